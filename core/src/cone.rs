@@ -1,0 +1,1 @@
+//! The Coulomb friction cone and its projection.

@@ -1,0 +1,1 @@
+//! Drivers (optimizers) on argmin's `Solver` trait.

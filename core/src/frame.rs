@@ -1,0 +1,1 @@
+//! Contact-frame conventions: normal first inside the project; converters for normal last.

@@ -1,0 +1,1 @@
+//! Accuracy metrics shared by all solvers.

@@ -1,0 +1,265 @@
+//! What every driver returns: the solution, why it stopped, and a per-iteration trace.
+//!
+//! Drivers report per-iteration values to argmin as key-values (`kv!`); the
+//! [`TraceObserver`] collects them into a [`Trace`] whose rows turn into a polars DataFrame
+//! in `contactlab-experiments` (polars stays out of this crate: it is most of the build).
+
+use std::collections::BTreeMap;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use argmin::core::observers::Observe;
+use argmin::core::{Error as ArgminError, State, TerminationReason, TerminationStatus, KV};
+use serde::{Deserialize, Serialize};
+
+/// Why a solver stopped.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Status {
+    /// The driver's own convergence test passed.
+    Converged,
+    /// The iteration budget ran out.
+    MaxIterations,
+    /// Steps became too small to change the iterate while the residual was not small.
+    Stagnated,
+    /// The line search found no acceptable step along a descent direction.
+    LineSearchFailed,
+    /// The merit's gradient vanished while the residual did not: a local minimum of the merit
+    /// that is not a solution.
+    LocalMinimum,
+    /// The wall-clock budget ran out.
+    Timeout,
+    /// A non-finite value (NaN or infinity) appeared in the iterate or the residual.
+    NotFinite,
+    /// The Newton/LM linear system could not be solved.
+    SingularSystem,
+}
+
+impl Status {
+    /// The stable snake-case name used in JSON output and DataFrames.
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            Status::Converged => "converged",
+            Status::MaxIterations => "max_iterations",
+            Status::Stagnated => "stagnated",
+            Status::LineSearchFailed => "line_search_failed",
+            Status::LocalMinimum => "local_minimum",
+            Status::Timeout => "timeout",
+            Status::NotFinite => "not_finite",
+            Status::SingularSystem => "singular_system",
+        }
+    }
+
+    /// Parses [`Status::as_str`] back.
+    pub fn from_name(name: &str) -> Option<Status> {
+        [
+            Status::Converged,
+            Status::MaxIterations,
+            Status::Stagnated,
+            Status::LineSearchFailed,
+            Status::LocalMinimum,
+            Status::Timeout,
+            Status::NotFinite,
+            Status::SingularSystem,
+        ]
+        .into_iter()
+        .find(|s| s.as_str() == name)
+    }
+
+    /// The argmin termination reason a driver returns from `terminate` to stop with `self`.
+    pub fn to_termination(&self) -> TerminationStatus {
+        TerminationStatus::Terminated(match self {
+            Status::Converged => TerminationReason::SolverConverged,
+            Status::MaxIterations => TerminationReason::MaxItersReached,
+            Status::Timeout => TerminationReason::Timeout,
+            other => TerminationReason::SolverExit(other.as_str().to_string()),
+        })
+    }
+
+    /// Maps argmin's final termination status to ours.
+    pub fn from_termination(t: &TerminationStatus) -> Status {
+        match t {
+            TerminationStatus::NotTerminated => Status::MaxIterations,
+            TerminationStatus::Terminated(reason) => match reason {
+                TerminationReason::SolverConverged | TerminationReason::TargetCostReached => {
+                    Status::Converged
+                }
+                TerminationReason::MaxItersReached => Status::MaxIterations,
+                TerminationReason::Timeout | TerminationReason::Interrupt => Status::Timeout,
+                TerminationReason::SolverExit(s) => {
+                    Status::from_name(s).unwrap_or(Status::Stagnated)
+                }
+            },
+        }
+    }
+}
+
+impl std::fmt::Display for Status {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// Stopping rules and budgets shared by all drivers.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SolveOptions {
+    /// Maximum number of iterations.
+    pub max_iter: u64,
+    /// Converged when the driver's residual measure (`|F|_2` for least squares, the
+    /// gradient norm for merits, the natural-map residual for PGS) is at most this.
+    pub tol: f64,
+    /// Local minimum when `|J' F|_2` is at most this while `|F|_2 > tol`.
+    pub grad_tol: f64,
+    /// Stagnated when the step changes no component of `x` by more than
+    /// `step_tol * (1 + |x|_inf)`.
+    pub step_tol: f64,
+    /// Wall-clock budget; `None` means none.
+    pub timeout: Option<Duration>,
+}
+
+impl Default for SolveOptions {
+    fn default() -> Self {
+        SolveOptions { max_iter: 100, tol: 1e-10, grad_tol: 1e-14, step_tol: 1e-14, timeout: None }
+    }
+}
+
+/// One iteration's record. Drivers fill what applies; the rest stays `NaN` or `None`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TraceRow {
+    /// Iteration number, starting at 0 for the initial point.
+    pub iter: u64,
+    /// The merit after the iteration (`|F|^2/2` for least squares).
+    pub merit: f64,
+    /// Norm of the merit gradient.
+    pub grad_norm: f64,
+    /// Norm of the step taken.
+    pub step_norm: f64,
+    /// Which kind of step was taken ("newton", "cauchy", "dogleg", "gradient", "rejected", ...).
+    pub step_kind: Option<String>,
+    /// Line-search step length `alpha`, or trust radius for trust-region methods.
+    pub step_length: f64,
+    /// LM damping `lambda`.
+    pub lambda: f64,
+    /// Count of active constraints/contacts where the formulation reports one.
+    pub active: Option<u64>,
+    /// Seconds since the solve started.
+    pub seconds: f64,
+    /// Any other per-iteration value a driver reports (by key).
+    pub extra: BTreeMap<String, f64>,
+}
+
+/// The per-iteration records of one solve.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Trace {
+    /// Rows in iteration order.
+    pub rows: Vec<TraceRow>,
+}
+
+impl Trace {
+    /// Number of rows.
+    pub fn len(&self) -> usize {
+        self.rows.len()
+    }
+
+    /// Whether there are no rows.
+    pub fn is_empty(&self) -> bool {
+        self.rows.is_empty()
+    }
+
+    /// The merit column.
+    pub fn merits(&self) -> Vec<f64> {
+        self.rows.iter().map(|r| r.merit).collect()
+    }
+
+    /// Builds a row from an argmin key-value set. Known keys: `merit`, `grad_norm`,
+    /// `step_norm`, `step_kind`, `step_length`, `lambda`, `active`; every other numeric key
+    /// goes to `extra`.
+    pub fn row_from_kv(iter: u64, seconds: f64, kv: &KV) -> TraceRow {
+        let float = |k: &str| kv.get(k).and_then(|v| v.get_float()).unwrap_or(f64::NAN);
+        let mut extra = BTreeMap::new();
+        for (key, _) in kv.keys() {
+            if matches!(
+                key.as_str(),
+                "merit" | "grad_norm" | "step_norm" | "step_kind" | "step_length" | "lambda" | "active"
+            ) {
+                continue;
+            }
+            if let Some(v) = kv.get(&key) {
+                let x = v
+                    .get_float()
+                    .or_else(|| v.get_int().map(|i| i as f64))
+                    .or_else(|| v.get_uint().map(|i| i as f64))
+                    .or_else(|| v.get_bool().map(|b| if b { 1.0 } else { 0.0 }));
+                if let Some(x) = x {
+                    extra.insert(key, x);
+                }
+            }
+        }
+        TraceRow {
+            iter,
+            merit: float("merit"),
+            grad_norm: float("grad_norm"),
+            step_norm: float("step_norm"),
+            step_kind: kv.get("step_kind").and_then(|v| v.get_string()),
+            step_length: float("step_length"),
+            lambda: float("lambda"),
+            active: kv.get("active").and_then(|v| v.get_uint().or(v.get_int().map(|i| i as u64))),
+            seconds,
+            extra,
+        }
+    }
+}
+
+/// An argmin observer that appends one [`TraceRow`] per iteration (and one for `init`) to a
+/// shared [`Trace`].
+#[derive(Debug, Clone)]
+pub struct TraceObserver {
+    trace: Arc<Mutex<Trace>>,
+    start: std::time::Instant,
+}
+
+impl TraceObserver {
+    /// A new observer and the handle its rows are collected in.
+    pub fn new() -> (TraceObserver, Arc<Mutex<Trace>>) {
+        let trace = Arc::new(Mutex::new(Trace::default()));
+        (TraceObserver { trace: trace.clone(), start: std::time::Instant::now() }, trace)
+    }
+
+    fn push(&self, iter: u64, kv: &KV) {
+        let row = Trace::row_from_kv(iter, self.start.elapsed().as_secs_f64(), kv);
+        if let Ok(mut t) = self.trace.lock() {
+            t.rows.push(row);
+        }
+    }
+}
+
+impl<I: State> Observe<I> for TraceObserver {
+    fn observe_init(&mut self, _name: &str, _state: &I, kv: &KV) -> Result<(), ArgminError> {
+        self.push(0, kv);
+        Ok(())
+    }
+
+    fn observe_iter(&mut self, state: &I, kv: &KV) -> Result<(), ArgminError> {
+        self.push(state.get_iter(), kv);
+        Ok(())
+    }
+}
+
+/// The outcome of one solve.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Solution {
+    /// The final iterate (for contact solvers: the unknowns of the formulation).
+    pub x: Vec<f64>,
+    /// Why the driver stopped.
+    pub status: Status,
+    /// Iterations performed.
+    pub iterations: u64,
+    /// The final merit value.
+    pub merit: f64,
+    /// Wall-clock seconds of the solve.
+    pub seconds: f64,
+    /// argmin's function-evaluation counters (e.g. `operator_count`, `jacobian_count`).
+    pub evaluations: BTreeMap<String, u64>,
+    /// The per-iteration trace.
+    pub trace: Trace,
+}

@@ -1,0 +1,1 @@
+//! Scenes, configs, runner, reports and the CLI.

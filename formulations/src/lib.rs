@@ -1,0 +1,1 @@
+//! Each paper's formulation.
