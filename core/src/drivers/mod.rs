@@ -1,1 +1,2 @@
 //! Drivers (optimizers) on argmin's `Solver` trait.
+pub mod pgs;
