@@ -8,7 +8,10 @@
 //! | module | source | what it is |
 //! |---|---|---|
 //! | [`natural_map`] | FCLib (Acary et al. RT-0444), Alart and Curnier 1991 | the Coulomb problem's natural map as a residual |
+//! | [`todorov`] | Todorov 2010, eqs. 10-29 | implicit NCP maps `f(x)`, `v(x)`, residual (eq. 15), edges, crossings, cone-edge projection |
 
 pub mod natural_map;
+pub mod todorov;
 
 pub use natural_map::NaturalMap;
+pub use todorov::ImplicitNcp;
