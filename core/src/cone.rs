@@ -141,7 +141,10 @@ mod tests {
         let p = project(1.0, Vector3::new(0.0, 2.0, 0.0));
         assert!((p - Vector3::new(1.0, 1.0, 0.0)).norm() < 1e-15);
         // mu = 0: the ray r_t = 0, r_n >= 0.
-        assert_eq!(project(0.0, Vector3::new(3.0, 4.0, 5.0)), Vector3::new(3.0, 0.0, 0.0));
+        assert_eq!(
+            project(0.0, Vector3::new(3.0, 4.0, 5.0)),
+            Vector3::new(3.0, 0.0, 0.0)
+        );
         assert_eq!(project(0.0, Vector3::new(-3.0, 4.0, 5.0)), Vector3::zeros());
     }
 
@@ -150,6 +153,9 @@ mod tests {
         let z = Vector3::new(1.0, 3.0, 0.0);
         // |u_t| <= u_n / mu with mu = 0.25: 3 <= 4, inside.
         assert_eq!(project_dual(0.25, z), z);
-        assert_eq!(de_saxce(0.5, Vector3::new(-1.0, 3.0, 4.0)), Vector3::new(1.5, 3.0, 4.0));
+        assert_eq!(
+            de_saxce(0.5, Vector3::new(-1.0, 3.0, 4.0)),
+            Vector3::new(1.5, 3.0, 4.0)
+        );
     }
 }

@@ -52,6 +52,10 @@ pub trait Merit {
             }
             curvature += dx[j] * hd;
         }
-        LinePoint { value: self.value(&xa), slope, curvature }
+        LinePoint {
+            value: self.value(&xa),
+            slope,
+            curvature,
+        }
     }
 }

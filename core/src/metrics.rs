@@ -57,7 +57,9 @@ pub fn local_metrics(p: &LocalProblem, r: &[f64]) -> LocalMetrics {
         let u_hat = cone::de_saxce(mu, ua);
         nm2 += natural_map_block(mu, ra, ua).norm_squared();
         m.cone_violation = m.cone_violation.max(cone::distance(mu, ra));
-        m.dual_cone_violation = m.dual_cone_violation.max((u_hat - cone::project_dual(mu, u_hat)).norm());
+        m.dual_cone_violation = m
+            .dual_cone_violation
+            .max((u_hat - cone::project_dual(mu, u_hat)).norm());
         m.complementarity_gap += ra.dot(&u_hat).abs();
     }
     m.natural_map = nm2.sqrt() / (1.0 + q_norm);
@@ -81,7 +83,11 @@ mod tests {
     use crate::problem::Matrix;
 
     fn one_contact(w: [f64; 9], q: [f64; 3], mu: f64) -> LocalProblem {
-        LocalProblem { w: Matrix::from_row_major("W", 3, 3, &w).unwrap(), q: q.to_vec(), mu: vec![mu] }
+        LocalProblem {
+            w: Matrix::from_row_major("W", 3, 3, &w).unwrap(),
+            q: q.to_vec(),
+            mu: vec![mu],
+        }
     }
 
     #[test]
@@ -114,9 +120,12 @@ mod tests {
         // Normalisation by 1 + |q| = 2 of |r - P(r - û)|.
         let r = [1.0, 0.0, 0.0];
         let u = [2.0, 0.0, 0.0];
-        let expected = (Vector3::from(r) - cone::project(1.0, Vector3::new(-1.0, 0.0, 0.0))).norm() / 2.0;
+        let expected =
+            (Vector3::from(r) - cone::project(1.0, Vector3::new(-1.0, 0.0, 0.0))).norm() / 2.0;
         assert!((natural_map_residual(&p, &r) - expected).abs() < 1e-15);
         assert_eq!(p.velocity(&r), u.to_vec());
-        assert!(local_metrics(&p, &[f64::NAN, 0.0, 0.0]).cone_violation.is_nan());
+        assert!(local_metrics(&p, &[f64::NAN, 0.0, 0.0])
+            .cone_violation
+            .is_nan());
     }
 }

@@ -53,7 +53,9 @@ impl Matrix {
                 found: format!("{} entries", data.len()),
             });
         }
-        Ok(Matrix::Dense(Mat::from_fn(rows, cols, |i, j| data[i * cols + j])))
+        Ok(Matrix::Dense(Mat::from_fn(rows, cols, |i, j| {
+            data[i * cols + j]
+        })))
     }
 
     /// A sparse matrix from `(row, col, value)` triplets, duplicates summed; `field` names it
@@ -71,8 +73,10 @@ impl Matrix {
                 found: format!("entry at ({i}, {j})"),
             });
         }
-        let t: Vec<Triplet<usize, usize, f64>> =
-            triplets.iter().map(|&(i, j, v)| Triplet::new(i, j, v)).collect();
+        let t: Vec<Triplet<usize, usize, f64>> = triplets
+            .iter()
+            .map(|&(i, j, v)| Triplet::new(i, j, v))
+            .collect();
         SparseColMat::try_new_from_triplets(rows, cols, &t)
             .map(Matrix::Sparse)
             .map_err(|e| ProblemError::Shape {
@@ -124,7 +128,11 @@ impl Matrix {
                 let rows = a.symbolic().row_idx();
                 let vals = a.val();
                 for (j, o) in out.iter_mut().enumerate() {
-                    *o = a.symbolic().col_range(j).map(|k| vals[k] * x[rows[k]]).sum();
+                    *o = a
+                        .symbolic()
+                        .col_range(j)
+                        .map(|k| vals[k] * x[rows[k]])
+                        .sum();
                 }
             }
         }

@@ -33,6 +33,9 @@ pub enum Status {
     NotFinite,
     /// The Newton/LM linear system could not be solved.
     SingularSystem,
+    /// The driver's own convergence test passed but the shared accuracy metric (the
+    /// natural-map residual) is above the requested tolerance.
+    Inaccurate,
 }
 
 impl Status {
@@ -47,6 +50,7 @@ impl Status {
             Status::Timeout => "timeout",
             Status::NotFinite => "not_finite",
             Status::SingularSystem => "singular_system",
+            Status::Inaccurate => "inaccurate",
         }
     }
 
@@ -61,6 +65,7 @@ impl Status {
             Status::Timeout,
             Status::NotFinite,
             Status::SingularSystem,
+            Status::Inaccurate,
         ]
         .into_iter()
         .find(|s| s.as_str() == name)
@@ -119,7 +124,13 @@ pub struct SolveOptions {
 
 impl Default for SolveOptions {
     fn default() -> Self {
-        SolveOptions { max_iter: 100, tol: 1e-10, grad_tol: 1e-14, step_tol: 1e-14, timeout: None }
+        SolveOptions {
+            max_iter: 100,
+            tol: 1e-10,
+            grad_tol: 1e-14,
+            step_tol: 1e-14,
+            timeout: None,
+        }
     }
 }
 
@@ -180,7 +191,13 @@ impl Trace {
         for (key, _) in kv.keys() {
             if matches!(
                 key.as_str(),
-                "merit" | "grad_norm" | "step_norm" | "step_kind" | "step_length" | "lambda" | "active"
+                "merit"
+                    | "grad_norm"
+                    | "step_norm"
+                    | "step_kind"
+                    | "step_length"
+                    | "lambda"
+                    | "active"
             ) {
                 continue;
             }
@@ -203,7 +220,9 @@ impl Trace {
             step_kind: kv.get("step_kind").and_then(|v| v.get_string()),
             step_length: float("step_length"),
             lambda: float("lambda"),
-            active: kv.get("active").and_then(|v| v.get_uint().or(v.get_int().map(|i| i as u64))),
+            active: kv
+                .get("active")
+                .and_then(|v| v.get_uint().or(v.get_int().map(|i| i as u64))),
             seconds,
             extra,
         }
@@ -222,7 +241,13 @@ impl TraceObserver {
     /// A new observer and the handle its rows are collected in.
     pub fn new() -> (TraceObserver, Arc<Mutex<Trace>>) {
         let trace = Arc::new(Mutex::new(Trace::default()));
-        (TraceObserver { trace: trace.clone(), start: std::time::Instant::now() }, trace)
+        (
+            TraceObserver {
+                trace: trace.clone(),
+                start: std::time::Instant::now(),
+            },
+            trace,
+        )
     }
 
     fn push(&self, iter: u64, kv: &KV) {
@@ -240,7 +265,9 @@ impl<I: State> Observe<I> for TraceObserver {
     }
 
     fn observe_iter(&mut self, state: &I, kv: &KV) -> Result<(), ArgminError> {
-        self.push(state.get_iter(), kv);
+        // argmin observes an iteration before incrementing its counter: iteration k (1-based)
+        // is observed with get_iter() == k - 1, and row 0 is the initial point.
+        self.push(state.get_iter() + 1, kv);
         Ok(())
     }
 }

@@ -42,7 +42,11 @@ impl<'a> NaturalMap<'a> {
         let rho = (0..problem.num_contacts())
             .map(|a| {
                 let tr = w[(3 * a, 3 * a)] + w[(3 * a + 1, 3 * a + 1)] + w[(3 * a + 2, 3 * a + 2)];
-                if tr > 0.0 && tr.is_finite() { 3.0 / tr } else { 1.0 }
+                if tr > 0.0 && tr.is_finite() {
+                    3.0 / tr
+                } else {
+                    1.0
+                }
             })
             .collect();
         NaturalMap { problem, w, rho }
@@ -59,7 +63,11 @@ impl<'a> NaturalMap<'a> {
         let ua = block(u, a);
         let z = block(r, a) - self.rho[a] * cone::de_saxce(mu, ua);
         let t = ua[1].hypot(ua[2]);
-        let g = if t > 0.0 { Vector3::new(0.0, mu * ua[1] / t, mu * ua[2] / t) } else { Vector3::zeros() };
+        let g = if t > 0.0 {
+            Vector3::new(0.0, mu * ua[1] / t, mu * ua[2] / t)
+        } else {
+            Vector3::zeros()
+        };
         (z, g)
     }
 }
@@ -104,7 +112,11 @@ impl Residual for NaturalMap<'_> {
         }
         for col in 0..n {
             for (a, b) in b_blocks.iter().enumerate() {
-                let wcol = Vector3::new(self.w[(3 * a, col)], self.w[(3 * a + 1, col)], self.w[(3 * a + 2, col)]);
+                let wcol = Vector3::new(
+                    self.w[(3 * a, col)],
+                    self.w[(3 * a + 1, col)],
+                    self.w[(3 * a + 2, col)],
+                );
                 let v = b * wcol;
                 for i in 0..3 {
                     let row = 3 * a + i;
@@ -175,7 +187,11 @@ mod tests {
                     let fd = (fp[i] - fm[i]) / (2.0 * h);
                     // A kink inside [x - h, x + h] would make the difference quotient lie
                     // between two pieces; random points hit one with negligible probability.
-                    assert!((fd - j[(i, k)]).abs() < 1e-5 * (1.0 + fd.abs()), "seed {seed} ({i},{k}): fd {fd} vs {}", j[(i, k)]);
+                    assert!(
+                        (fd - j[(i, k)]).abs() < 1e-5 * (1.0 + fd.abs()),
+                        "seed {seed} ({i},{k}): fd {fd} vs {}",
+                        j[(i, k)]
+                    );
                 }
             }
         }

@@ -1,2 +1,3 @@
 //! Drivers (optimizers) on argmin's `Solver` trait.
+pub mod execute;
 pub mod pgs;

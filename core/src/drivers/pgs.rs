@@ -15,20 +15,18 @@
 //! PGS on the De Saxcé fixed point has no convergence guarantee (the friction law is
 //! non-associated); when sweeps stop changing `r` first, the status is `Stagnated`.
 
-use std::time::Instant;
-
 use argmin::core::{
-    Error as ArgminError, Executor, IterState, Problem, Solver, State,
-    TerminationStatus, KV,
+    Error as ArgminError, IterState, Problem, Solver, State, TerminationStatus, KV,
 };
 use argmin::kv;
 use nalgebra::{Matrix3, Vector3};
 
+use super::execute::execute;
+use crate::cone;
 use crate::error::CoreError;
 use crate::metrics::natural_map_residual;
 use crate::problem::LocalProblem;
-use crate::result::{Solution, SolveOptions, Status, TraceObserver};
-use crate::cone;
+use crate::result::{Solution, SolveOptions, Status};
 
 /// Argmin state of PGS: the impulses `r` and the natural-map residual as cost.
 pub type PgsState = IterState<Vec<f64>, (), (), (), (), f64>;
@@ -68,10 +66,19 @@ impl<'a> BlockRows<'a> {
                 let lmax = sym.symmetric_eigenvalues().max();
                 // A zero block (a contact that does not feel its own impulse) gets rho = 1:
                 // its fixed point is then the projection of -u itself.
-                if lmax > 0.0 && lmax.is_finite() { 1.0 / lmax } else { 1.0 }
+                if lmax > 0.0 && lmax.is_finite() {
+                    1.0 / lmax
+                } else {
+                    1.0
+                }
             })
             .collect();
-        BlockRows { problem, rows, diag, rho }
+        BlockRows {
+            problem,
+            rows,
+            diag,
+            rho,
+        }
     }
 }
 
@@ -143,7 +150,9 @@ impl<'a> Solver<BlockRows<'a>, PgsState> for ProjectedGaussSeidel {
         state: PgsState,
     ) -> Result<(PgsState, Option<KV>), ArgminError> {
         let r = state.get_param().cloned().unwrap_or_default();
-        let res = problem.problem("natural_map_count", |b| Ok(natural_map_residual(b.problem, &r)))?;
+        let res = problem.problem("natural_map_count", |b| {
+            Ok(natural_map_residual(b.problem, &r))
+        })?;
         Ok((state.param(r).cost(res), Some(kv!("merit" => res;))))
     }
 
@@ -153,7 +162,10 @@ impl<'a> Solver<BlockRows<'a>, PgsState> for ProjectedGaussSeidel {
         mut state: PgsState,
     ) -> Result<(PgsState, Option<KV>), ArgminError> {
         let mut r = state.take_param().unwrap_or_default();
-        let b = problem.problem.as_ref().ok_or_else(|| ArgminError::msg("PGS problem missing"))?;
+        let b = problem
+            .problem
+            .as_ref()
+            .ok_or_else(|| ArgminError::msg("PGS problem missing"))?;
         let change = self.sweep(b, &mut r);
         let res = natural_map_residual(b.problem, &r);
         let active = (0..b.diag.len()).filter(|&a| r[3 * a] > 0.0).count() as u64;
@@ -167,12 +179,16 @@ impl<'a> Solver<BlockRows<'a>, PgsState> for ProjectedGaussSeidel {
         } else {
             None
         };
-        let kv = kv!("merit" => res; "step_norm" => change; "active" => active; "step_kind" => "sweep";);
+        let kv =
+            kv!("merit" => res; "step_norm" => change; "active" => active; "step_kind" => "sweep";);
         Ok((state.param(r).cost(res), Some(kv)))
     }
 
     fn terminate(&mut self, _state: &PgsState) -> TerminationStatus {
-        self.status.as_ref().map(Status::to_termination).unwrap_or(TerminationStatus::NotTerminated)
+        self.status
+            .as_ref()
+            .map(Status::to_termination)
+            .unwrap_or(TerminationStatus::NotTerminated)
     }
 }
 
@@ -194,32 +210,11 @@ pub fn solve_pgs(
     }
     solver.tol = opts.tol;
     solver.step_tol = opts.step_tol;
-    let start = Instant::now();
-    let (observer, trace) = TraceObserver::new();
-    let mut exec = Executor::new(BlockRows::new(problem), solver)
-        .configure(|s| s.param(r0).max_iters(opts.max_iter))
-        .add_observer(observer, argmin::core::observers::ObserverMode::Always);
-    if let Some(t) = opts.timeout {
-        exec = exec.timeout(t);
+    let mut solution = execute(BlockRows::new(problem), solver, r0, opts)?;
+    if solution.status == Status::MaxIterations && solution.merit <= opts.tol {
+        solution.status = Status::Converged;
     }
-    let res = exec.run()?;
-    let state = res.state();
-    let x = state.get_param().cloned().unwrap_or_default();
-    let merit = state.get_cost();
-    let status = match Status::from_termination(state.get_termination_status()) {
-        Status::MaxIterations if merit <= opts.tol => Status::Converged,
-        s => s,
-    };
-    let trace = trace.lock().map(|t| t.clone()).unwrap_or_default();
-    Ok(Solution {
-        x,
-        status,
-        iterations: state.get_iter(),
-        merit,
-        seconds: start.elapsed().as_secs_f64(),
-        evaluations: res.problem().counts.iter().map(|(k, v)| (k.to_string(), *v)).collect(),
-        trace,
-    })
+    Ok(solution)
 }
 
 #[cfg(test)]
@@ -233,11 +228,21 @@ mod tests {
         // W = diag(1, 2, 2), q = (-1, 3, 0), mu = 0.5: r_n = 1, sliding with r_t = -0.5,
         // u_t = 3 - 2*0.5 = 2 > 0.
         let w = Matrix::from_row_major("W", 3, 3, &[1., 0., 0., 0., 2., 0., 0., 0., 2.]).unwrap();
-        let p = LocalProblem { w, q: vec![-1.0, 3.0, 0.0], mu: vec![0.5] };
-        let opts = SolveOptions { tol: 1e-12, max_iter: 50, ..Default::default() };
+        let p = LocalProblem {
+            w,
+            q: vec![-1.0, 3.0, 0.0],
+            mu: vec![0.5],
+        };
+        let opts = SolveOptions {
+            tol: 1e-12,
+            max_iter: 50,
+            ..Default::default()
+        };
         let s = solve_pgs(&p, ProjectedGaussSeidel::default(), None, &opts).unwrap();
         assert_eq!(s.status, Status::Converged);
-        assert!((s.x[0] - 1.0).abs() < 1e-10 && (s.x[1] + 0.5).abs() < 1e-10 && s.x[2].abs() < 1e-12);
+        assert!(
+            (s.x[0] - 1.0).abs() < 1e-10 && (s.x[1] + 0.5).abs() < 1e-10 && s.x[2].abs() < 1e-12
+        );
         assert!(s.trace.len() as u64 == s.iterations + 1);
     }
 
@@ -258,7 +263,11 @@ mod tests {
             q: vec![-1.0, 0.4, -0.2, -0.5, -1.0, 0.3],
             mu: vec![0.3, 0.8],
         };
-        let opts = SolveOptions { tol: 1e-12, max_iter: 200, ..Default::default() };
+        let opts = SolveOptions {
+            tol: 1e-12,
+            max_iter: 200,
+            ..Default::default()
+        };
         let s = solve_pgs(&p, ProjectedGaussSeidel::default(), None, &opts).unwrap();
         assert_eq!(s.status, Status::Converged);
         let m = local_metrics(&p, &s.x);
@@ -270,12 +279,26 @@ mod tests {
     #[test]
     fn budget_and_bad_start_are_reported() {
         let w = Matrix::from_row_major("W", 3, 3, &[1., 0.9, 0., 0.9, 1., 0., 0., 0., 1.]).unwrap();
-        let p = LocalProblem { w, q: vec![-1.0, 3.0, 0.0], mu: vec![0.5] };
-        let opts = SolveOptions { tol: 1e-300, max_iter: 1, ..Default::default() };
+        let p = LocalProblem {
+            w,
+            q: vec![-1.0, 3.0, 0.0],
+            mu: vec![0.5],
+        };
+        let opts = SolveOptions {
+            tol: 1e-300,
+            max_iter: 1,
+            ..Default::default()
+        };
         let mut solver = ProjectedGaussSeidel::default();
         solver.local_iterations = 1;
         let s = solve_pgs(&p, solver, None, &opts).unwrap();
         assert_eq!(s.status, Status::MaxIterations);
-        assert!(solve_pgs(&p, ProjectedGaussSeidel::default(), Some(vec![0.0; 2]), &opts).is_err());
+        assert!(solve_pgs(
+            &p,
+            ProjectedGaussSeidel::default(),
+            Some(vec![0.0; 2]),
+            &opts
+        )
+        .is_err());
     }
 }

@@ -23,6 +23,10 @@ use contactlab_core::{LocalProblem, NonSmoothResidual, Residual};
 use faer::{Mat, MatMut};
 use nalgebra::{Matrix3, Vector3};
 
+pub mod solver;
+
+pub use solver::{solve_todorov, TodorovParams, TodorovSolver};
+
 /// The smooth piece a contact's `x_k` lies in (paper Fig. 1C).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Region {
@@ -43,7 +47,11 @@ pub fn impulse(mu: f64, b: f64, x: Vector3<f64>) -> Vector3<f64> {
     let f_n = (b - x[0]).max(0.0);
     let t = x[1].hypot(x[2]);
     // s = min(1, mu f_n / |x_F|); with x_F = 0, f_F = 0 whatever s is.
-    let s = if t > 0.0 { (mu * f_n / t).min(1.0) } else { 1.0 };
+    let s = if t > 0.0 {
+        (mu * f_n / t).min(1.0)
+    } else {
+        1.0
+    };
     Vector3::new(f_n, -s * x[1], -s * x[2])
 }
 
@@ -103,7 +111,11 @@ pub fn region_along(mu: f64, b: f64, x: Vector3<f64>, dx: Vector3<f64>) -> Regio
     let scale = EDGE_TOL * (1.0 + x.amax() + b.abs());
     let p = x[0] - b;
     // Plane x_n = b.
-    let break_side = if p.abs() <= scale { dx[0] > 0.0 || (dx[0] == 0.0 && p >= 0.0) } else { p > 0.0 };
+    let break_side = if p.abs() <= scale {
+        dx[0] > 0.0 || (dx[0] == 0.0 && p >= 0.0)
+    } else {
+        p > 0.0
+    };
     if break_side {
         return Region::Break;
     }
@@ -180,7 +192,8 @@ pub struct ImplicitNcp {
     d: Vec<f64>,
 }
 
-fn block(v: &[f64], k: usize) -> Vector3<f64> {
+/// Contact `k`'s three entries of a stacked vector.
+pub(crate) fn block(v: &[f64], k: usize) -> Vector3<f64> {
     Vector3::new(v[3 * k], v[3 * k + 1], v[3 * k + 2])
 }
 
@@ -212,7 +225,11 @@ impl ImplicitNcp {
         self.d = (0..n)
             .map(|i| {
                 let s: f64 = (0..n).map(|j| self.a[(i, j)].abs()).sum();
-                if s > 0.0 && s.is_finite() { 1.0 / s } else { 1.0 }
+                if s > 0.0 && s.is_finite() {
+                    1.0 / s
+                } else {
+                    1.0
+                }
             })
             .collect();
         self
@@ -245,12 +262,18 @@ impl ImplicitNcp {
 
     /// The velocities `v(x) = f(x) + x` of all contacts.
     pub fn velocities(&self, x: &[f64]) -> Vec<f64> {
-        self.impulses(x).iter().zip(x).map(|(f, xi)| f + xi).collect()
+        self.impulses(x)
+            .iter()
+            .zip(x)
+            .map(|(f, xi)| f + xi)
+            .collect()
     }
 
     /// The region of every contact at `x`.
     pub fn regions(&self, x: &[f64]) -> Vec<Region> {
-        (0..self.num_contacts()).map(|k| Region::of(self.mu[k], self.b[k], block(x, k))).collect()
+        (0..self.num_contacts())
+            .map(|k| Region::of(self.mu[k], self.b[k], block(x, k)))
+            .collect()
     }
 
     /// The 3x3 blocks `df_k/dx_k` of the given regions' pieces at `x`.
@@ -282,6 +305,51 @@ impl ImplicitNcp {
         }
     }
 
+    /// `(A - I)' D y`: the pull-back of a residual-space vector, from which `J' y` follows block
+    /// by block as `F'_k' p_k - D_k y_k`.
+    pub fn pullback(&self, y: &[f64]) -> Vec<f64> {
+        let n = y.len();
+        let dy: Vec<f64> = y.iter().zip(&self.d).map(|(a, b)| a * b).collect();
+        (0..n)
+            .map(|j| (0..n).map(|i| self.a[(i, j)] * dy[i]).sum::<f64>() - dy[j])
+            .collect()
+    }
+
+    /// `J dir = D ((A - I) F' dir - dir)` for block-diagonal `F'` given by `blocks`, without
+    /// forming `J`.
+    pub fn jacobian_times(&self, blocks: &[Matrix3<f64>], dir: &[f64]) -> Vec<f64> {
+        let n = dir.len();
+        let mut fd = vec![0.0; n];
+        for (k, fb) in blocks.iter().enumerate() {
+            let v = fb * block(dir, k);
+            fd[3 * k..3 * k + 3].copy_from_slice(v.as_slice());
+        }
+        (0..n)
+            .map(|i| {
+                let afd: f64 = (0..n).map(|j| self.a[(i, j)] * fd[j]).sum();
+                self.d[i] * (afd - fd[i] - dir[i])
+            })
+            .collect()
+    }
+
+    /// The diagonal of the residual scaling `D`.
+    pub fn scaling(&self) -> &[f64] {
+        &self.d
+    }
+
+    /// The edge contact `k` lies on at `x_k`, if any (within round-off of an analytic crossing).
+    pub fn edge_of(&self, k: usize, xk: Vector3<f64>) -> Option<EdgeKind> {
+        let (mu, b) = (self.mu[k], self.b[k]);
+        let scale = 1e-10 * (1.0 + xk.amax() + b.abs());
+        if (xk[0] - b).abs() <= scale {
+            Some(EdgeKind::Plane)
+        } else if xk[0] < b && (mu * (b - xk[0]) - xk[1].hypot(xk[2])).abs() <= scale * (1.0 + mu) {
+            Some(EdgeKind::Cone)
+        } else {
+            None
+        }
+    }
+
     /// Section III-F: all contacts sticking, `v = b e_n` per contact (`v = 0` for `b = 0`),
     /// `f = A^+ (v - v0)`, `x = v - f`. The pseudoinverse drops singular values below
     /// `rcond * sigma_max`: resting piles make `A` singular, and without a relative cutoff
@@ -291,7 +359,9 @@ impl ImplicitNcp {
         if n == 0 {
             return Vec::new();
         }
-        let v: Vec<f64> = (0..n).map(|i| if i % 3 == 0 { self.b[i / 3] } else { 0.0 }).collect();
+        let v: Vec<f64> = (0..n)
+            .map(|i| if i % 3 == 0 { self.b[i / 3] } else { 0.0 })
+            .collect();
         let rhs: Vec<f64> = v.iter().zip(&self.v0).map(|(vi, v0)| vi - v0).collect();
         let f = pseudo_inverse_solve(&self.a, &rhs, rcond);
         v.iter().zip(&f).map(|(vi, fi)| vi - fi).collect()
@@ -365,6 +435,24 @@ impl NonSmoothResidual for ImplicitNcp {
     }
 }
 
+/// The unit normal of an edge at `x_k`, pointing into the piece on its "first" side: into
+/// *break* for the plane, into *slip* for the cone (the `d` of eq. 25).
+pub fn edge_normal(kind: EdgeKind, mu: f64, b: f64, x: Vector3<f64>) -> Vector3<f64> {
+    match kind {
+        EdgeKind::Plane => Vector3::new(1.0, 0.0, 0.0),
+        EdgeKind::Cone => {
+            // Stick is g = mu^2 (x_n - b)^2 - |x_F|^2 >= 0 with x_n < b; slip lies along -grad g.
+            let n = Vector3::new(-mu * mu * (x[0] - b), x[1], x[2]);
+            let len = n.norm();
+            if len > 0.0 {
+                n / len
+            } else {
+                Vector3::new(1.0, 0.0, 0.0)
+            }
+        }
+    }
+}
+
 /// The nearest point to `x` on the cone edge `mu (b - x_n) = |x_F|` (section III-D).
 ///
 /// The paper reduces this to the roots of a quadratic via Lagrange multipliers; the same point
@@ -374,7 +462,11 @@ impl NonSmoothResidual for ImplicitNcp {
 /// (`x_F = 0`) every generator is equally near; we take `e = t1`.
 pub fn project_on_cone_edge(mu: f64, b: f64, x: Vector3<f64>) -> Vector3<f64> {
     let t = x[1].hypot(x[2]);
-    let e = if t > 0.0 { [x[1] / t, x[2] / t] } else { [1.0, 0.0] };
+    let e = if t > 0.0 {
+        [x[1] / t, x[2] / t]
+    } else {
+        [1.0, 0.0]
+    };
     let norm = (1.0 + mu * mu).sqrt();
     let s = ((b - x[0]) + mu * t).max(0.0) / norm;
     Vector3::new(b - s / norm, s * mu / norm * e[0], s * mu / norm * e[1])
@@ -520,7 +612,8 @@ mod tests {
             // Skip points within a few h of an edge, where the difference quotient straddles two pieces.
             let near_edge = (0..3).any(|k| {
                 let xk = block(&x, k);
-                (xk[0] - r.bias(k)).abs() < 1e-4 || (r.mu(k) * (r.bias(k) - xk[0]) - xk[1].hypot(xk[2])).abs() < 1e-4
+                (xk[0] - r.bias(k)).abs() < 1e-4
+                    || (r.mu(k) * (r.bias(k) - xk[0]) - xk[1].hypot(xk[2])).abs() < 1e-4
             });
             if near_edge {
                 continue;
@@ -536,7 +629,11 @@ mod tests {
                 r.residual(&xm, &mut fm);
                 for i in 0..9 {
                     let fd = (fp[i] - fm[i]) / (2.0 * h);
-                    assert!((fd - j[(i, c)]).abs() < 1e-6 * (1.0 + fd.abs()), "seed {seed} ({i},{c}) fd {fd} vs {}", j[(i, c)]);
+                    assert!(
+                        (fd - j[(i, c)]).abs() < 1e-6 * (1.0 + fd.abs()),
+                        "seed {seed} ({i},{c}) fd {fd} vs {}",
+                        j[(i, c)]
+                    );
                 }
             }
             checked += 1;
@@ -551,7 +648,10 @@ mod tests {
         // Contact 0 exactly on its cone (mu (0 - x_n) = |x_F|), contact 1 sliding.
         let mu0 = p.mu[0];
         let x = vec![-1.0, 0.6 * mu0, 0.8 * mu0, -0.2, 3.0, 0.5];
-        for dir in [vec![0.3, -0.2, 0.1, 0.0, 0.0, 0.0], vec![-0.3, 0.4, 0.4, 0.0, 0.0, 0.0]] {
+        for dir in [
+            vec![0.3, -0.2, 0.1, 0.0, 0.0, 0.0],
+            vec![-0.3, 0.4, 0.4, 0.0, 0.0, 0.0],
+        ] {
             let mut j = Mat::<f64>::zeros(6, 6);
             r.jacobian_along(&x, &dir, j.as_mut());
             let h = 1e-7;
@@ -562,7 +662,10 @@ mod tests {
             for i in 0..6 {
                 let fd = (f1[i] - f0[i]) / h;
                 let jd: f64 = (0..6).map(|c| j[(i, c)] * dir[c]).sum();
-                assert!((fd - jd).abs() < 1e-5 * (1.0 + fd.abs()), "dir {dir:?} row {i}: {fd} vs {jd}");
+                assert!(
+                    (fd - jd).abs() < 1e-5 * (1.0 + fd.abs()),
+                    "dir {dir:?} row {i}: {fd} vs {jd}"
+                );
             }
         }
     }
@@ -583,7 +686,10 @@ mod tests {
         assert!(out.iter().all(|v| v.abs() < 1e-15), "{out:?}");
         assert_eq!(r.impulses(&x), vec![1.0, -0.5, 0.0]);
         // A sticking problem: the sticking start is its solution.
-        let stick = LocalProblem { q: vec![-1.0, 0.1, 0.0], ..p.clone() };
+        let stick = LocalProblem {
+            q: vec![-1.0, 0.1, 0.0],
+            ..p.clone()
+        };
         let rs = ImplicitNcp::new(&stick);
         let x0 = rs.sticking_start(1e-12);
         rs.residual(&x0, &mut out);
@@ -607,7 +713,10 @@ mod tests {
         };
         let x0 = ImplicitNcp::new(&p).sticking_start(1e-10);
         // The minimum-norm split shares the load: f_n = 0.5 each, finite.
-        assert!((x0[0] + 0.5).abs() < 1e-12 && (x0[3] + 0.5).abs() < 1e-12, "{x0:?}");
+        assert!(
+            (x0[0] + 0.5).abs() < 1e-12 && (x0[3] + 0.5).abs() < 1e-12,
+            "{x0:?}"
+        );
     }
 
     #[test]

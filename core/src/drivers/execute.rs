@@ -1,0 +1,60 @@
+//! The one place an argmin `Executor` is built and its result turned into a [`Solution`]:
+//! iteration budget, optional timeout, the [`TraceObserver`], the status mapping and the
+//! evaluation counts are the same for every driver.
+
+use std::time::Instant;
+
+use argmin::core::observers::ObserverMode;
+use argmin::core::{Executor, IterState, Solver, State};
+
+use crate::error::CoreError;
+use crate::result::{Solution, SolveOptions, Status, TraceObserver};
+
+/// Runs `solver` on `problem` from `x0` under the budgets of `opts`.
+///
+/// The final iterate is the solver's current parameter (not argmin's best-so-far: a
+/// non-monotone driver's last point is the one its status speaks about), its cost is the
+/// reported merit, and a run that ends on the iteration budget keeps `MaxIterations` even if
+/// the last point happens to be accurate: callers judge accuracy with their own ruler.
+pub fn execute<O, S, G, J, H, R>(
+    problem: O,
+    solver: S,
+    x0: Vec<f64>,
+    opts: &SolveOptions,
+) -> Result<Solution, CoreError>
+where
+    S: Solver<O, IterState<Vec<f64>, G, J, H, R, f64>>,
+    IterState<Vec<f64>, G, J, H, R, f64>: State<Param = Vec<f64>, Float = f64>,
+{
+    let start = Instant::now();
+    let (observer, trace) = TraceObserver::new();
+    let mut exec = Executor::new(problem, solver)
+        .configure(|s| s.param(x0).max_iters(opts.max_iter))
+        .add_observer(observer, ObserverMode::Always);
+    if let Some(t) = opts.timeout {
+        exec = exec.timeout(t);
+    }
+    let res = exec.run()?;
+    let state = res.state();
+    let x = state.get_param().cloned().unwrap_or_default();
+    let merit = state.get_cost();
+    let mut status = Status::from_termination(state.get_termination_status());
+    if !merit.is_finite() || x.iter().any(|v| !v.is_finite()) {
+        status = Status::NotFinite;
+    }
+    let trace = trace.lock().map(|t| t.clone()).unwrap_or_default();
+    Ok(Solution {
+        x,
+        status,
+        iterations: state.get_iter(),
+        merit,
+        seconds: start.elapsed().as_secs_f64(),
+        evaluations: res
+            .problem()
+            .counts
+            .iter()
+            .map(|(k, v)| (k.to_string(), *v))
+            .collect(),
+        trace,
+    })
+}
