@@ -240,7 +240,9 @@ impl<I: State> Observe<I> for TraceObserver {
     }
 
     fn observe_iter(&mut self, state: &I, kv: &KV) -> Result<(), ArgminError> {
-        self.push(state.get_iter(), kv);
+        // argmin observes an iteration before incrementing its counter, so the k-th iteration
+        // arrives with `get_iter() == k - 1`; row 0 is the initial point.
+        self.push(state.get_iter() + 1, kv);
         Ok(())
     }
 }
