@@ -746,3 +746,71 @@ fn newton_minimizes_log_sum_exp_plus_quadratic() {
     );
     assert!(s.evaluations.get("along_line_count").copied().unwrap_or(0) > 0);
 }
+
+/// `F = x1 + x2 - 2`: one equation, two unknowns, a line of roots.
+#[derive(Clone)]
+struct Underdetermined;
+
+impl Residual for Underdetermined {
+    fn num_unknowns(&self) -> usize {
+        2
+    }
+    fn num_residuals(&self) -> usize {
+        1
+    }
+    fn residual(&self, x: &[f64], out: &mut [f64]) {
+        out[0] = x[0] + x[1] - 2.0;
+    }
+    fn jacobian(&self, _x: &[f64], mut out: MatMut<'_, f64>) {
+        out[(0, 0)] = 1.0;
+        out[(0, 1)] = 1.0;
+    }
+}
+
+impl ProjectedResidual for Underdetermined {
+    fn project(&self, _x: &mut [f64]) {}
+}
+
+#[test]
+fn an_underdetermined_system_reaches_a_root() {
+    for (name, s) in all_drivers(&Underdetermined, &[5.0, -1.0], &tight()) {
+        assert_eq!(s.status, Status::Converged, "{name}");
+        assert!((s.x[0] + s.x[1] - 2.0).abs() < 1e-12, "{name}: {:?}", s.x);
+    }
+}
+
+/// A merit that is NaN everywhere.
+struct NanMerit;
+
+impl Merit for NanMerit {
+    fn dim(&self) -> usize {
+        1
+    }
+    fn value(&self, _x: &[f64]) -> f64 {
+        f64::NAN
+    }
+    fn gradient(&self, _x: &[f64], g: &mut [f64]) {
+        g[0] = f64::NAN;
+    }
+    fn hessian(&self, _x: &[f64], mut h: MatMut<'_, f64>) {
+        h[(0, 0)] = f64::NAN;
+    }
+}
+
+#[test]
+fn newton_merit_reports_not_finite_and_max_iterations() {
+    let s = solve_merit(NanMerit, NewtonMerit::default(), vec![1.0], &tight()).unwrap();
+    assert_eq!(s.status, Status::NotFinite);
+    let lse = LogSumExp {
+        a: vec![[1.0, 2.0], [-1.5, 0.5]],
+        b: vec![0.0, 0.0],
+        mu: 0.1,
+    };
+    let opts = SolveOptions {
+        max_iter: 1,
+        ..tight()
+    };
+    let s = solve_merit(lse, NewtonMerit::default(), vec![30.0, -40.0], &opts).unwrap();
+    assert_eq!(s.status, Status::MaxIterations);
+    assert_eq!(s.trace.len(), 2);
+}

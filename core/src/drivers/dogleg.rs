@@ -131,3 +131,34 @@ impl TrustRegionDriver for Dogleg {
         self.radius
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::drivers::common::tests::point;
+
+    #[test]
+    fn dogleg_picks_gauss_newton_cauchy_or_the_path() {
+        let p = point(&[&[2.0, 1.0], &[0.0, 3.0], &[1.0, 1.0]], &[1.0, -2.0, 0.5]);
+        let gn = common::gauss_newton_direction(&p).unwrap();
+        let gn_norm = common::norm2(&gn);
+        let (s, kind) = dogleg_step(&p, 2.0 * gn_norm);
+        assert_eq!(kind, "gauss_newton");
+        assert_eq!(s, gn);
+        let (s, kind) = dogleg_step(&p, 1e-6);
+        assert_eq!(kind, "cauchy");
+        assert!((common::norm2(&s) - 1e-6).abs() < 1e-18);
+        let g = &p.grad;
+        let jg = common::mat_vec(p.jac.as_ref(), g);
+        let cauchy = common::dot(g, g) / common::dot(&jg, &jg) * common::norm2(g);
+        let mid = 0.5 * (cauchy + gn_norm);
+        let (s, kind) = dogleg_step(&p, mid);
+        assert_eq!(kind, "dogleg");
+        assert!((common::norm2(&s) - mid).abs() < 1e-14);
+        // The dogleg path decreases the model monotonically (Nocedal and Wright, Lemma 4.2).
+        assert!(
+            common::predicted_decrease(&p, &s)
+                > common::predicted_decrease(&p, &dogleg_step(&p, cauchy).0)
+        );
+    }
+}

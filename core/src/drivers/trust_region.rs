@@ -156,3 +156,26 @@ impl TrustRegionDriver for TrustRegionSteihaug {
         self.radius
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::drivers::common::tests::point;
+
+    #[test]
+    fn steihaug_matches_gauss_newton_inside_and_stops_on_the_boundary() {
+        let p = point(&[&[2.0, 1.0], &[0.0, 3.0], &[1.0, 1.0]], &[1.0, -2.0, 0.5]);
+        let gn = common::gauss_newton_direction(&p).unwrap();
+        let (s, boundary, iters) = steihaug(&p, 1e3, 4);
+        assert!(!boundary && iters <= 2);
+        // With a large |g| the forcing tolerance stops CG early; compare model values instead.
+        let rel = (common::predicted_decrease(&p, &s) - common::predicted_decrease(&p, &gn)).abs();
+        assert!(
+            rel <= 1e-6 * common::predicted_decrease(&p, &gn),
+            "{s:?} vs {gn:?}"
+        );
+        let (s, boundary, _) = steihaug(&p, 0.05, 4);
+        assert!(boundary && (common::norm2(&s) - 0.05).abs() < 1e-14);
+        assert!(common::predicted_decrease(&p, &s) > 0.0);
+    }
+}
