@@ -13,14 +13,15 @@ use crate::result::{Solution, SolveOptions, Status, TraceObserver};
 /// Runs `solver` on `problem` from `x0` under the budgets of `opts`.
 ///
 /// The final iterate is the solver's current parameter (not argmin's best-so-far: a
-/// non-monotone driver's last point is the one its status speaks about), its cost is the
-/// reported merit, and a run that ends on the iteration budget keeps `MaxIterations` even if
-/// the last point happens to be accurate: callers judge accuracy with their own ruler.
+/// non-monotone driver's last point is the one its status speaks about) and its cost is the
+/// reported merit. A run stopped by the iteration budget whose final state passes
+/// `converged_at_end` is reported as converged; a non-finite iterate or merit as `NotFinite`.
 pub fn execute<O, S, G, J, H, R>(
     problem: O,
     solver: S,
     x0: Vec<f64>,
     opts: &SolveOptions,
+    converged_at_end: impl Fn(&IterState<Vec<f64>, G, J, H, R, f64>) -> bool,
 ) -> Result<Solution, CoreError>
 where
     S: Solver<O, IterState<Vec<f64>, G, J, H, R, f64>>,
@@ -30,7 +31,8 @@ where
     let (observer, trace) = TraceObserver::new();
     let mut exec = Executor::new(problem, solver)
         .configure(|s| s.param(x0).max_iters(opts.max_iter))
-        .add_observer(observer, ObserverMode::Always);
+        .add_observer(observer, ObserverMode::Always)
+        .ctrlc(false);
     if let Some(t) = opts.timeout {
         exec = exec.timeout(t);
     }
@@ -39,6 +41,9 @@ where
     let x = state.get_param().cloned().unwrap_or_default();
     let merit = state.get_cost();
     let mut status = Status::from_termination(state.get_termination_status());
+    if status == Status::MaxIterations && converged_at_end(state) {
+        status = Status::Converged;
+    }
     if !merit.is_finite() || x.iter().any(|v| !v.is_finite()) {
         status = Status::NotFinite;
     }

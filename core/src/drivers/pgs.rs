@@ -210,11 +210,8 @@ pub fn solve_pgs(
     }
     solver.tol = opts.tol;
     solver.step_tol = opts.step_tol;
-    let mut solution = execute(BlockRows::new(problem), solver, r0, opts)?;
-    if solution.status == Status::MaxIterations && solution.merit <= opts.tol {
-        solution.status = Status::Converged;
-    }
-    Ok(solution)
+    let tol = opts.tol;
+    execute(BlockRows::new(problem), solver, r0, opts, |s: &PgsState| s.get_cost() <= tol)
 }
 
 #[cfg(test)]
