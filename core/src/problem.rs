@@ -7,11 +7,35 @@
 //! Per contact the three rows are normal first, `[n, t1, t2]` (see [`crate::frame`]).
 //! Local from global: `W = H' M^-1 H`, `q = H' M^-1 f + w` ([`GlobalProblem::to_local`]).
 
+use std::collections::HashMap;
+
+use faer::linalg::cholesky::llt::factor::LltError as DenseLltError;
+use faer::prelude::Solve;
+use faer::sparse::linalg::LltError as SparseLltError;
 use faer::sparse::{SparseColMat, Triplet};
-use faer::Mat;
+use faer::{Mat, MatRef, Side};
 use nalgebra::Matrix3;
 
-use crate::error::ProblemError;
+use crate::error::{CoreError, ProblemError};
+
+/// Relative symmetry tolerance of [`LocalProblem::validate`] and [`GlobalProblem::validate`]:
+/// `max |A_ij - A_ji| <= SYMMETRY_REL_TOL * max |A_ij|`.
+///
+/// Chosen by measuring all 44 `fclib_local`/`fclib_global` files of the shared FCLib data set
+/// (`max |A - A'| / max |A|`):
+///
+/// * `W` of the Siconos/Bullet problems is only roughly symmetric: RockPile_tob1 2.5e-3,
+///   Capsules-* 6e-4 ... 2.1e-3, OneObject-* 4.5e-5 ... 1.2e-4, Rover* 8e-6 ... 3.2e-5;
+///   every other `W` is symmetric to 1e-13 or better.
+/// * `M` of the LMGC90 FEM problems (CubeH8, LMGC_GlobalFrictionContactProblem00046): 1.5e-7;
+///   the other `M` to 1e-16.
+///
+/// A strict tolerance (1e-6) would reject 24 of the 37 local files, so the default is 1e-2: four
+/// times the worst real file, and still about 100 times below a matrix that is plainly not
+/// symmetric (`[[1, 2], [0, 1]]` has relative asymmetry 1). Callers that need more (e.g. a
+/// method that relies on exact symmetry) call [`check_symmetric`] with their own tolerance, or
+/// symmetrize. `core/tests/io.rs` (`shared_fclib_files_all_load`) re-checks the shared files.
+pub const SYMMETRY_REL_TOL: f64 = 1e-2;
 
 /// A real matrix, dense or compressed-sparse-column.
 #[derive(Debug, Clone)]
@@ -105,9 +129,9 @@ impl Matrix {
             Matrix::Sparse(a) => {
                 let rows = a.symbolic().row_idx();
                 let vals = a.val();
-                for j in 0..a.ncols() {
+                for (j, &xj) in x.iter().enumerate() {
                     for k in a.symbolic().col_range(j) {
-                        out[rows[k]] += vals[k] * x[j];
+                        out[rows[k]] += vals[k] * xj;
                     }
                 }
             }
@@ -207,7 +231,336 @@ pub struct LocalProblem {
     pub mu: Vec<f64>,
 }
 
+/// `(max |A_ij - A_ji|, max |A_ij|)` over the stored entries of a square matrix.
+pub fn max_asymmetry(a: &Matrix) -> (f64, f64) {
+    let mut asym = 0.0_f64;
+    let mut scale = 0.0_f64;
+    match a {
+        Matrix::Dense(d) => {
+            for j in 0..d.ncols() {
+                for i in 0..d.nrows() {
+                    scale = scale.max(d[(i, j)].abs());
+                    if i < j && j < d.nrows() && i < d.ncols() {
+                        asym = asym.max((d[(i, j)] - d[(j, i)]).abs());
+                    }
+                }
+            }
+        }
+        Matrix::Sparse(_) => {
+            let mut entries: HashMap<(usize, usize), f64> = HashMap::new();
+            a.for_each_entry(|i, j, v| *entries.entry((i, j)).or_insert(0.0) += v);
+            for (&(i, j), &v) in &entries {
+                scale = scale.max(v.abs());
+                let other = entries.get(&(j, i)).copied().unwrap_or(0.0);
+                asym = asym.max((v - other).abs());
+            }
+        }
+    }
+    (asym, scale)
+}
+
+fn check_square(field: &str, a: &Matrix) -> Result<(), ProblemError> {
+    if a.nrows() != a.ncols() {
+        return Err(ProblemError::Shape {
+            field: field.to_string(),
+            expected: "a square matrix".to_string(),
+            found: format!("{}x{}", a.nrows(), a.ncols()),
+        });
+    }
+    Ok(())
+}
+
+/// Fails unless `max |A - A'| <= rel_tol * max |A|` (and `A` is square).
+///
+/// The tolerance is relative because FCLib scales differ by orders of magnitude; see
+/// [`SYMMETRY_REL_TOL`] for the value the validating constructors use.
+pub fn check_symmetric(field: &str, a: &Matrix, rel_tol: f64) -> Result<(), ProblemError> {
+    check_square(field, a)?;
+    let (max_asymmetry, scale) = max_asymmetry(a);
+    let tolerance = rel_tol * scale;
+    // NaN asymmetry (from NaN entries) is rejected too.
+    if max_asymmetry.is_nan() || max_asymmetry > tolerance {
+        return Err(ProblemError::NotSymmetric {
+            field: field.to_string(),
+            max_asymmetry,
+            tolerance,
+            scale,
+        });
+    }
+    Ok(())
+}
+
+/// Fails on the first NaN or infinite entry of `a`, reported with its row-major index.
+pub fn check_finite_matrix(field: &str, a: &Matrix) -> Result<(), ProblemError> {
+    let ncols = a.ncols();
+    let mut bad: Option<(usize, f64)> = None;
+    a.for_each_entry(|i, j, v| {
+        let index = i * ncols + j;
+        if !v.is_finite() && bad.is_none_or(|(b, _)| index < b) {
+            bad = Some((index, v));
+        }
+    });
+    match bad {
+        Some((index, value)) => Err(ProblemError::NonFinite {
+            field: field.to_string(),
+            index,
+            value,
+        }),
+        None => Ok(()),
+    }
+}
+
+/// Fails on the first NaN or infinite entry of `v`.
+pub fn check_finite_vec(field: &str, v: &[f64]) -> Result<(), ProblemError> {
+    match v.iter().position(|x| !x.is_finite()) {
+        Some(index) => Err(ProblemError::NonFinite {
+            field: field.to_string(),
+            index,
+            value: v[index],
+        }),
+        None => Ok(()),
+    }
+}
+
+fn check_len(field: &str, expected: usize, found: usize, why: &str) -> Result<(), ProblemError> {
+    if expected != found {
+        return Err(ProblemError::Shape {
+            field: field.to_string(),
+            expected: format!("{expected} entries ({why})"),
+            found: format!("{found} entries"),
+        });
+    }
+    Ok(())
+}
+
+fn check_dims(
+    field: &str,
+    a: &Matrix,
+    rows: usize,
+    cols: usize,
+    why: &str,
+) -> Result<(), ProblemError> {
+    if a.nrows() != rows || a.ncols() != cols {
+        return Err(ProblemError::Shape {
+            field: field.to_string(),
+            expected: format!("{rows}x{cols} ({why})"),
+            found: format!("{}x{}", a.nrows(), a.ncols()),
+        });
+    }
+    Ok(())
+}
+
+/// Friction coefficients must be finite and nonnegative.
+fn check_mu(mu: &[f64]) -> Result<(), ProblemError> {
+    check_finite_vec("mu", mu)?;
+    match mu.iter().position(|&m| m < 0.0) {
+        Some(contact) => Err(ProblemError::NegativeFriction {
+            contact,
+            value: mu[contact],
+        }),
+        None => Ok(()),
+    }
+}
+
+/// The symmetric part `(A + A') / 2`, in the storage of `A` (square `A`).
+fn symmetric_part(a: &Matrix) -> Matrix {
+    match a {
+        Matrix::Dense(d) => Matrix::Dense(Mat::from_fn(d.nrows(), d.ncols(), |i, j| {
+            0.5 * (d[(i, j)] + d[(j, i)])
+        })),
+        Matrix::Sparse(s) => {
+            let mut t = Vec::with_capacity(2 * s.val().len());
+            a.for_each_entry(|i, j, v| {
+                t.push(Triplet::new(i, j, 0.5 * v));
+                t.push(Triplet::new(j, i, 0.5 * v));
+            });
+            match SparseColMat::try_new_from_triplets(s.nrows(), s.ncols(), &t) {
+                Ok(m) => Matrix::Sparse(m),
+                // Only an allocation failure can get here; fall back to dense.
+                Err(_) => {
+                    let d = s.to_dense();
+                    Matrix::Dense(Mat::from_fn(d.nrows(), d.ncols(), |i, j| {
+                        0.5 * (d[(i, j)] + d[(j, i)])
+                    }))
+                }
+            }
+        }
+    }
+}
+
+/// A Cholesky factorization `A = L L'` of the symmetric part of a square matrix.
+enum Cholesky {
+    /// A diagonal matrix (as Siconos mass matrices are): its positive diagonal.
+    Diagonal(Vec<f64>),
+    Dense(faer::linalg::solvers::Llt<f64>),
+    Sparse(faer::sparse::linalg::solvers::Llt<usize, f64>),
+}
+
+impl Cholesky {
+    /// Factors `(A + A') / 2`: dense LLT for dense `A`, supernodal sparse LLT for sparse `A`,
+    /// and just the diagonal for a sparse diagonal `A` (a supernodal solve with many right-hand
+    /// sides costs far more there).
+    fn new(field: &str, a: &Matrix) -> Result<Cholesky, ProblemError> {
+        check_square(field, a)?;
+        check_finite_matrix(field, a)?;
+        let not_pd = |detail: String| ProblemError::NotPositive {
+            field: field.to_string(),
+            kind: "definite".to_string(),
+            detail,
+        };
+        if let Matrix::Sparse(_) = a {
+            let mut diagonal = true;
+            let mut d = vec![0.0; a.nrows()];
+            a.for_each_entry(|i, j, v| {
+                if i == j {
+                    d[i] += v;
+                } else if v != 0.0 {
+                    diagonal = false;
+                }
+            });
+            if diagonal {
+                return match d.iter().position(|&v| v <= 0.0 || v.is_nan()) {
+                    Some(i) => Err(not_pd(format!(
+                        "diagonal matrix with nonpositive diagonal entry {i}: {}",
+                        d[i]
+                    ))),
+                    None => Ok(Cholesky::Diagonal(d)),
+                };
+            }
+        }
+        match symmetric_part(a) {
+            Matrix::Dense(d) => d.llt(Side::Lower).map(Cholesky::Dense).map_err(|e| match e {
+                DenseLltError::NonPositivePivot { index } => not_pd(format!(
+                    "the Cholesky factorization of the symmetric part meets a nonpositive pivot at index {index}"
+                )),
+            }),
+            Matrix::Sparse(s) => s
+                .sp_cholesky(Side::Lower)
+                .map(Cholesky::Sparse)
+                .map_err(|e| match e {
+                    SparseLltError::Numeric(DenseLltError::NonPositivePivot { index }) => not_pd(
+                        format!(
+                            "the sparse Cholesky factorization of the symmetric part meets a nonpositive pivot at index {index} of its fill-reducing ordering"
+                        ),
+                    ),
+                    SparseLltError::Generic(g) => {
+                        not_pd(format!("the sparse Cholesky factorization failed: {g:?}"))
+                    }
+                }),
+        }
+    }
+
+    /// Overwrites `rhs` with `A^-1 rhs`.
+    fn solve_in_place(&self, rhs: faer::MatMut<'_, f64>) {
+        match self {
+            Cholesky::Diagonal(d) => {
+                let mut rhs = rhs;
+                for c in 0..rhs.ncols() {
+                    for (i, di) in d.iter().enumerate() {
+                        rhs[(i, c)] /= di;
+                    }
+                }
+            }
+            Cholesky::Dense(l) => l.solve_in_place(rhs),
+            Cholesky::Sparse(l) => l.solve_in_place(rhs),
+        }
+    }
+}
+
+/// Fails unless the symmetric part of `a` has a Cholesky factorization (is positive definite).
+///
+/// The error names the first nonpositive pivot (for sparse `a`, its index in the fill-reducing
+/// ordering). Sparse matrices are factored sparse, so this is cheap for FCLib mass matrices.
+pub fn check_positive_definite(field: &str, a: &Matrix) -> Result<(), ProblemError> {
+    Cholesky::new(field, a).map(|_| ())
+}
+
+/// Fails unless the smallest eigenvalue of `(A + A') / 2` is `>= -rel_tol * max |eigenvalue|`.
+///
+/// Dense self-adjoint eigendecomposition (O(n^3)): meant for Delassus matrices of moderate size.
+pub fn check_positive_semidefinite(
+    field: &str,
+    a: &Matrix,
+    rel_tol: f64,
+) -> Result<(), ProblemError> {
+    check_square(field, a)?;
+    check_finite_matrix(field, a)?;
+    let not_psd = |detail: String| ProblemError::NotPositive {
+        field: field.to_string(),
+        kind: "semidefinite".to_string(),
+        detail,
+    };
+    let s = symmetric_part(&Matrix::Dense(a.to_dense())).to_dense();
+    let eig = s.self_adjoint_eigenvalues(Side::Lower).map_err(|e| {
+        not_psd(format!(
+            "the eigenvalues of the symmetric part could not be computed: {e:?}"
+        ))
+    })?;
+    let (Some(&min), Some(&max)) = (eig.first(), eig.last()) else {
+        return Ok(());
+    };
+    let scale = min.abs().max(max.abs());
+    if min < -rel_tol * scale {
+        return Err(not_psd(format!(
+            "the smallest eigenvalue of the symmetric part is {min:.6e} < -{rel_tol:e} x max |eigenvalue| = {:.6e}",
+            -rel_tol * scale
+        )));
+    }
+    Ok(())
+}
+
+/// `H' X` for a matrix `H` (`n x m`) and a dense `X` (`n x k`).
+fn transpose_mul(h: &Matrix, x: MatRef<'_, f64>) -> Mat<f64> {
+    match h {
+        Matrix::Dense(d) => d.transpose() * x,
+        Matrix::Sparse(s) => {
+            let rows = s.symbolic().row_idx();
+            let vals = s.val();
+            let mut y = Mat::<f64>::zeros(s.ncols(), x.ncols());
+            for c in 0..x.ncols() {
+                let xc = x.col(c);
+                for j in 0..s.ncols() {
+                    y[(j, c)] = s
+                        .symbolic()
+                        .col_range(j)
+                        .map(|k| vals[k] * xc[rows[k]])
+                        .sum();
+                }
+            }
+            y
+        }
+    }
+}
+
 impl LocalProblem {
+    /// A validated local problem (see [`LocalProblem::validate`]).
+    pub fn new(w: Matrix, q: Vec<f64>, mu: Vec<f64>) -> Result<LocalProblem, ProblemError> {
+        let p = LocalProblem { w, q, mu };
+        p.validate()?;
+        Ok(p)
+    }
+
+    /// Checks, in order: `mu` finite and nonnegative; `W` is `3nc x 3nc` and `q` has `3nc`
+    /// entries (`nc = mu.len()`); `W`, `q` finite; `W` symmetric to [`SYMMETRY_REL_TOL`].
+    ///
+    /// Definiteness is not checked here (only some methods need it): see
+    /// [`check_positive_semidefinite`].
+    pub fn validate(&self) -> Result<(), ProblemError> {
+        check_mu(&self.mu)?;
+        let nc = self.mu.len();
+        let why = format!("3 per contact, {nc} contacts in `mu`");
+        check_dims("W", &self.w, 3 * nc, 3 * nc, &why)?;
+        check_len("q", 3 * nc, self.q.len(), &why)?;
+        check_finite_matrix("W", &self.w)?;
+        check_finite_vec("q", &self.q)?;
+        check_symmetric("W", &self.w, SYMMETRY_REL_TOL)
+    }
+
+    /// A dense copy of `W`.
+    pub fn dense_w(&self) -> Mat<f64> {
+        self.w.to_dense()
+    }
+
     /// Number of contacts `nc`.
     pub fn num_contacts(&self) -> usize {
         self.mu.len()
@@ -238,6 +591,70 @@ pub struct GlobalProblem {
 }
 
 impl GlobalProblem {
+    /// A validated global problem (see [`GlobalProblem::validate`]).
+    pub fn new(
+        m: Matrix,
+        h: Matrix,
+        f: Vec<f64>,
+        w: Vec<f64>,
+        mu: Vec<f64>,
+    ) -> Result<GlobalProblem, ProblemError> {
+        let p = GlobalProblem { m, h, f, w, mu };
+        p.validate()?;
+        Ok(p)
+    }
+
+    /// Checks, in order: `mu` finite and nonnegative; `M` square (`n x n`), `H` `n x 3nc`,
+    /// `f` `n` entries, `w` `3nc` entries; all entries finite; `M` symmetric to
+    /// [`SYMMETRY_REL_TOL`].
+    ///
+    /// Definiteness of `M` is not checked here: see [`check_positive_definite`] (and
+    /// [`GlobalProblem::to_local`], which needs it).
+    pub fn validate(&self) -> Result<(), ProblemError> {
+        check_mu(&self.mu)?;
+        let nc = self.mu.len();
+        check_square("M", &self.m)?;
+        let n = self.m.nrows();
+        let why = format!("{n} dofs from `M`, 3 per contact, {nc} contacts in `mu`");
+        check_dims("H", &self.h, n, 3 * nc, &why)?;
+        check_len("f", n, self.f.len(), &format!("{n} dofs from `M`"))?;
+        check_len(
+            "w",
+            3 * nc,
+            self.w.len(),
+            &format!("3 per contact, {nc} contacts in `mu`"),
+        )?;
+        check_finite_matrix("M", &self.m)?;
+        check_finite_matrix("H", &self.h)?;
+        check_finite_vec("f", &self.f)?;
+        check_finite_vec("w", &self.w)?;
+        check_symmetric("M", &self.m, SYMMETRY_REL_TOL)
+    }
+
+    /// The equivalent local problem: `W = H' M^-1 H`, `q = H' M^-1 f + w`.
+    ///
+    /// `M^-1` is applied through a Cholesky factorization of `(M + M') / 2` (sparse
+    /// supernodal for sparse `M`, dense otherwise); a non-SPD `M` gives
+    /// [`ProblemError::NotPositive`] for field `M`. The result `W` is dense (a Delassus matrix is
+    /// dense in general) and exactly symmetric: it is replaced by `(W + W') / 2` to remove
+    /// round-off. Costs one solve with `3nc + 1` right-hand sides, `n x (3nc + 1)` dense memory.
+    pub fn to_local(&self) -> Result<LocalProblem, CoreError> {
+        self.validate()?;
+        let n = self.m.nrows();
+        let m = self.w.len();
+        let chol = Cholesky::new("M", &self.m)?;
+        let mut x = Mat::<f64>::zeros(n, m + 1);
+        self.h.for_each_entry(|i, j, v| x[(i, j)] += v);
+        for (i, fi) in self.f.iter().enumerate() {
+            x[(i, m)] = *fi;
+        }
+        chol.solve_in_place(x.as_mut());
+        let y = transpose_mul(&self.h, x.as_ref());
+        let w = Mat::from_fn(m, m, |i, j| 0.5 * (y[(i, j)] + y[(j, i)]));
+        let q = (0..m).map(|i| y[(i, m)] + self.w[i]).collect();
+        Ok(LocalProblem::new(Matrix::Dense(w), q, self.mu.clone())?)
+    }
+
     /// Number of contacts `nc`.
     pub fn num_contacts(&self) -> usize {
         self.mu.len()

@@ -1,1 +1,77 @@
-//! Problem files: FCLib HDF5 and JSON with the same field names.
+//! Problem files: FCLib HDF5 ([`fclib`]) and JSON ([`json`]) with the same field names.
+//!
+//! Both formats hold the two FCLib problem forms of [`crate::problem`]:
+//! local `u = W r + q` (`W`, `q`, `mu`) and global `M v = H r + f`, `u = H' v + w`
+//! (`M`, `H`, `f`, `w`, `mu`), contacts normal first `[n, t1, t2]`. Every problem read is
+//! validated ([`LocalProblem::validate`], [`GlobalProblem::validate`]), and every error names the
+//! file and, when one is at fault, the field.
+//!
+//! [`GlobalProblem::validate`]: crate::GlobalProblem::validate
+
+use std::path::Path;
+
+use crate::error::{CoreError, ProblemError};
+use crate::problem::{LocalProblem, Problem};
+
+pub mod fclib;
+pub mod json;
+
+pub use fclib::read_fclib;
+pub use json::{parse_json, read_json, to_json_string, write_json};
+
+/// Reads a problem file, choosing the format by extension: `.hdf5`/`.h5` FCLib, `.json` JSON.
+pub fn read_problem(path: &Path) -> Result<Problem, CoreError> {
+    let ext = path
+        .extension()
+        .and_then(|e| e.to_str())
+        .map(|e| e.to_ascii_lowercase());
+    match ext.as_deref() {
+        Some("hdf5") | Some("h5") => read_fclib(path),
+        Some("json") => read_json(path),
+        _ => Err(file_error(
+            path,
+            None,
+            "unknown problem file extension: expected `.hdf5`/`.h5` (FCLib) or `.json`",
+        )),
+    }
+}
+
+/// Reads a problem file as a local problem; a global problem is converted with
+/// [`crate::GlobalProblem::to_local`] (errors then name the file).
+pub fn read_local(path: &Path) -> Result<LocalProblem, CoreError> {
+    match read_problem(path)? {
+        Problem::Local(p) => Ok(p),
+        Problem::Global(g) => g.to_local().map_err(|e| match e {
+            CoreError::Problem(pe) => problem_error(path, pe),
+            other => other,
+        }),
+    }
+}
+
+/// A [`CoreError::File`] for `path`, optionally naming the field at fault.
+pub(crate) fn file_error(
+    path: &Path,
+    field: Option<&str>,
+    message: impl Into<String>,
+) -> CoreError {
+    CoreError::File {
+        path: path.to_path_buf(),
+        field: field.map(str::to_string),
+        message: message.into(),
+    }
+}
+
+/// A validation error of the data of `path`, as a [`CoreError::File`] naming its field.
+pub(crate) fn problem_error(path: &Path, e: ProblemError) -> CoreError {
+    let field = match &e {
+        ProblemError::Shape { field, .. }
+        | ProblemError::NonFinite { field, .. }
+        | ProblemError::NotSymmetric { field, .. }
+        | ProblemError::NotPositive { field, .. } => field.clone(),
+        ProblemError::NegativeFriction { .. } => "mu".to_string(),
+    };
+    let text = e.to_string();
+    let prefix = format!("field `{field}`: ");
+    let message = text.strip_prefix(&prefix).unwrap_or(&text).to_string();
+    file_error(path, Some(&field), message)
+}

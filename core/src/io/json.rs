@@ -1,0 +1,443 @@
+//! JSON problem files: the FCLib fields, readable and writable by hand.
+//!
+//! A local problem (`u = W r + q`, contacts normal first `[n, t1, t2]`):
+//!
+//! ```json
+//! {
+//!   "kind": "local",
+//!   "description": "optional free text, ignored",
+//!   "W": [[2.0, 0.0, 0.0],
+//!         [0.0, 3.0, 0.0],
+//!         [0.0, 0.0, 3.0]],
+//!   "q": [-1.0, 0.2, 0.0],
+//!   "mu": [0.5]
+//! }
+//! ```
+//!
+//! A global problem (`M v = H r + f`, `u = H' v + w`; `H` is `n x 3nc`), here with `H` sparse:
+//!
+//! ```json
+//! {
+//!   "kind": "global",
+//!   "M": [[2.0, 0.0, 0.0], [0.0, 2.0, 0.0], [0.0, 0.0, 2.0]],
+//!   "H": {"rows": 3, "cols": 3, "triplets": [[2, 0, 1.0], [0, 1, 1.0], [1, 2, 1.0]]},
+//!   "f": [0.2, 0.0, -1.1962],
+//!   "w": [0.0, 0.0, 0.0],
+//!   "mu": [0.3]
+//! }
+//! ```
+//!
+//! Rules:
+//! * `kind` (`"local"` or `"global"`) may be omitted: it is inferred from `W` (local) or
+//!   `M`/`H` (global). Other keys than those above are errors (they are usually typos).
+//! * A matrix is either dense, row-major nested arrays (`[[row 0], [row 1], ...]`, every row
+//!   the same length), or sparse, `{"rows": R, "cols": C, "triplets": [[i, j, v], ...]}` with
+//!   zero-based row `i`, column `j`, duplicates summed.
+//! * Vectors are arrays of numbers. JSON has no NaN or infinity; a `null` is an error.
+//! * The problem is validated after reading ([`crate::LocalProblem::validate`],
+//!   [`crate::GlobalProblem::validate`]); errors name the file and the field.
+//!
+//! [`write_json`] writes dense matrices as nested arrays and sparse ones as triplets, numbers in
+//! serde_json's shortest round-trip form, so reading a written file gives the same bits.
+
+use std::fmt::Write as _;
+use std::path::Path;
+
+use serde_json::{Map, Value};
+
+use super::{file_error, problem_error};
+use crate::error::{CoreError, ProblemError};
+use crate::problem::{GlobalProblem, LocalProblem, Matrix, Problem};
+
+const LOCAL_FIELDS: [&str; 3] = ["W", "q", "mu"];
+const GLOBAL_FIELDS: [&str; 5] = ["M", "H", "f", "w", "mu"];
+
+/// Reads a JSON problem file (format in the module doc) and validates it.
+pub fn read_json(path: &Path) -> Result<Problem, CoreError> {
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| file_error(path, None, format!("cannot read file: {e}")))?;
+    parse_json(&text, path)
+}
+
+/// Parses JSON problem text; `path` names it in errors.
+pub fn parse_json(text: &str, path: &Path) -> Result<Problem, CoreError> {
+    let value: Value = serde_json::from_str(text)
+        .map_err(|e| file_error(path, None, format!("malformed JSON: {e}")))?;
+    let Value::Object(obj) = value else {
+        return Err(file_error(
+            path,
+            None,
+            format!(
+                "expected a JSON object at the top level, found {}",
+                kind_of(&value)
+            ),
+        ));
+    };
+    let p = Parser { path, obj: &obj };
+    p.check_keys()?;
+    match p.kind()? {
+        Kind::Local => p.local().map(Problem::Local),
+        Kind::Global => p.global().map(Problem::Global),
+    }
+}
+
+/// Serializes a problem (after validating it, so the text always reads back).
+pub fn to_json_string(problem: &Problem) -> Result<String, ProblemError> {
+    let mut s = String::from("{\n");
+    match problem {
+        Problem::Local(p) => {
+            p.validate()?;
+            s.push_str("  \"kind\": \"local\",\n");
+            push_matrix(&mut s, "W", &p.w);
+            push_vec(&mut s, "q", &p.q, false);
+            push_vec(&mut s, "mu", &p.mu, true);
+        }
+        Problem::Global(p) => {
+            p.validate()?;
+            s.push_str("  \"kind\": \"global\",\n");
+            push_matrix(&mut s, "M", &p.m);
+            push_matrix(&mut s, "H", &p.h);
+            push_vec(&mut s, "f", &p.f, false);
+            push_vec(&mut s, "w", &p.w, false);
+            push_vec(&mut s, "mu", &p.mu, true);
+        }
+    }
+    s.push_str("}\n");
+    Ok(s)
+}
+
+/// Writes a problem as JSON (see [`to_json_string`]); errors name the file.
+pub fn write_json(problem: &Problem, path: &Path) -> Result<(), CoreError> {
+    let text = to_json_string(problem).map_err(|e| problem_error(path, e))?;
+    std::fs::write(path, text)
+        .map_err(|e| file_error(path, None, format!("cannot write file: {e}")))
+}
+
+/// A finite `f64` in serde_json's shortest round-trip form.
+fn num(x: f64) -> String {
+    // Finite values always serialize; `null` would only come from a non-finite value, which
+    // validation excluded.
+    serde_json::to_string(&x).unwrap_or_else(|_| "null".to_string())
+}
+
+fn push_vec(s: &mut String, key: &str, v: &[f64], last: bool) {
+    let items: Vec<String> = v.iter().map(|&x| num(x)).collect();
+    let _ = writeln!(
+        s,
+        "  \"{key}\": [{}]{}",
+        items.join(", "),
+        if last { "" } else { "," }
+    );
+}
+
+fn push_matrix(s: &mut String, key: &str, a: &Matrix) {
+    match a {
+        Matrix::Dense(d) => {
+            let rows: Vec<String> = (0..d.nrows())
+                .map(|i| {
+                    let row: Vec<String> = (0..d.ncols()).map(|j| num(d[(i, j)])).collect();
+                    format!("    [{}]", row.join(", "))
+                })
+                .collect();
+            if rows.is_empty() {
+                let _ = writeln!(s, "  \"{key}\": [],");
+            } else {
+                let _ = writeln!(s, "  \"{key}\": [\n{}\n  ],", rows.join(",\n"));
+            }
+        }
+        Matrix::Sparse(_) => {
+            let mut t = Vec::new();
+            a.for_each_entry(|i, j, v| t.push(format!("    [{i}, {j}, {}]", num(v))));
+            let body = if t.is_empty() {
+                "[]".to_string()
+            } else {
+                format!("[\n{}\n  ]", t.join(",\n"))
+            };
+            let _ = writeln!(
+                s,
+                "  \"{key}\": {{\"rows\": {}, \"cols\": {}, \"triplets\": {body}}},",
+                a.nrows(),
+                a.ncols()
+            );
+        }
+    }
+}
+
+fn kind_of(v: &Value) -> &'static str {
+    match v {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "an array",
+        Value::Object(_) => "an object",
+    }
+}
+
+enum Kind {
+    Local,
+    Global,
+}
+
+/// Field access on the top-level object, with errors naming the file and field.
+struct Parser<'a> {
+    path: &'a Path,
+    obj: &'a Map<String, Value>,
+}
+
+impl Parser<'_> {
+    fn err(&self, field: &str, message: impl Into<String>) -> CoreError {
+        file_error(self.path, Some(field), message)
+    }
+
+    fn check_keys(&self) -> Result<(), CoreError> {
+        for key in self.obj.keys() {
+            let known = key == "kind"
+                || key == "description"
+                || LOCAL_FIELDS.contains(&key.as_str())
+                || GLOBAL_FIELDS.contains(&key.as_str());
+            if !known {
+                return Err(self.err(
+                    key,
+                    "unknown field; expected `kind`, `description`, local `W`, `q`, `mu` \
+                     or global `M`, `H`, `f`, `w`, `mu`",
+                ));
+            }
+        }
+        if let Some(d) = self.obj.get("description") {
+            if !d.is_string() {
+                return Err(self.err(
+                    "description",
+                    format!("expected a string, found {}", kind_of(d)),
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    fn kind(&self) -> Result<Kind, CoreError> {
+        let has = |k: &str| self.obj.contains_key(k);
+        let kind = match self.obj.get("kind") {
+            Some(Value::String(s)) if s == "local" => Kind::Local,
+            Some(Value::String(s)) if s == "global" => Kind::Global,
+            Some(other) => {
+                return Err(self.err(
+                    "kind",
+                    format!("expected \"local\" or \"global\", found {other}"),
+                ))
+            }
+            None => match (has("W"), has("M") || has("H")) {
+                (true, false) => Kind::Local,
+                (false, true) => Kind::Global,
+                (true, true) => {
+                    return Err(self.err(
+                        "kind",
+                        "missing, and cannot be inferred: both `W` (local) and `M`/`H` (global) are present",
+                    ))
+                }
+                (false, false) => {
+                    return Err(self.err(
+                        "kind",
+                        "missing, and cannot be inferred: neither `W` (local) nor `M`/`H` (global) is present",
+                    ))
+                }
+            },
+        };
+        let (name, own): (&str, &[&str]) = match kind {
+            Kind::Local => ("local", &LOCAL_FIELDS),
+            Kind::Global => ("global", &GLOBAL_FIELDS),
+        };
+        let stray = LOCAL_FIELDS
+            .iter()
+            .chain(GLOBAL_FIELDS.iter())
+            .find(|k| has(k) && !own.contains(k));
+        if let Some(k) = stray {
+            return Err(self.err(k, format!("does not belong to a {name} problem")));
+        }
+        Ok(kind)
+    }
+
+    fn get(&self, key: &str, kind: &str, fields: &[&str]) -> Result<&Value, CoreError> {
+        self.obj.get(key).ok_or_else(|| {
+            let list: Vec<String> = fields.iter().map(|f| format!("`{f}`")).collect();
+            self.err(
+                key,
+                format!("missing (a {kind} problem needs {})", list.join(", ")),
+            )
+        })
+    }
+
+    fn number(&self, field: &str, what: &str, v: &Value) -> Result<f64, CoreError> {
+        match v {
+            Value::Number(n) => n
+                .as_f64()
+                .ok_or_else(|| self.err(field, format!("{what} is not representable as f64"))),
+            Value::Null => Err(self.err(
+                field,
+                format!(
+                    "{what} is null (JSON has no NaN or infinity; every entry must be a number)"
+                ),
+            )),
+            other => Err(self.err(
+                field,
+                format!("{what} is not a number (found {})", kind_of(other)),
+            )),
+        }
+    }
+
+    fn vector(&self, field: &str, v: &Value) -> Result<Vec<f64>, CoreError> {
+        let Value::Array(items) = v else {
+            return Err(self.err(
+                field,
+                format!("expected an array of numbers, found {}", kind_of(v)),
+            ));
+        };
+        items
+            .iter()
+            .enumerate()
+            .map(|(k, x)| self.number(field, &format!("entry {k}"), x))
+            .collect()
+    }
+
+    fn index(&self, field: &str, what: &str, v: &Value, bound: usize) -> Result<usize, CoreError> {
+        let i = v.as_u64().ok_or_else(|| {
+            self.err(
+                field,
+                format!("{what} must be a nonnegative integer, found {v}"),
+            )
+        })?;
+        match usize::try_from(i) {
+            Ok(i) if i < bound => Ok(i),
+            _ => Err(self.err(field, format!("{what} {i} is outside 0..{bound}"))),
+        }
+    }
+
+    /// A dense or triplet matrix; `shape` is what the vectors imply, checked before any
+    /// allocation sized by the file.
+    fn matrix(
+        &self,
+        field: &str,
+        v: &Value,
+        shape: (usize, usize),
+        why: &str,
+    ) -> Result<Matrix, CoreError> {
+        let shape_err = |found: String| {
+            problem_error(
+                self.path,
+                ProblemError::Shape {
+                    field: field.to_string(),
+                    expected: format!("{}x{} ({why})", shape.0, shape.1),
+                    found,
+                },
+            )
+        };
+        match v {
+            Value::Array(rows) => {
+                let mut data = Vec::new();
+                let mut ncols = None;
+                for (r, row) in rows.iter().enumerate() {
+                    let Value::Array(entries) = row else {
+                        return Err(self.err(
+                            field,
+                            format!(
+                                "row {r} is {}; a dense matrix is an array of rows (arrays of numbers)",
+                                kind_of(row)
+                            ),
+                        ));
+                    };
+                    let c = *ncols.get_or_insert(entries.len());
+                    if entries.len() != c {
+                        return Err(self.err(
+                            field,
+                            format!("row {r} has {} entries, row 0 has {c}", entries.len()),
+                        ));
+                    }
+                    for (j, x) in entries.iter().enumerate() {
+                        data.push(self.number(field, &format!("entry ({r}, {j})"), x)?);
+                    }
+                }
+                let (nr, nc) = (rows.len(), ncols.unwrap_or(0));
+                if (nr, nc) != shape {
+                    return Err(shape_err(format!("{nr}x{nc}")));
+                }
+                Matrix::from_row_major(field, nr, nc, &data).map_err(|e| problem_error(self.path, e))
+            }
+            Value::Object(m) => {
+                if let Some(k) = m.keys().find(|k| !["rows", "cols", "triplets"].contains(&k.as_str())) {
+                    return Err(self.err(
+                        field,
+                        format!("unknown key `{k}` in a sparse matrix; expected `rows`, `cols`, `triplets`"),
+                    ));
+                }
+                let dim = |key: &str| -> Result<u64, CoreError> {
+                    let d = m
+                        .get(key)
+                        .ok_or_else(|| self.err(field, format!("sparse matrix without `{key}`")))?;
+                    d.as_u64().ok_or_else(|| {
+                        self.err(field, format!("`{key}` must be a nonnegative integer, found {d}"))
+                    })
+                };
+                let (nr, nc) = (dim("rows")?, dim("cols")?);
+                if usize::try_from(nr).ok() != Some(shape.0) || usize::try_from(nc).ok() != Some(shape.1) {
+                    return Err(shape_err(format!("{nr}x{nc}")));
+                }
+                let Some(Value::Array(items)) = m.get("triplets") else {
+                    return Err(self.err(
+                        field,
+                        "sparse matrix without a `triplets` array of [row, col, value]",
+                    ));
+                };
+                let mut t = Vec::with_capacity(items.len());
+                for (k, item) in items.iter().enumerate() {
+                    let triple = match item {
+                        Value::Array(a) if a.len() == 3 => a,
+                        _ => {
+                            return Err(self.err(
+                                field,
+                                format!("triplet {k} is not a [row, col, value] array: {item}"),
+                            ))
+                        }
+                    };
+                    let i = self.index(field, &format!("triplet {k}: row"), &triple[0], shape.0)?;
+                    let j = self.index(field, &format!("triplet {k}: column"), &triple[1], shape.1)?;
+                    let x = self.number(field, &format!("triplet {k}: value"), &triple[2])?;
+                    t.push((i, j, x));
+                }
+                Matrix::from_triplets(field, shape.0, shape.1, &t)
+                    .map_err(|e| problem_error(self.path, e))
+            }
+            other => Err(self.err(
+                field,
+                format!(
+                    "expected a matrix (nested arrays, or {{\"rows\", \"cols\", \"triplets\"}}), found {}",
+                    kind_of(other)
+                ),
+            )),
+        }
+    }
+
+    fn local(&self) -> Result<LocalProblem, CoreError> {
+        let get = |k: &str| self.get(k, "local", &LOCAL_FIELDS);
+        let mu = self.vector("mu", get("mu")?)?;
+        let q = self.vector("q", get("q")?)?;
+        let m = 3 * mu.len();
+        let why = format!("3 per contact, {} contacts in `mu`", mu.len());
+        let w = self.matrix("W", get("W")?, (m, m), &why)?;
+        LocalProblem::new(w, q, mu).map_err(|e| problem_error(self.path, e))
+    }
+
+    fn global(&self) -> Result<GlobalProblem, CoreError> {
+        let get = |k: &str| self.get(k, "global", &GLOBAL_FIELDS);
+        let mu = self.vector("mu", get("mu")?)?;
+        let f = self.vector("f", get("f")?)?;
+        let w = self.vector("w", get("w")?)?;
+        let (n, m) = (f.len(), 3 * mu.len());
+        let mm = self.matrix("M", get("M")?, (n, n), &format!("{n} dofs from `f`"))?;
+        let why = format!(
+            "{n} dofs from `f`, 3 per contact, {} contacts in `mu`",
+            mu.len()
+        );
+        let h = self.matrix("H", get("H")?, (n, m), &why)?;
+        GlobalProblem::new(mm, h, f, w, mu).map_err(|e| problem_error(self.path, e))
+    }
+}
