@@ -32,18 +32,18 @@ use faer::Mat;
 use crate::{CoreError, Residual, Solution, SolveOptions};
 
 pub(crate) mod common;
-pub mod execute;
-pub mod pgs;
 mod dogleg;
+pub mod execute;
 mod gauss_newton;
 mod levenberg_marquardt;
 mod newton_merit;
+pub mod pgs;
 mod projected_lm;
 mod trust_region;
 
 pub use common::{Armijo, RadiusRule};
-pub use execute::execute;
 pub use dogleg::Dogleg;
+pub use execute::execute;
 pub use gauss_newton::GaussNewtonLs;
 pub use levenberg_marquardt::LevenbergMarquardt;
 pub use newton_merit::{solve_merit, ExactLineSearch, MeritProblem, MeritState, NewtonMerit};
@@ -161,5 +161,7 @@ where
 {
     let problem = LeastSquares::with_options(residual, opts);
     let tol = opts.tol;
-    execute(problem, solver, x0, opts, |state: &LsState| (2.0 * state.get_cost()).sqrt() <= tol)
+    execute(problem, solver, x0, opts, |state: &LsState| {
+        (2.0 * state.get_cost()).sqrt() <= tol
+    })
 }

@@ -211,7 +211,9 @@ pub fn solve_pgs(
     solver.tol = opts.tol;
     solver.step_tol = opts.step_tol;
     let tol = opts.tol;
-    execute(BlockRows::new(problem), solver, r0, opts, |s: &PgsState| s.get_cost() <= tol)
+    execute(BlockRows::new(problem), solver, r0, opts, |s: &PgsState| {
+        s.get_cost() <= tol
+    })
 }
 
 #[cfg(test)]
@@ -286,8 +288,7 @@ mod tests {
             max_iter: 1,
             ..Default::default()
         };
-        let mut solver = ProjectedGaussSeidel::default();
-        solver.local_iterations = 1;
+        let solver = ProjectedGaussSeidel { local_iterations: 1, ..Default::default() };
         let s = solve_pgs(&p, solver, None, &opts).unwrap();
         assert_eq!(s.status, Status::MaxIterations);
         assert!(solve_pgs(

@@ -571,7 +571,7 @@ mod tests {
 
         /// Both columns of the cone basis are tangent to the cone at points on it.
         #[test]
-        fn cone_basis_is_tangent(mu in 0.05..3.0f64, b in -0.5..0.5f64, s in 0.01..5.0f64, phi in 0.0..6.28f64) {
+        fn cone_basis_is_tangent(mu in 0.05..3.0f64, b in -0.5..0.5f64, s in 0.01..5.0f64, phi in 0.0..std::f64::consts::TAU) {
             let x = Vector3::new(b - s, mu * s * phi.cos(), mu * s * phi.sin());
             let normal = Vector3::new(mu * mu * (x[0] - b), -x[1], -x[2]);
             let basis = edge_tangent_basis(EdgeKind::Cone, b, x);

@@ -581,8 +581,13 @@ pub fn solve_todorov(
     }
     let problem = TodorovProblem { ncp, tol: opts.tol };
     let tol = opts.tol;
-    let solver = TodorovArgmin { inner: solver, status: None };
-    execute(problem, solver, x0, opts, |s: &TodorovState| (2.0 * s.get_cost()).sqrt() <= tol)
+    let solver = TodorovArgmin {
+        inner: solver,
+        status: None,
+    };
+    execute(problem, solver, x0, opts, |s: &TodorovState| {
+        (2.0 * s.get_cost()).sqrt() <= tol
+    })
 }
 
 #[cfg(test)]
