@@ -1,0 +1,263 @@
+//! The implicit MNCP (Mylapilli and Jain 2014, eqs. 26-35): Todorov's implicit maps per contact
+//! plus the bilateral impulses `p_b`.
+//!
+//! Unknowns `x = [p_b; z(1) .. z(n_u)]`, each `z(i)` normal first here (`[z_n, z_f, z_o]`; the
+//! paper's `[z_f, z_o, z_n]`, see [`ImplicitMncp::to_paper_order`]). Per contact (eq. 26, with
+//! Todorov's bias `b = 0`): `F_n = max(0, -z_n)`, `s = min(1, mu F_n / |z_t|)`, `F_t = -s z_t`,
+//! and `v_u = F_u + z` (eq. 27). The residual (eq. 31/32) is
+//!
+//! ```text
+//! Phi_b = W_bb p_b + W_bu F_u(z) + q_b
+//! Phi_u = W_bu' p_b + (W - I) F_u(z) - z + q
+//! ```
+//!
+//! and the Jacobian (eq. 34) `[[W_bb, W_bu F'], [W_bu', (W - I) F' - I]]` with `F' = dF_u/dz`
+//! block diagonal (eq. 35). The maps, regions, `dF/dz` blocks and kink crossings are
+//! [`crate::todorov`]'s (eq. 35 is Todorov's slip-region derivative written normal last; a test
+//! checks the two agree entry by entry).
+
+use contactlab_core::frame;
+use contactlab_core::{LocalProblem, NonSmoothResidual, ProjectedResidual, Residual};
+use faer::MatMut;
+use nalgebra::{Matrix3, Vector3};
+
+use super::bilateral::{Bilateral, DenseSystem};
+use super::MylapilliError;
+use crate::todorov::{self, Region};
+
+/// Mylapilli and Jain's implicit MNCP residual `Phi(p_b, z)` (eq. 32).
+///
+/// Constructors validate their input and return errors; the accessors taking `x` expect
+/// `n_b + 3 n_u` entries and panic on a shorter slice, as the [`Residual`] methods do.
+#[derive(Debug, Clone)]
+pub struct ImplicitMncp {
+    sys: DenseSystem,
+}
+
+impl ImplicitMncp {
+    /// The MNCP of a local problem without bilateral rows (then exactly Todorov's eq. 15 with
+    /// `b = 0`).
+    pub fn new(problem: &LocalProblem) -> Result<ImplicitMncp, MylapilliError> {
+        Ok(ImplicitMncp {
+            sys: DenseSystem::new(problem, None)?,
+        })
+    }
+
+    /// The MNCP of a local problem with `bilateral` equality rows (first in `x`).
+    pub fn with_bilateral(
+        problem: &LocalProblem,
+        bilateral: &Bilateral,
+    ) -> Result<ImplicitMncp, MylapilliError> {
+        Ok(ImplicitMncp {
+            sys: DenseSystem::new(problem, Some(bilateral))?,
+        })
+    }
+
+    /// Number of bilateral rows `n_b`.
+    pub fn num_bilateral(&self) -> usize {
+        self.sys.n_b
+    }
+
+    /// Number of contacts `n_u`.
+    pub fn num_contacts(&self) -> usize {
+        self.sys.n_u
+    }
+
+    /// Contact `i`'s `z(i)` (normal first) in `x`.
+    fn z(&self, x: &[f64], i: usize) -> Vector3<f64> {
+        todorov::block(&x[self.sys.n_b..], i)
+    }
+
+    /// The bilateral impulses `p_b` in `x`.
+    pub fn bilateral_impulse<'x>(&self, x: &'x [f64]) -> &'x [f64] {
+        &x[..self.sys.n_b]
+    }
+
+    /// The contact impulses `F_u(z)` (eq. 26), normal first, three per contact.
+    pub fn impulse(&self, x: &[f64]) -> Vec<f64> {
+        (0..self.sys.n_u)
+            .flat_map(|i| {
+                let f = todorov::impulse(self.sys.mu[i], 0.0, self.z(x, i));
+                [f[0], f[1], f[2]]
+            })
+            .collect()
+    }
+
+    /// The contact velocities `v_u = F_u(z) + z` the maps encode (eq. 27); equal to
+    /// `W_bu' p_b + W r + q` at a solution.
+    pub fn encoded_velocity(&self, x: &[f64]) -> Vec<f64> {
+        self.impulse(x)
+            .iter()
+            .zip(&x[self.sys.n_b..])
+            .map(|(f, z)| f + z)
+            .collect()
+    }
+
+    /// The contact velocity `u = W_bu' p_b + W r + q` at the impulses `x` encodes (eq. 30).
+    pub fn contact_velocity(&self, x: &[f64]) -> Vec<f64> {
+        self.sys
+            .contact_velocity(self.bilateral_impulse(x), &self.impulse(x))
+    }
+
+    /// The bilateral rows' velocity `u_b` at `x` (`Phi_b`, zero at a solution).
+    pub fn bilateral_velocity(&self, x: &[f64]) -> Vec<f64> {
+        self.sys
+            .bilateral_velocity(self.bilateral_impulse(x), &self.impulse(x))
+    }
+
+    /// The region (break, stick, slip) of every contact at `x`.
+    pub fn regions(&self, x: &[f64]) -> Vec<Region> {
+        (0..self.sys.n_u)
+            .map(|i| Region::of(self.sys.mu[i], 0.0, self.z(x, i)))
+            .collect()
+    }
+
+    /// Unknowns for given bilateral and contact impulses: `z = u - r` per contact (eq. 27) at
+    /// the velocity `u = W_bu' p_b + W r + q` they give. The MNCP solution when `(p_b, r)` is a
+    /// Coulomb solution; otherwise a warm start.
+    pub fn unknowns_from_impulse(
+        &self,
+        p_b: &[f64],
+        r: &[f64],
+    ) -> Result<Vec<f64>, MylapilliError> {
+        if p_b.len() != self.sys.n_b || r.len() != 3 * self.sys.n_u {
+            return Err(MylapilliError::Problem(
+                contactlab_core::ProblemError::Shape {
+                    field: "p_b, r".into(),
+                    expected: format!("{} and {} entries", self.sys.n_b, 3 * self.sys.n_u),
+                    found: format!("{} and {} entries", p_b.len(), r.len()),
+                },
+            ));
+        }
+        contactlab_core::problem::check_finite_vec("p_b", p_b)?;
+        contactlab_core::problem::check_finite_vec("r", r)?;
+        let u = self.sys.contact_velocity(p_b, r);
+        let mut x = p_b.to_vec();
+        x.extend(u.iter().zip(r).map(|(ui, ri)| ui - ri));
+        Ok(x)
+    }
+
+    /// `x` in the paper's order: `[p_b; z(i) = [z_f, z_o, z_n]]` (normal last, eq. 26).
+    pub fn to_paper_order(&self, x: &[f64]) -> Vec<f64> {
+        let mut out = x[..self.sys.n_b].to_vec();
+        out.extend(frame::to_normal_last(&x[self.sys.n_b..]));
+        out
+    }
+
+    /// The inverse of [`ImplicitMncp::to_paper_order`].
+    pub fn from_paper_order(&self, z: &[f64]) -> Vec<f64> {
+        let mut out = z[..self.sys.n_b].to_vec();
+        out.extend(frame::to_normal_first(&z[self.sys.n_b..]));
+        out
+    }
+
+    /// `dF_u/dz` blocks (eq. 35) of the given regions at `x`.
+    fn blocks(&self, x: &[f64], regions: &[Region]) -> Vec<Matrix3<f64>> {
+        regions
+            .iter()
+            .enumerate()
+            .map(|(i, reg)| reg.df_dx(self.sys.mu[i], 0.0, self.z(x, i)))
+            .collect()
+    }
+
+    /// Writes eq. 34 for block-diagonal `F'` given by `blocks`.
+    fn jacobian_from_blocks(&self, blocks: &[Matrix3<f64>], mut out: MatMut<'_, f64>) {
+        let (n_b, n_u) = (self.sys.n_b, self.sys.n_u);
+        let s = &self.sys;
+        // Columns of p_b: [W_bb; W_bu'].
+        for l in 0..n_b {
+            for k in 0..n_b {
+                out[(k, l)] = s.w_bb[(k, l)];
+            }
+            for i in 0..3 * n_u {
+                out[(n_b + i, l)] = s.w_bu[(l, i)];
+            }
+        }
+        // Columns of z(j): [W_bu F'_j; (W - I) F'_j - I].
+        for (j, fb) in blocks.iter().enumerate() {
+            for c in 0..3 {
+                let col = n_b + 3 * j + c;
+                for k in 0..n_b {
+                    out[(k, col)] = (0..3).map(|l| s.w_bu[(k, 3 * j + l)] * fb[(l, c)]).sum();
+                }
+                for i in 0..3 * n_u {
+                    let mut v: f64 = (0..3).map(|l| s.w[(i, 3 * j + l)] * fb[(l, c)]).sum();
+                    if i / 3 == j {
+                        v -= fb[(i % 3, c)];
+                    }
+                    if i == 3 * j + c {
+                        v -= 1.0;
+                    }
+                    out[(n_b + i, col)] = v;
+                }
+            }
+        }
+    }
+}
+
+impl Residual for ImplicitMncp {
+    fn num_unknowns(&self) -> usize {
+        self.sys.n_b + 3 * self.sys.n_u
+    }
+
+    fn num_residuals(&self) -> usize {
+        self.sys.n_b + 3 * self.sys.n_u
+    }
+
+    fn residual(&self, x: &[f64], out: &mut [f64]) {
+        let n_b = self.sys.n_b;
+        let p_b = self.bilateral_impulse(x);
+        let f = self.impulse(x);
+        // Eq. 31: Phi_b = u_b, Phi_u = u - F - z.
+        let ub = self.sys.bilateral_velocity(p_b, &f);
+        let u = self.sys.contact_velocity(p_b, &f);
+        out[..n_b].copy_from_slice(&ub);
+        for (i, o) in out[n_b..].iter_mut().enumerate() {
+            *o = u[i] - f[i] - x[n_b + i];
+        }
+    }
+
+    fn jacobian(&self, x: &[f64], out: MatMut<'_, f64>) {
+        let blocks = self.blocks(x, &self.regions(x));
+        self.jacobian_from_blocks(&blocks, out);
+    }
+}
+
+impl NonSmoothResidual for ImplicitMncp {
+    fn kinks_on_segment(&self, x: &[f64], dx: &[f64], out: &mut Vec<f64>) {
+        let start = out.len();
+        let n_b = self.sys.n_b;
+        for i in 0..self.sys.n_u {
+            todorov::contact_crossings(
+                self.sys.mu[i],
+                0.0,
+                self.z(x, i),
+                todorov::block(&dx[n_b..], i),
+                out,
+            );
+        }
+        out[start..].sort_by(f64::total_cmp);
+    }
+
+    fn jacobian_along(&self, x: &[f64], dx: &[f64], out: MatMut<'_, f64>) {
+        let n_b = self.sys.n_b;
+        let regions: Vec<Region> = (0..self.sys.n_u)
+            .map(|i| {
+                todorov::region_along(
+                    self.sys.mu[i],
+                    0.0,
+                    self.z(x, i),
+                    todorov::block(&dx[n_b..], i),
+                )
+            })
+            .collect();
+        let blocks = self.blocks(x, &regions);
+        self.jacobian_from_blocks(&blocks, out);
+    }
+}
+
+impl ProjectedResidual for ImplicitMncp {
+    /// The identity: the MNCP's unknowns are unconstrained (`z` by Todorov's construction,
+    /// `p_b` free), and the paper's PLM box states no constraint set.
+    fn project(&self, _x: &mut [f64]) {}
+}
