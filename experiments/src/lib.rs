@@ -1,1 +1,24 @@
-//! Scenes, configs, runner, reports and the CLI.
+//! # contactlab-experiments
+//!
+//! Where problems meet people (see `DESIGN.md`, "The flow of data"):
+//!
+//! ```text
+//! scenes (physics) --config (TOML)--> runner (rayon, indicatif) --> polars DataFrames (data/)
+//!     --> report (markdown + SVG + CSV, reports/<paper>/)
+//! ```
+//!
+//! plus the registry of formulations and optimizers by name and the `contactlab` command line.
+//! The command line and the notebooks call the same functions: nothing lives only in a binary.
+
+pub mod cli;
+pub mod config;
+pub mod frames;
+pub mod registry;
+pub mod report;
+pub mod runner;
+pub mod scenes;
+
+/// The polars this crate builds its DataFrames with, re-exported so notebooks use the same one.
+pub use polars;
+/// The toml this crate parses configs with, re-exported so notebooks can edit a config's sweep.
+pub use toml;

@@ -1,0 +1,428 @@
+//! The `contactlab` command line: `solve`, `list`, `reproduce`. Every command is a library
+//! function writing to a `Write`, so tests run them exactly as a user does.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use clap::{Parser, Subcommand};
+use contactlab_core::io::read_problem;
+use contactlab_core::{CoreError, GlobalProblem, LocalProblem, Problem, SolveOptions};
+use faer::linalg::solvers::Solve;
+use faer::Side;
+use serde_json::json;
+
+use crate::config::{ConfigError, ExperimentConfig};
+use crate::registry::{self, LocalSolve, RegistryError, FORMULATIONS, OPTIMIZERS, PAPERS};
+use crate::report::ReportError;
+use crate::runner::{
+    parse_shard, run_experiment, steps_frame, traces_frame, write_parquet, RunError,
+};
+
+/// contactlab: reproduce contact-dynamics papers and swap formulations against optimizers.
+#[derive(Debug, Parser)]
+#[command(name = "contactlab", version, about)]
+pub struct Cli {
+    /// The command to run.
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+/// The subcommands.
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Solve one problem file (FCLib .hdf5 or .json) and print a summary or JSON.
+    Solve {
+        /// The problem file.
+        file: PathBuf,
+        /// Formulation name (see `contactlab list`).
+        #[arg(long, default_value = "coulomb")]
+        formulation: String,
+        /// Optimizer name (see `contactlab list`).
+        #[arg(long, default_value = "pgs")]
+        optimizer: String,
+        /// Bound on the natural-map residual for status `converged`.
+        #[arg(long, default_value_t = 1e-8)]
+        tol: f64,
+        /// Iteration budget.
+        #[arg(long, default_value_t = 500)]
+        max_iter: u64,
+        /// Print one JSON object instead of a summary.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Name the formulations, optimizers and papers available.
+    List {
+        /// Print `{"formulations": [...], "optimizers": [...], "papers": [...]}`.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Run a paper's reproduction: every config of the paper -> data -> report.
+    Reproduce {
+        /// The paper key (see `--list`).
+        paper: Option<String>,
+        /// List the papers and whether their reproduction exists.
+        #[arg(long)]
+        list: bool,
+        /// Hide the progress bars.
+        #[arg(long)]
+        no_progress: bool,
+    },
+    /// Run one experiment config and write its DataFrames under `data/`.
+    Run {
+        /// The TOML config (e.g. experiments/configs/todorov2010/table1.toml).
+        config: PathBuf,
+        /// Run only part `k` of `N` of the sweep (`k/N`), for job arrays.
+        #[arg(long)]
+        shard: Option<String>,
+        /// Hide the progress bar.
+        #[arg(long)]
+        no_progress: bool,
+    },
+    /// Regenerate a paper's report from the data already under `data/`.
+    Report {
+        /// The paper key.
+        paper: String,
+    },
+}
+
+/// Errors a command reports to the user (exit code 2).
+#[derive(Debug, thiserror::Error)]
+pub enum CliError {
+    /// Reading or converting the problem failed.
+    #[error(transparent)]
+    Core(#[from] CoreError),
+    /// A name lookup or a solve failed.
+    #[error(transparent)]
+    Registry(#[from] RegistryError),
+    /// A bad option value.
+    #[error("{0}")]
+    Usage(String),
+    /// Writing the output failed.
+    #[error("output: {0}")]
+    Output(#[from] std::io::Error),
+    /// An experiment config is unusable.
+    #[error(transparent)]
+    Config(#[from] ConfigError),
+    /// An experiment run failed.
+    #[error(transparent)]
+    Run(#[from] RunError),
+    /// Generating a report failed.
+    #[error(transparent)]
+    Report(#[from] ReportError),
+}
+
+/// The workspace root: the current directory when it holds `experiments/configs`, else the
+/// checkout this program was built from.
+pub fn workspace_root() -> PathBuf {
+    let cwd = std::env::current_dir().unwrap_or_default();
+    if cwd.join("experiments/configs").is_dir() {
+        return cwd;
+    }
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..")
+}
+
+/// `contactlab run`: one config -> `data/runs/<paper>/<name>.parquet` (steps),
+/// `<name>_traces.parquet` (hardest-step traces) and `<name>.meta.json` (timing).
+pub fn run_config(
+    config: &Path,
+    root: &Path,
+    shard: Option<(usize, usize)>,
+    progress: bool,
+    out: &mut dyn Write,
+) -> Result<(), CliError> {
+    let cfg = ExperimentConfig::load(config)?;
+    let result = run_experiment(&cfg, config, shard, progress)?;
+    let mut path = cfg.data_path(root);
+    if let Some((k, n)) = shard {
+        path = path.with_file_name(format!("{}.shard-{k}-of-{n}.parquet", cfg.name));
+    }
+    let mut steps = steps_frame(&cfg, &result).map_err(RunError::from)?;
+    write_parquet(&mut steps, &path)?;
+    let mut traces = traces_frame(&result).map_err(RunError::from)?;
+    write_parquet(
+        &mut traces,
+        &path.with_file_name(format!("{}_traces.parquet", cfg.name)),
+    )?;
+    let meta = json!({
+        "paper": cfg.paper,
+        "experiment": cfg.name,
+        "runs": result.runs.len(),
+        "rows": steps.height(),
+        "wall_seconds": result.wall_seconds,
+        "threads": rayon::current_num_threads(),
+        "shard": shard.map(|(k, n)| format!("{k}/{n}")),
+    });
+    std::fs::write(path.with_extension("meta.json"), format!("{meta:#}\n"))?;
+    writeln!(
+        out,
+        "{}/{}: {} runs, {} rows in {:.1} s -> {}",
+        cfg.paper,
+        cfg.name,
+        result.runs.len(),
+        steps.height(),
+        result.wall_seconds,
+        path.display()
+    )?;
+    Ok(())
+}
+
+/// `contactlab report`: regenerates `reports/<paper>/` from `data/`.
+pub fn report(paper: &str, root: &Path, out: &mut dyn Write) -> Result<(), CliError> {
+    match paper {
+        "todorov2010" => crate::report::todorov2010::generate(root)?,
+        other => return Err(not_reproducible(other)),
+    }
+    writeln!(
+        out,
+        "wrote {}",
+        root.join("reports").join(paper).join("README.md").display()
+    )?;
+    Ok(())
+}
+
+fn not_reproducible(id: &str) -> CliError {
+    match PAPERS.iter().find(|p| p.id == id) {
+        None => CliError::Usage(format!(
+            "unknown paper `{id}`; known: {}",
+            PAPERS.iter().map(|p| p.id).collect::<Vec<_>>().join(", ")
+        )),
+        Some(p) => CliError::Usage(format!(
+            "the reproduction of `{}` ({}) is not implemented yet; `contactlab reproduce --list` shows what is",
+            p.id, p.title
+        )),
+    }
+}
+
+/// Runs a parsed command line.
+pub fn run(cli: Cli, out: &mut dyn Write) -> Result<(), CliError> {
+    match cli.command {
+        Command::Solve {
+            file,
+            formulation,
+            optimizer,
+            tol,
+            max_iter,
+            json,
+        } => solve(&file, &formulation, &optimizer, tol, max_iter, json, out),
+        Command::List { json } => list(json, out),
+        Command::Reproduce {
+            paper,
+            list,
+            no_progress,
+        } => reproduce(paper.as_deref(), list, !no_progress, out),
+        Command::Run {
+            config,
+            shard,
+            no_progress,
+        } => {
+            let shard = shard.as_deref().map(parse_shard).transpose()?;
+            run_config(&config, &workspace_root(), shard, !no_progress, out)
+        }
+        Command::Report { paper } => report(&paper, &workspace_root(), out),
+    }
+}
+
+/// `contactlab solve`.
+pub fn solve(
+    file: &Path,
+    formulation: &str,
+    optimizer: &str,
+    tol: f64,
+    max_iter: u64,
+    as_json: bool,
+    out: &mut dyn Write,
+) -> Result<(), CliError> {
+    if !(tol > 0.0 && tol.is_finite()) {
+        return Err(CliError::Usage(format!(
+            "--tol must be a positive number, got {tol}"
+        )));
+    }
+    let problem = read_problem(file)?;
+    let (local, global) = match &problem {
+        Problem::Local(p) => (p.clone(), None),
+        Problem::Global(g) => (g.to_local()?, Some(g)),
+    };
+    let opts = SolveOptions {
+        tol,
+        max_iter,
+        ..SolveOptions::default()
+    };
+    let s = registry::solve_local(&local, formulation, optimizer, &opts)?;
+    let v = global.map(|g| generalized_velocity(g, &s.r)).transpose()?;
+    if as_json {
+        let mut obj = json!({
+            "file": file.display().to_string(),
+            "kind": if global.is_some() { "global" } else { "local" },
+            "contacts": local.num_contacts(),
+            "formulation": formulation,
+            "optimizer": optimizer,
+            "tol": tol,
+            "status": s.status.as_str(),
+            "solver_status": s.solver_status.as_str(),
+            "iterations": s.iterations,
+            "seconds": s.seconds,
+            "residual": s.metrics.natural_map,
+            "cone_violation": s.metrics.cone_violation,
+            "dual_cone_violation": s.metrics.dual_cone_violation,
+            "complementarity_gap": s.metrics.complementarity_gap,
+            "r": s.r,
+            "u": s.u,
+        });
+        if let Some(v) = v {
+            obj["v"] = json!(v);
+        }
+        writeln!(out, "{obj}")?;
+    } else {
+        write_summary(
+            file,
+            &local,
+            global.is_some(),
+            formulation,
+            optimizer,
+            tol,
+            &s,
+            out,
+        )?;
+    }
+    Ok(())
+}
+
+/// `v = M^-1 (H r + f)` for a global problem.
+fn generalized_velocity(g: &GlobalProblem, r: &[f64]) -> Result<Vec<f64>, CoreError> {
+    let mut rhs = vec![0.0; g.f.len()];
+    g.h.mul_vec(r, &mut rhs);
+    rhs.iter_mut().zip(&g.f).for_each(|(a, b)| *a += b);
+    let m = g.m.to_dense();
+    let llt = m
+        .llt(Side::Lower)
+        .map_err(|e| CoreError::LinearAlgebra(format!("M is not positive definite: {e:?}")))?;
+    let b = faer::Col::from_fn(rhs.len(), |i| rhs[i]);
+    let v = llt.solve(&b);
+    Ok((0..v.nrows()).map(|i| v[i]).collect())
+}
+
+#[allow(clippy::too_many_arguments)]
+fn write_summary(
+    file: &Path,
+    p: &LocalProblem,
+    global: bool,
+    formulation: &str,
+    optimizer: &str,
+    tol: f64,
+    s: &LocalSolve,
+    out: &mut dyn Write,
+) -> std::io::Result<()> {
+    let active = (0..p.num_contacts()).filter(|&a| s.r[3 * a] > 0.0).count();
+    writeln!(
+        out,
+        "{}: {} problem, {} contacts ({} active at the solution)",
+        file.display(),
+        if global {
+            "global (solved in contact space)"
+        } else {
+            "local"
+        },
+        p.num_contacts(),
+        active
+    )?;
+    writeln!(
+        out,
+        "{formulation} + {optimizer}: {} after {} iterations, {:.3e} s",
+        s.status, s.iterations, s.seconds
+    )?;
+    if s.status != s.solver_status {
+        writeln!(out, "  (the driver itself reported: {})", s.solver_status)?;
+    }
+    writeln!(
+        out,
+        "  natural-map residual   {:.3e}  (tol {tol:.1e})",
+        s.metrics.natural_map
+    )?;
+    writeln!(
+        out,
+        "  cone violation         {:.3e}",
+        s.metrics.cone_violation
+    )?;
+    writeln!(
+        out,
+        "  dual-cone violation    {:.3e}",
+        s.metrics.dual_cone_violation
+    )?;
+    writeln!(
+        out,
+        "  complementarity gap    {:.3e}",
+        s.metrics.complementarity_gap
+    )?;
+    Ok(())
+}
+
+/// `contactlab list`.
+pub fn list(as_json: bool, out: &mut dyn Write) -> Result<(), CliError> {
+    if as_json {
+        let v = json!({
+            "formulations": FORMULATIONS.iter().map(|f| f.name).collect::<Vec<_>>(),
+            "optimizers": OPTIMIZERS.iter().map(|o| o.name).collect::<Vec<_>>(),
+            "papers": PAPERS.iter().map(|p| p.id).collect::<Vec<_>>(),
+            "combinations": FORMULATIONS.iter().map(|f| json!({"formulation": f.name, "optimizers": f.optimizers, "exact_cone": f.exact_cone})).collect::<Vec<_>>(),
+            "reproducible": PAPERS.iter().filter(|p| p.reproducible).map(|p| p.id).collect::<Vec<_>>(),
+        });
+        writeln!(out, "{v}")?;
+        return Ok(());
+    }
+    writeln!(out, "formulations (and the optimizers that run them):")?;
+    for f in FORMULATIONS {
+        writeln!(
+            out,
+            "  {:<14} {}\n  {:<14} runs with: {}",
+            f.name,
+            f.description,
+            "",
+            f.optimizers.join(", ")
+        )?;
+    }
+    writeln!(out, "optimizers:")?;
+    for o in OPTIMIZERS {
+        writeln!(out, "  {:<14} {}", o.name, o.description)?;
+    }
+    writeln!(out, "papers:")?;
+    write_papers(out)
+}
+
+fn write_papers(out: &mut dyn Write) -> Result<(), CliError> {
+    for p in PAPERS {
+        let state = if p.reproducible {
+            "reproducible"
+        } else {
+            "not yet reproduced"
+        };
+        writeln!(out, "  {:<14} {:<20} {}", p.id, state, p.title)?;
+    }
+    Ok(())
+}
+
+/// `contactlab reproduce`: runs every config under `experiments/configs/<paper>/` (in file-name
+/// order), then writes the report.
+pub fn reproduce(
+    paper: Option<&str>,
+    list: bool,
+    progress: bool,
+    out: &mut dyn Write,
+) -> Result<(), CliError> {
+    let Some(id) = paper.filter(|_| !list) else {
+        return write_papers(out);
+    };
+    if !PAPERS.iter().any(|p| p.id == id && p.reproducible) {
+        return Err(not_reproducible(id));
+    }
+    let root = workspace_root();
+    let dir = root.join("experiments/configs").join(id);
+    let mut configs: Vec<PathBuf> = std::fs::read_dir(&dir)?
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|e| e == "toml"))
+        .collect();
+    configs.sort();
+    for c in &configs {
+        run_config(c, &root, None, progress, out)?;
+    }
+    report(id, &root, out)
+}

@@ -1,0 +1,218 @@
+//! Declarative experiment configs: one TOML file per reproduced table or figure under
+//! `experiments/configs/<paper>/`.
+//!
+//! ```toml
+//! paper = "todorov2010"
+//! name = "table1"
+//! description = "Table 1: iterations per step and share of accepted Newton points"
+//!
+//! [scene]
+//! kind = "balls_in_cube"     # or "ball_drop"
+//! steps = 200
+//! [scene.params]             # the scene's own parameters (BallsConfig fields)
+//! h = 0.005
+//!
+//! [sweep]                    # lists; the runs are their Cartesian product
+//! mu = [0.1, 0.5, 1.0, 2.0]  # every key must be a scene parameter
+//! n_balls = [5, 10, 15]
+//! seed = [0, 1, 2]
+//!
+//! [driver]                   # the solver whose impulses advance the simulation
+//! formulation = "implicit-ncp"
+//! optimizer = "todorov"
+//! tol = 1e-8
+//!
+//! [[shadow]]                 # solvers run on the same step problems, not advancing it
+//! formulation = "implicit-ncp"
+//! optimizer = "lm"
+//! ```
+//!
+//! Every error names the file and the key that is wrong (TOML's own messages carry the line).
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use serde::Deserialize;
+
+use crate::registry::{RegistryError, SolverSpec};
+pub use crate::scenes::SceneKind;
+
+/// A config that cannot be used, with the file and key at fault.
+#[derive(Debug, thiserror::Error)]
+pub enum ConfigError {
+    /// The file cannot be read.
+    #[error("{path}: {source}")]
+    Read {
+        /// The file.
+        path: PathBuf,
+        /// The IO error.
+        source: std::io::Error,
+    },
+    /// TOML syntax or a key of the wrong type / unknown key.
+    #[error("{path}: {message}")]
+    Parse {
+        /// The file.
+        path: PathBuf,
+        /// The parser's message (names the key and line).
+        message: String,
+    },
+    /// A value that parses but is not usable.
+    #[error("{path}: key `{key}`: {message}")]
+    Invalid {
+        /// The file.
+        path: PathBuf,
+        /// The dotted key.
+        key: String,
+        /// What is wrong.
+        message: String,
+    },
+}
+
+/// The `[scene]` table.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SceneSection {
+    /// Which scene.
+    pub kind: SceneKind,
+    /// Number of time steps per run.
+    pub steps: usize,
+    /// Scene parameters; sweep keys override them per run.
+    #[serde(default)]
+    pub params: toml::Table,
+}
+
+/// The `[output]` table.
+#[derive(Debug, Clone, Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+pub struct OutputSection {
+    /// Where the run's DataFrame goes (relative to the workspace root); defaults to
+    /// `data/runs/<paper>/<name>.parquet`.
+    pub data: Option<PathBuf>,
+}
+
+/// A whole experiment config.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ExperimentConfig {
+    /// Paper key (`todorov2010`, ...).
+    pub paper: String,
+    /// The table or figure this config reproduces.
+    pub name: String,
+    /// One line for the report.
+    #[serde(default)]
+    pub description: String,
+    /// The scene.
+    pub scene: SceneSection,
+    /// Lists of scene-parameter values; runs are their Cartesian product.
+    #[serde(default)]
+    pub sweep: BTreeMap<String, Vec<toml::Value>>,
+    /// The solver that advances the simulation.
+    pub driver: SolverSpec,
+    /// Solvers run on the driver's step problems, for comparison.
+    #[serde(default)]
+    pub shadow: Vec<SolverSpec>,
+    /// Output locations.
+    #[serde(default)]
+    pub output: OutputSection,
+}
+
+/// One run: the sweep values chosen (in key order) and the scene parameters they produce.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RunSpec {
+    /// Position in the expanded sweep.
+    pub index: usize,
+    /// `(key, value)` for every sweep key.
+    pub keys: Vec<(String, toml::Value)>,
+    /// The scene parameters of this run (`scene.params` with the sweep values applied).
+    pub params: toml::Table,
+}
+
+impl ExperimentConfig {
+    /// Reads and checks a config file.
+    pub fn load(path: &Path) -> Result<ExperimentConfig, ConfigError> {
+        let text = std::fs::read_to_string(path).map_err(|source| ConfigError::Read {
+            path: path.into(),
+            source,
+        })?;
+        ExperimentConfig::parse(&text, path)
+    }
+
+    /// Parses and checks config text; `path` names it in errors.
+    pub fn parse(text: &str, path: &Path) -> Result<ExperimentConfig, ConfigError> {
+        let cfg: ExperimentConfig = toml::from_str(text).map_err(|e| ConfigError::Parse {
+            path: path.into(),
+            message: e.to_string(),
+        })?;
+        cfg.check(path)?;
+        Ok(cfg)
+    }
+
+    fn check(&self, path: &Path) -> Result<(), ConfigError> {
+        let invalid = |key: &str, message: String| ConfigError::Invalid {
+            path: path.into(),
+            key: key.into(),
+            message,
+        };
+        if self.scene.steps == 0 {
+            return Err(invalid("scene.steps", "must be at least 1".into()));
+        }
+        for (key, values) in &self.sweep {
+            if values.is_empty() {
+                return Err(invalid(&format!("sweep.{key}"), "is an empty list".into()));
+            }
+        }
+        let spec_err = |key: String, e: RegistryError| invalid(&key, e.to_string());
+        self.driver
+            .validate()
+            .map_err(|e| spec_err("driver".into(), e))?;
+        for (i, s) in self.shadow.iter().enumerate() {
+            s.validate()
+                .map_err(|e| spec_err(format!("shadow[{i}]"), e))?;
+        }
+        // Expanding checks every sweep key against the scene's parameters.
+        self.runs(path).map(|_| ())
+    }
+
+    /// The Cartesian product of the sweep lists, in a fixed order (keys sorted, last key
+    /// fastest), each applied over `scene.params`.
+    pub fn runs(&self, path: &Path) -> Result<Vec<RunSpec>, ConfigError> {
+        let keys: Vec<&String> = self.sweep.keys().collect();
+        let total: usize = self.sweep.values().map(Vec::len).product();
+        let mut out = Vec::with_capacity(total);
+        for index in 0..total {
+            let mut rest = index;
+            let mut chosen = Vec::with_capacity(keys.len());
+            for key in keys.iter().rev() {
+                let values = &self.sweep[*key];
+                chosen.push(((*key).clone(), values[rest % values.len()].clone()));
+                rest /= values.len();
+            }
+            chosen.reverse();
+            let mut table = self.scene.params.clone();
+            for (k, v) in &chosen {
+                table.insert(k.clone(), v.clone());
+            }
+            self.scene
+                .kind
+                .check_params(&table)
+                .map_err(|e| ConfigError::Invalid {
+                    path: path.into(),
+                    key: "scene.params / sweep".into(),
+                    message: e.to_string(),
+                })?;
+            out.push(RunSpec {
+                index,
+                keys: chosen,
+                params: table,
+            });
+        }
+        Ok(out)
+    }
+
+    /// The DataFrame's path under `root` (the workspace root).
+    pub fn data_path(&self, root: &Path) -> PathBuf {
+        root.join(self.output.data.clone().unwrap_or_else(|| {
+            PathBuf::from(format!("data/runs/{}/{}.parquet", self.paper, self.name))
+        }))
+    }
+}

@@ -1,0 +1,107 @@
+//! Report generation: markdown tables with the paper's numbers beside ours, CSV copies of
+//! every table, and SVG plots (plotters, no system fonts needed).
+
+pub mod plots;
+pub mod todorov2010;
+
+use std::fmt::Write as _;
+use std::path::Path;
+
+/// Errors while generating a report.
+#[derive(Debug, thiserror::Error)]
+pub enum ReportError {
+    /// A run's data is missing: the experiment has not been run.
+    #[error("{0}: not found; run the experiment first (`contactlab run <config>` or `just reproduce <paper>`)")]
+    MissingData(String),
+    /// Reading or aggregating the data failed.
+    #[error("data frame: {0}")]
+    Frame(#[from] polars::prelude::PolarsError),
+    /// Runner-side IO failed.
+    #[error(transparent)]
+    Run(#[from] crate::runner::RunError),
+    /// Writing failed.
+    #[error("{0}")]
+    Io(#[from] std::io::Error),
+    /// Drawing a plot failed.
+    #[error("plot {0}")]
+    Plot(String),
+    /// A published-numbers file is malformed.
+    #[error("{0}")]
+    Published(String),
+}
+
+/// A markdown table from a header and rows of cells.
+pub fn markdown_table(header: &[&str], rows: &[Vec<String>]) -> String {
+    let mut s = String::new();
+    let _ = writeln!(s, "| {} |", header.join(" | "));
+    let _ = writeln!(
+        s,
+        "|{}|",
+        header.iter().map(|_| "---").collect::<Vec<_>>().join("|")
+    );
+    for r in rows {
+        let _ = writeln!(s, "| {} |", r.join(" | "));
+    }
+    s
+}
+
+/// A CSV file from a header and rows (cells are numbers or simple words: no quoting needed,
+/// and none is produced; commas in cells are rejected).
+pub fn write_csv(path: &Path, header: &[&str], rows: &[Vec<String>]) -> Result<(), ReportError> {
+    let mut s = header.join(",") + "\n";
+    for r in rows {
+        if r.iter().any(|c| c.contains(',')) {
+            return Err(ReportError::Published(format!(
+                "{}: a cell contains a comma: {r:?}",
+                path.display()
+            )));
+        }
+        s += &(r.join(",") + "\n");
+    }
+    if let Some(dir) = path.parent() {
+        std::fs::create_dir_all(dir)?;
+    }
+    std::fs::write(path, s)?;
+    Ok(())
+}
+
+/// Reads a small numeric CSV with a header into rows of strings.
+pub fn read_csv(path: &Path) -> Result<(Vec<String>, Vec<Vec<String>>), ReportError> {
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| ReportError::Published(format!("{}: {e}", path.display())))?;
+    let mut lines = text
+        .lines()
+        .filter(|l| !l.trim().is_empty() && !l.starts_with('#'));
+    let header: Vec<String> = lines
+        .next()
+        .ok_or_else(|| ReportError::Published(format!("{}: empty", path.display())))?
+        .split(',')
+        .map(|s| s.trim().to_string())
+        .collect();
+    let rows: Vec<Vec<String>> = lines
+        .map(|l| l.split(',').map(|s| s.trim().to_string()).collect())
+        .collect();
+    if let Some((i, r)) = rows
+        .iter()
+        .enumerate()
+        .find(|(_, r)| r.len() != header.len())
+    {
+        return Err(ReportError::Published(format!(
+            "{}: data row {} has {} cells, the header has {}",
+            path.display(),
+            i + 1,
+            r.len(),
+            header.len()
+        )));
+    }
+    Ok((header, rows))
+}
+
+/// Formats a float with `digits` decimals, `-` for NaN.
+pub fn fmt(x: f64, digits: usize) -> String {
+    if x.is_nan() {
+        "-".into()
+    } else {
+        format!("{x:.digits$}")
+    }
+}

@@ -1,0 +1,147 @@
+//! SVG plots for reports.
+
+use std::path::Path;
+
+use plotters::prelude::*;
+
+use super::ReportError;
+
+/// Named series of points.
+pub type Series = (String, Vec<(f64, f64)>);
+
+const COLORS: [RGBColor; 6] = [
+    RGBColor(31, 119, 180),
+    RGBColor(255, 127, 14),
+    RGBColor(44, 160, 44),
+    RGBColor(214, 39, 40),
+    RGBColor(148, 103, 189),
+    RGBColor(140, 86, 75),
+];
+
+fn plot_err<E: std::fmt::Debug>(path: &Path) -> impl Fn(E) -> ReportError + '_ {
+    move |e| ReportError::Plot(format!("{}: {e:?}", path.display()))
+}
+
+/// A line plot of several series; `log_y` plots `log10(y)` (points with `y <= 0` dropped).
+pub fn line_plot(
+    path: &Path,
+    title: &str,
+    x_label: &str,
+    y_label: &str,
+    series: &[Series],
+    log_y: bool,
+) -> Result<(), ReportError> {
+    let tf = |y: f64| if log_y { y.log10() } else { y };
+    let pts: Vec<(f64, f64)> = series
+        .iter()
+        .flat_map(|(_, p)| p.iter().copied())
+        .filter(|(_, y)| !log_y || *y > 0.0)
+        .map(|(x, y)| (x, tf(y)))
+        .filter(|(x, y)| x.is_finite() && y.is_finite())
+        .collect();
+    let (x0, x1) = bounds(pts.iter().map(|p| p.0));
+    let (y0, y1) = bounds(pts.iter().map(|p| p.1));
+    let root = SVGBackend::new(path, (720, 420)).into_drawing_area();
+    root.fill(&WHITE).map_err(plot_err(path))?;
+    let mut chart = ChartBuilder::on(&root)
+        .caption(title, ("sans-serif", 18))
+        .margin(12)
+        .x_label_area_size(40)
+        .y_label_area_size(60)
+        .build_cartesian_2d(x0..x1, y0..y1)
+        .map_err(plot_err(path))?;
+    let y_desc = if log_y {
+        format!("log10 {y_label}")
+    } else {
+        y_label.to_string()
+    };
+    chart
+        .configure_mesh()
+        .x_desc(x_label)
+        .y_desc(y_desc)
+        .draw()
+        .map_err(plot_err(path))?;
+    for (i, (name, p)) in series.iter().enumerate() {
+        let color = COLORS[i % COLORS.len()];
+        let data: Vec<(f64, f64)> = p
+            .iter()
+            .filter(|(_, y)| !log_y || *y > 0.0)
+            .map(|&(x, y)| (x, tf(y)))
+            .collect();
+        chart
+            .draw_series(LineSeries::new(data.clone(), color.stroke_width(2)))
+            .map_err(plot_err(path))?
+            .label(name.clone())
+            .legend(move |(x, y)| {
+                PathElement::new(vec![(x, y), (x + 16, y)], color.stroke_width(2))
+            });
+        chart
+            .draw_series(
+                data.iter()
+                    .map(|&(x, y)| Circle::new((x, y), 2, color.filled())),
+            )
+            .map_err(plot_err(path))?;
+    }
+    chart
+        .configure_series_labels()
+        .background_style(WHITE.mix(0.85))
+        .border_style(BLACK)
+        .draw()
+        .map_err(plot_err(path))?;
+    root.present().map_err(plot_err(path))?;
+    Ok(())
+}
+
+/// A bar histogram of integer counts: bar at `k` has the number of values equal to `k`.
+pub fn histogram(
+    path: &Path,
+    title: &str,
+    x_label: &str,
+    values: &[u64],
+) -> Result<(), ReportError> {
+    let max = values.iter().copied().max().unwrap_or(0);
+    let mut counts = vec![0u64; max as usize + 1];
+    for &v in values {
+        counts[v as usize] += 1;
+    }
+    let top = counts.iter().copied().max().unwrap_or(1).max(1);
+    let root = SVGBackend::new(path, (720, 420)).into_drawing_area();
+    root.fill(&WHITE).map_err(plot_err(path))?;
+    let mut chart = ChartBuilder::on(&root)
+        .caption(title, ("sans-serif", 18))
+        .margin(12)
+        .x_label_area_size(40)
+        .y_label_area_size(60)
+        .build_cartesian_2d((0u64..max + 1).into_segmented(), 0u64..top + top / 10 + 1)
+        .map_err(plot_err(path))?;
+    chart
+        .configure_mesh()
+        .x_desc(x_label)
+        .y_desc("steps")
+        .draw()
+        .map_err(plot_err(path))?;
+    chart
+        .draw_series(
+            Histogram::vertical(&chart)
+                .style(COLORS[0].filled())
+                .margin(2)
+                .data(values.iter().map(|&v| (v, 1u64))),
+        )
+        .map_err(plot_err(path))?;
+    root.present().map_err(plot_err(path))?;
+    Ok(())
+}
+
+fn bounds(it: impl Iterator<Item = f64>) -> (f64, f64) {
+    let (lo, hi) = it.fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), v| {
+        (a.min(v), b.max(v))
+    });
+    if !lo.is_finite() || !hi.is_finite() {
+        return (0.0, 1.0);
+    }
+    if hi - lo < 1e-12 {
+        return (lo - 0.5, hi + 0.5);
+    }
+    let pad = 0.05 * (hi - lo);
+    (lo - pad, hi + pad)
+}

@@ -1,0 +1,396 @@
+//! The experiment runner: expands a config into runs, simulates each run's scene, solves every
+//! step's contact problem with the driver (whose impulses advance the scene) and the shadow
+//! solvers (which see the same problems), and collects one tidy row per solve.
+//!
+//! Runs go across cores with rayon; rows come back in run order, so the DataFrame is the same
+//! whatever the thread count. `--shard k/N` keeps runs whose index is `k-1 mod N`, so a
+//! cluster's job array can split a sweep and concatenate the Parquet files.
+
+use std::collections::HashMap;
+use std::path::Path;
+use std::time::Instant;
+
+use indicatif::{ProgressBar, ProgressStyle};
+use polars::prelude::*;
+use rayon::prelude::*;
+
+use crate::config::{ConfigError, ExperimentConfig, RunSpec};
+use crate::registry::{solve_spec, LocalSolve, RegistryError, SolverSpec};
+use crate::scenes::{Contact, ContactKey, SceneError};
+use nalgebra::Vector3;
+
+/// Errors of a run.
+#[derive(Debug, thiserror::Error)]
+pub enum RunError {
+    /// The config is unusable.
+    #[error(transparent)]
+    Config(#[from] ConfigError),
+    /// The scene could not be built or advanced.
+    #[error("run {run}: scene: {source}")]
+    Scene {
+        /// Run index.
+        run: usize,
+        /// What the scene said.
+        source: SceneError,
+    },
+    /// A solver could not run.
+    #[error("run {run}, step {step}: {source}")]
+    Solver {
+        /// Run index.
+        run: usize,
+        /// Step index.
+        step: usize,
+        /// What failed.
+        source: RegistryError,
+    },
+    /// Building or writing the DataFrame failed.
+    #[error("data frame: {0}")]
+    Frame(#[from] PolarsError),
+    /// Writing a file failed.
+    #[error("{0}")]
+    Io(#[from] std::io::Error),
+    /// A bad `--shard`.
+    #[error("--shard must be k/N with 1 <= k <= N, got {0}")]
+    Shard(String),
+}
+
+/// One solve's row.
+#[derive(Debug, Clone, PartialEq)]
+pub struct StepRow {
+    /// Run index in the expanded sweep.
+    pub run: usize,
+    /// Time step.
+    pub step: usize,
+    /// Solver label.
+    pub solver: String,
+    /// `driver` or `shadow`.
+    pub role: &'static str,
+    /// Contacts in the step's problem.
+    pub n_c: usize,
+    /// Iterations (0 when there were no contacts).
+    pub iterations: u64,
+    /// Iterations whose Newton point was accepted.
+    pub newton_accepted: u64,
+    /// Natural-map residual of the returned impulses.
+    pub residual: f64,
+    /// Seconds of the solve.
+    pub seconds: f64,
+    /// Status by the shared ruler.
+    pub status: String,
+    /// The driver's own status.
+    pub solver_status: String,
+    /// Restarts used after local minima.
+    pub restarts: u32,
+    /// The scene's observables after the step (the driver advanced it; shadow rows repeat
+    /// them), one column each.
+    pub observables: Vec<(&'static str, f64)>,
+}
+
+/// The merit trace of the hardest step of a run (most driver iterations).
+#[derive(Debug, Clone, PartialEq)]
+pub struct HardStep {
+    /// Run index.
+    pub run: usize,
+    /// Step index.
+    pub step: usize,
+    /// Solver label.
+    pub solver: String,
+    /// Merit per iteration (row 0: the start).
+    pub merits: Vec<f64>,
+}
+
+/// What one run produced.
+#[derive(Debug, Clone)]
+pub struct RunOutput {
+    /// The run.
+    pub spec: RunSpec,
+    /// One row per solve.
+    pub rows: Vec<StepRow>,
+    /// Per solver, its hardest step's trace.
+    pub hardest: Vec<HardStep>,
+}
+
+/// Everything an experiment produced.
+#[derive(Debug, Clone)]
+pub struct ExperimentOutput {
+    /// Per run, in run order.
+    pub runs: Vec<RunOutput>,
+    /// Wall-clock seconds of the whole sweep.
+    pub wall_seconds: f64,
+}
+
+/// Parses `k/N`.
+pub fn parse_shard(s: &str) -> Result<(usize, usize), RunError> {
+    let bad = || RunError::Shard(s.to_string());
+    let (k, n) = s.split_once('/').ok_or_else(bad)?;
+    let (k, n): (usize, usize) = (
+        k.trim().parse().map_err(|_| bad())?,
+        n.trim().parse().map_err(|_| bad())?,
+    );
+    if k == 0 || n == 0 || k > n {
+        return Err(bad());
+    }
+    Ok((k, n))
+}
+
+/// Runs the experiment (the shard's part of it), in parallel, with an optional progress bar.
+pub fn run_experiment(
+    cfg: &ExperimentConfig,
+    config_path: &Path,
+    shard: Option<(usize, usize)>,
+    progress: bool,
+) -> Result<ExperimentOutput, RunError> {
+    let runs: Vec<RunSpec> = cfg
+        .runs(config_path)?
+        .into_iter()
+        .filter(|r| shard.is_none_or(|(k, n)| r.index % n == k - 1))
+        .collect();
+    let bar = if progress {
+        ProgressBar::new(runs.len() as u64)
+    } else {
+        ProgressBar::hidden()
+    };
+    bar.set_style(
+        ProgressStyle::with_template(
+            "{prefix} [{bar:30}] {pos}/{len} runs, {elapsed} elapsed, eta {eta}",
+        )
+        .unwrap_or_else(|_| ProgressStyle::default_bar()),
+    );
+    bar.set_prefix(format!("{}/{}", cfg.paper, cfg.name));
+    let start = Instant::now();
+    let results: Vec<Result<RunOutput, RunError>> = runs
+        .par_iter()
+        .map(|spec| {
+            let out = run_one(cfg, spec);
+            bar.inc(1);
+            out
+        })
+        .collect();
+    bar.finish_and_clear();
+    let runs = results.into_iter().collect::<Result<Vec<_>, _>>()?;
+    Ok(ExperimentOutput {
+        runs,
+        wall_seconds: start.elapsed().as_secs_f64(),
+    })
+}
+
+/// Per-solver warm-start memory: each contact's unknowns as a world-frame vector, by contact
+/// key (a ball-ball frame turns between steps; storing world vectors carries the value over).
+type WarmMap = HashMap<ContactKey, Vector3<f64>>;
+
+/// The previous step's unknowns in this step's frames, `NaN` for new contacts.
+fn warm_vector(contacts: &[Contact], warm: &WarmMap) -> Vec<f64> {
+    contacts
+        .iter()
+        .flat_map(|c| {
+            warm.get(&c.key)
+                .map_or([f64::NAN; 3], |w| (c.frame * w).into())
+        })
+        .collect()
+}
+
+fn remember(contacts: &[Contact], x: &[f64], warm: &mut WarmMap) {
+    warm.clear();
+    for (a, c) in contacts.iter().enumerate() {
+        let local = Vector3::new(x[3 * a], x[3 * a + 1], x[3 * a + 2]);
+        warm.insert(c.key, c.frame.transpose() * local);
+    }
+}
+
+/// Simulates one run.
+pub fn run_one(cfg: &ExperimentConfig, spec: &RunSpec) -> Result<RunOutput, RunError> {
+    let run = spec.index;
+    let scene_err = |source| RunError::Scene { run, source };
+    let mut scene = cfg.scene.kind.build(&spec.params).map_err(scene_err)?;
+    let solvers: Vec<(&SolverSpec, &'static str)> = std::iter::once((&cfg.driver, "driver"))
+        .chain(cfg.shadow.iter().map(|s| (s, "shadow")))
+        .collect();
+    let mut warm: Vec<WarmMap> = vec![HashMap::new(); solvers.len()];
+    let mut hardest: Vec<Option<HardStep>> = vec![None; solvers.len()];
+    let mut rows = Vec::with_capacity(cfg.scene.steps * solvers.len());
+    for step in 0..cfg.scene.steps {
+        let cs = scene.contact_step().map_err(scene_err)?;
+        let n_c = cs.contacts.len();
+        let mut step_rows = Vec::with_capacity(solvers.len());
+        let mut driver_r = Vec::new();
+        for (i, (solver, role)) in solvers.iter().enumerate() {
+            if n_c == 0 {
+                step_rows.push(empty_row(run, step, solver, role));
+                continue;
+            }
+            let w = warm_vector(&cs.contacts, &warm[i]);
+            let s: LocalSolve = solve_spec(&cs.problem, solver, Some(&w))
+                .map_err(|source| RunError::Solver { run, step, source })?;
+            remember(&cs.contacts, &s.x, &mut warm[i]);
+            if hardest[i]
+                .as_ref()
+                .is_none_or(|h| (h.merits.len() as u64) < s.solution.trace.len() as u64)
+            {
+                hardest[i] = Some(HardStep {
+                    run,
+                    step,
+                    solver: solver.name(),
+                    merits: s.solution.trace.merits(),
+                });
+            }
+            step_rows.push(StepRow {
+                run,
+                step,
+                solver: solver.name(),
+                role,
+                n_c,
+                iterations: s.iterations,
+                newton_accepted: s.newton_accepted,
+                residual: s.metrics.natural_map,
+                seconds: s.seconds,
+                status: s.status.as_str().to_string(),
+                solver_status: s.solver_status.as_str().to_string(),
+                restarts: s.restarts_used,
+                observables: Vec::new(),
+            });
+            if i == 0 {
+                driver_r = s.r;
+            }
+        }
+        scene.advance(&cs, &driver_r).map_err(scene_err)?;
+        let observables = scene.observables();
+        for mut r in step_rows {
+            r.observables = observables.clone();
+            rows.push(r);
+        }
+    }
+    Ok(RunOutput {
+        spec: spec.clone(),
+        rows,
+        hardest: hardest.into_iter().flatten().collect(),
+    })
+}
+
+fn empty_row(run: usize, step: usize, solver: &SolverSpec, role: &'static str) -> StepRow {
+    StepRow {
+        run,
+        step,
+        solver: solver.name(),
+        role,
+        n_c: 0,
+        iterations: 0,
+        newton_accepted: 0,
+        residual: 0.0,
+        seconds: 0.0,
+        status: "no_contacts".into(),
+        solver_status: "no_contacts".into(),
+        restarts: 0,
+        observables: Vec::new(),
+    }
+}
+
+/// A sweep value as a polars column of the right type.
+fn sweep_column(name: &str, values: Vec<&toml::Value>) -> PolarsResult<Column> {
+    let name: PlSmallStr = name.into();
+    Ok(if values.iter().all(|v| v.is_integer()) {
+        Column::new(
+            name,
+            values.iter().map(|v| v.as_integer()).collect::<Vec<_>>(),
+        )
+    } else if values.iter().all(|v| v.is_float() || v.is_integer()) {
+        Column::new(
+            name,
+            values
+                .iter()
+                .map(|v| v.as_float().or(v.as_integer().map(|i| i as f64)))
+                .collect::<Vec<_>>(),
+        )
+    } else if values.iter().all(|v| v.is_bool()) {
+        Column::new(name, values.iter().map(|v| v.as_bool()).collect::<Vec<_>>())
+    } else {
+        Column::new(
+            name,
+            values.iter().map(|v| v.to_string()).collect::<Vec<_>>(),
+        )
+    })
+}
+
+/// The tidy steps DataFrame: config keys (`paper`, `experiment`, the sweep keys), then one row
+/// per solve with the [`StepRow`] fields.
+pub fn steps_frame(cfg: &ExperimentConfig, out: &ExperimentOutput) -> PolarsResult<DataFrame> {
+    let rows: Vec<(&RunOutput, &StepRow)> = out
+        .runs
+        .iter()
+        .flat_map(|r| r.rows.iter().map(move |row| (r, row)))
+        .collect();
+    let mut df = df!(
+        "paper" => rows.iter().map(|_| cfg.paper.clone()).collect::<Vec<_>>(),
+        "experiment" => rows.iter().map(|_| cfg.name.clone()).collect::<Vec<_>>(),
+        "run" => rows.iter().map(|(_, r)| r.run as u64).collect::<Vec<_>>(),
+        "step" => rows.iter().map(|(_, r)| r.step as u64).collect::<Vec<_>>(),
+        "solver" => rows.iter().map(|(_, r)| r.solver.clone()).collect::<Vec<_>>(),
+        "role" => rows.iter().map(|(_, r)| r.role).collect::<Vec<_>>(),
+        "n_c" => rows.iter().map(|(_, r)| r.n_c as u64).collect::<Vec<_>>(),
+        "iterations" => rows.iter().map(|(_, r)| r.iterations).collect::<Vec<_>>(),
+        "newton_accepted" => rows.iter().map(|(_, r)| r.newton_accepted).collect::<Vec<_>>(),
+        "residual" => rows.iter().map(|(_, r)| r.residual).collect::<Vec<_>>(),
+        "seconds" => rows.iter().map(|(_, r)| r.seconds).collect::<Vec<_>>(),
+        "status" => rows.iter().map(|(_, r)| r.status.clone()).collect::<Vec<_>>(),
+        "solver_status" => rows.iter().map(|(_, r)| r.solver_status.clone()).collect::<Vec<_>>(),
+        "restarts" => rows.iter().map(|(_, r)| r.restarts).collect::<Vec<_>>(),
+    )?;
+    let names: Vec<&'static str> = rows
+        .first()
+        .map(|(_, r)| r.observables.iter().map(|o| o.0).collect())
+        .unwrap_or_default();
+    for (k, name) in names.iter().enumerate() {
+        let values: Vec<f64> = rows
+            .iter()
+            .map(|(_, r)| r.observables.get(k).map_or(f64::NAN, |o| o.1))
+            .collect();
+        df.with_column(Column::new((*name).into(), values))?;
+    }
+    for key in cfg.sweep.keys() {
+        let values: Vec<&toml::Value> = rows
+            .iter()
+            .map(|(run, _)| {
+                &run.spec
+                    .keys
+                    .iter()
+                    .find(|(k, _)| k == key)
+                    .expect("every run has every sweep key")
+                    .1
+            })
+            .collect();
+        df.with_column(sweep_column(key, values)?)?;
+    }
+    Ok(df)
+}
+
+/// The hardest-step traces: `run`, `step`, `solver`, `iter`, `merit`.
+pub fn traces_frame(out: &ExperimentOutput) -> PolarsResult<DataFrame> {
+    let rows: Vec<(&HardStep, usize, f64)> = out
+        .runs
+        .iter()
+        .flat_map(|r| r.hardest.iter())
+        .flat_map(|h| h.merits.iter().enumerate().map(move |(i, m)| (h, i, *m)))
+        .collect();
+    df!(
+        "run" => rows.iter().map(|(h, _, _)| h.run as u64).collect::<Vec<_>>(),
+        "step" => rows.iter().map(|(h, _, _)| h.step as u64).collect::<Vec<_>>(),
+        "solver" => rows.iter().map(|(h, _, _)| h.solver.clone()).collect::<Vec<_>>(),
+        "iter" => rows.iter().map(|(_, i, _)| *i as u64).collect::<Vec<_>>(),
+        "merit" => rows.iter().map(|(_, _, m)| *m).collect::<Vec<_>>(),
+    )
+}
+
+/// Writes a DataFrame as Parquet, creating parent folders.
+pub fn write_parquet(df: &mut DataFrame, path: &Path) -> Result<(), RunError> {
+    if let Some(dir) = path.parent() {
+        std::fs::create_dir_all(dir)?;
+    }
+    let file = std::fs::File::create(path)?;
+    ParquetWriter::new(file).finish(df)?;
+    Ok(())
+}
+
+/// Reads a Parquet file written by [`write_parquet`].
+pub fn read_parquet(path: &Path) -> Result<DataFrame, RunError> {
+    let file = std::fs::File::open(path)?;
+    Ok(ParquetReader::new(file).finish()?)
+}

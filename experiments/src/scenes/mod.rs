@@ -1,0 +1,114 @@
+//! Scenes: the physics that makes the papers' contact problems.
+//!
+//! A [`Scene`] is a time-stepped system: at each step it states its contact problem
+//! ([`ContactStep`]: the contacts, with keys that persist across steps for warm starts, and a
+//! [`LocalProblem`] in the project's normal-first convention), takes the impulses some solver
+//! found, and moves on. Experiment configs name a scene by [`SceneKind`] and give its
+//! parameters as a TOML table, which the scene parses into its own typed config (unknown keys
+//! are errors that name the key).
+//!
+//! - [`balls`]: Todorov 2010, section IV: balls of different radii in a closed cube under
+//!   gravity (Table 1), and the ball-drop test of Fig. 6.
+
+pub mod balls;
+
+use contactlab_core::LocalProblem;
+use nalgebra::Matrix3;
+use serde::Deserialize;
+
+pub use balls::{Ball, BallsConfig, BallsInCube, SceneError};
+
+/// Identifies a contact across time steps (for warm starts).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum ContactKey {
+    /// Body `ball` against the static obstacle `wall` (for the cube: 0: x = 0, 1: x = side,
+    /// 2: y = 0, 3: y = side, 4: floor z = 0, 5: ceiling z = side).
+    Wall {
+        /// The moving body.
+        ball: usize,
+        /// The obstacle.
+        wall: usize,
+    },
+    /// Bodies `a < b`.
+    Pair {
+        /// The first body (the normal points towards it).
+        a: usize,
+        /// The second body.
+        b: usize,
+    },
+}
+
+/// One contact of a step.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Contact {
+    /// Which pair.
+    pub key: ContactKey,
+    /// Rows `n, t1, t2` of the contact frame (world coordinates).
+    pub frame: Matrix3<f64>,
+    /// Gap between the surfaces at the start of the step (negative: overlap).
+    pub gap: f64,
+}
+
+/// A step's contacts and its contact problem `u = W r + q` (normal first per contact).
+#[derive(Debug, Clone)]
+pub struct ContactStep {
+    /// The contacts, in the order of the problem's blocks.
+    pub contacts: Vec<Contact>,
+    /// The contact problem of this step.
+    pub problem: LocalProblem,
+    /// Generalized velocities without contact impulses (`M^-1 c`), in the scene's own layout.
+    pub free: Vec<f64>,
+}
+
+impl ContactStep {
+    /// The contact velocities `u = W r + q` of impulses `r`.
+    pub fn velocities(&self, r: &[f64]) -> Vec<f64> {
+        self.problem.velocity(r)
+    }
+}
+
+/// A time-stepped system that produces one contact problem per step.
+pub trait Scene: Send {
+    /// This step's contacts and contact problem.
+    fn contact_step(&self) -> Result<ContactStep, SceneError>;
+    /// Applies the impulses `r` (normal first per contact, the step's frames) and advances one
+    /// step; with no contacts, `r` is empty and the step is free motion.
+    fn advance(&mut self, step: &ContactStep, r: &[f64]) -> Result<(), SceneError>;
+    /// Named values of the state after the step, one DataFrame column each (the same names at
+    /// every step).
+    fn observables(&self) -> Vec<(&'static str, f64)>;
+}
+
+/// Which scene an experiment config names (`[scene] kind = ...`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum SceneKind {
+    /// Todorov's balls of different radii in a closed cube, random initial state.
+    BallsInCube,
+    /// Todorov's Fig. 6: balls stacked vertically, dropped from rest.
+    BallDrop,
+}
+
+impl SceneKind {
+    /// Parses `params` into the scene's own config and checks it, without building the scene.
+    pub fn check_params(self, params: &toml::Table) -> Result<(), SceneError> {
+        match self {
+            SceneKind::BallsInCube | SceneKind::BallDrop => {
+                BallsConfig::from_table(params)?.validate()
+            }
+        }
+    }
+
+    /// Builds the scene from its parameters.
+    pub fn build(self, params: &toml::Table) -> Result<Box<dyn Scene>, SceneError> {
+        Ok(match self {
+            SceneKind::BallsInCube => {
+                Box::new(BallsInCube::random(&BallsConfig::from_table(params)?)?)
+            }
+            SceneKind::BallDrop => {
+                let cfg = BallsConfig::from_table(params)?;
+                Box::new(BallsInCube::ball_drop(cfg.n_balls, &cfg)?)
+            }
+        })
+    }
+}

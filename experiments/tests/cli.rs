@@ -1,0 +1,182 @@
+//! End-to-end tests of the `contactlab` commands, through the library entry points and the
+//! real binary.
+
+use std::path::PathBuf;
+use std::process::Command;
+
+use contactlab_core::io::read_problem;
+use contactlab_core::Problem;
+use contactlab_experiments::cli;
+use serde_json::Value;
+
+fn problems() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../data/problems")
+}
+
+fn solve_json(file: &str, formulation: &str, optimizer: &str, tol: f64) -> Value {
+    let mut out = Vec::new();
+    cli::solve(
+        &problems().join(file),
+        formulation,
+        optimizer,
+        tol,
+        500,
+        true,
+        &mut out,
+    )
+    .unwrap();
+    serde_json::from_slice(&out).unwrap()
+}
+
+fn floats(v: &Value) -> Vec<f64> {
+    v.as_array()
+        .unwrap()
+        .iter()
+        .map(|x| x.as_f64().unwrap())
+        .collect()
+}
+
+#[test]
+fn pgs_solves_a_shipped_fclib_problem_and_reports_consistent_json() {
+    let v = solve_json("Rover4396.hdf5", "coulomb", "pgs", 1e-8);
+    assert_eq!(v["status"], "converged", "{v}");
+    assert!(v["residual"].as_f64().unwrap() <= 1e-8);
+    assert!(v["iterations"].as_u64().unwrap() >= 1);
+    assert!(v["seconds"].as_f64().unwrap() >= 0.0);
+    // u is W r + q of the file's own problem (normal first, as FCLib stores it).
+    let Problem::Local(p) = read_problem(&problems().join("Rover4396.hdf5")).unwrap() else {
+        panic!("Rover4396 is a local problem")
+    };
+    let (r, u) = (floats(&v["r"]), floats(&v["u"]));
+    assert_eq!(r.len(), 3 * p.num_contacts());
+    let expected = p.velocity(&r);
+    for (a, b) in u.iter().zip(&expected) {
+        assert!((a - b).abs() <= 1e-12 * (1.0 + b.abs()));
+    }
+}
+
+#[test]
+fn every_listed_combination_runs_on_a_json_problem() {
+    let mut out = Vec::new();
+    cli::list(true, &mut out).unwrap();
+    let list: Value = serde_json::from_slice(&out).unwrap();
+    for combo in list["combinations"].as_array().unwrap() {
+        let f = combo["formulation"].as_str().unwrap();
+        for o in combo["optimizers"].as_array().unwrap() {
+            let o = o.as_str().unwrap();
+            let v = solve_json("two_contacts.json", f, o, 1e-8);
+            // A 2-contact problem with a well-conditioned W: every method must solve it.
+            if combo["exact_cone"].as_bool().unwrap() {
+                assert_eq!(v["status"], "converged", "{f} + {o}: {v}");
+                assert!(v["residual"].as_f64().unwrap() <= 1e-8, "{f} + {o}");
+                assert!(v["cone_violation"].as_f64().unwrap() <= 1e-8, "{f} + {o}");
+            } else {
+                // A pyramid formulation solves its own problem; the exact-cone ruler may
+                // disagree where a contact slides, never by more than the pyramid's error.
+                assert_eq!(v["solver_status"], "converged", "{f} + {o}: {v}");
+                assert!(v["residual"].as_f64().unwrap() <= 0.1, "{f} + {o}: {v}");
+            }
+        }
+    }
+}
+
+#[test]
+fn list_json_has_the_three_lists() {
+    let mut out = Vec::new();
+    cli::list(true, &mut out).unwrap();
+    let v: Value = serde_json::from_slice(&out).unwrap();
+    let names = |k: &str| -> Vec<String> {
+        v[k].as_array()
+            .unwrap()
+            .iter()
+            .map(|s| s.as_str().unwrap().to_string())
+            .collect()
+    };
+    assert!(names("formulations").contains(&"natural-map".to_string()));
+    assert!(names("optimizers").contains(&"pgs".to_string()));
+    assert_eq!(names("papers").len(), 5);
+    assert!(names("papers").contains(&"todorov2010".to_string()));
+}
+
+#[test]
+fn bad_requests_name_what_is_wrong() {
+    let mut out = Vec::new();
+    let f = problems().join("two_contacts.json");
+    let e = cli::solve(&f, "nope", "pgs", 1e-8, 10, true, &mut out)
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("unknown formulation `nope`"), "{e}");
+    let e = cli::solve(&f, "coulomb", "lm", 1e-8, 10, true, &mut out)
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("cannot be run by optimizer `lm`") && e.contains("pgs"),
+        "{e}"
+    );
+    let e = cli::solve(&f, "coulomb", "pgs", -1.0, 10, true, &mut out)
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("--tol"), "{e}");
+    let missing = problems().join("does_not_exist.json");
+    let e = cli::solve(&missing, "coulomb", "pgs", 1e-8, 10, true, &mut out)
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("does_not_exist.json"), "{e}");
+    let e = cli::reproduce(Some("nobody1999"), false, false, &mut out)
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("unknown paper"), "{e}");
+}
+
+#[test]
+fn status_is_not_converged_when_the_budget_is_too_small() {
+    let mut out = Vec::new();
+    cli::solve(
+        &problems().join("Rover4396.hdf5"),
+        "coulomb",
+        "pgs",
+        1e-14,
+        1,
+        true,
+        &mut out,
+    )
+    .unwrap();
+    let v: Value = serde_json::from_slice(&out).unwrap();
+    assert_eq!(v["status"], "max_iterations", "{v}");
+}
+
+#[test]
+fn the_binary_prints_parseable_json_and_fails_cleanly() {
+    let exe = env!("CARGO_BIN_EXE_contactlab");
+    let file = problems().join("two_contacts.json");
+    let ok = Command::new(exe)
+        .args(["solve", file.to_str().unwrap(), "--json"])
+        .output()
+        .unwrap();
+    assert!(
+        ok.status.success(),
+        "{}",
+        String::from_utf8_lossy(&ok.stderr)
+    );
+    let v: Value = serde_json::from_slice(&ok.stdout).unwrap();
+    assert_eq!(v["status"], "converged");
+    let bad = Command::new(exe)
+        .args(["solve", "no/such/file.hdf5"])
+        .output()
+        .unwrap();
+    assert_eq!(bad.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&bad.stderr).contains("no/such/file.hdf5"));
+    let human = Command::new(exe)
+        .args([
+            "solve",
+            file.to_str().unwrap(),
+            "--formulation",
+            "natural-map",
+            "--optimizer",
+            "lm",
+        ])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&human.stdout);
+    assert!(text.contains("natural-map + lm: converged"), "{text}");
+}

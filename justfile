@@ -1,0 +1,50 @@
+# contactlab: `just` lists the recipes.
+set shell := ["bash", "-euo", "pipefail", "-c"]
+
+# List the recipes.
+default:
+    @just --list
+
+# The whole test suite, exactly what CI runs: unit, property and end-to-end tests, doc tests
+# (including the compile_fail check that mismatched formulation/driver pairs do not compile),
+# then every notebook executed headless.
+test: test-rust notebook-check
+
+# The Rust tests only (fast: no Jupyter needed).
+test-rust:
+    cargo nextest run --workspace -j2 --no-fail-fast
+    cargo test --doc --workspace -j2
+
+# Reproduce a paper: config -> data -> report, in release mode. `just reproduce --list` names them.
+reproduce *ARGS:
+    cargo run --release -j2 -q -p contactlab-experiments --bin contactlab -- reproduce {{ARGS}}
+
+# Solve one problem file, e.g. `just solve data/problems/Rover4396.hdf5 --formulation natural-map --optimizer lm`.
+solve FILE *ARGS:
+    cargo run --release -j2 -q -p contactlab-experiments --bin contactlab -- solve {{FILE}} {{ARGS}}
+
+# Name the formulations, optimizers and papers available.
+list *ARGS:
+    cargo run --release -j2 -q -p contactlab-experiments --bin contactlab -- list {{ARGS}}
+
+# Install the evcxr Jupyter kernel and Jupyter itself (once per machine; evcxr builds in 6-11 min).
+notebook:
+    command -v evcxr_jupyter >/dev/null || cargo install evcxr_jupyter --locked
+    python3 -m pip install --quiet --disable-pip-version-check jupyter nbconvert nbclient ipykernel
+    evcxr_jupyter --install
+    @echo "kernel installed: run 'jupyter notebook experiments/notebooks/' (or jupyter lab)"
+
+# Execute every notebook headless; a failing cell fails the recipe. Sets the kernel up first.
+notebook-check: notebook
+    mkdir -p target/notebooks
+    for nb in experiments/notebooks/*.ipynb; do \
+        echo "executing $nb"; \
+        XDG_CACHE_HOME="${XDG_CACHE_HOME:-$PWD/target/evcxr-cache}" \
+        jupyter nbconvert --to notebook --execute "$nb" \
+            --ExecutePreprocessor.timeout=1800 --output-dir target/notebooks; \
+    done
+
+# Lints: formatting and clippy with warnings as errors.
+lint:
+    cargo fmt --all -- --check
+    cargo clippy --workspace --all-targets -j2 -- -D warnings
