@@ -9,14 +9,26 @@
 //!
 //! - [`balls`]: Todorov 2010, section IV: balls of different radii in a closed cube under
 //!   gravity (Table 1), and the ball-drop test of Fig. 6.
+//! - [`sphere`]: Mylapilli and Jain 2014, sphere on a plane (examples 1-2, Figs. 1-3): slides,
+//!   then rolls; the exact answer alongside.
+//! - [`pendulum`]: Mylapilli and Jain 2014, the twelve-link pendulum in minimal coordinates
+//!   against a floor and a wall, with self-collisions and restitution (Figs. 4-8).
+//! - [`random_lcp`]: Erleben and Ortiz, random boxed LCPs (Tables 1-2), one independent problem
+//!   per step.
 
 pub mod balls;
+pub mod pendulum;
+pub mod random_lcp;
+pub mod sphere;
 
 use contactlab_core::LocalProblem;
 use nalgebra::Matrix3;
 use serde::Deserialize;
 
 pub use balls::{Ball, BallsConfig, BallsInCube, SceneError};
+pub use pendulum::{Pendulum, PendulumConfig};
+pub use random_lcp::{LcpFamily, RandomLcp, RandomLcpConfig};
+pub use sphere::{SlideRoll, SphereConfig, SphereOnPlane};
 
 /// Identifies a contact across time steps (for warm starts).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -87,6 +99,12 @@ pub enum SceneKind {
     BallsInCube,
     /// Todorov's Fig. 6: balls stacked vertically, dropped from rest.
     BallDrop,
+    /// Mylapilli and Jain's sphere sliding, then rolling, on a plane.
+    SphereOnPlane,
+    /// Mylapilli and Jain's twelve-link pendulum against a floor and a wall.
+    Pendulum,
+    /// Erleben and Ortiz's random boxed LCPs, a fresh problem per step.
+    RandomLcp,
 }
 
 impl SceneKind {
@@ -96,6 +114,9 @@ impl SceneKind {
             SceneKind::BallsInCube | SceneKind::BallDrop => {
                 BallsConfig::from_table(params)?.validate()
             }
+            SceneKind::SphereOnPlane => SphereConfig::from_table(params)?.validate(),
+            SceneKind::Pendulum => Pendulum::new(&PendulumConfig::from_table(params)?).map(|_| ()),
+            SceneKind::RandomLcp => RandomLcpConfig::from_table(params)?.validate(),
         }
     }
 
@@ -108,6 +129,13 @@ impl SceneKind {
             SceneKind::BallDrop => {
                 let cfg = BallsConfig::from_table(params)?;
                 Box::new(BallsInCube::ball_drop(cfg.n_balls, &cfg)?)
+            }
+            SceneKind::SphereOnPlane => {
+                Box::new(SphereOnPlane::new(&SphereConfig::from_table(params)?)?)
+            }
+            SceneKind::Pendulum => Box::new(Pendulum::new(&PendulumConfig::from_table(params)?)?),
+            SceneKind::RandomLcp => {
+                Box::new(RandomLcp::new(&RandomLcpConfig::from_table(params)?)?)
             }
         })
     }
