@@ -25,7 +25,7 @@
 
 use faer::linalg::solvers::Solve;
 use faer::{Mat, Side};
-use nalgebra::{Matrix3, Matrix3x2};
+use nalgebra::{Matrix3, Matrix3x2, Vector3};
 
 use argmin::core::{
     Error as ArgminError, IterState, Problem, Solver, State, TerminationStatus, KV,
@@ -221,37 +221,17 @@ impl TodorovSolver {
         }
     }
 
-    /// The explicit basis `B` (n x m) of eq. 28: identity columns for free contacts, the edge's
-    /// 3x2 tangent block for contacts on active edges.
-    fn basis(lin: &Linearization, n: usize) -> Mat<f64> {
-        let m: usize = lin
-            .active
-            .iter()
-            .map(|a| if a.is_some() { 2 } else { 3 })
-            .sum();
-        let mut b = Mat::<f64>::zeros(n, m);
-        let mut col = 0;
-        for (k, a) in lin.active.iter().enumerate() {
-            match a {
-                None => {
-                    for i in 0..3 {
-                        b[(3 * k + i, col + i)] = 1.0;
-                    }
-                    col += 3;
-                }
-                Some((_, t)) => {
-                    // Orthonormalise so B'B = I on the edge (the paper notes only the span matters).
-                    let q = t.qr().q();
-                    for j in 0..2 {
-                        for i in 0..3 {
-                            b[(3 * k + i, col + j)] = q[(i, j)];
-                        }
-                    }
-                    col += 2;
-                }
-            }
+    /// The basis `B` (n x m) of eq. 28: identity columns for free contacts, the edge's 3x2
+    /// tangent block for contacts on active edges.
+    fn basis(lin: &Linearization) -> Basis {
+        Basis {
+            // Orthonormalise so B'B = I on the edge (the paper notes only the span matters).
+            blocks: lin
+                .active
+                .iter()
+                .map(|a| a.as_ref().map(|(_, t)| t.qr().q()))
+                .collect(),
         }
-        b
     }
 
     /// One iteration from `x`: the new point and what happened. `tol` is only used to report;
@@ -276,11 +256,7 @@ impl TodorovSolver {
         let lambda_floor = self.params.lambda_min * self.scale;
         let lambda = *self.lambda.get_or_insert(self.params.lambda0 * self.scale);
         let any_active = lin.active.iter().any(Option::is_some);
-        let bmat = if any_active {
-            Some(Self::basis(&lin, n))
-        } else {
-            None
-        };
+        let bmat = any_active.then(|| Self::basis(&lin));
         let grad_norm = dot(&g, &g).sqrt();
         let active_edges = lin.active.iter().filter(|a| a.is_some()).count();
 
@@ -325,12 +301,7 @@ impl TodorovSolver {
 
         // Cauchy point (eq. 28) on the restricted model with the increased lambda.
         let bg = match &bmat {
-            Some(b) => {
-                let gc = faer::Col::from_fn(n, |i| g[i]);
-                let btg = b.transpose() * &gc;
-                let bbtg = b * &btg;
-                (0..n).map(|i| bbtg[i]).collect::<Vec<f64>>()
-            }
+            Some(b) => b.times(&b.t_times(&g)),
             None => g.clone(),
         };
         let curvature = dot(&bg, &h_times(&bg, lam));
@@ -455,25 +426,126 @@ fn cubic_minimizer(m0: f64, s0: f64, m1: f64, s1: f64) -> Option<f64> {
     (t > 0.0 && t < 1.0 && t.is_finite()).then_some(t)
 }
 
+/// The block-diagonal basis `B` of eq. 28, one block per contact: the 3x3 identity for a
+/// contact off active edges (`None`), an orthonormal 3x2 tangent block on an active edge.
+/// Kept in blocks so that `B'HB` costs O(n^2) instead of two dense O(n^3) products.
+struct Basis {
+    blocks: Vec<Option<Matrix3x2<f64>>>,
+}
+
+impl Basis {
+    /// Columns of contact `k`'s block: its width.
+    fn width(block: &Option<Matrix3x2<f64>>) -> usize {
+        if block.is_some() {
+            2
+        } else {
+            3
+        }
+    }
+
+    /// First column of each contact's block, and the total width `m`.
+    fn offsets(&self) -> (Vec<usize>, usize) {
+        let mut col = 0;
+        let offs = self
+            .blocks
+            .iter()
+            .map(|b| {
+                let c = col;
+                col += Self::width(b);
+                c
+            })
+            .collect();
+        (offs, col)
+    }
+
+    /// `B' v` (length m).
+    fn t_times(&self, v: &[f64]) -> Vec<f64> {
+        let mut out = Vec::new();
+        for (k, b) in self.blocks.iter().enumerate() {
+            let vk = block(v, k);
+            match b {
+                None => out.extend_from_slice(vk.as_slice()),
+                Some(q) => out.extend_from_slice((q.transpose() * vk).as_slice()),
+            }
+        }
+        out
+    }
+
+    /// `B y` (length n).
+    fn times(&self, y: &[f64]) -> Vec<f64> {
+        let (offs, _) = self.offsets();
+        let mut out = vec![0.0; 3 * self.blocks.len()];
+        for (k, b) in self.blocks.iter().enumerate() {
+            let c = offs[k];
+            let v = match b {
+                None => Vector3::new(y[c], y[c + 1], y[c + 2]),
+                Some(q) => q * nalgebra::Vector2::new(y[c], y[c + 1]),
+            };
+            out[3 * k..3 * k + 3].copy_from_slice(v.as_slice());
+        }
+        out
+    }
+
+    /// `B' H B` (m x m) for a symmetric `H` (n x n).
+    fn restrict(&self, h: &Mat<f64>) -> Mat<f64> {
+        let n = h.nrows();
+        let (offs, m) = self.offsets();
+        // HB, column block by column block: H[:, 3k..3k+3] times contact k's block.
+        let mut hb = Mat::<f64>::zeros(n, m);
+        for (k, b) in self.blocks.iter().enumerate() {
+            for i in 0..n {
+                let hk = Vector3::new(h[(i, 3 * k)], h[(i, 3 * k + 1)], h[(i, 3 * k + 2)]);
+                match b {
+                    None => (0..3).for_each(|j| hb[(i, offs[k] + j)] = hk[j]),
+                    Some(q) => {
+                        let v = q.transpose() * hk;
+                        hb[(i, offs[k])] = v[0];
+                        hb[(i, offs[k] + 1)] = v[1];
+                    }
+                }
+            }
+        }
+        // B'(HB), row block by row block.
+        let mut out = Mat::<f64>::zeros(m, m);
+        for (k, b) in self.blocks.iter().enumerate() {
+            for j in 0..m {
+                let col = Vector3::new(hb[(3 * k, j)], hb[(3 * k + 1, j)], hb[(3 * k + 2, j)]);
+                match b {
+                    None => (0..3).for_each(|i| out[(offs[k] + i, j)] = col[i]),
+                    Some(q) => {
+                        let v = q.transpose() * col;
+                        out[(offs[k], j)] = v[0];
+                        out[(offs[k] + 1, j)] = v[1];
+                    }
+                }
+            }
+        }
+        out
+    }
+}
+
 /// The restricted Newton step `B (B'HB)^-1 B'(-g)` (eq. 28), `H = J'J + lambda I`; `None` when
 /// the factorization fails.
-fn newton_step(jtj: &Mat<f64>, g: &[f64], lambda: f64, b: Option<&Mat<f64>>) -> Option<Vec<f64>> {
+fn newton_step(jtj: &Mat<f64>, g: &[f64], lambda: f64, b: Option<&Basis>) -> Option<Vec<f64>> {
     let n = g.len();
     let mut h = jtj.clone();
     for i in 0..n {
         h[(i, i)] += lambda;
     }
-    let gcol = faer::Col::from_fn(n, |i| -g[i]);
-    let step = match b {
-        None => h.llt(Side::Lower).ok()?.solve(&gcol),
+    let out: Vec<f64> = match b {
+        None => {
+            let gcol = faer::Col::from_fn(n, |i| -g[i]);
+            let step = h.llt(Side::Lower).ok()?.solve(&gcol);
+            (0..n).map(|i| step[i]).collect()
+        }
         Some(b) => {
-            let bhb = b.transpose() * &h * b;
-            let rhs = b.transpose() * &gcol;
+            let bhb = b.restrict(&h);
+            let btg = b.t_times(g);
+            let rhs = faer::Col::from_fn(btg.len(), |i| -btg[i]);
             let xi = bhb.llt(Side::Lower).ok()?.solve(&rhs);
-            b * &xi
+            b.times(&(0..xi.nrows()).map(|i| xi[i]).collect::<Vec<f64>>())
         }
     };
-    let out: Vec<f64> = (0..n).map(|i| step[i]).collect();
     out.iter().all(|v| v.is_finite()).then_some(out)
 }
 
@@ -596,6 +668,48 @@ mod tests {
     use contactlab_core::metrics::natural_map_residual;
     use contactlab_core::{LocalProblem, Matrix};
     use rand::{Rng, SeedableRng};
+
+    #[test]
+    fn block_basis_products_equal_the_dense_ones() {
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(11);
+        let q1 = Matrix3x2::from_fn(|_, _| rng.random_range(-1.0..1.0))
+            .qr()
+            .q();
+        let q2 = Matrix3x2::from_fn(|_, _| rng.random_range(-1.0..1.0))
+            .qr()
+            .q();
+        let b = Basis {
+            blocks: vec![None, Some(q1), None, Some(q2)],
+        };
+        let (n, m) = (12, 10);
+        let mut dense = Mat::<f64>::zeros(n, m);
+        let (offs, width) = b.offsets();
+        assert_eq!(width, m);
+        for (k, blk) in b.blocks.iter().enumerate() {
+            for i in 0..3 {
+                match blk {
+                    None => dense[(3 * k + i, offs[k] + i)] = 1.0,
+                    Some(q) => (0..2).for_each(|j| dense[(3 * k + i, offs[k] + j)] = q[(i, j)]),
+                }
+            }
+        }
+        let l = Mat::<f64>::from_fn(n, n, |_, _| rng.random_range(-1.0..1.0));
+        let h = &l * l.transpose();
+        let expected = dense.transpose() * &h * &dense;
+        let got = b.restrict(&h);
+        for i in 0..m {
+            for j in 0..m {
+                assert!((got[(i, j)] - expected[(i, j)]).abs() < 1e-12, "({i}, {j})");
+            }
+        }
+        let v: Vec<f64> = (0..n).map(|_| rng.random_range(-1.0..1.0)).collect();
+        let btv = dense.transpose() * faer::Col::from_fn(n, |i| v[i]);
+        let y = b.t_times(&v);
+        (0..m).for_each(|i| assert!((y[i] - btv[i]).abs() < 1e-14));
+        let by = &dense * faer::Col::from_fn(m, |i| y[i]);
+        let got = b.times(&y);
+        (0..n).for_each(|i| assert!((got[i] - by[i]).abs() < 1e-14));
+    }
 
     /// `W = L L'/n + eps I` with random `q`, `mu` in [0.1, 2].
     fn random_problem(nc: usize, seed: u64, eps: f64) -> LocalProblem {
