@@ -288,7 +288,10 @@ mod tests {
             max_iter: 1,
             ..Default::default()
         };
-        let solver = ProjectedGaussSeidel { local_iterations: 1, ..Default::default() };
+        let solver = ProjectedGaussSeidel {
+            local_iterations: 1,
+            ..Default::default()
+        };
         let s = solve_pgs(&p, solver, None, &opts).unwrap();
         assert_eq!(s.status, Status::MaxIterations);
         assert!(solve_pgs(
