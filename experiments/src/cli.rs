@@ -150,6 +150,10 @@ pub fn run_config(
         "rows": steps.height(),
         "wall_seconds": result.wall_seconds,
         "threads": rayon::current_num_threads(),
+        // The summed time inside solvers, and the machine's load when the run ended: a wall
+        // time measured on a busy machine says little without them.
+        "solve_seconds": result.runs.iter().flat_map(|r| r.rows.iter()).map(|r| r.seconds).sum::<f64>(),
+        "load_average_1min": std::fs::read_to_string("/proc/loadavg").ok().and_then(|s| s.split_whitespace().next().and_then(|v| v.parse::<f64>().ok())),
         "shard": shard.map(|(k, n)| format!("{k}/{n}")),
     });
     std::fs::write(path.with_extension("meta.json"), format!("{meta:#}\n"))?;
@@ -170,6 +174,8 @@ pub fn run_config(
 pub fn report(paper: &str, root: &Path, out: &mut dyn Write) -> Result<(), CliError> {
     match paper {
         "todorov2010" => crate::report::todorov2010::generate(root)?,
+        "erleben2008" => crate::report::erleben2008::generate(root)?,
+        "mylapilli2014" => crate::report::mylapilli2014::generate(root)?,
         other => return Err(not_reproducible(other)),
     }
     writeln!(

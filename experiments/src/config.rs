@@ -18,6 +18,7 @@
 //! seed = [0, 1, 2]
 //!
 //! [driver]                   # the solver whose impulses advance the simulation
+//!                            # (or several `[[drivers]]`: the sweep runs once per driver)
 //! formulation = "implicit-ncp"
 //! optimizer = "todorov"
 //! tol = 1e-8
@@ -106,8 +107,13 @@ pub struct ExperimentConfig {
     /// Lists of scene-parameter values; runs are their Cartesian product.
     #[serde(default)]
     pub sweep: BTreeMap<String, Vec<toml::Value>>,
-    /// The solver that advances the simulation.
-    pub driver: SolverSpec,
+    /// The solver that advances the simulation (give this or `drivers`).
+    #[serde(default)]
+    pub driver: Option<SolverSpec>,
+    /// Several solvers, each advancing its own copy of every run (`[[drivers]]`): the sweep
+    /// is repeated once per driver, for comparisons whose trajectories differ.
+    #[serde(default)]
+    pub drivers: Vec<SolverSpec>,
     /// Solvers run on the driver's step problems, for comparison.
     #[serde(default)]
     pub shadow: Vec<SolverSpec>,
@@ -125,6 +131,8 @@ pub struct RunSpec {
     pub keys: Vec<(String, toml::Value)>,
     /// The scene parameters of this run (`scene.params` with the sweep values applied).
     pub params: toml::Table,
+    /// Which of [`ExperimentConfig::driver_specs`] advances this run.
+    pub driver: usize,
 }
 
 impl ExperimentConfig {
@@ -162,9 +170,37 @@ impl ExperimentConfig {
             }
         }
         let spec_err = |key: String, e: RegistryError| invalid(&key, e.to_string());
-        self.driver
-            .validate()
-            .map_err(|e| spec_err("driver".into(), e))?;
+        match (&self.driver, self.drivers.is_empty()) {
+            (Some(_), false) => {
+                return Err(invalid(
+                    "drivers",
+                    "give either `driver` or `drivers`, not both".into(),
+                ))
+            }
+            (None, true) => {
+                return Err(invalid(
+                    "driver",
+                    "missing: give `[driver]` or `[[drivers]]`".into(),
+                ))
+            }
+            _ => {}
+        }
+        for (i, d) in self.driver_specs().into_iter().enumerate() {
+            let key = if self.driver.is_some() {
+                "driver".to_string()
+            } else {
+                format!("drivers[{i}]")
+            };
+            d.validate().map_err(|e| spec_err(key, e))?;
+        }
+        let mut labels: Vec<String> = self.driver_specs().iter().map(|d| d.name()).collect();
+        labels.sort();
+        if labels.windows(2).any(|w| w[0] == w[1]) {
+            return Err(invalid(
+                "drivers",
+                "two drivers share a label; set `label` to tell them apart".into(),
+            ));
+        }
         for (i, s) in self.shadow.iter().enumerate() {
             s.validate()
                 .map_err(|e| spec_err(format!("shadow[{i}]"), e))?;
@@ -173,14 +209,20 @@ impl ExperimentConfig {
         self.runs(path).map(|_| ())
     }
 
+    /// The solvers that advance runs: `[driver]`, or every `[[drivers]]` entry.
+    pub fn driver_specs(&self) -> Vec<&SolverSpec> {
+        self.driver.iter().chain(&self.drivers).collect()
+    }
+
     /// The Cartesian product of the sweep lists, in a fixed order (keys sorted, last key
-    /// fastest), each applied over `scene.params`.
+    /// fastest), each applied over `scene.params`, repeated per driver (driver slowest).
     pub fn runs(&self, path: &Path) -> Result<Vec<RunSpec>, ConfigError> {
         let keys: Vec<&String> = self.sweep.keys().collect();
-        let total: usize = self.sweep.values().map(Vec::len).product();
+        let per_driver: usize = self.sweep.values().map(Vec::len).product();
+        let total = per_driver * self.driver_specs().len().max(1);
         let mut out = Vec::with_capacity(total);
         for index in 0..total {
-            let mut rest = index;
+            let mut rest = index % per_driver;
             let mut chosen = Vec::with_capacity(keys.len());
             for key in keys.iter().rev() {
                 let values = &self.sweep[*key];
@@ -204,6 +246,7 @@ impl ExperimentConfig {
                 index,
                 keys: chosen,
                 params: table,
+                driver: index / per_driver,
             });
         }
         Ok(out)

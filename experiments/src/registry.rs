@@ -591,17 +591,17 @@ pub const PAPERS: &[PaperInfo] = &[
     PaperInfo {
         id: "todorov2010",
         title: "Todorov 2010, implicit nonlinear complementarity",
-        reproducible: false,
+        reproducible: true,
     },
     PaperInfo {
         id: "erleben2008",
         title: "Erleben and Ortiz, non-smooth Newton on the min-map",
-        reproducible: false,
+        reproducible: true,
     },
     PaperInfo {
         id: "mylapilli2014",
         title: "Mylapilli and Jain 2014, complementarity with Levenberg-Marquardt",
-        reproducible: false,
+        reproducible: true,
     },
     PaperInfo {
         id: "castro2022",

@@ -81,12 +81,16 @@ pub struct StepRow {
     pub solver_status: String,
     /// Restarts used after local minima.
     pub restarts: u32,
+    /// Warm-start sweeps the driver ran before its own iterations (`pgs_sweeps` of the
+    /// solution's evaluation counters; 0 when it has none).
+    pub warm_start_sweeps: u64,
     /// The scene's observables after the step (the driver advanced it; shadow rows repeat
     /// them), one column each.
     pub observables: Vec<(&'static str, f64)>,
 }
 
-/// The merit trace of the hardest step of a run (most driver iterations).
+/// One solver's merit trace on the hardest step of a run (the step where the driver took the
+/// most iterations; every solver's trace on that same step problem is kept).
 #[derive(Debug, Clone, PartialEq)]
 pub struct HardStep {
     /// Run index.
@@ -106,7 +110,7 @@ pub struct RunOutput {
     pub spec: RunSpec,
     /// One row per solve.
     pub rows: Vec<StepRow>,
-    /// Per solver, its hardest step's trace.
+    /// Every solver's trace on the run's hardest step.
     pub hardest: Vec<HardStep>,
 }
 
@@ -202,17 +206,20 @@ pub fn run_one(cfg: &ExperimentConfig, spec: &RunSpec) -> Result<RunOutput, RunE
     let run = spec.index;
     let scene_err = |source| RunError::Scene { run, source };
     let mut scene = cfg.scene.kind.build(&spec.params).map_err(scene_err)?;
-    let solvers: Vec<(&SolverSpec, &'static str)> = std::iter::once((&cfg.driver, "driver"))
-        .chain(cfg.shadow.iter().map(|s| (s, "shadow")))
-        .collect();
+    let solvers: Vec<(&SolverSpec, &'static str)> =
+        std::iter::once((cfg.driver_specs()[spec.driver], "driver"))
+            .chain(cfg.shadow.iter().map(|s| (s, "shadow")))
+            .collect();
     let mut warm: Vec<WarmMap> = vec![HashMap::new(); solvers.len()];
-    let mut hardest: Vec<Option<HardStep>> = vec![None; solvers.len()];
+    let mut hardest: Vec<HardStep> = Vec::new();
+    let mut hardest_iterations = 0;
     let mut rows = Vec::with_capacity(cfg.scene.steps * solvers.len());
     for step in 0..cfg.scene.steps {
         let cs = scene.contact_step().map_err(scene_err)?;
         let n_c = cs.contacts.len();
         let mut step_rows = Vec::with_capacity(solvers.len());
         let mut driver_r = Vec::new();
+        let mut traces = Vec::with_capacity(solvers.len());
         for (i, (solver, role)) in solvers.iter().enumerate() {
             if n_c == 0 {
                 step_rows.push(empty_row(run, step, solver, role));
@@ -222,17 +229,12 @@ pub fn run_one(cfg: &ExperimentConfig, spec: &RunSpec) -> Result<RunOutput, RunE
             let s: LocalSolve = solve_spec(&cs.problem, solver, Some(&w))
                 .map_err(|source| RunError::Solver { run, step, source })?;
             remember(&cs.contacts, &s.x, &mut warm[i]);
-            if hardest[i]
-                .as_ref()
-                .is_none_or(|h| (h.merits.len() as u64) < s.solution.trace.len() as u64)
-            {
-                hardest[i] = Some(HardStep {
-                    run,
-                    step,
-                    solver: solver.name(),
-                    merits: s.solution.trace.merits(),
-                });
-            }
+            traces.push(HardStep {
+                run,
+                step,
+                solver: solver.name(),
+                merits: s.solution.trace.merits(),
+            });
             step_rows.push(StepRow {
                 run,
                 step,
@@ -246,11 +248,22 @@ pub fn run_one(cfg: &ExperimentConfig, spec: &RunSpec) -> Result<RunOutput, RunE
                 status: s.status.as_str().to_string(),
                 solver_status: s.solver_status.as_str().to_string(),
                 restarts: s.restarts_used,
+                warm_start_sweeps: s
+                    .solution
+                    .evaluations
+                    .get("pgs_sweeps")
+                    .copied()
+                    .unwrap_or(0),
                 observables: Vec::new(),
             });
             if i == 0 {
                 driver_r = s.r;
             }
+        }
+        let driver_iterations = step_rows.first().map_or(0, |r| r.iterations);
+        if driver_iterations > hardest_iterations {
+            hardest_iterations = driver_iterations;
+            hardest = traces;
         }
         scene.advance(&cs, &driver_r).map_err(scene_err)?;
         let observables = scene.observables();
@@ -262,7 +275,7 @@ pub fn run_one(cfg: &ExperimentConfig, spec: &RunSpec) -> Result<RunOutput, RunE
     Ok(RunOutput {
         spec: spec.clone(),
         rows,
-        hardest: hardest.into_iter().flatten().collect(),
+        hardest,
     })
 }
 
@@ -280,6 +293,7 @@ fn empty_row(run: usize, step: usize, solver: &SolverSpec, role: &'static str) -
         status: "no_contacts".into(),
         solver_status: "no_contacts".into(),
         restarts: 0,
+        warm_start_sweeps: 0,
         observables: Vec::new(),
     }
 }
@@ -320,6 +334,7 @@ pub fn steps_frame(cfg: &ExperimentConfig, out: &ExperimentOutput) -> PolarsResu
         .collect();
     let mut df = df!(
         "paper" => rows.iter().map(|_| cfg.paper.clone()).collect::<Vec<_>>(),
+        "driver" => rows.iter().map(|(run, _)| cfg.driver_specs()[run.spec.driver].name()).collect::<Vec<_>>(),
         "experiment" => rows.iter().map(|_| cfg.name.clone()).collect::<Vec<_>>(),
         "run" => rows.iter().map(|(_, r)| r.run as u64).collect::<Vec<_>>(),
         "step" => rows.iter().map(|(_, r)| r.step as u64).collect::<Vec<_>>(),
@@ -333,6 +348,7 @@ pub fn steps_frame(cfg: &ExperimentConfig, out: &ExperimentOutput) -> PolarsResu
         "status" => rows.iter().map(|(_, r)| r.status.clone()).collect::<Vec<_>>(),
         "solver_status" => rows.iter().map(|(_, r)| r.solver_status.clone()).collect::<Vec<_>>(),
         "restarts" => rows.iter().map(|(_, r)| r.restarts).collect::<Vec<_>>(),
+        "warm_start_sweeps" => rows.iter().map(|(_, r)| r.warm_start_sweeps).collect::<Vec<_>>(),
     )?;
     let names: Vec<&'static str> = rows
         .first()

@@ -1,6 +1,8 @@
 //! Report generation: markdown tables with the paper's numbers beside ours, CSV copies of
 //! every table, and SVG plots (plotters, no system fonts needed).
 
+pub mod erleben2008;
+pub mod mylapilli2014;
 pub mod plots;
 pub mod todorov2010;
 

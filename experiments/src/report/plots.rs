@@ -145,3 +145,93 @@ fn bounds(it: impl Iterator<Item = f64>) -> (f64, f64) {
     let pad = 0.05 * (hi - lo);
     (lo - pad, hi + pad)
 }
+
+/// Eight distinguishable line colours for [`overlay_plot`].
+const OVERLAY_COLORS: [RGBColor; 8] = [
+    RGBColor(31, 119, 180),
+    RGBColor(255, 127, 14),
+    RGBColor(44, 160, 44),
+    RGBColor(214, 39, 40),
+    RGBColor(148, 103, 189),
+    RGBColor(140, 86, 75),
+    RGBColor(227, 119, 194),
+    RGBColor(23, 190, 207),
+];
+
+/// Lines without point markers (for long time series), with an optional reference curve drawn
+/// black and dashed on top (an exact solution); `log_y` plots `log10(y)` (points with `y <= 0`
+/// dropped).
+pub fn overlay_plot(
+    path: &Path,
+    title: &str,
+    x_label: &str,
+    y_label: &str,
+    reference: Option<&Series>,
+    series: &[Series],
+    log_y: bool,
+) -> Result<(), ReportError> {
+    let keep = |p: &(f64, f64)| !log_y || p.1 > 0.0;
+    let map = |(x, y): (f64, f64)| (x, if log_y { y.log10() } else { y });
+    let finite = |p: &(f64, f64)| p.0.is_finite() && p.1.is_finite();
+    let prepared: Vec<(String, Vec<(f64, f64)>)> = series
+        .iter()
+        .chain(reference)
+        .map(|(n, p)| {
+            let pts = p.iter().copied().filter(keep).map(map).filter(finite);
+            (n.clone(), pts.collect())
+        })
+        .collect();
+    let all = prepared.iter().flat_map(|(_, p)| p.iter());
+    let (x0, x1) = bounds(all.clone().map(|p| p.0));
+    let (y0, y1) = bounds(all.map(|p| p.1));
+    let root = SVGBackend::new(path, (720, 420)).into_drawing_area();
+    root.fill(&WHITE).map_err(plot_err(path))?;
+    let mut chart = ChartBuilder::on(&root)
+        .caption(title, ("sans-serif", 18))
+        .margin(12)
+        .x_label_area_size(40)
+        .y_label_area_size(70)
+        .build_cartesian_2d(x0..x1, y0..y1)
+        .map_err(plot_err(path))?;
+    let y_desc = if log_y {
+        format!("log10 {y_label}")
+    } else {
+        y_label.to_string()
+    };
+    chart
+        .configure_mesh()
+        .x_desc(x_label)
+        .y_desc(y_desc)
+        .draw()
+        .map_err(plot_err(path))?;
+    for (i, (name, data)) in prepared.iter().take(series.len()).enumerate() {
+        let color = OVERLAY_COLORS[i % OVERLAY_COLORS.len()];
+        chart
+            .draw_series(LineSeries::new(data.clone(), color.stroke_width(2)))
+            .map_err(plot_err(path))?
+            .label(name.clone())
+            .legend(move |(x, y)| {
+                PathElement::new(vec![(x, y), (x + 16, y)], color.stroke_width(2))
+            });
+    }
+    if let Some((name, data)) = prepared.get(series.len()).filter(|_| reference.is_some()) {
+        chart
+            .draw_series(DashedLineSeries::new(
+                data.clone(),
+                6,
+                4,
+                BLACK.stroke_width(2),
+            ))
+            .map_err(plot_err(path))?
+            .label(name.clone())
+            .legend(|(x, y)| PathElement::new(vec![(x, y), (x + 16, y)], BLACK.stroke_width(2)));
+    }
+    chart
+        .configure_series_labels()
+        .background_style(WHITE.mix(0.85))
+        .border_style(BLACK)
+        .draw()
+        .map_err(plot_err(path))?;
+    root.present().map_err(plot_err(path))?;
+    Ok(())
+}

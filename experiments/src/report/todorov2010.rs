@@ -216,15 +216,16 @@ pub fn generate(root: &Path) -> Result<(), ReportError> {
         return Err(ReportError::MissingData(table_path.display().to_string()));
     }
     let steps = read_parquet(&table_path)?;
-    let traces_path = table_path.with_file_name(format!("{}_traces.parquet", table_cfg.name));
-    let traces = read_parquet(&traces_path)?;
+    let solvers_cfg = ExperimentConfig::load(&cfg_dir.join("solvers.toml"))
+        .map_err(|e| ReportError::Published(e.to_string()))?;
+    let solvers_path = solvers_cfg.data_path(root);
     let meta: serde_json::Value = std::fs::read_to_string(table_path.with_extension("meta.json"))
         .ok()
         .and_then(|s| serde_json::from_str(&s).ok())
         .unwrap_or(serde_json::Value::Null);
     let published = read_published(&cfg_dir.join("table1_published.csv"))?;
     let cells = table1_cells(&steps)?;
-    let driver = table_cfg.driver.name();
+    let driver = table_cfg.driver_specs()[0].name();
 
     let mut md = String::new();
     let _ = writeln!(
@@ -238,18 +239,27 @@ pub fn generate(root: &Path) -> Result<(), ReportError> {
          complementarity: a new approach to contact dynamics*, ICRA 2010.\n"
     );
     let wall = meta.get("wall_seconds").and_then(|v| v.as_f64());
+    let solve_seconds = meta.get("solve_seconds").and_then(|v| v.as_f64());
+    let load = meta.get("load_average_1min").and_then(|v| v.as_f64());
     let threads = meta.get("threads").and_then(|v| v.as_u64());
     let _ = writeln!(
         md,
-        "Sweep: {} cells x {} runs x {} steps, driver `{driver}`, {} shadow solvers on the same step problems. \
-         Wall time of the whole sweep (release build, {} threads): **{}**.\n",
+        "Table 1 sweep: {} cells x {} runs x {} steps, driver `{driver}`. \
+         Wall time of the whole sweep (release build, {} threads, `experiments/configs/todorov2010/table1.toml`): **{}**.\n",
         table_cfg.sweep.get("mu").map_or(0, Vec::len) * table_cfg.sweep.get("n_balls").map_or(0, Vec::len),
         table_cfg.sweep.get("seed").map_or(1, Vec::len),
         table_cfg.scene.steps,
-        table_cfg.shadow.len(),
         threads.map_or("?".into(), |t| t.to_string()),
         wall.map_or("not recorded".into(), |w| format!("{w:.1} s")),
     );
+    if let (Some(sec), Some(load)) = (solve_seconds, load) {
+        let _ = writeln!(
+            md,
+            "Time inside the solvers, summed over all solves: {sec:.1} s; the machine's 1-minute load average \
+             when the sweep ended: {load:.1} (on 2 cores, a load above 2 means the wall time was shared with \
+             other work).\n"
+        );
+    }
 
     // Table 1.
     let mut rows_md = Vec::new();
@@ -325,66 +335,15 @@ pub fn generate(root: &Path) -> Result<(), ReportError> {
         &rows_md,
     );
 
-    // Generic drivers on the same residual.
-    let mut solvers: Vec<String> = cells.iter().map(|c| c.solver.clone()).collect();
-    solvers.dedup();
-    solvers.sort();
-    solvers.dedup();
-    let mut gen_md = Vec::new();
-    let mut gen_csv = Vec::new();
-    for c in &cells {
-        gen_md.push(vec![
-            fmt(c.mu, 1),
-            c.n_balls.to_string(),
-            format!("`{}`", c.solver),
-            fmt(c.iterations, 2),
-            fmt(c.converged_share, 1) + "%",
-            c.local_minima.to_string(),
-            format!("{:.1}", 1e6 * c.seconds_per_solve),
-        ]);
-        gen_csv.push(vec![
-            fmt(c.mu, 1),
-            c.n_balls.to_string(),
-            c.solver.clone(),
-            fmt(c.iterations, 3),
-            fmt(c.converged_share, 2),
-            c.local_minima.to_string(),
-            format!("{:.3}", 1e6 * c.seconds_per_solve),
-        ]);
+    // Every solver on the same step problems (solvers.toml).
+    if solvers_path.exists() {
+        md += &solvers_section(&solvers_path, &solvers_cfg.driver_specs()[0].name(), &out)?;
+    } else {
+        let _ = writeln!(
+            md,
+            "\n(The solver comparison `solvers.toml` has not been run: `contactlab run experiments/configs/todorov2010/solvers.toml`.)\n"
+        );
     }
-    write_csv(
-        &out.join("solvers.csv"),
-        &[
-            "mu",
-            "n_b",
-            "solver",
-            "iterations",
-            "converged_percent",
-            "local_minima",
-            "microseconds_per_solve",
-        ],
-        &gen_csv,
-    )?;
-    let _ = writeln!(md, "\n## Every solver on the same step problems\n");
-    let _ = writeln!(
-        md,
-        "The driver's impulses advance the simulation; the other solvers solve the very same step problems \
-         (shadow solves), so their numbers compare like with like. This answers the paper's open question of \
-         what the edge-aware machinery buys over generic drivers on the same residual. Also in \
-         [`solvers.csv`](solvers.csv).\n"
-    );
-    md += &markdown_table(
-        &[
-            "mu",
-            "n_b",
-            "solver",
-            "iterations",
-            "converged",
-            "local minima",
-            "us / solve",
-        ],
-        &gen_md,
-    );
 
     // Plots.
     let seeds = table_cfg.sweep.get("seed").cloned().unwrap_or_default();
@@ -442,54 +401,12 @@ pub fn generate(root: &Path) -> Result<(), ReportError> {
         "iterations",
         &iters,
     )?;
-    let t_solver = strs(&traces, "solver")?;
-    let (t_run, t_step, t_iter, t_merit) = (
-        f64s(&traces, "run")?,
-        f64s(&traces, "step")?,
-        f64s(&traces, "iter")?,
-        f64s(&traces, "merit")?,
-    );
-    let mut hard: Vec<Series> = Vec::new();
-    for s in &solvers {
-        // The longest trace this solver had in the sweep.
-        let idx: Vec<usize> = (0..t_solver.len()).filter(|&i| &t_solver[i] == s).collect();
-        let mut best: Option<(f64, f64, usize)> = None;
-        for &i in &idx {
-            let len = idx
-                .iter()
-                .filter(|&&j| t_run[j] == t_run[i] && t_step[j] == t_step[i])
-                .count();
-            if best.is_none_or(|b| len > b.2) {
-                best = Some((t_run[i], t_step[i], len));
-            }
-        }
-        if let Some((run, step, _)) = best {
-            let pts: Vec<(f64, f64)> = idx
-                .iter()
-                .filter(|&&j| t_run[j] == run && t_step[j] == step)
-                .map(|&j| (t_iter[j], t_merit[j].max(1e-300)))
-                .collect();
-            hard.push((format!("{s} (run {run}, step {step})"), pts));
-        }
-    }
-    line_plot(
-        &out.join("hard_step_convergence.svg"),
-        "Merit |r|^2/2 on each solver's hardest step",
-        "iteration",
-        "merit",
-        &hard,
-        true,
-    )?;
     let _ = writeln!(md, "\n## Plots\n");
     let _ = writeln!(
         md,
         "![iterations per step over time](iterations_over_time.svg)\n"
     );
     let _ = writeln!(md, "![histogram of iterations](iterations_histogram.svg)\n");
-    let _ = writeln!(
-        md,
-        "![convergence on the hardest step](hard_step_convergence.svg)\n"
-    );
 
     // Ball drop.
     let drop_path = drop_cfg.data_path(root);
@@ -552,6 +469,141 @@ pub fn generate(root: &Path) -> Result<(), ReportError> {
     }
     std::fs::write(out.join("README.md"), md)?;
     Ok(())
+}
+
+/// The comparison of every solver of `solvers.toml` on the same step problems: a compact
+/// table per solver and `n_b`, `solvers.csv` per cell, and the merit traces of all solvers on
+/// the hardest step (most driver iterations) of the sweep.
+fn solvers_section(path: &Path, driver: &str, out: &Path) -> Result<String, ReportError> {
+    let steps = read_parquet(path)?;
+    let cells = table1_cells(&steps)?;
+    let mut md = String::new();
+    let _ = writeln!(md, "\n## Every solver on the same step problems\n");
+    let _ = writeln!(
+        md,
+        "The driver's impulses advance the simulation; the other solvers solve the very same step problems \
+         (shadow solves, `experiments/configs/todorov2010/solvers.toml`), so their numbers compare like with \
+         like. This is the paper's open question: what the edge-aware machinery buys over generic drivers on \
+         the same residual, and what the section V-A recoveries (perturbed restarts, row-sum scaling) and warm \
+         starts recover. Each cell: iterations (Table 1's statistic) / share of solves converged by the shared \
+         natural-map ruler / solves whose driver reported a local minimum (the generic drivers report such \
+         steps as `stagnated` or `max_iterations` instead), averaged over mu, and the mean time per solve. \
+         Per cell in [`solvers.csv`](solvers.csv).\n"
+    );
+    // The driver first, then the shadows in name order.
+    let mut solvers: Vec<String> = vec![driver.to_string()];
+    for c in &cells {
+        if !solvers.contains(&c.solver) {
+            solvers.push(c.solver.clone());
+        }
+    }
+    let mut nbs: Vec<i64> = cells.iter().map(|c| c.n_balls).collect();
+    nbs.sort_unstable();
+    nbs.dedup();
+    let rows: Vec<Vec<String>> = solvers
+        .iter()
+        .map(|s| {
+            let mut row = vec![format!("`{s}`")];
+            for nb in &nbs {
+                let sel: Vec<&Cell> = cells
+                    .iter()
+                    .filter(|c| &c.solver == s && c.n_balls == *nb)
+                    .collect();
+                let k = sel.len().max(1) as f64;
+                let it = sel.iter().map(|c| c.iterations).sum::<f64>() / k;
+                let conv = sel.iter().map(|c| c.converged_share).sum::<f64>() / k;
+                let lm: u64 = sel.iter().map(|c| c.local_minima).sum();
+                let us = 1e6 * sel.iter().map(|c| c.seconds_per_solve).sum::<f64>() / k;
+                row.push(format!(
+                    "{} / {}% / {} ({:.0} us)",
+                    fmt(it, 1),
+                    fmt(conv, 1),
+                    lm,
+                    us
+                ));
+            }
+            row
+        })
+        .collect();
+    let header: Vec<String> = std::iter::once("solver".to_string())
+        .chain(nbs.iter().map(|nb| format!("n_b = {nb}")))
+        .collect();
+    md += &markdown_table(
+        &header.iter().map(String::as_str).collect::<Vec<_>>(),
+        &rows,
+    );
+    let csv: Vec<Vec<String>> = cells
+        .iter()
+        .map(|c| {
+            vec![
+                fmt(c.mu, 1),
+                c.n_balls.to_string(),
+                c.solver.clone(),
+                fmt(c.iterations, 3),
+                fmt(c.converged_share, 2),
+                c.local_minima.to_string(),
+                format!("{:.3}", 1e6 * c.seconds_per_solve),
+            ]
+        })
+        .collect();
+    write_csv(
+        &out.join("solvers.csv"),
+        &[
+            "mu",
+            "n_b",
+            "solver",
+            "iterations",
+            "converged_percent",
+            "local_minima",
+            "microseconds_per_solve",
+        ],
+        &csv,
+    )?;
+    // The hardest step of the sweep: the run whose driver took the most iterations on one step.
+    let traces = read_parquet(&path.with_file_name(format!(
+        "{}_traces.parquet",
+        path.file_stem().and_then(|s| s.to_str()).unwrap_or("solvers")
+    )))?;
+    let (t_solver, t_run, t_step, t_iter, t_merit) = (
+        strs(&traces, "solver")?,
+        f64s(&traces, "run")?,
+        f64s(&traces, "step")?,
+        f64s(&traces, "iter")?,
+        f64s(&traces, "merit")?,
+    );
+    let hardest = (0..t_solver.len())
+        .filter(|&i| t_solver[i] == driver)
+        .max_by(|&a, &b| t_iter[a].total_cmp(&t_iter[b]))
+        .map(|i| (t_run[i], t_step[i]));
+    if let Some((run, step)) = hardest {
+        let series: Vec<Series> = solvers
+            .iter()
+            .map(|s| {
+                let pts = (0..t_solver.len())
+                    .filter(|&j| &t_solver[j] == s && t_run[j] == run && t_step[j] == step)
+                    .map(|j| (t_iter[j], t_merit[j].max(1e-300)))
+                    .collect();
+                (s.clone(), pts)
+            })
+            .collect();
+        line_plot(
+            &out.join("hard_step_convergence.svg"),
+            &format!(
+                "Merit |r|^2/2 per iteration, run {run}, step {step}: every solver, same problem"
+            ),
+            "iteration",
+            "merit",
+            &series,
+            true,
+        )?;
+        let _ = writeln!(
+            md,
+            "\n![convergence on the hardest step](hard_step_convergence.svg)\n\nThe hardest step of the sweep \
+             (run {run}, step {step}: the most iterations of `{driver}`), every solver from the same start rule \
+             on the same problem.\n"
+        );
+    }
+    Ok(md)
 }
 
 /// The first step after which every vertical speed is below 1e-6 of the largest speed seen
