@@ -99,6 +99,32 @@ pub fn read_csv(path: &Path) -> Result<(Vec<String>, Vec<Vec<String>>), ReportEr
     Ok((header, rows))
 }
 
+/// Reads a CSV of published numbers whose header must be exactly `want`.
+pub fn read_csv_with_header(path: &Path, want: &[&str]) -> Result<Vec<Vec<String>>, ReportError> {
+    let (header, rows) = read_csv(path)?;
+    if header != want {
+        return Err(ReportError::Published(format!(
+            "{}: header must be {}",
+            path.display(),
+            want.join(",")
+        )));
+    }
+    Ok(rows)
+}
+
+/// Cell `i` of a row read by [`read_csv_with_header`] as a number; the error names the file and
+/// the column.
+pub fn number(path: &Path, row: &[String], want: &[&str], i: usize) -> Result<f64, ReportError> {
+    row[i].parse::<f64>().map_err(|_| {
+        ReportError::Published(format!(
+            "{}: `{}` in column {} is not a number",
+            path.display(),
+            row[i],
+            want[i]
+        ))
+    })
+}
+
 /// Formats a float with `digits` decimals, `-` for NaN.
 pub fn fmt(x: f64, digits: usize) -> String {
     if x.is_nan() {

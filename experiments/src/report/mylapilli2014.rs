@@ -23,7 +23,7 @@ use std::path::Path;
 use polars::prelude::*;
 
 use super::plots::{overlay_plot, Series};
-use super::{fmt, markdown_table, read_csv, write_csv, ReportError};
+use super::{fmt, markdown_table, number, read_csv_with_header, write_csv, ReportError};
 use crate::config::ExperimentConfig;
 use crate::registry::SolverSpec;
 use crate::runner::read_parquet;
@@ -473,26 +473,10 @@ pub fn max_gap(x: &[f64], y: &[f64]) -> f64 {
 
 /// Published whole-run times: `(driver label, paper's solver name, seconds)`.
 pub fn read_published_times(path: &Path) -> Result<Vec<(String, String, f64)>, ReportError> {
-    let (header, rows) = read_csv(path)?;
     let want = ["solver", "paper_solver", "published_seconds"];
-    if header != want {
-        return Err(ReportError::Published(format!(
-            "{}: header must be {}",
-            path.display(),
-            want.join(",")
-        )));
-    }
-    rows.iter()
-        .map(|r| {
-            let secs = r[2].parse::<f64>().map_err(|_| {
-                ReportError::Published(format!(
-                    "{}: `{}` in column published_seconds is not a number",
-                    path.display(),
-                    r[2]
-                ))
-            })?;
-            Ok((r[0].clone(), r[1].clone(), secs))
-        })
+    read_csv_with_header(path, &want)?
+        .iter()
+        .map(|r| Ok((r[0].clone(), r[1].clone(), number(path, r, &want, 2)?)))
         .collect()
 }
 

@@ -7,7 +7,7 @@ use std::path::Path;
 use polars::prelude::*;
 
 use super::plots::{histogram, line_plot, Series};
-use super::{fmt, markdown_table, read_csv, write_csv, ReportError};
+use super::{fmt, markdown_table, number, read_csv_with_header, write_csv, ReportError};
 use crate::config::ExperimentConfig;
 use crate::runner::read_parquet;
 
@@ -170,27 +170,11 @@ pub struct PublishedCell {
 
 /// Reads `table1_published.csv` (`mu,n_b,n_c,iterations,newton_accepted`).
 pub fn read_published(path: &Path) -> Result<Vec<PublishedCell>, ReportError> {
-    let (header, rows) = read_csv(path)?;
     let want = ["mu", "n_b", "n_c", "iterations", "newton_accepted"];
-    if header != want {
-        return Err(ReportError::Published(format!(
-            "{}: header must be {}",
-            path.display(),
-            want.join(",")
-        )));
-    }
-    rows.iter()
+    read_csv_with_header(path, &want)?
+        .iter()
         .map(|r| {
-            let num = |i: usize| {
-                r[i].parse::<f64>().map_err(|_| {
-                    ReportError::Published(format!(
-                        "{}: `{}` in column {} is not a number",
-                        path.display(),
-                        r[i],
-                        want[i]
-                    ))
-                })
-            };
+            let num = |i: usize| number(path, r, &want, i);
             Ok(PublishedCell {
                 mu: num(0)?,
                 n_balls: num(1)? as i64,
