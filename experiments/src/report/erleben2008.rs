@@ -14,7 +14,7 @@ use std::path::Path;
 use polars::prelude::*;
 
 use super::plots::{line_plot, Series};
-use super::{fmt, markdown_table, read_csv, write_csv, ReportError};
+use super::{fmt, markdown_table, number, read_csv_with_header, write_csv, ReportError};
 use crate::config::ExperimentConfig;
 use crate::runner::read_parquet;
 
@@ -79,9 +79,9 @@ impl SizeStats {
     /// Cases that ended neither converged, stagnated nor with a failed line search.
     pub fn other_stops(&self) -> u64 {
         self.cases
-            - self.stopped("converged")
-            - self.stopped("stagnated")
-            - self.stopped("line_search_failed")
+            .saturating_sub(self.stopped("converged"))
+            .saturating_sub(self.stopped("stagnated"))
+            .saturating_sub(self.stopped("line_search_failed"))
     }
 
     /// The non-converged stops as `status n, ...` (`-` when there are none).
@@ -238,26 +238,10 @@ pub const PUBLISHED_HEADER: [&str; 10] = [
 
 /// Reads `published.csv` (header [`PUBLISHED_HEADER`]).
 pub fn read_published(path: &Path) -> Result<Vec<PublishedRow>, ReportError> {
-    let (header, rows) = read_csv(path)?;
-    if header != PUBLISHED_HEADER {
-        return Err(ReportError::Published(format!(
-            "{}: header must be {}",
-            path.display(),
-            PUBLISHED_HEADER.join(",")
-        )));
-    }
-    rows.iter()
+    read_csv_with_header(path, &PUBLISHED_HEADER)?
+        .iter()
         .map(|r| {
-            let num = |i: usize| {
-                r[i].parse::<f64>().map_err(|_| {
-                    ReportError::Published(format!(
-                        "{}: `{}` in column {} is not a number",
-                        path.display(),
-                        r[i],
-                        PUBLISHED_HEADER[i]
-                    ))
-                })
-            };
+            let num = |i: usize| number(path, r, &PUBLISHED_HEADER, i);
             Ok(PublishedRow {
                 size: num(0)? as i64,
                 converged: num(1)? as u64,
