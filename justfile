@@ -12,8 +12,8 @@ test: test-rust notebook-check
 
 # The Rust tests only (fast: no Jupyter needed).
 test-rust:
-    cargo nextest run --workspace -j2 --no-fail-fast
     cargo test --doc --workspace -j2
+    cargo nextest run --workspace -j2 --no-fail-fast
 
 # Reproduce a paper: config -> data -> report, in release mode. `just reproduce --list` names them.
 reproduce *ARGS:
@@ -37,12 +37,13 @@ notebook:
 # Execute every notebook headless; a failing cell fails the recipe. Sets the kernel up first.
 notebook-check: notebook
     mkdir -p target/notebooks
-    for nb in experiments/notebooks/*.ipynb; do \
+    n=0; for nb in experiments/notebooks/*.ipynb; do \
         echo "executing $nb"; \
         XDG_CACHE_HOME="${XDG_CACHE_HOME:-$PWD/target/evcxr-cache}" \
         jupyter nbconvert --to notebook --execute "$nb" \
             --ExecutePreprocessor.timeout=1800 --output-dir target/notebooks; \
-    done
+        n=$((n + 1)); \
+    done; echo "notebooks: $n passed, 0 failed"
 
 # Lints: formatting and clippy with warnings as errors.
 lint:
