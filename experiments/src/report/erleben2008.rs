@@ -14,7 +14,9 @@ use std::path::Path;
 use polars::prelude::*;
 
 use super::plots::{line_plot, Series};
-use super::{fmt, markdown_table, number, read_csv_with_header, write_csv, ReportError};
+use super::{
+    f64s, fmt, markdown_table, number, read_csv_with_header, strs, write_csv, ReportError,
+};
 use crate::config::ExperimentConfig;
 use crate::runner::read_parquet;
 
@@ -98,26 +100,6 @@ impl SizeStats {
             parts.join("; ")
         }
     }
-}
-
-fn f64s(df: &DataFrame, name: &str) -> PolarsResult<Vec<f64>> {
-    Ok(df
-        .column(name)?
-        .cast(&DataType::Float64)?
-        .f64()?
-        .iter()
-        .map(|v| v.unwrap_or(f64::NAN))
-        .collect())
-}
-
-fn strs(df: &DataFrame, name: &str) -> PolarsResult<Vec<String>> {
-    Ok(df
-        .column(name)?
-        .cast(&DataType::String)?
-        .str()?
-        .iter()
-        .map(|v| v.unwrap_or_default().to_string())
-        .collect())
 }
 
 /// Aggregates a steps frame (one row per solve, [`REQUIRED_COLUMNS`]) into one

@@ -9,6 +9,8 @@ pub mod todorov2010;
 use std::fmt::Write as _;
 use std::path::Path;
 
+use polars::prelude::{DataFrame, DataType, PolarsResult};
+
 /// Errors while generating a report.
 #[derive(Debug, thiserror::Error)]
 pub enum ReportError {
@@ -123,6 +125,28 @@ pub fn number(path: &Path, row: &[String], want: &[&str], i: usize) -> Result<f6
             want[i]
         ))
     })
+}
+
+/// A DataFrame column as floats (cast from any numeric type), `NaN` for nulls.
+pub fn f64s(df: &DataFrame, name: &str) -> PolarsResult<Vec<f64>> {
+    Ok(df
+        .column(name)?
+        .cast(&DataType::Float64)?
+        .f64()?
+        .iter()
+        .map(|v| v.unwrap_or(f64::NAN))
+        .collect())
+}
+
+/// A DataFrame column as strings (cast if needed), empty for nulls.
+pub fn strs(df: &DataFrame, name: &str) -> PolarsResult<Vec<String>> {
+    Ok(df
+        .column(name)?
+        .cast(&DataType::String)?
+        .str()?
+        .iter()
+        .map(|v| v.unwrap_or_default().to_string())
+        .collect())
 }
 
 /// Formats a float with `digits` decimals, `-` for NaN.

@@ -7,7 +7,9 @@ use std::path::Path;
 use polars::prelude::*;
 
 use super::plots::{histogram, line_plot, Series};
-use super::{fmt, markdown_table, number, read_csv_with_header, write_csv, ReportError};
+use super::{
+    f64s, fmt, markdown_table, number, read_csv_with_header, strs, write_csv, ReportError,
+};
 use crate::config::ExperimentConfig;
 use crate::runner::read_parquet;
 
@@ -32,25 +34,6 @@ pub struct Cell {
     pub n_c: f64,
     /// Mean seconds per solve.
     pub seconds_per_solve: f64,
-}
-
-fn f64s(df: &DataFrame, name: &str) -> PolarsResult<Vec<f64>> {
-    Ok(df
-        .column(name)?
-        .cast(&DataType::Float64)?
-        .f64()?
-        .iter()
-        .map(|v| v.unwrap_or(f64::NAN))
-        .collect())
-}
-
-fn strs(df: &DataFrame, name: &str) -> PolarsResult<Vec<String>> {
-    Ok(df
-        .column(name)?
-        .str()?
-        .iter()
-        .map(|v| v.unwrap_or_default().to_string())
-        .collect())
 }
 
 /// Aggregates the steps frame of the Table 1 sweep into cells.
