@@ -19,8 +19,10 @@
 //! Optionally the residual is rescaled to `D r(x)` with `D` diagonal positive (section V-A,
 //! the proposed recovery from local minima and preconditioning; [`ImplicitNcp::with_row_sum_scaling`]).
 
-use contactlab_core::{LocalProblem, NonSmoothResidual, Residual};
-use faer::{Mat, MatMut};
+use std::sync::OnceLock;
+
+use contactlab_core::{LocalProblem, NonSmoothResidual, ProblemError, Residual};
+use faer::{Col, Mat, MatMut};
 use nalgebra::{Matrix3, Vector3};
 
 pub mod solver;
@@ -190,6 +192,18 @@ pub struct ImplicitNcp {
     b: Vec<f64>,
     /// Diagonal of the residual scaling `D` (section V-A); all ones when unscaled.
     d: Vec<f64>,
+    /// `M = D (A - I)` and `M'M`, formed on first use by [`ImplicitNcp::normal_matrix`]: with
+    /// them `J'J` costs O(n^2) per iteration instead of a dense O(n^3) product.
+    products: OnceLock<NormalProducts>,
+}
+
+/// The problem-constant factors of `J'J = F'(M'M)F - F'M'D - DMF + D^2`, `M = D (A - I)`.
+#[derive(Debug, Clone)]
+struct NormalProducts {
+    /// `M'M`.
+    mtm: Mat<f64>,
+    /// `D M = D^2 (A - I)`.
+    dm: Mat<f64>,
 }
 
 /// Contact `k`'s three entries of a stacked vector.
@@ -207,14 +221,28 @@ impl ImplicitNcp {
             mu: problem.mu.clone(),
             b: vec![0.0; nc],
             d: vec![1.0; 3 * nc],
+            products: OnceLock::new(),
         }
     }
 
-    /// Sets the normal bias `b` per contact (eq. 11: `v_n >= b`).
-    pub fn with_bias(mut self, b: Vec<f64>) -> ImplicitNcp {
-        assert_eq!(b.len(), self.mu.len(), "one bias per contact");
+    /// Sets the normal bias `b` per contact (eq. 11: `v_n >= b`); one finite entry per contact.
+    pub fn with_bias(mut self, b: Vec<f64>) -> Result<ImplicitNcp, ProblemError> {
+        if b.len() != self.mu.len() {
+            return Err(ProblemError::Shape {
+                field: "b".into(),
+                expected: format!("{} entries (one per contact)", self.mu.len()),
+                found: format!("{} entries", b.len()),
+            });
+        }
+        if let Some((index, &value)) = b.iter().enumerate().find(|(_, v)| !v.is_finite()) {
+            return Err(ProblemError::NonFinite {
+                field: "b".into(),
+                index,
+                value,
+            });
+        }
         self.b = b;
-        self
+        Ok(self)
     }
 
     /// Rescales the residual to `D r(x)` with `D_ii = 1 / sum_j |A_ij|` (section V-A: "a
@@ -232,6 +260,7 @@ impl ImplicitNcp {
                 }
             })
             .collect();
+        self.products = OnceLock::new();
         self
     }
 
@@ -305,14 +334,40 @@ impl ImplicitNcp {
         }
     }
 
+    /// `A v` by faer's matrix-vector kernel.
+    fn a_times(&self, v: &[f64]) -> Col<f64> {
+        &self.a * Col::from_fn(v.len(), |i| v[i])
+    }
+
     /// `(A - I)' D y`: the pull-back of a residual-space vector, from which `J' y` follows block
     /// by block as `F'_k' p_k - D_k y_k`.
     pub fn pullback(&self, y: &[f64]) -> Vec<f64> {
         let n = y.len();
-        let dy: Vec<f64> = y.iter().zip(&self.d).map(|(a, b)| a * b).collect();
-        (0..n)
-            .map(|j| (0..n).map(|i| self.a[(i, j)] * dy[i]).sum::<f64>() - dy[j])
-            .collect()
+        let dy = Col::from_fn(n, |i| y[i] * self.d[i]);
+        let atdy = self.a.transpose() * &dy;
+        (0..n).map(|j| atdy[j] - dy[j]).collect()
+    }
+
+    /// `J' y = F' (A - I)' D y - D y`, block by block, without forming `J`.
+    pub fn jacobian_transpose_times(&self, blocks: &[Matrix3<f64>], y: &[f64]) -> Vec<f64> {
+        self.jacobian_transpose_from_pullback(blocks, &self.pullback(y), y)
+    }
+
+    /// `J' y` from an already computed pull-back `p = (A - I)' D y`.
+    pub fn jacobian_transpose_from_pullback(
+        &self,
+        blocks: &[Matrix3<f64>],
+        p: &[f64],
+        y: &[f64],
+    ) -> Vec<f64> {
+        let mut out = vec![0.0; y.len()];
+        for (k, fb) in blocks.iter().enumerate() {
+            let v = fb.transpose() * block(p, k);
+            for l in 0..3 {
+                out[3 * k + l] = v[l] - self.d[3 * k + l] * y[3 * k + l];
+            }
+        }
+        out
     }
 
     /// `J dir = D ((A - I) F' dir - dir)` for block-diagonal `F'` given by `blocks`, without
@@ -324,12 +379,68 @@ impl ImplicitNcp {
             let v = fb * block(dir, k);
             fd[3 * k..3 * k + 3].copy_from_slice(v.as_slice());
         }
+        let afd = self.a_times(&fd);
         (0..n)
-            .map(|i| {
-                let afd: f64 = (0..n).map(|j| self.a[(i, j)] * fd[j]).sum();
-                self.d[i] * (afd - fd[i] - dir[i])
-            })
+            .map(|i| self.d[i] * (afd[i] - fd[i] - dir[i]))
             .collect()
+    }
+
+    /// `J'J` for block-diagonal `F'` given by `blocks`, in O(n^2): with `M = D (A - I)`,
+    /// `J = M F' - D`, so `J'J = F''(M'M)F' - (DMF')' - DMF' + D^2`, where the
+    /// problem-constant `M'M` and `DM` are formed once (one O(n^3) product per problem).
+    pub fn normal_matrix(&self, blocks: &[Matrix3<f64>]) -> Mat<f64> {
+        let n = self.v0.len();
+        let pr = self.products.get_or_init(|| {
+            let m = Mat::from_fn(n, n, |i, j| {
+                self.d[i] * (self.a[(i, j)] - if i == j { 1.0 } else { 0.0 })
+            });
+            NormalProducts {
+                mtm: m.transpose() * &m,
+                dm: Mat::from_fn(n, n, |i, j| self.d[i] * m[(i, j)]),
+            }
+        });
+        // Right-multiplies column block l of `src` by F'_l.
+        let times_f = |src: &Mat<f64>| {
+            let mut out = Mat::<f64>::zeros(n, n);
+            for (l, fb) in blocks.iter().enumerate() {
+                for i in 0..n {
+                    let row = nalgebra::RowVector3::new(
+                        src[(i, 3 * l)],
+                        src[(i, 3 * l + 1)],
+                        src[(i, 3 * l + 2)],
+                    );
+                    let v = row * fb;
+                    for c in 0..3 {
+                        out[(i, 3 * l + c)] = v[c];
+                    }
+                }
+            }
+            out
+        };
+        let mtm_f = times_f(&pr.mtm);
+        let dm_f = times_f(&pr.dm);
+        let mut jtj = Mat::<f64>::zeros(n, n);
+        for (k, fb) in blocks.iter().enumerate() {
+            let ft = fb.transpose();
+            for j in 0..n {
+                let col = Vector3::new(
+                    mtm_f[(3 * k, j)],
+                    mtm_f[(3 * k + 1, j)],
+                    mtm_f[(3 * k + 2, j)],
+                );
+                let v = ft * col;
+                for r in 0..3 {
+                    jtj[(3 * k + r, j)] = v[r];
+                }
+            }
+        }
+        for j in 0..n {
+            for i in 0..n {
+                jtj[(i, j)] -= dm_f[(i, j)] + dm_f[(j, i)];
+            }
+            jtj[(j, j)] += self.d[j] * self.d[j];
+        }
+        jtj
     }
 
     /// The diagonal of the residual scaling `D`.
@@ -403,11 +514,10 @@ impl Residual for ImplicitNcp {
 
     fn residual(&self, x: &[f64], out: &mut [f64]) {
         let f = self.impulses(x);
-        let n = x.len();
-        for i in 0..n {
-            let af: f64 = (0..n).map(|j| self.a[(i, j)] * f[j]).sum();
+        let af = self.a_times(&f);
+        for i in 0..x.len() {
             // r = (A - I) f - x + v0 (eq. 15).
-            out[i] = self.d[i] * (af - f[i] - x[i] + self.v0[i]);
+            out[i] = self.d[i] * (af[i] - f[i] - x[i] + self.v0[i]);
         }
     }
 
@@ -605,7 +715,9 @@ mod tests {
         let mut checked = 0;
         for seed in 0..40 {
             let p = random_problem(3, seed);
-            let r = ImplicitNcp::new(&p).with_bias(vec![0.0, 0.1, -0.1]);
+            let r = ImplicitNcp::new(&p)
+                .with_bias(vec![0.0, 0.1, -0.1])
+                .unwrap();
             let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(1000 + seed);
             let x: Vec<f64> = (0..9).map(|_| rng.random_range(-2.0..2.0)).collect();
             let h = 1e-7;
@@ -639,6 +751,58 @@ mod tests {
             checked += 1;
         }
         assert!(checked >= 30, "only {checked} points were away from edges");
+    }
+
+    #[test]
+    fn normal_matrix_and_gradient_match_the_dense_products() {
+        use rand::{Rng, SeedableRng};
+        for seed in 0..6 {
+            let p = random_problem(4, seed);
+            let plain = ImplicitNcp::new(&p);
+            for r in [plain.clone(), plain.with_row_sum_scaling()] {
+                let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(50 + seed);
+                // Arbitrary 3x3 blocks: the identity must hold for any block-diagonal F'.
+                let blocks: Vec<Matrix3<f64>> = (0..4)
+                    .map(|_| Matrix3::from_fn(|_, _| rng.random_range(-1.0..1.0)))
+                    .collect();
+                let y: Vec<f64> = (0..12).map(|_| rng.random_range(-1.0..1.0)).collect();
+                let mut j = Mat::<f64>::zeros(12, 12);
+                r.jacobian_from_blocks(&blocks, j.as_mut());
+                let jtj = j.transpose() * &j;
+                let fast = r.normal_matrix(&blocks);
+                let jty = j.transpose() * Col::from_fn(12, |i| y[i]);
+                let fast_g = r.jacobian_transpose_times(&blocks, &y);
+                let jd = &j * Col::from_fn(12, |i| y[i]);
+                let fast_jd = r.jacobian_times(&blocks, &y);
+                for a in 0..12 {
+                    assert!((jty[a] - fast_g[a]).abs() < 1e-12, "J'y row {a}");
+                    assert!((jd[a] - fast_jd[a]).abs() < 1e-12, "Jy row {a}");
+                    for b in 0..12 {
+                        assert!(
+                            (jtj[(a, b)] - fast[(a, b)]).abs() < 1e-12,
+                            "seed {seed} J'J ({a},{b}): {} vs {}",
+                            jtj[(a, b)],
+                            fast[(a, b)]
+                        );
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn a_bias_of_the_wrong_length_or_not_finite_is_an_error() {
+        let p = random_problem(2, 1);
+        let err = ImplicitNcp::new(&p).with_bias(vec![0.0]).unwrap_err();
+        assert!(
+            err.to_string().contains("field `b`") && err.to_string().contains("2 entries"),
+            "{err}"
+        );
+        let err = ImplicitNcp::new(&p)
+            .with_bias(vec![0.0, f64::NAN])
+            .unwrap_err();
+        assert!(err.to_string().contains("entry 1 is not finite"), "{err}");
+        assert!(ImplicitNcp::new(&p).with_bias(vec![0.1, -0.1]).is_ok());
     }
 
     #[test]

@@ -134,6 +134,8 @@ impl Default for TodorovSolver {
 /// What the linearisation at `x` gives: residual, Jacobian blocks, active edges.
 struct Linearization {
     r: Vec<f64>,
+    /// `(A - I)' D r`, from which `g = J'r` follows block by block.
+    pull: Vec<f64>,
     merit: f64,
     blocks: Vec<Matrix3<f64>>,
     /// Per contact: the active edge's kind and tangent basis, if any.
@@ -175,8 +177,8 @@ impl TodorovSolver {
         let regions = f.regions(x);
         let mut blocks = f.df_dx_blocks(x, &regions);
         let mut active = vec![None; nc];
+        let pull = f.pullback(&r);
         if self.params.edge_aware {
-            let pull = f.pullback(&r);
             let dr: Vec<f64> = r.iter().zip(f.scaling()).map(|(a, b)| a * b).collect();
             for k in 0..nc {
                 let (mu, b, xk) = (f.mu(k), f.bias(k), block(x, k));
@@ -206,6 +208,7 @@ impl TodorovSolver {
         Linearization {
             merit: merit_of(&r),
             r,
+            pull,
             blocks,
             active,
         }
@@ -239,12 +242,9 @@ impl TodorovSolver {
     pub fn iterate(&mut self, f: &ImplicitNcp, x: &[f64]) -> (Vec<f64>, IterationReport) {
         let n = x.len();
         let lin = self.linearize(f, x);
-        let mut j = Mat::<f64>::zeros(n, n);
-        f.jacobian_from_blocks(&lin.blocks, j.as_mut());
-        let rcol = faer::Col::from_fn(n, |i| lin.r[i]);
-        let g_col = j.transpose() * &rcol;
-        let g: Vec<f64> = (0..n).map(|i| g_col[i]).collect();
-        let jtj = j.transpose() * &j;
+        // g = J'r and J'J without forming J (both O(n^2); see `ImplicitNcp::normal_matrix`).
+        let g = f.jacobian_transpose_from_pullback(&lin.blocks, &lin.pull, &lin.r);
+        let jtj = f.normal_matrix(&lin.blocks);
         if self.lambda.is_none() {
             let mean_diag = (0..n).map(|i| jtj[(i, i)]).sum::<f64>() / n.max(1) as f64;
             self.scale = if mean_diag > 0.0 && mean_diag.is_finite() {
