@@ -27,6 +27,11 @@ solve FILE *ARGS:
 list *ARGS:
     cargo run --release -j2 -q -p contactlab-experiments --bin contactlab -- list {{ARGS}}
 
+# Criterion timings of every paper's driver and a generic one on the same problems (release;
+# a few minutes). Extra arguments go to criterion, e.g. `just bench -- solve/balls15`.
+bench *ARGS:
+    cargo bench -j2 -p contactlab-experiments --bench solvers {{ARGS}}
+
 # Install the evcxr Jupyter kernel and Jupyter itself (once per machine; evcxr builds in 6-11 min).
 notebook:
     command -v evcxr_jupyter >/dev/null || cargo install evcxr_jupyter --locked
