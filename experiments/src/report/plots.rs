@@ -9,20 +9,24 @@ use super::ReportError;
 /// Named series of points.
 pub type Series = (String, Vec<(f64, f64)>);
 
-const COLORS: [RGBColor; 6] = [
+/// Eight distinguishable line colours (matplotlib's "tab10" order).
+const COLORS: [RGBColor; 8] = [
     RGBColor(31, 119, 180),
     RGBColor(255, 127, 14),
     RGBColor(44, 160, 44),
     RGBColor(214, 39, 40),
     RGBColor(148, 103, 189),
     RGBColor(140, 86, 75),
+    RGBColor(227, 119, 194),
+    RGBColor(23, 190, 207),
 ];
 
 fn plot_err<E: std::fmt::Debug>(path: &Path) -> impl Fn(E) -> ReportError + '_ {
     move |e| ReportError::Plot(format!("{}: {e:?}", path.display()))
 }
 
-/// A line plot of several series; `log_y` plots `log10(y)` (points with `y <= 0` dropped).
+/// A line plot of several series, each point marked; `log_y` plots `log10(y)` (points with
+/// `y <= 0` dropped).
 pub fn line_plot(
     path: &Path,
     title: &str,
@@ -31,43 +35,89 @@ pub fn line_plot(
     series: &[Series],
     log_y: bool,
 ) -> Result<(), ReportError> {
-    let tf = |y: f64| if log_y { y.log10() } else { y };
-    let pts: Vec<(f64, f64)> = series
+    let axes = Axes {
+        title,
+        x_label,
+        y_label,
+        log_y,
+    };
+    lines(path, &axes, None, series, true)
+}
+
+/// Lines without point markers (for long time series), with an optional reference curve drawn
+/// black and dashed on top (an exact solution); `log_y` plots `log10(y)` (points with `y <= 0`
+/// dropped).
+pub fn overlay_plot(
+    path: &Path,
+    title: &str,
+    x_label: &str,
+    y_label: &str,
+    reference: Option<&Series>,
+    series: &[Series],
+    log_y: bool,
+) -> Result<(), ReportError> {
+    let axes = Axes {
+        title,
+        x_label,
+        y_label,
+        log_y,
+    };
+    lines(path, &axes, reference, series, false)
+}
+
+/// Title, axis labels and scale of a line chart.
+struct Axes<'a> {
+    title: &'a str,
+    x_label: &'a str,
+    y_label: &'a str,
+    log_y: bool,
+}
+
+/// The one line-chart drawer behind [`line_plot`] and [`overlay_plot`].
+fn lines(
+    path: &Path,
+    axes: &Axes<'_>,
+    reference: Option<&Series>,
+    series: &[Series],
+    markers: bool,
+) -> Result<(), ReportError> {
+    let log_y = axes.log_y;
+    let keep = |p: &(f64, f64)| !log_y || p.1 > 0.0;
+    let map = |(x, y): (f64, f64)| (x, if log_y { y.log10() } else { y });
+    let finite = |p: &(f64, f64)| p.0.is_finite() && p.1.is_finite();
+    let prepared: Vec<(String, Vec<(f64, f64)>)> = series
         .iter()
-        .flat_map(|(_, p)| p.iter().copied())
-        .filter(|(_, y)| !log_y || *y > 0.0)
-        .map(|(x, y)| (x, tf(y)))
-        .filter(|(x, y)| x.is_finite() && y.is_finite())
+        .chain(reference)
+        .map(|(n, p)| {
+            let pts = p.iter().copied().filter(keep).map(map).filter(finite);
+            (n.clone(), pts.collect())
+        })
         .collect();
-    let (x0, x1) = bounds(pts.iter().map(|p| p.0));
-    let (y0, y1) = bounds(pts.iter().map(|p| p.1));
+    let all = prepared.iter().flat_map(|(_, p)| p.iter());
+    let (x0, x1) = bounds(all.clone().map(|p| p.0));
+    let (y0, y1) = bounds(all.map(|p| p.1));
     let root = SVGBackend::new(path, (720, 420)).into_drawing_area();
     root.fill(&WHITE).map_err(plot_err(path))?;
     let mut chart = ChartBuilder::on(&root)
-        .caption(title, ("sans-serif", 18))
+        .caption(axes.title, ("sans-serif", 18))
         .margin(12)
         .x_label_area_size(40)
-        .y_label_area_size(60)
+        .y_label_area_size(70)
         .build_cartesian_2d(x0..x1, y0..y1)
         .map_err(plot_err(path))?;
     let y_desc = if log_y {
-        format!("log10 {y_label}")
+        format!("log10 {}", axes.y_label)
     } else {
-        y_label.to_string()
+        axes.y_label.to_string()
     };
     chart
         .configure_mesh()
-        .x_desc(x_label)
+        .x_desc(axes.x_label)
         .y_desc(y_desc)
         .draw()
         .map_err(plot_err(path))?;
-    for (i, (name, p)) in series.iter().enumerate() {
+    for (i, (name, data)) in prepared.iter().take(series.len()).enumerate() {
         let color = COLORS[i % COLORS.len()];
-        let data: Vec<(f64, f64)> = p
-            .iter()
-            .filter(|(_, y)| !log_y || *y > 0.0)
-            .map(|&(x, y)| (x, tf(y)))
-            .collect();
         chart
             .draw_series(LineSeries::new(data.clone(), color.stroke_width(2)))
             .map_err(plot_err(path))?
@@ -75,12 +125,26 @@ pub fn line_plot(
             .legend(move |(x, y)| {
                 PathElement::new(vec![(x, y), (x + 16, y)], color.stroke_width(2))
             });
+        if markers {
+            chart
+                .draw_series(
+                    data.iter()
+                        .map(|&(x, y)| Circle::new((x, y), 2, color.filled())),
+                )
+                .map_err(plot_err(path))?;
+        }
+    }
+    if let Some((name, data)) = prepared.get(series.len()).filter(|_| reference.is_some()) {
         chart
-            .draw_series(
-                data.iter()
-                    .map(|&(x, y)| Circle::new((x, y), 2, color.filled())),
-            )
-            .map_err(plot_err(path))?;
+            .draw_series(DashedLineSeries::new(
+                data.clone(),
+                6,
+                4,
+                BLACK.stroke_width(2),
+            ))
+            .map_err(plot_err(path))?
+            .label(name.clone())
+            .legend(|(x, y)| PathElement::new(vec![(x, y), (x + 16, y)], BLACK.stroke_width(2)));
     }
     chart
         .configure_series_labels()
@@ -144,94 +208,4 @@ fn bounds(it: impl Iterator<Item = f64>) -> (f64, f64) {
     }
     let pad = 0.05 * (hi - lo);
     (lo - pad, hi + pad)
-}
-
-/// Eight distinguishable line colours for [`overlay_plot`].
-const OVERLAY_COLORS: [RGBColor; 8] = [
-    RGBColor(31, 119, 180),
-    RGBColor(255, 127, 14),
-    RGBColor(44, 160, 44),
-    RGBColor(214, 39, 40),
-    RGBColor(148, 103, 189),
-    RGBColor(140, 86, 75),
-    RGBColor(227, 119, 194),
-    RGBColor(23, 190, 207),
-];
-
-/// Lines without point markers (for long time series), with an optional reference curve drawn
-/// black and dashed on top (an exact solution); `log_y` plots `log10(y)` (points with `y <= 0`
-/// dropped).
-pub fn overlay_plot(
-    path: &Path,
-    title: &str,
-    x_label: &str,
-    y_label: &str,
-    reference: Option<&Series>,
-    series: &[Series],
-    log_y: bool,
-) -> Result<(), ReportError> {
-    let keep = |p: &(f64, f64)| !log_y || p.1 > 0.0;
-    let map = |(x, y): (f64, f64)| (x, if log_y { y.log10() } else { y });
-    let finite = |p: &(f64, f64)| p.0.is_finite() && p.1.is_finite();
-    let prepared: Vec<(String, Vec<(f64, f64)>)> = series
-        .iter()
-        .chain(reference)
-        .map(|(n, p)| {
-            let pts = p.iter().copied().filter(keep).map(map).filter(finite);
-            (n.clone(), pts.collect())
-        })
-        .collect();
-    let all = prepared.iter().flat_map(|(_, p)| p.iter());
-    let (x0, x1) = bounds(all.clone().map(|p| p.0));
-    let (y0, y1) = bounds(all.map(|p| p.1));
-    let root = SVGBackend::new(path, (720, 420)).into_drawing_area();
-    root.fill(&WHITE).map_err(plot_err(path))?;
-    let mut chart = ChartBuilder::on(&root)
-        .caption(title, ("sans-serif", 18))
-        .margin(12)
-        .x_label_area_size(40)
-        .y_label_area_size(70)
-        .build_cartesian_2d(x0..x1, y0..y1)
-        .map_err(plot_err(path))?;
-    let y_desc = if log_y {
-        format!("log10 {y_label}")
-    } else {
-        y_label.to_string()
-    };
-    chart
-        .configure_mesh()
-        .x_desc(x_label)
-        .y_desc(y_desc)
-        .draw()
-        .map_err(plot_err(path))?;
-    for (i, (name, data)) in prepared.iter().take(series.len()).enumerate() {
-        let color = OVERLAY_COLORS[i % OVERLAY_COLORS.len()];
-        chart
-            .draw_series(LineSeries::new(data.clone(), color.stroke_width(2)))
-            .map_err(plot_err(path))?
-            .label(name.clone())
-            .legend(move |(x, y)| {
-                PathElement::new(vec![(x, y), (x + 16, y)], color.stroke_width(2))
-            });
-    }
-    if let Some((name, data)) = prepared.get(series.len()).filter(|_| reference.is_some()) {
-        chart
-            .draw_series(DashedLineSeries::new(
-                data.clone(),
-                6,
-                4,
-                BLACK.stroke_width(2),
-            ))
-            .map_err(plot_err(path))?
-            .label(name.clone())
-            .legend(|(x, y)| PathElement::new(vec![(x, y), (x + 16, y)], BLACK.stroke_width(2)));
-    }
-    chart
-        .configure_series_labels()
-        .background_style(WHITE.mix(0.85))
-        .border_style(BLACK)
-        .draw()
-        .map_err(plot_err(path))?;
-    root.present().map_err(plot_err(path))?;
-    Ok(())
 }
