@@ -182,30 +182,22 @@ impl BallsConfig {
     /// Checks every parameter's range.
     pub fn validate(&self) -> Result<(), SceneError> {
         let bad = |key: &'static str, message: String| Err(SceneError::Param { key, message });
-        let positive: [(&'static str, f64); 5] = [
-            ("h", self.h),
-            ("side", self.side),
-            ("r_min", self.r_min),
-            ("r_max", self.r_max),
-            ("density", self.density),
-        ];
-        for (key, v) in positive {
-            if !(v.is_finite() && v > 0.0) {
-                return bad(key, format!("must be a positive number, got {v}"));
-            }
-        }
-        let nonnegative: [(&'static str, f64); 5] = [
-            ("mu", self.mu),
-            ("v_max", self.v_max),
-            ("w_max", self.w_max),
-            ("gravity", self.gravity),
-            ("margin", self.margin),
-        ];
-        for (key, v) in nonnegative {
-            if !(v.is_finite() && v >= 0.0) {
-                return bad(key, format!("must be a nonnegative number, got {v}"));
-            }
-        }
+        super::check_ranges(
+            &[
+                ("h", self.h),
+                ("side", self.side),
+                ("r_min", self.r_min),
+                ("r_max", self.r_max),
+                ("density", self.density),
+            ],
+            &[
+                ("mu", self.mu),
+                ("v_max", self.v_max),
+                ("w_max", self.w_max),
+                ("gravity", self.gravity),
+                ("margin", self.margin),
+            ],
+        )?;
         if self.n_balls == 0 {
             return bad("n_balls", "must be at least 1".into());
         }

@@ -268,28 +268,22 @@ impl PendulumConfig {
                 format!("must be in 1..={MAX_LINKS}, got {}", self.n_links),
             );
         }
-        for (key, v) in [
-            ("link_length", self.link_length),
-            ("sphere_radius", self.sphere_radius),
-            ("sphere_mass", self.sphere_mass),
-            ("wall_x", self.wall_x),
-            ("h", self.h),
-            ("duration", self.duration),
-        ] {
-            if !(v.is_finite() && v > 0.0) {
-                return bad(key, format!("must be a positive number, got {v}"));
-            }
-        }
-        for (key, v) in [
-            ("floor_thickness", self.floor_thickness),
-            ("mu", self.mu),
-            ("gravity", self.gravity),
-            ("margin", self.margin),
-        ] {
-            if !(v.is_finite() && v >= 0.0) {
-                return bad(key, format!("must be a nonnegative number, got {v}"));
-            }
-        }
+        super::check_ranges(
+            &[
+                ("link_length", self.link_length),
+                ("sphere_radius", self.sphere_radius),
+                ("sphere_mass", self.sphere_mass),
+                ("wall_x", self.wall_x),
+                ("h", self.h),
+                ("duration", self.duration),
+            ],
+            &[
+                ("floor_thickness", self.floor_thickness),
+                ("mu", self.mu),
+                ("gravity", self.gravity),
+                ("margin", self.margin),
+            ],
+        )?;
         for (key, v) in [
             ("pivot_height", self.pivot_height),
             ("initial_angle", self.initial_angle),
@@ -1273,34 +1267,5 @@ mod tests {
             .unwrap_err()
             .to_string()
             .contains("expected 0"));
-    }
-
-    #[test]
-    fn the_scene_kind_pendulum_parses_checks_and_builds() {
-        #[derive(serde::Deserialize)]
-        struct K {
-            kind: crate::scenes::SceneKind,
-        }
-        let k: K = toml::from_str("kind = \"pendulum\"").unwrap();
-        assert_eq!(k.kind, crate::scenes::SceneKind::Pendulum);
-        let table = |s: &str| s.parse::<toml::Table>().unwrap();
-        assert!(k.kind.check_params(&table("")).is_ok());
-        let e = k
-            .kind
-            .check_params(&table("restitution = 2.0"))
-            .unwrap_err()
-            .to_string();
-        assert!(e.contains("`restitution`"), "{e}");
-        let e = k
-            .kind
-            .check_params(&table("nonsense = 1"))
-            .unwrap_err()
-            .to_string();
-        assert!(e.contains("nonsense"), "{e}");
-        let mut scene = k.kind.build(&table("")).unwrap();
-        let step = scene.contact_step().unwrap();
-        let r = vec![0.0; 3 * step.contacts.len()];
-        scene.advance(&step, &r).unwrap();
-        assert_eq!(scene.observables().first().map(|o| o.0), Some("last_z"));
     }
 }

@@ -278,33 +278,4 @@ mod tests {
         assert!(e.contains("cases"), "{e}");
         assert!(parse("seed = -1").is_err());
     }
-
-    #[test]
-    fn the_scene_kind_random_lcp_parses_checks_and_builds() {
-        #[derive(serde::Deserialize)]
-        struct K {
-            kind: crate::scenes::SceneKind,
-        }
-        let k: K = toml::from_str("kind = \"random_lcp\"").unwrap();
-        assert_eq!(k.kind, crate::scenes::SceneKind::RandomLcp);
-        let table = |s: &str| s.parse::<toml::Table>().unwrap();
-        assert!(k.kind.check_params(&table("")).is_ok());
-        let e = k
-            .kind
-            .check_params(&table("size = 10"))
-            .unwrap_err()
-            .to_string();
-        assert!(e.contains("`size`"), "{e}");
-        let e = k
-            .kind
-            .check_params(&table("nonsense = 1"))
-            .unwrap_err()
-            .to_string();
-        assert!(e.contains("nonsense"), "{e}");
-        let mut scene = k.kind.build(&table("")).unwrap();
-        let step = scene.contact_step().unwrap();
-        let r = vec![0.0; 3 * step.contacts.len()];
-        scene.advance(&step, &r).unwrap();
-        assert_eq!(scene.observables().first().map(|o| o.0), Some("size"));
-    }
 }

@@ -149,25 +149,19 @@ impl SphereConfig {
     /// Checks every parameter's range; the error names the key.
     pub fn validate(&self) -> Result<(), SceneError> {
         let bad = |key: &'static str, message: String| Err(SceneError::Param { key, message });
-        for (key, v) in [
-            ("mass", self.mass),
-            ("radius", self.radius),
-            ("h", self.h),
-            ("duration", self.duration),
-        ] {
-            if !(v.is_finite() && v > 0.0) {
-                return bad(key, format!("must be a positive number, got {v}"));
-            }
-        }
-        for (key, v) in [
-            ("mu", self.mu),
-            ("gravity", self.gravity),
-            ("margin", self.margin),
-        ] {
-            if !(v.is_finite() && v >= 0.0) {
-                return bad(key, format!("must be a nonnegative number, got {v}"));
-            }
-        }
+        super::check_ranges(
+            &[
+                ("mass", self.mass),
+                ("radius", self.radius),
+                ("h", self.h),
+                ("duration", self.duration),
+            ],
+            &[
+                ("mu", self.mu),
+                ("gravity", self.gravity),
+                ("margin", self.margin),
+            ],
+        )?;
         if self.v0.iter().any(|v| !v.is_finite()) {
             return bad("v0", format!("must be finite, got {:?}", self.v0));
         }
@@ -693,34 +687,5 @@ mod tests {
         s.advance(&cs, &[]).unwrap();
         assert_relative_eq!(s.v.z, 1.0 - cfg.h * cfg.gravity, epsilon = 1e-15);
         assert_eq!(s.observables().len(), 13);
-    }
-
-    #[test]
-    fn the_scene_kind_sphere_on_plane_parses_checks_and_builds() {
-        #[derive(serde::Deserialize)]
-        struct K {
-            kind: crate::scenes::SceneKind,
-        }
-        let k: K = toml::from_str("kind = \"sphere_on_plane\"").unwrap();
-        assert_eq!(k.kind, crate::scenes::SceneKind::SphereOnPlane);
-        let table = |s: &str| s.parse::<toml::Table>().unwrap();
-        assert!(k.kind.check_params(&table("")).is_ok());
-        let e = k
-            .kind
-            .check_params(&table("mu = -1.0"))
-            .unwrap_err()
-            .to_string();
-        assert!(e.contains("`mu`"), "{e}");
-        let e = k
-            .kind
-            .check_params(&table("nonsense = 1"))
-            .unwrap_err()
-            .to_string();
-        assert!(e.contains("nonsense"), "{e}");
-        let mut scene = k.kind.build(&table("")).unwrap();
-        let step = scene.contact_step().unwrap();
-        let r = vec![0.0; 3 * step.contacts.len()];
-        scene.advance(&step, &r).unwrap();
-        assert_eq!(scene.observables().first().map(|o| o.0), Some("x"));
     }
 }
