@@ -455,7 +455,10 @@ fn solvers_section(path: &Path, driver: &str, out: &Path) -> Result<String, Repo
          starts recover. Each cell: iterations (Table 1's statistic) / share of solves converged by the shared \
          natural-map ruler / solves whose driver reported a local minimum (the generic drivers report such \
          steps as `stagnated` or `max_iterations` instead), averaged over mu, and the mean time per solve. \
-         Per cell in [`solvers.csv`](solvers.csv).\n"
+         Per cell in [`solvers.csv`](solvers.csv). Runs: {runs} (every mu x n_b x seed of the config), \
+         {steps_per_solver} steps per solver (steps without contacts included).\n",
+        runs = steps.column("run")?.n_unique()?,
+        steps_per_solver = steps.height() / steps.column("solver")?.n_unique()?.max(1),
     );
     // The driver first, then the shadows in name order.
     let mut solvers: Vec<String> = vec![driver.to_string()];
