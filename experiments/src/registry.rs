@@ -7,8 +7,9 @@ use contactlab_core::drivers::{
     solve_least_squares, Dogleg, GaussNewtonLs, LevenbergMarquardt, ProjectedLevenbergMarquardt,
     TrustRegionSteihaug,
 };
+use contactlab_core::frame::{from_rotated, rotate_tangents, slip_angles, to_rotated};
 use contactlab_core::metrics::{local_metrics, LocalMetrics};
-use contactlab_core::{LocalProblem, Residual, Solution, SolveOptions, Status};
+use contactlab_core::{CoreError, LocalProblem, Residual, Solution, SolveOptions, Status};
 use contactlab_formulations::erleben::{
     solve_minmap_newton, ConvergenceMeasure, MinMap, MinMapNewtonParams,
 };
@@ -275,11 +276,15 @@ impl SolverSpec {
                 "row_sum_scaling, restarts and edge_aware apply only to implicit-ncp".into(),
             ));
         }
-        let pyramid_options =
-            self.n_f != default_n_f() || self.theta0_deg != 0.0 || self.align_with_slip;
-        if pyramid_options && self.formulation != "mlcp-fb" {
+        if self.n_f != default_n_f() && self.formulation != "mlcp-fb" {
             return Err(RegistryError::BadOption(
-                "n_f, theta0_deg and align_with_slip apply only to mlcp-fb".into(),
+                "n_f applies only to mlcp-fb".into(),
+            ));
+        }
+        let turned = self.theta0_deg != 0.0 || self.align_with_slip;
+        if turned && !matches!(self.formulation.as_str(), "mlcp-fb" | "min-map") {
+            return Err(RegistryError::BadOption(
+                "theta0_deg and align_with_slip apply only to the pyramid formulations mlcp-fb and min-map".into(),
             ));
         }
         if self.n_f < 3 {
@@ -389,8 +394,19 @@ pub fn solve_spec(
         }
         "implicit-ncp" => solve_implicit_ncp(problem, spec, &opts, &warm_or)?,
         "min-map" => {
-            let f = MinMap::new(problem)?;
+            // The pyramid's faces turned (theta0_deg, or against the free slip): solve the
+            // problem in turned tangent axes and map the impulses back.
+            let angles = pyramid_angles(problem, spec)?;
+            let turned = match &angles {
+                Some(a) => Some(rotate_tangents(problem, a).map_err(CoreError::from)?),
+                None => None,
+            };
+            let f = MinMap::new(turned.as_ref().unwrap_or(problem))?;
             let x0 = warm_or(vec![0.0; n]);
+            let x0 = match &angles {
+                Some(a) => to_rotated(&x0, a),
+                None => x0,
+            };
             let s = match spec.optimizer.as_str() {
                 // `tol` bounds |H| here as for every least-squares driver; the paper's
                 // `theta <= 1e-6` is `tol = sqrt(2e-6)`.
@@ -404,8 +420,12 @@ pub fn solve_spec(
                 "plm" => solve_least_squares(f, ProjectedLevenbergMarquardt::default(), x0, &opts)?,
                 other => run_least_squares(f, other, x0, &opts)?,
             };
+            let r = match &angles {
+                Some(a) => from_rotated(&s.x, a),
+                None => s.x.clone(),
+            };
             let (it, sec) = (s.iterations, s.seconds);
-            (s.clone(), s.x, 0, it, 0, sec)
+            (s, r, 0, it, 0, sec)
         }
         "mlcp-fb" => {
             let dirs = if spec.align_with_slip {
@@ -453,8 +473,9 @@ pub fn solve_spec(
         other => unreachable!("validate() accepted unknown formulation {other}"),
     };
     let mut out = judge(problem, solution, &r, spec.tol);
-    if spec.formulation == "mlcp-fb" {
-        // Its unknowns are not three per contact: warm-start from the impulses.
+    if matches!(spec.formulation.as_str(), "mlcp-fb" | "min-map") {
+        // Warm-start from the impulses in the problem's own frames: the MLCP's unknowns are
+        // not three per contact, and a turned min-map's are in turned axes.
         out.x = r.clone();
     }
     out.r = r;
@@ -464,6 +485,27 @@ pub fn solve_spec(
     out.restarts_used = restarts_used;
     out.seconds = seconds;
     Ok(out)
+}
+
+/// The angles (radians, per contact) by which `min-map` turns its pyramid's faces: against
+/// each contact's free slip `-q_t` with `align_with_slip`, else `theta0_deg` everywhere;
+/// `None` for the axis-aligned pyramid.
+fn pyramid_angles(
+    problem: &LocalProblem,
+    spec: &SolverSpec,
+) -> Result<Option<Vec<f64>>, RegistryError> {
+    if spec.align_with_slip {
+        let angles =
+            slip_angles(&problem.q).map_err(|e| RegistryError::BadOption(e.to_string()))?;
+        Ok(Some(angles))
+    } else if spec.theta0_deg != 0.0 {
+        Ok(Some(vec![
+            spec.theta0_deg.to_radians();
+            problem.num_contacts()
+        ]))
+    } else {
+        Ok(None)
+    }
 }
 
 /// Runs a generic least-squares driver by name on any residual.
@@ -618,3 +660,65 @@ pub const PAPERS: &[PaperInfo] = &[
         reproducible: false,
     },
 ];
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use contactlab_core::Matrix;
+
+    /// One contact, `W = I`, sliding: `q = (-1, q_t1, q_t2)`, `mu = 0.5`.
+    fn sliding(q_t1: f64, q_t2: f64) -> LocalProblem {
+        let eye = [1.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 1.0];
+        LocalProblem {
+            w: Matrix::from_row_major("W", 3, 3, &eye).unwrap(),
+            q: vec![-1.0, q_t1, q_t2],
+            mu: vec![0.5],
+        }
+    }
+
+    fn min_map_impulse(problem: &LocalProblem, theta0_deg: f64, align: bool) -> Vec<f64> {
+        let mut spec = SolverSpec::new("min-map", "newton", 1e-12, 50);
+        spec.theta0_deg = theta0_deg;
+        spec.align_with_slip = align;
+        let s = solve_spec(problem, &spec, None).unwrap();
+        assert_eq!(s.solver_status, Status::Converged, "{spec:?}");
+        s.r
+    }
+
+    fn close(a: &[f64], b: &[f64]) -> bool {
+        a.iter().zip(b).all(|(x, y)| (x - y).abs() < 1e-9)
+    }
+
+    #[test]
+    fn a_turned_min_map_pyramid_changes_the_friction_as_the_box_geometry_says() {
+        let (h, s2) = (0.5, std::f64::consts::SQRT_2);
+        // Slip along t1 with the box's faces on the axes: friction mu r_n straight back.
+        let p = sliding(2.0, 0.0);
+        assert!(close(&min_map_impulse(&p, 0.0, false), &[1.0, -h, 0.0]));
+        // Faces turned 45 degrees: both turned components slide, and the box's corner gives
+        // sqrt(2) mu r_n, still against the slip.
+        let r = min_map_impulse(&p, 45.0, false);
+        assert!(close(&r, &[1.0, -h * s2, 0.0]), "{r:?}");
+        // Diagonal slip: the axis-aligned box's corner overshoots the cone by sqrt(2); faces
+        // turned against the slip give the Coulomb answer mu r_n along -slip.
+        let d = sliding(2.0, 2.0);
+        assert!(close(&min_map_impulse(&d, 0.0, false), &[1.0, -h, -h]));
+        let r = min_map_impulse(&d, 0.0, true);
+        assert!(close(&r, &[1.0, -h / s2, -h / s2]), "{r:?}");
+    }
+
+    #[test]
+    fn pyramid_options_are_refused_where_they_mean_nothing() {
+        let mut spec = SolverSpec::new("implicit-ncp", "todorov", 1e-8, 10);
+        spec.theta0_deg = 30.0;
+        let e = spec.validate().unwrap_err().to_string();
+        assert!(e.contains("theta0_deg"), "{e}");
+        let mut spec = SolverSpec::new("min-map", "newton", 1e-8, 10);
+        spec.n_f = 6;
+        let e = spec.validate().unwrap_err().to_string();
+        assert!(e.contains("n_f"), "{e}");
+        spec.n_f = 4;
+        spec.align_with_slip = true;
+        assert!(spec.validate().is_ok());
+    }
+}

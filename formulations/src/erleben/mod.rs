@@ -7,7 +7,9 @@
 //!
 //! * normal rows: `l = 0`, `u = +inf`;
 //! * tangent rows: `l = -mu x_n`, `u = mu x_n` (a four-sided friction pyramid spanned by the
-//!   contact's two tangent directions).
+//!   contact's two tangent directions). To turn the pyramid's faces, solve the problem in
+//!   turned tangent axes (`contactlab_core::frame::rotate_tangents`); the registry's `min-map`
+//!   does so for `theta0_deg` and `align_with_slip`.
 //!
 //! With `y = A x + b`, the min-map (eq. 5) is
 //!

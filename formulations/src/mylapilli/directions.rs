@@ -81,27 +81,7 @@ impl Directions {
     /// the impulse, `v_u^-`; callers with only a local problem may pass its free velocity `q`).
     /// Where `v_t = 0` the offset is 0 (`d_0 = t1`).
     pub fn aligned_against(n_f: usize, velocity: &[f64]) -> Result<Directions, MylapilliError> {
-        if !velocity.chunks_exact(3).remainder().is_empty() {
-            return Err(MylapilliError::Problem(
-                contactlab_core::ProblemError::Shape {
-                    field: "velocity".into(),
-                    expected: "3 entries per contact".into(),
-                    found: format!("{} entries", velocity.len()),
-                },
-            ));
-        }
-        contactlab_core::problem::check_finite_vec("velocity", velocity)?;
-        let theta0 = velocity
-            .chunks_exact(3)
-            .map(|v| {
-                if v[1] == 0.0 && v[2] == 0.0 {
-                    0.0
-                } else {
-                    (-v[2]).atan2(-v[1])
-                }
-            })
-            .collect();
-        Directions::per_contact(n_f, theta0)
+        Directions::per_contact(n_f, contactlab_core::frame::slip_angles(velocity)?)
     }
 
     /// Directions per contact.
