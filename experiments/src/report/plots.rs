@@ -35,12 +35,7 @@ pub fn line_plot(
     series: &[Series],
     log_y: bool,
 ) -> Result<(), ReportError> {
-    let axes = Axes {
-        title,
-        x_label,
-        y_label,
-        log_y,
-    };
+    let axes = Axes::new(title, x_label, y_label, log_y);
     lines(path, &axes, None, series, true)
 }
 
@@ -56,12 +51,7 @@ pub fn overlay_plot(
     series: &[Series],
     log_y: bool,
 ) -> Result<(), ReportError> {
-    let axes = Axes {
-        title,
-        x_label,
-        y_label,
-        log_y,
-    };
+    let axes = Axes::new(title, x_label, y_label, log_y);
     lines(path, &axes, reference, series, false)
 }
 
@@ -71,6 +61,17 @@ struct Axes<'a> {
     x_label: &'a str,
     y_label: &'a str,
     log_y: bool,
+}
+
+impl<'a> Axes<'a> {
+    fn new(title: &'a str, x_label: &'a str, y_label: &'a str, log_y: bool) -> Axes<'a> {
+        Axes {
+            title,
+            x_label,
+            y_label,
+            log_y,
+        }
+    }
 }
 
 /// The one line-chart drawer behind [`line_plot`] and [`overlay_plot`].
