@@ -6,13 +6,15 @@ use std::path::{Path, PathBuf};
 
 use clap::{Parser, Subcommand};
 use contactlab_core::io::read_problem;
-use contactlab_core::{CoreError, GlobalProblem, LocalProblem, Problem, SolveOptions};
+use contactlab_core::{CoreError, GlobalProblem, LocalProblem, Problem};
 use faer::linalg::solvers::Solve;
 use faer::Side;
 use serde_json::json;
 
 use crate::config::{ConfigError, ExperimentConfig};
-use crate::registry::{self, LocalSolve, RegistryError, FORMULATIONS, OPTIMIZERS, PAPERS};
+use crate::registry::{
+    self, LocalSolve, RegistryError, SolverSpec, FORMULATIONS, OPTIMIZERS, PAPERS,
+};
 use crate::report::ReportError;
 use crate::runner::{
     parse_shard, run_experiment, steps_frame, traces_frame, write_parquet, RunError,
@@ -25,6 +27,42 @@ pub struct Cli {
     /// The command to run.
     #[command(subcommand)]
     pub command: Command,
+}
+
+/// The options of [`SolverSpec`] that `contactlab solve` exposes; each applies only to the
+/// formulations named in its help, and the registry refuses it elsewhere.
+#[derive(Debug, Clone, Default, clap::Args)]
+pub struct SolveOptionArgs {
+    /// Turn the friction pyramid's faces by this angle from `t1` (degrees; `mlcp-fb`, `min-map`).
+    #[arg(long, default_value_t = 0.0)]
+    pub theta0_deg: f64,
+    /// Turn the pyramid's faces against each contact's free slip `-q_t` (`mlcp-fb`, `min-map`).
+    #[arg(long)]
+    pub align_with_slip: bool,
+    /// Friction directions per contact (`mlcp-fb`; the paper's 4 by default).
+    #[arg(long)]
+    pub n_f: Option<usize>,
+    /// Restarts from a perturbed point after a local minimum (`implicit-ncp`, section V-A).
+    #[arg(long, default_value_t = 0)]
+    pub restarts: u32,
+    /// Solve the rescaled `D r(x) = 0`, `D` from the row sums of `A` (`implicit-ncp`, V-A).
+    #[arg(long)]
+    pub row_sum_scaling: bool,
+}
+
+impl SolveOptionArgs {
+    /// The full solver spec these options give to `formulation + optimizer`.
+    pub fn spec(&self, formulation: &str, optimizer: &str, tol: f64, max_iter: u64) -> SolverSpec {
+        let mut spec = SolverSpec::new(formulation, optimizer, tol, max_iter);
+        spec.theta0_deg = self.theta0_deg;
+        spec.align_with_slip = self.align_with_slip;
+        if let Some(n_f) = self.n_f {
+            spec.n_f = n_f;
+        }
+        spec.restarts = self.restarts;
+        spec.row_sum_scaling = self.row_sum_scaling;
+        spec
+    }
 }
 
 /// The subcommands.
@@ -46,6 +84,9 @@ pub enum Command {
         /// Iteration budget.
         #[arg(long, default_value_t = 500)]
         max_iter: u64,
+        /// The papers' options (pyramid orientation, Todorov's recoveries).
+        #[command(flatten)]
+        options: SolveOptionArgs,
         /// Print one JSON object instead of a summary.
         #[arg(long)]
         json: bool,
@@ -208,8 +249,12 @@ pub fn run(cli: Cli, out: &mut dyn Write) -> Result<(), CliError> {
             optimizer,
             tol,
             max_iter,
+            options,
             json,
-        } => solve(&file, &formulation, &optimizer, tol, max_iter, json, out),
+        } => {
+            let spec = options.spec(&formulation, &optimizer, tol, max_iter);
+            solve_spec(&file, &spec, json, out)
+        }
         Command::List { json } => list(json, out),
         Command::Reproduce {
             paper,
@@ -228,7 +273,7 @@ pub fn run(cli: Cli, out: &mut dyn Write) -> Result<(), CliError> {
     }
 }
 
-/// `contactlab solve`.
+/// `contactlab solve` with default options.
 pub fn solve(
     file: &Path,
     formulation: &str,
@@ -238,6 +283,19 @@ pub fn solve(
     as_json: bool,
     out: &mut dyn Write,
 ) -> Result<(), CliError> {
+    let spec = SolverSpec::new(formulation, optimizer, tol, max_iter);
+    solve_spec(file, &spec, as_json, out)
+}
+
+/// `contactlab solve` with every option of `spec`.
+pub fn solve_spec(
+    file: &Path,
+    spec: &SolverSpec,
+    as_json: bool,
+    out: &mut dyn Write,
+) -> Result<(), CliError> {
+    let (formulation, optimizer, tol) =
+        (spec.formulation.as_str(), spec.optimizer.as_str(), spec.tol);
     if !(tol > 0.0 && tol.is_finite()) {
         return Err(CliError::Usage(format!(
             "--tol must be a positive number, got {tol}"
@@ -248,12 +306,7 @@ pub fn solve(
         Problem::Local(p) => (p.clone(), None),
         Problem::Global(g) => (g.to_local()?, Some(g)),
     };
-    let opts = SolveOptions {
-        tol,
-        max_iter,
-        ..SolveOptions::default()
-    };
-    let s = registry::solve_local(&local, formulation, optimizer, &opts)?;
+    let s = registry::solve_spec(&local, spec, None)?;
     let v = global.map(|g| generalized_velocity(g, &s.r)).transpose()?;
     if as_json {
         let mut obj = json!({
@@ -263,6 +316,7 @@ pub fn solve(
             "formulation": formulation,
             "optimizer": optimizer,
             "tol": tol,
+            "options": spec,
             "status": s.status.as_str(),
             "solver_status": s.solver_status.as_str(),
             "iterations": s.iterations,

@@ -180,3 +180,58 @@ fn the_binary_prints_parseable_json_and_fails_cleanly() {
     let text = String::from_utf8_lossy(&human.stdout);
     assert!(text.contains("natural-map + lm: converged"), "{text}");
 }
+
+#[test]
+fn the_papers_options_reach_the_solver_and_are_refused_where_they_mean_nothing() {
+    let exe = env!("CARGO_BIN_EXE_contactlab");
+    let file = problems().join("two_contacts.json");
+    let file = file.to_str().unwrap();
+    let run = |extra: &[&str]| {
+        let mut args = vec!["solve", file, "--json"];
+        args.extend_from_slice(extra);
+        Command::new(exe).args(&args).output().unwrap()
+    };
+    // The min-map pyramid turned against the free slip: the options are echoed and the driver
+    // converges. (Its answer is a pyramid answer: the final slip of the second contact turns
+    // away from its free slip through W's coupling, so the exact-cone ruler says `inaccurate`.)
+    let ok = run(&[
+        "--formulation",
+        "min-map",
+        "--optimizer",
+        "newton",
+        "--align-with-slip",
+    ]);
+    assert!(ok.status.success(), "{}", String::from_utf8_lossy(&ok.stderr));
+    let v: Value = serde_json::from_slice(&ok.stdout).unwrap();
+    assert_eq!(v["options"]["align_with_slip"], true, "{v}");
+    assert_eq!(v["solver_status"], "converged", "{v}");
+    assert!(v["residual"].as_f64().unwrap() < 1e-3, "{v}");
+    // Todorov's recoveries pass through too.
+    let ok = run(&[
+        "--formulation",
+        "implicit-ncp",
+        "--optimizer",
+        "todorov",
+        "--restarts",
+        "2",
+        "--row-sum-scaling",
+    ]);
+    let v: Value = serde_json::from_slice(&ok.stdout).unwrap();
+    assert_eq!(v["options"]["restarts"], 2, "{v}");
+    assert_eq!(v["status"], "converged", "{v}");
+    // A pyramid option on a formulation without a pyramid: exit 2, naming the option.
+    let bad = run(&[
+        "--formulation",
+        "implicit-ncp",
+        "--optimizer",
+        "todorov",
+        "--theta0-deg",
+        "30",
+    ]);
+    assert_eq!(bad.status.code(), Some(2));
+    assert!(
+        String::from_utf8_lossy(&bad.stderr).contains("theta0_deg"),
+        "{}",
+        String::from_utf8_lossy(&bad.stderr)
+    );
+}
