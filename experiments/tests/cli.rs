@@ -201,7 +201,11 @@ fn the_papers_options_reach_the_solver_and_are_refused_where_they_mean_nothing()
         "newton",
         "--align-with-slip",
     ]);
-    assert!(ok.status.success(), "{}", String::from_utf8_lossy(&ok.stderr));
+    assert!(
+        ok.status.success(),
+        "{}",
+        String::from_utf8_lossy(&ok.stderr)
+    );
     let v: Value = serde_json::from_slice(&ok.stdout).unwrap();
     assert_eq!(v["options"]["align_with_slip"], true, "{v}");
     assert_eq!(v["solver_status"], "converged", "{v}");
