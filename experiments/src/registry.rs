@@ -428,16 +428,11 @@ pub fn solve_spec(
             (s, r, 0, it, 0, sec)
         }
         "mlcp-fb" => {
-            let dirs = if spec.align_with_slip {
-                Directions::aligned_against(spec.n_f, &problem.q)
-            } else {
-                Directions::uniform(
-                    spec.n_f,
-                    spec.theta0_deg.to_radians(),
-                    problem.num_contacts(),
-                )
-            }
-            .map_err(|e| RegistryError::BadOption(e.to_string()))?;
+            // The same face angles as min-map's turned box: one rule for both pyramids.
+            let theta0 =
+                pyramid_angles(problem, spec)?.unwrap_or_else(|| vec![0.0; problem.num_contacts()]);
+            let dirs = Directions::per_contact(spec.n_f, theta0)
+                .map_err(|e| RegistryError::BadOption(e.to_string()))?;
             let f =
                 MlcpFb::new(problem, dirs).map_err(|e| RegistryError::BadOption(e.to_string()))?;
             let z0 = match (spec.start, warm) {
@@ -487,9 +482,9 @@ pub fn solve_spec(
     Ok(out)
 }
 
-/// The angles (radians, per contact) by which `min-map` turns its pyramid's faces: against
-/// each contact's free slip `-q_t` with `align_with_slip`, else `theta0_deg` everywhere;
-/// `None` for the axis-aligned pyramid.
+/// The angles (radians, per contact) by which the pyramid formulations (`min-map`'s box,
+/// `mlcp-fb`'s first direction) turn from `t1`: against each contact's free slip `-q_t` with
+/// `align_with_slip`, else `theta0_deg` everywhere; `None` for no turn.
 fn pyramid_angles(
     problem: &LocalProblem,
     spec: &SolverSpec,
