@@ -6,6 +6,7 @@ use std::path::Path;
 use contactlab_experiments::config::ExperimentConfig;
 use contactlab_experiments::polars::prelude::*;
 use contactlab_experiments::report::erleben2008::{size_stats, NEWTON};
+use contactlab_experiments::report::{f64s, strs};
 use contactlab_experiments::runner::{run_experiment, steps_frame};
 
 const TINY: &str = r#"
@@ -59,16 +60,6 @@ fn column_u64(df: &DataFrame, name: &str) -> Vec<u64> {
         .collect()
 }
 
-fn column_str(df: &DataFrame, name: &str) -> Vec<String> {
-    df.column(name)
-        .unwrap()
-        .str()
-        .unwrap()
-        .iter()
-        .map(|v| v.unwrap().to_string())
-        .collect()
-}
-
 #[test]
 fn a_tiny_sweep_runs_newton_with_four_pgs_sweeps_and_aggregates() {
     let path = Path::new("tiny.toml");
@@ -90,21 +81,15 @@ fn a_tiny_sweep_runs_newton_with_four_pgs_sweeps_and_aggregates() {
     ] {
         assert!(df.column(c).is_ok(), "missing column {c}");
     }
-    let solver = column_str(&df, "solver");
-    let role = column_str(&df, "role");
-    let own = column_str(&df, "solver_status");
+    let solver = strs(&df, "solver").unwrap();
+    let role = strs(&df, "role").unwrap();
+    let own = strs(&df, "solver_status").unwrap();
     let sizes = column_u64(&df, "size");
     let n_c = column_u64(&df, "n_c");
     let sweeps = column_u64(&df, "warm_start_sweeps");
     let iterations = column_u64(&df, "iterations");
-    let seconds: Vec<f64> = df
-        .column("seconds")
-        .unwrap()
-        .f64()
-        .unwrap()
-        .iter()
-        .map(|v| v.unwrap())
-        .collect();
+    // Nulls read as NaN, which fails the `> 0` check below.
+    let seconds = f64s(&df, "seconds").unwrap();
     for i in 0..df.height() {
         assert_eq!(n_c[i] * 3, sizes[i], "row {i}: size is 3 x contacts");
         assert!(seconds[i] > 0.0, "row {i}: a real solve takes time");
