@@ -69,6 +69,17 @@ impl DriverSeries {
             .map(Vec::as_slice)
             .ok_or_else(|| ReportError::MissingData(format!("column `{name}` of {}", self.solver)))
     }
+
+    /// `MissingData` ("the `what` rows of <solver>") when the driver has no rows.
+    pub fn require_rows(&self, what: &str) -> Result<(), ReportError> {
+        if self.step.is_empty() {
+            return Err(ReportError::MissingData(format!(
+                "the {what} rows of {}",
+                self.solver
+            )));
+        }
+        Ok(())
+    }
 }
 
 fn missing(name: &str) -> ReportError {
@@ -191,12 +202,7 @@ pub fn sphere_metrics_of(
     h: f64,
     exact: Option<&SlideRoll>,
 ) -> Result<SphereMetrics, ReportError> {
-    if s.step.is_empty() {
-        return Err(ReportError::MissingData(format!(
-            "the sphere rows of {}",
-            s.solver
-        )));
-    }
+    s.require_rows("sphere")?;
     let (vx, vy, wx, wy) = (
         s.get("vx")?,
         s.get("vy")?,
@@ -332,12 +338,7 @@ pub fn pendulum_stats(series: &[DriverSeries]) -> Result<Vec<PendulumStats>, Rep
     series
         .iter()
         .map(|s| {
-            if s.step.is_empty() {
-                return Err(ReportError::MissingData(format!(
-                    "the pendulum rows of {}",
-                    s.solver
-                )));
-            }
+            s.require_rows("pendulum")?;
             let (n_c, it, res, sec) = (
                 s.get("n_c")?,
                 s.get("iterations")?,
