@@ -16,7 +16,9 @@ use nalgebra::{Matrix3, Vector3};
 /// Projects `z = [z_n, z_t1, z_t2]` onto `K_mu` (`mu >= 0`).
 pub fn project(mu: f64, z: Vector3<f64>) -> Vector3<f64> {
     let (zn, t) = (z[0], z[1].hypot(z[2]));
-    if t <= mu * zn {
+    // `zn >= 0` first: with `mu = 0` and `t = 0`, `t <= mu zn` holds for a negative `zn` too
+    // (`0 <= -0`), which would keep a point below the apex.
+    if zn >= 0.0 && t <= mu * zn {
         z
     } else if mu * t <= -zn || t == 0.0 {
         // t == 0 here means z_n < 0: the projection onto the ray is the apex.
@@ -42,7 +44,7 @@ pub fn project_dual(mu: f64, z: Vector3<f64>) -> Vector3<f64> {
 /// [`project`]).
 pub fn project_jacobian(mu: f64, z: Vector3<f64>) -> Matrix3<f64> {
     let (zn, t) = (z[0], z[1].hypot(z[2]));
-    if t <= mu * zn {
+    if zn >= 0.0 && t <= mu * zn {
         Matrix3::identity()
     } else if mu * t <= -zn || t == 0.0 {
         Matrix3::zeros()
@@ -80,6 +82,23 @@ pub fn de_saxce(mu: f64, u: Vector3<f64>) -> Vector3<f64> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn frictionless_cone_keeps_the_apex_below_zero() {
+        // mu = 0: K is the ray r_t = 0, r_n >= 0; a point straight below the apex projects to it.
+        assert_eq!(
+            project(0.0, Vector3::new(-0.75, 0.0, 0.0)),
+            Vector3::zeros()
+        );
+        assert_eq!(
+            project(0.0, Vector3::new(0.5, 0.0, 0.0)),
+            Vector3::new(0.5, 0.0, 0.0)
+        );
+        assert_eq!(
+            project_jacobian(0.0, Vector3::new(-0.75, 0.0, 0.0)),
+            Matrix3::zeros()
+        );
+    }
     use proptest::prelude::*;
 
     fn vec3() -> impl Strategy<Value = Vector3<f64>> {
