@@ -82,6 +82,9 @@ pub enum CoreError {
     /// A request that does not fit the problem (e.g. a local-only method on a global problem).
     #[error("{0}")]
     Unsupported(String),
+    /// An option value that is out of range or does not apply; the message names the option.
+    #[error("{0}")]
+    BadOption(String),
 }
 
 impl From<argmin::core::Error> for CoreError {

@@ -40,12 +40,16 @@ pub mod frame;
 pub mod io;
 pub mod merit;
 pub mod metrics;
+pub mod plugin;
 pub mod problem;
 pub mod residual;
 pub mod result;
 
 pub use error::{CoreError, ProblemError};
 pub use merit::{LinePoint, Merit};
+pub use plugin::{Driver, Formulation, Init, LocalSolve};
 pub use problem::{GlobalProblem, LocalProblem, Matrix, Problem};
-pub use residual::{NonSmoothResidual, ProjectedResidual, Residual};
+pub use residual::{
+    BDerivative, Edge, EdgeMix, NonSmoothResidual, NormalEquations, ProjectedResidual, Residual,
+};
 pub use result::{Solution, SolveOptions, Status, Trace, TraceRow};

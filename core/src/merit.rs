@@ -59,3 +59,21 @@ pub trait Merit {
         }
     }
 }
+
+/// Forwards [`Merit`] through a pointer type, so drivers generic over `M: Merit + ?Sized` take
+/// `&dyn Merit` too.
+macro_rules! forward {
+    ($($ptr:ty),*) => {$(
+        impl<M: Merit + ?Sized> Merit for $ptr {
+            fn dim(&self) -> usize { (**self).dim() }
+            fn value(&self, x: &[f64]) -> f64 { (**self).value(x) }
+            fn gradient(&self, x: &[f64], g: &mut [f64]) { (**self).gradient(x, g) }
+            fn hessian(&self, x: &[f64], h: MatMut<'_, f64>) { (**self).hessian(x, h) }
+            fn along_line(&self, x: &[f64], dx: &[f64], alpha: f64) -> LinePoint {
+                (**self).along_line(x, dx, alpha)
+            }
+        }
+    )*};
+}
+
+forward!(&M, Box<M>);

@@ -1,13 +1,20 @@
-//! The least-squares residual trait: `F: R^n -> R^m`, merit `psi(x) = |F(x)|^2 / 2`.
+//! The least-squares residual traits: `F: R^n -> R^m`, merit `psi(x) = |F(x)|^2 / 2`.
 //!
 //! Every Gauss-Newton-type driver (Gauss-Newton with line search, Levenberg-Marquardt, dogleg,
 //! trust region) runs any [`Residual`]. Non-smooth formulations (Todorov's implicit NCP,
 //! Erleben's min-map, Fischer-Burmeister) return *an element of the generalized (Clarke or
-//! B-) Jacobian* from [`Residual::jacobian`]; drivers that exploit the kinks ask for the
-//! extra hooks of [`NonSmoothResidual`]; the projected LM of Kanzow and Petra asks for a
-//! feasible set through [`ProjectedResidual`].
+//! B-) Jacobian* from [`Residual::jacobian`]. Drivers that exploit the kinks ask for
+//! [`NonSmoothResidual`] (Todorov's edge-aware LM-dogleg runs on any implementor); Erleben
+//! and Ortiz's Newton asks for [`BDerivative`]; the projected LM of Kanzow and Petra asks for
+//! a feasible set through [`ProjectedResidual`].
+//!
+//! The traits are object safe and implemented for references and boxes, so a driver generic
+//! over `R: Residual + ?Sized` runs a concrete formulation (compile-time pairing, the notebook
+//! DSL) and a `&dyn Residual` (the command line's registry) alike.
 
-use faer::MatMut;
+use faer::{Mat, MatMut};
+
+use crate::drivers::kit::{self, SquareSolution, SquareSolve};
 
 /// A residual map `F: R^n -> R^m` whose zeros are the solutions sought.
 pub trait Residual {
@@ -26,8 +33,67 @@ pub trait Residual {
     fn jacobian(&self, x: &[f64], out: MatMut<'_, f64>);
 }
 
-/// The hooks a non-smooth driver needs: where the kinks are along a segment, and which
-/// Jacobian to take on a kink.
+/// An edge of a piecewise-smooth residual that a point lies on: a surface in the unknowns of
+/// one block `start .. start + normal.len()` (one contact, say) across which the Jacobian's
+/// columns of that block jump (Todorov 2010, section III-C: the plane `x_n = b` and the cone).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Edge {
+    /// First unknown of the block.
+    pub start: usize,
+    /// Unit normal of the edge in the block's unknowns, pointing into the edge's first side
+    /// (the `d` of Todorov's eq. 25).
+    pub normal: Vec<f64>,
+    /// Whether the edge is curved, so that a step in its tangent space leaves it and
+    /// [`NonSmoothResidual::project_onto_edge`] must bring the point back (Todorov's cone).
+    pub curved: bool,
+    /// The formulation's own tag (e.g. the contact index), handed back to its hooks.
+    pub tag: usize,
+}
+
+impl Edge {
+    /// The unknowns of the edge's block.
+    pub fn columns(&self) -> std::ops::Range<usize> {
+        self.start..self.start + self.normal.len()
+    }
+
+    /// The normal as a direction in all `n` unknowns, scaled by `sign`.
+    pub fn direction(&self, n: usize, sign: f64) -> Vec<f64> {
+        let mut d = vec![0.0; n];
+        for (k, v) in self.normal.iter().enumerate() {
+            d[self.start + k] = sign * v;
+        }
+        d
+    }
+}
+
+/// How a driver linearises at a point that lies on edges: the block's Jacobian columns are
+/// `plus * J(+d) + minus * J(-d)`, the one-sided Jacobians entered along the edge normal `d`
+/// and against it (Todorov's eq. 26 mixes them; taking one side is `plus = 1, minus = 0` or
+/// the reverse).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct EdgeMix {
+    /// Index of the edge in the list [`NonSmoothResidual::edges_at`] gave.
+    pub edge: usize,
+    /// Weight of the Jacobian entered along `+d`.
+    pub plus: f64,
+    /// Weight of the Jacobian entered along `-d`.
+    pub minus: f64,
+}
+
+/// The Gauss-Newton normal equations of a linearisation: `J'J` and the gradient `g = J'F`.
+#[derive(Debug, Clone)]
+pub struct NormalEquations {
+    /// `J'J` (`n x n`).
+    pub jtj: Mat<f64>,
+    /// `J'F` (length `n`).
+    pub gradient: Vec<f64>,
+}
+
+/// The hooks a non-smooth driver needs: where the kinks are along a segment, which Jacobian to
+/// take on a kink, and (optionally) the edges a point lies on. Every hook but the first two has
+/// a default built on them, so a formulation written in a notebook implements two methods; the
+/// papers' formulations override the defaults with their structure (Todorov's `J'J` in
+/// O(n^2), say).
 pub trait NonSmoothResidual: Residual {
     /// Appends to `out` the parameters `t` in `(0, 1]`, in ascending order, at which the
     /// segment `x + t dx` crosses a kink of `F` (an edge where the Jacobian jumps).
@@ -36,6 +102,95 @@ pub trait NonSmoothResidual: Residual {
     /// Writes the Jacobian of the smooth piece entered when leaving `x` along `dx`, i.e. the
     /// limit of `J(x + eps dx)` as `eps -> 0+` (Todorov 2010, eqs. 25-26).
     fn jacobian_along(&self, x: &[f64], dx: &[f64], out: MatMut<'_, f64>);
+
+    /// The one-sided directional derivative `F'(x; dx) = J_along(x, dx) dx` into `out`
+    /// (length `m`). The default forms `J_along`.
+    fn derivative_along(&self, x: &[f64], dx: &[f64], out: &mut [f64]) {
+        let mut j = Mat::zeros(self.num_residuals(), self.num_unknowns());
+        self.jacobian_along(x, dx, j.as_mut());
+        let v = kit::mat_vec(j.as_ref(), dx);
+        out.copy_from_slice(&v);
+    }
+
+    /// Appends the edges `x` lies on. The default declares none: a driver then treats every
+    /// point as smooth and finds the kinks only along segments.
+    fn edges_at(&self, _x: &[f64], _out: &mut Vec<Edge>) {}
+
+    /// Moves `x` back onto a curved `edge` after a step in its tangent space. Default: nothing
+    /// (flat edges).
+    fn project_onto_edge(&self, _edge: &Edge, _x: &mut [f64]) {}
+
+    /// For each edge, the one-sided slopes `(F' J(+d) d, -F' J(-d) d)` of the merit
+    /// `|F|^2 / 2` at `x` with residual `f` (Todorov's `delta_1`, `delta_2` of eq. 25; a
+    /// negative one is a descent side). The default uses [`Self::derivative_along`].
+    fn edge_slopes(&self, x: &[f64], f: &[f64], edges: &[Edge], out: &mut Vec<(f64, f64)>) {
+        let (n, m) = (self.num_unknowns(), self.num_residuals());
+        let mut jd = vec![0.0; m];
+        for e in edges {
+            self.derivative_along(x, &e.direction(n, 1.0), &mut jd);
+            let d1 = kit::dot(f, &jd);
+            self.derivative_along(x, &e.direction(n, -1.0), &mut jd);
+            let d2 = kit::dot(f, &jd);
+            out.push((d1, d2));
+        }
+    }
+
+    /// The normal equations of the Jacobian at `x` (residual `f`) whose columns on the
+    /// `edges` named in `mixes` are mixed as [`EdgeMix`] says. The default forms `J` densely
+    /// from [`Residual::jacobian`] and [`Self::jacobian_along`].
+    fn normal_equations(
+        &self,
+        x: &[f64],
+        f: &[f64],
+        edges: &[Edge],
+        mixes: &[EdgeMix],
+    ) -> NormalEquations {
+        let (n, m) = (self.num_unknowns(), self.num_residuals());
+        let mut j = Mat::zeros(m, n);
+        self.jacobian(x, j.as_mut());
+        let (mut jp, mut jm) = (Mat::zeros(m, n), Mat::zeros(m, n));
+        for mix in mixes {
+            let e = &edges[mix.edge];
+            self.jacobian_along(x, &e.direction(n, 1.0), jp.as_mut());
+            self.jacobian_along(x, &e.direction(n, -1.0), jm.as_mut());
+            for c in e.columns() {
+                for r in 0..m {
+                    j[(r, c)] = mix.plus * jp[(r, c)] + mix.minus * jm[(r, c)];
+                }
+            }
+        }
+        NormalEquations {
+            jtj: kit::gram(j.as_ref()),
+            gradient: kit::mat_t_vec(j.as_ref(), f),
+        }
+    }
+}
+
+/// A residual whose [`NonSmoothResidual::jacobian_along`] is its B-derivative (Qi 1993:
+/// `J_along(x, d) d = F'(x; d)`) and whose Newton equation `J dx = -F` is square: what Erleben
+/// and Ortiz's non-smooth Newton needs. The defaults solve the dense system; the min-map
+/// overrides them with the paper's Schur reduction and its pyramid Gauss-Seidel warm start.
+pub trait BDerivative: NonSmoothResidual {
+    /// Solves `J(x) dx = -F(x)` with the generalized Jacobian element `jac` at `x` (given so
+    /// the default need not form it again); `None` when no finite direction comes out.
+    /// Returns the direction's solution record and the size of the system solved.
+    fn newton_direction(
+        &self,
+        _x: &[f64],
+        f: &[f64],
+        jac: &Mat<f64>,
+        how: &SquareSolve,
+    ) -> Option<(SquareSolution, usize)> {
+        let rhs: Vec<f64> = f.iter().map(|v| -v).collect();
+        let jt = jac.transpose().to_owned();
+        kit::solve_square_transposed(&jt, &rhs, how).map(|s| (s, rhs.len()))
+    }
+
+    /// One warm-start sweep on `x` (Erleben and Ortiz's projected Gauss-Seidel); `false` when
+    /// the formulation has none (the driver then starts Newton at once).
+    fn warm_start_sweep(&self, _x: &mut [f64]) -> bool {
+        false
+    }
 }
 
 /// A residual whose unknowns are restricted to a closed convex set `X`
@@ -43,4 +198,132 @@ pub trait NonSmoothResidual: Residual {
 pub trait ProjectedResidual: Residual {
     /// Replaces `x` by its Euclidean projection onto `X`.
     fn project(&self, x: &mut [f64]);
+}
+
+/// Forwards every method of a residual trait through a pointer type.
+macro_rules! forward {
+    ($($ptr:ty),*) => {$(
+        impl<R: Residual + ?Sized> Residual for $ptr {
+            fn num_unknowns(&self) -> usize { (**self).num_unknowns() }
+            fn num_residuals(&self) -> usize { (**self).num_residuals() }
+            fn residual(&self, x: &[f64], out: &mut [f64]) { (**self).residual(x, out) }
+            fn jacobian(&self, x: &[f64], out: MatMut<'_, f64>) { (**self).jacobian(x, out) }
+        }
+        impl<R: NonSmoothResidual + ?Sized> NonSmoothResidual for $ptr {
+            fn kinks_on_segment(&self, x: &[f64], dx: &[f64], out: &mut Vec<f64>) {
+                (**self).kinks_on_segment(x, dx, out)
+            }
+            fn jacobian_along(&self, x: &[f64], dx: &[f64], out: MatMut<'_, f64>) {
+                (**self).jacobian_along(x, dx, out)
+            }
+            fn derivative_along(&self, x: &[f64], dx: &[f64], out: &mut [f64]) {
+                (**self).derivative_along(x, dx, out)
+            }
+            fn edges_at(&self, x: &[f64], out: &mut Vec<Edge>) { (**self).edges_at(x, out) }
+            fn project_onto_edge(&self, edge: &Edge, x: &mut [f64]) {
+                (**self).project_onto_edge(edge, x)
+            }
+            fn edge_slopes(&self, x: &[f64], f: &[f64], edges: &[Edge], out: &mut Vec<(f64, f64)>) {
+                (**self).edge_slopes(x, f, edges, out)
+            }
+            fn normal_equations(&self, x: &[f64], f: &[f64], edges: &[Edge], mixes: &[EdgeMix]) -> NormalEquations {
+                (**self).normal_equations(x, f, edges, mixes)
+            }
+        }
+        impl<R: BDerivative + ?Sized> BDerivative for $ptr {
+            fn newton_direction(&self, x: &[f64], f: &[f64], jac: &Mat<f64>, how: &SquareSolve) -> Option<(SquareSolution, usize)> {
+                (**self).newton_direction(x, f, jac, how)
+            }
+            fn warm_start_sweep(&self, x: &mut [f64]) -> bool { (**self).warm_start_sweep(x) }
+        }
+        impl<R: ProjectedResidual + ?Sized> ProjectedResidual for $ptr {
+            fn project(&self, x: &mut [f64]) { (**self).project(x) }
+        }
+    )*};
+}
+
+forward!(&R, Box<R>);
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `F(x) = (|x_0|, x_1 - 1)`: a kink at `x_0 = 0`, declared as an edge.
+    struct Abs;
+    impl Residual for Abs {
+        fn num_unknowns(&self) -> usize {
+            2
+        }
+        fn num_residuals(&self) -> usize {
+            2
+        }
+        fn residual(&self, x: &[f64], out: &mut [f64]) {
+            out[0] = x[0].abs();
+            out[1] = x[1] - 1.0;
+        }
+        fn jacobian(&self, x: &[f64], out: MatMut<'_, f64>) {
+            self.jacobian_along(x, &[1.0, 0.0], out)
+        }
+    }
+    impl NonSmoothResidual for Abs {
+        fn kinks_on_segment(&self, x: &[f64], dx: &[f64], out: &mut Vec<f64>) {
+            if dx[0] != 0.0 {
+                let t = -x[0] / dx[0];
+                if t > 0.0 && t <= 1.0 {
+                    out.push(t);
+                }
+            }
+        }
+        fn jacobian_along(&self, x: &[f64], dx: &[f64], mut out: MatMut<'_, f64>) {
+            let s = if x[0] != 0.0 {
+                x[0].signum()
+            } else if dx[0] < 0.0 {
+                -1.0
+            } else {
+                1.0
+            };
+            out[(0, 0)] = s;
+            out[(0, 1)] = 0.0;
+            out[(1, 0)] = 0.0;
+            out[(1, 1)] = 1.0;
+        }
+        fn edges_at(&self, x: &[f64], out: &mut Vec<Edge>) {
+            if x[0] == 0.0 {
+                out.push(Edge {
+                    start: 0,
+                    normal: vec![1.0],
+                    curved: false,
+                    tag: 0,
+                });
+            }
+        }
+    }
+
+    #[test]
+    fn the_default_hooks_agree_with_the_one_sided_jacobians() {
+        let x = [0.0, 3.0];
+        let f = [0.0, 2.0];
+        let mut d = [0.0; 2];
+        Abs.derivative_along(&x, &[-2.0, 1.0], &mut d);
+        assert_eq!(d, [2.0, 1.0], "|x_0| grows both ways");
+        let mut edges = Vec::new();
+        Abs.edges_at(&x, &mut edges);
+        assert_eq!(edges.len(), 1);
+        let mut slopes = Vec::new();
+        Abs.edge_slopes(&x, &f, &edges, &mut slopes);
+        assert_eq!(slopes, vec![(0.0, 0.0)]);
+        // Mixed columns: plus J(+d) + minus J(-d) = 0.25 - 0.75 on the edge's column.
+        let ne = (&Abs as &dyn NonSmoothResidual).normal_equations(
+            &x,
+            &f,
+            &edges,
+            &[EdgeMix {
+                edge: 0,
+                plus: 0.25,
+                minus: 0.75,
+            }],
+        );
+        assert!((ne.jtj[(0, 0)] - 0.25).abs() < 1e-15 && ne.jtj[(1, 1)] == 1.0);
+        assert_eq!(ne.gradient, vec![0.0, 2.0]);
+    }
 }

@@ -118,8 +118,9 @@ pub struct SolveOptions {
     /// Stagnated when the step changes no component of `x` by more than
     /// `step_tol * (1 + |x|_inf)`.
     pub step_tol: f64,
-    /// Wall-clock budget; `None` means none.
-    pub timeout: Option<Duration>,
+    /// Wall-clock budget of the whole solve; `None` means none. Every driver honours it inside
+    /// its own loop and stops with [`Status::Timeout`].
+    pub time_limit: Option<Duration>,
 }
 
 impl Default for SolveOptions {
@@ -129,7 +130,7 @@ impl Default for SolveOptions {
             tol: 1e-10,
             grad_tol: 1e-14,
             step_tol: 1e-14,
-            timeout: None,
+            time_limit: None,
         }
     }
 }
@@ -285,8 +286,10 @@ pub struct Solution {
     pub merit: f64,
     /// Wall-clock seconds of the solve.
     pub seconds: f64,
-    /// argmin's function-evaluation counters (e.g. `operator_count`, `jacobian_count`).
-    pub evaluations: BTreeMap<String, u64>,
+    /// The driver's own counters: argmin's evaluation counts (`operator_count`,
+    /// `jacobian_count`, ...) and whatever the driver reports (`newton_accepted`, `pgs_sweeps`,
+    /// ...). Each becomes a DataFrame column of its own.
+    pub counters: BTreeMap<String, u64>,
     /// The per-iteration trace.
     pub trace: Trace,
 }

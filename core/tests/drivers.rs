@@ -307,11 +307,11 @@ fn lm_traces_lambda_and_rejections() {
 fn evaluation_counts_are_reported() {
     for (name, s) in all_drivers(&Rosenbrock, &[-1.2, 1.0], &tight()) {
         assert!(
-            s.evaluations.get("operator_count").copied().unwrap_or(0) > s.iterations / 2,
+            s.counters.get("operator_count").copied().unwrap_or(0) > s.iterations / 2,
             "{name}"
         );
         assert!(
-            s.evaluations.get("jacobian_count").copied().unwrap_or(0) > 0,
+            s.counters.get("jacobian_count").copied().unwrap_or(0) > 0,
             "{name}"
         );
     }
@@ -432,7 +432,7 @@ impl ProjectedResidual for Slow {
 #[test]
 fn a_tiny_timeout_gives_timeout() {
     let opts = SolveOptions {
-        timeout: Some(Duration::from_micros(1)),
+        time_limit: Some(Duration::from_micros(1)),
         ..tight()
     };
     for (name, s) in all_drivers(&Slow, &[-1.2, 1.0], &opts) {
@@ -523,7 +523,7 @@ fn plm_solves_a_fischer_burmeister_lcp() {
             s.x
         );
         assert!(s.x.iter().all(|z| *z >= 0.0));
-        assert!(s.evaluations.get("projection_count").copied().unwrap_or(0) > 0);
+        assert!(s.counters.get("projection_count").copied().unwrap_or(0) > 0);
     }
 }
 
@@ -744,7 +744,7 @@ fn newton_minimizes_log_sum_exp_plus_quadratic() {
             .all(|w| w[1] <= w[0] + 4.0 * f64::EPSILON * w[0].abs()),
         "{m:?}"
     );
-    assert!(s.evaluations.get("along_line_count").copied().unwrap_or(0) > 0);
+    assert!(s.counters.get("along_line_count").copied().unwrap_or(0) > 0);
 }
 
 /// `F = x1 + x2 - 2`: one equation, two unknowns, a line of roots.

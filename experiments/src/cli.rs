@@ -12,9 +12,7 @@ use faer::Side;
 use serde_json::json;
 
 use crate::config::{ConfigError, ExperimentConfig};
-use crate::registry::{
-    self, LocalSolve, RegistryError, SolverSpec, FORMULATIONS, OPTIMIZERS, PAPERS,
-};
+use crate::registry::{LocalSolve, PluginChoice, Registry, RegistryError, SolverSpec, PAPERS};
 use crate::report::ReportError;
 use crate::runner::{
     parse_shard, run_experiment, steps_frame, traces_frame, write_parquet, RunError,
@@ -29,13 +27,15 @@ pub struct Cli {
     pub command: Command,
 }
 
-/// The options of [`SolverSpec`] that `contactlab solve` exposes; each applies only to the
-/// formulations named in its help, and the registry refuses it elsewhere.
+/// The options `contactlab solve` passes to the plugins. The papers' options have flags of
+/// their own; any other goes through `--formulation-option` / `--optimizer-option KEY=VALUE`.
+/// Each is given to its plugin only when set, and a plugin that has no such option refuses it
+/// with an error naming the option.
 #[derive(Debug, Clone, Default, clap::Args)]
 pub struct SolveOptionArgs {
     /// Turn the friction pyramid's faces by this angle from `t1` (degrees; `mlcp-fb`, `min-map`).
-    #[arg(long, default_value_t = 0.0)]
-    pub theta0_deg: f64,
+    #[arg(long)]
+    pub theta0_deg: Option<f64>,
     /// Turn the pyramid's faces against each contact's free slip `-q_t` (`mlcp-fb`, `min-map`).
     #[arg(long)]
     pub align_with_slip: bool,
@@ -43,25 +43,73 @@ pub struct SolveOptionArgs {
     #[arg(long)]
     pub n_f: Option<usize>,
     /// Restarts from a perturbed point after a local minimum (`implicit-ncp`, section V-A).
-    #[arg(long, default_value_t = 0)]
-    pub restarts: u32,
+    #[arg(long)]
+    pub restarts: Option<u32>,
     /// Solve the rescaled `D r(x) = 0`, `D` from the row sums of `A` (`implicit-ncp`, V-A).
     #[arg(long)]
     pub row_sum_scaling: bool,
+    /// Any formulation option, `KEY=VALUE` (the value in TOML syntax); repeatable.
+    #[arg(long = "formulation-option", short = 'F', value_name = "KEY=VALUE")]
+    pub formulation_options: Vec<String>,
+    /// Any optimizer option, `KEY=VALUE` (the value in TOML syntax), e.g. `edge_aware=false`
+    /// for `todorov`; repeatable.
+    #[arg(long = "optimizer-option", short = 'O', value_name = "KEY=VALUE")]
+    pub optimizer_options: Vec<String>,
+    /// Wall-clock limit of the solve, seconds (status `timeout` when it runs out).
+    #[arg(long)]
+    pub time_limit: Option<f64>,
+}
+
+/// Parses `KEY=VALUE` with a TOML value (a bare word that is not TOML is taken as a string).
+fn key_value(s: &str) -> Result<(String, serde_json::Value), CliError> {
+    let (k, v) = s
+        .split_once('=')
+        .ok_or_else(|| CliError::Usage(format!("option `{s}` is not KEY=VALUE")))?;
+    let value: toml::Value = toml::from_str::<toml::Table>(&format!("v = {v}"))
+        .ok()
+        .and_then(|mut t| t.remove("v"))
+        .unwrap_or_else(|| toml::Value::String(v.trim().to_string()));
+    let json = serde_json::to_value(value).map_err(|e| CliError::Usage(e.to_string()))?;
+    Ok((k.trim().to_string(), json))
 }
 
 impl SolveOptionArgs {
     /// The full solver spec these options give to `formulation + optimizer`.
-    pub fn spec(&self, formulation: &str, optimizer: &str, tol: f64, max_iter: u64) -> SolverSpec {
+    pub fn spec(
+        &self,
+        formulation: &str,
+        optimizer: &str,
+        tol: f64,
+        max_iter: u64,
+    ) -> Result<SolverSpec, CliError> {
         let mut spec = SolverSpec::new(formulation, optimizer, tol, max_iter);
-        spec.theta0_deg = self.theta0_deg;
-        spec.align_with_slip = self.align_with_slip;
-        if let Some(n_f) = self.n_f {
-            spec.n_f = n_f;
+        let f = &mut spec.formulation;
+        if let Some(t) = self.theta0_deg {
+            f.options.insert("theta0_deg".into(), t.into());
         }
-        spec.restarts = self.restarts;
-        spec.row_sum_scaling = self.row_sum_scaling;
-        spec
+        if self.align_with_slip {
+            f.options.insert("align_with_slip".into(), true.into());
+        }
+        if let Some(n) = self.n_f {
+            f.options.insert("n_f".into(), n.into());
+        }
+        if let Some(k) = self.restarts {
+            f.options.insert("restarts".into(), k.into());
+        }
+        if self.row_sum_scaling {
+            f.options.insert("row_sum_scaling".into(), true.into());
+        }
+        let set = |choice: &mut PluginChoice, items: &[String]| -> Result<(), CliError> {
+            for item in items {
+                let (k, v) = key_value(item)?;
+                choice.options.insert(k, v);
+            }
+            Ok(())
+        };
+        set(&mut spec.formulation, &self.formulation_options)?;
+        set(&mut spec.optimizer, &self.optimizer_options)?;
+        spec.time_limit = self.time_limit;
+        Ok(spec)
     }
 }
 
@@ -84,7 +132,7 @@ pub enum Command {
         /// Iteration budget.
         #[arg(long, default_value_t = 500)]
         max_iter: u64,
-        /// The papers' options (pyramid orientation, Todorov's recoveries).
+        /// The plugins' options and the time limit.
         #[command(flatten)]
         options: SolveOptionArgs,
         /// Print one JSON object instead of a summary.
@@ -93,7 +141,8 @@ pub enum Command {
     },
     /// Name the formulations, optimizers and papers available.
     List {
-        /// Print `{"formulations": [...], "optimizers": [...], "papers": [...]}`.
+        /// Print `{"formulations": [...], "optimizers": [...], "papers": [...], "combinations": [...],
+        /// "incompatible": [...]}`.
         #[arg(long)]
         json: bool,
     },
@@ -252,7 +301,7 @@ pub fn run(cli: Cli, out: &mut dyn Write) -> Result<(), CliError> {
             options,
             json,
         } => {
-            let spec = options.spec(&formulation, &optimizer, tol, max_iter);
+            let spec = options.spec(&formulation, &optimizer, tol, max_iter)?;
             solve_spec(&file, &spec, json, out)
         }
         Command::List { json } => list(json, out),
@@ -294,8 +343,11 @@ pub fn solve_spec(
     as_json: bool,
     out: &mut dyn Write,
 ) -> Result<(), CliError> {
-    let (formulation, optimizer, tol) =
-        (spec.formulation.as_str(), spec.optimizer.as_str(), spec.tol);
+    let (formulation, optimizer, tol) = (
+        spec.formulation.name.as_str(),
+        spec.optimizer.name.as_str(),
+        spec.tol,
+    );
     if !(tol > 0.0 && tol.is_finite()) {
         return Err(CliError::Usage(format!(
             "--tol must be a positive number, got {tol}"
@@ -306,7 +358,8 @@ pub fn solve_spec(
         Problem::Local(p) => (p.clone(), None),
         Problem::Global(g) => (g.to_local()?, Some(g)),
     };
-    let s = registry::solve_spec(&local, spec, None)?;
+    let resolved = Registry::standard().resolve(spec)?;
+    let s = resolved.solve(&local, None)?;
     let v = global.map(|g| generalized_velocity(g, &s.r)).transpose()?;
     if as_json {
         let mut obj = json!({
@@ -316,7 +369,10 @@ pub fn solve_spec(
             "formulation": formulation,
             "optimizer": optimizer,
             "tol": tol,
-            "options": spec,
+            "options": resolved.formulation.options(),
+            "optimizer_options": resolved.driver.options(),
+            "model": resolved.formulation.model().as_str(),
+            "time_limit": spec.time_limit,
             "status": s.status.as_str(),
             "solver_status": s.solver_status.as_str(),
             "iterations": s.iterations,
@@ -325,6 +381,7 @@ pub fn solve_spec(
             "cone_violation": s.metrics.cone_violation,
             "dual_cone_violation": s.metrics.dual_cone_violation,
             "complementarity_gap": s.metrics.complementarity_gap,
+            "counters": s.counters,
             "r": s.r,
             "u": s.u,
         });
@@ -416,33 +473,91 @@ fn write_summary(
     Ok(())
 }
 
-/// `contactlab list`.
+/// `contactlab list`: every formulation with its options and the optimizers that run it, every
+/// optimizer with what it needs, and why each remaining pair cannot run.
 pub fn list(as_json: bool, out: &mut dyn Write) -> Result<(), CliError> {
+    list_registry(&Registry::standard(), as_json, out)
+}
+
+/// [`list`] for any registry (a notebook's or a test's, with plugins of its own).
+pub fn list_registry(reg: &Registry, as_json: bool, out: &mut dyn Write) -> Result<(), CliError> {
+    let mut incompatible = Vec::new();
+    for f in reg.formulations() {
+        for d in reg.drivers() {
+            if let Some(reason) = reg.incompatibility(f, d) {
+                incompatible.push((f.name, d.name, reason));
+            }
+        }
+    }
     if as_json {
         let v = json!({
-            "formulations": FORMULATIONS.iter().map(|f| f.name).collect::<Vec<_>>(),
-            "optimizers": OPTIMIZERS.iter().map(|o| o.name).collect::<Vec<_>>(),
+            "formulations": reg.formulations().iter().map(|f| f.name).collect::<Vec<_>>(),
+            "optimizers": reg.drivers().iter().map(|d| d.name).collect::<Vec<_>>(),
             "papers": PAPERS.iter().map(|p| p.id).collect::<Vec<_>>(),
-            "combinations": FORMULATIONS.iter().map(|f| json!({"formulation": f.name, "optimizers": f.optimizers, "exact_cone": f.exact_cone})).collect::<Vec<_>>(),
+            "combinations": reg.formulations().iter().map(|f| json!({
+                "formulation": f.name,
+                "optimizers": reg.drivers_for(f),
+                "model": f.model.as_str(),
+                "exact_cone": f.model == contactlab_core::plugin::Model::CoulombCone,
+                "provides": f.provides,
+                "options": f.defaults,
+            })).collect::<Vec<_>>(),
+            "drivers": reg.drivers().iter().map(|d| json!({
+                "optimizer": d.name, "needs": d.needs, "options": d.defaults,
+            })).collect::<Vec<_>>(),
+            "incompatible": incompatible.iter().map(|(f, d, why)| json!({
+                "formulation": f, "optimizer": d, "reason": why,
+            })).collect::<Vec<_>>(),
             "reproducible": PAPERS.iter().filter(|p| p.reproducible).map(|p| p.id).collect::<Vec<_>>(),
         });
         writeln!(out, "{v}")?;
         return Ok(());
     }
-    writeln!(out, "formulations (and the optimizers that run them):")?;
-    for f in FORMULATIONS {
+    let options = |v: &serde_json::Value| match v.as_object() {
+        Some(m) if !m.is_empty() => m
+            .iter()
+            .map(|(k, v)| format!("{k} = {v}"))
+            .collect::<Vec<_>>()
+            .join(", "),
+        _ => "none".into(),
+    };
+    writeln!(
+        out,
+        "formulations (what they provide, their options, the optimizers that run them):"
+    )?;
+    for f in reg.formulations() {
+        let provides: Vec<&str> = f.provides.iter().map(|n| n.trait_name()).collect();
+        writeln!(out, "  {:<14} {}", f.name, f.description)?;
         writeln!(
             out,
-            "  {:<14} {}\n  {:<14} runs with: {}",
-            f.name,
-            f.description,
+            "  {:<14} model: {}; provides: {}",
             "",
-            f.optimizers.join(", ")
+            f.model.as_str(),
+            provides.join(", ")
+        )?;
+        writeln!(out, "  {:<14} options: {}", "", options(&f.defaults))?;
+        writeln!(
+            out,
+            "  {:<14} runs with: {}",
+            "",
+            reg.drivers_for(f).join(", ")
         )?;
     }
-    writeln!(out, "optimizers:")?;
-    for o in OPTIMIZERS {
-        writeln!(out, "  {:<14} {}", o.name, o.description)?;
+    writeln!(out, "optimizers (what they need, their options):")?;
+    for d in reg.drivers() {
+        writeln!(out, "  {:<14} {}", d.name, d.description)?;
+        writeln!(
+            out,
+            "  {:<14} needs: {} ({})",
+            "",
+            d.needs.trait_name(),
+            d.needs.explain()
+        )?;
+        writeln!(out, "  {:<14} options: {}", "", options(&d.defaults))?;
+    }
+    writeln!(out, "pairs that cannot run, and why:")?;
+    for (_, _, why) in &incompatible {
+        writeln!(out, "  {why}")?;
     }
     writeln!(out, "papers:")?;
     write_papers(out)

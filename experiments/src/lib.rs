@@ -17,7 +17,12 @@ pub mod registry;
 pub mod report;
 pub mod runner;
 pub mod scenes;
+pub mod study;
 
+/// The core crate, re-exported for [`register_formulation!`] and for notebooks.
+pub use contactlab_core;
+/// The formulations crate, re-exported for notebooks.
+pub use contactlab_formulations;
 /// The polars this crate builds its DataFrames with, re-exported so notebooks use the same one.
 pub use polars;
 /// The toml this crate parses configs with, re-exported so notebooks can edit a config's sweep.

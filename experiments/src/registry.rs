@@ -1,116 +1,57 @@
-//! Formulations and optimizers by name: the table `contactlab solve` and the experiment
-//! runner swap entries of. A formulation lists the optimizers whose needs it meets; the
-//! pairing itself is type-checked in `solve_local`, so a name pair that is listed always runs.
+//! Formulations and drivers by name: the runtime registry `contactlab solve`, `contactlab list`
+//! and the experiment runner swap entries of.
+//!
+//! A formulation or a driver is a type in its own module plus one line in
+//! [`Registry::standard`]. Everything else follows from that registration:
+//!
+//! - the name lists and descriptions ([`Registry::formulations`], [`Registry::drivers`]);
+//! - which pairs run: a driver names the one [`Need`] it has ([`DriverPlugin::Needs`]), and a
+//!   formulation's capabilities are *detected* from the traits its built object implements
+//!   ([`register_formulation!`] expands `views_of!` and `provides_of!` where the type is
+//!   concrete); [`Registry::incompatibility`] says why a pair cannot run;
+//! - the options: each plugin's own struct, deserialized with unknown fields refused, so an
+//!   option that does not apply is an error naming it and the options that do;
+//! - the counters: each driver reports its own into [`LocalSolve::counters`], which the runner
+//!   turns into DataFrame columns.
+//!
+//! No linker tricks: the registry is a value built in one place, so a notebook or a test adds
+//! its own plugins to a copy of it (`experiments/tests/toy_plugin.rs` does).
 
-use contactlab_core::drivers::pgs::{solve_pgs, ProjectedGaussSeidel};
-use contactlab_core::drivers::{
-    solve_least_squares, Dogleg, GaussNewtonLs, LevenbergMarquardt, ProjectedLevenbergMarquardt,
-    TrustRegionSteihaug,
+use std::time::Duration;
+
+use contactlab_core::plugin::{
+    judge, solve_formulation, Capability, Driver, DriverPlugin, FormulationPlugin, Init, Model,
+    Need, Views,
 };
-use contactlab_core::frame::{from_rotated, rotate_tangents, slip_angles, to_rotated};
-use contactlab_core::metrics::{local_metrics, LocalMetrics};
-use contactlab_core::{CoreError, LocalProblem, Residual, Solution, SolveOptions, Status};
-use contactlab_formulations::erleben::{
-    solve_minmap_newton, ConvergenceMeasure, MinMap, MinMapNewtonParams,
+use contactlab_core::{CoreError, LocalProblem, Solution, SolveOptions};
+use contactlab_formulations::{
+    ErlebenNewton, ImplicitNcpFormulation, MinMapFormulation, MlcpFbFormulation, MncpFormulation,
+    NaturalMapFormulation, Todorov,
 };
-use contactlab_formulations::mylapilli::{Directions, ImplicitMncp, MlcpFb};
-use contactlab_formulations::todorov::{solve_todorov, TodorovParams, TodorovSolver};
-use contactlab_formulations::{ImplicitNcp, NaturalMap};
-use serde::{Deserialize, Serialize};
+use serde::de::Error as _;
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
+use serde_json::{Map, Value};
 
-/// One named formulation and the optimizers that can run it.
-#[derive(Debug, Clone, Serialize)]
-pub struct FormulationInfo {
-    /// The name used on the command line.
-    pub name: &'static str,
-    /// One line: what it is and where it comes from.
-    pub description: &'static str,
-    /// Optimizer names that run it.
-    pub optimizers: &'static [&'static str],
-    /// Whether it solves the exact Coulomb cone (`false`: a friction pyramid, whose
-    /// solutions the shared natural-map ruler may judge `inaccurate` where contacts slide).
-    pub exact_cone: bool,
-}
+pub use contactlab_core::plugin::{Coulomb, LocalSolve};
 
-/// One named optimizer.
-#[derive(Debug, Clone, Serialize)]
-pub struct OptimizerInfo {
-    /// The name used on the command line.
-    pub name: &'static str,
-    /// One line: the method and its source.
-    pub description: &'static str,
-}
-
-/// Every formulation available by name.
-pub const FORMULATIONS: &[FormulationInfo] = &[
-    FormulationInfo {
-        name: "coulomb",
-        description: "the local Coulomb problem itself, solved contact by contact (no residual)",
-        optimizers: &["pgs"],
-        exact_cone: true,
-    },
-    FormulationInfo {
-        name: "implicit-ncp",
-        description: "Todorov 2010 implicit NCP: r(x) = (A - I) f(x) - x + v0 over unconstrained x",
-        optimizers: &["todorov", "gauss-newton", "lm", "dogleg", "trust-region"],
-        exact_cone: true,
-    },
-    FormulationInfo {
-        name: "min-map",
-        description: "Erleben and Ortiz: min-map H(x) of the boxed LCP with a 4-sided friction pyramid (eq. 5)",
-        optimizers: &["newton", "gauss-newton", "lm", "plm", "dogleg", "trust-region"],
-        exact_cone: false,
-    },
-    FormulationInfo {
-        name: "mlcp-fb",
-        description: "Mylapilli and Jain: MLCP with n_f friction directions (eq. 22) as Fischer-Burmeister equations (eq. 24)",
-        optimizers: &["lm", "plm", "gauss-newton", "dogleg", "trust-region"],
-        exact_cone: false,
-    },
-    FormulationInfo {
-        name: "mncp",
-        description: "Mylapilli and Jain: implicit MNCP, Todorov's maps with bilateral rows (eqs. 31, 34)",
-        optimizers: &["lm", "plm", "gauss-newton", "dogleg", "trust-region"],
-        exact_cone: true,
-    },
-    FormulationInfo {
-        name: "natural-map",
-        description: "FCLib natural map r - P_K(r - rho (u + mu|u_t| e_n)) as a projected residual",
-        optimizers: &["gauss-newton", "lm", "plm", "dogleg", "trust-region"],
-        exact_cone: true,
-    },
-];
-
-/// Every optimizer available by name.
-pub const OPTIMIZERS: &[OptimizerInfo] = &[
-    OptimizerInfo { name: "pgs", description: "projected Gauss-Seidel over contacts, exact cone projection (NSGS)" },
-    OptimizerInfo { name: "newton", description: "Erleben and Ortiz non-smooth Newton: B-derivative, Schur reduction, Armijo, 4 PGS warm-start sweeps" },
-    OptimizerInfo { name: "todorov", description: "Todorov 2010 LM-dogleg with Jacobian selection on edges and edge-aware cubic line search" },
-    OptimizerInfo { name: "gauss-newton", description: "Gauss-Newton with Armijo backtracking" },
-    OptimizerInfo { name: "lm", description: "regular Levenberg-Marquardt, Mylapilli and Jain's lambda schedule" },
-    OptimizerInfo { name: "plm", description: "projected Levenberg-Marquardt (Kanzow and Petra), non-monotone line search with watchdog" },
-    OptimizerInfo { name: "dogleg", description: "Powell's dogleg trust region on the Gauss-Newton model" },
-    OptimizerInfo { name: "trust-region", description: "trust region with a Steihaug-CG subproblem" },
-];
-
-/// Looks a formulation up by name.
-pub fn formulation(name: &str) -> Option<&'static FormulationInfo> {
-    FORMULATIONS.iter().find(|f| f.name == name)
-}
-
-/// Errors of name lookup and solving.
+/// Errors of name lookup, option parsing and solving.
 #[derive(Debug, thiserror::Error)]
 pub enum RegistryError {
     /// No formulation of that name.
     #[error("unknown formulation `{0}`; available: {1}")]
     UnknownFormulation(String, String),
+    /// No optimizer of that name.
+    #[error("unknown optimizer `{0}`; available: {1}")]
+    UnknownOptimizer(String, String),
     /// The formulation cannot be run by that optimizer.
-    #[error("formulation `{formulation}` cannot be run by optimizer `{optimizer}`; it runs with: {available}")]
+    #[error("formulation `{formulation}` cannot be run by optimizer `{optimizer}`: {reason}; it runs with: {available}")]
     Incompatible {
         /// The formulation asked for.
         formulation: String,
         /// The optimizer asked for.
         optimizer: String,
+        /// Why not.
+        reason: String,
         /// The optimizers it runs with.
         available: String,
     },
@@ -119,7 +60,399 @@ pub enum RegistryError {
     BadOption(String),
     /// The solver failed to run at all (as opposed to running and not converging).
     #[error(transparent)]
-    Core(#[from] contactlab_core::CoreError),
+    Core(#[from] CoreError),
+}
+
+/// A built formulation with its options, behind a trait object.
+pub trait ErasedFormulation: Send + Sync {
+    /// Its friction model.
+    fn model(&self) -> Model;
+    /// Its options, as they were parsed (defaults filled in).
+    fn options(&self) -> Value;
+    /// The solve flow ([`solve_formulation`]) with `driver`.
+    fn solve(
+        &self,
+        problem: &LocalProblem,
+        init: Init<'_>,
+        driver: &dyn ErasedDriver,
+        opts: &SolveOptions,
+    ) -> Result<contactlab_core::plugin::Outcome, CoreError>;
+}
+
+/// A driver with its options, behind a trait object.
+pub trait ErasedDriver: Send + Sync {
+    /// What it needs from a formulation.
+    fn needs(&self) -> Need;
+    /// Its options, as they were parsed (defaults filled in).
+    fn options(&self) -> Value;
+    /// Runs on the view it needs.
+    fn run(
+        &self,
+        views: &Views<'_>,
+        x0: Vec<f64>,
+        opts: &SolveOptions,
+    ) -> Result<Solution, CoreError>;
+}
+
+/// The detected views of a formulation's built object.
+pub type ViewsFn<B> = for<'a> fn(&'a B) -> Views<'a>;
+
+struct TypedFormulation<F: FormulationPlugin> {
+    formulation: F,
+    views: ViewsFn<F::Built>,
+}
+
+impl<F: FormulationPlugin> ErasedFormulation for TypedFormulation<F> {
+    fn model(&self) -> Model {
+        self.formulation.model()
+    }
+
+    fn options(&self) -> Value {
+        serde_json::to_value(&self.formulation).unwrap_or(Value::Null)
+    }
+
+    fn solve(
+        &self,
+        problem: &LocalProblem,
+        init: Init<'_>,
+        driver: &dyn ErasedDriver,
+        opts: &SolveOptions,
+    ) -> Result<contactlab_core::plugin::Outcome, CoreError> {
+        solve_formulation(&self.formulation, problem, init, opts, |built, x0, o| {
+            driver.run(&(self.views)(built), x0, o)
+        })
+    }
+}
+
+struct TypedDriver<D>(D);
+
+impl<D> ErasedDriver for TypedDriver<D>
+where
+    D: DriverPlugin + Driver<<D::Needs as Capability>::Dyn>,
+{
+    fn needs(&self) -> Need {
+        D::Needs::NEED
+    }
+
+    fn options(&self) -> Value {
+        serde_json::to_value(&self.0).unwrap_or(Value::Null)
+    }
+
+    fn run(
+        &self,
+        views: &Views<'_>,
+        x0: Vec<f64>,
+        opts: &SolveOptions,
+    ) -> Result<Solution, CoreError> {
+        let target = D::Needs::pick(views).ok_or_else(|| {
+            CoreError::Unsupported(format!(
+                "optimizer `{}` needs a {}, which this formulation does not provide",
+                D::NAME,
+                D::Needs::NEED.trait_name()
+            ))
+        })?;
+        self.0.solve(target, x0, opts)
+    }
+}
+
+/// Parses a plugin's options from a JSON object; the error names the plugin and the field.
+fn parse_options<T: serde::de::DeserializeOwned>(
+    kind: &str,
+    name: &str,
+    options: &Map<String, Value>,
+) -> Result<T, RegistryError> {
+    serde_path_to_error::deserialize(Value::Object(options.clone())).map_err(|e| {
+        let path = e.path().to_string();
+        let inner = e.into_inner();
+        RegistryError::BadOption(if path == "." {
+            format!("{kind} `{name}`: {inner}")
+        } else {
+            format!("{kind} `{name}`: option `{path}`: {inner}")
+        })
+    })
+}
+
+type MakeFormulation = Box<
+    dyn Fn(&Map<String, Value>) -> Result<Box<dyn ErasedFormulation>, RegistryError> + Send + Sync,
+>;
+type MakeDriver =
+    Box<dyn Fn(&Map<String, Value>) -> Result<Box<dyn ErasedDriver>, RegistryError> + Send + Sync>;
+
+/// A registered formulation.
+pub struct FormulationEntry {
+    /// The name on the command line and in configs.
+    pub name: &'static str,
+    /// One line: what it is and where it comes from.
+    pub description: &'static str,
+    /// The needs its built object meets (detected from its trait impls).
+    pub provides: Vec<Need>,
+    /// Its friction model with default options.
+    pub model: Model,
+    /// Its options with their default values.
+    pub defaults: Value,
+    make: MakeFormulation,
+}
+
+/// A registered driver.
+pub struct DriverEntry {
+    /// The name on the command line and in configs.
+    pub name: &'static str,
+    /// One line: the method and its source.
+    pub description: &'static str,
+    /// What it needs from a formulation.
+    pub needs: Need,
+    /// Its options with their default values.
+    pub defaults: Value,
+    make: MakeDriver,
+}
+
+/// The formulations and drivers available by name.
+#[derive(Default)]
+pub struct Registry {
+    formulations: Vec<FormulationEntry>,
+    drivers: Vec<DriverEntry>,
+}
+
+/// Registers a formulation type: its capabilities are detected here, where the type is
+/// concrete. `register_formulation!(registry, MinMapFormulation)`.
+#[macro_export]
+macro_rules! register_formulation {
+    ($registry:expr, $t:ty) => {{
+        fn views<'a>(
+            built: &'a <$t as $crate::contactlab_core::plugin::Formulation>::Built,
+        ) -> $crate::contactlab_core::plugin::Views<'a> {
+            $crate::contactlab_core::views_of!(built)
+        }
+        let provides = $crate::contactlab_core::provides_of!(
+            <$t as $crate::contactlab_core::plugin::Formulation>::Built
+        );
+        $registry.add_formulation_with::<$t>(provides, views)
+    }};
+}
+
+impl Registry {
+    /// A registry with nothing in it.
+    pub fn empty() -> Registry {
+        Registry::default()
+    }
+
+    /// Every formulation and driver of the project: the one place they are registered.
+    pub fn standard() -> Registry {
+        let mut r = Registry::empty();
+        register_formulation!(r, Coulomb);
+        register_formulation!(r, ImplicitNcpFormulation);
+        register_formulation!(r, MinMapFormulation);
+        register_formulation!(r, MlcpFbFormulation);
+        register_formulation!(r, MncpFormulation);
+        register_formulation!(r, NaturalMapFormulation);
+        r.add_driver::<contactlab_core::drivers::pgs::ProjectedGaussSeidel>()
+            .add_driver::<ErlebenNewton>()
+            .add_driver::<Todorov>()
+            .add_driver::<contactlab_core::drivers::GaussNewtonLs>()
+            .add_driver::<contactlab_core::drivers::LevenbergMarquardt>()
+            .add_driver::<contactlab_core::drivers::ProjectedLevenbergMarquardt>()
+            .add_driver::<contactlab_core::drivers::Dogleg>()
+            .add_driver::<contactlab_core::drivers::TrustRegionSteihaug>()
+            .add_driver::<contactlab_core::drivers::NewtonMerit>();
+        r
+    }
+
+    /// Adds a formulation whose capabilities were detected by [`register_formulation!`] (use
+    /// the macro). A name already registered is replaced.
+    #[doc(hidden)]
+    pub fn add_formulation_with<F: FormulationPlugin>(
+        &mut self,
+        provides: Vec<Need>,
+        views: ViewsFn<F::Built>,
+    ) -> &mut Registry {
+        let make: MakeFormulation = Box::new(move |options| {
+            let formulation: F = parse_options("formulation", F::NAME, options)?;
+            contactlab_core::plugin::Formulation::check(&formulation)?;
+            Ok(Box::new(TypedFormulation { formulation, views }) as Box<dyn ErasedFormulation>)
+        });
+        let entry = FormulationEntry {
+            name: F::NAME,
+            description: F::DESCRIPTION,
+            provides,
+            model: contactlab_core::plugin::Formulation::model(&F::default()),
+            defaults: serde_json::to_value(F::default()).unwrap_or(Value::Null),
+            make,
+        };
+        self.formulations.retain(|f| f.name != F::NAME);
+        self.formulations.push(entry);
+        self
+    }
+
+    /// Adds a driver. A name already registered is replaced.
+    pub fn add_driver<D>(&mut self) -> &mut Registry
+    where
+        D: DriverPlugin + Driver<<D::Needs as Capability>::Dyn>,
+    {
+        let make: MakeDriver = Box::new(|options| {
+            let driver: D = parse_options("optimizer", D::NAME, options)?;
+            driver.check()?;
+            Ok(Box::new(TypedDriver(driver)) as Box<dyn ErasedDriver>)
+        });
+        let entry = DriverEntry {
+            name: D::NAME,
+            description: D::DESCRIPTION,
+            needs: D::Needs::NEED,
+            defaults: serde_json::to_value(D::default()).unwrap_or(Value::Null),
+            make,
+        };
+        self.drivers.retain(|d| d.name != D::NAME);
+        self.drivers.push(entry);
+        self
+    }
+
+    /// The formulations, in registration order.
+    pub fn formulations(&self) -> &[FormulationEntry] {
+        &self.formulations
+    }
+
+    /// The drivers, in registration order.
+    pub fn drivers(&self) -> &[DriverEntry] {
+        &self.drivers
+    }
+
+    /// Looks a formulation up by name.
+    pub fn formulation(&self, name: &str) -> Result<&FormulationEntry, RegistryError> {
+        self.formulations
+            .iter()
+            .find(|f| f.name == name)
+            .ok_or_else(|| {
+                RegistryError::UnknownFormulation(
+                    name.into(),
+                    self.formulations
+                        .iter()
+                        .map(|f| f.name)
+                        .collect::<Vec<_>>()
+                        .join(", "),
+                )
+            })
+    }
+
+    /// Looks a driver up by name.
+    pub fn driver(&self, name: &str) -> Result<&DriverEntry, RegistryError> {
+        self.drivers.iter().find(|d| d.name == name).ok_or_else(|| {
+            RegistryError::UnknownOptimizer(
+                name.into(),
+                self.drivers
+                    .iter()
+                    .map(|d| d.name)
+                    .collect::<Vec<_>>()
+                    .join(", "),
+            )
+        })
+    }
+
+    /// The drivers that run a formulation.
+    pub fn drivers_for(&self, formulation: &FormulationEntry) -> Vec<&'static str> {
+        self.drivers
+            .iter()
+            .filter(|d| formulation.provides.contains(&d.needs))
+            .map(|d| d.name)
+            .collect()
+    }
+
+    /// Why `driver` cannot run `formulation`, or `None` when it can.
+    pub fn incompatibility(
+        &self,
+        formulation: &FormulationEntry,
+        driver: &DriverEntry,
+    ) -> Option<String> {
+        (!formulation.provides.contains(&driver.needs)).then(|| {
+            let provides: Vec<&str> = formulation
+                .provides
+                .iter()
+                .map(|n| n.trait_name())
+                .collect();
+            format!(
+                "`{}` needs a {} ({}); `{}` provides {}",
+                driver.name,
+                driver.needs.trait_name(),
+                driver.needs.explain(),
+                formulation.name,
+                if provides.is_empty() {
+                    "nothing a driver can take".to_string()
+                } else {
+                    provides.join(", ")
+                }
+            )
+        })
+    }
+
+    /// Checks a spec and builds its formulation and driver with their options.
+    pub fn resolve(&self, spec: &SolverSpec) -> Result<ResolvedSolver, RegistryError> {
+        let f = self.formulation(&spec.formulation.name)?;
+        let d = self.driver(&spec.optimizer.name)?;
+        if let Some(reason) = self.incompatibility(f, d) {
+            return Err(RegistryError::Incompatible {
+                formulation: f.name.into(),
+                optimizer: d.name.into(),
+                reason,
+                available: self.drivers_for(f).join(", "),
+            });
+        }
+        spec.check_numbers()?;
+        Ok(ResolvedSolver {
+            label: spec.name(),
+            formulation: (f.make)(&spec.formulation.options)?,
+            driver: (d.make)(&spec.optimizer.options)?,
+            options: spec.solve_options(),
+            start: spec.start,
+        })
+    }
+
+    /// Solves `problem` as `spec` says, from `warm` when `spec.start` is `Warm`.
+    pub fn solve(
+        &self,
+        problem: &LocalProblem,
+        spec: &SolverSpec,
+        warm: Option<&[f64]>,
+    ) -> Result<LocalSolve, RegistryError> {
+        Ok(self.resolve(spec)?.solve(problem, warm)?)
+    }
+}
+
+/// A spec whose names, pairing and options have been checked: ready to solve many problems.
+pub struct ResolvedSolver {
+    /// The label for tables.
+    pub label: String,
+    /// The formulation with its options.
+    pub formulation: Box<dyn ErasedFormulation>,
+    /// The driver with its options.
+    pub driver: Box<dyn ErasedDriver>,
+    /// Tolerance, iteration budget and time limit.
+    pub options: SolveOptions,
+    /// How solves start.
+    pub start: Start,
+}
+
+impl ResolvedSolver {
+    /// Solves one problem, from `warm` (three numbers per contact, `NaN` where a contact has
+    /// none) when the start is `warm`; judged by the shared ruler at the spec's tolerance.
+    pub fn solve(
+        &self,
+        problem: &LocalProblem,
+        warm: Option<&[f64]>,
+    ) -> Result<LocalSolve, CoreError> {
+        let init = match (self.start, warm) {
+            (Start::Zero, _) => Init::Zero,
+            (Start::Warm, Some(w)) => Init::Warm(w),
+            _ => Init::Default,
+        };
+        let out = self
+            .formulation
+            .solve(problem, init, self.driver.as_ref(), &self.options)?;
+        Ok(judge(problem, out, self.options.tol))
+    }
+
+    /// The same solver with another time limit (sweeps give every solve a default one).
+    pub fn with_default_time_limit(mut self, limit: Duration) -> ResolvedSolver {
+        self.options.time_limit.get_or_insert(limit);
+        self
+    }
 }
 
 /// How a solve's unknowns are initialised.
@@ -132,11 +465,71 @@ pub enum Start {
     Default,
     /// All unknowns zero.
     Zero,
-    /// Todorov's all-sticking start (implicit-ncp and mncp only).
-    Sticking,
     /// The caller's previous solution, mapped onto this step's contacts (falls back to the
     /// default start for contacts without one).
     Warm,
+}
+
+/// A plugin by name with its options: `"min-map"`, or in TOML
+/// `{ name = "min-map", theta0_deg = 45.0 }` (the options are the plugin's own, checked when
+/// the spec is resolved).
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct PluginChoice {
+    /// The plugin's name.
+    pub name: String,
+    /// Its options (those not given take their defaults).
+    pub options: Map<String, Value>,
+}
+
+impl PluginChoice {
+    /// A plugin by name with default options.
+    pub fn named(name: &str) -> PluginChoice {
+        PluginChoice {
+            name: name.into(),
+            options: Map::new(),
+        }
+    }
+
+    /// Sets one option.
+    pub fn with(mut self, key: &str, value: impl Into<Value>) -> PluginChoice {
+        self.options.insert(key.into(), value.into());
+        self
+    }
+
+    /// An option's value, if given.
+    pub fn option(&self, key: &str) -> Option<&Value> {
+        self.options.get(key)
+    }
+}
+
+impl Serialize for PluginChoice {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        if self.options.is_empty() {
+            s.serialize_str(&self.name)
+        } else {
+            let mut m = Map::new();
+            m.insert("name".into(), Value::String(self.name.clone()));
+            m.extend(self.options.clone());
+            Value::Object(m).serialize(s)
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for PluginChoice {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        match Value::deserialize(d)? {
+            Value::String(name) => Ok(PluginChoice::named(&name)),
+            Value::Object(mut m) => match m.remove("name") {
+                Some(Value::String(name)) => Ok(PluginChoice { name, options: m }),
+                _ => Err(D::Error::custom(
+                    "a plugin with options is a table with a string `name`, e.g. { name = \"min-map\", theta0_deg = 45.0 }",
+                )),
+            },
+            other => Err(D::Error::custom(format!(
+                "expected a plugin name or a table with `name` and options, found {other}"
+            ))),
+        }
+    }
 }
 
 fn default_tol() -> f64 {
@@ -145,63 +538,33 @@ fn default_tol() -> f64 {
 fn default_max_iter() -> u64 {
     100
 }
-fn default_rcond() -> f64 {
-    1e-10
-}
 
-/// A fully specified solver: formulation, optimizer, tolerances and the options the papers
-/// vary. This is what experiment configs list and what `contactlab solve` builds.
+/// A fully specified solver: formulation and optimizer (each with its options), tolerances,
+/// time limit and start. This is what experiment configs list and what `contactlab solve`
+/// builds.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct SolverSpec {
     /// A label for tables and plots (defaults to `formulation+optimizer`).
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub label: Option<String>,
-    /// Formulation name (see [`FORMULATIONS`]).
-    pub formulation: String,
-    /// Optimizer name (see [`OPTIMIZERS`]).
-    pub optimizer: String,
+    /// The formulation.
+    pub formulation: PluginChoice,
+    /// The optimizer (driver).
+    pub optimizer: PluginChoice,
     /// The driver's tolerance and the bound on the natural-map residual for `converged`.
     #[serde(default = "default_tol")]
     pub tol: f64,
     /// Iteration budget (per attempt when restarting).
     #[serde(default = "default_max_iter")]
     pub max_iter: u64,
+    /// Wall-clock limit of one solve in seconds (start and restarts included); every driver
+    /// honours it and stops with status `timeout`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub time_limit: Option<f64>,
     /// Initial point.
     #[serde(default)]
     pub start: Start,
-    /// Solve the rescaled `D r(x) = 0`, `D` from the row sums of `A` (Todorov section V-A;
-    /// implicit-ncp only).
-    #[serde(default)]
-    pub row_sum_scaling: bool,
-    /// Restarts from a perturbed point after a local minimum (Todorov section V-A).
-    #[serde(default)]
-    pub restarts: u32,
-    /// Relative cutoff of the pseudoinverse in the sticking start.
-    #[serde(default = "default_rcond")]
-    pub rcond: f64,
-    /// Todorov's edge machinery on (`false`: plain LM-dogleg on the same residual).
-    #[serde(default = "default_true")]
-    pub edge_aware: bool,
-    /// Friction directions per contact of `mlcp-fb` (Mylapilli and Jain: 4).
-    #[serde(default = "default_n_f")]
-    pub n_f: usize,
-    /// Angle (degrees) of the first friction direction from `t1` (`mlcp-fb`; 45 with `n_f = 4`
-    /// is the paper's example 2 when the motion is along a frame axis).
-    #[serde(default)]
-    pub theta0_deg: f64,
-    /// Put the first friction direction against each contact's free tangential velocity
-    /// `-q_t` instead of at `theta0_deg` (`mlcp-fb`; the paper's pendulum).
-    #[serde(default)]
-    pub align_with_slip: bool,
-}
-
-fn default_n_f() -> usize {
-    4
-}
-
-fn default_true() -> bool {
-    true
 }
 
 impl SolverSpec {
@@ -209,18 +572,12 @@ impl SolverSpec {
     pub fn new(formulation: &str, optimizer: &str, tol: f64, max_iter: u64) -> SolverSpec {
         SolverSpec {
             label: None,
-            formulation: formulation.to_string(),
-            optimizer: optimizer.to_string(),
+            formulation: PluginChoice::named(formulation),
+            optimizer: PluginChoice::named(optimizer),
             tol,
             max_iter,
+            time_limit: None,
             start: Start::Default,
-            row_sum_scaling: false,
-            restarts: 0,
-            rcond: default_rcond(),
-            edge_aware: true,
-            n_f: default_n_f(),
-            theta0_deg: 0.0,
-            align_with_slip: false,
         }
     }
 
@@ -228,392 +585,63 @@ impl SolverSpec {
     pub fn name(&self) -> String {
         self.label
             .clone()
-            .unwrap_or_else(|| format!("{}+{}", self.formulation, self.optimizer))
+            .unwrap_or_else(|| format!("{}+{}", self.formulation.name, self.optimizer.name))
     }
 
-    /// Checks names, the pairing and the numbers.
+    /// Checks names, the pairing and every option against the standard registry.
     pub fn validate(&self) -> Result<(), RegistryError> {
-        let info = formulation(&self.formulation).ok_or_else(|| {
-            RegistryError::UnknownFormulation(
-                self.formulation.clone(),
-                FORMULATIONS
-                    .iter()
-                    .map(|f| f.name)
-                    .collect::<Vec<_>>()
-                    .join(", "),
-            )
-        })?;
-        if !info.optimizers.contains(&self.optimizer.as_str()) {
-            return Err(RegistryError::Incompatible {
-                formulation: self.formulation.clone(),
-                optimizer: self.optimizer.clone(),
-                available: info.optimizers.join(", "),
-            });
-        }
+        Registry::standard().resolve(self).map(|_| ())
+    }
+
+    fn check_numbers(&self) -> Result<(), RegistryError> {
         if !(self.tol > 0.0 && self.tol.is_finite()) {
             return Err(RegistryError::BadOption(format!(
-                "tol must be positive, got {}",
+                "tol must be a positive number, got {}",
                 self.tol
             )));
         }
-        if !(self.rcond >= 0.0 && self.rcond < 1.0) {
-            return Err(RegistryError::BadOption(format!(
-                "rcond must be in [0, 1), got {}",
-                self.rcond
-            )));
-        }
-        if self.start == Start::Sticking
-            && !matches!(self.formulation.as_str(), "implicit-ncp" | "mncp")
-        {
-            return Err(RegistryError::BadOption(
-                "start = \"sticking\" exists only for implicit-ncp and mncp".into(),
-            ));
-        }
-        if (self.row_sum_scaling || self.restarts > 0 || !self.edge_aware)
-            && self.formulation != "implicit-ncp"
-        {
-            return Err(RegistryError::BadOption(
-                "row_sum_scaling, restarts and edge_aware apply only to implicit-ncp".into(),
-            ));
-        }
-        if self.n_f != default_n_f() && self.formulation != "mlcp-fb" {
-            return Err(RegistryError::BadOption(
-                "n_f applies only to mlcp-fb".into(),
-            ));
-        }
-        let turned = self.theta0_deg != 0.0 || self.align_with_slip;
-        if turned && !matches!(self.formulation.as_str(), "mlcp-fb" | "min-map") {
-            return Err(RegistryError::BadOption(
-                "theta0_deg and align_with_slip apply only to the pyramid formulations mlcp-fb and min-map".into(),
-            ));
-        }
-        if self.n_f < 3 {
-            return Err(RegistryError::BadOption(format!(
-                "n_f must be at least 3, got {}",
-                self.n_f
-            )));
-        }
-        if !self.theta0_deg.is_finite() {
-            return Err(RegistryError::BadOption(format!(
-                "theta0_deg must be finite, got {}",
-                self.theta0_deg
-            )));
+        if let Some(t) = self.time_limit {
+            if !(t > 0.0 && t.is_finite()) {
+                return Err(RegistryError::BadOption(format!(
+                    "time_limit must be a positive number of seconds, got {t}"
+                )));
+            }
         }
         Ok(())
     }
-}
 
-/// One solve of a local problem, judged by the shared metrics.
-#[derive(Debug, Clone, Serialize)]
-pub struct LocalSolve {
-    /// `converged` only when the natural-map residual is at most the tolerance; otherwise
-    /// why the solver stopped (`inaccurate` when its own test passed but the residual did not).
-    pub status: Status,
-    /// The status the driver itself reported (of the last attempt when restarting).
-    pub solver_status: Status,
-    /// Iterations the driver performed, over all attempts.
-    pub iterations: u64,
-    /// Iterations whose Newton point was accepted (Todorov's driver; 0 for others).
-    pub newton_accepted: u64,
-    /// Restarts used after local minima.
-    pub restarts_used: u32,
-    /// Wall-clock seconds of the solve, all attempts.
-    pub seconds: f64,
-    /// The shared metrics of the returned impulses.
-    pub metrics: LocalMetrics,
-    /// Three numbers per contact to warm-start the next solve from (the implicit maps'
-    /// `x` for `implicit-ncp` and `mncp`, the impulses `r` otherwise).
-    pub x: Vec<f64>,
-    /// Impulses `r`, normal first per contact.
-    pub r: Vec<f64>,
-    /// Contact velocities `u = W r + q`, normal first per contact.
-    pub u: Vec<f64>,
-    /// The driver's result of the last attempt, trace included.
-    pub solution: Solution,
+    /// The driver's stopping rules and budgets.
+    pub fn solve_options(&self) -> SolveOptions {
+        SolveOptions {
+            tol: self.tol,
+            max_iter: self.max_iter,
+            time_limit: self.time_limit.map(Duration::from_secs_f64),
+            ..SolveOptions::default()
+        }
+    }
 }
 
 /// Solves `problem` with the named formulation and optimizer and default options.
 /// `opts.tol` bounds the natural-map residual of the answer, whatever the driver's own rule.
 pub fn solve_local(
     problem: &LocalProblem,
-    formulation_name: &str,
+    formulation: &str,
     optimizer: &str,
     opts: &SolveOptions,
 ) -> Result<LocalSolve, RegistryError> {
-    let spec = SolverSpec::new(formulation_name, optimizer, opts.tol, opts.max_iter);
+    let mut spec = SolverSpec::new(formulation, optimizer, opts.tol, opts.max_iter);
+    spec.time_limit = opts.time_limit.map(|d| d.as_secs_f64());
     solve_spec(problem, &spec, None)
 }
 
-/// Solves `problem` as `spec` says, from `warm` when `spec.start` is `Warm` (a vector of the
-/// formulation's unknowns, `NaN` where a contact has no previous value).
+/// Solves `problem` as `spec` says with the standard registry, from `warm` when `spec.start`
+/// is `Warm` (three numbers per contact, `NaN` where a contact has no previous value).
 pub fn solve_spec(
     problem: &LocalProblem,
     spec: &SolverSpec,
     warm: Option<&[f64]>,
 ) -> Result<LocalSolve, RegistryError> {
-    spec.validate()?;
-    let n = problem.q.len();
-    let opts = SolveOptions {
-        tol: spec.tol,
-        max_iter: spec.max_iter,
-        ..SolveOptions::default()
-    };
-    let warm_or = |default: Vec<f64>| -> Vec<f64> {
-        match (spec.start, warm) {
-            (Start::Warm, Some(w)) if w.len() == n => w
-                .iter()
-                .zip(default)
-                .map(|(wi, di)| if wi.is_finite() { *wi } else { di })
-                .collect(),
-            (Start::Zero, _) => vec![0.0; n],
-            _ => default,
-        }
-    };
-    let (solution, r, restarts_used, iterations, newton, seconds) = match spec.formulation.as_str()
-    {
-        "coulomb" => {
-            let s = solve_pgs(
-                problem,
-                ProjectedGaussSeidel::default(),
-                Some(warm_or(vec![0.0; n])),
-                &opts,
-            )?;
-            let (it, sec) = (s.iterations, s.seconds);
-            (s.clone(), s.x, 0, it, 0, sec)
-        }
-        "natural-map" => {
-            let f = NaturalMap::new(problem);
-            let x0 = warm_or(vec![0.0; n]);
-            let s = if spec.optimizer == "plm" {
-                solve_least_squares(f, ProjectedLevenbergMarquardt::default(), x0, &opts)?
-            } else {
-                run_least_squares(f, &spec.optimizer, x0, &opts)?
-            };
-            let (it, sec) = (s.iterations, s.seconds);
-            (s.clone(), s.x, 0, it, 0, sec)
-        }
-        "implicit-ncp" => solve_implicit_ncp(problem, spec, &opts, &warm_or)?,
-        "min-map" => {
-            // The pyramid's faces turned (theta0_deg, or against the free slip): solve the
-            // problem in turned tangent axes and map the impulses back.
-            let angles = pyramid_angles(problem, spec)?;
-            let turned = match &angles {
-                Some(a) => Some(rotate_tangents(problem, a).map_err(CoreError::from)?),
-                None => None,
-            };
-            let f = MinMap::new(turned.as_ref().unwrap_or(problem))?;
-            let x0 = warm_or(vec![0.0; n]);
-            let x0 = match &angles {
-                Some(a) => to_rotated(&x0, a),
-                None => x0,
-            };
-            let s = match spec.optimizer.as_str() {
-                // `tol` bounds |H| here as for every least-squares driver; the paper's
-                // `theta <= 1e-6` is `tol = sqrt(2e-6)`.
-                "newton" => {
-                    let params = MinMapNewtonParams {
-                        measure: ConvergenceMeasure::NormH,
-                        ..MinMapNewtonParams::default()
-                    };
-                    solve_minmap_newton(&f, &params, Some(x0), &opts)?
-                }
-                "plm" => solve_least_squares(f, ProjectedLevenbergMarquardt::default(), x0, &opts)?,
-                other => run_least_squares(f, other, x0, &opts)?,
-            };
-            let r = match &angles {
-                Some(a) => from_rotated(&s.x, a),
-                None => s.x.clone(),
-            };
-            let (it, sec) = (s.iterations, s.seconds);
-            (s, r, 0, it, 0, sec)
-        }
-        "mlcp-fb" => {
-            // The same face angles as min-map's turned box: one rule for both pyramids.
-            let theta0 =
-                pyramid_angles(problem, spec)?.unwrap_or_else(|| vec![0.0; problem.num_contacts()]);
-            let dirs = Directions::per_contact(spec.n_f, theta0)
-                .map_err(|e| RegistryError::BadOption(e.to_string()))?;
-            let f =
-                MlcpFb::new(problem, dirs).map_err(|e| RegistryError::BadOption(e.to_string()))?;
-            let z0 = match (spec.start, warm) {
-                (Start::Warm, Some(_)) => f
-                    .unknowns_from_impulse(&[], &warm_or(vec![0.0; n]))
-                    .map_err(|e| RegistryError::BadOption(e.to_string()))?,
-                _ => vec![0.0; f.num_unknowns()],
-            };
-            let s = if spec.optimizer == "plm" {
-                solve_least_squares(f.clone(), ProjectedLevenbergMarquardt::default(), z0, &opts)?
-            } else {
-                run_least_squares(f.clone(), &spec.optimizer, z0, &opts)?
-            };
-            let r = f.impulse(&s.x);
-            let (it, sec) = (s.iterations, s.seconds);
-            (s, r, 0, it, 0, sec)
-        }
-        "mncp" => {
-            let f =
-                ImplicitMncp::new(problem).map_err(|e| RegistryError::BadOption(e.to_string()))?;
-            let start = std::time::Instant::now();
-            let x0 = warm_or(ImplicitNcp::new(problem).sticking_start(spec.rcond));
-            let start_seconds = start.elapsed().as_secs_f64();
-            let s = if spec.optimizer == "plm" {
-                solve_least_squares(f.clone(), ProjectedLevenbergMarquardt::default(), x0, &opts)?
-            } else {
-                run_least_squares(f.clone(), &spec.optimizer, x0, &opts)?
-            };
-            let r = f.impulse(&s.x);
-            let (it, sec) = (s.iterations, s.seconds + start_seconds);
-            (s, r, 0, it, 0, sec)
-        }
-        other => unreachable!("validate() accepted unknown formulation {other}"),
-    };
-    let mut out = judge(problem, solution, &r, spec.tol);
-    if matches!(spec.formulation.as_str(), "mlcp-fb" | "min-map") {
-        // Warm-start from the impulses in the problem's own frames: the MLCP's unknowns are
-        // not three per contact, and a turned min-map's are in turned axes.
-        out.x = r.clone();
-    }
-    out.r = r;
-    out.u = problem.velocity(&out.r);
-    out.iterations = iterations;
-    out.newton_accepted = newton;
-    out.restarts_used = restarts_used;
-    out.seconds = seconds;
-    Ok(out)
-}
-
-/// The angles (radians, per contact) by which the pyramid formulations (`min-map`'s box,
-/// `mlcp-fb`'s first direction) turn from `t1`: against each contact's free slip `-q_t` with
-/// `align_with_slip`, else `theta0_deg` everywhere; `None` for no turn.
-fn pyramid_angles(
-    problem: &LocalProblem,
-    spec: &SolverSpec,
-) -> Result<Option<Vec<f64>>, RegistryError> {
-    if spec.align_with_slip {
-        let angles =
-            slip_angles(&problem.q).map_err(|e| RegistryError::BadOption(e.to_string()))?;
-        Ok(Some(angles))
-    } else if spec.theta0_deg != 0.0 {
-        Ok(Some(vec![
-            spec.theta0_deg.to_radians();
-            problem.num_contacts()
-        ]))
-    } else {
-        Ok(None)
-    }
-}
-
-/// Runs a generic least-squares driver by name on any residual.
-fn run_least_squares<R: contactlab_core::Residual>(
-    f: R,
-    optimizer: &str,
-    x0: Vec<f64>,
-    opts: &SolveOptions,
-) -> Result<Solution, contactlab_core::CoreError> {
-    match optimizer {
-        "gauss-newton" => solve_least_squares(f, GaussNewtonLs::default(), x0, opts),
-        "lm" => solve_least_squares(f, LevenbergMarquardt::default(), x0, opts),
-        "dogleg" => solve_least_squares(f, Dogleg::default(), x0, opts),
-        "trust-region" => solve_least_squares(f, TrustRegionSteihaug::default(), x0, opts),
-        other => Err(contactlab_core::CoreError::Unsupported(format!(
-            "`{other}` is not a generic least-squares driver"
-        ))),
-    }
-}
-
-type AttemptResult = (Solution, Vec<f64>, u32, u64, u64, f64);
-
-/// Todorov's formulation with its own driver or a generic one, with the section V-A
-/// recoveries: rescaling and perturbed restarts after a local minimum.
-fn solve_implicit_ncp(
-    problem: &LocalProblem,
-    spec: &SolverSpec,
-    opts: &SolveOptions,
-    warm_or: &dyn Fn(Vec<f64>) -> Vec<f64>,
-) -> Result<AttemptResult, RegistryError> {
-    let mut f = ImplicitNcp::new(problem);
-    if spec.row_sum_scaling {
-        f = f.with_row_sum_scaling();
-    }
-    // The sticking start (section III-F) is part of the method: its time counts.
-    let start = std::time::Instant::now();
-    let mut x0 = warm_or(f.sticking_start(spec.rcond));
-    let (mut iterations, mut newton, mut seconds) = (0, 0, start.elapsed().as_secs_f64());
-    let mut attempt = 0;
-    loop {
-        let s = if spec.optimizer == "todorov" {
-            let params = TodorovParams {
-                edge_aware: spec.edge_aware,
-                ..TodorovParams::default()
-            };
-            solve_todorov(&f, TodorovSolver::new(params), x0, opts)?
-        } else {
-            run_least_squares(f.clone(), &spec.optimizer, x0, opts)?
-        };
-        iterations += s.iterations;
-        seconds += s.seconds;
-        newton += s
-            .trace
-            .rows
-            .iter()
-            .filter(|r| r.extra.get("newton_accepted") == Some(&1.0))
-            .count() as u64;
-        let stuck = matches!(
-            s.status,
-            Status::LocalMinimum | Status::Stagnated | Status::LineSearchFailed
-        );
-        if !stuck || attempt >= spec.restarts {
-            let r = f.impulses(&s.x);
-            return Ok((s, r, attempt, iterations, newton, seconds));
-        }
-        attempt += 1;
-        x0 = perturbed(&s.x, attempt);
-    }
-}
-
-/// A deterministic perturbation of `x` for the `k`-th restart: each entry moves by up to 10%
-/// of `max(|x|_inf, 1e-3)`, with signs and sizes from a fixed hash of `(k, i)`.
-fn perturbed(x: &[f64], k: u32) -> Vec<f64> {
-    let scale = 0.1 * x.iter().fold(1e-3f64, |m, v| m.max(v.abs()));
-    x.iter()
-        .enumerate()
-        .map(|(i, v)| {
-            // SplitMix64 of (k, i): reproducible without threading an RNG through.
-            let mut z = (u64::from(k) << 32 ^ i as u64).wrapping_add(0x9E37_79B9_7F4A_7C15);
-            z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-            z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-            z ^= z >> 31;
-            let u = (z >> 11) as f64 / (1u64 << 53) as f64 * 2.0 - 1.0;
-            v + scale * u
-        })
-        .collect()
-}
-
-/// Applies the shared ruler to impulses `r`: the reported status is `converged` only when
-/// their natural-map residual is at most `tol`.
-pub fn judge(problem: &LocalProblem, solution: Solution, r: &[f64], tol: f64) -> LocalSolve {
-    let metrics = local_metrics(problem, r);
-    let solver_status = solution.status.clone();
-    let status = if metrics.natural_map <= tol {
-        Status::Converged
-    } else if solver_status == Status::Converged {
-        Status::Inaccurate
-    } else {
-        solver_status.clone()
-    };
-    LocalSolve {
-        status,
-        solver_status,
-        iterations: solution.iterations,
-        newton_accepted: 0,
-        restarts_used: 0,
-        seconds: solution.seconds,
-        metrics,
-        x: solution.x.clone(),
-        u: problem.velocity(r),
-        r: r.to_vec(),
-        solution,
-    }
+    Registry::standard().solve(problem, spec, warm)
 }
 
 /// One paper of the mission and whether `contactlab reproduce` can run it yet.
@@ -659,7 +687,7 @@ pub const PAPERS: &[PaperInfo] = &[
 #[cfg(test)]
 mod tests {
     use super::*;
-    use contactlab_core::Matrix;
+    use contactlab_core::{Matrix, Status};
 
     /// One contact, `W = I`, sliding: `q = (-1, q_t1, q_t2)`, `mu = 0.5`.
     fn sliding(q_t1: f64, q_t2: f64) -> LocalProblem {
@@ -673,8 +701,9 @@ mod tests {
 
     fn min_map_impulse(problem: &LocalProblem, theta0_deg: f64, align: bool) -> Vec<f64> {
         let mut spec = SolverSpec::new("min-map", "newton", 1e-12, 50);
-        spec.theta0_deg = theta0_deg;
-        spec.align_with_slip = align;
+        spec.formulation = PluginChoice::named("min-map")
+            .with("theta0_deg", theta0_deg)
+            .with("align_with_slip", align);
         let s = solve_spec(problem, &spec, None).unwrap();
         assert_eq!(s.solver_status, Status::Converged, "{spec:?}");
         s.r
@@ -703,17 +732,82 @@ mod tests {
     }
 
     #[test]
-    fn pyramid_options_are_refused_where_they_mean_nothing() {
+    fn options_are_refused_where_they_mean_nothing_and_named_where_they_are_wrong() {
         let mut spec = SolverSpec::new("implicit-ncp", "todorov", 1e-8, 10);
-        spec.theta0_deg = 30.0;
+        spec.formulation = PluginChoice::named("implicit-ncp").with("theta0_deg", 30.0);
         let e = spec.validate().unwrap_err().to_string();
-        assert!(e.contains("theta0_deg"), "{e}");
+        assert!(
+            e.contains("implicit-ncp") && e.contains("theta0_deg"),
+            "{e}"
+        );
+        assert!(
+            e.contains("restarts"),
+            "the error lists the options that apply: {e}"
+        );
         let mut spec = SolverSpec::new("min-map", "newton", 1e-8, 10);
-        spec.n_f = 6;
+        spec.formulation = PluginChoice::named("min-map").with("n_f", 6);
         let e = spec.validate().unwrap_err().to_string();
         assert!(e.contains("n_f"), "{e}");
-        spec.n_f = 4;
-        spec.align_with_slip = true;
+        spec.formulation = PluginChoice::named("min-map").with("align_with_slip", true);
         assert!(spec.validate().is_ok());
+        spec.formulation = PluginChoice::named("mlcp-fb").with("n_f", 2);
+        spec.optimizer = PluginChoice::named("lm");
+        let e = spec.validate().unwrap_err().to_string();
+        assert!(e.contains("n_f must be at least 3"), "{e}");
+        spec.formulation = PluginChoice::named("mlcp-fb");
+        spec.optimizer = PluginChoice::named("lm").with("lambda0", "big");
+        let e = spec.validate().unwrap_err().to_string();
+        assert!(e.contains("optimizer `lm`") && e.contains("lambda0"), "{e}");
+    }
+
+    #[test]
+    fn pairs_follow_the_traits_and_refusals_say_why() {
+        let r = Registry::standard();
+        let runs = |f: &str| r.drivers_for(r.formulation(f).unwrap());
+        assert_eq!(runs("coulomb"), vec!["pgs"]);
+        // Todorov's driver runs every NonSmoothResidual, Erleben's Newton every BDerivative.
+        assert!(runs("mncp").contains(&"todorov") && runs("mncp").contains(&"newton"));
+        assert!(runs("min-map").contains(&"todorov") && runs("implicit-ncp").contains(&"newton"));
+        assert!(!runs("mlcp-fb").contains(&"todorov"));
+        assert!(runs("mlcp-fb").contains(&"plm") && !runs("implicit-ncp").contains(&"plm"));
+        let why = r
+            .incompatibility(
+                r.formulation("mlcp-fb").unwrap(),
+                r.driver("todorov").unwrap(),
+            )
+            .unwrap();
+        assert!(
+            why.contains("NonSmoothResidual") && why.contains("Residual, ProjectedResidual"),
+            "{why}"
+        );
+        let e = r
+            .solve(
+                &sliding(1.0, 0.0),
+                &SolverSpec::new("coulomb", "lm", 1e-8, 10),
+                None,
+            )
+            .err()
+            .unwrap()
+            .to_string();
+        assert!(e.contains("cannot be run") && e.contains("pgs"), "{e}");
+    }
+
+    #[test]
+    fn plugin_choices_read_a_name_or_a_tagged_table() {
+        let spec: SolverSpec = toml::from_str(
+            "formulation = { name = \"mlcp-fb\", n_f = 6 }\noptimizer = \"lm\"\ntime_limit = 0.5",
+        )
+        .unwrap();
+        assert_eq!(spec.formulation.name, "mlcp-fb");
+        assert_eq!(spec.formulation.option("n_f"), Some(&Value::from(6)));
+        assert_eq!(spec.optimizer, PluginChoice::named("lm"));
+        assert_eq!(spec.time_limit, Some(0.5));
+        let e = toml::from_str::<SolverSpec>("formulation = { n_f = 6 }\noptimizer = \"lm\"")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("`name`"), "{e}");
+        let back: SolverSpec =
+            serde_json::from_value(serde_json::to_value(&spec).unwrap()).unwrap();
+        assert_eq!(back, spec);
     }
 }

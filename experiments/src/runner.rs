@@ -6,16 +6,16 @@
 //! whatever the thread count. `--shard k/N` keeps runs whose index is `k-1 mod N`, so a
 //! cluster's job array can split a sweep and concatenate the Parquet files.
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::path::Path;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use indicatif::{ProgressBar, ProgressStyle};
 use polars::prelude::*;
 use rayon::prelude::*;
 
 use crate::config::{ConfigError, ExperimentConfig, RunSpec};
-use crate::registry::{solve_spec, LocalSolve, RegistryError, SolverSpec};
+use crate::registry::{LocalSolve, Registry, RegistryError, ResolvedSolver};
 use crate::scenes::{Contact, ContactKey, SceneError};
 use nalgebra::Vector3;
 
@@ -69,8 +69,6 @@ pub struct StepRow {
     pub n_c: usize,
     /// Iterations (0 when there were no contacts).
     pub iterations: u64,
-    /// Iterations whose Newton point was accepted.
-    pub newton_accepted: u64,
     /// Natural-map residual of the returned impulses.
     pub residual: f64,
     /// Seconds of the solve.
@@ -79,11 +77,10 @@ pub struct StepRow {
     pub status: String,
     /// The driver's own status.
     pub solver_status: String,
-    /// Restarts used after local minima.
-    pub restarts: u32,
-    /// Warm-start sweeps the driver ran before its own iterations (`pgs_sweeps` of the
-    /// solution's evaluation counters; 0 when it has none).
-    pub warm_start_sweeps: u64,
+    /// The counters the driver and the formulation reported (`newton_accepted` from
+    /// Todorov's driver, `pgs_sweeps` from Erleben's Newton, `restarts` from `implicit-ncp`,
+    /// argmin's evaluation counts, ...); each becomes a column.
+    pub counters: BTreeMap<String, u64>,
     /// The scene's observables after the step (the driver advanced it; shadow rows repeat
     /// them), one column each.
     pub observables: Vec<(&'static str, f64)>,
@@ -136,6 +133,10 @@ pub fn parse_shard(s: &str) -> Result<(usize, usize), RunError> {
     }
     Ok((k, n))
 }
+
+/// The time limit of every solve in a sweep whose solver sets none, so that no step can stall
+/// a run: far above any solve the papers' scenes need (the slowest take well under a second).
+pub const SWEEP_TIME_LIMIT: Duration = Duration::from_secs(10);
 
 /// Runs the experiment (the shard's part of it), in parallel, with an optional progress bar.
 pub fn run_experiment(
@@ -206,10 +207,16 @@ pub fn run_one(cfg: &ExperimentConfig, spec: &RunSpec) -> Result<RunOutput, RunE
     let run = spec.index;
     let scene_err = |source| RunError::Scene { run, source };
     let mut scene = cfg.scene.kind.build(&spec.params).map_err(scene_err)?;
-    let solvers: Vec<(&SolverSpec, &'static str)> =
+    let registry = Registry::standard();
+    let solver_err = |step, source| RunError::Solver { run, step, source };
+    let solvers: Vec<(ResolvedSolver, &'static str)> =
         std::iter::once((cfg.driver_specs()[spec.driver], "driver"))
             .chain(cfg.shadow.iter().map(|s| (s, "shadow")))
-            .collect();
+            .map(|(s, role)| {
+                let resolved = registry.resolve(s).map_err(|e| solver_err(0, e))?;
+                Ok((resolved.with_default_time_limit(SWEEP_TIME_LIMIT), role))
+            })
+            .collect::<Result<_, RunError>>()?;
     let mut warm: Vec<WarmMap> = vec![HashMap::new(); solvers.len()];
     let mut hardest: Vec<HardStep> = Vec::new();
     let mut hardest_iterations = 0;
@@ -222,38 +229,32 @@ pub fn run_one(cfg: &ExperimentConfig, spec: &RunSpec) -> Result<RunOutput, RunE
         let mut traces = Vec::with_capacity(solvers.len());
         for (i, (solver, role)) in solvers.iter().enumerate() {
             if n_c == 0 {
-                step_rows.push(empty_row(run, step, solver, role));
+                step_rows.push(empty_row(run, step, &solver.label, role));
                 continue;
             }
             let w = warm_vector(&cs.contacts, &warm[i]);
-            let s: LocalSolve = solve_spec(&cs.problem, solver, Some(&w))
-                .map_err(|source| RunError::Solver { run, step, source })?;
-            remember(&cs.contacts, &s.x, &mut warm[i]);
+            let s: LocalSolve = solver
+                .solve(&cs.problem, Some(&w))
+                .map_err(|e| solver_err(step, e.into()))?;
+            remember(&cs.contacts, &s.warm, &mut warm[i]);
             traces.push(HardStep {
                 run,
                 step,
-                solver: solver.name(),
+                solver: solver.label.clone(),
                 merits: s.solution.trace.merits(),
             });
             step_rows.push(StepRow {
                 run,
                 step,
-                solver: solver.name(),
+                solver: solver.label.clone(),
                 role,
                 n_c,
                 iterations: s.iterations,
-                newton_accepted: s.newton_accepted,
                 residual: s.metrics.natural_map,
                 seconds: s.seconds,
                 status: s.status.as_str().to_string(),
                 solver_status: s.solver_status.as_str().to_string(),
-                restarts: s.restarts_used,
-                warm_start_sweeps: s
-                    .solution
-                    .evaluations
-                    .get("pgs_sweeps")
-                    .copied()
-                    .unwrap_or(0),
+                counters: s.counters.clone(),
                 observables: Vec::new(),
             });
             if i == 0 {
@@ -279,21 +280,19 @@ pub fn run_one(cfg: &ExperimentConfig, spec: &RunSpec) -> Result<RunOutput, RunE
     })
 }
 
-fn empty_row(run: usize, step: usize, solver: &SolverSpec, role: &'static str) -> StepRow {
+fn empty_row(run: usize, step: usize, solver: &str, role: &'static str) -> StepRow {
     StepRow {
         run,
         step,
-        solver: solver.name(),
+        solver: solver.to_string(),
         role,
         n_c: 0,
         iterations: 0,
-        newton_accepted: 0,
         residual: 0.0,
         seconds: 0.0,
         status: "no_contacts".into(),
         solver_status: "no_contacts".into(),
-        restarts: 0,
-        warm_start_sweeps: 0,
+        counters: BTreeMap::new(),
         observables: Vec::new(),
     }
 }
@@ -325,7 +324,7 @@ fn sweep_column(name: &str, values: Vec<&toml::Value>) -> PolarsResult<Column> {
 }
 
 /// The tidy steps DataFrame: config keys (`paper`, `experiment`, the sweep keys), then one row
-/// per solve with the [`StepRow`] fields.
+/// per solve with the [`StepRow`] fields, one column per counter and per scene observable.
 pub fn steps_frame(cfg: &ExperimentConfig, out: &ExperimentOutput) -> PolarsResult<DataFrame> {
     let rows: Vec<(&RunOutput, &StepRow)> = out
         .runs
@@ -342,14 +341,20 @@ pub fn steps_frame(cfg: &ExperimentConfig, out: &ExperimentOutput) -> PolarsResu
         "role" => rows.iter().map(|(_, r)| r.role).collect::<Vec<_>>(),
         "n_c" => rows.iter().map(|(_, r)| r.n_c as u64).collect::<Vec<_>>(),
         "iterations" => rows.iter().map(|(_, r)| r.iterations).collect::<Vec<_>>(),
-        "newton_accepted" => rows.iter().map(|(_, r)| r.newton_accepted).collect::<Vec<_>>(),
         "residual" => rows.iter().map(|(_, r)| r.residual).collect::<Vec<_>>(),
         "seconds" => rows.iter().map(|(_, r)| r.seconds).collect::<Vec<_>>(),
         "status" => rows.iter().map(|(_, r)| r.status.clone()).collect::<Vec<_>>(),
         "solver_status" => rows.iter().map(|(_, r)| r.solver_status.clone()).collect::<Vec<_>>(),
-        "restarts" => rows.iter().map(|(_, r)| r.restarts).collect::<Vec<_>>(),
-        "warm_start_sweeps" => rows.iter().map(|(_, r)| r.warm_start_sweeps).collect::<Vec<_>>(),
     )?;
+    // One column per counter any solver reported; 0 where a solver did not report it.
+    let counters: BTreeSet<&String> = rows.iter().flat_map(|(_, r)| r.counters.keys()).collect();
+    for name in counters {
+        let values: Vec<u64> = rows
+            .iter()
+            .map(|(_, r)| r.counters.get(name).copied().unwrap_or(0))
+            .collect();
+        df.with_column(Column::new(name.as_str().into(), values))?;
+    }
     let names: Vec<&'static str> = rows
         .first()
         .map(|(_, r)| r.observables.iter().map(|o| o.0).collect())

@@ -73,7 +73,7 @@ fn a_tiny_sweep_runs_newton_with_four_pgs_sweeps_and_aggregates() {
         "solver",
         "role",
         "iterations",
-        "warm_start_sweeps",
+        "pgs_sweeps",
         "seconds",
         "status",
         "solver_status",
@@ -86,7 +86,7 @@ fn a_tiny_sweep_runs_newton_with_four_pgs_sweeps_and_aggregates() {
     let own = strs(&df, "solver_status").unwrap();
     let sizes = column_u64(&df, "size");
     let n_c = column_u64(&df, "n_c");
-    let sweeps = column_u64(&df, "warm_start_sweeps");
+    let sweeps = column_u64(&df, "pgs_sweeps");
     let iterations = column_u64(&df, "iterations");
     // Nulls read as NaN, which fails the `> 0` check below.
     let seconds = f64s(&df, "seconds").unwrap();

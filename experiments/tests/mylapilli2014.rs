@@ -26,10 +26,8 @@ start = "warm"
 
 [[drivers]]
 label = "MLCP-FB-RLM"
-formulation = "mlcp-fb"
+formulation = { name = "mlcp-fb", n_f = 4, theta0_deg = 0.0 }
 optimizer = "lm"
-n_f = 4
-theta0_deg = 0.0
 tol = 1e-14
 max_iter = 200
 start = "warm"

@@ -17,14 +17,15 @@
 //! The solutions lie in the product of cones, so [`ProjectedResidual::project`] projects each
 //! contact's impulse onto its cone.
 
-use contactlab_core::{cone, LocalProblem, ProjectedResidual, Residual};
+use contactlab_core::plugin::{Formulation, FormulationPlugin, Model};
+use contactlab_core::{cone, CoreError, LocalProblem, ProjectedResidual, Residual};
 use faer::{Mat, MatMut};
 use nalgebra::{Matrix3, Vector3};
 
 /// The natural-map residual of a local problem; unknowns are the impulses `r`.
 #[derive(Debug, Clone)]
-pub struct NaturalMap<'a> {
-    problem: &'a LocalProblem,
+pub struct NaturalMap {
+    problem: LocalProblem,
     /// `W` densified once: the Jacobian's `B W` product walks its columns.
     w: Mat<f64>,
     /// `rho_a = 3 / tr(W_aa)` per contact.
@@ -35,9 +36,9 @@ fn block(v: &[f64], a: usize) -> Vector3<f64> {
     Vector3::new(v[3 * a], v[3 * a + 1], v[3 * a + 2])
 }
 
-impl<'a> NaturalMap<'a> {
+impl NaturalMap {
     /// Wraps `problem`; `rho_a` defaults to `3 / tr(W_aa)` (1 where the trace is not positive).
-    pub fn new(problem: &'a LocalProblem) -> NaturalMap<'a> {
+    pub fn new(problem: &LocalProblem) -> NaturalMap {
         let w = problem.w.to_dense();
         let rho = (0..problem.num_contacts())
             .map(|a| {
@@ -49,12 +50,16 @@ impl<'a> NaturalMap<'a> {
                 }
             })
             .collect();
-        NaturalMap { problem, w, rho }
+        NaturalMap {
+            problem: problem.clone(),
+            w,
+            rho,
+        }
     }
 
     /// The problem this residual was built from.
     pub fn problem(&self) -> &LocalProblem {
-        self.problem
+        &self.problem
     }
 
     /// `z_a = r_a - rho_a û_a` and `g_a`, the gradient of `mu |u_t|` w.r.t. `u_a`.
@@ -72,7 +77,7 @@ impl<'a> NaturalMap<'a> {
     }
 }
 
-impl Residual for NaturalMap<'_> {
+impl Residual for NaturalMap {
     fn num_unknowns(&self) -> usize {
         self.problem.q.len()
     }
@@ -128,13 +133,45 @@ impl Residual for NaturalMap<'_> {
     }
 }
 
-impl ProjectedResidual for NaturalMap<'_> {
+impl ProjectedResidual for NaturalMap {
     fn project(&self, x: &mut [f64]) {
         for (a, &mu) in self.problem.mu.iter().enumerate() {
             let p = cone::project(mu, block(x, a));
             x[3 * a..3 * a + 3].copy_from_slice(p.as_slice());
         }
     }
+}
+
+/// The natural map as a plugin (`--formulation natural-map`); no options.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct NaturalMapFormulation {}
+
+impl Formulation for NaturalMapFormulation {
+    type Built = NaturalMap;
+
+    fn model(&self) -> Model {
+        Model::CoulombCone
+    }
+
+    fn build(&self, problem: &LocalProblem) -> Result<NaturalMap, CoreError> {
+        problem.validate()?;
+        Ok(NaturalMap::new(problem))
+    }
+
+    fn num_unknowns(&self, built: &NaturalMap) -> usize {
+        built.num_unknowns()
+    }
+
+    fn impulses(&self, _built: &NaturalMap, x: &[f64]) -> Vec<f64> {
+        x.to_vec()
+    }
+}
+
+impl FormulationPlugin for NaturalMapFormulation {
+    const NAME: &'static str = "natural-map";
+    const DESCRIPTION: &'static str =
+        "FCLib natural map r - P_K(r - rho (u + mu|u_t| e_n)) as a projected residual";
 }
 
 #[cfg(test)]

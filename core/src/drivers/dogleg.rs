@@ -6,7 +6,7 @@
 
 use argmin::core::{Error, Problem, Solver, TerminationStatus, KV};
 
-use super::common::{self, finish, trust_region_trial, LsPoint, RadiusRule, TrustRegionDriver};
+use super::kit::{self, finish, trust_region_trial, LsPoint, RadiusRule, TrustRegionDriver};
 use super::{LeastSquares, LsState, Tolerances};
 use crate::{Residual, Status};
 
@@ -15,15 +15,20 @@ use crate::{Residual, Status};
 ///
 /// `step_kind` is `"gauss_newton"`, `"cauchy"`, `"dogleg"` or `"rejected"`; `step_length` is the
 /// trust radius the step was computed in.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
+#[serde(deny_unknown_fields, default)]
 pub struct Dogleg {
     /// Initial radius; `None` uses `|x0|_2`, or 1 at the origin.
     pub initial_radius: Option<f64>,
     /// Acceptance and radius update.
     pub rule: RadiusRule,
+    #[serde(skip)]
     radius: f64,
+    #[serde(skip)]
     tol: Tolerances,
+    #[serde(skip)]
     point: Option<LsPoint>,
+    #[serde(skip)]
     stop: Option<Status>,
 }
 
@@ -43,16 +48,16 @@ impl Default for Dogleg {
 
 /// The dogleg step inside `radius` and its kind (Nocedal and Wright, sec. 4.1).
 fn dogleg_step(p: &LsPoint, radius: f64) -> (Vec<f64>, &'static str) {
-    let gn = common::gauss_newton_direction(p).filter(|d| common::dot(&p.grad, d) < 0.0);
+    let gn = kit::gauss_newton_direction(p).filter(|d| kit::dot(&p.grad, d) < 0.0);
     if let Some(b) = &gn {
-        if common::norm2(b) <= radius {
+        if kit::norm2(b) <= radius {
             return (b.clone(), "gauss_newton");
         }
     }
     let g = &p.grad;
-    let gg = common::dot(g, g);
-    let jg = common::mat_vec(p.jac.as_ref(), g);
-    let gbg = common::dot(&jg, &jg);
+    let gg = kit::dot(g, g);
+    let jg = kit::mat_vec(p.jac.as_ref(), g);
+    let gbg = kit::dot(&jg, &jg);
     let gnorm = gg.sqrt();
     // Minimizer of the model along -g (eq. 4.12 without the radius), unbounded if gBg = 0.
     let cauchy_len = if gbg > 0.0 {
@@ -67,8 +72,8 @@ fn dogleg_step(p: &LsPoint, radius: f64) -> (Vec<f64>, &'static str) {
     let pu: Vec<f64> = g.iter().map(|gi| -(gg / gbg) * gi).collect();
     let b = gn.unwrap_or_default();
     let diff: Vec<f64> = b.iter().zip(&pu).map(|(bi, ui)| bi - ui).collect();
-    let tau = common::to_boundary(&pu, &diff, radius).clamp(0.0, 1.0);
-    (common::axpy(&pu, tau, &diff), "dogleg")
+    let tau = kit::to_boundary(&pu, &diff, radius).clamp(0.0, 1.0);
+    (kit::axpy(&pu, tau, &diff), "dogleg")
 }
 
 impl<R: Residual> Solver<LeastSquares<R>, LsState> for Dogleg {
@@ -81,12 +86,12 @@ impl<R: Residual> Solver<LeastSquares<R>, LsState> for Dogleg {
         problem: &mut Problem<LeastSquares<R>>,
         state: LsState,
     ) -> Result<(LsState, Option<KV>), Error> {
-        let (state, start, mut kv) = common::init(problem, state, |_, _| {})?;
+        let (state, start, mut kv) = kit::init(problem, state, |_, _| {})?;
         (self.point, self.tol, self.stop) = (start.point, start.tol, start.stop);
         let x0 = state.param.as_deref().unwrap_or_default();
         self.radius = self
             .initial_radius
-            .unwrap_or_else(|| common::initial_radius(x0));
+            .unwrap_or_else(|| kit::initial_radius(x0));
         kv.insert("step_length", self.radius.into());
         Ok((state, Some(kv)))
     }
@@ -116,7 +121,7 @@ impl<R: Residual> Solver<LeastSquares<R>, LsState> for Dogleg {
     }
 
     fn terminate(&mut self, _state: &LsState) -> TerminationStatus {
-        common::termination(&self.stop)
+        kit::termination(&self.stop)
     }
 }
 
@@ -135,30 +140,30 @@ impl TrustRegionDriver for Dogleg {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::drivers::common::tests::point;
+    use crate::drivers::kit::tests::point;
 
     #[test]
     fn dogleg_picks_gauss_newton_cauchy_or_the_path() {
         let p = point(&[&[2.0, 1.0], &[0.0, 3.0], &[1.0, 1.0]], &[1.0, -2.0, 0.5]);
-        let gn = common::gauss_newton_direction(&p).unwrap();
-        let gn_norm = common::norm2(&gn);
+        let gn = kit::gauss_newton_direction(&p).unwrap();
+        let gn_norm = kit::norm2(&gn);
         let (s, kind) = dogleg_step(&p, 2.0 * gn_norm);
         assert_eq!(kind, "gauss_newton");
         assert_eq!(s, gn);
         let (s, kind) = dogleg_step(&p, 1e-6);
         assert_eq!(kind, "cauchy");
-        assert!((common::norm2(&s) - 1e-6).abs() < 1e-18);
+        assert!((kit::norm2(&s) - 1e-6).abs() < 1e-18);
         let g = &p.grad;
-        let jg = common::mat_vec(p.jac.as_ref(), g);
-        let cauchy = common::dot(g, g) / common::dot(&jg, &jg) * common::norm2(g);
+        let jg = kit::mat_vec(p.jac.as_ref(), g);
+        let cauchy = kit::dot(g, g) / kit::dot(&jg, &jg) * kit::norm2(g);
         let mid = 0.5 * (cauchy + gn_norm);
         let (s, kind) = dogleg_step(&p, mid);
         assert_eq!(kind, "dogleg");
-        assert!((common::norm2(&s) - mid).abs() < 1e-14);
+        assert!((kit::norm2(&s) - mid).abs() < 1e-14);
         // The dogleg path decreases the model monotonically (Nocedal and Wright, Lemma 4.2).
         assert!(
-            common::predicted_decrease(&p, &s)
-                > common::predicted_decrease(&p, &dogleg_step(&p, cauchy).0)
+            kit::predicted_decrease(&p, &s)
+                > kit::predicted_decrease(&p, &dogleg_step(&p, cauchy).0)
         );
     }
 }

@@ -33,7 +33,7 @@ where
         .configure(|s| s.param(x0).max_iters(opts.max_iter))
         .add_observer(observer, ObserverMode::Always)
         .ctrlc(false);
-    if let Some(t) = opts.timeout {
+    if let Some(t) = opts.time_limit {
         exec = exec.timeout(t);
     }
     let res = exec.run()?;
@@ -54,7 +54,7 @@ where
         iterations: state.get_iter(),
         merit,
         seconds: start.elapsed().as_secs_f64(),
-        evaluations: res
+        counters: res
             .problem()
             .counts
             .iter()

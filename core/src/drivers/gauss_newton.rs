@@ -6,18 +6,22 @@
 
 use argmin::core::{Error, Problem, Solver, TerminationStatus, KV};
 
-use super::common::{self, Armijo, LsPoint};
+use super::kit::{self, Armijo, LsPoint};
 use super::{LeastSquares, LsState, Tolerances};
 use crate::{Residual, Status};
 
 /// Gauss-Newton with Armijo backtracking; the direction solves `(J'J) d = -J'F` by LLT and
 /// falls back to QR least squares on `J d = -F` when the normal equations are singular.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
+#[serde(deny_unknown_fields, default)]
 pub struct GaussNewtonLs {
     /// The backtracking rule; exhausting it stops with [`Status::LineSearchFailed`].
     pub armijo: Armijo,
+    #[serde(skip)]
     tol: Tolerances,
+    #[serde(skip)]
     point: Option<LsPoint>,
+    #[serde(skip)]
     stop: Option<Status>,
 }
 
@@ -43,7 +47,7 @@ impl<R: Residual> Solver<LeastSquares<R>, LsState> for GaussNewtonLs {
         problem: &mut Problem<LeastSquares<R>>,
         state: LsState,
     ) -> Result<(LsState, Option<KV>), Error> {
-        let (state, start, kv) = common::init(problem, state, |_, _| {})?;
+        let (state, start, kv) = kit::init(problem, state, |_, _| {})?;
         (self.point, self.tol, self.stop) = (start.point, start.tol, start.stop);
         Ok((state, Some(kv)))
     }
@@ -59,31 +63,31 @@ impl<R: Residual> Solver<LeastSquares<R>, LsState> for GaussNewtonLs {
         };
         // A direction that is not of descent (rounding on a nearly singular system) would make
         // the Armijo test unsatisfiable; steepest descent always is one.
-        let (d, kind) = match common::gauss_newton_direction(&p) {
-            Some(d) if common::dot(&p.grad, &d) < 0.0 => (d, "gauss_newton"),
+        let (d, kind) = match kit::gauss_newton_direction(&p) {
+            Some(d) if kit::dot(&p.grad, &d) < 0.0 => (d, "gauss_newton"),
             _ => (p.grad.iter().map(|g| -g).collect(), "gradient"),
         };
-        let slope = common::dot(&p.grad, &d);
-        let Some((alpha, t)) = common::backtrack(problem, &p.x, p.psi, slope, &d, &self.armijo)?
+        let slope = kit::dot(&p.grad, &d);
+        let Some((alpha, t)) = kit::backtrack(problem, &p.x, p.psi, slope, &d, &self.armijo)?
         else {
             self.stop = Some(Status::LineSearchFailed);
-            let kv = common::iter_kv(&p, 0.0, "rejected", 0.0, None);
+            let kv = kit::iter_kv(&p, 0.0, "rejected", 0.0, None);
             self.point = Some(p);
             return Ok((state, Some(kv)));
         };
         let step: Vec<f64> = d.iter().map(|di| alpha * di).collect();
-        let Some(q) = common::accept(problem, t)? else {
+        let Some(q) = kit::accept(problem, t)? else {
             self.stop = Some(Status::NotFinite);
             return Ok((state.cost(f64::NAN), None));
         };
         self.stop = self.tol.after_step(&p.x, &step, &q);
-        let kv = common::iter_kv(&q, common::norm2(&step), kind, alpha, None);
-        let state = common::write_state(state, &q);
+        let kv = kit::iter_kv(&q, kit::norm2(&step), kind, alpha, None);
+        let state = kit::write_state(state, &q);
         self.point = Some(q);
         Ok((state, Some(kv)))
     }
 
     fn terminate(&mut self, _state: &LsState) -> TerminationStatus {
-        common::termination(&self.stop)
+        kit::termination(&self.stop)
     }
 }

@@ -1,9 +1,12 @@
-//! Shared pieces of the least-squares drivers: dense linear solves on faer 0.24, vector norms,
-//! the stopping tests of [`SolveOptions`](crate::SolveOptions), evaluated points, Armijo
-//! backtracking (Nocedal and Wright, *Numerical Optimization*, 2nd ed., Alg. 3.1) and the
-//! trust-radius rule (Nocedal and Wright, Alg. 4.1).
-//!
-//! Kept in one place so that the drivers differ only in how they choose a step.
+//! The driver kit: the pieces every driver is built from, public so that the papers' own
+//! drivers (Todorov's, Erleben and Ortiz's, SAP's, Hwangbo's) use them instead of private
+//! copies. Dense linear solves on faer 0.24 (LLT, QR least squares, LU with a truncated-SVD
+//! fallback), vector helpers, the stopping tests of [`SolveOptions`](crate::SolveOptions),
+//! evaluated points, Armijo backtracking (Nocedal and Wright, *Numerical Optimization*, 2nd
+//! ed., Alg. 3.1), the cubic interpolation step (eq. 3.59), the trust-radius rule (Alg. 4.1)
+//! and the wall-clock [`Deadline`].
+
+use std::time::{Duration, Instant};
 
 use argmin::core::{Error, Problem, State as _, TerminationStatus, KV};
 use faer::prelude::*;
@@ -21,33 +24,76 @@ const LLT_PIVOT_RATIO: f64 = 1e-13;
 /// [`LLT_PIVOT_RATIO`], since `cond(J'J) = cond(J)^2`).
 const QR_PIVOT_RATIO: f64 = 3e-7;
 
-/// Euclidean inner product.
-pub(crate) fn dot(a: &[f64], b: &[f64]) -> f64 {
-    a.iter().zip(b).map(|(x, y)| x * y).sum()
+/// A wall-clock deadline for one solve, derived from
+/// [`SolveOptions::time_limit`](crate::SolveOptions::time_limit). argmin checks its own timeout
+/// only between iterations; drivers also check this inside their loops (line searches, damping
+/// retries, sweeps, restarts), so that a solve ends close to its limit.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Deadline(Option<Instant>);
+
+impl Deadline {
+    /// No deadline.
+    pub fn none() -> Deadline {
+        Deadline(None)
+    }
+
+    /// `limit` from now (`None`: no deadline).
+    pub fn after(limit: Option<Duration>) -> Deadline {
+        Deadline(limit.and_then(|l| Instant::now().checked_add(l)))
+    }
+
+    /// Whether the deadline has passed.
+    pub fn expired(&self) -> bool {
+        self.0.is_some_and(|t| Instant::now() >= t)
+    }
+
+    /// Time left (zero once expired); `None` without a deadline.
+    pub fn remaining(&self) -> Option<Duration> {
+        self.0.map(|t| t.saturating_duration_since(Instant::now()))
+    }
+}
+
+/// Euclidean inner product, summed in four lanes (faster than a single running sum, and the
+/// same order everywhere so that every driver rounds alike).
+pub fn dot(a: &[f64], b: &[f64]) -> f64 {
+    let mut acc = [0.0f64; 4];
+    let ca = a.chunks_exact(4);
+    let cb = b.chunks_exact(4);
+    let (ra, rb) = (ca.remainder(), cb.remainder());
+    for (x, y) in ca.zip(cb) {
+        for k in 0..4 {
+            acc[k] += x[k] * y[k];
+        }
+    }
+    let mut s = (acc[0] + acc[1]) + (acc[2] + acc[3]);
+    for (x, y) in ra.iter().zip(rb) {
+        s += x * y;
+    }
+    s
 }
 
 /// Euclidean norm.
-pub(crate) fn norm2(a: &[f64]) -> f64 {
+pub fn norm2(a: &[f64]) -> f64 {
     dot(a, a).sqrt()
 }
 
 /// Max norm.
-pub(crate) fn norm_inf(a: &[f64]) -> f64 {
+pub fn norm_inf(a: &[f64]) -> f64 {
     a.iter().fold(0.0_f64, |m, x| m.max(x.abs()))
 }
 
 /// Whether every entry is finite.
-pub(crate) fn all_finite(a: &[f64]) -> bool {
+pub fn all_finite(a: &[f64]) -> bool {
     a.iter().all(|x| x.is_finite())
 }
 
 /// `x + t d`.
-pub(crate) fn axpy(x: &[f64], t: f64, d: &[f64]) -> Vec<f64> {
+pub fn axpy(x: &[f64], t: f64, d: &[f64]) -> Vec<f64> {
     x.iter().zip(d).map(|(xi, di)| xi + t * di).collect()
 }
 
 /// `J v`.
-pub(crate) fn mat_vec(j: MatRef<'_, f64>, v: &[f64]) -> Vec<f64> {
+pub fn mat_vec(j: MatRef<'_, f64>, v: &[f64]) -> Vec<f64> {
     let mut out = vec![0.0; j.nrows()];
     for (c, vc) in v.iter().enumerate() {
         if *vc != 0.0 {
@@ -60,14 +106,14 @@ pub(crate) fn mat_vec(j: MatRef<'_, f64>, v: &[f64]) -> Vec<f64> {
 }
 
 /// `J' v`.
-pub(crate) fn mat_t_vec(j: MatRef<'_, f64>, v: &[f64]) -> Vec<f64> {
+pub fn mat_t_vec(j: MatRef<'_, f64>, v: &[f64]) -> Vec<f64> {
     (0..j.ncols())
         .map(|c| (0..j.nrows()).map(|r| j[(r, c)] * v[r]).sum())
         .collect()
 }
 
 /// `J' J`.
-pub(crate) fn gram(j: MatRef<'_, f64>) -> Mat<f64> {
+pub fn gram(j: MatRef<'_, f64>) -> Mat<f64> {
     j.transpose() * j
 }
 
@@ -81,7 +127,7 @@ fn to_vec(c: &Col<f64>) -> Vec<f64> {
 
 /// Solves `A x = b` for a symmetric positive definite `A` by LLT; `None` when the factor fails
 /// or is numerically singular (see [`LLT_PIVOT_RATIO`]).
-pub(crate) fn solve_spd(a: &Mat<f64>, b: &[f64]) -> Option<Vec<f64>> {
+pub fn solve_spd(a: &Mat<f64>, b: &[f64]) -> Option<Vec<f64>> {
     let n = a.nrows();
     if n == 0 {
         return Some(Vec::new());
@@ -102,7 +148,7 @@ pub(crate) fn solve_spd(a: &Mat<f64>, b: &[f64]) -> Option<Vec<f64>> {
 
 /// Least-squares solution of `A x ~ b` (`A` with at least as many rows as columns) by
 /// Householder QR; `None` when `A` is numerically rank deficient (see [`QR_PIVOT_RATIO`]).
-pub(crate) fn lstsq(a: &Mat<f64>, b: &[f64]) -> Option<Vec<f64>> {
+pub fn lstsq(a: &Mat<f64>, b: &[f64]) -> Option<Vec<f64>> {
     let n = a.ncols();
     if a.nrows() < n || !all_finite(b) {
         return None;
@@ -123,7 +169,7 @@ pub(crate) fn lstsq(a: &Mat<f64>, b: &[f64]) -> Option<Vec<f64>> {
 }
 
 /// `[J; sqrt(mu) I]`, the Levenberg-Marquardt system as a least-squares problem.
-pub(crate) fn stack_damped(j: MatRef<'_, f64>, mu: f64) -> Mat<f64> {
+pub fn stack_damped(j: MatRef<'_, f64>, mu: f64) -> Mat<f64> {
     let (m, n) = (j.nrows(), j.ncols());
     let s = mu.sqrt();
     Mat::from_fn(m + n, n, |r, c| {
@@ -142,7 +188,7 @@ pub(crate) fn stack_damped(j: MatRef<'_, f64>, mu: f64) -> Mat<f64> {
 /// `J` is rank deficient to a minimally damped system `[J; sqrt(delta) I] d = [-F; 0]` with
 /// `delta = 1e-12 max diag(J'J)`, which keeps a descent direction along the range of `J'`.
 /// `None` only when even that fails.
-pub(crate) fn gauss_newton_direction(p: &LsPoint) -> Option<Vec<f64>> {
+pub fn gauss_newton_direction(p: &LsPoint) -> Option<Vec<f64>> {
     let neg_g: Vec<f64> = p.grad.iter().map(|g| -g).collect();
     let a = gram(p.jac.as_ref());
     if let Some(d) = solve_spd(&a, &neg_g) {
@@ -159,13 +205,13 @@ pub(crate) fn gauss_newton_direction(p: &LsPoint) -> Option<Vec<f64>> {
 }
 
 /// The Levenberg-Marquardt step: least-squares solution of `[J; sqrt(mu) I] d = [-F; 0]` by QR.
-pub(crate) fn damped_step(p: &LsPoint, mu: f64) -> Option<Vec<f64>> {
+pub fn damped_step(p: &LsPoint, mu: f64) -> Option<Vec<f64>> {
     damped_step_cond(p, mu).map(|(d, _)| d)
 }
 
 /// [`damped_step`] and the estimate `(max |R_ii| / min |R_ii|)^2` of `cond(J'J + mu I)` from
 /// the QR factor's diagonal (a lower bound of the true condition number, cheap to read).
-pub(crate) fn damped_step_cond(p: &LsPoint, mu: f64) -> Option<(Vec<f64>, f64)> {
+pub fn damped_step_cond(p: &LsPoint, mu: f64) -> Option<(Vec<f64>, f64)> {
     let a = stack_damped(p.jac.as_ref(), mu);
     let mut rhs: Vec<f64> = p.f.iter().map(|v| -v).collect();
     rhs.resize(p.f.len() + p.x.len(), 0.0);
@@ -190,14 +236,14 @@ pub(crate) fn damped_step_cond(p: &LsPoint, mu: f64) -> Option<(Vec<f64>, f64)> 
 }
 
 /// Model decrease `q(0) - q(d)` of the Gauss-Newton model `q(d) = |F + J d|^2 / 2`.
-pub(crate) fn predicted_decrease(p: &LsPoint, d: &[f64]) -> f64 {
+pub fn predicted_decrease(p: &LsPoint, d: &[f64]) -> f64 {
     let jd = mat_vec(p.jac.as_ref(), d);
     -(dot(&p.grad, d) + 0.5 * dot(&jd, &jd))
 }
 
 /// A point with its residual, merit `psi = |F|^2/2`, Jacobian and gradient `J'F`.
 #[derive(Debug, Clone)]
-pub(crate) struct LsPoint {
+pub struct LsPoint {
     pub x: Vec<f64>,
     pub f: Vec<f64>,
     pub psi: f64,
@@ -219,7 +265,7 @@ impl LsPoint {
 
 /// A trial point: residual and merit only (the Jacobian is evaluated once it is accepted).
 #[derive(Debug, Clone)]
-pub(crate) struct Trial {
+pub struct Trial {
     pub x: Vec<f64>,
     pub f: Vec<f64>,
     pub psi: f64,
@@ -227,7 +273,7 @@ pub(crate) struct Trial {
 
 /// `psi = |F|^2 / 2`, or `+inf` when `F` has a non-finite entry, so that a trial point that
 /// leaves the residual's domain is rejected like any point with a large merit.
-pub(crate) fn merit_of(f: &[f64]) -> f64 {
+pub fn merit_of(f: &[f64]) -> f64 {
     let psi = 0.5 * dot(f, f);
     if psi.is_finite() {
         psi
@@ -237,7 +283,7 @@ pub(crate) fn merit_of(f: &[f64]) -> f64 {
 }
 
 /// Evaluates `F` at `x`.
-pub(crate) fn trial<R: Residual>(
+pub fn trial<R: Residual>(
     problem: &mut Problem<LeastSquares<R>>,
     x: Vec<f64>,
 ) -> Result<Trial, Error> {
@@ -247,7 +293,7 @@ pub(crate) fn trial<R: Residual>(
 }
 
 /// Completes an accepted trial with the Jacobian; `None` when the Jacobian is not finite.
-pub(crate) fn accept<R: Residual>(
+pub fn accept<R: Residual>(
     problem: &mut Problem<LeastSquares<R>>,
     t: Trial,
 ) -> Result<Option<LsPoint>, Error> {
@@ -270,7 +316,7 @@ pub(crate) fn accept<R: Residual>(
 type State = super::LsState;
 
 /// Writes an accepted point into argmin's state.
-pub(crate) fn write_state(state: State, p: &LsPoint) -> State {
+pub fn write_state(state: State, p: &LsPoint) -> State {
     state
         .param(p.x.clone())
         .cost(p.psi)
@@ -279,14 +325,14 @@ pub(crate) fn write_state(state: State, p: &LsPoint) -> State {
 }
 
 /// What [`init`] hands a driver: the first point (or why there is none) and the stopping rules.
-pub(crate) struct Start {
+pub struct Start {
     pub point: Option<LsPoint>,
     pub tol: Tolerances,
     pub stop: Option<Status>,
 }
 
 /// Evaluates the initial point (after `prepare`, e.g. a projection) and tests it.
-pub(crate) fn init<R: Residual>(
+pub fn init<R: Residual>(
     problem: &mut Problem<LeastSquares<R>>,
     state: State,
     prepare: impl FnOnce(&LeastSquares<R>, &mut Vec<f64>),
@@ -348,12 +394,12 @@ pub(crate) fn init<R: Residual>(
 impl Tolerances {
     /// Converged when `|F| <= tol`, local minimum when `|J'F| <= grad_tol` (and not converged),
     /// not finite when either is not finite.
-    pub(crate) fn classify(&self, p: &LsPoint) -> Option<Status> {
+    pub fn classify(&self, p: &LsPoint) -> Option<Status> {
         self.classify_norms(p.fnorm(), p.gnorm())
     }
 
     /// [`Tolerances::classify`] on given residual and stationarity measures.
-    pub(crate) fn classify_norms(&self, fnorm: f64, gnorm: f64) -> Option<Status> {
+    pub fn classify_norms(&self, fnorm: f64, gnorm: f64) -> Option<Status> {
         if !(fnorm.is_finite() && gnorm.is_finite()) {
             Some(Status::NotFinite)
         } else if fnorm <= self.tol {
@@ -367,27 +413,27 @@ impl Tolerances {
 
     /// Whether the step `s` taken from `x` changes no component by more than
     /// `step_tol * (1 + |x|_inf)`.
-    pub(crate) fn negligible(&self, x: &[f64], s: &[f64]) -> bool {
+    pub fn negligible(&self, x: &[f64], s: &[f64]) -> bool {
         norm_inf(s) <= self.step_tol * (1.0 + norm_inf(x))
     }
 
     /// The status after accepting `p` by the step `s` from `x_old`: the residual and gradient
     /// tests first (a tiny final step to a solution is a success), then stagnation.
-    pub(crate) fn after_step(&self, x_old: &[f64], s: &[f64], p: &LsPoint) -> Option<Status> {
+    pub fn after_step(&self, x_old: &[f64], s: &[f64], p: &LsPoint) -> Option<Status> {
         self.classify(p)
             .or_else(|| self.negligible(x_old, s).then_some(Status::Stagnated))
     }
 }
 
 /// argmin's termination for a pending status.
-pub(crate) fn termination(stop: &Option<Status>) -> TerminationStatus {
+pub fn termination(stop: &Option<Status>) -> TerminationStatus {
     stop.as_ref()
         .map(Status::to_termination)
         .unwrap_or(TerminationStatus::NotTerminated)
 }
 
 /// The per-iteration key-values shared by the drivers.
-pub(crate) fn iter_kv(
+pub fn iter_kv(
     p: &LsPoint,
     step_norm: f64,
     step_kind: &str,
@@ -408,7 +454,8 @@ pub(crate) fn iter_kv(
 }
 
 /// Armijo backtracking parameters (Nocedal and Wright, Alg. 3.1).
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(deny_unknown_fields, default)]
 pub struct Armijo {
     /// Sufficient-decrease constant `c` in `psi(x + a d) <= psi(x) + c a psi'(x; d)`.
     pub c: f64,
@@ -432,7 +479,7 @@ impl Default for Armijo {
 
 /// Backtracks from `a = 1` along `d` (with directional derivative `slope < 0`) until
 /// `psi(x + a d) <= reference + c a slope`; `None` when the reductions run out.
-pub(crate) fn backtrack<R: Residual>(
+pub fn backtrack<R: Residual>(
     problem: &mut Problem<LeastSquares<R>>,
     x: &[f64],
     reference: f64,
@@ -441,7 +488,15 @@ pub(crate) fn backtrack<R: Residual>(
     rule: &Armijo,
 ) -> Result<Option<(f64, Trial)>, Error> {
     let mut a = 1.0;
-    for _ in 0..=rule.max_reductions {
+    let deadline = problem
+        .problem
+        .as_ref()
+        .map(|p| p.tolerances.deadline)
+        .unwrap_or_default();
+    for k in 0..=rule.max_reductions {
+        if k > 0 && deadline.expired() {
+            return Ok(None);
+        }
         let t = trial(problem, axpy(x, a, d))?;
         if t.psi <= reference + rule.c * a * slope {
             return Ok(Some((a, t)));
@@ -452,7 +507,8 @@ pub(crate) fn backtrack<R: Residual>(
 }
 
 /// Trust-region radius rule (Nocedal and Wright, Alg. 4.1).
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(deny_unknown_fields, default)]
 pub struct RadiusRule {
     /// Accept the step when `rho > eta` (N&W's `eta` in `[0, 1/4)`).
     pub eta: f64,
@@ -487,7 +543,7 @@ impl Default for RadiusRule {
 impl RadiusRule {
     /// Whether to accept, and the next radius, from the ratio `rho` of actual to predicted
     /// decrease of a step of length `step_norm` inside radius `radius`.
-    pub(crate) fn update(&self, rho: f64, step_norm: f64, radius: f64) -> (bool, f64) {
+    pub fn update(&self, rho: f64, step_norm: f64, radius: f64) -> (bool, f64) {
         // Shrinking from |p| rather than the radius matters when the Gauss-Newton point lies
         // deep inside the region: otherwise several rejections pass before the radius bites.
         let next = if rho.is_nan() || rho < self.shrink_below {
@@ -503,7 +559,7 @@ impl RadiusRule {
 
 /// Initial trust radius: `|x0|_2`, or 1 at the origin (the scale MINPACK's `factor * |D x0|`
 /// uses, with factor 1).
-pub(crate) fn initial_radius(x0: &[f64]) -> f64 {
+pub fn initial_radius(x0: &[f64]) -> f64 {
     let r = norm2(x0);
     if r > 0.0 && r.is_finite() {
         r
@@ -513,7 +569,7 @@ pub(crate) fn initial_radius(x0: &[f64]) -> f64 {
 }
 
 /// The positive `tau` with `|z + tau d| = radius` (for `|z| <= radius`).
-pub(crate) fn to_boundary(z: &[f64], d: &[f64], radius: f64) -> f64 {
+pub fn to_boundary(z: &[f64], d: &[f64], radius: f64) -> f64 {
     let a = dot(d, d);
     let b = 2.0 * dot(z, d);
     let c = dot(z, z) - radius * radius;
@@ -535,7 +591,7 @@ pub(crate) fn to_boundary(z: &[f64], d: &[f64], radius: f64) -> f64 {
 }
 
 /// Outcome of one trust-region trial, shared with the trust-region drivers.
-pub(crate) enum Accepted {
+pub enum Accepted {
     /// The trial point, now the iterate.
     Yes(LsPoint),
     /// Rejected (the iterate stays).
@@ -546,7 +602,7 @@ pub(crate) enum Accepted {
 
 /// Evaluates the trial `x + s`, computes `rho`, updates `radius` and builds the key-values.
 #[allow(clippy::too_many_arguments)]
-pub(crate) fn trust_region_trial<R: Residual>(
+pub fn trust_region_trial<R: Residual>(
     problem: &mut Problem<LeastSquares<R>>,
     state: LsState,
     p: &LsPoint,
@@ -582,7 +638,7 @@ pub(crate) fn trust_region_trial<R: Residual>(
 }
 
 /// The bookkeeping after a trust-region trial: the stopping tests and the stored iterate.
-pub(crate) trait TrustRegionDriver {
+pub trait TrustRegionDriver {
     /// Stores the iterate, the pending status.
     fn set(&mut self, point: Option<LsPoint>, stop: Option<Status>);
     /// The stopping rules.
@@ -593,7 +649,7 @@ pub(crate) trait TrustRegionDriver {
 
 /// Applies a trial's outcome: an accepted point is tested for convergence and stagnation; a
 /// rejection stagnates once the radius cannot change `x` any more.
-pub(crate) fn finish<D: TrustRegionDriver>(
+pub fn finish<D: TrustRegionDriver>(
     driver: &mut D,
     p: LsPoint,
     accepted: Accepted,
@@ -617,12 +673,157 @@ pub(crate) fn finish<D: TrustRegionDriver>(
     Ok((state, Some(kv)))
 }
 
+/// Minimiser in `(0, 1)` of the cubic Hermite interpolant of `phi(0) = m0`, `phi'(0) = s0`,
+/// `phi(1) = m1`, `phi'(1) = s1` (Nocedal and Wright, eq. 3.59), if it has one there.
+pub fn cubic_minimizer(m0: f64, s0: f64, m1: f64, s1: f64) -> Option<f64> {
+    let d1 = s0 + s1 - 3.0 * (m1 - m0);
+    let disc = d1 * d1 - s0 * s1;
+    if disc < 0.0 {
+        return None;
+    }
+    let d2 = disc.sqrt();
+    let denom = s1 - s0 + 2.0 * d2;
+    if denom == 0.0 {
+        return None;
+    }
+    let t = 1.0 - (s1 + d2 - d1) / denom;
+    (t > 0.0 && t < 1.0 && t.is_finite()).then_some(t)
+}
+
+/// How a square Newton system `M z = rhs` is solved by [`solve_square`].
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct SquareSolve {
+    /// Always the truncated-SVD pseudo-inverse (`false`: LU with partial pivoting first).
+    pub svd_only: bool,
+    /// Singular values below `svd_rel_tol * sigma_max` are dropped from the pseudo-inverse.
+    pub svd_rel_tol: f64,
+    /// LU is rejected (SVD fallback) when `min |U_ii| < lu_pivot_ratio * max |U_ii|`.
+    pub lu_pivot_ratio: f64,
+}
+
+impl Default for SquareSolve {
+    fn default() -> Self {
+        SquareSolve {
+            svd_only: false,
+            svd_rel_tol: 1e-12,
+            lu_pivot_ratio: 1e-12,
+        }
+    }
+}
+
+/// The solution of a square system and how it was obtained.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SquareSolution {
+    /// `z`.
+    pub z: Vec<f64>,
+    /// Whether the truncated SVD was used.
+    pub used_svd: bool,
+    /// Numerical rank (the size unless the SVD dropped singular values).
+    pub rank: usize,
+}
+
+/// Solves `M z = rhs` where `mt = M'` is given (so a row-major `M` is filled column by
+/// column): LU with partial pivoting, accepted when its pivot ratio and the solve's residual
+/// are sound, else the truncated-SVD pseudo-inverse (the minimum-norm least-squares solution).
+/// `None` when no finite solution comes out.
+pub fn solve_square_transposed(
+    mt: &Mat<f64>,
+    rhs: &[f64],
+    how: &SquareSolve,
+) -> Option<SquareSolution> {
+    let n = mt.nrows();
+    if n == 0 {
+        return Some(SquareSolution {
+            z: Vec::new(),
+            used_svd: false,
+            rank: 0,
+        });
+    }
+    let b = Col::from_fn(n, |i| rhs[i]);
+    if !how.svd_only {
+        let lu = mt.partial_piv_lu();
+        let u = lu.U();
+        let (lo, hi) = (0..n).fold((f64::INFINITY, 0.0f64), |(lo, hi), i| {
+            (lo.min(u[(i, i)].abs()), hi.max(u[(i, i)].abs()))
+        });
+        if hi.is_finite() && hi > 0.0 && lo >= how.lu_pivot_ratio * hi {
+            let z = lu.solve_transpose(&b);
+            let z: Vec<f64> = (0..n).map(|i| z[i]).collect();
+            // Residual test `|M z - rhs| <= 1e-8 (|rhs| + |M|_max |z|_1)`: partial pivoting
+            // can pass the pivot test on a matrix that is singular to working precision.
+            let mz = mt.transpose() * Col::from_fn(n, |i| z[i]);
+            let res = (0..n).map(|i| (mz[i] - rhs[i]).abs()).fold(0.0, f64::max);
+            let scale_m = (0..n)
+                .flat_map(|j| (0..n).map(move |i| (i, j)))
+                .fold(0.0f64, |m, (i, j)| m.max(mt[(i, j)].abs()));
+            let scale = norm_inf(rhs) + scale_m * z.iter().map(|v| v.abs()).sum::<f64>();
+            if all_finite(&z) && res <= 1e-8 * scale.max(f64::MIN_POSITIVE) {
+                return Some(SquareSolution {
+                    z,
+                    used_svd: false,
+                    rank: n,
+                });
+            }
+        }
+    }
+    // Truncated pseudo-inverse: M' = U S V' so M = V S U' and M^+ = U S^+ V'.
+    let svd = mt.svd().ok()?;
+    let s = svd.S().column_vector();
+    let smax = (0..n).fold(0.0f64, |m, i| m.max(s[i]));
+    if !smax.is_finite() {
+        return None;
+    }
+    let cut = how.svd_rel_tol * smax;
+    let vtb = svd.V().transpose() * &b;
+    let mut w = Col::<f64>::zeros(n);
+    let mut rank = 0;
+    for i in 0..n {
+        if s[i] > cut && s[i] > 0.0 {
+            w[i] = vtb[i] / s[i];
+            rank += 1;
+        }
+    }
+    let z = svd.U() * &w;
+    let z: Vec<f64> = (0..n).map(|i| z[i]).collect();
+    all_finite(&z).then_some(SquareSolution {
+        z,
+        used_svd: true,
+        rank,
+    })
+}
+
+/// An orthonormal basis (`w x (w - 1)`, column-major in a `Mat`) of the complement of the unit
+/// vector `normal` (length `w`), from the Householder reflector that maps `normal` to a
+/// multiple of `e_1`: its columns `2..w` are orthonormal and orthogonal to `normal`.
+pub fn orthogonal_complement(normal: &[f64]) -> Mat<f64> {
+    let w = normal.len();
+    let nn = norm2(normal);
+    if w == 0 || !(nn > 0.0 && nn.is_finite()) {
+        return Mat::from_fn(
+            w,
+            w.saturating_sub(1),
+            |i, j| if i == j + 1 { 1.0 } else { 0.0 },
+        );
+    }
+    // v = n/|n| + sign(n_1) e_1 avoids cancellation; H = I - 2 v v' / v'v.
+    let mut v: Vec<f64> = normal.iter().map(|x| x / nn).collect();
+    let s = if v[0] >= 0.0 { 1.0 } else { -1.0 };
+    v[0] += s;
+    let vv = dot(&v, &v);
+    Mat::from_fn(w, w - 1, |i, j| {
+        let c = j + 1;
+        let e = if i == c { 1.0 } else { 0.0 };
+        e - 2.0 * v[i] * v[c] / vv
+    })
+}
+
 #[cfg(test)]
-pub(crate) mod tests {
+pub mod tests {
     use super::*;
 
     /// A point with given Jacobian rows and residual.
-    pub(crate) fn point(jac: &[&[f64]], f: &[f64]) -> LsPoint {
+    pub fn point(jac: &[&[f64]], f: &[f64]) -> LsPoint {
         let (m, n) = (jac.len(), jac[0].len());
         let jac = Mat::from_fn(m, n, |i, j| jac[i][j]);
         let grad = mat_t_vec(jac.as_ref(), f);
@@ -633,6 +834,58 @@ pub(crate) mod tests {
             jac,
             grad,
         }
+    }
+
+    #[test]
+    fn cubic_minimizer_is_exact_on_cubics_and_quadratics() {
+        // phi(t) = (t - 0.3)^2: phi(0) = 0.09, phi'(0) = -0.6, phi(1) = 0.49, phi'(1) = 1.4.
+        let t = cubic_minimizer(0.09, -0.6, 0.49, 1.4).unwrap();
+        assert!((t - 0.3).abs() < 1e-12);
+        // Monotone increasing: no interior minimiser.
+        assert!(cubic_minimizer(0.0, 1.0, 2.0, 1.0).is_none());
+    }
+
+    #[test]
+    fn orthogonal_complement_is_orthonormal_and_orthogonal_to_the_normal() {
+        for n in [
+            vec![1.0, 0.0, 0.0],
+            vec![-0.6, 0.0, 0.8],
+            vec![0.3, -0.4, 0.5, 0.1],
+        ] {
+            let nn = norm2(&n);
+            let q = orthogonal_complement(&n);
+            assert_eq!((q.nrows(), q.ncols()), (n.len(), n.len() - 1));
+            for a in 0..q.ncols() {
+                let ca: Vec<f64> = (0..q.nrows()).map(|i| q[(i, a)]).collect();
+                assert!(dot(&ca, &n).abs() < 1e-14 * nn);
+                for b in 0..q.ncols() {
+                    let cb: Vec<f64> = (0..q.nrows()).map(|i| q[(i, b)]).collect();
+                    let want = if a == b { 1.0 } else { 0.0 };
+                    assert!((dot(&ca, &cb) - want).abs() < 1e-14);
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn square_solve_uses_lu_and_falls_back_to_the_minimum_norm_svd_solution() {
+        // M = [[2, 1], [0, 1]] given as M'.
+        let mt = Mat::from_fn(2, 2, |i, j| [[2.0, 0.0], [1.0, 1.0]][i][j]);
+        let s = solve_square_transposed(&mt, &[3.0, 1.0], &SquareSolve::default()).unwrap();
+        assert!(!s.used_svd && (s.z[0] - 1.0).abs() < 1e-14 && (s.z[1] - 1.0).abs() < 1e-14);
+        // Singular M = [[1, 1], [1, 1]]: z = (0.5, 0.5) is the minimum-norm solution of z1 + z2 = 1.
+        let mt = Mat::from_fn(2, 2, |_, _| 1.0);
+        let s = solve_square_transposed(&mt, &[1.0, 1.0], &SquareSolve::default()).unwrap();
+        assert!(s.used_svd && s.rank == 1);
+        assert!((s.z[0] - 0.5).abs() < 1e-12 && (s.z[1] - 0.5).abs() < 1e-12);
+    }
+
+    #[test]
+    fn a_deadline_expires_and_none_never_does() {
+        assert!(!Deadline::none().expired());
+        assert_eq!(Deadline::none().remaining(), None);
+        assert!(Deadline::after(Some(Duration::ZERO)).expired());
+        assert!(!Deadline::after(Some(Duration::from_secs(3600))).expired());
     }
 
     #[test]

@@ -15,7 +15,7 @@
 use argmin::core::{Error, Problem, Solver, TerminationStatus, KV};
 use faer::Mat;
 
-use super::common::{self, LsPoint};
+use super::kit::{self, LsPoint};
 use super::{LeastSquares, LsState, Tolerances};
 use crate::{Residual, Status};
 
@@ -25,7 +25,8 @@ use crate::{Residual, Status};
 /// Every trial is one iteration; a rejected trial reports `step_kind = "rejected"` and keeps
 /// the iterate, an accepted one `"levenberg_marquardt"`. The trace's `lambda` is the damping
 /// the step was computed with.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
+#[serde(deny_unknown_fields, default)]
 pub struct LevenbergMarquardt {
     /// Initial damping `lambda_LM`.
     pub lambda0: f64,
@@ -42,9 +43,13 @@ pub struct LevenbergMarquardt {
     /// Ceiling of `lambda`: reaching it means no step of any length decreases `psi`, and the
     /// driver stops with [`Status::Stagnated`].
     pub lambda_max: f64,
+    #[serde(skip)]
     lambda: f64,
+    #[serde(skip)]
     tol: Tolerances,
+    #[serde(skip)]
     point: Option<LsPoint>,
+    #[serde(skip)]
     stop: Option<Status>,
 }
 
@@ -70,12 +75,12 @@ impl Default for LevenbergMarquardt {
 
 /// `(J'J + lambda I) d = -J'F`; `None` if the system is numerically singular.
 fn lm_step(p: &LsPoint, lambda: f64) -> Option<Vec<f64>> {
-    let mut a: Mat<f64> = common::gram(p.jac.as_ref());
+    let mut a: Mat<f64> = kit::gram(p.jac.as_ref());
     for i in 0..a.nrows() {
         a[(i, i)] += lambda;
     }
     let neg_g: Vec<f64> = p.grad.iter().map(|g| -g).collect();
-    common::solve_spd(&a, &neg_g)
+    kit::solve_spd(&a, &neg_g)
 }
 
 impl<R: Residual> Solver<LeastSquares<R>, LsState> for LevenbergMarquardt {
@@ -88,7 +93,7 @@ impl<R: Residual> Solver<LeastSquares<R>, LsState> for LevenbergMarquardt {
         problem: &mut Problem<LeastSquares<R>>,
         state: LsState,
     ) -> Result<(LsState, Option<KV>), Error> {
-        let (state, start, mut kv) = common::init(problem, state, |_, _| {})?;
+        let (state, start, mut kv) = kit::init(problem, state, |_, _| {})?;
         (self.point, self.tol, self.stop) = (start.point, start.tol, start.stop);
         self.lambda = self.lambda0;
         kv.insert("lambda", self.lambda.into());
@@ -111,12 +116,12 @@ impl<R: Residual> Solver<LeastSquares<R>, LsState> for LevenbergMarquardt {
             if lambda >= self.lambda_max {
                 self.stop = Some(Status::SingularSystem);
             }
-            let kv = common::iter_kv(&p, 0.0, "rejected", 0.0, Some(lambda));
+            let kv = kit::iter_kv(&p, 0.0, "rejected", 0.0, Some(lambda));
             self.point = Some(p);
             return Ok((state, Some(kv)));
         };
-        let pred = common::predicted_decrease(&p, &d);
-        let t = common::trial(problem, common::axpy(&p.x, 1.0, &d))?;
+        let pred = kit::predicted_decrease(&p, &d);
+        let t = kit::trial(problem, kit::axpy(&p.x, 1.0, &d))?;
         let r = if pred > 0.0 {
             (p.psi - t.psi) / pred
         } else {
@@ -126,7 +131,7 @@ impl<R: Residual> Solver<LeastSquares<R>, LsState> for LevenbergMarquardt {
         if r < self.r_low {
             self.lambda = (lambda * self.factor).min(self.lambda_max);
         }
-        let step_norm = common::norm2(&d);
+        let step_norm = kit::norm2(&d);
         // `r` is never NaN here (mapped to -inf above).
         if r <= self.r_accept {
             self.stop = if self.tol.negligible(&p.x, &d) || lambda >= self.lambda_max {
@@ -134,7 +139,7 @@ impl<R: Residual> Solver<LeastSquares<R>, LsState> for LevenbergMarquardt {
             } else {
                 None
             };
-            let mut kv = common::iter_kv(&p, step_norm, "rejected", 0.0, Some(lambda));
+            let mut kv = kit::iter_kv(&p, step_norm, "rejected", 0.0, Some(lambda));
             kv.insert("ratio", r.max(-1e300).into());
             self.point = Some(p);
             return Ok((state, Some(kv)));
@@ -142,19 +147,19 @@ impl<R: Residual> Solver<LeastSquares<R>, LsState> for LevenbergMarquardt {
         if r > self.r_high {
             self.lambda = (lambda / self.factor).max(self.lambda_min);
         }
-        let Some(q) = common::accept(problem, t)? else {
+        let Some(q) = kit::accept(problem, t)? else {
             self.stop = Some(Status::NotFinite);
             return Ok((state.cost(f64::NAN), None));
         };
         self.stop = self.tol.after_step(&p.x, &d, &q);
-        let mut kv = common::iter_kv(&q, step_norm, "levenberg_marquardt", 1.0, Some(lambda));
+        let mut kv = kit::iter_kv(&q, step_norm, "levenberg_marquardt", 1.0, Some(lambda));
         kv.insert("ratio", r.into());
-        let state = common::write_state(state, &q);
+        let state = kit::write_state(state, &q);
         self.point = Some(q);
         Ok((state, Some(kv)))
     }
 
     fn terminate(&mut self, _state: &LsState) -> TerminationStatus {
-        common::termination(&self.stop)
+        kit::termination(&self.stop)
     }
 }

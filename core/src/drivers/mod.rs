@@ -31,20 +31,20 @@ use faer::Mat;
 
 use crate::{CoreError, Residual, Solution, SolveOptions};
 
-pub(crate) mod common;
 mod dogleg;
 pub mod execute;
 mod gauss_newton;
+pub mod kit;
 mod levenberg_marquardt;
 mod newton_merit;
 pub mod pgs;
 mod projected_lm;
 mod trust_region;
 
-pub use common::{Armijo, RadiusRule};
 pub use dogleg::Dogleg;
 pub use execute::execute;
 pub use gauss_newton::GaussNewtonLs;
+pub use kit::{Armijo, Deadline, RadiusRule};
 pub use levenberg_marquardt::LevenbergMarquardt;
 pub use newton_merit::{solve_merit, ExactLineSearch, MeritProblem, MeritState, NewtonMerit};
 pub use projected_lm::ProjectedLevenbergMarquardt;
@@ -54,8 +54,8 @@ pub use trust_region::TrustRegionSteihaug;
 /// Hessian slot (drivers keep the Jacobian themselves), residuals `F`, cost `|F|^2/2`.
 pub type LsState = IterState<Vec<f64>, Vec<f64>, (), (), Vec<f64>, f64>;
 
-/// The stopping rules of [`SolveOptions`] a driver needs, without the budgets the executor
-/// enforces.
+/// The stopping rules of [`SolveOptions`] a driver needs, and the solve's [`Deadline`] for
+/// checks inside its loops (the executor enforces the iteration budget).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Tolerances {
     /// Converged when the residual measure is at most this.
@@ -64,6 +64,8 @@ pub struct Tolerances {
     pub grad_tol: f64,
     /// Stagnated when a step changes no component by more than `step_tol * (1 + |x|_inf)`.
     pub step_tol: f64,
+    /// When the solve's time limit runs out.
+    pub deadline: Deadline,
 }
 
 impl Default for Tolerances {
@@ -79,6 +81,7 @@ impl From<&SolveOptions> for Tolerances {
             tol: o.tol,
             grad_tol: o.grad_tol,
             step_tol: o.step_tol,
+            deadline: Deadline::after(o.time_limit),
         }
     }
 }
@@ -127,7 +130,7 @@ impl<R: Residual> CostFunction for LeastSquares<R> {
     type Output = f64;
 
     fn cost(&self, x: &Vec<f64>) -> Result<f64, Error> {
-        Ok(common::merit_of(&self.apply(x)?))
+        Ok(kit::merit_of(&self.apply(x)?))
     }
 }
 
@@ -144,7 +147,7 @@ impl<R: Residual> Jacobian for LeastSquares<R> {
 
 /// Solves `F(x) = 0` in the least-squares sense with `solver` from `x0`.
 ///
-/// The solver runs in an argmin [`Executor`] with `opts.max_iter` and `opts.timeout`, reads
+/// The solver runs in an argmin [`Executor`] with `opts.max_iter` and `opts.time_limit`, reads
 /// `opts.tol`, `opts.grad_tol` and `opts.step_tol` from the [`LeastSquares`] problem, and a
 /// [`TraceObserver`] records one trace row for the initial point and one per iteration.
 /// Running out of iterations with `|F| <= opts.tol` counts as converged; a non-finite final
@@ -164,4 +167,86 @@ where
     execute(problem, solver, x0, opts, |state: &LsState| {
         (2.0 * state.get_cost()).sqrt() <= tol
     })
+}
+
+/// The least-squares drivers as [`Driver`]s over any residual they can take, and as named
+/// plugins.
+mod plugins {
+    use super::*;
+    use crate::plugin::{Driver, DriverPlugin, NeedsMerit, NeedsProjected, NeedsResidual};
+    use crate::{Merit, ProjectedResidual};
+
+    macro_rules! least_squares_driver {
+        ($t:ty, $bound:path, $needs:ty, $name:literal, $desc:literal) => {
+            impl<R: $bound + ?Sized> Driver<R> for $t {
+                fn solve(
+                    &self,
+                    residual: &R,
+                    x0: Vec<f64>,
+                    opts: &SolveOptions,
+                ) -> Result<Solution, CoreError> {
+                    solve_least_squares(residual, self.clone(), x0, opts)
+                }
+            }
+            impl DriverPlugin for $t {
+                type Needs = $needs;
+                const NAME: &'static str = $name;
+                const DESCRIPTION: &'static str = $desc;
+            }
+        };
+    }
+
+    least_squares_driver!(
+        GaussNewtonLs,
+        Residual,
+        NeedsResidual,
+        "gauss-newton",
+        "Gauss-Newton with Armijo backtracking (Nocedal and Wright, sec. 10.3)"
+    );
+    least_squares_driver!(
+        LevenbergMarquardt,
+        Residual,
+        NeedsResidual,
+        "lm",
+        "regular Levenberg-Marquardt, Mylapilli and Jain's lambda schedule"
+    );
+    least_squares_driver!(
+        ProjectedLevenbergMarquardt,
+        ProjectedResidual,
+        NeedsProjected,
+        "plm",
+        "projected Levenberg-Marquardt (Kanzow and Petra), non-monotone line search with watchdog"
+    );
+    least_squares_driver!(
+        Dogleg,
+        Residual,
+        NeedsResidual,
+        "dogleg",
+        "Powell's dogleg trust region on the Gauss-Newton model"
+    );
+    least_squares_driver!(
+        TrustRegionSteihaug,
+        Residual,
+        NeedsResidual,
+        "trust-region",
+        "trust region with a Steihaug-CG subproblem"
+    );
+
+    impl<M: Merit + ?Sized> Driver<M> for NewtonMerit {
+        fn solve(
+            &self,
+            merit: &M,
+            x0: Vec<f64>,
+            opts: &SolveOptions,
+        ) -> Result<Solution, CoreError> {
+            solve_merit(merit, self.clone(), x0, opts)
+        }
+    }
+
+    impl DriverPlugin for NewtonMerit {
+        type Needs = NeedsMerit;
+        const NAME: &'static str = "newton-merit";
+        const DESCRIPTION: &'static str =
+            "Newton on a convex merit with an exact line search on dl/dalpha, Armijo fallback";
+    }
 }

@@ -13,7 +13,7 @@ use argmin::core::{
 };
 use faer::Mat;
 
-use super::common::{self, Armijo};
+use super::kit::{self, Armijo};
 use super::{SolveOptions, Tolerances};
 use crate::{CoreError, LinePoint, Merit, Solution, Status};
 
@@ -89,12 +89,13 @@ where
     let problem = MeritProblem::with_options(merit, opts);
     let tol = opts.tol;
     super::execute(problem, solver, x0, opts, |s: &MeritState| {
-        s.get_gradient().is_some_and(|g| common::norm2(g) <= tol)
+        s.get_gradient().is_some_and(|g| kit::norm2(g) <= tol)
     })
 }
 
 /// Parameters of the exact line search.
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(deny_unknown_fields, default)]
 pub struct ExactLineSearch {
     /// Upper end of the search interval (SAP: 1.25).
     pub alpha_max: f64,
@@ -120,14 +121,18 @@ impl Default for ExactLineSearch {
 /// `step_kind` is `"newton"`, or `"gradient"` when the Hessian's LLT fails (steepest descent
 /// keeps the method going on a merely semidefinite Hessian); `step_length` is `alpha`; the
 /// extra column `armijo_fallback = 1` marks a step that came from the fallback backtracking.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
+#[serde(deny_unknown_fields, default)]
 pub struct NewtonMerit {
     /// The exact line search.
     pub line_search: ExactLineSearch,
     /// The fallback; exhausting it stops with [`Status::LineSearchFailed`].
     pub armijo: Armijo,
+    #[serde(skip)]
     tol: Tolerances,
+    #[serde(skip)]
     current: Option<(Vec<f64>, f64, Vec<f64>)>,
+    #[serde(skip)]
     stop: Option<Status>,
 }
 
@@ -222,8 +227,8 @@ impl<M: Merit> Solver<MeritProblem<M>, MeritState> for NewtonMerit {
         })?;
         let value = problem.cost(&x0)?;
         let g = problem.gradient(&x0)?;
-        let gnorm = common::norm2(&g);
-        self.stop = if !(value.is_finite() && gnorm.is_finite() && common::all_finite(&x0)) {
+        let gnorm = kit::norm2(&g);
+        self.stop = if !(value.is_finite() && gnorm.is_finite() && kit::all_finite(&x0)) {
             Some(Status::NotFinite)
         } else if gnorm <= self.tol.tol {
             Some(Status::Converged)
@@ -247,11 +252,11 @@ impl<M: Merit> Solver<MeritProblem<M>, MeritState> for NewtonMerit {
         };
         let h = problem.hessian(&x)?;
         let neg_g: Vec<f64> = g.iter().map(|v| -v).collect();
-        let (d, kind) = match common::solve_spd(&h, &neg_g) {
-            Some(d) if common::dot(&g, &d) < 0.0 => (d, "newton"),
+        let (d, kind) = match kit::solve_spd(&h, &neg_g) {
+            Some(d) if kit::dot(&g, &d) < 0.0 => (d, "newton"),
             _ => (neg_g, "gradient"),
         };
-        let slope0 = common::dot(&g, &d);
+        let slope0 = kit::dot(&g, &d);
         let exact = self.exact_search(problem, &x, &d, slope0)?;
         let sufficient = |a: f64, v: f64| v.is_finite() && v <= value + self.armijo.c * a * slope0;
         // Near the minimizer the decrease `~ |g|^2` drops below the rounding of `l` and the
@@ -271,7 +276,7 @@ impl<M: Merit> Solver<MeritProblem<M>, MeritState> for NewtonMerit {
                 let mut a = 1.0;
                 let mut hit = None;
                 for _ in 0..=self.armijo.max_reductions {
-                    let v = problem.cost(&common::axpy(&x, a, &d))?;
+                    let v = problem.cost(&kit::axpy(&x, a, &d))?;
                     if sufficient(a, v) {
                         hit = Some((a, v));
                         break;
@@ -284,16 +289,16 @@ impl<M: Merit> Solver<MeritProblem<M>, MeritState> for NewtonMerit {
         let Some((alpha, new_value)) = found else {
             self.stop = Some(Status::LineSearchFailed);
             let kv = argmin::kv!(
-                "merit" => value; "grad_norm" => common::norm2(&g); "step_norm" => 0.0;
+                "merit" => value; "grad_norm" => kit::norm2(&g); "step_norm" => 0.0;
                 "step_kind" => "rejected"; "step_length" => 0.0;
             );
             self.current = Some((x, value, g));
             return Ok((state, Some(kv)));
         };
         let step: Vec<f64> = d.iter().map(|v| alpha * v).collect();
-        let x_new = common::axpy(&x, 1.0, &step);
+        let x_new = kit::axpy(&x, 1.0, &step);
         let g_new = problem.gradient(&x_new)?;
-        let gnorm = common::norm2(&g_new);
+        let gnorm = kit::norm2(&g_new);
         self.stop = if !(gnorm.is_finite() && new_value.is_finite()) {
             Some(Status::NotFinite)
         } else if gnorm <= self.tol.tol {
@@ -304,7 +309,7 @@ impl<M: Merit> Solver<MeritProblem<M>, MeritState> for NewtonMerit {
             None
         };
         let mut kv = argmin::kv!(
-            "merit" => new_value; "grad_norm" => gnorm; "step_norm" => common::norm2(&step);
+            "merit" => new_value; "grad_norm" => gnorm; "step_norm" => kit::norm2(&step);
             "step_kind" => kind; "step_length" => alpha;
         );
         if fallback {
@@ -319,6 +324,6 @@ impl<M: Merit> Solver<MeritProblem<M>, MeritState> for NewtonMerit {
     }
 
     fn terminate(&mut self, _state: &MeritState) -> TerminationStatus {
-        common::termination(&self.stop)
+        kit::termination(&self.stop)
     }
 }

@@ -83,14 +83,18 @@ impl<'a> BlockRows<'a> {
 }
 
 /// Projected Gauss-Seidel (NSGS) over contacts.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
+#[serde(deny_unknown_fields, default)]
 pub struct ProjectedGaussSeidel {
     /// Fixed-point iterations of each contact's local problem per sweep.
     pub local_iterations: usize,
     /// Relaxation `omega` of the contact update (1 = plain Gauss-Seidel).
     pub omega: f64,
+    #[serde(skip)]
     tol: f64,
+    #[serde(skip)]
     step_tol: f64,
+    #[serde(skip)]
     status: Option<Status>,
 }
 
@@ -214,6 +218,34 @@ pub fn solve_pgs(
     execute(BlockRows::new(problem), solver, r0, opts, |s: &PgsState| {
         s.get_cost() <= tol
     })
+}
+
+impl crate::plugin::Driver<LocalProblem> for ProjectedGaussSeidel {
+    fn solve(
+        &self,
+        problem: &LocalProblem,
+        r0: Vec<f64>,
+        opts: &SolveOptions,
+    ) -> Result<Solution, CoreError> {
+        solve_pgs(problem, self.clone(), Some(r0), opts)
+    }
+}
+
+impl crate::plugin::DriverPlugin for ProjectedGaussSeidel {
+    type Needs = crate::plugin::NeedsContactProblem;
+    const NAME: &'static str = "pgs";
+    const DESCRIPTION: &'static str =
+        "projected Gauss-Seidel over contacts, exact cone projection (NSGS)";
+
+    fn check(&self) -> Result<(), CoreError> {
+        if !(self.omega > 0.0 && self.omega < 2.0) {
+            return Err(CoreError::BadOption(format!(
+                "pgs option omega must be in (0, 2), got {}",
+                self.omega
+            )));
+        }
+        Ok(())
+    }
 }
 
 #[cfg(test)]

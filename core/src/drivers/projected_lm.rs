@@ -25,7 +25,7 @@ use std::collections::VecDeque;
 
 use argmin::core::{Error, Problem, Solver, TerminationStatus, KV};
 
-use super::common::{self, LsPoint, Trial};
+use super::kit::{self, LsPoint, Trial};
 use super::{LeastSquares, LsState, Tolerances};
 use crate::{ProjectedResidual, Status};
 
@@ -37,7 +37,8 @@ use crate::{ProjectedResidual, Status};
 /// extra column `restart = 1` on the iteration that triggered it. Stationarity for
 /// [`Status::LocalMinimum`] is the projected-gradient norm `|x - P_X(x - grad psi)|`, which
 /// the extra column `pg_norm` records.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
+#[serde(deny_unknown_fields, default)]
 pub struct ProjectedLevenbergMarquardt {
     /// Damping `lambda_LM`.
     pub lambda: f64,
@@ -58,12 +59,19 @@ pub struct ProjectedLevenbergMarquardt {
     pub kwatch: u64,
     /// Iterations after a start or restart that use the monotone rule.
     pub monotone_steps: u64,
+    #[serde(skip)]
     tol: Tolerances,
+    #[serde(skip)]
     point: Option<LsPoint>,
+    #[serde(skip)]
     best: Option<(LsPoint, u64)>,
+    #[serde(skip)]
     history: VecDeque<f64>,
+    #[serde(skip)]
     k: u64,
+    #[serde(skip)]
     since_start: u64,
+    #[serde(skip)]
     stop: Option<Status>,
 }
 
@@ -108,7 +116,7 @@ fn projected_gradient_norm<R: ProjectedResidual>(
     problem: &mut Problem<LeastSquares<R>>,
     p: &LsPoint,
 ) -> Result<f64, Error> {
-    let y = project(problem, common::axpy(&p.x, -1.0, &p.grad))?;
+    let y = project(problem, kit::axpy(&p.x, -1.0, &p.grad))?;
     Ok(p.x
         .iter()
         .zip(&y)
@@ -129,13 +137,13 @@ impl ProjectedLevenbergMarquardt {
     ) -> Result<Option<(f64, Trial)>, Error> {
         let mut t = 1.0;
         while t > self.t_min {
-            let xt = project(problem, common::axpy(&p.x, t, d))?;
+            let xt = project(problem, kit::axpy(&p.x, t, d))?;
             let s: Vec<f64> = xt.iter().zip(&p.x).map(|(a, b)| a - b).collect();
-            let slope = common::dot(&p.grad, &s);
+            let slope = kit::dot(&p.grad, &s);
             if slope.is_nan() || slope >= 0.0 {
                 return Ok(None);
             }
-            let tr = common::trial(problem, xt)?;
+            let tr = kit::trial(problem, xt)?;
             if tr.psi <= reference + self.sigma * slope {
                 return Ok(Some((t, tr)));
             }
@@ -182,7 +190,7 @@ impl<R: ProjectedResidual> Solver<LeastSquares<R>, LsState> for ProjectedLevenbe
         state: LsState,
     ) -> Result<(LsState, Option<KV>), Error> {
         // LMMCP starts from the projection of x0 so that every iterate is feasible.
-        let (state, start, mut kv) = common::init(problem, state, |ls, x| ls.residual.project(x))?;
+        let (state, start, mut kv) = kit::init(problem, state, |ls, x| ls.residual.project(x))?;
         (self.point, self.tol, self.stop) = (start.point, start.tol, start.stop);
         self.history.clear();
         (self.k, self.since_start) = (0, 0);
@@ -208,10 +216,10 @@ impl<R: ProjectedResidual> Solver<LeastSquares<R>, LsState> for ProjectedLevenbe
             return Ok((state, None));
         };
         let mut lambda = self.lambda;
-        let mut step = common::damped_step_cond(&p, lambda);
+        let mut step = kit::damped_step_cond(&p, lambda);
         if matches!(step, Some((_, c)) if c > self.ill_conditioned) {
             lambda = self.lambda_ill / (self.k + 1) as f64;
-            step = common::damped_step_cond(&p, lambda);
+            step = kit::damped_step_cond(&p, lambda);
         }
         let reference = self.reference(p.psi);
         let mut found = None;
@@ -228,12 +236,12 @@ impl<R: ProjectedResidual> Solver<LeastSquares<R>, LsState> for ProjectedLevenbe
         }
         let Some(((t, tr), kind)) = found else {
             self.stop = Some(Status::LineSearchFailed);
-            let kv = common::iter_kv(&p, 0.0, "rejected", 0.0, Some(lambda));
+            let kv = kit::iter_kv(&p, 0.0, "rejected", 0.0, Some(lambda));
             self.point = Some(p);
             return Ok((state, Some(kv)));
         };
         let s: Vec<f64> = tr.x.iter().zip(&p.x).map(|(a, b)| a - b).collect();
-        let Some(q) = common::accept(problem, tr)? else {
+        let Some(q) = kit::accept(problem, tr)? else {
             self.stop = Some(Status::NotFinite);
             return Ok((state.cost(f64::NAN), None));
         };
@@ -261,17 +269,17 @@ impl<R: ProjectedResidual> Solver<LeastSquares<R>, LsState> for ProjectedLevenbe
         }
         // The row reports the iterate the next iteration starts from (the best one after a
         // restart), so the trace's merit column is the state's.
-        let mut kv = common::iter_kv(&next, common::norm2(&s), kind, t, Some(lambda));
+        let mut kv = kit::iter_kv(&next, kit::norm2(&s), kind, t, Some(lambda));
         kv.insert("pg_norm", pg.into());
         if restarted {
             kv.insert("restart", 1u64.into());
         }
-        let state = common::write_state(state, &next);
+        let state = kit::write_state(state, &next);
         self.point = Some(next);
         Ok((state, Some(kv)))
     }
 
     fn terminate(&mut self, _state: &LsState) -> TerminationStatus {
-        common::termination(&self.stop)
+        kit::termination(&self.stop)
     }
 }

@@ -7,7 +7,7 @@
 
 use argmin::core::{Error, Problem, Solver, TerminationStatus, KV};
 
-use super::common::{self, finish, trust_region_trial, LsPoint, RadiusRule, TrustRegionDriver};
+use super::kit::{self, finish, trust_region_trial, LsPoint, RadiusRule, TrustRegionDriver};
 use super::{LeastSquares, LsState, Tolerances};
 use crate::{Residual, Status};
 
@@ -17,7 +17,8 @@ use crate::{Residual, Status};
 /// `step_kind` is `"steihaug"` (CG converged inside the region), `"steihaug_boundary"` (CG
 /// stopped on the boundary or at a direction of zero curvature) or `"rejected"`; the extra
 /// trace column `cg_iters` counts CG iterations; `step_length` is the trust radius.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
+#[serde(deny_unknown_fields, default)]
 pub struct TrustRegionSteihaug {
     /// Initial radius; `None` uses `|x0|_2`, or 1 at the origin.
     pub initial_radius: Option<f64>,
@@ -26,9 +27,13 @@ pub struct TrustRegionSteihaug {
     /// Cap on CG iterations as a multiple of `n` (CG is exact after `n` in exact arithmetic;
     /// the slack absorbs rounding).
     pub cg_iters_per_unknown: usize,
+    #[serde(skip)]
     radius: f64,
+    #[serde(skip)]
     tol: Tolerances,
+    #[serde(skip)]
     point: Option<LsPoint>,
+    #[serde(skip)]
     stop: Option<Status>,
 }
 
@@ -54,31 +59,31 @@ fn steihaug(p: &LsPoint, radius: f64, max_iters: usize) -> (Vec<f64>, bool, usiz
     let mut z = vec![0.0; n];
     let mut r = p.grad.clone();
     let mut d: Vec<f64> = r.iter().map(|v| -v).collect();
-    let gnorm = common::norm2(&r);
+    let gnorm = kit::norm2(&r);
     let eps = gnorm.sqrt().min(0.5) * gnorm;
-    let mut rr = common::dot(&r, &r);
+    let mut rr = kit::dot(&r, &r);
     if rr.sqrt() < eps {
         return (z, false, 0);
     }
     for j in 0..max_iters {
-        let jd = common::mat_vec(p.jac.as_ref(), &d);
-        let dbd = common::dot(&jd, &jd);
+        let jd = kit::mat_vec(p.jac.as_ref(), &d);
+        let dbd = kit::dot(&jd, &jd);
         if dbd <= 0.0 {
             // B = J'J is only semidefinite: along a null direction the model is linear and
             // decreasing, so go to the boundary.
-            let tau = common::to_boundary(&z, &d, radius);
-            return (common::axpy(&z, tau, &d), true, j + 1);
+            let tau = kit::to_boundary(&z, &d, radius);
+            return (kit::axpy(&z, tau, &d), true, j + 1);
         }
         let alpha = rr / dbd;
-        let z_next = common::axpy(&z, alpha, &d);
-        if common::norm2(&z_next) >= radius {
-            let tau = common::to_boundary(&z, &d, radius);
-            return (common::axpy(&z, tau, &d), true, j + 1);
+        let z_next = kit::axpy(&z, alpha, &d);
+        if kit::norm2(&z_next) >= radius {
+            let tau = kit::to_boundary(&z, &d, radius);
+            return (kit::axpy(&z, tau, &d), true, j + 1);
         }
-        let bd = common::mat_t_vec(p.jac.as_ref(), &jd);
-        r = common::axpy(&r, alpha, &bd);
+        let bd = kit::mat_t_vec(p.jac.as_ref(), &jd);
+        r = kit::axpy(&r, alpha, &bd);
         z = z_next;
-        let rr_next = common::dot(&r, &r);
+        let rr_next = kit::dot(&r, &r);
         if rr_next.sqrt() < eps {
             return (z, false, j + 1);
         }
@@ -99,12 +104,12 @@ impl<R: Residual> Solver<LeastSquares<R>, LsState> for TrustRegionSteihaug {
         problem: &mut Problem<LeastSquares<R>>,
         state: LsState,
     ) -> Result<(LsState, Option<KV>), Error> {
-        let (state, start, mut kv) = common::init(problem, state, |_, _| {})?;
+        let (state, start, mut kv) = kit::init(problem, state, |_, _| {})?;
         (self.point, self.tol, self.stop) = (start.point, start.tol, start.stop);
         let x0 = state.param.as_deref().unwrap_or_default();
         self.radius = self
             .initial_radius
-            .unwrap_or_else(|| common::initial_radius(x0));
+            .unwrap_or_else(|| kit::initial_radius(x0));
         kv.insert("step_length", self.radius.into());
         Ok((state, Some(kv)))
     }
@@ -141,7 +146,7 @@ impl<R: Residual> Solver<LeastSquares<R>, LsState> for TrustRegionSteihaug {
     }
 
     fn terminate(&mut self, _state: &LsState) -> TerminationStatus {
-        common::termination(&self.stop)
+        kit::termination(&self.stop)
     }
 }
 
@@ -160,22 +165,22 @@ impl TrustRegionDriver for TrustRegionSteihaug {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::drivers::common::tests::point;
+    use crate::drivers::kit::tests::point;
 
     #[test]
     fn steihaug_matches_gauss_newton_inside_and_stops_on_the_boundary() {
         let p = point(&[&[2.0, 1.0], &[0.0, 3.0], &[1.0, 1.0]], &[1.0, -2.0, 0.5]);
-        let gn = common::gauss_newton_direction(&p).unwrap();
+        let gn = kit::gauss_newton_direction(&p).unwrap();
         let (s, boundary, iters) = steihaug(&p, 1e3, 4);
         assert!(!boundary && iters <= 2);
         // With a large |g| the forcing tolerance stops CG early; compare model values instead.
-        let rel = (common::predicted_decrease(&p, &s) - common::predicted_decrease(&p, &gn)).abs();
+        let rel = (kit::predicted_decrease(&p, &s) - kit::predicted_decrease(&p, &gn)).abs();
         assert!(
-            rel <= 1e-6 * common::predicted_decrease(&p, &gn),
+            rel <= 1e-6 * kit::predicted_decrease(&p, &gn),
             "{s:?} vs {gn:?}"
         );
         let (s, boundary, _) = steihaug(&p, 0.05, 4);
-        assert!(boundary && (common::norm2(&s) - 0.05).abs() < 1e-14);
-        assert!(common::predicted_decrease(&p, &s) > 0.0);
+        assert!(boundary && (kit::norm2(&s) - 0.05).abs() < 1e-14);
+        assert!(kit::predicted_decrease(&p, &s) > 0.0);
     }
 }

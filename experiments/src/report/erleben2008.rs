@@ -34,7 +34,7 @@ pub const REQUIRED_COLUMNS: [&str; 7] = [
     "size",
     "solver",
     "iterations",
-    "warm_start_sweeps",
+    "pgs_sweeps",
     "seconds",
     "status",
     "solver_status",
@@ -66,7 +66,7 @@ pub struct SizeStats {
     pub ruler_converged: u64,
     /// Seconds per solve.
     pub seconds: MinAvgMax,
-    /// Iterations per solve, warm-start sweeps included (`iterations + warm_start_sweeps`).
+    /// Iterations per solve, warm-start sweeps included (`iterations + pgs_sweeps`).
     pub iterations: MinAvgMax,
     /// Mean of the driver's own iterations alone (Newton iterations for the paper's driver).
     pub own_iterations_avg: f64,
@@ -107,7 +107,7 @@ impl SizeStats {
 /// or not (the paper does not say otherwise).
 pub fn size_stats(steps: &DataFrame) -> PolarsResult<Vec<SizeStats>> {
     let keys = [col("size"), col("solver")];
-    let total = (col("iterations") + col("warm_start_sweeps")).cast(DataType::Float64);
+    let total = (col("iterations") + col("pgs_sweeps")).cast(DataType::Float64);
     let stats = steps
         .clone()
         .lazy()
@@ -708,7 +708,7 @@ mod tests {
             "size" => [12i64, 12, 12, 24, 24],
             "solver" => ["newton", "newton", "newton", "newton", "lm"],
             "iterations" => [2u64, 3, 10, 7, 5],
-            "warm_start_sweeps" => [4u64, 4, 4, 4, 0],
+            "pgs_sweeps" => [4u64, 4, 4, 4, 0],
             "seconds" => [1.0, 2.0, 6.0, 0.5, 0.25],
             "status" => ["converged", "inaccurate", "stagnated", "line_search_failed", "converged"],
             "solver_status" => ["converged", "converged", "stagnated", "line_search_failed", "converged"],

@@ -8,8 +8,8 @@
 //! * normal rows: `l = 0`, `u = +inf`;
 //! * tangent rows: `l = -mu x_n`, `u = mu x_n` (a four-sided friction pyramid spanned by the
 //!   contact's two tangent directions). To turn the pyramid's faces, solve the problem in
-//!   turned tangent axes (`contactlab_core::frame::rotate_tangents`); the registry's `min-map`
-//!   does so for `theta0_deg` and `align_with_slip`.
+//!   turned tangent axes ([`MinMap::turned`]); [`MinMapFormulation`] does so for its options
+//!   `theta0_deg` and `align_with_slip`.
 //!
 //! With `y = A x + b`, the min-map (eq. 5) is
 //!
@@ -35,6 +35,7 @@
 //!   reduction of eq. 11, Armijo back-tracking on `theta`, PGS warm start.
 //! * [`generator`] makes the seeded random problems of the paper's Tables 1-2.
 
+use contactlab_core::frame::{from_rotated, rotate_tangents, to_rotated};
 use contactlab_core::{
     CoreError, LocalProblem, NonSmoothResidual, ProblemError, ProjectedResidual, Residual,
 };
@@ -43,15 +44,17 @@ use nalgebra::Vector3;
 
 pub mod generator;
 pub mod newton;
+pub mod plugin;
 
 #[cfg(test)]
 mod tests;
 
 pub use generator::{random_boxed_lcp, RandomProblemParams, PAPER_SIZES};
 pub use newton::{
-    pgs_pyramid_sweep, solve_minmap_newton, ConvergenceMeasure, LinearSolver, MinMapNewtonParams,
-    MinMapNewtonSolver, NewtonStep,
+    pgs_pyramid_sweep, solve_minmap_newton, solve_newton, ConvergenceMeasure, ErlebenNewton,
+    LinearSolver, NewtonStep,
 };
+pub use plugin::MinMapFormulation;
 
 /// Relative tolerance under which two pieces of a row count as equal when choosing the piece
 /// entered along a direction ([`NonSmoothResidual::jacobian_along`]).
@@ -132,49 +135,72 @@ impl MinMapPoint {
     }
 }
 
-/// Dot product with four independent accumulators (vectorizes; the order of summation is
-/// fixed, so results are deterministic).
-pub(crate) fn dot(a: &[f64], b: &[f64]) -> f64 {
-    let mut acc = [0.0f64; 4];
-    let ca = a.chunks_exact(4);
-    let cb = b.chunks_exact(4);
-    let (ra, rb) = (ca.remainder(), cb.remainder());
-    for (x, y) in ca.zip(cb) {
-        for k in 0..4 {
-            acc[k] += x[k] * y[k];
-        }
-    }
-    let mut s = (acc[0] + acc[1]) + (acc[2] + acc[3]);
-    for (x, y) in ra.iter().zip(rb) {
-        s += x * y;
-    }
-    s
-}
+pub(crate) use contactlab_core::drivers::kit::dot;
 
 /// The min-map reformulation of a local problem's boxed LCP with friction-pyramid bounds;
 /// the unknowns are the impulses `x = r`.
 #[derive(Debug, Clone)]
-pub struct MinMap<'a> {
-    problem: &'a LocalProblem,
+pub struct MinMap {
+    /// The problem in the pyramid's axes (turned when `turn` is set).
+    problem: LocalProblem,
+    /// The angles (per contact, radians) by which the pyramid's faces are turned from `t1`.
+    turn: Option<Vec<f64>>,
     n: usize,
     /// `A = W`, dense, row-major (`a[i * n + j] = A_ij`): every product walks rows.
     a: Vec<f64>,
 }
 
-impl<'a> MinMap<'a> {
+impl MinMap {
     /// Wraps a validated copy of `problem` (see [`LocalProblem::validate`]); `W` is densified
     /// once.
-    pub fn new(problem: &'a LocalProblem) -> Result<MinMap<'a>, CoreError> {
+    pub fn new(problem: &LocalProblem) -> Result<MinMap, CoreError> {
         problem.validate()?;
         let n = problem.q.len();
         let mut a = vec![0.0; n * n];
         problem.w.for_each_entry(|i, j, v| a[i * n + j] += v);
-        Ok(MinMap { problem, n, a })
+        Ok(MinMap {
+            problem: problem.clone(),
+            turn: None,
+            n,
+            a,
+        })
     }
 
-    /// The problem this residual was built from.
+    /// The min-map of `problem` with the pyramid's faces turned by `angles` (per contact,
+    /// radians from `t1`): the boxed LCP is posed in tangent axes turned by them
+    /// (`contactlab_core::frame::rotate_tangents`), and [`MinMap::impulses`] maps its unknowns
+    /// back to the problem's frames.
+    pub fn turned(problem: &LocalProblem, angles: Vec<f64>) -> Result<MinMap, CoreError> {
+        let rotated = rotate_tangents(problem, &angles)?;
+        let mut map = MinMap::new(&rotated)?;
+        map.turn = Some(angles);
+        Ok(map)
+    }
+
+    /// The turn of the pyramid's faces, when there is one.
+    pub fn turn(&self) -> Option<&[f64]> {
+        self.turn.as_deref()
+    }
+
+    /// The impulses, in the original problem's frames, that the unknowns `x` encode.
+    pub fn impulses(&self, x: &[f64]) -> Vec<f64> {
+        match &self.turn {
+            Some(a) => from_rotated(x, a),
+            None => x.to_vec(),
+        }
+    }
+
+    /// The unknowns for impulses `r` given in the original problem's frames.
+    pub fn unknowns(&self, r: &[f64]) -> Vec<f64> {
+        match &self.turn {
+            Some(a) => to_rotated(r, a),
+            None => r.to_vec(),
+        }
+    }
+
+    /// The problem this residual solves (in the turned axes when the pyramid is turned).
     pub fn problem(&self) -> &LocalProblem {
-        self.problem
+        &self.problem
     }
 
     /// Number of unknowns `n = 3 nc`.
@@ -365,7 +391,7 @@ fn piece_along(a: (f64, f64), y: (f64, f64), c: Option<(f64, f64)>) -> (Piece, (
     }
 }
 
-impl Residual for MinMap<'_> {
+impl Residual for MinMap {
     fn num_unknowns(&self) -> usize {
         self.n
     }
@@ -387,7 +413,7 @@ impl Residual for MinMap<'_> {
     }
 }
 
-impl NonSmoothResidual for MinMap<'_> {
+impl NonSmoothResidual for MinMap {
     fn kinks_on_segment(&self, x: &[f64], dx: &[f64], out: &mut Vec<f64>) {
         let n = self.n;
         let mut y = vec![0.0; n];
@@ -485,7 +511,7 @@ pub fn project_pyramid(mu: f64, v: Vector3<f64>) -> Vector3<f64> {
     Vector3::new(pn, t1.copysign(v[1]), t2.copysign(v[2]))
 }
 
-impl ProjectedResidual for MinMap<'_> {
+impl ProjectedResidual for MinMap {
     /// Projects each contact onto its friction pyramid: every zero of `H` lies in the product
     /// of pyramids (a zero row forces `x_n >= 0` and `l(x) <= x <= u(x)`).
     fn project(&self, x: &mut [f64]) {

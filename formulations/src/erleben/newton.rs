@@ -1,61 +1,73 @@
-//! The non-smooth Newton driver of Erleben and Ortiz: Newton on the B-derivative of the
-//! min-map (eqs. 6-7, 9), the Schur-complement reduction of the Newton system to the active
-//! block (eq. 11 and the Schur system below it), Armijo back-tracking on `theta`, and a warm
-//! start with `k` projected Gauss-Seidel sweeps (section "Numerical behavior": `k = 4`).
+//! The non-smooth Newton driver of Erleben and Ortiz: Newton on the B-derivative (eqs. 6-7, 9)
+//! with Armijo back-tracking on `theta`, a warm start of `k` projected Gauss-Seidel sweeps
+//! (section "Numerical behavior": `k = 4`), and on the min-map the Schur-complement reduction of
+//! the Newton system to the active block (eq. 11 and the Schur system below it). The driver
+//! runs on any [`BDerivative`]: the min-map supplies the reduction and the sweeps through that
+//! trait's hooks; Todorov's implicit NCP and Mylapilli's MNCP get the dense square system and
+//! no warm start.
 //!
-//! One Newton iteration at `x`, with `y = A x + b`, `H = H(x)` and the index sets of eq. 10:
+//! One Newton iteration at `x`, with `H = H(x)` and `J` its B-derivative element:
 //!
-//! 1. Partition the rows into `A` (active: row of `A`) and `I = L u U` (bound rows
-//!    `e_i +- mu_i e_n(i)`). With the permutation of eq. 11 the Newton matrix is
-//!    `[A_AA A_AI; C D]`; `D` is unit lower triangular with its off-diagonal entries only in
-//!    normal columns, so `D^-1` flips their signs, and `D^-1 C = C`.
-//! 2. Solve the Schur system `S dx_A = -H_A + A_AI D^-1 H_I`, `S = A_AA - A_AI D^-1 C`, then
-//!    back-substitute `dx_I = -D^-1 (H_I + C dx_A)`.
-//! 3. Armijo back-tracking `theta(x + tau dx) <= theta(x) + c tau theta'(x; dx)` with
+//! 1. Solve `J dx = -H`. On the min-map ([`schur_newton_step`]): partition the rows into `A`
+//!    (active: row of `A`) and `I = L u U` (bound rows `e_i +- mu_i e_n(i)`). With the
+//!    permutation of eq. 11 the Newton matrix is `[A_AA A_AI; C D]`; `D` is unit lower
+//!    triangular with its off-diagonal entries only in normal columns, so `D^-1` flips their
+//!    signs, and `D^-1 C = C`. Solve the Schur system `S dx_A = -H_A + A_AI D^-1 H_I`,
+//!    `S = A_AA - A_AI D^-1 C`, then back-substitute `dx_I = -D^-1 (H_I + C dx_A)`.
+//! 2. Armijo back-tracking `theta(x + tau dx) <= theta(x) + c tau theta'(x; dx)` with
 //!    `theta'(x; dx) = H' J dx` (`= -2 theta` when the Newton system is solved exactly).
 //!
 //! Stopping rules (paper): absolute tolerance on `theta` (or on `|H|`, see
 //! [`ConvergenceMeasure`]), at most `max_iter` Newton iterations, stagnation when the largest
 //! component change of an accepted step is below `1e-5`, and back-tracking failure.
 //!
-//! What the paper leaves open and is chosen here (each a field of [`MinMapNewtonParams`]):
-//! * the linear solve: the paper uses an SVD. By default we factor `S` by LU with partial
+//! What the paper leaves open and is chosen here (each a field of [`ErlebenNewton`]):
+//! * the linear solve: the paper uses an SVD. By default we factor by LU with partial
 //!   pivoting and fall back to a truncated-SVD pseudo-inverse (the paper's solve) when a pivot
-//!   ratio or the solve's residual shows that `S` is (numerically) singular; [`LinearSolver::Svd`]
-//!   always uses the SVD;
+//!   ratio or the solve's residual shows that the system is (numerically) singular;
+//!   [`LinearSolver::Svd`] always uses the SVD;
 //! * the Armijo constants `c = 1e-4`, `tau <- tau / 2`, and back-tracking failure below
 //!   `tau = 1e-5` (the values of OpenTissue's non-smooth Newton of the same year, by the same
 //!   group);
-//! * the PGS sweep: row by row over the boxed LCP, `x_i <- clamp(x_i - y_i / A_ii, l_i(x),
-//!   u_i(x))` with the bounds of the current `x_n` (the normal row of a contact is updated
-//!   before its tangents). This is the pyramid PGS of the paper's model, not
-//!   `contactlab_core::drivers::pgs` (per-contact, exact Coulomb cone, a different problem
-//!   whose solution is not a zero of `H`);
+//! * the PGS sweep ([`pgs_pyramid_sweep`]): row by row over the boxed LCP,
+//!   `x_i <- clamp(x_i - y_i / A_ii, l_i(x), u_i(x))` with the bounds of the current `x_n` (the
+//!   normal row of a contact is updated before its tangents). This is the pyramid PGS of the
+//!   paper's model, not `contactlab_core::drivers::pgs` (per-contact, exact Coulomb cone, a
+//!   different problem whose solution is not a zero of `H`);
 //! * a start that already meets the tolerance takes no PGS sweep and no Newton iteration: this
 //!   is how Table 2 can report a minimum of 0 iterations although its counts include the 4
 //!   PGS sweeps;
 //! * a local-minimum test `|J'H| <= opts.grad_tol` before each solve (not in the paper; it
 //!   turns a vanishing gradient into [`Status::LocalMinimum`] instead of a back-tracking
-//!   failure).
+//!   failure);
+//! * [`ErlebenNewton::default`] stops on `|H|_2 <= tol`, the measure of every least-squares
+//!   driver, so that one tolerance means the same across drivers; [`ErlebenNewton::paper`]
+//!   stops on the paper's `theta <= tol`.
 //!
 //! The PGS sweeps run in the solver's `init`: [`Solution::iterations`] counts Newton
-//! iterations only, and the number of sweeps is in `Solution::evaluations["pgs_sweeps"]` and
-//! in the trace's row 0 (`extra["pgs_sweeps"]`, with `extra["merit_cold"]` the merit before
-//! the warm start). The paper's Table 2 count is `iterations + pgs_sweeps`.
+//! iterations only, and the number of sweeps is the counter `pgs_sweeps`
+//! (`Solution::counters["pgs_sweeps"]`, also in the trace's row 0 as `extra["pgs_sweeps"]`,
+//! with `extra["merit_cold"]` the merit before the warm start). The paper's Table 2 count is
+//! `iterations + pgs_sweeps`.
 
 use argmin::core::{
     Error as ArgminError, IterState, Problem, Solver, State, TerminationStatus, KV,
 };
 use argmin::kv;
 use contactlab_core::drivers::execute::execute;
-use contactlab_core::{CoreError, Solution, SolveOptions, Status};
-use faer::prelude::*;
+use contactlab_core::drivers::kit::{
+    self, dot, solve_square_transposed, Deadline, SquareSolution, SquareSolve,
+};
+use contactlab_core::plugin::{Driver, DriverPlugin, NeedsBDerivative};
+use contactlab_core::{BDerivative, CoreError, Solution, SolveOptions, Status};
 use faer::Mat;
+use serde::{Deserialize, Serialize};
 
-use super::{check_start, dot, MinMap, MinMapPoint, Piece};
+use super::{check_start, MinMap, MinMapPoint, Piece};
 
 /// What the absolute tolerance `opts.tol` bounds.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
 pub enum ConvergenceMeasure {
     /// `theta = H'H / 2 <= tol` (the paper's merit; OpenTissue's "accuracy").
     Theta,
@@ -64,7 +76,8 @@ pub enum ConvergenceMeasure {
 }
 
 /// How the (Schur-reduced) Newton system is solved.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
 pub enum LinearSolver {
     /// LU with partial pivoting; a truncated-SVD pseudo-inverse when LU shows the matrix is
     /// numerically singular (pivot ratio or residual test).
@@ -73,11 +86,13 @@ pub enum LinearSolver {
     Svd,
 }
 
-/// Parameters of the min-map Newton driver; [`Default`] gives the paper's values where it
-/// has them (see the module documentation for the rest).
-#[derive(Debug, Clone, PartialEq)]
-pub struct MinMapNewtonParams {
-    /// Projected Gauss-Seidel sweeps of the warm start (paper: 4).
+/// Erleben and Ortiz's non-smooth Newton and its parameters (the typed options of
+/// `--optimizer newton`); [`ErlebenNewton::paper`] gives the paper's values.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct ErlebenNewton {
+    /// Projected Gauss-Seidel sweeps of the warm start (paper: 4), where the formulation has a
+    /// sweep ([`BDerivative::warm_start_sweep`]).
     pub pgs_sweeps: usize,
     /// Armijo sufficient-decrease constant `c` (paper silent; 1e-4).
     pub armijo_c: f64,
@@ -87,10 +102,10 @@ pub struct MinMapNewtonParams {
     pub min_step_length: f64,
     /// Stagnated when an accepted step changes no component by more than this (paper: 1e-5).
     pub stagnation_tol: f64,
-    /// What `opts.tol` bounds (paper: the absolute tolerance on the merit `theta`).
+    /// What `opts.tol` bounds.
     pub measure: ConvergenceMeasure,
-    /// Reduce the Newton system to the active block by the Schur complement (paper: yes);
-    /// `false` solves the full `n x n` B-derivative system.
+    /// Use the formulation's own reduced Newton solve (the min-map's Schur complement, eq. 11;
+    /// paper: yes); `false` solves the full `n x n` system.
     pub schur: bool,
     /// How the reduced (or full) system is solved.
     pub linear_solver: LinearSolver,
@@ -100,15 +115,16 @@ pub struct MinMapNewtonParams {
     pub lu_pivot_ratio: f64,
 }
 
-impl Default for MinMapNewtonParams {
+impl Default for ErlebenNewton {
+    /// The paper's values, stopping on `|H|_2` (see [`ErlebenNewton::paper`]).
     fn default() -> Self {
-        MinMapNewtonParams {
+        ErlebenNewton {
             pgs_sweeps: 4,
             armijo_c: 1e-4,
             backtrack_factor: 0.5,
             min_step_length: 1e-5,
             stagnation_tol: 1e-5,
-            measure: ConvergenceMeasure::Theta,
+            measure: ConvergenceMeasure::NormH,
             schur: true,
             linear_solver: LinearSolver::LuWithSvdFallback,
             svd_rel_tol: 1e-12,
@@ -117,7 +133,15 @@ impl Default for MinMapNewtonParams {
     }
 }
 
-impl MinMapNewtonParams {
+impl ErlebenNewton {
+    /// The paper's driver: its values, stopping on `theta <= tol`.
+    pub fn paper() -> ErlebenNewton {
+        ErlebenNewton {
+            measure: ConvergenceMeasure::Theta,
+            ..ErlebenNewton::default()
+        }
+    }
+
     /// The paper's budgets: absolute tolerance `1e-6` and at most 100 iterations.
     pub fn paper_options() -> SolveOptions {
         SolveOptions {
@@ -134,6 +158,53 @@ impl MinMapNewtonParams {
             ConvergenceMeasure::NormH => (2.0 * theta).sqrt() <= tol,
         }
     }
+
+    /// The linear-solve settings.
+    pub fn square_solve(&self) -> SquareSolve {
+        SquareSolve {
+            svd_only: self.linear_solver == LinearSolver::Svd,
+            svd_rel_tol: self.svd_rel_tol,
+            lu_pivot_ratio: self.lu_pivot_ratio,
+        }
+    }
+}
+
+impl<R: BDerivative + ?Sized> Driver<R> for ErlebenNewton {
+    fn solve(
+        &self,
+        residual: &R,
+        x0: Vec<f64>,
+        opts: &SolveOptions,
+    ) -> Result<Solution, CoreError> {
+        solve_newton(residual, self, Some(x0), opts)
+    }
+}
+
+impl DriverPlugin for ErlebenNewton {
+    type Needs = NeedsBDerivative;
+    const NAME: &'static str = "newton";
+    const DESCRIPTION: &'static str = "Erleben and Ortiz non-smooth Newton: B-derivative, Schur reduction (min-map), Armijo, 4 PGS warm-start sweeps";
+
+    fn check(&self) -> Result<(), CoreError> {
+        let bad = |name: &str, v: f64, want: &str| {
+            Err(CoreError::BadOption(format!(
+                "newton option {name} must be {want}, got {v}"
+            )))
+        };
+        if !(self.armijo_c > 0.0 && self.armijo_c < 1.0) {
+            return bad("armijo_c", self.armijo_c, "in (0, 1)");
+        }
+        if !(self.backtrack_factor > 0.0 && self.backtrack_factor < 1.0) {
+            return bad("backtrack_factor", self.backtrack_factor, "in (0, 1)");
+        }
+        if !(self.min_step_length > 0.0 && self.min_step_length < 1.0) {
+            return bad("min_step_length", self.min_step_length, "in (0, 1)");
+        }
+        if !(self.stagnation_tol >= 0.0 && self.stagnation_tol.is_finite()) {
+            return bad("stagnation_tol", self.stagnation_tol, "non-negative");
+        }
+        Ok(())
+    }
 }
 
 /// A Newton direction and how it was obtained.
@@ -149,66 +220,9 @@ pub struct NewtonStep {
     pub rank: usize,
 }
 
-/// Solves `M z = rhs` where `mt = M'` is given (row-major storage of `M` is the column-major
-/// storage of `M'`); returns `(z, used_svd, rank)`, `None` when no finite solution comes out.
-fn solve_transposed(
-    mt: &Mat<f64>,
-    rhs: &[f64],
-    params: &MinMapNewtonParams,
-) -> Option<(Vec<f64>, bool, usize)> {
-    let n = mt.nrows();
-    if n == 0 {
-        return Some((Vec::new(), false, 0));
-    }
-    let b = Col::from_fn(n, |i| rhs[i]);
-    if params.linear_solver == LinearSolver::LuWithSvdFallback {
-        let lu = mt.partial_piv_lu();
-        let u = lu.U();
-        let (lo, hi) = (0..n).fold((f64::INFINITY, 0.0f64), |(lo, hi), i| {
-            (lo.min(u[(i, i)].abs()), hi.max(u[(i, i)].abs()))
-        });
-        if hi.is_finite() && hi > 0.0 && lo >= params.lu_pivot_ratio * hi {
-            let z = lu.solve_transpose(&b);
-            let z: Vec<f64> = (0..n).map(|i| z[i]).collect();
-            // Residual test `|M z - rhs| <= 1e-8 (|rhs| + |M|_max |z|_1)`: partial pivoting
-            // can pass the pivot test on a matrix that is singular to working precision.
-            let mz = mt.transpose() * Col::from_fn(n, |i| z[i]);
-            let res = (0..n).map(|i| (mz[i] - rhs[i]).abs()).fold(0.0, f64::max);
-            let scale_m = (0..n)
-                .flat_map(|j| (0..n).map(move |i| (i, j)))
-                .fold(0.0f64, |m, (i, j)| m.max(mt[(i, j)].abs()));
-            let scale = rhs.iter().fold(0.0f64, |m, v| m.max(v.abs()))
-                + scale_m * z.iter().map(|v| v.abs()).sum::<f64>();
-            if z.iter().all(|v| v.is_finite()) && res <= 1e-8 * scale.max(f64::MIN_POSITIVE) {
-                return Some((z, false, n));
-            }
-        }
-    }
-    // Truncated pseudo-inverse: M' = U S V' so M = V S U' and M^+ = U S^+ V'.
-    let svd = mt.svd().ok()?;
-    let s = svd.S().column_vector();
-    let smax = (0..n).fold(0.0f64, |m, i| m.max(s[i]));
-    if !(smax.is_finite()) {
-        return None;
-    }
-    let cut = params.svd_rel_tol * smax;
-    let vtb = svd.V().transpose() * &b;
-    let mut w = Col::<f64>::zeros(n);
-    let mut rank = 0;
-    for i in 0..n {
-        if s[i] > cut && s[i] > 0.0 {
-            w[i] = vtb[i] / s[i];
-            rank += 1;
-        }
-    }
-    let z = svd.U() * &w;
-    let z: Vec<f64> = (0..n).map(|i| z[i]).collect();
-    z.iter().all(|v| v.is_finite()).then_some((z, true, rank))
-}
-
 /// `+mu_i` on `L`, `-mu_i` on `U` (the off-diagonal entry of row `i` of eq. 9), 0 on `A` and
 /// on normal rows.
-fn bound_coupling(map: &MinMap<'_>, i: usize, p: Piece) -> f64 {
+fn bound_coupling(map: &MinMap, i: usize, p: Piece) -> f64 {
     match p {
         Piece::Lower => map.row_mu(i),
         Piece::Upper => -map.row_mu(i),
@@ -219,11 +233,7 @@ fn bound_coupling(map: &MinMap<'_>, i: usize, p: Piece) -> f64 {
 /// The Newton direction from the Schur-complement reduction to the active block (eq. 11).
 ///
 /// `None` when the reduced system has no finite solution.
-pub fn schur_newton_step(
-    map: &MinMap<'_>,
-    p: &MinMapPoint,
-    params: &MinMapNewtonParams,
-) -> Option<NewtonStep> {
+pub fn schur_newton_step(map: &MinMap, p: &MinMapPoint, how: &SquareSolve) -> Option<NewtonStep> {
     let n = map.dim();
     let active: Vec<usize> = (0..n).filter(|&i| p.pieces[i] == Piece::Active).collect();
     let na = active.len();
@@ -274,7 +284,11 @@ pub fn schur_newton_step(
             st[(c, r)] -= s * map.entry(ir, i);
         }
     }
-    let (dxa, used_svd, rank) = solve_transposed(&st, &rhs, params)?;
+    let SquareSolution {
+        z: dxa,
+        used_svd,
+        rank,
+    } = solve_square_transposed(&st, &rhs, how)?;
     let mut dx = vec![0.0; n];
     for (r, &i) in active.iter().enumerate() {
         dx[i] = dxa[r];
@@ -300,11 +314,7 @@ pub fn schur_newton_step(
 
 /// The Newton direction from the full `n x n` system `J dx = -H` with the generalized
 /// Jacobian of eq. 9 (no reduction).
-pub fn full_newton_step(
-    map: &MinMap<'_>,
-    p: &MinMapPoint,
-    params: &MinMapNewtonParams,
-) -> Option<NewtonStep> {
+pub fn full_newton_step(map: &MinMap, p: &MinMapPoint, how: &SquareSolve) -> Option<NewtonStep> {
     let n = map.dim();
     let mut jt = Mat::<f64>::zeros(n, n);
     let mut row = vec![0.0; n];
@@ -316,25 +326,39 @@ pub fn full_newton_step(
         }
     }
     let rhs: Vec<f64> = p.h.iter().map(|v| -v).collect();
-    let (dx, used_svd, rank) = solve_transposed(&jt, &rhs, params)?;
+    let s = solve_square_transposed(&jt, &rhs, how)?;
     Some(NewtonStep {
-        dx,
+        dx: s.z,
         system_size: n,
-        used_svd,
-        rank,
+        used_svd: s.used_svd,
+        rank: s.rank,
     })
 }
 
-/// The Newton direction as `params.schur` asks.
-pub fn newton_step(
-    map: &MinMap<'_>,
-    p: &MinMapPoint,
-    params: &MinMapNewtonParams,
-) -> Option<NewtonStep> {
-    if params.schur {
-        schur_newton_step(map, p, params)
-    } else {
-        full_newton_step(map, p, params)
+/// The min-map's structure for the Newton driver: the Schur reduction (eq. 11) and the pyramid
+/// Gauss-Seidel warm start.
+impl BDerivative for MinMap {
+    fn newton_direction(
+        &self,
+        x: &[f64],
+        _f: &[f64],
+        _jac: &Mat<f64>,
+        how: &SquareSolve,
+    ) -> Option<(SquareSolution, usize)> {
+        let s = schur_newton_step(self, &self.evaluate(x), how)?;
+        Some((
+            SquareSolution {
+                z: s.dx,
+                used_svd: s.used_svd,
+                rank: s.rank,
+            },
+            s.system_size,
+        ))
+    }
+
+    fn warm_start_sweep(&self, x: &mut [f64]) -> bool {
+        pgs_pyramid_sweep(self, x);
+        true
     }
 }
 
@@ -344,7 +368,7 @@ pub fn newton_step(
 ///
 /// Rows with a nonpositive or non-finite `A_ii` are left as they are. If the normal row was
 /// left at `x_n < 0`, the crossed tangent bounds clamp to `u = mu x_n`.
-pub fn pgs_pyramid_sweep(map: &MinMap<'_>, x: &mut [f64]) -> f64 {
+pub fn pgs_pyramid_sweep(map: &MinMap, x: &mut [f64]) -> f64 {
     let mut change = 0.0f64;
     for i in 0..map.dim() {
         let aii = map.entry(i, i);
@@ -360,31 +384,43 @@ pub fn pgs_pyramid_sweep(map: &MinMap<'_>, x: &mut [f64]) -> f64 {
     change
 }
 
-/// `J' H` for the Jacobian whose rows are `p.pieces`.
-fn gradient(map: &MinMap<'_>, p: &MinMapPoint) -> Vec<f64> {
-    let n = map.dim();
-    let mut g = vec![0.0; n];
-    for i in 0..n {
-        let hi = p.h[i];
-        if hi == 0.0 {
-            continue;
-        }
-        match p.pieces[i] {
-            Piece::Active => {
-                for (gj, aij) in g.iter_mut().zip(map.row(i)) {
-                    *gj += hi * aij;
-                }
-            }
-            pi => {
-                g[i] += hi;
-                let s = bound_coupling(map, i, pi);
-                if s != 0.0 {
-                    g[MinMap::normal_of(i)] += s * hi;
-                }
-            }
+/// A point with its residual `H`, merit `theta = H'H / 2`, B-derivative element `J` and
+/// gradient `J'H`.
+#[derive(Debug, Clone)]
+pub struct NewtonPoint {
+    /// `x`.
+    pub x: Vec<f64>,
+    /// `H(x)`.
+    pub h: Vec<f64>,
+    /// `theta = H'H / 2`.
+    pub theta: f64,
+    /// The generalized Jacobian element at `x`.
+    pub jac: Mat<f64>,
+    /// `J'H`.
+    pub grad: Vec<f64>,
+}
+
+impl NewtonPoint {
+    /// Evaluates `H`, `J` and `J'H` at `x`.
+    pub fn at<R: BDerivative + ?Sized>(r: &R, x: Vec<f64>) -> NewtonPoint {
+        let mut h = vec![0.0; r.num_residuals()];
+        r.residual(&x, &mut h);
+        let mut jac = Mat::zeros(r.num_residuals(), r.num_unknowns());
+        r.jacobian(&x, jac.as_mut());
+        let grad = kit::mat_t_vec(jac.as_ref(), &h);
+        NewtonPoint {
+            theta: kit::merit_of(&h),
+            x,
+            h,
+            jac,
+            grad,
         }
     }
-    g
+
+    /// `|H|_2`.
+    pub fn h_norm(&self) -> f64 {
+        (2.0 * self.theta).sqrt()
+    }
 }
 
 /// How one Newton iteration ended.
@@ -400,6 +436,8 @@ pub enum StepOutcome {
     NotDescent,
     /// `tau` fell below `min_step_length` without sufficient decrease.
     BacktrackingFailed,
+    /// The time limit ran out during the back-tracking.
+    Timeout,
 }
 
 impl StepOutcome {
@@ -411,6 +449,7 @@ impl StepOutcome {
             StepOutcome::LocalMinimum => "local_minimum",
             StepOutcome::NotDescent => "not_descent",
             StepOutcome::BacktrackingFailed => "backtracking_failed",
+            StepOutcome::Timeout => "timeout",
         }
     }
 }
@@ -428,64 +467,48 @@ pub struct IterationReport {
     pub slope: f64,
     /// `|J'H|_2` at the start of the iteration.
     pub grad_norm: f64,
-    /// `(|L|, |A|, |U|)` at the start of the iteration.
-    pub sets: (usize, usize, usize),
-    /// The Newton step's solve, when there was one.
+    /// The Newton system's solve, when there was one: `(size, used_svd, rank)`.
     pub step: Option<(usize, bool, usize)>,
 }
 
-/// The min-map Newton driver as an argmin [`Solver`]; holds the current point.
-#[derive(Debug, Clone)]
-pub struct MinMapNewtonSolver {
-    /// The parameters.
-    pub params: MinMapNewtonParams,
-    point: Option<MinMapPoint>,
-    status: Option<Status>,
-}
-
-impl MinMapNewtonSolver {
-    /// A solver with the given parameters.
-    pub fn new(params: MinMapNewtonParams) -> MinMapNewtonSolver {
-        MinMapNewtonSolver {
-            params,
-            point: None,
-            status: None,
-        }
-    }
-
-    /// One Newton iteration from `p`: the new point (or `p` itself when no step was
-    /// accepted) and the report.
-    pub fn iterate(
+impl ErlebenNewton {
+    /// One Newton iteration from `p`: the new point (or `None` when no step was accepted) and
+    /// the report.
+    pub fn iterate<R: BDerivative + ?Sized>(
         &self,
-        map: &MinMap<'_>,
-        p: &MinMapPoint,
+        r: &R,
+        p: &NewtonPoint,
         grad_tol: f64,
-    ) -> (Option<MinMapPoint>, IterationReport) {
-        let n = map.dim();
-        let g = gradient(map, p);
+        deadline: Deadline,
+    ) -> (Option<NewtonPoint>, IterationReport) {
+        let n = p.x.len();
         let mut report = IterationReport {
             outcome: StepOutcome::Accepted,
             tau: 0.0,
             backtracks: 0,
             slope: f64::NAN,
-            grad_norm: dot(&g, &g).sqrt(),
-            sets: p.set_sizes(),
+            grad_norm: kit::norm2(&p.grad),
             step: None,
         };
         if report.grad_norm <= grad_tol {
             report.outcome = StepOutcome::LocalMinimum;
             return (None, report);
         }
-        let Some(step) = newton_step(map, p, &self.params) else {
+        let how = self.square_solve();
+        let solved = if self.schur {
+            r.newton_direction(&p.x, &p.h, &p.jac, &how)
+        } else {
+            let rhs: Vec<f64> = p.h.iter().map(|v| -v).collect();
+            let jt = p.jac.transpose().to_owned();
+            solve_square_transposed(&jt, &rhs, &how).map(|s| (s, n))
+        };
+        let Some((step, size)) = solved.filter(|(s, _)| s.z.len() == n) else {
             report.outcome = StepOutcome::Singular;
             return (None, report);
         };
-        report.step = Some((step.system_size, step.used_svd, step.rank));
-        let dx = step.dx;
-        let mut ad = vec![0.0; n];
-        map.mul(&dx, &mut ad);
-        let mut jdx = vec![0.0; n];
-        map.jacobian_times(&p.pieces, &dx, &ad, &mut jdx);
+        report.step = Some((size, step.used_svd, step.rank));
+        let dx = step.z;
+        let jdx = kit::mat_vec(p.jac.as_ref(), &dx);
         let slope = dot(&p.h, &jdx);
         report.slope = slope;
         if slope.is_nan() || slope >= 0.0 {
@@ -494,35 +517,32 @@ impl MinMapNewtonSolver {
         }
         // Armijo back-tracking on theta (eq. 7 with the paper's line search).
         let mut tau = 1.0;
-        let mut xt = vec![0.0; n];
-        let mut yt = vec![0.0; n];
-        let mut ht = vec![0.0; n];
-        let mut pt = vec![Piece::Active; n];
-        loop {
-            for i in 0..n {
-                xt[i] = p.x[i] + tau * dx[i];
-                yt[i] = p.y[i] + tau * ad[i];
+        let mut ht = vec![0.0; r.num_residuals()];
+        let xt = loop {
+            let xt = kit::axpy(&p.x, tau, &dx);
+            r.residual(&xt, &mut ht);
+            if kit::merit_of(&ht) <= p.theta + self.armijo_c * tau * slope {
+                break xt;
             }
-            let theta = map.min_map_from(&xt, &yt, &mut ht, &mut pt);
-            if theta <= p.theta + self.params.armijo_c * tau * slope {
-                break;
-            }
-            tau *= self.params.backtrack_factor;
+            tau *= self.backtrack_factor;
             report.backtracks += 1;
-            if tau.is_nan() || tau < self.params.min_step_length {
+            if tau.is_nan() || tau < self.min_step_length {
                 report.outcome = StepOutcome::BacktrackingFailed;
                 return (None, report);
             }
-        }
+            if deadline.expired() {
+                report.outcome = StepOutcome::Timeout;
+                return (None, report);
+            }
+        };
         report.tau = tau;
-        // Re-evaluate y = A x + b exactly at the accepted point.
-        (Some(map.evaluate(&xt)), report)
+        (Some(NewtonPoint::at(r, xt)), report)
     }
 
-    fn status_at(&self, p: &MinMapPoint, tol: f64) -> Option<Status> {
-        if !p.theta.is_finite() || p.x.iter().any(|v| !v.is_finite()) {
+    fn status_at(&self, p: &NewtonPoint, tol: f64) -> Option<Status> {
+        if !p.theta.is_finite() || !kit::all_finite(&p.x) {
             Some(Status::NotFinite)
-        } else if self.params.converged(p.theta, tol) {
+        } else if self.converged(p.theta, tol) {
             Some(Status::Converged)
         } else {
             None
@@ -530,105 +550,110 @@ impl MinMapNewtonSolver {
     }
 }
 
-/// Argmin state of the min-map Newton driver: `x` and `theta` as cost.
-pub type MinMapState = IterState<Vec<f64>, (), (), (), (), f64>;
+/// Argmin state of the Newton driver: `x` and `theta` as cost.
+pub type NewtonState = IterState<Vec<f64>, (), (), (), (), f64>;
 
-/// The argmin problem: the min-map and the stopping tolerances.
-#[derive(Debug, Clone)]
-pub struct MinMapProblem<'m, 'a> {
+/// The argmin problem: the residual, the stopping tolerances and the deadline.
+pub struct NewtonProblem<'a, R: ?Sized> {
     /// The residual.
-    pub map: &'m MinMap<'a>,
-    /// Absolute tolerance (in the measure of [`MinMapNewtonParams::measure`]).
+    pub residual: &'a R,
+    /// Absolute tolerance (in the measure of [`ErlebenNewton::measure`]).
     pub tol: f64,
     /// Local minimum when `|J'H|_2 <= grad_tol` and not converged.
     pub grad_tol: f64,
+    /// When the time limit runs out.
+    pub deadline: Deadline,
 }
 
-fn bump(problem: &mut Problem<MinMapProblem<'_, '_>>, key: &'static str, by: u64) {
+/// The driver as an argmin [`Solver`]; holds the current point.
+#[derive(Debug, Clone)]
+struct NewtonArgmin {
+    params: ErlebenNewton,
+    point: Option<NewtonPoint>,
+    status: Option<Status>,
+}
+
+fn bump<P>(problem: &mut Problem<P>, key: &'static str, by: u64) {
     *problem.counts.entry(key).or_insert(0) += by;
 }
 
-impl<'m, 'a> Solver<MinMapProblem<'m, 'a>, MinMapState> for MinMapNewtonSolver {
+impl<'a, R: BDerivative + ?Sized> Solver<NewtonProblem<'a, R>, NewtonState> for NewtonArgmin {
     fn name(&self) -> &str {
-        "Erleben-Ortiz min-map non-smooth Newton"
+        "Erleben-Ortiz non-smooth Newton"
     }
 
     fn init(
         &mut self,
-        problem: &mut Problem<MinMapProblem<'m, 'a>>,
-        state: MinMapState,
-    ) -> Result<(MinMapState, Option<KV>), ArgminError> {
+        problem: &mut Problem<NewtonProblem<'a, R>>,
+        state: NewtonState,
+    ) -> Result<(NewtonState, Option<KV>), ArgminError> {
         let mut x = state.get_param().cloned().unwrap_or_default();
         let pr = problem
             .problem
             .as_ref()
-            .ok_or_else(|| ArgminError::msg("min-map problem missing"))?;
-        let (map, tol) = (pr.map, pr.tol);
-        let cold = map.evaluate(&x);
+            .ok_or_else(|| ArgminError::msg("Newton problem missing"))?;
+        let (r, tol, deadline) = (pr.residual, pr.tol, pr.deadline);
+        let cold = NewtonPoint::at(r, x.clone());
         let mut sweeps = 0u64;
         let mut point = cold.clone();
-        if self.status_at(&cold, tol).is_none() {
+        if self.params.status_at(&cold, tol).is_none() {
             for _ in 0..self.params.pgs_sweeps {
-                pgs_pyramid_sweep(map, &mut x);
+                if deadline.expired() || !r.warm_start_sweep(&mut x) {
+                    break;
+                }
                 sweeps += 1;
             }
             if sweeps > 0 {
-                point = map.evaluate(&x);
+                point = NewtonPoint::at(r, x);
             }
         }
         bump(problem, "residual_count", 1 + u64::from(sweeps > 0));
         bump(problem, "pgs_sweeps", sweeps);
-        self.status = self.status_at(&point, tol);
-        let (l, a, u) = point.set_sizes();
+        self.status = self.params.status_at(&point, tol);
         let kv = kv!(
             "merit" => point.theta;
             "merit_cold" => cold.theta;
             "h_norm" => point.h_norm();
             "pgs_sweeps" => sweeps;
-            "active" => a as u64;
-            "lower" => l as u64;
-            "upper" => u as u64;
             "step_kind" => if sweeps > 0 { "pgs" } else { "start" };
         );
-        let theta = point.theta;
-        let x = point.x.clone();
+        let (x, theta) = (point.x.clone(), point.theta);
         self.point = Some(point);
         Ok((state.param(x).cost(theta), Some(kv)))
     }
 
     fn next_iter(
         &mut self,
-        problem: &mut Problem<MinMapProblem<'m, 'a>>,
-        state: MinMapState,
-    ) -> Result<(MinMapState, Option<KV>), ArgminError> {
+        problem: &mut Problem<NewtonProblem<'a, R>>,
+        state: NewtonState,
+    ) -> Result<(NewtonState, Option<KV>), ArgminError> {
         let pr = problem
             .problem
             .as_ref()
-            .ok_or_else(|| ArgminError::msg("min-map problem missing"))?;
-        let (map, tol, grad_tol) = (pr.map, pr.tol, pr.grad_tol);
+            .ok_or_else(|| ArgminError::msg("Newton problem missing"))?;
+        let (r, tol, grad_tol, deadline) = (pr.residual, pr.tol, pr.grad_tol, pr.deadline);
         let Some(p) = self.point.take() else {
             self.status = Some(Status::NotFinite);
             return Ok((state, None));
         };
-        let (next, rep) = self.iterate(map, &p, grad_tol);
+        let (next, rep) = self.params.iterate(r, &p, grad_tol, deadline);
         bump(problem, "newton_iterations", 1);
         if let Some((_, svd, _)) = rep.step {
             bump(problem, "linear_solves", 1);
             bump(problem, "svd_solves", u64::from(svd));
         }
         bump(problem, "residual_count", u64::from(rep.backtracks) + 1);
-        let (l, a, u) = rep.sets;
         let (size, svd, rank) = rep.step.unwrap_or((0, false, 0));
         let (point, step_norm, max_change) = match next {
             Some(q) => {
                 let d: Vec<f64> = q.x.iter().zip(&p.x).map(|(a, b)| a - b).collect();
-                let mc = d.iter().fold(0.0f64, |m, v| m.max(v.abs()));
-                (q, dot(&d, &d).sqrt(), mc)
+                (q, kit::norm2(&d), kit::norm_inf(&d))
             }
             None => (p, 0.0, 0.0),
         };
         self.status = match rep.outcome {
             StepOutcome::Accepted => self
+                .params
                 .status_at(&point, tol)
                 .or_else(|| (max_change < self.params.stagnation_tol).then_some(Status::Stagnated)),
             StepOutcome::Singular => Some(Status::SingularSystem),
@@ -636,6 +661,7 @@ impl<'m, 'a> Solver<MinMapProblem<'m, 'a>, MinMapState> for MinMapNewtonSolver {
             StepOutcome::NotDescent | StepOutcome::BacktrackingFailed => {
                 Some(Status::LineSearchFailed)
             }
+            StepOutcome::Timeout => Some(Status::Timeout),
         };
         let kv = kv!(
             "merit" => point.theta;
@@ -647,9 +673,6 @@ impl<'m, 'a> Solver<MinMapProblem<'m, 'a>, MinMapState> for MinMapNewtonSolver {
             "step_length" => rep.tau;
             "backtracks" => u64::from(rep.backtracks);
             "slope" => rep.slope;
-            "active" => a as u64;
-            "lower" => l as u64;
-            "upper" => u as u64;
             "system_size" => size as u64;
             "svd" => svd;
             "rank" => rank as u64;
@@ -659,39 +682,58 @@ impl<'m, 'a> Solver<MinMapProblem<'m, 'a>, MinMapState> for MinMapNewtonSolver {
         Ok((state.param(x).cost(theta), Some(kv)))
     }
 
-    fn terminate(&mut self, _state: &MinMapState) -> TerminationStatus {
-        self.status
-            .as_ref()
-            .map(Status::to_termination)
-            .unwrap_or(TerminationStatus::NotTerminated)
+    fn terminate(&mut self, _state: &NewtonState) -> TerminationStatus {
+        kit::termination(&self.status)
     }
 }
 
-/// Solves the min-map `H(x) = 0` by the paper's non-smooth Newton method from `x0` (zero
-/// when `None`), warm-started by `params.pgs_sweeps` pyramid PGS sweeps.
+/// Solves `H(x) = 0` for any [`BDerivative`] by Erleben and Ortiz's non-smooth Newton method
+/// from `x0` (zero when `None`), warm-started by `params.pgs_sweeps` sweeps where the
+/// formulation has them.
 ///
 /// `opts.tol` is the absolute tolerance in `params.measure` (paper: `1e-6` on `theta`, see
-/// [`MinMapNewtonParams::paper_options`]), `opts.max_iter` bounds the Newton iterations,
-/// `opts.grad_tol` the local-minimum test, `opts.timeout` the wall clock; `opts.step_tol` is
-/// not used (the paper's stagnation threshold is `params.stagnation_tol`). A wrong-length
-/// `x0` is an error; a non-finite one gives [`Status::NotFinite`].
-pub fn solve_minmap_newton(
-    map: &MinMap<'_>,
-    params: &MinMapNewtonParams,
+/// [`ErlebenNewton::paper_options`]), `opts.max_iter` bounds the Newton iterations,
+/// `opts.grad_tol` the local-minimum test, `opts.time_limit` the wall clock; `opts.step_tol`
+/// is not used (the paper's stagnation threshold is `params.stagnation_tol`). A wrong-length
+/// `x0` or a non-square residual is an error; a non-finite `x0` gives [`Status::NotFinite`].
+pub fn solve_newton<R: BDerivative + ?Sized>(
+    residual: &R,
+    params: &ErlebenNewton,
     x0: Option<Vec<f64>>,
     opts: &SolveOptions,
 ) -> Result<Solution, CoreError> {
-    let n = map.dim();
+    let n = residual.num_unknowns();
+    if residual.num_residuals() != n {
+        return Err(CoreError::Unsupported(format!(
+            "the Newton driver needs a square system; this residual has {} components for {n} unknowns",
+            residual.num_residuals()
+        )));
+    }
     let x0 = x0.unwrap_or_else(|| vec![0.0; n]);
     check_start(&x0, n)?;
-    let problem = MinMapProblem {
-        map,
+    let problem = NewtonProblem {
+        residual,
         tol: opts.tol,
         grad_tol: opts.grad_tol,
+        deadline: Deadline::after(opts.time_limit),
     };
-    let solver = MinMapNewtonSolver::new(params.clone());
+    let solver = NewtonArgmin {
+        params: params.clone(),
+        point: None,
+        status: None,
+    };
     let (tol, p) = (opts.tol, params.clone());
-    execute(problem, solver, x0, opts, move |s: &MinMapState| {
+    execute(problem, solver, x0, opts, move |s: &NewtonState| {
         p.converged(s.get_cost(), tol)
     })
+}
+
+/// [`solve_newton`] on the min-map (the paper's setting).
+pub fn solve_minmap_newton(
+    map: &MinMap,
+    params: &ErlebenNewton,
+    x0: Option<Vec<f64>>,
+    opts: &SolveOptions,
+) -> Result<Solution, CoreError> {
+    solve_newton(map, params, x0, opts)
 }

@@ -17,7 +17,9 @@
 //! checks the two agree entry by entry).
 
 use contactlab_core::frame;
-use contactlab_core::{LocalProblem, NonSmoothResidual, ProjectedResidual, Residual};
+use contactlab_core::{
+    BDerivative, Edge, LocalProblem, NonSmoothResidual, ProjectedResidual, Residual,
+};
 use faer::MatMut;
 use nalgebra::{Matrix3, Vector3};
 
@@ -254,7 +256,37 @@ impl NonSmoothResidual for ImplicitMncp {
         let blocks = self.blocks(x, &regions);
         self.jacobian_from_blocks(&blocks, out);
     }
+
+    /// Todorov's plane and cone edges of each contact's `z` (with `b = 0`), so Todorov's
+    /// driver mixes Jacobians and restricts steps on the MNCP as on his own residual.
+    fn edges_at(&self, x: &[f64], out: &mut Vec<Edge>) {
+        let n_b = self.sys.n_b;
+        for i in 0..self.sys.n_u {
+            let (mu, z) = (self.sys.mu[i], self.z(x, i));
+            if let Some(kind) = todorov::edge_at(mu, 0.0, z) {
+                let d = todorov::edge_normal(kind, mu, 0.0, z);
+                out.push(Edge {
+                    start: n_b + 3 * i,
+                    normal: vec![d[0], d[1], d[2]],
+                    curved: kind == todorov::EdgeKind::Cone,
+                    tag: i,
+                });
+            }
+        }
+    }
+
+    fn project_onto_edge(&self, edge: &Edge, x: &mut [f64]) {
+        if edge.curved {
+            let i = edge.tag;
+            let p = todorov::project_on_cone_edge(self.sys.mu[i], 0.0, self.z(x, i));
+            x[edge.columns()].copy_from_slice(p.as_slice());
+        }
+    }
 }
+
+/// Piecewise smooth like Todorov's residual: the one-sided Jacobian is the B-derivative, and
+/// Erleben and Ortiz's Newton runs on the dense square system.
+impl BDerivative for ImplicitMncp {}
 
 impl ProjectedResidual for ImplicitMncp {
     /// The identity: the MNCP's unknowns are unconstrained (`z` by Todorov's construction,

@@ -67,6 +67,7 @@ mod bilateral;
 mod directions;
 mod mlcp;
 mod mncp;
+pub mod plugin;
 #[cfg(test)]
 mod tests;
 
@@ -74,6 +75,7 @@ pub use bilateral::Bilateral;
 pub use directions::Directions;
 pub use mlcp::{fischer_burmeister, fischer_burmeister_gradient, KinkRule, MlcpFb};
 pub use mncp::ImplicitMncp;
+pub use plugin::{MlcpFbFormulation, MncpFormulation};
 
 /// Errors of this module's constructors: invalid directions, bilateral data or problems.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]

@@ -21,13 +21,18 @@
 
 use std::sync::OnceLock;
 
-use contactlab_core::{LocalProblem, NonSmoothResidual, ProblemError, Residual};
+use contactlab_core::{
+    BDerivative, Edge, EdgeMix, LocalProblem, NonSmoothResidual, NormalEquations, ProblemError,
+    Residual,
+};
 use faer::{Col, Mat, MatMut};
 use nalgebra::{Matrix3, Vector3};
 
+pub mod plugin;
 pub mod solver;
 
-pub use solver::{solve_todorov, TodorovParams, TodorovSolver};
+pub use plugin::ImplicitNcpFormulation;
+pub use solver::{solve_todorov, Todorov, TodorovSolver};
 
 /// The smooth piece a contact's `x_k` lies in (paper Fig. 1C).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -450,15 +455,7 @@ impl ImplicitNcp {
 
     /// The edge contact `k` lies on at `x_k`, if any (within round-off of an analytic crossing).
     pub fn edge_of(&self, k: usize, xk: Vector3<f64>) -> Option<EdgeKind> {
-        let (mu, b) = (self.mu[k], self.b[k]);
-        let scale = 1e-10 * (1.0 + xk.amax() + b.abs());
-        if (xk[0] - b).abs() <= scale {
-            Some(EdgeKind::Plane)
-        } else if xk[0] < b && (mu * (b - xk[0]) - xk[1].hypot(xk[2])).abs() <= scale * (1.0 + mu) {
-            Some(EdgeKind::Cone)
-        } else {
-            None
-        }
+        edge_at(self.mu[k], self.b[k], xk)
     }
 
     /// Section III-F: all contacts sticking, `v = b e_n` per contact (`v = 0` for `b = 0`),
@@ -527,6 +524,30 @@ impl Residual for ImplicitNcp {
     }
 }
 
+impl ImplicitNcp {
+    /// The `df/dx` blocks of the pieces entered along `dx`.
+    fn blocks_along(&self, x: &[f64], dx: &[f64]) -> Vec<Matrix3<f64>> {
+        let regions: Vec<Region> = (0..self.num_contacts())
+            .map(|k| region_along(self.mu[k], self.b[k], block(x, k), block(dx, k)))
+            .collect();
+        self.df_dx_blocks(x, &regions)
+    }
+
+    /// Contact `k`'s `df/dx` block on either side of an edge with normal `d` at `x_k`.
+    fn sides(&self, k: usize, x: &[f64], d: Vector3<f64>) -> (Matrix3<f64>, Matrix3<f64>) {
+        let (mu, b, xk) = (self.mu[k], self.b[k], block(x, k));
+        (
+            region_along(mu, b, xk, d).df_dx(mu, b, xk),
+            region_along(mu, b, xk, -d).df_dx(mu, b, xk),
+        )
+    }
+}
+
+/// The edge's normal as a 3-vector (its block is one contact).
+fn normal3(e: &Edge) -> Vector3<f64> {
+    Vector3::new(e.normal[0], e.normal[1], e.normal[2])
+}
+
 impl NonSmoothResidual for ImplicitNcp {
     fn kinks_on_segment(&self, x: &[f64], dx: &[f64], out: &mut Vec<f64>) {
         let start = out.len();
@@ -537,11 +558,100 @@ impl NonSmoothResidual for ImplicitNcp {
     }
 
     fn jacobian_along(&self, x: &[f64], dx: &[f64], out: MatMut<'_, f64>) {
-        let regions: Vec<Region> = (0..self.num_contacts())
-            .map(|k| region_along(self.mu[k], self.b[k], block(x, k), block(dx, k)))
-            .collect();
-        let blocks = self.df_dx_blocks(x, &regions);
+        let blocks = self.blocks_along(x, dx);
         self.jacobian_from_blocks(&blocks, out);
+    }
+
+    /// `J_along dx` block by block, O(n^2) without forming `J`.
+    fn derivative_along(&self, x: &[f64], dx: &[f64], out: &mut [f64]) {
+        let blocks = self.blocks_along(x, dx);
+        out.copy_from_slice(&self.jacobian_times(&blocks, dx));
+    }
+
+    /// The plane `x_n = b` and the cone `mu (b - x_n) = |x_F|` of each contact, within
+    /// round-off of an analytic crossing (section III-C).
+    fn edges_at(&self, x: &[f64], out: &mut Vec<Edge>) {
+        for k in 0..self.num_contacts() {
+            let xk = block(x, k);
+            if let Some(kind) = self.edge_of(k, xk) {
+                let d = edge_normal(kind, self.mu[k], self.b[k], xk);
+                out.push(Edge {
+                    start: 3 * k,
+                    normal: vec![d[0], d[1], d[2]],
+                    curved: kind == EdgeKind::Cone,
+                    tag: k,
+                });
+            }
+        }
+    }
+
+    /// The nearest point on the cone edge (section III-D); the plane is flat.
+    fn project_onto_edge(&self, edge: &Edge, x: &mut [f64]) {
+        let k = edge.tag;
+        if edge.curved {
+            let p = project_on_cone_edge(self.mu[k], self.b[k], block(x, k));
+            x[3 * k..3 * k + 3].copy_from_slice(p.as_slice());
+        }
+    }
+
+    /// Eq. 25 in O(1) per edge from one pull-back `p = (A - I)' D r`: only contact `k`'s
+    /// columns change, so `r' J_i d = p_k' F_i d - (D r)_k . d`.
+    fn edge_slopes(&self, x: &[f64], f: &[f64], edges: &[Edge], out: &mut Vec<(f64, f64)>) {
+        if edges.is_empty() {
+            return;
+        }
+        let pull = self.pullback(f);
+        for e in edges {
+            let k = e.tag;
+            let d = normal3(e);
+            let (f1, f2) = self.sides(k, x, d);
+            let (pk, drk) = (
+                block(&pull, k),
+                block(f, k).component_mul(&block(&self.d, k)),
+            );
+            out.push((
+                pk.dot(&(f1 * d)) - drk.dot(&d),
+                -(pk.dot(&(f2 * d)) - drk.dot(&d)),
+            ));
+        }
+    }
+
+    /// `J'J` and `J'r` from the mixed `df/dx` blocks in O(n^2) ([`ImplicitNcp::normal_matrix`]).
+    fn normal_equations(
+        &self,
+        x: &[f64],
+        f: &[f64],
+        edges: &[Edge],
+        mixes: &[EdgeMix],
+    ) -> NormalEquations {
+        let mut blocks = self.df_dx_blocks(x, &self.regions(x));
+        for m in mixes {
+            let e = &edges[m.edge];
+            let (f1, f2) = self.sides(e.tag, x, normal3(e));
+            blocks[e.tag] = m.plus * f1 + m.minus * f2;
+        }
+        let pull = self.pullback(f);
+        NormalEquations {
+            gradient: self.jacobian_transpose_from_pullback(&blocks, &pull, f),
+            jtj: self.normal_matrix(&blocks),
+        }
+    }
+}
+
+/// The implicit NCP is piecewise smooth, so its one-sided Jacobian is its B-derivative; the
+/// Newton system is the dense default.
+impl BDerivative for ImplicitNcp {}
+
+/// The edge a contact with friction `mu` and bias `b` lies on at `x`, if any (within round-off
+/// of an analytic crossing, which is where the edge-aware line search lands).
+pub fn edge_at(mu: f64, b: f64, x: Vector3<f64>) -> Option<EdgeKind> {
+    let scale = 1e-10 * (1.0 + x.amax() + b.abs());
+    if (x[0] - b).abs() <= scale {
+        Some(EdgeKind::Plane)
+    } else if x[0] < b && (mu * (b - x[0]) - x[1].hypot(x[2])).abs() <= scale * (1.0 + mu) {
+        Some(EdgeKind::Cone)
+    } else {
+        None
     }
 }
 

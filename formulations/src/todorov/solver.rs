@@ -1,20 +1,29 @@
 //! Todorov's non-smooth Gauss-Newton/Levenberg-Marquardt with dogleg and edge-aware line
-//! search (Todorov 2010, section III, pseudocode III-E).
+//! search (Todorov 2010, section III, pseudocode III-E), on any
+//! [`NonSmoothResidual`](contactlab_core::NonSmoothResidual).
 //!
 //! One iteration at `x`, with `l = |r|^2 / 2`, `g = J' r`, `H = J' J + lambda I` (eqs. 19-21):
 //!
-//! 1. For every contact lying on an edge, compare the one-sided directional derivatives
-//!    `delta_1 = r' J_1 d`, `delta_2 = -r' J_2 d` (eq. 25). If one is negative, take the
-//!    Jacobian of the steeper side; otherwise the edge is *active*: mix the two Jacobians by
-//!    eq. 26 and restrict the step to the edge's tangent space with the block `B_k` of eq. 29.
-//! 2. Newton point `x_N = x + B (B'HB)^-1 B' (-g)` (eq. 28), projected onto active cone edges.
-//!    Accept it when the actual decrease of `l` is at least `accept_ratio` (50%) of the decrease
-//!    predicted by the quadratic model (23); then decrease `lambda`.
+//! 1. For every edge the point lies on ([`NonSmoothResidual::edges_at`]), compare the one-sided
+//!    directional derivatives `delta_1 = r' J_1 d`, `delta_2 = -r' J_2 d` (eq. 25). If one is
+//!    negative, take the Jacobian of the steeper side; otherwise the edge is *active*: mix the
+//!    two Jacobians by eq. 26 and restrict the step to the edge's tangent space (the block
+//!    `B_k` of eq. 29: an orthonormal basis of the complement of the edge normal, which spans
+//!    the paper's tangent vectors).
+//! 2. Newton point `x_N = x + B (B'HB)^-1 B' (-g)` (eq. 28), projected back onto active curved
+//!    edges. Accept it when the actual decrease of `l` is at least `accept_ratio` (50%) of the
+//!    decrease predicted by the quadratic model (23); then decrease `lambda`.
 //! 3. Otherwise increase `lambda`, form the Cauchy point `x_C` (eq. 28), projected onto active
-//!    cone edges, split the dogleg path `x -> x_C -> x_N` at its analytic edge crossings
-//!    (eq. 27) into smooth sub-segments, run a cubic line search in each, and take the best
-//!    point found (edge crossings included: landing on an edge is how chattering stops). If no
-//!    point improves on `x`, stop at a local minimum.
+//!    curved edges, split the dogleg path `x -> x_C -> x_N` at its kinks
+//!    ([`NonSmoothResidual::kinks_on_segment`], eq. 27) into smooth sub-segments, run a cubic
+//!    line search in each, and take the best point found (kink crossings included: landing on
+//!    an edge is how chattering stops). If no point improves on `x`, stop at a local minimum.
+//!
+//! On a residual that declares no edges (the default of [`NonSmoothResidual::edges_at`]: the
+//! min-map, a notebook's residual), steps 1-2 see every point as smooth and the kink-aware
+//! line search of step 3 is the edge machinery left. The residual supplies `J'J` and `g`
+//! through [`NonSmoothResidual::normal_equations`], so the implicit NCP keeps its O(n^2)
+//! kernel (`ImplicitNcp::normal_matrix`) while any other residual gets the dense product.
 //!
 //! The paper gives no numbers for the `lambda` schedule; we start at `lambda_0 = 1e-10` times
 //! the mean diagonal of `J'J` (so the schedule is scale-free; small, so that a Newton step on a
@@ -25,24 +34,23 @@
 
 use faer::linalg::solvers::Solve;
 use faer::{Mat, Side};
-use nalgebra::{Matrix3, Matrix3x2, Vector3};
+use serde::{Deserialize, Serialize};
 
 use argmin::core::{
     Error as ArgminError, IterState, Problem, Solver, State, TerminationStatus, KV,
 };
 use argmin::kv;
 use contactlab_core::drivers::execute::execute;
-use contactlab_core::{CoreError, Solution, SolveOptions, Status};
-
-use super::{
-    block, edge_normal, edge_tangent_basis, project_on_cone_edge, region_along, EdgeKind,
-    ImplicitNcp, Region,
+use contactlab_core::drivers::kit::{self, axpy, cubic_minimizer, dot, Deadline};
+use contactlab_core::plugin::{Driver, DriverPlugin, NeedsNonSmooth};
+use contactlab_core::{
+    CoreError, Edge, EdgeMix, NonSmoothResidual, Solution, SolveOptions, Status,
 };
-use contactlab_core::{NonSmoothResidual, Residual};
 
-/// Parameters of Todorov's driver.
-#[derive(Debug, Clone, PartialEq)]
-pub struct TodorovParams {
+/// Todorov's driver and its parameters (the typed options of `--optimizer todorov`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct Todorov {
     /// Initial `lambda`, relative to the mean diagonal of `J'J` at the start.
     pub lambda0: f64,
     /// Factor by which `lambda` grows after a rejected Newton point.
@@ -54,14 +62,14 @@ pub struct TodorovParams {
     /// Newton point accepted when actual decrease >= this share of the predicted one (paper: 50%).
     pub accept_ratio: f64,
     /// Use the edge machinery (Jacobian selection and mixing, tangent-space restriction,
-    /// cone projection, edge-aware line search). `false` gives plain LM-dogleg with a
-    /// line search on the whole segments, for the ablation of the paper's open question.
+    /// projection onto curved edges, kink-aware line search). `false` gives plain LM-dogleg
+    /// with a line search on the whole segments, for the ablation of the paper's open question.
     pub edge_aware: bool,
 }
 
-impl Default for TodorovParams {
+impl Default for Todorov {
     fn default() -> Self {
-        TodorovParams {
+        Todorov {
             lambda0: 1e-10,
             lambda_up: 10.0,
             lambda_down: 10.0,
@@ -72,6 +80,48 @@ impl Default for TodorovParams {
     }
 }
 
+impl<R: NonSmoothResidual + ?Sized> Driver<R> for Todorov {
+    fn solve(
+        &self,
+        residual: &R,
+        x0: Vec<f64>,
+        opts: &SolveOptions,
+    ) -> Result<Solution, CoreError> {
+        solve_todorov(residual, TodorovSolver::new(self.clone()), x0, opts)
+    }
+}
+
+impl DriverPlugin for Todorov {
+    type Needs = NeedsNonSmooth;
+    const NAME: &'static str = "todorov";
+    const DESCRIPTION: &'static str =
+        "Todorov 2010 LM-dogleg with Jacobian selection on edges and edge-aware cubic line search";
+
+    fn check(&self) -> Result<(), CoreError> {
+        let bad = |name: &str, v: f64, want: &str| {
+            Err(CoreError::BadOption(format!(
+                "todorov option {name} must be {want}, got {v}"
+            )))
+        };
+        if !(self.lambda0 > 0.0 && self.lambda0.is_finite()) {
+            return bad("lambda0", self.lambda0, "positive");
+        }
+        if !(self.lambda_up > 1.0 && self.lambda_up.is_finite()) {
+            return bad("lambda_up", self.lambda_up, "above 1");
+        }
+        if !(self.lambda_down > 1.0 && self.lambda_down.is_finite()) {
+            return bad("lambda_down", self.lambda_down, "above 1");
+        }
+        if !(self.lambda_min >= 0.0 && self.lambda_min.is_finite()) {
+            return bad("lambda_min", self.lambda_min, "non-negative");
+        }
+        if !(self.accept_ratio > 0.0 && self.accept_ratio < 1.0) {
+            return bad("accept_ratio", self.accept_ratio, "in (0, 1)");
+        }
+        Ok(())
+    }
+}
+
 /// How one iteration moved.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum StepKind {
@@ -79,10 +129,12 @@ pub enum StepKind {
     Newton,
     /// The line search on the dogleg path found a better point inside a smooth sub-segment.
     Dogleg,
-    /// The line search's best point is an edge crossing.
+    /// The line search's best point is a kink crossing.
     Edge,
     /// No point on the dogleg path improves the merit.
     LocalMinimum,
+    /// The time limit ran out inside the iteration; the point did not move.
+    Timeout,
 }
 
 impl StepKind {
@@ -93,6 +145,7 @@ impl StepKind {
             StepKind::Dogleg => "dogleg",
             StepKind::Edge => "edge",
             StepKind::LocalMinimum => "local_minimum",
+            StepKind::Timeout => "timeout",
         }
     }
 }
@@ -104,7 +157,7 @@ pub struct IterationReport {
     pub kind: StepKind,
     /// `lambda` after the iteration.
     pub lambda: f64,
-    /// Contacts on active edges at the start of the iteration.
+    /// Edges active (Jacobians mixed, step restricted) at the start of the iteration.
     pub active_edges: usize,
     /// Merit `|r|^2/2` at the new point.
     pub merit: f64,
@@ -114,11 +167,11 @@ pub struct IterationReport {
     pub step_norm: f64,
 }
 
-/// Todorov's driver. Holds `lambda` between iterations.
+/// Todorov's driver while it runs: the parameters and `lambda` between iterations.
 #[derive(Debug, Clone)]
 pub struct TodorovSolver {
     /// The parameters.
-    pub params: TodorovParams,
+    pub params: Todorov,
     /// Current `lambda` (absolute); `None` until the first iteration sets it.
     lambda: Option<f64>,
     /// Mean diagonal of `J'J` at the first iteration: the scale of `lambda`.
@@ -127,36 +180,29 @@ pub struct TodorovSolver {
 
 impl Default for TodorovSolver {
     fn default() -> Self {
-        TodorovSolver::new(TodorovParams::default())
+        TodorovSolver::new(Todorov::default())
     }
 }
 
-/// What the linearisation at `x` gives: residual, Jacobian blocks, active edges.
+/// What the linearisation at `x` gives: residual, `J'J`, `g`, and the active edges.
 struct Linearization {
-    r: Vec<f64>,
-    /// `(A - I)' D r`, from which `g = J'r` follows block by block.
-    pull: Vec<f64>,
     merit: f64,
-    blocks: Vec<Matrix3<f64>>,
-    /// Per contact: the active edge's kind and tangent basis, if any.
-    active: Vec<Option<(EdgeKind, Matrix3x2<f64>)>>,
+    jtj: Mat<f64>,
+    g: Vec<f64>,
+    /// The edges where the Jacobians were mixed and the step is restricted.
+    active: Vec<Edge>,
 }
 
-fn dot(a: &[f64], b: &[f64]) -> f64 {
-    a.iter().zip(b).map(|(x, y)| x * y).sum()
-}
-
-fn merit_of(r: &[f64]) -> f64 {
-    0.5 * dot(r, r)
-}
-
-fn axpy(x: &[f64], alpha: f64, d: &[f64]) -> Vec<f64> {
-    x.iter().zip(d).map(|(a, b)| a + alpha * b).collect()
+/// `r(x)`.
+fn eval<R: NonSmoothResidual + ?Sized>(f: &R, x: &[f64]) -> Vec<f64> {
+    let mut r = vec![0.0; f.num_residuals()];
+    f.residual(x, &mut r);
+    r
 }
 
 impl TodorovSolver {
     /// A solver with the given parameters.
-    pub fn new(params: TodorovParams) -> TodorovSolver {
+    pub fn new(params: Todorov) -> TodorovSolver {
         TodorovSolver {
             params,
             lambda: None,
@@ -169,82 +215,68 @@ impl TodorovSolver {
         self.lambda
     }
 
-    fn linearize(&self, f: &ImplicitNcp, x: &[f64]) -> Linearization {
-        let n = x.len();
-        let mut r = vec![0.0; n];
-        f.residual(x, &mut r);
-        let nc = f.num_contacts();
-        let regions = f.regions(x);
-        let mut blocks = f.df_dx_blocks(x, &regions);
-        let mut active = vec![None; nc];
-        let pull = f.pullback(&r);
+    /// Eq. 25-26: one-sided slopes on each edge pick a side or, when neither side descends,
+    /// mix the two Jacobians and make the edge active.
+    fn linearize<R: NonSmoothResidual + ?Sized>(&self, f: &R, x: &[f64]) -> Linearization {
+        let r = eval(f, x);
+        let mut edges = Vec::new();
         if self.params.edge_aware {
-            let dr: Vec<f64> = r.iter().zip(f.scaling()).map(|(a, b)| a * b).collect();
-            for k in 0..nc {
-                let (mu, b, xk) = (f.mu(k), f.bias(k), block(x, k));
-                let Some(kind) = f.edge_of(k, xk) else {
-                    continue;
-                };
-                let d = edge_normal(kind, mu, b, xk);
-                let f1 = region_along(mu, b, xk, d).df_dx(mu, b, xk);
-                let f2 = region_along(mu, b, xk, -d).df_dx(mu, b, xk);
-                // r' J_i d = p_k' F_i d - (D r)_k . d (only contact k's columns change).
-                let (pk, drk) = (block(&pull, k), block(&dr, k));
-                let delta1 = pk.dot(&(f1 * d)) - drk.dot(&d);
-                let delta2 = -(pk.dot(&(f2 * d)) - drk.dot(&d));
-                if delta1 < 0.0 || delta2 < 0.0 {
-                    blocks[k] = if delta1 <= delta2 { f1 } else { f2 };
+            f.edges_at(x, &mut edges);
+        }
+        let mut slopes = Vec::with_capacity(edges.len());
+        f.edge_slopes(x, &r, &edges, &mut slopes);
+        let mut mixes = Vec::with_capacity(edges.len());
+        let mut active = Vec::new();
+        for (k, &(delta1, delta2)) in slopes.iter().enumerate() {
+            if delta1 < 0.0 || delta2 < 0.0 {
+                let plus = if delta1 <= delta2 { 1.0 } else { 0.0 };
+                mixes.push(EdgeMix {
+                    edge: k,
+                    plus,
+                    minus: 1.0 - plus,
+                });
+            } else {
+                let s = delta1 + delta2;
+                let (plus, minus) = if s > 0.0 {
+                    (delta2 / s, delta1 / s)
                 } else {
-                    let s = delta1 + delta2;
-                    blocks[k] = if s > 0.0 {
-                        (delta2 * f1 + delta1 * f2) / s
-                    } else {
-                        0.5 * (f1 + f2)
-                    };
-                    active[k] = Some((kind, edge_tangent_basis(kind, b, xk)));
-                }
+                    (0.5, 0.5)
+                };
+                mixes.push(EdgeMix {
+                    edge: k,
+                    plus,
+                    minus,
+                });
+                active.push(edges[k].clone());
             }
         }
+        let ne = f.normal_equations(x, &r, &edges, &mixes);
         Linearization {
-            merit: merit_of(&r),
-            r,
-            pull,
-            blocks,
+            merit: kit::merit_of(&r),
+            jtj: ne.jtj,
+            g: ne.gradient,
             active,
         }
     }
 
-    /// Projects the contacts with an active cone edge back onto the cone (section III-D).
-    fn project_active(&self, f: &ImplicitNcp, lin: &Linearization, x: &mut [f64]) {
-        for (k, a) in lin.active.iter().enumerate() {
-            if let Some((EdgeKind::Cone, _)) = a {
-                let p = project_on_cone_edge(f.mu(k), f.bias(k), block(x, k));
-                x[3 * k..3 * k + 3].copy_from_slice(p.as_slice());
-            }
+    /// Projects the point back onto the active curved edges (section III-D).
+    fn project_active<R: NonSmoothResidual + ?Sized>(f: &R, lin: &Linearization, x: &mut [f64]) {
+        for e in lin.active.iter().filter(|e| e.curved) {
+            f.project_onto_edge(e, x);
         }
     }
 
-    /// The basis `B` (n x m) of eq. 28: identity columns for free contacts, the edge's 3x2
-    /// tangent block for contacts on active edges.
-    fn basis(lin: &Linearization) -> Basis {
-        Basis {
-            // Orthonormalise so B'B = I on the edge (the paper notes only the span matters).
-            blocks: lin
-                .active
-                .iter()
-                .map(|a| a.as_ref().map(|(_, t)| t.qr().q()))
-                .collect(),
-        }
-    }
-
-    /// One iteration from `x`: the new point and what happened. `tol` is only used to report;
-    /// convergence is tested by the caller.
-    pub fn iterate(&mut self, f: &ImplicitNcp, x: &[f64]) -> (Vec<f64>, IterationReport) {
+    /// One iteration from `x`: the new point and what happened. Convergence is tested by the
+    /// caller; `deadline` stops the damping retries and the line search (the point stays).
+    pub fn iterate<R: NonSmoothResidual + ?Sized>(
+        &mut self,
+        f: &R,
+        x: &[f64],
+        deadline: Deadline,
+    ) -> (Vec<f64>, IterationReport) {
         let n = x.len();
         let lin = self.linearize(f, x);
-        // g = J'r and J'J without forming J (both O(n^2); see `ImplicitNcp::normal_matrix`).
-        let g = f.jacobian_transpose_from_pullback(&lin.blocks, &lin.pull, &lin.r);
-        let jtj = f.normal_matrix(&lin.blocks);
+        let (jtj, g) = (&lin.jtj, &lin.g);
         if self.lambda.is_none() {
             let mean_diag = (0..n).map(|i| jtj[(i, i)]).sum::<f64>() / n.max(1) as f64;
             self.scale = if mean_diag > 0.0 && mean_diag.is_finite() {
@@ -255,65 +287,72 @@ impl TodorovSolver {
         }
         let lambda_floor = self.params.lambda_min * self.scale;
         let lambda = *self.lambda.get_or_insert(self.params.lambda0 * self.scale);
-        let any_active = lin.active.iter().any(Option::is_some);
-        let bmat = any_active.then(|| Self::basis(&lin));
-        let grad_norm = dot(&g, &g).sqrt();
-        let active_edges = lin.active.iter().filter(|a| a.is_some()).count();
+        let basis = (!lin.active.is_empty()).then(|| Basis::new(n, &lin.active));
+        let grad_norm = dot(g, g).sqrt();
+        let active_edges = lin.active.len();
+        let report = |kind: StepKind, lambda: f64, merit: f64, step: &[f64]| IterationReport {
+            kind,
+            lambda,
+            active_edges,
+            merit,
+            grad_norm,
+            step_norm: dot(step, step).sqrt(),
+        };
 
         // Quadratic model (23): predicted decrease of a step e is -(e'g + e'He/2).
         let h_times = |e: &[f64], lam: f64| -> Vec<f64> {
             let ecol = faer::Col::from_fn(n, |i| e[i]);
-            let he = &jtj * &ecol;
+            let he = jtj * &ecol;
             (0..n).map(|i| he[i] + lam * e[i]).collect()
         };
-        let predicted = |e: &[f64], lam: f64| -(dot(e, &g) + 0.5 * dot(e, &h_times(e, lam)));
+        let predicted = |e: &[f64], lam: f64| -(dot(e, g) + 0.5 * dot(e, &h_times(e, lam)));
 
         // Newton point (eq. 28), retried with a larger lambda if H is numerically singular.
         let mut lam = lambda;
         let x_n = loop {
-            if let Some(step) = newton_step(&jtj, &g, lam, bmat.as_ref()) {
+            if let Some(step) = newton_step(jtj, g, lam, basis.as_ref()) {
                 let mut xn = axpy(x, 1.0, &step);
-                self.project_active(f, &lin, &mut xn);
+                Self::project_active(f, &lin, &mut xn);
                 break xn;
             }
             lam *= self.params.lambda_up;
             if !lam.is_finite() {
                 break x.to_vec();
             }
+            if deadline.expired() {
+                return (x.to_vec(), report(StepKind::Timeout, lam, lin.merit, &[]));
+            }
         };
         let e_n: Vec<f64> = x_n.iter().zip(x).map(|(a, b)| a - b).collect();
-        let merit_n = merit_of(&eval(f, &x_n));
+        let merit_n = kit::merit_of(&eval(f, &x_n));
         let pred_n = predicted(&e_n, lam);
         if pred_n > 0.0 && lin.merit - merit_n >= self.params.accept_ratio * pred_n {
-            self.lambda = Some((lam / self.params.lambda_down).max(lambda_floor));
-            let report = IterationReport {
-                kind: StepKind::Newton,
-                lambda: self.lambda.unwrap_or(lam),
-                active_edges,
-                merit: merit_n,
-                grad_norm,
-                step_norm: dot(&e_n, &e_n).sqrt(),
-            };
-            return (x_n, report);
+            let next = (lam / self.params.lambda_down).max(lambda_floor);
+            self.lambda = Some(next);
+            return (x_n, report(StepKind::Newton, next, merit_n, &e_n));
         }
         lam *= self.params.lambda_up;
         self.lambda = Some(lam);
+        if deadline.expired() {
+            return (x.to_vec(), report(StepKind::Timeout, lam, lin.merit, &[]));
+        }
 
         // Cauchy point (eq. 28) on the restricted model with the increased lambda.
-        let bg = match &bmat {
-            Some(b) => b.times(&b.t_times(&g)),
+        let bg = match &basis {
+            Some(b) => b.times(&b.t_times(g)),
             None => g.clone(),
         };
         let curvature = dot(&bg, &h_times(&bg, lam));
         let mut x_c = if curvature > 0.0 {
-            axpy(x, -dot(&g, &bg) / curvature, &bg)
+            axpy(x, -dot(g, &bg) / curvature, &bg)
         } else {
             x.to_vec()
         };
-        self.project_active(f, &lin, &mut x_c);
+        Self::project_active(f, &lin, &mut x_c);
 
         // Edge-aware line search over x -> x_C -> x_N.
-        let (best, best_merit, on_edge) = self.search_path(f, &[x.to_vec(), x_c, x_n], lin.merit);
+        let (best, best_merit, on_edge) =
+            self.search_path(f, &[x.to_vec(), x_c, x_n], lin.merit, deadline);
         let step: Vec<f64> = best.iter().zip(x).map(|(a, b)| a - b).collect();
         let kind = if best_merit < lin.merit {
             if on_edge {
@@ -321,30 +360,25 @@ impl TodorovSolver {
             } else {
                 StepKind::Dogleg
             }
+        } else if deadline.expired() {
+            StepKind::Timeout
         } else {
             StepKind::LocalMinimum
         };
-        let report = IterationReport {
-            kind,
-            lambda: lam,
-            active_edges,
-            merit: best_merit.min(lin.merit),
-            grad_norm,
-            step_norm: dot(&step, &step).sqrt(),
-        };
-        if kind == StepKind::LocalMinimum {
-            return (x.to_vec(), report);
+        if matches!(kind, StepKind::LocalMinimum | StepKind::Timeout) {
+            return (x.to_vec(), report(kind, lam, lin.merit, &[]));
         }
-        (best, report)
+        (best, report(kind, lam, best_merit, &step))
     }
 
     /// Searches the polyline through `points`; returns the best point, its merit and whether it
-    /// is an edge crossing.
-    fn search_path(
+    /// is a kink crossing.
+    fn search_path<R: NonSmoothResidual + ?Sized>(
         &self,
-        f: &ImplicitNcp,
+        f: &R,
         points: &[Vec<f64>],
         merit0: f64,
+        deadline: Deadline,
     ) -> (Vec<f64>, f64, bool) {
         let mut best = (points[0].clone(), merit0, false);
         let mut consider = |p: Vec<f64>, m: f64, edge: bool| {
@@ -367,6 +401,9 @@ impl TodorovSolver {
             }
             cuts.push(1.0);
             for w in cuts.windows(2) {
+                if deadline.expired() {
+                    return best;
+                }
                 let (a0, a1) = (w[0], w[1]);
                 if a1 - a0 <= 1e-14 {
                     continue;
@@ -380,7 +417,7 @@ impl TodorovSolver {
                 consider(p1.clone(), m1, self.params.edge_aware && a1 < 1.0);
                 if let Some(t) = cubic_minimizer(m0, s0, m1, s1) {
                     let pt = axpy(&p0, t, &sub);
-                    let mt = merit_of(&eval(f, &pt));
+                    let mt = kit::merit_of(&eval(f, &pt));
                     consider(pt, mt, false);
                 }
             }
@@ -389,138 +426,134 @@ impl TodorovSolver {
     }
 }
 
-/// `r(x)`.
-fn eval(f: &ImplicitNcp, x: &[f64]) -> Vec<f64> {
-    let mut r = vec![0.0; x.len()];
-    f.residual(x, &mut r);
-    r
-}
-
 /// `l(p)` and the one-sided slope of `t -> l(p + t sub)` at `t = 0`, taken on the piece entered
-/// along `side * sub` (`side = -1` gives the slope at the end of a sub-segment, from inside).
-fn merit_and_slope(f: &ImplicitNcp, p: &[f64], sub: &[f64], side: f64) -> (f64, f64) {
+/// along `side * sub` (`side = -1` gives the slope at the end of a sub-segment, from inside):
+/// `side * r' F'(p; side * sub)`.
+fn merit_and_slope<R: NonSmoothResidual + ?Sized>(
+    f: &R,
+    p: &[f64],
+    sub: &[f64],
+    side: f64,
+) -> (f64, f64) {
     let r = eval(f, p);
     let probe: Vec<f64> = sub.iter().map(|d| side * d).collect();
-    let regions: Vec<Region> = (0..f.num_contacts())
-        .map(|k| region_along(f.mu(k), f.bias(k), block(p, k), block(&probe, k)))
-        .collect();
-    let blocks = f.df_dx_blocks(p, &regions);
-    let jd = f.jacobian_times(&blocks, sub);
-    (merit_of(&r), dot(&r, &jd))
+    let mut jd = vec![0.0; r.len()];
+    f.derivative_along(p, &probe, &mut jd);
+    (kit::merit_of(&r), side * dot(&r, &jd))
 }
 
-/// Minimiser in `(0, 1)` of the cubic Hermite interpolant of `phi(0) = m0`, `phi'(0) = s0`,
-/// `phi(1) = m1`, `phi'(1) = s1` (Nocedal and Wright, eq. 3.59), if it has one there.
-fn cubic_minimizer(m0: f64, s0: f64, m1: f64, s1: f64) -> Option<f64> {
-    let d1 = s0 + s1 - 3.0 * (m1 - m0);
-    let disc = d1 * d1 - s0 * s1;
-    if disc < 0.0 {
-        return None;
-    }
-    let d2 = disc.sqrt();
-    let denom = s1 - s0 + 2.0 * d2;
-    if denom == 0.0 {
-        return None;
-    }
-    let t = 1.0 - (s1 + d2 - d1) / denom;
-    (t > 0.0 && t < 1.0 && t.is_finite()).then_some(t)
-}
-
-/// The block-diagonal basis `B` of eq. 28, one block per contact: the 3x3 identity for a
-/// contact off active edges (`None`), an orthonormal 3x2 tangent block on an active edge.
-/// Kept in blocks so that `B'HB` costs O(n^2) instead of two dense O(n^3) products.
+/// The basis `B` (n x m) of eq. 28: identity columns off the active edges, the orthonormal
+/// complement of the edge normal on each active edge's block. Kept in blocks so that `B'HB`
+/// costs O(n^2) instead of two dense O(n^3) products.
 struct Basis {
-    blocks: Vec<Option<Matrix3x2<f64>>>,
+    /// Per unknown: `None` off edges, or `(edge, position in its block)`.
+    owner: Vec<Option<(usize, usize)>>,
+    /// Per active edge: its first unknown and the `w x (w - 1)` complement.
+    blocks: Vec<(usize, Mat<f64>)>,
+    /// Columns of `B`: `Unit(i)` or `Edge(edge, column of its complement)`.
+    columns: Vec<Column>,
+}
+
+#[derive(Debug, Clone, Copy)]
+enum Column {
+    Unit(usize),
+    Edge(usize, usize),
 }
 
 impl Basis {
-    /// Columns of contact `k`'s block: its width.
-    fn width(block: &Option<Matrix3x2<f64>>) -> usize {
-        if block.is_some() {
-            2
-        } else {
-            3
+    fn new(n: usize, edges: &[Edge]) -> Basis {
+        let mut owner = vec![None; n];
+        let mut blocks = Vec::with_capacity(edges.len());
+        for (k, e) in edges.iter().enumerate() {
+            for (p, i) in e.columns().enumerate() {
+                owner[i] = Some((k, p));
+            }
+            blocks.push((e.start, kit::orthogonal_complement(&e.normal)));
         }
-    }
-
-    /// First column of each contact's block, and the total width `m`.
-    fn offsets(&self) -> (Vec<usize>, usize) {
-        let mut col = 0;
-        let offs = self
-            .blocks
-            .iter()
-            .map(|b| {
-                let c = col;
-                col += Self::width(b);
-                c
-            })
-            .collect();
-        (offs, col)
+        let mut columns = Vec::with_capacity(n);
+        for (i, o) in owner.iter().enumerate() {
+            match o {
+                None => columns.push(Column::Unit(i)),
+                // The block's columns enter once, at its first unknown.
+                Some((k, 0)) => {
+                    (0..blocks[*k].1.ncols()).for_each(|c| columns.push(Column::Edge(*k, c)))
+                }
+                Some(_) => {}
+            }
+        }
+        Basis {
+            owner,
+            blocks,
+            columns,
+        }
     }
 
     /// `B' v` (length m).
     fn t_times(&self, v: &[f64]) -> Vec<f64> {
-        let mut out = Vec::new();
-        for (k, b) in self.blocks.iter().enumerate() {
-            let vk = block(v, k);
-            match b {
-                None => out.extend_from_slice(vk.as_slice()),
-                Some(q) => out.extend_from_slice((q.transpose() * vk).as_slice()),
-            }
-        }
-        out
+        self.columns
+            .iter()
+            .map(|c| match *c {
+                Column::Unit(i) => v[i],
+                Column::Edge(k, j) => {
+                    let (s, q) = &self.blocks[k];
+                    (0..q.nrows()).map(|l| q[(l, j)] * v[s + l]).sum()
+                }
+            })
+            .collect()
     }
 
     /// `B y` (length n).
     fn times(&self, y: &[f64]) -> Vec<f64> {
-        let (offs, _) = self.offsets();
-        let mut out = vec![0.0; 3 * self.blocks.len()];
-        for (k, b) in self.blocks.iter().enumerate() {
-            let c = offs[k];
-            let v = match b {
-                None => Vector3::new(y[c], y[c + 1], y[c + 2]),
-                Some(q) => q * nalgebra::Vector2::new(y[c], y[c + 1]),
-            };
-            out[3 * k..3 * k + 3].copy_from_slice(v.as_slice());
+        let mut out = vec![0.0; self.owner.len()];
+        for (c, col) in self.columns.iter().enumerate() {
+            match *col {
+                Column::Unit(i) => out[i] += y[c],
+                Column::Edge(k, j) => {
+                    let (s, q) = &self.blocks[k];
+                    for l in 0..q.nrows() {
+                        out[s + l] += q[(l, j)] * y[c];
+                    }
+                }
+            }
         }
         out
     }
 
+    /// Column `c` of `M B` for a matrix given by its columns.
+    fn right_column(&self, col: &dyn Fn(usize) -> Vec<f64>, c: usize) -> Vec<f64> {
+        match self.columns[c] {
+            Column::Unit(i) => col(i),
+            Column::Edge(k, j) => {
+                let (s, q) = &self.blocks[k];
+                let mut out = col(*s);
+                out.iter_mut().for_each(|v| *v *= q[(0, j)]);
+                for l in 1..q.nrows() {
+                    let cl = col(s + l);
+                    out.iter_mut()
+                        .zip(cl)
+                        .for_each(|(o, v)| *o += q[(l, j)] * v);
+                }
+                out
+            }
+        }
+    }
+
     /// `B' H B` (m x m) for a symmetric `H` (n x n).
     fn restrict(&self, h: &Mat<f64>) -> Mat<f64> {
+        let m = self.columns.len();
         let n = h.nrows();
-        let (offs, m) = self.offsets();
-        // HB, column block by column block: H[:, 3k..3k+3] times contact k's block.
-        let mut hb = Mat::<f64>::zeros(n, m);
-        for (k, b) in self.blocks.iter().enumerate() {
-            for i in 0..n {
-                let hk = Vector3::new(h[(i, 3 * k)], h[(i, 3 * k + 1)], h[(i, 3 * k + 2)]);
-                match b {
-                    None => (0..3).for_each(|j| hb[(i, offs[k] + j)] = hk[j]),
-                    Some(q) => {
-                        let v = q.transpose() * hk;
-                        hb[(i, offs[k])] = v[0];
-                        hb[(i, offs[k] + 1)] = v[1];
-                    }
+        let hcol = |i: usize| (0..n).map(|r| h[(r, i)]).collect::<Vec<f64>>();
+        let hb: Vec<Vec<f64>> = (0..m).map(|c| self.right_column(&hcol, c)).collect();
+        Mat::from_fn(m, m, |i, j| {
+            // (B' (HB))_{ij} = column i of B dotted with column j of HB.
+            match self.columns[i] {
+                Column::Unit(r) => hb[j][r],
+                Column::Edge(k, c) => {
+                    let (s, q) = &self.blocks[k];
+                    (0..q.nrows()).map(|l| q[(l, c)] * hb[j][s + l]).sum()
                 }
             }
-        }
-        // B'(HB), row block by row block.
-        let mut out = Mat::<f64>::zeros(m, m);
-        for (k, b) in self.blocks.iter().enumerate() {
-            for j in 0..m {
-                let col = Vector3::new(hb[(3 * k, j)], hb[(3 * k + 1, j)], hb[(3 * k + 2, j)]);
-                match b {
-                    None => (0..3).for_each(|i| out[(offs[k] + i, j)] = col[i]),
-                    Some(q) => {
-                        let v = q.transpose() * col;
-                        out[(offs[k], j)] = v[0];
-                        out[(offs[k] + 1, j)] = v[1];
-                    }
-                }
-            }
-        }
-        out
+        })
     }
 }
 
@@ -552,13 +585,14 @@ fn newton_step(jtj: &Mat<f64>, g: &[f64], lambda: f64, b: Option<&Basis>) -> Opt
 /// Argmin state of Todorov's driver: `x` and the merit `|r|^2/2` as cost.
 pub type TodorovState = IterState<Vec<f64>, (), (), (), (), f64>;
 
-/// The argmin problem wrapper: the residual and the tolerance on `|r|_2`.
-#[derive(Debug, Clone)]
-pub struct TodorovProblem<'a> {
+/// The argmin problem wrapper: the residual, the tolerance on `|r|_2` and the deadline.
+pub struct TodorovProblem<'a, R: ?Sized> {
     /// The residual.
-    pub ncp: &'a ImplicitNcp,
+    pub residual: &'a R,
     /// Converged when `|r(x)|_2 <= tol`.
     pub tol: f64,
+    /// When the time limit runs out.
+    pub deadline: Deadline,
 }
 
 /// Wraps the solver for argmin with its stopping decision.
@@ -578,27 +612,34 @@ fn status_after(merit: f64, tol: f64) -> Option<Status> {
     }
 }
 
-impl<'a> Solver<TodorovProblem<'a>, TodorovState> for TodorovArgmin {
+fn bump<P>(problem: &mut Problem<P>, key: &'static str) {
+    *problem.counts.entry(key).or_insert(0) += 1;
+}
+
+impl<'a, R: NonSmoothResidual + ?Sized> Solver<TodorovProblem<'a, R>, TodorovState>
+    for TodorovArgmin
+{
     fn name(&self) -> &str {
         "Todorov 2010 LM-dogleg with edge-aware line search"
     }
 
     fn init(
         &mut self,
-        problem: &mut Problem<TodorovProblem<'a>>,
+        problem: &mut Problem<TodorovProblem<'a, R>>,
         state: TodorovState,
     ) -> Result<(TodorovState, Option<KV>), ArgminError> {
         let x = state.get_param().cloned().unwrap_or_default();
         let (merit, tol) = problem.problem("residual_count", |p| {
-            Ok((merit_of(&eval(p.ncp, &x)), p.tol))
+            Ok((kit::merit_of(&eval(p.residual, &x)), p.tol))
         })?;
+        problem.counts.entry("newton_accepted").or_insert(0);
         self.status = status_after(merit, tol);
         Ok((state.param(x).cost(merit), Some(kv!("merit" => merit;))))
     }
 
     fn next_iter(
         &mut self,
-        problem: &mut Problem<TodorovProblem<'a>>,
+        problem: &mut Problem<TodorovProblem<'a, R>>,
         mut state: TodorovState,
     ) -> Result<(TodorovState, Option<KV>), ArgminError> {
         let x = state.take_param().unwrap_or_default();
@@ -606,17 +647,17 @@ impl<'a> Solver<TodorovProblem<'a>, TodorovState> for TodorovArgmin {
             .problem
             .as_ref()
             .ok_or_else(|| ArgminError::msg("Todorov problem missing"))?;
-        let (x_new, rep) = self.inner.iterate(p.ncp, &x);
-        self.status = if rep.kind == StepKind::LocalMinimum {
-            Some(Status::LocalMinimum)
-        } else {
-            status_after(rep.merit, p.tol)
+        let (tol, deadline) = (p.tol, p.deadline);
+        let (x_new, rep) = self.inner.iterate(p.residual, &x, deadline);
+        self.status = match rep.kind {
+            StepKind::LocalMinimum => Some(Status::LocalMinimum),
+            StepKind::Timeout => Some(Status::Timeout),
+            _ => status_after(rep.merit, tol),
         };
-        problem
-            .counts
-            .entry("iteration_count")
-            .and_modify(|c| *c += 1)
-            .or_insert(1);
+        bump(problem, "iteration_count");
+        if rep.kind == StepKind::Newton {
+            bump(problem, "newton_accepted");
+        }
         let kv = kv!(
             "merit" => rep.merit;
             "grad_norm" => rep.grad_norm;
@@ -630,28 +671,30 @@ impl<'a> Solver<TodorovProblem<'a>, TodorovState> for TodorovArgmin {
     }
 
     fn terminate(&mut self, _state: &TodorovState) -> TerminationStatus {
-        self.status
-            .as_ref()
-            .map(Status::to_termination)
-            .unwrap_or(TerminationStatus::NotTerminated)
+        kit::termination(&self.status)
     }
 }
 
-/// Solves `ncp` from `x0` with Todorov's driver; `opts.tol` bounds `|r(x)|_2`.
-pub fn solve_todorov(
-    ncp: &ImplicitNcp,
+/// Solves `residual` from `x0` with Todorov's driver; `opts.tol` bounds `|r(x)|_2`. The
+/// solution's counters include `newton_accepted`, the iterations whose Newton point was taken.
+pub fn solve_todorov<R: NonSmoothResidual + ?Sized>(
+    residual: &R,
     solver: TodorovSolver,
     x0: Vec<f64>,
     opts: &SolveOptions,
 ) -> Result<Solution, CoreError> {
-    if x0.len() != ncp.num_unknowns() {
+    if x0.len() != residual.num_unknowns() {
         return Err(CoreError::Unsupported(format!(
             "initial point has {} entries, the problem has {}",
             x0.len(),
-            ncp.num_unknowns()
+            residual.num_unknowns()
         )));
     }
-    let problem = TodorovProblem { ncp, tol: opts.tol };
+    let problem = TodorovProblem {
+        residual,
+        tol: opts.tol,
+        deadline: Deadline::after(opts.time_limit),
+    };
     let tol = opts.tol;
     let solver = TodorovArgmin {
         inner: solver,
@@ -665,6 +708,7 @@ pub fn solve_todorov(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::todorov::ImplicitNcp;
     use contactlab_core::metrics::natural_map_residual;
     use contactlab_core::{LocalProblem, Matrix};
     use rand::{Rng, SeedableRng};
@@ -672,27 +716,57 @@ mod tests {
     #[test]
     fn block_basis_products_equal_the_dense_ones() {
         let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(11);
-        let q1 = Matrix3x2::from_fn(|_, _| rng.random_range(-1.0..1.0))
-            .qr()
-            .q();
-        let q2 = Matrix3x2::from_fn(|_, _| rng.random_range(-1.0..1.0))
-            .qr()
-            .q();
-        let b = Basis {
-            blocks: vec![None, Some(q1), None, Some(q2)],
+        let mut unit = |w: usize| {
+            let v: Vec<f64> = (0..w).map(|_| rng.random_range(-1.0..1.0)).collect();
+            let n = dot(&v, &v).sqrt();
+            v.iter().map(|x| x / n).collect::<Vec<f64>>()
         };
-        let (n, m) = (12, 10);
+        // Two edges of width 3 (contacts 1 and 3) and one of width 2 inside a 14-vector.
+        let edges = vec![
+            Edge {
+                start: 3,
+                normal: unit(3),
+                curved: true,
+                tag: 1,
+            },
+            Edge {
+                start: 9,
+                normal: unit(3),
+                curved: false,
+                tag: 3,
+            },
+            Edge {
+                start: 12,
+                normal: unit(2),
+                curved: false,
+                tag: 4,
+            },
+        ];
+        let n = 14;
+        let b = Basis::new(n, &edges);
+        let m = b.columns.len();
+        assert_eq!(m, n - edges.len());
         let mut dense = Mat::<f64>::zeros(n, m);
-        let (offs, width) = b.offsets();
-        assert_eq!(width, m);
-        for (k, blk) in b.blocks.iter().enumerate() {
-            for i in 0..3 {
-                match blk {
-                    None => dense[(3 * k + i, offs[k] + i)] = 1.0,
-                    Some(q) => (0..2).for_each(|j| dense[(3 * k + i, offs[k] + j)] = q[(i, j)]),
-                }
+        let mut basis_of_unit = vec![0.0; m];
+        for c in 0..m {
+            basis_of_unit.iter_mut().for_each(|v| *v = 0.0);
+            basis_of_unit[c] = 1.0;
+            let col = b.times(&basis_of_unit);
+            (0..n).for_each(|i| dense[(i, c)] = col[i]);
+        }
+        // B'B = I and B' n_k = 0 on every edge.
+        let btb = dense.transpose() * &dense;
+        for i in 0..m {
+            for j in 0..m {
+                let want = if i == j { 1.0 } else { 0.0 };
+                assert!((btb[(i, j)] - want).abs() < 1e-14);
             }
         }
+        for e in &edges {
+            let bt_n = b.t_times(&e.direction(n, 1.0));
+            assert!(bt_n.iter().all(|v| v.abs() < 1e-14));
+        }
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(12);
         let l = Mat::<f64>::from_fn(n, n, |_, _| rng.random_range(-1.0..1.0));
         let h = &l * l.transpose();
         let expected = dense.transpose() * &h * &dense;
@@ -706,9 +780,6 @@ mod tests {
         let btv = dense.transpose() * faer::Col::from_fn(n, |i| v[i]);
         let y = b.t_times(&v);
         (0..m).for_each(|i| assert!((y[i] - btv[i]).abs() < 1e-14));
-        let by = &dense * faer::Col::from_fn(m, |i| y[i]);
-        let got = b.times(&y);
-        (0..n).for_each(|i| assert!((got[i] - by[i]).abs() < 1e-14));
     }
 
     /// `W = L L'/n + eps I` with random `q`, `mu` in [0.1, 2].
@@ -736,15 +807,6 @@ mod tests {
                 .collect(),
             mu: (0..nc).map(|_| rng.random_range(0.1..2.0)).collect(),
         }
-    }
-
-    #[test]
-    fn cubic_minimizer_is_exact_on_cubics_and_quadratics() {
-        // phi(t) = (t - 0.3)^2: phi(0) = 0.09, phi'(0) = -0.6, phi(1) = 0.49, phi'(1) = 1.4.
-        let t = cubic_minimizer(0.09, -0.6, 0.49, 1.4).unwrap();
-        assert!((t - 0.3).abs() < 1e-12);
-        // Monotone increasing: no interior minimiser.
-        assert!(cubic_minimizer(0.0, 1.0, 2.0, 1.0).is_none());
     }
 
     #[test]
@@ -807,7 +869,7 @@ mod tests {
             max_iter: 300,
             ..Default::default()
         };
-        let params = TodorovParams {
+        let params = Todorov {
             edge_aware: false,
             ..Default::default()
         };

@@ -1,0 +1,74 @@
+//! The min-map as a plugin (`--formulation min-map`): Erleben and Ortiz's boxed LCP with a
+//! four-sided friction pyramid, whose faces may be turned ([`PyramidTurn`]).
+
+use contactlab_core::plugin::{Formulation, FormulationPlugin, Model};
+use contactlab_core::{CoreError, LocalProblem};
+use serde::{Deserialize, Serialize};
+
+use super::MinMap;
+use crate::pyramid::PyramidTurn;
+
+/// The min-map formulation and its options.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct MinMapFormulation {
+    /// Angle (degrees) of the pyramid's first face from `t1` ([`PyramidTurn::theta0_deg`]).
+    pub theta0_deg: f64,
+    /// Turn each contact's faces against its free slip ([`PyramidTurn::align_with_slip`]).
+    pub align_with_slip: bool,
+}
+
+impl MinMapFormulation {
+    /// The turn of the pyramid's faces these options ask for.
+    pub fn turn(&self) -> PyramidTurn {
+        PyramidTurn {
+            theta0_deg: self.theta0_deg,
+            align_with_slip: self.align_with_slip,
+        }
+    }
+}
+
+impl Formulation for MinMapFormulation {
+    type Built = MinMap;
+
+    fn model(&self) -> Model {
+        Model::FrictionPyramid
+    }
+
+    fn check(&self) -> Result<(), CoreError> {
+        self.turn().check()
+    }
+
+    fn build(&self, problem: &LocalProblem) -> Result<MinMap, CoreError> {
+        match self.turn().angles(problem)? {
+            Some(a) => MinMap::turned(problem, a),
+            None => MinMap::new(problem),
+        }
+    }
+
+    fn num_unknowns(&self, built: &MinMap) -> usize {
+        built.dim()
+    }
+
+    /// The warm state is the impulses in the problem's frames: map them into the pyramid's.
+    fn start_from_warm(
+        &self,
+        built: &MinMap,
+        _problem: &LocalProblem,
+        warm: &[f64],
+        default: Vec<f64>,
+    ) -> Result<Vec<f64>, CoreError> {
+        let r = contactlab_core::plugin::fill_finite(warm, built.impulses(&default));
+        Ok(built.unknowns(&r))
+    }
+
+    fn impulses(&self, built: &MinMap, x: &[f64]) -> Vec<f64> {
+        built.impulses(x)
+    }
+}
+
+impl FormulationPlugin for MinMapFormulation {
+    const NAME: &'static str = "min-map";
+    const DESCRIPTION: &'static str =
+        "Erleben and Ortiz: min-map H(x) of the boxed LCP with a 4-sided friction pyramid (eq. 5)";
+}
