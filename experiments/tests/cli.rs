@@ -239,3 +239,108 @@ fn the_papers_options_reach_the_solver_and_are_refused_where_they_mean_nothing()
         String::from_utf8_lossy(&bad.stderr)
     );
 }
+
+#[test]
+fn todorovs_driver_runs_the_mncp_and_generic_options_and_time_limits_reach_the_plugins() {
+    let exe = env!("CARGO_BIN_EXE_contactlab");
+    let file = problems().join("two_contacts.json");
+    let file = file.to_str().unwrap();
+    let run = |extra: &[&str]| {
+        let mut args = vec!["solve", file, "--json"];
+        args.extend_from_slice(extra);
+        Command::new(exe).args(&args).output().unwrap()
+    };
+    let ok = run(&["--formulation", "mncp", "--optimizer", "todorov"]);
+    assert!(
+        ok.status.success(),
+        "{}",
+        String::from_utf8_lossy(&ok.stderr)
+    );
+    let v: Value = serde_json::from_slice(&ok.stdout).unwrap();
+    assert_eq!(v["status"], "converged", "{v}");
+    assert_eq!(v["model"], "coulomb_cone");
+    // The same residual as implicit-ncp (no bilateral rows): the same impulses.
+    let same = solve_json("two_contacts.json", "implicit-ncp", "todorov", 1e-8);
+    for (a, b) in floats(&v["r"]).iter().zip(floats(&same["r"])) {
+        assert!((a - b).abs() < 1e-7, "{v} vs {same}");
+    }
+    // A driver option by key, echoed with the defaults filled in.
+    let ok = run(&[
+        "--formulation",
+        "implicit-ncp",
+        "--optimizer",
+        "todorov",
+        "-O",
+        "edge_aware=false",
+        "--time-limit",
+        "5",
+    ]);
+    let v: Value = serde_json::from_slice(&ok.stdout).unwrap();
+    assert_eq!(v["optimizer_options"]["edge_aware"], false, "{v}");
+    assert_eq!(v["optimizer_options"]["accept_ratio"], 0.5, "{v}");
+    assert_eq!(v["time_limit"], 5.0, "{v}");
+    assert!(v["counters"]["newton_accepted"].as_u64().is_some(), "{v}");
+    // Wrong options and limits exit 2 and name what is wrong.
+    for (args, want) in [
+        (vec!["-O", "edge_awre=false"], "edge_awre"),
+        (vec!["--time-limit=-1"], "time_limit"),
+        (vec!["-F", "rcond=2"], "rcond"),
+    ] {
+        let mut a = vec!["--formulation", "implicit-ncp", "--optimizer", "todorov"];
+        a.extend(args);
+        let bad = run(&a);
+        assert_eq!(bad.status.code(), Some(2));
+        let err = String::from_utf8_lossy(&bad.stderr);
+        assert!(err.contains(want), "{err}");
+    }
+}
+
+#[test]
+fn list_names_every_incompatible_pair_with_its_reason() {
+    let mut out = Vec::new();
+    cli::list(true, &mut out).unwrap();
+    let v: Value = serde_json::from_slice(&out).unwrap();
+    let (nf, nd) = (
+        v["formulations"].as_array().unwrap().len(),
+        v["optimizers"].as_array().unwrap().len(),
+    );
+    let runs: usize = v["combinations"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["optimizers"].as_array().unwrap().len())
+        .sum();
+    let refused = v["incompatible"].as_array().unwrap();
+    assert_eq!(runs + refused.len(), nf * nd);
+    assert!(refused
+        .iter()
+        .all(|r| r["reason"].as_str().unwrap().contains("needs a")));
+}
+
+#[test]
+fn the_readme_table_of_pairs_matches_the_registry() {
+    let readme =
+        std::fs::read_to_string(PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../README.md"))
+            .unwrap();
+    let table = readme
+        .split("### Formulations against optimizers")
+        .nth(1)
+        .unwrap();
+    let reg = contactlab_experiments::registry::Registry::standard();
+    let mut seen = 0;
+    for line in table.lines().filter(|l| l.starts_with("| `")) {
+        let cells: Vec<&str> = line.split(" | ").collect();
+        let name = cells[0].trim_start_matches("| ").trim_matches('`');
+        let listed: Vec<&str> = cells
+            .last()
+            .unwrap()
+            .trim_end_matches(" |")
+            .split(", ")
+            .map(|s| s.trim_matches('`'))
+            .collect();
+        let f = reg.formulation(name).unwrap();
+        assert_eq!(listed, reg.drivers_for(f), "README row for `{name}`");
+        seen += 1;
+    }
+    assert_eq!(seen, reg.formulations().len());
+}

@@ -22,6 +22,7 @@ use argmin::kv;
 use nalgebra::{Matrix3, Vector3};
 
 use super::execute::execute;
+use super::kit::Deadline;
 use crate::cone;
 use crate::error::CoreError;
 use crate::metrics::natural_map_residual;
@@ -95,6 +96,8 @@ pub struct ProjectedGaussSeidel {
     #[serde(skip)]
     step_tol: f64,
     #[serde(skip)]
+    deadline: Deadline,
+    #[serde(skip)]
     status: Option<Status>,
 }
 
@@ -105,6 +108,7 @@ impl Default for ProjectedGaussSeidel {
             omega: 1.0,
             tol: 1e-10,
             step_tol: 1e-14,
+            deadline: Deadline::none(),
             status: None,
         }
     }
@@ -115,10 +119,14 @@ fn block(v: &[f64], a: usize) -> Vector3<f64> {
 }
 
 impl ProjectedGaussSeidel {
-    /// One sweep; returns the largest change of an impulse component.
-    fn sweep(&self, b: &BlockRows<'_>, r: &mut [f64]) -> f64 {
+    /// One sweep; returns the largest change of an impulse component, and whether the deadline
+    /// cut the sweep short (the contacts not reached keep their impulses).
+    fn sweep(&self, b: &BlockRows<'_>, r: &mut [f64]) -> (f64, bool) {
         let mut max_change: f64 = 0.0;
         for a in 0..b.diag.len() {
+            if self.deadline.expired() {
+                return (max_change, true);
+            }
             let mu = b.problem.mu[a];
             let mut c = block(&b.problem.q, a);
             for (j, w_ab) in &b.rows[a] {
@@ -139,7 +147,7 @@ impl ProjectedGaussSeidel {
             max_change = max_change.max((ra - old).amax());
             r[3 * a..3 * a + 3].copy_from_slice(ra.as_slice());
         }
-        max_change
+        (max_change, false)
     }
 }
 
@@ -170,12 +178,14 @@ impl<'a> Solver<BlockRows<'a>, PgsState> for ProjectedGaussSeidel {
             .problem
             .as_ref()
             .ok_or_else(|| ArgminError::msg("PGS problem missing"))?;
-        let change = self.sweep(b, &mut r);
+        let (change, cut) = self.sweep(b, &mut r);
         let res = natural_map_residual(b.problem, &r);
         let active = (0..b.diag.len()).filter(|&a| r[3 * a] > 0.0).count() as u64;
         let r_max = r.iter().fold(0.0f64, |m, x| m.max(x.abs()));
         self.status = if !res.is_finite() {
             Some(Status::NotFinite)
+        } else if cut {
+            Some(Status::Timeout)
         } else if res <= self.tol {
             Some(Status::Converged)
         } else if change <= self.step_tol * (1.0 + r_max) {
@@ -214,6 +224,7 @@ pub fn solve_pgs(
     }
     solver.tol = opts.tol;
     solver.step_tol = opts.step_tol;
+    solver.deadline = Deadline::after(opts.time_limit);
     let tol = opts.tol;
     execute(BlockRows::new(problem), solver, r0, opts, |s: &PgsState| {
         s.get_cost() <= tol
