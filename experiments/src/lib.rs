@@ -13,6 +13,7 @@
 pub mod cli;
 pub mod config;
 pub mod frames;
+pub mod provenance;
 pub mod registry;
 pub mod report;
 pub mod runner;
