@@ -10,6 +10,7 @@
 //! plus the registry of formulations and optimizers by name and the `contactlab` command line.
 //! The command line and the notebooks call the same functions: nothing lives only in a binary.
 
+pub mod analysis;
 pub mod cli;
 pub mod config;
 pub mod frames;
