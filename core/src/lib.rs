@@ -1,6 +1,6 @@
 //! # contactlab-core: the optimization DSL
 //!
-//! The data flow of the workspace (see `DESIGN.md`):
+//! The data flow of the workspace (see `docs/DESIGN.md`):
 //!
 //! ```text
 //! problem (problem.rs, io/) --formulation--> Residual / Merit (residual.rs, merit.rs)

@@ -21,8 +21,8 @@ use crate::error::{CoreError, ProblemError};
 /// Relative symmetry tolerance of [`LocalProblem::validate`] and [`GlobalProblem::validate`]:
 /// `max |A_ij - A_ji| <= SYMMETRY_REL_TOL * max |A_ij|`.
 ///
-/// Chosen by measuring all 44 `fclib_local`/`fclib_global` files of the shared FCLib data set
-/// (`max |A - A'| / max |A|`):
+/// Chosen by measuring all 44 `fclib_local`/`fclib_global` files of the FCLib and Siconos test
+/// collection (`max |A - A'| / max |A|`; see `docs/FCLIB-BENCHMARKS.md` for the collection):
 ///
 /// * `W` of the Siconos/Bullet problems is only roughly symmetric: RockPile_tob1 2.5e-3,
 ///   Capsules-* 6e-4 ... 2.1e-3, OneObject-* 4.5e-5 ... 1.2e-4, Rover* 8e-6 ... 3.2e-5;
@@ -34,7 +34,8 @@ use crate::error::{CoreError, ProblemError};
 /// times the worst real file, and still about 100 times below a matrix that is plainly not
 /// symmetric (`[[1, 2], [0, 1]]` has relative asymmetry 1). Callers that need more (e.g. a
 /// method that relies on exact symmetry) call [`check_symmetric`] with their own tolerance, or
-/// symmetrize. `core/tests/io.rs` (`shared_fclib_files_all_load`) re-checks the shared files.
+/// symmetrize. `core/tests/io.rs` (`shipped_fclib_files_all_load`) re-checks the files shipped in
+/// `data/problems/`.
 pub const SYMMETRY_REL_TOL: f64 = 1e-2;
 
 /// A real matrix, dense or compressed-sparse-column.

@@ -245,6 +245,8 @@ pub fn run_config(
         "solve_seconds": result.runs.iter().flat_map(|r| r.rows.iter()).map(|r| r.seconds).sum::<f64>(),
         "load_average_1min": std::fs::read_to_string("/proc/loadavg").ok().and_then(|s| s.split_whitespace().next().and_then(|v| v.parse::<f64>().ok())),
         "shard": shard.map(|(k, n)| format!("{k}/{n}")),
+        // Commit, compiler, CPU and date of this run, printed at the top of its report.
+        "provenance": crate::provenance::Provenance::capture(root),
     });
     std::fs::write(path.with_extension("meta.json"), format!("{meta:#}\n"))?;
     writeln!(

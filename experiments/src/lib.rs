@@ -1,6 +1,6 @@
 //! # contactlab-experiments
 //!
-//! Where problems meet people (see `DESIGN.md`, "The flow of data"):
+//! Where problems meet people (see `docs/DESIGN.md`, "The flow of data"):
 //!
 //! ```text
 //! scenes (physics) --config (TOML)--> runner (rayon, indicatif) --> polars DataFrames (data/)
@@ -10,9 +10,11 @@
 //! plus the registry of formulations and optimizers by name and the `contactlab` command line.
 //! The command line and the notebooks call the same functions: nothing lives only in a binary.
 
+pub mod analysis;
 pub mod cli;
 pub mod config;
 pub mod frames;
+pub mod provenance;
 pub mod registry;
 pub mod report;
 pub mod runner;

@@ -1,13 +1,20 @@
 //! End to end: a tiny version of the Erleben and Ortiz Tables 1-2 config (2 sizes, 3 cases
-//! each) through the runner, the steps DataFrame and the report's aggregation.
+//! each) through the runner, the steps DataFrame and the report's aggregation; and both shipped
+//! configs cut down the same way through `contactlab run` and `contactlab report`.
+
+mod common;
 
 use std::path::Path;
 
+use common::{column, ints, set, Root};
+
+use contactlab_experiments::analysis::erleben2008::size_stats;
 use contactlab_experiments::config::ExperimentConfig;
 use contactlab_experiments::polars::prelude::*;
-use contactlab_experiments::report::erleben2008::{size_stats, NEWTON};
-use contactlab_experiments::report::{f64s, strs};
+use contactlab_experiments::report::erleben2008::NEWTON;
+use contactlab_experiments::report::{counter, f64s, strs};
 use contactlab_experiments::runner::{run_experiment, steps_frame};
+use contactlab_experiments::toml;
 
 const TINY: &str = r#"
 paper = "erleben2008"
@@ -73,7 +80,6 @@ fn a_tiny_sweep_runs_newton_with_four_pgs_sweeps_and_aggregates() {
         "solver",
         "role",
         "iterations",
-        "pgs_sweeps",
         "seconds",
         "status",
         "solver_status",
@@ -86,7 +92,12 @@ fn a_tiny_sweep_runs_newton_with_four_pgs_sweeps_and_aggregates() {
     let own = strs(&df, "solver_status").unwrap();
     let sizes = column_u64(&df, "size");
     let n_c = column_u64(&df, "n_c");
-    let sweeps = column_u64(&df, "pgs_sweeps");
+    // The warm-start counter Erleben's Newton reports.
+    let sweeps: Vec<u64> = counter(&df, "pgs_sweeps")
+        .unwrap()
+        .into_iter()
+        .map(|v| v as u64)
+        .collect();
     let iterations = column_u64(&df, "iterations");
     // Nulls read as NaN, which fails the `> 0` check below.
     let seconds = f64s(&df, "seconds").unwrap();
@@ -127,4 +138,73 @@ fn a_tiny_sweep_runs_newton_with_four_pgs_sweeps_and_aggregates() {
         *newton12_iters.iter().min().unwrap() as f64
     );
     assert!(newton12.own_iterations_avg + 4.0 - newton12.iterations.avg < 1e-12);
+}
+
+#[test]
+fn both_families_cut_down_run_and_report_the_counts_of_the_data() {
+    let root = Root::new("erleben2008");
+    root.copy_shipped(&["published.csv"]);
+    for c in ["tables_delassus.toml", "tables_opentissue.toml"] {
+        root.config(c, |t| {
+            set(t, "sweep", "size", ints(&[12, 24]));
+            set(t, "sweep", "seed", ints(&[0]));
+            set(t, "scene", "steps", toml::Value::Integer(3));
+            // The Delassus family's dense generic drivers add nothing here but time.
+            let shadows = t.get_mut("shadow").unwrap().as_array_mut().unwrap();
+            shadows.retain(|s| s["label"].as_str() == Some("lm"));
+        });
+        root.run(c);
+    }
+    root.write(
+        "findings.md",
+        "Newton converged in {{delassus.newton.s12.converged = 3}} of {{delassus.newton.s12.cases = 3}} \
+         size-12 cases (the paper: {{published.s12.converged = 100}}); OpenTissue: {{opentissue.newton.converged}}.\n",
+    );
+    let readme = root.report().unwrap();
+    assert!(readme.contains("## Provenance") && readme.contains("| `tables_delassus` |"));
+    assert!(readme.contains("Newton converged in 3 of 3 size-12 cases (the paper: 100)"));
+
+    // Table 1's CSV carries the paper beside each family, counted from the data.
+    let t1 = root.csv("table1.csv");
+    assert_eq!(column(&t1, "size"), ["12", "24", "48", "96", "192", "384"]);
+    assert_eq!(column(&t1, "converged_published")[0], "100");
+    for (key, name) in [
+        ("delassus", "tables_delassus"),
+        ("opentissue", "tables_opentissue"),
+    ] {
+        let df = root.steps(name);
+        let (solver, size, own) = (
+            strs(&df, "solver").unwrap(),
+            f64s(&df, "size").unwrap(),
+            strs(&df, "solver_status").unwrap(),
+        );
+        for (i, want_size) in [(0usize, 12.0), (1, 24.0)] {
+            let conv = (0..df.height())
+                .filter(|&k| solver[k] == NEWTON && size[k] == want_size && own[k] == "converged")
+                .count();
+            assert_eq!(
+                column(&t1, &format!("converged_{key}"))[i],
+                conv.to_string(),
+                "{key} size {want_size}"
+            );
+        }
+        // Sizes the cut sweep did not run have no reproduced values.
+        assert_eq!(column(&t1, &format!("converged_{key}"))[5], "");
+        let t2 = root.csv(&format!("table2_{key}.csv"));
+        assert_eq!(column(&t2, "cases")[0], "3");
+        let drivers = root.csv(&format!("drivers_{key}.csv"));
+        assert_eq!(column(&drivers, "driver"), ["newton", "newton", "lm", "lm"]);
+    }
+    // tables.csv keeps its columns.
+    let tables = root.csv("tables.csv");
+    assert_eq!(
+        tables.0,
+        contactlab_experiments::report::erleben2008::TABLES_CSV_HEADER
+    );
+    // A logarithmic size axis labelled with the sizes themselves.
+    let svg = root.read("seconds_vs_size.svg");
+    assert!(
+        svg.contains(">\n12\n</text>") && svg.contains(">\n384\n</text>"),
+        "size ticks"
+    );
 }

@@ -1,10 +1,17 @@
 //! End to end: a shortened sphere-on-a-plane config (Mylapilli and Jain 2014, Example 1) through
-//! the runner and the report's metrics, against the exact slide-then-roll answer.
+//! the runner and the report's metrics, against the exact slide-then-roll answer; and the three
+//! shipped configs cut down (fewer steps and solvers) through `contactlab run` and
+//! `contactlab report`.
+
+mod common;
 
 use std::path::Path;
 
+use common::{column, set, Root};
+use contactlab_experiments::toml;
+
+use contactlab_experiments::analysis::mylapilli2014::{sphere_metrics, SphereMetrics};
 use contactlab_experiments::config::ExperimentConfig;
-use contactlab_experiments::report::mylapilli2014::{sphere_metrics, SphereMetrics};
 use contactlab_experiments::runner::{run_experiment, steps_frame};
 use contactlab_experiments::scenes::sphere::{SlideRoll, SphereConfig};
 
@@ -72,4 +79,106 @@ fn short_sphere_run_slides_then_rolls_like_the_exact_answer() {
         assert!(s.max_err_vx < 1e-9, "{}", s.max_err_vx);
         assert_eq!(s.converged_share, 1.0, "{}", s.solver);
     }
+}
+
+/// Keeps the drivers of a config whose labels are in `keep`.
+fn keep_drivers(t: &mut toml::Table, keep: &[&str]) {
+    let drivers = t.get_mut("drivers").unwrap().as_array_mut().unwrap();
+    drivers.retain(|d| keep.contains(&d["label"].as_str().unwrap()));
+}
+
+#[test]
+fn cut_down_configs_run_and_report_the_papers_quantities() {
+    let root = Root::new("mylapilli2014");
+    root.copy_shipped(&[
+        "sphere_published.csv",
+        "peers_published.csv",
+        "pendulum_published.csv",
+    ]);
+    root.config("sphere_example1.toml", |t| {
+        set(t, "scene", "steps", toml::Value::Integer(320));
+        keep_drivers(t, &["MNCP-PLM", "MinMap-Newton"]);
+    });
+    root.config("sphere_example2.toml", |t| {
+        set(t, "scene", "steps", toml::Value::Integer(450));
+        keep_drivers(t, &["MLCP-FB-PLM", "MNCP-PLM"]);
+    });
+    root.config("pendulum.toml", |t| {
+        set(t, "scene", "steps", toml::Value::Integer(300));
+        keep_drivers(t, &["MLCP-FB-PLM", "MNCP-PLM"]);
+    });
+    for c in [
+        "sphere_example1.toml",
+        "sphere_example2.toml",
+        "pendulum.toml",
+    ] {
+        root.run(c);
+    }
+    // Checked values that hold whatever the implementation: the exact solvers end their slip in
+    // the step containing t*, the 45-degree MLCP slides t* x sqrt 2.
+    root.write(
+        "findings.md",
+        "## Findings\n\nExample 1 slides until {{sphere.ex1.MNCP-PLM.slide_time = 0.292 s}} \
+         (exact {{sphere.exact.slide_time = 0.2912 s}}); at 45 degrees the MLCP slides until \
+         {{sphere.ex2.MLCP-FB-PLM.slide_time = 0.412 s}} (the paper: \
+         {{published.sphere.ex2.MLCP-FB-PLM.slide_time = 0.400}}), against {{peers.sphere_hop_mm = 5.6 mm}} \
+         of hop for the peers. The chain gains {{pendulum.impact.gain}} at step {{pendulum.impact.step}}.\n",
+    );
+    let readme = root.report().unwrap();
+    assert!(
+        readme.contains("Example 1 slides until 0.292 s (exact 0.2912 s)"),
+        "{readme}"
+    );
+    assert!(readme.contains("at 45 degrees the MLCP slides until 0.412 s (the paper: 0.400)"));
+    assert!(!readme.contains("{{"));
+
+    // The per-example CSV puts ours, the paper's and the exact values side by side.
+    let ex2 = root.csv("sphere_example2.csv");
+    assert_eq!(column(&ex2, "solver"), ["MLCP-FB-PLM", "MNCP-PLM"]);
+    assert_eq!(column(&ex2, "published_slide_time_s"), ["0.400", "0.291"]);
+    assert_eq!(column(&ex2, "published_roll_speed"), ["", "1.429"]);
+    assert_eq!(column(&ex2, "exact_slide_time_s"), ["0.291248", "0.291248"]);
+    let t: Vec<f64> = column(&ex2, "slide_time_s")
+        .iter()
+        .map(|v| v.parse().unwrap())
+        .collect();
+    assert!(
+        (t[0] - 0.412).abs() < 1e-9 && (t[1] - 0.292).abs() < 1e-9,
+        "{t:?}"
+    );
+    // Example 1's MinMap-Newton has no published value: PATH is not in the figures.
+    let ex1 = root.csv("sphere_example1.csv");
+    assert_eq!(column(&ex1, "published_slide_time_s"), ["0.291", ""]);
+    assert_eq!(
+        column(&root.csv("sphere.csv"), "example"),
+        ["1", "1", "2", "2"]
+    );
+
+    // The pendulum: both solvers, the published times beside ours, convergence from the data.
+    let p = root.csv("pendulum.csv");
+    assert_eq!(column(&p, "solver"), ["MLCP-FB-PLM", "MNCP-PLM"]);
+    assert_eq!(column(&p, "published_seconds"), ["24.24", "22.82"]);
+    let df = root.steps("pendulum");
+    let (solver, n_c) = (
+        contactlab_experiments::report::strs(&df, "solver").unwrap(),
+        contactlab_experiments::report::f64s(&df, "n_c").unwrap(),
+    );
+    let contact = (0..df.height())
+        .filter(|&i| solver[i] == "MNCP-PLM" && n_c[i] > 0.0)
+        .count();
+    assert_eq!(column(&p, "contact_steps")[1], contact.to_string());
+    assert!(
+        contact > 0,
+        "the chain reaches the floor within the cut run"
+    );
+    let conv = root.csv("pendulum_convergence.csv");
+    assert_eq!(column(&conv, "contact_steps")[1], contact.to_string());
+    // The first floor impact comes within the cut run: its energy jump is a number of joules.
+    let gain = readme.split("The chain gains ").nth(1).unwrap();
+    let (joules, rest) = gain.split_once(" J at step ").unwrap();
+    assert!(joules.parse::<f64>().unwrap() > 0.0, "{gain}");
+    assert!(
+        rest.split('.').next().unwrap().parse::<u64>().is_ok(),
+        "{rest}"
+    );
 }

@@ -3,7 +3,7 @@
 //! argmin supplies the framework (the [`Executor`] loop, [`IterState`], key-value logging,
 //! observers, time-outs and evaluation counts); the linear algebra is faer 0.24 (argmin's own
 //! Gauss-Newton and dogleg invert dense matrices and its math backends stop at faer 0.23, see
-//! `shared/STACK.md`).
+//! `docs/STACK.md`).
 //!
 //! Least squares (`min psi(x) = |F(x)|^2 / 2` for a [`Residual`] `F`), all run through
 //! [`solve_least_squares`]:

@@ -1,191 +1,37 @@
-//! The Erleben and Ortiz report: Table 1 (converged / stagnated / back-tracking failed per
-//! size) and Table 2 (seconds and iterations, min / avg / max, the 4 PGS warm-start sweeps
-//! included) as published and as reproduced on two random families, the generic drivers on
-//! the same min-map residual, the wall time and two plots (`reports/erleben2008/`).
+//! The Erleben and Ortiz report (`reports/erleben2008/`): Table 1 (converged / stagnated /
+//! back-tracking failed per size) and Table 2 (seconds and iterations, min / avg / max, the 4
+//! PGS warm-start sweeps included) as published and as reproduced on two random families, the
+//! generic drivers on the same min-map residual (with seeded bootstrap intervals), and two
+//! plots. Statistics: [`crate::analysis::erleben2008`].
 //!
 //! The paper's counts judge the Newton driver by its own stopping rule (`solver_status`:
 //! `theta <= 1e-6` on the friction-pyramid problem); the exact-cone natural-map ruler of the
 //! runner (`status`) is reported beside them.
+//!
+//! Facts for the findings, per family key `f` (`delassus`, `opentissue`), solver `s` and size
+//! `n`: `f.s.s<n>.{converged, stagnated, line_search_failed, other, ruler, cases,
+//! iterations_avg, iterations_min, iterations_max, own_iterations_avg, ms_avg, ms_max,
+//! ms_vs_newton}`; lists over the sizes `f.s.{converged, ruler, iterations_avg}`;
+//! `f.s.{converged_range, iterations_avg_range, converged_total, cases_total, solve_seconds,
+//! time_growth}`; published `published.s<n>.{converged, stagnated, backtracking_failed,
+//! iterations_avg, seconds_avg_ms}`, `published.{converged, backtracking_failed,
+//! iterations_avg, time_growth}`; `wall_total`, `newton_solve_seconds`.
 
-use std::collections::BTreeMap;
-use std::fmt::Write as _;
 use std::path::Path;
 
-use polars::prelude::*;
-
-use super::plots::{line_plot, Series};
-use super::{
-    f64s, fmt, markdown_table, number, read_csv_with_header, strs, write_csv, ReportError,
-};
-use crate::config::ExperimentConfig;
-use crate::runner::read_parquet;
+use super::builder::{Report, RunData};
+use super::findings::{Facts, Fmt};
+use super::plots::{Axis, Chart, Series};
+use super::table::{Cell as C, Table};
+use super::{number, read_csv_with_header, ReportError};
+use crate::analysis::erleben2008::{size_stats, MinAvgMax, SizeStats};
+use crate::analysis::Spread;
 
 /// The configs of the report, in the order of its tables: the main (Delassus) family first.
 pub const CONFIGS: [&str; 2] = ["tables_delassus.toml", "tables_opentissue.toml"];
 
 /// The label of the paper's driver in the configs.
 pub const NEWTON: &str = "newton";
-
-/// Series per plot: the number of distinct colours of [`super::plots::line_plot`].
-pub const PLOT_SERIES: usize = 6;
-
-/// The columns [`size_stats`] reads.
-pub const REQUIRED_COLUMNS: [&str; 7] = [
-    "size",
-    "solver",
-    "iterations",
-    "pgs_sweeps",
-    "seconds",
-    "status",
-    "solver_status",
-];
-
-/// Minimum, mean and maximum of a sample.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct MinAvgMax {
-    /// Smallest value.
-    pub min: f64,
-    /// Mean.
-    pub avg: f64,
-    /// Largest value.
-    pub max: f64,
-}
-
-/// Per (size, solver): the Table 1-2 statistics of one solver over the cases of one size.
-#[derive(Debug, Clone, PartialEq)]
-pub struct SizeStats {
-    /// Problem size (`3 x contacts`).
-    pub size: i64,
-    /// Solver label.
-    pub solver: String,
-    /// Cases solved.
-    pub cases: u64,
-    /// Cases per status the driver itself reported (`converged`, `stagnated`, ...).
-    pub stops: BTreeMap<String, u64>,
-    /// Cases whose impulses pass the exact-cone natural-map ruler (`status == converged`).
-    pub ruler_converged: u64,
-    /// Seconds per solve.
-    pub seconds: MinAvgMax,
-    /// Iterations per solve, warm-start sweeps included (`iterations + pgs_sweeps`).
-    pub iterations: MinAvgMax,
-    /// Mean of the driver's own iterations alone (Newton iterations for the paper's driver).
-    pub own_iterations_avg: f64,
-}
-
-impl SizeStats {
-    /// Cases that ended with the driver's own status `name`.
-    pub fn stopped(&self, name: &str) -> u64 {
-        self.stops.get(name).copied().unwrap_or(0)
-    }
-
-    /// Cases that ended neither converged, stagnated nor with a failed line search.
-    pub fn other_stops(&self) -> u64 {
-        self.cases
-            .saturating_sub(self.stopped("converged"))
-            .saturating_sub(self.stopped("stagnated"))
-            .saturating_sub(self.stopped("line_search_failed"))
-    }
-
-    /// The non-converged stops as `status n, ...` (`-` when there are none).
-    pub fn failures(&self) -> String {
-        let parts: Vec<String> = self
-            .stops
-            .iter()
-            .filter(|(k, v)| k.as_str() != "converged" && **v > 0)
-            .map(|(k, v)| format!("{k} {v}"))
-            .collect();
-        if parts.is_empty() {
-            "-".into()
-        } else {
-            parts.join("; ")
-        }
-    }
-}
-
-/// Aggregates a steps frame (one row per solve, [`REQUIRED_COLUMNS`]) into one
-/// [`SizeStats`] per (size, solver), sorted by solver then size. Every case counts, converged
-/// or not (the paper does not say otherwise).
-pub fn size_stats(steps: &DataFrame) -> PolarsResult<Vec<SizeStats>> {
-    let keys = [col("size"), col("solver")];
-    let total = (col("iterations") + col("pgs_sweeps")).cast(DataType::Float64);
-    let stats = steps
-        .clone()
-        .lazy()
-        .with_column(col("size").cast(DataType::Int64))
-        .group_by(keys.clone())
-        .agg([
-            col("seconds")
-                .count()
-                .cast(DataType::Float64)
-                .alias("cases"),
-            col("status")
-                .eq(lit("converged"))
-                .cast(DataType::Float64)
-                .sum()
-                .alias("ruler"),
-            col("seconds").min().alias("s_min"),
-            col("seconds").mean().alias("s_avg"),
-            col("seconds").max().alias("s_max"),
-            total.clone().min().alias("i_min"),
-            total.clone().mean().alias("i_avg"),
-            total.max().alias("i_max"),
-            col("iterations")
-                .cast(DataType::Float64)
-                .mean()
-                .alias("own_avg"),
-        ])
-        .sort(["solver", "size"], SortMultipleOptions::default())
-        .collect()?;
-    let stops = steps
-        .clone()
-        .lazy()
-        .with_column(col("size").cast(DataType::Int64))
-        .group_by([col("size"), col("solver"), col("solver_status")])
-        .agg([col("seconds").count().cast(DataType::Float64).alias("n")])
-        .collect()?;
-    let (st_size, st_solver, st_status, st_n) = (
-        f64s(&stops, "size")?,
-        strs(&stops, "solver")?,
-        strs(&stops, "solver_status")?,
-        f64s(&stops, "n")?,
-    );
-    let (size, solver, cases, ruler) = (
-        f64s(&stats, "size")?,
-        strs(&stats, "solver")?,
-        f64s(&stats, "cases")?,
-        f64s(&stats, "ruler")?,
-    );
-    let col_of = |name: &str| f64s(&stats, name);
-    let (s_min, s_avg, s_max) = (col_of("s_min")?, col_of("s_avg")?, col_of("s_max")?);
-    let (i_min, i_avg, i_max) = (col_of("i_min")?, col_of("i_avg")?, col_of("i_max")?);
-    let own = col_of("own_avg")?;
-    Ok((0..stats.height())
-        .map(|i| {
-            let stops: BTreeMap<String, u64> = (0..st_n.len())
-                .filter(|&j| st_size[j] == size[i] && st_solver[j] == solver[i])
-                .map(|j| (st_status[j].clone(), st_n[j] as u64))
-                .collect();
-            SizeStats {
-                size: size[i] as i64,
-                solver: solver[i].clone(),
-                cases: cases[i] as u64,
-                stops,
-                ruler_converged: ruler[i] as u64,
-                seconds: MinAvgMax {
-                    min: s_min[i],
-                    avg: s_avg[i],
-                    max: s_max[i],
-                },
-                iterations: MinAvgMax {
-                    min: i_min[i],
-                    avg: i_avg[i],
-                    max: i_max[i],
-                },
-                own_iterations_avg: own[i],
-            }
-        })
-        .collect())
-}
 
 /// One row of the paper's Tables 1-2.
 #[derive(Debug, Clone, PartialEq)]
@@ -244,23 +90,17 @@ pub fn read_published(path: &Path) -> Result<Vec<PublishedRow>, ReportError> {
         .collect()
 }
 
-/// One random family's run: its config, statistics and timing.
+/// One random family's run: its data and statistics.
 #[derive(Debug, Clone)]
 pub struct FamilyRun {
     /// The family's name for tables (`Delassus`, `OpenTissue`).
     pub family: String,
-    /// The family's key in `tables.csv` (`delassus`, `opentissue`).
+    /// The family's key in CSV files and fact names (`delassus`, `opentissue`).
     pub key: String,
-    /// The config.
-    pub config: ExperimentConfig,
+    /// The config's run.
+    pub run: RunData,
     /// Per (size, solver) statistics.
     pub stats: Vec<SizeStats>,
-    /// Wall-clock seconds of the config's sweep (from its `.meta.json`).
-    pub wall_seconds: Option<f64>,
-    /// Threads the sweep ran on.
-    pub threads: Option<u64>,
-    /// The machine's 1-minute load average when the sweep ended, when recorded.
-    pub load_average: Option<f64>,
 }
 
 impl FamilyRun {
@@ -273,36 +113,26 @@ impl FamilyRun {
 
     /// Solver labels in config order: the driver, then the shadows.
     pub fn solvers(&self) -> Vec<String> {
-        self.config
-            .driver_specs()
+        let c = &self.run.config;
+        c.driver_specs()
             .into_iter()
-            .chain(&self.config.shadow)
+            .chain(&c.shadow)
             .map(|s| s.name())
             .collect()
     }
 }
 
-/// Loads one config's data; a missing file or column is [`ReportError::MissingData`].
-pub fn load_family(root: &Path, config: &Path) -> Result<FamilyRun, ReportError> {
-    let cfg = ExperimentConfig::load(config).map_err(|e| ReportError::Published(e.to_string()))?;
-    let path = cfg.data_path(root);
-    if !path.exists() {
-        return Err(ReportError::MissingData(path.display().to_string()));
-    }
-    let steps = read_parquet(&path)?;
-    for c in REQUIRED_COLUMNS {
-        if steps.column(c).is_err() {
-            return Err(ReportError::MissingData(format!(
-                "{} (column `{c}`)",
-                path.display()
-            )));
+/// Loads one config's run through the report; a missing file or column is `MissingData`.
+pub fn load_family(r: &mut Report, config: &str) -> Result<FamilyRun, ReportError> {
+    let run = r.load(config)?;
+    let stats = size_stats(&run.steps).map_err(|e| match e {
+        crate::analysis::AnalysisError::MissingData(what) => {
+            ReportError::MissingData(format!("{} ({what})", run.data_path.display()))
         }
-    }
-    let meta: serde_json::Value = std::fs::read_to_string(path.with_extension("meta.json"))
-        .ok()
-        .and_then(|s| serde_json::from_str(&s).ok())
-        .unwrap_or(serde_json::Value::Null);
-    let key = cfg
+        other => other.into(),
+    })?;
+    let key = run
+        .config
         .scene
         .params
         .get("family")
@@ -317,35 +147,26 @@ pub fn load_family(root: &Path, config: &Path) -> Result<FamilyRun, ReportError>
     Ok(FamilyRun {
         family,
         key,
-        stats: size_stats(&steps)?,
-        wall_seconds: meta.get("wall_seconds").and_then(|v| v.as_f64()),
-        threads: meta.get("threads").and_then(|v| v.as_u64()),
-        load_average: meta.get("load_average_1min").and_then(|v| v.as_f64()),
-        config: cfg,
+        run,
+        stats,
     })
 }
 
 /// Seconds in a short engineering notation (`1.12e-4`), `-` for NaN.
-fn sci(x: f64) -> String {
-    if x.is_nan() {
-        "-".into()
-    } else {
-        format!("{x:.2e}")
-    }
-}
-
-fn mam_seconds(m: &MinAvgMax) -> String {
-    format!("{} / {} / {}", sci(m.min), sci(m.avg), sci(m.max))
-}
-
-fn mam_iterations(m: &MinAvgMax) -> String {
-    format!("{} / {} / {}", fmt(m.min, 0), fmt(m.avg, 2), fmt(m.max, 0))
+fn sci() -> Fmt {
+    Fmt::sci(2)
 }
 
 /// The rows of `tables.csv`: per family, size and solver; published values only on the
 /// paper's driver.
-pub fn tables_csv_rows(published: &[PublishedRow], families: &[FamilyRun]) -> Vec<Vec<String>> {
-    let mut rows = Vec::new();
+pub fn tables_csv(
+    published: &[PublishedRow],
+    families: &[FamilyRun],
+) -> Result<Table, ReportError> {
+    let mut t = Table::new(Some("tables.csv"));
+    for h in TABLES_CSV_HEADER {
+        t = t.csv_col(h);
+    }
     for f in families {
         for solver in f.solvers() {
             for p in published {
@@ -353,21 +174,21 @@ pub fn tables_csv_rows(published: &[PublishedRow], families: &[FamilyRun]) -> Ve
                     continue;
                 };
                 let paper = solver == NEWTON;
-                let pub_or = |v: String| if paper { v } else { String::new() };
-                rows.push(vec![
-                    p.size.to_string(),
-                    format!("{}/{}", f.key, solver),
+                let pub_or = |v: String| C::text(if paper { v } else { String::new() });
+                t.row(vec![
+                    C::int(p.size),
+                    C::text(format!("{}/{}", f.key, solver)),
                     pub_or(p.converged.to_string()),
-                    s.stopped("converged").to_string(),
+                    C::int(s.stopped("converged")),
                     pub_or(format!("{:.6}", p.seconds.avg)),
-                    format!("{:.6}", s.seconds.avg),
+                    C::text(format!("{:.6}", s.seconds.avg)),
                     pub_or(format!("{:.2}", p.iterations.avg)),
-                    format!("{:.2}", s.iterations.avg),
-                ]);
+                    C::text(format!("{:.2}", s.iterations.avg)),
+                ])?;
             }
         }
     }
-    rows
+    Ok(t)
 }
 
 /// The columns of `tables.csv`.
@@ -384,372 +205,529 @@ pub const TABLES_CSV_HEADER: [&str; 8] = [
 
 /// Writes `reports/erleben2008/` from the run data under `root/data/runs/erleben2008/`.
 pub fn generate(root: &Path) -> Result<(), ReportError> {
-    let cfg_dir = root.join("experiments/configs/erleben2008");
-    let out = root.join("reports/erleben2008");
-    let published = read_published(&cfg_dir.join("published.csv"))?;
+    let mut r = Report::new(
+        root,
+        "erleben2008",
+        "Erleben and Ortiz, non-smooth Newton on the min-map: reproduction",
+        "K. Erleben and R. Ortiz, *A non-smooth Newton method for multibody dynamics*, ICNAAM 2008, Tables 1-2.",
+    );
+    let published = read_published(&r.config_file("published.csv"))?;
     let families = CONFIGS
         .iter()
-        .map(|c| load_family(root, &cfg_dir.join(c)))
+        .map(|c| load_family(&mut r, c))
         .collect::<Result<Vec<_>, _>>()?;
-    std::fs::create_dir_all(&out)?;
     let names: Vec<&str> = families.iter().map(|f| f.family.as_str()).collect();
-    // One value per family, said once when they agree.
     let per_family = |f: &dyn Fn(&FamilyRun) -> String| -> String {
         let mut v: Vec<String> = families.iter().map(f).collect();
         v.dedup();
         v.join(" / ")
     };
-
-    let mut md = String::new();
-    let _ = writeln!(
-        md,
-        "# Erleben and Ortiz, non-smooth Newton on the min-map: reproduction\n"
-    );
-    let _ = writeln!(
-        md,
-        "Generated by `just reproduce erleben2008` (`contactlab reproduce erleben2008`) from the configs in \
-         `experiments/configs/erleben2008/`; do not edit by hand. Paper: K. Erleben and R. Ortiz, *A non-smooth \
-         Newton method for multibody dynamics*, ICNAAM 2008, Tables 1-2.\n"
-    );
-    let total_wall: Option<f64> = families.iter().map(|f| f.wall_seconds).sum();
-    let cases =
-        |f: &FamilyRun| f.config.scene.steps * f.config.sweep.get("seed").map_or(1, Vec::len);
-    let _ = writeln!(
-        md,
-        "Setup: random boxed LCPs with a friction pyramid of sizes {} (`3 x contacts`), {} cases per size, \
-         absolute tolerance `theta = |H|^2/2 <= 1e-6` (the configs' `tol = sqrt(2e-6)` bounds `|H|`), at most 100 \
-         iterations, the paper's Newton driver (`{NEWTON}`: B-derivative, Schur reduction, Armijo back-tracking, \
-         4 projected Gauss-Seidel warm-start sweeps, stagnation below `1e-5`) from the zero start, and generic \
-         drivers on the very same problems and the same residual `H`. The paper does not say how its \"random \
-         symmetric positive definite systems\" were drawn, so two families run: **{}** (the main table) and \
-         **{}**; `formulations/src/erleben/generator.rs` documents both.\n",
+    let cases = |f: &FamilyRun| {
+        f.run.config.scene.steps * f.run.config.sweep.get("seed").map_or(1, Vec::len)
+    };
+    r.text(&format!(
+        "Setup: random boxed LCPs with a friction pyramid of sizes {} (`3 x contacts`), {} cases per size \
+         ({} seeds), absolute tolerance `theta = |H|^2/2 <= 1e-6` (the configs' `tol = sqrt(2e-6)` bounds \
+         `|H|`), at most 100 iterations, the paper's Newton driver (`{NEWTON}`: B-derivative, Schur reduction, \
+         Armijo back-tracking, 4 projected Gauss-Seidel warm-start sweeps, stagnation below `1e-5`) from the \
+         zero start, and generic drivers on the very same problems and the same residual `H`. The paper does \
+         not say how its \"random symmetric positive definite systems\" were drawn, so two families run: \
+         **{}** (the main table) and **{}**; `formulations/src/erleben/generator.rs` documents both.",
         published
             .iter()
             .map(|p| p.size.to_string())
             .collect::<Vec<_>>()
             .join(", "),
         per_family(&|f| cases(f).to_string()),
+        per_family(&|f| f.run.config.sweep.get("seed").map_or(1, Vec::len).to_string()),
         names.first().copied().unwrap_or("-"),
         names.get(1).copied().unwrap_or("-"),
-    );
-    let _ = writeln!(
-        md,
-        "Wall time of the whole sweep (release build, {} threads): **{}** ({}).\n",
-        per_family(&|f| f.threads.map_or("?".into(), |t| t.to_string())),
-        total_wall.map_or("not recorded".into(), |w| format!("{w:.1} s")),
-        families
-            .iter()
-            .map(|f| format!(
-                "{} {}{}",
-                f.family,
-                f.wall_seconds.map_or("?".into(), |w| format!("{w:.1} s")),
-                f.load_average.map_or(String::new(), |l| format!(
-                    ", load average {l:.1} at its end"
-                ))
-            ))
-            .collect::<Vec<_>>()
-            .join("; "),
-    );
-    let _ = writeln!(
-        md,
+    ));
+    let total_wall: Option<f64> = families.iter().map(|f| f.run.meta.wall_seconds).sum();
+    r.text(&format!(
+        "Wall time of the whole reproduction: **{}** (per family in the timing table above).",
+        total_wall.map_or("not recorded".into(), |w| format!("{w:.1} s"))
+    ));
+    r.text(
         "Two judges of convergence: the paper's counts use the driver's own status (`solver_status`, \
          `|H| <= sqrt(2e-6)` on the friction-pyramid problem); the project's shared ruler (`status`) asks for the \
          exact Coulomb cone's natural-map residual divided by `1 + |q|` to be below the same number, which a \
          pyramid solution with sliding contacts misses and which the `1 + |q|` scaling loosens where `|q|` is \
-         large (OpenTissue's `|q|` grows like `sqrt(n / 3)`).\n"
+         large (OpenTissue's `|q|` grows like `sqrt(n / 3)`).",
     );
-
-    // Table 1.
-    let newton = |f: &FamilyRun, size: i64| f.get(NEWTON, size).cloned();
-    let mut t1 = Vec::new();
-    for p in &published {
-        let cell = |paper: u64, get: &dyn Fn(&SizeStats) -> u64| {
-            let ours = families
-                .iter()
-                .map(|f| newton(f, p.size).map_or("-".into(), |s| get(&s).to_string()))
-                .collect::<Vec<_>>()
-                .join(" / ");
-            format!("{paper} / {ours}")
-        };
-        t1.push(vec![
-            p.size.to_string(),
-            cell(p.converged, &|s| s.stopped("converged")),
-            cell(p.stagnated, &|s| s.stopped("stagnated")),
-            cell(p.backtracking_failed, &|s| s.stopped("line_search_failed")),
-            families
-                .iter()
-                .map(|f| newton(f, p.size).map_or("-".into(), |s| s.other_stops().to_string()))
-                .collect::<Vec<_>>()
-                .join(" / "),
-            families
-                .iter()
-                .map(|f| newton(f, p.size).map_or("-".into(), |s| s.ruler_converged.to_string()))
-                .collect::<Vec<_>>()
-                .join(" / "),
-        ]);
-    }
-    let fam_list = names.join(" / ");
-    let _ = writeln!(md, "## Table 1: outcomes of the Newton driver per size\n");
-    let _ = writeln!(
-        md,
-        "Each cell: paper / {fam_list}, out of the cases of each size, by the driver's own status. \"Other\": \
-         stops the paper has no column for (iteration budget, singular system, local minimum). The last column \
-         is the shared exact-cone ruler, for comparison only.\n"
-    );
-    md += &markdown_table(
-        &[
-            "size",
-            "converged",
-            "stagnated",
-            "back-tracking failed",
-            &format!("other ({fam_list})"),
-            &format!("exact-cone ruler converged ({fam_list})"),
-        ],
-        &t1,
-    );
-
-    // Table 2.
-    let _ = writeln!(
-        md,
-        "\n## Table 2: seconds and iterations per solve (min / avg / max)\n"
-    );
-    let _ = writeln!(
-        md,
-        "Over all cases of a size, converged or not. Iterations include the 4 PGS sweeps (as the paper's do; \
-         a start that already meets the tolerance takes none); the Newton iterations alone are the last column. \
-         The paper's seconds are from a Dell M90 laptop (2008, 2-core Centrino Duo, 2 GB) with an SVD solve; ours \
-         from this machine's release build, LU with an SVD fallback, two solves running at a time.\n"
-    );
+    table1(&mut r, &published, &families)?;
+    table2(&mut r, &published, &families)?;
+    every_driver(&mut r, &published, &families)?;
+    plots(&mut r, &published, &families)?;
+    let facts = r.facts();
+    published_facts(facts, &published);
     for f in &families {
-        let rows: Vec<Vec<String>> = published
-            .iter()
-            .map(|p| {
-                let s = newton(f, p.size);
-                vec![
-                    p.size.to_string(),
-                    mam_seconds(&p.seconds),
-                    s.as_ref().map_or("-".into(), |s| mam_seconds(&s.seconds)),
-                    mam_iterations(&p.iterations),
-                    s.as_ref()
-                        .map_or("-".into(), |s| mam_iterations(&s.iterations)),
-                    s.as_ref()
-                        .map_or("-".into(), |s| fmt(s.own_iterations_avg, 2)),
-                ]
-            })
-            .collect();
-        let _ = writeln!(md, "**{} family**\n", f.family);
-        md += &markdown_table(
-            &[
-                "size",
-                "seconds, paper",
-                "seconds, ours",
-                "iterations, paper",
-                "iterations, ours",
-                "Newton iterations (avg)",
-            ],
-            &rows,
-        );
-        md += "\n";
+        family_facts(facts, &published, f);
     }
-    let csv_rows = tables_csv_rows(&published, &families);
-    write_csv(&out.join("tables.csv"), &TABLES_CSV_HEADER, &csv_rows)?;
-    let _ = writeln!(
-        md,
-        "Both tables' averages are also in [`tables.csv`](tables.csv), one row per size and `family/driver` \
-         (published values on the `newton` rows only).\n"
+    facts.num(
+        "wall_total",
+        total_wall.unwrap_or(f64::NAN),
+        Fmt::fixed(1).unit(" s"),
     );
+    let newton_seconds: f64 = families
+        .iter()
+        .map(|f| {
+            f.stats
+                .iter()
+                .filter(|s| s.solver == NEWTON)
+                .map(|s| s.seconds.avg * s.cases as f64)
+                .sum::<f64>()
+        })
+        .sum();
+    facts.num(
+        "newton_solve_seconds",
+        newton_seconds,
+        Fmt::fixed(2).unit(" s"),
+    );
+    r.finish()?;
+    Ok(())
+}
 
-    // Every driver.
-    let _ = writeln!(md, "## Every driver on the same problems\n");
-    let _ = writeln!(
-        md,
+/// A count read from one size's statistics.
+type Count = dyn Fn(&SizeStats) -> u64;
+
+/// Table 1: outcomes of the Newton driver per size, paper beside each family.
+fn table1(
+    r: &mut Report,
+    published: &[PublishedRow],
+    families: &[FamilyRun],
+) -> Result<(), ReportError> {
+    let fam_list = families
+        .iter()
+        .map(|f| f.family.as_str())
+        .collect::<Vec<_>>()
+        .join(" / ");
+    let mut t = Table::new(Some("table1.csv")).col("size", "size");
+    let outcomes = [
+        ("converged", "converged"),
+        ("stagnated", "stagnated"),
+        ("back-tracking failed", "backtracking_failed"),
+    ];
+    for (md, csv) in outcomes {
+        t = t.col(md, &format!("{csv}_published"));
+        for f in families {
+            t = t.col(md, &format!("{csv}_{}", f.key));
+        }
+    }
+    let other = format!("other ({fam_list})");
+    let ruler = format!("exact-cone ruler converged ({fam_list})");
+    for f in families {
+        t = t.col(&other, &format!("other_{}", f.key));
+    }
+    for f in families {
+        t = t.col(&ruler, &format!("ruler_converged_{}", f.key));
+    }
+    for f in families {
+        t = t.col("cases", &format!("cases_{}", f.key));
+    }
+    for p in published {
+        let newton = |f: &FamilyRun, get: &dyn Fn(&SizeStats) -> u64| {
+            f.get(NEWTON, p.size)
+                .map_or(C::pair("-", ""), |s| C::int(get(s)))
+        };
+        let mut row = vec![C::int(p.size)];
+        let own: [(u64, &Count); 3] = [
+            (p.converged, &|s| s.stopped("converged")),
+            (p.stagnated, &|s| s.stopped("stagnated")),
+            (p.backtracking_failed, &|s| s.stopped("line_search_failed")),
+        ];
+        for (paper, get) in own {
+            row.push(C::int(paper));
+            row.extend(families.iter().map(|f| newton(f, get)));
+        }
+        row.extend(families.iter().map(|f| newton(f, &|s| s.other_stops())));
+        row.extend(families.iter().map(|f| newton(f, &|s| s.ruler_converged)));
+        row.extend(families.iter().map(|f| newton(f, &|s| s.cases)));
+        t.row(row)?;
+    }
+    r.heading(2, "Table 1: outcomes of the Newton driver per size");
+    r.text(&format!(
+        "Each cell: paper / {fam_list}, out of the cases of each size, by the driver's own status. \"Other\": \
+         stops the paper has no column for (iteration budget, singular system, local minimum). The \
+         exact-cone ruler column is the shared natural-map ruler, for comparison only. Also in \
+         [`table1.csv`](table1.csv).",
+    ));
+    r.table(&t)
+}
+
+/// Table 2: seconds and iterations per family, paper beside ours.
+fn table2(
+    r: &mut Report,
+    published: &[PublishedRow],
+    families: &[FamilyRun],
+) -> Result<(), ReportError> {
+    r.heading(
+        2,
+        "Table 2: seconds and iterations per solve (min / avg / max)",
+    );
+    r.text(
+        "Over all cases of a size, converged or not. Iterations include the 4 PGS sweeps (as the paper's do; \
+         a start that already meets the tolerance takes none); the Newton iterations alone are the last column \
+         but one; the last column is a seeded 95% bootstrap interval of our average iterations over the cases. \
+         The paper's seconds are from a Dell M90 laptop (2008, 2-core Centrino Duo, 2 GB) with an SVD solve; ours \
+         from this machine's build (see the provenance above), LU with an SVD fallback, two solves running at \
+         a time.",
+    );
+    let mam = |t: Table, md: &str, csv: &str| {
+        t.col(md, &format!("{csv}_min"))
+            .col(md, &format!("{csv}_avg"))
+            .col(md, &format!("{csv}_max"))
+    };
+    for f in families {
+        let mut t = Table::new(Some(&format!("table2_{}.csv", f.key))).col("size", "size");
+        t = mam(t, "seconds, paper", "seconds_published");
+        t = mam(t, "seconds, ours", "seconds_reproduced");
+        t = mam(t, "iterations, paper", "iterations_published");
+        t = mam(t, "iterations, ours", "iterations_reproduced");
+        t = t
+            .col("Newton iterations (avg)", "newton_iterations_avg")
+            .col("avg iterations, 95% interval", "iterations_avg_low")
+            .col("avg iterations, 95% interval", "iterations_avg_high")
+            .csv_col("cases");
+        let (it0, it2) = (Fmt::int(), Fmt::fixed(2));
+        for p in published {
+            let s = f.get(NEWTON, p.size);
+            let g = |get: &dyn Fn(&SizeStats) -> f64| s.map_or(f64::NAN, get);
+            t.row(vec![
+                C::int(p.size),
+                C::num(p.seconds.min, &sci(), &Fmt::fixed(6)),
+                C::num(p.seconds.avg, &sci(), &Fmt::fixed(6)),
+                C::num(p.seconds.max, &sci(), &Fmt::fixed(6)),
+                C::num(g(&|s| s.seconds.min), &sci(), &Fmt::sci(4)),
+                C::num(g(&|s| s.seconds.avg), &sci(), &Fmt::sci(4)),
+                C::num(g(&|s| s.seconds.max), &sci(), &Fmt::sci(4)),
+                C::same(p.iterations.min, &it0),
+                C::same(p.iterations.avg, &it2),
+                C::same(p.iterations.max, &it0),
+                C::same(g(&|s| s.iterations.min), &it0),
+                C::same(g(&|s| s.iterations.avg), &it2),
+                C::same(g(&|s| s.iterations.max), &it0),
+                C::same(g(&|s| s.own_iterations_avg), &it2),
+                C::same(g(&|s| s.iterations_interval.0), &it2),
+                C::same(g(&|s| s.iterations_interval.1), &it2),
+                C::same(g(&|s| s.cases as f64), &it0),
+            ])?;
+        }
+        r.text(&format!(
+            "**{} family** (also in [`table2_{}.csv`](table2_{}.csv))",
+            f.family, f.key, f.key
+        ));
+        r.table(&t)?;
+    }
+    r.table(&tables_csv(published, families)?)?;
+    r.text(
+        "Both tables' averages of every driver are also in [`tables.csv`](tables.csv), one row per size and \
+         `family/driver` (published values on the `newton` rows only).",
+    );
+    Ok(())
+}
+
+/// Every driver of both families on the same problems.
+fn every_driver(
+    r: &mut Report,
+    published: &[PublishedRow],
+    families: &[FamilyRun],
+) -> Result<(), ReportError> {
+    r.heading(2, "Every driver on the same problems");
+    r.text(
         "The paper names trust-region methods as the untried alternative to its back-tracking. The shadow \
          drivers solve the very same problems on the same residual `H` from the same zero start, without the PGS \
          sweeps: `trust-region` (Steihaug-CG on the Gauss-Newton model), `lm` (Levenberg-Marquardt), and on the \
          Delassus family also `gauss-newton` (Armijo), `dogleg` and `plm` (projected LM). Converged: by the \
-         driver's own status; iterations include warm-start sweeps where a driver has them.\n"
+         driver's own status, with a seeded 95% bootstrap interval over the cases; iterations include \
+         warm-start sweeps where a driver has them, with the same kind of interval for their average.",
     );
-    for f in &families {
-        let mut rows = Vec::new();
+    for f in families {
+        let mut t = Table::new(Some(&format!("drivers_{}.csv", f.key)))
+            .col("size", "size")
+            .col("driver", "driver")
+            .col("converged", "converged")
+            .col("converged", "cases")
+            .col("95% interval", "converged_low")
+            .col("95% interval", "converged_high")
+            .col("exact-cone ruler", "ruler_converged")
+            .col("other stops", "other_stops")
+            .col("avg iterations", "iterations_avg")
+            .col("95% interval", "iterations_avg_low")
+            .col("95% interval", "iterations_avg_high")
+            .col("avg ms", "ms_avg")
+            .col("max ms", "ms_max");
+        let (f1, f2, f3) = (Fmt::fixed(1), Fmt::fixed(2), Fmt::fixed(3));
         for solver in f.solvers() {
-            for p in &published {
-                if let Some(s) = f.get(&solver, p.size) {
-                    rows.push(vec![
-                        p.size.to_string(),
-                        format!("`{solver}`"),
-                        format!("{} / {}", s.stopped("converged"), s.cases),
-                        s.ruler_converged.to_string(),
-                        s.failures(),
-                        fmt(s.iterations.avg, 2),
-                        format!("{:.3}", 1e3 * s.seconds.avg),
-                        format!("{:.3}", 1e3 * s.seconds.max),
-                    ]);
-                }
+            for p in published {
+                let Some(s) = f.get(&solver, p.size) else {
+                    continue;
+                };
+                t.row(vec![
+                    C::int(p.size),
+                    C::code(solver.clone()),
+                    C::int(s.stopped("converged")),
+                    C::int(s.cases),
+                    C::same(s.converged_interval.0, &f1),
+                    C::same(s.converged_interval.1, &f1),
+                    C::int(s.ruler_converged),
+                    C::text(s.failures()),
+                    C::same(s.iterations.avg, &f2),
+                    C::same(s.iterations_interval.0, &f2),
+                    C::same(s.iterations_interval.1, &f2),
+                    C::same(1e3 * s.seconds.avg, &f3),
+                    C::same(1e3 * s.seconds.max, &f3),
+                ])?;
             }
         }
-        let _ = writeln!(md, "**{} family**\n", f.family);
-        md += &markdown_table(
-            &[
-                "size",
-                "driver",
-                "converged",
-                "exact-cone ruler",
-                "other stops",
-                "avg iterations",
-                "avg ms",
-                "max ms",
-            ],
-            &rows,
-        );
-        md += "\n";
+        r.text(&format!(
+            "**{} family** (also in [`drivers_{}.csv`](drivers_{}.csv))",
+            f.family, f.key, f.key
+        ));
+        r.table(&t)?;
     }
+    Ok(())
+}
 
-    // Plots.
-    let log2 = |s: i64| (s as f64).log2();
+/// Average iterations and seconds against the size, on logarithmic size axes.
+fn plots(
+    r: &mut Report,
+    published: &[PublishedRow],
+    families: &[FamilyRun],
+) -> Result<(), ReportError> {
+    let sizes: Vec<f64> = published.iter().map(|p| p.size as f64).collect();
+    let curve = |f: &FamilyRun, solver: &str, get: &dyn Fn(&SizeStats) -> f64| -> Vec<(f64, f64)> {
+        published
+            .iter()
+            .filter_map(|p| f.get(solver, p.size).map(|s| (p.size as f64, get(s))))
+            .collect()
+    };
     let mut it_series: Vec<Series> = vec![(
         "paper".into(),
         published
             .iter()
-            .map(|p| (log2(p.size), p.iterations.avg))
+            .map(|p| (p.size as f64, p.iterations.avg))
             .collect(),
     )];
     let mut sec_series: Vec<Series> = vec![(
         "paper (2008 laptop)".into(),
         published
             .iter()
-            .map(|p| (log2(p.size), p.seconds.avg))
+            .map(|p| (p.size as f64, p.seconds.avg))
             .collect(),
     )];
-    for f in &families {
+    for f in families {
         it_series.push((
             format!("{NEWTON}, {}", f.family),
-            published
-                .iter()
-                .filter_map(|p| newton(f, p.size).map(|s| (log2(p.size), s.iterations.avg)))
-                .collect(),
+            curve(f, NEWTON, &|s| s.iterations.avg),
         ));
         sec_series.push((
             format!("{NEWTON}, {}", f.family),
-            published
-                .iter()
-                .filter_map(|p| newton(f, p.size).map(|s| (log2(p.size), s.seconds.avg)))
-                .collect(),
+            curve(f, NEWTON, &|s| s.seconds.avg),
         ));
     }
-    // The main family's shadows, as many as the plot has distinct colours (the tables have
-    // every driver).
-    let shown_shadows = PLOT_SERIES.saturating_sub(sec_series.len());
+    // Every shadow of the main family (the plots' styles tell up to 20 series apart).
     if let Some(main) = families.first() {
-        for solver in main
-            .solvers()
-            .into_iter()
-            .filter(|s| s != NEWTON)
-            .take(shown_shadows)
-        {
+        for solver in main.solvers().into_iter().filter(|s| s != NEWTON) {
             sec_series.push((
                 format!("{solver}, {}", main.family),
-                published
-                    .iter()
-                    .filter_map(|p| {
-                        main.get(&solver, p.size)
-                            .map(|s| (log2(p.size), s.seconds.avg))
-                    })
-                    .collect(),
+                curve(main, &solver, &|s| s.seconds.avg),
             ));
         }
     }
-    line_plot(
-        &out.join("iterations_vs_size.svg"),
-        "Newton: average iterations per solve (4 PGS sweeps included)",
-        "log2(size)",
-        "iterations",
+    let size_axis = || Axis::log("size (3 x contacts)").ticks(sizes.clone());
+    r.heading(2, "Plots");
+    r.plot(
+        "iterations_vs_size.svg",
+        "average iterations per solve vs size",
+        &Chart::new(
+            "Newton: average iterations per solve (4 PGS sweeps included)",
+            size_axis(),
+            Axis::linear("iterations"),
+        )
+        .legend_upper_left(),
         &it_series,
-        false,
     )?;
-    line_plot(
-        &out.join("seconds_vs_size.svg"),
-        "Average seconds per solve",
-        "log2(size)",
-        "seconds",
+    r.plot(
+        "seconds_vs_size.svg",
+        &format!(
+            "average seconds per solve vs size: the paper, Newton on both families, every shadow driver on the {} family",
+            families.first().map_or("main", |f| f.family.as_str())
+        ),
+        &Chart::new(
+            "Average seconds per solve",
+            size_axis(),
+            Axis::log("seconds"),
+        )
+        .legend_upper_left(),
         &sec_series,
-        true,
-    )?;
-    let _ = writeln!(md, "## Plots\n");
-    let _ = writeln!(
-        md,
-        "![average iterations per solve vs size](iterations_vs_size.svg)\n"
-    );
-    let _ = writeln!(
-        md,
-        "![average seconds per solve vs size: the paper, Newton on both families, the first shadow drivers \
-         on the {} family](seconds_vs_size.svg)\n",
-        names.first().copied().unwrap_or("main")
-    );
+    )
+}
 
-    // Commentary written by people, kept beside the configs.
-    if let Ok(findings) = std::fs::read_to_string(cfg_dir.join("findings.md")) {
-        md += "\n";
-        md += &findings;
+/// The published numbers the findings may quote.
+fn published_facts(facts: &mut Facts, published: &[PublishedRow]) {
+    for p in published {
+        let k = format!("published.s{}", p.size);
+        facts
+            .num(format!("{k}.converged"), p.converged as f64, Fmt::int())
+            .num(format!("{k}.stagnated"), p.stagnated as f64, Fmt::int())
+            .num(
+                format!("{k}.backtracking_failed"),
+                p.backtracking_failed as f64,
+                Fmt::int(),
+            )
+            .num(
+                format!("{k}.iterations_avg"),
+                p.iterations.avg,
+                Fmt::fixed(2),
+            )
+            .num(
+                format!("{k}.seconds_avg_ms"),
+                1e3 * p.seconds.avg,
+                Fmt::int().unit(" ms"),
+            );
     }
-    std::fs::write(out.join("README.md"), md)?;
-    Ok(())
+    let list = |f: &dyn Fn(&PublishedRow) -> f64| published.iter().map(f).collect::<Vec<_>>();
+    facts
+        .list(
+            "published.converged",
+            list(&|p| p.converged as f64),
+            Fmt::int(),
+        )
+        .list(
+            "published.backtracking_failed",
+            list(&|p| p.backtracking_failed as f64),
+            Fmt::int(),
+        )
+        .list(
+            "published.iterations_avg",
+            list(&|p| p.iterations.avg),
+            Fmt::fixed(2),
+        );
+    if let (Some(a), Some(b)) = (published.first(), published.last()) {
+        facts.num(
+            "published.time_growth",
+            b.seconds.avg / a.seconds.avg,
+            Fmt::int(),
+        );
+    }
+}
+
+/// The facts of one family: per solver and size, and over the sizes.
+fn family_facts(facts: &mut Facts, published: &[PublishedRow], f: &FamilyRun) {
+    for solver in f.solvers() {
+        let stats: Vec<&SizeStats> = published
+            .iter()
+            .filter_map(|p| f.get(&solver, p.size))
+            .collect();
+        if stats.is_empty() {
+            continue;
+        }
+        let k = format!("{}.{solver}", f.key);
+        for s in &stats {
+            let newton_ms = f.get(NEWTON, s.size).map_or(f64::NAN, |n| n.seconds.avg);
+            let ks = format!("{k}.s{}", s.size);
+            facts
+                .num(
+                    format!("{ks}.converged"),
+                    s.stopped("converged") as f64,
+                    Fmt::int(),
+                )
+                .num(
+                    format!("{ks}.stagnated"),
+                    s.stopped("stagnated") as f64,
+                    Fmt::int(),
+                )
+                .num(
+                    format!("{ks}.line_search_failed"),
+                    s.stopped("line_search_failed") as f64,
+                    Fmt::int(),
+                )
+                .num(format!("{ks}.other"), s.other_stops() as f64, Fmt::int())
+                .num(format!("{ks}.ruler"), s.ruler_converged as f64, Fmt::int())
+                .num(format!("{ks}.cases"), s.cases as f64, Fmt::int())
+                .num(
+                    format!("{ks}.iterations_avg"),
+                    s.iterations.avg,
+                    Fmt::fixed(2),
+                )
+                .num(format!("{ks}.iterations_min"), s.iterations.min, Fmt::int())
+                .num(format!("{ks}.iterations_max"), s.iterations.max, Fmt::int())
+                .num(
+                    format!("{ks}.own_iterations_avg"),
+                    s.own_iterations_avg,
+                    Fmt::fixed(2),
+                )
+                .num(
+                    format!("{ks}.ms_avg"),
+                    1e3 * s.seconds.avg,
+                    Fmt::fixed(1).unit(" ms"),
+                )
+                .num(
+                    format!("{ks}.ms_max"),
+                    1e3 * s.seconds.max,
+                    Fmt::fixed(1).unit(" ms"),
+                )
+                .num(
+                    format!("{ks}.ms_vs_newton"),
+                    s.seconds.avg / newton_ms,
+                    Fmt::int(),
+                );
+        }
+        let list = |g: &dyn Fn(&SizeStats) -> f64| stats.iter().map(|s| g(s)).collect::<Vec<_>>();
+        let range = |v: Vec<f64>| Spread::of(&v).range();
+        let converged = list(&|s| s.stopped("converged") as f64);
+        let total_seconds: f64 = stats.iter().map(|s| s.seconds.avg * s.cases as f64).sum();
+        facts
+            .list(format!("{k}.converged"), converged.clone(), Fmt::int())
+            .list(
+                format!("{k}.ruler"),
+                list(&|s| s.ruler_converged as f64),
+                Fmt::int(),
+            )
+            .list(
+                format!("{k}.iterations_avg"),
+                list(&|s| s.iterations.avg),
+                Fmt::fixed(2),
+            )
+            .list(
+                format!("{k}.converged_range"),
+                range(converged.clone()),
+                Fmt::int(),
+            )
+            .list(
+                format!("{k}.iterations_avg_range"),
+                range(list(&|s| s.iterations.avg)),
+                Fmt::int(),
+            )
+            .num(
+                format!("{k}.converged_total"),
+                converged.iter().sum(),
+                Fmt::int(),
+            )
+            .num(
+                format!("{k}.cases_total"),
+                stats.iter().map(|s| s.cases as f64).sum(),
+                Fmt::int(),
+            )
+            .num(
+                format!("{k}.solve_seconds"),
+                total_seconds,
+                Fmt::fixed(1).unit(" s"),
+            );
+        if let (Some(a), Some(b)) = (stats.first(), stats.last()) {
+            facts.num(
+                format!("{k}.time_growth"),
+                b.seconds.avg / a.seconds.avg,
+                Fmt::int(),
+            );
+        }
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn stats_count_own_statuses_and_include_the_sweeps() {
-        // Size 12: newton converged twice (4 sweeps + 2, 4 sweeps + 3 iterations) and once
-        // stagnated; the ruler passes one case. Size 24: newton once, back-tracking failed;
-        // one shadow row with no sweeps.
-        let df = df!(
-            "size" => [12i64, 12, 12, 24, 24],
-            "solver" => ["newton", "newton", "newton", "newton", "lm"],
-            "iterations" => [2u64, 3, 10, 7, 5],
-            "pgs_sweeps" => [4u64, 4, 4, 4, 0],
-            "seconds" => [1.0, 2.0, 6.0, 0.5, 0.25],
-            "status" => ["converged", "inaccurate", "stagnated", "line_search_failed", "converged"],
-            "solver_status" => ["converged", "converged", "stagnated", "line_search_failed", "converged"],
-        )
-        .unwrap();
-        let stats = size_stats(&df).unwrap();
-        assert_eq!(stats.len(), 3);
-        let (lm, n12, n24) = (&stats[0], &stats[1], &stats[2]);
-        assert_eq!((lm.solver.as_str(), lm.size), ("lm", 24));
-        assert_eq!(lm.iterations.avg, 5.0);
-        assert_eq!(
-            (n12.solver.as_str(), n12.size, n12.cases),
-            ("newton", 12, 3)
-        );
-        assert_eq!(n12.stopped("converged"), 2);
-        assert_eq!(n12.stopped("stagnated"), 1);
-        assert_eq!(n12.stopped("line_search_failed"), 0);
-        assert_eq!(n12.other_stops(), 0);
-        assert_eq!(n12.ruler_converged, 1);
-        assert_eq!(
-            n12.seconds,
-            MinAvgMax {
-                min: 1.0,
-                avg: 3.0,
-                max: 6.0
-            }
-        );
-        assert_eq!(
-            n12.iterations,
-            MinAvgMax {
-                min: 6.0,
-                avg: 9.0,
-                max: 14.0
-            }
-        );
-        assert_eq!(n12.own_iterations_avg, 5.0);
-        assert_eq!(n12.failures(), "stagnated 1");
-        assert_eq!(n24.stopped("line_search_failed"), 1);
-        assert_eq!(n24.ruler_converged, 0);
-        assert_eq!(n24.iterations.max, 11.0);
-    }
 
     #[test]
     fn published_numbers_parse_and_bad_files_are_named() {

@@ -1,15 +1,24 @@
-//! Report generation: markdown tables with the paper's numbers beside ours, CSV copies of
-//! every table, and SVG plots (plotters, no system fonts needed).
+//! Report generation: `reports/<paper>/README.md` with provenance, timing, markdown tables
+//! with the paper's numbers beside ours (each also written as CSV), SVG plots, and the
+//! people-written findings whose numbers are checked against the data.
+//!
+//! [`builder::Report`] does what every report shares; each paper's module ([`todorov2010`],
+//! [`erleben2008`], [`mylapilli2014`]) describes its tables, plots and facts on top of it, with
+//! the statistics from [`crate::analysis`].
 
+pub mod builder;
 pub mod erleben2008;
+pub mod findings;
 pub mod mylapilli2014;
 pub mod plots;
+pub mod table;
 pub mod todorov2010;
 
 use std::fmt::Write as _;
 use std::path::Path;
 
-use polars::prelude::{DataFrame, DataType, PolarsResult};
+use crate::analysis::AnalysisError;
+pub use crate::analysis::{counter, f64s, strs};
 
 /// Errors while generating a report.
 #[derive(Debug, thiserror::Error)]
@@ -29,9 +38,36 @@ pub enum ReportError {
     /// Drawing a plot failed.
     #[error("plot {0}")]
     Plot(String),
-    /// A published-numbers file is malformed.
+    /// A published-numbers file or a config is malformed.
     #[error("{0}")]
     Published(String),
+    /// A findings file has an unknown or malformed placeholder.
+    #[error("{0}")]
+    Findings(String),
+    /// A checked placeholder of a findings file no longer matches the data.
+    #[error("{file}: `{placeholder}` is stale: the text says {written}, the data give {computed}")]
+    StaleFinding {
+        /// `path:line` of the placeholder.
+        file: String,
+        /// The placeholder as written.
+        placeholder: String,
+        /// The value written in the findings.
+        written: String,
+        /// The value computed from the data, at the written precision.
+        computed: String,
+    },
+    /// A table was described inconsistently (a row with the wrong number of cells).
+    #[error("table {0}")]
+    Table(String),
+}
+
+impl From<AnalysisError> for ReportError {
+    fn from(e: AnalysisError) -> ReportError {
+        match e {
+            AnalysisError::MissingData(what) => ReportError::MissingData(what),
+            AnalysisError::Frame(e) => ReportError::Frame(e),
+        }
+    }
 }
 
 /// A markdown table from a header and rows of cells.
@@ -127,26 +163,31 @@ pub fn number(path: &Path, row: &[String], want: &[&str], i: usize) -> Result<f6
     })
 }
 
-/// A DataFrame column as floats (cast from any numeric type), `NaN` for nulls.
-pub fn f64s(df: &DataFrame, name: &str) -> PolarsResult<Vec<f64>> {
-    Ok(df
-        .column(name)?
-        .cast(&DataType::Float64)?
-        .f64()?
-        .iter()
-        .map(|v| v.unwrap_or(f64::NAN))
-        .collect())
+/// Cell `i` of a row read by [`read_csv_with_header`] as a number, NaN when the cell is empty
+/// (the source gives no value); the error names the file and the column.
+pub fn optional_number(
+    path: &Path,
+    row: &[String],
+    want: &[&str],
+    i: usize,
+) -> Result<f64, ReportError> {
+    if row[i].is_empty() {
+        Ok(f64::NAN)
+    } else {
+        number(path, row, want, i)
+    }
 }
 
-/// A DataFrame column as strings (cast if needed), empty for nulls.
-pub fn strs(df: &DataFrame, name: &str) -> PolarsResult<Vec<String>> {
-    Ok(df
-        .column(name)?
-        .cast(&DataType::String)?
-        .str()?
+/// Reads a CSV of single published numbers, `quantity,value,source` (the source names the
+/// table, figure or text they come from): `quantity -> (value, source)`.
+pub fn read_quantities(
+    path: &Path,
+) -> Result<std::collections::BTreeMap<String, (f64, String)>, ReportError> {
+    let want = ["quantity", "value", "source"];
+    read_csv_with_header(path, &want)?
         .iter()
-        .map(|v| v.unwrap_or_default().to_string())
-        .collect())
+        .map(|r| Ok((r[0].clone(), (number(path, r, &want, 1)?, r[2].clone()))))
+        .collect()
 }
 
 /// Formats a float with `digits` decimals, `-` for NaN.

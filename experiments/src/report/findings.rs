@@ -1,0 +1,537 @@
+//! Facts and the findings whose numbers they check.
+//!
+//! A report module computes *facts* (a name, a value and the format it is written in) from
+//! the data and the published numbers; the people-written `findings.md` beside a paper's
+//! configs quotes them through placeholders that [`fill`] replaces:
+//!
+//! * `{{name}}` writes the fact in its own format. For numbers that legitimately change from
+//!   run to run (wall times, solver seconds, ratios of times).
+//! * `{{name = 302}}`, `{{name = 83.4%}}`, `{{name = 1.3e-13 m/s}}` writes the text after `=`
+//!   and checks it: the data, rounded to the written precision (the written number of decimals;
+//!   the mantissa's decimals in `1.3e-13` notation), must give the written number. The unit
+//!   after the number, if written, must be the fact's. A list fact is written as its numbers
+//!   separated by `,`, `and` or `to` (`{{name = 99, 95, 81 and 7}}`), a range as `6-7`; a
+//!   text fact (a solver's name) must be written exactly.
+//!
+//! A stale number ([`ReportError::StaleFinding`]), an unknown name, or a malformed placeholder
+//! fails the report with the file, the line and the placeholder. `{{` always opens a
+//! placeholder; names use letters, digits and `_ . - +`.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use super::ReportError;
+
+/// How a number is written: fixed decimals or scientific notation, an optional `+` sign, and
+/// a unit appended as is (`"%"`, `" s"`, `" m/s"`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Fmt {
+    /// Fixed or scientific, and the number of decimals.
+    pub notation: Notation,
+    /// Text written right after the number (include a leading space where one belongs).
+    pub unit: String,
+    /// Write a `+` before positive numbers.
+    pub signed: bool,
+}
+
+/// Fixed decimals (`{:.d}`) or scientific notation with `d` mantissa decimals (`{:.de}`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Notation {
+    /// `12.35` with `Fixed(2)`.
+    Fixed(usize),
+    /// `1.2e-4` with `Sci(1)`.
+    Sci(usize),
+}
+
+impl Fmt {
+    /// Fixed notation with `decimals` decimals, no unit.
+    pub fn fixed(decimals: usize) -> Fmt {
+        Fmt {
+            notation: Notation::Fixed(decimals),
+            unit: String::new(),
+            signed: false,
+        }
+    }
+
+    /// A whole number (fixed, no decimals).
+    pub fn int() -> Fmt {
+        Fmt::fixed(0)
+    }
+
+    /// Scientific notation with `decimals` mantissa decimals.
+    pub fn sci(decimals: usize) -> Fmt {
+        Fmt {
+            notation: Notation::Sci(decimals),
+            unit: String::new(),
+            signed: false,
+        }
+    }
+
+    /// Fixed with `decimals` decimals and a `%` sign (the value is already in percent).
+    pub fn percent(decimals: usize) -> Fmt {
+        Fmt::fixed(decimals).unit("%")
+    }
+
+    /// The same format with `unit` appended after the number.
+    pub fn unit(mut self, unit: &str) -> Fmt {
+        self.unit = unit.to_string();
+        self
+    }
+
+    /// The same format with a `+` before positive numbers.
+    pub fn signed(mut self) -> Fmt {
+        self.signed = true;
+        self
+    }
+
+    /// The number alone (no unit), `-` for NaN.
+    pub fn number(&self, v: f64) -> String {
+        if v.is_nan() {
+            return "-".into();
+        }
+        let s = match self.notation {
+            Notation::Fixed(d) => format!("{v:.d$}"),
+            Notation::Sci(d) => format!("{v:.d$e}"),
+        };
+        if self.signed && !s.starts_with('-') {
+            format!("+{s}")
+        } else {
+            s
+        }
+    }
+
+    /// The number with its unit, `-` for NaN.
+    pub fn show(&self, v: f64) -> String {
+        if v.is_nan() {
+            "-".into()
+        } else {
+            format!("{}{}", self.number(v), self.unit)
+        }
+    }
+}
+
+/// A fact's value: numbers written in one format, or a text.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Fact {
+    /// One number or a list of numbers, and how they are written.
+    Numbers(Vec<f64>, Fmt),
+    /// A word from the data (a solver's label).
+    Text(String),
+}
+
+impl Fact {
+    /// The fact in its own format: a list joined with `, ` and a final ` and `.
+    pub fn show(&self) -> String {
+        match self {
+            Fact::Text(t) => t.clone(),
+            Fact::Numbers(v, f) => {
+                let items: Vec<String> = v.iter().map(|x| f.show(*x)).collect();
+                match items.split_last() {
+                    None => "-".into(),
+                    Some((last, [])) => last.clone(),
+                    Some((last, rest)) => format!("{} and {last}", rest.join(", ")),
+                }
+            }
+        }
+    }
+}
+
+/// Named facts a report computed, for [`fill`].
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Facts {
+    map: BTreeMap<String, Fact>,
+}
+
+impl Facts {
+    /// No facts.
+    pub fn new() -> Facts {
+        Facts::default()
+    }
+
+    /// Sets the number `name` (NaN when the data lack it: writing it then shows `-`, checking
+    /// it fails).
+    pub fn num(&mut self, name: impl Into<String>, value: f64, fmt: Fmt) -> &mut Facts {
+        self.map
+            .insert(name.into(), Fact::Numbers(vec![value], fmt));
+        self
+    }
+
+    /// Sets the list of numbers `name`, all written in `fmt`.
+    pub fn list(&mut self, name: impl Into<String>, values: Vec<f64>, fmt: Fmt) -> &mut Facts {
+        self.map.insert(name.into(), Fact::Numbers(values, fmt));
+        self
+    }
+
+    /// Sets the text `name`.
+    pub fn text(&mut self, name: impl Into<String>, value: impl Into<String>) -> &mut Facts {
+        self.map.insert(name.into(), Fact::Text(value.into()));
+        self
+    }
+
+    /// The fact `name`.
+    pub fn get(&self, name: &str) -> Option<&Fact> {
+        self.map.get(name)
+    }
+
+    /// The single number of fact `name` (NaN when absent, a text or a list).
+    pub fn value(&self, name: &str) -> f64 {
+        match self.map.get(name) {
+            Some(Fact::Numbers(v, _)) if v.len() == 1 => v[0],
+            _ => f64::NAN,
+        }
+    }
+
+    /// Every fact name, sorted.
+    pub fn names(&self) -> impl Iterator<Item = &str> {
+        self.map.keys().map(String::as_str)
+    }
+
+    /// Adds every fact of `other` (replacing facts of the same name).
+    pub fn extend(&mut self, other: Facts) {
+        self.map.extend(other.map);
+    }
+}
+
+/// Replaces every placeholder of `text` (the findings read from `file`) by its fact, checking
+/// the written values (see the module documentation).
+pub fn fill(text: &str, facts: &Facts, file: &Path) -> Result<String, ReportError> {
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    let mut consumed = 0usize;
+    while let Some(open) = rest.find("{{") {
+        out.push_str(&rest[..open]);
+        let at = consumed + open;
+        let after = &rest[open + 2..];
+        let close = after
+            .find("}}")
+            .ok_or_else(|| findings_error(file, text, at, "a `{{` without its `}}`".into()))?;
+        let inner = &after[..close];
+        if inner.contains("{{") || inner.contains('\n') {
+            return Err(findings_error(
+                file,
+                text,
+                at,
+                format!("`{{{{{inner}` does not close on its line"),
+            ));
+        }
+        out.push_str(&placeholder(inner, facts, file, text, at)?);
+        consumed = at + 2 + close + 2;
+        rest = &text[consumed..];
+    }
+    out.push_str(rest);
+    Ok(out)
+}
+
+/// `file:line:` for byte offset `at` of `text`.
+fn location(file: &Path, text: &str, at: usize) -> String {
+    let line = text[..at].matches('\n').count() + 1;
+    format!("{}:{line}", file.display())
+}
+
+fn findings_error(file: &Path, text: &str, at: usize, what: String) -> ReportError {
+    ReportError::Findings(format!("{}: {what}", location(file, text, at)))
+}
+
+fn valid_name(name: &str) -> bool {
+    !name.is_empty()
+        && name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || "_.-+".contains(c))
+}
+
+/// One placeholder's replacement.
+fn placeholder(
+    inner: &str,
+    facts: &Facts,
+    file: &Path,
+    text: &str,
+    at: usize,
+) -> Result<String, ReportError> {
+    let (name, written) = match inner.split_once('=') {
+        Some((n, w)) => (n.trim(), Some(w.trim())),
+        None => (inner.trim(), None),
+    };
+    if !valid_name(name) {
+        return Err(findings_error(
+            file,
+            text,
+            at,
+            format!(
+                "`{{{{{inner}}}}}` is not a placeholder (`{{{{name}}}}` or `{{{{name = value}}}}`)"
+            ),
+        ));
+    }
+    let fact = facts.get(name).ok_or_else(|| {
+        let prefix = name.split('.').next().unwrap_or(name);
+        let near: Vec<&str> = facts
+            .names()
+            .filter(|n| n.split('.').next() == Some(prefix))
+            .take(12)
+            .collect();
+        findings_error(
+            file,
+            text,
+            at,
+            format!(
+                "unknown placeholder `{{{{{inner}}}}}`{}",
+                if near.is_empty() {
+                    String::new()
+                } else {
+                    format!("; facts named `{prefix}.*`: {}", near.join(", "))
+                }
+            ),
+        )
+    })?;
+    let Some(written) = written else {
+        return Ok(fact.show());
+    };
+    match check(written, fact) {
+        Ok(()) => Ok(written.to_string()),
+        Err(computed) => Err(ReportError::StaleFinding {
+            file: location(file, text, at),
+            placeholder: format!("{{{{{inner}}}}}"),
+            written: written.to_string(),
+            computed,
+        }),
+    }
+}
+
+/// Checks `written` against `fact`; on a mismatch, what the data give at the written precision.
+fn check(written: &str, fact: &Fact) -> Result<(), String> {
+    let (values, fmt) = match fact {
+        Fact::Text(t) => return if written == t { Ok(()) } else { Err(t.clone()) },
+        Fact::Numbers(v, f) => (v, f),
+    };
+    let shown = |items: &[(String, Notation)]| -> String {
+        let parts: Vec<String> = values
+            .iter()
+            .enumerate()
+            .map(|(i, v)| {
+                let notation = items.get(i).map_or(fmt.notation, |x| x.1);
+                Fmt {
+                    notation,
+                    unit: String::new(),
+                    signed: false,
+                }
+                .show(*v)
+            })
+            .collect();
+        format!("{}{}", parts.join(", "), fmt.unit)
+    };
+    let Some(items) = parse_numbers(written, fmt.unit.trim()) else {
+        return Err(format!(
+            "{} (the written value is not {} with the unit `{}`)",
+            shown(&[]),
+            if values.len() == 1 {
+                "a number"
+            } else {
+                "a list of numbers"
+            },
+            fmt.unit.trim()
+        ));
+    };
+    let same = items.len() == values.len()
+        && items.iter().zip(values).all(|((w, notation), v)| {
+            let data = Fmt {
+                notation: *notation,
+                unit: String::new(),
+                signed: false,
+            }
+            .number(*v);
+            match (w.parse::<f64>(), data.parse::<f64>()) {
+                (Ok(a), Ok(b)) => a == b,
+                _ => false,
+            }
+        });
+    if same {
+        Ok(())
+    } else {
+        Err(shown(&items))
+    }
+}
+
+/// The numbers of a written value with the notation each was written in, or `None` when the
+/// text is not numbers joined by `,` / `and` / `to` / a range dash, each optionally followed
+/// by `unit`.
+fn parse_numbers(written: &str, unit: &str) -> Option<Vec<(String, Notation)>> {
+    let mut items = Vec::new();
+    let mut s = written.trim();
+    loop {
+        let (num, notation, rest) = leading_number(s)?;
+        items.push((num, notation));
+        // A range dash right after the number: `6-7`.
+        if let Some(r) = rest.strip_prefix('-') {
+            s = r;
+            continue;
+        }
+        let mut rest = rest.trim_start();
+        if !unit.is_empty() {
+            if let Some(r) = rest.strip_prefix(unit) {
+                rest = r.trim_start();
+            }
+        }
+        if rest.is_empty() {
+            return Some(items);
+        }
+        s = [", and ", ",", "and ", "to "]
+            .iter()
+            .find_map(|p| rest.strip_prefix(p))?
+            .trim_start();
+    }
+}
+
+/// The number at the start of `s` (optional sign, digits, optional decimals, optional
+/// exponent), its notation, and the text after it.
+fn leading_number(s: &str) -> Option<(String, Notation, &str)> {
+    let b = s.as_bytes();
+    let mut i = 0;
+    if i < b.len() && (b[i] == b'+' || b[i] == b'-') {
+        i += 1;
+    }
+    let int_start = i;
+    while i < b.len() && b[i].is_ascii_digit() {
+        i += 1;
+    }
+    if i == int_start {
+        return None;
+    }
+    let mut decimals = 0;
+    if i + 1 < b.len() && b[i] == b'.' && b[i + 1].is_ascii_digit() {
+        i += 1;
+        while i < b.len() && b[i].is_ascii_digit() {
+            i += 1;
+            decimals += 1;
+        }
+    }
+    let mut notation = Notation::Fixed(decimals);
+    if i < b.len() && (b[i] == b'e' || b[i] == b'E') {
+        let mut j = i + 1;
+        if j < b.len() && (b[j] == b'-' || b[j] == b'+') {
+            j += 1;
+        }
+        let exp_start = j;
+        while j < b.len() && b[j].is_ascii_digit() {
+            j += 1;
+        }
+        if j > exp_start {
+            i = j;
+            notation = Notation::Sci(decimals);
+        }
+    }
+    Some((
+        s[..i].trim_start_matches('+').to_string(),
+        notation,
+        &s[i..],
+    ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn facts() -> Facts {
+        let mut f = Facts::new();
+        f.num("restarts.local_minima", 302.0, Fmt::int())
+            .num("restarts.converged", 83.4123, Fmt::percent(1))
+            .num("ratio", 1.8444, Fmt::fixed(2))
+            .num("err", 1.34e-13, Fmt::sci(1).unit(" m/s"))
+            .num("wall", 28.174, Fmt::fixed(1).unit(" s"))
+            .num("gap", -0.004, Fmt::fixed(1))
+            .num("missing", f64::NAN, Fmt::fixed(1))
+            .list("converged", vec![99.0, 95.0, 81.0, 7.0], Fmt::int())
+            .list("range", vec![5.9, 6.7], Fmt::int())
+            .text("slowest", "MLCP-FB-PLM");
+        f
+    }
+
+    fn run(text: &str) -> Result<String, ReportError> {
+        fill(text, &facts(), Path::new("configs/p/findings.md"))
+    }
+
+    #[test]
+    fn correct_values_pass_and_are_written_as_written() {
+        let out = run(
+            "Restarts leave {{restarts.local_minima = 302}} minima and converge in \
+                       {{ restarts.converged = 83.4% }}; error {{err = 1.3e-13 m/s}}, \
+                       {{ratio = 1.84}} times, {{ratio = 1.8}} rounded, {{gap = 0.0}}, \
+                       counts {{converged = 99, 95, 81 and 7}}, about {{range = 6-7}}, \
+                       slowest {{slowest = MLCP-FB-PLM}}.",
+        )
+        .unwrap();
+        assert_eq!(
+            out,
+            "Restarts leave 302 minima and converge in 83.4%; error 1.3e-13 m/s, 1.84 times, \
+             1.8 rounded, 0.0, counts 99, 95, 81 and 7, about 6-7, slowest MLCP-FB-PLM."
+        );
+    }
+
+    #[test]
+    fn unchecked_placeholders_use_the_facts_format() {
+        let out = run("took {{wall}} ({{ratio}}x); {{converged}}; {{missing}}; {{err}}").unwrap();
+        assert_eq!(out, "took 28.2 s (1.84x); 99, 95, 81 and 7; -; 1.3e-13 m/s");
+    }
+
+    #[test]
+    fn a_stale_number_fails_naming_file_line_placeholder_and_both_values() {
+        let e = run("intro\nRestarts leave {{restarts.local_minima = 301}} minima.").unwrap_err();
+        match &e {
+            ReportError::StaleFinding {
+                file,
+                placeholder,
+                written,
+                computed,
+            } => {
+                assert_eq!(file, "configs/p/findings.md:2");
+                assert_eq!(placeholder, "{{restarts.local_minima = 301}}");
+                assert_eq!((written.as_str(), computed.as_str()), ("301", "302"));
+            }
+            other => panic!("{other}"),
+        }
+        let msg = e.to_string();
+        assert!(
+            msg.contains("findings.md:2") && msg.contains("301") && msg.contains("302"),
+            "{msg}"
+        );
+        // The issue's example: a ratio written as 2.1 where the data give 1.84.
+        let e = run("{{ratio = 2.1}}").unwrap_err().to_string();
+        assert!(e.contains("2.1") && e.contains("1.8"), "{e}");
+        // Precision is the written one: 83.41% is checked to two decimals.
+        assert!(run("{{restarts.converged = 83.41%}}").is_ok());
+        assert!(run("{{restarts.converged = 83.42%}}").is_err());
+        assert!(run("{{err = 1.4e-13}}").is_err());
+        assert!(run("{{converged = 99, 95, 81 and 8}}").is_err());
+        assert!(run("{{converged = 99, 95, 81}}").is_err());
+        assert!(run("{{slowest = MNCP-PLM}}").is_err());
+        assert!(run("{{missing = 1.0}}").is_err());
+    }
+
+    #[test]
+    fn wrong_units_unknown_names_and_malformed_placeholders_fail() {
+        let e = run("{{wall = 28.2 ms}}").unwrap_err().to_string();
+        assert!(e.contains("unit"), "{e}");
+        let e = run("x\n\nsee {{restarts.localminima = 302}}")
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("findings.md:3")
+                && e.contains("unknown placeholder")
+                && e.contains("restarts.local_minima"),
+            "{e}"
+        );
+        let e = run("open {{ratio = 1.84 and more").unwrap_err().to_string();
+        assert!(e.contains("without its"), "{e}");
+        let e = run("{{two words}}").unwrap_err().to_string();
+        assert!(e.contains("not a placeholder"), "{e}");
+        let e = run("{{ratio\n}}").unwrap_err().to_string();
+        assert!(e.contains("does not close on its line"), "{e}");
+    }
+
+    #[test]
+    fn formats_write_signs_units_and_nan() {
+        assert_eq!(Fmt::percent(0).signed().show(21.4), "+21%");
+        assert_eq!(Fmt::percent(0).signed().show(-57.0), "-57%");
+        assert_eq!(Fmt::sci(2).show(1.12e-4), "1.12e-4");
+        assert_eq!(Fmt::fixed(1).unit(" s").show(f64::NAN), "-");
+        assert_eq!(Fact::Numbers(vec![1.0, 2.0], Fmt::int()).show(), "1 and 2");
+    }
+}

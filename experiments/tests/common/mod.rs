@@ -1,0 +1,142 @@
+//! A scratch workspace root for the end-to-end tests: a paper's shipped configs (cut down by
+//! the test), `contactlab run` and `contactlab report` into it, and readers for what they wrote.
+
+#![allow(dead_code)] // each test file uses its own part
+
+use std::path::{Path, PathBuf};
+
+use contactlab_experiments::cli::{self, CliError};
+use contactlab_experiments::report::read_csv;
+use contactlab_experiments::toml;
+
+/// A temporary root holding `experiments/configs/<paper>/`, `data/` and `reports/`; removed
+/// when dropped.
+pub struct Root {
+    /// The root folder.
+    pub path: PathBuf,
+    /// The paper key.
+    pub paper: String,
+}
+
+impl Root {
+    /// An empty root for `paper`, unique to this test process.
+    pub fn new(paper: &str) -> Root {
+        let path =
+            std::env::temp_dir().join(format!("contactlab-e2e-{paper}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&path);
+        std::fs::create_dir_all(path.join("experiments/configs").join(paper)).unwrap();
+        Root {
+            path,
+            paper: paper.to_string(),
+        }
+    }
+
+    /// The root's config folder of the paper.
+    pub fn config_dir(&self) -> PathBuf {
+        self.path.join("experiments/configs").join(&self.paper)
+    }
+
+    fn shipped(&self, file: &str) -> PathBuf {
+        Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("configs")
+            .join(&self.paper)
+            .join(file)
+    }
+
+    /// Copies shipped files of the paper's config folder (published numbers) unchanged.
+    pub fn copy_shipped(&self, files: &[&str]) {
+        for f in files {
+            std::fs::copy(self.shipped(f), self.config_dir().join(f)).unwrap();
+        }
+    }
+
+    /// Writes the shipped config `file` after `edit` (cutting its sweep down).
+    pub fn config(&self, file: &str, edit: impl FnOnce(&mut toml::Table)) {
+        let text = std::fs::read_to_string(self.shipped(file)).unwrap();
+        let mut t: toml::Table = text.parse().unwrap();
+        edit(&mut t);
+        self.write(file, &toml::to_string(&t).unwrap());
+    }
+
+    /// Writes `text` to `file` of the config folder.
+    pub fn write(&self, file: &str, text: &str) {
+        std::fs::write(self.config_dir().join(file), text).unwrap();
+    }
+
+    /// `contactlab run` of config `file`.
+    pub fn run(&self, file: &str) {
+        let mut out = Vec::new();
+        cli::run_config(
+            &self.config_dir().join(file),
+            &self.path,
+            None,
+            false,
+            &mut out,
+        )
+        .unwrap();
+    }
+
+    /// `contactlab report` of the paper: the README's text.
+    pub fn report(&self) -> Result<String, CliError> {
+        let mut out = Vec::new();
+        cli::report(&self.paper, &self.path, &mut out)?;
+        Ok(self.read("README.md"))
+    }
+
+    /// A file of `reports/<paper>/`.
+    pub fn read(&self, file: &str) -> String {
+        std::fs::read_to_string(self.path.join("reports").join(&self.paper).join(file)).unwrap()
+    }
+
+    /// A CSV of `reports/<paper>/`: header and rows.
+    pub fn csv(&self, file: &str) -> (Vec<String>, Vec<Vec<String>>) {
+        read_csv(&self.path.join("reports").join(&self.paper).join(file)).unwrap()
+    }
+
+    /// The steps DataFrame a run wrote.
+    pub fn steps(&self, name: &str) -> contactlab_experiments::polars::prelude::DataFrame {
+        contactlab_experiments::runner::read_parquet(
+            &self
+                .path
+                .join("data/runs")
+                .join(&self.paper)
+                .join(format!("{name}.parquet")),
+        )
+        .unwrap()
+    }
+}
+
+impl Drop for Root {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.path);
+    }
+}
+
+/// Sets `[section] key = value` of a config table.
+pub fn set(t: &mut toml::Table, section: &str, key: &str, value: toml::Value) {
+    t.entry(section)
+        .or_insert_with(|| toml::Value::Table(toml::Table::new()))
+        .as_table_mut()
+        .unwrap()
+        .insert(key.to_string(), value);
+}
+
+/// A TOML array of floats.
+pub fn floats(v: &[f64]) -> toml::Value {
+    toml::Value::Array(v.iter().map(|x| toml::Value::Float(*x)).collect())
+}
+
+/// A TOML array of integers.
+pub fn ints(v: &[i64]) -> toml::Value {
+    toml::Value::Array(v.iter().map(|x| toml::Value::Integer(*x)).collect())
+}
+
+/// The column `name` of a CSV read by [`Root::csv`], per row.
+pub fn column<'a>(csv: &'a (Vec<String>, Vec<Vec<String>>), name: &str) -> Vec<&'a str> {
+    let i = csv
+        .0
+        .iter()
+        .position(|h| h == name)
+        .unwrap_or_else(|| panic!("no column {name} in {:?}", csv.0));
+    csv.1.iter().map(|r| r[i].as_str()).collect()
+}
