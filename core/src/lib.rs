@@ -50,6 +50,7 @@ pub use merit::{LinePoint, Merit};
 pub use plugin::{Driver, Formulation, Init, LocalSolve};
 pub use problem::{GlobalProblem, LocalProblem, Matrix, Problem};
 pub use residual::{
-    BDerivative, Edge, EdgeMix, NonSmoothResidual, NormalEquations, ProjectedResidual, Residual,
+    BDerivative, Edge, EdgeMix, NewtonDirection, NewtonSystem, NonSmoothResidual, NormalEquations,
+    ProjectedResidual, Residual,
 };
 pub use result::{Solution, SolveOptions, Status, Trace, TraceRow};

@@ -166,30 +166,78 @@ pub trait NonSmoothResidual: Residual {
     }
 }
 
+/// A Newton direction `dx` solving `J dx = -F`, with `J dx` (for the line search's slope) and
+/// how the system was solved.
+#[derive(Debug, Clone, PartialEq)]
+pub struct NewtonDirection {
+    /// `dx`.
+    pub dx: Vec<f64>,
+    /// `J dx`.
+    pub j_dx: Vec<f64>,
+    /// Size of the system solved (smaller than `n` after a reduction).
+    pub system_size: usize,
+    /// Whether the truncated SVD was used.
+    pub used_svd: bool,
+    /// Numerical rank of the system solved.
+    pub rank: usize,
+}
+
+/// One Newton linearisation at a point: the merit gradient `J'F` and the direction (`None`
+/// when no finite one comes out).
+#[derive(Debug, Clone, PartialEq)]
+pub struct NewtonSystem {
+    /// `J'F`.
+    pub gradient: Vec<f64>,
+    /// The Newton direction.
+    pub direction: Option<NewtonDirection>,
+}
+
 /// A residual whose [`NonSmoothResidual::jacobian_along`] is its B-derivative (Qi 1993:
 /// `J_along(x, d) d = F'(x; d)`) and whose Newton equation `J dx = -F` is square: what Erleben
-/// and Ortiz's non-smooth Newton needs. The defaults solve the dense system; the min-map
+/// and Ortiz's non-smooth Newton needs. The defaults form the dense Jacobian; the min-map
 /// overrides them with the paper's Schur reduction and its pyramid Gauss-Seidel warm start.
 pub trait BDerivative: NonSmoothResidual {
-    /// Solves `J(x) dx = -F(x)` with the generalized Jacobian element `jac` at `x` (given so
-    /// the default need not form it again); `None` when no finite direction comes out.
-    /// Returns the direction's solution record and the size of the system solved.
-    fn newton_direction(
+    /// The gradient `J'F` and the Newton direction of `J(x) dx = -F(x)` (`f` is `F(x)`),
+    /// solved as `how` says; `reduced` asks for the formulation's own reduced system where it
+    /// has one (the min-map's Schur complement), `false` for the full one.
+    fn newton_system(
         &self,
-        _x: &[f64],
+        x: &[f64],
         f: &[f64],
-        jac: &Mat<f64>,
         how: &SquareSolve,
-    ) -> Option<(SquareSolution, usize)> {
-        let rhs: Vec<f64> = f.iter().map(|v| -v).collect();
-        let jt = jac.transpose().to_owned();
-        kit::solve_square_transposed(&jt, &rhs, how).map(|s| (s, rhs.len()))
+        _reduced: bool,
+    ) -> NewtonSystem {
+        let mut jac = Mat::zeros(self.num_residuals(), self.num_unknowns());
+        self.jacobian(x, jac.as_mut());
+        dense_newton_system(jac.as_ref(), f, how)
     }
 
     /// One warm-start sweep on `x` (Erleben and Ortiz's projected Gauss-Seidel); `false` when
     /// the formulation has none (the driver then starts Newton at once).
     fn warm_start_sweep(&self, _x: &mut [f64]) -> bool {
         false
+    }
+}
+
+/// The Newton system of a dense square Jacobian `jac` at a point with residual `f`.
+pub fn dense_newton_system(
+    jac: faer::MatRef<'_, f64>,
+    f: &[f64],
+    how: &SquareSolve,
+) -> NewtonSystem {
+    let rhs: Vec<f64> = f.iter().map(|v| -v).collect();
+    let jt = jac.transpose().to_owned();
+    let direction =
+        kit::solve_square_transposed(&jt, &rhs, how).map(|s: SquareSolution| NewtonDirection {
+            j_dx: kit::mat_vec(jac, &s.z),
+            system_size: rhs.len(),
+            used_svd: s.used_svd,
+            rank: s.rank,
+            dx: s.z,
+        });
+    NewtonSystem {
+        gradient: kit::mat_t_vec(jac, f),
+        direction,
     }
 }
 
@@ -231,8 +279,8 @@ macro_rules! forward {
             }
         }
         impl<R: BDerivative + ?Sized> BDerivative for $ptr {
-            fn newton_direction(&self, x: &[f64], f: &[f64], jac: &Mat<f64>, how: &SquareSolve) -> Option<(SquareSolution, usize)> {
-                (**self).newton_direction(x, f, jac, how)
+            fn newton_system(&self, x: &[f64], f: &[f64], how: &SquareSolve, reduced: bool) -> NewtonSystem {
+                (**self).newton_system(x, f, how, reduced)
             }
             fn warm_start_sweep(&self, x: &mut [f64]) -> bool { (**self).warm_start_sweep(x) }
         }

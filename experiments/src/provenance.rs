@@ -70,6 +70,8 @@ impl Provenance {
 
 /// `git rev-parse --short HEAD` at `root`, with `+dirty` when `git status` lists changed
 /// tracked files (untracked files cannot enter the build without a tracked file changing).
+/// The generated reports are left out: `contactlab reproduce` rewrites them between the runs
+/// of one reproduction, and they feed no run.
 fn commit(root: &Path) -> String {
     let git = |args: &[&str]| -> Option<String> {
         let out = Command::new("git")
@@ -84,7 +86,14 @@ fn commit(root: &Path) -> String {
     };
     match git(&["rev-parse", "--short", "HEAD"]) {
         None => "unknown".into(),
-        Some(hash) => match git(&["status", "--porcelain", "--untracked-files=no"]) {
+        Some(hash) => match git(&[
+            "status",
+            "--porcelain",
+            "--untracked-files=no",
+            "--",
+            ".",
+            ":(exclude)reports",
+        ]) {
             Some(s) if s.is_empty() => hash,
             Some(_) => format!("{hash}+dirty"),
             None => format!("{hash}+unknown-status"),

@@ -198,6 +198,9 @@ pub fn fill(text: &str, facts: &Facts, file: &Path) -> Result<String, ReportErro
     let mut out = String::with_capacity(text.len());
     let mut rest = text;
     let mut consumed = 0usize;
+    // Every bad placeholder is collected, so that one run of `contactlab report` names all the
+    // lines to fix.
+    let mut errors = Vec::new();
     while let Some(open) = rest.find("{{") {
         out.push_str(&rest[..open]);
         let at = consumed + open;
@@ -214,12 +217,26 @@ pub fn fill(text: &str, facts: &Facts, file: &Path) -> Result<String, ReportErro
                 format!("`{{{{{inner}` does not close on its line"),
             ));
         }
-        out.push_str(&placeholder(inner, facts, file, text, at)?);
+        match placeholder(inner, facts, file, text, at) {
+            Ok(v) => out.push_str(&v),
+            Err(e) => errors.push(e),
+        }
         consumed = at + 2 + close + 2;
         rest = &text[consumed..];
     }
     out.push_str(rest);
-    Ok(out)
+    match errors.len() {
+        0 => Ok(out),
+        1 => Err(errors.remove(0)),
+        n => Err(ReportError::Findings(format!(
+            "{n} placeholders fail:\n{}",
+            errors
+                .iter()
+                .map(ToString::to_string)
+                .collect::<Vec<_>>()
+                .join("\n")
+        ))),
+    }
 }
 
 /// `file:line:` for byte offset `at` of `text`.

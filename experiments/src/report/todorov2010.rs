@@ -14,7 +14,7 @@
 //! `t1.mard_paper`, `t1.favoured`, `t1.local_minimum_residual_p10` / `_p90`,
 //! `t1.status.<status>.{steps, time}`; per solver `s` and `n_b`
 //! `solvers.<s>.nb<n>.{iterations, iterations_ratio, extra_iterations, converged,
-//! converged_minus_driver, local_minima, us}`, `solvers.runs`, `solvers.steps_per_solver`;
+//! converged_minus_driver, local_minima, us, time_ratio}`, `solvers.runs`, `solvers.steps_per_solver`;
 //! `ball_drop.{n_balls, impact_step, n_c, iterations, vz_before, vz_after}` and
 //! `published.ball_drop.<quantity>`.
 
@@ -550,6 +550,11 @@ fn solvers_facts(facts: &mut Facts, cells: &[Cell], solvers: &[String], nbs: &[i
                     format!("{k}.us"),
                     1e6 * m.seconds_per_solve,
                     Fmt::int().unit(" us"),
+                )
+                .num(
+                    format!("{k}.time_ratio"),
+                    m.seconds_per_solve / d.seconds_per_solve,
+                    Fmt::fixed(1),
                 );
         }
     }

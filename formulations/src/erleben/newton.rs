@@ -59,7 +59,9 @@ use contactlab_core::drivers::kit::{
     self, dot, solve_square_transposed, Deadline, SquareSolution, SquareSolve,
 };
 use contactlab_core::plugin::{Driver, DriverPlugin, NeedsBDerivative};
-use contactlab_core::{BDerivative, CoreError, Solution, SolveOptions, Status};
+use contactlab_core::{
+    BDerivative, CoreError, NewtonDirection, NewtonSystem, Solution, SolveOptions, Status,
+};
 use faer::Mat;
 use serde::{Deserialize, Serialize};
 
@@ -335,25 +337,65 @@ pub fn full_newton_step(map: &MinMap, p: &MinMapPoint, how: &SquareSolve) -> Opt
     })
 }
 
-/// The min-map's structure for the Newton driver: the Schur reduction (eq. 11) and the pyramid
-/// Gauss-Seidel warm start.
+/// `J' H` for the Jacobian whose rows are `p.pieces` (eq. 9), row by row without forming `J`.
+fn gradient(map: &MinMap, p: &MinMapPoint) -> Vec<f64> {
+    let mut g = vec![0.0; map.dim()];
+    for (i, (&hi, &pi)) in p.h.iter().zip(&p.pieces).enumerate() {
+        if hi == 0.0 {
+            continue;
+        }
+        match pi {
+            Piece::Active => {
+                for (gj, aij) in g.iter_mut().zip(map.row(i)) {
+                    *gj += hi * aij;
+                }
+            }
+            _ => {
+                g[i] += hi;
+                let s = bound_coupling(map, i, pi);
+                if s != 0.0 {
+                    g[MinMap::normal_of(i)] += s * hi;
+                }
+            }
+        }
+    }
+    g
+}
+
+/// The min-map's structure for the Newton driver: one evaluation of the pieces gives the
+/// gradient, the Schur-reduced step (eq. 11) and `J dx` in O(n^2) besides the reduced solve,
+/// and the pyramid Gauss-Seidel sweep is the warm start.
 impl BDerivative for MinMap {
-    fn newton_direction(
+    fn newton_system(
         &self,
         x: &[f64],
         _f: &[f64],
-        _jac: &Mat<f64>,
         how: &SquareSolve,
-    ) -> Option<(SquareSolution, usize)> {
-        let s = schur_newton_step(self, &self.evaluate(x), how)?;
-        Some((
-            SquareSolution {
-                z: s.dx,
+        reduced: bool,
+    ) -> NewtonSystem {
+        let p = self.evaluate(x);
+        let step = if reduced {
+            schur_newton_step(self, &p, how)
+        } else {
+            full_newton_step(self, &p, how)
+        };
+        let direction = step.map(|s| {
+            let mut ad = vec![0.0; self.dim()];
+            self.mul(&s.dx, &mut ad);
+            let mut j_dx = vec![0.0; self.dim()];
+            self.jacobian_times(&p.pieces, &s.dx, &ad, &mut j_dx);
+            NewtonDirection {
+                dx: s.dx,
+                j_dx,
+                system_size: s.system_size,
                 used_svd: s.used_svd,
                 rank: s.rank,
-            },
-            s.system_size,
-        ))
+            }
+        });
+        NewtonSystem {
+            gradient: gradient(self, &p),
+            direction,
+        }
     }
 
     fn warm_start_sweep(&self, x: &mut [f64]) -> bool {
@@ -384,8 +426,7 @@ pub fn pgs_pyramid_sweep(map: &MinMap, x: &mut [f64]) -> f64 {
     change
 }
 
-/// A point with its residual `H`, merit `theta = H'H / 2`, B-derivative element `J` and
-/// gradient `J'H`.
+/// A point with its residual `H` and merit `theta = H'H / 2`.
 #[derive(Debug, Clone)]
 pub struct NewtonPoint {
     /// `x`.
@@ -394,26 +435,17 @@ pub struct NewtonPoint {
     pub h: Vec<f64>,
     /// `theta = H'H / 2`.
     pub theta: f64,
-    /// The generalized Jacobian element at `x`.
-    pub jac: Mat<f64>,
-    /// `J'H`.
-    pub grad: Vec<f64>,
 }
 
 impl NewtonPoint {
-    /// Evaluates `H`, `J` and `J'H` at `x`.
+    /// Evaluates `H` at `x`.
     pub fn at<R: BDerivative + ?Sized>(r: &R, x: Vec<f64>) -> NewtonPoint {
         let mut h = vec![0.0; r.num_residuals()];
         r.residual(&x, &mut h);
-        let mut jac = Mat::zeros(r.num_residuals(), r.num_unknowns());
-        r.jacobian(&x, jac.as_mut());
-        let grad = kit::mat_t_vec(jac.as_ref(), &h);
         NewtonPoint {
             theta: kit::merit_of(&h),
             x,
             h,
-            jac,
-            grad,
         }
     }
 
@@ -482,34 +514,26 @@ impl ErlebenNewton {
         deadline: Deadline,
     ) -> (Option<NewtonPoint>, IterationReport) {
         let n = p.x.len();
+        let system = r.newton_system(&p.x, &p.h, &self.square_solve(), self.schur);
         let mut report = IterationReport {
             outcome: StepOutcome::Accepted,
             tau: 0.0,
             backtracks: 0,
             slope: f64::NAN,
-            grad_norm: kit::norm2(&p.grad),
+            grad_norm: kit::norm2(&system.gradient),
             step: None,
         };
         if report.grad_norm <= grad_tol {
             report.outcome = StepOutcome::LocalMinimum;
             return (None, report);
         }
-        let how = self.square_solve();
-        let solved = if self.schur {
-            r.newton_direction(&p.x, &p.h, &p.jac, &how)
-        } else {
-            let rhs: Vec<f64> = p.h.iter().map(|v| -v).collect();
-            let jt = p.jac.transpose().to_owned();
-            solve_square_transposed(&jt, &rhs, &how).map(|s| (s, n))
-        };
-        let Some((step, size)) = solved.filter(|(s, _)| s.z.len() == n) else {
+        let Some(step) = system.direction.filter(|d| d.dx.len() == n) else {
             report.outcome = StepOutcome::Singular;
             return (None, report);
         };
-        report.step = Some((size, step.used_svd, step.rank));
-        let dx = step.z;
-        let jdx = kit::mat_vec(p.jac.as_ref(), &dx);
-        let slope = dot(&p.h, &jdx);
+        report.step = Some((step.system_size, step.used_svd, step.rank));
+        let dx = step.dx;
+        let slope = dot(&p.h, &step.j_dx);
         report.slope = slope;
         if slope.is_nan() || slope >= 0.0 {
             report.outcome = StepOutcome::NotDescent;
@@ -536,7 +560,15 @@ impl ErlebenNewton {
             }
         };
         report.tau = tau;
-        (Some(NewtonPoint::at(r, xt)), report)
+        let theta = kit::merit_of(&ht);
+        (
+            Some(NewtonPoint {
+                x: xt,
+                h: ht,
+                theta,
+            }),
+            report,
+        )
     }
 
     fn status_at(&self, p: &NewtonPoint, tol: f64) -> Option<Status> {
