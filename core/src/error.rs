@@ -58,7 +58,7 @@ pub enum ProblemError {
 }
 
 /// Any error of this crate.
-#[derive(Debug, thiserror::Error)]
+#[derive(Debug, Clone, thiserror::Error)]
 pub enum CoreError {
     /// Inconsistent problem data.
     #[error("{0}")]

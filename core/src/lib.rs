@@ -37,6 +37,7 @@ pub mod cone;
 pub mod drivers;
 pub mod error;
 pub mod frame;
+pub mod generalized;
 pub mod io;
 pub mod merit;
 pub mod metrics;
@@ -46,6 +47,7 @@ pub mod residual;
 pub mod result;
 
 pub use error::{CoreError, ProblemError};
+pub use generalized::{ContactModel, GeneralizedProblem, StepProblem};
 pub use merit::{LinePoint, Merit};
 pub use plugin::{Driver, Formulation, Init, LocalSolve};
 pub use problem::{GlobalProblem, LocalProblem, Matrix, Problem};

@@ -43,8 +43,13 @@ pub fn natural_map_block(mu: f64, r: Vector3<f64>, u: Vector3<f64>) -> Vector3<f
 
 /// All metrics of the impulses `r` (length `3 nc`) for the problem `p`.
 pub fn local_metrics(p: &LocalProblem, r: &[f64]) -> LocalMetrics {
-    let u = p.velocity(r);
-    let q_norm = p.q.iter().map(|x| x * x).sum::<f64>().sqrt();
+    metrics_of(&p.mu, &p.q, r, &p.velocity(r))
+}
+
+/// All metrics of impulses `r` with contact velocities `u` (`W r + q`, however computed), free
+/// velocity `q` and friction `mu`: the ruler for problems whose `W` is never formed.
+pub fn metrics_of(mu: &[f64], q: &[f64], r: &[f64], u: &[f64]) -> LocalMetrics {
+    let q_norm = q.iter().map(|x| x * x).sum::<f64>().sqrt();
     let mut nm2 = 0.0;
     let mut m = LocalMetrics {
         natural_map: 0.0,
@@ -52,8 +57,8 @@ pub fn local_metrics(p: &LocalProblem, r: &[f64]) -> LocalMetrics {
         dual_cone_violation: 0.0,
         complementarity_gap: 0.0,
     };
-    for (a, &mu) in p.mu.iter().enumerate() {
-        let (ra, ua) = (block(r, a), block(&u, a));
+    for (a, &mu) in mu.iter().enumerate() {
+        let (ra, ua) = (block(r, a), block(u, a));
         let u_hat = cone::de_saxce(mu, ua);
         nm2 += natural_map_block(mu, ra, ua).norm_squared();
         m.cone_violation = m.cone_violation.max(cone::distance(mu, ra));

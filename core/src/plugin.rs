@@ -25,10 +25,10 @@ use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 
 use crate::drivers::kit::Deadline;
-use crate::metrics::{local_metrics, LocalMetrics};
+use crate::metrics::{metrics_of, LocalMetrics};
 use crate::{
     BDerivative, CoreError, LocalProblem, Merit, NonSmoothResidual, ProjectedResidual, Residual,
-    Solution, SolveOptions, Status, Trace,
+    Solution, SolveOptions, Status, StepProblem, Trace,
 };
 
 /// Solves a `P` from `x0` under `opts`.
@@ -76,7 +76,8 @@ pub enum Init<'a> {
     Warm(&'a [f64]),
 }
 
-/// A contact-space formulation: what drivers solve, built from a local problem.
+/// A formulation: what drivers solve, built from a step's contact problem (contact-space
+/// formulations take its local form, [`StepProblem::local`]; SAP its generalized one).
 pub trait Formulation {
     /// What drivers solve. Owns its data (it outlives no borrow of the problem).
     type Built;
@@ -90,7 +91,7 @@ pub trait Formulation {
     }
 
     /// Builds the object drivers solve; the error names what is wrong with the problem.
-    fn build(&self, problem: &LocalProblem) -> Result<Self::Built, CoreError>;
+    fn build(&self, problem: &StepProblem) -> Result<Self::Built, CoreError>;
 
     /// The number of unknowns of `built`.
     fn num_unknowns(&self, built: &Self::Built) -> usize;
@@ -99,7 +100,7 @@ pub trait Formulation {
     fn default_start(
         &self,
         built: &Self::Built,
-        _problem: &LocalProblem,
+        _problem: &StepProblem,
     ) -> Result<Vec<f64>, CoreError> {
         Ok(vec![0.0; self.num_unknowns(built)])
     }
@@ -110,7 +111,7 @@ pub trait Formulation {
     fn start_from_warm(
         &self,
         _built: &Self::Built,
-        _problem: &LocalProblem,
+        _problem: &StepProblem,
         warm: &[f64],
         default: Vec<f64>,
     ) -> Result<Vec<f64>, CoreError> {
@@ -119,6 +120,12 @@ pub trait Formulation {
 
     /// The contact impulses `r` (normal first, three per contact) the unknowns `x` encode.
     fn impulses(&self, built: &Self::Built, x: &[f64]) -> Vec<f64>;
+
+    /// The contact velocities `u = W r + q` the unknowns give, when the formulation knows them
+    /// without `W` (SAP: `J v + b`); `None` lets the ruler compute them from the problem.
+    fn velocities(&self, _built: &Self::Built, _x: &[f64]) -> Option<Vec<f64>> {
+        None
+    }
 
     /// Three numbers per contact, in the problem's frames, to warm-start the next step from
     /// (default: the impulses).
@@ -523,6 +530,8 @@ pub struct Outcome {
     pub r: Vec<f64>,
     /// The warm state for the next step.
     pub warm: Vec<f64>,
+    /// The contact velocities, when the formulation knows them.
+    pub u: Option<Vec<f64>>,
     /// Iterations over all attempts.
     pub iterations: u64,
     /// Seconds of the start and every attempt (the build, which only copies the problem into
@@ -538,7 +547,7 @@ pub struct Outcome {
 /// [`Status::Timeout`] at the start.
 pub fn solve_formulation<F: Formulation>(
     formulation: &F,
-    problem: &LocalProblem,
+    problem: &StepProblem,
     init: Init<'_>,
     opts: &SolveOptions,
     mut run: impl FnMut(&F::Built, Vec<f64>, &SolveOptions) -> Result<Solution, CoreError>,
@@ -587,6 +596,7 @@ pub fn solve_formulation<F: Formulation>(
     Ok(Outcome {
         r: formulation.impulses(&built, &x),
         warm: formulation.warm_state(&built, &x),
+        u: formulation.velocities(&built, &x),
         x,
         solution,
         iterations,
@@ -646,9 +656,14 @@ impl LocalSolve {
 }
 
 /// Applies the shared ruler to an outcome: the reported status is `converged` only when the
-/// natural-map residual of its impulses is at most `tol`.
-pub fn judge(problem: &LocalProblem, outcome: Outcome, tol: f64) -> LocalSolve {
-    let metrics = local_metrics(problem, &outcome.r);
+/// natural-map residual of its impulses is at most `tol`. The contact velocities are the
+/// formulation's when it gives them, else `W r + q` of the problem.
+pub fn judge(problem: &StepProblem, outcome: Outcome, tol: f64) -> Result<LocalSolve, CoreError> {
+    let u = match &outcome.u {
+        Some(u) => u.clone(),
+        None => problem.velocity(&outcome.r)?,
+    };
+    let metrics = metrics_of(&problem.mu(), &problem.free_velocity()?, &outcome.r, &u);
     let solver_status = outcome.solution.status.clone();
     let status = if metrics.natural_map <= tol {
         Status::Converged
@@ -657,19 +672,19 @@ pub fn judge(problem: &LocalProblem, outcome: Outcome, tol: f64) -> LocalSolve {
     } else {
         solver_status.clone()
     };
-    LocalSolve {
+    Ok(LocalSolve {
         status,
         solver_status,
         iterations: outcome.iterations,
         seconds: outcome.seconds,
         metrics,
         counters: outcome.counters,
-        u: problem.velocity(&outcome.r),
+        u,
         x: outcome.x,
         warm: outcome.warm,
         r: outcome.r,
         solution: outcome.solution,
-    }
+    })
 }
 
 /// The local Coulomb problem itself, for drivers that solve it contact by contact (projected
@@ -685,9 +700,10 @@ impl Formulation for Coulomb {
         Model::CoulombCone
     }
 
-    fn build(&self, problem: &LocalProblem) -> Result<LocalProblem, CoreError> {
-        problem.validate()?;
-        Ok(problem.clone())
+    fn build(&self, problem: &StepProblem) -> Result<LocalProblem, CoreError> {
+        let p = problem.local()?;
+        p.validate()?;
+        Ok(p.clone())
     }
 
     fn num_unknowns(&self, built: &LocalProblem) -> usize {
@@ -781,11 +797,12 @@ mod tests {
             ..Default::default()
         };
         let pgs = ProjectedGaussSeidel::default();
-        let out = solve_formulation(&Coulomb {}, &p, Init::Zero, &opts, |b, x0, o| {
+        let sp = StepProblem::from(p.clone());
+        let out = solve_formulation(&Coulomb {}, &sp, Init::Zero, &opts, |b, x0, o| {
             pgs.solve(b, x0, o)
         })
         .unwrap();
-        let s = judge(&p, out, 1e-10);
+        let s = judge(&sp, out, 1e-10).unwrap();
         assert_eq!(s.status, Status::Converged);
         assert!((s.r[0] - 1.0).abs() < 1e-10 && (s.r[1] + 0.5).abs() < 1e-10);
         assert_eq!(s.warm, s.r);
@@ -799,7 +816,7 @@ mod tests {
             time_limit: Some(std::time::Duration::ZERO),
             ..Default::default()
         };
-        let out = solve_formulation(&Coulomb {}, &p, Init::Zero, &opts, |_, _, _| {
+        let out = solve_formulation(&Coulomb {}, &p.into(), Init::Zero, &opts, |_, _, _| {
             panic!("the driver must not start")
         })
         .unwrap();

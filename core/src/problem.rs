@@ -390,7 +390,7 @@ fn symmetric_part(a: &Matrix) -> Matrix {
 }
 
 /// A Cholesky factorization `A = L L'` of the symmetric part of a square matrix.
-enum Cholesky {
+pub(crate) enum Cholesky {
     /// A diagonal matrix (as Siconos mass matrices are): its positive diagonal.
     Diagonal(Vec<f64>),
     Dense(faer::linalg::solvers::Llt<f64>),
@@ -401,7 +401,7 @@ impl Cholesky {
     /// Factors `(A + A') / 2`: dense LLT for dense `A`, supernodal sparse LLT for sparse `A`,
     /// and just the diagonal for a sparse diagonal `A` (a supernodal solve with many right-hand
     /// sides costs far more there).
-    fn new(field: &str, a: &Matrix) -> Result<Cholesky, ProblemError> {
+    pub(crate) fn new(field: &str, a: &Matrix) -> Result<Cholesky, ProblemError> {
         check_square(field, a)?;
         check_finite_matrix(field, a)?;
         let not_pd = |detail: String| ProblemError::NotPositive {
@@ -452,7 +452,7 @@ impl Cholesky {
     }
 
     /// Overwrites `rhs` with `A^-1 rhs`.
-    fn solve_in_place(&self, rhs: faer::MatMut<'_, f64>) {
+    pub(crate) fn solve_in_place(&self, rhs: faer::MatMut<'_, f64>) {
         match self {
             Cholesky::Diagonal(d) => {
                 let mut rhs = rhs;

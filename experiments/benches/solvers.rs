@@ -48,7 +48,7 @@ fn balls_problem() -> LocalProblem {
     let mut best: Option<LocalProblem> = None;
     for _ in 0..150 {
         let step = scene.contact_step().expect("bench scene steps");
-        let r = if step.problem.num_contacts() == 0 {
+        let r = if step.problem.local().unwrap().num_contacts() == 0 {
             Vec::new()
         } else {
             solve_spec(&step.problem, &driver, None)
@@ -57,9 +57,9 @@ fn balls_problem() -> LocalProblem {
         };
         if best
             .as_ref()
-            .is_none_or(|b| step.problem.num_contacts() > b.num_contacts())
+            .is_none_or(|b| step.problem.local().unwrap().num_contacts() > b.num_contacts())
         {
-            best = Some(step.problem.clone());
+            best = Some(step.problem.local().unwrap().clone());
         }
         Scene::advance(&mut scene, &step, &r).expect("bench scene advances");
     }
@@ -89,6 +89,7 @@ fn local_solves(c: &mut Criterion) {
         ("lcp96", lcp_problem()),
     ];
     for (name, problem) in &problems {
+        let problem = &contactlab_core::StepProblem::from(problem.clone());
         let mut group = c.benchmark_group(format!("solve/{name}/nc{}", problem.num_contacts()));
         for (formulation, optimizer) in PAIRS {
             let spec = SolverSpec::new(formulation, optimizer, 1e-8, 100);

@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 
 use clap::{Parser, Subcommand};
 use contactlab_core::io::read_problem;
-use contactlab_core::{CoreError, GlobalProblem, LocalProblem, Problem};
+use contactlab_core::{CoreError, GeneralizedProblem, GlobalProblem, Problem, StepProblem};
 use faer::linalg::solvers::Solve;
 use faer::Side;
 use serde_json::json;
@@ -356,18 +356,23 @@ pub fn solve_spec(
         )));
     }
     let problem = read_problem(file)?;
-    let (local, global) = match &problem {
-        Problem::Local(p) => (p.clone(), None),
-        Problem::Global(g) => (g.to_local()?, Some(g)),
+    // A global problem stays generalized: SAP solves it as it is, contact-space formulations
+    // get W = H' M^-1 H, q = H' M^-1 f + w, formed once on demand.
+    let (step, global) = match &problem {
+        Problem::Local(p) => (StepProblem::from(p.clone()), None),
+        Problem::Global(g) => (
+            StepProblem::from(GeneralizedProblem::from_global(g)?),
+            Some(g),
+        ),
     };
     let resolved = Registry::standard().resolve(spec)?;
-    let s = resolved.solve(&local, None)?;
+    let s = resolved.solve(&step, None)?;
     let v = global.map(|g| generalized_velocity(g, &s.r)).transpose()?;
     if as_json {
         let mut obj = json!({
             "file": file.display().to_string(),
             "kind": if global.is_some() { "global" } else { "local" },
-            "contacts": local.num_contacts(),
+            "contacts": step.num_contacts(),
             "formulation": formulation,
             "optimizer": optimizer,
             "tol": tol,
@@ -394,7 +399,7 @@ pub fn solve_spec(
     } else {
         write_summary(
             file,
-            &local,
+            step.num_contacts(),
             global.is_some(),
             formulation,
             optimizer,
@@ -423,7 +428,7 @@ fn generalized_velocity(g: &GlobalProblem, r: &[f64]) -> Result<Vec<f64>, CoreEr
 #[allow(clippy::too_many_arguments)]
 fn write_summary(
     file: &Path,
-    p: &LocalProblem,
+    num_contacts: usize,
     global: bool,
     formulation: &str,
     optimizer: &str,
@@ -431,7 +436,7 @@ fn write_summary(
     s: &LocalSolve,
     out: &mut dyn Write,
 ) -> std::io::Result<()> {
-    let active = (0..p.num_contacts()).filter(|&a| s.r[3 * a] > 0.0).count();
+    let active = (0..num_contacts).filter(|&a| s.r[3 * a] > 0.0).count();
     writeln!(
         out,
         "{}: {} problem, {} contacts ({} active at the solution)",
@@ -441,7 +446,7 @@ fn write_summary(
         } else {
             "local"
         },
-        p.num_contacts(),
+        num_contacts,
         active
     )?;
     writeln!(

@@ -23,7 +23,7 @@ use contactlab_core::plugin::{
     judge, solve_formulation, Capability, Driver, DriverPlugin, FormulationPlugin, Init, Model,
     Need, Views,
 };
-use contactlab_core::{CoreError, LocalProblem, Solution, SolveOptions};
+use contactlab_core::{CoreError, LocalProblem, Solution, SolveOptions, StepProblem};
 use contactlab_formulations::{
     ErlebenNewton, ImplicitNcpFormulation, MinMapFormulation, MlcpFbFormulation, MncpFormulation,
     NaturalMapFormulation, Todorov,
@@ -72,7 +72,7 @@ pub trait ErasedFormulation: Send + Sync {
     /// The solve flow ([`solve_formulation`]) with `driver`.
     fn solve(
         &self,
-        problem: &LocalProblem,
+        problem: &StepProblem,
         init: Init<'_>,
         driver: &dyn ErasedDriver,
         opts: &SolveOptions,
@@ -113,7 +113,7 @@ impl<F: FormulationPlugin> ErasedFormulation for TypedFormulation<F> {
 
     fn solve(
         &self,
-        problem: &LocalProblem,
+        problem: &StepProblem,
         init: Init<'_>,
         driver: &dyn ErasedDriver,
         opts: &SolveOptions,
@@ -407,7 +407,7 @@ impl Registry {
     /// Solves `problem` as `spec` says, from `warm` when `spec.start` is `Warm`.
     pub fn solve(
         &self,
-        problem: &LocalProblem,
+        problem: &StepProblem,
         spec: &SolverSpec,
         warm: Option<&[f64]>,
     ) -> Result<LocalSolve, RegistryError> {
@@ -434,7 +434,7 @@ impl ResolvedSolver {
     /// none) when the start is `warm`; judged by the shared ruler at the spec's tolerance.
     pub fn solve(
         &self,
-        problem: &LocalProblem,
+        problem: &StepProblem,
         warm: Option<&[f64]>,
     ) -> Result<LocalSolve, CoreError> {
         let init = match (self.start, warm) {
@@ -445,7 +445,7 @@ impl ResolvedSolver {
         let out = self
             .formulation
             .solve(problem, init, self.driver.as_ref(), &self.options)?;
-        Ok(judge(problem, out, self.options.tol))
+        judge(problem, out, self.options.tol)
     }
 
     /// The same solver with another time limit (sweeps give every solve a default one).
@@ -631,13 +631,13 @@ pub fn solve_local(
 ) -> Result<LocalSolve, RegistryError> {
     let mut spec = SolverSpec::new(formulation, optimizer, opts.tol, opts.max_iter);
     spec.time_limit = opts.time_limit.map(|d| d.as_secs_f64());
-    solve_spec(problem, &spec, None)
+    solve_spec(&StepProblem::from(problem.clone()), &spec, None)
 }
 
 /// Solves `problem` as `spec` says with the standard registry, from `warm` when `spec.start`
 /// is `Warm` (three numbers per contact, `NaN` where a contact has no previous value).
 pub fn solve_spec(
-    problem: &LocalProblem,
+    problem: &StepProblem,
     spec: &SolverSpec,
     warm: Option<&[f64]>,
 ) -> Result<LocalSolve, RegistryError> {
@@ -704,7 +704,7 @@ mod tests {
         spec.formulation = PluginChoice::named("min-map")
             .with("theta0_deg", theta0_deg)
             .with("align_with_slip", align);
-        let s = solve_spec(problem, &spec, None).unwrap();
+        let s = solve_spec(&problem.clone().into(), &spec, None).unwrap();
         assert_eq!(s.solver_status, Status::Converged, "{spec:?}");
         s.r
     }
@@ -782,7 +782,7 @@ mod tests {
         );
         let e = r
             .solve(
-                &sliding(1.0, 0.0),
+                &sliding(1.0, 0.0).into(),
                 &SolverSpec::new("coulomb", "lm", 1e-8, 10),
                 None,
             )

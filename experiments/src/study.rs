@@ -43,13 +43,18 @@
 use std::time::Duration;
 
 use contactlab_core::plugin::{judge, solve_formulation, Driver, Formulation, Init, Model};
-use contactlab_core::{CoreError, LocalProblem, LocalSolve, Residual, SolveOptions, Trace};
+use std::borrow::Cow;
+
+use contactlab_core::{
+    CoreError, GeneralizedProblem, LocalProblem, LocalSolve, Residual, SolveOptions, StepProblem,
+    Trace,
+};
 use polars::prelude::{DataFrame, PolarsResult};
 
 /// A solve being set up: the problem, then a formulation, a driver and budgets.
 #[derive(Debug, Clone)]
 pub struct Study<'p, F = (), D = ()> {
-    problem: &'p LocalProblem,
+    problem: Cow<'p, StepProblem>,
     formulation: F,
     driver: D,
     options: SolveOptions,
@@ -57,11 +62,36 @@ pub struct Study<'p, F = (), D = ()> {
     zero_start: bool,
 }
 
+/// What a study can be run on: a step problem, or either of its forms.
+pub trait StudyProblem<'p> {
+    /// As a step problem.
+    fn step_problem(self) -> Cow<'p, StepProblem>;
+}
+
+impl<'p> StudyProblem<'p> for &'p StepProblem {
+    fn step_problem(self) -> Cow<'p, StepProblem> {
+        Cow::Borrowed(self)
+    }
+}
+
+impl<'p> StudyProblem<'p> for &LocalProblem {
+    fn step_problem(self) -> Cow<'p, StepProblem> {
+        Cow::Owned(StepProblem::from(self.clone()))
+    }
+}
+
+impl<'p> StudyProblem<'p> for &GeneralizedProblem {
+    fn step_problem(self) -> Cow<'p, StepProblem> {
+        Cow::Owned(StepProblem::from(self.clone()))
+    }
+}
+
 impl<'p> Study<'p> {
-    /// Starts a study of `problem` (tolerance `1e-8`, 100 iterations, no time limit).
-    pub fn on(problem: &'p LocalProblem) -> Study<'p> {
+    /// Starts a study of `problem` (a [`StepProblem`], [`LocalProblem`] or
+    /// [`GeneralizedProblem`]; tolerance `1e-8`, 100 iterations, no time limit).
+    pub fn on(problem: impl StudyProblem<'p>) -> Study<'p> {
         Study {
-            problem,
+            problem: problem.step_problem(),
             formulation: (),
             driver: (),
             options: SolveOptions {
@@ -140,12 +170,12 @@ impl<F: Formulation, D: Driver<F::Built>> Study<'_, F, D> {
         };
         let out = solve_formulation(
             &self.formulation,
-            self.problem,
+            &self.problem,
             init,
             &self.options,
             |built, x0, o| self.driver.solve(built, x0, o),
         )?;
-        Ok(judge(self.problem, out, self.options.tol))
+        judge(&self.problem, out, self.options.tol)
     }
 }
 
@@ -191,8 +221,8 @@ where
         Model::Unspecified
     }
 
-    fn build(&self, problem: &LocalProblem) -> Result<B, CoreError> {
-        (self.build)(problem)
+    fn build(&self, problem: &StepProblem) -> Result<B, CoreError> {
+        (self.build)(problem.local()?)
     }
 
     fn num_unknowns(&self, built: &B) -> usize {
@@ -323,7 +353,7 @@ mod tests {
     impl<'p, F: Clone, D> Study<'p, F, D> {
         fn clone_with<E>(&self, d: E) -> Study<'p, F, E> {
             Study {
-                problem: self.problem,
+                problem: self.problem.clone(),
                 formulation: self.formulation.clone(),
                 driver: d,
                 options: self.options.clone(),

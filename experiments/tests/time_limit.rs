@@ -238,7 +238,7 @@ fn time_limit_reaches_the_drivers_from_a_spec_start_and_restarts_included() {
     spec.formulation = PluginChoice::named("implicit-ncp").with("restarts", 1000);
     spec.time_limit = Some(LIMIT.as_secs_f64());
     let start = Instant::now();
-    let s = contactlab_experiments::registry::solve_spec(&p, &spec, None).unwrap();
+    let s = contactlab_experiments::registry::solve_spec(&p.into(), &spec, None).unwrap();
     let elapsed = start.elapsed();
     assert_eq!(s.solver_status, Status::Timeout, "{:?}", s.counters);
     assert!(

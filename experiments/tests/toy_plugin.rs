@@ -7,7 +7,8 @@ use contactlab_core::plugin::{
     Driver, DriverPlugin, Formulation, FormulationPlugin, Model, NeedsResidual,
 };
 use contactlab_core::{
-    CoreError, LocalProblem, Matrix, Residual, Solution, SolveOptions, Status, Trace, TraceRow,
+    CoreError, LocalProblem, Matrix, Residual, Solution, SolveOptions, Status, StepProblem, Trace,
+    TraceRow,
 };
 use contactlab_experiments::cli;
 use contactlab_experiments::register_formulation;
@@ -93,7 +94,8 @@ impl Formulation for ToyFormulation {
             )))
         }
     }
-    fn build(&self, p: &LocalProblem) -> Result<NormalFb, CoreError> {
+    fn build(&self, p: &StepProblem) -> Result<NormalFb, CoreError> {
+        let p = p.local()?;
         Ok(NormalFb {
             w: p.w.to_dense(),
             q: p.q.clone(),
@@ -296,7 +298,7 @@ fn the_toy_plugins_are_listed_with_what_they_pair_with_and_why_not() {
 #[test]
 fn the_toy_plugins_solve_with_each_other_and_with_the_projects_own() {
     let reg = registry();
-    let p = frictionless();
+    let p = StepProblem::from(frictionless());
     let solve = |f: PluginChoice, d: PluginChoice| {
         let mut spec = SolverSpec::new("", "", 1e-10, 100);
         spec.formulation = f;

@@ -18,7 +18,7 @@
 //! contact's impulse onto its cone.
 
 use contactlab_core::plugin::{Formulation, FormulationPlugin, Model};
-use contactlab_core::{cone, CoreError, LocalProblem, ProjectedResidual, Residual};
+use contactlab_core::{cone, CoreError, LocalProblem, ProjectedResidual, Residual, StepProblem};
 use faer::{Mat, MatMut};
 use nalgebra::{Matrix3, Vector3};
 
@@ -154,7 +154,8 @@ impl Formulation for NaturalMapFormulation {
         Model::CoulombCone
     }
 
-    fn build(&self, problem: &LocalProblem) -> Result<NaturalMap, CoreError> {
+    fn build(&self, problem: &StepProblem) -> Result<NaturalMap, CoreError> {
+        let problem = problem.local()?;
         problem.validate()?;
         Ok(NaturalMap::new(problem))
     }

@@ -21,7 +21,7 @@ pub mod pendulum;
 pub mod random_lcp;
 pub mod sphere;
 
-use contactlab_core::LocalProblem;
+use contactlab_core::StepProblem;
 use nalgebra::Matrix3;
 use serde::Deserialize;
 
@@ -66,15 +66,16 @@ pub struct Contact {
 pub struct ContactStep {
     /// The contacts, in the order of the problem's blocks.
     pub contacts: Vec<Contact>,
-    /// The contact problem of this step.
-    pub problem: LocalProblem,
+    /// The contact problem of this step (contact space, or generalized velocities with the
+    /// contact-space form derived on demand).
+    pub problem: StepProblem,
     /// Generalized velocities without contact impulses (`M^-1 c`), in the scene's own layout.
     pub free: Vec<f64>,
 }
 
 impl ContactStep {
     /// The contact velocities `u = W r + q` of impulses `r`.
-    pub fn velocities(&self, r: &[f64]) -> Vec<f64> {
+    pub fn velocities(&self, r: &[f64]) -> Result<Vec<f64>, contactlab_core::CoreError> {
         self.problem.velocity(r)
     }
 }

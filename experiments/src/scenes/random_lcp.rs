@@ -165,7 +165,7 @@ impl RandomLcp {
             .collect();
         Ok(ContactStep {
             contacts,
-            problem,
+            problem: problem.into(),
             free: Vec::new(),
         })
     }
@@ -217,16 +217,16 @@ mod tests {
             for k in 0..5 {
                 let sa = a.contact_step().unwrap();
                 let sb = b.contact_step().unwrap();
-                assert_eq!(sa.problem.q.len(), 24);
+                assert_eq!(sa.problem.local().unwrap().q.len(), 24);
                 assert_eq!(sa.contacts.len(), 8);
                 assert_eq!(sa.contacts[3].key, ContactKey::Wall { ball: 3, wall: 0 });
                 assert_eq!(sa.contacts[3].frame, Matrix3::identity());
                 assert_eq!(
-                    w_and_q(&sa.problem),
-                    w_and_q(&sb.problem),
+                    w_and_q(sa.problem.local().unwrap()),
+                    w_and_q(sb.problem.local().unwrap()),
                     "same seed, same problem at step {k}"
                 );
-                let this = w_and_q(&sa.problem);
+                let this = w_and_q(sa.problem.local().unwrap());
                 assert!(
                     seen.iter().all(|s| *s != this),
                     "step {k} repeats an earlier problem"
@@ -234,7 +234,7 @@ mod tests {
                 seen.push(this);
                 // Exactly the generator's problem for the documented seed.
                 let direct = random_boxed_lcp(24, step_seed(5, k), &family.params()).unwrap();
-                assert_eq!(w_and_q(&direct), w_and_q(&sa.problem));
+                assert_eq!(w_and_q(&direct), w_and_q(sa.problem.local().unwrap()));
                 a.advance(&sa, &[0.0; 24]).unwrap();
                 b.advance(&sb, &[0.0; 24]).unwrap();
                 assert_eq!(a.step, k + 1);

@@ -401,7 +401,7 @@ impl SphereOnPlane {
         let problem = LocalProblem::new(Matrix::Dense(w), q, vec![self.config.mu; nc])?;
         Ok(ContactStep {
             contacts,
-            problem,
+            problem: problem.into(),
             free: free.iter().copied().collect(),
         })
     }
@@ -510,11 +510,11 @@ mod tests {
         let free = Vector6::from_column_slice(&cs.free);
         let q = j * free;
         for r in 0..3 {
-            assert_relative_eq!(cs.problem.q[r], q[r], epsilon = 1e-14);
+            assert_relative_eq!(cs.problem.local().unwrap().q[r], q[r], epsilon = 1e-14);
         }
         let m = nalgebra::Matrix6::from_diagonal(&s.inverse_mass());
         let w = j * m * j.transpose();
-        let wd = cs.problem.dense_w();
+        let wd = cs.problem.local().unwrap().dense_w();
         for r in 0..3 {
             for k in 0..3 {
                 assert_relative_eq!(wd[(r, k)], w[(r, k)], epsilon = 1e-14);

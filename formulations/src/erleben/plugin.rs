@@ -2,7 +2,7 @@
 //! four-sided friction pyramid, whose faces may be turned ([`PyramidTurn`]).
 
 use contactlab_core::plugin::{Formulation, FormulationPlugin, Model};
-use contactlab_core::{CoreError, LocalProblem};
+use contactlab_core::{CoreError, StepProblem};
 use serde::{Deserialize, Serialize};
 
 use super::MinMap;
@@ -39,7 +39,8 @@ impl Formulation for MinMapFormulation {
         self.turn().check()
     }
 
-    fn build(&self, problem: &LocalProblem) -> Result<MinMap, CoreError> {
+    fn build(&self, problem: &StepProblem) -> Result<MinMap, CoreError> {
+        let problem = problem.local()?;
         match self.turn().angles(problem)? {
             Some(a) => MinMap::turned(problem, a),
             None => MinMap::new(problem),
@@ -54,7 +55,7 @@ impl Formulation for MinMapFormulation {
     fn start_from_warm(
         &self,
         built: &MinMap,
-        _problem: &LocalProblem,
+        _problem: &StepProblem,
         warm: &[f64],
         default: Vec<f64>,
     ) -> Result<Vec<f64>, CoreError> {

@@ -4,7 +4,7 @@
 //! start of section III-F).
 
 use contactlab_core::plugin::{fill_finite, Formulation, FormulationPlugin, Model};
-use contactlab_core::{CoreError, LocalProblem, Residual};
+use contactlab_core::{CoreError, Residual, StepProblem};
 use serde::{Deserialize, Serialize};
 
 use super::{Directions, ImplicitMncp, MlcpFb, MylapilliError};
@@ -59,7 +59,8 @@ impl Formulation for MlcpFbFormulation {
         self.turn().check()
     }
 
-    fn build(&self, problem: &LocalProblem) -> Result<MlcpFb, CoreError> {
+    fn build(&self, problem: &StepProblem) -> Result<MlcpFb, CoreError> {
+        let problem = problem.local()?;
         // The same face angles as min-map's turned box: one rule for both pyramids.
         let theta0 = self
             .turn()
@@ -77,11 +78,11 @@ impl Formulation for MlcpFbFormulation {
     fn start_from_warm(
         &self,
         built: &MlcpFb,
-        problem: &LocalProblem,
+        problem: &StepProblem,
         warm: &[f64],
         _default: Vec<f64>,
     ) -> Result<Vec<f64>, CoreError> {
-        let r = fill_finite(warm, vec![0.0; problem.q.len()]);
+        let r = fill_finite(warm, vec![0.0; 3 * problem.num_contacts()]);
         built.unknowns_from_impulse(&[], &r).map_err(bad)
     }
 
@@ -130,7 +131,8 @@ impl Formulation for MncpFormulation {
         crate::todorov::plugin::check_rcond("mncp", self.rcond)
     }
 
-    fn build(&self, problem: &LocalProblem) -> Result<ImplicitMncp, CoreError> {
+    fn build(&self, problem: &StepProblem) -> Result<ImplicitMncp, CoreError> {
+        let problem = problem.local()?;
         ImplicitMncp::new(problem).map_err(bad)
     }
 
@@ -142,9 +144,9 @@ impl Formulation for MncpFormulation {
     fn default_start(
         &self,
         _built: &ImplicitMncp,
-        problem: &LocalProblem,
+        problem: &StepProblem,
     ) -> Result<Vec<f64>, CoreError> {
-        Ok(ImplicitNcp::new(problem).sticking_start(self.rcond))
+        Ok(ImplicitNcp::new(problem.local()?).sticking_start(self.rcond))
     }
 
     fn impulses(&self, built: &ImplicitMncp, x: &[f64]) -> Vec<f64> {

@@ -3,7 +3,7 @@
 //! (the row-sum rescaling `D r(x) = 0` and perturbed restarts after a local minimum).
 
 use contactlab_core::plugin::{Formulation, FormulationPlugin, Model};
-use contactlab_core::{CoreError, LocalProblem, Residual, Status};
+use contactlab_core::{CoreError, Residual, Status, StepProblem};
 use serde::{Deserialize, Serialize};
 
 use super::ImplicitNcp;
@@ -51,7 +51,8 @@ impl Formulation for ImplicitNcpFormulation {
         check_rcond("implicit-ncp", self.rcond)
     }
 
-    fn build(&self, problem: &LocalProblem) -> Result<ImplicitNcp, CoreError> {
+    fn build(&self, problem: &StepProblem) -> Result<ImplicitNcp, CoreError> {
+        let problem = problem.local()?;
         problem.validate()?;
         let f = ImplicitNcp::new(problem);
         Ok(if self.row_sum_scaling {
@@ -66,7 +67,7 @@ impl Formulation for ImplicitNcpFormulation {
     }
 
     /// Section III-F: every contact sticking, `f = A^+ (v - v0)`.
-    fn default_start(&self, built: &ImplicitNcp, _p: &LocalProblem) -> Result<Vec<f64>, CoreError> {
+    fn default_start(&self, built: &ImplicitNcp, _p: &StepProblem) -> Result<Vec<f64>, CoreError> {
         Ok(built.sticking_start(self.rcond))
     }
 
@@ -123,6 +124,7 @@ pub fn perturbed(x: &[f64], k: u32) -> Vec<f64> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use contactlab_core::LocalProblem;
 
     #[test]
     fn perturbations_are_small_seeded_and_differ_between_restarts() {
@@ -150,7 +152,7 @@ mod tests {
             q: vec![-1.0, 0.0, 0.0],
             mu: vec![0.5],
         };
-        let b = f.build(&p).unwrap();
+        let b = f.build(&p.into()).unwrap();
         let x = [0.1, 0.2, 0.3];
         assert!(f.restart(&b, &x, &Status::LocalMinimum, 0).is_some());
         assert!(f.restart(&b, &x, &Status::LocalMinimum, 2).is_none());

@@ -1,0 +1,621 @@
+//! Contact problems in generalized velocities, and the step problem every solver receives.
+//!
+//! Castro et al.'s two-stage scheme (section II-D, eq. 18) leaves one linear balance of momentum
+//! per step, `A (v - v*) = J' gamma`, with `A` symmetric positive definite and block diagonal
+//! by kinematic tree, the contact Jacobian `J` (three rows per contact, **normal first** here;
+//! the paper puts the normal last), the free-motion velocities `v*`, and per contact the
+//! physics of its compliant law (eq. 2): friction `mu`, signed distance `phi0`, stiffness `k`
+//! and dissipation time scale `tau_d`. [`GeneralizedProblem`] carries that data, sparse,
+//! end to end; SAP works on it directly.
+//!
+//! Contact-space formulations take the Delassus form `u = W r + q` with `W = J A^-1 J'` and
+//! `q = J v* + b` ([`GeneralizedProblem::to_local`]): [`StepProblem`] holds either form and
+//! derives the local one on demand, once, so every formulation runs on every problem.
+//!
+//! FCLib's global problems (`M v = H r + f`, `u = H' v + w`) carry no stiffness, distance or
+//! time step: [`GeneralizedProblem::from_global`] makes them rigid contacts (`k = inf`,
+//! `phi0 = 0`, `tau_d = 0`) with the offset `b = w`, and no time step.
+
+use std::sync::OnceLock;
+
+use faer::sparse::{SparseColMat, Triplet};
+use faer::Mat;
+
+use crate::error::{CoreError, ProblemError};
+use crate::problem::{
+    check_finite_vec, check_symmetric, Cholesky, GlobalProblem, LocalProblem, Matrix,
+    SYMMETRY_REL_TOL,
+};
+
+/// One contact's physical parameters (Castro et al., eq. 2).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct ContactModel {
+    /// Friction coefficient `mu >= 0`.
+    pub mu: f64,
+    /// Signed distance at the start of the step (negative: overlap), in length units.
+    pub phi0: f64,
+    /// Normal stiffness `k > 0`, force per length; `f64::INFINITY` for a rigid contact.
+    pub stiffness: f64,
+    /// Dissipation time scale `tau_d >= 0` (Hunt-Crossley-like damping `tau_d k v_n`).
+    pub dissipation: f64,
+}
+
+impl ContactModel {
+    /// A rigid contact with friction `mu` at zero distance.
+    pub fn rigid(mu: f64) -> ContactModel {
+        ContactModel {
+            mu,
+            phi0: 0.0,
+            stiffness: f64::INFINITY,
+            dissipation: 0.0,
+        }
+    }
+}
+
+/// One step's contact problem in generalized velocities: `A (v - v*) = J' gamma`, contact
+/// velocities `v_c = J v + b` (normal first per contact), and each contact's model.
+#[derive(Debug, Clone)]
+pub struct GeneralizedProblem {
+    /// `A` (`nv x nv`), symmetric positive definite, both triangles stored.
+    pub a: SparseColMat<usize, f64>,
+    /// `J` (`3 nc x nv`), three rows per contact, normal first.
+    pub j: SparseColMat<usize, f64>,
+    /// Free-motion velocities `v*` (`nv`).
+    pub v_star: Vec<f64>,
+    /// Contact-velocity offset `b` (`3 nc`; zero in scenes, FCLib's `w` in files).
+    pub b: Vec<f64>,
+    /// Per contact, its physics.
+    pub contacts: Vec<ContactModel>,
+    /// The time step, when the problem comes from a simulation (`None` for FCLib files: SAP
+    /// then runs in its near-rigid regime).
+    pub dt: Option<f64>,
+    /// The previous step's velocities (SAP's warm start), when known.
+    pub v0: Option<Vec<f64>>,
+    /// The kinematic tree of each velocity (`nv` entries): `A` is block diagonal by tree.
+    pub tree_of: Vec<usize>,
+}
+
+fn shape(field: &str, expected: String, found: String) -> ProblemError {
+    ProblemError::Shape {
+        field: field.into(),
+        expected,
+        found,
+    }
+}
+
+fn bad_value(field: &str, index: usize, value: f64, want: &str) -> ProblemError {
+    ProblemError::Shape {
+        field: field.into(),
+        expected: want.into(),
+        found: format!("{value} at index {index}"),
+    }
+}
+
+impl GeneralizedProblem {
+    /// A validated problem (see [`GeneralizedProblem::validate`]).
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(
+        a: SparseColMat<usize, f64>,
+        j: SparseColMat<usize, f64>,
+        v_star: Vec<f64>,
+        b: Vec<f64>,
+        contacts: Vec<ContactModel>,
+        dt: Option<f64>,
+        v0: Option<Vec<f64>>,
+        tree_of: Option<Vec<usize>>,
+    ) -> Result<GeneralizedProblem, CoreError> {
+        let tree_of = match tree_of {
+            Some(t) => t,
+            None => components(&a),
+        };
+        let p = GeneralizedProblem {
+            a,
+            j,
+            v_star,
+            b,
+            contacts,
+            dt,
+            v0,
+            tree_of,
+        };
+        p.validate()?;
+        Ok(p)
+    }
+
+    /// Number of generalized velocities `nv`.
+    pub fn num_dofs(&self) -> usize {
+        self.v_star.len()
+    }
+
+    /// Number of contacts `nc`.
+    pub fn num_contacts(&self) -> usize {
+        self.contacts.len()
+    }
+
+    /// Friction coefficients, one per contact.
+    pub fn mu(&self) -> Vec<f64> {
+        self.contacts.iter().map(|c| c.mu).collect()
+    }
+
+    /// Checks, naming the field: shapes (`A` `nv x nv`, `J` `3nc x nv`, `v*`, `b`, `v0`,
+    /// `tree_of`), finite entries, `mu >= 0`, `k > 0` (infinity allowed), `tau_d >= 0`, finite
+    /// `phi0`, `dt > 0`, `A` symmetric and block diagonal by tree. Definiteness of `A` is checked
+    /// where it is factored.
+    pub fn validate(&self) -> Result<(), ProblemError> {
+        let nv = self.v_star.len();
+        let nc = self.contacts.len();
+        if self.a.nrows() != nv || self.a.ncols() != nv {
+            return Err(shape(
+                "A",
+                format!("{nv} x {nv} (one row per velocity of v*)"),
+                format!("{} x {}", self.a.nrows(), self.a.ncols()),
+            ));
+        }
+        if self.j.nrows() != 3 * nc || self.j.ncols() != nv {
+            return Err(shape(
+                "J",
+                format!("{} x {nv} (3 rows per contact, {nc} contacts)", 3 * nc),
+                format!("{} x {}", self.j.nrows(), self.j.ncols()),
+            ));
+        }
+        if self.b.len() != 3 * nc {
+            return Err(shape(
+                "b",
+                format!("{} entries (3 per contact)", 3 * nc),
+                format!("{} entries", self.b.len()),
+            ));
+        }
+        if self.tree_of.len() != nv {
+            return Err(shape(
+                "tree_of",
+                format!("{nv} entries (one per velocity)"),
+                format!("{} entries", self.tree_of.len()),
+            ));
+        }
+        if let Some(v0) = &self.v0 {
+            if v0.len() != nv {
+                return Err(shape(
+                    "v0",
+                    format!("{nv} entries"),
+                    format!("{} entries", v0.len()),
+                ));
+            }
+            check_finite_vec("v0", v0)?;
+        }
+        check_finite_vec("v*", &self.v_star)?;
+        check_finite_vec("b", &self.b)?;
+        for (field, m) in [("A", &self.a), ("J", &self.j)] {
+            if let Some((k, v)) = m.val().iter().enumerate().find(|(_, v)| !v.is_finite()) {
+                return Err(ProblemError::NonFinite {
+                    field: field.into(),
+                    index: k,
+                    value: *v,
+                });
+            }
+        }
+        for (i, c) in self.contacts.iter().enumerate() {
+            if !(c.mu >= 0.0 && c.mu.is_finite()) {
+                return Err(bad_value("mu", i, c.mu, "finite and nonnegative"));
+            }
+            if c.stiffness.is_nan() || c.stiffness <= 0.0 {
+                return Err(bad_value(
+                    "stiffness",
+                    i,
+                    c.stiffness,
+                    "positive (infinity: rigid)",
+                ));
+            }
+            if !(c.dissipation >= 0.0 && c.dissipation.is_finite()) {
+                return Err(bad_value(
+                    "dissipation",
+                    i,
+                    c.dissipation,
+                    "finite and nonnegative",
+                ));
+            }
+            if !c.phi0.is_finite() {
+                return Err(bad_value("phi0", i, c.phi0, "finite"));
+            }
+        }
+        if let Some(dt) = self.dt {
+            if !(dt > 0.0 && dt.is_finite()) {
+                return Err(bad_value("dt", 0, dt, "positive and finite"));
+            }
+        }
+        check_symmetric("A", &Matrix::Sparse(self.a.clone()), SYMMETRY_REL_TOL)?;
+        let (cols, rows) = (self.a.symbolic().col_ptr(), self.a.symbolic().row_idx());
+        for c in 0..nv {
+            for &r in &rows[cols[c]..cols[c + 1]] {
+                if self.tree_of[r] != self.tree_of[c] {
+                    return Err(shape(
+                        "A",
+                        "block diagonal by kinematic tree".into(),
+                        format!(
+                            "entry ({r}, {c}) couples trees {} and {}",
+                            self.tree_of[r], self.tree_of[c]
+                        ),
+                    ));
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// FCLib's global problem as rigid contacts: `A = M`, `J = H'`, `v* = M^-1 f`, `b = w`,
+    /// `k = inf`, `phi0 = 0`, `tau_d = 0`, no time step, trees from `M`'s sparsity.
+    pub fn from_global(g: &GlobalProblem) -> Result<GeneralizedProblem, CoreError> {
+        g.validate()?;
+        let chol = Cholesky::new("M", &g.m)?;
+        let mut f = Mat::from_fn(g.f.len(), 1, |i, _| g.f[i]);
+        chol.solve_in_place(f.as_mut());
+        let v_star = (0..g.f.len()).map(|i| f[(i, 0)]).collect();
+        let a = to_sparse(&g.m)?;
+        let mut jt = Vec::new();
+        g.h.for_each_entry(|i, jj, v| {
+            if v != 0.0 {
+                jt.push(Triplet::new(jj, i, v));
+            }
+        });
+        let j = SparseColMat::try_new_from_triplets(g.h.ncols(), g.h.nrows(), &jt)
+            .map_err(|e| CoreError::LinearAlgebra(format!("J = H': {e:?}")))?;
+        GeneralizedProblem::new(
+            a,
+            j,
+            v_star,
+            g.w.clone(),
+            g.mu.iter().map(|&mu| ContactModel::rigid(mu)).collect(),
+            None,
+            None,
+            None,
+        )
+    }
+
+    /// `v_c = J v + b`.
+    pub fn contact_velocity(&self, v: &[f64]) -> Vec<f64> {
+        let mut out = self.b.clone();
+        sparse_mul_add(&self.j, v, &mut out);
+        out
+    }
+
+    /// The contact-space form: `W = J A^-1 J'` (dense), `q = J v* + b`.
+    pub fn to_local(&self) -> Result<LocalProblem, CoreError> {
+        let nv = self.num_dofs();
+        let m = 3 * self.num_contacts();
+        let chol = Cholesky::new("A", &Matrix::Sparse(self.a.clone()))?;
+        // X = A^-1 J', then W = J X.
+        let mut x = Mat::<f64>::zeros(nv, m);
+        let (cols, rows, vals) = (
+            self.j.symbolic().col_ptr(),
+            self.j.symbolic().row_idx(),
+            self.j.val(),
+        );
+        for c in 0..nv {
+            for k in cols[c]..cols[c + 1] {
+                x[(c, rows[k])] += vals[k];
+            }
+        }
+        chol.solve_in_place(x.as_mut());
+        let mut w = Mat::<f64>::zeros(m, m);
+        for c in 0..nv {
+            for k in cols[c]..cols[c + 1] {
+                let (r, v) = (rows[k], vals[k]);
+                for col in 0..m {
+                    w[(r, col)] += v * x[(c, col)];
+                }
+            }
+        }
+        let w = Mat::from_fn(m, m, |i, j| 0.5 * (w[(i, j)] + w[(j, i)]));
+        let q = self.contact_velocity(&self.v_star);
+        Ok(LocalProblem::new(Matrix::Dense(w), q, self.mu())?)
+    }
+}
+
+/// `out += S x` for a sparse `S`.
+pub fn sparse_mul_add(s: &SparseColMat<usize, f64>, x: &[f64], out: &mut [f64]) {
+    let (cols, rows, vals) = (s.symbolic().col_ptr(), s.symbolic().row_idx(), s.val());
+    for (c, xc) in x.iter().enumerate() {
+        if *xc != 0.0 {
+            for k in cols[c]..cols[c + 1] {
+                out[rows[k]] += vals[k] * xc;
+            }
+        }
+    }
+}
+
+/// `out += S' y` for a sparse `S`.
+pub fn sparse_transpose_mul_add(s: &SparseColMat<usize, f64>, y: &[f64], out: &mut [f64]) {
+    let (cols, rows, vals) = (s.symbolic().col_ptr(), s.symbolic().row_idx(), s.val());
+    for (c, o) in out.iter_mut().enumerate() {
+        *o += (cols[c]..cols[c + 1])
+            .map(|k| vals[k] * y[rows[k]])
+            .sum::<f64>();
+    }
+}
+
+/// A matrix as sparse CSC.
+fn to_sparse(m: &Matrix) -> Result<SparseColMat<usize, f64>, CoreError> {
+    match m {
+        Matrix::Sparse(s) => Ok(s.clone()),
+        Matrix::Dense(_) => {
+            let mut t = Vec::new();
+            m.for_each_entry(|i, j, v| {
+                if v != 0.0 {
+                    t.push(Triplet::new(i, j, v));
+                }
+            });
+            SparseColMat::try_new_from_triplets(m.nrows(), m.ncols(), &t)
+                .map_err(|e| CoreError::LinearAlgebra(format!("{e:?}")))
+        }
+    }
+}
+
+/// The connected components of a symmetric sparsity pattern: the trees of a block-diagonal `A`.
+fn components(a: &SparseColMat<usize, f64>) -> Vec<usize> {
+    let n = a.ncols();
+    let mut parent: Vec<usize> = (0..n).collect();
+    fn root(parent: &mut [usize], mut i: usize) -> usize {
+        while parent[i] != i {
+            parent[i] = parent[parent[i]];
+            i = parent[i];
+        }
+        i
+    }
+    let (cols, rows) = (a.symbolic().col_ptr(), a.symbolic().row_idx());
+    for c in 0..n {
+        for &r in &rows[cols[c]..cols[c + 1]] {
+            let (x, y) = (root(&mut parent, r), root(&mut parent, c));
+            if x != y {
+                parent[x.max(y)] = x.min(y);
+            }
+        }
+    }
+    let mut id = vec![usize::MAX; n];
+    let mut next = 0;
+    (0..n)
+        .map(|i| {
+            let r = root(&mut parent, i);
+            if id[r] == usize::MAX {
+                id[r] = next;
+                next += 1;
+            }
+            id[r]
+        })
+        .collect()
+}
+
+/// One step's contact problem as solvers receive it: in contact space, or in generalized
+/// velocities with the contact-space form derived on demand (once).
+#[derive(Debug, Clone)]
+pub struct StepProblem {
+    generalized: Option<GeneralizedProblem>,
+    local: OnceLock<Result<LocalProblem, CoreError>>,
+}
+
+impl StepProblem {
+    /// A contact-space problem.
+    pub fn local_only(p: LocalProblem) -> StepProblem {
+        let local = OnceLock::new();
+        let _ = local.set(Ok(p));
+        StepProblem {
+            generalized: None,
+            local,
+        }
+    }
+
+    /// A problem in generalized velocities.
+    pub fn from_generalized(g: GeneralizedProblem) -> StepProblem {
+        StepProblem {
+            generalized: Some(g),
+            local: OnceLock::new(),
+        }
+    }
+
+    /// The generalized form, when the problem has one.
+    pub fn generalized(&self) -> Option<&GeneralizedProblem> {
+        self.generalized.as_ref()
+    }
+
+    /// The contact-space form `u = W r + q` (derived from the generalized one the first time it
+    /// is asked for: `W` is dense).
+    pub fn local(&self) -> Result<&LocalProblem, CoreError> {
+        let r = self.local.get_or_init(|| match &self.generalized {
+            Some(g) => g.to_local(),
+            None => Err(CoreError::Unsupported("an empty step problem".into())),
+        });
+        r.as_ref().map_err(Clone::clone)
+    }
+
+    /// Number of contacts.
+    pub fn num_contacts(&self) -> usize {
+        match &self.generalized {
+            Some(g) => g.num_contacts(),
+            None => self.local().map_or(0, |l| l.num_contacts()),
+        }
+    }
+
+    /// Friction coefficients.
+    pub fn mu(&self) -> Vec<f64> {
+        match &self.generalized {
+            Some(g) => g.mu(),
+            None => self.local().map(|l| l.mu.clone()).unwrap_or_default(),
+        }
+    }
+
+    /// The free contact velocity `q` (`J v* + b` without forming `W`).
+    pub fn free_velocity(&self) -> Result<Vec<f64>, CoreError> {
+        match &self.generalized {
+            Some(g) => Ok(g.contact_velocity(&g.v_star)),
+            None => Ok(self.local()?.q.clone()),
+        }
+    }
+
+    /// Contact velocities `u = W r + q` of impulses `r` (through `A^-1` for a generalized
+    /// problem whose local form has not been formed: `u = J (v* + A^-1 J' r) + b`).
+    pub fn velocity(&self, r: &[f64]) -> Result<Vec<f64>, CoreError> {
+        match (&self.generalized, self.local.get()) {
+            (_, Some(Ok(l))) => Ok(l.velocity(r)),
+            (Some(g), _) => {
+                let chol = Cholesky::new("A", &Matrix::Sparse(g.a.clone()))?;
+                let nv = g.num_dofs();
+                let mut jr = vec![0.0; nv];
+                sparse_transpose_mul_add(&g.j, r, &mut jr);
+                let mut x = Mat::from_fn(nv, 1, |i, _| jr[i]);
+                chol.solve_in_place(x.as_mut());
+                let v: Vec<f64> = (0..nv).map(|i| g.v_star[i] + x[(i, 0)]).collect();
+                Ok(g.contact_velocity(&v))
+            }
+            (None, _) => Ok(self.local()?.velocity(r)),
+        }
+    }
+}
+
+impl From<LocalProblem> for StepProblem {
+    fn from(p: LocalProblem) -> StepProblem {
+        StepProblem::local_only(p)
+    }
+}
+
+impl From<GeneralizedProblem> for StepProblem {
+    fn from(g: GeneralizedProblem) -> StepProblem {
+        StepProblem::from_generalized(g)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Two free particles in 3D (trees 0 and 1), one contact between them along x, one with the
+    /// ground along z.
+    pub(crate) fn two_particles() -> GeneralizedProblem {
+        let a = SparseColMat::try_new_from_triplets(
+            6,
+            6,
+            &(0..6)
+                .map(|i| Triplet::new(i, i, if i < 3 { 2.0 } else { 1.0 }))
+                .collect::<Vec<_>>(),
+        )
+        .unwrap();
+        // Contact 0: particle 1 minus particle 0 along x (normal), y, z tangents.
+        // Contact 1: particle 0 against the ground, normal z, tangents x, y.
+        let t = [
+            Triplet::new(0, 3, 1.0),
+            Triplet::new(0, 0, -1.0),
+            Triplet::new(1, 4, 1.0),
+            Triplet::new(1, 1, -1.0),
+            Triplet::new(2, 5, 1.0),
+            Triplet::new(2, 2, -1.0),
+            Triplet::new(3, 2, 1.0),
+            Triplet::new(4, 0, 1.0),
+            Triplet::new(5, 1, 1.0),
+        ];
+        let j = SparseColMat::try_new_from_triplets(6, 6, &t).unwrap();
+        GeneralizedProblem::new(
+            a,
+            j,
+            vec![0.5, 0.0, -1.0, -0.5, 0.2, 0.0],
+            vec![0.0; 6],
+            vec![ContactModel::rigid(0.5), ContactModel::rigid(0.3)],
+            Some(0.01),
+            None,
+            None,
+        )
+        .unwrap()
+    }
+
+    #[test]
+    fn the_local_form_is_j_a_inverse_j_transposed() {
+        let g = two_particles();
+        assert_eq!(
+            g.tree_of,
+            vec![0, 1, 2, 3, 4, 5],
+            "a diagonal A: every dof its own tree"
+        );
+        let l = g.to_local().unwrap();
+        let w = l.w.to_dense();
+        // Contact 0's normal: (-1/2)^2... W_00 = 1/2 + 1/1 = 1.5; contact 1 normal: 1/2.
+        assert!((w[(0, 0)] - 1.5).abs() < 1e-15 && (w[(3, 3)] - 0.5).abs() < 1e-15);
+        // Coupling: contact 0's z-tangent row (-z0 + z1) and contact 1's normal (z0): -1/2.
+        assert!((w[(2, 3)] + 0.5).abs() < 1e-15);
+        assert_eq!(l.q, vec![-1.0, 0.2, 1.0, -1.0, 0.5, 0.0]);
+        let s = StepProblem::from_generalized(g);
+        let r = [1.0, 0.5, -0.2, 2.0, 0.1, 0.0];
+        let through_a = s.velocity(&r).unwrap();
+        let via_w = s.local().unwrap().velocity(&r);
+        for (a, b) in through_a.iter().zip(via_w) {
+            assert!((a - b).abs() < 1e-14);
+        }
+    }
+
+    #[test]
+    fn bad_generalized_data_is_named() {
+        let g = two_particles();
+        let mut bad = g.clone();
+        bad.contacts[1].mu = -1.0;
+        assert!(bad.validate().unwrap_err().to_string().contains("mu"));
+        let mut bad = g.clone();
+        bad.contacts[0].stiffness = 0.0;
+        assert!(bad
+            .validate()
+            .unwrap_err()
+            .to_string()
+            .contains("stiffness"));
+        let mut bad = g.clone();
+        bad.v_star.push(1.0);
+        assert!(bad.validate().unwrap_err().to_string().contains("`A`"));
+        let mut bad = g.clone();
+        bad.dt = Some(-1.0);
+        assert!(bad.validate().unwrap_err().to_string().contains("dt"));
+        let mut bad = g.clone();
+        bad.tree_of = vec![0, 0, 0, 1, 1, 2];
+        assert!(
+            bad.validate().is_ok(),
+            "A is diagonal: any grouping is block diagonal"
+        );
+        let a = SparseColMat::try_new_from_triplets(
+            6,
+            6,
+            &[
+                (0, 0, 1.0),
+                (3, 3, 1.0),
+                (0, 3, 0.1),
+                (3, 0, 0.1),
+                (1, 1, 1.),
+                (2, 2, 1.),
+                (4, 4, 1.),
+                (5, 5, 1.),
+            ]
+            .map(|(i, j, v)| Triplet::new(i, j, v)),
+        )
+        .unwrap();
+        bad.a = a;
+        let e = bad.validate().unwrap_err().to_string();
+        assert!(e.contains("couples trees"), "{e}");
+        // Not positive definite: refused where it is factored.
+        let mut bad = g.clone();
+        bad.a = SparseColMat::try_new_from_triplets(
+            6,
+            6,
+            &(0..6).map(|i| Triplet::new(i, i, -1.0)).collect::<Vec<_>>(),
+        )
+        .unwrap();
+        let e = bad.to_local().unwrap_err().to_string();
+        assert!(e.contains("`A`") || e.contains("A"), "{e}");
+    }
+
+    #[test]
+    fn fclib_global_problems_become_rigid_generalized_ones() {
+        let m = Matrix::from_row_major("M", 2, 2, &[2.0, 0.0, 0.0, 4.0]).unwrap();
+        let h = Matrix::from_row_major("H", 2, 3, &[1.0, 0.0, 0.0, 0.0, 1.0, 0.0]).unwrap();
+        let g = GlobalProblem::new(m, h, vec![2.0, -4.0], vec![0.1, 0.0, 0.0], vec![0.4]).unwrap();
+        let p = GeneralizedProblem::from_global(&g).unwrap();
+        assert!((p.v_star[0] - 1.0).abs() < 1e-15 && (p.v_star[1] + 1.0).abs() < 1e-15);
+        assert_eq!(p.contacts[0], ContactModel::rigid(0.4));
+        assert_eq!(p.dt, None);
+        let l = p.to_local().unwrap();
+        let l2 = g.to_local().unwrap();
+        assert!(l.q.iter().zip(&l2.q).all(|(a, b)| (a - b).abs() < 1e-15));
+        let (w1, w2) = (l.w.to_dense(), l2.w.to_dense());
+        assert!((0..3).all(|i| (0..3).all(|j| (w1[(i, j)] - w2[(i, j)]).abs() < 1e-15)));
+    }
+}
