@@ -270,6 +270,39 @@ impl GeneralizedProblem {
         )
     }
 
+    /// A contact-space problem as a generalized one, for formulations that need one: the
+    /// contact velocities are the unknowns (`v = u`, `J = I`, `b = 0`), `A = W^-1`, `v* = q`, so
+    /// that `A (v - v*) = gamma` is `u = W gamma + q`. Needs `W` positive definite (FCLib's `W`
+    /// often is not: the error says so); `A` is dense, one tree; contacts rigid, no time step.
+    pub fn from_local(p: &LocalProblem) -> Result<GeneralizedProblem, CoreError> {
+        p.validate()?;
+        let n = p.q.len();
+        let chol = Cholesky::new("W", &p.w)?;
+        let mut inv = Mat::<f64>::identity(n, n);
+        chol.solve_in_place(inv.as_mut());
+        let mut a = Vec::with_capacity(n * n);
+        for j in 0..n {
+            for i in 0..n {
+                a.push(Triplet::new(i, j, 0.5 * (inv[(i, j)] + inv[(j, i)])));
+            }
+        }
+        let eye: Vec<_> = (0..n).map(|i| Triplet::new(i, i, 1.0)).collect();
+        let sparse = |t: &[Triplet<usize, usize, f64>]| {
+            SparseColMat::try_new_from_triplets(n, n, t)
+                .map_err(|e| CoreError::LinearAlgebra(format!("{e:?}")))
+        };
+        GeneralizedProblem::new(
+            sparse(&a)?,
+            sparse(&eye)?,
+            p.q.clone(),
+            vec![0.0; n],
+            p.mu.iter().map(|&mu| ContactModel::rigid(mu)).collect(),
+            None,
+            None,
+            Some(vec![0; n]),
+        )
+    }
+
     /// `v_c = J v + b`.
     pub fn contact_velocity(&self, v: &[f64]) -> Vec<f64> {
         let mut out = self.b.clone();

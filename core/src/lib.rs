@@ -48,7 +48,7 @@ pub mod result;
 
 pub use error::{CoreError, ProblemError};
 pub use generalized::{ContactModel, GeneralizedProblem, StepProblem};
-pub use merit::{LinePoint, Merit};
+pub use merit::{LinePoint, Merit, MeritEval, MeritHessian, Optimality};
 pub use plugin::{Driver, Formulation, Init, LocalSolve};
 pub use problem::{GlobalProblem, LocalProblem, Matrix, Problem};
 pub use residual::{

@@ -1,9 +1,14 @@
 //! The convex merit trait: a cost `l(x)` with gradient, Hessian (or any SPD weighting matrix
 //! that plays its role) and cheap derivatives along a line.
 //!
-//! SAP (Castro et al., eq. 19) is the canonical implementor: its line search needs
-//! `dl/dalpha` and `d2l/dalpha2` along the Newton direction without forming the Hessian.
+//! SAP (Castro et al., eq. 24) is the canonical implementor: its line search needs
+//! `dl/dalpha` and `d2l/dalpha2` along the Newton direction without forming the Hessian
+//! (section IV-C), its Hessian `A + J'GJ` is sparse (section IV-D), one evaluation of its
+//! per-contact projections gives value, gradient and Hessian together, and it stops on a
+//! relative, unit-aware measure (eq. 26). The trait's optional methods carry those; a merit
+//! written in a notebook implements the four required ones and gets dense defaults.
 
+use faer::sparse::SparseColMat;
 use faer::{Mat, MatMut};
 
 /// Value and first two derivatives of `alpha -> l(x + alpha dx)` at one `alpha`.
@@ -15,6 +20,45 @@ pub struct LinePoint {
     pub slope: f64,
     /// `d^2 l / d alpha^2`.
     pub curvature: f64,
+}
+
+/// The Hessian (or the SPD weighting matrix used in its place) of a [`MeritEval`].
+#[derive(Debug, Clone)]
+pub enum MeritHessian {
+    /// Dense, `n x n`.
+    Dense(Mat<f64>),
+    /// Sparse, symmetric, both triangles stored (drivers factor its lower triangle). Its
+    /// pattern should not change from one evaluation to the next while the problem is the
+    /// same, so that a symbolic factorization can be reused.
+    Sparse(SparseColMat<usize, f64>),
+}
+
+/// One evaluation of a merit: value, gradient and, when asked, Hessian.
+#[derive(Debug, Clone)]
+pub struct MeritEval {
+    /// `l(x)`.
+    pub value: f64,
+    /// `grad l(x)`.
+    pub gradient: Vec<f64>,
+    /// The Hessian, when it was asked for.
+    pub hessian: Option<MeritHessian>,
+}
+
+/// How far a point is from optimality, in the merit's own units: a driver stops when
+/// `residual <= tol + rel_tol * scale` (Castro et al., eq. 26, `eps_a + eps_r max(...)`).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Optimality {
+    /// The optimality residual (`|grad l|` by default; SAP: `|D grad l|`).
+    pub residual: f64,
+    /// The scale a relative tolerance multiplies (0 by default; SAP: `max(|D p|, |D j_c|)`).
+    pub scale: f64,
+}
+
+impl Optimality {
+    /// Whether the point meets `residual <= tol + rel_tol * scale`.
+    pub fn met(&self, tol: f64, rel_tol: f64) -> bool {
+        self.residual <= tol + rel_tol * self.scale
+    }
 }
 
 /// A convex (or at least twice differentiable) cost to be minimized.
@@ -31,6 +75,33 @@ pub trait Merit {
     /// Writes the Hessian (or the SPD weighting matrix used in its place) into `h`,
     /// overwriting every entry.
     fn hessian(&self, x: &[f64], h: MatMut<'_, f64>);
+
+    /// Value, gradient and (with `hessian`) the Hessian at `x` in one evaluation. The default
+    /// calls [`Merit::value`], [`Merit::gradient`] and [`Merit::hessian`] (dense); merits with
+    /// shared work or a sparse Hessian override it.
+    fn evaluate(&self, x: &[f64], hessian: bool) -> MeritEval {
+        let n = self.dim();
+        let mut g = vec![0.0; n];
+        self.gradient(x, &mut g);
+        let h = hessian.then(|| {
+            let mut h = Mat::zeros(n, n);
+            self.hessian(x, h.as_mut());
+            MeritHessian::Dense(h)
+        });
+        MeritEval {
+            value: self.value(x),
+            gradient: g,
+            hessian: h,
+        }
+    }
+
+    /// The optimality measure at `x` with gradient `g` (default: `|g|`, no relative scale).
+    fn optimality(&self, _x: &[f64], g: &[f64]) -> Optimality {
+        Optimality {
+            residual: g.iter().map(|v| v * v).sum::<f64>().sqrt(),
+            scale: 0.0,
+        }
+    }
 
     /// `l`, `dl/dalpha` and `d2l/dalpha2` of `alpha -> l(x + alpha dx)`.
     ///
@@ -71,6 +142,12 @@ macro_rules! forward {
             fn hessian(&self, x: &[f64], h: MatMut<'_, f64>) { (**self).hessian(x, h) }
             fn along_line(&self, x: &[f64], dx: &[f64], alpha: f64) -> LinePoint {
                 (**self).along_line(x, dx, alpha)
+            }
+            fn evaluate(&self, x: &[f64], hessian: bool) -> MeritEval {
+                (**self).evaluate(x, hessian)
+            }
+            fn optimality(&self, x: &[f64], g: &[f64]) -> Optimality {
+                (**self).optimality(x, g)
             }
         }
     )*};

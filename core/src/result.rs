@@ -113,6 +113,9 @@ pub struct SolveOptions {
     /// Converged when the driver's residual measure (`|F|_2` for least squares, the
     /// gradient norm for merits, the natural-map residual for PGS) is at most this.
     pub tol: f64,
+    /// Relative tolerance of drivers whose merit defines a scale (Castro et al. eq. 26:
+    /// converged when `|D grad| <= tol + rel_tol max(|D p|, |D j_c|)`); 0 by default.
+    pub rel_tol: f64,
     /// Local minimum when `|J' F|_2` is at most this while `|F|_2 > tol`.
     pub grad_tol: f64,
     /// Stagnated when the step changes no component of `x` by more than
@@ -128,6 +131,7 @@ impl Default for SolveOptions {
         SolveOptions {
             max_iter: 100,
             tol: 1e-10,
+            rel_tol: 0.0,
             grad_tol: 1e-14,
             step_tol: 1e-14,
             time_limit: None,

@@ -58,6 +58,9 @@ pub struct SolveOptionArgs {
     /// Wall-clock limit of the solve, seconds (status `timeout` when it runs out).
     #[arg(long)]
     pub time_limit: Option<f64>,
+    /// Relative tolerance on a merit's own scale (SAP's eq. 26 `eps_r`; `--tol` is `eps_a`).
+    #[arg(long, default_value_t = 0.0)]
+    pub rel_tol: f64,
 }
 
 /// Parses `KEY=VALUE` with a TOML value (a bare word that is not TOML is taken as a string).
@@ -109,6 +112,7 @@ impl SolveOptionArgs {
         set(&mut spec.formulation, &self.formulation_options)?;
         set(&mut spec.optimizer, &self.optimizer_options)?;
         spec.time_limit = self.time_limit;
+        spec.rel_tol = self.rel_tol;
         Ok(spec)
     }
 }
@@ -389,6 +393,7 @@ pub fn solve_spec(
             "dual_cone_violation": s.metrics.dual_cone_violation,
             "complementarity_gap": s.metrics.complementarity_gap,
             "counters": s.counters,
+            "diagnostics": s.diagnostics,
             "r": s.r,
             "u": s.u,
         });
@@ -441,11 +446,7 @@ fn write_summary(
         out,
         "{}: {} problem, {} contacts ({} active at the solution)",
         file.display(),
-        if global {
-            "global (solved in contact space)"
-        } else {
-            "local"
-        },
+        if global { "global" } else { "local" },
         num_contacts,
         active
     )?;
@@ -457,11 +458,27 @@ fn write_summary(
     if s.status != s.solver_status {
         writeln!(out, "  (the driver itself reported: {})", s.solver_status)?;
     }
-    writeln!(
-        out,
-        "  natural-map residual   {:.3e}  (tol {tol:.1e})",
-        s.metrics.natural_map
-    )?;
+    for (k, v) in &s.diagnostics {
+        writeln!(out, "  {k:<22} {v:.3e}  (the formulation's own accuracy)")?;
+    }
+    if s.model == contactlab_core::plugin::Model::Regularized {
+        writeln!(
+            out,
+            "  the rigid Coulomb ruler below measures how far this regularized model's answer is \
+             from rigid contact, not whether the solver converged:"
+        )?;
+        writeln!(
+            out,
+            "  natural-map residual   {:.3e}",
+            s.metrics.natural_map
+        )?;
+    } else {
+        writeln!(
+            out,
+            "  natural-map residual   {:.3e}  (tol {tol:.1e})",
+            s.metrics.natural_map
+        )?;
+    }
     writeln!(
         out,
         "  cone violation         {:.3e}",

@@ -26,7 +26,7 @@ use contactlab_core::plugin::{
 use contactlab_core::{CoreError, LocalProblem, Solution, SolveOptions, StepProblem};
 use contactlab_formulations::{
     ErlebenNewton, ImplicitNcpFormulation, MinMapFormulation, MlcpFbFormulation, MncpFormulation,
-    NaturalMapFormulation, Todorov,
+    NaturalMapFormulation, SapFormulation, Todorov,
 };
 use serde::de::Error as _;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
@@ -245,6 +245,7 @@ impl Registry {
         register_formulation!(r, MlcpFbFormulation);
         register_formulation!(r, MncpFormulation);
         register_formulation!(r, NaturalMapFormulation);
+        register_formulation!(r, SapFormulation);
         r.add_driver::<contactlab_core::drivers::pgs::ProjectedGaussSeidel>()
             .add_driver::<ErlebenNewton>()
             .add_driver::<Todorov>()
@@ -532,6 +533,10 @@ impl<'de> Deserialize<'de> for PluginChoice {
     }
 }
 
+fn is_zero(x: &f64) -> bool {
+    *x == 0.0
+}
+
 fn default_tol() -> f64 {
     1e-8
 }
@@ -558,6 +563,10 @@ pub struct SolverSpec {
     /// Iteration budget (per attempt when restarting).
     #[serde(default = "default_max_iter")]
     pub max_iter: u64,
+    /// Relative tolerance of drivers on a merit with its own scale (SAP's eq. 26: converged
+    /// when `|D grad| <= tol + rel_tol max(|D p|, |D j_c|)`); 0 by default.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub rel_tol: f64,
     /// Wall-clock limit of one solve in seconds (start and restarts included); every driver
     /// honours it and stops with status `timeout`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -576,6 +585,7 @@ impl SolverSpec {
             optimizer: PluginChoice::named(optimizer),
             tol,
             max_iter,
+            rel_tol: 0.0,
             time_limit: None,
             start: Start::Default,
         }
@@ -600,6 +610,12 @@ impl SolverSpec {
                 self.tol
             )));
         }
+        if !(self.rel_tol >= 0.0 && self.rel_tol.is_finite()) {
+            return Err(RegistryError::BadOption(format!(
+                "rel_tol must be a nonnegative number, got {}",
+                self.rel_tol
+            )));
+        }
         if let Some(t) = self.time_limit {
             if !(t > 0.0 && t.is_finite()) {
                 return Err(RegistryError::BadOption(format!(
@@ -614,6 +630,7 @@ impl SolverSpec {
     pub fn solve_options(&self) -> SolveOptions {
         SolveOptions {
             tol: self.tol,
+            rel_tol: self.rel_tol,
             max_iter: self.max_iter,
             time_limit: self.time_limit.map(Duration::from_secs_f64),
             ..SolveOptions::default()

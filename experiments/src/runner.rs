@@ -81,6 +81,9 @@ pub struct StepRow {
     /// Todorov's driver, `pgs_sweeps` from Erleben's Newton, `restarts` from `implicit-ncp`,
     /// argmin's evaluation counts, ...); each becomes a column.
     pub counters: BTreeMap<String, u64>,
+    /// The formulation's own accuracy figures (SAP: `e_m`, `e_mu`); each becomes a column,
+    /// `NaN` for solvers without it.
+    pub diagnostics: BTreeMap<String, f64>,
     /// The scene's observables after the step (the driver advanced it; shadow rows repeat
     /// them), one column each.
     pub observables: Vec<(&'static str, f64)>,
@@ -255,6 +258,7 @@ pub fn run_one(cfg: &ExperimentConfig, spec: &RunSpec) -> Result<RunOutput, RunE
                 status: s.status.as_str().to_string(),
                 solver_status: s.solver_status.as_str().to_string(),
                 counters: s.counters.clone(),
+                diagnostics: s.diagnostics.clone(),
                 observables: Vec::new(),
             });
             if i == 0 {
@@ -293,6 +297,7 @@ fn empty_row(run: usize, step: usize, solver: &str, role: &'static str) -> StepR
         status: "no_contacts".into(),
         solver_status: "no_contacts".into(),
         counters: BTreeMap::new(),
+        diagnostics: BTreeMap::new(),
         observables: Vec::new(),
     }
 }
@@ -352,6 +357,17 @@ pub fn steps_frame(cfg: &ExperimentConfig, out: &ExperimentOutput) -> PolarsResu
         let values: Vec<u64> = rows
             .iter()
             .map(|(_, r)| r.counters.get(name).copied().unwrap_or(0))
+            .collect();
+        df.with_column(Column::new(name.as_str().into(), values))?;
+    }
+    let diagnostics: BTreeSet<&String> = rows
+        .iter()
+        .flat_map(|(_, r)| r.diagnostics.keys())
+        .collect();
+    for name in diagnostics {
+        let values: Vec<f64> = rows
+            .iter()
+            .map(|(_, r)| r.diagnostics.get(name).copied().unwrap_or(f64::NAN))
             .collect();
         df.with_column(Column::new(name.as_str().into(), values))?;
     }

@@ -96,6 +96,7 @@ impl Merit for SlowCube {
 fn options(limit: Duration) -> SolveOptions {
     SolveOptions {
         tol: 1e-300,
+        rel_tol: 0.0,
         grad_tol: 0.0,
         step_tol: 0.0,
         max_iter: u64::MAX,

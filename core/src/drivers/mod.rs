@@ -36,7 +36,7 @@ pub mod execute;
 mod gauss_newton;
 pub mod kit;
 mod levenberg_marquardt;
-mod newton_merit;
+pub mod newton_merit;
 pub mod pgs;
 mod projected_lm;
 mod trust_region;
@@ -60,6 +60,8 @@ pub type LsState = IterState<Vec<f64>, Vec<f64>, (), (), Vec<f64>, f64>;
 pub struct Tolerances {
     /// Converged when the residual measure is at most this.
     pub tol: f64,
+    /// Relative tolerance on a merit's own scale ([`crate::Optimality`]).
+    pub rel_tol: f64,
     /// Local minimum when the merit gradient norm is at most this (and not converged).
     pub grad_tol: f64,
     /// Stagnated when a step changes no component by more than `step_tol * (1 + |x|_inf)`.
@@ -79,6 +81,7 @@ impl From<&SolveOptions> for Tolerances {
     fn from(o: &SolveOptions) -> Self {
         Tolerances {
             tol: o.tol,
+            rel_tol: o.rel_tol,
             grad_tol: o.grad_tol,
             step_tol: o.step_tol,
             deadline: Deadline::after(o.time_limit),

@@ -5,17 +5,28 @@
 //! and Han 2022, sec. IV-B: `rtsafe` of Numerical Recipes sec. 9.4, a Newton-bisection root
 //! search of `dl/dalpha` on
 //! `(0, alpha_max]`, `alpha_max = 1.25`, with `l` convex along the line), falling back to Armijo
-//! backtracking (Nocedal and Wright, Alg. 3.1) when the result fails sufficient decrease.
+//! backtracking (Nocedal and Wright, Alg. 3.1) when the result fails sufficient decrease; or
+//! SAP's alternative, Armijo backtracking from `alpha_max` by `rho = 0.8` with `c = 1e-4`.
+//! With the same stopping rule as SAP this is Algorithm 2 of Castro et al.
+//!
+//! A sparse Hessian ([`MeritHessian::Sparse`]) is factored by faer's sparse Cholesky
+//! (supernodal where faer's analysis finds it pays); the symbolic analysis is kept and reused
+//! while the pattern stays the same (the counters `symbolic_factorizations` and
+//! `numeric_factorizations` say how often each ran). The stopping rule is the merit's
+//! [`Optimality`](crate::Optimality): `residual <= tol + rel_tol * scale` (eq. 26).
 
 use argmin::core::{
     CostFunction, Error, Gradient, Hessian, IterState, Problem, Solver, State as _,
     TerminationStatus, KV,
 };
-use faer::Mat;
+use faer::linalg::solvers::Solve as _;
+use faer::sparse::linalg::solvers::{Llt, SymbolicLlt};
+use faer::sparse::SparseColMat;
+use faer::{Mat, Side};
 
 use super::kit::{self, Armijo};
 use super::{SolveOptions, Tolerances};
-use crate::{CoreError, LinePoint, Merit, Solution, Status};
+use crate::{CoreError, LinePoint, Merit, MeritEval, MeritHessian, Solution, Status};
 
 /// argmin state of [`NewtonMerit`]: parameter `x`, gradient, cost `l(x)`.
 pub type MeritState = IterState<Vec<f64>, Vec<f64>, (), (), (), f64>;
@@ -72,7 +83,15 @@ impl<M: Merit> Hessian for MeritProblem<M> {
     }
 }
 
-/// Minimizes a convex `merit` from `x0` with `solver`; converged when `|grad l| <= opts.tol`.
+impl<M: Merit> MeritProblem<M> {
+    /// One evaluation of value, gradient and (with `hessian`) Hessian.
+    pub fn evaluate(&self, x: &[f64], hessian: bool) -> MeritEval {
+        self.merit.evaluate(x, hessian)
+    }
+}
+
+/// Minimizes a convex `merit` from `x0` with `solver`; converged when the merit's optimality
+/// measure meets `opts.tol` and `opts.rel_tol`.
 ///
 /// Same executor, trace and status conventions as
 /// [`solve_least_squares`](super::solve_least_squares).
@@ -88,9 +107,10 @@ where
 {
     let problem = MeritProblem::with_options(merit, opts);
     let tol = opts.tol;
-    super::execute(problem, solver, x0, opts, |s: &MeritState| {
-        s.get_gradient().is_some_and(|g| kit::norm2(g) <= tol)
-    })
+    let rel_tol = opts.rel_tol;
+    let stop =
+        |s: &MeritState| s.get_gradient().is_some_and(|g| kit::norm2(g) <= tol) && rel_tol == 0.0;
+    super::execute(problem, solver, x0, opts, stop)
 }
 
 /// Parameters of the exact line search.
@@ -116,6 +136,52 @@ impl Default for ExactLineSearch {
     }
 }
 
+/// Which line search [`NewtonMerit`] uses.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum SearchKind {
+    /// The exact search on `dl/dalpha` (SAP's preferred), Armijo as a fallback.
+    #[default]
+    Exact,
+    /// Armijo backtracking only, from `alpha_max` (SAP's alternative, sec. IV-B).
+    Backtracking,
+}
+
+/// SAP's backtracking line search: `alpha <- rho alpha` from `alpha_max` until Armijo holds.
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct Backtracking {
+    /// First trial step (paper: 1.25).
+    pub alpha_max: f64,
+    /// Reduction factor (paper: 0.8).
+    pub rho: f64,
+    /// Armijo constant (paper: 1e-4).
+    pub c: f64,
+    /// Reductions before the search fails.
+    pub max_reductions: u32,
+}
+
+impl Default for Backtracking {
+    /// Castro et al., sec. IV-B: `alpha_max = 1.25`, `rho = 0.8`, `c = 1e-4`; 200 reductions
+    /// reach `alpha ~ 5e-20`.
+    fn default() -> Self {
+        Backtracking {
+            alpha_max: 1.25,
+            rho: 0.8,
+            c: 1e-4,
+            max_reductions: 200,
+        }
+    }
+}
+
+/// A kept symbolic Cholesky analysis and the pattern it was made for.
+#[derive(Debug, Clone)]
+struct Symbolic {
+    col_ptr: Vec<usize>,
+    row_idx: Vec<usize>,
+    llt: SymbolicLlt<usize>,
+}
+
 /// Newton's method on a convex [`Merit`] with an exact line search.
 ///
 /// `step_kind` is `"newton"`, or `"gradient"` when the Hessian's LLT fails (steepest descent
@@ -124,26 +190,36 @@ impl Default for ExactLineSearch {
 #[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct NewtonMerit {
+    /// Which line search.
+    pub search: SearchKind,
     /// The exact line search.
     pub line_search: ExactLineSearch,
-    /// The fallback; exhausting it stops with [`Status::LineSearchFailed`].
+    /// The fallback of the exact search; exhausting it stops with
+    /// [`Status::LineSearchFailed`].
     pub armijo: Armijo,
+    /// The backtracking search of [`SearchKind::Backtracking`].
+    pub backtracking: Backtracking,
     #[serde(skip)]
     tol: Tolerances,
     #[serde(skip)]
     current: Option<(Vec<f64>, f64, Vec<f64>)>,
     #[serde(skip)]
+    symbolic: Option<Symbolic>,
+    #[serde(skip)]
     stop: Option<Status>,
 }
 
 impl Default for NewtonMerit {
-    /// [`ExactLineSearch::default`] and [`Armijo::default`].
+    /// The exact search ([`ExactLineSearch::default`], [`Armijo::default`] as fallback).
     fn default() -> Self {
         NewtonMerit {
+            search: SearchKind::Exact,
             line_search: ExactLineSearch::default(),
             armijo: Armijo::default(),
+            backtracking: Backtracking::default(),
             tol: Tolerances::default(),
             current: None,
+            symbolic: None,
             stop: None,
         }
     }
@@ -153,7 +229,42 @@ fn finite_point(lp: &LinePoint) -> bool {
     lp.value.is_finite() && lp.slope.is_finite() && lp.curvature.is_finite()
 }
 
+fn bump<P>(problem: &mut Problem<P>, key: &'static str) {
+    *problem.counts.entry(key).or_insert(0) += 1;
+}
+
 impl NewtonMerit {
+    /// Solves `H d = -g` for a sparse SPD `H`, reusing the symbolic analysis while the pattern
+    /// holds; `None` when the numeric factorization fails (not positive definite).
+    fn sparse_direction<P>(
+        &mut self,
+        problem: &mut Problem<P>,
+        h: &SparseColMat<usize, f64>,
+        neg_g: &[f64],
+    ) -> Option<Vec<f64>> {
+        let (cp, ri) = (h.symbolic().col_ptr(), h.symbolic().row_idx());
+        let same = self
+            .symbolic
+            .as_ref()
+            .is_some_and(|s| s.col_ptr == cp && s.row_idx == ri);
+        if !same {
+            let llt = SymbolicLlt::try_new(h.symbolic(), Side::Lower).ok()?;
+            bump(problem, "symbolic_factorizations");
+            self.symbolic = Some(Symbolic {
+                col_ptr: cp.to_vec(),
+                row_idx: ri.to_vec(),
+                llt,
+            });
+        }
+        let symbolic = self.symbolic.as_ref()?.llt.clone();
+        let llt = Llt::try_new_with_symbolic(symbolic, h.as_ref(), Side::Lower).ok()?;
+        bump(problem, "numeric_factorizations");
+        let mut rhs = Mat::from_fn(neg_g.len(), 1, |i, _| neg_g[i]);
+        llt.solve_in_place(rhs.as_mut());
+        let d: Vec<f64> = (0..neg_g.len()).map(|i| rhs[(i, 0)]).collect();
+        kit::all_finite(&d).then_some(d)
+    }
+
     /// The root of `dl/dalpha` in `(0, alpha_max]` (or `alpha_max` if `l` still decreases
     /// there), by Newton's method kept inside a shrinking bracket, bisecting when a Newton
     /// iterate leaves it or the curvature is not positive.
@@ -205,6 +316,95 @@ impl NewtonMerit {
         }
         Ok(best)
     }
+
+    /// SAP's backtracking from `alpha_max`: the first `alpha` with Armijo's decrease, or, at
+    /// the rounding floor where values no longer resolve the decrease, the first whose slope has
+    /// shrunk by half with a value no worse than rounding (the exact search's rule).
+    fn backtrack<M: Merit>(
+        &self,
+        problem: &mut Problem<MeritProblem<M>>,
+        x: &[f64],
+        d: &[f64],
+        value: f64,
+        slope0: f64,
+    ) -> Result<Option<(f64, f64)>, Error> {
+        let b = self.backtracking;
+        let rounding = 4.0 * f64::EPSILON * value.abs().max(f64::MIN_POSITIVE);
+        let mut a = b.alpha_max;
+        for _ in 0..=b.max_reductions {
+            let lp = problem.problem("along_line_count", |mp| Ok(mp.merit.along_line(x, d, a)))?;
+            let armijo = lp.value.is_finite() && lp.value < value + b.c * a * slope0;
+            let flat = lp.value.is_finite()
+                && lp.value <= value + rounding
+                && lp.slope.abs() < 0.5 * slope0.abs();
+            if armijo || flat {
+                return Ok(Some((a, lp.value)));
+            }
+            a *= b.rho;
+        }
+        Ok(None)
+    }
+}
+
+impl NewtonMerit {
+    /// Takes the step the line search found (or stops), evaluates the new point and tests it.
+    #[allow(clippy::too_many_arguments)]
+    fn finish<M: Merit>(
+        &mut self,
+        problem: &mut Problem<MeritProblem<M>>,
+        state: MeritState,
+        x: Vec<f64>,
+        value: f64,
+        g: &[f64],
+        d: &[f64],
+        kind: &str,
+        found: Option<(f64, f64)>,
+        fallback: bool,
+    ) -> Result<(MeritState, Option<KV>), Error> {
+        let Some((alpha, _)) = found else {
+            self.stop = Some(Status::LineSearchFailed);
+            let kv = argmin::kv!(
+                "merit" => value; "grad_norm" => kit::norm2(g); "step_norm" => 0.0;
+                "step_kind" => "rejected"; "step_length" => 0.0;
+            );
+            self.current = Some((x, value, g.to_vec()));
+            return Ok((state, Some(kv)));
+        };
+        let step: Vec<f64> = d.iter().map(|v| alpha * v).collect();
+        let x_new = kit::axpy(&x, 1.0, &step);
+        let e = problem.problem("evaluation_count", |mp| Ok(mp.evaluate(&x_new, false)))?;
+        let (new_value, g_new) = (e.value, e.gradient);
+        let gnorm = kit::norm2(&g_new);
+        let opt = problem
+            .problem
+            .as_ref()
+            .map(|mp| mp.merit.optimality(&x_new, &g_new));
+        self.stop = if !(gnorm.is_finite() && new_value.is_finite()) {
+            Some(Status::NotFinite)
+        } else if opt.is_some_and(|o| o.met(self.tol.tol, self.tol.rel_tol)) {
+            Some(Status::Converged)
+        } else if self.tol.negligible(&x, &step) {
+            Some(Status::Stagnated)
+        } else {
+            None
+        };
+        let mut kv = argmin::kv!(
+            "merit" => new_value; "grad_norm" => gnorm; "step_norm" => kit::norm2(&step);
+            "step_kind" => kind; "step_length" => alpha;
+        );
+        if let Some(o) = opt {
+            kv.insert("optimality", o.residual.into());
+        }
+        if fallback {
+            kv.insert("armijo_fallback", 1u64.into());
+        }
+        let state = state
+            .param(x_new.clone())
+            .cost(new_value)
+            .gradient(g_new.clone());
+        self.current = Some((x_new, new_value, g_new));
+        Ok((state, Some(kv)))
+    }
 }
 
 impl<M: Merit> Solver<MeritProblem<M>, MeritState> for NewtonMerit {
@@ -225,12 +425,16 @@ impl<M: Merit> Solver<MeritProblem<M>, MeritState> for NewtonMerit {
         let x0 = state.get_param().cloned().ok_or_else(|| {
             Error::msg("no initial point: configure the executor with `param(x0)`")
         })?;
-        let value = problem.cost(&x0)?;
-        let g = problem.gradient(&x0)?;
+        let e = problem.problem("evaluation_count", |mp| Ok(mp.evaluate(&x0, false)))?;
+        let (value, g) = (e.value, e.gradient);
         let gnorm = kit::norm2(&g);
+        let opt = problem
+            .problem
+            .as_ref()
+            .map(|mp| mp.merit.optimality(&x0, &g));
         self.stop = if !(value.is_finite() && gnorm.is_finite() && kit::all_finite(&x0)) {
             Some(Status::NotFinite)
-        } else if gnorm <= self.tol.tol {
+        } else if opt.is_some_and(|o| o.met(self.tol.tol, self.tol.rel_tol)) {
             Some(Status::Converged)
         } else {
             None
@@ -250,13 +454,22 @@ impl<M: Merit> Solver<MeritProblem<M>, MeritState> for NewtonMerit {
             self.stop = Some(Status::NotFinite);
             return Ok((state, None));
         };
-        let h = problem.hessian(&x)?;
+        let e = problem.problem("hessian_count", |mp| Ok(mp.evaluate(&x, true)))?;
         let neg_g: Vec<f64> = g.iter().map(|v| -v).collect();
-        let (d, kind) = match kit::solve_spd(&h, &neg_g) {
+        let newton = match &e.hessian {
+            Some(MeritHessian::Dense(h)) => kit::solve_spd(h, &neg_g),
+            Some(MeritHessian::Sparse(h)) => self.sparse_direction(problem, h, &neg_g),
+            None => None,
+        };
+        let (d, kind) = match newton {
             Some(d) if kit::dot(&g, &d) < 0.0 => (d, "newton"),
             _ => (neg_g, "gradient"),
         };
         let slope0 = kit::dot(&g, &d);
+        if self.search == SearchKind::Backtracking {
+            let found = self.backtrack(problem, &x, &d, value, slope0)?;
+            return self.finish(problem, state, x, value, &g, &d, kind, found, false);
+        }
         let exact = self.exact_search(problem, &x, &d, slope0)?;
         let sufficient = |a: f64, v: f64| v.is_finite() && v <= value + self.armijo.c * a * slope0;
         // Near the minimizer the decrease `~ |g|^2` drops below the rounding of `l` and the
@@ -286,41 +499,7 @@ impl<M: Merit> Solver<MeritProblem<M>, MeritState> for NewtonMerit {
                 hit
             }
         };
-        let Some((alpha, new_value)) = found else {
-            self.stop = Some(Status::LineSearchFailed);
-            let kv = argmin::kv!(
-                "merit" => value; "grad_norm" => kit::norm2(&g); "step_norm" => 0.0;
-                "step_kind" => "rejected"; "step_length" => 0.0;
-            );
-            self.current = Some((x, value, g));
-            return Ok((state, Some(kv)));
-        };
-        let step: Vec<f64> = d.iter().map(|v| alpha * v).collect();
-        let x_new = kit::axpy(&x, 1.0, &step);
-        let g_new = problem.gradient(&x_new)?;
-        let gnorm = kit::norm2(&g_new);
-        self.stop = if !(gnorm.is_finite() && new_value.is_finite()) {
-            Some(Status::NotFinite)
-        } else if gnorm <= self.tol.tol {
-            Some(Status::Converged)
-        } else if self.tol.negligible(&x, &step) {
-            Some(Status::Stagnated)
-        } else {
-            None
-        };
-        let mut kv = argmin::kv!(
-            "merit" => new_value; "grad_norm" => gnorm; "step_norm" => kit::norm2(&step);
-            "step_kind" => kind; "step_length" => alpha;
-        );
-        if fallback {
-            kv.insert("armijo_fallback", 1u64.into());
-        }
-        let state = state
-            .param(x_new.clone())
-            .cost(new_value)
-            .gradient(g_new.clone());
-        self.current = Some((x_new, new_value, g_new));
-        Ok((state, Some(kv)))
+        self.finish(problem, state, x, value, &g, &d, kind, found, fallback)
     }
 
     fn terminate(&mut self, _state: &MeritState) -> TerminationStatus {

@@ -1,0 +1,497 @@
+//! SAP's tests: the cost's derivatives against finite differences, the line derivatives, the
+//! solve (monotone decrease, the dual problem's optimality conditions, symbolic reuse), the
+//! regularisation, bad input, and MuJoCo as an outside oracle.
+
+use std::path::PathBuf;
+
+use contactlab_core::drivers::newton_merit::{Backtracking, SearchKind};
+use contactlab_core::drivers::{solve_merit, NewtonMerit};
+use contactlab_core::generalized::{ContactModel, GeneralizedProblem};
+use contactlab_core::plugin::{judge, solve_formulation, Driver, Formulation, Init};
+use contactlab_core::{Merit, MeritHessian, Problem, SolveOptions, Status, StepProblem};
+use faer::sparse::{SparseColMat, Triplet};
+use nalgebra::Vector3;
+use rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+
+use super::cost::SapCost;
+use super::params::{regularization, RegularizationParams};
+use super::plugin::SapFormulation;
+use super::projection::ContactRegularization;
+
+/// `n_trees` rigid trees of `dofs` velocities each (random SPD blocks), `nc` contacts each
+/// between one or two random trees with random Jacobian rows, compliant with a time step.
+fn random_problem(seed: u64, n_trees: usize, dofs: usize, nc: usize) -> GeneralizedProblem {
+    let mut rng = ChaCha8Rng::seed_from_u64(seed);
+    let nv = n_trees * dofs;
+    let mut a = Vec::new();
+    for t in 0..n_trees {
+        let l: Vec<f64> = (0..dofs * dofs)
+            .map(|_| rng.random_range(-1.0..1.0))
+            .collect();
+        for i in 0..dofs {
+            for j in 0..dofs {
+                let mut v: f64 = (0..dofs).map(|k| l[i * dofs + k] * l[j * dofs + k]).sum();
+                if i == j {
+                    v += 0.5;
+                }
+                a.push(Triplet::new(t * dofs + i, t * dofs + j, v));
+            }
+        }
+    }
+    let mut j = Vec::new();
+    for i in 0..nc {
+        let t1 = rng.random_range(0..n_trees);
+        let t2 = rng.random_range(0..n_trees);
+        for t in if t1 == t2 { vec![t1] } else { vec![t1, t2] } {
+            for r in 0..3 {
+                for c in 0..dofs {
+                    j.push(Triplet::new(
+                        3 * i + r,
+                        t * dofs + c,
+                        rng.random_range(-1.0..1.0),
+                    ));
+                }
+            }
+        }
+    }
+    let contacts = (0..nc)
+        .map(|_| ContactModel {
+            mu: rng.random_range(0.1..1.5),
+            phi0: rng.random_range(-1e-3..1e-3),
+            stiffness: 10f64.powf(rng.random_range(2.0..6.0)),
+            dissipation: rng.random_range(0.0..0.02),
+        })
+        .collect();
+    GeneralizedProblem::new(
+        SparseColMat::try_new_from_triplets(nv, nv, &a).unwrap(),
+        SparseColMat::try_new_from_triplets(3 * nc, nv, &j).unwrap(),
+        (0..nv).map(|_| rng.random_range(-1.0..1.0)).collect(),
+        vec![0.0; 3 * nc],
+        contacts,
+        Some(0.01),
+        None,
+        None,
+    )
+    .unwrap()
+}
+
+fn cost_of(p: &GeneralizedProblem) -> SapCost {
+    SapFormulation::default()
+        .build(&StepProblem::from(p.clone()))
+        .unwrap()
+}
+
+fn random_point(cost: &SapCost, seed: u64) -> Vec<f64> {
+    let mut rng = ChaCha8Rng::seed_from_u64(seed);
+    cost.v_star()
+        .iter()
+        .map(|v| v + rng.random_range(-1.0..1.0))
+        .collect()
+}
+
+#[test]
+fn gradient_and_hessian_match_finite_differences_inside_each_region() {
+    let mut checked = 0;
+    for seed in 0..20 {
+        let p = random_problem(seed, 3, 3, 4);
+        let cost = cost_of(&p);
+        let x = random_point(&cost, 100 + seed);
+        let n = x.len();
+        let h = 1e-6;
+        // Only points whose regions do not change within h (the derivatives jump there).
+        let regions = cost.regions(&x);
+        let stable = (0..n).all(|k| {
+            let mut xp = x.clone();
+            xp[k] += h;
+            let mut xm = x.clone();
+            xm[k] -= h;
+            cost.regions(&xp) == regions && cost.regions(&xm) == regions
+        });
+        if !stable {
+            continue;
+        }
+        let e = cost.evaluate(&x, true);
+        let Some(MeritHessian::Sparse(hs)) = e.hessian else {
+            panic!("SAP's Hessian is sparse")
+        };
+        let hd = hs.to_dense();
+        let scale = 1.0 + e.gradient.iter().fold(0.0f64, |m, v| m.max(v.abs()));
+        for k in 0..n {
+            let mut xp = x.clone();
+            xp[k] += h;
+            let mut xm = x.clone();
+            xm[k] -= h;
+            let fd = (cost.value(&xp) - cost.value(&xm)) / (2.0 * h);
+            assert!(
+                (fd - e.gradient[k]).abs() < 1e-5 * scale,
+                "seed {seed} grad {k}"
+            );
+            let (gp, gm) = (
+                cost.evaluate(&xp, false).gradient,
+                cost.evaluate(&xm, false).gradient,
+            );
+            for r in 0..n {
+                let fd = (gp[r] - gm[r]) / (2.0 * h);
+                assert!(
+                    (fd - hd[(r, k)]).abs() < 1e-4 * (1.0 + hd[(r, k)].abs()),
+                    "seed {seed} H({r}, {k}): {fd} vs {}",
+                    hd[(r, k)]
+                );
+            }
+        }
+        checked += 1;
+    }
+    assert!(
+        checked >= 10,
+        "only {checked} points away from region boundaries"
+    );
+}
+
+#[test]
+fn line_derivatives_agree_with_the_full_evaluation() {
+    let p = random_problem(3, 4, 3, 6);
+    let cost = cost_of(&p);
+    let x = random_point(&cost, 7);
+    let d = random_point(&cost, 8)
+        .iter()
+        .zip(cost.v_star())
+        .map(|(a, b)| a - b)
+        .collect::<Vec<_>>();
+    for alpha in [0.0, 0.3, 1.0, 1.25] {
+        let lp = cost.along_line(&x, &d, alpha);
+        let xa: Vec<f64> = x.iter().zip(&d).map(|(a, b)| a + alpha * b).collect();
+        let e = cost.evaluate(&xa, true);
+        assert!((lp.value - e.value).abs() < 1e-12 * (1.0 + e.value.abs()));
+        let slope: f64 = e.gradient.iter().zip(&d).map(|(g, di)| g * di).sum();
+        assert!((lp.slope - slope).abs() < 1e-10 * (1.0 + slope.abs()));
+        let Some(MeritHessian::Sparse(h)) = e.hessian else {
+            unreachable!()
+        };
+        let hd = h.to_dense();
+        let curvature: f64 = (0..d.len())
+            .map(|i| d[i] * (0..d.len()).map(|j| hd[(i, j)] * d[j]).sum::<f64>())
+            .sum();
+        assert!((lp.curvature - curvature).abs() < 1e-10 * (1.0 + curvature.abs()));
+    }
+}
+
+fn sap_options() -> SolveOptions {
+    SolveOptions {
+        tol: 1e-13,
+        max_iter: 100,
+        ..SolveOptions::default()
+    }
+}
+
+/// The dual problem's optimality (eq. 22) at SAP's answer: `gamma` in the cone,
+/// `g = v_c - v^ + R gamma` in the dual cone, `gamma . g = 0`, and momentum balance (eq. 18).
+fn check_dual_optimality(p: &GeneralizedProblem, cost: &SapCost, x: &[f64], tol: f64) {
+    let gamma = cost.impulses(x);
+    let vc = cost.contact_velocities(x);
+    let r = regularization(
+        p,
+        &RegularizationParams {
+            beta: 1.0,
+            sigma: 1e-3,
+        },
+    )
+    .unwrap();
+    let scale = 1.0 + gamma.iter().fold(0.0f64, |m, v| m.max(v.abs()));
+    for (i, reg) in r.contacts.iter().enumerate() {
+        let gi = Vector3::new(gamma[3 * i], gamma[3 * i + 1], gamma[3 * i + 2]);
+        let g = Vector3::new(
+            vc[3 * i] - r.v_hat[i] + reg.rn * gi[0],
+            vc[3 * i + 1] + reg.rt * gi[1],
+            vc[3 * i + 2] + reg.rt * gi[2],
+        );
+        assert!(
+            gi[1].hypot(gi[2]) <= reg.mu * gi[0] + tol * scale,
+            "contact {i} cone"
+        );
+        assert!(
+            reg.mu * g[1].hypot(g[2]) <= g[0] + tol * (1.0 + g.amax()),
+            "contact {i} dual"
+        );
+        assert!(
+            gi.dot(&g).abs() <= tol * scale * (1.0 + g.amax()),
+            "contact {i} gap"
+        );
+    }
+    let e = cost.evaluate(x, false);
+    assert!(
+        e.gradient.iter().all(|v| v.abs() < 1e-9 * scale),
+        "momentum balance"
+    );
+}
+
+#[test]
+fn sap_converges_monotonically_to_the_dual_optimum_reusing_one_symbolic_factorization() {
+    for seed in 0..10 {
+        let p = random_problem(seed, 5, 6, 8);
+        let cost = cost_of(&p);
+        let s = NewtonMerit::default()
+            .solve(&cost, cost.v_star().to_vec(), &sap_options())
+            .unwrap();
+        assert_eq!(s.status, Status::Converged, "seed {seed}: {:?}", s.trace);
+        let merits = s.trace.merits();
+        assert!(
+            merits.windows(2).all(|w| w[1] <= w[0] + 1e-12 * w[0].abs()),
+            "seed {seed}: {merits:?}"
+        );
+        if s.iterations > 1 {
+            assert_eq!(
+                s.counters.get("symbolic_factorizations"),
+                Some(&1),
+                "seed {seed}"
+            );
+            assert_eq!(
+                s.counters.get("numeric_factorizations"),
+                Some(&s.iterations)
+            );
+        }
+        check_dual_optimality(&p, &cost, &s.x, 1e-8);
+        // The backtracking alternative finds the same optimum.
+        let mut bt = NewtonMerit::default();
+        bt.search = SearchKind::Backtracking;
+        bt.backtracking = Backtracking::default();
+        // Backtracking resolves the decrease by values only: stop above their rounding floor.
+        let opts = SolveOptions {
+            tol: 1e-9,
+            ..sap_options()
+        };
+        let s2 = bt.solve(&cost, cost.v_star().to_vec(), &opts).unwrap();
+        assert_eq!(s2.status, Status::Converged, "seed {seed}");
+        assert!(s
+            .x
+            .iter()
+            .zip(&s2.x)
+            .all(|(a, b)| (a - b).abs() < 1e-6 * (1.0 + a.abs())));
+    }
+}
+
+#[test]
+fn the_relative_stopping_rule_of_eq_26_stops_earlier_and_reports_e_m_below_it() {
+    let p = random_problem(4, 5, 6, 10);
+    let cost = cost_of(&p);
+    let opts = SolveOptions {
+        tol: 1e-16,
+        rel_tol: 1e-5,
+        max_iter: 100,
+        ..SolveOptions::default()
+    };
+    let s = solve_merit(&cost, NewtonMerit::default(), cost.v_star().to_vec(), &opts).unwrap();
+    assert_eq!(s.status, Status::Converged);
+    let (e_m, e_mu) = cost.accuracy(&s.x);
+    assert!(e_m <= 1e-5, "e_m = {e_m}");
+    assert!(e_mu.is_finite() && e_mu < 1e-3, "e_mu = {e_mu}");
+}
+
+#[test]
+fn untouched_trees_keep_their_free_velocities() {
+    let mut p = random_problem(9, 4, 3, 2);
+    // Cut every contact's rows to tree 0 only: trees 1-3 are untouched.
+    let j: Vec<Triplet<usize, usize, f64>> = (0..6)
+        .flat_map(|r| (0..3).map(move |c| Triplet::new(r, c, 1.0 + (r * 3 + c) as f64 * 0.1)))
+        .collect();
+    p.j = SparseColMat::try_new_from_triplets(6, 12, &j).unwrap();
+    let f = SapFormulation::default();
+    let step = StepProblem::from(p.clone());
+    let cost = f.build(&step).unwrap();
+    assert_eq!(cost.num_unknowns(), 3);
+    let out = solve_formulation(&f, &step, Init::Default, &sap_options(), |b, x0, o| {
+        NewtonMerit::default().solve(b, x0, o)
+    })
+    .unwrap();
+    let full = cost.full_velocities(&out.x);
+    assert_eq!(&full[3..], &p.v_star[3..]);
+    let s = judge(&step, out, 1e-8).unwrap();
+    assert_eq!(s.solver_status, Status::Converged);
+    assert_eq!(
+        s.status, s.solver_status,
+        "a regularized model is judged by its own optimality"
+    );
+    assert!(s.diagnostics["e_m"] < 1e-10);
+}
+
+#[test]
+fn the_regularization_follows_eqs_29_30() {
+    // One particle of mass 2 on the ground, J = identity: W = 1/2 I, w = |W|_F / 3.
+    let a = SparseColMat::try_new_from_triplets(
+        3,
+        3,
+        &(0..3).map(|i| Triplet::new(i, i, 2.0)).collect::<Vec<_>>(),
+    )
+    .unwrap();
+    let j = SparseColMat::try_new_from_triplets(
+        3,
+        3,
+        &(0..3).map(|i| Triplet::new(i, i, 1.0)).collect::<Vec<_>>(),
+    )
+    .unwrap();
+    let mut c = ContactModel {
+        mu: 0.5,
+        phi0: -1e-3,
+        stiffness: 1e4,
+        dissipation: 0.02,
+    };
+    let mk = |c: ContactModel, dt: Option<f64>| {
+        GeneralizedProblem::new(
+            a.clone(),
+            j.clone(),
+            vec![0.0; 3],
+            vec![0.0; 3],
+            vec![c],
+            dt,
+            None,
+            None,
+        )
+        .unwrap()
+    };
+    let params = RegularizationParams {
+        beta: 1.0,
+        sigma: 1e-3,
+    };
+    let w = (3.0f64 * 0.25).sqrt() / 3.0;
+    let r = regularization(&mk(c, Some(0.01)), &params).unwrap();
+    assert!((r.w[0] - w).abs() < 1e-15);
+    // Soft: 1 / (dt k (dt + tau_d)) = 1 / (0.01 * 1e4 * 0.03) = 1/3 beats w / (4 pi^2).
+    assert!((r.contacts[0].rn - 1.0 / 3.0).abs() < 1e-12 && !r.near_rigid[0]);
+    assert!((r.contacts[0].rt - 1e-3 * w).abs() < 1e-18);
+    assert!((r.v_hat[0] - 1e-3 / 0.03).abs() < 1e-15);
+    // Near-rigid: k = 1e12.
+    c.stiffness = 1e12;
+    let r = regularization(&mk(c, Some(0.01)), &params).unwrap();
+    assert!((r.contacts[0].rn - w / (4.0 * std::f64::consts::PI.powi(2))).abs() < 1e-15);
+    assert!(r.near_rigid[0]);
+    // No time step: a finite stiffness or a nonzero distance cannot be turned into R or v^.
+    let e = regularization(&mk(c, None), &params)
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("no time step"), "{e}");
+    c.stiffness = f64::INFINITY;
+    let e = regularization(&mk(c, None), &params)
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("phi0"), "{e}");
+}
+
+#[test]
+fn sap_takes_contact_space_problems_with_a_definite_w_and_refuses_others_with_a_reason() {
+    let local = |w: [f64; 9]| contactlab_core::LocalProblem {
+        w: contactlab_core::Matrix::from_row_major("W", 3, 3, &w).unwrap(),
+        q: vec![-1.0, 0.0, 0.0],
+        mu: vec![0.5],
+    };
+    // W = I: v = u, A = I; the contact pushes with the near-rigid regularisation.
+    let f = SapFormulation::default();
+    let step = StepProblem::from(local([1., 0., 0., 0., 1., 0., 0., 0., 1.]));
+    let out = solve_formulation(&f, &step, Init::Default, &sap_options(), |b, x0, o| {
+        NewtonMerit::default().solve(b, x0, o)
+    })
+    .unwrap();
+    assert_eq!(out.solution.status, Status::Converged);
+    // Rn = w / (4 pi^2) with w = |I|_F / 3: gamma_n = 1 / (1 + Rn) (u = -1 + gamma_n, gamma = -u / Rn).
+    let rn = (3.0f64).sqrt() / 3.0 / (4.0 * std::f64::consts::PI.powi(2));
+    assert!((out.r[0] - 1.0 / (1.0 + rn)).abs() < 1e-12, "{:?}", out.r);
+    let e = f
+        .build(&StepProblem::from(local([
+            1., 0., 0., 0., 0., 0., 0., 0., 1.,
+        ])))
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("generalized velocities") && e.contains("W"),
+        "{e}"
+    );
+    assert!(SapFormulation {
+        beta: 1.0,
+        sigma: -1.0
+    }
+    .check()
+    .is_err());
+    // A not positive definite on a touched tree: named.
+    let mut p = random_problem(1, 2, 3, 2);
+    p.a = SparseColMat::try_new_from_triplets(
+        6,
+        6,
+        &(0..6).map(|i| Triplet::new(i, i, -1.0)).collect::<Vec<_>>(),
+    )
+    .unwrap();
+    let e = SapFormulation::default()
+        .build(&StepProblem::from(p))
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("`A`") || e.contains("A"), "{e}");
+}
+
+fn data(path: &str) -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../data/mujoco")
+        .join(path)
+}
+
+/// MuJoCo solves `min 1/2 r'(W + R) r + r'(q - v_ref)` over the cones: SAP's dual (eq. 22)
+/// with MuJoCo's `R` and `v^ = v_ref`. Given those, SAP's impulses must be MuJoCo's, to
+/// MuJoCo's own accuracy.
+#[test]
+fn with_mujocos_regulariser_sap_finds_mujocos_impulses() {
+    for name in [
+        "clutter_n8_seed7_step0100_nc20",
+        "clutter_n8_seed7_step0250_nc19",
+        "balls_in_box_n10_mu0.5_seed110_step0150_nc11",
+        "clutter_n20_seed7_step0080_nc40",
+    ] {
+        let Problem::Global(g) =
+            contactlab_core::io::read_problem(&data(&format!("global/{name}.json"))).unwrap()
+        else {
+            panic!("{name} is a global problem")
+        };
+        let side: serde_json::Value = serde_json::from_str(
+            &std::fs::read_to_string(data(&format!("mujoco/{name}.json"))).unwrap(),
+        )
+        .unwrap();
+        let nums = |k: &str| -> Vec<f64> {
+            side[k]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|v| v.as_f64().unwrap())
+                .collect()
+        };
+        let (rr, v_ref, r_mj) = (nums("regulariser_R"), nums("v_ref"), nums("r"));
+        let p = GeneralizedProblem::from_global(&g).unwrap();
+        let regs: Vec<ContactRegularization> = (0..p.num_contacts())
+            .map(|i| {
+                assert!((rr[3 * i + 1] - rr[3 * i + 2]).abs() <= 1e-12 * rr[3 * i + 1]);
+                ContactRegularization {
+                    mu: p.contacts[i].mu,
+                    rn: rr[3 * i],
+                    rt: rr[3 * i + 1],
+                }
+            })
+            .collect();
+        let cost = SapCost::new(&p, regs, &v_ref);
+        let s = NewtonMerit::default()
+            .solve(&cost, cost.v_star().to_vec(), &sap_options())
+            .unwrap();
+        assert_eq!(s.status, Status::Converged, "{name}");
+        let gamma = cost.impulses(&s.x);
+        let accuracy = side["checks"]["abs_residual_inf"].as_f64().unwrap();
+        let r_max = r_mj.iter().fold(0.0f64, |m, v| m.max(v.abs()));
+        let err = gamma
+            .iter()
+            .zip(&r_mj)
+            .fold(0.0f64, |m, (a, b)| m.max((a - b).abs()));
+        // MuJoCo's answer leaves a velocity residual `acc` (its own check, inf-norm). Since the
+        // dual's Hessian `W + R` is at least `R_min` in every direction, an impulse error of its
+        // answer is at most `|residual|_2 / R_min <= sqrt(3 nc) acc / R_min`: SAP must land
+        // inside that ball around MuJoCo's impulses.
+        let r_min = rr.iter().fold(f64::INFINITY, |m, v| m.min(*v));
+        let bound = (r_mj.len() as f64).sqrt() * accuracy / r_min;
+        assert!(
+            err <= bound,
+            "{name}: max |gamma - r_mujoco| = {err:.3e} > {bound:.3e} (max |r| {r_max:.3e}, MuJoCo's residual {accuracy:.1e})"
+        );
+    }
+}
