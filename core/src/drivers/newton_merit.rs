@@ -203,8 +203,10 @@ pub struct NewtonMerit {
     tol: Tolerances,
     #[serde(skip)]
     current: Option<(Vec<f64>, f64, Vec<f64>)>,
+    /// The kept symbolic analysis, shared by the clones of one driver value, so that it
+    /// survives from one solve to the next (time steps of a run) while the pattern holds.
     #[serde(skip)]
-    symbolic: Option<Symbolic>,
+    symbolic: std::sync::Arc<std::sync::Mutex<Option<Symbolic>>>,
     #[serde(skip)]
     stop: Option<Status>,
 }
@@ -219,7 +221,7 @@ impl Default for NewtonMerit {
             backtracking: Backtracking::default(),
             tol: Tolerances::default(),
             current: None,
-            symbolic: None,
+            symbolic: Default::default(),
             stop: None,
         }
     }
@@ -237,26 +239,28 @@ impl NewtonMerit {
     /// Solves `H d = -g` for a sparse SPD `H`, reusing the symbolic analysis while the pattern
     /// holds; `None` when the numeric factorization fails (not positive definite).
     fn sparse_direction<P>(
-        &mut self,
+        &self,
         problem: &mut Problem<P>,
         h: &SparseColMat<usize, f64>,
         neg_g: &[f64],
     ) -> Option<Vec<f64>> {
         let (cp, ri) = (h.symbolic().col_ptr(), h.symbolic().row_idx());
-        let same = self
-            .symbolic
-            .as_ref()
-            .is_some_and(|s| s.col_ptr == cp && s.row_idx == ri);
-        if !same {
-            let llt = SymbolicLlt::try_new(h.symbolic(), Side::Lower).ok()?;
-            bump(problem, "symbolic_factorizations");
-            self.symbolic = Some(Symbolic {
-                col_ptr: cp.to_vec(),
-                row_idx: ri.to_vec(),
-                llt,
-            });
-        }
-        let symbolic = self.symbolic.as_ref()?.llt.clone();
+        let symbolic = {
+            let mut kept = self.symbolic.lock().unwrap_or_else(|p| p.into_inner());
+            let same = kept
+                .as_ref()
+                .is_some_and(|s| s.col_ptr == cp && s.row_idx == ri);
+            if !same {
+                let llt = SymbolicLlt::try_new(h.symbolic(), Side::Lower).ok()?;
+                bump(problem, "symbolic_factorizations");
+                *kept = Some(Symbolic {
+                    col_ptr: cp.to_vec(),
+                    row_idx: ri.to_vec(),
+                    llt,
+                });
+            }
+            kept.as_ref()?.llt.clone()
+        };
         let llt = Llt::try_new_with_symbolic(symbolic, h.as_ref(), Side::Lower).ok()?;
         bump(problem, "numeric_factorizations");
         let mut rhs = Mat::from_fn(neg_g.len(), 1, |i, _| neg_g[i]);

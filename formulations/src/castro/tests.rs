@@ -271,6 +271,28 @@ fn sap_converges_monotonically_to_the_dual_optimum_reusing_one_symbolic_factoriz
 }
 
 #[test]
+fn one_driver_keeps_its_symbolic_analysis_across_steps_with_the_same_pattern() {
+    let p = random_problem(21, 4, 3, 5);
+    let driver = NewtonMerit::default();
+    let mut symbolic = 0;
+    for shift in [0.0, 0.3, -0.2] {
+        let mut q = p.clone();
+        q.v_star.iter_mut().for_each(|v| *v += shift);
+        let cost = cost_of(&q);
+        let s = driver
+            .solve(&cost, cost.v_star().to_vec(), &sap_options())
+            .unwrap();
+        assert_eq!(s.status, Status::Converged);
+        symbolic += s
+            .counters
+            .get("symbolic_factorizations")
+            .copied()
+            .unwrap_or(0);
+    }
+    assert_eq!(symbolic, 1, "one analysis for three steps of one pattern");
+}
+
+#[test]
 fn the_relative_stopping_rule_of_eq_26_stops_earlier_and_reports_e_m_below_it() {
     let p = random_problem(4, 5, 6, 10);
     let cost = cost_of(&p);
