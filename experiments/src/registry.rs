@@ -254,7 +254,8 @@ impl Registry {
             .add_driver::<contactlab_core::drivers::ProjectedLevenbergMarquardt>()
             .add_driver::<contactlab_core::drivers::Dogleg>()
             .add_driver::<contactlab_core::drivers::TrustRegionSteihaug>()
-            .add_driver::<contactlab_core::drivers::NewtonMerit>();
+            .add_driver::<contactlab_core::drivers::NewtonMerit>()
+            .add_driver::<contactlab_core::drivers::Lbfgs>();
         r
     }
 

@@ -15,7 +15,8 @@
 //! - [`TrustRegionSteihaug`]: trust region with Steihaug's truncated CG (Nocedal and Wright,
 //!   Alg. 7.2).
 //!
-//! Convex merits ([`Merit`](crate::Merit)) run through [`solve_merit`] with [`NewtonMerit`].
+//! Convex merits ([`Merit`](crate::Merit)) run through [`solve_merit`] with [`NewtonMerit`]
+//! (Newton, exact line search) or [`Lbfgs`] (argmin's L-BFGS, Moré-Thuente line search).
 //!
 //! Conventions shared by every driver:
 //! - the stopping rules come from [`SolveOptions`] through [`Tolerances`], which
@@ -35,6 +36,7 @@ mod dogleg;
 pub mod execute;
 mod gauss_newton;
 pub mod kit;
+mod lbfgs;
 mod levenberg_marquardt;
 pub mod newton_merit;
 pub mod pgs;
@@ -45,6 +47,7 @@ pub use dogleg::Dogleg;
 pub use execute::execute;
 pub use gauss_newton::GaussNewtonLs;
 pub use kit::{Armijo, Deadline, RadiusRule};
+pub use lbfgs::Lbfgs;
 pub use levenberg_marquardt::LevenbergMarquardt;
 pub use newton_merit::{solve_merit, ExactLineSearch, MeritProblem, MeritState, NewtonMerit};
 pub use projected_lm::ProjectedLevenbergMarquardt;
@@ -244,6 +247,24 @@ mod plugins {
         ) -> Result<Solution, CoreError> {
             solve_merit(merit, self.clone(), x0, opts)
         }
+    }
+
+    impl<M: Merit + ?Sized> Driver<M> for Lbfgs {
+        fn solve(
+            &self,
+            merit: &M,
+            x0: Vec<f64>,
+            opts: &SolveOptions,
+        ) -> Result<Solution, CoreError> {
+            solve_merit(merit, self.clone(), x0, opts)
+        }
+    }
+
+    impl DriverPlugin for Lbfgs {
+        type Needs = NeedsMerit;
+        const NAME: &'static str = "lbfgs";
+        const DESCRIPTION: &'static str =
+            "argmin's L-BFGS on a convex merit (Moré-Thuente line search), stopped by its optimality";
     }
 
     impl DriverPlugin for NewtonMerit {

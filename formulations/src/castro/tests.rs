@@ -5,7 +5,7 @@
 use std::path::PathBuf;
 
 use contactlab_core::drivers::newton_merit::{Backtracking, SearchKind};
-use contactlab_core::drivers::{solve_merit, NewtonMerit};
+use contactlab_core::drivers::{solve_merit, Lbfgs, NewtonMerit};
 use contactlab_core::generalized::{ContactModel, GeneralizedProblem};
 use contactlab_core::plugin::{judge, solve_formulation, Driver, Formulation, Init};
 use contactlab_core::{Merit, MeritHessian, Problem, SolveOptions, Status, StepProblem};
@@ -268,6 +268,55 @@ fn sap_converges_monotonically_to_the_dual_optimum_reusing_one_symbolic_factoriz
             .zip(&s2.x)
             .all(|(a, b)| (a - b).abs() < 1e-6 * (1.0 + a.abs())));
     }
+}
+
+#[test]
+fn lbfgs_reaches_newtons_optimum_without_a_hessian_and_more_iterations() {
+    for seed in 0..5 {
+        let p = random_problem(seed, 5, 6, 8);
+        let cost = cost_of(&p);
+        let newton = NewtonMerit::default()
+            .solve(&cost, cost.v_star().to_vec(), &sap_options())
+            .unwrap();
+        // Moré-Thuente judges steps by values, whose rounding hides the decrease near the
+        // optimum: stop by eq. 26's relative rule, as SAP does on clutter.
+        let opts = SolveOptions {
+            tol: 1e-16,
+            rel_tol: 1e-7,
+            max_iter: 2000,
+            ..SolveOptions::default()
+        };
+        let s = Lbfgs::default()
+            .solve(&cost, cost.v_star().to_vec(), &opts)
+            .unwrap();
+        assert_eq!(s.status, Status::Converged, "seed {seed}");
+        assert!(s.counters.get("hessian_count").is_none(), "no Hessian");
+        assert!(
+            s.iterations >= newton.iterations,
+            "seed {seed}: L-BFGS {} vs Newton {}",
+            s.iterations,
+            newton.iterations
+        );
+        let worst = s
+            .x
+            .iter()
+            .zip(&newton.x)
+            .map(|(a, b)| (a - b).abs() / (1.0 + b.abs()))
+            .fold(0.0f64, f64::max);
+        assert!(worst < 1e-5, "seed {seed}: {worst:e}");
+    }
+}
+
+#[test]
+fn lbfgs_refuses_a_zero_memory_with_a_reason() {
+    let p = random_problem(3, 2, 3, 2);
+    let cost = cost_of(&p);
+    let mut bad = Lbfgs::default();
+    bad.memory = 0;
+    let err = bad
+        .solve(&cost, cost.v_star().to_vec(), &sap_options())
+        .unwrap_err();
+    assert!(err.to_string().contains("memory"), "{err}");
 }
 
 #[test]
