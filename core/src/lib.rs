@@ -34,6 +34,7 @@
 //! ```
 
 pub mod cone;
+pub mod conic_program;
 pub mod drivers;
 pub mod error;
 pub mod frame;
@@ -46,6 +47,7 @@ pub mod problem;
 pub mod residual;
 pub mod result;
 
+pub use conic_program::{ConicData, ConicProgram};
 pub use error::{CoreError, ProblemError};
 pub use generalized::{ContactModel, GeneralizedProblem, StepProblem};
 pub use merit::{LinePoint, Merit, MeritEval, MeritHessian, Optimality};

@@ -24,6 +24,7 @@ use std::time::Instant;
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 
+use crate::conic_program::ConicProgram;
 use crate::drivers::kit::Deadline;
 use crate::metrics::{metrics_of, LocalMetrics};
 use crate::{
@@ -222,17 +223,20 @@ pub enum Need {
     Merit,
     /// The contact problem itself (per-contact solvers such as Gauss-Seidel).
     ContactProblem,
+    /// A conic program (interior-point solvers).
+    Conic,
 }
 
 impl Need {
     /// Every need, in a fixed order.
-    pub const ALL: [Need; 6] = [
+    pub const ALL: [Need; 7] = [
         Need::Residual,
         Need::NonSmooth,
         Need::Projected,
         Need::BDerivative,
         Need::Merit,
         Need::ContactProblem,
+        Need::Conic,
     ];
 
     /// The trait (or type) that provides it.
@@ -244,6 +248,7 @@ impl Need {
             Need::BDerivative => "BDerivative",
             Need::Merit => "Merit",
             Need::ContactProblem => "LocalProblem",
+            Need::Conic => "ConicProgram",
         }
     }
 
@@ -257,6 +262,9 @@ impl Need {
             Need::Merit => "a convex merit with gradient and Hessian",
             Need::ContactProblem => {
                 "the contact problem itself (W, q, mu), solved contact by contact"
+            }
+            Need::Conic => {
+                "a conic program (quadratic cost, second-order cones) for an interior-point method"
             }
         }
     }
@@ -277,6 +285,8 @@ pub struct Views<'a> {
     pub merit: Option<&'a (dyn Merit + 'static)>,
     /// As the contact problem itself.
     pub contact: Option<&'a LocalProblem>,
+    /// As a [`ConicProgram`].
+    pub conic: Option<&'a (dyn ConicProgram + 'static)>,
 }
 
 impl Views<'_> {
@@ -289,6 +299,7 @@ impl Views<'_> {
             self.b_derivative.is_some(),
             self.merit.is_some(),
             self.contact.is_some(),
+            self.conic.is_some(),
         ];
         Need::ALL
             .iter()
@@ -337,6 +348,8 @@ capability! {
     NeedsMerit => Merit, merit, dyn Merit;
     /// Needs the contact problem itself.
     NeedsContactProblem => ContactProblem, contact, LocalProblem;
+    /// Needs a [`ConicProgram`].
+    NeedsConic => Conic, conic, dyn ConicProgram;
 }
 
 /// Autoref-based detection of the traits a concrete type implements (the macros
@@ -346,6 +359,7 @@ capability! {
 pub mod probe {
     use std::marker::PhantomData;
 
+    use crate::conic_program::ConicProgram;
     use crate::{BDerivative, LocalProblem, Merit, NonSmoothResidual, ProjectedResidual, Residual};
 
     /// A value being probed.
@@ -469,6 +483,17 @@ pub mod probe {
         |v| v
     );
     probe!(
+        HasConic,
+        LacksConic,
+        HasConicT,
+        LacksConicT,
+        conic_view,
+        has_conic,
+        ConicProgram,
+        (dyn ConicProgram + 'static),
+        |v| v
+    );
+    probe!(
         HasContact,
         LacksContact,
         HasContactT,
@@ -502,6 +527,7 @@ macro_rules! views_of {
             b_derivative: (&&Probe(value)).b_derivative_view(),
             merit: (&&Probe(value)).merit_view(),
             contact: (&&Probe(value)).contact_view(),
+            conic: (&&Probe(value)).conic_view(),
         }
     }};
 }
@@ -520,6 +546,7 @@ macro_rules! provides_of {
             (&&p).has_b_derivative(),
             (&&p).has_merit(),
             (&&p).has_contact(),
+            (&&p).has_conic(),
         ];
         $crate::plugin::Need::ALL
             .iter()

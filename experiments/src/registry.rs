@@ -255,7 +255,8 @@ impl Registry {
             .add_driver::<contactlab_core::drivers::Dogleg>()
             .add_driver::<contactlab_core::drivers::TrustRegionSteihaug>()
             .add_driver::<contactlab_core::drivers::NewtonMerit>()
-            .add_driver::<contactlab_core::drivers::Lbfgs>();
+            .add_driver::<contactlab_core::drivers::Lbfgs>()
+            .add_driver::<contactlab_core::drivers::Clarabel>();
         r
     }
 

@@ -16,7 +16,8 @@
 //!   Alg. 7.2).
 //!
 //! Convex merits ([`Merit`](crate::Merit)) run through [`solve_merit`] with [`NewtonMerit`]
-//! (Newton, exact line search) or [`Lbfgs`] (argmin's L-BFGS, Moré-Thuente line search).
+//! (Newton, exact line search) or [`Lbfgs`] (argmin's L-BFGS, Moré-Thuente line search);
+//! conic programs ([`ConicProgram`](crate::ConicProgram)) by [`Clarabel`]'s interior point.
 //!
 //! Conventions shared by every driver:
 //! - the stopping rules come from [`SolveOptions`] through [`Tolerances`], which
@@ -32,6 +33,7 @@ use faer::Mat;
 
 use crate::{CoreError, Residual, Solution, SolveOptions};
 
+mod clarabel;
 mod dogleg;
 pub mod execute;
 mod gauss_newton;
@@ -43,6 +45,7 @@ pub mod pgs;
 mod projected_lm;
 mod trust_region;
 
+pub use self::clarabel::Clarabel;
 pub use dogleg::Dogleg;
 pub use execute::execute;
 pub use gauss_newton::GaussNewtonLs;
@@ -265,6 +268,28 @@ mod plugins {
         const NAME: &'static str = "lbfgs";
         const DESCRIPTION: &'static str =
             "argmin's L-BFGS on a convex merit (Moré-Thuente line search), stopped by its optimality";
+    }
+
+    impl<C: crate::ConicProgram + ?Sized> Driver<C> for Clarabel {
+        fn solve(
+            &self,
+            program: &C,
+            _x0: Vec<f64>,
+            opts: &SolveOptions,
+        ) -> Result<Solution, CoreError> {
+            self.solve_program(program, opts)
+        }
+    }
+
+    impl DriverPlugin for Clarabel {
+        type Needs = crate::plugin::NeedsConic;
+        const NAME: &'static str = "clarabel";
+        const DESCRIPTION: &'static str =
+            "Clarabel's interior-point method on a conic program (no warm start; time includes set-up)";
+
+        fn check(&self) -> Result<(), CoreError> {
+            Clarabel::check(self)
+        }
     }
 
     impl DriverPlugin for NewtonMerit {

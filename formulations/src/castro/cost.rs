@@ -54,6 +54,15 @@ struct LineCache {
     c2: f64,
 }
 
+/// Borrowed data of the primal problem (eq. 19), for the conic statement.
+pub(super) struct PrimalParts<'a> {
+    pub a: &'a SparseColMat<usize, f64>,
+    pub j: &'a SparseColMat<usize, f64>,
+    pub v_star: &'a [f64],
+    pub offset: &'a [f64],
+    pub regs: &'a [ContactRegularization],
+}
+
 /// SAP's cost on the touched trees of one step problem.
 #[derive(Debug)]
 pub struct SapCost {
@@ -181,6 +190,18 @@ impl SapCost {
             v[c] = x[k];
         }
         v
+    }
+
+    /// The data of the primal problem (eq. 19) on the unknowns: `A`, `J`, `v*`, the constant
+    /// `b - v^` of `J v + b - v^`, and per contact `R` and `mu`.
+    pub(super) fn primal_parts(&self) -> PrimalParts<'_> {
+        PrimalParts {
+            a: &self.a,
+            j: &self.j,
+            v_star: &self.v_star,
+            offset: &self.offset,
+            regs: &self.regs,
+        }
     }
 
     /// Per contact, its regularisation.

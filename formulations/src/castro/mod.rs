@@ -15,11 +15,14 @@
 //! * [`plugin`]: `--formulation sap`. Algorithm 2 itself (Newton, exact line search on
 //!   `dl/dalpha`, or Armijo backtracking) is core's `newton-merit` driver on this cost, with
 //!   faer's sparse Cholesky and its symbolic analysis reused; any other `Merit` driver runs it
-//!   too.
+//!   too;
+//! * [`conic`]: the primal problem (eq. 19) as a conic program, so an interior-point driver
+//!   (`clarabel`) solves the same problem, as the paper's comparison with Gurobi does.
 //!
 //! Convention: contact rows are normal first here (`R = diag(R_n, R_t, R_t)`); the paper writes
 //! the normal last.
 
+pub mod conic;
 pub mod cost;
 pub mod params;
 pub mod plugin;

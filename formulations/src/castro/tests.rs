@@ -5,7 +5,7 @@
 use std::path::PathBuf;
 
 use contactlab_core::drivers::newton_merit::{Backtracking, SearchKind};
-use contactlab_core::drivers::{solve_merit, Lbfgs, NewtonMerit};
+use contactlab_core::drivers::{solve_merit, Clarabel, Lbfgs, NewtonMerit};
 use contactlab_core::generalized::{ContactModel, GeneralizedProblem};
 use contactlab_core::plugin::{judge, solve_formulation, Driver, Formulation, Init};
 use contactlab_core::{Merit, MeritHessian, Problem, SolveOptions, Status, StepProblem};
@@ -304,6 +304,69 @@ fn lbfgs_reaches_newtons_optimum_without_a_hessian_and_more_iterations() {
                 .fold(0.0f64, f64::max);
         assert!(worst < 1e-5, "seed {seed}: {worst:e}");
     }
+}
+
+#[test]
+fn clarabel_on_the_primal_problem_finds_saps_optimum() {
+    let ipm = Clarabel {
+        tol_gap_abs: 1e-10,
+        tol_gap_rel: 1e-10,
+        tol_feas: 1e-10,
+        ..Clarabel::default()
+    };
+    for seed in 0..10 {
+        // Some frictionless contacts too: their cone is the half-space g_n >= 0.
+        let mut p = random_problem(seed, 5, 6, 8);
+        if seed % 3 == 0 {
+            p.contacts[0].mu = 0.0;
+        }
+        let cost = cost_of(&p);
+        let sap = NewtonMerit::default()
+            .solve(&cost, cost.v_star().to_vec(), &sap_options())
+            .unwrap();
+        let s = ipm.solve(&cost, vec![], &SolveOptions::default()).unwrap();
+        assert_eq!(s.status, Status::Converged, "seed {seed}");
+        assert_eq!(s.counters.get("warm_start_ignored"), Some(&1));
+        let scale = 1.0 + sap.x.iter().fold(0.0f64, |m, v| m.max(v.abs()));
+        let worst =
+            s.x.iter()
+                .zip(&sap.x)
+                .fold(0.0f64, |m, (a, b)| m.max((a - b).abs()));
+        // An interior point's velocities carry about the square root of its gap tolerance
+        // (the cost is flat to second order at the optimum): 1e-10 gives about 1e-6.
+        assert!(
+            worst < 1e-5 * scale,
+            "seed {seed}: velocities differ by {worst:e}"
+        );
+        // SAP's cost at the IPM's velocities is the optimum's, from above.
+        let (l_ipm, l_sap) = (cost.value(&s.x), cost.value(&sap.x));
+        assert!(
+            l_ipm >= l_sap - 1e-12 * l_sap.abs() && l_ipm - l_sap <= 1e-8 * (1.0 + l_sap.abs()),
+            "seed {seed}: {l_ipm} vs {l_sap}"
+        );
+        let (e_m, _) = cost.accuracy(&s.x);
+        assert!(e_m < 1e-5, "seed {seed}: e_m {e_m:e}");
+    }
+}
+
+#[test]
+fn the_conic_statement_keeps_shapes_and_cones() {
+    use contactlab_core::conic_program::{Cone, ConicProgram};
+    let p = random_problem(4, 3, 6, 5);
+    let cost = cost_of(&p);
+    let c = cost.conic_program().unwrap();
+    let n = cost.num_unknowns() + 3 * cost.num_contacts();
+    assert_eq!(c.q.len(), n);
+    assert_eq!((c.p.nrows(), c.p.ncols()), (n, n));
+    assert_eq!((c.a.nrows(), c.a.ncols()), (15, n));
+    assert_eq!(c.cones, vec![Cone::SecondOrder(3); 5]);
+    c.validate().unwrap();
+    // P holds only its upper triangle.
+    let (cp, ri) = (c.p.symbolic().col_ptr(), c.p.symbolic().row_idx());
+    assert!((0..n).all(|col| (cp[col]..cp[col + 1]).all(|k| ri[k] <= col)));
+    let mut bad = c.clone();
+    bad.q.push(0.0);
+    assert!(bad.validate().unwrap_err().to_string().contains("`P`"));
 }
 
 #[test]
