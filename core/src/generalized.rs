@@ -443,6 +443,19 @@ impl StepProblem {
         }
     }
 
+    /// Both forms, when the caller has the contact-space one already (a scene that assembles
+    /// `W` itself): contact-space formulations then get exactly that `W`, and SAP the
+    /// generalized data. The caller answers for their agreement (`W = J A^-1 J'`,
+    /// `q = J v* + b`).
+    pub fn with_local(g: GeneralizedProblem, local: LocalProblem) -> StepProblem {
+        let cell = OnceLock::new();
+        let _ = cell.set(Ok(local));
+        StepProblem {
+            generalized: Some(g),
+            local: cell,
+        }
+    }
+
     /// The generalized form, when the problem has one.
     pub fn generalized(&self) -> Option<&GeneralizedProblem> {
         self.generalized.as_ref()

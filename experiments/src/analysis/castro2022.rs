@@ -1,0 +1,346 @@
+//! Statistics for the Castro, Permenter and Han 2022 (SAP) report.
+//!
+//! * [`sphere_glide`]: Mylapilli and Jain's sliding sphere run with SAP. The convex relaxation
+//!   couples slip into the normal direction: while sliding, the contact behaves as if its
+//!   distance were `phi_eff = phi - (dt + tau_d) mu |v_t|` (sec. V-A), so a sliding sphere
+//!   glides at a height `(dt + tau_d) mu |v_t|` above the plane (sec. VII, "Convex
+//!   approximation"); the rigid contact here has `tau_d = 0`. Measured: the initial hop, and
+//!   the glide height over `dt mu |slip|` while sliding.
+//! * [`mujoco_set`]: the generalized problems exported from MuJoCo (`data/mujoco/global/`)
+//!   solved by SAP (`newton-merit`, `lbfgs`) and Clarabel on SAP's primal, with iterations,
+//!   times, `e_m` (eq. 32), and the distance of SAP's impulses to MuJoCo's (both regularised,
+//!   differently) and, with MuJoCo's own regulariser, to within MuJoCo's accuracy.
+
+use std::path::{Path, PathBuf};
+
+use contactlab_core::generalized::GeneralizedProblem;
+use contactlab_core::{Problem, StepProblem};
+use contactlab_formulations::castro::{ContactRegularization, SapCost};
+use polars::prelude::DataFrame;
+
+use super::{f64s, quantile, AnalysisError};
+use crate::registry::{solve_spec, PluginChoice, SolverSpec};
+
+/// What the sliding sphere does under SAP.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SphereGlide {
+    /// The largest height of the sphere's bottom above the plane (m).
+    pub max_hop: f64,
+    /// The time of that height (s).
+    pub max_hop_time: f64,
+    /// First time the slip speed falls below `slip_tol` (s).
+    pub slide_time: f64,
+    /// The final forward speed (m/s).
+    pub roll_speed: f64,
+    /// Steps in contact while sliding, after the first landing.
+    pub glide_steps: usize,
+    /// Over those steps, the height over `dt mu |slip|`: mean, min, max.
+    pub glide_ratio: [f64; 3],
+    /// Share of sliding steps (after the first landing) with a contact in the problem.
+    pub contact_share: f64,
+}
+
+fn glide_error(what: &str) -> AnalysisError {
+    AnalysisError::MissingData(format!("sphere glide: {what}"))
+}
+
+/// The glide of the sphere run `df` (columns `step`, `n_c`, `z`, `vx`, `omega_y`), radius
+/// `radius`, time step `h`, friction `mu`; sliding while `|vx - R omega_y| > slip_tol`.
+pub fn sphere_glide(
+    df: &DataFrame,
+    radius: f64,
+    h: f64,
+    mu: f64,
+    slip_tol: f64,
+) -> Result<SphereGlide, AnalysisError> {
+    let z = f64s(df, "z")?;
+    let vx = f64s(df, "vx")?;
+    let wy = f64s(df, "omega_y")?;
+    let nc = f64s(df, "n_c")?;
+    let n = z.len();
+    if n == 0 {
+        return Err(glide_error("no steps"));
+    }
+    // The step's observables are the state after the step `k`: time (k + 1) h.
+    let t = |k: usize| (k + 1) as f64 * h;
+    let slip: Vec<f64> = (0..n).map(|k| (vx[k] - radius * wy[k]).abs()).collect();
+    let (k_max, max_hop) =
+        z.iter()
+            .copied()
+            .enumerate()
+            .fold(
+                (0, f64::NEG_INFINITY),
+                |m, (k, v)| if v > m.1 { (k, v) } else { m },
+            );
+    let stop = slip.iter().position(|&s| s <= slip_tol).unwrap_or(n);
+    // The first landing after the initial hop: contact again after a flight.
+    let flight = nc.iter().position(|&c| c == 0.0).unwrap_or(n);
+    let landing = (flight..n).find(|&k| nc[k] > 0.0).unwrap_or(n);
+    let glide: Vec<f64> = (landing..stop.min(n))
+        .filter(|&k| nc[k] > 0.0)
+        .map(|k| z[k] / (h * mu * slip[k]))
+        .collect();
+    let sliding_after = stop.saturating_sub(landing).max(1);
+    let ratio = if glide.is_empty() {
+        [f64::NAN; 3]
+    } else {
+        [
+            glide.iter().sum::<f64>() / glide.len() as f64,
+            glide.iter().copied().fold(f64::INFINITY, f64::min),
+            glide.iter().copied().fold(f64::NEG_INFINITY, f64::max),
+        ]
+    };
+    Ok(SphereGlide {
+        max_hop,
+        max_hop_time: t(k_max),
+        slide_time: if stop < n { t(stop) } else { f64::NAN },
+        roll_speed: vx[n - 1],
+        glide_steps: glide.len(),
+        glide_ratio: ratio,
+        contact_share: glide.len() as f64 / sliding_after as f64,
+    })
+}
+
+/// One solver on one problem of the MuJoCo set.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SetSolve {
+    /// The solver's label.
+    pub solver: String,
+    /// The driver's own status.
+    pub status: String,
+    /// Iterations.
+    pub iterations: u64,
+    /// Median seconds over the repeats.
+    pub seconds: f64,
+    /// `e_m` (eq. 32) at its answer.
+    pub e_m: f64,
+    /// `max |gamma - r_mujoco| / max |r_mujoco|`.
+    pub distance_to_mujoco: f64,
+}
+
+/// One problem of the MuJoCo set.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SetProblem {
+    /// File stem.
+    pub name: String,
+    /// Contacts.
+    pub contacts: usize,
+    /// Generalized velocities.
+    pub dofs: usize,
+    /// MuJoCo's iterations on it.
+    pub mujoco_iterations: f64,
+    /// With MuJoCo's regulariser and `v_ref`: SAP's largest impulse error against MuJoCo's,
+    /// and the bound MuJoCo's own accuracy puts on it (`sqrt(3 nc) acc / R_min`).
+    pub oracle_error: f64,
+    /// The bound on [`SetProblem::oracle_error`].
+    pub oracle_bound: f64,
+    /// The solvers with SAP's own (physical) regularisation.
+    pub solves: Vec<SetSolve>,
+}
+
+/// The solvers run on the MuJoCo set: SAP's Algorithm 2, L-BFGS on SAP's cost, and Clarabel on
+/// SAP's primal (tolerances `1e-10`, so its `e_m` is comparable).
+pub fn mujoco_set_solvers() -> Vec<SolverSpec> {
+    let mut newton = SolverSpec::new("sap", "newton-merit", 1e-12, 100);
+    newton.label = Some("SAP".into());
+    newton.rel_tol = 1e-8;
+    let mut lbfgs = SolverSpec::new("sap", "lbfgs", 1e-12, 2000);
+    lbfgs.label = Some("SAP-LBFGS".into());
+    lbfgs.rel_tol = 1e-5;
+    let mut ipm = SolverSpec::new("sap", "clarabel", 1e-12, 200);
+    ipm.label = Some("Clarabel".into());
+    ipm.optimizer = PluginChoice::named("clarabel")
+        .with("tol_gap_abs", 1e-10)
+        .with("tol_gap_rel", 1e-10)
+        .with("tol_feas", 1e-10);
+    vec![newton, lbfgs, ipm]
+}
+
+fn sidecar(path: &Path) -> Result<serde_json::Value, AnalysisError> {
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| AnalysisError::MissingData(format!("{}: {e}", path.display())))?;
+    serde_json::from_str(&text)
+        .map_err(|e| AnalysisError::MissingData(format!("{}: {e}", path.display())))
+}
+
+fn numbers(v: &serde_json::Value, key: &str, path: &Path) -> Result<Vec<f64>, AnalysisError> {
+    v[key]
+        .as_array()
+        .map(|a| a.iter().filter_map(serde_json::Value::as_f64).collect())
+        .ok_or_else(|| AnalysisError::MissingData(format!("{}: no array `{key}`", path.display())))
+}
+
+fn max_abs(v: &[f64]) -> f64 {
+    v.iter().fold(0.0f64, |m, x| m.max(x.abs()))
+}
+
+fn max_diff(a: &[f64], b: &[f64]) -> f64 {
+    a.iter()
+        .zip(b)
+        .fold(0.0f64, |m, (x, y)| m.max((x - y).abs()))
+}
+
+/// SAP with MuJoCo's regulariser `R` and `v^ = v_ref` (MuJoCo's own problem, SAP's dual
+/// eq. 22): its largest impulse error against MuJoCo's `r`, and MuJoCo's accuracy bound.
+fn oracle(
+    g: &GeneralizedProblem,
+    side: &serde_json::Value,
+    path: &Path,
+) -> Result<(f64, f64), AnalysisError> {
+    let rr = numbers(side, "regulariser_R", path)?;
+    let v_ref = numbers(side, "v_ref", path)?;
+    let r_mj = numbers(side, "r", path)?;
+    if rr.len() != 3 * g.num_contacts() || v_ref.len() != rr.len() || r_mj.len() != rr.len() {
+        return Err(AnalysisError::MissingData(format!(
+            "{}: sidecar sizes disagree with the problem's {} contacts",
+            path.display(),
+            g.num_contacts()
+        )));
+    }
+    let regs = (0..g.num_contacts())
+        .map(|i| ContactRegularization {
+            mu: g.contacts[i].mu,
+            rn: rr[3 * i],
+            rt: rr[3 * i + 1],
+        })
+        .collect();
+    let cost = SapCost::new(g, regs, &v_ref);
+    let opts = contactlab_core::SolveOptions {
+        tol: 1e-13,
+        max_iter: 100,
+        ..Default::default()
+    };
+    let s = contactlab_core::drivers::solve_merit(
+        &cost,
+        contactlab_core::drivers::NewtonMerit::default(),
+        cost.v_star().to_vec(),
+        &opts,
+    )
+    .map_err(|e| AnalysisError::MissingData(format!("{}: oracle solve: {e}", path.display())))?;
+    let err = max_diff(&cost.impulses(&s.x), &r_mj);
+    let acc = side["checks"]["abs_residual_inf"]
+        .as_f64()
+        .unwrap_or(f64::NAN);
+    let r_min = rr.iter().copied().fold(f64::INFINITY, f64::min);
+    Ok((err, (r_mj.len() as f64).sqrt() * acc / r_min))
+}
+
+/// Every problem of `dir/global/*.json` with its sidecar `dir/mujoco/<name>.json`, solved by
+/// `solvers` (each `repeats` times for the median time), in file-name order.
+pub fn mujoco_set(
+    dir: &Path,
+    solvers: &[SolverSpec],
+    repeats: usize,
+) -> Result<Vec<SetProblem>, AnalysisError> {
+    let mut files: Vec<PathBuf> = std::fs::read_dir(dir.join("global"))
+        .map_err(|e| AnalysisError::MissingData(format!("{}: {e}", dir.display())))?
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|e| e == "json"))
+        .collect();
+    files.sort();
+    let mut out = Vec::new();
+    for file in files {
+        let name = file
+            .file_stem()
+            .map(|s| s.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        let side_path = dir.join("mujoco").join(format!("{name}.json"));
+        let side = sidecar(&side_path)?;
+        let bad = |e: &dyn std::fmt::Display| {
+            AnalysisError::MissingData(format!("{}: {e}", file.display()))
+        };
+        let Problem::Global(global) =
+            contactlab_core::io::read_problem(&file).map_err(|e| bad(&e))?
+        else {
+            return Err(bad(&"not a global problem"));
+        };
+        let g = GeneralizedProblem::from_global(&global).map_err(|e| bad(&e))?;
+        let (oracle_error, oracle_bound) = oracle(&g, &side, &side_path)?;
+        let r_mj = numbers(&side, "r", &side_path)?;
+        let step = StepProblem::from(g.clone());
+        let mut solves = Vec::new();
+        for spec in solvers {
+            let mut times = Vec::new();
+            let mut last = None;
+            for _ in 0..repeats.max(1) {
+                let s = solve_spec(&step, spec, None).map_err(|e| bad(&e))?;
+                times.push(s.seconds);
+                last = Some(s);
+            }
+            let Some(s) = last else { continue };
+            solves.push(SetSolve {
+                solver: spec.name(),
+                status: s.solver_status.as_str().to_string(),
+                iterations: s.iterations,
+                seconds: quantile(&times, 0.5),
+                e_m: s.diagnostics.get("e_m").copied().unwrap_or(f64::NAN),
+                distance_to_mujoco: max_diff(&s.r, &r_mj) / max_abs(&r_mj).max(f64::MIN_POSITIVE),
+            });
+        }
+        out.push(SetProblem {
+            name,
+            contacts: g.num_contacts(),
+            dofs: g.num_dofs(),
+            mujoco_iterations: side["solver_iterations"]
+                .as_array()
+                .and_then(|a| a.last())
+                .and_then(serde_json::Value::as_f64)
+                .or_else(|| side["solver_iterations"].as_f64())
+                .unwrap_or(f64::NAN),
+            oracle_error,
+            oracle_bound,
+            solves,
+        });
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use polars::prelude::{df, DataFrame};
+
+    fn frame(z: &[f64], vx: &[f64], wy: &[f64], nc: &[f64]) -> DataFrame {
+        df!("z" => z, "vx" => vx, "omega_y" => wy, "n_c" => nc).unwrap()
+    }
+
+    #[test]
+    fn the_glide_is_measured_between_the_first_landing_and_rolling() {
+        // Step 0 in contact, a two-step flight, then three gliding steps at exactly
+        // dt mu |slip| and one rolling step.
+        let (h, mu) = (0.001, 0.2);
+        let slip = [2.0, 2.0, 2.0, 1.5, 1.0, 0.5, 0.0];
+        let z: Vec<f64> = [0.0, 0.004, 0.002]
+            .into_iter()
+            .chain(slip[3..6].iter().map(|s| h * mu * s))
+            .chain([0.0])
+            .collect();
+        let nc = [1.0, 0.0, 0.0, 1.0, 1.0, 1.0, 1.0];
+        let wy = vec![0.0; 7];
+        let g = sphere_glide(&frame(&z, &slip, &wy, &nc), 1.0, h, mu, 1e-9).unwrap();
+        assert_eq!(g.max_hop, 0.004);
+        assert!((g.max_hop_time - 0.002).abs() < 1e-15);
+        assert_eq!(g.glide_steps, 3);
+        assert!(g.glide_ratio.iter().all(|r| (r - 1.0).abs() < 1e-12));
+        assert!((g.slide_time - 0.007).abs() < 1e-15);
+        assert_eq!(g.contact_share, 1.0);
+        assert_eq!(g.roll_speed, 0.0);
+    }
+
+    #[test]
+    fn the_mujoco_set_in_the_repository_is_solved_and_matches_the_oracle() {
+        let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../data/mujoco");
+        let mut newton = SolverSpec::new("sap", "newton-merit", 1e-12, 100);
+        newton.rel_tol = 1e-8;
+        let rows = mujoco_set(&dir, &[newton], 1).unwrap();
+        assert!(rows.len() >= 4);
+        for p in &rows {
+            assert!(p.oracle_error <= p.oracle_bound, "{}", p.name);
+            let s = &p.solves[0];
+            assert_eq!(s.status, "converged", "{}", p.name);
+            assert!(s.e_m < 1e-7, "{}: {}", p.name, s.e_m);
+            // SAP's own regularisation is not MuJoCo's: close, not equal.
+            assert!(s.distance_to_mujoco < 1.0, "{}", p.name);
+        }
+    }
+}
