@@ -272,6 +272,7 @@ pub fn report(paper: &str, root: &Path, out: &mut dyn Write) -> Result<(), CliEr
         "todorov2010" => crate::report::todorov2010::generate(root)?,
         "erleben2008" => crate::report::erleben2008::generate(root)?,
         "mylapilli2014" => crate::report::mylapilli2014::generate(root)?,
+        "castro2022" => crate::report::castro2022::generate(root)?,
         other => return Err(not_reproducible(other)),
     }
     writeln!(

@@ -694,7 +694,7 @@ pub const PAPERS: &[PaperInfo] = &[
     PaperInfo {
         id: "castro2022",
         title: "Castro, Permenter and Han, SAP convex compliant contact",
-        reproducible: false,
+        reproducible: true,
     },
     PaperInfo {
         id: "hwangbo2018",

@@ -32,11 +32,13 @@ pub struct SphereGlide {
     pub slide_time: f64,
     /// The final forward speed (m/s).
     pub roll_speed: f64,
-    /// Steps in contact while sliding, after the first landing.
+    /// Steps in contact while sliding, after the first landing, settled (`|v_z| <=`
+    /// [`SETTLED_VZ`]).
     pub glide_steps: usize,
     /// Over those steps, the height over `dt mu |slip|`: mean, min, max.
     pub glide_ratio: [f64; 3],
-    /// Share of sliding steps (after the first landing) with a contact in the problem.
+    /// Share of sliding steps (after the first landing, slip at least `glide_min_slip`) with a
+    /// contact in the problem.
     pub contact_share: f64,
 }
 
@@ -44,19 +46,28 @@ fn glide_error(what: &str) -> AnalysisError {
     AnalysisError::MissingData(format!("sphere glide: {what}"))
 }
 
-/// The glide of the sphere run `df` (columns `step`, `n_c`, `z`, `vx`, `omega_y`), radius
-/// `radius`, time step `h`, friction `mu`; sliding while `|vx - R omega_y| > slip_tol`.
+/// Normal speed (m/s) below which a contact step has settled into the glide: the landing steps,
+/// still falling into the contact, are not gliding yet.
+pub const SETTLED_VZ: f64 = 0.01;
+
+/// The glide of the sphere run `df` (columns `step`, `n_c`, `z`, `vx`, `vz`, `omega_y`), radius
+/// `radius`, time step `h`, friction `mu`; sliding while `|vx - R omega_y| > slip_tol`. The
+/// glide ratio is taken over contact steps with `|slip| >= glide_min_slip`: near the end of
+/// the slide the predicted height `dt mu |slip|` falls to the contact's static compression
+/// (`R_n gamma_n dt`, below a micrometre here), which the ratio would divide by nothing.
 pub fn sphere_glide(
     df: &DataFrame,
     radius: f64,
     h: f64,
     mu: f64,
     slip_tol: f64,
+    glide_min_slip: f64,
 ) -> Result<SphereGlide, AnalysisError> {
     let z = f64s(df, "z")?;
     let vx = f64s(df, "vx")?;
     let wy = f64s(df, "omega_y")?;
     let nc = f64s(df, "n_c")?;
+    let vz = f64s(df, "vz")?;
     let n = z.len();
     if n == 0 {
         return Err(glide_error("no steps"));
@@ -77,10 +88,13 @@ pub fn sphere_glide(
     let flight = nc.iter().position(|&c| c == 0.0).unwrap_or(n);
     let landing = (flight..n).find(|&k| nc[k] > 0.0).unwrap_or(n);
     let glide: Vec<f64> = (landing..stop.min(n))
-        .filter(|&k| nc[k] > 0.0)
+        .filter(|&k| nc[k] > 0.0 && slip[k] >= glide_min_slip && vz[k].abs() <= SETTLED_VZ)
         .map(|k| z[k] / (h * mu * slip[k]))
         .collect();
-    let sliding_after = stop.saturating_sub(landing).max(1);
+    let sliding_after = (landing..stop.min(n))
+        .filter(|&k| slip[k] >= glide_min_slip)
+        .count()
+        .max(1);
     let ratio = if glide.is_empty() {
         [f64::NAN; 3]
     } else {
@@ -301,7 +315,8 @@ mod tests {
     use polars::prelude::{df, DataFrame};
 
     fn frame(z: &[f64], vx: &[f64], wy: &[f64], nc: &[f64]) -> DataFrame {
-        df!("z" => z, "vx" => vx, "omega_y" => wy, "n_c" => nc).unwrap()
+        let vz = vec![0.0; z.len()];
+        df!("z" => z, "vx" => vx, "vz" => vz, "omega_y" => wy, "n_c" => nc).unwrap()
     }
 
     #[test]
@@ -317,7 +332,7 @@ mod tests {
             .collect();
         let nc = [1.0, 0.0, 0.0, 1.0, 1.0, 1.0, 1.0];
         let wy = vec![0.0; 7];
-        let g = sphere_glide(&frame(&z, &slip, &wy, &nc), 1.0, h, mu, 1e-9).unwrap();
+        let g = sphere_glide(&frame(&z, &slip, &wy, &nc), 1.0, h, mu, 1e-9, 0.1).unwrap();
         assert_eq!(g.max_hop, 0.004);
         assert!((g.max_hop_time - 0.002).abs() < 1e-15);
         assert_eq!(g.glide_steps, 3);

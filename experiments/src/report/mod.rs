@@ -7,6 +7,7 @@
 //! the statistics from [`crate::analysis`].
 
 pub mod builder;
+pub mod castro2022;
 pub mod erleben2008;
 pub mod findings;
 pub mod mylapilli2014;
