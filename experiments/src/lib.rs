@@ -14,6 +14,7 @@ pub mod analysis;
 pub mod cli;
 pub mod config;
 pub mod frames;
+pub mod peers;
 pub mod provenance;
 pub mod registry;
 pub mod report;

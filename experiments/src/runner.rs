@@ -73,6 +73,10 @@ pub struct StepRow {
     pub residual: f64,
     /// Seconds of the solve.
     pub seconds: f64,
+    /// Seconds the scene spent on this step outside the solvers: building the step's problem
+    /// (collision detection, assembly) and advancing with the driver's impulses. The same for
+    /// every solver row of the step; a whole step of the driver is this plus its `seconds`.
+    pub scene_seconds: f64,
     /// Status by the shared ruler.
     pub status: String,
     /// The driver's own status.
@@ -225,7 +229,9 @@ pub fn run_one(cfg: &ExperimentConfig, spec: &RunSpec) -> Result<RunOutput, RunE
     let mut hardest_iterations = 0;
     let mut rows = Vec::with_capacity(cfg.scene.steps * solvers.len());
     for step in 0..cfg.scene.steps {
+        let clock = Instant::now();
         let cs = scene.contact_step().map_err(scene_err)?;
+        let mut scene_seconds = clock.elapsed().as_secs_f64();
         let n_c = cs.contacts.len();
         let mut step_rows = Vec::with_capacity(solvers.len());
         let mut driver_r = Vec::new();
@@ -255,6 +261,7 @@ pub fn run_one(cfg: &ExperimentConfig, spec: &RunSpec) -> Result<RunOutput, RunE
                 iterations: s.iterations,
                 residual: s.metrics.natural_map,
                 seconds: s.seconds,
+                scene_seconds: 0.0,
                 status: s.status.as_str().to_string(),
                 solver_status: s.solver_status.as_str().to_string(),
                 counters: s.counters.clone(),
@@ -270,10 +277,13 @@ pub fn run_one(cfg: &ExperimentConfig, spec: &RunSpec) -> Result<RunOutput, RunE
             hardest_iterations = driver_iterations;
             hardest = traces;
         }
+        let clock = Instant::now();
         scene.advance(&cs, &driver_r).map_err(scene_err)?;
+        scene_seconds += clock.elapsed().as_secs_f64();
         let observables = scene.observables();
         for mut r in step_rows {
             r.observables = observables.clone();
+            r.scene_seconds = scene_seconds;
             rows.push(r);
         }
     }
@@ -294,6 +304,7 @@ fn empty_row(run: usize, step: usize, solver: &str, role: &'static str) -> StepR
         iterations: 0,
         residual: 0.0,
         seconds: 0.0,
+        scene_seconds: 0.0,
         status: "no_contacts".into(),
         solver_status: "no_contacts".into(),
         counters: BTreeMap::new(),
@@ -348,6 +359,7 @@ pub fn steps_frame(cfg: &ExperimentConfig, out: &ExperimentOutput) -> PolarsResu
         "iterations" => rows.iter().map(|(_, r)| r.iterations).collect::<Vec<_>>(),
         "residual" => rows.iter().map(|(_, r)| r.residual).collect::<Vec<_>>(),
         "seconds" => rows.iter().map(|(_, r)| r.seconds).collect::<Vec<_>>(),
+        "scene_seconds" => rows.iter().map(|(_, r)| r.scene_seconds).collect::<Vec<_>>(),
         "status" => rows.iter().map(|(_, r)| r.status.clone()).collect::<Vec<_>>(),
         "solver_status" => rows.iter().map(|(_, r)| r.solver_status.clone()).collect::<Vec<_>>(),
     )?;
