@@ -21,6 +21,27 @@
 //!
 //! Convention: contact rows are normal first here (`R = diag(R_n, R_t, R_t)`); the paper writes
 //! the normal last.
+//!
+//! # Where Drake's SAP departs from the paper, and what we follow
+//!
+//! Drake's implementation (`multibody/contact_solvers/sap/`) is the paper's authors' production
+//! code and differs in places; we follow the paper unless said otherwise:
+//!
+//! * **Stopping.** Drake also stops when the cost stalls (relative change below a tolerance).
+//!   We stop on eq. 26 only (`|D grad| <= eps_a + eps_r max(|D p|, |D j_c|)`), plus the
+//!   driver's own `stagnated` status when a step no longer changes `v`; a stall is reported,
+//!   not counted as convergence.
+//! * **Line search.** Drake's exact search allows `alpha_max = 1.5`; the paper says 1.25, which
+//!   is our default (`newton-merit`'s `line_search.alpha_max` changes it).
+//! * **Scaling.** Both scale the optimality measure by `D = diag(A)^-1/2` (eq. 25); so do we.
+//! * **Delassus estimate.** Drake takes `w_i` from the diagonal of `W_ii`, with separate normal
+//!   and tangential values; we use the paper's rms `|W_ii|_F / 3` (sec. V-B; [`params`]).
+//! * **Near-rigid switch.** As eq. 29 states it: `R_n` is the larger of the compliant and the
+//!   near-rigid values; no switch on `tau_d`.
+//! * **Other constraints.** Drake's SAP also takes joint limits, couplers, distance and weld
+//!   constraints, which the paper only mentions; here only contact is in scope.
+//! * **Islands and threads.** Neither the paper nor this code splits the problem into islands;
+//!   only the trees some contact touches enter the Newton system, as in Drake.
 
 pub mod conic;
 pub mod cost;

@@ -1,6 +1,6 @@
 //! Todorov's non-smooth Gauss-Newton/Levenberg-Marquardt with dogleg and edge-aware line
 //! search (Todorov 2010, section III, pseudocode III-E), on any
-//! [`NonSmoothResidual`](contactlab_core::NonSmoothResidual).
+//! [`NonSmoothResidual`].
 //!
 //! One iteration at `x`, with `l = |r|^2 / 2`, `g = J' r`, `H = J' J + lambda I` (eqs. 19-21):
 //!
