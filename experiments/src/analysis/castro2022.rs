@@ -343,6 +343,34 @@ mod tests {
     }
 
     #[test]
+    fn clutter_rows_pair_the_solvers_step_by_step() {
+        // 4 steps of one run: SAP and the IPM on each; step 0 has no contacts.
+        let df = df!(
+            "n_bodies" => [8i64; 8],
+            "walls" => [true; 8],
+            "solver" => ["SAP", "IPM", "SAP", "IPM", "SAP", "IPM", "SAP", "IPM"],
+            "step" => [0i64, 0, 1, 1, 2, 2, 3, 3],
+            "n_c" => [0i64, 0, 4, 4, 6, 6, 6, 6],
+            "iterations" => [0i64, 0, 5, 12, 3, 11, 2, 10],
+            "seconds" => [0.0, 0.0, 1e-3, 1e-2, 1e-3, 3e-2, 2e-3, 1e-2],
+            "scene_seconds" => [1e-4, 1e-4, 1e-4, 1e-4, 1e-4, 1e-4, 1e-4, 1e-4],
+            "e_m" => [f64::NAN, f64::NAN, 1e-6, 1e-5, 2e-6, 3e-6, 1e-7, 2e-6],
+            "solver_status" => ["no_contacts", "no_contacts", "converged", "converged", "converged", "max_iterations", "converged", "converged"]
+        )
+        .unwrap();
+        let rows = clutter_rows(&df, "SAP", "IPM").unwrap();
+        assert_eq!(rows.len(), 1);
+        let r = &rows[0];
+        assert_eq!((r.bodies, r.walls, r.steps), (8, true, 4));
+        assert_eq!(r.sap_iterations, [10.0 / 3.0, 2.5, 5.0]);
+        // Ratios 10, 30, 5: median 10.
+        assert!((r.speedup - 10.0).abs() < 1e-12);
+        assert_eq!(r.ipm_unconverged, 1);
+        assert_eq!(r.e_m_max, [2e-6, 1e-5]);
+        assert!((r.sap_seconds_median - 1e-3).abs() < 1e-15);
+    }
+
+    #[test]
     fn the_mujoco_set_in_the_repository_is_solved_and_matches_the_oracle() {
         let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../data/mujoco");
         let mut newton = SolverSpec::new("sap", "newton-merit", 1e-12, 100);
@@ -358,4 +386,129 @@ mod tests {
             assert!(s.distance_to_mujoco < 1.0, "{}", p.name);
         }
     }
+}
+
+/// One clutter run (bodies, walls) with SAP as the driver and an interior point on the same
+/// step problems.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ClutterRow {
+    /// Bodies.
+    pub bodies: usize,
+    /// With the container's walls.
+    pub walls: bool,
+    /// Steps simulated.
+    pub steps: usize,
+    /// Median contacts per step.
+    pub contacts_median: f64,
+    /// SAP's iterations per step: mean, mean over the second half (steady state), max.
+    pub sap_iterations: [f64; 3],
+    /// Steps where SAP's own status was not `converged`.
+    pub sap_unconverged: usize,
+    /// SAP's median seconds per solve (steps with contacts).
+    pub sap_seconds_median: f64,
+    /// Median seconds of a whole step (scene and SAP).
+    pub step_seconds_median: f64,
+    /// The scene's share of the whole run's time (collision, assembly, advance).
+    pub scene_share: f64,
+    /// The interior point's median seconds per solve, and its mean iterations.
+    pub ipm_seconds_median: f64,
+    /// Interior-point iterations per step, mean.
+    pub ipm_iterations_mean: f64,
+    /// Steps where the interior point's own status was not `converged`.
+    pub ipm_unconverged: usize,
+    /// Median over steps of (interior-point seconds / SAP seconds), same step problem.
+    pub speedup: f64,
+    /// Largest `e_m` of SAP's and of the interior point's answers.
+    pub e_m_max: [f64; 2],
+    /// Wall seconds of SAP alone over the run (sum of solves and scene time).
+    pub sap_run_seconds: f64,
+}
+
+/// Rows of `df` (a clutter sweep with sweep columns `n_bodies` and `walls`) per
+/// (bodies, walls), SAP labelled `sap` and the interior point `ipm`.
+pub fn clutter_rows(
+    df: &DataFrame,
+    sap: &str,
+    ipm: &str,
+) -> Result<Vec<ClutterRow>, AnalysisError> {
+    let bodies = f64s(df, "n_bodies")?;
+    let walls = super::strs(df, "walls")?;
+    let solver = super::strs(df, "solver")?;
+    let step = f64s(df, "step")?;
+    let nc = f64s(df, "n_c")?;
+    let it = f64s(df, "iterations")?;
+    let secs = f64s(df, "seconds")?;
+    let scene = f64s(df, "scene_seconds")?;
+    let e_m = f64s(df, "e_m")?;
+    let status = super::strs(df, "solver_status")?;
+    let mut keys: Vec<(usize, bool)> = bodies
+        .iter()
+        .zip(&walls)
+        .map(|(b, w)| (*b as usize, w == "true"))
+        .collect();
+    keys.sort();
+    keys.dedup();
+    let mut out = Vec::new();
+    for (b, w) in keys {
+        let rows = |label: &str| -> Vec<usize> {
+            (0..df.height())
+                .filter(|&k| {
+                    bodies[k] as usize == b && (walls[k] == "true") == w && solver[k] == label
+                })
+                .collect()
+        };
+        let (s_rows, i_rows) = (rows(sap), rows(ipm));
+        if s_rows.is_empty() {
+            return Err(AnalysisError::MissingData(format!(
+                "clutter: no `{sap}` rows for {b} bodies, walls {w}"
+            )));
+        }
+        let active =
+            |r: &[usize]| -> Vec<usize> { r.iter().copied().filter(|&k| nc[k] > 0.0).collect() };
+        let (sa, ia) = (active(&s_rows), active(&i_rows));
+        let pick = |v: &[f64], r: &[usize]| -> Vec<f64> { r.iter().map(|&k| v[k]).collect() };
+        let mean = |v: &[f64]| {
+            if v.is_empty() {
+                f64::NAN
+            } else {
+                v.iter().sum::<f64>() / v.len() as f64
+            }
+        };
+        let max = |v: &[f64]| v.iter().copied().fold(f64::NAN, f64::max);
+        let steps = s_rows.len();
+        let half: Vec<usize> = sa
+            .iter()
+            .copied()
+            .filter(|&k| step[k] as usize >= steps / 2)
+            .collect();
+        let sap_it = pick(&it, &sa);
+        // Same step problem: pair SAP's and the interior point's solves by step.
+        let by_step: std::collections::HashMap<u64, f64> =
+            ia.iter().map(|&k| (step[k] as u64, secs[k])).collect();
+        let ratios: Vec<f64> = sa
+            .iter()
+            .filter_map(|&k| Some(by_step.get(&(step[k] as u64))? / secs[k]))
+            .collect();
+        let whole: Vec<f64> = s_rows.iter().map(|&k| secs[k] + scene[k]).collect();
+        let scene_total: f64 = pick(&scene, &s_rows).iter().sum();
+        let solve_total: f64 = pick(&secs, &s_rows).iter().sum();
+        out.push(ClutterRow {
+            bodies: b,
+            walls: w,
+            steps,
+            contacts_median: quantile(&pick(&nc, &s_rows), 0.5),
+            sap_iterations: [mean(&sap_it), mean(&pick(&it, &half)), max(&sap_it)],
+            sap_unconverged: sa.iter().filter(|&&k| status[k] != "converged").count(),
+            sap_seconds_median: quantile(&pick(&secs, &sa), 0.5),
+            step_seconds_median: quantile(&whole, 0.5),
+            scene_share: scene_total / (scene_total + solve_total),
+            ipm_seconds_median: quantile(&pick(&secs, &ia), 0.5),
+            ipm_iterations_mean: mean(&pick(&it, &ia)),
+            ipm_unconverged: ia.iter().filter(|&&k| status[k] != "converged").count(),
+            speedup: quantile(&ratios, 0.5),
+            e_m_max: [max(&pick(&e_m, &sa)), max(&pick(&e_m, &ia))],
+            sap_run_seconds: scene_total + solve_total,
+        });
+    }
+    Ok(out)
 }
