@@ -371,6 +371,28 @@ mod tests {
     }
 
     #[test]
+    fn histories_keep_the_asked_steps_with_a_decreasing_cost() {
+        let spec = SolverSpec::new("sap", "newton-merit", 1e-12, 100);
+        let h = histories(
+            crate::scenes::SceneKind::SphereOnPlane,
+            &toml::Table::new(),
+            &spec,
+            &[0, 2],
+        )
+        .unwrap();
+        for step in [0, 2] {
+            let pts: Vec<&HistoryPoint> = h.iter().filter(|p| p.step == step).collect();
+            assert!(pts.len() >= 2, "step {step}: {pts:?}");
+            assert_eq!(pts[0].iteration, 0);
+            assert!(pts
+                .windows(2)
+                .all(|w| w[1].cost <= w[0].cost + 1e-12 * w[0].cost.abs()));
+            assert!(pts.last().unwrap().optimality <= 1e-12);
+        }
+        assert!(h.iter().all(|p| p.step == 0 || p.step == 2));
+    }
+
+    #[test]
     fn the_mujoco_set_in_the_repository_is_solved_and_matches_the_oracle() {
         let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../data/mujoco");
         let mut newton = SolverSpec::new("sap", "newton-merit", 1e-12, 100);
@@ -509,6 +531,59 @@ pub fn clutter_rows(
             e_m_max: [max(&pick(&e_m, &sa)), max(&pick(&e_m, &ia))],
             sap_run_seconds: scene_total + solve_total,
         });
+    }
+    Ok(out)
+}
+
+/// One iteration of a solver's history on one step (Fig. 10).
+#[derive(Debug, Clone, PartialEq)]
+pub struct HistoryPoint {
+    /// The step.
+    pub step: usize,
+    /// Iteration (0: the start).
+    pub iteration: u64,
+    /// The cost.
+    pub cost: f64,
+    /// The optimality measure `|D grad l|` of eq. 26 (NaN at the start when not recorded).
+    pub optimality: f64,
+    /// The line search's step length.
+    pub step_length: f64,
+}
+
+/// Simulates `kind` with `params` for `max(at) + 1` steps, `spec` advancing it, and keeps the
+/// solver's per-iteration history at the steps `at` (Fig. 10's convergence histories).
+pub fn histories(
+    kind: crate::scenes::SceneKind,
+    params: &toml::Table,
+    spec: &SolverSpec,
+    at: &[usize],
+) -> Result<Vec<HistoryPoint>, AnalysisError> {
+    let bad = |what: String| AnalysisError::MissingData(format!("histories: {what}"));
+    let mut scene = kind.build(params).map_err(|e| bad(e.to_string()))?;
+    let registry = crate::registry::Registry::standard();
+    let solver = registry.resolve(spec).map_err(|e| bad(e.to_string()))?;
+    let last = at.iter().copied().max().unwrap_or(0);
+    let mut out = Vec::new();
+    for step in 0..=last {
+        let cs = scene.contact_step().map_err(|e| bad(e.to_string()))?;
+        let r = if cs.contacts.is_empty() {
+            Vec::new()
+        } else {
+            let s = solver
+                .solve(&cs.problem, None)
+                .map_err(|e| bad(format!("step {step}: {e}")))?;
+            if at.contains(&step) {
+                out.extend(s.solution.trace.rows.iter().map(|row| HistoryPoint {
+                    step,
+                    iteration: row.iter,
+                    cost: row.merit,
+                    optimality: row.extra.get("optimality").copied().unwrap_or(f64::NAN),
+                    step_length: row.step_length,
+                }));
+            }
+            s.r
+        };
+        scene.advance(&cs, &r).map_err(|e| bad(e.to_string()))?;
     }
     Ok(out)
 }
