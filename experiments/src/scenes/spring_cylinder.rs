@@ -341,11 +341,7 @@ pub fn order_of_accuracy(dt: &[f64], error: &[f64]) -> Option<f64> {
     if dt.len() < 2 || dt.len() != error.len() {
         return None;
     }
-    if dt
-        .iter()
-        .chain(error)
-        .any(|v| !(v.is_finite() && *v > 0.0))
-    {
+    if dt.iter().chain(error).any(|v| !(v.is_finite() && *v > 0.0)) {
         return None;
     }
     let n = dt.len() as f64;
@@ -393,11 +389,7 @@ impl ThetaSystem for CylinderDynamics {
     }
 
     fn mass_matrix(&self, _q: &DVector<f64>) -> DMatrix<f64> {
-        DMatrix::from_diagonal(&DVector::from_vec(vec![
-            self.mass,
-            self.mass,
-            self.inertia,
-        ]))
+        DMatrix::from_diagonal(&DVector::from_vec(vec![self.mass, self.mass, self.inertia]))
     }
 
     fn velocity_map(&self, _q: &DVector<f64>) -> DMatrix<f64> {

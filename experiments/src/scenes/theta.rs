@@ -176,7 +176,7 @@ impl Default for ThetaOptions {
 }
 
 /// What can go wrong in a theta-method step.
-#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[derive(Debug, Clone, thiserror::Error)]
 pub enum ThetaError {
     /// `theta` or `theta_vq` outside `[0, 1]`.
     #[error("theta-method parameter `{name}` must be in [0, 1], got {value}")]
@@ -250,11 +250,7 @@ pub trait ThetaSystem {
     /// `-(dk/dq) N` and `-dk/dv` of **all** of `k`, for stage 1's Newton matrix (need not be
     /// symmetric). Defaults to [`ThetaSystem::stiffness_damping`], exact when `k2` does not
     /// depend on the state (gravity).
-    fn newton_jacobians(
-        &self,
-        q: &DVector<f64>,
-        v: &DVector<f64>,
-    ) -> (DMatrix<f64>, DMatrix<f64>) {
+    fn newton_jacobians(&self, q: &DVector<f64>, v: &DVector<f64>) -> (DMatrix<f64>, DMatrix<f64>) {
         self.stiffness_damping(q, v)
     }
     /// The kinematic tree of each velocity (`A` is block diagonal by tree), when known;
@@ -399,7 +395,7 @@ fn residual<S: ThetaSystem + ?Sized>(
     Ok((r, scale, qt, vt, m))
 }
 
-/// [`momentum_residual`]'s public form: `m(v)` of eq. 14.
+/// The momentum residual `m(v)` of eq. 14 at end-of-step velocities `v` (zero at `v*`).
 pub fn momentum_residual<S: ThetaSystem + ?Sized>(
     sys: &S,
     theta: Theta,
@@ -480,7 +476,10 @@ pub fn free_motion<S: ThetaSystem + ?Sized>(
         check_shape("D (Newton)", &dn, nv, nv)?;
         let g = theta_matrix(theta, dt, &m, &kn, &dn);
         let step = g.lu().solve(&(-r)).ok_or_else(|| {
-            ThetaError::NotSpd("stage 1: the Newton matrix M + dt^2 theta theta_vq K + dt theta D is singular".into())
+            ThetaError::NotSpd(
+                "stage 1: the Newton matrix M + dt^2 theta theta_vq K + dt theta D is singular"
+                    .into(),
+            )
         })?;
         v += step;
         iterations += 1;
@@ -580,9 +579,9 @@ pub fn contact_velocities(
     }
     let mut jt_gamma = vec![0.0; nv];
     contactlab_core::generalized::sparse_transpose_mul_add(&problem.j, gamma, &mut jt_gamma);
-    let chol = a
-        .cholesky()
-        .ok_or_else(|| ThetaError::NotSpd("`A` of the contact problem is not positive definite".into()))?;
+    let chol = a.cholesky().ok_or_else(|| {
+        ThetaError::NotSpd("`A` of the contact problem is not positive definite".into())
+    })?;
     let dv = chol.solve(&DVector::from_vec(jt_gamma));
     Ok(DVector::from_column_slice(&problem.v_star) + dv)
 }
