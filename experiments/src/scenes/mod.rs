@@ -119,6 +119,12 @@ pub trait Scene: Send {
     /// Named values of the state after the step, one DataFrame column each (the same names at
     /// every step).
     fn observables(&self) -> Vec<(&'static str, f64)>;
+    /// Whether the scene's own simulated span is over (the runner then stops the run before
+    /// `[scene] steps`): for scenes whose step count follows from their parameters, such as
+    /// a time-step sweep over a fixed duration. Never, by default.
+    fn finished(&self) -> bool {
+        false
+    }
 }
 
 /// Which scene an experiment config names (`[scene] kind = ...`).
