@@ -5,6 +5,7 @@
 //! Nothing here writes files or formats prose: the report modules (`crate::report`) turn these
 //! numbers into tables, plots and checked findings.
 
+pub mod castro2022;
 pub mod erleben2008;
 pub mod mylapilli2014;
 pub mod todorov2010;
