@@ -123,6 +123,18 @@ impl Scheme {
     }
 }
 
+impl std::str::FromStr for Scheme {
+    type Err = ThetaError;
+
+    /// A scheme by its config name; the error lists the names.
+    fn from_str(s: &str) -> Result<Scheme, ThetaError> {
+        Scheme::ALL
+            .into_iter()
+            .find(|k| k.name() == s)
+            .ok_or_else(|| ThetaError::UnknownScheme(s.to_string()))
+    }
+}
+
 /// The two parameters of eq. 6.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Theta {
@@ -186,6 +198,9 @@ pub enum ThetaError {
         /// The value given.
         value: f64,
     },
+    /// A scheme name that is not one of [`Scheme::ALL`].
+    #[error("unknown theta-method scheme `{0}`; expected one of explicit_euler, symplectic_euler, implicit_euler, midpoint")]
+    UnknownScheme(String),
     /// A non-positive or non-finite time step.
     #[error("time step `dt` must be positive and finite, got {0}")]
     TimeStep(f64),
@@ -528,7 +543,8 @@ impl FreeMotion {
 
     /// Stage 2's problem `A (v - v*) = J' gamma` (eq. 18) with `J = J(q0)` (`3 nc x nv`,
     /// rows `n, t1, t2` per contact) and each contact's model (its `phi0 = phi(q0)`), the
-    /// step `dt`, `v0` and `b = 0`.
+    /// step `dt`, `v0` and `b = 0`; `StepProblem::from` it for the registry's solvers (SAP
+    /// minimises eq. 24 on it, Algorithm 1 line 2).
     pub fn contact_problem(
         &self,
         j: &DMatrix<f64>,
@@ -622,4 +638,349 @@ pub fn free_step<S: ThetaSystem + ?Sized>(
     let fm = free_motion(sys, theta, dt, q0, v0, opts)?;
     let q = positions(sys, theta, dt, q0, v0, &fm.v_star, opts)?;
     Ok((q, fm.v_star))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::analysis::castro2022::{order_of_accuracy, position_error};
+
+    /// `m x'' = -k x`: the spring is `k1` (`K = k`, `D = 0`).
+    struct Oscillator {
+        m: f64,
+        k: f64,
+    }
+
+    impl ThetaSystem for Oscillator {
+        fn num_positions(&self) -> usize {
+            1
+        }
+        fn num_velocities(&self) -> usize {
+            1
+        }
+        fn mass_matrix(&self, _q: &DVector<f64>) -> DMatrix<f64> {
+            DMatrix::from_element(1, 1, self.m)
+        }
+        fn velocity_map(&self, _q: &DVector<f64>) -> DMatrix<f64> {
+            DMatrix::identity(1, 1)
+        }
+        fn forces(&self, q: &DVector<f64>, _v: &DVector<f64>) -> DVector<f64> {
+            DVector::from_element(1, -self.k * q[0])
+        }
+        fn stiffness_damping(
+            &self,
+            _q: &DVector<f64>,
+            _v: &DVector<f64>,
+        ) -> (DMatrix<f64>, DMatrix<f64>) {
+            (DMatrix::from_element(1, 1, self.k), DMatrix::zeros(1, 1))
+        }
+    }
+
+    /// The paper's frictionless spring-mass: `m = 0.5`, `k_s = 100`, `w = sqrt(200)`.
+    const OSC: Oscillator = Oscillator { m: 0.5, k: 100.0 };
+
+    fn v1(x: f64) -> DVector<f64> {
+        DVector::from_element(1, x)
+    }
+
+    /// `(x, v)` after every step of `n` free steps from `(x0, 0)`.
+    fn free_run(sys: &dyn ThetaSystem, scheme: Scheme, dt: f64, n: usize) -> Vec<(f64, f64)> {
+        let (mut q, mut v) = (v1(0.1), v1(0.0));
+        let opts = ThetaOptions::default();
+        (0..n)
+            .map(|_| {
+                (q, v) = free_step(sys, scheme.theta(), dt, &q, &v, &opts).unwrap();
+                (q[0], v[0])
+            })
+            .collect()
+    }
+
+    fn energy(x: f64, v: f64) -> f64 {
+        0.5 * OSC.m * v * v + 0.5 * OSC.k * x * x
+    }
+
+    #[test]
+    fn schemes_have_the_papers_parameters_and_names() {
+        let got: Vec<(&str, f64, f64, u32)> = Scheme::ALL
+            .iter()
+            .map(|s| (s.name(), s.theta().theta, s.theta().theta_vq, s.order()))
+            .collect();
+        assert_eq!(
+            got,
+            [
+                ("explicit_euler", 0.0, 0.0, 1),
+                ("symplectic_euler", 0.0, 1.0, 1),
+                ("implicit_euler", 1.0, 1.0, 1),
+                ("midpoint", 0.5, 0.5, 2),
+            ]
+        );
+        #[derive(Deserialize)]
+        struct S {
+            scheme: Scheme,
+        }
+        for s in Scheme::ALL {
+            let parsed: S = toml::from_str(&format!("scheme = \"{}\"", s.name())).unwrap();
+            assert_eq!(parsed.scheme, s);
+            assert_eq!(s.name().parse::<Scheme>().unwrap(), s);
+            assert_eq!(Theta::from(s), s.theta());
+        }
+        let e = "leapfrog".parse::<Scheme>().unwrap_err().to_string();
+        assert!(e.contains("leapfrog") && e.contains("midpoint"), "{e}");
+        assert!(toml::from_str::<S>("scheme = \"leapfrog\"").is_err());
+        assert!(matches!(
+            Theta::new(0.5, 1.5),
+            Err(ThetaError::Parameter {
+                name: "theta_vq",
+                value: 1.5
+            })
+        ));
+        assert!(Theta::new(f64::NAN, 0.0).is_err());
+        assert_eq!(Theta::new(0.25, 0.75).unwrap().theta, 0.25);
+    }
+
+    /// One step of each scheme is the textbook recurrence for `x'' = -w^2 x`, `A` is eq. 15's
+    /// `m + dt^2 theta theta_vq k`, and Newton is exact in one iteration (linear forces).
+    #[test]
+    fn one_step_of_each_scheme_is_its_recurrence() {
+        let (dt, x0, v0) = (0.02, 0.1, -0.3);
+        let w2 = OSC.k / OSC.m;
+        let opts = ThetaOptions::default();
+        for s in Scheme::ALL {
+            let fm = free_motion(&OSC, s.theta(), dt, &v1(x0), &v1(v0), &opts).unwrap();
+            let x = positions(&OSC, s.theta(), dt, &v1(x0), &v1(v0), &fm.v_star, &opts).unwrap();
+            let (x1, vs) = (x[0], fm.v_star[0]);
+            let (ex, ev) = match s {
+                Scheme::ExplicitEuler => (x0 + dt * v0, v0 - dt * w2 * x0),
+                Scheme::SymplecticEuler => {
+                    let v = v0 - dt * w2 * x0;
+                    (x0 + dt * v, v)
+                }
+                // [1, -dt; dt w2, 1] [x; v] = [x0; v0].
+                Scheme::ImplicitEuler => {
+                    let det = 1.0 + dt * dt * w2;
+                    ((x0 + dt * v0) / det, (v0 - dt * w2 * x0) / det)
+                }
+                // x = x0 + dt (v0 + v) / 2, v = v0 - dt w2 (x0 + x) / 2.
+                Scheme::Midpoint => {
+                    let c = dt * dt * w2 / 4.0;
+                    let v = (v0 * (1.0 - c) - dt * w2 * x0) / (1.0 + c);
+                    (x0 + dt * (v0 + v) / 2.0, v)
+                }
+            };
+            assert!((x1 - ex).abs() < 1e-15 && (vs - ev).abs() < 1e-14, "{s:?}");
+            let t = s.theta();
+            let a = OSC.m + dt * dt * t.theta * t.theta_vq * OSC.k;
+            assert!((fm.a[(0, 0)] - a).abs() < 1e-15, "{s:?}");
+            assert_eq!(fm.newton_iterations, 1, "{s:?}");
+            assert!(fm.relative_residual < 1e-14, "{s:?}");
+            let m = momentum_residual(&OSC, t, dt, &v1(x0), &v1(v0), &fm.v_star).unwrap();
+            assert!(m[0].abs() < 1e-15, "{s:?}: {m}");
+        }
+    }
+
+    /// Contact-free spring-mass against `x0 cos(w t)` over 1 s: the position error falls as
+    /// `dt` for the Euler schemes and `dt^2` for the midpoint rule. (Implicit Euler's
+    /// amplitude decays as `exp(-w^2 dt t / 2)`: its error is first order only once that
+    /// exponent is small, `dt << 2 / (w^2 T)`; with `T = 5 s` and `dt = 0.02` its local slope is
+    /// 0.14. Over 1 s, 4 to 1 ms are in the asymptotic range for every scheme.)
+    #[test]
+    fn free_spring_mass_orders_of_accuracy() {
+        let w = (OSC.k / OSC.m).sqrt();
+        let (t_end, dts) = (1.0, [0.004, 0.002, 0.001]);
+        for (s, order) in [
+            (Scheme::SymplecticEuler, 1.0),
+            (Scheme::ImplicitEuler, 1.0),
+            (Scheme::Midpoint, 2.0),
+        ] {
+            let errors: Vec<f64> = dts
+                .iter()
+                .map(|&dt: &f64| {
+                    let n = (t_end / dt).round() as usize;
+                    let run = free_run(&OSC, s, dt, n);
+                    let x: Vec<f64> = run.iter().map(|p| p.0).collect();
+                    let exact: Vec<f64> =
+                        (1..=n).map(|k| 0.1 * (w * k as f64 * dt).cos()).collect();
+                    position_error(&x, &exact)
+                })
+                .collect();
+            let p = order_of_accuracy(&dts, &errors).unwrap();
+            eprintln!("{s:?}: order {p:.3}, errors {errors:?}");
+            assert!(
+                (p - order).abs() < 0.2,
+                "{s:?}: order {p}, errors {errors:?}"
+            );
+        }
+    }
+
+    /// Section VI-B, Fig. 5 (`dt = 0.02`, 22 steps per period): the midpoint rule conserves
+    /// the energy, implicit Euler loses the factor `1 + (w dt)^2` every step, symplectic Euler
+    /// stays in a band `w dt` wide (the paper's 28%), explicit Euler gains `1 + (w dt)^2`.
+    #[test]
+    fn free_spring_mass_energy_behaviour() {
+        let dt = 0.02;
+        let wdt2 = dt * dt * OSC.k / OSC.m;
+        let e0 = energy(0.1, 0.0);
+        let n = 5000; // 100 s, about 225 periods
+        let rel = |s: Scheme| -> Vec<f64> {
+            free_run(&OSC, s, dt, n)
+                .iter()
+                .map(|&(x, v)| energy(x, v) / e0)
+                .collect()
+        };
+        let mid = rel(Scheme::Midpoint);
+        assert!(mid.iter().all(|e| (e - 1.0).abs() < 1e-12));
+        let imp = rel(Scheme::ImplicitEuler);
+        assert!((imp[0] - 1.0 / (1.0 + wdt2)).abs() < 1e-14);
+        assert!(imp
+            .windows(2)
+            .all(|p| (p[1] / p[0] * (1.0 + wdt2) - 1.0).abs() < 1e-12));
+        // "dissipates the initial energy in just a few periods": below 1% within 3 periods.
+        assert!(imp[3 * 22] < 0.01, "{}", imp[3 * 22]);
+        let sym = rel(Scheme::SymplecticEuler);
+        let (lo, hi) = sym
+            .iter()
+            .fold((1.0f64, 1.0f64), |(l, h), &e| (l.min(e), h.max(e)));
+        let band = hi - lo;
+        assert!((band - 0.2886).abs() < 1e-3, "band {band}");
+        assert!(((band / (wdt2.sqrt())) - 1.0).abs() < 0.03);
+        // Bounded: the last 1000 steps span the same band as the first 1000.
+        let span = |e: &[f64]| {
+            e.iter().fold(0.0f64, |m, &x| m.max(x)) - e.iter().fold(2.0f64, |m, &x| m.min(x))
+        };
+        assert!((span(&sym[..1000]) - span(&sym[n - 1000..])).abs() < 1e-3);
+        let exp = rel(Scheme::ExplicitEuler);
+        assert!(exp
+            .windows(2)
+            .all(|p| (p[1] / p[0] / (1.0 + wdt2) - 1.0).abs() < 1e-12));
+    }
+
+    /// A pendulum (`k = -m g l sin q` in `k2`) with a configuration-dependent `N(q) = 1 + q^2`:
+    /// Newton reaches the tolerance on the nonlinear eq. 13, and the new configuration solves
+    /// `q = q0 + dt N(q_theta) v_theta_vq` with `q_theta = theta q + (1 - theta) q0`.
+    #[test]
+    fn nonlinear_forces_and_velocity_map() {
+        struct Pendulum;
+        impl ThetaSystem for Pendulum {
+            fn num_positions(&self) -> usize {
+                1
+            }
+            fn num_velocities(&self) -> usize {
+                1
+            }
+            fn mass_matrix(&self, _q: &DVector<f64>) -> DMatrix<f64> {
+                DMatrix::from_element(1, 1, 2.0)
+            }
+            fn velocity_map(&self, q: &DVector<f64>) -> DMatrix<f64> {
+                DMatrix::from_element(1, 1, 1.0 + q[0] * q[0])
+            }
+            fn forces(&self, q: &DVector<f64>, _v: &DVector<f64>) -> DVector<f64> {
+                v1(-2.0 * 9.81 * q[0].sin())
+            }
+            fn stiffness_damping(
+                &self,
+                _q: &DVector<f64>,
+                _v: &DVector<f64>,
+            ) -> (DMatrix<f64>, DMatrix<f64>) {
+                (DMatrix::zeros(1, 1), DMatrix::zeros(1, 1))
+            }
+            fn newton_jacobians(
+                &self,
+                q: &DVector<f64>,
+                _v: &DVector<f64>,
+            ) -> (DMatrix<f64>, DMatrix<f64>) {
+                let n = 1.0 + q[0] * q[0];
+                (
+                    DMatrix::from_element(1, 1, 2.0 * 9.81 * q[0].cos() * n),
+                    DMatrix::zeros(1, 1),
+                )
+            }
+        }
+        let (dt, q0, v0) = (0.05, v1(1.0), v1(0.5));
+        let opts = ThetaOptions::default();
+        for s in [Scheme::ImplicitEuler, Scheme::Midpoint] {
+            let t = s.theta();
+            let fm = free_motion(&Pendulum, t, dt, &q0, &v0, &opts).unwrap();
+            assert!(fm.newton_iterations <= 6, "{s:?}: {}", fm.newton_iterations);
+            assert!(fm.relative_residual <= 1e-12);
+            // A is the mass matrix alone: the pendulum force is k2.
+            assert_eq!(fm.a[(0, 0)], 2.0);
+            let q = positions(&Pendulum, t, dt, &q0, &v0, &fm.v_star, &opts).unwrap();
+            let qt = t.theta * q[0] + (1.0 - t.theta) * q0[0];
+            let vq = t.theta_vq * fm.v_star[0] + (1.0 - t.theta_vq) * v0[0];
+            let expect = q0[0] + dt * (1.0 + qt * qt) * vq;
+            assert!((q[0] - expect).abs() < 1e-12, "{s:?}: {} vs {expect}", q[0]);
+        }
+    }
+
+    #[test]
+    fn the_contact_problem_is_eq_18() {
+        let dt = 0.01;
+        let fm = free_motion(
+            &OSC,
+            Scheme::Midpoint.theta(),
+            dt,
+            &v1(0.1),
+            &v1(0.0),
+            &ThetaOptions::default(),
+        )
+        .unwrap();
+        let model = ContactModel {
+            mu: 0.5,
+            phi0: -1e-3,
+            stiffness: 1e4,
+            dissipation: 0.01,
+        };
+        let j = DMatrix::from_column_slice(3, 1, &[0.0, 1.0, 0.0]);
+        let p = fm.contact_problem(&j, vec![model]).unwrap();
+        assert_eq!((p.num_dofs(), p.num_contacts()), (1, 1));
+        assert_eq!(p.v_star, [fm.v_star[0]]);
+        assert_eq!(p.v0.as_deref(), Some(&[0.0][..]));
+        assert_eq!(p.dt, Some(dt));
+        assert_eq!(p.contacts, [model]);
+        // v = v* + A^-1 J' gamma.
+        let v = contact_velocities(&p, &[0.0, 0.2, 0.0]).unwrap();
+        assert!((v[0] - (fm.v_star[0] + 0.2 / fm.a[(0, 0)])).abs() < 1e-15);
+        let e = contact_velocities(&p, &[0.0]).unwrap_err().to_string();
+        assert!(e.contains("gamma"), "{e}");
+        let e = contact_velocities(&p, &[0.0, f64::NAN, 0.0]).unwrap_err();
+        assert!(matches!(e, ThetaError::NonFinite("gamma")), "{e}");
+        let e = fm
+            .contact_problem(&DMatrix::zeros(2, 1), vec![model])
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("`J`"), "{e}");
+    }
+
+    #[test]
+    fn bad_inputs_are_errors_naming_the_quantity() {
+        let opts = ThetaOptions::default();
+        let t = Scheme::Midpoint.theta();
+        for dt in [0.0, -0.1, f64::NAN, f64::INFINITY] {
+            let e = free_motion(&OSC, t, dt, &v1(0.0), &v1(0.0), &opts).unwrap_err();
+            assert!(matches!(e, ThetaError::TimeStep(_)), "{e}");
+            assert!(e.to_string().contains("`dt`"));
+        }
+        let e = free_motion(&OSC, t, 0.01, &DVector::zeros(2), &v1(0.0), &opts).unwrap_err();
+        assert!(e.to_string().contains("`q0`"), "{e}");
+        let e = free_motion(&OSC, t, 0.01, &v1(0.0), &v1(f64::NAN), &opts).unwrap_err();
+        assert!(matches!(e, ThetaError::NonFinite("v0")), "{e}");
+        let bad = Theta {
+            theta: 2.0,
+            theta_vq: 0.5,
+        };
+        let e = free_motion(&OSC, bad, 0.01, &v1(0.0), &v1(0.0), &opts).unwrap_err();
+        assert!(e.to_string().contains("`theta`"), "{e}");
+        // A negative spring makes A indefinite for a large enough step.
+        let soft = Oscillator { m: 1.0, k: -1e4 };
+        let e = free_motion(
+            &soft,
+            Scheme::ImplicitEuler.theta(),
+            0.1,
+            &v1(0.1),
+            &v1(0.0),
+            &opts,
+        )
+        .unwrap_err();
+        assert!(matches!(e, ThetaError::NotSpd(_)), "{e}");
+    }
 }
