@@ -65,16 +65,23 @@
 //! needs the friction force `k_s x / 3` at most `mu m g`: `mu >= k_s x0 / (3 m g) = 0.68`
 //! ([`rolling_friction_threshold`]); between 0 and that there is no closed form. The
 //! position error of section VI-B, `e_q = (1/T int_0^T (x - x_e)^2 dt)^(1/2)`, is
-//! [`position_error`] over the step samples, and [`order_of_accuracy`] fits the slope of
+//! [`position_error`](crate::analysis::castro2022::position_error) over the step samples, and
+//! [`order_of_accuracy`](crate::analysis::castro2022::order_of_accuracy) fits the slope of
 //! `log e_q` against `log dt`.
 //!
 //! # Observables
 //!
 //! `x`, `phi` (signed distance `y - R`), `angle`, `vx`, `vy`, `omega`, `slip` (`v_x + R omega`,
-//! the touching point's velocity), `energy`, `kinetic_energy`, `spring_energy`,
-//! `vertical_energy` (module doc above), `normal_force` and `friction_force` (the last step's
-//! impulses over `dt`, along `+y` and `+x`), `x_exact` (`NaN` where there is no closed form)
-//! and `time`.
+//! the touching point's velocity), `energy`, `relative_energy` (`energy` over its value at
+//! `t = 0`, what Figs. 5-6 plot), `kinetic_energy`, `spring_energy`, `vertical_energy` (module
+//! doc above), `normal_force` and `friction_force` (the last step's impulses over `dt`, along
+//! `+y` and `+x`), `x_exact` (`NaN` where there is no closed form) and `time` (`steps * dt`).
+//!
+//! # Run length
+//!
+//! The scene ends its run after `round(duration / dt)` steps ([`Scene::finished`]), so one
+//! config can sweep `dt` over the same simulated span: `[scene] steps` is then an upper bound
+//! that must cover the smallest `dt`.
 
 use contactlab_core::ContactModel;
 use nalgebra::{DMatrix, DVector, Matrix3};
@@ -150,8 +157,8 @@ pub struct SpringCylinderConfig {
     /// Gravitational acceleration (m/s^2), along `-y`.
     #[serde(default = "default_gravity")]
     pub gravity: f64,
-    /// Simulated span (s); [`SpringCylinderConfig::steps`] turns it into a step count (the
-    /// runner's `[scene] steps` decides how many steps a run takes).
+    /// Simulated span (s); [`SpringCylinderConfig::steps`] turns it into the step count after
+    /// which the scene says it is finished (the runner's `[scene] steps` caps it).
     #[serde(default = "default_duration")]
     pub duration: f64,
 }
@@ -212,6 +219,15 @@ impl SpringCylinderConfig {
             return Err(SceneError::Param {
                 key: "x0",
                 message: format!("must be finite, got {}", self.x0),
+            });
+        }
+        if self.steps() == 0 {
+            return Err(SceneError::Param {
+                key: "duration",
+                message: format!(
+                    "must be at least half a time step (dt = {}), got {}",
+                    self.dt, self.duration
+                ),
             });
         }
         Ok(())
@@ -324,35 +340,6 @@ impl SpringCylinderExact {
     }
 }
 
-/// Section VI-B's `e_q = (1/T int_0^T (x - x_e)^2 dt)^(1/2)` from samples at equally spaced
-/// times (the rectangle rule: the root mean square of the differences); `NaN` for no samples
-/// or different lengths.
-pub fn position_error(x: &[f64], x_exact: &[f64]) -> f64 {
-    if x.is_empty() || x.len() != x_exact.len() {
-        return f64::NAN;
-    }
-    let sum: f64 = x.iter().zip(x_exact).map(|(a, b)| (a - b).powi(2)).sum();
-    (sum / x.len() as f64).sqrt()
-}
-
-/// The least-squares slope of `ln e` against `ln dt`: the observed order of accuracy. `None`
-/// with fewer than two points, a non-positive or non-finite value, or equal time steps.
-pub fn order_of_accuracy(dt: &[f64], error: &[f64]) -> Option<f64> {
-    if dt.len() < 2 || dt.len() != error.len() {
-        return None;
-    }
-    if dt.iter().chain(error).any(|v| !(v.is_finite() && *v > 0.0)) {
-        return None;
-    }
-    let n = dt.len() as f64;
-    let lx: Vec<f64> = dt.iter().map(|v| v.ln()).collect();
-    let ly: Vec<f64> = error.iter().map(|v| v.ln()).collect();
-    let (mx, my) = (lx.iter().sum::<f64>() / n, ly.iter().sum::<f64>() / n);
-    let sxx: f64 = lx.iter().map(|x| (x - mx).powi(2)).sum();
-    let sxy: f64 = lx.iter().zip(&ly).map(|(x, y)| (x - mx) * (y - my)).sum();
-    (sxx > 0.0).then(|| sxy / sxx)
-}
-
 /// The cylinder's dynamics as a [`ThetaSystem`]: `M = diag(m, m, I)`, `N = I`,
 /// `k = [-k_s x, -m g, 0]`, `K = diag(k_s, 0, 0)`, `D = 0`, one kinematic tree.
 #[derive(Debug, Clone, PartialEq)]
@@ -425,6 +412,10 @@ fn theta_err(e: ThetaError) -> SceneError {
             key: name,
             message: format!("must be in [0, 1], got {value}"),
         },
+        ThetaError::UnknownScheme(name) => SceneError::Param {
+            key: "scheme",
+            message: format!("unknown scheme `{name}`"),
+        },
         ThetaError::TimeStep(dt) => SceneError::Param {
             key: "dt",
             message: format!("must be positive and finite, got {dt}"),
@@ -451,12 +442,14 @@ pub struct SpringCylinder {
     pub q: DVector<f64>,
     /// `[v_x, v_y, omega]`.
     pub v: DVector<f64>,
-    /// Simulated time (s).
-    pub time: f64,
+    /// Steps taken.
+    pub steps_taken: usize,
     /// The last step's contact impulse `[normal, tangent along +x, out of plane]`.
     pub last_impulse: [f64; 3],
     /// Stage 1's stopping rule.
     pub options: ThetaOptions,
+    /// The total mechanical energy at `t = 0` (the reference of `relative_energy`).
+    pub initial_energy: f64,
     dynamics: CylinderDynamics,
     exact: Option<SpringCylinderExact>,
 }
@@ -466,7 +459,7 @@ impl SpringCylinder {
     /// height `y = R - m g / k`, unrotated.
     pub fn new(config: &SpringCylinderConfig) -> Result<SpringCylinder, SceneError> {
         config.validate()?;
-        Ok(SpringCylinder {
+        let mut scene = SpringCylinder {
             config: config.clone(),
             theta: config.scheme.theta(),
             q: DVector::from_vec(vec![
@@ -475,12 +468,29 @@ impl SpringCylinder {
                 0.0,
             ]),
             v: DVector::zeros(3),
-            time: 0.0,
+            steps_taken: 0,
             last_impulse: [0.0; 3],
             options: ThetaOptions::default(),
+            initial_energy: 0.0,
             dynamics: CylinderDynamics::new(config),
             exact: SpringCylinderExact::new(config).ok(),
-        })
+        };
+        scene.initial_energy = scene.energy();
+        Ok(scene)
+    }
+
+    /// Simulated time, `steps_taken * dt` (s).
+    pub fn time(&self) -> f64 {
+        self.steps_taken as f64 * self.config.dt
+    }
+
+    /// `energy / initial_energy` (`NaN` when the initial energy is zero: `x0 = 0`).
+    pub fn relative_energy(&self) -> f64 {
+        if self.initial_energy > 0.0 {
+            self.energy() / self.initial_energy
+        } else {
+            f64::NAN
+        }
     }
 
     /// The contact frame, rows `[n, t1, t2] = [+y, +x, -z]`.
@@ -589,7 +599,7 @@ impl SpringCylinder {
         };
         self.q = q;
         self.v = v;
-        self.time += self.config.dt;
+        self.steps_taken += 1;
         Ok(())
     }
 
@@ -633,8 +643,13 @@ impl Scene for SpringCylinder {
         SpringCylinder::advance(self, step, r)
     }
 
+    fn finished(&self) -> bool {
+        self.steps_taken >= self.config.steps()
+    }
+
     fn observables(&self) -> Vec<(&'static str, f64)> {
         let dt = self.config.dt;
+        let time = self.time();
         vec![
             ("x", self.q[0]),
             ("phi", self.phi()),
@@ -644,16 +659,260 @@ impl Scene for SpringCylinder {
             ("omega", self.v[2]),
             ("slip", self.slip_velocity()),
             ("energy", self.energy()),
+            ("relative_energy", self.relative_energy()),
             ("kinetic_energy", self.kinetic_energy()),
             ("spring_energy", self.spring_energy()),
             ("vertical_energy", self.vertical_energy()),
             ("normal_force", self.last_impulse[0] / dt),
             ("friction_force", self.last_impulse[1] / dt),
-            (
-                "x_exact",
-                self.exact.map_or(f64::NAN, |e| e.position(self.time)),
-            ),
-            ("time", self.time),
+            ("x_exact", self.exact.map_or(f64::NAN, |e| e.position(time))),
+            ("time", time),
         ]
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn table(s: &str) -> toml::Table {
+        s.parse().unwrap()
+    }
+
+    #[test]
+    fn defaults_are_the_papers_setup() {
+        let c = SpringCylinderConfig::from_table(&table("")).unwrap();
+        assert_eq!(c, SpringCylinderConfig::default());
+        assert_eq!(
+            (c.radius, c.mass, c.spring_stiffness, c.contact_stiffness),
+            (0.05, 0.5, 100.0, 1e4)
+        );
+        assert_eq!((c.dissipation, c.x0, c.dt, c.mu), (0.02, 0.1, 0.02, 0.0));
+        assert_eq!((c.scheme, c.steps()), (Scheme::Midpoint, 250));
+        // Section VI-B: about 22 steps per frictionless period, 27 rolling.
+        let per_period = |e: SpringCylinderExact| e.period() / c.dt;
+        assert!((per_period(SpringCylinderExact::frictionless(&c)) - 22.2).abs() < 0.05);
+        assert!((per_period(SpringCylinderExact::rolling(&c)) - 27.2).abs() < 0.05);
+        assert!((rolling_friction_threshold(&c) - 0.6796).abs() < 1e-4);
+        assert!((c.equilibrium_phi() + 4.905e-4).abs() < 1e-12);
+    }
+
+    /// Every bad value is an error naming its key, never a panic.
+    #[test]
+    fn bad_parameters_are_errors_naming_the_key() {
+        for (text, key) in [
+            ("spring_stiffness = -100.0", "`spring_stiffness`"),
+            ("contact_stiffness = 0.0", "`contact_stiffness`"),
+            ("contact_stiffness = inf", "`contact_stiffness`"),
+            ("dt = 0.0", "`dt`"),
+            ("dt = -0.01", "`dt`"),
+            ("dt = nan", "`dt`"),
+            ("mass = nan", "`mass`"),
+            ("radius = -0.05", "`radius`"),
+            ("mu = -1.0", "`mu`"),
+            ("mu = nan", "`mu`"),
+            ("dissipation = -0.1", "`dissipation`"),
+            ("gravity = -9.81", "`gravity`"),
+            ("x0 = inf", "`x0`"),
+            ("duration = 0.005", "`duration`"),
+            ("scheme = \"leapfrog\"", "`scheme`"),
+            ("scheme = 2", "`scheme`"),
+            ("dt = \"small\"", "`dt`"),
+            ("stiffness = 1.0", "stiffness"),
+        ] {
+            let e = SpringCylinderConfig::from_table(&table(text))
+                .and_then(|c| c.validate().map(|_| c))
+                .unwrap_err()
+                .to_string();
+            assert!(e.contains(key), "{text}: {e}");
+            let e = SpringCylinderConfig::from_table(&table(text))
+                .and_then(|c| SpringCylinder::new(&c).map(|_| ()));
+            assert!(e.is_err(), "{text}");
+        }
+        let e = SpringCylinderConfig::from_table(&table("scheme = \"leapfrog\""))
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("midpoint"), "lists the schemes: {e}");
+    }
+
+    #[test]
+    fn the_exact_answer_exists_for_frictionless_and_rolling_only() {
+        let c = |mu: f64| SpringCylinderConfig {
+            mu,
+            ..Default::default()
+        };
+        let free = SpringCylinderExact::new(&c(0.0)).unwrap();
+        assert!(!free.rolling && (free.omega - 200f64.sqrt()).abs() < 1e-12);
+        assert_eq!(free.angular_velocity(0.3), 0.0);
+        let roll = SpringCylinderExact::new(&c(1.0)).unwrap();
+        assert!(roll.rolling && (roll.omega - (100.0f64 / 0.75).sqrt()).abs() < 1e-12);
+        assert_eq!(roll.position(0.0), 0.1);
+        let t = 0.37;
+        assert!((roll.angular_velocity(t) + roll.velocity(t) / 0.05).abs() < 1e-12);
+        assert_eq!(roll.energy, 0.5);
+        let e = SpringCylinderExact::new(&c(0.3)).unwrap_err().to_string();
+        assert!(e.contains("`mu`") && e.contains("0.67"), "{e}");
+    }
+
+    #[test]
+    fn initial_state_frame_and_jacobian() {
+        let s = SpringCylinder::new(&SpringCylinderConfig::default()).unwrap();
+        assert!((s.energy() - 0.5).abs() < 1e-15 && s.relative_energy() == 1.0);
+        assert!(s.vertical_energy().abs() < 1e-15);
+        assert!((s.phi() - s.config.equilibrium_phi()).abs() < 1e-15);
+        let f = SpringCylinder::frame();
+        assert!((f * f.transpose() - Matrix3::identity()).norm() < 1e-15);
+        assert!((f.determinant() - 1.0).abs() < 1e-15, "right-handed");
+        let j = s.jacobian();
+        // Normal: v_y; first tangent (+x): v_x + R omega; second: nothing in the plane.
+        assert_eq!(
+            j.row(0).iter().copied().collect::<Vec<_>>(),
+            [0.0, 1.0, 0.0]
+        );
+        assert_eq!(
+            j.row(1).iter().copied().collect::<Vec<_>>(),
+            [1.0, 0.0, 0.05]
+        );
+        assert_eq!(
+            j.row(2).iter().copied().collect::<Vec<_>>(),
+            [0.0, 0.0, 0.0]
+        );
+    }
+
+    /// The step problem is eq. 18 with eq. 15's `A`, the free motion of stage 1 and the
+    /// contact's model at `q0`, for every scheme.
+    #[test]
+    fn contact_step_is_eq_18() {
+        for scheme in Scheme::ALL {
+            let cfg = SpringCylinderConfig {
+                scheme,
+                mu: 1.0,
+                ..Default::default()
+            };
+            let s = SpringCylinder::new(&cfg).unwrap();
+            let step = s.contact_step().unwrap();
+            assert_eq!(step.contacts.len(), 1);
+            assert_eq!(step.contacts[0].gap, s.phi());
+            let g = step.problem.generalized().unwrap();
+            let t = scheme.theta();
+            let dt = cfg.dt;
+            let k_eff = dt * dt * t.theta * t.theta_vq * cfg.spring_stiffness;
+            let a = theta_dense(g);
+            let want = [cfg.mass + k_eff, cfg.mass, cfg.inertia()];
+            for (i, w) in want.iter().enumerate() {
+                assert!((a[(i, i)] - w).abs() < 1e-15, "{scheme:?}: A[{i}{i}]");
+            }
+            assert_eq!(a.iter().filter(|x| **x != 0.0).count(), 3, "diagonal");
+            // v*_x from the spring (from rest: -dt k_s x_theta / (m + k_eff)), v*_y = -g dt.
+            let vx = -dt * cfg.spring_stiffness * cfg.x0 / (cfg.mass + k_eff);
+            assert!((g.v_star[0] - vx).abs() < 1e-15, "{scheme:?}");
+            assert!((g.v_star[1] + cfg.gravity * dt).abs() < 1e-15);
+            assert_eq!(g.v_star[2], 0.0);
+            assert_eq!(g.contacts[0].phi0, s.phi());
+            assert_eq!(
+                (
+                    g.contacts[0].mu,
+                    g.contacts[0].stiffness,
+                    g.contacts[0].dissipation
+                ),
+                (1.0, 1e4, 0.02)
+            );
+            assert_eq!((g.dt, g.v0.as_deref()), (Some(dt), Some(&[0.0; 3][..])));
+        }
+    }
+
+    fn theta_dense(g: &contactlab_core::GeneralizedProblem) -> DMatrix<f64> {
+        let mut a = DMatrix::zeros(3, 3);
+        let (cp, ri, v) = (
+            g.a.symbolic().col_ptr(),
+            g.a.symbolic().row_idx(),
+            g.a.val(),
+        );
+        for c in 0..3 {
+            for k in cp[c]..cp[c + 1] {
+                a[(ri[k], c)] = v[k];
+            }
+        }
+        a
+    }
+
+    /// With the compliant law's equilibrium impulse `dt m g` along the normal and nothing
+    /// else, the cylinder is a spring-mass in `x`, stays at its height and does not turn; the
+    /// run ends after `duration / dt` steps.
+    #[test]
+    fn advance_with_the_equilibrium_impulse_is_the_free_oscillator() {
+        let cfg = SpringCylinderConfig {
+            scheme: Scheme::Midpoint,
+            duration: 1.0,
+            ..Default::default()
+        };
+        let mut s = SpringCylinder::new(&cfg).unwrap();
+        let r = [cfg.dt * cfg.mass * cfg.gravity, 0.0, 0.0];
+        while !s.finished() {
+            let step = s.contact_step().unwrap();
+            s.advance(&step, &r).unwrap();
+        }
+        assert_eq!(s.steps_taken, 50);
+        assert!((s.time() - 1.0).abs() < 1e-15);
+        assert!(s.v[1].abs() < 1e-13 && s.v[2] == 0.0, "{}", s.v);
+        assert!((s.phi() - cfg.equilibrium_phi()).abs() < 1e-15);
+        // The midpoint rule conserves the oscillator's energy.
+        assert!((s.relative_energy() - 1.0).abs() < 1e-12);
+        let obs = s.observables();
+        let get = |n: &str| obs.iter().find(|o| o.0 == n).unwrap().1;
+        assert_eq!(get("time"), s.time());
+        assert_eq!(get("x"), s.q[0]);
+        assert!((get("normal_force") - cfg.mass * cfg.gravity).abs() < 1e-12);
+        let exact = SpringCylinderExact::frictionless(&cfg).position(1.0);
+        assert_eq!(get("x_exact"), exact);
+        // The midpoint rule turns the oscillator's phase by `phi`, `tan(phi / 2) = w dt / 2`,
+        // per step (its energy is exact): 50 steps are `x0 cos(50 phi)`.
+        let w = (cfg.spring_stiffness / cfg.mass).sqrt();
+        let phi = 2.0 * (w * cfg.dt / 2.0).atan();
+        assert!((get("x") - 0.1 * (50.0 * phi).cos()).abs() < 1e-12);
+        assert!(
+            (get("x") - exact).abs() > 1e-3,
+            "a coarse step: visibly off the exact answer"
+        );
+        let names: Vec<&str> = obs.iter().map(|o| o.0).collect();
+        assert_eq!(
+            names,
+            [
+                "x",
+                "phi",
+                "angle",
+                "vx",
+                "vy",
+                "omega",
+                "slip",
+                "energy",
+                "relative_energy",
+                "kinetic_energy",
+                "spring_energy",
+                "vertical_energy",
+                "normal_force",
+                "friction_force",
+                "x_exact",
+                "time"
+            ]
+        );
+    }
+
+    #[test]
+    fn advance_refuses_bad_impulses() {
+        let mut s = SpringCylinder::new(&SpringCylinderConfig::default()).unwrap();
+        let step = s.contact_step().unwrap();
+        assert!(matches!(
+            s.advance(&step, &[0.0; 2]),
+            Err(SceneError::Impulses {
+                expected: 3,
+                found: 2
+            })
+        ));
+        assert!(matches!(
+            s.advance(&step, &[f64::NAN, 0.0, 0.0]),
+            Err(SceneError::NonFinite(_))
+        ));
+        assert_eq!(s.steps_taken, 0);
     }
 }
