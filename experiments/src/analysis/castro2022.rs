@@ -273,7 +273,8 @@ pub struct EnergySummary {
     /// The mean of `E / E0` over the last `smoothing` seconds.
     pub final_energy: f64,
     /// The first time at which the mean of `E / E0` over the preceding `smoothing` seconds is
-    /// at most `1 - loss` (`NaN` if it never is): Fig. 6's "10 minutes to lose 10%".
+    /// at most `1 - loss` (`NaN` if it never is): Fig. 6's "10 minutes to lose 10%". Never
+    /// below `smoothing`: a run that loses the share sooner (implicit Euler) reports that.
     pub time_to_lose: f64,
 }
 
