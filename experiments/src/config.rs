@@ -75,7 +75,8 @@ pub enum ConfigError {
 pub struct SceneSection {
     /// Which scene.
     pub kind: SceneKind,
-    /// Number of time steps per run.
+    /// Number of time steps per run (at most: a scene whose span follows from its parameters,
+    /// the spring-cylinder's `duration`, ends a run earlier; see `Scene::finished`).
     pub steps: usize,
     /// Scene parameters; sweep keys override them per run.
     #[serde(default)]

@@ -229,6 +229,9 @@ pub fn run_one(cfg: &ExperimentConfig, spec: &RunSpec) -> Result<RunOutput, RunE
     let mut hardest_iterations = 0;
     let mut rows = Vec::with_capacity(cfg.scene.steps * solvers.len());
     for step in 0..cfg.scene.steps {
+        if scene.finished() {
+            break;
+        }
         let clock = Instant::now();
         let cs = scene.contact_step().map_err(scene_err)?;
         let mut scene_seconds = clock.elapsed().as_secs_f64();
@@ -332,9 +335,13 @@ fn sweep_column(name: &str, values: Vec<&toml::Value>) -> PolarsResult<Column> {
     } else if values.iter().all(|v| v.is_bool()) {
         Column::new(name, values.iter().map(|v| v.as_bool()).collect::<Vec<_>>())
     } else {
+        // Strings as themselves (a scheme name), anything else in TOML syntax.
         Column::new(
             name,
-            values.iter().map(|v| v.to_string()).collect::<Vec<_>>(),
+            values
+                .iter()
+                .map(|v| v.as_str().map_or_else(|| v.to_string(), str::to_string))
+                .collect::<Vec<_>>(),
         )
     })
 }

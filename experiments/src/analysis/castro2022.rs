@@ -10,6 +10,13 @@
 //!   solved by SAP (`newton-merit`, `lbfgs`) and Clarabel on SAP's primal, with iterations,
 //!   times, `e_m` (eq. 32), and the distance of SAP's impulses to MuJoCo's (both regularised,
 //!   differently) and, with MuJoCo's own regulariser, to within MuJoCo's accuracy.
+//! * [`clutter_rows`] and [`histories`]: clutter (sec. VI-C, Figs. 9-12).
+//! * [`spring`]: the spring-cylinder (sec. VI-B): orders of accuracy and energy (Figs. 5-7),
+//!   re-exported here.
+
+pub mod spring;
+
+pub use spring::*;
 
 use std::path::{Path, PathBuf};
 

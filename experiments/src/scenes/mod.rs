@@ -15,11 +15,16 @@
 //!   against a floor and a wall, with self-collisions and restitution (Figs. 4-8).
 //! - [`random_lcp`]: Erleben and Ortiz, random boxed LCPs (Tables 1-2), one independent problem
 //!   per step.
+//! - [`spring_cylinder`]: Castro et al. 2022, section VI-B: a cylinder on the ground tied to a
+//!   wall by a spring, stepped with the two-stage theta-method of [`theta`] (section II-D);
+//!   the exact oscillator alongside.
 
 pub mod balls;
 pub mod pendulum;
 pub mod random_lcp;
 pub mod sphere;
+pub mod spring_cylinder;
+pub mod theta;
 
 use contactlab_core::StepProblem;
 use nalgebra::Matrix3;
@@ -29,6 +34,8 @@ pub use balls::{Ball, BallsConfig, BallsInCube, SceneError};
 pub use pendulum::{Pendulum, PendulumConfig};
 pub use random_lcp::{LcpFamily, RandomLcp, RandomLcpConfig};
 pub use sphere::{SlideRoll, SphereConfig, SphereOnPlane};
+pub use spring_cylinder::{SpringCylinder, SpringCylinderConfig, SpringCylinderExact};
+pub use theta::{Scheme, Theta, ThetaSystem};
 
 /// Identifies a contact across time steps (for warm starts).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -112,6 +119,12 @@ pub trait Scene: Send {
     /// Named values of the state after the step, one DataFrame column each (the same names at
     /// every step).
     fn observables(&self) -> Vec<(&'static str, f64)>;
+    /// Whether the scene's own simulated span is over (the runner then stops the run before
+    /// `[scene] steps`): for scenes whose step count follows from their parameters, such as
+    /// a time-step sweep over a fixed duration. Never, by default.
+    fn finished(&self) -> bool {
+        false
+    }
 }
 
 /// Which scene an experiment config names (`[scene] kind = ...`).
@@ -128,6 +141,8 @@ pub enum SceneKind {
     Pendulum,
     /// Erleben and Ortiz's random boxed LCPs, a fresh problem per step.
     RandomLcp,
+    /// Castro et al.'s spring-cylinder with the two-stage theta-method.
+    SpringCylinder,
 }
 
 impl SceneKind {
@@ -143,6 +158,7 @@ impl SceneKind {
             SceneKind::SphereOnPlane => SphereConfig::from_table(params)?.validate(),
             SceneKind::Pendulum => Pendulum::new(&PendulumConfig::from_table(params)?).map(|_| ()),
             SceneKind::RandomLcp => RandomLcpConfig::from_table(params)?.validate(),
+            SceneKind::SpringCylinder => SpringCylinderConfig::from_table(params)?.validate(),
         }
     }
 
@@ -163,6 +179,9 @@ impl SceneKind {
             SceneKind::RandomLcp => {
                 Box::new(RandomLcp::new(&RandomLcpConfig::from_table(params)?)?)
             }
+            SceneKind::SpringCylinder => Box::new(SpringCylinder::new(
+                &SpringCylinderConfig::from_table(params)?,
+            )?),
         })
     }
 }
@@ -225,6 +244,14 @@ mod tests {
                 "size = 10",
                 "`size`",
                 "size",
+            ),
+            (
+                "spring_cylinder",
+                SceneKind::SpringCylinder,
+                "scheme = \"symplectic_euler\"\nmu = 1.0",
+                "dt = 0.0",
+                "`dt`",
+                "x",
             ),
         ];
         for (name, kind, good, bad, key, first_observable) in cases {
