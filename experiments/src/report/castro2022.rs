@@ -17,10 +17,14 @@ use std::path::Path;
 
 use super::builder::Report;
 use super::findings::Fmt;
+use super::plots::{Axis, Chart, Series};
 use super::table::{Cell as C, Table};
 use super::ReportError;
-use crate::analysis::castro2022::{mujoco_set, mujoco_set_solvers, sphere_glide, SetProblem};
+use crate::analysis::castro2022::{
+    clutter_rows, mujoco_set, mujoco_set_solvers, sphere_glide, ClutterRow, SetProblem,
+};
 use crate::analysis::quantile;
+use crate::analysis::{f64s, strs};
 use crate::scenes::sphere::SphereConfig;
 
 /// MuJoCo's and Drake's hop on the sliding sphere (mm), `docs/PEERS.md`.
@@ -49,9 +53,181 @@ pub fn generate(root: &Path) -> Result<(), ReportError> {
          L-BFGS), and its primal (eq. 19) under `clarabel` (an interior-point method, the paper's \
          Gurobi stand-in), so every comparison below is on identical problems in one process.",
     );
+    spring(&mut r)?;
     sphere(&mut r)?;
     set(&mut r, root)?;
+    if r.config_file("clutter.toml").exists() {
+        let rows = clutter(&mut r)?;
+        peers(&mut r, root, &rows)?;
+    }
     r.finish()?;
+    Ok(())
+}
+
+/// The spring-cylinder (sec. VI-B): orders of accuracy and energy.
+fn spring(r: &mut Report) -> Result<(), ReportError> {
+    use crate::analysis::castro2022::{
+        cylinder_runs, energy_summaries, order_rows, EnergyWindows, PublishedOrder,
+    };
+    let published: Vec<PublishedOrder> = super::read_csv_with_header(
+        &r.config_file("order_published.csv"),
+        &["scheme", "mu", "order", "source"],
+    )?
+    .into_iter()
+    .map(|row| {
+        Ok(PublishedOrder {
+            scheme: row[0].clone(),
+            mu: row[1]
+                .parse()
+                .map_err(|_| ReportError::Published(format!("mu `{}`", row[1])))?,
+            order: row[2]
+                .parse()
+                .map_err(|_| ReportError::Published(format!("order `{}`", row[2])))?,
+        })
+    })
+    .collect::<Result<_, ReportError>>()?;
+    let order = r.load("order.toml")?;
+    let energy = r.load("energy.toml")?;
+    r.heading(
+        2,
+        "Spring-cylinder (sec. VI-B): the theta-method's orders and energy",
+    );
+    r.text(
+        "A cylinder on a wall spring rolling (`mu = 1`) or sliding (`mu = 0`) on compliant ground, \
+         stepped by the two-stage theta-method (sec. II-D) with SAP. Orders: the slope of the \
+         position error `e_q` over 5 s against `dt` (`order.toml`); energy: `E / E0` at \
+         `dt = 0.02 s` over 10 minutes (`energy.toml`).",
+    );
+    let rows = order_rows(&order.steps, &published)?;
+    let mut t = Table::new(Some("order.csv"))
+        .col("scheme", "scheme")
+        .col("mu", "mu")
+        .col("order, paper", "order_published")
+        .col("order here", "order_reproduced")
+        .md_col("time steps (s)");
+    for o in &rows {
+        t.row(vec![
+            C::code(o.scheme.clone()),
+            C::same(o.mu, &Fmt::int()),
+            C::same(o.order_published, &Fmt::int()),
+            C::same(o.order_reproduced, &Fmt::fixed(2)),
+            C::text(
+                o.dts
+                    .iter()
+                    .map(|d| format!("{d:e}"))
+                    .collect::<Vec<_>>()
+                    .join(", "),
+            ),
+        ])?;
+        r.facts().num(
+            format!("spring.order.{}.mu{}", o.scheme, o.mu),
+            o.order_reproduced,
+            Fmt::fixed(2),
+        );
+    }
+    r.table(&t)?;
+    let series: Vec<Series> = rows
+        .iter()
+        .map(|o| {
+            (
+                format!("{}, mu = {}", o.scheme, o.mu),
+                o.dts
+                    .iter()
+                    .copied()
+                    .zip(o.errors.iter().copied())
+                    .collect(),
+            )
+        })
+        .collect();
+    r.plot(
+        "spring_order.svg",
+        "position error against time step (Fig. 7)",
+        &Chart::new(
+            "Spring-cylinder: position error e_q vs dt (Fig. 7)",
+            Axis::log("dt (s)"),
+            Axis::log("e_q (m)"),
+        )
+        .legend_upper_left(),
+        &series,
+    )?;
+    let summaries = energy_summaries(&energy.steps, &EnergyWindows::default())?;
+    let paper = super::read_csv_with_header(
+        &r.config_file("energy_published.csv"),
+        &["scheme", "mu", "quantity", "value", "source"],
+    )?;
+    let paper_value = |scheme: &str, mu: f64, quantity: &str| -> f64 {
+        paper
+            .iter()
+            .find(|p| p[0] == scheme && p[1].parse::<f64>().ok() == Some(mu) && p[2] == quantity)
+            .and_then(|p| p[3].parse().ok())
+            .unwrap_or(f64::NAN)
+    };
+    let mut t = Table::new(Some("energy.csv"))
+        .col("scheme", "scheme")
+        .col("mu", "mu")
+        .col("band, paper (%)", "band_percent_published")
+        .col("band, first periods (%)", "band_percent")
+        .col("band, whole run (%)", "band_total_percent")
+        .col("E / E0 at the end", "final_energy")
+        .col(
+            "10% lost, paper (min)",
+            "minutes_to_lose_10_percent_published",
+        )
+        .col("time to lose 10% (min)", "minutes_to_lose_10_percent");
+    for e in &summaries {
+        t.row(vec![
+            C::code(e.scheme.clone()),
+            C::same(e.mu, &Fmt::int()),
+            C::same(paper_value(&e.scheme, e.mu, "band_percent"), &Fmt::fixed(2)),
+            C::same(100.0 * e.band, &Fmt::fixed(3)),
+            C::same(100.0 * e.band_total, &Fmt::fixed(3)),
+            C::same(e.final_energy, &Fmt::fixed(4)),
+            C::same(
+                paper_value(&e.scheme, e.mu, "minutes_to_lose_10_percent"),
+                &Fmt::fixed(0),
+            ),
+            C::same(e.time_to_lose / 60.0, &Fmt::fixed(2)),
+        ])?;
+        let k = format!("spring.energy.{}.mu{}", e.scheme, e.mu);
+        r.facts()
+            .num(format!("{k}.band"), 100.0 * e.band, Fmt::fixed(2).unit("%"))
+            .num(format!("{k}.final"), e.final_energy, Fmt::fixed(3))
+            .num(
+                format!("{k}.minutes_to_lose"),
+                e.time_to_lose / 60.0,
+                Fmt::fixed(1).unit(" min"),
+            );
+    }
+    r.table(&t)?;
+    for mu in [0.0, 1.0] {
+        let runs = cylinder_runs(&energy.steps)?;
+        let series: Vec<Series> = runs
+            .iter()
+            .filter(|c| c.mu == mu)
+            .map(|c| {
+                (
+                    c.scheme.clone(),
+                    c.time
+                        .iter()
+                        .zip(&c.relative_energy)
+                        .filter(|(t, _)| **t <= 2.0)
+                        .map(|(t, e)| (*t, *e))
+                        .collect(),
+                )
+            })
+            .collect();
+        r.plot(
+            &format!("spring_energy_mu{mu}.svg"),
+            &format!("E / E0 over the first 2 s, mu = {mu} (Figs. 5-6)"),
+            &Chart::new(
+                &format!("Spring-cylinder, mu = {mu}: energy, dt = 0.02 s"),
+                Axis::linear("time (s)"),
+                Axis::linear("E / E0"),
+            )
+            .lines_only(),
+            &series,
+        )?;
+    }
     Ok(())
 }
 
@@ -286,4 +462,430 @@ fn set_facts(r: &mut Report, rows: &[SetProblem], names: &[String]) {
         )
         .num("set.distance_median", quantile(&dist, 0.5), Fmt::sci(1))
         .num("set.distance_max", max(dist), Fmt::sci(1));
+}
+
+/// A time: milliseconds in the markdown, seconds in the CSV (the CSV headers say seconds).
+fn seconds_cell(seconds: f64) -> C {
+    C::pair(Fmt::fixed(3).show(1e3 * seconds), Fmt::sci(4).show(seconds))
+}
+
+/// The clutter config's solver labels.
+const SAP: &str = "SAP";
+const IPM: &str = "Clarabel";
+
+/// The paper's speed-up of SAP over Gurobi (Fig. 12), where its text gives one: (bodies,
+/// walls, value, where).
+const PUBLISHED_SPEEDUP: [(usize, bool, f64, &str); 4] = [
+    (
+        8,
+        true,
+        25.0,
+        "sec. VI-C: up to 25x with walls below 40 bodies",
+    ),
+    (
+        8,
+        false,
+        50.0,
+        "sec. VI-C: up to 50x without walls below 40 bodies",
+    ),
+    (
+        80,
+        true,
+        1.0,
+        "sec. VI-C: beyond 80 bodies with walls Gurobi wins (< 1)",
+    ),
+    (
+        80,
+        false,
+        10.0,
+        "sec. VI-C: about 10x without walls beyond 80 bodies",
+    ),
+];
+
+fn published_speedup(bodies: usize, walls: bool) -> f64 {
+    PUBLISHED_SPEEDUP
+        .iter()
+        .find(|(b, w, _, _)| *b == bodies && *w == walls)
+        .map_or(f64::NAN, |p| p.2)
+}
+
+/// Clutter (sec. VI-C): SAP along the trajectory, Clarabel on the same step problems.
+fn clutter(r: &mut Report) -> Result<Vec<ClutterRow>, ReportError> {
+    let run = r.load("clutter.toml")?;
+    let rows = clutter_rows(&run.steps, SAP, IPM)?;
+    r.heading(2, "Clutter (sec. VI-C)");
+    r.text(&format!(
+        "Spheres (r = 5 cm) and 10 cm boxes dropped in four columns into the 80 cm container, with \
+         and without walls, `k = 1e12`, `tau_d = dt`, `mu = 1`, `dt = 10 ms`, {} steps; contacts \
+         from parry3d with up to four points per box manifold. SAP (`eps_a = 1e-16`, \
+         `eps_r = 1e-5`) advances the scene, warm-started from the previous velocities; Clarabel \
+         solves the very same step problems beside it (`shadow`), from scratch each time \
+         (interior points cannot warm-start) and with its set-up in its time. The speed-up is the \
+         median over steps of Clarabel's time over SAP's on the same problem. The paper's \
+         speed-ups are against Gurobi, whose reported time leaves out its set-up; its text gives \
+         values only at the ends of Fig. 12.",
+        rows.first().map_or(0, |x| x.steps)
+    ));
+    let mut t = Table::new(Some("clutter.csv"))
+        .col("bodies", "bodies")
+        .col("walls", "walls")
+        .col("steps", "steps")
+        .col("contacts (median)", "contacts_median")
+        .col("SAP iterations (mean)", "sap_iterations_mean")
+        .col("SAP iterations, 2nd half", "sap_iterations_steady_mean")
+        .col("SAP iterations (max)", "sap_iterations_max")
+        .col("SAP not converged", "sap_unconverged_steps")
+        .col("SAP ms/solve (median)", "sap_seconds_per_step_median")
+        .col("whole step ms (median)", "step_seconds_median")
+        .col("scene share", "scene_share")
+        .col("Clarabel ms/solve (median)", "ipm_seconds_per_step_median")
+        .col("Clarabel iterations (mean)", "ipm_iterations_mean")
+        .col("Clarabel not converged", "ipm_unconverged_steps")
+        .col("speed-up, paper (vs Gurobi)", "speedup_published_vs_gurobi")
+        .col("speed-up here (vs Clarabel)", "speedup_reproduced")
+        .col("SAP e_m max", "e_m_max_sap")
+        .col("Clarabel e_m max", "e_m_max_ipm")
+        .col("SAP run, s", "sap_run_seconds");
+    for c in &rows {
+        t.row(vec![
+            C::int(c.bodies as i64),
+            C::text(c.walls.to_string()),
+            C::int(c.steps as i64),
+            C::same(c.contacts_median, &Fmt::int()),
+            C::same(c.sap_iterations[0], &Fmt::fixed(2)),
+            C::same(c.sap_iterations[1], &Fmt::fixed(2)),
+            C::same(c.sap_iterations[2], &Fmt::int()),
+            C::int(c.sap_unconverged as i64),
+            seconds_cell(c.sap_seconds_median),
+            seconds_cell(c.step_seconds_median),
+            C::same(c.scene_share, &Fmt::fixed(2)),
+            seconds_cell(c.ipm_seconds_median),
+            C::same(c.ipm_iterations_mean, &Fmt::fixed(1)),
+            C::int(c.ipm_unconverged as i64),
+            C::same(published_speedup(c.bodies, c.walls), &Fmt::int()),
+            C::same(c.speedup, &Fmt::fixed(1)),
+            C::same(c.e_m_max[0], &Fmt::sci(1)),
+            C::same(c.e_m_max[1], &Fmt::sci(1)),
+            C::same(c.sap_run_seconds, &Fmt::fixed(2)),
+        ])?;
+    }
+    r.table(&t)?;
+    let speed = |walls: bool| -> Series {
+        (
+            format!(
+                "here, vs Clarabel, {}",
+                if walls { "walls" } else { "no walls" }
+            ),
+            rows.iter()
+                .filter(|c| c.walls == walls)
+                .map(|c| (c.bodies as f64, c.speedup))
+                .collect(),
+        )
+    };
+    let published: Vec<Series> = [true, false]
+        .into_iter()
+        .map(|w| {
+            (
+                format!("paper, vs Gurobi, {}", if w { "walls" } else { "no walls" }),
+                PUBLISHED_SPEEDUP
+                    .iter()
+                    .filter(|p| p.1 == w)
+                    .map(|p| (p.0 as f64, p.2))
+                    .collect(),
+            )
+        })
+        .collect();
+    let bodies: Vec<f64> = {
+        let mut b: Vec<f64> = rows.iter().map(|c| c.bodies as f64).collect();
+        b.dedup();
+        b
+    };
+    let mut series = vec![speed(true), speed(false)];
+    series.extend(published);
+    r.plot(
+        "speedup_vs_bodies.svg",
+        "speed-up of SAP over the interior point vs bodies (Fig. 12)",
+        &Chart::new(
+            "SAP speed-up over an interior point, per step (Fig. 12)",
+            Axis::log("bodies").ticks(bodies.clone()),
+            Axis::log("IPM time / SAP time"),
+        ),
+        &series,
+    )?;
+    let contacts: Vec<Series> = [true, false]
+        .into_iter()
+        .map(|w| {
+            (
+                if w { "walls" } else { "no walls" }.to_string(),
+                rows.iter()
+                    .filter(|c| c.walls == w)
+                    .map(|c| (c.bodies as f64, c.contacts_median))
+                    .collect(),
+            )
+        })
+        .collect();
+    r.plot(
+        "contacts_vs_bodies.svg",
+        "median contacts per step vs bodies (Fig. 11)",
+        &Chart::new(
+            "Contacts per step (median) vs bodies (Fig. 11)",
+            Axis::log("bodies").ticks(bodies),
+            Axis::log("contacts"),
+        )
+        .legend_upper_left(),
+        &contacts,
+    )?;
+    fig9(r, &run.steps)?;
+    fig10(r, &run)?;
+    clutter_facts(r, &rows);
+    Ok(rows)
+}
+
+/// Fig. 10's two histories: (step, SAP iterations the paper reports).
+const FIG10: [(usize, f64); 2] = [(60, 21.0), (520, 5.0)];
+
+/// Fig. 10: SAP's convergence on steps 60 and 520 of 40 bodies with walls, re-simulated with
+/// the clutter config's driver.
+fn fig10(r: &mut Report, run: &super::builder::RunData) -> Result<(), ReportError> {
+    let mut params = run.config.scene.params.clone();
+    params.insert("n_bodies".into(), toml::Value::Integer(40));
+    params.insert("walls".into(), toml::Value::Boolean(true));
+    params.insert("seed".into(), toml::Value::Integer(0));
+    let spec = run.config.driver_specs()[0].clone();
+    let at: Vec<usize> = FIG10.iter().map(|f| f.0).collect();
+    let h = crate::analysis::castro2022::histories(run.config.scene.kind, &params, &spec, &at)?;
+    let mut t = Table::new(Some("convergence.csv"))
+        .col("step", "step")
+        .col("iterations, paper", "iterations_published")
+        .col("iterations here", "iterations_reproduced")
+        .col("final |D grad|", "final_optimality");
+    let mut series = Vec::new();
+    for (step, published) in FIG10 {
+        let pts: Vec<_> = h.iter().filter(|p| p.step == step).collect();
+        let iterations = pts.last().map_or(0, |p| p.iteration);
+        t.row(vec![
+            C::int(step as i64),
+            C::same(published, &Fmt::int()),
+            C::int(iterations as i64),
+            C::same(pts.last().map_or(f64::NAN, |p| p.optimality), &Fmt::sci(1)),
+        ])?;
+        series.push((
+            format!("step {step}"),
+            pts.iter()
+                .filter(|p| p.optimality.is_finite() && p.optimality > 0.0)
+                .map(|p| (p.iteration as f64, p.optimality))
+                .collect::<Vec<_>>(),
+        ));
+        r.facts().num(
+            format!("clutter.fig10.step{step}.iterations"),
+            iterations as f64,
+            Fmt::int(),
+        );
+    }
+    r.text(
+        "Fig. 10: SAP's convergence on two steps of the 40-body run with walls (re-simulated \
+         with the clutter config's driver; the optimality measure is eq. 26's `|D grad l|`).",
+    );
+    r.table(&t)?;
+    r.plot(
+        "clutter40_convergence.svg",
+        "SAP convergence histories on steps 60 and 520 (Fig. 10)",
+        &Chart::new(
+            "Clutter, 40 bodies, walls: SAP convergence (Fig. 10)",
+            Axis::linear("iteration"),
+            Axis::log("|D grad l|"),
+        ),
+        &series,
+    )?;
+    Ok(())
+}
+
+/// Fig. 9: SAP's iterations and time per step over time, 40 bodies with walls.
+fn fig9(r: &mut Report, df: &polars::prelude::DataFrame) -> Result<(), ReportError> {
+    let bodies = f64s(df, "n_bodies")?;
+    let walls = strs(df, "walls")?;
+    let solver = strs(df, "solver")?;
+    let step = f64s(df, "step")?;
+    let it = f64s(df, "iterations")?;
+    let secs = f64s(df, "seconds")?;
+    let pick = |label: &str, v: &[f64], scale: f64| -> Vec<(f64, f64)> {
+        (0..df.height())
+            .filter(|&k| bodies[k] == 40.0 && walls[k] == "true" && solver[k] == label)
+            .map(|k| (0.01 * (step[k] + 1.0), scale * v[k]))
+            .collect()
+    };
+    let sap_it = pick(SAP, &it, 1.0);
+    if sap_it.is_empty() {
+        return Ok(());
+    }
+    r.plot(
+        "clutter40_iterations.svg",
+        "iterations per step, 40 bodies with walls (Fig. 9, top)",
+        &Chart::new(
+            "Clutter, 40 bodies, walls: iterations per step (Fig. 9)",
+            Axis::linear("time (s)"),
+            Axis::linear("iterations"),
+        )
+        .lines_only(),
+        &[
+            ("SAP".to_string(), sap_it),
+            ("Clarabel".to_string(), pick(IPM, &it, 1.0)),
+        ],
+    )?;
+    r.plot(
+        "clutter40_time.svg",
+        "solver time per step, 40 bodies with walls (Fig. 9, bottom)",
+        &Chart::new(
+            "Clutter, 40 bodies, walls: solver time per step (Fig. 9)",
+            Axis::linear("time (s)"),
+            Axis::log("ms"),
+        )
+        .lines_only(),
+        &[
+            ("SAP".to_string(), pick(SAP, &secs, 1e3)),
+            ("Clarabel".to_string(), pick(IPM, &secs, 1e3)),
+        ],
+    )?;
+    Ok(())
+}
+
+fn clutter_facts(r: &mut Report, rows: &[ClutterRow]) {
+    let f = r.facts();
+    for c in rows {
+        let k = format!(
+            "clutter.n{}.{}",
+            c.bodies,
+            if c.walls { "walls" } else { "open" }
+        );
+        f.num(
+            format!("{k}.iterations_mean"),
+            c.sap_iterations[0],
+            Fmt::fixed(2),
+        )
+        .num(
+            format!("{k}.iterations_steady"),
+            c.sap_iterations[1],
+            Fmt::fixed(2),
+        )
+        .num(
+            format!("{k}.iterations_max"),
+            c.sap_iterations[2],
+            Fmt::int(),
+        )
+        .num(
+            format!("{k}.sap_unconverged"),
+            c.sap_unconverged as f64,
+            Fmt::int(),
+        )
+        .num(format!("{k}.speedup"), c.speedup, Fmt::fixed(1))
+        .num(format!("{k}.contacts"), c.contacts_median, Fmt::int())
+        .num(
+            format!("{k}.sap_run_seconds"),
+            c.sap_run_seconds,
+            Fmt::fixed(1).unit(" s"),
+        )
+        .num(
+            format!("{k}.step_ms"),
+            1e3 * c.step_seconds_median,
+            Fmt::fixed(2).unit(" ms"),
+        )
+        .num(
+            format!("{k}.scene_share"),
+            100.0 * c.scene_share,
+            Fmt::percent(0),
+        )
+        .num(format!("{k}.e_m_max_sap"), c.e_m_max[0], Fmt::sci(1))
+        .num(format!("{k}.e_m_max_ipm"), c.e_m_max[1], Fmt::sci(1))
+        .num(
+            format!("{k}.ipm_unconverged"),
+            c.ipm_unconverged as f64,
+            Fmt::int(),
+        );
+    }
+    let small: Vec<f64> = rows
+        .iter()
+        .filter(|c| c.bodies <= 40)
+        .map(|c| c.speedup)
+        .collect();
+    f.num(
+        "clutter.speedup_min_to_40",
+        small.iter().copied().fold(f64::INFINITY, f64::min),
+        Fmt::fixed(1),
+    );
+}
+
+/// Per-step time on clutter with 40 bodies and walls beside MuJoCo's and Drake's, measured now.
+fn peers(r: &mut Report, root: &Path, rows: &[ClutterRow]) -> Result<(), ReportError> {
+    let Some(ours) = rows.iter().find(|c| c.bodies == 40 && c.walls) else {
+        return Ok(());
+    };
+    let out = root.join("data/runs/castro2022/peers");
+    std::fs::create_dir_all(&out)?;
+    let measured = crate::peers::measure_clutter(root, 40, &out);
+    r.heading(2, "Beside MuJoCo and Drake (clutter, 40 bodies, walls)");
+    r.text(
+        "Whole-step wall time, median over the run: ours is collision detection, assembly, SAP \
+         and the update (`seconds + scene_seconds` of the run); MuJoCo's is `mj_step` (Newton, \
+         elliptic cones, soft contacts by its own `solref`/`solimp`); Drake's is one \
+         `AdvanceTo` of its SAP with the paper's `k = 1e12`, `tau_d = h`, called from Python \
+         (`experiments/peers/bench.py`). Drake gives one contact point per shape pair, MuJoCo up \
+         to four per box pair, we up to four: contacts per step are beside the times. Our run \
+         shares the machine's two cores with the sweep's other run.",
+    );
+    let mut t = Table::new(Some("peers.csv"))
+        .col("scene", "scene")
+        .col("bodies", "bodies")
+        .col("engine", "engine")
+        .md_col("configuration")
+        .col("ms per step (median)", "seconds_per_step_median")
+        .col("contacts per step (median)", "contacts_per_step_median")
+        .col("source", "source");
+    t.row(vec![
+        C::code("clutter_n40"),
+        C::int(40),
+        C::code("contactlab-sap"),
+        C::text("SAP + newton-merit, eps_r = 1e-5"),
+        seconds_cell(ours.step_seconds_median),
+        C::same(ours.contacts_median, &Fmt::int()),
+        C::text("measured in this run"),
+    ])?;
+    for p in &measured {
+        t.row(vec![
+            C::code(p.scene.clone()),
+            C::int(p.bodies as i64),
+            C::code(p.engine.clone()),
+            C::text(p.config.clone()),
+            seconds_cell(p.seconds_per_step_median),
+            C::same(p.contacts_per_step_median, &Fmt::int()),
+            C::text(p.source.clone()),
+        ])?;
+    }
+    r.table(&t)?;
+    let time_of = |engine: &str| {
+        measured
+            .iter()
+            .find(|p| p.engine == engine)
+            .map_or(f64::NAN, |p| p.seconds_per_step_median)
+    };
+    let all_measured = measured.iter().all(|p| p.source == "measured in this run");
+    let f = r.facts();
+    f.num(
+        "peers.drake_over_ours",
+        time_of("drake-sap") / ours.step_seconds_median,
+        Fmt::fixed(1),
+    )
+    .num(
+        "peers.ours_over_mujoco",
+        ours.step_seconds_median / time_of("mujoco"),
+        Fmt::fixed(1),
+    )
+    .text(
+        "peers.source",
+        if all_measured {
+            "measured in this run"
+        } else {
+            "taken from docs/PEERS.md (not measured in this run)"
+        },
+    );
+    Ok(())
 }
