@@ -428,8 +428,10 @@ impl BallsInCube {
     /// The bodies of a contact with their radii and the sign of their linear rows.
     fn bodies(&self, key: ContactKey) -> Vec<(usize, f64, f64)> {
         match key {
-            ContactKey::Wall { ball, .. } => vec![(ball, self.balls[ball].radius, 1.0)],
-            ContactKey::Pair { a, b } => vec![
+            ContactKey::Wall { ball, .. } | ContactKey::WallPoint { body: ball, .. } => {
+                vec![(ball, self.balls[ball].radius, 1.0)]
+            }
+            ContactKey::Pair { a, b } | ContactKey::PairPoint { a, b, .. } => vec![
                 (a, self.balls[a].radius, 1.0),
                 (b, self.balls[b].radius, -1.0),
             ],
@@ -593,8 +595,10 @@ impl BallsInCube {
         self.contacts()
             .iter()
             .flat_map(|c| match c.key {
-                ContactKey::Wall { ball, .. } => vec![ball],
-                ContactKey::Pair { a, b } => vec![a, b],
+                ContactKey::Wall { ball, .. } | ContactKey::WallPoint { body: ball, .. } => {
+                    vec![ball]
+                }
+                ContactKey::Pair { a, b } | ContactKey::PairPoint { a, b, .. } => vec![a, b],
             })
             .collect()
     }

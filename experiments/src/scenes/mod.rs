@@ -13,6 +13,9 @@
 //!   then rolls; the exact answer alongside.
 //! - [`pendulum`]: Mylapilli and Jain 2014, the twelve-link pendulum in minimal coordinates
 //!   against a floor and a wall, with self-collisions and restitution (Figs. 4-8).
+//! - [`clutter`]: Castro et al. 2022 (SAP), section VI-C: spheres and boxes dropped in four
+//!   columns into a container, contacts from parry3d with box manifolds; problems in
+//!   generalized velocities.
 //! - [`random_lcp`]: Erleben and Ortiz, random boxed LCPs (Tables 1-2), one independent problem
 //!   per step.
 //! - [`spring_cylinder`]: Castro et al. 2022, section VI-B: a cylinder on the ground tied to a
@@ -20,6 +23,7 @@
 //!   the exact oscillator alongside.
 
 pub mod balls;
+pub mod clutter;
 pub mod pendulum;
 pub mod random_lcp;
 pub mod sphere;
@@ -31,6 +35,7 @@ use nalgebra::Matrix3;
 use serde::Deserialize;
 
 pub use balls::{Ball, BallsConfig, BallsInCube, SceneError};
+pub use clutter::{Clutter, ClutterConfig};
 pub use pendulum::{Pendulum, PendulumConfig};
 pub use random_lcp::{LcpFamily, RandomLcp, RandomLcpConfig};
 pub use sphere::{SlideRoll, SphereConfig, SphereOnPlane};
@@ -54,6 +59,26 @@ pub enum ContactKey {
         a: usize,
         /// The second body.
         b: usize,
+    },
+    /// One point of the contact manifold of body `body` and static obstacle `obstacle` (clutter:
+    /// 0 the floor, 1-4 the walls); `feature` names the features in touch (the body's in the
+    /// high 32 bits), so a box corner resting on a face keeps its key.
+    WallPoint {
+        /// The moving body.
+        body: usize,
+        /// The obstacle.
+        obstacle: usize,
+        /// The features in touch.
+        feature: u64,
+    },
+    /// One point of the contact manifold of bodies `a < b` (the normal points towards `a`).
+    PairPoint {
+        /// The first body.
+        a: usize,
+        /// The second body.
+        b: usize,
+        /// The features in touch (`a`'s in the high 32 bits).
+        feature: u64,
     },
 }
 
@@ -143,6 +168,8 @@ pub enum SceneKind {
     RandomLcp,
     /// Castro et al.'s spring-cylinder with the two-stage theta-method.
     SpringCylinder,
+    /// Castro et al.'s clutter of spheres and boxes (section VI-C), generalized velocities.
+    Clutter,
 }
 
 impl SceneKind {
@@ -159,6 +186,7 @@ impl SceneKind {
             SceneKind::Pendulum => Pendulum::new(&PendulumConfig::from_table(params)?).map(|_| ()),
             SceneKind::RandomLcp => RandomLcpConfig::from_table(params)?.validate(),
             SceneKind::SpringCylinder => SpringCylinderConfig::from_table(params)?.validate(),
+            SceneKind::Clutter => ClutterConfig::from_table(params)?.validate(),
         }
     }
 
@@ -182,6 +210,7 @@ impl SceneKind {
             SceneKind::SpringCylinder => Box::new(SpringCylinder::new(
                 &SpringCylinderConfig::from_table(params)?,
             )?),
+            SceneKind::Clutter => Box::new(Clutter::new(&ClutterConfig::from_table(params)?)?),
         })
     }
 }
@@ -252,6 +281,14 @@ mod tests {
                 "dt = 0.0",
                 "`dt`",
                 "x",
+            ),
+            (
+                "clutter",
+                SceneKind::Clutter,
+                "n_bodies = 8\nwalls = false",
+                "level_spacing = 0.1",
+                "`level_spacing`",
+                "kinetic_energy",
             ),
         ];
         for (name, kind, good, bad, key, first_observable) in cases {

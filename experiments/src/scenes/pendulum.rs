@@ -620,8 +620,10 @@ impl Pendulum {
         let n: Vector3<f64> = contact.frame.row(0).transpose();
         let frame = DMatrix::from_fn(3, 3, |i, j| contact.frame[(i, j)]);
         let rel = match contact.key {
-            ContactKey::Wall { ball, .. } => self.point_jacobian(ball, -r * n),
-            ContactKey::Pair { a, b } => {
+            ContactKey::Wall { ball, .. } | ContactKey::WallPoint { body: ball, .. } => {
+                self.point_jacobian(ball, -r * n)
+            }
+            ContactKey::Pair { a, b } | ContactKey::PairPoint { a, b, .. } => {
                 self.point_jacobian(a, -r * n) - self.point_jacobian(b, r * n)
             }
         };
@@ -955,8 +957,12 @@ mod tests {
         for c in &contacts {
             let n: Vector3<f64> = c.frame.row(0).transpose();
             let rel = |s: &Pendulum| match c.key {
-                ContactKey::Wall { ball, .. } => point(s, ball, -r * n),
-                ContactKey::Pair { a, b } => point(s, a, -r * n) - point(s, b, r * n),
+                ContactKey::Wall { ball, .. } | ContactKey::WallPoint { body: ball, .. } => {
+                    point(s, ball, -r * n)
+                }
+                ContactKey::Pair { a, b } | ContactKey::PairPoint { a, b, .. } => {
+                    point(s, a, -r * n) - point(s, b, r * n)
+                }
             };
             let j = p.contact_jacobian(c);
             assert_eq!(j.row(2).amax(), 0.0, "the out-of-plane row is exactly zero");
@@ -983,6 +989,9 @@ mod tests {
             match c.key {
                 ContactKey::Wall { wall: FLOOR, .. } => assert_eq!(n, Vector3::z()),
                 ContactKey::Wall { .. } => assert_eq!(n, -Vector3::x()),
+                ContactKey::WallPoint { .. } | ContactKey::PairPoint { .. } => {
+                    unreachable!("the pendulum makes no manifold contacts")
+                }
                 ContactKey::Pair { a, b } => {
                     assert_relative_eq!(n, (pos[a] - pos[b]).normalize(), epsilon = 1e-14)
                 }
