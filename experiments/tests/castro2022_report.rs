@@ -1,0 +1,128 @@
+//! End to end: every shipped Castro (SAP) config cut down to seconds, `contactlab run` on each,
+//! then `contactlab report castro2022`, checking the CSVs the issue asks for (exact columns) and
+//! some of their values. The peers' harness is not run here (`CONTACTLAB_NO_PEERS`): the peers'
+//! rows then come from docs/PEERS.md and say so.
+
+mod common;
+
+use std::path::Path;
+
+use common::{column, set, Root};
+use contactlab_experiments::toml;
+
+#[test]
+fn cut_down_castro_configs_run_and_report_the_issues_csvs() {
+    std::env::set_var("CONTACTLAB_NO_PEERS", "1");
+    let root = Root::new("castro2022");
+    root.copy_shipped(&["order_published.csv", "energy_published.csv"]);
+    // Three small problems of the MuJoCo set (the whole set takes minutes in a debug build).
+    let data = Path::new(env!("CARGO_MANIFEST_DIR")).join("../data/mujoco");
+    for sub in ["global", "mujoco"] {
+        let to = root.path.join("data/mujoco").join(sub);
+        std::fs::create_dir_all(&to).unwrap();
+        for name in [
+            "balls_in_box_n5_mu1.0_seed105_step0180_nc5",
+            "balls_in_box_n10_mu0.5_seed110_step0050_nc4",
+            "clutter_n8_seed7_step0250_nc19",
+        ] {
+            let f = format!("{name}.json");
+            std::fs::copy(data.join(sub).join(&f), to.join(&f)).unwrap();
+        }
+    }
+    root.config("sphere.toml", |t| {
+        set(t, "scene", "steps", toml::Value::Integer(120));
+    });
+    let duration = |t: &mut toml::Table, seconds: f64| {
+        t["scene"]["params"]
+            .as_table_mut()
+            .unwrap()
+            .insert("duration".into(), toml::Value::Float(seconds));
+    };
+    root.config("order.toml", |t| duration(t, 0.5));
+    root.config("energy.toml", |t| duration(t, 2.0));
+    root.config("clutter.toml", |t| {
+        set(t, "scene", "steps", toml::Value::Integer(12));
+        set(
+            t,
+            "sweep",
+            "n_bodies",
+            toml::Value::Array(vec![toml::Value::Integer(8), toml::Value::Integer(40)]),
+        );
+    });
+    for f in ["sphere.toml", "order.toml", "energy.toml", "clutter.toml"] {
+        root.run(f);
+    }
+    let readme = root.report().unwrap();
+    assert!(readme.contains("## Clutter (sec. VI-C)"));
+
+    let order = root.csv("order.csv");
+    assert_eq!(
+        order.0,
+        ["scheme", "mu", "order_published", "order_reproduced"]
+    );
+    assert_eq!(order.1.len(), 6);
+    // The midpoint rule's order stays near 2 even over half a second.
+    let schemes = column(&order, "scheme");
+    let reproduced = column(&order, "order_reproduced");
+    for (s, o) in schemes.iter().zip(&reproduced) {
+        let o: f64 = o.parse().unwrap();
+        if *s == "midpoint" {
+            assert!((o - 2.0).abs() < 0.3, "midpoint order {o}");
+        }
+    }
+
+    let clutter = root.csv("clutter.csv");
+    for want in [
+        "bodies",
+        "walls",
+        "steps",
+        "sap_iterations_mean",
+        "sap_iterations_steady_mean",
+        "sap_iterations_max",
+        "sap_seconds_per_step_median",
+        "ipm_seconds_per_step_median",
+        "speedup_published_vs_gurobi",
+        "speedup_reproduced",
+        "e_m_max_sap",
+        "e_m_max_ipm",
+    ] {
+        assert!(
+            clutter.0.iter().any(|c| c == want),
+            "clutter.csv lacks {want}"
+        );
+    }
+    assert_eq!(
+        clutter.1.len(),
+        4,
+        "8 and 40 bodies, with and without walls"
+    );
+    for e in column(&clutter, "e_m_max_sap") {
+        assert!(
+            e.parse::<f64>().unwrap() <= 1e-5 * 1.0001,
+            "SAP stops at eps_r = 1e-5: {e}"
+        );
+    }
+
+    let peers = root.csv("peers.csv");
+    assert_eq!(
+        peers.0,
+        [
+            "scene",
+            "bodies",
+            "engine",
+            "seconds_per_step_median",
+            "contacts_per_step_median",
+            "source"
+        ]
+    );
+    let engines = column(&peers, "engine");
+    assert_eq!(engines, ["contactlab-sap", "mujoco", "drake-sap"]);
+    assert!(column(&peers, "source")[1].contains("docs/PEERS.md"));
+
+    let set = root.csv("mujoco_set.csv");
+    assert_eq!(set.1.len(), 3);
+    assert!(column(&set, "sap_status").iter().all(|s| *s == "converged"));
+    // Sphere: the glide ratio is about one.
+    let sphere = root.csv("sphere.csv");
+    assert!(sphere.1.iter().any(|r| r[0].starts_with("glide height")));
+}
