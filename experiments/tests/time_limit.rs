@@ -201,6 +201,18 @@ fn time_limit_holds_on_newton_merit() {
     });
 }
 
+#[test]
+fn time_limit_holds_on_lbfgs() {
+    // From a symmetric start the first line search lands exactly on the minimizer of the
+    // quartic; an uneven start leaves L-BFGS creeping towards it.
+    holds("lbfgs", |o| {
+        let m: &dyn Merit = &SlowCube;
+        contactlab_core::drivers::Lbfgs::default()
+            .solve(m, vec![1.0, 0.3, -0.7], o)
+            .unwrap()
+    });
+}
+
 /// `W = L L' / n + 1e-9 I` on 120 contacts: Gauss-Seidel needs tens of thousands of sweeps.
 fn ill_conditioned(nc: usize) -> LocalProblem {
     let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(5);
