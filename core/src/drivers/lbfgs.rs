@@ -17,7 +17,7 @@ use argmin::solver::linesearch::MoreThuenteLineSearch;
 use argmin::solver::quasinewton::LBFGS;
 
 use super::kit;
-use super::newton_merit::{MeritProblem, MeritState};
+use super::newton_merit::{MeritProblem, MeritStart, MeritState};
 use super::Tolerances;
 use crate::{Merit, Status};
 
@@ -119,30 +119,13 @@ impl<M: Merit> Solver<MeritProblem<M>, MeritState> for Lbfgs {
         problem: &mut Problem<MeritProblem<M>>,
         state: MeritState,
     ) -> Result<(MeritState, Option<KV>), Error> {
-        self.tol = problem
-            .problem
-            .as_ref()
-            .map(|p| p.tolerances)
-            .unwrap_or_default();
-        let x0 = state.get_param().cloned().ok_or_else(|| {
-            Error::msg("no initial point: configure the executor with `param(x0)`")
-        })?;
-        let e = problem.problem("evaluation_count", |mp| Ok(mp.evaluate(&x0, false)))?;
-        let gnorm = kit::norm2(&e.gradient);
-        let opt = problem
-            .problem
-            .as_ref()
-            .map(|mp| mp.merit.optimality(&x0, &e.gradient));
-        self.stop = if !(e.value.is_finite() && gnorm.is_finite() && kit::all_finite(&x0)) {
-            Some(Status::NotFinite)
-        } else if opt.is_some_and(|o| o.met(self.tol.tol, self.tol.rel_tol)) {
-            Some(Status::Converged)
-        } else {
-            None
-        };
+        let start = MeritStart::evaluate(problem, &state)?;
+        self.tol = start.tol;
+        self.stop = start.stop;
+        let gnorm = kit::norm2(&start.gradient);
         self.inner = Some(self.build()?);
-        let kv = argmin::kv!("merit" => e.value; "grad_norm" => gnorm;);
-        Ok((state.cost(e.value).gradient(e.gradient), Some(kv)))
+        let kv = argmin::kv!("merit" => start.value; "grad_norm" => gnorm;);
+        Ok((state.cost(start.value).gradient(start.gradient), Some(kv)))
     }
 
     fn next_iter(

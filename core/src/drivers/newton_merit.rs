@@ -113,6 +113,53 @@ where
     super::execute(problem, solver, x0, opts, stop)
 }
 
+/// A merit driver's start: the stopping rules, the start point evaluated, and the stop it
+/// already warrants (`NotFinite`, or `Converged` by the merit's optimality).
+pub(super) struct MeritStart {
+    pub tol: Tolerances,
+    pub x0: Vec<f64>,
+    pub value: f64,
+    pub gradient: Vec<f64>,
+    pub stop: Option<Status>,
+}
+
+impl MeritStart {
+    /// Reads the tolerances and the start point from `problem` and `state`, evaluates it once.
+    pub fn evaluate<M: Merit>(
+        problem: &mut Problem<MeritProblem<M>>,
+        state: &MeritState,
+    ) -> Result<MeritStart, Error> {
+        let tol = problem
+            .problem
+            .as_ref()
+            .map(|p| p.tolerances)
+            .unwrap_or_default();
+        let x0 = state.get_param().cloned().ok_or_else(|| {
+            Error::msg("no initial point: configure the executor with `param(x0)`")
+        })?;
+        let e = problem.problem("evaluation_count", |mp| Ok(mp.evaluate(&x0, false)))?;
+        let gnorm = kit::norm2(&e.gradient);
+        let opt = problem
+            .problem
+            .as_ref()
+            .map(|mp| mp.merit.optimality(&x0, &e.gradient));
+        let stop = if !(e.value.is_finite() && gnorm.is_finite() && kit::all_finite(&x0)) {
+            Some(Status::NotFinite)
+        } else if opt.is_some_and(|o| o.met(tol.tol, tol.rel_tol)) {
+            Some(Status::Converged)
+        } else {
+            None
+        };
+        Ok(MeritStart {
+            tol,
+            x0,
+            value: e.value,
+            gradient: e.gradient,
+            stop,
+        })
+    }
+}
+
 /// Parameters of the exact line search.
 #[derive(Debug, Clone, Copy, PartialEq, serde::Serialize, serde::Deserialize)]
 #[serde(deny_unknown_fields, default)]
@@ -421,28 +468,11 @@ impl<M: Merit> Solver<MeritProblem<M>, MeritState> for NewtonMerit {
         problem: &mut Problem<MeritProblem<M>>,
         state: MeritState,
     ) -> Result<(MeritState, Option<KV>), Error> {
-        self.tol = problem
-            .problem
-            .as_ref()
-            .map(|p| p.tolerances)
-            .unwrap_or_default();
-        let x0 = state.get_param().cloned().ok_or_else(|| {
-            Error::msg("no initial point: configure the executor with `param(x0)`")
-        })?;
-        let e = problem.problem("evaluation_count", |mp| Ok(mp.evaluate(&x0, false)))?;
-        let (value, g) = (e.value, e.gradient);
+        let start = MeritStart::evaluate(problem, &state)?;
+        self.tol = start.tol;
+        self.stop = start.stop;
+        let (x0, value, g) = (start.x0, start.value, start.gradient);
         let gnorm = kit::norm2(&g);
-        let opt = problem
-            .problem
-            .as_ref()
-            .map(|mp| mp.merit.optimality(&x0, &g));
-        self.stop = if !(value.is_finite() && gnorm.is_finite() && kit::all_finite(&x0)) {
-            Some(Status::NotFinite)
-        } else if opt.is_some_and(|o| o.met(self.tol.tol, self.tol.rel_tol)) {
-            Some(Status::Converged)
-        } else {
-            None
-        };
         let kv = argmin::kv!("merit" => value; "grad_norm" => gnorm;);
         let state = state.param(x0.clone()).cost(value).gradient(g.clone());
         self.current = Some((x0, value, g));
