@@ -49,7 +49,20 @@ fn cut_down_castro_configs_run_and_report_the_issues_csvs() {
             toml::Value::Array(vec![toml::Value::Integer(8), toml::Value::Integer(40)]),
         );
     });
-    for f in ["sphere.toml", "order.toml", "energy.toml", "clutter.toml"] {
+    root.config("sigma.toml", |t| {
+        set(t, "scene", "steps", toml::Value::Integer(12));
+        t["scene"]["params"]
+            .as_table_mut()
+            .unwrap()
+            .insert("n_bodies".into(), toml::Value::Integer(8));
+    });
+    for f in [
+        "sphere.toml",
+        "order.toml",
+        "energy.toml",
+        "clutter.toml",
+        "sigma.toml",
+    ] {
         root.run(f);
     }
     let readme = root.report().unwrap();
@@ -118,6 +131,9 @@ fn cut_down_castro_configs_run_and_report_the_issues_csvs() {
     let engines = column(&peers, "engine");
     assert_eq!(engines, ["contactlab-sap", "mujoco", "drake-sap"]);
     assert!(column(&peers, "source")[1].contains("docs/PEERS.md"));
+
+    let sigma = root.csv("sigma.csv");
+    assert_eq!(sigma.1.len(), 10, "five sigmas, with and without walls");
 
     let set = root.csv("mujoco_set.csv");
     assert_eq!(set.1.len(), 3);

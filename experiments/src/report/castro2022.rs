@@ -57,6 +57,7 @@ pub fn generate(root: &Path) -> Result<(), ReportError> {
     sphere(&mut r)?;
     set(&mut r, root)?;
     let rows = clutter(&mut r)?;
+    sigma(&mut r)?;
     peers(&mut r, root, &rows)?;
     r.finish()?;
     Ok(())
@@ -893,5 +894,122 @@ fn peers(r: &mut Report, root: &Path, rows: &[ClutterRow]) -> Result<(), ReportE
             "taken from docs/PEERS.md (not measured in this run)"
         },
     );
+    Ok(())
+}
+
+/// Figs. 14-15: the slip parameter `sigma`: slip at rest against eq. 31's `sigma mu dt g`, and
+/// the mean Newton iterations.
+fn sigma(r: &mut Report) -> Result<(), ReportError> {
+    let run = r.load("sigma.toml")?;
+    let df = &run.steps;
+    let walls = strs(df, "walls")?;
+    let solver = strs(df, "solver")?;
+    let step = f64s(df, "step")?;
+    let it = f64s(df, "iterations")?;
+    let nc = f64s(df, "n_c")?;
+    let slip = f64s(df, "mean_slip")?;
+    let steps = run.config.scene.steps as f64;
+    let p = &run.config.scene.params;
+    let num = |k: &str, d: f64| p.get(k).and_then(|v| v.as_float()).unwrap_or(d);
+    let (dt, mu, g) = (num("dt", 0.01), num("mu", 1.0), num("gravity", 9.81));
+    let mut labels: Vec<String> = solver.clone();
+    labels.sort();
+    labels.dedup();
+    let sigma_of = |label: &str| -> f64 {
+        label
+            .strip_prefix("sigma=")
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(f64::NAN)
+    };
+    labels.sort_by(|a, b| sigma_of(a).total_cmp(&sigma_of(b)));
+    r.heading(2, "The slip parameter sigma (Figs. 14-15)");
+    r.text(
+        "40 clutter bodies, with and without walls, 10 s, SAP with `sigma` from 1e-5 to 1e-1 (each \
+         value advances its own copy of the scene). Slip at rest: the mean slip speed over the \
+         pressed contacts, averaged over the last 10 steps; the estimate of eq. 31 is \
+         `v_s = sigma mu dt g`. Iterations: mean Newton iterations over the steps with contacts. \
+         The Hessian's condition number (Fig. 15, left) is not computed here.",
+    );
+    let mut t = Table::new(Some("sigma.csv"))
+        .col("sigma", "sigma")
+        .col("walls", "walls")
+        .col("slip at rest (m/s)", "slip_at_rest")
+        .col("sigma mu dt g (m/s)", "slip_estimate")
+        .col("SAP iterations (mean)", "iterations_mean");
+    let mut slip_series = Vec::new();
+    let mut it_series = Vec::new();
+    for w in ["true", "false"] {
+        let (mut sl, mut itp) = (Vec::new(), Vec::new());
+        for label in &labels {
+            let rows: Vec<usize> = (0..df.height())
+                .filter(|&k| walls[k] == w && &solver[k] == label)
+                .collect();
+            let rest: Vec<f64> = rows
+                .iter()
+                .filter(|&&k| step[k] >= steps - 10.0)
+                .map(|&k| slip[k])
+                .filter(|v| v.is_finite())
+                .collect();
+            let active: Vec<f64> = rows
+                .iter()
+                .filter(|&&k| nc[k] > 0.0)
+                .map(|&k| it[k])
+                .collect();
+            let at_rest = rest.iter().sum::<f64>() / rest.len().max(1) as f64;
+            let iters = active.iter().sum::<f64>() / active.len().max(1) as f64;
+            let sg = sigma_of(label);
+            t.row(vec![
+                C::same(sg, &Fmt::sci(0)),
+                C::text(w),
+                C::same(at_rest, &Fmt::sci(2)),
+                C::same(sg * mu * dt * g, &Fmt::sci(2)),
+                C::same(iters, &Fmt::fixed(2)),
+            ])?;
+            let key = format!(
+                "sigma.{}.{}",
+                if w == "true" { "walls" } else { "open" },
+                label.replace('=', "_")
+            );
+            r.facts()
+                .num(
+                    format!("{key}.slip_over_estimate"),
+                    at_rest / (sg * mu * dt * g),
+                    Fmt::fixed(2),
+                )
+                .num(format!("{key}.iterations"), iters, Fmt::fixed(1));
+            sl.push((sg, at_rest));
+            itp.push((sg, iters));
+        }
+        let name = if w == "true" { "walls" } else { "no walls" };
+        slip_series.push((name.to_string(), sl));
+        it_series.push((name.to_string(), itp));
+    }
+    r.table(&t)?;
+    let sigmas: Vec<f64> = labels.iter().map(|l| sigma_of(l)).collect();
+    slip_series.push((
+        "sigma mu dt g (eq. 31)".to_string(),
+        sigmas.iter().map(|s| (*s, s * mu * dt * g)).collect(),
+    ));
+    r.plot(
+        "sigma_slip.svg",
+        "mean slip at rest vs sigma (Fig. 14)",
+        &Chart::new(
+            "Clutter, 40 bodies: mean slip at rest vs sigma (Fig. 14)",
+            Axis::log("sigma").ticks(sigmas.clone()),
+            Axis::log("slip (m/s)"),
+        )
+        .legend_upper_left(),
+        &slip_series,
+    )?;
+    r.plot(
+        "sigma_iterations.svg",
+        "mean SAP iterations vs sigma (Fig. 15, right)",
+        &Chart::new(
+            "Clutter, 40 bodies: mean Newton iterations vs sigma (Fig. 15)",
+            Axis::log("sigma").ticks(sigmas),
+            Axis::linear("iterations"),
+        ),
+        &it_series,
+    )?;
     Ok(())
 }
