@@ -7,7 +7,7 @@
 //! - the name lists and descriptions ([`Registry::formulations`], [`Registry::drivers`]);
 //! - which pairs run: a driver names the one [`Need`] it has ([`DriverPlugin::Needs`]), and a
 //!   formulation's capabilities are *detected* from the traits its built object implements
-//!   ([`register_formulation!`] expands `views_of!` and `provides_of!` where the type is
+//!   ([`register_formulation!`](crate::register_formulation) expands `views_of!` and `provides_of!` where the type is
 //!   concrete); [`Registry::incompatibility`] says why a pair cannot run;
 //! - the options: each plugin's own struct, deserialized with unknown fields refused, so an
 //!   option that does not apply is an error naming it and the options that do;

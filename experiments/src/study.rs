@@ -37,7 +37,7 @@
 //! ```
 //!
 //! A formulation written in a notebook cell is any type implementing
-//! [`Formulation`](contactlab_core::Formulation); for a residual over the impulses, wrap its
+//! [`contactlab_core::Formulation`]; for a residual over the impulses, wrap its
 //! constructor in [`Custom`] and every generic driver runs it with no change to the crates.
 
 use std::time::Duration;

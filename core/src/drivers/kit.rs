@@ -126,7 +126,7 @@ fn to_vec(c: &Col<f64>) -> Vec<f64> {
 }
 
 /// Solves `A x = b` for a symmetric positive definite `A` by LLT; `None` when the factor fails
-/// or is numerically singular (see [`LLT_PIVOT_RATIO`]).
+/// or is numerically singular (see `LLT_PIVOT_RATIO`).
 pub fn solve_spd(a: &Mat<f64>, b: &[f64]) -> Option<Vec<f64>> {
     let n = a.nrows();
     if n == 0 {
@@ -147,7 +147,7 @@ pub fn solve_spd(a: &Mat<f64>, b: &[f64]) -> Option<Vec<f64>> {
 }
 
 /// Least-squares solution of `A x ~ b` (`A` with at least as many rows as columns) by
-/// Householder QR; `None` when `A` is numerically rank deficient (see [`QR_PIVOT_RATIO`]).
+/// Householder QR; `None` when `A` is numerically rank deficient (see `QR_PIVOT_RATIO`).
 pub fn lstsq(a: &Mat<f64>, b: &[f64]) -> Option<Vec<f64>> {
     let n = a.ncols();
     if a.nrows() < n || !all_finite(b) {
@@ -690,7 +690,7 @@ pub fn cubic_minimizer(m0: f64, s0: f64, m1: f64, s1: f64) -> Option<f64> {
     (t > 0.0 && t < 1.0 && t.is_finite()).then_some(t)
 }
 
-/// How a square Newton system `M z = rhs` is solved by [`solve_square`].
+/// How a square Newton system `M z = rhs` is solved by `solve_square`.
 #[derive(Debug, Clone, Copy, PartialEq, serde::Serialize, serde::Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct SquareSolve {

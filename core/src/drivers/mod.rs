@@ -1,6 +1,6 @@
 //! Drivers (optimizers) on argmin's `Solver` trait.
 //!
-//! argmin supplies the framework (the [`Executor`] loop, [`IterState`], key-value logging,
+//! argmin supplies the framework (the [`Executor`](argmin::core::Executor) loop, [`IterState`], key-value logging,
 //! observers, time-outs and evaluation counts); the linear algebra is faer 0.24 (argmin's own
 //! Gauss-Newton and dogleg invert dense matrices and its math backends stop at faer 0.23, see
 //! `docs/STACK.md`).
@@ -156,11 +156,11 @@ impl<R: Residual> Jacobian for LeastSquares<R> {
 
 /// Solves `F(x) = 0` in the least-squares sense with `solver` from `x0`.
 ///
-/// The solver runs in an argmin [`Executor`] with `opts.max_iter` and `opts.time_limit`, reads
+/// The solver runs in an argmin [`Executor`](argmin::core::Executor) with `opts.max_iter` and `opts.time_limit`, reads
 /// `opts.tol`, `opts.grad_tol` and `opts.step_tol` from the [`LeastSquares`] problem, and a
-/// [`TraceObserver`] records one trace row for the initial point and one per iteration.
+/// [`TraceObserver`](crate::result::TraceObserver) records one trace row for the initial point and one per iteration.
 /// Running out of iterations with `|F| <= opts.tol` counts as converged; a non-finite final
-/// iterate or merit is [`Status::NotFinite`].
+/// iterate or merit is [`Status::NotFinite`](crate::Status::NotFinite).
 pub fn solve_least_squares<R, S>(
     residual: R,
     solver: S,

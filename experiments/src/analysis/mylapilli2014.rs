@@ -38,7 +38,7 @@ impl DriverSeries {
         })
     }
 
-    /// `MissingData` ("the `what` rows of <solver>") when the driver has no rows.
+    /// `MissingData` ("the `what` rows of `<solver>`") when the driver has no rows.
     pub fn require_rows(&self, what: &str) -> Result<(), AnalysisError> {
         if self.step.is_empty() {
             return Err(AnalysisError::MissingData(format!(

@@ -2,7 +2,7 @@
 //!
 //! A [`Scene`] is a time-stepped system: at each step it states its contact problem
 //! ([`ContactStep`]: the contacts, with keys that persist across steps for warm starts, and a
-//! [`LocalProblem`] in the project's normal-first convention), takes the impulses some solver
+//! [`LocalProblem`](contactlab_core::LocalProblem) in the project's normal-first convention), takes the impulses some solver
 //! found, and moves on. Experiment configs name a scene by [`SceneKind`] and give its
 //! parameters as a TOML table, which the scene parses into its own typed config (unknown keys
 //! are errors that name the key).
