@@ -17,7 +17,7 @@ use argmin::solver::linesearch::MoreThuenteLineSearch;
 use argmin::solver::quasinewton::LBFGS;
 
 use super::kit;
-use super::newton_merit::{MeritProblem, MeritStart, MeritState};
+use super::newton_merit::{stop_after_step, MeritProblem, MeritStart, MeritState};
 use super::Tolerances;
 use crate::{Merit, Status};
 
@@ -85,28 +85,6 @@ impl Lbfgs {
             .with_tolerance_grad(0.0)?
             .with_tolerance_cost(0.0)
     }
-
-    /// The stop after an accepted step from `x` to the state's new point.
-    fn judge<M: Merit>(
-        &self,
-        problem: &Problem<MeritProblem<M>>,
-        x: &[f64],
-        s: &MeritState,
-    ) -> Option<Status> {
-        let (x_new, g) = (s.get_param()?, s.get_gradient()?);
-        if !(s.get_cost().is_finite() && kit::all_finite(g)) {
-            return Some(Status::NotFinite);
-        }
-        let opt = problem.problem.as_ref()?.merit.optimality(x_new, g);
-        let step: Vec<f64> = x_new.iter().zip(x).map(|(a, b)| a - b).collect();
-        if opt.met(self.tol.tol, self.tol.rel_tol) {
-            Some(Status::Converged)
-        } else if self.tol.negligible(x, &step) {
-            Some(Status::Stagnated)
-        } else {
-            None
-        }
-    }
 }
 
 impl<M: Merit> Solver<MeritProblem<M>, MeritState> for Lbfgs {
@@ -157,19 +135,21 @@ impl<M: Merit> Solver<MeritProblem<M>, MeritState> for Lbfgs {
             );
             return Ok((next, Some(kv)));
         }
-        self.stop = self.judge(problem, &x, &next);
-        let x_new = next.get_param().cloned().unwrap_or_default();
-        let g_new = next.get_gradient().cloned().unwrap_or_default();
-        let step_norm = kit::norm2(&kit::axpy(&x_new, -1.0, &x));
-        let mut kv = argmin::kv!(
-            "merit" => next.get_cost(); "grad_norm" => kit::norm2(&g_new);
-            "step_norm" => step_norm; "step_kind" => "quasi-newton";
-        );
-        if let Some(o) = problem
+        let (x_new, g_new) = match (next.get_param(), next.get_gradient()) {
+            (Some(x), Some(g)) => (x.clone(), g.clone()),
+            _ => return Err(Error::msg("lbfgs: argmin's step left no point or gradient")),
+        };
+        let step = kit::axpy(&x_new, -1.0, &x);
+        let opt = problem
             .problem
             .as_ref()
-            .map(|mp| mp.merit.optimality(&x_new, &g_new))
-        {
+            .map(|mp| mp.merit.optimality(&x_new, &g_new));
+        self.stop = stop_after_step(&self.tol, &x, &step, next.get_cost(), &g_new, opt);
+        let mut kv = argmin::kv!(
+            "merit" => next.get_cost(); "grad_norm" => kit::norm2(&g_new);
+            "step_norm" => kit::norm2(&step); "step_kind" => "quasi-newton";
+        );
+        if let Some(o) = opt {
             kv.insert("optimality", o.residual.into());
         }
         Ok((next, Some(kv)))

@@ -241,34 +241,36 @@ mod plugins {
         "trust region with a Steihaug-CG subproblem"
     );
 
-    impl<M: Merit + ?Sized> Driver<M> for NewtonMerit {
-        fn solve(
-            &self,
-            merit: &M,
-            x0: Vec<f64>,
-            opts: &SolveOptions,
-        ) -> Result<Solution, CoreError> {
-            solve_merit(merit, self.clone(), x0, opts)
-        }
+    macro_rules! merit_driver {
+        ($t:ty, $name:literal, $desc:literal) => {
+            impl<M: Merit + ?Sized> Driver<M> for $t {
+                fn solve(
+                    &self,
+                    merit: &M,
+                    x0: Vec<f64>,
+                    opts: &SolveOptions,
+                ) -> Result<Solution, CoreError> {
+                    solve_merit(merit, self.clone(), x0, opts)
+                }
+            }
+            impl DriverPlugin for $t {
+                type Needs = NeedsMerit;
+                const NAME: &'static str = $name;
+                const DESCRIPTION: &'static str = $desc;
+            }
+        };
     }
 
-    impl<M: Merit + ?Sized> Driver<M> for Lbfgs {
-        fn solve(
-            &self,
-            merit: &M,
-            x0: Vec<f64>,
-            opts: &SolveOptions,
-        ) -> Result<Solution, CoreError> {
-            solve_merit(merit, self.clone(), x0, opts)
-        }
-    }
-
-    impl DriverPlugin for Lbfgs {
-        type Needs = NeedsMerit;
-        const NAME: &'static str = "lbfgs";
-        const DESCRIPTION: &'static str =
-            "argmin's L-BFGS on a convex merit (Moré-Thuente line search), stopped by its optimality";
-    }
+    merit_driver!(
+        NewtonMerit,
+        "newton-merit",
+        "Newton on a convex merit with an exact line search on dl/dalpha, Armijo fallback"
+    );
+    merit_driver!(
+        Lbfgs,
+        "lbfgs",
+        "argmin's L-BFGS on a convex merit (Moré-Thuente line search), stopped by its optimality"
+    );
 
     impl<C: crate::ConicProgram + ?Sized> Driver<C> for Clarabel {
         fn solve(
@@ -290,12 +292,5 @@ mod plugins {
         fn check(&self) -> Result<(), CoreError> {
             Clarabel::check(self)
         }
-    }
-
-    impl DriverPlugin for NewtonMerit {
-        type Needs = NeedsMerit;
-        const NAME: &'static str = "newton-merit";
-        const DESCRIPTION: &'static str =
-            "Newton on a convex merit with an exact line search on dl/dalpha, Armijo fallback";
     }
 }

@@ -13,7 +13,7 @@
 //! (supernodal where faer's analysis finds it pays); the symbolic analysis is kept and reused
 //! while the pattern stays the same (the counters `symbolic_factorizations` and
 //! `numeric_factorizations` say how often each ran). The stopping rule is the merit's
-//! [`Optimality`](crate::Optimality): `residual <= tol + rel_tol * scale` (eq. 26).
+//! [`Optimality`]: `residual <= tol + rel_tol * scale` (eq. 26).
 
 use argmin::core::{
     CostFunction, Error, Gradient, Hessian, IterState, Problem, Solver, State as _,
@@ -26,7 +26,7 @@ use faer::{Mat, Side};
 
 use super::kit::{self, Armijo};
 use super::{SolveOptions, Tolerances};
-use crate::{CoreError, LinePoint, Merit, MeritEval, MeritHessian, Solution, Status};
+use crate::{CoreError, LinePoint, Merit, MeritEval, MeritHessian, Optimality, Solution, Status};
 
 /// argmin state of [`NewtonMerit`]: parameter `x`, gradient, cost `l(x)`.
 pub type MeritState = IterState<Vec<f64>, Vec<f64>, (), (), (), f64>;
@@ -157,6 +157,28 @@ impl MeritStart {
             gradient: e.gradient,
             stop,
         })
+    }
+}
+
+/// The stop an accepted step from `x` by `step` warrants, at the new point's `value`, gradient
+/// `g` and optimality `opt`: `NotFinite`, `Converged` (eq. 26), `Stagnated` (a negligible step)
+/// or none.
+pub(super) fn stop_after_step(
+    tol: &Tolerances,
+    x: &[f64],
+    step: &[f64],
+    value: f64,
+    g: &[f64],
+    opt: Option<Optimality>,
+) -> Option<Status> {
+    if !(kit::norm2(g).is_finite() && value.is_finite()) {
+        Some(Status::NotFinite)
+    } else if opt.is_some_and(|o| o.met(tol.tol, tol.rel_tol)) {
+        Some(Status::Converged)
+    } else if tol.negligible(x, step) {
+        Some(Status::Stagnated)
+    } else {
+        None
     }
 }
 
@@ -430,15 +452,7 @@ impl NewtonMerit {
             .problem
             .as_ref()
             .map(|mp| mp.merit.optimality(&x_new, &g_new));
-        self.stop = if !(gnorm.is_finite() && new_value.is_finite()) {
-            Some(Status::NotFinite)
-        } else if opt.is_some_and(|o| o.met(self.tol.tol, self.tol.rel_tol)) {
-            Some(Status::Converged)
-        } else if self.tol.negligible(&x, &step) {
-            Some(Status::Stagnated)
-        } else {
-            None
-        };
+        self.stop = stop_after_step(&self.tol, &x, &step, new_value, &g_new, opt);
         let mut kv = argmin::kv!(
             "merit" => new_value; "grad_norm" => gnorm; "step_norm" => kit::norm2(&step);
             "step_kind" => kind; "step_length" => alpha;
