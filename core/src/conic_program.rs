@@ -95,7 +95,9 @@ pub trait ConicProgram {
     /// The program.
     fn conic_program(&self) -> Result<ConicData, CoreError>;
 
-    /// The formulation's unknowns from the program's primal solution `x`.
+    /// The solution a conic driver returns, from the program's primal solution `x`: the
+    /// formulation's unknowns, followed by any further primal variables the formulation reads
+    /// (SAP keeps eq. 19's `sigma`, the interior point's own impulses).
     fn unknowns_from_conic(&self, x: &[f64]) -> Vec<f64>;
 }
 

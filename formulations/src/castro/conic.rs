@@ -94,7 +94,10 @@ impl ConicProgram for SapCost {
         })
     }
 
+    /// The whole primal pair `[v; sigma]`: the IPM's impulses are its `sigma`, and
+    /// [`SapCost::impulses`] and [`SapCost::accuracy`] read them from there (Fig. 13 measures an
+    /// IPM at its own pair).
     fn unknowns_from_conic(&self, x: &[f64]) -> Vec<f64> {
-        x[..self.num_unknowns().min(x.len())].to_vec()
+        x.to_vec()
     }
 }

@@ -16,9 +16,9 @@
 use std::sync::Mutex;
 
 use contactlab_core::generalized::{sparse_mul_add, sparse_transpose_mul_add, GeneralizedProblem};
-use contactlab_core::{LinePoint, Merit, MeritEval, MeritHessian, Optimality};
+use contactlab_core::{CoreError, LinePoint, Merit, MeritEval, MeritHessian, Optimality};
 use faer::sparse::{SparseColMat, SymbolicSparseColMat};
-use faer::MatMut;
+use faer::{Mat, MatMut, Side};
 use nalgebra::{Matrix3, Vector3};
 
 use super::projection::{ContactRegularization, Projection, SapRegion};
@@ -186,6 +186,7 @@ impl SapCost {
     /// All velocities: the unknowns `x` and `v*` for untouched trees.
     pub fn full_velocities(&self, x: &[f64]) -> Vec<f64> {
         let mut v = self.full_v_star.clone();
+        let x = self.velocities_of(x);
         for (k, &c) in self.dofs.iter().enumerate() {
             v[c] = x[k];
         }
@@ -212,7 +213,7 @@ impl SapCost {
     /// Contact velocities `v_c = J v + b`.
     pub fn contact_velocities(&self, x: &[f64]) -> Vec<f64> {
         let mut vc = self.b.clone();
-        sparse_mul_add(&self.j, x, &mut vc);
+        sparse_mul_add(&self.j, self.velocities_of(x), &mut vc);
         vc
     }
 
@@ -237,18 +238,41 @@ impl SapCost {
         ContactState { projections, ys }
     }
 
-    /// The impulses `gamma(v) = P_F(y(v))`, normal first.
+    /// The primal pair `(v, gamma)` a solution stands for. SAP's unknowns are `v` alone, and
+    /// its impulses are `gamma(v) = P_F(y(v))` (Theorem 1). An interior-point answer to eq. 19
+    /// carries the primal pair `x = [v; sigma]` (see `ConicProgram::unknowns_from_conic`), and
+    /// then its impulses are its own `sigma`: that is how the paper measures Gurobi and the
+    /// geodesic IPM in Fig. 13 (their `e_mu` is not zero, which it would be with `P_F(y(v))`),
+    /// and `P_F(y(v))` would amplify the IPM's velocity error by `R^-1`, about `1e12 dt^2`
+    /// here.
+    fn primal_pair<'a>(&self, x: &'a [f64]) -> (&'a [f64], Vec<f64>) {
+        let nv = self.v_star.len();
+        if self.regs.is_empty() || x.len() != nv + 3 * self.regs.len() {
+            let st = self.project_all(&self.biased(x));
+            let gamma = st
+                .projections
+                .iter()
+                .flat_map(|p| [p.gamma[0], p.gamma[1], p.gamma[2]])
+                .collect();
+            (x, gamma)
+        } else {
+            (&x[..nv], x[nv..].to_vec())
+        }
+    }
+
+    /// The velocities part of `x` (all of it unless `x` is an interior-point primal pair).
+    pub fn velocities_of<'a>(&self, x: &'a [f64]) -> &'a [f64] {
+        &x[..self.v_star.len().min(x.len())]
+    }
+
+    /// The impulses, normal first: `gamma(v) = P_F(y(v))`, or `sigma` of a primal pair.
     pub fn impulses(&self, x: &[f64]) -> Vec<f64> {
-        let st = self.project_all(&self.biased(x));
-        st.projections
-            .iter()
-            .flat_map(|p| [p.gamma[0], p.gamma[1], p.gamma[2]])
-            .collect()
+        self.primal_pair(x).1
     }
 
     /// Each contact's region at `x`.
     pub fn regions(&self, x: &[f64]) -> Vec<SapRegion> {
-        let st = self.project_all(&self.biased(x));
+        let st = self.project_all(&self.biased(self.velocities_of(x)));
         st.projections.iter().map(|p| p.region).collect()
     }
 
@@ -259,40 +283,66 @@ impl SapCost {
         out
     }
 
-    /// The momentum error `e_m = |D grad| / max(|D p|, |D j_c|)` (eq. 32) and the
-    /// complementarity error `e_mu = mean_i |g_i . gamma_i| / l_p` with
-    /// `g_i = v_c,i - v^_i + R_i gamma_i` (eq. 33), at `x`.
+    /// The momentum error `e_m = |D (A (v - v*) - J' gamma)| / max(|D p|, |D j_c|)` (eq. 32)
+    /// and the complementarity error `e_mu = mean_i |g_i . gamma_i| / l_p` with
+    /// `g_i = v_c,i - v^_i + R_i gamma_i` (eq. 33), at the primal pair `x` stands for. With
+    /// SAP's own `gamma(v)`, `e_mu` is zero to round-off (the projection is complementary by
+    /// construction) and `l_p` is eq. 24's cost; for a pair `(v, sigma)` it is eq. 19's
+    /// objective, the same number at the optimum.
     pub fn accuracy(&self, x: &[f64]) -> (f64, f64) {
-        let e = self.evaluate(x, false);
-        let o = self.optimality(x, &e.gradient);
-        let biased = self.biased(x);
-        let st = self.project_all(&biased);
+        let (v, gamma) = self.primal_pair(x);
+        let e: Vec<f64> = v.iter().zip(&self.v_star).map(|(a, b)| a - b).collect();
+        let ae = self.a_times(&e);
+        let mut jtg = vec![0.0; v.len()];
+        sparse_transpose_mul_add(&self.j, &gamma, &mut jtg);
+        let gradient: Vec<f64> = ae.iter().zip(&jtg).map(|(a, b)| a - b).collect();
+        let o = self.optimality(v, &gradient);
+        let biased = self.biased(v);
         let nc = self.regs.len().max(1) as f64;
-        let sum: f64 = st
-            .projections
-            .iter()
-            .zip(&self.regs)
-            .enumerate()
-            .map(|(i, (p, r))| {
-                let g = Vector3::new(
-                    biased[3 * i] + r.rn * p.gamma[0],
-                    biased[3 * i + 1] + r.rt * p.gamma[1],
-                    biased[3 * i + 2] + r.rt * p.gamma[2],
-                );
-                g.dot(&p.gamma).abs()
-            })
-            .sum();
+        let (mut sum, mut reg_cost) = (0.0, 0.0);
+        for (i, r) in self.regs.iter().enumerate() {
+            let gam = Vector3::new(gamma[3 * i], gamma[3 * i + 1], gamma[3 * i + 2]);
+            let rg = Vector3::new(r.rn * gam[0], r.rt * gam[1], r.rt * gam[2]);
+            let g = Vector3::new(biased[3 * i], biased[3 * i + 1], biased[3 * i + 2]) + rg;
+            sum += g.dot(&gam).abs();
+            reg_cost += 0.5 * gam.dot(&rg);
+        }
+        let l_p = 0.5 * dot(&e, &ae) + reg_cost;
         let e_m = if o.scale > 0.0 {
             o.residual / o.scale
         } else {
             o.residual
         };
-        let e_mu = if e.value > 0.0 {
-            sum / nc / e.value
-        } else {
-            0.0
-        };
+        let e_mu = if l_p > 0.0 { sum / nc / l_p } else { 0.0 };
         (e_m, e_mu)
+    }
+
+    /// The condition numbers of the Hessian `H = A + J' G J` at `x` (Fig. 15: it grows like
+    /// `1/sigma`): of `H` itself, and of `D H D` with `D = diag(H)^-1/2` (the Jacobi-scaled
+    /// matrix, which leaves out the spread of the masses' own units). A diagnostic for the slip
+    /// study only: it forms `H` densely and takes its eigenvalues, O(n^3), which SAP's own path
+    /// never does. Infinite when `H` is singular to working precision.
+    pub fn hessian_condition(&self, x: &[f64]) -> Result<(f64, f64), CoreError> {
+        let v = self.velocities_of(x);
+        let n = v.len();
+        if n == 0 {
+            return Ok((1.0, 1.0));
+        }
+        let mut h = Mat::<f64>::zeros(n, n);
+        self.hessian(v, h.as_mut());
+        let cond = |m: &Mat<f64>| -> Result<f64, CoreError> {
+            let ev = m
+                .self_adjoint_eigenvalues(Side::Lower)
+                .map_err(|e| CoreError::LinearAlgebra(format!("SAP Hessian eigenvalues: {e:?}")))?;
+            let (lo, hi) = (ev[0], ev[n - 1]);
+            Ok(if lo > 0.0 { hi / lo } else { f64::INFINITY })
+        };
+        let plain = cond(&h)?;
+        let d: Vec<f64> = (0..n)
+            .map(|k| 1.0 / h[(k, k)].max(f64::MIN_POSITIVE).sqrt())
+            .collect();
+        let scaled = Mat::<f64>::from_fn(n, n, |r, c| d[r] * h[(r, c)] * d[c]);
+        Ok((plain, cond(&scaled)?))
     }
 
     /// The line cache for `(x, dx)`, made if it is not the current one.

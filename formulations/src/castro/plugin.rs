@@ -16,6 +16,9 @@ pub struct SapFormulation {
     /// Dimensionless friction regularisation: slip at stiction about `mu sigma g dt` (paper:
     /// 1e-3).
     pub sigma: f64,
+    /// Also report the Hessian's condition numbers at each solution (`hessian_condition`,
+    /// `hessian_condition_scaled`; Fig. 15). Off by default: it forms the Hessian densely.
+    pub condition_number: bool,
 }
 
 impl Default for SapFormulation {
@@ -23,6 +26,7 @@ impl Default for SapFormulation {
         SapFormulation {
             beta: 1.0,
             sigma: 1e-3,
+            condition_number: false,
         }
     }
 }
@@ -106,7 +110,14 @@ impl Formulation for SapFormulation {
 
     fn diagnostics(&self, built: &SapCost, x: &[f64]) -> Vec<(&'static str, f64)> {
         let (e_m, e_mu) = built.accuracy(x);
-        vec![("e_m", e_m), ("e_mu", e_mu)]
+        let mut out = vec![("e_m", e_m), ("e_mu", e_mu)];
+        if self.condition_number {
+            // A failed eigen-decomposition is reported as NaN, not as a failed solve.
+            let (plain, scaled) = built.hessian_condition(x).unwrap_or((f64::NAN, f64::NAN));
+            out.push(("hessian_condition", plain));
+            out.push(("hessian_condition_scaled", scaled));
+        }
+        out
     }
 }
 

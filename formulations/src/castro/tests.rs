@@ -327,11 +327,11 @@ fn clarabel_on_the_primal_problem_finds_saps_optimum() {
         let s = ipm.solve(&cost, vec![], &SolveOptions::default()).unwrap();
         assert_eq!(s.status, Status::Converged, "seed {seed}");
         assert_eq!(s.counters.get("warm_start_ignored"), Some(&1));
+        // The IPM returns its primal pair [v; sigma] (eq. 19).
+        assert_eq!(s.x.len(), sap.x.len() + 3 * cost.num_contacts());
+        let v_ipm = cost.velocities_of(&s.x);
         let scale = 1.0 + sap.x.iter().fold(0.0f64, |m, v| m.max(v.abs()));
-        let worst =
-            s.x.iter()
-                .zip(&sap.x)
-                .fold(0.0f64, |m, (a, b)| m.max((a - b).abs()));
+        let worst = max_abs_diff(v_ipm, &sap.x);
         // An interior point's velocities carry about the square root of its gap tolerance
         // (the cost is flat to second order at the optimum): 1e-10 gives about 1e-6.
         assert!(
@@ -339,14 +339,30 @@ fn clarabel_on_the_primal_problem_finds_saps_optimum() {
             "seed {seed}: velocities differ by {worst:e}"
         );
         // SAP's cost at the IPM's velocities is the optimum's, from above.
-        let (l_ipm, l_sap) = (cost.value(&s.x), cost.value(&sap.x));
+        let (l_ipm, l_sap) = (cost.value(v_ipm), cost.value(&sap.x));
         assert!(
             l_ipm >= l_sap - 1e-12 * l_sap.abs() && l_ipm - l_sap <= 1e-8 * (1.0 + l_sap.abs()),
             "seed {seed}: {l_ipm} vs {l_sap}"
         );
-        let (e_m, _) = cost.accuracy(&s.x);
-        assert!(e_m < 1e-5, "seed {seed}: e_m {e_m:e}");
+        // Theorem 1: at the optimum sigma = gamma. The IPM's sigma is its impulse; measured at
+        // its own pair it balances momentum to its feasibility tolerance, and it is not exactly
+        // complementary (SAP's gamma(v) is, by construction).
+        let (g_sap, g_ipm) = (cost.impulses(&sap.x), cost.impulses(&s.x));
+        let g_scale = 1.0 + g_sap.iter().fold(0.0f64, |m, v| m.max(v.abs()));
+        assert!(max_abs_diff(&g_ipm, &g_sap) < 1e-5 * g_scale, "seed {seed}");
+        let (e_m, e_mu) = cost.accuracy(&s.x);
+        assert!(e_m < 1e-7, "seed {seed}: e_m {e_m:e}");
+        assert!(e_mu > 0.0 && e_mu < 1e-6, "seed {seed}: e_mu {e_mu:e}");
+        let (_, e_mu_sap) = cost.accuracy(&sap.x);
+        assert!(e_mu_sap < 1e-12, "seed {seed}: SAP's e_mu {e_mu_sap:e}");
     }
+}
+
+fn max_abs_diff(a: &[f64], b: &[f64]) -> f64 {
+    assert_eq!(a.len(), b.len());
+    a.iter()
+        .zip(b)
+        .fold(0.0f64, |m, (x, y)| m.max((x - y).abs()))
 }
 
 #[test]
@@ -538,8 +554,8 @@ fn sap_takes_contact_space_problems_with_a_definite_w_and_refuses_others_with_a_
         "{e}"
     );
     assert!(SapFormulation {
-        beta: 1.0,
-        sigma: -1.0
+        sigma: -1.0,
+        ..SapFormulation::default()
     }
     .check()
     .is_err());
@@ -627,4 +643,119 @@ fn with_mujocos_regulariser_sap_finds_mujocos_impulses() {
             "{name}: max |gamma - r_mujoco| = {err:.3e} > {bound:.3e} (max |r| {r_max:.3e}, MuJoCo's residual {accuracy:.1e})"
         );
     }
+}
+
+/// A particle resting on the ground: `A = diag(1, 2, 4)`, `J = I`, pushed into the ground, so
+/// the contact sticks and `H = A + R^-1` is diagonal: its condition numbers are known exactly.
+fn resting_particle(sigma: f64) -> (SapCost, Vec<f64>) {
+    let diag = |d: [f64; 3]| {
+        SparseColMat::try_new_from_triplets(
+            3,
+            3,
+            &(0..3).map(|i| Triplet::new(i, i, d[i])).collect::<Vec<_>>(),
+        )
+        .unwrap()
+    };
+    let p = GeneralizedProblem::new(
+        diag([1.0, 2.0, 4.0]),
+        diag([1.0, 1.0, 1.0]),
+        vec![-0.1, 0.0, 0.0],
+        vec![0.0; 3],
+        vec![ContactModel {
+            mu: 1.0,
+            phi0: 0.0,
+            stiffness: 1e12,
+            dissipation: 0.01,
+        }],
+        Some(0.01),
+        None,
+        None,
+    )
+    .unwrap();
+    let f = SapFormulation {
+        sigma,
+        ..SapFormulation::default()
+    };
+    let cost = f.build(&StepProblem::from(p)).unwrap();
+    let s = NewtonMerit::default()
+        .solve(&cost, cost.v_star().to_vec(), &sap_options())
+        .unwrap();
+    assert_eq!(s.status, Status::Converged);
+    assert_eq!(cost.regions(&s.x), vec![super::SapRegion::Stiction]);
+    (cost, s.x)
+}
+
+#[test]
+fn the_hessian_condition_number_is_exact_on_a_diagonal_hessian_and_grows_like_one_over_sigma() {
+    let mut plain = Vec::new();
+    for sigma in [1e-2, 1e-3, 1e-4] {
+        let (cost, x) = resting_particle(sigma);
+        let r = cost.regularizations()[0];
+        let h = [1.0 + 1.0 / r.rn, 2.0 + 1.0 / r.rt, 4.0 + 1.0 / r.rt];
+        let expected =
+            h.iter().copied().fold(0.0, f64::max) / h.iter().copied().fold(f64::INFINITY, f64::min);
+        let (c, scaled) = cost.hessian_condition(&x).unwrap();
+        assert!(
+            (c / expected - 1.0).abs() < 1e-9,
+            "sigma {sigma}: {c} vs {expected}"
+        );
+        assert!(
+            (scaled - 1.0).abs() < 1e-9,
+            "a diagonal H scales to I: {scaled}"
+        );
+        plain.push(c);
+    }
+    // Stiction: H ~ R^-1 with R_t = sigma R_n-ish (eq. 30), so each decade of sigma is a decade
+    // of condition (the paper's Fig. 15), once 1/R_t dominates A.
+    for w in plain.windows(2) {
+        assert!((w[1] / w[0] - 10.0).abs() < 1.0, "{plain:?}");
+    }
+}
+
+#[test]
+fn the_condition_numbers_agree_with_an_independent_eigen_decomposition() {
+    let p = random_problem(7, 3, 4, 5);
+    let cost = cost_of(&p);
+    let x = random_point(&cost, 3);
+    let (c, scaled) = cost.hessian_condition(&x).unwrap();
+    let Some(MeritHessian::Sparse(hs)) = cost.evaluate(&x, true).hessian else {
+        panic!("SAP gives a sparse Hessian");
+    };
+    let n = hs.ncols();
+    let mut h = nalgebra::DMatrix::<f64>::zeros(n, n);
+    let (cp, ri, v) = (hs.symbolic().col_ptr(), hs.symbolic().row_idx(), hs.val());
+    for col in 0..n {
+        for k in cp[col]..cp[col + 1] {
+            h[(ri[k], col)] += v[k];
+        }
+    }
+    let cond = |m: &nalgebra::DMatrix<f64>| {
+        let e = m.clone().symmetric_eigen().eigenvalues;
+        e.max() / e.min()
+    };
+    assert!((c / cond(&h) - 1.0).abs() < 1e-8, "{c} vs {}", cond(&h));
+    let d = nalgebra::DVector::from_iterator(n, (0..n).map(|k| 1.0 / h[(k, k)].sqrt()));
+    let dhd = nalgebra::DMatrix::from_fn(n, n, |r, col| d[r] * h[(r, col)] * d[col]);
+    assert!((scaled / cond(&dhd) - 1.0).abs() < 1e-8);
+    // The plugin reports them only when asked.
+    let f = SapFormulation {
+        condition_number: true,
+        ..SapFormulation::default()
+    };
+    let names: Vec<&str> = f.diagnostics(&cost, &x).iter().map(|d| d.0).collect();
+    assert_eq!(
+        names,
+        [
+            "e_m",
+            "e_mu",
+            "hessian_condition",
+            "hessian_condition_scaled"
+        ]
+    );
+    let names: Vec<&str> = SapFormulation::default()
+        .diagnostics(&cost, &x)
+        .iter()
+        .map(|d| d.0)
+        .collect();
+    assert_eq!(names, ["e_m", "e_mu"]);
 }
