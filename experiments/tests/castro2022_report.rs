@@ -98,6 +98,10 @@ fn cut_down_castro_configs_run_and_report_the_issues_csvs() {
         "speedup_reproduced",
         "e_m_max_sap",
         "e_m_max_ipm",
+        "e_m_mean_sap",
+        "e_m_mean_ipm",
+        "e_mu_max_sap",
+        "e_mu_mean_ipm",
     ] {
         assert!(
             clutter.0.iter().any(|c| c == want),
@@ -114,6 +118,13 @@ fn cut_down_castro_configs_run_and_report_the_issues_csvs() {
             e.parse::<f64>().unwrap() <= 1e-5 * 1.0001,
             "SAP stops at eps_r = 1e-5: {e}"
         );
+    }
+    // The interior point, measured at its own primal pair, is at least as accurate (Fig. 13).
+    for e in column(&clutter, "e_m_max_ipm") {
+        assert!(e.parse::<f64>().unwrap() <= 1e-5, "Clarabel's e_m {e}");
+    }
+    for e in column(&clutter, "e_mu_max_sap") {
+        assert!(e.parse::<f64>().unwrap() <= 1e-12, "SAP's e_mu {e}");
     }
 
     let peers = root.csv("peers.csv");
@@ -134,6 +145,14 @@ fn cut_down_castro_configs_run_and_report_the_issues_csvs() {
 
     let sigma = root.csv("sigma.csv");
     assert_eq!(sigma.1.len(), 10, "five sigmas, with and without walls");
+    // Fig. 15: the condition number falls as sigma grows (rows sorted by sigma per walls).
+    let cond: Vec<f64> = column(&sigma, "hessian_condition_scaled_mean")
+        .iter()
+        .map(|c| c.parse().unwrap())
+        .collect();
+    for half in cond.chunks(5) {
+        assert!(half.windows(2).all(|w| w[1] < w[0]), "{cond:?}");
+    }
 
     let set = root.csv("mujoco_set.csv");
     assert_eq!(set.1.len(), 3);

@@ -160,7 +160,7 @@ pub struct SetProblem {
 }
 
 /// The solvers run on the MuJoCo set: SAP's Algorithm 2, L-BFGS on SAP's cost, and Clarabel on
-/// SAP's primal (tolerances `1e-10`, so its `e_m` is comparable).
+/// SAP's primal with its default tolerances (`1e-8`), measured at its own primal pair.
 pub fn mujoco_set_solvers() -> Vec<SolverSpec> {
     let mut newton = SolverSpec::new("sap", "newton-merit", 1e-12, 100);
     newton.label = Some("SAP".into());
@@ -170,10 +170,7 @@ pub fn mujoco_set_solvers() -> Vec<SolverSpec> {
     lbfgs.rel_tol = 1e-5;
     let mut ipm = SolverSpec::new("sap", "clarabel", 1e-12, 200);
     ipm.label = Some("Clarabel".into());
-    ipm.optimizer = PluginChoice::named("clarabel")
-        .with("tol_gap_abs", 1e-10)
-        .with("tol_gap_rel", 1e-10)
-        .with("tol_feas", 1e-10);
+    ipm.optimizer = PluginChoice::named("clarabel");
     vec![newton, lbfgs, ipm]
 }
 
@@ -362,6 +359,7 @@ mod tests {
             "seconds" => [0.0, 0.0, 1e-3, 1e-2, 1e-3, 3e-2, 2e-3, 1e-2],
             "scene_seconds" => [1e-4, 1e-4, 1e-4, 1e-4, 1e-4, 1e-4, 1e-4, 1e-4],
             "e_m" => [f64::NAN, f64::NAN, 1e-6, 1e-5, 2e-6, 3e-6, 1e-7, 2e-6],
+            "e_mu" => [f64::NAN, f64::NAN, 0.0, 1e-8, 0.0, 4e-8, 0.0, 1e-8],
             "solver_status" => ["no_contacts", "no_contacts", "converged", "converged", "converged", "max_iterations", "converged", "converged"]
         )
         .unwrap();
@@ -374,6 +372,11 @@ mod tests {
         assert!((r.speedup - 10.0).abs() < 1e-12);
         assert_eq!(r.ipm_unconverged, 1);
         assert_eq!(r.e_m_max, [2e-6, 1e-5]);
+        assert!((r.e_m_mean[0] - 3.1e-6 / 3.0).abs() < 1e-18);
+        assert!((r.e_m_mean[1] - 15e-6 / 3.0).abs() < 1e-18);
+        assert_eq!(r.e_m_median, [1e-6, 3e-6]);
+        assert_eq!(r.e_mu_max, [0.0, 4e-8]);
+        assert!((r.e_mu_mean[1] - 2e-8).abs() < 1e-20);
         assert!((r.sap_seconds_median - 1e-3).abs() < 1e-15);
     }
 
@@ -449,6 +452,15 @@ pub struct ClutterRow {
     pub speedup: f64,
     /// Largest `e_m` of SAP's and of the interior point's answers.
     pub e_m_max: [f64; 2],
+    /// Mean and median `e_m` over steps with contacts, SAP's and the interior point's (Fig. 13).
+    pub e_m_mean: [f64; 2],
+    /// Median `e_m`, SAP's and the interior point's.
+    pub e_m_median: [f64; 2],
+    /// Mean and largest `e_mu` (eq. 33) of SAP (zero by construction: a check) and of the
+    /// interior point (Fig. 13, bottom).
+    pub e_mu_mean: [f64; 2],
+    /// Largest `e_mu`, SAP's and the interior point's.
+    pub e_mu_max: [f64; 2],
     /// Wall seconds of SAP alone over the run (sum of solves and scene time).
     pub sap_run_seconds: f64,
 }
@@ -469,6 +481,7 @@ pub fn clutter_rows(
     let secs = f64s(df, "seconds")?;
     let scene = f64s(df, "scene_seconds")?;
     let e_m = f64s(df, "e_m")?;
+    let e_mu = f64s(df, "e_mu")?;
     let status = super::strs(df, "solver_status")?;
     let mut keys: Vec<(usize, bool)> = bodies
         .iter()
@@ -536,6 +549,13 @@ pub fn clutter_rows(
             ipm_unconverged: ia.iter().filter(|&&k| status[k] != "converged").count(),
             speedup: quantile(&ratios, 0.5),
             e_m_max: [max(&pick(&e_m, &sa)), max(&pick(&e_m, &ia))],
+            e_m_mean: [mean(&pick(&e_m, &sa)), mean(&pick(&e_m, &ia))],
+            e_m_median: [
+                quantile(&pick(&e_m, &sa), 0.5),
+                quantile(&pick(&e_m, &ia), 0.5),
+            ],
+            e_mu_mean: [mean(&pick(&e_mu, &sa)), mean(&pick(&e_mu, &ia))],
+            e_mu_max: [max(&pick(&e_mu, &sa)), max(&pick(&e_mu, &ia))],
             sap_run_seconds: scene_total + solve_total,
         });
     }

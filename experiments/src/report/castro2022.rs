@@ -21,7 +21,8 @@ use super::plots::{Axis, Chart, Series};
 use super::table::{Cell as C, Table};
 use super::ReportError;
 use crate::analysis::castro2022::{
-    clutter_rows, mujoco_set, mujoco_set_solvers, sphere_glide, ClutterRow, SetProblem,
+    clutter_rows, mujoco_set, mujoco_set_solvers, order_of_accuracy, sphere_glide, ClutterRow,
+    SetProblem,
 };
 use crate::analysis::quantile;
 use crate::analysis::{f64s, strs};
@@ -350,8 +351,9 @@ fn set(r: &mut Report, root: &Path) -> Result<(), ReportError> {
          and clutter; MuJoCo's impulses beside each). They carry no stiffness or time step, so SAP \
          runs near-rigid (`phi0 = 0`, `v^ = 0`), from `v*` (no previous step to warm-start from). \
          Solvers: `{}` (Algorithm 2, `eps_a = 1e-12`, `eps_r = 1e-8`), `{}` (L-BFGS on the same \
-         cost, `eps_r = 1e-5`, at most 2000 iterations) and `{}` (Clarabel on the primal, gap and \
-         feasibility tolerances `1e-10`; it cannot warm-start and its time includes its set-up). Times are medians of {SET_REPEATS} solves. `distance` is \
+         cost, `eps_r = 1e-5`, at most 2000 iterations) and `{}` (Clarabel on the primal with its \
+         default tolerances, `1e-8`, its `e_m` measured at its own primal pair `(v, sigma)`; it \
+         cannot warm-start and its time includes its set-up). Times are medians of {SET_REPEATS} solves. `distance` is \
          `max |gamma - r_MuJoCo| / max |r_MuJoCo|`: both are regularised, differently (MuJoCo's \
          `solref`/`solimp` against eqs. 29-30), so they are close, not equal. The oracle column \
          solves SAP with MuJoCo's own regulariser and `v_ref`: then SAP's dual is MuJoCo's problem, \
@@ -544,6 +546,10 @@ fn clutter(r: &mut Report) -> Result<Vec<ClutterRow>, ReportError> {
         .col("speed-up here (vs Clarabel)", "speedup_reproduced")
         .col("SAP e_m max", "e_m_max_sap")
         .col("Clarabel e_m max", "e_m_max_ipm")
+        .col("SAP e_m mean", "e_m_mean_sap")
+        .col("Clarabel e_m mean", "e_m_mean_ipm")
+        .col("SAP e_mu max", "e_mu_max_sap")
+        .col("Clarabel e_mu mean", "e_mu_mean_ipm")
         .col("SAP run, s", "sap_run_seconds");
     for c in &rows {
         t.row(vec![
@@ -565,6 +571,10 @@ fn clutter(r: &mut Report) -> Result<Vec<ClutterRow>, ReportError> {
             C::same(c.speedup, &Fmt::fixed(1)),
             C::same(c.e_m_max[0], &Fmt::sci(1)),
             C::same(c.e_m_max[1], &Fmt::sci(1)),
+            C::same(c.e_m_mean[0], &Fmt::sci(1)),
+            C::same(c.e_m_mean[1], &Fmt::sci(1)),
+            C::same(c.e_mu_max[0], &Fmt::sci(1)),
+            C::same(c.e_mu_mean[1], &Fmt::sci(1)),
             C::same(c.sap_run_seconds, &Fmt::fixed(2)),
         ])?;
     }
@@ -594,11 +604,7 @@ fn clutter(r: &mut Report) -> Result<Vec<ClutterRow>, ReportError> {
             )
         })
         .collect();
-    let bodies: Vec<f64> = {
-        let mut b: Vec<f64> = rows.iter().map(|c| c.bodies as f64).collect();
-        b.dedup();
-        b
-    };
+    let bodies = bodies_ticks(&rows);
     let mut series = vec![speed(true), speed(false)];
     series.extend(published);
     r.plot(
@@ -634,10 +640,61 @@ fn clutter(r: &mut Report) -> Result<Vec<ClutterRow>, ReportError> {
         .legend_upper_left(),
         &contacts,
     )?;
+    fig13(r, &rows, &bodies_ticks(&rows))?;
     fig9(r, &run.steps)?;
     fig10(r, &run)?;
     clutter_facts(r, &rows);
     Ok(rows)
+}
+
+/// The distinct body counts of the clutter rows, for an axis' ticks.
+fn bodies_ticks(rows: &[ClutterRow]) -> Vec<f64> {
+    let mut b: Vec<f64> = rows.iter().map(|c| c.bodies as f64).collect();
+    b.sort_by(f64::total_cmp);
+    b.dedup();
+    b
+}
+
+/// Fig. 13: mean `e_m` of both solvers and mean `e_mu` of the interior point vs bodies (SAP's
+/// `e_mu` is zero by construction, as in the paper, and is in the table as a check).
+fn fig13(r: &mut Report, rows: &[ClutterRow], bodies: &[f64]) -> Result<(), ReportError> {
+    let series = |what: &dyn Fn(&ClutterRow) -> f64, who: &str| -> Vec<Series> {
+        [true, false]
+            .into_iter()
+            .map(|w| {
+                (
+                    format!("{who}, {}", if w { "walls" } else { "no walls" }),
+                    rows.iter()
+                        .filter(|c| c.walls == w)
+                        .map(|c| (c.bodies as f64, what(c)))
+                        .filter(|p| p.1 > 0.0 && p.1.is_finite())
+                        .collect(),
+                )
+            })
+            .collect()
+    };
+    let mut e_m = series(&|c| c.e_m_mean[0], "SAP");
+    e_m.extend(series(&|c| c.e_m_mean[1], IPM));
+    r.plot(
+        "clutter_e_m.svg",
+        "mean momentum error e_m per solver vs bodies (Fig. 13, top)",
+        &Chart::new(
+            "Mean momentum error e_m (eq. 32) vs bodies (Fig. 13)",
+            Axis::log("bodies").ticks(bodies.to_vec()),
+            Axis::log("e_m"),
+        ),
+        &e_m,
+    )?;
+    r.plot(
+        "clutter_e_mu.svg",
+        "mean complementarity error e_mu of the interior point vs bodies (Fig. 13, bottom)",
+        &Chart::new(
+            "Mean complementarity error e_mu (eq. 33) vs bodies (Fig. 13)",
+            Axis::log("bodies").ticks(bodies.to_vec()),
+            Axis::log("e_mu"),
+        ),
+        &series(&|c| c.e_mu_mean[1], IPM),
+    )
 }
 
 /// Fig. 10's two histories: (step, SAP iterations the paper reports).
@@ -803,12 +860,36 @@ fn clutter_facts(r: &mut Report, rows: &[ClutterRow]) {
         )
         .num(format!("{k}.e_m_max_sap"), c.e_m_max[0], Fmt::sci(1))
         .num(format!("{k}.e_m_max_ipm"), c.e_m_max[1], Fmt::sci(1))
+        .num(format!("{k}.e_m_mean_sap"), c.e_m_mean[0], Fmt::sci(1))
+        .num(format!("{k}.e_m_mean_ipm"), c.e_m_mean[1], Fmt::sci(1))
+        .num(format!("{k}.e_mu_mean_ipm"), c.e_mu_mean[1], Fmt::sci(1))
         .num(
             format!("{k}.ipm_unconverged"),
             c.ipm_unconverged as f64,
             Fmt::int(),
         );
     }
+    let most = |v: &dyn Fn(&ClutterRow) -> f64| rows.iter().map(v).fold(f64::NAN, f64::max);
+    f.num(
+        "clutter.e_m_max_sap_all",
+        most(&|c| c.e_m_max[0]),
+        Fmt::sci(1),
+    )
+    .num(
+        "clutter.e_m_max_ipm_all",
+        most(&|c| c.e_m_max[1]),
+        Fmt::sci(1),
+    )
+    .num(
+        "clutter.e_mu_max_sap_all",
+        most(&|c| c.e_mu_max[0]),
+        Fmt::sci(0),
+    )
+    .num(
+        "clutter.e_mu_mean_ipm_max",
+        most(&|c| c.e_mu_mean[1]),
+        Fmt::sci(1),
+    );
     let small: Vec<f64> = rows
         .iter()
         .filter(|c| c.bodies <= 40)
@@ -908,6 +989,8 @@ fn sigma(r: &mut Report) -> Result<(), ReportError> {
     let it = f64s(df, "iterations")?;
     let nc = f64s(df, "n_c")?;
     let slip = f64s(df, "mean_slip")?;
+    let cond = f64s(df, "hessian_condition")?;
+    let cond_scaled = f64s(df, "hessian_condition_scaled")?;
     let steps = run.config.scene.steps as f64;
     let p = &run.config.scene.params;
     let num = |k: &str, d: f64| p.get(k).and_then(|v| v.as_float()).unwrap_or(d);
@@ -928,18 +1011,25 @@ fn sigma(r: &mut Report) -> Result<(), ReportError> {
          value advances its own copy of the scene). Slip at rest: the mean slip speed over the \
          pressed contacts, averaged over the last 10 steps; the estimate of eq. 31 is \
          `v_s = sigma mu dt g`. Iterations: mean Newton iterations over the steps with contacts. \
-         The Hessian's condition number (Fig. 15, left) is not computed here.",
+         Condition: of SAP's Hessian `H = A + J' G J` at each step's solution (a dense \
+         eigen-decomposition, for this study only), its mean over the steps with contacts and its \
+         value at the last step (the paper plots the final configuration's); `scaled` is \
+         `D H D` with `D = diag(H)^-1/2`, which leaves out the spread of masses and inertias.",
     );
     let mut t = Table::new(Some("sigma.csv"))
         .col("sigma", "sigma")
         .col("walls", "walls")
         .col("slip at rest (m/s)", "slip_at_rest")
         .col("sigma mu dt g (m/s)", "slip_estimate")
-        .col("SAP iterations (mean)", "iterations_mean");
+        .col("SAP iterations (mean)", "iterations_mean")
+        .col("cond(H), mean", "hessian_condition_mean")
+        .col("cond(H), last step", "hessian_condition_final")
+        .col("cond(DHD), mean", "hessian_condition_scaled_mean");
     let mut slip_series = Vec::new();
     let mut it_series = Vec::new();
+    let mut cond_series = Vec::new();
     for w in ["true", "false"] {
-        let (mut sl, mut itp) = (Vec::new(), Vec::new());
+        let (mut sl, mut itp, mut cp, mut cps) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
         for label in &labels {
             let rows: Vec<usize> = (0..df.height())
                 .filter(|&k| walls[k] == w && &solver[k] == label)
@@ -957,6 +1047,20 @@ fn sigma(r: &mut Report) -> Result<(), ReportError> {
                 .collect();
             let at_rest = rest.iter().sum::<f64>() / rest.len().max(1) as f64;
             let iters = active.iter().sum::<f64>() / active.len().max(1) as f64;
+            let with_contacts: Vec<usize> = rows.iter().copied().filter(|&k| nc[k] > 0.0).collect();
+            let mean_of = |v: &[f64]| {
+                let x: Vec<f64> = with_contacts
+                    .iter()
+                    .map(|&k| v[k])
+                    .filter(|c| c.is_finite())
+                    .collect();
+                x.iter().sum::<f64>() / x.len().max(1) as f64
+            };
+            let (cond_mean, cond_scaled_mean) = (mean_of(&cond), mean_of(&cond_scaled));
+            let cond_final = with_contacts
+                .iter()
+                .max_by(|&&a, &&b| step[a].total_cmp(&step[b]))
+                .map_or(f64::NAN, |&k| cond[k]);
             let sg = sigma_of(label);
             t.row(vec![
                 C::same(sg, &Fmt::sci(0)),
@@ -964,6 +1068,9 @@ fn sigma(r: &mut Report) -> Result<(), ReportError> {
                 C::same(at_rest, &Fmt::sci(2)),
                 C::same(sg * mu * dt * g, &Fmt::sci(2)),
                 C::same(iters, &Fmt::fixed(2)),
+                C::same(cond_mean, &Fmt::sci(2)),
+                C::same(cond_final, &Fmt::sci(2)),
+                C::same(cond_scaled_mean, &Fmt::sci(2)),
             ])?;
             let key = format!(
                 "sigma.{}.{}",
@@ -976,13 +1083,40 @@ fn sigma(r: &mut Report) -> Result<(), ReportError> {
                     at_rest / (sg * mu * dt * g),
                     Fmt::fixed(2),
                 )
-                .num(format!("{key}.iterations"), iters, Fmt::fixed(1));
+                .num(format!("{key}.iterations"), iters, Fmt::fixed(1))
+                .num(format!("{key}.condition"), cond_mean, Fmt::sci(1))
+                .num(
+                    format!("{key}.condition_scaled"),
+                    cond_scaled_mean,
+                    Fmt::sci(1),
+                );
             sl.push((sg, at_rest));
             itp.push((sg, iters));
+            cp.push((sg, cond_mean));
+            cps.push((sg, cond_scaled_mean));
         }
         let name = if w == "true" { "walls" } else { "no walls" };
         slip_series.push((name.to_string(), sl));
         it_series.push((name.to_string(), itp));
+        // Fig. 15's claim, cond ~ 1/sigma: the least-squares slope of log cond on log sigma.
+        let slope = |pts: &[(f64, f64)]| {
+            let (x, y): (Vec<f64>, Vec<f64>) = pts.iter().copied().unzip();
+            order_of_accuracy(&x, &y).unwrap_or(f64::NAN)
+        };
+        let key = if w == "true" { "walls" } else { "open" };
+        r.facts()
+            .num(
+                format!("sigma.{key}.condition_slope"),
+                slope(&cp),
+                Fmt::fixed(2),
+            )
+            .num(
+                format!("sigma.{key}.condition_scaled_slope"),
+                slope(&cps),
+                Fmt::fixed(2),
+            );
+        cond_series.push((format!("{name}, cond(H)"), cp));
+        cond_series.push((format!("{name}, cond(DHD)"), cps));
     }
     r.table(&t)?;
     let sigmas: Vec<f64> = labels.iter().map(|l| sigma_of(l)).collect();
@@ -1003,13 +1137,23 @@ fn sigma(r: &mut Report) -> Result<(), ReportError> {
     )?;
     r.plot(
         "sigma_iterations.svg",
-        "mean SAP iterations vs sigma (Fig. 15, right)",
+        "mean SAP iterations vs sigma (Fig. 15, left)",
         &Chart::new(
             "Clutter, 40 bodies: mean Newton iterations vs sigma (Fig. 15)",
-            Axis::log("sigma").ticks(sigmas),
+            Axis::log("sigma").ticks(sigmas.clone()),
             Axis::linear("iterations"),
         ),
         &it_series,
+    )?;
+    r.plot(
+        "sigma_condition.svg",
+        "mean condition number of SAP's Hessian vs sigma (Fig. 15, right)",
+        &Chart::new(
+            "Clutter, 40 bodies: mean cond(H) vs sigma (Fig. 15)",
+            Axis::log("sigma").ticks(sigmas),
+            Axis::log("condition number"),
+        ),
+        &cond_series,
     )?;
     Ok(())
 }
