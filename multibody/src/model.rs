@@ -390,10 +390,12 @@ fn inertia_com(link: &str, mass: f64, d: &InertiaDescription) -> Result<Matrix3<
             Matrix3::from_diagonal(&d)
         }
     };
+    // Finite inputs can still overflow (a solid of 1e200 m): refuse before the eigen solve.
+    finite(link, "inertia (computed)", m.as_slice())?;
     let eig = SymmetricEigen::new(m).eigenvalues;
     let mut e = [eig[0], eig[1], eig[2]];
     e.sort_by(f64::total_cmp);
-    if e[0] <= 0.0 {
+    if e[0] <= 0.0 || e.iter().any(|x| x.is_nan()) {
         return Err(ModelError::InertiaNotPositiveDefinite {
             link: link.into(),
             min_eigenvalue: e[0],
