@@ -3,7 +3,7 @@
 //! A [`Description`] lists links; each names its parent (none: attached to the world), the
 //! joint that connects them, where that joint sits in the parent's frame, the link's inertia
 //! and its collision shapes. [`Description::build`] validates it into a
-//! [`Model`](crate::Model). In TOML:
+//! [`Model`]. In TOML:
 //!
 //! ```toml
 //! name = "double_pendulum"
@@ -46,7 +46,7 @@ fn default_gravity() -> [f64; 3] {
     DEFAULT_GRAVITY
 }
 
-/// A kinematic tree as data: the serde form of a [`Model`](crate::Model).
+/// A kinematic tree as data: the serde form of a [`Model`].
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Description {

@@ -16,6 +16,26 @@
 //! | forward dynamics, a free-flight step | [`Model::forward_dynamics`], [`Model::step`] | sec. 6.1, eq. 6.1 |
 //! | energy and spatial momentum | [`Model::total_energy`], [`Model::momentum`] | sec. 2.13 |
 //!
+//! ```
+//! use contactlab_multibody::{contact_frame, Model};
+//! use nalgebra::{DVector, Vector3};
+//!
+//! let path = concat!(env!("CARGO_MANIFEST_DIR"), "/robots/quadruped.toml");
+//! let robot = Model::from_path(path)?;
+//! assert_eq!((robot.nq(), robot.nv()), (19, 18));
+//! let q = robot.neutral_configuration();
+//! let v = DVector::from_element(robot.nv(), 0.1);
+//! let m = robot.mass_matrix(&q); // 18 x 18, symmetric positive definite
+//! let h = robot.bias_forces(&q, &v); // Coriolis, centrifugal and gravity
+//! let a = robot.forward_dynamics(&q, &v, &DVector::zeros(robot.nv()))?;
+//! assert!((&m * &a + &h).norm() < 1e-9); // no joint torques: M a + h = 0
+//! // The left front foot's contact Jacobian against the ground (normal +z first).
+//! let foot = robot.body_index("LF_foot").unwrap();
+//! let j = robot.contact_jacobian(&q, foot, &Vector3::zeros(), &contact_frame(&Vector3::z()));
+//! assert_eq!(j.shape(), (3, 18));
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+//!
 //! # Conventions
 //!
 //! * World `z` up, gravity `[0, 0, -9.81]` unless the description says otherwise.
@@ -33,6 +53,8 @@
 //!   coordinates, which is the time derivative of the body twist).
 //! * Contact frames are normal first, `[n, t1, t2]` ([`contact_frame`]), as everywhere in the
 //!   project.
+
+#![warn(missing_docs)]
 
 pub mod config;
 pub mod description;

@@ -177,9 +177,12 @@ impl Joint {
     /// Column `k` of the motion subspace `S` in body coordinates (Featherstone eq. 3.33,
     /// Table 4.1). Floating: `v = [linear; angular]` in the body frame, so columns 0-2 are
     /// pure translations and 3-5 pure rotations.
+    ///
+    /// # Panics
+    /// If `k >= self.nv()` (a fixed joint has no columns).
     pub fn motion_subspace(&self, k: usize) -> Motion {
         match self {
-            Joint::Floating => {
+            Joint::Floating if k < 6 => {
                 let mut e = Vector3::zeros();
                 e[k % 3] = 1.0;
                 if k < 3 {
@@ -188,9 +191,9 @@ impl Joint {
                     Motion::new(e, Vector3::zeros())
                 }
             }
-            Joint::Revolute { axis } => Motion::new(*axis, Vector3::zeros()),
-            Joint::Prismatic { axis } => Motion::new(Vector3::zeros(), *axis),
-            Joint::Fixed => unreachable!("a fixed joint has no motion subspace"),
+            Joint::Revolute { axis } if k == 0 => Motion::new(*axis, Vector3::zeros()),
+            Joint::Prismatic { axis } if k == 0 => Motion::new(Vector3::zeros(), *axis),
+            _ => panic!("joint {self:?} has no motion subspace column {k}"),
         }
     }
 
