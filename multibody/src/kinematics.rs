@@ -190,6 +190,23 @@ impl Model {
         frame.transpose() * self.point_jacobian(q, body, point)
     }
 
+    /// The 3 x nv contact Jacobian of a contact between two bodies: the velocity of the point
+    /// `point_a` on `body_a` relative to the point `point_b` on `body_b` (body frames), in the
+    /// contact frame `frame` (columns `[n, t1, t2]`, world coordinates): `frame' (J_a - J_b)`.
+    /// With `n` pointing from `b` towards `a`, a positive normal velocity separates them.
+    pub fn relative_contact_jacobian(
+        &self,
+        q: &DVector<f64>,
+        (body_a, point_a): (usize, &Vector3<f64>),
+        (body_b, point_b): (usize, &Vector3<f64>),
+        frame: &Matrix3<f64>,
+    ) -> Matrix3xX<f64> {
+        let poses = self.body_poses(q);
+        let ja = self.point_jacobian_with_poses(&poses, body_a, point_a);
+        let jb = self.point_jacobian_with_poses(&poses, body_b, point_b);
+        frame.transpose() * (ja - jb)
+    }
+
     /// The world position of the centre of mass of the whole tree.
     pub fn center_of_mass(&self, q: &DVector<f64>) -> Vector3<f64> {
         let poses = self.body_poses(q);

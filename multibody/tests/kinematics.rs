@@ -137,3 +137,37 @@ fn normalize_restores_unit_quaternions() {
     assert!((q.rows(3, 4).norm() - 1.0).abs() < 1e-15);
     assert!((q[6] - 3.0 / 10f64.sqrt()).abs() < 1e-15);
 }
+
+#[test]
+fn relative_contact_jacobian_is_the_difference_of_point_velocities() {
+    let (_, model) = fixture_models().remove(2);
+    let mut r = rng(21);
+    let q = random_configuration(&model, &mut r);
+    let v = random_vector(&mut r, model.nv(), 1.0);
+    let (a, b) = (
+        model.body_index("LF_foot").unwrap(),
+        model.body_index("RH_shank").unwrap(),
+    );
+    let (pa, pb) = (Vector3::new(0.0, 0.0, -0.03), Vector3::new(0.01, 0.0, -0.1));
+    let frame = contact_frame(&Vector3::new(0.3, 0.4, 0.5));
+    let j = model.relative_contact_jacobian(&q, (a, &pa), (b, &pb), &frame);
+    let want = frame.transpose()
+        * (model.point_velocity(&q, &v, a, &pa) - model.point_velocity(&q, &v, b, &pb));
+    assert!((&j * &v - want).norm() < 1e-12, "{}", &j * &v - want);
+    // Columns of joints of neither leg nor the base are zero: the LH leg's joints.
+    for name in ["LH_hip", "LH_thigh", "LH_shank"] {
+        let c = model.bodies()[model.body_index(name).unwrap()].v_offset;
+        assert_eq!(j.column(c).norm(), 0.0, "{name}");
+    }
+}
+
+#[test]
+fn ancestors_follow_the_parents() {
+    let (_, model) = fixture_models().remove(2);
+    let id = |n: &str| model.body_index(n).unwrap();
+    assert!(model.is_ancestor(id("torso"), id("RF_foot")));
+    assert!(model.is_ancestor(id("RF_thigh"), id("RF_foot")));
+    assert!(model.is_ancestor(id("RF_foot"), id("RF_foot")));
+    assert!(!model.is_ancestor(id("LF_thigh"), id("RF_foot")));
+    assert!(!model.is_ancestor(id("RF_foot"), id("RF_thigh")));
+}
