@@ -171,3 +171,21 @@ fn ancestors_follow_the_parents() {
     assert!(!model.is_ancestor(id("LF_thigh"), id("RF_foot")));
     assert!(!model.is_ancestor(id("RF_foot"), id("RF_thigh")));
 }
+
+#[test]
+fn base_pose_round_trips_through_q() {
+    use contactlab_multibody::config::set_base_pose;
+    use contactlab_multibody::Transform;
+    let (_, model) = fixture_models().remove(2);
+    let mut q = model.neutral_configuration();
+    let rot = nalgebra::Rotation3::from_euler_angles(0.4, -1.2, 2.9).into_inner();
+    let pose = Transform::new(rot, Vector3::new(0.1, -0.2, 0.45));
+    set_base_pose(&mut q, 0, &pose);
+    let back = model.base_pose(&q, 0);
+    assert!((back.rotation - pose.rotation).abs().max() < 1e-14);
+    assert!((back.translation - pose.translation).abs().max() < 1e-15);
+    assert!((q.rows(3, 4).norm() - 1.0).abs() < 1e-15);
+    // The torso is the base: its world pose is the base pose.
+    let torso = model.body_poses(&q)[0];
+    assert!((torso.rotation - pose.rotation).abs().max() < 1e-14);
+}
