@@ -59,7 +59,8 @@ pub fn delassus_rms(problem: &GeneralizedProblem) -> Result<Vec<f64>, CoreError>
     }
     // Per contact and tree, the rows restricted to the tree: J_it (3 x n_t).
     let nc = problem.num_contacts();
-    let mut jt: Vec<std::collections::BTreeMap<usize, Mat<f64>>> = vec![Default::default(); nc];
+    // A contact touches one or two trees: a short list beats a map (this runs every step).
+    let mut jt: Vec<Vec<(usize, Mat<f64>)>> = vec![Vec::new(); nc];
     let (cp, ri, v) = (
         problem.j.symbolic().col_ptr(),
         problem.j.symbolic().row_idx(),
@@ -69,10 +70,15 @@ pub fn delassus_rms(problem: &GeneralizedProblem) -> Result<Vec<f64>, CoreError>
         let t = problem.tree_of[c];
         for k in cp[c]..cp[c + 1] {
             let (i, r) = (ri[k] / 3, ri[k] % 3);
-            let block = jt[i]
-                .entry(t)
-                .or_insert_with(|| Mat::zeros(3, tree_dofs[t].len()));
-            block[(r, local[c])] += v[k];
+            let blocks = &mut jt[i];
+            let at = match blocks.iter().position(|(u, _)| *u == t) {
+                Some(p) => p,
+                None => {
+                    blocks.push((t, Mat::zeros(3, tree_dofs[t].len())));
+                    blocks.len() - 1
+                }
+            };
+            blocks[at].1[(r, local[c])] += v[k];
         }
     }
     // Factor each touched tree's block of A once.
@@ -81,11 +87,10 @@ pub fn delassus_rms(problem: &GeneralizedProblem) -> Result<Vec<f64>, CoreError>
         problem.a.symbolic().row_idx(),
         problem.a.val(),
     );
-    let mut factors: std::collections::BTreeMap<usize, faer::linalg::solvers::Llt<f64>> =
-        Default::default();
+    let mut factors: Vec<Option<faer::linalg::solvers::Llt<f64>>> = vec![None; ntrees];
     for blocks in &jt {
-        for &t in blocks.keys() {
-            if factors.contains_key(&t) {
+        for &(t, _) in blocks {
+            if factors[t].is_some() {
                 continue;
             }
             let n = tree_dofs[t].len();
@@ -102,7 +107,7 @@ pub fn delassus_rms(problem: &GeneralizedProblem) -> Result<Vec<f64>, CoreError>
                     detail: format!("the block of kinematic tree {t}: {e:?}"),
                 })
             })?;
-            factors.insert(t, llt);
+            factors[t] = Some(llt);
         }
     }
     Ok(jt
@@ -110,8 +115,9 @@ pub fn delassus_rms(problem: &GeneralizedProblem) -> Result<Vec<f64>, CoreError>
         .map(|blocks| {
             let mut w = Mat::<f64>::zeros(3, 3);
             for (t, j) in blocks {
-                let x = factors[t].solve(j.transpose().to_owned());
-                w += j * &x;
+                if let Some(f) = &factors[*t] {
+                    w += j * f.solve(j.transpose().to_owned());
+                }
             }
             w.norm_l2() / 3.0
         })
