@@ -250,7 +250,9 @@ pub enum StopRule {
 /// * penetration: `max(0, -u_n)` (m/s);
 /// * Signorini complementarity: `min(max(r_n, 0), max(u_n, 0))` (a contact that pushes while
 ///   it separates: the smaller of the two);
-/// * friction, only where `r_n > 0`: the smaller of the sticking error `|u_t|` (m/s) and the
+/// * friction, only where the contact is closed, `r_n > 0` and `u_n <= r_n` (a contact whose
+///   normal velocity exceeds its normal impulse separates: its impulse should vanish, which
+///   the Signorini term measures, and a vanishing impulse owes no friction law): the smaller of the sticking error `|u_t|` (m/s) and the
 ///   slipping error `max(0, mu r_n - |r_t|) + |u_t - s d| + max(0, s)` where `d` is the unit
 ///   normal of the cone's section in the zero-normal-velocity plane at `r_t` and `s = u_t . d`:
 ///   a slipping contact's tangential velocity must point along `-d`. For Coulomb's law
@@ -273,7 +275,7 @@ pub fn contact_violation(
     let cone = (t - mu * r[0]).max(0.0) + (-r[0]).max(0.0);
     let penetration = (-u[0]).max(0.0);
     let signorini = r[0].max(0.0).min(u[0].max(0.0));
-    let friction = if r[0] > 0.0 {
+    let friction = if r[0] > 0.0 && u[0] <= r[0] {
         let stick = ut.norm();
         let slip = if t > 0.0 {
             let mut d = rt / t;
