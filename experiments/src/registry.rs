@@ -201,6 +201,9 @@ pub struct DriverEntry {
     pub description: &'static str,
     /// What it needs from a formulation.
     pub needs: Need,
+    /// The friction model it imposes with default options, if its own
+    /// ([`DriverPlugin::model`]).
+    pub model: Option<Model>,
     /// Its options with their default values.
     pub defaults: Value,
     make: MakeDriver,
@@ -302,6 +305,7 @@ impl Registry {
             name: D::NAME,
             description: D::DESCRIPTION,
             needs: D::Needs::NEED,
+            model: D::default().model(),
             defaults: serde_json::to_value(D::default()).unwrap_or(Value::Null),
             make,
         };

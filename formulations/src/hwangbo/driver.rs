@@ -8,7 +8,8 @@
 //!   stopped when the sum of the physical-constraint violations
 //!   ([`contact_violation`](contactlab_core::drivers::sweep::contact_violation): cone and
 //!   penetration, Signorini complementarity, the friction law of the local method) is at most
-//!   the solve's `tol` (the paper's 1e-6, N s or m/s per term).
+//!   the solve's `tol` (the paper's 1e-6, N s or m/s per term); the single-contact interval
+//!   tolerance is the same `tol` unless `local_tol` is given.
 //! - [`HwangboPgs`] (`pgs-hwangbo`, sec. IV): the per-component projected Gauss-Seidel of
 //!   eqs. 17-18 with `alpha = 0.6`, stopped when the sum of the impulse changes of a sweep plus
 //!   the penetration velocities is at most the solve's `tol`.
@@ -26,7 +27,7 @@ use contactlab_core::drivers::sweep::{
     solve_sweep, BlockSweep, ContactSolver, FrictionModel, LocalError, LocalSolution, Relaxation,
     StopRule,
 };
-use contactlab_core::plugin::{Driver, DriverPlugin, NeedsContactProblem};
+use contactlab_core::plugin::{Driver, DriverPlugin, Model, NeedsContactProblem};
 use contactlab_core::{CoreError, LocalProblem, Solution, SolveOptions};
 use nalgebra::{Matrix3, Vector3};
 use serde::{Deserialize, Serialize};
@@ -96,8 +97,10 @@ impl ContactSolver for HwangboLocal {
 pub struct BisectionSor {
     /// The single-contact method.
     pub local: LocalMethod,
-    /// The single-contact interval tolerance of the bisection and golden section (N s).
-    pub local_tol: f64,
+    /// The single-contact interval tolerance of the bisection and golden section (N s); unset,
+    /// the solve's `tol` (the paper uses 1e-6 for both: a looser local tolerance than the
+    /// sweep's would leave the violation above `tol` for ever).
+    pub local_tol: Option<f64>,
     /// Algorithm 1's first angle step (rad; also the golden section's).
     pub beta1: f64,
     /// Algorithm 1's step factor after a point out of sight or off the conic.
@@ -119,7 +122,7 @@ impl Default for BisectionSor {
         let b = Bisection::default();
         BisectionSor {
             local: LocalMethod::Bisection,
-            local_tol: b.tol,
+            local_tol: None,
             beta1: b.beta1,
             beta2: b.beta2,
             beta3: b.beta3,
@@ -132,18 +135,20 @@ impl Default for BisectionSor {
 }
 
 impl BisectionSor {
-    /// The single-contact solver these options choose.
-    pub fn local_solver(&self) -> HwangboLocal {
+    /// The single-contact solver these options choose, `tol` the solve's (the local
+    /// tolerance when `local_tol` is unset).
+    pub fn local_solver(&self, tol: f64) -> HwangboLocal {
+        let local_tol = self.local_tol.unwrap_or(tol);
         match self.local {
             LocalMethod::Bisection => HwangboLocal::Bisection(Bisection {
-                tol: self.local_tol,
+                tol: local_tol,
                 beta1: self.beta1,
                 beta2: self.beta2,
                 beta3: self.beta3,
                 ..Bisection::default()
             }),
             LocalMethod::GoldenSection => HwangboLocal::GoldenSection(GoldenSection {
-                tol: self.local_tol,
+                tol: local_tol,
                 beta1: self.beta1,
                 beta3: self.beta3,
                 ..GoldenSection::default()
@@ -153,10 +158,11 @@ impl BisectionSor {
         }
     }
 
-    /// The sweep: the local solver, Algorithm 2's relaxation, the violation stop.
-    pub fn sweep(&self) -> BlockSweep<HwangboLocal> {
+    /// The sweep for a solve of tolerance `tol`: the local solver, Algorithm 2's relaxation,
+    /// the violation stop.
+    pub fn sweep(&self, tol: f64) -> BlockSweep<HwangboLocal> {
         BlockSweep::new(
-            self.local_solver(),
+            self.local_solver(tol),
             Relaxation {
                 start: self.alpha,
                 decay: self.alpha_decay,
@@ -191,7 +197,7 @@ impl Driver<LocalProblem> for BisectionSor {
         opts: &SolveOptions,
     ) -> Result<Solution, CoreError> {
         self.check()?;
-        run(problem, self.sweep(), r0, self.max_iterations, opts)
+        run(problem, self.sweep(opts.tol), r0, self.max_iterations, opts)
     }
 }
 
@@ -220,12 +226,9 @@ impl DriverPlugin for BisectionSor {
                 self.alpha_decay
             )));
         }
-        in_open(
-            "bisection-sor: local_tol",
-            self.local_tol,
-            0.0,
-            f64::INFINITY,
-        )?;
+        if let Some(t) = self.local_tol {
+            in_open("bisection-sor: local_tol", t, 0.0, f64::INFINITY)?;
+        }
         in_open("bisection-sor: beta1", self.beta1, 0.0, f64::INFINITY)?;
         in_open("bisection-sor: beta2", self.beta2, 0.0, 1.0)?;
         if !(self.beta3 >= 1.0 && self.beta3.is_finite()) {
@@ -240,6 +243,10 @@ impl DriverPlugin for BisectionSor {
             ));
         }
         Ok(())
+    }
+
+    fn model(&self) -> Option<Model> {
+        (self.local != LocalMethod::Coulomb).then_some(Model::MaximumDissipation)
     }
 }
 

@@ -479,7 +479,7 @@ fn bisection_sor_converges_with_each_local_method_and_they_agree() {
         let run = |local| {
             let d = BisectionSor {
                 local,
-                local_tol: 1e-12,
+                local_tol: Some(1e-12),
                 ..BisectionSor::default()
             };
             d.solve(&p, vec![0.0; p.q.len()], &opts(1e-8, 0)).unwrap()
