@@ -54,6 +54,10 @@ pub enum Model {
     /// optimality is its convergence; the rigid Coulomb ruler measures how far the model's
     /// answer is from rigid contact, not whether the solver converged.
     Regularized,
+    /// The maximum-dissipation model of Preclik (Hwangbo et al. 2018 eq. 8): where a slipping
+    /// contact's normal and tangential directions are coupled, the Coulomb ruler measures the
+    /// gap between the two models besides the solver's error.
+    MaximumDissipation,
     /// Not declared (a formulation written in a notebook).
     Unspecified,
 }
@@ -65,6 +69,7 @@ impl Model {
             Model::CoulombCone => "coulomb_cone",
             Model::FrictionPyramid => "friction_pyramid",
             Model::Regularized => "regularized",
+            Model::MaximumDissipation => "maximum_dissipation",
             Model::Unspecified => "unspecified",
         }
     }
@@ -204,6 +209,13 @@ pub trait DriverPlugin:
     /// Checks the option values; the error names the option.
     fn check(&self) -> Result<(), CoreError> {
         Ok(())
+    }
+
+    /// The friction model the driver's answers satisfy when it imposes its own whatever the
+    /// formulation's (Hwangbo's bisection-SOR: maximum dissipation); `None` for drivers that
+    /// solve the formulation's model.
+    fn model(&self) -> Option<Model> {
+        None
     }
 }
 

@@ -36,6 +36,9 @@ pub enum Status {
     /// The driver's own convergence test passed but the shared accuracy metric (the
     /// natural-map residual) is above the requested tolerance.
     Inaccurate,
+    /// A per-contact solver found no answer for its single-contact problem (e.g. no bracket
+    /// of a slipping solution).
+    LocalSolveFailed,
 }
 
 impl Status {
@@ -51,6 +54,7 @@ impl Status {
             Status::NotFinite => "not_finite",
             Status::SingularSystem => "singular_system",
             Status::Inaccurate => "inaccurate",
+            Status::LocalSolveFailed => "local_solve_failed",
         }
     }
 
@@ -66,6 +70,7 @@ impl Status {
             Status::NotFinite,
             Status::SingularSystem,
             Status::Inaccurate,
+            Status::LocalSolveFailed,
         ]
         .into_iter()
         .find(|s| s.as_str() == name)

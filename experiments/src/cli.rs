@@ -529,6 +529,7 @@ pub fn list_registry(reg: &Registry, as_json: bool, out: &mut dyn Write) -> Resu
             })).collect::<Vec<_>>(),
             "drivers": reg.drivers().iter().map(|d| json!({
                 "optimizer": d.name, "needs": d.needs, "options": d.defaults,
+                "model": d.model.map(|m| m.as_str()),
             })).collect::<Vec<_>>(),
             "incompatible": incompatible.iter().map(|(f, d, why)| json!({
                 "formulation": f, "optimizer": d, "reason": why,

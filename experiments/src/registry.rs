@@ -25,8 +25,8 @@ use contactlab_core::plugin::{
 };
 use contactlab_core::{CoreError, LocalProblem, Solution, SolveOptions, StepProblem};
 use contactlab_formulations::{
-    ErlebenNewton, ImplicitNcpFormulation, MinMapFormulation, MlcpFbFormulation, MncpFormulation,
-    NaturalMapFormulation, SapFormulation, Todorov,
+    BisectionSor, ErlebenNewton, HwangboPgs, ImplicitNcpFormulation, MinMapFormulation,
+    MlcpFbFormulation, MncpFormulation, NaturalMapFormulation, SapFormulation, Todorov,
 };
 use serde::de::Error as _;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
@@ -201,6 +201,9 @@ pub struct DriverEntry {
     pub description: &'static str,
     /// What it needs from a formulation.
     pub needs: Need,
+    /// The friction model it imposes with default options, if its own
+    /// ([`DriverPlugin::model`]).
+    pub model: Option<Model>,
     /// Its options with their default values.
     pub defaults: Value,
     make: MakeDriver,
@@ -247,6 +250,8 @@ impl Registry {
         register_formulation!(r, NaturalMapFormulation);
         register_formulation!(r, SapFormulation);
         r.add_driver::<contactlab_core::drivers::pgs::ProjectedGaussSeidel>()
+            .add_driver::<BisectionSor>()
+            .add_driver::<HwangboPgs>()
             .add_driver::<ErlebenNewton>()
             .add_driver::<Todorov>()
             .add_driver::<contactlab_core::drivers::GaussNewtonLs>()
@@ -300,6 +305,7 @@ impl Registry {
             name: D::NAME,
             description: D::DESCRIPTION,
             needs: D::Needs::NEED,
+            model: D::default().model(),
             defaults: serde_json::to_value(D::default()).unwrap_or(Value::Null),
             make,
         };
@@ -783,7 +789,7 @@ mod tests {
     fn pairs_follow_the_traits_and_refusals_say_why() {
         let r = Registry::standard();
         let runs = |f: &str| r.drivers_for(r.formulation(f).unwrap());
-        assert_eq!(runs("coulomb"), vec!["pgs"]);
+        assert_eq!(runs("coulomb"), vec!["pgs", "bisection-sor", "pgs-hwangbo"]);
         // Todorov's driver runs every NonSmoothResidual, Erleben's Newton every BDerivative.
         assert!(runs("mncp").contains(&"todorov") && runs("mncp").contains(&"newton"));
         assert!(runs("min-map").contains(&"todorov") && runs("implicit-ncp").contains(&"newton"));
@@ -809,6 +815,58 @@ mod tests {
             .unwrap()
             .to_string();
         assert!(e.contains("cannot be run") && e.contains("pgs"), "{e}");
+    }
+
+    #[test]
+    fn hwangbos_drivers_run_by_name_with_their_options_and_counters() {
+        // Two contacts, W_nt = 0 (the maximum-dissipation and Coulomb models coincide), one
+        // slipping (q_t large), one sticking.
+        #[rustfmt::skip]
+        let w = [
+            2.0, 0.0, 0.0, 0.3, 0.0, 0.0,
+            0.0, 1.0, 0.2, 0.0, 0.1, 0.0,
+            0.0, 0.2, 1.5, 0.0, 0.0, 0.1,
+            0.3, 0.0, 0.0, 2.0, 0.0, 0.0,
+            0.0, 0.1, 0.0, 0.0, 1.0, 0.0,
+            0.0, 0.0, 0.1, 0.0, 0.0, 1.0,
+        ];
+        let p = LocalProblem {
+            w: Matrix::from_row_major("W", 6, 6, &w).unwrap(),
+            q: vec![-1.0, 2.0, -1.0, -1.0, 0.05, 0.0],
+            mu: vec![0.5, 0.5],
+        };
+        let pgs = solve_spec(
+            &p.clone().into(),
+            &SolverSpec::new("coulomb", "pgs", 1e-12, 1000),
+            None,
+        )
+        .unwrap();
+        for local in ["bisection", "golden_section", "analytical", "coulomb"] {
+            let mut spec = SolverSpec::new("coulomb", "bisection-sor", 1e-10, 10);
+            spec.optimizer = PluginChoice::named("bisection-sor")
+                .with("local", local)
+                .with("local_tol", 1e-12);
+            let s = solve_spec(&p.clone().into(), &spec, None).unwrap();
+            assert_eq!(s.status, Status::Converged, "{local}: {:?}", s.counters);
+            assert_eq!(s.counter("slipping_contacts"), 1, "{local}");
+            assert_eq!(s.counter("sticking_contacts"), 1, "{local}");
+            assert!(s.counter("local_steps") > 0 || local == "analytical");
+            assert!(close(&s.r, &pgs.r), "{local}: {:?} vs {:?}", s.r, pgs.r);
+        }
+        let mut spec = SolverSpec::new("coulomb", "pgs-hwangbo", 1e-11, 10);
+        spec.optimizer = PluginChoice::named("pgs-hwangbo").with("alpha", 0.8);
+        let s = solve_spec(&p.clone().into(), &spec, None).unwrap();
+        assert_eq!(s.status, Status::Converged, "{:?}", s.counters);
+        assert!(s.iterations > 10, "its own budget, not the spec's 10");
+        assert!(close(&s.r, &pgs.r));
+        // Options are typed: a method that does not exist and an option of the other driver.
+        spec.optimizer = PluginChoice::named("bisection-sor").with("local", "newton");
+        let e = spec.validate().unwrap_err().to_string();
+        assert!(e.contains("bisection-sor") && e.contains("local"), "{e}");
+        spec.optimizer = PluginChoice::named("pgs-hwangbo").with("local", "bisection");
+        assert!(spec.validate().is_err());
+        spec.optimizer = PluginChoice::named("pgs-hwangbo").with("alpha", 3.0);
+        assert!(spec.validate().unwrap_err().to_string().contains("alpha"));
     }
 
     #[test]

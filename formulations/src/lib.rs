@@ -12,6 +12,7 @@
 //! | module | source | what it is |
 //! |---|---|---|
 //! | [`castro`] | Castro, Permenter and Han 2022, eqs. 18-37 | SAP: the convex primal cost in generalized velocities, analytic projection, sparse Hessian, O(n) line derivatives, regularisation from physics |
+//! | [`hwangbo`] | Hwangbo, Lee and Hutter 2018, eqs. 5-18, Algorithms 1-2 | single-contact problem (opening, sticking, slipping on the conic section), bisection, golden section, quartic, exact Coulomb; `bisection-sor` and `pgs-hwangbo` drivers on the shared sweep |
 //! | [`erleben`] | Erleben and Ortiz 2008, eqs. 1-11 | boxed LCP with friction-pyramid bounds, min-map `H(x)` (eq. 5), its B-derivative (eq. 9), Schur-reduced non-smooth Newton with PGS warm start, random boxed-LCP generator |
 //! | [`mylapilli`] | Mylapilli and Jain 2014, eqs. 14-35 | Fischer-Burmeister MLCP with `n_f` friction directions (eqs. 22, 24) and the implicit MNCP with bilateral rows (eqs. 31, 34) |
 //! | [`natural_map`] | FCLib (Acary et al. RT-0444), Alart and Curnier 1991 | the Coulomb problem's natural map as a residual |
@@ -20,6 +21,7 @@
 
 pub mod castro;
 pub mod erleben;
+pub mod hwangbo;
 pub mod mylapilli;
 pub mod natural_map;
 pub mod pyramid;
@@ -27,6 +29,7 @@ pub mod todorov;
 
 pub use castro::SapFormulation;
 pub use erleben::{ErlebenNewton, MinMapFormulation};
+pub use hwangbo::{BisectionSor, HwangboPgs};
 pub use mylapilli::{MlcpFbFormulation, MncpFormulation};
 pub use natural_map::{NaturalMap, NaturalMapFormulation};
 pub use todorov::{ImplicitNcp, ImplicitNcpFormulation, Todorov};

@@ -43,6 +43,7 @@ mod levenberg_marquardt;
 pub mod newton_merit;
 pub mod pgs;
 mod projected_lm;
+pub mod sweep;
 mod trust_region;
 
 pub use self::clarabel::Clarabel;

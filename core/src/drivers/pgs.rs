@@ -14,74 +14,22 @@
 //! [`crate::metrics`], so PGS stops by the same ruler every other solver is measured with.
 //! PGS on the De Saxcé fixed point has no convergence guarantee (the friction law is
 //! non-associated); when sweeps stop changing `r` first, the status is `Stagnated`.
+//!
+//! The sweep itself is [`super::sweep`]'s, shared with every per-contact method; this module
+//! is PGS's local solve ([`NaturalMapLocal`]) and its options.
 
-use argmin::core::{
-    Error as ArgminError, IterState, Problem, Solver, State, TerminationStatus, KV,
-};
-use argmin::kv;
 use nalgebra::{Matrix3, Vector3};
 
-use super::execute::execute;
-use super::kit::Deadline;
+use super::sweep::{
+    solve_sweep, BlockSweep, ContactMode, ContactSolver, LocalError, LocalSolution, Relaxation,
+    StopRule,
+};
 use crate::cone;
 use crate::error::CoreError;
-use crate::metrics::natural_map_residual;
 use crate::problem::LocalProblem;
-use crate::result::{Solution, SolveOptions, Status};
+use crate::result::{Solution, SolveOptions};
 
-/// Argmin state of PGS: the impulses `r` and the natural-map residual as cost.
-pub type PgsState = IterState<Vec<f64>, (), (), (), (), f64>;
-
-/// A local problem split into 3x3 block rows, the layout Gauss-Seidel walks.
-#[derive(Debug, Clone)]
-pub struct BlockRows<'a> {
-    problem: &'a LocalProblem,
-    /// Off-diagonal blocks of each block row: `(b, W_ab)`, `b != a`.
-    rows: Vec<Vec<(usize, Matrix3<f64>)>>,
-    /// Diagonal blocks `W_aa`.
-    diag: Vec<Matrix3<f64>>,
-    /// `rho_a = 1 / lambda_max(W_aa)`.
-    rho: Vec<f64>,
-}
-
-impl<'a> BlockRows<'a> {
-    /// Splits `W` into 3x3 blocks (only blocks with a nonzero entry are kept).
-    pub fn new(problem: &'a LocalProblem) -> BlockRows<'a> {
-        let nc = problem.num_contacts();
-        let mut map = vec![std::collections::BTreeMap::<usize, Matrix3<f64>>::new(); nc];
-        problem.w.for_each_entry(|i, j, v| {
-            if v != 0.0 {
-                map[i / 3].entry(j / 3).or_insert_with(Matrix3::zeros)[(i % 3, j % 3)] += v;
-            }
-        });
-        let mut diag = Vec::with_capacity(nc);
-        let mut rows = Vec::with_capacity(nc);
-        for (a, mut m) in map.into_iter().enumerate() {
-            diag.push(m.remove(&a).unwrap_or_else(Matrix3::zeros));
-            rows.push(m.into_iter().collect());
-        }
-        let rho = diag
-            .iter()
-            .map(|d: &Matrix3<f64>| {
-                let sym = 0.5 * (d + d.transpose());
-                let lmax = sym.symmetric_eigenvalues().max();
-                // A zero block (a contact that does not feel its own impulse) gets rho = 1:
-                // its fixed point is then the projection of -u itself.
-                if lmax > 0.0 && lmax.is_finite() {
-                    1.0 / lmax
-                } else {
-                    1.0
-                }
-            })
-            .collect();
-        BlockRows {
-            problem,
-            rows,
-            diag,
-            rho,
-        }
-    }
-}
+pub use super::sweep::{BlockRows, SweepState as PgsState};
 
 /// Projected Gauss-Seidel (NSGS) over contacts.
 #[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
@@ -91,14 +39,6 @@ pub struct ProjectedGaussSeidel {
     pub local_iterations: usize,
     /// Relaxation `omega` of the contact update (1 = plain Gauss-Seidel).
     pub omega: f64,
-    #[serde(skip)]
-    tol: f64,
-    #[serde(skip)]
-    step_tol: f64,
-    #[serde(skip)]
-    deadline: Deadline,
-    #[serde(skip)]
-    status: Option<Status>,
 }
 
 impl Default for ProjectedGaussSeidel {
@@ -106,103 +46,74 @@ impl Default for ProjectedGaussSeidel {
         ProjectedGaussSeidel {
             local_iterations: 10,
             omega: 1.0,
-            tol: 1e-10,
-            step_tol: 1e-14,
-            deadline: Deadline::none(),
-            status: None,
         }
     }
 }
 
-fn block(v: &[f64], a: usize) -> Vector3<f64> {
-    Vector3::new(v[3 * a], v[3 * a + 1], v[3 * a + 2])
+/// PGS's local solve: the projected fixed point of the natural map with De Saxce's velocity,
+/// `r <- P_K(r - rho (u + mu |u_t| e_n))`, `rho = 1 / lambda_max(W_aa)`, at most
+/// `iterations` times (Jean and Moreau's NSGS).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct NaturalMapLocal {
+    /// Fixed-point iterations per call (at least one).
+    pub iterations: usize,
+}
+
+impl ContactSolver for NaturalMapLocal {
+    /// `rho_a`.
+    type Prepared = f64;
+
+    fn prepare(&self, w_aa: &Matrix3<f64>, _mu: f64) -> f64 {
+        let sym = 0.5 * (w_aa + w_aa.transpose());
+        let lmax = sym.symmetric_eigenvalues().max();
+        // A zero block (a contact that does not feel its own impulse) gets rho = 1:
+        // its fixed point is then the projection of -u itself.
+        if lmax > 0.0 && lmax.is_finite() {
+            1.0 / lmax
+        } else {
+            1.0
+        }
+    }
+
+    fn solve(
+        &self,
+        rho: &f64,
+        w_aa: &Matrix3<f64>,
+        c: &Vector3<f64>,
+        mu: f64,
+        r_prev: &Vector3<f64>,
+    ) -> Result<LocalSolution, LocalError> {
+        let mut ra = *r_prev;
+        let mut steps = 0;
+        for _ in 0..self.iterations.max(1) {
+            steps += 1;
+            let u = c + w_aa * ra;
+            let next = cone::project(mu, ra - *rho * cone::de_saxce(mu, u));
+            let change = (next - ra).amax();
+            ra = next;
+            if change <= 1e-15 * (1.0 + ra.amax()) {
+                break;
+            }
+        }
+        Ok(LocalSolution {
+            r: ra,
+            mode: ContactMode::of(mu, &ra),
+            steps,
+        })
+    }
 }
 
 impl ProjectedGaussSeidel {
-    /// One sweep; returns the largest change of an impulse component, and whether the deadline
-    /// cut the sweep short (the contacts not reached keep their impulses).
-    fn sweep(&self, b: &BlockRows<'_>, r: &mut [f64]) -> (f64, bool) {
-        let mut max_change: f64 = 0.0;
-        for a in 0..b.diag.len() {
-            if self.deadline.expired() {
-                return (max_change, true);
-            }
-            let mu = b.problem.mu[a];
-            let mut c = block(&b.problem.q, a);
-            for (j, w_ab) in &b.rows[a] {
-                c += w_ab * block(r, *j);
-            }
-            let old = block(r, a);
-            let mut ra = old;
-            for _ in 0..self.local_iterations.max(1) {
-                let u = c + b.diag[a] * ra;
-                let next = cone::project(mu, ra - b.rho[a] * cone::de_saxce(mu, u));
-                let change = (next - ra).amax();
-                ra = next;
-                if change <= 1e-15 * (1.0 + ra.amax()) {
-                    break;
-                }
-            }
-            let ra = old + self.omega * (ra - old);
-            max_change = max_change.max((ra - old).amax());
-            r[3 * a..3 * a + 3].copy_from_slice(ra.as_slice());
-        }
-        (max_change, false)
-    }
-}
-
-impl<'a> Solver<BlockRows<'a>, PgsState> for ProjectedGaussSeidel {
-    fn name(&self) -> &str {
-        "projected Gauss-Seidel"
-    }
-
-    fn init(
-        &mut self,
-        problem: &mut Problem<BlockRows<'a>>,
-        state: PgsState,
-    ) -> Result<(PgsState, Option<KV>), ArgminError> {
-        let r = state.get_param().cloned().unwrap_or_default();
-        let res = problem.problem("natural_map_count", |b| {
-            Ok(natural_map_residual(b.problem, &r))
-        })?;
-        Ok((state.param(r).cost(res), Some(kv!("merit" => res;))))
-    }
-
-    fn next_iter(
-        &mut self,
-        problem: &mut Problem<BlockRows<'a>>,
-        mut state: PgsState,
-    ) -> Result<(PgsState, Option<KV>), ArgminError> {
-        let mut r = state.take_param().unwrap_or_default();
-        let b = problem
-            .problem
-            .as_ref()
-            .ok_or_else(|| ArgminError::msg("PGS problem missing"))?;
-        let (change, cut) = self.sweep(b, &mut r);
-        let res = natural_map_residual(b.problem, &r);
-        let active = (0..b.diag.len()).filter(|&a| r[3 * a] > 0.0).count() as u64;
-        let r_max = r.iter().fold(0.0f64, |m, x| m.max(x.abs()));
-        self.status = if !res.is_finite() {
-            Some(Status::NotFinite)
-        } else if cut {
-            Some(Status::Timeout)
-        } else if res <= self.tol {
-            Some(Status::Converged)
-        } else if change <= self.step_tol * (1.0 + r_max) {
-            Some(Status::Stagnated)
-        } else {
-            None
-        };
-        let kv =
-            kv!("merit" => res; "step_norm" => change; "active" => active; "step_kind" => "sweep";);
-        Ok((state.param(r).cost(res), Some(kv)))
-    }
-
-    fn terminate(&mut self, _state: &PgsState) -> TerminationStatus {
-        self.status
-            .as_ref()
-            .map(Status::to_termination)
-            .unwrap_or(TerminationStatus::NotTerminated)
+    /// The sweep this driver runs: the natural-map local solve, constant relaxation `omega`,
+    /// stopped by the natural-map residual.
+    pub fn sweep(&self) -> BlockSweep<NaturalMapLocal> {
+        BlockSweep::new(
+            NaturalMapLocal {
+                iterations: self.local_iterations,
+            },
+            Relaxation::constant(self.omega),
+            StopRule::NaturalMap,
+        )
     }
 }
 
@@ -210,25 +121,11 @@ impl<'a> Solver<BlockRows<'a>, PgsState> for ProjectedGaussSeidel {
 /// natural-map residual.
 pub fn solve_pgs(
     problem: &LocalProblem,
-    mut solver: ProjectedGaussSeidel,
+    solver: ProjectedGaussSeidel,
     r0: Option<Vec<f64>>,
     opts: &SolveOptions,
 ) -> Result<Solution, CoreError> {
-    let n = problem.q.len();
-    let r0 = r0.unwrap_or_else(|| vec![0.0; n]);
-    if r0.len() != n {
-        return Err(CoreError::Unsupported(format!(
-            "initial impulses have {} entries, the problem has {n}",
-            r0.len()
-        )));
-    }
-    solver.tol = opts.tol;
-    solver.step_tol = opts.step_tol;
-    solver.deadline = Deadline::after(opts.time_limit);
-    let tol = opts.tol;
-    execute(BlockRows::new(problem), solver, r0, opts, |s: &PgsState| {
-        s.get_cost() <= tol
-    })
+    solve_sweep(problem, solver.sweep(), r0, opts)
 }
 
 impl crate::plugin::Driver<LocalProblem> for ProjectedGaussSeidel {
@@ -264,6 +161,7 @@ mod tests {
     use super::*;
     use crate::metrics::local_metrics;
     use crate::problem::Matrix;
+    use crate::result::Status;
 
     #[test]
     fn single_sliding_contact_matches_closed_form() {

@@ -1,0 +1,129 @@
+//! Hwangbo, Lee and Hutter 2018, Algorithm 1: bisection on the angle of the conic section for a
+//! slipping contact of the maximum-dissipation model (eq. 8 as eq. 12), with the hybrid
+//! gradient of eqs. 15-16 ([`SlipConic::slope`]).
+//!
+//! Start at `theta0 = atan2(lambda*_t)` (the projection of the zero-velocity impulse onto the
+//! conic from the axis), step against the sign `D0` of `dE/dtheta` there, growing the step by
+//! `beta3` while the sign stays and shrinking it by `beta2` (and stepping back) when the new
+//! point is out of the line of sight of `lambda*` or has no point on the conic (`r <= 0`);
+//! once the sign flips, bisect the angle interval until the impulses at its ends are closer
+//! than `tol` (N s). The answer is the conic's point at the final interval's mid-angle.
+//!
+//! One guard the paper does not spell out: a step that would take the angle `pi` or more away
+//! from `theta0` is refused like a point out of sight. The conic's point opposite `lambda*`
+//! through the axis (`theta0 + pi`) is never in sight (the segment to it crosses the axis
+//! point `lambda^{T=0}`, inside the cone), so the visible arc lies within `theta0 +- pi`;
+//! without the guard a doubled step can jump over the answer and an open conic's gap onto the
+//! far end of the visible arc, where the slope has the start's sign again, and the stepping
+//! circles for ever (seen on blocks of condition number 1e6).
+//!
+//! The paper leaves `beta1..beta3` open; ours, chosen so that the common case (the start within
+//! a few degrees of the answer, sec. VI) brackets in one or two steps and a far answer (an
+//! anisotropic `W`) in a handful:
+//! - `beta1 = 0.05` rad (3 degrees): the first step;
+//! - `beta2 = 0.5`: halve the step after a point out of sight or off the conic;
+//! - `beta3 = 2`: double it while the slope keeps its sign (any angle within `log2(pi / beta1)`
+//!   = 6 steps).
+
+use contactlab_core::drivers::sweep::{ContactSolver, FrictionModel, LocalError, LocalSolution};
+use nalgebra::{Matrix3, Vector3};
+use serde::{Deserialize, Serialize};
+
+use super::single::{per_contact_solver, SlipConic, SlipMethod};
+
+/// Algorithm 1's bisection and its parameters.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct Bisection {
+    /// Stop when the impulses at the interval's ends are closer than this (N s; the paper's
+    /// `gamma`, 1e-6).
+    pub tol: f64,
+    /// The first angle step (rad).
+    pub beta1: f64,
+    /// The step's factor after a point out of sight or off the conic (in `(0, 1)`).
+    pub beta2: f64,
+    /// The step's factor while the slope keeps its sign (at least 1).
+    pub beta3: f64,
+    /// Bound on slope evaluations (stepping and bisection together).
+    pub max_steps: u32,
+}
+
+impl Default for Bisection {
+    fn default() -> Self {
+        Bisection {
+            tol: 1e-6,
+            beta1: 0.05,
+            beta2: 0.5,
+            beta3: 2.0,
+            max_steps: 300,
+        }
+    }
+}
+
+impl SlipMethod for Bisection {
+    fn slip(&self, k: &SlipConic) -> Result<(Vector3<f64>, u32), LocalError> {
+        let theta_start = k.theta0();
+        let mut theta = theta_start;
+        let (r, mut lambda) = k.point(theta).ok_or(LocalError::NoBracket(
+            "the start angle has no point on the conic",
+        ))?;
+        let d0 = k.slope(theta, r);
+        if d0 == 0.0 {
+            return Ok((lambda, 1));
+        }
+        if d0.is_nan() {
+            return Err(LocalError::NotFinite("slope"));
+        }
+        let s0 = d0.signum();
+        let mut alpha = -self.beta1 * s0;
+        let mut steps = 1u32;
+        // Initial stepping (lines 7-23): [theta_p, theta] ends with the slope's sign s0 at
+        // theta_p and the other sign at theta.
+        let (mut theta_p, mut lambda_p);
+        loop {
+            steps += 1;
+            if steps > self.max_steps {
+                return Err(LocalError::NoBracket("the stepping found no sign change"));
+            }
+            theta_p = theta;
+            lambda_p = lambda;
+            let t = theta + alpha;
+            let near = (t - theta_start).abs() < std::f64::consts::PI;
+            match k.point(t) {
+                Some((rt, lt)) if near && k.in_sight(&lt) => {
+                    theta = t;
+                    lambda = lt;
+                    if k.slope(t, rt) * s0 > 0.0 {
+                        alpha *= self.beta3;
+                    } else {
+                        break;
+                    }
+                }
+                _ => alpha *= self.beta2,
+            }
+        }
+        // Bisection (lines 24-33).
+        while (lambda_p - lambda).norm() >= self.tol && steps < self.max_steps {
+            let mid = 0.5 * (theta + theta_p);
+            if mid == theta || mid == theta_p {
+                break;
+            }
+            steps += 1;
+            let (rm, lm) = k.point(mid).ok_or(LocalError::NoBracket(
+                "a mid-angle has no point on the conic",
+            ))?;
+            if k.slope(mid, rm) * s0 > 0.0 {
+                theta_p = mid;
+                lambda_p = lm;
+            } else {
+                theta = mid;
+                lambda = lm;
+            }
+        }
+        let mid = 0.5 * (theta + theta_p);
+        let lambda = k.point(mid).map_or(lambda, |(_, l)| l);
+        Ok((lambda, steps))
+    }
+}
+
+per_contact_solver!(Bisection);

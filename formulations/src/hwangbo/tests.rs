@@ -1,0 +1,563 @@
+//! Tests of Hwangbo et al.'s single-contact methods against the independent reference, and of
+//! the sweep drivers against PGS. Seeded (ChaCha8), so every run draws the same problems.
+
+use contactlab_core::drivers::pgs::{solve_pgs, ProjectedGaussSeidel};
+use contactlab_core::drivers::sweep::{
+    contact_violation, solve_sweep, BlockSweep, ContactMode, FrictionModel, LocalError, Relaxation,
+    StopRule,
+};
+use contactlab_core::metrics::local_metrics;
+use contactlab_core::plugin::{Driver, DriverPlugin};
+use contactlab_core::{LocalProblem, Matrix, SolveOptions, Status};
+use nalgebra::{Matrix3, Quaternion, UnitQuaternion, Vector3};
+use rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+
+use super::*;
+
+/// A random rotation (uniform over unit quaternions up to the normalisation's bias; any
+/// spread of orientations serves here).
+fn rotation(rng: &mut ChaCha8Rng) -> Matrix3<f64> {
+    let q = Quaternion::new(
+        rng.random_range(-1.0..1.0),
+        rng.random_range(-1.0..1.0),
+        rng.random_range(-1.0..1.0),
+        rng.random_range(-1.0..1.0),
+    );
+    UnitQuaternion::from_quaternion(q)
+        .to_rotation_matrix()
+        .into_inner()
+}
+
+fn log_uniform(rng: &mut ChaCha8Rng, lo: f64, hi: f64) -> f64 {
+    10f64.powf(rng.random_range(lo.log10()..hi.log10()))
+}
+
+/// The families of single-contact blocks the methods are checked on.
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Family {
+    /// Eigenvalues in [0.1, 10], any orientation.
+    General,
+    /// Eigenvalues 1, 1e-3, 1e-6 (times a scale): condition number 1e6.
+    NearDegenerate,
+    /// Tangential directions scaled by 1e-2..1e2 each, on top of a mildly conditioned block:
+    /// strongly anisotropic friction response and strong normal-tangent coupling.
+    Anisotropic,
+}
+
+fn block(rng: &mut ChaCha8Rng, family: Family) -> Matrix3<f64> {
+    let r = rotation(rng);
+    let eig = match family {
+        Family::General => Vector3::from_fn(|_, _| log_uniform(rng, 0.1, 10.0)),
+        Family::NearDegenerate => {
+            let s = log_uniform(rng, 0.1, 10.0);
+            Vector3::new(s, 1e-3 * s, 1e-6 * s)
+        }
+        Family::Anisotropic => Vector3::from_fn(|_, _| log_uniform(rng, 0.01, 1.0)),
+    };
+    let w = r * Matrix3::from_diagonal(&eig) * r.transpose();
+    let w = if family == Family::Anisotropic {
+        let d = Matrix3::from_diagonal(&Vector3::new(
+            1.0,
+            log_uniform(rng, 1e-2, 1e2),
+            log_uniform(rng, 1e-2, 1e2),
+        ));
+        d * w * d
+    } else {
+        w
+    };
+    0.5 * (w + w.transpose())
+}
+
+/// A closing contact's free velocity.
+fn free_velocity(rng: &mut ChaCha8Rng) -> Vector3<f64> {
+    Vector3::new(
+        -log_uniform(rng, 1e-2, 1.0),
+        rng.random_range(-2.0..2.0),
+        rng.random_range(-2.0..2.0),
+    )
+}
+
+/// `n` slipping contacts of a family.
+fn slipping_cases(seed: u64, family: Family, n: usize) -> Vec<SlipConic> {
+    let mut rng = ChaCha8Rng::seed_from_u64(seed);
+    let mut out = Vec::with_capacity(n);
+    while out.len() < n {
+        let w = block(&mut rng, family);
+        let c = free_velocity(&mut rng);
+        let mu = log_uniform(&mut rng, 0.05, 2.0);
+        if let Case::Slipping(k) = classify(&w, &c, mu).unwrap() {
+            out.push(k);
+        }
+    }
+    out
+}
+
+/// Largest relative errors of `method` against the reference over `cases`, in the impulse
+/// and in the velocity (`|W (lambda - lambda_ref)| / |W lambda_ref|`, which is what a nearly
+/// singular block determines), after checking that each answer is on the cone with zero normal
+/// velocity and no better than the reference's energy (up to rounding).
+fn max_error<M: SlipMethod>(method: &M, cases: &[SlipConic], name: &str) -> (f64, f64) {
+    let reference = Reference::default();
+    let (mut worst, mut worst_v): (f64, f64) = (0.0, 0.0);
+    for (i, k) in cases.iter().enumerate() {
+        let (l_ref, _) = reference.slip(k).unwrap();
+        let (l, _) = method
+            .slip(k)
+            .unwrap_or_else(|e| panic!("{name} case {i}: {e} on {k:?}"));
+        let scale = l.norm();
+        assert!(
+            (l[1].hypot(l[2]) - k.mu * l[0]).abs() <= 1e-12 * scale,
+            "{name} case {i}: off the cone"
+        );
+        let v = k.velocity(&l);
+        let v_scale = k.c.norm() + k.w.norm() * scale;
+        assert!(
+            v[0].abs() <= 1e-12 * v_scale,
+            "{name} case {i}: v_n = {}",
+            v[0]
+        );
+        let (e, e_ref) = (k.energy(&l), k.energy(&l_ref));
+        assert!(
+            e_ref <= e + 1e-10 * e.abs().max(1e-300),
+            "{name} case {i}: the reference is not the minimum ({e_ref} > {e})"
+        );
+        worst = worst.max((l - l_ref).norm() / l_ref.norm());
+        worst_v = worst_v.max((k.w * (l - l_ref)).norm() / (k.w * l_ref).norm());
+    }
+    (worst, worst_v)
+}
+
+fn tight_bisection() -> Bisection {
+    Bisection {
+        tol: 1e-12,
+        ..Bisection::default()
+    }
+}
+
+fn tight_golden() -> GoldenSection {
+    GoldenSection {
+        tol: 1e-12,
+        ..GoldenSection::default()
+    }
+}
+
+/// Each method against the reference on one family; `bounds` are the largest relative
+/// errors allowed for bisection, golden section and the quartic, in the impulse or, with
+/// `velocity`, in `W lambda`.
+fn check_family(seed: u64, family: Family, n: usize, bounds: [f64; 3], velocity: bool) {
+    let cases = slipping_cases(seed, family, n);
+    let errors = [
+        max_error(&tight_bisection(), &cases, "bisection"),
+        max_error(&tight_golden(), &cases, "golden section"),
+        max_error(&Analytical::default(), &cases, "analytical"),
+    ];
+    eprintln!(
+        "{family:?}, {n} slipping contacts, max relative error vs reference (bisection, golden, \
+         quartic): impulse {:.1e}, {:.1e}, {:.1e}; velocity {:.1e}, {:.1e}, {:.1e}",
+        errors[0].0, errors[1].0, errors[2].0, errors[0].1, errors[1].1, errors[2].1
+    );
+    for ((e, b), name) in errors
+        .iter()
+        .zip(bounds)
+        .zip(["bisection", "golden", "quartic"])
+    {
+        let e = if velocity { e.1 } else { e.0 };
+        assert!(e <= b, "{family:?} {name}: {e:e} > {b:e}");
+    }
+}
+
+#[test]
+fn single_contact_methods_match_the_reference_on_general_blocks() {
+    // Golden section compares energies: near the minimum they differ by less than their
+    // rounding, so it locates the angle to about the square root of the precision.
+    check_family(1, Family::General, 2000, [1e-9, 1e-7, 5e-9], false);
+}
+
+#[test]
+fn single_contact_methods_match_the_reference_on_near_degenerate_blocks() {
+    // Condition number 1e6: `lambda*` is large (up to 1e4) and the energy nearly flat along the
+    // conic. The reference evaluates `v = c + W lambda` in three dimensions, where the large
+    // impulse cancels, so it locates the minimum only to about 1e-2 in the impulse and 3e-4 in
+    // the velocity; the three methods, on eq. 16's hybrid form (the normal part eliminated
+    // exactly), agree with each other far more closely.
+    check_family(2, Family::NearDegenerate, 1000, [1e-3, 1e-3, 1e-3], true);
+    let cases = slipping_cases(2, Family::NearDegenerate, 1000);
+    let mut worst: f64 = 0.0;
+    for k in &cases {
+        let (lb, _) = tight_bisection().slip(k).unwrap();
+        let (lq, _) = Analytical::default().slip(k).unwrap();
+        worst = worst.max((k.w * (lb - lq)).norm() / (k.w * lb).norm());
+    }
+    eprintln!("NearDegenerate: bisection vs quartic, max relative velocity difference {worst:.1e}");
+    assert!(worst < 1e-7, "{worst:e}");
+}
+
+#[test]
+fn single_contact_methods_match_the_reference_on_anisotropic_blocks() {
+    check_family(3, Family::Anisotropic, 1000, [1e-9, 1e-7, 5e-8], false);
+}
+
+#[test]
+fn the_default_tolerance_bounds_the_impulse_error_as_the_paper_says() {
+    // The paper stops at an interval below 1e-6 N s: the answer is within it.
+    let cases = slipping_cases(4, Family::General, 1000);
+    let reference = Reference::default();
+    let (mut worst_b, mut worst_g, mut steps_b, mut steps_g) = (0.0f64, 0.0f64, 0u64, 0u64);
+    for k in &cases {
+        let (l_ref, _) = reference.slip(k).unwrap();
+        let (lb, sb) = Bisection::default().slip(k).unwrap();
+        let (lg, sg) = GoldenSection::default().slip(k).unwrap();
+        worst_b = worst_b.max((lb - l_ref).norm());
+        worst_g = worst_g.max((lg - l_ref).norm());
+        steps_b += u64::from(sb);
+        steps_g += u64::from(sg);
+    }
+    let n = cases.len() as f64;
+    eprintln!(
+        "default tol 1e-6: max |error| bisection {worst_b:.1e}, golden {worst_g:.1e}; mean evaluations {:.1}, {:.1}",
+        steps_b as f64 / n,
+        steps_g as f64 / n
+    );
+    assert!(worst_b <= 1e-6 && worst_g <= 1e-6);
+}
+
+#[test]
+fn the_reference_is_stationary_and_the_models_agree_without_coupling() {
+    // W_nt = 0: maximum dissipation and Coulomb coincide; an isotropic tangent block makes the
+    // answer the projection from the axis, mu lambda_n (-1, 0) at (1, -0.5, 0).
+    let w = Matrix3::from_diagonal(&Vector3::new(1.0, 2.0, 2.0));
+    let c = Vector3::new(-1.0, 3.0, 0.0);
+    for m in [
+        &Reference::default() as &dyn SlipMethod,
+        &Bisection::default(),
+        &GoldenSection::default(),
+        &Analytical::default(),
+        &CoulombExact::default(),
+    ] {
+        let s = solve_contact(m, &w, &c, 0.5).unwrap();
+        assert_eq!(s.mode, ContactMode::Slipping);
+        assert!(
+            (s.r - Vector3::new(1.0, -0.5, 0.0)).norm() < 1e-6,
+            "{:?}",
+            s.r
+        );
+    }
+    // With coupling the models differ, and each answer satisfies its own law.
+    let mut rng = ChaCha8Rng::seed_from_u64(5);
+    let mut differ = 0;
+    for _ in 0..300 {
+        let w = block(&mut rng, Family::General);
+        let c = free_velocity(&mut rng);
+        let mu = log_uniform(&mut rng, 0.05, 2.0);
+        let md = solve_contact(&Reference::default(), &w, &c, mu).unwrap();
+        let cl = solve_contact(&CoulombExact::default(), &w, &c, mu)
+            .unwrap_or_else(|e| panic!("{e}: w {:?} c {:?} mu {mu}", w.as_slice(), c.as_slice()));
+        let (vm, vc) = (c + w * md.r, c + w * cl.r);
+        let scale = 1.0 + c.norm();
+        assert!(
+            contact_violation(FrictionModel::MaximumDissipation, &w, mu, &md.r, &vm) < 1e-8 * scale
+        );
+        assert!(contact_violation(FrictionModel::Coulomb, &w, mu, &cl.r, &vc) < 1e-8 * scale);
+        if (md.r - cl.r).norm() > 1e-6 * md.r.norm() {
+            differ += 1;
+        }
+    }
+    assert!(
+        differ > 10,
+        "coupled blocks should separate the models ({differ})"
+    );
+}
+
+#[test]
+fn cases_and_bad_input() {
+    let w = Matrix3::identity();
+    let open = classify(&w, &Vector3::new(0.1, 5.0, 0.0), 0.5).unwrap();
+    assert!(
+        matches!(open, Case::Done(s) if s.mode == ContactMode::Opening && s.r == Vector3::zeros())
+    );
+    let stick = classify(&w, &Vector3::new(-1.0, 0.2, 0.0), 0.5).unwrap();
+    assert!(
+        matches!(stick, Case::Done(s) if s.mode == ContactMode::Sticking && s.r == Vector3::new(1.0, -0.2, 0.0))
+    );
+    let frictionless = classify(&w, &Vector3::new(-2.0, 0.2, 0.0), 0.0).unwrap();
+    assert!(matches!(frictionless, Case::Done(s) if s.r == Vector3::new(2.0, 0.0, 0.0)));
+    let c = Vector3::new(-1.0, 0.0, 0.0);
+    assert_eq!(
+        classify(&w, &c, -0.1),
+        Err(LocalError::NegativeFriction(-0.1))
+    );
+    assert!(matches!(
+        classify(&w, &c, f64::NAN),
+        Err(LocalError::NotFinite(_))
+    ));
+    assert!(matches!(
+        classify(&w, &Vector3::new(f64::NAN, 0.0, 0.0), 0.5),
+        Err(LocalError::NotFinite(_))
+    ));
+    let mut wn = w;
+    wn[(1, 2)] = f64::INFINITY;
+    assert!(matches!(
+        classify(&wn, &c, 0.5),
+        Err(LocalError::NotFinite(_))
+    ));
+    assert_eq!(
+        classify(&Matrix3::zeros(), &c, 0.5),
+        Err(LocalError::SingularBlock)
+    );
+    // A zero block is fine where the contact opens.
+    assert!(classify(&Matrix3::zeros(), &Vector3::new(1.0, 0.0, 0.0), 0.5).is_ok());
+    assert_eq!(LocalError::SingularBlock.status(), Status::SingularSystem);
+    assert_eq!(
+        LocalError::NoBracket("x").status(),
+        Status::LocalSolveFailed
+    );
+}
+
+/// A random multi-contact problem `W = J M^-1 J' + eps I` with `ndof` degrees of freedom.
+fn problem(seed: u64, nc: usize, ndof: usize, mu: f64, coupling: f64) -> LocalProblem {
+    let mut rng = ChaCha8Rng::seed_from_u64(seed);
+    let n = 3 * nc;
+    let j: Vec<f64> = (0..n * ndof)
+        .map(|k| {
+            let (row, col) = (k / ndof, k % ndof);
+            let own = col % nc == row / 3;
+            rng.random_range(-1.0..1.0) * if own { 1.0 } else { coupling }
+        })
+        .collect();
+    let mut w = vec![0.0; n * n];
+    for a in 0..n {
+        for b in 0..n {
+            w[a * n + b] = (0..ndof)
+                .map(|k| j[a * ndof + k] * j[b * ndof + k])
+                .sum::<f64>()
+                + if a == b { 1e-3 } else { 0.0 };
+        }
+    }
+    let q = (0..n)
+        .map(|i| {
+            if i % 3 == 0 {
+                rng.random_range(-1.0..0.2)
+            } else {
+                rng.random_range(-1.0..1.0)
+            }
+        })
+        .collect();
+    LocalProblem {
+        w: Matrix::from_row_major("W", n, n, &w).unwrap(),
+        q,
+        mu: vec![mu; nc],
+    }
+}
+
+fn opts(tol: f64, max_iter: u64) -> SolveOptions {
+    SolveOptions {
+        tol,
+        max_iter,
+        ..SolveOptions::default()
+    }
+}
+
+fn max_diff(a: &[f64], b: &[f64]) -> f64 {
+    a.iter().zip(b).fold(0.0, |m, (x, y)| m.max((x - y).abs()))
+}
+
+#[test]
+fn the_sweep_with_the_exact_coulomb_solve_matches_pgs() {
+    let mut compared = 0;
+    for seed in 0..20 {
+        let p = problem(seed, 4, 30, 0.3, 0.3);
+        let pgs = ProjectedGaussSeidel {
+            local_iterations: 200,
+            omega: 1.0,
+        };
+        let a = solve_pgs(&p, pgs, None, &opts(1e-13, 5000)).unwrap();
+        if a.status != Status::Converged {
+            continue;
+        }
+        let sweep = BlockSweep::new(
+            CoulombExact::default(),
+            Relaxation::constant(1.0),
+            StopRule::NaturalMap,
+        );
+        let b = solve_sweep(&p, sweep, None, &opts(1e-11, 5000)).unwrap();
+        assert_eq!(
+            b.status,
+            Status::Converged,
+            "seed {seed}: {} {:?} {:?}",
+            b.merit,
+            b.x,
+            a.x
+        );
+        assert!(
+            max_diff(&a.x, &b.x) < 1e-9,
+            "seed {seed}: {:?} vs {:?}",
+            a.x,
+            b.x
+        );
+        // The same exact solve under Hwangbo's SOR schedule and violation stop.
+        let sor = BisectionSor {
+            local: LocalMethod::Coulomb,
+            ..BisectionSor::default()
+        };
+        let c = sor
+            .solve(&p, vec![0.0; p.q.len()], &opts(1e-10, 0))
+            .unwrap();
+        assert_eq!(c.status, Status::Converged, "seed {seed}");
+        assert!(max_diff(&a.x, &c.x) < 1e-9, "seed {seed}");
+        compared += 1;
+        assert!(
+            b.counters["slipping_contacts"]
+                + b.counters["sticking_contacts"]
+                + b.counters["opening_contacts"]
+                == 4
+        );
+    }
+    assert!(compared >= 15, "{compared}");
+}
+
+#[test]
+fn bisection_sor_matches_pgs_where_every_contact_sticks_or_opens() {
+    // mu = 3 and a free tangential velocity no larger than the normal one: the contacts stick
+    // or open (the problems where one slides are skipped), and there the two friction models
+    // are the same problem.
+    let mut compared = 0;
+    for seed in 0..20 {
+        let p = problem(100 + seed, 5, 40, 3.0, 0.2);
+        let a = solve_pgs(
+            &p,
+            ProjectedGaussSeidel::default(),
+            None,
+            &opts(1e-13, 10_000),
+        )
+        .unwrap();
+        assert_eq!(a.status, Status::Converged, "seed {seed}: {}", a.merit);
+        let slides = (0..5).any(|k| {
+            let r = Vector3::new(a.x[3 * k], a.x[3 * k + 1], a.x[3 * k + 2]);
+            ContactMode::of(3.0, &r) == ContactMode::Slipping
+        });
+        if slides {
+            continue;
+        }
+        compared += 1;
+        let h = HwangboPgs::default()
+            .solve(&p, vec![0.0; p.q.len()], &opts(1e-12, 0))
+            .unwrap();
+        assert_eq!(h.status, Status::Converged, "seed {seed}: {}", h.merit);
+        assert!(max_diff(&a.x, &h.x) < 1e-9, "seed {seed}: pgs-hwangbo");
+        for local in [
+            LocalMethod::Bisection,
+            LocalMethod::GoldenSection,
+            LocalMethod::Analytical,
+        ] {
+            let d = BisectionSor {
+                local,
+                ..BisectionSor::default()
+            };
+            let s = d.solve(&p, vec![0.0; p.q.len()], &opts(1e-10, 0)).unwrap();
+            assert_eq!(
+                s.status,
+                Status::Converged,
+                "seed {seed} {local:?} {} {} {:?}",
+                s.merit,
+                s.iterations,
+                s.counters
+            );
+            assert_eq!(s.counters["slipping_contacts"], 0);
+            assert!(s.counters["sticking_contacts"] > 0);
+            assert!(max_diff(&a.x, &s.x) < 1e-9, "seed {seed} {local:?}");
+        }
+    }
+    assert!(compared >= 5, "{compared}");
+}
+
+#[test]
+fn bisection_sor_converges_with_each_local_method_and_they_agree() {
+    let mut slipping = 0;
+    for seed in 0..10 {
+        let p = problem(200 + seed, 4, 24, 0.4, 0.4);
+        let run = |local| {
+            let d = BisectionSor {
+                local,
+                local_tol: Some(1e-12),
+                ..BisectionSor::default()
+            };
+            d.solve(&p, vec![0.0; p.q.len()], &opts(1e-8, 0)).unwrap()
+        };
+        let b = run(LocalMethod::Bisection);
+        let g = run(LocalMethod::GoldenSection);
+        let q = run(LocalMethod::Analytical);
+        for s in [&b, &g, &q] {
+            assert_eq!(
+                s.status,
+                Status::Converged,
+                "seed {seed} {} {} {:?}",
+                s.merit,
+                s.iterations,
+                s.counters
+            );
+            assert!(s.merit <= 1e-8);
+        }
+        assert!(
+            max_diff(&b.x, &g.x) < 1e-8 && max_diff(&b.x, &q.x) < 1e-8,
+            "seed {seed}"
+        );
+        slipping += b.counters["slipping_contacts"];
+        // The trace records the relaxation schedule of Algorithm 2.
+        assert_eq!(b.trace.rows[1].extra["alpha"], 1.0);
+        assert!((b.trace.rows[2].extra["alpha"] - 0.997).abs() < 1e-15);
+    }
+    assert!(
+        slipping > 5,
+        "the problems should have slipping contacts ({slipping})"
+    );
+}
+
+#[test]
+fn hwangbo_pgs_reaches_the_coulomb_solution() {
+    for seed in 0..5 {
+        let p = problem(300 + seed, 3, 20, 0.5, 0.3);
+        let s = HwangboPgs::default()
+            .solve(&p, vec![0.0; p.q.len()], &opts(1e-12, 0))
+            .unwrap();
+        assert_eq!(s.status, Status::Converged, "seed {seed}");
+        let m = local_metrics(&p, &s.x);
+        assert!(m.natural_map < 1e-9, "seed {seed}: {}", m.natural_map);
+        assert!(s.iterations > 1);
+    }
+}
+
+#[test]
+fn drivers_refuse_bad_problems_and_options_and_report_budgets() {
+    let mut p = problem(400, 2, 10, 0.5, 0.3);
+    let x0 = vec![0.0; p.q.len()];
+    let d = BisectionSor::default();
+    let s = d.solve(&p, x0.clone(), &opts(1e-300, 0)).unwrap();
+    assert!(
+        matches!(s.status, Status::Stagnated | Status::MaxIterations),
+        "{:?}",
+        s.status
+    );
+    let short = HwangboPgs {
+        max_iterations: 3,
+        ..HwangboPgs::default()
+    };
+    let s = short.solve(&p, x0.clone(), &opts(1e-300, 1000)).unwrap();
+    assert_eq!((s.status, s.iterations), (Status::MaxIterations, 3));
+    p.mu[1] = -0.5;
+    assert!(d.solve(&p, x0.clone(), &opts(1e-8, 0)).is_err());
+    p.mu[1] = 0.5;
+    p.q[0] = f64::NAN;
+    assert!(HwangboPgs::default()
+        .solve(&p, x0.clone(), &opts(1e-8, 0))
+        .is_err());
+    assert!(BisectionSor { beta2: 1.5, ..d }.check().is_err());
+    assert!(BisectionSor { alpha: 0.0, ..d }.check().is_err());
+    assert!(HwangboPgs {
+        alpha: -1.0,
+        max_iterations: 5
+    }
+    .check()
+    .is_err());
+    assert!(d.check().is_ok() && HwangboPgs::default().check().is_ok());
+}
