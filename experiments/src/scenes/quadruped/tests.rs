@@ -430,3 +430,27 @@ fn the_trot_moves_the_base_forward() {
         s.q()
     );
 }
+
+/// The shipped config loads, expands to the four tasks, and every run's scene builds with the
+/// paper's `dt` and the release height.
+#[test]
+fn the_tasks_config_expands_to_the_four_tasks() {
+    use crate::config::{ExperimentConfig, SceneKind};
+    let path = config::workspace_root().join("experiments/configs/hwangbo2018/tasks_small.toml");
+    let cfg = ExperimentConfig::load(&path).unwrap();
+    assert_eq!(cfg.paper, "hwangbo2018");
+    assert_eq!(cfg.scene.kind, SceneKind::Quadruped);
+    assert_eq!(cfg.scene.steps, 1000);
+    let runs = cfg.runs(&path).unwrap();
+    let tasks: Vec<Task> = runs
+        .iter()
+        .map(|r| {
+            let c = QuadrupedConfig::from_table(&r.params).unwrap();
+            assert_eq!((c.dt, c.height), (1e-3, 1.0));
+            Quadruped::new(&c).unwrap();
+            c.task
+        })
+        .collect();
+    assert_eq!(tasks, [Task::Hang, Task::Drop, Task::Random, Task::Trot]);
+    assert_eq!(cfg.driver_specs()[0].max_iter, 20000);
+}
