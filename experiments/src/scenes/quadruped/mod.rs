@@ -44,8 +44,8 @@
 //!
 //! * an impact at speed `v` penetrates by up to `v dt` in its step and stays there: the drop's
 //!   limp robot reaches the ground with its torso at about 4-5 m/s, and the deepest point is
-//!   6.4 mm in; the penetration then stays (no correction), and shrinks only when that point
-//!   lifts off;
+//!   6.4 mm in (in random, whose PD targets swing the feet hard, 15 mm in the first second);
+//!   the penetration then stays (no correction), and shrinks only when that point lifts off;
 //! * positions drift at second order: a contact held at `u_n = 0` moves by
 //!   `dt^2 / 2` times its centripetal acceleration per step. Standing, that acceleration points
 //!   up (the feet lift a hair and fall back); hanging below its feet it points down, into the
