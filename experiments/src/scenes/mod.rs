@@ -21,10 +21,15 @@
 //! - [`spring_cylinder`]: Castro et al. 2022, section VI-B: a cylinder on the ground tied to a
 //!   wall by a spring, stepped with the two-stage theta-method of [`theta`] (section II-D);
 //!   the exact oscillator alongside.
+//! - [`quadruped`]: Hwangbo, Lee and Hutter 2018, section V-A: a quadruped with ANYmal's
+//!   proportions on [`contactlab_multibody`] (floating base, twelve joints, sphere feet, box
+//!   torso) in the paper's four tasks (hang, drop, random, trot); rigid contacts in
+//!   generalized velocities with their contact-space form.
 
 pub mod balls;
 pub mod clutter;
 pub mod pendulum;
+pub mod quadruped;
 pub mod random_lcp;
 pub mod sphere;
 pub mod spring_cylinder;
@@ -37,6 +42,7 @@ use serde::Deserialize;
 pub use balls::{Ball, BallsConfig, BallsInCube, SceneError};
 pub use clutter::{Clutter, ClutterConfig};
 pub use pendulum::{Pendulum, PendulumConfig};
+pub use quadruped::{Quadruped, QuadrupedConfig, Task};
 pub use random_lcp::{LcpFamily, RandomLcp, RandomLcpConfig};
 pub use sphere::{SlideRoll, SphereConfig, SphereOnPlane};
 pub use spring_cylinder::{SpringCylinder, SpringCylinderConfig, SpringCylinderExact};
@@ -170,6 +176,8 @@ pub enum SceneKind {
     SpringCylinder,
     /// Castro et al.'s clutter of spheres and boxes (section VI-C), generalized velocities.
     Clutter,
+    /// Hwangbo et al.'s quadruped (section V-A): hang, drop, random or trot.
+    Quadruped,
 }
 
 impl SceneKind {
@@ -187,6 +195,10 @@ impl SceneKind {
             SceneKind::RandomLcp => RandomLcpConfig::from_table(params)?.validate(),
             SceneKind::SpringCylinder => SpringCylinderConfig::from_table(params)?.validate(),
             SceneKind::Clutter => ClutterConfig::from_table(params)?.validate(),
+            // Loading the robot and placing it is part of the check (the file, the height).
+            SceneKind::Quadruped => {
+                Quadruped::new(&QuadrupedConfig::from_table(params)?).map(|_| ())
+            }
         }
     }
 
@@ -211,6 +223,9 @@ impl SceneKind {
                 &SpringCylinderConfig::from_table(params)?,
             )?),
             SceneKind::Clutter => Box::new(Clutter::new(&ClutterConfig::from_table(params)?)?),
+            SceneKind::Quadruped => {
+                Box::new(Quadruped::new(&QuadrupedConfig::from_table(params)?)?)
+            }
         })
     }
 }
@@ -289,6 +304,14 @@ mod tests {
                 "level_spacing = 0.1",
                 "`level_spacing`",
                 "kinetic_energy",
+            ),
+            (
+                "quadruped",
+                SceneKind::Quadruped,
+                "task = \"drop\"",
+                "dt = 0.0",
+                "`dt`",
+                "base_height",
             ),
         ];
         for (name, kind, good, bad, key, first_observable) in cases {
