@@ -273,6 +273,7 @@ pub fn report(paper: &str, root: &Path, out: &mut dyn Write) -> Result<(), CliEr
         "erleben2008" => crate::report::erleben2008::generate(root)?,
         "mylapilli2014" => crate::report::mylapilli2014::generate(root)?,
         "castro2022" => crate::report::castro2022::generate(root)?,
+        "hwangbo2018" => crate::report::hwangbo2018::generate(root)?,
         other => return Err(not_reproducible(other)),
     }
     writeln!(

@@ -705,7 +705,7 @@ pub const PAPERS: &[PaperInfo] = &[
     PaperInfo {
         id: "hwangbo2018",
         title: "Hwangbo, Lee and Hutter 2018, per-contact bisection",
-        reproducible: false,
+        reproducible: true,
     },
 ];
 

@@ -77,6 +77,10 @@ pub struct StepRow {
     /// (collision detection, assembly) and advancing with the driver's impulses. The same for
     /// every solver row of the step; a whole step of the driver is this plus its `seconds`.
     pub scene_seconds: f64,
+    /// For a shadow: how far the driver's impulses are from this solver's on the same
+    /// problem, `|r_driver - r| / |r|` (2-norms over the step; Hwangbo et al.'s Fig. 6 measure
+    /// with the shadow as the reference). `NaN` for the driver and for steps without contacts.
+    pub distance_to_driver: f64,
     /// Status by the shared ruler.
     pub status: String,
     /// The driver's own status.
@@ -249,6 +253,11 @@ pub fn run_one(cfg: &ExperimentConfig, spec: &RunSpec) -> Result<RunOutput, RunE
                 .solve(&cs.problem, Some(&w))
                 .map_err(|e| solver_err(step, e.into()))?;
             remember(&cs.contacts, &s.warm, &mut warm[i]);
+            let distance_to_driver = if i == 0 {
+                f64::NAN
+            } else {
+                relative_distance(&driver_r, &s.r)
+            };
             traces.push(HardStep {
                 run,
                 step,
@@ -265,6 +274,7 @@ pub fn run_one(cfg: &ExperimentConfig, spec: &RunSpec) -> Result<RunOutput, RunE
                 residual: s.metrics.natural_map,
                 seconds: s.seconds,
                 scene_seconds: 0.0,
+                distance_to_driver,
                 status: s.status.as_str().to_string(),
                 solver_status: s.solver_status.as_str().to_string(),
                 counters: s.counters.clone(),
@@ -272,7 +282,7 @@ pub fn run_one(cfg: &ExperimentConfig, spec: &RunSpec) -> Result<RunOutput, RunE
                 observables: Vec::new(),
             });
             if i == 0 {
-                driver_r = s.r;
+                driver_r = s.r.clone();
             }
         }
         let driver_iterations = step_rows.first().map_or(0, |r| r.iterations);
@@ -297,6 +307,25 @@ pub fn run_one(cfg: &ExperimentConfig, spec: &RunSpec) -> Result<RunOutput, RunE
     })
 }
 
+/// `|a - b| / |b|` (2-norms); `NaN` when the lengths differ, 0 when both are zero.
+fn relative_distance(a: &[f64], b: &[f64]) -> f64 {
+    if a.len() != b.len() {
+        return f64::NAN;
+    }
+    let diff = a
+        .iter()
+        .zip(b)
+        .map(|(x, y)| (x - y).powi(2))
+        .sum::<f64>()
+        .sqrt();
+    let norm = b.iter().map(|y| y * y).sum::<f64>().sqrt();
+    if diff == 0.0 {
+        0.0
+    } else {
+        diff / norm
+    }
+}
+
 fn empty_row(run: usize, step: usize, solver: &str, role: &'static str) -> StepRow {
     StepRow {
         run,
@@ -308,6 +337,7 @@ fn empty_row(run: usize, step: usize, solver: &str, role: &'static str) -> StepR
         residual: 0.0,
         seconds: 0.0,
         scene_seconds: 0.0,
+        distance_to_driver: f64::NAN,
         status: "no_contacts".into(),
         solver_status: "no_contacts".into(),
         counters: BTreeMap::new(),
@@ -367,6 +397,7 @@ pub fn steps_frame(cfg: &ExperimentConfig, out: &ExperimentOutput) -> PolarsResu
         "residual" => rows.iter().map(|(_, r)| r.residual).collect::<Vec<_>>(),
         "seconds" => rows.iter().map(|(_, r)| r.seconds).collect::<Vec<_>>(),
         "scene_seconds" => rows.iter().map(|(_, r)| r.scene_seconds).collect::<Vec<_>>(),
+        "distance_to_driver" => rows.iter().map(|(_, r)| r.distance_to_driver).collect::<Vec<_>>(),
         "status" => rows.iter().map(|(_, r)| r.status.clone()).collect::<Vec<_>>(),
         "solver_status" => rows.iter().map(|(_, r)| r.solver_status.clone()).collect::<Vec<_>>(),
     )?;
@@ -449,4 +480,19 @@ pub fn write_parquet(df: &mut DataFrame, path: &Path) -> Result<(), RunError> {
 pub fn read_parquet(path: &Path) -> Result<DataFrame, RunError> {
     let file = std::fs::File::open(path)?;
     Ok(ParquetReader::new(file).finish()?)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::relative_distance;
+
+    #[test]
+    fn the_distance_to_the_driver_is_relative_to_the_shadows_impulses() {
+        assert_eq!(relative_distance(&[1.0, 0.0], &[1.0, 0.0]), 0.0);
+        assert_eq!(relative_distance(&[0.0, 0.0], &[0.0, 0.0]), 0.0);
+        // |(3, 4) - (0, 8)| / |(0, 8)| = 5 / 8.
+        assert!((relative_distance(&[3.0, 4.0], &[0.0, 8.0]) - 0.625).abs() < 1e-15);
+        assert!(relative_distance(&[1.0], &[1.0, 2.0]).is_nan());
+        assert_eq!(relative_distance(&[1.0], &[0.0]), f64::INFINITY);
+    }
 }

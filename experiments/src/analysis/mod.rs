@@ -7,6 +7,7 @@
 
 pub mod castro2022;
 pub mod erleben2008;
+pub mod hwangbo2018;
 pub mod mylapilli2014;
 pub mod todorov2010;
 

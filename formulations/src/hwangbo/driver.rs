@@ -9,7 +9,8 @@
 //!   ([`contact_violation`](contactlab_core::drivers::sweep::contact_violation): cone and
 //!   penetration, Signorini complementarity, the friction law of the local method) is at most
 //!   the solve's `tol` (the paper's 1e-6, N s or m/s per term); the single-contact interval
-//!   tolerance is the same `tol` unless `local_tol` is given.
+//!   tolerance is `LOCAL_TOL_FACTOR * tol` (1e-10 at the paper's 1e-6) unless `local_tol` is
+//!   given.
 //! - [`HwangboPgs`] (`pgs-hwangbo`, sec. IV): the per-component projected Gauss-Seidel of
 //!   eqs. 17-18 with `alpha = 0.6`, stopped when the sum of the impulse changes of a sweep plus
 //!   the penetration velocities is at most the solve's `tol`.
@@ -98,8 +99,7 @@ pub struct BisectionSor {
     /// The single-contact method.
     pub local: LocalMethod,
     /// The single-contact interval tolerance of the bisection and golden section (N s); unset,
-    /// the solve's `tol` (the paper uses 1e-6 for both: a looser local tolerance than the
-    /// sweep's would leave the violation above `tol` for ever).
+    /// [`LOCAL_TOL_FACTOR`] times the solve's `tol`.
     pub local_tol: Option<f64>,
     /// Algorithm 1's first angle step (rad; also the golden section's).
     pub beta1: f64,
@@ -134,11 +134,18 @@ impl Default for BisectionSor {
     }
 }
 
+/// The single-contact tolerance as a share of the sweep's when `local_tol` is unset. An impulse
+/// interval `d` leaves a velocity error of about `|W_aa| d` in the violation, and `|W_aa|` of a
+/// light foot is in the hundreds: with the interval equal to the sweep's `tol` (the paper's
+/// 1e-6 for Table I), the quadruped's drop stagnated above `tol` on 60% of its contact steps
+/// and hit 50,000 sweeps on 3%; at `1e-4 tol` every step converged, in 12 sweeps on average.
+pub const LOCAL_TOL_FACTOR: f64 = 1e-4;
+
 impl BisectionSor {
     /// The single-contact solver these options choose, `tol` the solve's (the local
-    /// tolerance when `local_tol` is unset).
+    /// tolerance is `LOCAL_TOL_FACTOR * tol` when `local_tol` is unset).
     pub fn local_solver(&self, tol: f64) -> HwangboLocal {
-        let local_tol = self.local_tol.unwrap_or(tol);
+        let local_tol = self.local_tol.unwrap_or(LOCAL_TOL_FACTOR * tol);
         match self.local {
             LocalMethod::Bisection => HwangboLocal::Bisection(Bisection {
                 tol: local_tol,

@@ -436,11 +436,11 @@ fn the_trot_moves_the_base_forward() {
 #[test]
 fn the_tasks_config_expands_to_the_four_tasks() {
     use crate::config::{ExperimentConfig, SceneKind};
-    let path = config::workspace_root().join("experiments/configs/hwangbo2018/tasks_small.toml");
+    let path = config::workspace_root().join("experiments/configs/hwangbo2018/tasks.toml");
     let cfg = ExperimentConfig::load(&path).unwrap();
     assert_eq!(cfg.paper, "hwangbo2018");
     assert_eq!(cfg.scene.kind, SceneKind::Quadruped);
-    assert_eq!(cfg.scene.steps, 1000);
+    assert_eq!(cfg.scene.steps, 10000);
     let runs = cfg.runs(&path).unwrap();
     let tasks: Vec<Task> = runs
         .iter()
@@ -451,6 +451,9 @@ fn the_tasks_config_expands_to_the_four_tasks() {
             c.task
         })
         .collect();
-    assert_eq!(tasks, [Task::Hang, Task::Drop, Task::Random, Task::Trot]);
-    assert_eq!(cfg.driver_specs()[0].max_iter, 20000);
+    // Each of the two drivers advances its own copy of every task.
+    let four = [Task::Hang, Task::Drop, Task::Random, Task::Trot];
+    assert_eq!(tasks, [four, four].concat());
+    let names: Vec<String> = cfg.driver_specs().iter().map(|d| d.name()).collect();
+    assert_eq!(names.len(), 2, "{names:?}");
 }

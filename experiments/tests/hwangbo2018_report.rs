@@ -1,0 +1,75 @@
+//! End to end: the Hwangbo et al. configs cut down to under a second of simulated time,
+//! `contactlab run` on each, then `contactlab report hwangbo2018`, checking the CSVs the issue
+//! asks for (exact columns) and values that must hold at any length.
+
+mod common;
+
+use common::{column, set, Root};
+use contactlab_experiments::toml;
+
+#[test]
+fn cut_down_hwangbo_configs_run_and_report_tables_one_and_two() {
+    let root = Root::new("hwangbo2018");
+    // 0.6 s: the release from 1 m lands at about 0.31 s, so every task meets contacts.
+    for f in ["tasks.toml", "model.toml"] {
+        root.config(f, |t| set(t, "scene", "steps", toml::Value::Integer(600)));
+        root.run(f);
+    }
+    let readme = root.report().unwrap();
+    assert!(readme.contains("## One contact (Table I)"));
+
+    let t1 = root.csv("table1.csv");
+    assert_eq!(
+        t1.0[..4],
+        [
+            "method",
+            "microseconds_published",
+            "microseconds_reproduced",
+            "max_error_vs_reference"
+        ]
+    );
+    assert_eq!(
+        column(&t1, "method"),
+        ["bisection", "golden_section", "analytical"]
+    );
+    for (m, e) in column(&t1, "method")
+        .iter()
+        .zip(column(&t1, "max_error_vs_reference"))
+    {
+        let e: f64 = e.parse().unwrap();
+        // The slipping contacts were recorded: an error was measured, and it is small.
+        assert!(e.is_finite() && e < 1e-3, "{m}: {e}");
+    }
+    for us in column(&t1, "microseconds_reproduced") {
+        assert!(us.parse::<f64>().unwrap() > 0.0);
+    }
+
+    let t2 = root.csv("table2.csv");
+    assert_eq!(
+        t2.0[..6],
+        [
+            "task",
+            "solver",
+            "steps",
+            "seconds_per_100k_published",
+            "seconds_per_100k_reproduced",
+            "solver_seconds_per_100k"
+        ]
+    );
+    assert!(t2.0.iter().any(|c| c == "iterations_mean"));
+    assert!(t2.0.iter().any(|c| c == "iterations_max"));
+    assert_eq!(t2.1.len(), 8, "four tasks, two solvers");
+    for it in column(&t2, "iterations_mean") {
+        assert!(
+            it.parse::<f64>().unwrap() >= 1.0,
+            "every task meets contacts: {it}"
+        );
+    }
+
+    let model = root.csv("model.csv");
+    assert_eq!(model.1.len(), 4);
+    for share in column(&model, "share_under_1pct") {
+        let s: f64 = share.parse().unwrap();
+        assert!((0.0..=1.0).contains(&s));
+    }
+}
