@@ -81,6 +81,10 @@ pub struct StepRow {
     /// problem, `|r_driver - r| / |r|` (2-norms over the step; Hwangbo et al.'s Fig. 6 measure
     /// with the shadow as the reference). `NaN` for the driver and for steps without contacts.
     pub distance_to_driver: f64,
+    /// For a shadow: the largest difference between the driver's contact velocities and this
+    /// solver's, `max |u_driver - u|` (m/s): where impulses are not unique (more contacts than
+    /// the bodies' freedoms), solvers can differ in `r` and agree in `u`. `NaN` otherwise.
+    pub velocity_gap_to_driver: f64,
     /// Status by the shared ruler.
     pub status: String,
     /// The driver's own status.
@@ -242,6 +246,7 @@ pub fn run_one(cfg: &ExperimentConfig, spec: &RunSpec) -> Result<RunOutput, RunE
         let n_c = cs.contacts.len();
         let mut step_rows = Vec::with_capacity(solvers.len());
         let mut driver_r = Vec::new();
+        let mut driver_u = Vec::new();
         let mut traces = Vec::with_capacity(solvers.len());
         for (i, (solver, role)) in solvers.iter().enumerate() {
             if n_c == 0 {
@@ -253,10 +258,13 @@ pub fn run_one(cfg: &ExperimentConfig, spec: &RunSpec) -> Result<RunOutput, RunE
                 .solve(&cs.problem, Some(&w))
                 .map_err(|e| solver_err(step, e.into()))?;
             remember(&cs.contacts, &s.warm, &mut warm[i]);
-            let distance_to_driver = if i == 0 {
-                f64::NAN
+            let (distance_to_driver, velocity_gap_to_driver) = if i == 0 {
+                (f64::NAN, f64::NAN)
             } else {
-                relative_distance(&driver_r, &s.r)
+                (
+                    relative_distance(&driver_r, &s.r),
+                    largest_gap(&driver_u, &s.u),
+                )
             };
             traces.push(HardStep {
                 run,
@@ -275,6 +283,7 @@ pub fn run_one(cfg: &ExperimentConfig, spec: &RunSpec) -> Result<RunOutput, RunE
                 seconds: s.seconds,
                 scene_seconds: 0.0,
                 distance_to_driver,
+                velocity_gap_to_driver,
                 status: s.status.as_str().to_string(),
                 solver_status: s.solver_status.as_str().to_string(),
                 counters: s.counters.clone(),
@@ -283,6 +292,7 @@ pub fn run_one(cfg: &ExperimentConfig, spec: &RunSpec) -> Result<RunOutput, RunE
             });
             if i == 0 {
                 driver_r = s.r.clone();
+                driver_u = s.u.clone();
             }
         }
         let driver_iterations = step_rows.first().map_or(0, |r| r.iterations);
@@ -326,6 +336,14 @@ fn relative_distance(a: &[f64], b: &[f64]) -> f64 {
     }
 }
 
+/// `max |a - b|`; `NaN` when the lengths differ.
+fn largest_gap(a: &[f64], b: &[f64]) -> f64 {
+    if a.len() != b.len() {
+        return f64::NAN;
+    }
+    a.iter().zip(b).fold(0.0, |m, (x, y)| m.max((x - y).abs()))
+}
+
 fn empty_row(run: usize, step: usize, solver: &str, role: &'static str) -> StepRow {
     StepRow {
         run,
@@ -338,6 +356,7 @@ fn empty_row(run: usize, step: usize, solver: &str, role: &'static str) -> StepR
         seconds: 0.0,
         scene_seconds: 0.0,
         distance_to_driver: f64::NAN,
+        velocity_gap_to_driver: f64::NAN,
         status: "no_contacts".into(),
         solver_status: "no_contacts".into(),
         counters: BTreeMap::new(),
@@ -398,6 +417,7 @@ pub fn steps_frame(cfg: &ExperimentConfig, out: &ExperimentOutput) -> PolarsResu
         "seconds" => rows.iter().map(|(_, r)| r.seconds).collect::<Vec<_>>(),
         "scene_seconds" => rows.iter().map(|(_, r)| r.scene_seconds).collect::<Vec<_>>(),
         "distance_to_driver" => rows.iter().map(|(_, r)| r.distance_to_driver).collect::<Vec<_>>(),
+        "velocity_gap_to_driver" => rows.iter().map(|(_, r)| r.velocity_gap_to_driver).collect::<Vec<_>>(),
         "status" => rows.iter().map(|(_, r)| r.status.clone()).collect::<Vec<_>>(),
         "solver_status" => rows.iter().map(|(_, r)| r.solver_status.clone()).collect::<Vec<_>>(),
     )?;
@@ -484,7 +504,7 @@ pub fn read_parquet(path: &Path) -> Result<DataFrame, RunError> {
 
 #[cfg(test)]
 mod tests {
-    use super::relative_distance;
+    use super::{largest_gap, relative_distance};
 
     #[test]
     fn the_distance_to_the_driver_is_relative_to_the_shadows_impulses() {
@@ -494,5 +514,7 @@ mod tests {
         assert!((relative_distance(&[3.0, 4.0], &[0.0, 8.0]) - 0.625).abs() < 1e-15);
         assert!(relative_distance(&[1.0], &[1.0, 2.0]).is_nan());
         assert_eq!(relative_distance(&[1.0], &[0.0]), f64::INFINITY);
+        assert_eq!(largest_gap(&[1.0, -2.0], &[1.5, 1.0]), 3.0);
+        assert!(largest_gap(&[1.0], &[]).is_nan());
     }
 }

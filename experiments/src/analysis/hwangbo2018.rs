@@ -94,6 +94,8 @@ pub struct MethodTiming {
     pub micros_median: f64,
     /// Largest `|r - r_ref| / |r_ref|` over the samples.
     pub max_error: f64,
+    /// Largest `|r - r_ref|` over the samples (N s; the paper's interval is 1e-6).
+    pub max_abs_error: f64,
     /// Mean inner steps (slope or value evaluations; the quartic's root polishing).
     pub mean_steps: f64,
     /// Samples the method failed on (an error instead of an impulse).
@@ -141,11 +143,14 @@ pub fn time_methods(samples: &[SlipSample], repeats: usize) -> Vec<MethodTiming>
     ms.iter()
         .zip(per_round)
         .map(|((name, m), times)| {
-            let (mut max_error, mut steps, mut failures) = (0.0f64, 0u64, 0usize);
+            let (mut max_error, mut max_abs_error) = (0.0f64, 0.0f64);
+            let (mut steps, mut failures) = (0u64, 0usize);
             for (s, r_ref) in samples.iter().zip(&reference) {
                 match (solve_contact(m.as_ref(), &s.w, &s.c, s.mu), r_ref) {
                     (Ok(x), Some(r_ref)) => {
-                        max_error = max_error.max((x.r - r_ref).norm() / r_ref.norm().max(1e-300));
+                        let e = (x.r - r_ref).norm();
+                        max_abs_error = max_abs_error.max(e);
+                        max_error = max_error.max(e / r_ref.norm().max(1e-300));
                         steps += u64::from(x.steps);
                     }
                     _ => failures += 1,
@@ -155,6 +160,7 @@ pub fn time_methods(samples: &[SlipSample], repeats: usize) -> Vec<MethodTiming>
                 method: name,
                 micros_median: 1e6 * quantile(&times, 0.5),
                 max_error,
+                max_abs_error,
                 mean_steps: steps as f64 / samples.len().max(1) as f64,
                 failures,
             }
@@ -225,25 +231,40 @@ pub fn task_rows(df: &DataFrame) -> Result<Vec<TaskRow>, AnalysisError> {
         .collect())
 }
 
-/// Fig. 6: per task, the relative distances `|r_b - r_p| / |r_p|` of the steps with
-/// contacts (the shadow rows' `distance_to_driver`, the bisection driving).
-pub fn model_differences(df: &DataFrame) -> Result<Vec<(String, Vec<f64>)>, AnalysisError> {
+/// One task's comparison of the two models on the same steps (Fig. 6).
+#[derive(Debug, Clone, PartialEq)]
+pub struct ModelDifference {
+    /// The task.
+    pub task: String,
+    /// Per step with contacts, `|r_b - r_p| / |r_p|` (the shadow rows' `distance_to_driver`).
+    pub distances: Vec<f64>,
+    /// Per step with contacts, `max |u_b - u_p|` (m/s; `velocity_gap_to_driver`).
+    pub velocity_gaps: Vec<f64>,
+}
+
+/// Fig. 6: per task, how far the shadow's (PGS's) answers are from the driver's (the
+/// bisection's) on the steps with contacts, in impulses and in contact velocities.
+pub fn model_differences(df: &DataFrame) -> Result<Vec<ModelDifference>, AnalysisError> {
     let task = strs(df, "task")?;
     let role = strs(df, "role")?;
     let nc = f64s(df, "n_c")?;
     let d = f64s(df, "distance_to_driver")?;
+    let gap = f64s(df, "velocity_gap_to_driver")?;
     let mut tasks: Vec<String> = task.clone();
     tasks.sort();
     tasks.dedup();
     Ok(tasks
         .into_iter()
         .map(|t| {
-            let v: Vec<f64> = (0..df.height())
+            let rows: Vec<usize> = (0..df.height())
                 .filter(|&k| task[k] == t && role[k] == "shadow" && nc[k] > 0.0)
-                .map(|k| d[k])
-                .filter(|x| x.is_finite())
+                .filter(|&k| d[k].is_finite() && gap[k].is_finite())
                 .collect();
-            (t, v)
+            ModelDifference {
+                distances: rows.iter().map(|&k| d[k]).collect(),
+                velocity_gaps: rows.iter().map(|&k| gap[k]).collect(),
+                task: t,
+            }
         })
         .collect())
 }

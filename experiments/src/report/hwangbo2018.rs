@@ -111,6 +111,7 @@ fn table1(r: &mut Report, params: &toml::Table, steps: usize) -> Result<(), Repo
         .col("us, paper", "microseconds_published")
         .col("us, here", "microseconds_reproduced")
         .col("largest error vs reference", "max_error_vs_reference")
+        .col("largest absolute error (N s)", "max_abs_error_vs_reference")
         .col("mean inner steps", "mean_steps")
         .col("failures", "failures");
     for m in &timings {
@@ -123,6 +124,7 @@ fn table1(r: &mut Report, params: &toml::Table, steps: usize) -> Result<(), Repo
             C::same(published, &Fmt::fixed(2)),
             C::same(m.micros_median, &Fmt::fixed(3)),
             C::same(m.max_error, &Fmt::sci(1)),
+            C::same(m.max_abs_error, &Fmt::sci(1)),
             C::same(m.mean_steps, &Fmt::fixed(1)),
             C::int(m.failures as i64),
         ])?;
@@ -131,6 +133,11 @@ fn table1(r: &mut Report, params: &toml::Table, steps: usize) -> Result<(), Repo
                 format!("table1.{}.us", m.method),
                 m.micros_median,
                 Fmt::fixed(2),
+            )
+            .num(
+                format!("table1.{}.abs_error", m.method),
+                m.max_abs_error,
+                Fmt::sci(1),
             )
             .num(
                 format!("table1.{}.error", m.method),
@@ -229,6 +236,21 @@ fn table2(r: &mut Report, rows: &[TaskRow]) -> Result<(), ReportError> {
             Fmt::fixed(2),
         );
     }
+    let scene: Vec<f64> = rows
+        .iter()
+        .map(|x| x.seconds_per_100k - x.solver_seconds_per_100k)
+        .collect();
+    r.facts()
+        .num(
+            "table2.scene_s100k_min",
+            scene.iter().copied().fold(f64::INFINITY, f64::min),
+            Fmt::fixed(1).unit(" s"),
+        )
+        .num(
+            "table2.scene_s100k_max",
+            scene.iter().copied().fold(0.0, f64::max),
+            Fmt::fixed(1).unit(" s"),
+        );
     r.table(&t)
 }
 
@@ -354,24 +376,47 @@ fn fig6(r: &mut Report, df: &polars::prelude::DataFrame) -> Result<(), ReportErr
         .col("steps with contacts", "steps")
         .col("median distance", "distance_median")
         .col("95th percentile", "distance_p95")
-        .col("share under 1%", "share_under_1pct");
+        .col("share under 1%", "share_under_1pct")
+        .col("median velocity gap (m/s)", "velocity_gap_median")
+        .col(
+            "share with velocities within 1e-4 m/s",
+            "share_velocity_within_1e-4",
+        );
     let mut all = Vec::new();
     let xs: Vec<f64> = (0..=12).map(|k| 10f64.powi(k - 10)).collect();
     let mut series = Vec::new();
-    for (task, d) in &per_task {
-        let under = d.iter().filter(|&&v| v < 0.01).count() as f64 / d.len().max(1) as f64;
+    for m in &per_task {
+        let (task, d) = (&m.task, &m.distances);
+        let share = |v: &[f64], below: f64| {
+            v.iter().filter(|&&x| x < below).count() as f64 / v.len().max(1) as f64
+        };
+        let under = share(d, 0.01);
+        let close = share(&m.velocity_gaps, 1e-4);
         t.row(vec![
             C::text(task.clone()),
             C::int(d.len() as i64),
             C::same(quantile(d, 0.5), &Fmt::sci(1)),
             C::same(quantile(d, 0.95), &Fmt::sci(1)),
             C::same(under, &Fmt::fixed(3)),
+            C::same(quantile(&m.velocity_gaps, 0.5), &Fmt::sci(1)),
+            C::same(close, &Fmt::fixed(3)),
         ])?;
-        r.facts().num(
-            format!("model.{task}.within_1pct"),
-            100.0 * under,
-            Fmt::percent(1),
-        );
+        r.facts()
+            .num(
+                format!("model.{task}.within_1pct"),
+                100.0 * under,
+                Fmt::percent(1),
+            )
+            .num(
+                format!("model.{task}.velocity_close"),
+                100.0 * close,
+                Fmt::percent(1),
+            )
+            .num(
+                format!("model.{task}.median"),
+                quantile(d, 0.5),
+                Fmt::sci(1),
+            );
         series.push((task.clone(), at_least(d, &xs)));
         all.extend_from_slice(d);
     }
