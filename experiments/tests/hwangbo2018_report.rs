@@ -10,6 +10,20 @@ use contactlab_experiments::toml;
 #[test]
 fn cut_down_hwangbo_configs_run_and_report_tables_one_and_two() {
     let root = Root::new("hwangbo2018");
+    // The small local problem files (the large ones take minutes of sweeps in a debug build).
+    let problems = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../data/problems");
+    let to = root.path.join("data/problems");
+    std::fs::create_dir_all(&to).unwrap();
+    let small = [
+        "FrictionContact3D_1c.hdf5",
+        "Rover4396.hdf5",
+        "FC3D_Example1.hdf5",
+        "NESpheres_10_1.hdf5",
+        "two_contacts.json",
+    ];
+    for f in small {
+        std::fs::copy(problems.join(f), to.join(f)).unwrap();
+    }
     // 0.6 s: the release from 1 m lands at about 0.31 s, so every task meets contacts.
     for f in ["tasks.toml", "model.toml"] {
         root.config(f, |t| set(t, "scene", "steps", toml::Value::Integer(600)));
@@ -64,6 +78,13 @@ fn cut_down_hwangbo_configs_run_and_report_tables_one_and_two() {
             it.parse::<f64>().unwrap() >= 1.0,
             "every task meets contacts: {it}"
         );
+    }
+
+    // Both drivers on every shipped local problem file, the ruler beside each model's own.
+    let files = root.csv("files.csv");
+    assert_eq!(files.1.len(), 2 * small.len());
+    for v in column(&files, "own_violation") {
+        assert!(v.parse::<f64>().unwrap() >= 0.0);
     }
 
     let model = root.csv("model.csv");

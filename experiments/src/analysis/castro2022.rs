@@ -585,32 +585,19 @@ pub fn histories(
     spec: &SolverSpec,
     at: &[usize],
 ) -> Result<Vec<HistoryPoint>, AnalysisError> {
-    let bad = |what: String| AnalysisError::MissingData(format!("histories: {what}"));
-    let mut scene = kind.build(params).map_err(|e| bad(e.to_string()))?;
-    let registry = crate::registry::Registry::standard();
-    let solver = registry.resolve(spec).map_err(|e| bad(e.to_string()))?;
     let last = at.iter().copied().max().unwrap_or(0);
     let mut out = Vec::new();
-    for step in 0..=last {
-        let cs = scene.contact_step().map_err(|e| bad(e.to_string()))?;
-        let r = if cs.contacts.is_empty() {
-            Vec::new()
-        } else {
-            let s = solver
-                .solve(&cs.problem, None)
-                .map_err(|e| bad(format!("step {step}: {e}")))?;
-            if at.contains(&step) {
-                out.extend(s.solution.trace.rows.iter().map(|row| HistoryPoint {
-                    step,
-                    iteration: row.iter,
-                    cost: row.merit,
-                    optimality: row.extra.get("optimality").copied().unwrap_or(f64::NAN),
-                    step_length: row.step_length,
-                }));
-            }
-            s.r
-        };
-        scene.advance(&cs, &r).map_err(|e| bad(e.to_string()))?;
-    }
+    super::resimulate("histories", kind, params, spec, last + 1, |step, _, s| {
+        if at.contains(&step) {
+            out.extend(s.solution.trace.rows.iter().map(|row| HistoryPoint {
+                step,
+                iteration: row.iter,
+                cost: row.merit,
+                optimality: row.extra.get("optimality").copied().unwrap_or(f64::NAN),
+                step_length: row.step_length,
+            }));
+        }
+        Ok(())
+    })?;
     Ok(out)
 }

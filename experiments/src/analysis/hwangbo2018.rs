@@ -12,6 +12,7 @@
 use std::hint::black_box;
 use std::time::Instant;
 
+use contactlab_core::drivers::sweep::{contact_violation, FrictionModel};
 use contactlab_formulations::hwangbo::{
     classify, solve_contact, Analytical, Bisection, Case, GoldenSection, Reference, SlipMethod,
 };
@@ -19,7 +20,7 @@ use nalgebra::{Matrix3, Vector3};
 use polars::prelude::DataFrame;
 
 use super::{f64s, quantile, strs, AnalysisError};
-use crate::registry::{Registry, SolverSpec};
+use crate::registry::SolverSpec;
 use crate::scenes::SceneKind;
 
 /// One slipping contact as its solver sees it: the block `W_aa`, the free velocity
@@ -47,21 +48,14 @@ pub fn slipping_samples(
     steps: usize,
     keep: usize,
 ) -> Result<Vec<SlipSample>, AnalysisError> {
-    let mut scene = SceneKind::Quadruped
-        .build(params)
-        .map_err(|e| bad(e.to_string()))?;
-    let solver = Registry::standard()
-        .resolve(spec)
-        .map_err(|e| bad(e.to_string()))?;
     let mut all = Vec::new();
-    for step in 0..steps {
-        let cs = scene.contact_step().map_err(|e| bad(e.to_string()))?;
-        let r = if cs.contacts.is_empty() {
-            Vec::new()
-        } else {
-            let s = solver
-                .solve(&cs.problem, None)
-                .map_err(|e| bad(format!("step {step}: {e}")))?;
+    super::resimulate(
+        "hwangbo2018",
+        SceneKind::Quadruped,
+        params,
+        spec,
+        steps,
+        |_, cs, s| {
             let local = cs.problem.local().map_err(|e| bad(e.to_string()))?;
             for a in 0..local.num_contacts() {
                 let w = local.w.block3(a, a);
@@ -72,10 +66,9 @@ pub fn slipping_samples(
                     all.push(SlipSample { w, c, mu });
                 }
             }
-            s.r
-        };
-        scene.advance(&cs, &r).map_err(|e| bad(e.to_string()))?;
-    }
+            Ok(())
+        },
+    )?;
     if all.len() <= keep {
         return Ok(all);
     }
@@ -267,6 +260,77 @@ pub fn model_differences(df: &DataFrame) -> Result<Vec<ModelDifference>, Analysi
             }
         })
         .collect())
+}
+
+/// One driver on one problem file: its own verdict and the shared Coulomb ruler's.
+#[derive(Debug, Clone, PartialEq)]
+pub struct FileSolve {
+    /// The file's name.
+    pub file: String,
+    /// Contacts.
+    pub contacts: usize,
+    /// The driver's label.
+    pub solver: String,
+    /// The driver's own status (its own test: the model's violation, or PGS's change).
+    pub own_status: String,
+    /// Sweeps.
+    pub iterations: u64,
+    /// The summed violation of the driver's own model at its answer (eq. 8 for the bisection,
+    /// eq. 6 for PGS), as the bisection's stopping test measures it.
+    pub own_violation: f64,
+    /// The shared ruler: the Coulomb natural-map residual of the answer.
+    pub coulomb_residual: f64,
+}
+
+/// Every local-problem file in `dir` (FCLib `.hdf5` and JSON; global ones converted), solved
+/// by each of `specs` from zero: the model's own violation beside the Coulomb ruler's residual.
+/// Files that do not read as a local problem are skipped (the Chute file's rolling friction).
+pub fn problem_files(
+    dir: &std::path::Path,
+    specs: &[(SolverSpec, FrictionModel)],
+) -> Result<Vec<FileSolve>, AnalysisError> {
+    let mut files: Vec<std::path::PathBuf> = std::fs::read_dir(dir)
+        .map_err(|e| bad(format!("{}: {e}", dir.display())))?
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|e| e == "hdf5" || e == "json"))
+        .collect();
+    files.sort();
+    let mut out = Vec::new();
+    for path in files {
+        let Ok(local) = contactlab_core::io::read_local(&path) else {
+            continue;
+        };
+        let name = path
+            .file_name()
+            .map_or_else(String::new, |n| n.to_string_lossy().into_owned());
+        let problem = contactlab_core::StepProblem::from(local.clone());
+        for (spec, model) in specs {
+            let s = crate::registry::solve_spec(&problem, spec, None)
+                .map_err(|e| bad(format!("{name}: {e}")))?;
+            let own_violation = (0..local.num_contacts())
+                .map(|a| {
+                    let at = |v: &[f64]| Vector3::new(v[3 * a], v[3 * a + 1], v[3 * a + 2]);
+                    contact_violation(
+                        *model,
+                        &local.w.block3(a, a),
+                        local.mu[a],
+                        &at(&s.r),
+                        &at(&s.u),
+                    )
+                })
+                .sum();
+            out.push(FileSolve {
+                file: name.clone(),
+                contacts: local.num_contacts(),
+                solver: spec.name(),
+                own_status: s.solver_status.as_str().to_string(),
+                iterations: s.iterations,
+                own_violation,
+                coulomb_residual: s.metrics.natural_map,
+            });
+        }
+    }
+    Ok(out)
 }
 
 #[cfg(test)]

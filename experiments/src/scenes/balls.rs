@@ -501,22 +501,7 @@ impl BallsInCube {
     /// Applies the impulses `f` (normal first per contact, the step's frames) and moves the
     /// balls: `qdot = M^-1 (c + K' f)`, `p += h v`.
     pub fn advance(&mut self, step: &ContactStep, f: &[f64]) -> Result<(), SceneError> {
-        let nc = step.contacts.len();
-        if f.len() != 3 * nc {
-            return Err(SceneError::Impulses {
-                expected: 3 * nc,
-                found: f.len(),
-            });
-        }
-        if f.iter().any(|v| !v.is_finite()) {
-            return Err(SceneError::NonFinite("impulses"));
-        }
-        if step.free.len() != 6 * self.balls.len() {
-            return Err(SceneError::Impulses {
-                expected: 6 * self.balls.len(),
-                found: step.free.len(),
-            });
-        }
+        step.check_impulses(f, Some(6 * self.balls.len()))?;
         let mut vel: Vec<[Vector3<f64>; 2]> = step
             .free
             .chunks(6)

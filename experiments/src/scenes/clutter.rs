@@ -1095,21 +1095,7 @@ impl Clutter {
     fn move_bodies(&mut self, step: &ContactStep, r: &[f64]) -> Result<(), SceneError> {
         let n = self.bodies.len();
         let nc = step.contacts.len();
-        if r.len() != 3 * nc {
-            return Err(SceneError::Impulses {
-                expected: 3 * nc,
-                found: r.len(),
-            });
-        }
-        if r.iter().any(|x| !x.is_finite()) {
-            return Err(SceneError::NonFinite("impulses"));
-        }
-        if step.free.len() != 6 * n {
-            return Err(SceneError::Impulses {
-                expected: 6 * n,
-                found: step.free.len(),
-            });
-        }
+        step.check_impulses(r, Some(6 * n))?;
         let mut v = step.free.clone();
         let mut jr = vec![0.0; 6 * n];
         let g = step.problem.generalized();

@@ -116,6 +116,28 @@ impl ContactStep {
     pub fn velocities(&self, r: &[f64]) -> Result<Vec<f64>, contactlab_core::CoreError> {
         self.problem.velocity(r)
     }
+
+    /// Checks impulses a solver returned before a scene applies them: three per contact, all
+    /// finite, and, when `dofs` is given, this step's free velocities of that length.
+    pub fn check_impulses(&self, r: &[f64], dofs: Option<usize>) -> Result<(), SceneError> {
+        let nc = self.contacts.len();
+        if r.len() != 3 * nc {
+            return Err(SceneError::Impulses {
+                expected: 3 * nc,
+                found: r.len(),
+            });
+        }
+        if r.iter().any(|x| !x.is_finite()) {
+            return Err(SceneError::NonFinite("impulses"));
+        }
+        match dofs {
+            Some(n) if self.free.len() != n => Err(SceneError::Impulses {
+                expected: n,
+                found: self.free.len(),
+            }),
+            _ => Ok(()),
+        }
+    }
 }
 
 /// Checks scene parameters' ranges: each of `positive` must be a finite number above zero,

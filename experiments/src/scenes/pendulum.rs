@@ -719,22 +719,8 @@ impl Pendulum {
     /// `q' = c + M^-1 J' r`, `q += h q'`.
     pub fn advance(&mut self, step: &ContactStep, r: &[f64]) -> Result<(), SceneError> {
         let nc = step.contacts.len();
-        if r.len() != 3 * nc {
-            return Err(SceneError::Impulses {
-                expected: 3 * nc,
-                found: r.len(),
-            });
-        }
-        if r.iter().any(|v| !v.is_finite()) {
-            return Err(SceneError::NonFinite("impulses"));
-        }
         let n = self.n();
-        if step.free.len() != n {
-            return Err(SceneError::Impulses {
-                expected: n,
-                found: step.free.len(),
-            });
-        }
+        step.check_impulses(r, Some(n))?;
         let mut qdot = DVector::from_column_slice(&step.free);
         if nc > 0 {
             let j = self.stacked_jacobian(&step.contacts);

@@ -470,22 +470,7 @@ impl SphereOnPlane {
     /// Applies the impulses `r` (normal first, the step's frame) and moves the sphere:
     /// `[v, omega] = c + M^-1 J' r`, `p += h v`.
     pub fn advance(&mut self, step: &ContactStep, r: &[f64]) -> Result<(), SceneError> {
-        let nc = step.contacts.len();
-        if r.len() != 3 * nc {
-            return Err(SceneError::Impulses {
-                expected: 3 * nc,
-                found: r.len(),
-            });
-        }
-        if r.iter().any(|v| !v.is_finite()) {
-            return Err(SceneError::NonFinite("impulses"));
-        }
-        if step.free.len() != 6 {
-            return Err(SceneError::Impulses {
-                expected: 6,
-                found: step.free.len(),
-            });
-        }
+        step.check_impulses(r, Some(6))?;
         let mut vel = Vector6::from_column_slice(&step.free);
         let inv = self.inverse_mass();
         let mut impulse = Vector6::zeros();

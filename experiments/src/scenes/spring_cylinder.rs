@@ -559,15 +559,7 @@ impl SpringCylinder {
     /// (eq. 18), then `q = q0 + dt N v_theta_vq` (eqs. 11-12).
     pub fn advance(&mut self, step: &ContactStep, r: &[f64]) -> Result<(), SceneError> {
         let nc = step.contacts.len();
-        if r.len() != 3 * nc {
-            return Err(SceneError::Impulses {
-                expected: 3 * nc,
-                found: r.len(),
-            });
-        }
-        if r.iter().any(|v| !v.is_finite()) {
-            return Err(SceneError::NonFinite("impulses"));
-        }
+        step.check_impulses(r, None)?;
         let g = step.problem.generalized().ok_or(SceneError::Param {
             key: "step",
             message: "not a spring-cylinder step (no generalized problem)".into(),

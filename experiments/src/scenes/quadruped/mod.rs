@@ -666,21 +666,7 @@ impl Quadruped {
     pub fn advance(&mut self, step: &ContactStep, r: &[f64]) -> Result<(), SceneError> {
         let nv = self.model.nv();
         let nc = step.contacts.len();
-        if r.len() != 3 * nc {
-            return Err(SceneError::Impulses {
-                expected: 3 * nc,
-                found: r.len(),
-            });
-        }
-        if r.iter().any(|x| !x.is_finite()) {
-            return Err(SceneError::NonFinite("impulses"));
-        }
-        if step.free.len() != nv {
-            return Err(SceneError::Impulses {
-                expected: nv,
-                found: step.free.len(),
-            });
-        }
+        step.check_impulses(r, Some(nv))?;
         let mut v = DVector::from_column_slice(&step.free);
         if nc > 0 {
             let Some(g) = step.problem.generalized() else {
