@@ -280,15 +280,7 @@ impl ClutterConfig {
     /// Parses a `[scene.params]` table (with sweep values applied); unknown keys are errors,
     /// and a value of the wrong type is named by its key.
     pub fn from_table(params: &toml::Table) -> Result<ClutterConfig, SceneError> {
-        serde_path_to_error::deserialize(toml::Value::Table(params.clone())).map_err(|e| {
-            let path = e.path().to_string();
-            let inner = e.into_inner().message().to_string();
-            SceneError::Parse(if path == "." {
-                inner
-            } else {
-                format!("`{path}`: {inner}")
-            })
-        })
+        super::parse_params(params)
     }
 
     /// `round(duration / dt)`: the number of steps of the paper's span.

@@ -140,6 +140,22 @@ impl ContactStep {
     }
 }
 
+/// Deserializes a scene's `[scene.params]` table (sweep values applied) into its config type;
+/// an unknown key or a value of the wrong type is an error naming the key.
+pub fn parse_params<T: serde::de::DeserializeOwned>(params: &toml::Table) -> Result<T, SceneError> {
+    serde_path_to_error::deserialize(toml::Value::Table(params.clone())).map_err(
+        |e: serde_path_to_error::Error<toml::de::Error>| {
+            let path = e.path().to_string();
+            let message = e.into_inner().message().to_string();
+            SceneError::Parse(if path == "." {
+                message
+            } else {
+                format!("`{path}`: {message}")
+            })
+        },
+    )
+}
+
 /// Checks scene parameters' ranges: each of `positive` must be a finite number above zero,
 /// each of `nonnegative` a finite number at least zero. The first offender names the error.
 pub fn check_ranges(

@@ -185,17 +185,7 @@ impl SpringCylinderConfig {
     /// Parses a `[scene.params]` table; an unknown key or a bad value is an error naming the
     /// key.
     pub fn from_table(params: &toml::Table) -> Result<SpringCylinderConfig, SceneError> {
-        serde_path_to_error::deserialize(toml::Value::Table(params.clone())).map_err(
-            |e: serde_path_to_error::Error<toml::de::Error>| {
-                let path = e.path().to_string();
-                let message = e.into_inner().message().to_string();
-                SceneError::Parse(if path == "." {
-                    message
-                } else {
-                    format!("`{path}`: {message}")
-                })
-            },
-        )
+        super::parse_params(params)
     }
 
     /// Checks every parameter's range; the error names the key.

@@ -245,15 +245,7 @@ impl QuadrupedConfig {
     /// Parses a `[scene.params]` table (with sweep values applied); unknown keys, unknown task
     /// names and values of the wrong type are errors naming the key.
     pub fn from_table(params: &toml::Table) -> Result<QuadrupedConfig, SceneError> {
-        serde_path_to_error::deserialize(toml::Value::Table(params.clone())).map_err(|e| {
-            let path = e.path().to_string();
-            let inner = e.into_inner().message().to_string();
-            SceneError::Parse(if path == "." {
-                inner
-            } else {
-                format!("`{path}`: {inner}")
-            })
-        })
+        crate::scenes::parse_params(params)
     }
 
     /// Checks every number's range; the first offender names the error.
