@@ -101,7 +101,7 @@ fn table1(r: &mut Report, params: &toml::Table, steps: usize) -> Result<(), Repo
          interval below 1e-6 N s; the quartic is exact up to its root polishing). Time: the \
          whole single-contact solve (case analysis and the slipping method), in batches over all \
          samples through `black_box`, the methods interleaved over {TIMING_ROUNDS} rounds, the \
-         median round's time per solve; this machine's CPU is in the provenance table below, the \
+         median round's time per solve; this machine's CPU is in the provenance table above, the \
          paper's was one 3.6 GHz Xeon E5-1620 core. Error: the largest \
          `|lambda - lambda_ref| / |lambda_ref|` against an independent reference (a 4096-point \
          scan of the angle polished by Newton's method), not against one of the three.",
