@@ -291,8 +291,8 @@ pub fn run_one(cfg: &ExperimentConfig, spec: &RunSpec) -> Result<RunOutput, RunE
                 observables: Vec::new(),
             });
             if i == 0 {
-                driver_r = s.r.clone();
-                driver_u = s.u.clone();
+                driver_r = s.r;
+                driver_u = s.u;
             }
         }
         let driver_iterations = step_rows.first().map_or(0, |r| r.iterations);

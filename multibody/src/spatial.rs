@@ -40,6 +40,13 @@ pub struct Force {
     pub linear: Vector3<f64>,
 }
 
+/// `[angular; linear]` as one 6-vector (Featherstone's order, for motions and forces alike).
+fn stack(angular: &Vector3<f64>, linear: &Vector3<f64>) -> Vector6<f64> {
+    Vector6::new(
+        angular.x, angular.y, angular.z, linear.x, linear.y, linear.z,
+    )
+}
+
 impl Motion {
     /// A motion vector from its angular and linear parts.
     pub fn new(angular: Vector3<f64>, linear: Vector3<f64>) -> Self {
@@ -53,14 +60,7 @@ impl Motion {
 
     /// The 6-vector `[omega; v]` (angular first, Featherstone's order).
     pub fn to_vector(&self) -> Vector6<f64> {
-        Vector6::new(
-            self.angular.x,
-            self.angular.y,
-            self.angular.z,
-            self.linear.x,
-            self.linear.y,
-            self.linear.z,
-        )
+        stack(&self.angular, &self.linear)
     }
 
     /// The motion vector of a 6-vector `[omega; v]`.
@@ -108,14 +108,7 @@ impl Force {
 
     /// The 6-vector `[n; f]` (angular first, Featherstone's order).
     pub fn to_vector(&self) -> Vector6<f64> {
-        Vector6::new(
-            self.angular.x,
-            self.angular.y,
-            self.angular.z,
-            self.linear.x,
-            self.linear.y,
-            self.linear.z,
-        )
+        stack(&self.angular, &self.linear)
     }
 }
 
