@@ -13,9 +13,17 @@
 
 use nalgebra::{Matrix3, Vector3};
 
+/// `|z_t| = sqrt(z_t1^2 + z_t2^2)`. Not `f64::hypot`: its guard against overflow (beyond
+/// 1e154, which no impulse or velocity reaches) made glibc's `hypot` a quarter of the
+/// instructions of a PGS solve (callgrind, clutter problem of 110 contacts).
+#[inline]
+pub fn tangential_norm(z: Vector3<f64>) -> f64 {
+    (z[1] * z[1] + z[2] * z[2]).sqrt()
+}
+
 /// Projects `z = [z_n, z_t1, z_t2]` onto `K_mu` (`mu >= 0`).
 pub fn project(mu: f64, z: Vector3<f64>) -> Vector3<f64> {
-    let (zn, t) = (z[0], z[1].hypot(z[2]));
+    let (zn, t) = (z[0], tangential_norm(z));
     // `zn >= 0` first: with `mu = 0` and `t = 0`, `t <= mu zn` holds for a negative `zn` too
     // (`0 <= -0`), which would keep a point below the apex.
     if zn >= 0.0 && t <= mu * zn {
@@ -43,7 +51,7 @@ pub fn project_dual(mu: f64, z: Vector3<f64>) -> Vector3<f64> {
 /// cone's boundary and apex (the one of the piece selected by the same inequalities as
 /// [`project`]).
 pub fn project_jacobian(mu: f64, z: Vector3<f64>) -> Matrix3<f64> {
-    let (zn, t) = (z[0], z[1].hypot(z[2]));
+    let (zn, t) = (z[0], tangential_norm(z));
     if zn >= 0.0 && t <= mu * zn {
         Matrix3::identity()
     } else if mu * t <= -zn || t == 0.0 {
@@ -76,7 +84,7 @@ pub fn distance(mu: f64, r: Vector3<f64>) -> f64 {
 /// De Saxcé's modified velocity `u + mu |u_t| e_n`, which turns the Coulomb law into a
 /// complementarity over the self-dual pair `K_mu`, `K*_mu`.
 pub fn de_saxce(mu: f64, u: Vector3<f64>) -> Vector3<f64> {
-    Vector3::new(u[0] + mu * u[1].hypot(u[2]), u[1], u[2])
+    Vector3::new(u[0] + mu * tangential_norm(u), u[1], u[2])
 }
 
 #[cfg(test)]

@@ -20,6 +20,10 @@ use std::sync::OnceLock;
 
 use faer::sparse::{SparseColMat, Triplet};
 use faer::Mat;
+use nalgebra::Matrix3;
+use serde::{Deserialize, Serialize};
+
+use crate::blocks::BlockMatrix;
 
 use crate::error::{CoreError, ProblemError};
 use crate::problem::{
@@ -249,7 +253,7 @@ impl GeneralizedProblem {
         let mut f = Mat::from_fn(g.f.len(), 1, |i, _| g.f[i]);
         chol.solve_in_place(f.as_mut());
         let v_star = (0..g.f.len()).map(|i| f[(i, 0)]).collect();
-        let a = to_sparse(&g.m)?;
+        let a = g.m.to_sparse("M")?;
         let mut jt = Vec::new();
         g.h.for_each_entry(|i, jj, v| {
             if v != 0.0 {
@@ -341,6 +345,114 @@ impl GeneralizedProblem {
         let q = self.contact_velocity(&self.v_star);
         Ok(LocalProblem::new(Matrix::Dense(w), q, self.mu())?)
     }
+
+    /// The contact-space form with `W = J A^-1 J'` kept as 3x3 blocks, built tree by tree
+    /// without a dense product: `A` is block diagonal by tree, so for each tree `t` with the
+    /// contacts `C_t` that touch it, `W_t = J_{C_t,t} A_tt^-1 J_{C_t,t}'` adds into the blocks
+    /// of the pairs in `C_t`. Block `(a, b)` is non-zero only when contacts `a` and `b` share a
+    /// tree. Costs one factorization per tree (dense for trees of at most 64 velocities, sparse
+    /// above) and `O(|C_t|^2)` blocks per tree; each tree's part is symmetrized like
+    /// [`GeneralizedProblem::to_local`]'s `W`.
+    pub fn to_local_blocks(&self) -> Result<LocalProblem, CoreError> {
+        let nc = self.num_contacts();
+        let trees = self.tree_of.iter().max().map_or(0, |&t| t + 1);
+        let mut dofs_of: Vec<Vec<usize>> = vec![Vec::new(); trees];
+        for (d, &t) in self.tree_of.iter().enumerate() {
+            dofs_of[t].push(d);
+        }
+        let (cols, rows, vals) = (
+            self.j.symbolic().col_ptr(),
+            self.j.symbolic().row_idx(),
+            self.j.val(),
+        );
+        let mut blocks = Vec::new();
+        for dofs in dofs_of.iter().filter(|d| !d.is_empty()) {
+            let mut contacts: Vec<usize> = dofs
+                .iter()
+                .flat_map(|&d| rows[cols[d]..cols[d + 1]].iter().map(|r| r / 3))
+                .collect();
+            contacts.sort_unstable();
+            contacts.dedup();
+            if contacts.is_empty() {
+                continue;
+            }
+            let (nt, m) = (dofs.len(), 3 * contacts.len());
+            // X = J_t' (nt x m), then A_tt^-1 X.
+            let mut jt = Mat::<f64>::zeros(nt, m);
+            for (k, &d) in dofs.iter().enumerate() {
+                for e in cols[d]..cols[d + 1] {
+                    let c = contacts.partition_point(|&c| c < rows[e] / 3);
+                    jt[(k, 3 * c + rows[e] % 3)] += vals[e];
+                }
+            }
+            let mut x = jt.clone();
+            self.tree_cholesky(dofs)?.solve_in_place(x.as_mut());
+            let w_t = jt.transpose() * &x;
+            for (ci, &a) in contacts.iter().enumerate() {
+                for (cj, &b) in contacts.iter().enumerate() {
+                    let block = Matrix3::from_fn(|i, j| {
+                        let (r, c) = (3 * ci + i, 3 * cj + j);
+                        0.5 * (w_t[(r, c)] + w_t[(c, r)])
+                    });
+                    blocks.push((a, b, block));
+                }
+            }
+        }
+        let w = BlockMatrix::from_blocks(nc, blocks);
+        let q = self.contact_velocity(&self.v_star);
+        Ok(LocalProblem::new(Matrix::Blocks(w), q, self.mu())?)
+    }
+
+    /// The Cholesky factor of `A`'s diagonal block of the velocities `dofs` (one tree).
+    fn tree_cholesky(&self, dofs: &[usize]) -> Result<Cholesky, CoreError> {
+        let n = dofs.len();
+        let mut index = std::collections::HashMap::with_capacity(n);
+        for (k, &d) in dofs.iter().enumerate() {
+            index.insert(d, k);
+        }
+        let (cols, rows, vals) = (
+            self.a.symbolic().col_ptr(),
+            self.a.symbolic().row_idx(),
+            self.a.val(),
+        );
+        let mut t = Vec::new();
+        for (k, &d) in dofs.iter().enumerate() {
+            for e in cols[d]..cols[d + 1] {
+                if let Some(&i) = index.get(&rows[e]) {
+                    t.push((i, k, vals[e]));
+                }
+            }
+        }
+        let a_tt = if n <= 64 {
+            let mut d = Mat::zeros(n, n);
+            for &(i, k, v) in &t {
+                d[(i, k)] += v;
+            }
+            Matrix::Dense(d)
+        } else {
+            Matrix::from_triplets("A", n, n, &t)?
+        };
+        Ok(Cholesky::new("A", &a_tt)?)
+    }
+
+    /// The contact-space form in `storage`.
+    pub fn to_local_in(&self, storage: Storage) -> Result<LocalProblem, CoreError> {
+        match storage {
+            Storage::Dense => self.to_local(),
+            Storage::Blocks => self.to_local_blocks(),
+        }
+    }
+}
+
+/// How the contact-space form's `W` is stored when it is derived or split.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Storage {
+    /// A dense `3nc x 3nc` matrix (every formulation's linear algebra can use it directly).
+    #[default]
+    Dense,
+    /// 3x3 blocks, only those of contact pairs that share a body ([`BlockMatrix`]).
+    Blocks,
 }
 
 /// `out += S x` for a sparse `S`.
@@ -362,23 +474,6 @@ pub fn sparse_transpose_mul_add(s: &SparseColMat<usize, f64>, y: &[f64], out: &m
         *o += (cols[c]..cols[c + 1])
             .map(|k| vals[k] * y[rows[k]])
             .sum::<f64>();
-    }
-}
-
-/// A matrix as sparse CSC.
-fn to_sparse(m: &Matrix) -> Result<SparseColMat<usize, f64>, CoreError> {
-    match m {
-        Matrix::Sparse(s) => Ok(s.clone()),
-        Matrix::Dense(_) => {
-            let mut t = Vec::new();
-            m.for_each_entry(|i, j, v| {
-                if v != 0.0 {
-                    t.push(Triplet::new(i, j, v));
-                }
-            });
-            SparseColMat::try_new_from_triplets(m.nrows(), m.ncols(), &t)
-                .map_err(|e| CoreError::LinearAlgebra(format!("{e:?}")))
-        }
     }
 }
 
@@ -422,6 +517,7 @@ fn components(a: &SparseColMat<usize, f64>) -> Vec<usize> {
 pub struct StepProblem {
     generalized: Option<GeneralizedProblem>,
     local: OnceLock<Result<LocalProblem, CoreError>>,
+    storage: Storage,
 }
 
 impl StepProblem {
@@ -432,6 +528,7 @@ impl StepProblem {
         StepProblem {
             generalized: None,
             local,
+            storage: Storage::Dense,
         }
     }
 
@@ -440,6 +537,7 @@ impl StepProblem {
         StepProblem {
             generalized: Some(g),
             local: OnceLock::new(),
+            storage: Storage::Dense,
         }
     }
 
@@ -453,7 +551,23 @@ impl StepProblem {
         StepProblem {
             generalized: Some(g),
             local: cell,
+            storage: Storage::Dense,
         }
+    }
+
+    /// A problem in generalized velocities whose contact-space form, when asked for, is derived
+    /// in `storage` (dense, or 3x3 blocks built tree by tree).
+    pub fn from_generalized_in(g: GeneralizedProblem, storage: Storage) -> StepProblem {
+        StepProblem {
+            generalized: Some(g),
+            local: OnceLock::new(),
+            storage,
+        }
+    }
+
+    /// The contact-space form if it has been given or derived already (no work).
+    pub fn local_if_formed(&self) -> Option<&LocalProblem> {
+        self.local.get().and_then(|r| r.as_ref().ok())
     }
 
     /// The generalized form, when the problem has one.
@@ -462,10 +576,11 @@ impl StepProblem {
     }
 
     /// The contact-space form `u = W r + q` (derived from the generalized one the first time it
-    /// is asked for: `W` is dense).
+    /// is asked for, in the problem's [`Storage`]: dense unless made with
+    /// [`StepProblem::from_generalized_in`]).
     pub fn local(&self) -> Result<&LocalProblem, CoreError> {
         let r = self.local.get_or_init(|| match &self.generalized {
-            Some(g) => g.to_local(),
+            Some(g) => g.to_local_in(self.storage),
             None => Err(CoreError::Unsupported("an empty step problem".into())),
         });
         r.as_ref().map_err(Clone::clone)

@@ -33,6 +33,7 @@
 //! let _ = solve_least_squares(Quadratic, LevenbergMarquardt::default(), vec![1.0], &SolveOptions::default());
 //! ```
 
+pub mod blocks;
 pub mod cone;
 pub mod conic_program;
 pub mod drivers;
@@ -40,6 +41,7 @@ pub mod error;
 pub mod frame;
 pub mod generalized;
 pub mod io;
+pub mod islands;
 pub mod merit;
 pub mod metrics;
 pub mod plugin;
@@ -47,9 +49,11 @@ pub mod problem;
 pub mod residual;
 pub mod result;
 
+pub use blocks::BlockMatrix;
 pub use conic_program::{ConicData, ConicProgram};
 pub use error::{CoreError, ProblemError};
-pub use generalized::{ContactModel, GeneralizedProblem, StepProblem};
+pub use generalized::{ContactModel, GeneralizedProblem, StepProblem, Storage};
+pub use islands::{solve_by_island, Islands, Layout};
 pub use merit::{LinePoint, Merit, MeritEval, MeritHessian, Optimality};
 pub use plugin::{Driver, Formulation, Init, LocalSolve};
 pub use problem::{GlobalProblem, LocalProblem, Matrix, Problem};

@@ -16,6 +16,7 @@ use faer::sparse::{SparseColMat, Triplet};
 use faer::{Mat, MatRef, Side};
 use nalgebra::Matrix3;
 
+use crate::blocks::BlockMatrix;
 use crate::error::{CoreError, ProblemError};
 
 /// Relative symmetry tolerance of [`LocalProblem::validate`] and [`GlobalProblem::validate`]:
@@ -45,6 +46,9 @@ pub enum Matrix {
     Dense(Mat<f64>),
     /// Compressed sparse column storage.
     Sparse(SparseColMat<usize, f64>),
+    /// 3x3 blocks by block row (a Delassus matrix of a scene with separate bodies; see
+    /// [`crate::blocks`]).
+    Blocks(BlockMatrix),
 }
 
 impl Matrix {
@@ -53,6 +57,7 @@ impl Matrix {
         match self {
             Matrix::Dense(a) => a.nrows(),
             Matrix::Sparse(a) => a.nrows(),
+            Matrix::Blocks(b) => 3 * b.num_block_rows(),
         }
     }
 
@@ -61,6 +66,7 @@ impl Matrix {
         match self {
             Matrix::Dense(a) => a.ncols(),
             Matrix::Sparse(a) => a.ncols(),
+            Matrix::Blocks(b) => 3 * b.num_block_rows(),
         }
     }
 
@@ -136,6 +142,7 @@ impl Matrix {
                     }
                 }
             }
+            Matrix::Blocks(b) => b.mul_vec(x, out),
         }
     }
 
@@ -160,6 +167,43 @@ impl Matrix {
                         .sum();
                 }
             }
+            Matrix::Blocks(b) => b.mul_transpose_vec(x, out),
+        }
+    }
+
+    /// A compressed-sparse-column copy (explicit zeros of dense storage dropped); `field`
+    /// names the matrix in the error.
+    pub fn to_sparse(&self, field: &str) -> Result<SparseColMat<usize, f64>, ProblemError> {
+        if let Matrix::Sparse(s) = self {
+            return Ok(s.clone());
+        }
+        let mut t = Vec::new();
+        self.for_each_entry(|i, j, v| {
+            if v != 0.0 {
+                t.push(Triplet::new(i, j, v));
+            }
+        });
+        SparseColMat::try_new_from_triplets(self.nrows(), self.ncols(), &t).map_err(|e| {
+            ProblemError::Shape {
+                field: field.to_string(),
+                expected: format!("a valid {}x{} sparse matrix", self.nrows(), self.ncols()),
+                found: format!("{e:?}"),
+            }
+        })
+    }
+
+    /// The same matrix kept as 3x3 blocks (square matrices of `3n` rows; others are returned
+    /// unchanged).
+    pub fn to_blocks(&self) -> Matrix {
+        if self.nrows() != self.ncols() || !self.nrows().is_multiple_of(3) {
+            return self.clone();
+        }
+        match self {
+            Matrix::Blocks(_) => self.clone(),
+            Matrix::Dense(d) => Matrix::Blocks(BlockMatrix::from_dense(d.as_ref())),
+            Matrix::Sparse(_) => Matrix::Blocks(BlockMatrix::from_entries(self.nrows() / 3, |v| {
+                self.for_each_entry(v)
+            })),
         }
     }
 
@@ -168,6 +212,7 @@ impl Matrix {
         match self {
             Matrix::Dense(a) => a.clone(),
             Matrix::Sparse(a) => a.to_dense(),
+            Matrix::Blocks(b) => b.to_dense(),
         }
     }
 
@@ -190,6 +235,7 @@ impl Matrix {
                     }
                 }
             }
+            Matrix::Blocks(b) => b.for_each_entry(visit),
         }
     }
 
@@ -216,6 +262,7 @@ impl Matrix {
                     }
                 }
             }
+            Matrix::Blocks(w) => m = w.block(a, b),
         }
         m
     }
@@ -244,6 +291,15 @@ pub fn max_asymmetry(a: &Matrix) -> (f64, f64) {
                     if i < j && j < d.nrows() && i < d.ncols() {
                         asym = asym.max((d[(i, j)] - d[(j, i)]).abs());
                     }
+                }
+            }
+        }
+        Matrix::Blocks(b) => {
+            for a in 0..b.num_block_rows() {
+                for (c, m) in b.row(a) {
+                    let other = b.block(c, a).transpose();
+                    scale = scale.max(m.amax());
+                    asym = asym.max((m - other).amax());
                 }
             }
         }
@@ -369,6 +425,7 @@ fn symmetric_part(a: &Matrix) -> Matrix {
         Matrix::Dense(d) => Matrix::Dense(Mat::from_fn(d.nrows(), d.ncols(), |i, j| {
             0.5 * (d[(i, j)] + d[(j, i)])
         })),
+        Matrix::Blocks(b) => Matrix::Blocks(b.symmetric_part()),
         Matrix::Sparse(s) => {
             let mut t = Vec::with_capacity(2 * s.val().len());
             a.for_each_entry(|i, j, v| {
@@ -430,6 +487,7 @@ impl Cholesky {
             }
         }
         match symmetric_part(a) {
+            b @ Matrix::Blocks(_) => Cholesky::new(field, &Matrix::Sparse(b.to_sparse(field)?)),
             Matrix::Dense(d) => d.llt(Side::Lower).map(Cholesky::Dense).map_err(|e| match e {
                 DenseLltError::NonPositivePivot { index } => not_pd(format!(
                     "the Cholesky factorization of the symmetric part meets a nonpositive pivot at index {index}"
@@ -514,6 +572,7 @@ pub fn check_positive_semidefinite(
 fn transpose_mul(h: &Matrix, x: MatRef<'_, f64>) -> Mat<f64> {
     match h {
         Matrix::Dense(d) => d.transpose() * x,
+        Matrix::Blocks(b) => b.to_dense().transpose() * x,
         Matrix::Sparse(s) => {
             let rows = s.symbolic().row_idx();
             let vals = s.val();

@@ -27,9 +27,10 @@ use nalgebra::{Matrix3, Vector2, Vector3};
 
 use super::execute::execute;
 use super::kit::Deadline;
+use crate::blocks::BlockMatrix;
 use crate::error::CoreError;
 use crate::metrics::natural_map_residual;
-use crate::problem::LocalProblem;
+use crate::problem::{LocalProblem, Matrix};
 use crate::result::{Solution, SolveOptions, Status};
 
 /// Argmin state of a sweep: the impulses `r` and the stop rule's measure as cost.
@@ -46,20 +47,36 @@ pub struct BlockRows<'a> {
 }
 
 impl<'a> BlockRows<'a> {
-    /// Splits `W` into 3x3 blocks (only blocks with a nonzero entry are kept).
+    /// Splits `W` into 3x3 blocks (only blocks with a nonzero entry are kept); a `W` stored as
+    /// blocks already is read as it is.
     pub fn new(problem: &'a LocalProblem) -> BlockRows<'a> {
         let nc = problem.num_contacts();
-        let mut map = vec![std::collections::BTreeMap::<usize, Matrix3<f64>>::new(); nc];
-        problem.w.for_each_entry(|i, j, v| {
-            if v != 0.0 {
-                map[i / 3].entry(j / 3).or_insert_with(Matrix3::zeros)[(i % 3, j % 3)] += v;
+        let owned;
+        let blocks = match &problem.w {
+            Matrix::Blocks(b) => b,
+            w => {
+                owned = match w.to_blocks() {
+                    Matrix::Blocks(b) => b,
+                    // Not `3nc x 3nc`: `LocalProblem::validate` refuses it before any sweep.
+                    _ => BlockMatrix::from_blocks(nc, Vec::new()),
+                };
+                &owned
             }
-        });
-        let mut diag = Vec::with_capacity(nc);
+        };
+        let mut diag = vec![Matrix3::zeros(); nc];
         let mut rows = Vec::with_capacity(nc);
-        for (a, mut m) in map.into_iter().enumerate() {
-            diag.push(m.remove(&a).unwrap_or_else(Matrix3::zeros));
-            rows.push(m.into_iter().collect());
+        for (a, d) in diag.iter_mut().enumerate() {
+            let mut row = Vec::new();
+            if a < blocks.num_block_rows() {
+                for (b, m) in blocks.row(a) {
+                    if b == a {
+                        *d = *m;
+                    } else {
+                        row.push((b, *m));
+                    }
+                }
+            }
+            rows.push(row);
         }
         BlockRows {
             problem,
@@ -113,7 +130,7 @@ impl ContactMode {
     /// The mode of an impulse `r` against `K_mu`: opening at zero normal impulse, sticking
     /// strictly inside the cone, slipping on its boundary (within a relative `1e-12`).
     pub fn of(mu: f64, r: &Vector3<f64>) -> ContactMode {
-        let t = r[1].hypot(r[2]);
+        let t = crate::cone::tangential_norm(*r);
         if r[0] <= 0.0 && t == 0.0 {
             ContactMode::Opening
         } else if t < mu * r[0] * (1.0 - 1e-12) {

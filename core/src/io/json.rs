@@ -145,7 +145,7 @@ fn push_matrix(s: &mut String, key: &str, a: &Matrix) {
                 let _ = writeln!(s, "  \"{key}\": [\n{}\n  ],", rows.join(",\n"));
             }
         }
-        Matrix::Sparse(_) => {
+        Matrix::Sparse(_) | Matrix::Blocks(_) => {
             let mut t = Vec::new();
             a.for_each_entry(|i, j, v| t.push(format!("    [{i}, {j}, {}]", num(v))));
             let body = if t.is_empty() {
