@@ -6,6 +6,7 @@ use std::path::{Path, PathBuf};
 
 use clap::{Parser, Subcommand};
 use contactlab_core::io::read_problem;
+use contactlab_core::islands::{check_psd_by_island, PSD_REL_TOL};
 use contactlab_core::{CoreError, GeneralizedProblem, GlobalProblem, Problem, StepProblem};
 use faer::linalg::solvers::Solve;
 use faer::Side;
@@ -61,6 +62,16 @@ pub struct SolveOptionArgs {
     /// Relative tolerance on a merit's own scale (SAP's eq. 26 `eps_r`; `--tol` is `eps_a`).
     #[arg(long, default_value_t = 0.0)]
     pub rel_tol: f64,
+    /// Solve the whole problem at once instead of island by island (to measure the gain).
+    #[arg(long)]
+    pub no_islands: bool,
+    /// Keep the Delassus matrix `W` dense instead of as 3x3 blocks.
+    #[arg(long)]
+    pub dense: bool,
+    /// Skip the check that a contact-space file's `W` is positive semidefinite, island by
+    /// island (for users who know their `W` is not and want a solver's answer anyway).
+    #[arg(long)]
+    pub no_psd_check: bool,
 }
 
 /// Parses `KEY=VALUE` with a TOML value (a bare word that is not TOML is taken as a string).
@@ -113,6 +124,8 @@ impl SolveOptionArgs {
         set(&mut spec.optimizer, &self.optimizer_options)?;
         spec.time_limit = self.time_limit;
         spec.rel_tol = self.rel_tol;
+        spec.islands = !self.no_islands;
+        spec.dense = self.dense;
         Ok(spec)
     }
 }
@@ -171,6 +184,13 @@ pub enum Command {
         /// Hide the progress bar.
         #[arg(long)]
         no_progress: bool,
+    },
+    /// Every formulation beside MuJoCo's constraint solver on `data/mujoco/` (needs Python with
+    /// `mujoco`): writes `reports/peers/`.
+    Peers {
+        /// Interleaved rounds of our solves (PGS always runs all of them).
+        #[arg(long, default_value_t = crate::solver_peers::PGS_ROUNDS)]
+        rounds: usize,
     },
     /// Regenerate a paper's report from the data already under `data/`.
     Report {
@@ -310,7 +330,7 @@ pub fn run(cli: Cli, out: &mut dyn Write) -> Result<(), CliError> {
             json,
         } => {
             let spec = options.spec(&formulation, &optimizer, tol, max_iter)?;
-            solve_spec(&file, &spec, json, out)
+            solve_file(&file, &spec, !options.no_psd_check, json, out)
         }
         Command::List { json } => list(json, out),
         Command::Reproduce {
@@ -327,6 +347,11 @@ pub fn run(cli: Cli, out: &mut dyn Write) -> Result<(), CliError> {
             run_config(&config, &workspace_root(), shard, !no_progress, out)
         }
         Command::Report { paper } => report(&paper, &workspace_root(), out),
+        Command::Peers { rounds } => {
+            let path = crate::solver_peers::run(&workspace_root(), rounds.max(1), out)?;
+            writeln!(out, "wrote {}", path.display())?;
+            Ok(())
+        }
     }
 }
 
@@ -344,10 +369,24 @@ pub fn solve(
     solve_spec(file, &spec, as_json, out)
 }
 
-/// `contactlab solve` with every option of `spec`.
+/// `contactlab solve` with every option of `spec`, `W` checked for semidefiniteness.
 pub fn solve_spec(
     file: &Path,
     spec: &SolverSpec,
+    as_json: bool,
+    out: &mut dyn Write,
+) -> Result<(), CliError> {
+    solve_file(file, spec, true, as_json, out)
+}
+
+/// `contactlab solve`: reads `file`, checks a contact-space problem's `W` for positive
+/// semidefiniteness island by island when `check_psd` ([`check_psd_by_island`]; a global
+/// problem's `W = H' M^-1 H` is semidefinite once `M` factors), solves it as `spec` says, and
+/// prints a summary or JSON.
+pub fn solve_file(
+    file: &Path,
+    spec: &SolverSpec,
+    check_psd: bool,
     as_json: bool,
     out: &mut dyn Write,
 ) -> Result<(), CliError> {
@@ -362,6 +401,13 @@ pub fn solve_spec(
         )));
     }
     let problem = read_problem(file)?;
+    if let (true, Problem::Local(p)) = (check_psd, &problem) {
+        check_psd_by_island(p, PSD_REL_TOL).map_err(|e| CoreError::File {
+            path: file.to_path_buf(),
+            field: Some("W".into()),
+            message: e.to_string(),
+        })?;
+    }
     // A global problem stays generalized: SAP solves it as it is, contact-space formulations
     // get W = H' M^-1 H, q = H' M^-1 f + w, formed once on demand.
     let (step, global) = match &problem {
