@@ -404,7 +404,7 @@ pub fn solve_file(
     if let (true, Problem::Local(p)) = (check_psd, &problem) {
         check_psd_by_island(p, PSD_REL_TOL).map_err(|e| CoreError::File {
             path: file.to_path_buf(),
-            field: Some("W".into()),
+            field: None,
             message: e.to_string(),
         })?;
     }

@@ -20,6 +20,7 @@ pub mod registry;
 pub mod report;
 pub mod runner;
 pub mod scenes;
+pub mod solver_peers;
 pub mod study;
 
 /// The core crate, re-exported for [`register_formulation!`] and for notebooks.

@@ -354,3 +354,83 @@ fn the_readme_table_of_pairs_matches_the_registry() {
     }
     assert_eq!(seen, reg.formulations().len());
 }
+
+#[test]
+fn an_indefinite_w_is_refused_unless_the_check_is_turned_off() {
+    let exe = env!("CARGO_BIN_EXE_contactlab");
+    let dir = std::env::temp_dir().join(format!("contactlab-psd-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("indefinite.json");
+    // Contact 1's block has the eigenvalue -0.5: W is symmetric, finite, and indefinite.
+    std::fs::write(
+        &file,
+        r#"{"kind": "local", "W": [
+            [2.0, 0.0, 0.0, 0.0, 0.0, 0.0],
+            [0.0, 1.0, 0.0, 0.0, 0.0, 0.0],
+            [0.0, 0.0, 1.0, 0.0, 0.0, 0.0],
+            [0.0, 0.0, 0.0, -0.5, 0.0, 0.0],
+            [0.0, 0.0, 0.0, 0.0, 1.0, 0.0],
+            [0.0, 0.0, 0.0, 0.0, 0.0, 1.0]],
+          "q": [-1.0, 0.0, 0.0, -1.0, 0.0, 0.0], "mu": [0.5, 0.5]}"#,
+    )
+    .unwrap();
+    let path = file.to_str().unwrap();
+    let refused = Command::new(exe).args(["solve", path]).output().unwrap();
+    assert_eq!(refused.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&refused.stderr);
+    assert!(
+        err.contains("`W`") && err.contains("semidefinite") && err.contains("[1]"),
+        "{err}"
+    );
+    let forced = Command::new(exe)
+        .args(["solve", path, "--no-psd-check", "--max-iter", "5", "--json"])
+        .output()
+        .unwrap();
+    assert!(
+        forced.status.success(),
+        "{}",
+        String::from_utf8_lossy(&forced.stderr)
+    );
+    let v: Value = serde_json::from_slice(&forced.stdout).unwrap();
+    assert_ne!(
+        v["status"], "converged",
+        "no answer exists for the indefinite contact: {v}"
+    );
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+#[test]
+fn islands_and_dense_switches_reach_the_solve_and_agree() {
+    let exe = env!("CARGO_BIN_EXE_contactlab");
+    let file = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../data/mujoco/global/clutter_n8_seed7_step0100_nc20.json");
+    let run = |extra: &[&str]| -> Value {
+        let o = Command::new(exe)
+            .args(["solve", file.to_str().unwrap(), "--json", "--tol", "1e-10"])
+            .args(["--max-iter", "20000"])
+            .args(extra)
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        serde_json::from_slice(&o.stdout).unwrap()
+    };
+    let split = run(&[]);
+    let whole = run(&["--no-islands", "--dense"]);
+    assert_eq!(split["status"], "converged", "{split}");
+    assert_eq!(whole["status"], "converged", "{whole}");
+    assert!(
+        split["counters"]["islands"].as_u64().unwrap() > 1,
+        "{split}"
+    );
+    assert!(whole["counters"].get("islands").is_none(), "{whole}");
+    let (a, b) = (floats(&split["r"]), floats(&whole["r"]));
+    let scale = b.iter().fold(0.0_f64, |m, x| m.max(x.abs()));
+    let gap = a
+        .iter()
+        .zip(&b)
+        .fold(0.0_f64, |m, (x, y)| m.max((x - y).abs()));
+    assert!(
+        gap <= 1e-6 * scale,
+        "answers differ by {gap:e} of {scale:e}"
+    );
+}
