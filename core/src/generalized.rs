@@ -27,7 +27,7 @@ use crate::blocks::BlockMatrix;
 
 use crate::error::{CoreError, ProblemError};
 use crate::problem::{
-    check_finite_vec, check_symmetric, Cholesky, GlobalProblem, LocalProblem, Matrix,
+    check_finite_vec, check_symmetric, Cholesky, GlobalProblem, LocalProblem, Matrix, Problem,
     SYMMETRY_REL_TOL,
 };
 
@@ -530,6 +530,19 @@ impl StepProblem {
             local,
             storage: Storage::Dense,
         }
+    }
+
+    /// A problem as read from a file ([`crate::io::read_problem`]), the way `contactlab solve`
+    /// solves it: a local problem as it is, a global one kept generalized
+    /// ([`GeneralizedProblem::from_global`]), so SAP solves it as it is and contact-space
+    /// formulations get `W = H' M^-1 H`, `q = H' M^-1 f + w`, formed once on demand.
+    pub fn from_problem(p: &Problem) -> Result<StepProblem, CoreError> {
+        Ok(match p {
+            Problem::Local(l) => StepProblem::local_only(l.clone()),
+            Problem::Global(g) => {
+                StepProblem::from_generalized(GeneralizedProblem::from_global(g)?)
+            }
+        })
     }
 
     /// A problem in generalized velocities.

@@ -747,7 +747,7 @@ fn writing_an_invalid_problem_fails() {
 
 /// Every FCLib file shipped in `data/problems` loads, except the rolling-friction one, which is
 /// refused with a clear message; prints the measured asymmetry behind `SYMMETRY_REL_TOL`. The
-/// Siconos `W` of OneObject and Rover4396 are symmetric only to 1e-5 .. 1e-4 relative (a strict
+/// Siconos `W` of OneObject and the Rovers are symmetric only to 1e-5 .. 1e-4 relative (a strict
 /// 1e-6 tolerance would refuse them), the LMGC90 `M` of CubeH8 to about 1.5e-7.
 #[test]
 fn shipped_fclib_files_all_load() {
@@ -783,9 +783,18 @@ fn shipped_fclib_files_all_load() {
         "{count} files; {} fail a strict 1e-6 check: {strict_failures:?}",
         strict_failures.len()
     );
-    assert_eq!((count, rolling), (10, 1));
+    assert_eq!((count, rolling), (23, 1));
     assert_eq!(
         strict_failures,
-        ["OneObject-i1028-138.hdf5", "Rover4396.hdf5"]
+        [
+            "OneObject-i100000-316.hdf5",
+            "OneObject-i100000-499.hdf5",
+            "OneObject-i1028-138.hdf5",
+            "Rover1039.hdf5",
+            "Rover1040.hdf5",
+            "Rover11035.hdf5",
+            "Rover4396.hdf5",
+            "Rover9770.hdf5"
+        ]
     );
 }

@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use clap::{Parser, Subcommand};
 use contactlab_core::io::read_problem;
 use contactlab_core::islands::{check_psd_by_island, PSD_REL_TOL};
-use contactlab_core::{CoreError, GeneralizedProblem, GlobalProblem, Problem, StepProblem};
+use contactlab_core::{CoreError, GlobalProblem, Problem, StepProblem};
 use faer::linalg::solvers::Solve;
 use faer::Side;
 use serde_json::json;
@@ -410,12 +410,10 @@ pub fn solve_file(
     }
     // A global problem stays generalized: SAP solves it as it is, contact-space formulations
     // get W = H' M^-1 H, q = H' M^-1 f + w, formed once on demand.
-    let (step, global) = match &problem {
-        Problem::Local(p) => (StepProblem::from(p.clone()), None),
-        Problem::Global(g) => (
-            StepProblem::from(GeneralizedProblem::from_global(g)?),
-            Some(g),
-        ),
+    let step = StepProblem::from_problem(&problem)?;
+    let global = match &problem {
+        Problem::Local(_) => None,
+        Problem::Global(g) => Some(g),
     };
     let resolved = Registry::standard().resolve(spec)?;
     let s = resolved.solve(&step, None)?;

@@ -104,7 +104,14 @@ pub fn delassus_rms(problem: &GeneralizedProblem) -> Result<Vec<f64>, CoreError>
                 CoreError::Problem(contactlab_core::ProblemError::NotPositive {
                     field: "A".into(),
                     kind: "definite".into(),
-                    detail: format!("the block of kinematic tree {t}: {e:?}"),
+                    detail: format!(
+                        "the block of kinematic tree {t}: {}",
+                        match e {
+                            faer::linalg::cholesky::llt::factor::LltError::NonPositivePivot {
+                                index,
+                            } => format!("its Cholesky factorization meets a nonpositive pivot at index {index}"),
+                        }
+                    ),
                 })
             })?;
             factors[t] = Some(llt);

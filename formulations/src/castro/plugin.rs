@@ -71,7 +71,15 @@ impl Formulation for SapFormulation {
                 beta: self.beta,
                 sigma: self.sigma,
             },
-        )?;
+        )
+        .map_err(|e| match problem.generalized() {
+            Some(_) => e,
+            // W passed its Cholesky test but is so close to singular that W^-1 fails its own.
+            None => CoreError::Unsupported(format!(
+                "SAP works in generalized velocities; this problem has only its contact-space \
+                 form, and A = W^-1 is not usable (W is numerically singular): {e}"
+            )),
+        })?;
         let v_hat: Vec<f64> = r.v_hat.iter().flat_map(|&vn| [vn, 0.0, 0.0]).collect();
         Ok(SapCost::new(g, r.contacts, &v_hat))
     }
@@ -124,4 +132,33 @@ impl Formulation for SapFormulation {
 impl FormulationPlugin for SapFormulation {
     const NAME: &'static str = "sap";
     const DESCRIPTION: &'static str = "Castro et al. SAP: unconstrained convex primal cost in generalized velocities (eq. 24), compliant contact, regularized friction";
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use contactlab_core::plugin::Formulation;
+
+    /// Siconos' NESpheres_30_1: its `W` passes a Cholesky test but is so close to singular that
+    /// `A = W^-1` fails its own. The refusal says so instead of naming an inner field `A` and
+    /// a debug-printed pivot error (found by `experiments/tests/every_file.rs`).
+    #[test]
+    fn a_numerically_singular_w_is_refused_in_words() {
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../data/problems/NESpheres_30_1.hdf5");
+        let local = contactlab_core::io::read_local(&path).unwrap();
+        let e = SapFormulation::default()
+            .build(&StepProblem::from(local))
+            .map(|_| ())
+            .expect_err("W^-1 is not positive definite")
+            .to_string();
+        assert!(
+            e.contains("SAP works in generalized velocities")
+                && e.contains("A = W^-1")
+                && e.contains("numerically singular")
+                && e.contains("nonpositive pivot at index"),
+            "{e}"
+        );
+        assert!(!e.contains("NonPositivePivot"), "{e}");
+    }
 }
