@@ -224,11 +224,17 @@ impl Islands {
             .map(|i| {
                 let contacts = &self.contacts[i];
                 let l = local.map(|l| sub_local(l, contacts, storage)).transpose()?;
-                Ok(match (problem.generalized(), l) {
-                    (Some(g), Some(l)) => StepProblem::with_local(sub_generalized(g, contacts)?, l),
-                    (Some(g), None) => {
-                        StepProblem::from_generalized_in(sub_generalized(g, contacts)?, storage)
+                // One island of every contact: the problem itself, without copying it apart.
+                let sub = |g: &GeneralizedProblem| {
+                    if contacts.len() == g.num_contacts() {
+                        Ok(g.clone())
+                    } else {
+                        sub_generalized(g, contacts)
                     }
+                };
+                Ok(match (problem.generalized(), l) {
+                    (Some(g), Some(l)) => StepProblem::with_local(sub(g)?, l),
+                    (Some(g), None) => StepProblem::from_generalized_in(sub(g)?, storage),
                     (None, Some(l)) => StepProblem::local_only(l),
                     (None, None) => unreachable!("a contact-space problem has its local form"),
                 })

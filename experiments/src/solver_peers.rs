@@ -176,7 +176,7 @@ fn mujoco_times(
 }
 
 /// The two layouts every solver runs in.
-const LAYOUTS: [(&str, bool); 2] = [("islands, blocks", false), ("whole, dense", true)];
+const LAYOUTS: [(&str, bool); 2] = [("islands+blocks", false), ("whole+dense", true)];
 
 fn resolve(
     reg: &Registry,
@@ -277,7 +277,7 @@ fn write_report(
                     p.set.into(),
                     p.contacts.to_string(),
                     label.clone(),
-                    layout.replace(", ", "+"),
+                    layout.to_string(),
                     m.status.clone(),
                     m.iterations.to_string(),
                     m.islands.to_string(),
@@ -346,7 +346,7 @@ fn write_report(
                 let name = if li == 0 {
                     label.clone()
                 } else {
-                    format!("{label} (whole, dense)")
+                    format!("{label} (whole dense)")
                 };
                 rows.push(vec![
                     set.to_string(),
@@ -399,7 +399,12 @@ fn write_report(
         .filter(|&i| problems[i].set == "mujoco_clutter_80plus")
         .collect();
     let pgs_gain = gain[&("mujoco_clutter_80plus", pgs)];
-    let answer_gap = big
+    let both_converged: Vec<usize> = big
+        .iter()
+        .copied()
+        .filter(|&i| (0..2).all(|li| measured[&(i, pgs, li)].status == "converged"))
+        .collect();
+    let answer_gap = both_converged
         .iter()
         .map(|&i| {
             let (a, b) = (&measured[&(i, pgs, 0)].r, &measured[&(i, pgs, 1)].r);
@@ -474,10 +479,11 @@ fn write_report(
         &gain_rows,
     );
     md += &format!(
-        "\n**PGS on the clutter steps with 80 or more contacts** ({} problems): islands and block-sparse `W` make the median solve {:.2}x faster than the whole dense problem; the issue asked for at least 10x, which is {}. The two answers differ by at most {:.1e} of the largest impulse (both solved to the residual {TOLERANCE:e}; where a solve stops at its iteration cap the answers are only as close as that). Why the gain stops there: PGS sweeps already skipped the zero blocks of a dense `W` before this change, so what islands and blocks remove is the dense product `J A^-1 J'`, the dense residual after each sweep and the sweeps of islands that converged early; the per-contact local solves, which dominate a sweep, remain, and the largest island holds most contacts.\n",
+        "\n**PGS on the clutter steps with 80 or more contacts** ({} problems): islands and block-sparse `W` make the median solve {:.2}x faster than the whole dense problem; the issue asked for at least 10x, which is {}. On the {} of them where both layouts converge, the two answers differ by at most {:.1e} of the largest impulse (both solved to the residual {TOLERANCE:e}, not to 1e-8 in the impulses: PGS's answers are as close as its residual makes them); on the others PGS stops at its iteration cap in both layouts. Why the gain stops there: PGS sweeps already skipped the zero blocks of a dense `W` before this change, so what islands and blocks remove is the dense product `J A^-1 J'`, the dense residual after each sweep and the sweeps of islands that converged early; the per-contact local solves, which dominate a sweep, remain, and the largest island holds most contacts.\n",
         big.len(),
         pgs_gain,
         if pgs_gain >= 10.0 { "met" } else { "not met" },
+        both_converged.len(),
         answer_gap
     );
     md += "\nFiles: `peers.csv` (per set and solver, the issue's columns), `problems.csv` (per problem, solver and layout).\n";
