@@ -411,9 +411,45 @@ pub fn solve_by_island(
             time_limit: deadline.remaining(),
             ..opts.clone()
         };
-        outcomes.push(solve(part, init_i, &o)?);
+        let mut out = if deadline.expired() {
+            // No time left: the island is not even built (a build can cost more than a solve).
+            timed_out(part)?
+        } else {
+            solve(part, init_i, &o)?
+        };
+        // The island's velocities from its own contact-space form, when the formulation formed
+        // it: the ruler then needs no factorization of the whole problem.
+        if out.u.is_none() {
+            out.u = part.local_if_formed().map(|l| l.velocity(&out.r));
+        }
+        outcomes.push(out);
     }
     Ok(merge(&islands, outcomes, clock.elapsed().as_secs_f64()))
+}
+
+/// An island the deadline left no time for: zero impulses, its free velocities, `timeout`.
+fn timed_out(part: &StepProblem) -> Result<Outcome, CoreError> {
+    let r = vec![0.0; 3 * part.num_contacts()];
+    Ok(Outcome {
+        solution: crate::result::Solution {
+            x: Vec::new(),
+            status: Status::Timeout,
+            iterations: 0,
+            merit: f64::NAN,
+            seconds: 0.0,
+            counters: BTreeMap::new(),
+            trace: Default::default(),
+        },
+        x: Vec::new(),
+        warm: r.clone(),
+        u: Some(part.free_velocity()?),
+        r,
+        model: crate::plugin::Model::Unspecified,
+        diagnostics: BTreeMap::new(),
+        iterations: 0,
+        seconds: 0.0,
+        counters: BTreeMap::new(),
+    })
 }
 
 /// The whole problem's outcome from its islands' (see [`solve_by_island`]).
@@ -451,8 +487,10 @@ fn merge(islands: &Islands, outcomes: Vec<Outcome>, seconds: f64) -> Outcome {
     counters.insert("largest_island".into(), islands.largest() as u64);
     let merit = outcomes.iter().map(|o| o.solution.merit).sum();
     let model = outcomes
-        .first()
-        .map_or(crate::plugin::Model::Unspecified, |o| o.model);
+        .iter()
+        .map(|o| o.model)
+        .find(|m| *m != crate::plugin::Model::Unspecified)
+        .unwrap_or(crate::plugin::Model::Unspecified);
     let mut solution = outcomes
         .into_iter()
         .nth(pick)
