@@ -60,3 +60,49 @@ notebook-check: notebook
 lint:
     cargo fmt --all -- --check
     cargo clippy --workspace --all-targets -j2 -- -D warnings
+
+# Needs nightly and cargo-fuzz (installed if missing); not part of `just test` or CI. Seeds come
+# from data/ and experiments/configs/; crashes land in fuzz/artifacts/<target>/; FUZZ_TARGET_DIR
+# overrides the nightly build's target dir (default target/fuzz). fuzz/README.md: the targets.
+# Fuzz every reader of user input, SECS seconds per target (default 300): `just fuzz 60 [TARGET...]`.
+fuzz SECS="300" *TARGETS:
+    #!/usr/bin/env bash
+    set -euo pipefail
+    if ! rustup toolchain list | grep -q '^nightly'; then
+        echo "just fuzz needs a nightly toolchain (cargo-fuzz uses -Z flags): rustup toolchain install nightly" >&2
+        exit 1
+    fi
+    if ! cargo +nightly fuzz --version >/dev/null 2>&1; then
+        echo "cargo-fuzz is missing: cargo install cargo-fuzz --locked"
+        cargo install cargo-fuzz --locked
+    fi
+    targets="{{TARGETS}}"
+    [ -n "$targets" ] || targets="$(cargo +nightly fuzz list)"
+    # Seeds: the shipped problems (small JSON only: libFuzzer's input size follows the largest
+    # seed), every experiment config, and a few command lines (arguments separated by NUL).
+    mkdir -p fuzz/corpus/{json_problem,fclib_hdf5,toml_config,cli_args}
+    find data/problems data/mujoco/global -name '*.json' -size -32k -exec cp {} fuzz/corpus/json_problem/ \;
+    cp data/problems/*.hdf5 fuzz/corpus/fclib_hdf5/
+    for f in experiments/configs/*/*.toml; do cp "$f" "fuzz/corpus/toml_config/$(basename "$(dirname "$f")")_$(basename "$f")"; done
+    args() { f="fuzz/corpus/cli_args/$1"; shift; printf '%s\0' "$@" | head -c -1 > "$f"; }
+    args solve_tol solve data/problems/Rover4396.hdf5 --tol 1e-8 --max-iter 100
+    args solve_mlcp solve x.json --formulation mlcp-fb --optimizer lm --n-f 6 --theta0-deg 15 --time-limit 2.5
+    args solve_ncp solve x.json --formulation implicit-ncp --optimizer todorov --restarts 3 -O edge_aware=false --rel-tol 1e-3
+    args solve_sap solve x.json --formulation sap --optimizer newton-merit -F sigma=1e-3 -O 'max_ls=[1, 2]'
+    args run_shard run experiments/configs/todorov2010/table1.toml --shard 2/7
+    failed=""
+    for t in $targets; do
+        echo "== fuzz $t for {{SECS}} s"
+        dict=(); [ -f "fuzz/dicts/$t.dict" ] && dict=("-dict=fuzz/dicts/$t.dict")
+        # No sanitizer: the code is safe Rust, and an ASan build of polars costs more than it
+        # finds. -rss_limit_mb catches allocation blow-ups, -timeout hangs (10 s per input).
+        cargo +nightly fuzz run -s none --codegen-units 16 \
+            --target-dir "${FUZZ_TARGET_DIR:-$PWD/target/fuzz}" "$t" -- \
+            -max_total_time={{SECS}} -rss_limit_mb=2048 -malloc_limit_mb=2048 -timeout=10 \
+            -print_final_stats=1 "${dict[@]}" || failed="$failed $t"
+    done
+    if [ -n "$failed" ]; then
+        echo "fuzz: failed:$failed (inputs in fuzz/artifacts/<target>/; reproduce with cargo +nightly fuzz run -s none <target> <file>)" >&2
+        exit 1
+    fi
+    echo "fuzz: no crash in:" $targets

@@ -55,6 +55,15 @@ pub enum ProblemError {
         /// The evidence (a negative pivot or eigenvalue).
         detail: String,
     },
+    /// An operation would allocate more than a documented maximum for the problem's size
+    /// (e.g. [`crate::problem::MAX_DENSE_ENTRIES`]); refused instead of attempted.
+    #[error("field `{field}`: too large: {detail}")]
+    TooLarge {
+        /// The field whose size is at fault.
+        field: String,
+        /// The sizes involved and the maximum.
+        detail: String,
+    },
 }
 
 /// Any error of this crate.

@@ -39,6 +39,32 @@ use crate::error::{CoreError, ProblemError};
 /// `data/problems/`.
 pub const SYMMETRY_REL_TOL: f64 = 1e-2;
 
+/// The most entries (2^27, 1 GiB of `f64`) of a dense matrix whose size a problem's dimensions
+/// set rather than its stored data (e.g. the `n x (3nc + 1)` and `3nc x 3nc` of
+/// [`GlobalProblem::to_local`]): more is refused with [`ProblemError::TooLarge`] naming the
+/// field, not attempted.
+pub const MAX_DENSE_ENTRIES: usize = 1 << 27;
+
+/// Fails with [`ProblemError::TooLarge`] for `field` unless a dense `rows x cols` matrix has at
+/// most [`MAX_DENSE_ENTRIES`] entries; `what` says what the matrix is for.
+pub fn check_dense_size(
+    field: &str,
+    rows: usize,
+    cols: usize,
+    what: &str,
+) -> Result<(), ProblemError> {
+    match rows.checked_mul(cols) {
+        Some(n) if n <= MAX_DENSE_ENTRIES => Ok(()),
+        _ => Err(ProblemError::TooLarge {
+            field: field.to_string(),
+            detail: format!(
+                "{what} needs a dense {rows}x{cols} matrix, more than the {MAX_DENSE_ENTRIES} \
+                 entries allowed (MAX_DENSE_ENTRIES)"
+            ),
+        }),
+    }
+}
+
 /// A real matrix, dense or compressed-sparse-column.
 #[derive(Debug, Clone)]
 pub enum Matrix {
@@ -697,11 +723,16 @@ impl GlobalProblem {
     /// supernodal for sparse `M`, dense otherwise); a non-SPD `M` gives
     /// [`ProblemError::NotPositive`] for field `M`. The result `W` is dense (a Delassus matrix is
     /// dense in general) and exactly symmetric: it is replaced by `(W + W') / 2` to remove
-    /// round-off. Costs one solve with `3nc + 1` right-hand sides, `n x (3nc + 1)` dense memory.
+    /// round-off. Costs one solve with `3nc + 1` right-hand sides, `n x (3nc + 1)` dense memory;
+    /// a problem for which that or `3nc x 3nc` exceeds [`MAX_DENSE_ENTRIES`] is refused with
+    /// [`ProblemError::TooLarge`] (field `H`, or `W` for the result).
     pub fn to_local(&self) -> Result<LocalProblem, CoreError> {
         self.validate()?;
         let n = self.m.nrows();
         let m = self.w.len();
+        let what = "converting to a local problem";
+        check_dense_size("H", n, m + 1, what)?;
+        check_dense_size("W", m, m, what)?;
         let chol = Cholesky::new("M", &self.m)?;
         let mut x = Mat::<f64>::zeros(n, m + 1);
         self.h.for_each_entry(|i, j, v| x[(i, j)] += v);

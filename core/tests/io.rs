@@ -6,7 +6,8 @@ use std::path::{Path, PathBuf};
 use approx::assert_relative_eq;
 use contactlab_core::io::{parse_json, read_local, read_problem, to_json_string, write_json};
 use contactlab_core::problem::{
-    check_positive_definite, check_positive_semidefinite, check_symmetric, max_asymmetry,
+    check_dense_size, check_positive_definite, check_positive_semidefinite, check_symmetric,
+    max_asymmetry,
 };
 use contactlab_core::{CoreError, GlobalProblem, LocalProblem, Matrix, Problem, ProblemError};
 use faer::prelude::*;
@@ -666,6 +667,30 @@ fn indefinite_mass_matrix_fails_to_local() {
         e.contains("indefinite_m.json") && e.contains("field `M`: not positive definite"),
         "{e}"
     );
+}
+
+#[test]
+fn too_large_dense_conversion_is_refused_naming_the_field() {
+    // 12000 dofs, 4000 contacts: to_local would need a dense 12000 x 12001 matrix (1.15 GB),
+    // more than MAX_DENSE_ENTRIES; the data itself is a few hundred kB.
+    let (n, nc) = (12_000, 4_000);
+    let diag: Vec<(usize, usize, f64)> = (0..n).map(|i| (i, i, 1.0)).collect();
+    let m = Matrix::from_triplets("M", n, n, &diag).unwrap();
+    let h = Matrix::from_triplets("H", n, 3 * nc, &[(0, 0, 1.0)]).unwrap();
+    let g = GlobalProblem::new(m, h, vec![0.0; n], vec![0.0; 3 * nc], vec![0.5; nc]).unwrap();
+    let e = g.to_local().unwrap_err();
+    assert!(
+        matches!(&e, CoreError::Problem(ProblemError::TooLarge { field, .. }) if field == "H"),
+        "{e}"
+    );
+    assert!(
+        e.to_string().contains("dense 12000x12001 matrix")
+            && e.to_string().contains("MAX_DENSE_ENTRIES"),
+        "{e}"
+    );
+    assert!(check_dense_size("W", 1 << 14, 1 << 13, "a test").is_ok());
+    let e = check_dense_size("W", usize::MAX, 2, "a test").unwrap_err();
+    assert!(e.to_string().starts_with("field `W`: too large"), "{e}");
 }
 
 #[test]

@@ -355,6 +355,32 @@ pub fn run(cli: Cli, out: &mut dyn Write) -> Result<(), CliError> {
     }
 }
 
+/// `--tol` must be a positive number.
+fn check_tol(tol: f64) -> Result<(), CliError> {
+    if !(tol > 0.0 && tol.is_finite()) {
+        return Err(CliError::Usage(format!(
+            "--tol must be a positive number, got {tol}"
+        )));
+    }
+    Ok(())
+}
+
+/// The solver spec `contactlab solve` builds from its arguments, checked as the command checks
+/// it (names, pairing, options, `--tol`, `--rel-tol`, `--time-limit`) but without reading the
+/// problem file or solving anything.
+pub fn check_solve_args(
+    formulation: &str,
+    optimizer: &str,
+    tol: f64,
+    max_iter: u64,
+    options: &SolveOptionArgs,
+) -> Result<SolverSpec, CliError> {
+    let spec = options.spec(formulation, optimizer, tol, max_iter)?;
+    check_tol(spec.tol)?;
+    Registry::standard().resolve(&spec)?;
+    Ok(spec)
+}
+
 /// `contactlab solve` with default options.
 pub fn solve(
     file: &Path,
@@ -395,11 +421,7 @@ pub fn solve_file(
         spec.optimizer.name.as_str(),
         spec.tol,
     );
-    if !(tol > 0.0 && tol.is_finite()) {
-        return Err(CliError::Usage(format!(
-            "--tol must be a positive number, got {tol}"
-        )));
-    }
+    check_tol(tol)?;
     let problem = read_problem(file)?;
     if let (true, Problem::Local(p)) = (check_psd, &problem) {
         check_psd_by_island(p, PSD_REL_TOL).map_err(|e| CoreError::File {

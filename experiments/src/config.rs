@@ -38,6 +38,10 @@ use serde::Deserialize;
 use crate::registry::{RegistryError, SolverSpec};
 pub use crate::scenes::SceneKind;
 
+/// The most runs a config may expand to (its sweep's product, times its drivers): the papers'
+/// largest has 36, and every run is checked when the config is loaded.
+pub const MAX_RUNS: usize = 10_000;
+
 /// A config that cannot be used, with the file and key at fault.
 #[derive(Debug, thiserror::Error)]
 pub enum ConfigError {
@@ -219,8 +223,28 @@ impl ExperimentConfig {
     /// fastest), each applied over `scene.params`, repeated per driver (driver slowest).
     pub fn runs(&self, path: &Path) -> Result<Vec<RunSpec>, ConfigError> {
         let keys: Vec<&String> = self.sweep.keys().collect();
+        let too_many = || ConfigError::Invalid {
+            path: path.into(),
+            key: "sweep".into(),
+            message: format!(
+                "expands to more than {MAX_RUNS} runs (MAX_RUNS; lists: {})",
+                self.sweep
+                    .iter()
+                    .map(|(k, v)| format!("{k} {}", v.len()))
+                    .collect::<Vec<_>>()
+                    .join(" x ")
+            ),
+        };
+        let total = self
+            .sweep
+            .values()
+            .map(Vec::len)
+            .chain([self.driver_specs().len().max(1)])
+            .try_fold(1_usize, |acc, n| {
+                acc.checked_mul(n).filter(|&t| t <= MAX_RUNS)
+            })
+            .ok_or_else(too_many)?;
         let per_driver: usize = self.sweep.values().map(Vec::len).product();
-        let total = per_driver * self.driver_specs().len().max(1);
         let mut out = Vec::with_capacity(total);
         for index in 0..total {
             let mut rest = index % per_driver;

@@ -676,6 +676,13 @@ impl SolverSpec {
                     "time_limit must be a positive number of seconds, got {t}"
                 )));
             }
+            // `solve_options` makes it a Duration, whose range ends near 1.8e19 s.
+            if Duration::try_from_secs_f64(t).is_err() {
+                return Err(RegistryError::BadOption(format!(
+                    "time_limit is too large, got {t} s (at most {:e})",
+                    Duration::MAX.as_secs_f64()
+                )));
+            }
         }
         Ok(())
     }

@@ -37,7 +37,12 @@
 
 use crate::model::{Model, ModelError};
 use serde::{Deserialize, Serialize};
+use std::io::Read;
 use std::path::Path;
+
+/// The largest robot description file [`Description::from_path`] reads (16 MiB; the shipped
+/// quadruped's is a few kB).
+pub const MAX_DESCRIPTION_BYTES: u64 = 16 << 20;
 
 /// The standard gravity, `[0, 0, -9.81]` m/s^2 (`z` up).
 pub const DEFAULT_GRAVITY: [f64; 3] = [0.0, 0.0, -9.81];
@@ -213,13 +218,35 @@ impl Description {
         })
     }
 
-    /// Reads a description from a `.toml` or `.json` file.
+    /// Reads a description from a `.toml` or `.json` file: a regular file of at most
+    /// [`MAX_DESCRIPTION_BYTES`], checked before anything is read (a config can name any path,
+    /// `/dev/zero` included).
     pub fn from_path(path: impl AsRef<Path>) -> Result<Self, ModelError> {
         let path = path.as_ref();
-        let text = std::fs::read_to_string(path).map_err(|e| ModelError::Io {
+        let io = |message: String| ModelError::Io {
             path: path.display().to_string(),
-            message: e.to_string(),
-        })?;
+            message,
+        };
+        let ext = path.extension().and_then(|e| e.to_str());
+        if !matches!(ext, Some("toml") | Some("json")) {
+            return Err(io("unknown extension (expected .toml or .json)".into()));
+        }
+        let file = std::fs::File::open(path).map_err(|e| io(e.to_string()))?;
+        let meta = file.metadata().map_err(|e| io(e.to_string()))?;
+        if !meta.is_file() {
+            return Err(io("not a regular file".into()));
+        }
+        if meta.len() > MAX_DESCRIPTION_BYTES {
+            return Err(io(format!(
+                "{} bytes, more than the {MAX_DESCRIPTION_BYTES} a description may have \
+                 (MAX_DESCRIPTION_BYTES)",
+                meta.len()
+            )));
+        }
+        let mut text = String::new();
+        file.take(MAX_DESCRIPTION_BYTES)
+            .read_to_string(&mut text)
+            .map_err(|e| io(e.to_string()))?;
         let in_file = |e: ModelError| match e {
             ModelError::Parse {
                 format,
@@ -232,13 +259,10 @@ impl Description {
             },
             other => other,
         };
-        match path.extension().and_then(|e| e.to_str()) {
-            Some("toml") => Self::from_toml_str(&text).map_err(in_file),
-            Some("json") => Self::from_json_str(&text).map_err(in_file),
-            _ => Err(ModelError::Io {
-                path: path.display().to_string(),
-                message: "unknown extension (expected .toml or .json)".into(),
-            }),
+        if ext == Some("toml") {
+            Self::from_toml_str(&text).map_err(in_file)
+        } else {
+            Self::from_json_str(&text).map_err(in_file)
         }
     }
 

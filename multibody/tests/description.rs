@@ -234,6 +234,28 @@ fn other_mistakes_are_refused() {
 }
 
 #[test]
+fn description_files_are_checked_before_reading() {
+    let io_message = |path: &str| match Model::from_path(path) {
+        Err(ModelError::Io { message, .. }) => message,
+        other => panic!("{path}: expected an IO error, got {other:?}"),
+    };
+    // A device is refused by its extension, or as not a regular file, never read.
+    assert!(io_message("/dev/zero").contains("unknown extension"));
+    let dir = std::env::temp_dir().join(format!("contactlab-mb-{}", std::process::id()));
+    std::fs::create_dir_all(dir.join("dir.toml")).unwrap();
+    let m = io_message(dir.join("dir.toml").to_str().unwrap());
+    assert!(m.contains("not a regular file"), "{m}");
+    // Too large: a sparse file of MAX_DESCRIPTION_BYTES + 1 bytes.
+    let big = dir.join("big.toml");
+    let f = std::fs::File::create(&big).unwrap();
+    f.set_len(contactlab_multibody::description::MAX_DESCRIPTION_BYTES + 1)
+        .unwrap();
+    let m = io_message(big.to_str().unwrap());
+    assert!(m.contains("MAX_DESCRIPTION_BYTES"), "{m}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
 fn links_are_ordered_parents_first_keeping_the_listed_order() {
     // mixed_tree.json lists `tip` before its parent `welded`.
     let m = load("fixtures/mixed_tree.json");

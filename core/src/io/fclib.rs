@@ -28,7 +28,7 @@
 use std::panic::AssertUnwindSafe;
 use std::path::Path;
 
-use hdf5_reader::{Dataset, Datatype, Hdf5File};
+use hdf5_reader::{Dataset, Datatype, Hdf5File, OpenOptions};
 
 use super::{file_error, problem_error};
 
@@ -36,6 +36,11 @@ use super::{file_error, problem_error};
 type Entries = Result<Vec<(usize, usize, f64)>, (&'static str, String)>;
 use crate::error::CoreError;
 use crate::problem::{GlobalProblem, LocalProblem, Matrix, Problem};
+
+/// The most bytes one dataset may decode to (256 MiB: 32 Mi `f64`, far above the FCLib
+/// collection's largest): a dataset whose declared shape needs more is refused with an error
+/// naming it, before anything is allocated for it (a corrupt header can declare any shape).
+pub const MAX_DATASET_BYTES: usize = 256 << 20;
 
 /// Reads an FCLib HDF5 problem file (`/fclib_local` or `/fclib_global`) and validates it.
 pub fn read_fclib(path: &Path) -> Result<Problem, CoreError> {
@@ -59,7 +64,10 @@ pub fn parse_fclib(bytes: Vec<u8>, path: &Path) -> Result<Problem, CoreError> {
 }
 
 fn parse_unguarded(bytes: Vec<u8>, path: &Path) -> Result<Problem, CoreError> {
-    let file = Hdf5File::from_vec(bytes)
+    let options = OpenOptions::default()
+        .with_max_read_bytes(MAX_DATASET_BYTES)
+        .with_max_chunk_bytes(MAX_DATASET_BYTES);
+    let file = Hdf5File::from_vec_with_options(bytes, options)
         .map_err(|e| file_error(path, None, format!("not a readable HDF5 file: {e}")))?;
     let (groups, _) = file
         .root_group()

@@ -67,7 +67,8 @@ pub(crate) fn problem_error(path: &Path, e: ProblemError) -> CoreError {
         ProblemError::Shape { field, .. }
         | ProblemError::NonFinite { field, .. }
         | ProblemError::NotSymmetric { field, .. }
-        | ProblemError::NotPositive { field, .. } => field.clone(),
+        | ProblemError::NotPositive { field, .. }
+        | ProblemError::TooLarge { field, .. } => field.clone(),
         ProblemError::NegativeFriction { .. } => "mu".to_string(),
     };
     let text = e.to_string();

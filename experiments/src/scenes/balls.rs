@@ -110,6 +110,10 @@ fn default_margin() -> f64 {
     1e-3
 }
 
+/// The largest accepted number of balls (the paper's scenes have at most 15; every ball is
+/// allocated when the config is checked, so the cap keeps a typo from exhausting memory).
+pub const MAX_BALLS: usize = 10_000;
+
 /// The scene's parameters, as experiment configs give them (`[scene.params]` and sweep keys).
 #[derive(Debug, Clone, PartialEq, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -198,8 +202,11 @@ impl BallsConfig {
                 ("margin", self.margin),
             ],
         )?;
-        if self.n_balls == 0 {
-            return bad("n_balls", "must be at least 1".into());
+        if self.n_balls == 0 || self.n_balls > MAX_BALLS {
+            return bad(
+                "n_balls",
+                format!("must be in 1..={MAX_BALLS}, got {}", self.n_balls),
+            );
         }
         if self.r_min > self.r_max {
             return bad(
