@@ -24,6 +24,7 @@ use nalgebra::Matrix3;
 use serde::{Deserialize, Serialize};
 
 use crate::blocks::BlockMatrix;
+use crate::disjoint_sets::DisjointSets;
 
 use crate::error::{CoreError, ProblemError};
 use crate::problem::{
@@ -479,36 +480,14 @@ pub fn sparse_transpose_mul_add(s: &SparseColMat<usize, f64>, y: &[f64], out: &m
 
 /// The connected components of a symmetric sparsity pattern: the trees of a block-diagonal `A`.
 fn components(a: &SparseColMat<usize, f64>) -> Vec<usize> {
-    let n = a.ncols();
-    let mut parent: Vec<usize> = (0..n).collect();
-    fn root(parent: &mut [usize], mut i: usize) -> usize {
-        while parent[i] != i {
-            parent[i] = parent[parent[i]];
-            i = parent[i];
-        }
-        i
-    }
+    let mut sets = DisjointSets::new(a.ncols());
     let (cols, rows) = (a.symbolic().col_ptr(), a.symbolic().row_idx());
-    for c in 0..n {
+    for c in 0..a.ncols() {
         for &r in &rows[cols[c]..cols[c + 1]] {
-            let (x, y) = (root(&mut parent, r), root(&mut parent, c));
-            if x != y {
-                parent[x.max(y)] = x.min(y);
-            }
+            sets.union(r, c);
         }
     }
-    let mut id = vec![usize::MAX; n];
-    let mut next = 0;
-    (0..n)
-        .map(|i| {
-            let r = root(&mut parent, i);
-            if id[r] == usize::MAX {
-                id[r] = next;
-                next += 1;
-            }
-            id[r]
-        })
-        .collect()
+    sets.labels()
 }
 
 /// One step's contact problem as solvers receive it: in contact space, or in generalized

@@ -17,14 +17,15 @@ use std::collections::BTreeMap;
 use std::time::Instant;
 
 use faer::sparse::{SparseColMat, Triplet};
-use faer::{Mat, Side};
+use faer::Mat;
 
 use crate::blocks::BlockMatrix;
+use crate::disjoint_sets::DisjointSets;
 use crate::drivers::kit::Deadline;
 use crate::error::{CoreError, ProblemError};
 use crate::generalized::{GeneralizedProblem, StepProblem, Storage};
-use crate::plugin::{Init, Outcome};
-use crate::problem::{LocalProblem, Matrix};
+use crate::plugin::{timed_out_at, Init, Outcome};
+use crate::problem::{symmetric_part_eigenvalues, LocalProblem, Matrix};
 use crate::result::{SolveOptions, Status};
 
 /// How a solve lays out its problem: split into islands or whole, and how `W` is stored.
@@ -61,46 +62,6 @@ impl Layout {
 pub struct Islands {
     contacts: Vec<Vec<usize>>,
     num_contacts: usize,
-}
-
-/// Union-find over `n` items with path halving; roots are the smallest member.
-struct DisjointSets(Vec<usize>);
-
-impl DisjointSets {
-    fn new(n: usize) -> DisjointSets {
-        DisjointSets((0..n).collect())
-    }
-
-    fn root(&mut self, mut i: usize) -> usize {
-        while self.0[i] != i {
-            self.0[i] = self.0[self.0[i]];
-            i = self.0[i];
-        }
-        i
-    }
-
-    fn union(&mut self, a: usize, b: usize) {
-        let (x, y) = (self.root(a), self.root(b));
-        if x != y {
-            self.0[x.max(y)] = x.min(y);
-        }
-    }
-
-    /// The groups, each sorted, ordered by their smallest member.
-    fn groups(mut self) -> Vec<Vec<usize>> {
-        let n = self.0.len();
-        let mut slot = vec![usize::MAX; n];
-        let mut groups: Vec<Vec<usize>> = Vec::new();
-        for i in 0..n {
-            let r = self.root(i);
-            if slot[r] == usize::MAX {
-                slot[r] = groups.len();
-                groups.push(Vec::new());
-            }
-            groups[slot[r]].push(i);
-        }
-        groups
-    }
 }
 
 impl Islands {
@@ -365,8 +326,8 @@ fn sub_generalized(
 /// * counters are summed, diagnostics take the worst (largest) island's value;
 /// * `islands` and `largest_island` (its contacts) are counters.
 ///
-/// With one island and dense storage (or with `layout.islands` off and dense storage) the
-/// problem is passed through untouched: the path before islands existed.
+/// A problem without contacts, or with one island and dense storage (or with `layout.islands`
+/// off and dense storage), is passed through untouched: the path before islands existed.
 pub fn solve_by_island(
     problem: &StepProblem,
     layout: Layout,
@@ -383,11 +344,12 @@ pub fn solve_by_island(
     } else {
         Islands::whole(nc)
     };
-    let passthrough = islands.len() <= 1
-        && (layout.storage == Storage::Dense
-            || problem
-                .local_if_formed()
-                .is_some_and(|l| matches!(l.w, Matrix::Blocks(_))));
+    let passthrough = islands.is_empty()
+        || (islands.len() == 1
+            && (layout.storage == Storage::Dense
+                || problem
+                    .local_if_formed()
+                    .is_some_and(|l| matches!(l.w, Matrix::Blocks(_)))));
     if passthrough {
         return solve(problem, init, opts);
     }
@@ -431,15 +393,7 @@ pub fn solve_by_island(
 fn timed_out(part: &StepProblem) -> Result<Outcome, CoreError> {
     let r = vec![0.0; 3 * part.num_contacts()];
     Ok(Outcome {
-        solution: crate::result::Solution {
-            x: Vec::new(),
-            status: Status::Timeout,
-            iterations: 0,
-            merit: f64::NAN,
-            seconds: 0.0,
-            counters: BTreeMap::new(),
-            trace: Default::default(),
-        },
+        solution: timed_out_at(Vec::new()),
         x: Vec::new(),
         warm: r.clone(),
         u: Some(part.free_velocity()?),
@@ -495,15 +449,8 @@ fn merge(islands: &Islands, outcomes: Vec<Outcome>, seconds: f64) -> Outcome {
         .into_iter()
         .nth(pick)
         .map(|o| o.solution)
-        .unwrap_or_else(|| crate::result::Solution {
-            x: Vec::new(),
-            status: Status::Converged,
-            iterations: 0,
-            merit: 0.0,
-            seconds: 0.0,
-            counters: BTreeMap::new(),
-            trace: Default::default(),
-        });
+        // Never taken: a problem without islands is passed through, not merged.
+        .unwrap_or_else(|| timed_out_at(Vec::new()));
     solution.x = x.clone();
     solution.iterations = iterations;
     solution.merit = merit;
@@ -547,20 +494,17 @@ pub fn check_psd_by_island(problem: &LocalProblem, rel_tol: f64) -> Result<(), P
                 kind: "semidefinite".into(),
                 detail: e.to_string(),
             })?
-            .w
-            .to_dense();
-        let n = w.nrows();
-        let s = Mat::from_fn(n, n, |r, c| 0.5 * (w[(r, c)] + w[(c, r)]));
-        let scale = (0..n).map(|k| s[(k, k)].abs()).fold(0.0, f64::max);
-        let eig =
-            s.self_adjoint_eigenvalues(Side::Lower)
-                .map_err(|e| ProblemError::NotPositive {
-                    field: "W".into(),
-                    kind: "semidefinite".into(),
-                    detail: format!(
-                        "the eigenvalues of an island's W could not be computed: {e:?}"
-                    ),
-                })?;
+            .w;
+        let scale = (0..contacts.len())
+            .flat_map(|a| {
+                w.block3(a, a)
+                    .diagonal()
+                    .iter()
+                    .map(|d| d.abs())
+                    .collect::<Vec<_>>()
+            })
+            .fold(0.0, f64::max);
+        let eig = symmetric_part_eigenvalues("W", &w)?;
         let min = eig.first().copied().unwrap_or(0.0);
         if min < -rel_tol * scale || min.is_nan() {
             let shown: Vec<String> = contacts.iter().take(8).map(usize::to_string).collect();

@@ -666,7 +666,7 @@ pub fn solve_formulation<F: Formulation>(
 }
 
 /// A solve that never started: the time limit ran out first.
-fn timed_out_at(x: Vec<f64>) -> Solution {
+pub(crate) fn timed_out_at(x: Vec<f64>) -> Solution {
     Solution {
         x,
         status: Status::Timeout,

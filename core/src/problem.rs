@@ -575,12 +575,7 @@ pub fn check_positive_semidefinite(
         kind: "semidefinite".to_string(),
         detail,
     };
-    let s = symmetric_part(&Matrix::Dense(a.to_dense())).to_dense();
-    let eig = s.self_adjoint_eigenvalues(Side::Lower).map_err(|e| {
-        not_psd(format!(
-            "the eigenvalues of the symmetric part could not be computed: {e:?}"
-        ))
-    })?;
+    let eig = symmetric_part_eigenvalues(field, a)?;
     let (Some(&min), Some(&max)) = (eig.first(), eig.last()) else {
         return Ok(());
     };
@@ -592,6 +587,21 @@ pub fn check_positive_semidefinite(
         )));
     }
     Ok(())
+}
+
+/// The eigenvalues, increasing, of the symmetric part `(A + A') / 2` of a square `A`, from a
+/// dense self-adjoint decomposition (`O(n^3)`); `field` names `A` in the error.
+pub(crate) fn symmetric_part_eigenvalues(
+    field: &str,
+    a: &Matrix,
+) -> Result<Vec<f64>, ProblemError> {
+    let s = symmetric_part(&Matrix::Dense(a.to_dense())).to_dense();
+    s.self_adjoint_eigenvalues(Side::Lower)
+        .map_err(|e| ProblemError::NotPositive {
+            field: field.to_string(),
+            kind: "semidefinite".to_string(),
+            detail: format!("the eigenvalues of the symmetric part could not be computed: {e:?}"),
+        })
 }
 
 /// `H' X` for a matrix `H` (`n x m`) and a dense `X` (`n x k`).

@@ -24,6 +24,7 @@ use std::time::Instant;
 use contactlab_core::io::read_problem;
 use contactlab_core::{GeneralizedProblem, Problem, StepProblem};
 
+use crate::analysis::quantile;
 use crate::registry::{Registry, ResolvedSolver, SolverSpec};
 use crate::report::{fmt, markdown_table, write_csv, ReportError};
 
@@ -78,18 +79,9 @@ struct Measured {
     r: Vec<f64>,
 }
 
+/// The median of the finite values (NaN without any).
 fn median(v: &[f64]) -> f64 {
-    let mut s: Vec<f64> = v.iter().copied().filter(|x| !x.is_nan()).collect();
-    if s.is_empty() {
-        return f64::NAN;
-    }
-    s.sort_by(f64::total_cmp);
-    let n = s.len();
-    if n % 2 == 1 {
-        s[n / 2]
-    } else {
-        0.5 * (s[n / 2 - 1] + s[n / 2])
-    }
+    quantile(v, 0.5)
 }
 
 fn bad(what: impl std::fmt::Display) -> ReportError {
