@@ -19,7 +19,6 @@ use std::time::Instant;
 use faer::sparse::{SparseColMat, Triplet};
 use faer::Mat;
 
-use crate::blocks::BlockMatrix;
 use crate::disjoint_sets::DisjointSets;
 use crate::drivers::kit::Deadline;
 use crate::error::{CoreError, ProblemError};
@@ -181,10 +180,13 @@ impl Islands {
             Some(_) => problem.local_if_formed(),
             None => Some(problem.local()?),
         };
+        let w = local.map(|l| parent_w(&l.w, storage));
         (0..self.len())
             .map(|i| {
                 let contacts = &self.contacts[i];
-                let l = local.map(|l| sub_local(l, contacts, storage)).transpose()?;
+                let l = local
+                    .zip(w.as_ref())
+                    .map(|(l, w)| sub_local(l, w, contacts, storage));
                 // One island of every contact: the problem itself, without copying it apart.
                 let sub = |g: &GeneralizedProblem| {
                     if contacts.len() == g.num_contacts() {
@@ -204,30 +206,31 @@ impl Islands {
     }
 }
 
-/// The contact-space problem of `contacts` (principal blocks of `W`), `W` in `storage`.
-fn sub_local(
-    l: &LocalProblem,
-    contacts: &[usize],
-    storage: Storage,
-) -> Result<LocalProblem, CoreError> {
-    let w = match (&l.w, storage) {
+/// The parent's `W` to take each island's principal part of: as it is when it is kept as
+/// blocks, or dense with dense parts wanted; otherwise converted to blocks once for all islands
+/// (converting per island would cost the whole `W` once per island).
+fn parent_w(w: &Matrix, storage: Storage) -> std::borrow::Cow<'_, Matrix> {
+    match (w, storage) {
+        (Matrix::Blocks(_), _) | (Matrix::Dense(_), Storage::Dense) => {
+            std::borrow::Cow::Borrowed(w)
+        }
+        _ => std::borrow::Cow::Owned(w.to_blocks()),
+    }
+}
+
+/// The contact-space problem of `contacts`: `q`, `mu` from `l`, the principal part of `w` (the
+/// parent's `W` as [`parent_w`] gives it), in `storage`.
+fn sub_local(l: &LocalProblem, w: &Matrix, contacts: &[usize], storage: Storage) -> LocalProblem {
+    let w = match (w, storage) {
         (Matrix::Dense(d), Storage::Dense) => {
             let n = 3 * contacts.len();
             let at = |k: usize| 3 * contacts[k / 3] + k % 3;
             Matrix::Dense(Mat::from_fn(n, n, |i, j| d[(at(i), at(j))]))
         }
-        (Matrix::Blocks(b), _) => Matrix::Blocks(b.principal(contacts)),
-        (Matrix::Dense(d), Storage::Blocks) if contacts.len() == l.num_contacts() => {
-            Matrix::Blocks(BlockMatrix::from_dense(d.as_ref()))
-        }
-        (w, _) => match w.to_blocks() {
-            Matrix::Blocks(b) => Matrix::Blocks(b.principal(contacts)),
-            other => other,
-        },
-    };
-    let w = match (w, storage) {
-        (Matrix::Blocks(b), Storage::Dense) => Matrix::Dense(b.to_dense()),
-        (w, _) => w,
+        (Matrix::Blocks(b), Storage::Dense) => Matrix::Dense(b.principal(contacts).to_dense()),
+        (Matrix::Blocks(b), Storage::Blocks) => Matrix::Blocks(b.principal(contacts)),
+        // Not `3nc x 3nc` (refused by validation before any solve): as it is.
+        (w, _) => w.clone(),
     };
     let q = contacts
         .iter()
@@ -235,7 +238,7 @@ fn sub_local(
         .collect();
     let mu = contacts.iter().map(|&c| l.mu[c]).collect();
     // The parts of a validated problem are valid: no second validation.
-    Ok(LocalProblem { w, q, mu })
+    LocalProblem { w, q, mu }
 }
 
 /// The generalized problem of `contacts`: the velocities of the trees they touch, their rows
@@ -486,15 +489,10 @@ pub fn check_psd_by_island(problem: &LocalProblem, rel_tol: f64) -> Result<(), P
         kind: "semidefinite".into(),
         detail: format!("its islands could not be found: {e}"),
     })?;
+    let w = parent_w(&problem.w, Storage::Blocks);
     for i in 0..islands.len() {
         let contacts = islands.contacts(i);
-        let w = sub_local(problem, contacts, Storage::Dense)
-            .map_err(|e| ProblemError::NotPositive {
-                field: "W".into(),
-                kind: "semidefinite".into(),
-                detail: e.to_string(),
-            })?
-            .w;
+        let w = sub_local(problem, &w, contacts, Storage::Blocks).w;
         let scale = (0..contacts.len())
             .flat_map(|a| {
                 w.block3(a, a)
