@@ -104,13 +104,18 @@ fn known_overrun(formulation: &str, contacts: usize) -> Option<&'static str> {
         .map(|k| k.2)
 }
 
-/// The problem files, with whether each is one of `data/problems/large/` (swept only by the
-/// ignored test).
+/// The problem files, with whether each is one of `data/problems/large/` or
+/// `data/problems/capsules/` (hundreds of contacts: swept only by the ignored test).
 fn problem_files() -> Vec<(PathBuf, bool)> {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
     let filter = std::env::var("EVERY_FILE_FILTER").ok();
     let mut files = Vec::new();
-    for dir in ["data/problems", "data/mujoco/global", "data/problems/large"] {
+    for dir in [
+        "data/problems",
+        "data/mujoco/global",
+        "data/problems/large",
+        "data/problems/capsules",
+    ] {
         for e in std::fs::read_dir(root.join(dir)).unwrap() {
             let p = e.unwrap().path();
             let name = p.file_name().unwrap().to_string_lossy().into_owned();
@@ -118,7 +123,7 @@ fn problem_files() -> Vec<(PathBuf, bool)> {
             if matches!(ext.as_deref(), Some("hdf5" | "h5" | "json"))
                 && filter.as_ref().is_none_or(|f| name.contains(f.as_str()))
             {
-                files.push((p, dir.ends_with("large")));
+                files.push((p, dir.ends_with("large") || dir.ends_with("capsules")));
             }
         }
     }
