@@ -16,7 +16,7 @@ use crate::config::{ConfigError, ExperimentConfig};
 use crate::registry::{LocalSolve, PluginChoice, Registry, RegistryError, SolverSpec, PAPERS};
 use crate::report::ReportError;
 use crate::runner::{
-    parse_shard, run_experiment, steps_frame, traces_frame, write_parquet, RunError,
+    parse_shard, run_experiment, shard_path, steps_frame, traces_frame, write_parquet, RunError,
 };
 
 /// contactlab: reproduce contact-dynamics papers and swap formulations against optimizers.
@@ -192,6 +192,23 @@ pub enum Command {
         #[arg(long, default_value_t = crate::solver_peers::PGS_ROUNDS)]
         rounds: usize,
     },
+    /// Write the contact problems of chosen steps of a config's run as JSON problem files.
+    Dump {
+        /// The experiment config whose scene is simulated.
+        config: PathBuf,
+        /// Steps to keep: numbers and ranges `a..b` (end excluded), e.g. `10,50..53`.
+        #[arg(long)]
+        steps: String,
+        /// The run of the config's sweep.
+        #[arg(long, default_value_t = 0)]
+        run: usize,
+        /// `local` (W, q, mu) or `global` (M, H, f, w, mu).
+        #[arg(long, value_enum, default_value = "local")]
+        form: crate::dump::Form,
+        /// Output folder.
+        #[arg(long, default_value = "data/dumps")]
+        out: PathBuf,
+    },
     /// Regenerate a paper's report from the data already under `data/`.
     Report {
         /// The paper key.
@@ -244,18 +261,21 @@ pub fn run_config(
     progress: bool,
     out: &mut dyn Write,
 ) -> Result<(), CliError> {
+    if crate::matrix::is_matrix_config(config) {
+        return run_matrix_config(config, root, shard, progress, out);
+    }
     let cfg = ExperimentConfig::load(config)?;
     let result = run_experiment(&cfg, config, shard, progress)?;
-    let mut path = cfg.data_path(root);
-    if let Some((k, n)) = shard {
-        path = path.with_file_name(format!("{}.shard-{k}-of-{n}.parquet", cfg.name));
-    }
+    let data = cfg.data_path(root);
+    // A shard writes each of the run's files under its own name; `read_run` stacks them.
+    let place = |p: PathBuf| shard.map_or_else(|| p.clone(), |s| shard_path(&p, s));
+    let path = place(data.clone());
     let mut steps = steps_frame(&cfg, &result).map_err(RunError::from)?;
     write_parquet(&mut steps, &path)?;
     let mut traces = traces_frame(&result).map_err(RunError::from)?;
     write_parquet(
         &mut traces,
-        &path.with_file_name(format!("{}_traces.parquet", cfg.name)),
+        &place(data.with_file_name(format!("{}_traces.parquet", cfg.name))),
     )?;
     let meta = json!({
         "paper": cfg.paper,
@@ -272,7 +292,10 @@ pub fn run_config(
         // Commit, compiler, CPU and date of this run, printed at the top of its report.
         "provenance": crate::provenance::Provenance::capture(root),
     });
-    std::fs::write(path.with_extension("meta.json"), format!("{meta:#}\n"))?;
+    std::fs::write(
+        place(data.with_extension("meta.json")),
+        format!("{meta:#}\n"),
+    )?;
     writeln!(
         out,
         "{}/{}: {} runs, {} rows in {:.1} s -> {}",
@@ -280,6 +303,52 @@ pub fn run_config(
         cfg.name,
         result.runs.len(),
         steps.height(),
+        result.wall_seconds,
+        path.display()
+    )?;
+    Ok(())
+}
+
+/// `contactlab run` on a matrix config ([`crate::matrix`]): its rows to
+/// `data/runs/matrix/<name>.parquet` (or the shard's file) and a `.meta.json` beside them.
+pub fn run_matrix_config(
+    config: &Path,
+    root: &Path,
+    shard: Option<(usize, usize)>,
+    progress: bool,
+    out: &mut dyn Write,
+) -> Result<(), CliError> {
+    let cfg = crate::matrix::MatrixConfig::load(config)?;
+    let result = crate::matrix::run_matrix(&cfg, config, root, shard, progress, out)?;
+    let data = cfg.data_path(root);
+    let place = |p: PathBuf| shard.map_or_else(|| p.clone(), |s| shard_path(&p, s));
+    let path = place(data.clone());
+    let mut frame = crate::matrix::matrix_frame(&result.rows).map_err(RunError::from)?;
+    write_parquet(&mut frame, &path)?;
+    let meta = json!({
+        "paper": "matrix",
+        "experiment": cfg.name,
+        "runs": result.problems,
+        "pairs": result.pairs,
+        "rows": frame.height(),
+        "wall_seconds": result.wall_seconds,
+        "threads": rayon::current_num_threads(),
+        "solve_seconds": result.rows.iter().map(|r| r.seconds).filter(|s| s.is_finite()).sum::<f64>(),
+        "load_average_1min": std::fs::read_to_string("/proc/loadavg").ok().and_then(|s| s.split_whitespace().next().and_then(|v| v.parse::<f64>().ok())),
+        "shard": shard.map(|(k, n)| format!("{k}/{n}")),
+        "provenance": crate::provenance::Provenance::capture(root),
+    });
+    std::fs::write(
+        place(data.with_extension("meta.json")),
+        format!("{meta:#}\n"),
+    )?;
+    writeln!(
+        out,
+        "matrix/{}: {} problems x {} pairs, {} rows in {:.1} s -> {}",
+        cfg.name,
+        result.problems,
+        result.pairs,
+        frame.height(),
         result.wall_seconds,
         path.display()
     )?;
@@ -294,6 +363,7 @@ pub fn report(paper: &str, root: &Path, out: &mut dyn Write) -> Result<(), CliEr
         "mylapilli2014" => crate::report::mylapilli2014::generate(root)?,
         "castro2022" => crate::report::castro2022::generate(root)?,
         "hwangbo2018" => crate::report::hwangbo2018::generate(root)?,
+        "matrix" => crate::report::matrix::generate(root)?,
         other => return Err(not_reproducible(other)),
     }
     writeln!(
@@ -303,6 +373,9 @@ pub fn report(paper: &str, root: &Path, out: &mut dyn Write) -> Result<(), CliEr
     )?;
     Ok(())
 }
+
+/// The key of the cross-paper matrix for `reproduce` and `report` (not a paper).
+pub const MATRIX: &str = "matrix";
 
 fn not_reproducible(id: &str) -> CliError {
     match PAPERS.iter().find(|p| p.id == id) {
@@ -345,6 +418,20 @@ pub fn run(cli: Cli, out: &mut dyn Write) -> Result<(), CliError> {
         } => {
             let shard = shard.as_deref().map(parse_shard).transpose()?;
             run_config(&config, &workspace_root(), shard, !no_progress, out)
+        }
+        Command::Dump {
+            config,
+            steps,
+            run,
+            form,
+            out: dir,
+        } => {
+            let steps = crate::dump::parse_steps(&steps).map_err(CliError::Usage)?;
+            let files = crate::dump::dump(&config, run, &steps, form, &dir)?;
+            for f in files {
+                writeln!(out, "wrote {}", f.display())?;
+            }
+            Ok(())
         }
         Command::Report { paper } => report(&paper, &workspace_root(), out),
         Command::Peers { rounds } => {
@@ -665,6 +752,11 @@ fn write_papers(out: &mut dyn Write) -> Result<(), CliError> {
         };
         writeln!(out, "  {:<14} {:<20} {}", p.id, state, p.title)?;
     }
+    writeln!(
+        out,
+        "  {MATRIX:<14} {:<20} every formulation against every driver on shared problem sets",
+        "reproducible"
+    )?;
     Ok(())
 }
 
@@ -679,7 +771,7 @@ pub fn reproduce(
     let Some(id) = paper.filter(|_| !list) else {
         return write_papers(out);
     };
-    if !PAPERS.iter().any(|p| p.id == id && p.reproducible) {
+    if id != MATRIX && !PAPERS.iter().any(|p| p.id == id && p.reproducible) {
         return Err(not_reproducible(id));
     }
     let root = workspace_root();

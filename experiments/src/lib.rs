@@ -13,7 +13,9 @@
 pub mod analysis;
 pub mod cli;
 pub mod config;
+pub mod dump;
 pub mod frames;
+pub mod matrix;
 pub mod peers;
 pub mod provenance;
 pub mod registry;

@@ -357,6 +357,23 @@ impl Registry {
         })
     }
 
+    /// Every compatible (formulation, driver) pair of the standard registry, formulations in
+    /// registration order and each one's drivers in theirs: the cross-paper matrix's columns.
+    pub fn standard_pairs() -> Vec<crate::matrix::Pair> {
+        let r = Registry::standard();
+        r.formulations
+            .iter()
+            .flat_map(|f| {
+                r.drivers_for(f)
+                    .into_iter()
+                    .map(move |d| crate::matrix::Pair {
+                        formulation: f.name,
+                        optimizer: d,
+                    })
+            })
+            .collect()
+    }
+
     /// The drivers that run a formulation.
     pub fn drivers_for(&self, formulation: &FormulationEntry) -> Vec<&'static str> {
         self.drivers

@@ -7,7 +7,7 @@
 //! cluster's job array can split a sweep and concatenate the Parquet files.
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use indicatif::{ProgressBar, ProgressStyle};
@@ -52,6 +52,17 @@ pub enum RunError {
     /// A bad `--shard`.
     #[error("--shard must be k/N with 1 <= k <= N, got {0}")]
     Shard(String),
+    /// A dumped step could not be written.
+    #[error("step {step}: {message}")]
+    Dump {
+        /// The step.
+        step: usize,
+        /// What failed.
+        message: String,
+    },
+    /// A sharded run whose shards are not all there (or disagree on `N`).
+    #[error("{0}")]
+    Shards(String),
 }
 
 /// One solve's row.
@@ -196,10 +207,10 @@ pub fn run_experiment(
 
 /// Per-solver warm-start memory: each contact's unknowns as a world-frame vector, by contact
 /// key (a ball-ball frame turns between steps; storing world vectors carries the value over).
-type WarmMap = HashMap<ContactKey, Vector3<f64>>;
+pub type WarmMap = HashMap<ContactKey, Vector3<f64>>;
 
 /// The previous step's unknowns in this step's frames, `NaN` for new contacts.
-fn warm_vector(contacts: &[Contact], warm: &WarmMap) -> Vec<f64> {
+pub fn warm_vector(contacts: &[Contact], warm: &WarmMap) -> Vec<f64> {
     contacts
         .iter()
         .flat_map(|c| {
@@ -209,7 +220,8 @@ fn warm_vector(contacts: &[Contact], warm: &WarmMap) -> Vec<f64> {
         .collect()
 }
 
-fn remember(contacts: &[Contact], x: &[f64], warm: &mut WarmMap) {
+/// Keeps `x` (three numbers per contact, in each contact's frame) as world vectors by key.
+pub fn remember(contacts: &[Contact], x: &[f64], warm: &mut WarmMap) {
     warm.clear();
     for (a, c) in contacts.iter().enumerate() {
         let local = Vector3::new(x[3 * a], x[3 * a + 1], x[3 * a + 2]);
@@ -500,6 +512,96 @@ pub fn write_parquet(df: &mut DataFrame, path: &Path) -> Result<(), RunError> {
 pub fn read_parquet(path: &Path) -> Result<DataFrame, RunError> {
     let file = std::fs::File::open(path)?;
     Ok(ParquetReader::new(file).finish()?)
+}
+
+/// Where shard `k` of `n` of the output `path` goes: `<stem>.shard-k-of-n.<ext>` beside it
+/// (`table1.parquet` -> `table1.shard-2-of-4.parquet`; `table1.meta.json` ->
+/// `table1.shard-2-of-4.meta.json`).
+pub fn shard_path(path: &Path, (k, n): (usize, usize)) -> PathBuf {
+    let name = path
+        .file_name()
+        .map(|f| f.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let (stem, ext) = name.split_once('.').unwrap_or((name.as_str(), ""));
+    path.with_file_name(format!("{stem}.shard-{k}-of-{n}.{ext}"))
+}
+
+/// The shard files of the output `path` present on disk, as `(k, n, file)` sorted by `k`.
+pub fn shard_files(path: &Path) -> Vec<(usize, usize, PathBuf)> {
+    let name = path
+        .file_name()
+        .map(|f| f.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let (stem, ext) = name.split_once('.').unwrap_or((name.as_str(), ""));
+    let prefix = format!("{stem}.shard-");
+    let suffix = format!(".{ext}");
+    let dir = path.parent().unwrap_or(Path::new("."));
+    let mut found: Vec<(usize, usize, PathBuf)> = std::fs::read_dir(dir)
+        .into_iter()
+        .flatten()
+        .filter_map(|e| {
+            let file = e.ok()?.file_name().to_string_lossy().into_owned();
+            let middle = file.strip_prefix(&prefix)?.strip_suffix(&suffix)?;
+            let (k, n) = middle.split_once("-of-")?;
+            Some((k.parse().ok()?, n.parse().ok()?, dir.join(&file)))
+        })
+        .collect();
+    found.sort();
+    found
+}
+
+/// Whether the output `path` exists, whole or as shards.
+pub fn run_exists(path: &Path) -> bool {
+    path.exists() || !shard_files(path).is_empty()
+}
+
+/// Reads the output `path` of a run: the file itself when the run was not sharded, else every
+/// shard `<stem>.shard-k-of-N.parquet` (all `N` of them, or an error naming the missing ones)
+/// stacked and put back in run order (stable in `run`, so rows come out as one unsharded run
+/// writes them: shards keep whole runs, and within a run the order is the runner's).
+pub fn read_run(path: &Path) -> Result<DataFrame, RunError> {
+    if path.exists() {
+        return read_parquet(path);
+    }
+    let shards = shard_files(path);
+    let Some(&(_, n, _)) = shards.first() else {
+        return Err(RunError::Io(std::io::Error::new(
+            std::io::ErrorKind::NotFound,
+            format!("{}: no such run (nor shards of it)", path.display()),
+        )));
+    };
+    if shards.iter().any(|s| s.1 != n) {
+        return Err(RunError::Shards(format!(
+            "{}: shards of different splits present ({}); remove the stale ones",
+            path.display(),
+            shards
+                .iter()
+                .map(|s| format!("{}/{}", s.0, s.1))
+                .collect::<Vec<_>>()
+                .join(", ")
+        )));
+    }
+    let missing: Vec<String> = (1..=n)
+        .filter(|k| !shards.iter().any(|s| s.0 == *k))
+        .map(|k| format!("{k}/{n}"))
+        .collect();
+    if !missing.is_empty() {
+        return Err(RunError::Shards(format!(
+            "{}: shard(s) {} missing; run them with --shard",
+            path.display(),
+            missing.join(", ")
+        )));
+    }
+    let mut frames = shards.iter().map(|s| read_parquet(&s.2));
+    let mut df = frames.next().expect("at least one shard")?;
+    for f in frames {
+        df.vstack_mut(&f?)?;
+    }
+    let sorted = df.sort(
+        ["run"],
+        SortMultipleOptions::default().with_maintain_order(true),
+    )?;
+    Ok(sorted)
 }
 
 #[cfg(test)]

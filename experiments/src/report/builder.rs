@@ -26,7 +26,7 @@ use super::table::Table;
 use super::{markdown_table, ReportError};
 use crate::config::ExperimentConfig;
 use crate::provenance::Provenance;
-use crate::runner::read_parquet;
+use crate::runner::{read_run, run_exists, shard_files};
 
 /// What a run's `.meta.json` recorded (every field `None` when the file is absent or lacks it).
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -48,6 +48,36 @@ pub struct RunMeta {
 }
 
 impl RunMeta {
+    /// The meta of a run's output `data` (`<name>.parquet`): its `<name>.meta.json`, or, for
+    /// a sharded run, the shards' metas merged (runs, rows and solve seconds summed; the wall
+    /// time is the longest shard's, as shards run side by side on a cluster; load and
+    /// provenance of the first shard).
+    pub fn of_run(data: &Path) -> RunMeta {
+        let meta = data.with_extension("meta.json");
+        if meta.exists() {
+            return RunMeta::read(&meta);
+        }
+        let shards: Vec<RunMeta> = shard_files(&meta)
+            .iter()
+            .map(|s| RunMeta::read(&s.2))
+            .collect();
+        let Some(first) = shards.first().cloned() else {
+            return RunMeta::default();
+        };
+        let sum_f = |f: fn(&RunMeta) -> Option<f64>| shards.iter().map(f).sum::<Option<f64>>();
+        let sum_u = |f: fn(&RunMeta) -> Option<u64>| shards.iter().map(f).sum::<Option<u64>>();
+        RunMeta {
+            wall_seconds: shards
+                .iter()
+                .map(|m| m.wall_seconds)
+                .try_fold(0.0f64, |acc, w| w.map(|w| acc.max(w))),
+            solve_seconds: sum_f(|m| m.solve_seconds),
+            runs: sum_u(|m| m.runs),
+            rows: sum_u(|m| m.rows),
+            ..first
+        }
+    }
+
     /// Reads a meta JSON file; a missing or unreadable file gives an empty meta (old runs).
     pub fn read(path: &Path) -> RunMeta {
         let v: serde_json::Value = std::fs::read_to_string(path)
@@ -143,13 +173,8 @@ impl Report {
     pub fn load(&mut self, file: &str) -> Result<RunData, ReportError> {
         let config = self.config(file)?;
         let data_path = config.data_path(&self.root);
-        if !data_path.exists() {
-            return Err(ReportError::MissingData(data_path.display().to_string()));
-        }
-        let steps = read_parquet(&data_path)?;
-        let meta = RunMeta::read(&data_path.with_extension("meta.json"));
-        self.add_run_facts(&config, &meta);
-        self.runs.push((config.name.clone(), meta.clone()));
+        let (steps, meta) = self.load_data(&config.name, &data_path)?;
+        self.add_config_facts(&config);
         Ok(RunData {
             file: file.to_string(),
             config,
@@ -159,18 +184,35 @@ impl Report {
         })
     }
 
+    /// Loads the run output `data_path` (whole or sharded, [`read_run`]) and its meta, and
+    /// adds the run's facts under `name`; `MissingData` when neither the file nor a shard of it
+    /// exists.
+    pub fn load_data(
+        &mut self,
+        name: &str,
+        data_path: &Path,
+    ) -> Result<(DataFrame, RunMeta), ReportError> {
+        if !run_exists(data_path) {
+            return Err(ReportError::MissingData(data_path.display().to_string()));
+        }
+        let steps = read_run(data_path)?;
+        let meta = RunMeta::of_run(data_path);
+        self.add_run_facts(name, &meta);
+        self.runs.push((name.to_string(), meta.clone()));
+        Ok((steps, meta))
+    }
+
     /// [`Report::load`], or `None` when the config has not been run.
     pub fn load_if_run(&mut self, file: &str) -> Result<Option<RunData>, ReportError> {
         let config = self.config(file)?;
-        if config.data_path(&self.root).exists() {
+        if run_exists(&config.data_path(&self.root)) {
             self.load(file).map(Some)
         } else {
             Ok(None)
         }
     }
 
-    fn add_run_facts(&mut self, cfg: &ExperimentConfig, meta: &RunMeta) {
-        let n = &cfg.name;
+    fn add_run_facts(&mut self, n: &str, meta: &RunMeta) {
         let opt = |v: Option<f64>| v.unwrap_or(f64::NAN);
         let count = |v: Option<u64>| v.map_or(f64::NAN, |x| x as f64);
         self.facts
@@ -191,7 +233,12 @@ impl Report {
             )
             .num(format!("{n}.threads"), count(meta.threads), Fmt::int())
             .num(format!("{n}.runs"), count(meta.runs), Fmt::int())
-            .num(format!("{n}.rows"), count(meta.rows), Fmt::int())
+            .num(format!("{n}.rows"), count(meta.rows), Fmt::int());
+    }
+
+    fn add_config_facts(&mut self, cfg: &ExperimentConfig) {
+        let n = &cfg.name;
+        self.facts
             .num(format!("{n}.steps"), cfg.scene.steps as f64, Fmt::int())
             .num(
                 format!("{n}.seeds"),

@@ -11,6 +11,7 @@ pub mod castro2022;
 pub mod erleben2008;
 pub mod findings;
 pub mod hwangbo2018;
+pub mod matrix;
 pub mod mylapilli2014;
 pub mod plots;
 pub mod table;

@@ -32,7 +32,7 @@ use crate::analysis::todorov2010::{
     impact_step, mean_abs_relative_difference, solver_summary, status_shares, table1_cells, Cell,
 };
 use crate::analysis::{f64s, quantile, strs, Spread};
-use crate::runner::read_parquet;
+use crate::runner::read_run;
 
 /// One published Table 1 cell.
 #[derive(Debug, Clone, PartialEq)]
@@ -464,7 +464,7 @@ fn solvers_section(r: &mut Report, run: &RunData) -> Result<(), ReportError> {
     r.table(&per_cell)?;
 
     // The hardest step of the sweep: the run whose driver took the most iterations on one step.
-    let traces = read_parquet(
+    let traces = read_run(
         &run.data_path
             .with_file_name(format!("{}_traces.parquet", run.config.name)),
     )?;
