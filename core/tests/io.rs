@@ -808,7 +808,7 @@ fn shipped_fclib_files_all_load() {
         "{count} files; {} fail a strict 1e-6 check: {strict_failures:?}",
         strict_failures.len()
     );
-    assert_eq!((count, rolling), (23, 1));
+    assert_eq!((count, rolling), (34, 1));
     assert_eq!(
         strict_failures,
         [
@@ -817,8 +817,17 @@ fn shipped_fclib_files_all_load() {
             "OneObject-i1028-138.hdf5",
             "Rover1039.hdf5",
             "Rover1040.hdf5",
+            "Rover1041.hdf5",
             "Rover11035.hdf5",
+            "Rover11211.hdf5",
+            "Rover3865.hdf5",
+            "Rover4144.hdf5",
             "Rover4396.hdf5",
+            "Rover4493.hdf5",
+            "Rover4516.hdf5",
+            "Rover4609.hdf5",
+            "Rover4613.hdf5",
+            "Rover4622.hdf5",
             "Rover9770.hdf5"
         ]
     );
