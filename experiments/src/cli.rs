@@ -252,6 +252,46 @@ pub fn workspace_root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..")
 }
 
+/// Where a run's output file `path` goes: itself, or for a shard `<stem>.shard-k-of-N.<ext>`
+/// (each of a shard's files under its own name; `read_run` stacks them back).
+fn placed(path: &Path, shard: Option<(usize, usize)>) -> PathBuf {
+    shard.map_or_else(|| path.to_path_buf(), |s| shard_path(path, s))
+}
+
+/// Writes the `.meta.json` of the run whose data go to `data` (the shard's own when sharded):
+/// the run's own `fields`, plus what every run records: threads, the machine's load when it
+/// ended (a wall time measured on a busy machine says little without it), the shard, and the
+/// commit, compiler, CPU and date printed at the top of its report.
+fn write_meta(
+    data: &Path,
+    root: &Path,
+    shard: Option<(usize, usize)>,
+    mut fields: serde_json::Value,
+) -> Result<(), CliError> {
+    let load = std::fs::read_to_string("/proc/loadavg").ok().and_then(|s| {
+        s.split_whitespace()
+            .next()
+            .and_then(|v| v.parse::<f64>().ok())
+    });
+    if let Some(m) = fields.as_object_mut() {
+        m.insert("threads".into(), json!(rayon::current_num_threads()));
+        m.insert("load_average_1min".into(), json!(load));
+        m.insert(
+            "shard".into(),
+            json!(shard.map(|(k, n)| format!("{k}/{n}"))),
+        );
+        m.insert(
+            "provenance".into(),
+            json!(crate::provenance::Provenance::capture(root)),
+        );
+    }
+    std::fs::write(
+        placed(&data.with_extension("meta.json"), shard),
+        format!("{fields:#}\n"),
+    )?;
+    Ok(())
+}
+
 /// `contactlab run`: one config -> `data/runs/<paper>/<name>.parquet` (steps),
 /// `<name>_traces.parquet` (hardest-step traces) and `<name>.meta.json` (timing).
 pub fn run_config(
@@ -267,34 +307,29 @@ pub fn run_config(
     let cfg = ExperimentConfig::load(config)?;
     let result = run_experiment(&cfg, config, shard, progress)?;
     let data = cfg.data_path(root);
-    // A shard writes each of the run's files under its own name; `read_run` stacks them.
-    let place = |p: PathBuf| shard.map_or_else(|| p.clone(), |s| shard_path(&p, s));
-    let path = place(data.clone());
+    let path = placed(&data, shard);
     let mut steps = steps_frame(&cfg, &result).map_err(RunError::from)?;
     write_parquet(&mut steps, &path)?;
     let mut traces = traces_frame(&result).map_err(RunError::from)?;
     write_parquet(
         &mut traces,
-        &place(data.with_file_name(format!("{}_traces.parquet", cfg.name))),
+        &placed(
+            &data.with_file_name(format!("{}_traces.parquet", cfg.name)),
+            shard,
+        ),
     )?;
-    let meta = json!({
-        "paper": cfg.paper,
-        "experiment": cfg.name,
-        "runs": result.runs.len(),
-        "rows": steps.height(),
-        "wall_seconds": result.wall_seconds,
-        "threads": rayon::current_num_threads(),
-        // The summed time inside solvers, and the machine's load when the run ended: a wall
-        // time measured on a busy machine says little without them.
-        "solve_seconds": result.runs.iter().flat_map(|r| r.rows.iter()).map(|r| r.seconds).sum::<f64>(),
-        "load_average_1min": std::fs::read_to_string("/proc/loadavg").ok().and_then(|s| s.split_whitespace().next().and_then(|v| v.parse::<f64>().ok())),
-        "shard": shard.map(|(k, n)| format!("{k}/{n}")),
-        // Commit, compiler, CPU and date of this run, printed at the top of its report.
-        "provenance": crate::provenance::Provenance::capture(root),
-    });
-    std::fs::write(
-        place(data.with_extension("meta.json")),
-        format!("{meta:#}\n"),
+    write_meta(
+        &data,
+        root,
+        shard,
+        json!({
+            "paper": cfg.paper,
+            "experiment": cfg.name,
+            "runs": result.runs.len(),
+            "rows": steps.height(),
+            "wall_seconds": result.wall_seconds,
+            "solve_seconds": result.runs.iter().flat_map(|r| r.rows.iter()).map(|r| r.seconds).sum::<f64>(),
+        }),
     )?;
     writeln!(
         out,
@@ -321,26 +356,22 @@ pub fn run_matrix_config(
     let cfg = crate::matrix::MatrixConfig::load(config)?;
     let result = crate::matrix::run_matrix(&cfg, config, root, shard, progress, out)?;
     let data = cfg.data_path(root);
-    let place = |p: PathBuf| shard.map_or_else(|| p.clone(), |s| shard_path(&p, s));
-    let path = place(data.clone());
+    let path = placed(&data, shard);
     let mut frame = crate::matrix::matrix_frame(&result.rows).map_err(RunError::from)?;
     write_parquet(&mut frame, &path)?;
-    let meta = json!({
-        "paper": "matrix",
-        "experiment": cfg.name,
-        "runs": result.problems,
-        "pairs": result.pairs,
-        "rows": frame.height(),
-        "wall_seconds": result.wall_seconds,
-        "threads": rayon::current_num_threads(),
-        "solve_seconds": result.rows.iter().map(|r| r.seconds).filter(|s| s.is_finite()).sum::<f64>(),
-        "load_average_1min": std::fs::read_to_string("/proc/loadavg").ok().and_then(|s| s.split_whitespace().next().and_then(|v| v.parse::<f64>().ok())),
-        "shard": shard.map(|(k, n)| format!("{k}/{n}")),
-        "provenance": crate::provenance::Provenance::capture(root),
-    });
-    std::fs::write(
-        place(data.with_extension("meta.json")),
-        format!("{meta:#}\n"),
+    write_meta(
+        &data,
+        root,
+        shard,
+        json!({
+            "paper": "matrix",
+            "experiment": cfg.name,
+            "runs": result.problems,
+            "pairs": result.pairs,
+            "rows": frame.height(),
+            "wall_seconds": result.wall_seconds,
+            "solve_seconds": result.rows.iter().map(|r| r.seconds).filter(|s| s.is_finite()).sum::<f64>(),
+        }),
     )?;
     writeln!(
         out,

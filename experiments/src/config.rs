@@ -73,6 +73,25 @@ pub enum ConfigError {
     },
 }
 
+/// A config file's text; the error names the file.
+pub fn read_text(path: &Path) -> Result<String, ConfigError> {
+    std::fs::read_to_string(path).map_err(|source| ConfigError::Read {
+        path: path.into(),
+        source,
+    })
+}
+
+/// TOML text as a `T`; the error names the file (TOML's message names the key and the line).
+pub fn from_toml<T: serde::de::DeserializeOwned>(
+    text: &str,
+    path: &Path,
+) -> Result<T, ConfigError> {
+    toml::from_str(text).map_err(|e| ConfigError::Parse {
+        path: path.into(),
+        message: e.to_string(),
+    })
+}
+
 /// The `[scene]` table.
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -143,19 +162,12 @@ pub struct RunSpec {
 impl ExperimentConfig {
     /// Reads and checks a config file.
     pub fn load(path: &Path) -> Result<ExperimentConfig, ConfigError> {
-        let text = std::fs::read_to_string(path).map_err(|source| ConfigError::Read {
-            path: path.into(),
-            source,
-        })?;
-        ExperimentConfig::parse(&text, path)
+        ExperimentConfig::parse(&read_text(path)?, path)
     }
 
     /// Parses and checks config text; `path` names it in errors.
     pub fn parse(text: &str, path: &Path) -> Result<ExperimentConfig, ConfigError> {
-        let cfg: ExperimentConfig = toml::from_str(text).map_err(|e| ConfigError::Parse {
-            path: path.into(),
-            message: e.to_string(),
-        })?;
+        let cfg: ExperimentConfig = from_toml(text, path)?;
         cfg.check(path)?;
         Ok(cfg)
     }

@@ -233,51 +233,35 @@ fn the_matrix_runs_every_pair_merges_its_shards_and_reports() {
 #[test]
 fn a_bad_matrix_config_names_the_key() {
     let root = Root::new("matrix-bad");
-    root.write(
-        "m.toml",
-        "kind = \"matrix\"\nname = \"m\"\ntol = -1\ntime_limit = 0.5\nmax_iter = 10\n[[sets]]\nname = \"a\"\n",
-    );
-    let mut out = Vec::new();
-    let e = cli::run_config(
-        &root.config_dir().join("m.toml"),
-        &root.path,
-        None,
-        false,
-        &mut out,
-    )
-    .unwrap_err()
-    .to_string();
+    // `contactlab run`'s error on a matrix config with tolerance `tol`, `top` lines after the
+    // budget and `set` lines in its one set.
+    let refusal = |tol: &str, top: &str, set: &str| -> String {
+        root.write(
+            "m.toml",
+            &format!(
+                "kind = \"matrix\"\nname = \"m\"\ntol = {tol}\ntime_limit = 0.5\nmax_iter = 10\n\
+                 {top}[[sets]]\nname = \"a\"\n{set}"
+            ),
+        );
+        let mut out = Vec::new();
+        cli::run_config(
+            &root.config_dir().join("m.toml"),
+            &root.path,
+            None,
+            false,
+            &mut out,
+        )
+        .unwrap_err()
+        .to_string()
+    };
+    let e = refusal("-1", "", "");
     assert!(e.contains("`tol`") && e.contains("positive"), "{e}");
-    root.write(
-        "m.toml",
-        "kind = \"matrix\"\nname = \"m\"\ntol = 1e-6\ntime_limit = 0.5\nmax_iter = 10\nskip = [\"sap+pgs\"]\n[[sets]]\nname = \"a\"\n",
-    );
-    let e = cli::run_config(
-        &root.config_dir().join("m.toml"),
-        &root.path,
-        None,
-        false,
-        &mut out,
-    )
-    .unwrap_err()
-    .to_string();
+    let e = refusal("1e-6", "skip = [\"sap+pgs\"]\n", "");
     assert!(
         e.contains("sap+pgs") && e.contains("not a compatible pair"),
         "{e}"
     );
-    root.write(
-        "m.toml",
-        "kind = \"matrix\"\nname = \"m\"\ntol = 1e-6\ntime_limit = 0.5\nmax_iter = 10\n[[sets]]\nname = \"a\"\nfiles = [\"nope.hdf5\"]\n",
-    );
-    let e = cli::run_config(
-        &root.config_dir().join("m.toml"),
-        &root.path,
-        None,
-        false,
-        &mut out,
-    )
-    .unwrap_err()
-    .to_string();
+    let e = refusal("1e-6", "", "files = [\"nope.hdf5\"]\n");
     assert!(
         e.contains("sets[0].files") && e.contains("nope.hdf5"),
         "{e}"

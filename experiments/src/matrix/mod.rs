@@ -41,7 +41,7 @@ use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
 
-use crate::config::{ConfigError, OutputSection};
+use crate::config::{from_toml, read_text, ConfigError, OutputSection};
 use crate::registry::Registry;
 
 /// One scene source of a set: steps of one run of an experiment config ([`crate::dump`]).
@@ -159,14 +159,12 @@ impl Pair {
 impl MatrixConfig {
     /// Reads and checks a matrix config.
     pub fn load(path: &Path) -> Result<MatrixConfig, ConfigError> {
-        let text = std::fs::read_to_string(path).map_err(|source| ConfigError::Read {
-            path: path.to_path_buf(),
-            source,
-        })?;
-        let cfg: MatrixConfig = toml::from_str(&text).map_err(|e| ConfigError::Parse {
-            path: path.to_path_buf(),
-            message: e.to_string(),
-        })?;
+        MatrixConfig::parse(&read_text(path)?, path)
+    }
+
+    /// Parses and checks matrix config text; `path` names it in errors.
+    pub fn parse(text: &str, path: &Path) -> Result<MatrixConfig, ConfigError> {
+        let cfg: MatrixConfig = from_toml(text, path)?;
         cfg.check(path)?;
         Ok(cfg)
     }

@@ -99,6 +99,13 @@ impl PairStats {
     }
 }
 
+/// The order of robustness: the larger solved fraction first, then the smaller median time.
+fn more_robust_first(a: &PairStats, b: &PairStats) -> std::cmp::Ordering {
+    b.fraction()
+        .total_cmp(&a.fraction())
+        .then(a.median_seconds().total_cmp(&b.median_seconds()))
+}
+
 /// Dolan and More's profile of `costs[pair][problem]` (`NaN` where unsolved):
 /// `rho_s(tau) = |{p : t_ps <= tau min_s t_ps}| / n_p`, as a step curve over `tau` in
 /// `[1, tau_max]`.
@@ -311,11 +318,7 @@ fn overview_table(
         let best = pairs
             .iter()
             .filter_map(|p| stats.get(&(set.clone(), p.clone())).map(|s| (p, s)))
-            .max_by(|a, b| {
-                a.1.fraction()
-                    .total_cmp(&b.1.fraction())
-                    .then(b.1.median_seconds().total_cmp(&a.1.median_seconds()))
-            });
+            .max_by(|a, b| more_robust_first(b.1, a.1));
         if let Some((p, s)) = best {
             r.facts().text(format!("{set}.best_pair"), p.clone()).num(
                 format!("{set}.best_fraction"),
@@ -399,15 +402,10 @@ fn profiles(
          time); every pair's numbers are in `pairs.csv`."
     ));
     for set in sets {
-        let problems: Vec<String> = {
-            let mut v: Vec<String> = solves
-                .iter()
-                .filter(|s| &s.set == set)
-                .map(|s| s.problem.clone())
-                .collect();
-            v.dedup();
-            v
-        };
+        let problems: Vec<String> = problems_of(solves, set)
+            .iter()
+            .map(|s| s.problem.clone())
+            .collect();
         let mut ranked: Vec<&String> = pairs
             .iter()
             .filter(|p| {
@@ -417,13 +415,10 @@ fn profiles(
             })
             .collect();
         ranked.sort_by(|a, b| {
-            let (sa, sb) = (
+            more_robust_first(
                 &stats[&(set.clone(), (*a).clone())],
                 &stats[&(set.clone(), (*b).clone())],
-            );
-            sb.fraction()
-                .total_cmp(&sa.fraction())
-                .then(sa.median_seconds().total_cmp(&sb.median_seconds()))
+            )
         });
         ranked.truncate(PROFILE_PAIRS);
         if ranked.is_empty() {
