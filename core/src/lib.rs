@@ -53,9 +53,15 @@ pub mod result;
 pub use blocks::BlockMatrix;
 pub use conic_program::{ConicData, ConicProgram};
 pub use error::{CoreError, ProblemError};
+/// faer, whose matrix views the [`Residual`] trait takes, re-exported for notebooks.
+pub use faer;
 pub use generalized::{ContactModel, GeneralizedProblem, StepProblem, Storage};
 pub use islands::{solve_by_island, Islands, Layout};
 pub use merit::{LinePoint, Merit, MeritEval, MeritHessian, Optimality};
+/// nalgebra, whose 3x3 blocks the per-contact solvers take, re-exported for notebooks.
+pub use nalgebra;
+/// The ndarray crate problems can be built from ([`io::arrays`]), re-exported for notebooks.
+pub use ndarray;
 pub use plugin::{Driver, Formulation, Init, LocalSolve};
 pub use problem::{GlobalProblem, LocalProblem, Matrix, Problem};
 pub use residual::{

@@ -16,6 +16,7 @@ pub mod config;
 pub mod dump;
 pub mod frames;
 pub mod matrix;
+pub mod notebook;
 pub mod peers;
 pub mod provenance;
 pub mod registry;

@@ -192,6 +192,64 @@ fn the_binary_prints_parseable_json_and_fails_cleanly() {
 }
 
 #[test]
+fn a_folder_of_npy_files_solves_like_the_same_problem_as_json() {
+    use contactlab_core::ndarray::{Array1, Array2};
+    use ndarray_npy::WriteNpyExt;
+    let exe = env!("CARGO_BIN_EXE_contactlab");
+    let file = problems().join("two_contacts.json");
+    let Problem::Local(p) = read_problem(&file).unwrap() else {
+        panic!("two_contacts.json is local")
+    };
+    let dir = std::env::temp_dir().join(format!("contactlab-cli-npy-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let w = p.w.to_dense();
+    let n = w.nrows();
+    let save =
+        |name: &str, a: &dyn Fn(std::fs::File)| a(std::fs::File::create(dir.join(name)).unwrap());
+    save("W.npy", &|f| {
+        Array2::from_shape_fn((n, n), |(i, j)| w[(i, j)])
+            .write_npy(f)
+            .unwrap()
+    });
+    save("q.npy", &|f| {
+        Array1::from(p.q.clone()).write_npy(f).unwrap()
+    });
+    save("mu.npy", &|f| {
+        Array1::from(p.mu.clone()).write_npy(f).unwrap()
+    });
+    let run = |path: &std::path::Path| -> Value {
+        let out = Command::new(exe)
+            .args(["solve", path.to_str().unwrap(), "--json"])
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        serde_json::from_slice(&out.stdout).unwrap()
+    };
+    let (from_npy, from_json) = (run(&dir), run(&file));
+    assert_eq!(from_npy["status"], "converged", "{from_npy}");
+    assert_eq!(floats(&from_npy["r"]), floats(&from_json["r"]));
+    // A folder with a negative friction coefficient is refused naming the file and the field.
+    save("mu.npy", &|f| {
+        Array1::from(vec![0.5, -0.1]).write_npy(f).unwrap()
+    });
+    let bad = Command::new(exe)
+        .args(["solve", dir.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert_eq!(bad.status.code(), Some(2));
+    let text = String::from_utf8_lossy(&bad.stderr);
+    assert!(
+        text.contains("field `mu`") && text.contains("negative"),
+        "{text}"
+    );
+}
+
+#[test]
 fn the_papers_options_reach_the_solver_and_are_refused_where_they_mean_nothing() {
     let exe = env!("CARGO_BIN_EXE_contactlab");
     let file = problems().join("two_contacts.json");

@@ -1,4 +1,5 @@
-//! Problem files: FCLib HDF5 ([`fclib`]) and JSON ([`json`]) with the same field names.
+//! Problem files: FCLib HDF5 ([`fclib`]) and JSON ([`json`]) with the same field names, and
+//! problems from arrays ([`arrays`]: ndarray views, a folder of NumPy `.npy` files).
 //!
 //! Both formats hold the two FCLib problem forms of [`crate::problem`]:
 //! local `u = W r + q` (`W`, `q`, `mu`) and global `M v = H r + f`, `u = H' v + w`
@@ -13,14 +14,20 @@ use std::path::Path;
 use crate::error::{CoreError, ProblemError};
 use crate::problem::{LocalProblem, Problem};
 
+pub mod arrays;
 pub mod fclib;
 pub mod json;
 
+pub use arrays::{global_from_arrays, local_from_arrays, read_npy_problem};
 pub use fclib::read_fclib;
 pub use json::{parse_json, read_json, to_json_string, write_json};
 
-/// Reads a problem file, choosing the format by extension: `.hdf5`/`.h5` FCLib, `.json` JSON.
+/// Reads a problem file, choosing the format by extension: `.hdf5`/`.h5` FCLib, `.json` JSON;
+/// a folder is read as `.npy` files, one per field ([`read_npy_problem`]).
 pub fn read_problem(path: &Path) -> Result<Problem, CoreError> {
+    if path.is_dir() {
+        return read_npy_problem(path);
+    }
     let ext = path
         .extension()
         .and_then(|e| e.to_str())
@@ -31,7 +38,7 @@ pub fn read_problem(path: &Path) -> Result<Problem, CoreError> {
         _ => Err(file_error(
             path,
             None,
-            "unknown problem file extension: expected `.hdf5`/`.h5` (FCLib) or `.json`",
+            "unknown problem file extension: expected `.hdf5`/`.h5` (FCLib), `.json`, or a folder of `.npy` files",
         )),
     }
 }
