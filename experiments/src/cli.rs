@@ -185,12 +185,16 @@ pub enum Command {
         #[arg(long)]
         no_progress: bool,
     },
-    /// Every formulation beside MuJoCo's constraint solver on `data/mujoco/` (needs Python with
-    /// `mujoco`): writes `reports/peers/`.
+    /// Every formulation beside MuJoCo's constraint solver on `data/mujoco/`, and whole steps of
+    /// our scenes beside MuJoCo's (and Drake's) on the same scenes (needs Python with `mujoco`):
+    /// writes `reports/peers/`.
     Peers {
         /// Interleaved rounds of our solves (PGS always runs all of them).
         #[arg(long, default_value_t = crate::solver_peers::PGS_ROUNDS)]
         rounds: usize,
+        /// Skip the whole-step comparison (balls in a box, clutter).
+        #[arg(long)]
+        no_whole_steps: bool,
     },
     /// Write the contact problems of chosen steps of a config's run as JSON problem files.
     Dump {
@@ -465,8 +469,12 @@ pub fn run(cli: Cli, out: &mut dyn Write) -> Result<(), CliError> {
             Ok(())
         }
         Command::Report { paper } => report(&paper, &workspace_root(), out),
-        Command::Peers { rounds } => {
-            let path = crate::solver_peers::run(&workspace_root(), rounds.max(1), out)?;
+        Command::Peers {
+            rounds,
+            no_whole_steps,
+        } => {
+            let path =
+                crate::solver_peers::run(&workspace_root(), rounds.max(1), !no_whole_steps, out)?;
             writeln!(out, "wrote {}", path.display())?;
             Ok(())
         }

@@ -24,6 +24,7 @@ pub mod report;
 pub mod runner;
 pub mod scenes;
 pub mod solver_peers;
+pub mod step_peers;
 pub mod study;
 
 /// The core crate, re-exported for [`register_formulation!`] and for notebooks.

@@ -97,18 +97,40 @@ pub fn measure_clutter(root: &Path, bodies: usize, out_dir: &Path) -> Vec<PeerTi
     if std::env::var_os("CONTACTLAB_NO_PEERS").is_some() {
         return published_clutter(bodies, "CONTACTLAB_NO_PEERS is set");
     }
+    let n = bodies.to_string();
+    let args = [
+        "--only",
+        "clutter",
+        "--nclutter",
+        &n,
+        "--configs",
+        "mj_newton_elliptic",
+        "--drake-paper-params",
+    ];
+    match run_bench(root, &args, &format!("clutter{bodies}"), out_dir) {
+        Ok(rows) => rows,
+        Err(why) => published_clutter(bodies, &why),
+    }
+}
+
+/// Runs `experiments/peers/bench.py` with `args`, its JSON written to
+/// `out_dir/bench_<tag>.json` and read back; the error says why it could not run.
+pub fn run_bench(
+    root: &Path,
+    args: &[&str],
+    tag: &str,
+    out_dir: &Path,
+) -> Result<Vec<PeerTime>, String> {
     let script = root.join("experiments/peers/bench.py");
-    let tag = format!("clutter{bodies}");
     let run = Command::new("python3")
         .arg(&script)
-        .args(["--only", "clutter", "--nclutter", &bodies.to_string()])
-        .args(["--configs", "mj_newton_elliptic", "--drake-paper-params"])
+        .args(args)
         .arg("--out")
         .arg(out_dir)
-        .args(["--tag", &tag])
+        .args(["--tag", tag])
         .output();
-    let why = match run {
-        Err(e) => format!("python3 could not start: {e}"),
+    match run {
+        Err(e) => Err(format!("python3 could not start: {e}")),
         Ok(o) if !o.status.success() => {
             let err = String::from_utf8_lossy(&o.stderr);
             let last = err
@@ -117,17 +139,15 @@ pub fn measure_clutter(root: &Path, bodies: usize, out_dir: &Path) -> Vec<PeerTi
                 .unwrap_or("no message")
                 .trim()
                 .to_string();
-            format!("bench.py failed ({last}); `pip install mujoco drake numpy scipy`")
+            Err(format!(
+                "bench.py failed ({last}); `pip install mujoco drake numpy scipy`"
+            ))
         }
-        Ok(_) => match std::fs::read_to_string(out_dir.join(format!("bench_{tag}.json")))
+        Ok(_) => std::fs::read_to_string(out_dir.join(format!("bench_{tag}.json")))
             .map_err(|e| e.to_string())
             .and_then(|s| parse_bench(&s))
-        {
-            Ok(rows) => return rows,
-            Err(e) => format!("bench.py output unreadable: {e}"),
-        },
-    };
-    published_clutter(bodies, &why)
+            .map_err(|e| format!("bench.py output unreadable: {e}")),
+    }
 }
 
 #[cfg(test)]

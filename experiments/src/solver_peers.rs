@@ -27,6 +27,7 @@ use contactlab_core::{GeneralizedProblem, Problem, StepProblem};
 use crate::analysis::quantile;
 use crate::registry::{Registry, ResolvedSolver, SolverSpec};
 use crate::report::{fmt, markdown_table, write_csv, ReportError};
+use crate::step_peers::{summary, WholeStep};
 
 /// The natural-map residual every solver here is run to.
 pub const TOLERANCE: f64 = 1e-8;
@@ -188,6 +189,7 @@ fn resolve(
 pub fn run(
     root: &Path,
     rounds: usize,
+    whole_steps: bool,
     out: &mut dyn std::io::Write,
 ) -> Result<PathBuf, ReportError> {
     let problems = load_problems(root)?;
@@ -244,7 +246,14 @@ pub fn run(
         }
         writeln!(out, "round {}/{rounds} done", round + 1)?;
     }
-    write_report(root, &problems, &solvers, &measured, &mujoco, &version)
+    let steps = if whole_steps {
+        crate::step_peers::measure(root, out)?
+    } else {
+        Vec::new()
+    };
+    write_report(
+        root, &problems, &solvers, &measured, &mujoco, &version, &steps,
+    )
 }
 
 fn write_report(
@@ -254,6 +263,7 @@ fn write_report(
     measured: &BTreeMap<(usize, usize, usize), Measured>,
     mujoco: &BTreeMap<String, MujocoSolve>,
     version: &str,
+    steps: &[WholeStep],
 ) -> Result<PathBuf, ReportError> {
     let dir = root.join("reports/peers");
     let mj = |p: &Exported| mujoco.get(&p.name).cloned();
@@ -478,9 +488,97 @@ fn write_report(
         both_converged.len(),
         answer_gap
     );
-    md += "\nFiles: `peers.csv` (per set and solver, the issue's columns), `problems.csv` (per problem, solver and layout).\n";
+    if !steps.is_empty() {
+        md += &whole_step_section(&dir, steps)?;
+    }
+    md += "\nFiles: `peers.csv` (per set and solver, the issue's columns), `problems.csv` (per problem, solver and layout)";
+    md += if steps.is_empty() {
+        ".\n"
+    } else {
+        ", `steps.csv` (whole steps, per scene and engine).\n"
+    };
     std::fs::create_dir_all(&dir)?;
     let path = dir.join("README.md");
     std::fs::write(&path, md)?;
     Ok(path)
+}
+
+/// The whole-step section of the report, and `steps.csv` beside it.
+fn whole_step_section(dir: &Path, steps: &[WholeStep]) -> Result<String, ReportError> {
+    std::fs::create_dir_all(dir)?;
+    let rows: Vec<Vec<String>> = steps
+        .iter()
+        .map(|r| {
+            vec![
+                r.scene.clone(),
+                r.engine.clone(),
+                r.solver.clone(),
+                r.steps.to_string(),
+                format!("{}", r.contacts_median),
+                format!("{:.4e}", r.median_seconds),
+            ]
+        })
+        .collect();
+    write_csv(
+        &dir.join("steps.csv"),
+        &[
+            "scene",
+            "engine",
+            "solver",
+            "steps",
+            "contacts_median",
+            "median_seconds",
+        ],
+        &rows,
+    )?;
+    let ms = |s: f64| {
+        if s.is_finite() {
+            fmt(s * 1e3, 3)
+        } else {
+            "-".into()
+        }
+    };
+    let sets = summary(steps);
+    let md_rows: Vec<Vec<String>> = sets
+        .iter()
+        .map(|s| {
+            vec![
+                s.set.clone(),
+                s.solver.clone(),
+                s.scenes.to_string(),
+                fmt(s.contacts_median, 0),
+                ms(s.median_seconds),
+                ms(s.mujoco_median_seconds),
+                ms(s.drake_median_seconds),
+                if s.ratio_to_mujoco.is_finite() {
+                    fmt(s.ratio_to_mujoco, 1)
+                } else {
+                    "-".into()
+                },
+            ]
+        })
+        .collect();
+    let drake = steps.iter().any(|r| r.engine == "drake-sap");
+    let mut md = String::from("\n## Whole steps, scene against scene\n\n");
+    md += "Ours: `experiments/configs/peers/{balls,clutter}.toml` run on one thread by the same runner as every experiment, each step's collision detection, assembly, solve and update (`scene_seconds + seconds`), warm-started from the previous step. MuJoCo's: `mj_step` on the same scenes built by `experiments/peers/bench.py` (Newton, elliptic cones, its soft contacts), in this run";
+    md += if drake {
+        "; Drake's: one `AdvanceTo` of its SAP with Castro et al.'s `k = 1e12`, `tau_d = h` on the clutter, called from Python. "
+    } else {
+        " (Drake was not installed: `pip install drake` adds its column). "
+    };
+    md += "The balls are the twelve cells (n_b, mu) of Todorov's Table 1, placed by different random generators on the two sides, so each cell compares the same scene statistically; our balls are rigid contact, solved by Todorov's driver or PGS to the residual 1e-8. The ratio is taken per scene, then its median over the set. Times in ms, medians over the steps of a run.\n\n";
+    md += &markdown_table(
+        &[
+            "scene set",
+            "our solver",
+            "scenes",
+            "our contacts per step",
+            "our ms per step",
+            "MuJoCo ms per step",
+            "Drake ms per step",
+            "ratio to MuJoCo",
+        ],
+        &md_rows,
+    );
+    Ok(md)
 }
