@@ -238,12 +238,29 @@ pub fn rows_where(df: &DataFrame, name: &str, value: &str) -> Result<DataFrame, 
 
 /// A solve's merit per iteration as a plot series (a convergence history).
 pub fn convergence(label: &str, solve: &LocalSolve) -> Series {
+    history(label, solve, "merit")
+}
+
+/// A solve's per-iteration record `key` as a plot series over the iteration number: `merit`,
+/// `grad_norm`, `step_norm`, `step_length`, `lambda`, or a column a driver adds (SAP's
+/// `optimality`, eq. 26); iterations where it is missing or NaN are left out.
+pub fn history(label: &str, solve: &LocalSolve, key: &str) -> Series {
     let points = solve
         .solution
         .trace
         .rows
         .iter()
-        .map(|r| (r.iter as f64, r.merit))
+        .filter_map(|r| {
+            let v = match key {
+                "merit" => Some(r.merit),
+                "grad_norm" => Some(r.grad_norm),
+                "step_norm" => Some(r.step_norm),
+                "step_length" => Some(r.step_length),
+                "lambda" => Some(r.lambda),
+                other => r.extra.get(other).copied(),
+            }?;
+            v.is_finite().then_some((r.iter as f64, v))
+        })
         .collect();
     (label.to_string(), points)
 }
@@ -413,6 +430,31 @@ mod tests {
         assert_eq!(by_solver.len(), 2);
         assert_eq!(by_solver[0].0, "bisection-sor");
         assert_eq!(by_solver[0].1.len() + by_solver[1].1.len(), 8);
+    }
+
+    #[test]
+    fn histories_follow_the_solves_trace() {
+        use crate::study::Study;
+        use contactlab_core::{LocalProblem, Matrix};
+        use contactlab_formulations::{ImplicitNcpFormulation, Todorov};
+        let w = Matrix::from_row_major("W", 3, 3, &[1., 0., 0., 0., 2., 0., 0., 0., 2.]).unwrap();
+        let p = LocalProblem {
+            w,
+            q: vec![-1.0, 3.0, 0.0],
+            mu: vec![0.5],
+        };
+        let s = Study::on(&p)
+            .formulation(ImplicitNcpFormulation::default())
+            .driver(Todorov::default())
+            .tol(1e-10)
+            .run()
+            .unwrap();
+        let (name, points) = convergence("todorov", &s);
+        assert_eq!(name, "todorov");
+        let rows = &s.solution.trace.rows;
+        assert_eq!(points.len(), rows.len());
+        assert_eq!(points[0], (0.0, rows[0].merit));
+        assert!(history("todorov", &s, "no_such_column").1.is_empty());
     }
 
     #[test]

@@ -279,6 +279,30 @@ mod tests {
     }
 
     #[test]
+    fn the_shipped_configs_run_and_name_their_scenes_as_bench_py_does() {
+        let root = Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap();
+        for name in CONFIGS {
+            let path = root.join("experiments/configs/peers").join(name);
+            let mut cfg = ExperimentConfig::load(&path).unwrap();
+            assert_eq!(cfg.driver_specs().len(), 2, "{name}");
+            // A few steps of one cell: our side end to end.
+            cfg.scene.steps = 3;
+            for values in cfg.sweep.values_mut() {
+                values.truncate(1);
+            }
+            let out = runner::run_experiment(&cfg, &path, None, false).unwrap();
+            let rows = whole_steps(&runner::steps_frame(&cfg, &out).unwrap()).unwrap();
+            let scene = if name == "balls.toml" { "balls_in_box_n5_mu0.1" } else { "clutter_n40" };
+            assert_eq!(rows.len(), 2, "{name}: {rows:?}");
+            for r in &rows {
+                assert_eq!(r.scene, scene);
+                assert_eq!(r.steps, 3);
+                assert!(r.median_seconds > 0.0 && r.median_seconds.is_finite(), "{r:?}");
+            }
+        }
+    }
+
+    #[test]
     fn the_summary_takes_ratios_per_scene_then_their_median() {
         let rows = vec![
             row("balls_in_box_n5_mu0.5", "contactlab", "pgs", 4.0),

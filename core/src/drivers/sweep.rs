@@ -198,6 +198,15 @@ pub trait ContactSolver {
     /// Data computed once per contact and problem (a step size, a factor of `W_aa`).
     type Prepared: Clone;
 
+    /// Whether the method needs a symmetric `W_aa` (Hwangbo et al.'s methods search a conic
+    /// section of the contact's energy, which a symmetric block defines). The sweep then hands it
+    /// the symmetric part `S_aa` and moves the skew part times the contact's current impulse into
+    /// `c`, so that where the sweep stops changing `r_a`, `u_a = c + S_aa r_a + K_aa r_a` is the
+    /// velocity of the problem's own `W_aa` (FCLib's files are symmetric only to about 1e-3;
+    /// handing the methods the symmetric part alone left Rover4396 stagnating at a violation of
+    /// 2.4e-4).
+    const SYMMETRIC_BLOCK: bool = false;
+
     /// Prepares contact data from its diagonal block and friction coefficient.
     fn prepare(&self, w_aa: &Matrix3<f64>, mu: f64) -> Self::Prepared;
 
@@ -214,6 +223,23 @@ pub trait ContactSolver {
     /// The friction law its answers satisfy.
     fn model(&self) -> FrictionModel {
         FrictionModel::Coulomb
+    }
+}
+
+/// The block and free velocity contact `a`'s solver is handed: `W_aa` and `c` as they are, or,
+/// for a solver that needs a symmetric block ([`ContactSolver::SYMMETRIC_BLOCK`]), the symmetric
+/// part of `W_aa` and `c` plus the skew part times the current impulse `r_a`.
+fn local_problem<S: ContactSolver>(
+    w_aa: &Matrix3<f64>,
+    c: Vector3<f64>,
+    r_a: &Vector3<f64>,
+) -> (Matrix3<f64>, Vector3<f64>) {
+    if S::SYMMETRIC_BLOCK {
+        let sym = 0.5 * (w_aa + w_aa.transpose());
+        let skew = w_aa - sym;
+        (sym, c + skew * r_a)
+    } else {
+        (*w_aa, c)
     }
 }
 
@@ -274,7 +300,8 @@ pub enum StopRule {
 ///   normal of the cone's section in the zero-normal-velocity plane at `r_t` and `s = u_t . d`:
 ///   a slipping contact's tangential velocity must point along `-d`. For Coulomb's law
 ///   `d = r_t / |r_t|` (the velocity opposes the impulse, eq. 6); for maximum dissipation `d`
-///   is the direction of `r_t / |r_t| + mu W_tn / W_nn`, the normal of the conic section
+///   is the direction of `r_t / |r_t| + mu W_tn / W_nn` (`W_tn` of the block's symmetric part),
+///   the normal of the conic section
 ///   `|r_t| = mu (-c_n - W_nt r_t) / W_nn` (the KKT condition of eq. 12 in that plane: the
 ///   energy gradient, which is `u_t` there, is a nonpositive multiple of the normal).
 ///
@@ -297,7 +324,10 @@ pub fn contact_violation(
         let slip = if t > 0.0 {
             let mut d = rt / t;
             if model == FrictionModel::MaximumDissipation && w_aa[(0, 0)] > 0.0 {
-                d += mu * Vector2::new(w_aa[(1, 0)], w_aa[(2, 0)]) / w_aa[(0, 0)];
+                // The symmetric part's `W_tn`: the energy of eq. 12 sees only that part.
+                let w_tn = 0.5
+                    * Vector2::new(w_aa[(1, 0)] + w_aa[(0, 1)], w_aa[(2, 0)] + w_aa[(0, 2)]);
+                d += mu * w_tn / w_aa[(0, 0)];
             }
             let dn = d.norm();
             if dn > 0.0 {
@@ -385,12 +415,9 @@ impl<S: ContactSolver> BlockSweep<S> {
                 return out;
             }
             let mu = b.problem.mu[a];
-            let c = b.free_velocity(a, r);
             let old = block(r, a);
-            let local = match self
-                .solver
-                .solve(&self.prepared[a], &b.diag[a], &c, mu, &old)
-            {
+            let (w_aa, c) = local_problem::<S>(&b.diag[a], b.free_velocity(a, r), &old);
+            let local = match self.solver.solve(&self.prepared[a], &w_aa, &c, mu, &old) {
                 Ok(s) => s,
                 Err(e) => {
                     out.failed = Some(e);

@@ -66,6 +66,8 @@ pub enum HwangboLocal {
 impl ContactSolver for HwangboLocal {
     type Prepared = ();
 
+    const SYMMETRIC_BLOCK: bool = true;
+
     fn prepare(&self, _w_aa: &Matrix3<f64>, _mu: f64) {}
 
     fn solve(

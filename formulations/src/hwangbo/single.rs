@@ -253,6 +253,8 @@ macro_rules! per_contact_solver {
         impl ContactSolver for $t {
             type Prepared = ();
 
+            const SYMMETRIC_BLOCK: bool = true;
+
             fn prepare(&self, _w_aa: &Matrix3<f64>, _mu: f64) {}
 
             fn solve(

@@ -561,3 +561,68 @@ fn drivers_refuse_bad_problems_and_options_and_report_budgets() {
     .is_err());
     assert!(d.check().is_ok() && HwangboPgs::default().check().is_ok());
 }
+
+/// `W` plus a skew part of relative size `eps` (FCLib's files are symmetric only to about 1e-3).
+fn with_skew(p: &LocalProblem, seed: u64, eps: f64) -> LocalProblem {
+    let mut rng = ChaCha8Rng::seed_from_u64(seed);
+    let w = p.w.to_dense();
+    let n = w.nrows();
+    let scale = (0..n).map(|i| w[(i, i)].abs()).fold(0.0, f64::max);
+    let mut k = vec![0.0; n * n];
+    for i in 0..n {
+        for j in 0..i {
+            let v = eps * scale * rng.random_range(-1.0..1.0);
+            k[i * n + j] = v;
+            k[j * n + i] = -v;
+        }
+    }
+    let data: Vec<f64> = (0..n * n).map(|e| w[(e / n, e % n)] + k[e]).collect();
+    LocalProblem {
+        w: Matrix::from_row_major("W", n, n, &data).unwrap(),
+        q: p.q.clone(),
+        mu: p.mu.clone(),
+    }
+}
+
+#[test]
+fn bisection_sor_converges_on_a_slightly_asymmetric_w_to_the_files_own_velocities() {
+    // The methods see the symmetric part of `W_aa`; the skew part rides in `c`, so the answer's
+    // violation is measured with the problem's own `u = W r + q`.
+    let mut slipping = 0;
+    for seed in 0..6 {
+        let p = with_skew(&problem(400 + seed, 4, 24, 0.4, 0.4), seed, 1e-3);
+        for local in [LocalMethod::Bisection, LocalMethod::Coulomb] {
+            let d = BisectionSor {
+                local,
+                local_tol: Some(1e-12),
+                ..BisectionSor::default()
+            };
+            let s = d.solve(&p, vec![0.0; p.q.len()], &opts(1e-8, 0)).unwrap();
+            assert_eq!(s.status, Status::Converged, "seed {seed} {local:?}: {}", s.merit);
+            if local == LocalMethod::Coulomb {
+                let m = local_metrics(&p, &s.x);
+                assert!(m.natural_map < 1e-7, "seed {seed}: {}", m.natural_map);
+            } else {
+                slipping += s.counters["slipping_contacts"];
+            }
+        }
+    }
+    assert!(slipping > 5, "the problems should have slipping contacts ({slipping})");
+}
+
+#[test]
+fn bisection_sor_converges_on_rover4396_whose_w_is_symmetric_to_1e_3() {
+    let file = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../data/problems/Rover4396.hdf5");
+    let p = contactlab_core::io::read_local(&file).unwrap();
+    let (asym, _) = contactlab_core::problem::max_asymmetry(&p.w);
+    assert!(asym > 1e-6, "Rover4396's W should be asymmetric ({asym})");
+    for local in [LocalMethod::Bisection, LocalMethod::Coulomb] {
+        let d = BisectionSor {
+            local,
+            ..BisectionSor::default()
+        };
+        let s = d.solve(&p, vec![0.0; p.q.len()], &opts(1e-6, 0)).unwrap();
+        assert_eq!(s.status, Status::Converged, "{local:?}: violation {} after {} sweeps", s.merit, s.iterations);
+        assert!(s.iterations < 100, "{local:?}: {} sweeps", s.iterations);
+    }
+}
