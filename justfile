@@ -52,8 +52,9 @@ notebook:
     evcxr_jupyter --install
     @echo "kernel installed: run 'jupyter notebook experiments/notebooks/' (or jupyter lab)"
 
-# Execute every notebook headless; a failing cell fails the recipe. Sets the kernel up first.
-# Prints each notebook's wall time; the evcxr cache under target/ is shared by all notebooks.
+# evcxr caches the compiled dependencies (`:cache`) under target/evcxr-cache, so the notebooks
+# share one build of them (it never caches this workspace's own crates, which each kernel compiles).
+# Execute every notebook headless, printing each one's wall time; a failing cell fails the recipe.
 notebook-check: notebook
     #!/usr/bin/env bash
     set -euo pipefail
@@ -65,6 +66,11 @@ notebook-check: notebook
         echo "executing $nb"
         jupyter nbconvert --to notebook --execute "$nb" \
             --ExecutePreprocessor.timeout=1800 --output-dir target/notebooks
+        # evcxr reports a panic inside a cell as printed output, not as a failed cell.
+        if grep -q "panicked at" "target/notebooks/$(basename "$nb")"; then
+            echo "a cell of $nb panicked:"; grep -m1 -A1 "panicked at" "target/notebooks/$(basename "$nb")"
+            exit 1
+        fi
         echo "  $nb: $((SECONDS - t)) s"
         n=$((n + 1))
     done
@@ -80,8 +86,11 @@ notebook-update *NOTEBOOKS: notebook
     nbs="{{NOTEBOOKS}}"
     [ -n "$nbs" ] || nbs="$(ls experiments/notebooks/*.ipynb)"
     for nb in $nbs; do
+        t=$SECONDS
         echo "updating $nb"
         jupyter nbconvert --to notebook --execute "$nb" --inplace --ExecutePreprocessor.timeout=1800
+        if grep -q "panicked at" "$nb"; then echo "a cell of $nb panicked"; exit 1; fi
+        echo "  $nb: $((SECONDS - t)) s"
     done
 
 # Lints: formatting and clippy with warnings as errors.

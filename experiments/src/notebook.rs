@@ -148,13 +148,21 @@ pub fn report_frame(root: &Path, paper: &str, file: &str) -> Result<DataFrame, N
     read_csv(&root.join("reports").join(paper).join(file))
 }
 
+/// The column called `name`, found by comparing names one by one. Not `DataFrame::column`: in
+/// evcxr every cell is its own library with its own copy of polars' hashing seeds, so a frame
+/// made in one cell can fail a hashed lookup of its schema in the next (seen: "`solver` not
+/// found" on a frame whose columns include `solver`).
+fn find_column<'a>(df: &'a DataFrame, name: &str) -> Option<&'a Column> {
+    df.columns().iter().find(|c| c.name().as_str() == name)
+}
+
 /// A numeric column as `f64` values, nulls (empty CSV cells) as NaN.
 pub fn column_f64(df: &DataFrame, name: &str) -> Result<Vec<f64>, NotebookError> {
     let err = |message: String| NotebookError::Column {
         column: name.to_string(),
         message,
     };
-    let col = df.column(name).map_err(|_| {
+    let col = find_column(df, name).ok_or_else(|| {
         err(format!(
             "not in the DataFrame (columns: {})",
             df.get_column_names()
@@ -181,9 +189,9 @@ pub fn column_array(df: &DataFrame, name: &str) -> Result<Array1<f64>, NotebookE
 
 /// A string column's values (nulls as empty strings); a numeric column is written out.
 pub fn column_strings(df: &DataFrame, name: &str) -> Result<Vec<String>, NotebookError> {
-    let col = df.column(name).map_err(|e| NotebookError::Column {
+    let col = find_column(df, name).ok_or_else(|| NotebookError::Column {
         column: name.to_string(),
-        message: e.to_string(),
+        message: "not in the DataFrame".into(),
     })?;
     Ok((0..col.len())
         .map(|i| col.get(i).map(|v| cell_text(&v)).unwrap_or_default())

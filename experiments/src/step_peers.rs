@@ -292,12 +292,19 @@ mod tests {
             }
             let out = runner::run_experiment(&cfg, &path, None, false).unwrap();
             let rows = whole_steps(&runner::steps_frame(&cfg, &out).unwrap()).unwrap();
-            let scene = if name == "balls.toml" { "balls_in_box_n5_mu0.1" } else { "clutter_n40" };
+            let scene = if name == "balls.toml" {
+                "balls_in_box_n5_mu0.1"
+            } else {
+                "clutter_n40"
+            };
             assert_eq!(rows.len(), 2, "{name}: {rows:?}");
             for r in &rows {
                 assert_eq!(r.scene, scene);
                 assert_eq!(r.steps, 3);
-                assert!(r.median_seconds > 0.0 && r.median_seconds.is_finite(), "{r:?}");
+                assert!(
+                    r.median_seconds > 0.0 && r.median_seconds.is_finite(),
+                    "{r:?}"
+                );
             }
         }
     }

@@ -325,8 +325,8 @@ pub fn contact_violation(
             let mut d = rt / t;
             if model == FrictionModel::MaximumDissipation && w_aa[(0, 0)] > 0.0 {
                 // The symmetric part's `W_tn`: the energy of eq. 12 sees only that part.
-                let w_tn = 0.5
-                    * Vector2::new(w_aa[(1, 0)] + w_aa[(0, 1)], w_aa[(2, 0)] + w_aa[(0, 2)]);
+                let w_tn =
+                    0.5 * Vector2::new(w_aa[(1, 0)] + w_aa[(0, 1)], w_aa[(2, 0)] + w_aa[(0, 2)]);
                 d += mu * w_tn / w_aa[(0, 0)];
             }
             let dn = d.norm();

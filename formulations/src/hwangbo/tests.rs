@@ -598,7 +598,12 @@ fn bisection_sor_converges_on_a_slightly_asymmetric_w_to_the_files_own_velocitie
                 ..BisectionSor::default()
             };
             let s = d.solve(&p, vec![0.0; p.q.len()], &opts(1e-8, 0)).unwrap();
-            assert_eq!(s.status, Status::Converged, "seed {seed} {local:?}: {}", s.merit);
+            assert_eq!(
+                s.status,
+                Status::Converged,
+                "seed {seed} {local:?}: {}",
+                s.merit
+            );
             if local == LocalMethod::Coulomb {
                 let m = local_metrics(&p, &s.x);
                 assert!(m.natural_map < 1e-7, "seed {seed}: {}", m.natural_map);
@@ -607,12 +612,16 @@ fn bisection_sor_converges_on_a_slightly_asymmetric_w_to_the_files_own_velocitie
             }
         }
     }
-    assert!(slipping > 5, "the problems should have slipping contacts ({slipping})");
+    assert!(
+        slipping > 5,
+        "the problems should have slipping contacts ({slipping})"
+    );
 }
 
 #[test]
 fn bisection_sor_converges_on_rover4396_whose_w_is_symmetric_to_1e_3() {
-    let file = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../data/problems/Rover4396.hdf5");
+    let file =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../data/problems/Rover4396.hdf5");
     let p = contactlab_core::io::read_local(&file).unwrap();
     let (asym, _) = contactlab_core::problem::max_asymmetry(&p.w);
     assert!(asym > 1e-6, "Rover4396's W should be asymmetric ({asym})");
@@ -622,7 +631,13 @@ fn bisection_sor_converges_on_rover4396_whose_w_is_symmetric_to_1e_3() {
             ..BisectionSor::default()
         };
         let s = d.solve(&p, vec![0.0; p.q.len()], &opts(1e-6, 0)).unwrap();
-        assert_eq!(s.status, Status::Converged, "{local:?}: violation {} after {} sweeps", s.merit, s.iterations);
+        assert_eq!(
+            s.status,
+            Status::Converged,
+            "{local:?}: violation {} after {} sweeps",
+            s.merit,
+            s.iterations
+        );
         assert!(s.iterations < 100, "{local:?}: {} sweeps", s.iterations);
     }
 }
