@@ -44,6 +44,9 @@ pub struct BlockRows<'a> {
     rows: Vec<Vec<(usize, Matrix3<f64>)>>,
     /// Diagonal blocks `W_aa`.
     diag: Vec<Matrix3<f64>>,
+    /// Their symmetric parts and, where a block is not exactly symmetric, skew parts (for
+    /// [`ContactSolver::SYMMETRIC_BLOCK`] solvers; formed once per solve, not once per sweep).
+    split: Vec<(Matrix3<f64>, Option<Matrix3<f64>>)>,
 }
 
 impl<'a> BlockRows<'a> {
@@ -78,10 +81,19 @@ impl<'a> BlockRows<'a> {
             }
             rows.push(row);
         }
+        let split = diag
+            .iter()
+            .map(|w| {
+                let sym = 0.5 * (w + w.transpose());
+                let skew = w - sym;
+                (sym, (skew != Matrix3::zeros()).then_some(skew))
+            })
+            .collect();
         BlockRows {
             problem,
             rows,
             diag,
+            split,
         }
     }
 
@@ -98,6 +110,24 @@ impl<'a> BlockRows<'a> {
     /// The diagonal block `W_aa`.
     pub fn diag(&self, a: usize) -> &Matrix3<f64> {
         &self.diag[a]
+    }
+
+    /// The block and free velocity contact `a`'s solver is handed: `W_aa` and `c` as they are,
+    /// or, for a solver that needs a symmetric block ([`ContactSolver::SYMMETRIC_BLOCK`]), the
+    /// symmetric part of `W_aa` and `c` plus the skew part times the current impulse `r_a`.
+    fn local_problem<S: ContactSolver>(
+        &self,
+        a: usize,
+        c: Vector3<f64>,
+        r_a: &Vector3<f64>,
+    ) -> (&Matrix3<f64>, Vector3<f64>) {
+        if !S::SYMMETRIC_BLOCK {
+            return (&self.diag[a], c);
+        }
+        match &self.split[a] {
+            (sym, Some(skew)) => (sym, c + skew * r_a),
+            (sym, None) => (sym, c),
+        }
     }
 
     /// `c_a = q_a + sum_{b != a} W_ab r_b`: contact `a`'s velocity with its own impulse zero.
@@ -223,23 +253,6 @@ pub trait ContactSolver {
     /// The friction law its answers satisfy.
     fn model(&self) -> FrictionModel {
         FrictionModel::Coulomb
-    }
-}
-
-/// The block and free velocity contact `a`'s solver is handed: `W_aa` and `c` as they are, or,
-/// for a solver that needs a symmetric block ([`ContactSolver::SYMMETRIC_BLOCK`]), the symmetric
-/// part of `W_aa` and `c` plus the skew part times the current impulse `r_a`.
-fn local_problem<S: ContactSolver>(
-    w_aa: &Matrix3<f64>,
-    c: Vector3<f64>,
-    r_a: &Vector3<f64>,
-) -> (Matrix3<f64>, Vector3<f64>) {
-    if S::SYMMETRIC_BLOCK {
-        let sym = 0.5 * (w_aa + w_aa.transpose());
-        let skew = w_aa - sym;
-        (sym, c + skew * r_a)
-    } else {
-        (*w_aa, c)
     }
 }
 
@@ -416,8 +429,8 @@ impl<S: ContactSolver> BlockSweep<S> {
             }
             let mu = b.problem.mu[a];
             let old = block(r, a);
-            let (w_aa, c) = local_problem::<S>(&b.diag[a], b.free_velocity(a, r), &old);
-            let local = match self.solver.solve(&self.prepared[a], &w_aa, &c, mu, &old) {
+            let (w_aa, c) = b.local_problem::<S>(a, b.free_velocity(a, r), &old);
+            let local = match self.solver.solve(&self.prepared[a], w_aa, &c, mu, &old) {
                 Ok(s) => s,
                 Err(e) => {
                     out.failed = Some(e);
