@@ -119,7 +119,9 @@ pub fn whole_steps(df: &DataFrame) -> Result<Vec<WholeStep>, ReportError> {
     let scene_seconds = f64s(df, "scene_seconds")?;
     let contacts = f64s(df, "n_c")?;
     let scene = scene_names(df)?;
-    let mut groups: Vec<((String, String), Vec<(f64, f64)>)> = Vec::new();
+    // ((scene, solver), [(step seconds, contacts)]) in order of first appearance.
+    type Group = ((String, String), Vec<(f64, f64)>);
+    let mut groups: Vec<Group> = Vec::new();
     for i in 0..df.height() {
         if role[i] != "driver" {
             continue;
@@ -173,7 +175,8 @@ fn scene_names(df: &DataFrame) -> Result<Vec<String>, ReportError> {
 /// The rows of the report: per scene set (`balls`: the twelve cells, the median of the per-cell
 /// ratios; `clutter_n40`) and our solver, our median step beside MuJoCo's and Drake's.
 pub fn summary(rows: &[WholeStep]) -> Vec<SetSummary> {
-    let sets: [(&str, fn(&str) -> bool); 2] = [
+    type Member = fn(&str) -> bool;
+    let sets: [(&str, Member); 2] = [
         ("balls_in_box", |s| s.starts_with("balls_in_box")),
         ("clutter_n40", |s| s == "clutter_n40"),
     ];
