@@ -25,9 +25,9 @@ pub enum NotebookError {
     /// No ancestor of the working directory is a contactlab checkout.
     #[error("no ancestor of {0} holds experiments/configs: run the notebook inside the contactlab checkout")]
     NoCheckout(PathBuf),
-    /// A file that cannot be read as CSV.
+    /// A file (a report's CSV or SVG) that cannot be read.
     #[error("{path}: {message}")]
-    Csv {
+    File {
         /// The file.
         path: PathBuf,
         /// What went wrong.
@@ -77,7 +77,7 @@ impl Svg {
     pub fn from_file(path: &Path) -> Result<Svg, NotebookError> {
         std::fs::read_to_string(path)
             .map(Svg)
-            .map_err(|e| NotebookError::Csv {
+            .map_err(|e| NotebookError::File {
                 path: path.to_path_buf(),
                 message: format!("cannot read SVG: {e}"),
             })
@@ -127,7 +127,7 @@ pub fn workspace_root() -> Result<PathBuf, NotebookError> {
 
 /// Reads a CSV file (header row, types inferred from every row) as a DataFrame.
 pub fn read_csv(path: &Path) -> Result<DataFrame, NotebookError> {
-    let err = |message: String| NotebookError::Csv {
+    let err = |message: String| NotebookError::File {
         path: path.to_path_buf(),
         message,
     };
@@ -314,25 +314,6 @@ pub fn table_html<S: AsRef<str>>(header: &[S], rows: &[Vec<String>]) -> Html {
     Html(html)
 }
 
-/// A markdown table of a report (`|`-separated, as [`crate::report::markdown_table`] writes
-/// them) as an HTML table.
-pub fn markdown_html(markdown: &str) -> Html {
-    let split = |line: &str| -> Vec<String> {
-        line.trim()
-            .trim_matches('|')
-            .split('|')
-            .map(|c| c.trim().replace('`', ""))
-            .collect()
-    };
-    let mut lines = markdown.lines().filter(|l| l.trim_start().starts_with('|'));
-    let header = lines.next().map(split).unwrap_or_default();
-    let rows: Vec<Vec<String>> = lines
-        .filter(|l| !l.chars().all(|c| matches!(c, '|' | '-' | ':' | ' ')))
-        .map(split)
-        .collect();
-    table_html(&header, &rows)
-}
-
 fn cell_text(v: &AnyValue<'_>) -> String {
     match v {
         AnyValue::Null => String::new(),
@@ -403,18 +384,6 @@ mod tests {
             "{h}"
         );
         assert_eq!(h.matches("<tr>").count(), 3);
-    }
-
-    #[test]
-    fn markdown_tables_become_html_without_the_rule_line() {
-        let md = "| a | b |\n|---|---:|\n| `x` | 1.5 |\n";
-        let Html(h) = markdown_html(md);
-        assert!(h.contains("<th>a</th><th>b</th>"));
-        assert!(
-            h.contains("<td>x</td><td style=\"text-align:right\">1.5</td>"),
-            "{h}"
-        );
-        assert_eq!(h.matches("<tr>").count(), 2);
     }
 
     #[test]
