@@ -4,7 +4,7 @@
 //! against Coulomb's (Fig. 6) and the penetration in the hang task (Fig. 7).
 //!
 //! Statistics: [`crate::analysis::hwangbo2018`]. Facts: `table1.{bisection,golden_section,
-//! analytical}.{us, error}`, `table1.{golden_over_bisection, analytical_over_bisection,
+//! analytical}.{us, error, mean_steps}`, `table1.{golden_over_bisection, analytical_over_bisection,
 //! samples}`, `table2.<task>.<solver>.{s100k, iterations_mean, iterations_max, unconverged}`,
 //! `table2.<task>.pgs_over_bisection`, `model.{within_1pct, median}`, `model.<task>.within_1pct`,
 //! `hang.<solver>.{penetration_mm_end, penetration_mm_max}`, `trot.speed`.
@@ -146,6 +146,11 @@ fn table1(r: &mut Report, params: &toml::Table, steps: usize) -> Result<(), Repo
                 format!("table1.{}.error", m.method),
                 m.max_error,
                 Fmt::sci(1),
+            )
+            .num(
+                format!("table1.{}.mean_steps", m.method),
+                m.mean_steps,
+                Fmt::fixed(1),
             );
     }
     r.table(&t)?;

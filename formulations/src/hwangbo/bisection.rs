@@ -1,6 +1,6 @@
 //! Hwangbo, Lee and Hutter 2018, Algorithm 1: bisection on the angle of the conic section for a
 //! slipping contact of the maximum-dissipation model (eq. 8 as eq. 12), with the hybrid
-//! gradient of eqs. 15-16 ([`SlipConic::slope`]).
+//! gradient of eqs. 15-16 (its sign, from the division-free [`SlipConic::slope_scaled`]).
 //!
 //! Start at `theta0 = atan2(lambda*_t)` (the projection of the zero-velocity impulse onto the
 //! conic from the axis), step against the sign `D0` of `dE/dtheta` there, growing the step by
@@ -8,6 +8,9 @@
 //! point is out of the line of sight of `lambda*` or has no point on the conic (`r <= 0`);
 //! once the sign flips, bisect the angle interval until the impulses at its ends are closer
 //! than `tol` (N s). The answer is the conic's point at the final interval's mid-angle.
+//! A bisection step finds the mid-angle's direction as the normalised sum of its ends'
+//! directions ([`SlipConic::at_mid`]): a square root where `sin_cos` would cost several times
+//! as much, and most of a solve's steps are bisection steps.
 //!
 //! One guard the paper does not spell out: a step that would take the angle `pi` or more away
 //! from `theta0` is refused like a point out of sight. The conic's point opposite `lambda*`
@@ -63,13 +66,14 @@ impl Default for Bisection {
 impl SlipMethod for Bisection {
     fn slip(&self, k: &SlipConic) -> Result<(Vector3<f64>, u32), LocalError> {
         let theta_start = k.theta0();
-        let mut theta = theta_start;
-        let (r, mut lambda) = k.point(theta).ok_or(LocalError::NoBracket(
+        // `at` is the end of the bracket with the slope's other sign, `at_p` the end with the
+        // start's sign `s0` (the paper's `theta` and `theta_p`).
+        let mut at = k.at(theta_start).ok_or(LocalError::NoBracket(
             "the start angle has no point on the conic",
         ))?;
-        let d0 = k.slope(theta, r);
+        let d0 = k.slope_scaled(&at);
         if d0 == 0.0 {
-            return Ok((lambda, 1));
+            return Ok((at.lambda, 1));
         }
         if d0.is_nan() {
             return Err(LocalError::NotFinite("slope"));
@@ -77,23 +81,21 @@ impl SlipMethod for Bisection {
         let s0 = d0.signum();
         let mut alpha = -self.beta1 * s0;
         let mut steps = 1u32;
-        // Initial stepping (lines 7-23): [theta_p, theta] ends with the slope's sign s0 at
-        // theta_p and the other sign at theta.
-        let (mut theta_p, mut lambda_p);
+        // Initial stepping (lines 7-23): ends with the slope's sign s0 at `at_p` and the other
+        // sign at `at`.
+        let mut at_p;
         loop {
             steps += 1;
             if steps > self.max_steps {
                 return Err(LocalError::NoBracket("the stepping found no sign change"));
             }
-            theta_p = theta;
-            lambda_p = lambda;
-            let t = theta + alpha;
+            at_p = at;
+            let t = at.theta + alpha;
             let near = (t - theta_start).abs() < std::f64::consts::PI;
-            match k.point(t) {
-                Some((rt, lt)) if near && k.in_sight(&lt) => {
-                    theta = t;
-                    lambda = lt;
-                    if k.slope(t, rt) * s0 > 0.0 {
+            match k.at(t) {
+                Some(p) if near && k.in_sight(&p.lambda) => {
+                    at = p;
+                    if k.slope_scaled(&p) * s0 > 0.0 {
                         alpha *= self.beta3;
                     } else {
                         break;
@@ -103,25 +105,24 @@ impl SlipMethod for Bisection {
             }
         }
         // Bisection (lines 24-33).
-        while (lambda_p - lambda).norm() >= self.tol && steps < self.max_steps {
-            let mid = 0.5 * (theta + theta_p);
-            if mid == theta || mid == theta_p {
+        // Squared distances against `tol^2`: the same test without a square root per step.
+        let tol2 = self.tol * self.tol;
+        while (at_p.lambda - at.lambda).norm_squared() >= tol2 && steps < self.max_steps {
+            let mid = 0.5 * (at.theta + at_p.theta);
+            if mid == at.theta || mid == at_p.theta {
                 break;
             }
             steps += 1;
-            let (rm, lm) = k.point(mid).ok_or(LocalError::NoBracket(
+            let m = k.at_mid(&at, &at_p).ok_or(LocalError::NoBracket(
                 "a mid-angle has no point on the conic",
             ))?;
-            if k.slope(mid, rm) * s0 > 0.0 {
-                theta_p = mid;
-                lambda_p = lm;
+            if k.slope_scaled(&m) * s0 > 0.0 {
+                at_p = m;
             } else {
-                theta = mid;
-                lambda = lm;
+                at = m;
             }
         }
-        let mid = 0.5 * (theta + theta_p);
-        let lambda = k.point(mid).map_or(lambda, |(_, l)| l);
+        let lambda = k.at_mid(&at, &at_p).map_or(at.lambda, |m| m.lambda);
         Ok((lambda, steps))
     }
 }

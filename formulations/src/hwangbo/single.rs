@@ -36,6 +36,8 @@ pub struct SlipConic {
     pub stick: Vector3<f64>,
     /// `W_nt = (W_n1, W_n2)`.
     w_nt: Vector2<f64>,
+    /// `W_nn / mu`, eq. 14's denominator at `W_nt = 0`.
+    wnn_over_mu: f64,
     /// Eq. 16's hybrid matrix `W_tt - W_tn W_nt / W_nn`: on the plane `v_t = cbar + wbar
     /// lambda_t` (the Schur complement of `W_nn`).
     wbar: Matrix2<f64>,
@@ -54,6 +56,7 @@ impl SlipConic {
             mu,
             stick,
             w_nt: Vector2::new(w[(0, 1)], w[(0, 2)]),
+            wnn_over_mu: wnn / mu,
             wbar: w_tt - w_tn * w_tn.transpose() / wnn,
             cbar: Vector2::new(c[1], c[2]) - w_tn * (c[0] / wnn),
         }
@@ -68,20 +71,57 @@ impl SlipConic {
     /// Eq. 14: `r(theta) = -c_n / (W_nn / mu + W_n1 cos theta + W_n2 sin theta)`; not positive
     /// or not finite where the angle has no point on the conic (an open conic's gap).
     pub fn radius(&self, theta: f64) -> f64 {
-        let (s, co) = theta.sin_cos();
-        -self.c[0] / (self.w[(0, 0)] / self.mu + self.w_nt[0] * co + self.w_nt[1] * s)
+        self.radius_at(Vector2::from(cos_sin(theta)))
+    }
+
+    /// Eq. 14 at the unit direction `e = (cos theta, sin theta)`.
+    fn radius_at(&self, e: Vector2<f64>) -> f64 {
+        -self.c[0] / (self.wnn_over_mu + self.w_nt.dot(&e))
     }
 
     /// The impulse at angle `theta` and radius `r` (`lambda_n = r / mu`: eq. 13 on the cone).
     pub fn impulse(&self, theta: f64, r: f64) -> Vector3<f64> {
-        let (s, co) = theta.sin_cos();
+        let [co, s] = cos_sin(theta);
         Vector3::new(r / self.mu, r * co, r * s)
     }
 
     /// The conic's point at `theta` with its radius, if the angle has one.
     pub fn point(&self, theta: f64) -> Option<(f64, Vector3<f64>)> {
-        let r = self.radius(theta);
-        (r > 0.0 && r.is_finite()).then(|| (r, self.impulse(theta, r)))
+        self.at(theta).map(|p| (p.r, p.lambda))
+    }
+
+    /// The conic's point at `theta`, if the angle has one, with what [`SlipConic::slope_at`]
+    /// needs: one `sin_cos` serves the radius, the impulse and the slope, so a method pays
+    /// for one angle once (the trigonometry is most of a step's cost).
+    pub fn at(&self, theta: f64) -> Option<ConicPoint> {
+        self.at_direction(theta, Vector2::from(cos_sin(theta)))
+    }
+
+    /// The conic's point at the mid-angle of two points `a` and `b` less than half a turn
+    /// apart, if it has one. The bisector's direction is `(e_a + e_b) / |e_a + e_b|`: a square
+    /// root instead of a `sin_cos`, the same angle up to rounding (the bisection's inner step).
+    /// Near half a turn apart, where the sum cancels, the angle's `sin_cos` is used.
+    pub fn at_mid(&self, a: &ConicPoint, b: &ConicPoint) -> Option<ConicPoint> {
+        let theta = 0.5 * (a.theta + b.theta);
+        let sum = a.e + b.e;
+        let n = sum.norm();
+        let e = if n > 0.5 {
+            sum / n
+        } else {
+            Vector2::from(cos_sin(theta))
+        };
+        self.at_direction(theta, e)
+    }
+
+    /// The conic's point at angle `theta` whose direction `e` is already known.
+    fn at_direction(&self, theta: f64, e: Vector2<f64>) -> Option<ConicPoint> {
+        let r = self.radius_at(e);
+        (r > 0.0 && r.is_finite()).then(|| ConicPoint {
+            theta,
+            r,
+            e,
+            lambda: Vector3::new(r / self.mu, r * e[0], r * e[1]),
+        })
     }
 
     /// `dE/dtheta` along the conic at `(theta, r(theta))` by eqs. 15-16's hybrid form: on the
@@ -91,11 +131,33 @@ impl SlipConic {
     /// `theta` instead of along eq. 10's `eta` fixes the orientation that the cross product
     /// leaves to the order of its factors.
     pub fn slope(&self, theta: f64, r: f64) -> f64 {
-        let (s, co) = theta.sin_cos();
-        let e = Vector2::new(co, s);
-        let e_perp = Vector2::new(-s, co);
+        let e = Vector2::from(cos_sin(theta));
+        self.slope_along(e, r)
+    }
+
+    /// [`SlipConic::slope`] at a point from [`SlipConic::at`], without its trigonometry.
+    pub fn slope_at(&self, p: &ConicPoint) -> f64 {
+        self.slope_along(p.e, p.r)
+    }
+
+    /// A positive multiple of [`SlipConic::slope_at`], `D^2 / r` times it with eq. 14's
+    /// denominator `D = W_nn / mu + W_nt . e` (positive wherever the angle has a point):
+    /// `(D cbar - c_n wbar e) . (D e_perp - D' e)`, from `r = -c_n / D` and `r' = -r D' / D`.
+    /// The same sign without a division, so a bisection step does not wait on the radius.
+    pub fn slope_scaled(&self, p: &ConicPoint) -> f64 {
+        let e = p.e;
+        let e_perp = Vector2::new(-e[1], e[0]);
+        let d = self.wnn_over_mu + self.w_nt.dot(&e);
+        let d_prime = self.w_nt.dot(&e_perp);
+        let dv = d * self.cbar - self.c[0] * (self.wbar * e);
+        dv.dot(&(d * e_perp - d_prime * e))
+    }
+
+    /// The slope at direction `e` and radius `r`.
+    fn slope_along(&self, e: Vector2<f64>, r: f64) -> f64 {
+        let e_perp = Vector2::new(-e[1], e[0]);
         let vt = self.cbar + self.wbar * (r * e);
-        let d_prime = -self.w_nt[0] * s + self.w_nt[1] * co;
+        let d_prime = self.w_nt.dot(&e_perp);
         let r_prime = r * r * d_prime / self.c[0];
         vt.dot(&(r_prime * e + r * e_perp))
     }
@@ -153,6 +215,25 @@ impl SlipConic {
     pub fn hybrid(&self) -> (Matrix2<f64>, Vector2<f64>) {
         (self.wbar, self.cbar)
     }
+}
+
+/// A point of the conic at one angle, as [`SlipConic::at`] gives it.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct ConicPoint {
+    /// The angle of `lambda_t`.
+    pub theta: f64,
+    /// Eq. 14's radius `|lambda_t|` (positive).
+    pub r: f64,
+    /// `(cos theta, sin theta)`.
+    pub e: Vector2<f64>,
+    /// The impulse `(r / mu, r cos theta, r sin theta)`.
+    pub lambda: Vector3<f64>,
+}
+
+/// `[cos theta, sin theta]` from one `sin_cos`.
+fn cos_sin(theta: f64) -> [f64; 2] {
+    let (s, co) = theta.sin_cos();
+    [co, s]
 }
 
 /// What [`classify`] found.
