@@ -93,4 +93,17 @@ fn cut_down_hwangbo_configs_run_and_report_tables_one_and_two() {
         let s: f64 = share.parse().unwrap();
         assert!((0.0..=1.0).contains(&s));
     }
+    // The checks: every shadow on every task; the driver's own method at 1e-10 stays within 1%
+    // of it at 1e-6 on most steps (its tolerance is not what Fig. 6 measures).
+    let checks = root.csv("model_checks.csv");
+    assert_eq!(checks.1.len(), 12, "four tasks, three shadows");
+    let shadows = column(&checks, "shadow");
+    let shares = column(&checks, "share_under_1pct");
+    for (shadow, share) in shadows.iter().zip(&shares) {
+        let s: f64 = share.parse().unwrap();
+        assert!((0.0..=1.0).contains(&s), "{shadow}: {s}");
+        if *shadow == "bisection-tight" {
+            assert!(s > 0.9, "{shadow}: {s}");
+        }
+    }
 }

@@ -224,25 +224,41 @@ pub fn task_rows(df: &DataFrame) -> Result<Vec<TaskRow>, AnalysisError> {
         .collect())
 }
 
-/// One task's comparison of the two models on the same steps (Fig. 6).
+/// One task's comparison of a shadow solver with the driver on the same steps (Fig. 6).
 #[derive(Debug, Clone, PartialEq)]
 pub struct ModelDifference {
     /// The task.
     pub task: String,
-    /// Per step with contacts, `|r_b - r_p| / |r_p|` (the shadow rows' `distance_to_driver`).
+    /// Per step with contacts, `|r_b - r_s| / |r_s|` (the shadow rows' `distance_to_driver`).
     pub distances: Vec<f64>,
-    /// Per step with contacts, `max |u_b - u_p|` (m/s; `velocity_gap_to_driver`).
+    /// Per step with contacts, `max |u_b - u_s|` (m/s; `velocity_gap_to_driver`).
     pub velocity_gaps: Vec<f64>,
+    /// Per step with contacts, whether a contact slips in the driver's or the shadow's answer
+    /// (where none does, the two laws coincide and only the solvers' accuracy is measured).
+    pub slipping: Vec<bool>,
 }
 
-/// Fig. 6: per task, how far the shadow's (PGS's) answers are from the driver's (the
-/// bisection's) on the steps with contacts, in impulses and in contact velocities.
-pub fn model_differences(df: &DataFrame) -> Result<Vec<ModelDifference>, AnalysisError> {
+/// Fig. 6: per task, how far the shadow labelled `shadow` (PGS, say) is from the driver (the
+/// bisection) on the steps with contacts, in impulses and in contact velocities. Empty when
+/// the run has no such shadow.
+pub fn model_differences(
+    df: &DataFrame,
+    shadow: &str,
+) -> Result<Vec<ModelDifference>, AnalysisError> {
     let task = strs(df, "task")?;
     let role = strs(df, "role")?;
+    let solver = strs(df, "solver")?;
+    let run = f64s(df, "run")?;
+    let step = f64s(df, "step")?;
     let nc = f64s(df, "n_c")?;
+    let slipping = f64s(df, "slipping_contacts")?;
     let d = f64s(df, "distance_to_driver")?;
     let gap = f64s(df, "velocity_gap_to_driver")?;
+    // The driver's slipping count per (run, step), to pair with each shadow row.
+    let driver_slips: std::collections::HashMap<(u64, u64), f64> = (0..df.height())
+        .filter(|&k| role[k] == "driver")
+        .map(|k| ((run[k].to_bits(), step[k].to_bits()), slipping[k]))
+        .collect();
     let mut tasks: Vec<String> = task.clone();
     tasks.sort();
     tasks.dedup();
@@ -250,15 +266,28 @@ pub fn model_differences(df: &DataFrame) -> Result<Vec<ModelDifference>, Analysi
         .into_iter()
         .map(|t| {
             let rows: Vec<usize> = (0..df.height())
-                .filter(|&k| task[k] == t && role[k] == "shadow" && nc[k] > 0.0)
-                .filter(|&k| d[k].is_finite() && gap[k].is_finite())
+                .filter(|&k| task[k] == t && role[k] == "shadow" && solver[k] == shadow)
+                .filter(|&k| nc[k] > 0.0 && d[k].is_finite() && gap[k].is_finite())
                 .collect();
             ModelDifference {
                 distances: rows.iter().map(|&k| d[k]).collect(),
                 velocity_gaps: rows.iter().map(|&k| gap[k]).collect(),
+                slipping: rows
+                    .iter()
+                    .map(|&k| {
+                        let driver = driver_slips
+                            .get(&(run[k].to_bits(), step[k].to_bits()))
+                            .copied()
+                            .unwrap_or(f64::NAN);
+                        // A step whose driver row is missing counts as slipping: never claimed
+                        // to be a step where the laws coincide.
+                        slipping[k] > 0.0 || driver.is_nan() || driver > 0.0
+                    })
+                    .collect(),
                 task: t,
             }
         })
+        .filter(|m| !m.distances.is_empty())
         .collect())
 }
 
