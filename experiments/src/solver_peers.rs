@@ -562,7 +562,7 @@ fn whole_step_section(dir: &Path, steps: &[WholeStep]) -> Result<String, ReportE
     let mut md = String::from("\n## Whole steps, scene against scene\n\n");
     md += "Ours: `experiments/configs/peers/{balls,clutter}.toml` run on one thread by the same runner as every experiment, each step's collision detection, assembly, solve and update (`scene_seconds + seconds`), warm-started from the previous step. MuJoCo's: `mj_step` on the same scenes built by `experiments/peers/bench.py` (Newton, elliptic cones, its soft contacts), in this run";
     md += if drake {
-        "; Drake's: one `AdvanceTo` of its SAP with Castro et al.'s `k = 1e12`, `tau_d = h` on the clutter, called from Python. "
+        "; Drake's: one `AdvanceTo` of its SAP (point contact), called from Python, with Castro et al.'s `k = 1e12`, `tau_d = h` on the clutter and Drake's default contact parameters on the balls. "
     } else {
         " (Drake was not installed: `pip install drake` adds its column). "
     };
