@@ -405,6 +405,7 @@ fn timed_out(part: &StepProblem) -> Result<Outcome, CoreError> {
         diagnostics: BTreeMap::new(),
         iterations: 0,
         seconds: 0.0,
+        build_seconds: 0.0,
         counters: BTreeMap::new(),
     })
 }
@@ -436,6 +437,7 @@ fn merge(islands: &Islands, outcomes: Vec<Outcome>, seconds: f64) -> Outcome {
         }
     }
     let iterations = outcomes.iter().map(|o| o.iterations).max().unwrap_or(0);
+    let build_seconds = outcomes.iter().map(|o| o.build_seconds).sum();
     counters.insert(
         "island_iterations".into(),
         outcomes.iter().map(|o| o.iterations).sum(),
@@ -469,6 +471,7 @@ fn merge(islands: &Islands, outcomes: Vec<Outcome>, seconds: f64) -> Outcome {
         diagnostics,
         iterations,
         seconds,
+        build_seconds,
         counters,
     }
 }

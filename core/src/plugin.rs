@@ -590,6 +590,10 @@ pub struct Outcome {
     pub iterations: u64,
     /// Seconds of the build, the start and every attempt: from the step problem to the answer.
     pub seconds: f64,
+    /// The part of `seconds` spent in the formulation's build (summed over islands): what a
+    /// solver-against-solver comparison on one formulation subtracts, since every driver of
+    /// that formulation pays it alike.
+    pub build_seconds: f64,
     /// The drivers' counters summed over attempts, plus the formulation's (`restarts`).
     pub counters: BTreeMap<String, u64>,
 }
@@ -612,6 +616,7 @@ pub fn solve_formulation<F: Formulation>(
     // too, so `seconds` means the same with and without islands.
     let clock = Instant::now();
     let built = formulation.build(problem)?;
+    let build_seconds = clock.elapsed().as_secs_f64();
     let mut x0 = match init {
         Init::Zero => vec![0.0; formulation.num_unknowns(&built)],
         Init::Default => formulation.default_start(&built, problem)?,
@@ -663,6 +668,7 @@ pub fn solve_formulation<F: Formulation>(
         solution,
         iterations,
         seconds: clock.elapsed().as_secs_f64(),
+        build_seconds,
         counters,
     })
 }
@@ -692,6 +698,8 @@ pub struct LocalSolve {
     pub iterations: u64,
     /// Wall-clock seconds of the solve: the formulation's build, the start and all attempts.
     pub seconds: f64,
+    /// The part of `seconds` spent in the formulation's build.
+    pub build_seconds: f64,
     /// The shared metrics of the returned impulses.
     pub metrics: LocalMetrics,
     /// The formulation's model.
@@ -747,6 +755,7 @@ pub fn judge(problem: &StepProblem, outcome: Outcome, tol: f64) -> Result<LocalS
         solver_status,
         iterations: outcome.iterations,
         seconds: outcome.seconds,
+        build_seconds: outcome.build_seconds,
         metrics,
         counters: outcome.counters,
         model: outcome.model,

@@ -114,6 +114,14 @@ fn solving_by_island_gives_the_whole_problems_answer() {
         );
         for s in [&whole, &split, &dense_split] {
             assert_eq!(s.status, Status::Converged, "{name}: {:?}", s.metrics);
+            // The build (here forming W from J and A) is timed, inside the solve's seconds,
+            // with and without islands alike.
+            assert!(
+                s.build_seconds > 0.0 && s.build_seconds <= s.seconds,
+                "{name}: build {} s of {} s",
+                s.build_seconds,
+                s.seconds
+            );
         }
         let scale = whole.r.iter().fold(0.0_f64, |m, v| m.max(v.abs()));
         for other in [&split, &dense_split] {

@@ -82,8 +82,12 @@ pub struct StepRow {
     pub iterations: u64,
     /// Natural-map residual of the returned impulses.
     pub residual: f64,
-    /// Seconds of the solve.
+    /// Seconds of the solve, the formulation's build included.
     pub seconds: f64,
+    /// The part of `seconds` spent building the formulation (SAP: `A`'s restriction, the
+    /// Hessian's pattern, the regularization): the same work for every driver of one
+    /// formulation.
+    pub build_seconds: f64,
     /// Seconds the scene spent on this step outside the solvers: building the step's problem
     /// (collision detection, assembly) and advancing with the driver's impulses. The same for
     /// every solver row of the step; a whole step of the driver is this plus its `seconds`.
@@ -293,6 +297,7 @@ pub fn run_one(cfg: &ExperimentConfig, spec: &RunSpec) -> Result<RunOutput, RunE
                 iterations: s.iterations,
                 residual: s.metrics.natural_map,
                 seconds: s.seconds,
+                build_seconds: s.build_seconds,
                 scene_seconds: 0.0,
                 distance_to_driver,
                 velocity_gap_to_driver,
@@ -366,6 +371,7 @@ fn empty_row(run: usize, step: usize, solver: &str, role: &'static str) -> StepR
         iterations: 0,
         residual: 0.0,
         seconds: 0.0,
+        build_seconds: 0.0,
         scene_seconds: 0.0,
         distance_to_driver: f64::NAN,
         velocity_gap_to_driver: f64::NAN,
@@ -427,6 +433,7 @@ pub fn steps_frame(cfg: &ExperimentConfig, out: &ExperimentOutput) -> PolarsResu
         "iterations" => rows.iter().map(|(_, r)| r.iterations).collect::<Vec<_>>(),
         "residual" => rows.iter().map(|(_, r)| r.residual).collect::<Vec<_>>(),
         "seconds" => rows.iter().map(|(_, r)| r.seconds).collect::<Vec<_>>(),
+        "build_seconds" => rows.iter().map(|(_, r)| r.build_seconds).collect::<Vec<_>>(),
         "scene_seconds" => rows.iter().map(|(_, r)| r.scene_seconds).collect::<Vec<_>>(),
         "distance_to_driver" => rows.iter().map(|(_, r)| r.distance_to_driver).collect::<Vec<_>>(),
         "velocity_gap_to_driver" => rows.iter().map(|(_, r)| r.velocity_gap_to_driver).collect::<Vec<_>>(),
