@@ -68,21 +68,11 @@ impl SlipConic {
         self.stick[2].atan2(self.stick[1])
     }
 
-    /// Eq. 14: `r(theta) = -c_n / (W_nn / mu + W_n1 cos theta + W_n2 sin theta)`; not positive
-    /// or not finite where the angle has no point on the conic (an open conic's gap).
-    pub fn radius(&self, theta: f64) -> f64 {
-        self.radius_at(Vector2::from(cos_sin(theta)))
-    }
-
-    /// Eq. 14 at the unit direction `e = (cos theta, sin theta)`.
+    /// Eq. 14 at the unit direction `e = (cos theta, sin theta)`:
+    /// `r(theta) = -c_n / (W_nn / mu + W_n1 cos theta + W_n2 sin theta)`; not positive or not
+    /// finite where the angle has no point on the conic (an open conic's gap).
     fn radius_at(&self, e: Vector2<f64>) -> f64 {
         -self.c[0] / (self.wnn_over_mu + self.w_nt.dot(&e))
-    }
-
-    /// The impulse at angle `theta` and radius `r` (`lambda_n = r / mu`: eq. 13 on the cone).
-    pub fn impulse(&self, theta: f64, r: f64) -> Vector3<f64> {
-        let [co, s] = cos_sin(theta);
-        Vector3::new(r / self.mu, r * co, r * s)
     }
 
     /// The conic's point at `theta` with its radius, if the angle has one.
@@ -113,7 +103,8 @@ impl SlipConic {
         self.at_direction(theta, e)
     }
 
-    /// The conic's point at angle `theta` whose direction `e` is already known.
+    /// The conic's point at angle `theta` whose direction `e` is already known: eq. 14's radius
+    /// and the impulse on the cone (`lambda_n = r / mu`, eq. 13).
     fn at_direction(&self, theta: f64, e: Vector2<f64>) -> Option<ConicPoint> {
         let r = self.radius_at(e);
         (r > 0.0 && r.is_finite()).then(|| ConicPoint {
