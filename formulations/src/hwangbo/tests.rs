@@ -415,6 +415,7 @@ fn the_sweep_with_the_exact_coulomb_solve_matches_pgs() {
         let pgs = ProjectedGaussSeidel {
             local_iterations: 200,
             omega: 1.0,
+            ..Default::default()
         };
         let a = solve_pgs(&p, pgs, None, &opts(1e-13, 5000)).unwrap();
         if a.status != Status::Converged {
