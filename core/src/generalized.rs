@@ -404,13 +404,11 @@ impl GeneralizedProblem {
         Ok(LocalProblem::new(Matrix::Blocks(w), q, self.mu())?)
     }
 
-    /// The Cholesky factor of `A`'s diagonal block of the velocities `dofs` (one tree).
+    /// The Cholesky factor of `A`'s diagonal block of the velocities `dofs` (one tree, sorted).
     fn tree_cholesky(&self, dofs: &[usize]) -> Result<Cholesky, CoreError> {
         let n = dofs.len();
-        let mut index = std::collections::HashMap::with_capacity(n);
-        for (k, &d) in dofs.iter().enumerate() {
-            index.insert(d, k);
-        }
+        // `dofs` is sorted (collected in index order), so a velocity's place in it is a search.
+        let index = |d: usize| dofs.binary_search(&d).ok();
         let (cols, rows, vals) = (
             self.a.symbolic().col_ptr(),
             self.a.symbolic().row_idx(),
@@ -419,7 +417,7 @@ impl GeneralizedProblem {
         let mut t = Vec::new();
         for (k, &d) in dofs.iter().enumerate() {
             for e in cols[d]..cols[d + 1] {
-                if let Some(&i) = index.get(&rows[e]) {
+                if let Some(i) = index(rows[e]) {
                     t.push((i, k, vals[e]));
                 }
             }

@@ -150,11 +150,13 @@ impl Matrix {
         out.iter_mut().for_each(|o| *o = 0.0);
         match self {
             Matrix::Dense(a) => {
-                for j in 0..a.ncols() {
-                    let xj = x[j];
+                // Column by column over contiguous slices (faer stores columns contiguously),
+                // which the compiler vectorizes; a zero `x_j` skips its column.
+                for (j, &xj) in x.iter().enumerate().take(a.ncols()) {
                     if xj != 0.0 {
-                        for (i, o) in out.iter_mut().enumerate() {
-                            *o += a[(i, j)] * xj;
+                        let col = a.col_as_slice(j);
+                        for (o, &aij) in out.iter_mut().zip(col) {
+                            *o += aij * xj;
                         }
                     }
                 }
