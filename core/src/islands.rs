@@ -109,6 +109,22 @@ impl Islands {
                             }
                         }
                     }
+                    // Block by block, one union per non-zero off-diagonal block (an entry
+                    // at a time cost a union per entry: 150k of them for 128 contacts).
+                    Matrix::Dense(d) if d.nrows() == 3 * nc && d.ncols() == 3 * nc => {
+                        for b in 0..nc {
+                            for a in (0..nc).filter(|&a| a != b) {
+                                let nonzero = (0..3).any(|j| {
+                                    d.col_as_slice(3 * b + j)[3 * a..3 * a + 3]
+                                        .iter()
+                                        .any(|&v| v != 0.0)
+                                });
+                                if nonzero {
+                                    sets.union(a, b);
+                                }
+                            }
+                        }
+                    }
                     w => w.for_each_entry(|i, j, v| {
                         if v != 0.0 && i / 3 < nc && j / 3 < nc {
                             sets.union(i / 3, j / 3);
@@ -330,7 +346,8 @@ fn sub_generalized(
 /// * `islands` and `largest_island` (its contacts) are counters.
 ///
 /// A problem without contacts, or with one island and dense storage (or with `layout.islands`
-/// off and dense storage), is passed through untouched: the path before islands existed.
+/// off and dense storage), or a contact-space problem of one island, is passed through
+/// untouched: the path before islands existed.
 pub fn solve_by_island(
     problem: &StepProblem,
     layout: Layout,
@@ -347,9 +364,14 @@ pub fn solve_by_island(
     } else {
         Islands::whole(nc)
     };
+    // A contact-space problem that is one island is solved as it is, in the storage it came
+    // in: converting its `W` to blocks and the formulation's copy back to dense cost more than
+    // the solve of a 384-row problem, and the per-contact sweeps read a dense `W` block by
+    // block anyway.
     let passthrough = islands.is_empty()
         || (islands.len() == 1
             && (layout.storage == Storage::Dense
+                || problem.generalized().is_none()
                 || problem
                     .local_if_formed()
                     .is_some_and(|l| matches!(l.w, Matrix::Blocks(_)))));

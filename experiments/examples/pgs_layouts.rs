@@ -6,7 +6,7 @@
 //!     data/mujoco/global/clutter_n80_seed7_step0120_nc146.json coulomb pgs 20
 //! ```
 //!
-//! Arguments: the problem file, formulation (coulomb), optimizer (pgs), rounds (20), and
+//! Arguments (the tolerance from `TOL`, 1e-8 by default): the problem file (global or local), formulation (coulomb), optimizer (pgs), rounds (20), and
 //! `sparse` or `dense` to time one layout only (for a profiler).
 
 use std::time::Instant;
@@ -23,15 +23,13 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         "data/mujoco/global/clutter_n80_seed7_step0120_nc146.json",
     );
     let (f, o) = (arg(1, "coulomb"), arg(2, "pgs"));
+    let tol: f64 = std::env::var("TOL").map_or(Ok(1e-8), |t| t.parse())?;
     let rounds: usize = arg(3, "20").parse()?;
     let only = args.get(4).map(String::as_str);
-    let Problem::Global(g) = read_problem(std::path::Path::new(path))? else {
-        return Err("not a global problem".into());
-    };
-    let problem = GeneralizedProblem::from_global(&g)?;
+    let problem = read_problem(std::path::Path::new(path))?;
     let reg = Registry::standard();
     let solvers = [false, true].map(|dense| {
-        let mut spec = SolverSpec::new(f, o, 1e-8, 5000);
+        let mut spec = SolverSpec::new(f, o, tol, 5000);
         spec.islands = !dense;
         spec.dense = dense;
         reg.resolve(&spec)
@@ -44,7 +42,12 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
                 continue;
             }
             let s = s.as_ref().map_err(|e| e.to_string())?;
-            let step = StepProblem::from_generalized(problem.clone());
+            let step = match &problem {
+                Problem::Global(g) => {
+                    StepProblem::from_generalized(GeneralizedProblem::from_global(g)?)
+                }
+                Problem::Local(l) => StepProblem::local_only(l.clone()),
+            };
             let clock = Instant::now();
             let out = s.run(&step, None)?;
             times[i].push(clock.elapsed().as_secs_f64());
