@@ -89,8 +89,8 @@ impl BlockMatrix {
         let mut blocks = Vec::new();
         for a in 0..n {
             for b in 0..n {
-                let m = Matrix3::from_fn(|i, j| d[(3 * a + i, 3 * b + j)]);
-                if m.iter().any(|&v| v != 0.0) {
+                let m = dense_block(d, a, b);
+                if m != Matrix3::zeros() {
                     blocks.push((a, b, m));
                 }
             }
@@ -199,6 +199,11 @@ impl BlockMatrix {
         }
         BlockMatrix::from_blocks(keep.len(), blocks)
     }
+}
+
+/// Block `(a, b)` of a dense `3n x 3n` matrix.
+pub(crate) fn dense_block(d: faer::MatRef<'_, f64>, a: usize, b: usize) -> Matrix3<f64> {
+    Matrix3::from_fn(|i, j| d[(3 * a + i, 3 * b + j)])
 }
 
 #[cfg(test)]

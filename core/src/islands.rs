@@ -18,7 +18,9 @@ use std::time::Instant;
 
 use faer::sparse::{SparseColMat, Triplet};
 use faer::Mat;
+use nalgebra::Matrix3;
 
+use crate::blocks::dense_block;
 use crate::disjoint_sets::DisjointSets;
 use crate::drivers::kit::Deadline;
 use crate::error::{CoreError, ProblemError};
@@ -114,12 +116,7 @@ impl Islands {
                     Matrix::Dense(d) if d.nrows() == 3 * nc && d.ncols() == 3 * nc => {
                         for b in 0..nc {
                             for a in (0..nc).filter(|&a| a != b) {
-                                let nonzero = (0..3).any(|j| {
-                                    d.col_as_slice(3 * b + j)[3 * a..3 * a + 3]
-                                        .iter()
-                                        .any(|&v| v != 0.0)
-                                });
-                                if nonzero {
+                                if dense_block(d.as_ref(), a, b) != Matrix3::zeros() {
                                     sets.union(a, b);
                                 }
                             }

@@ -1,13 +1,14 @@
-//! Times one solver on one MuJoCo global problem in both layouts (islands+blocks and
-//! whole+dense), interleaved, in release:
+//! Times one solver on one problem file (global or local) in both layouts, islands+blocks and
+//! whole+dense, interleaved, in release:
 //!
 //! ```sh
 //! cargo run --release -j2 -p contactlab-experiments --example pgs_layouts -- \
 //!     data/mujoco/global/clutter_n80_seed7_step0120_nc146.json coulomb pgs 20
 //! ```
 //!
-//! Arguments (the tolerance from `TOL`, 1e-8 by default): the problem file (global or local), formulation (coulomb), optimizer (pgs), rounds (20), and
-//! `sparse` or `dense` to time one layout only (for a profiler).
+//! Arguments: the problem file, formulation (coulomb), optimizer (pgs), rounds (20), and
+//! `sparse` or `dense` to time one layout only (for a profiler); the tolerance comes from the
+//! environment variable `TOL` (1e-8 by default).
 
 use std::time::Instant;
 

@@ -427,20 +427,17 @@ fn write_report(
         })
         .fold(0.0_f64, f64::max);
     // Where the two layouts' times go: the build's share, and the gain without the builds.
-    let pgs_median = |li: usize, f: &dyn Fn(&Measured) -> f64| {
-        median(
-            &big.iter()
-                .map(|&i| f(&measured[&(i, pgs, li)]))
-                .collect::<Vec<_>>(),
-        )
+    let over_big =
+        |f: &dyn Fn(usize) -> f64| median(&big.iter().map(|&i| f(i)).collect::<Vec<_>>());
+    let build_share = |li| {
+        over_big(&|i| {
+            let m = &measured[&(i, pgs, li)];
+            median(&m.build_seconds) / median(&m.seconds)
+        })
     };
-    let build_share = |li| pgs_median(li, &|m| median(&m.build_seconds) / median(&m.seconds));
     let after_build = |m: &Measured| median(&m.seconds) - median(&m.build_seconds);
-    let gain_after_build = median(
-        &big.iter()
-            .map(|&i| after_build(&measured[&(i, pgs, 1)]) / after_build(&measured[&(i, pgs, 0)]))
-            .collect::<Vec<_>>(),
-    );
+    let gain_after_build =
+        over_big(&|i| after_build(&measured[&(i, pgs, 1)]) / after_build(&measured[&(i, pgs, 0)]));
     let largest = big
         .iter()
         .max_by_key(|&&i| problems[i].contacts)
