@@ -1,5 +1,6 @@
-//! The `contactlab` command line: `solve`, `list`, `reproduce`. Every command is a library
-//! function writing to a `Write`, so tests run them exactly as a user does.
+//! The `contactlab` command line: `solve`, `list`, `run`, `dump`, `report`, `reproduce`,
+//! `peers`. Every command is a library function on a [`Lab`] writing to a `Write`, so tests
+//! run them exactly as a user does, and with a lab of their own (an extended registry).
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -12,12 +13,12 @@ use faer::linalg::solvers::Solve;
 use faer::Side;
 use serde_json::json;
 
-use crate::config::{ConfigError, ExperimentConfig};
-use crate::registry::{LocalSolve, PluginChoice, Registry, RegistryError, SolverSpec, PAPERS};
-use crate::report::ReportError;
-use crate::runner::{
-    parse_shard, run_experiment, shard_path, steps_frame, traces_frame, write_parquet, RunError,
-};
+use contactlab_lab::registry::{LocalSolve, PluginChoice, Registry, RegistryError, SolverSpec};
+use contactlab_lab::runner::RunError;
+use contactlab_lab::{Lab, Settings};
+use contactlab_report::{ReportError, PAPERS};
+use contactlab_runs::config::ConfigError;
+use contactlab_runs::store::{parse_shard, StoreError};
 
 /// contactlab: reproduce contact-dynamics papers and swap formulations against optimizers.
 #[derive(Debug, Parser)]
@@ -207,8 +208,8 @@ pub enum Command {
         #[arg(long, default_value_t = 0)]
         run: usize,
         /// `local` (W, q, mu) or `global` (M, H, f, w, mu).
-        #[arg(long, value_enum, default_value = "local")]
-        form: crate::dump::Form,
+        #[arg(long, default_value = "local")]
+        form: contactlab_lab::dump::Form,
         /// Output folder.
         #[arg(long, default_value = "data/dumps")]
         out: PathBuf,
@@ -241,192 +242,64 @@ pub enum CliError {
     /// An experiment run failed.
     #[error(transparent)]
     Run(#[from] RunError),
+    /// A run's files could not be read or written.
+    #[error(transparent)]
+    Store(#[from] StoreError),
     /// Generating a report failed.
     #[error(transparent)]
     Report(#[from] ReportError),
 }
 
-/// The workspace root: the current directory when it holds `experiments/configs`, else the
-/// checkout this program was built from.
-pub fn workspace_root() -> PathBuf {
-    let cwd = std::env::current_dir().unwrap_or_default();
-    if cwd.join("experiments/configs").is_dir() {
-        return cwd;
-    }
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..")
-}
-
-/// Where a run's output file `path` goes: itself, or for a shard `<stem>.shard-k-of-N.<ext>`
-/// (each of a shard's files under its own name; `read_run` stacks them back).
-fn placed(path: &Path, shard: Option<(usize, usize)>) -> PathBuf {
-    shard.map_or_else(|| path.to_path_buf(), |s| shard_path(path, s))
-}
-
-/// Writes the `.meta.json` of the run whose data go to `data` (the shard's own when sharded):
-/// the run's own `fields`, plus what every run records: threads, the machine's load when it
-/// ended (a wall time measured on a busy machine says little without it), the shard, and the
-/// commit, compiler, CPU and date printed at the top of its report.
-fn write_meta(
-    data: &Path,
-    root: &Path,
-    shard: Option<(usize, usize)>,
-    mut fields: serde_json::Value,
-) -> Result<(), CliError> {
-    let load = std::fs::read_to_string("/proc/loadavg").ok().and_then(|s| {
-        s.split_whitespace()
-            .next()
-            .and_then(|v| v.parse::<f64>().ok())
-    });
-    if let Some(m) = fields.as_object_mut() {
-        m.insert("threads".into(), json!(rayon::current_num_threads()));
-        m.insert("load_average_1min".into(), json!(load));
-        m.insert(
-            "shard".into(),
-            json!(shard.map(|(k, n)| format!("{k}/{n}"))),
-        );
-        m.insert(
-            "provenance".into(),
-            json!(crate::provenance::Provenance::capture(root)),
-        );
-    }
-    std::fs::write(
-        placed(&data.with_extension("meta.json"), shard),
-        format!("{fields:#}\n"),
-    )?;
-    Ok(())
-}
-
-/// `contactlab run`: one config -> `data/runs/<paper>/<name>.parquet` (steps),
-/// `<name>_traces.parquet` (hardest-step traces) and `<name>.meta.json` (timing).
+/// `contactlab run`: one config (an experiment sweep or a matrix) -> its rows under
+/// `data/runs/` (or the shard's files) and a `.meta.json` beside them ([`Lab::run`]).
 pub fn run_config(
+    lab: &Lab,
     config: &Path,
-    root: &Path,
     shard: Option<(usize, usize)>,
-    progress: bool,
     out: &mut dyn Write,
 ) -> Result<(), CliError> {
-    if crate::matrix::is_matrix_config(config) {
-        return run_matrix_config(config, root, shard, progress, out);
-    }
-    let cfg = ExperimentConfig::load(config)?;
-    let result = run_experiment(&cfg, config, shard, progress)?;
-    let data = cfg.data_path(root);
-    let path = placed(&data, shard);
-    let mut steps = steps_frame(&cfg, &result).map_err(RunError::from)?;
-    write_parquet(&mut steps, &path)?;
-    let mut traces = traces_frame(&result).map_err(RunError::from)?;
-    write_parquet(
-        &mut traces,
-        &placed(
-            &data.with_file_name(format!("{}_traces.parquet", cfg.name)),
-            shard,
-        ),
-    )?;
-    write_meta(
-        &data,
-        root,
-        shard,
-        json!({
-            "paper": cfg.paper,
-            "experiment": cfg.name,
-            "runs": result.runs.len(),
-            "rows": steps.height(),
-            "wall_seconds": result.wall_seconds,
-            "solve_seconds": result.runs.iter().flat_map(|r| r.rows.iter()).map(|r| r.seconds).sum::<f64>(),
-        }),
-    )?;
+    let summary = lab.run(config, shard, out)?;
     writeln!(
         out,
-        "{}/{}: {} runs, {} rows in {:.1} s -> {}",
-        cfg.paper,
-        cfg.name,
-        result.runs.len(),
-        steps.height(),
-        result.wall_seconds,
-        path.display()
+        "{}: {} runs, {} rows in {:.1} s -> {}",
+        summary.name,
+        summary.runs,
+        summary.rows,
+        summary.wall_seconds,
+        summary.path.display()
     )?;
     Ok(())
 }
 
-/// `contactlab run` on a matrix config ([`crate::matrix`]): its rows to
-/// `data/runs/matrix/<name>.parquet` (or the shard's file) and a `.meta.json` beside them.
-pub fn run_matrix_config(
-    config: &Path,
-    root: &Path,
-    shard: Option<(usize, usize)>,
-    progress: bool,
-    out: &mut dyn Write,
-) -> Result<(), CliError> {
-    let cfg = crate::matrix::MatrixConfig::load(config)?;
-    let result = crate::matrix::run_matrix(&cfg, config, root, shard, progress, out)?;
-    let data = cfg.data_path(root);
-    let path = placed(&data, shard);
-    let mut frame = crate::matrix::matrix_frame(&result.rows).map_err(RunError::from)?;
-    write_parquet(&mut frame, &path)?;
-    write_meta(
-        &data,
-        root,
-        shard,
-        json!({
-            "paper": "matrix",
-            "experiment": cfg.name,
-            "runs": result.problems,
-            "pairs": result.pairs,
-            "rows": frame.height(),
-            "wall_seconds": result.wall_seconds,
-            "solve_seconds": result.rows.iter().map(|r| r.seconds).filter(|s| s.is_finite()).sum::<f64>(),
-        }),
-    )?;
-    writeln!(
-        out,
-        "matrix/{}: {} problems x {} pairs, {} rows in {:.1} s -> {}",
-        cfg.name,
-        result.problems,
-        result.pairs,
-        frame.height(),
-        result.wall_seconds,
-        path.display()
-    )?;
-    Ok(())
-}
-
-/// `contactlab report`: regenerates `reports/<paper>/` from `data/`.
+/// `contactlab report`: regenerates `reports/<paper>/` from the runs under `root` (the
+/// [`PAPERS`] table says which generator writes it).
 pub fn report(paper: &str, root: &Path, out: &mut dyn Write) -> Result<(), CliError> {
-    match paper {
-        "todorov2010" => crate::report::todorov2010::generate(root)?,
-        "erleben2008" => crate::report::erleben2008::generate(root)?,
-        "mylapilli2014" => crate::report::mylapilli2014::generate(root)?,
-        "castro2022" => crate::report::castro2022::generate(root)?,
-        "hwangbo2018" => crate::report::hwangbo2018::generate(root)?,
-        "matrix" => crate::report::matrix::generate(root)?,
-        other => return Err(not_reproducible(other)),
-    }
+    let p = contactlab_report::paper(paper)?;
+    (p.generate)(root)?;
     writeln!(
         out,
         "wrote {}",
-        root.join("reports").join(paper).join("README.md").display()
+        root.join("reports").join(p.id).join("README.md").display()
     )?;
     Ok(())
 }
 
-/// The key of the cross-paper matrix for `reproduce` and `report` (not a paper).
-pub const MATRIX: &str = "matrix";
-
-fn not_reproducible(id: &str) -> CliError {
-    match PAPERS.iter().find(|p| p.id == id) {
-        None => CliError::Usage(format!(
-            "unknown paper `{id}`; known: {}",
-            PAPERS.iter().map(|p| p.id).collect::<Vec<_>>().join(", ")
-        )),
-        Some(p) => CliError::Usage(format!(
-            "the reproduction of `{}` ({}) is not implemented yet; `contactlab reproduce --list` shows what is",
-            p.id, p.title
-        )),
-    }
+/// Runs a parsed command line with the standard lab (the standard registry on this workspace),
+/// with progress bars unless the command hides them.
+pub fn run(cli: Cli, out: &mut dyn Write) -> Result<(), CliError> {
+    let progress = match &cli.command {
+        Command::Run { no_progress, .. } | Command::Reproduce { no_progress, .. } => !no_progress,
+        _ => false,
+    };
+    let lab = Lab::standard().with_settings(Settings {
+        progress,
+        ..Settings::default()
+    });
+    run_with(&lab, cli, out)
 }
 
-/// Runs a parsed command line.
-pub fn run(cli: Cli, out: &mut dyn Write) -> Result<(), CliError> {
+/// Runs a parsed command line with `lab`: its registry, its root and its settings.
+pub fn run_with(lab: &Lab, cli: Cli, out: &mut dyn Write) -> Result<(), CliError> {
     match cli.command {
         Command::Solve {
             file,
@@ -438,21 +311,13 @@ pub fn run(cli: Cli, out: &mut dyn Write) -> Result<(), CliError> {
             json,
         } => {
             let spec = options.spec(&formulation, &optimizer, tol, max_iter)?;
-            solve_file(&file, &spec, !options.no_psd_check, json, out)
+            solve_file(lab, &file, &spec, !options.no_psd_check, json, out)
         }
-        Command::List { json } => list(json, out),
-        Command::Reproduce {
-            paper,
-            list,
-            no_progress,
-        } => reproduce(paper.as_deref(), list, !no_progress, out),
-        Command::Run {
-            config,
-            shard,
-            no_progress,
-        } => {
+        Command::List { json } => list_registry(lab.registry(), json, out),
+        Command::Reproduce { paper, list, .. } => reproduce(lab, paper.as_deref(), list, out),
+        Command::Run { config, shard, .. } => {
             let shard = shard.as_deref().map(parse_shard).transpose()?;
-            run_config(&config, &workspace_root(), shard, !no_progress, out)
+            run_config(lab, &config, shard, out)
         }
         Command::Dump {
             config,
@@ -461,20 +326,19 @@ pub fn run(cli: Cli, out: &mut dyn Write) -> Result<(), CliError> {
             form,
             out: dir,
         } => {
-            let steps = crate::dump::parse_steps(&steps).map_err(CliError::Usage)?;
-            let files = crate::dump::dump(&config, run, &steps, form, &dir)?;
+            let steps = contactlab_lab::dump::parse_steps(&steps).map_err(CliError::Usage)?;
+            let files = lab.dump(&config, run, &steps, form, &dir)?;
             for f in files {
                 writeln!(out, "wrote {}", f.display())?;
             }
             Ok(())
         }
-        Command::Report { paper } => report(&paper, &workspace_root(), out),
+        Command::Report { paper } => report(&paper, lab.root(), out),
         Command::Peers {
             rounds,
             no_whole_steps,
         } => {
-            let path =
-                crate::solver_peers::run(&workspace_root(), rounds.max(1), !no_whole_steps, out)?;
+            let path = crate::solver_peers::run(lab, rounds.max(1), !no_whole_steps, out)?;
             writeln!(out, "wrote {}", path.display())?;
             Ok(())
         }
@@ -495,6 +359,7 @@ fn check_tol(tol: f64) -> Result<(), CliError> {
 /// it (names, pairing, options, `--tol`, `--rel-tol`, `--time-limit`) but without reading the
 /// problem file or solving anything.
 pub fn check_solve_args(
+    registry: &Registry,
     formulation: &str,
     optimizer: &str,
     tol: f64,
@@ -503,32 +368,19 @@ pub fn check_solve_args(
 ) -> Result<SolverSpec, CliError> {
     let spec = options.spec(formulation, optimizer, tol, max_iter)?;
     check_tol(spec.tol)?;
-    Registry::standard().resolve(&spec)?;
+    registry.check(&spec)?;
     Ok(spec)
-}
-
-/// `contactlab solve` with default options.
-pub fn solve(
-    file: &Path,
-    formulation: &str,
-    optimizer: &str,
-    tol: f64,
-    max_iter: u64,
-    as_json: bool,
-    out: &mut dyn Write,
-) -> Result<(), CliError> {
-    let spec = SolverSpec::new(formulation, optimizer, tol, max_iter);
-    solve_spec(file, &spec, as_json, out)
 }
 
 /// `contactlab solve` with every option of `spec`, `W` checked for semidefiniteness.
 pub fn solve_spec(
+    lab: &Lab,
     file: &Path,
     spec: &SolverSpec,
     as_json: bool,
     out: &mut dyn Write,
 ) -> Result<(), CliError> {
-    solve_file(file, spec, true, as_json, out)
+    solve_file(lab, file, spec, true, as_json, out)
 }
 
 /// `contactlab solve`: reads `file`, checks a contact-space problem's `W` for positive
@@ -536,6 +388,7 @@ pub fn solve_spec(
 /// problem's `W = H' M^-1 H` is semidefinite once `M` factors), solves it as `spec` says, and
 /// prints a summary or JSON.
 pub fn solve_file(
+    lab: &Lab,
     file: &Path,
     spec: &SolverSpec,
     check_psd: bool,
@@ -563,7 +416,7 @@ pub fn solve_file(
         Problem::Local(_) => None,
         Problem::Global(g) => Some(g),
     };
-    let resolved = Registry::standard().resolve(spec)?;
+    let resolved = lab.resolve(spec)?;
     let s = resolved.solve(&step, None)?;
     let v = global.map(|g| generalized_velocity(g, &s.r)).transpose()?;
     if as_json {
@@ -691,13 +544,8 @@ fn write_summary(
     Ok(())
 }
 
-/// `contactlab list`: every formulation with its options and the optimizers that run it, every
-/// optimizer with what it needs, and why each remaining pair cannot run.
-pub fn list(as_json: bool, out: &mut dyn Write) -> Result<(), CliError> {
-    list_registry(&Registry::standard(), as_json, out)
-}
-
-/// [`list`] for any registry (a notebook's or a test's, with plugins of its own).
+/// `contactlab list`: every formulation of `reg` with its options and the optimizers that run
+/// it, every optimizer with what it needs, why each remaining pair cannot run, and the reports.
 pub fn list_registry(reg: &Registry, as_json: bool, out: &mut dyn Write) -> Result<(), CliError> {
     let mut incompatible = Vec::new();
     for f in reg.formulations() {
@@ -727,7 +575,6 @@ pub fn list_registry(reg: &Registry, as_json: bool, out: &mut dyn Write) -> Resu
             "incompatible": incompatible.iter().map(|(f, d, why)| json!({
                 "formulation": f, "optimizer": d, "reason": why,
             })).collect::<Vec<_>>(),
-            "reproducible": PAPERS.iter().filter(|p| p.reproducible).map(|p| p.id).collect::<Vec<_>>(),
         });
         writeln!(out, "{v}")?;
         return Ok(());
@@ -784,44 +631,31 @@ pub fn list_registry(reg: &Registry, as_json: bool, out: &mut dyn Write) -> Resu
 
 fn write_papers(out: &mut dyn Write) -> Result<(), CliError> {
     for p in PAPERS {
-        let state = if p.reproducible {
-            "reproducible"
-        } else {
-            "not yet reproduced"
-        };
-        writeln!(out, "  {:<14} {:<20} {}", p.id, state, p.title)?;
+        writeln!(out, "  {:<14} {}", p.id, p.title)?;
     }
-    writeln!(
-        out,
-        "  {MATRIX:<14} {:<20} every formulation against every driver on shared problem sets",
-        "reproducible"
-    )?;
     Ok(())
 }
 
 /// `contactlab reproduce`: runs every config under `experiments/configs/<paper>/` (in file-name
-/// order), then writes the report.
+/// order) with `lab`, then writes the report.
 pub fn reproduce(
+    lab: &Lab,
     paper: Option<&str>,
     list: bool,
-    progress: bool,
     out: &mut dyn Write,
 ) -> Result<(), CliError> {
     let Some(id) = paper.filter(|_| !list) else {
         return write_papers(out);
     };
-    if id != MATRIX && !PAPERS.iter().any(|p| p.id == id && p.reproducible) {
-        return Err(not_reproducible(id));
-    }
-    let root = workspace_root();
-    let dir = root.join("experiments/configs").join(id);
+    let p = contactlab_report::paper(id)?;
+    let dir = lab.root().join("experiments/configs").join(p.id);
     let mut configs: Vec<PathBuf> = std::fs::read_dir(&dir)?
         .filter_map(|e| e.ok().map(|e| e.path()))
         .filter(|p| p.extension().is_some_and(|e| e == "toml"))
         .collect();
     configs.sort();
     for c in &configs {
-        run_config(c, &root, None, progress, out)?;
+        run_config(lab, c, None, out)?;
     }
-    report(id, &root, out)
+    report(p.id, lab.root(), out)
 }

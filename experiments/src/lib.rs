@@ -1,37 +1,46 @@
 //! # contactlab-experiments
 //!
-//! Where problems meet people (see `docs/DESIGN.md`, "The flow of data"):
+//! The top of the workspace: the `contactlab` command line ([`cli`]), the comparison beside
+//! MuJoCo and Drake (`contactlab peers`: [`solver_peers`], [`step_peers`]) and the notebooks'
+//! one dependency ([`notebook`] shows tables and plots through evcxr's display protocol).
+//!
+//! The crates below it carry the data flow of `docs/DESIGN.md`:
 //!
 //! ```text
-//! scenes (physics) --config (TOML)--> runner (rayon, indicatif) --> polars DataFrames (data/)
-//!     --> report (markdown + SVG + CSV, reports/<paper>/)
+//! contactlab-scenes (physics) --> contactlab-lab (registry, runner, matrix, dump, study)
+//!     --> data/runs (contactlab-runs: configs and run files) --> contactlab-report
 //! ```
 //!
-//! plus the registry of formulations and optimizers by name and the `contactlab` command line.
-//! The command line and the notebooks call the same functions: nothing lives only in a binary.
+//! Their modules are re-exported here under the names the notebooks use
+//! (`contactlab_experiments::registry`, `::runner`, `::report`, ...). Nothing lives only in the
+//! binary: every command is a library function on a [`Lab`].
 
-pub mod analysis;
 pub mod cli;
-pub mod config;
-pub mod dump;
-pub mod frames;
-pub mod matrix;
 pub mod notebook;
-pub mod peers;
-pub mod provenance;
-pub mod registry;
-pub mod report;
-pub mod runner;
-pub mod scenes;
 pub mod solver_peers;
 pub mod step_peers;
-pub mod study;
 
-/// The core crate, re-exported for [`register_formulation!`] and for notebooks.
+pub use contactlab_lab::{dump, frames, registry, runner, study};
+pub use contactlab_lab::{register_formulation, workspace_root, Lab, RunSummary, Settings};
+pub use contactlab_report::analysis;
+pub use contactlab_runs::{config, provenance, store};
+
+/// The cross-paper matrix: its config (`contactlab-runs`) and its run (`contactlab-lab`).
+pub mod matrix {
+    pub use contactlab_lab::matrix::*;
+    pub use contactlab_runs::matrix::*;
+}
+
+/// The reports (`contactlab-report`): the builder, the plots and one module per paper.
+pub use contactlab_report as report;
+/// The scenes (`contactlab-scenes`).
+pub use contactlab_scenes as scenes;
+
+/// The core crate, re-exported for notebooks.
 pub use contactlab_core;
 /// The formulations crate, re-exported for notebooks.
 pub use contactlab_formulations;
-/// The polars this crate builds its DataFrames with, re-exported so notebooks use the same one.
+/// The polars the lab builds its DataFrames with, re-exported so notebooks use the same one.
 pub use polars;
-/// The toml this crate parses configs with, re-exported so notebooks can edit a config's sweep.
+/// The toml configs are parsed with, re-exported so notebooks can edit a config's sweep.
 pub use toml;

@@ -25,6 +25,8 @@ use contactlab_core::io::read_problem;
 use contactlab_core::{GeneralizedProblem, Problem, StepProblem};
 
 use crate::analysis::quantile;
+use contactlab_lab::Lab;
+
 use crate::registry::{Registry, ResolvedSolver, SolverSpec};
 use crate::report::{fmt, markdown_table, write_csv, ReportError};
 use crate::step_peers::{summary, WholeStep};
@@ -190,21 +192,22 @@ fn resolve(
 
 /// Runs everything and writes `reports/peers/`: `peers.csv`, `problems.csv`, `README.md`.
 pub fn run(
-    root: &Path,
+    lab: &Lab,
     rounds: usize,
     whole_steps: bool,
     out: &mut dyn std::io::Write,
 ) -> Result<PathBuf, ReportError> {
+    let root = lab.root();
     let problems = load_problems(root)?;
-    let reg = Registry::standard();
+    let reg = lab.registry();
     let solvers: Vec<(String, [ResolvedSolver; 2])> = SOLVERS
         .iter()
         .map(|&(f, o, it)| {
             Ok((
                 format!("{f}+{o}"),
                 [
-                    resolve(&reg, f, o, it, false)?,
-                    resolve(&reg, f, o, it, true)?,
+                    resolve(reg, f, o, it, false)?,
+                    resolve(reg, f, o, it, true)?,
                 ],
             ))
         })
@@ -256,7 +259,7 @@ pub fn run(
         writeln!(out, "round {}/{rounds} done", round + 1)?;
     }
     let steps = if whole_steps {
-        crate::step_peers::measure(root, out)?
+        crate::step_peers::measure(lab, out)?
     } else {
         Vec::new()
     };

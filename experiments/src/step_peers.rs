@@ -5,20 +5,18 @@
 //! as every experiment, on one thread (as MuJoCo and Drake run here): a step's time is the
 //! scene's collision detection, assembly and update plus the solve (`scene_seconds + seconds`
 //! of its rows), its median over the run. Theirs are `experiments/peers/bench.py` on the scenes it
-//! builds to mirror ours ([`crate::peers::run_bench`]). The contact models differ (ours rigid or
+//! builds to mirror ours ([`contactlab_lab::engines::run_bench`]). The contact models differ (ours rigid or
 //! SAP's near-rigid compliance, MuJoCo's soft `solref`/`solimp`, Drake's point contact), and the
 //! placements of the balls come from different random generators, so a ratio compares the cost of
 //! simulating the same scene, not of computing the same numbers.
 
-use std::path::Path;
-
 use polars::prelude::DataFrame;
 
+use contactlab_lab::engines::{run_bench, PeerTime};
+use contactlab_lab::{runner, Lab};
+
 use crate::analysis::{f64s, quantile, strs};
-use crate::config::ExperimentConfig;
-use crate::peers::{run_bench, PeerTime};
 use crate::report::ReportError;
-use crate::runner;
 
 /// One engine's median whole step on one scene.
 #[derive(Debug, Clone, PartialEq)]
@@ -43,16 +41,17 @@ pub const CONFIGS: [&str; 2] = ["balls.toml", "clutter.toml"];
 /// Runs our scenes and the peers' and returns every engine's rows; `progress` gets a line per
 /// stage. Where `bench.py` cannot run, the error says what is missing.
 pub fn measure(
-    root: &Path,
+    lab: &Lab,
     progress: &mut dyn std::io::Write,
 ) -> Result<Vec<WholeStep>, ReportError> {
+    let root = lab.root();
     let mut rows = Vec::new();
     for name in CONFIGS {
         writeln!(
             progress,
             "whole steps: running experiments/configs/peers/{name} (one thread)"
         )?;
-        rows.extend(ours(root, name)?);
+        rows.extend(ours(lab, name)?);
     }
     let out_dir = root.join("data/runs/peers");
     std::fs::create_dir_all(&out_dir)?;
@@ -98,14 +97,19 @@ fn from_peer(p: PeerTime) -> WholeStep {
 }
 
 /// Runs one of our configs on one thread and gives one row per (scene, driver).
-fn ours(root: &Path, name: &str) -> Result<Vec<WholeStep>, ReportError> {
-    let path = root.join("experiments/configs/peers").join(name);
-    let cfg = ExperimentConfig::load(&path).map_err(|e| ReportError::Published(e.to_string()))?;
+fn ours(lab: &Lab, name: &str) -> Result<Vec<WholeStep>, ReportError> {
+    let path = lab.root().join("experiments/configs/peers").join(name);
+    let cfg = lab
+        .experiment(&path)
+        .map_err(|e| ReportError::Published(e.to_string()))?;
     let pool = rayon::ThreadPoolBuilder::new()
         .num_threads(1)
         .build()
         .map_err(|e| ReportError::MissingData(format!("a one-thread pool: {e}")))?;
-    let out = pool.install(|| runner::run_experiment(&cfg, &path, None, false))?;
+    let time_limit = lab.settings().sweep_time_limit;
+    let out = pool
+        .install(|| runner::run_experiment(lab.registry(), &cfg, &path, None, false, time_limit))
+        .map_err(|e| ReportError::MissingData(format!("experiments/configs/peers/{name}: {e}")))?;
     let df = runner::steps_frame(&cfg, &out)?;
     whole_steps(&df)
 }
@@ -283,17 +287,17 @@ mod tests {
 
     #[test]
     fn the_shipped_configs_run_and_name_their_scenes_as_bench_py_does() {
-        let root = Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap();
+        let lab = Lab::standard();
         for name in CONFIGS {
-            let path = root.join("experiments/configs/peers").join(name);
-            let mut cfg = ExperimentConfig::load(&path).unwrap();
+            let path = lab.root().join("experiments/configs/peers").join(name);
+            let mut cfg = lab.experiment(&path).unwrap();
             assert_eq!(cfg.driver_specs().len(), 2, "{name}");
             // A few steps of one cell: our side end to end.
             cfg.scene.steps = 3;
             for values in cfg.sweep.values_mut() {
                 values.truncate(1);
             }
-            let out = runner::run_experiment(&cfg, &path, None, false).unwrap();
+            let out = lab.run_experiment(&cfg, &path, None).unwrap();
             let rows = whole_steps(&runner::steps_frame(&cfg, &out).unwrap()).unwrap();
             let scene = if name == "balls.toml" {
                 "balls_in_box_n5_mu0.1"

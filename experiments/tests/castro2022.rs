@@ -10,8 +10,9 @@ use contactlab_experiments::analysis::castro2022::{
 };
 use contactlab_experiments::config::ExperimentConfig;
 use contactlab_experiments::report::read_csv_with_header;
-use contactlab_experiments::runner::{run_experiment, steps_frame};
+use contactlab_experiments::runner::steps_frame;
 use contactlab_experiments::toml;
+use contactlab_experiments::Lab;
 
 fn shipped(file: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -62,7 +63,9 @@ fn order_study_reproduces_the_published_orders() {
         let params = scene.get_mut("params").unwrap().as_table_mut().unwrap();
         params.insert("duration".into(), toml::Value::Float(1.0));
     });
-    let out = run_experiment(&cfg, &shipped("order.toml"), None, false).unwrap();
+    let out = Lab::standard()
+        .run_experiment(&cfg, &shipped("order.toml"), None)
+        .unwrap();
     let df = steps_frame(&cfg, &out).unwrap();
     // Each run stops at 1 s: 250 + 500 + 1000 steps for each of 3 schemes x 2 mu.
     assert_eq!(df.height(), 6 * 1750);
@@ -110,7 +113,9 @@ fn energy(duration: f64) -> Vec<EnergySummary> {
             .unwrap()
             .insert("duration".into(), toml::Value::Float(duration));
     });
-    let out = run_experiment(&cfg, &shipped("energy.toml"), None, false).unwrap();
+    let out = Lab::standard()
+        .run_experiment(&cfg, &shipped("energy.toml"), None)
+        .unwrap();
     let df = steps_frame(&cfg, &out).unwrap();
     let s = energy_summaries(&df, &EnergyWindows::default()).unwrap();
     for e in &s {

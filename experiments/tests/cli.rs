@@ -7,6 +7,8 @@ use std::process::Command;
 use contactlab_core::io::read_problem;
 use contactlab_core::Problem;
 use contactlab_experiments::cli;
+use contactlab_experiments::registry::{Registry, SolverSpec};
+use contactlab_experiments::Lab;
 use serde_json::Value;
 
 fn problems() -> PathBuf {
@@ -15,12 +17,10 @@ fn problems() -> PathBuf {
 
 fn solve_json(file: &str, formulation: &str, optimizer: &str, tol: f64) -> Value {
     let mut out = Vec::new();
-    cli::solve(
+    cli::solve_spec(
+        &Lab::standard(),
         &problems().join(file),
-        formulation,
-        optimizer,
-        tol,
-        500,
+        &SolverSpec::new(formulation, optimizer, tol, 500),
         true,
         &mut out,
     )
@@ -58,7 +58,7 @@ fn pgs_solves_a_shipped_fclib_problem_and_reports_consistent_json() {
 #[test]
 fn every_listed_combination_runs_on_a_json_problem() {
     let mut out = Vec::new();
-    cli::list(true, &mut out).unwrap();
+    cli::list_registry(&Registry::standard(), true, &mut out).unwrap();
     let list: Value = serde_json::from_slice(&out).unwrap();
     // Drivers that impose a friction model of their own (Hwangbo's bisection-SOR: maximum
     // dissipation) are measured like a pyramid formulation: against their own problem.
@@ -93,7 +93,7 @@ fn every_listed_combination_runs_on_a_json_problem() {
 #[test]
 fn list_json_has_the_three_lists() {
     let mut out = Vec::new();
-    cli::list(true, &mut out).unwrap();
+    cli::list_registry(&Registry::standard(), true, &mut out).unwrap();
     let v: Value = serde_json::from_slice(&out).unwrap();
     let names = |k: &str| -> Vec<String> {
         v[k].as_array()
@@ -104,35 +104,74 @@ fn list_json_has_the_three_lists() {
     };
     assert!(names("formulations").contains(&"natural-map".to_string()));
     assert!(names("optimizers").contains(&"pgs".to_string()));
-    assert_eq!(names("papers").len(), 5);
-    assert!(names("papers").contains(&"todorov2010".to_string()));
+    // The one table the command line dispatches from: the five papers, then the matrix.
+    let papers: Vec<&str> = contactlab_experiments::report::PAPERS
+        .iter()
+        .map(|p| p.id)
+        .collect();
+    assert_eq!(names("papers"), papers);
+    assert_eq!(
+        &papers[..5],
+        [
+            "todorov2010",
+            "erleben2008",
+            "mylapilli2014",
+            "castro2022",
+            "hwangbo2018"
+        ]
+    );
+    assert!(papers.contains(&"matrix"));
 }
 
 #[test]
 fn bad_requests_name_what_is_wrong() {
     let mut out = Vec::new();
     let f = problems().join("two_contacts.json");
-    let e = cli::solve(&f, "nope", "pgs", 1e-8, 10, true, &mut out)
-        .unwrap_err()
-        .to_string();
+    let e = cli::solve_spec(
+        &Lab::standard(),
+        &f,
+        &SolverSpec::new("nope", "pgs", 1e-8, 10),
+        true,
+        &mut out,
+    )
+    .unwrap_err()
+    .to_string();
     assert!(e.contains("unknown formulation `nope`"), "{e}");
-    let e = cli::solve(&f, "coulomb", "lm", 1e-8, 10, true, &mut out)
-        .unwrap_err()
-        .to_string();
+    let e = cli::solve_spec(
+        &Lab::standard(),
+        &f,
+        &SolverSpec::new("coulomb", "lm", 1e-8, 10),
+        true,
+        &mut out,
+    )
+    .unwrap_err()
+    .to_string();
     assert!(
         e.contains("cannot be run by optimizer `lm`") && e.contains("pgs"),
         "{e}"
     );
-    let e = cli::solve(&f, "coulomb", "pgs", -1.0, 10, true, &mut out)
-        .unwrap_err()
-        .to_string();
+    let e = cli::solve_spec(
+        &Lab::standard(),
+        &f,
+        &SolverSpec::new("coulomb", "pgs", -1.0, 10),
+        true,
+        &mut out,
+    )
+    .unwrap_err()
+    .to_string();
     assert!(e.contains("--tol"), "{e}");
     let missing = problems().join("does_not_exist.json");
-    let e = cli::solve(&missing, "coulomb", "pgs", 1e-8, 10, true, &mut out)
-        .unwrap_err()
-        .to_string();
+    let e = cli::solve_spec(
+        &Lab::standard(),
+        &missing,
+        &SolverSpec::new("coulomb", "pgs", 1e-8, 10),
+        true,
+        &mut out,
+    )
+    .unwrap_err()
+    .to_string();
     assert!(e.contains("does_not_exist.json"), "{e}");
-    let e = cli::reproduce(Some("nobody1999"), false, false, &mut out)
+    let e = cli::reproduce(&Lab::standard(), Some("nobody1999"), false, &mut out)
         .unwrap_err()
         .to_string();
     assert!(e.contains("unknown paper"), "{e}");
@@ -141,12 +180,10 @@ fn bad_requests_name_what_is_wrong() {
 #[test]
 fn status_is_not_converged_when_the_budget_is_too_small() {
     let mut out = Vec::new();
-    cli::solve(
+    cli::solve_spec(
+        &Lab::standard(),
         &problems().join("Rover4396.hdf5"),
-        "coulomb",
-        "pgs",
-        1e-14,
-        1,
+        &SolverSpec::new("coulomb", "pgs", 1e-14, 1),
         true,
         &mut out,
     )
@@ -366,7 +403,7 @@ fn todorovs_driver_runs_the_mncp_and_generic_options_and_time_limits_reach_the_p
 #[test]
 fn list_names_every_incompatible_pair_with_its_reason() {
     let mut out = Vec::new();
-    cli::list(true, &mut out).unwrap();
+    cli::list_registry(&Registry::standard(), true, &mut out).unwrap();
     let v: Value = serde_json::from_slice(&out).unwrap();
     let (nf, nd) = (
         v["formulations"].as_array().unwrap().len(),

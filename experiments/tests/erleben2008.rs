@@ -13,8 +13,9 @@ use contactlab_experiments::config::ExperimentConfig;
 use contactlab_experiments::polars::prelude::*;
 use contactlab_experiments::report::erleben2008::NEWTON;
 use contactlab_experiments::report::{counter, f64s, strs};
-use contactlab_experiments::runner::{run_experiment, steps_frame};
+use contactlab_experiments::runner::steps_frame;
 use contactlab_experiments::toml;
+use contactlab_experiments::Lab;
 
 const TINY: &str = r#"
 paper = "erleben2008"
@@ -71,7 +72,7 @@ fn column_u64(df: &DataFrame, name: &str) -> Vec<u64> {
 fn a_tiny_sweep_runs_newton_with_four_pgs_sweeps_and_aggregates() {
     let path = Path::new("tiny.toml");
     let cfg = ExperimentConfig::parse(TINY, path).unwrap();
-    let out = run_experiment(&cfg, path, None, false).unwrap();
+    let out = Lab::standard().run_experiment(&cfg, path, None).unwrap();
     let df = steps_frame(&cfg, &out).unwrap();
     // 2 sizes x 3 steps x 3 solvers.
     assert_eq!(df.height(), 18);

@@ -7,6 +7,8 @@ use std::path::Path;
 use clap::Parser;
 use contactlab_experiments::cli::{check_solve_args, Cli, CliError, Command};
 use contactlab_experiments::config::{ConfigError, ExperimentConfig};
+use contactlab_experiments::registry::Registry;
+use contactlab_experiments::Lab;
 
 /// The `solve` arguments of a command line, checked as `contactlab solve` checks them.
 fn solve_args(args: &[&str]) -> Result<(), CliError> {
@@ -23,12 +25,23 @@ fn solve_args(args: &[&str]) -> Result<(), CliError> {
     else {
         panic!("not a solve command");
     };
-    check_solve_args(formulation, optimizer, *tol, *max_iter, options).map(|_| ())
+    check_solve_args(
+        &Registry::standard(),
+        formulation,
+        optimizer,
+        *tol,
+        *max_iter,
+        options,
+    )
+    .map(|_| ())
 }
 
 /// The key and message of a config's `Invalid` error.
 fn invalid(text: &str) -> (String, String) {
-    match ExperimentConfig::parse(text, Path::new("fuzz.toml")) {
+    let path = Path::new("fuzz.toml");
+    let checked = ExperimentConfig::parse(text, path)
+        .and_then(|cfg| Lab::standard().check_experiment(&cfg, path));
+    match checked {
         Err(ConfigError::Invalid { key, message, .. }) => (key, message),
         other => panic!("expected an invalid-value error, got {other:?}"),
     }

@@ -10,10 +10,11 @@ use common::{floats, ints, set, Root};
 use contactlab_core::io::read_problem;
 use contactlab_core::Problem;
 use contactlab_experiments::cli;
-use contactlab_experiments::dump::{self, Form};
+use contactlab_experiments::dump::Form;
 use contactlab_experiments::polars::prelude::*;
-use contactlab_experiments::runner::{read_run, shard_files};
+use contactlab_experiments::store::{read_run, shard_files};
 use contactlab_experiments::toml;
+use contactlab_experiments::Lab;
 
 fn shipped(rel: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("..").join(rel)
@@ -32,14 +33,7 @@ fn untimed(df: &DataFrame) -> DataFrame {
 
 fn run(root: &Root, file: &str, shard: Option<(usize, usize)>) {
     let mut out = Vec::new();
-    cli::run_config(
-        &root.config_dir().join(file),
-        &root.path,
-        shard,
-        false,
-        &mut out,
-    )
-    .unwrap();
+    cli::run_config(&root.lab(), &root.config_dir().join(file), shard, &mut out).unwrap();
 }
 
 #[test]
@@ -60,7 +54,7 @@ fn shards_of_an_experiment_merge_into_the_unsharded_frame() {
     assert_eq!(shard_files(&data).len(), 2);
     let merged = read_run(&data).unwrap();
     let traces = read_run(&data.with_file_name("table1_traces.parquet")).unwrap();
-    let meta = contactlab_experiments::report::builder::RunMeta::of_run(&data);
+    let meta = contactlab_experiments::store::RunMeta::of_run(&data);
     assert_eq!(meta.runs, Some(6));
     assert_eq!(meta.rows, Some(merged.height() as u64));
     run(&root, "table1.toml", None);
@@ -76,10 +70,12 @@ fn dump_writes_the_problems_the_scene_solved() {
     let config = shipped("experiments/configs/todorov2010/table1.toml");
     let out = std::env::temp_dir().join(format!("contactlab-dump-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&out);
-    let files = dump::dump(&config, 80, &[20, 40], Form::Local, &out).unwrap();
+    let files = Lab::standard()
+        .dump(&config, 80, &[20, 40], Form::Local, &out)
+        .unwrap();
     assert_eq!(files.len(), 2);
     assert!(files[1].ends_with("table1-run80-step0040-local.json"));
-    let kept = dump::scene_problems(&config, 80, &[40]).unwrap();
+    let kept = Lab::standard().scene_problems(&config, 80, &[40]).unwrap();
     let Problem::Local(p) = read_problem(&files[1]).unwrap() else {
         panic!("a local dump reads back as a local problem")
     };
@@ -89,10 +85,14 @@ fn dump_writes_the_problems_the_scene_solved() {
     assert_eq!(p.mu, want.mu);
     assert_eq!(p.w.to_dense(), want.w.to_dense());
     // Balls in a cube are in contact space only: no global form, and the error says so.
-    let e = dump::dump(&config, 80, &[40], Form::Global, &out).unwrap_err();
+    let e = Lab::standard()
+        .dump(&config, 80, &[40], Form::Global, &out)
+        .unwrap_err();
     assert!(e.to_string().contains("--form local"), "{e}");
     // Past the run's end.
-    let e = dump::dump(&config, 80, &[5000], Form::Local, &out).unwrap_err();
+    let e = Lab::standard()
+        .dump(&config, 80, &[5000], Form::Local, &out)
+        .unwrap_err();
     assert!(e.to_string().contains("past the run"), "{e}");
     std::fs::remove_dir_all(&out).unwrap();
 }
@@ -153,7 +153,10 @@ fn the_matrix_runs_every_pair_merges_its_shards_and_reports() {
     let whole = read_run(&data).unwrap();
     assert!(untimed(&whole).equals_missing(&untimed(&merged)));
     // 4 problems x (36 pairs less the skipped one).
-    let pairs = contactlab_experiments::registry::Registry::standard_pairs().len() - 1;
+    let pairs = contactlab_experiments::registry::Registry::standard()
+        .pairs()
+        .len()
+        - 1;
     assert_eq!(whole.height(), 4 * pairs);
     let text = |name: &str| -> Vec<String> {
         let c = whole.column(name).unwrap();
@@ -245,10 +248,9 @@ fn a_bad_matrix_config_names_the_key() {
         );
         let mut out = Vec::new();
         cli::run_config(
+            &root.lab(),
             &root.config_dir().join("m.toml"),
-            &root.path,
             None,
-            false,
             &mut out,
         )
         .unwrap_err()

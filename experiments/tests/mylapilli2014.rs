@@ -12,8 +12,9 @@ use contactlab_experiments::toml;
 
 use contactlab_experiments::analysis::mylapilli2014::{sphere_metrics, SphereMetrics};
 use contactlab_experiments::config::ExperimentConfig;
-use contactlab_experiments::runner::{run_experiment, steps_frame};
+use contactlab_experiments::runner::steps_frame;
 use contactlab_experiments::scenes::sphere::{SlideRoll, SphereConfig};
+use contactlab_experiments::Lab;
 
 const CONFIG: &str = r#"
 paper = "mylapilli2014"
@@ -43,7 +44,7 @@ start = "warm"
 fn metrics() -> Vec<SphereMetrics> {
     let path = Path::new("sphere_short.toml");
     let cfg = ExperimentConfig::parse(CONFIG, path).unwrap();
-    let out = run_experiment(&cfg, path, None, false).unwrap();
+    let out = Lab::standard().run_experiment(&cfg, path, None).unwrap();
     let df = steps_frame(&cfg, &out).unwrap();
     assert_eq!(df.height(), 2 * 350);
     let sc = SphereConfig::default();

@@ -1,6 +1,7 @@
 //! A formulation and a driver added in this file only, registered beside the project's own:
-//! they are listed, pair with what their traits allow, solve, and are refused with a reason
-//! where they cannot run. Nothing outside this file knows them.
+//! they are listed, pair with what their traits allow, solve, run a config and a matrix
+//! through a lab holding the extended registry, and are refused with a reason where they
+//! cannot run. Nothing outside this file knows them.
 
 use contactlab_core::drivers::kit;
 use contactlab_core::plugin::{
@@ -11,8 +12,11 @@ use contactlab_core::{
     TraceRow,
 };
 use contactlab_experiments::cli;
+use contactlab_experiments::polars::prelude::DataFrame;
 use contactlab_experiments::register_formulation;
 use contactlab_experiments::registry::{PluginChoice, Registry, SolverSpec};
+use contactlab_experiments::store::read_run;
+use contactlab_experiments::Lab;
 use faer::{Mat, MatMut};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -366,4 +370,92 @@ fn the_toy_plugins_solve_with_each_other_and_with_the_projects_own() {
         .unwrap_err()
         .to_string();
     assert!(e.contains("unknown formulation `toy-fb`"), "{e}");
+}
+
+/// The toy plugins through everything a lab runs: a three-step experiment config whose driver
+/// and shadow are toys, and a one-problem matrix whose pairs include the toys' own, both with
+/// a lab holding the extended registry. The standard lab refuses the same config by name.
+#[test]
+fn the_toy_plugins_run_a_config_and_a_matrix_through_an_extended_lab() {
+    let root = std::env::temp_dir().join(format!("contactlab-toy-lab-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&root);
+    let configs = root.join("experiments/configs/toy");
+    std::fs::create_dir_all(&configs).unwrap();
+    // A frictionless sphere sliding on a plane: the toy's model (r_t = 0) is the exact answer.
+    let config = configs.join("sphere.toml");
+    std::fs::write(
+        &config,
+        "paper = \"toy\"\nname = \"sphere\"\n[scene]\nkind = \"sphere_on_plane\"\nsteps = 3\n\
+         [scene.params]\nmu = 0.0\n[driver]\nformulation = \"toy-fb\"\noptimizer = \"toy-newton\"\n\
+         tol = 1e-10\n[[shadow]]\nformulation = { name = \"toy-fb\", tangent_weight = 2.0 }\n\
+         optimizer = \"lm\"\ntol = 1e-10\n",
+    )
+    .unwrap();
+    let lab = Lab::new(registry(), &root);
+    let mut out = Vec::new();
+    cli::run_config(&lab, &config, None, &mut out).unwrap();
+    let steps = read_run(&root.join("data/runs/toy/sphere.parquet")).unwrap();
+    assert_eq!(steps.height(), 6, "3 steps x (driver + shadow)");
+    let solvers = strings(&steps, "solver");
+    assert_eq!(
+        solvers.iter().filter(|s| *s == "toy-fb+toy-newton").count(),
+        3
+    );
+    assert_eq!(solvers.iter().filter(|s| *s == "toy-fb+lm").count(), 3);
+    assert!(strings(&steps, "status").iter().all(|s| s == "converged"));
+    // The toy driver's own counter became a column.
+    let toy_steps = steps.column("toy_steps").unwrap().u64().unwrap();
+    assert!(toy_steps.get(0).unwrap() > 0);
+    // The standard lab does not know the toys: the config check names the key and the name.
+    let e = Lab::standard()
+        .with_root(&root)
+        .run(&config, None, &mut Vec::new())
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("driver") && e.contains("unknown formulation `toy-fb`"),
+        "{e}"
+    );
+
+    // A one-problem matrix: every compatible pair of the extended registry, toys included.
+    let problem = root.join("data/toy/frictionless.json");
+    std::fs::create_dir_all(problem.parent().unwrap()).unwrap();
+    contactlab_core::io::write_json(&contactlab_core::Problem::Local(frictionless()), &problem)
+        .unwrap();
+    let matrix = configs.join("matrix.toml");
+    std::fs::write(
+        &matrix,
+        "kind = \"matrix\"\nname = \"toy\"\ntol = 1e-8\ntime_limit = 0.5\nmax_iter = 100\n\
+         [[sets]]\nname = \"toy\"\nfiles = [\"data/toy/frictionless.json\"]\n",
+    )
+    .unwrap();
+    cli::run_config(&lab, &matrix, None, &mut out).unwrap();
+    let rows = read_run(&root.join("data/runs/matrix/toy.parquet")).unwrap();
+    assert_eq!(rows.height(), lab.registry().pairs().len());
+    let pair = |f: &str, d: &str| {
+        let (fs, ds, solved) = (
+            strings(&rows, "formulation"),
+            strings(&rows, "optimizer"),
+            rows.column("solved").unwrap().bool().unwrap().clone(),
+        );
+        (0..rows.height())
+            .find(|&i| fs[i] == f && ds[i] == d)
+            .map(|i| solved.get(i).unwrap())
+    };
+    assert_eq!(pair("toy-fb", "toy-newton"), Some(true));
+    assert_eq!(pair("natural-map", "toy-newton"), Some(true));
+    assert_eq!(pair("toy-fb", "lm"), Some(true));
+    assert_eq!(pair("toy-fb", "todorov"), None, "not a compatible pair");
+    std::fs::remove_dir_all(&root).unwrap();
+}
+
+/// A string column as owned strings.
+fn strings(df: &DataFrame, name: &str) -> Vec<String> {
+    df.column(name)
+        .unwrap()
+        .str()
+        .unwrap()
+        .iter()
+        .map(|s| s.unwrap_or_default().to_string())
+        .collect()
 }

@@ -6,7 +6,8 @@
 
 use clap::Parser;
 use contactlab_experiments::cli::{check_solve_args, Cli, Command};
-use contactlab_experiments::runner::parse_shard;
+use contactlab_experiments::registry::Registry;
+use contactlab_experiments::store::parse_shard;
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {
@@ -26,7 +27,14 @@ fuzz_target!(|data: &[u8]| {
             options,
             ..
         } => {
-            let _ = check_solve_args(formulation, optimizer, *tol, *max_iter, options);
+            let _ = check_solve_args(
+                &Registry::standard(),
+                formulation,
+                optimizer,
+                *tol,
+                *max_iter,
+                options,
+            );
         }
         Command::Run {
             shard: Some(shard), ..

@@ -3,7 +3,7 @@
 //! A [`Description`] lists links; each names its parent (none: attached to the world), the
 //! joint that connects them, where that joint sits in the parent's frame, the link's inertia
 //! and its collision shapes. [`Description::build`] validates it into a
-//! [`Model`]. In TOML:
+//! [`Model`](crate::Model). In TOML:
 //!
 //! ```toml
 //! name = "double_pendulum"
@@ -35,7 +35,7 @@
 //! `prismatic`, `fixed`. Rotations: `{ rpy = [roll, pitch, yaw] }` (URDF's fixed-axis
 //! convention, `R = Rz(yaw) Ry(pitch) Rx(roll)`) or `{ quat_wxyz = [w, x, y, z] }`.
 
-use crate::model::{Model, ModelError};
+use crate::error::ModelError;
 use serde::{Deserialize, Serialize};
 use std::io::Read;
 use std::path::Path;
@@ -51,7 +51,7 @@ fn default_gravity() -> [f64; 3] {
     DEFAULT_GRAVITY
 }
 
-/// A kinematic tree as data: the serde form of a [`Model`].
+/// A kinematic tree as data: the serde form of a [`Model`](crate::Model).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Description {
@@ -264,10 +264,5 @@ impl Description {
         } else {
             Self::from_json_str(&text).map_err(in_file)
         }
-    }
-
-    /// Validates the description into a [`Model`] (see [`ModelError`] for what is refused).
-    pub fn build(&self) -> Result<Model, ModelError> {
-        Model::from_description(self)
     }
 }

@@ -59,6 +59,7 @@
 pub mod config;
 pub mod description;
 pub mod dynamics;
+pub mod error;
 pub mod kinematics;
 pub mod model;
 pub mod spatial;

@@ -8,6 +8,7 @@ use std::path::{Path, PathBuf};
 use contactlab_experiments::cli::{self, CliError};
 use contactlab_experiments::report::read_csv;
 use contactlab_experiments::toml;
+use contactlab_experiments::Lab;
 
 /// A temporary root holding `experiments/configs/<paper>/`, `data/` and `reports/`; removed
 /// when dropped.
@@ -63,17 +64,15 @@ impl Root {
         std::fs::write(self.config_dir().join(file), text).unwrap();
     }
 
+    /// The standard lab on this root.
+    pub fn lab(&self) -> Lab {
+        Lab::standard().with_root(&self.path)
+    }
+
     /// `contactlab run` of config `file`.
     pub fn run(&self, file: &str) {
         let mut out = Vec::new();
-        cli::run_config(
-            &self.config_dir().join(file),
-            &self.path,
-            None,
-            false,
-            &mut out,
-        )
-        .unwrap();
+        cli::run_config(&self.lab(), &self.config_dir().join(file), None, &mut out).unwrap();
     }
 
     /// `contactlab report` of the paper: the README's text.
@@ -95,7 +94,7 @@ impl Root {
 
     /// The steps DataFrame a run wrote.
     pub fn steps(&self, name: &str) -> contactlab_experiments::polars::prelude::DataFrame {
-        contactlab_experiments::runner::read_parquet(
+        contactlab_experiments::store::read_parquet(
             &self
                 .path
                 .join("data/runs")

@@ -1,0 +1,410 @@
+//! The lab: the one value that the command line, the notebooks, the physical-fidelity study and
+//! the Python package hold to solve anything or run anything. It carries
+//!
+//! - the [`Registry`] of formulations and drivers (the standard one, or one a notebook or a test
+//!   extended), passed down to every solve: a config's run, the matrix, the config check, dumps;
+//! - the root that configs, problem files and run outputs resolve against (the workspace root:
+//!   `experiments/configs/`, `data/`);
+//! - the [`Settings`] every run shares (threads, progress bars, the sweeps' time limit).
+//!
+//! A run writes its rows and its `.meta.json` under `data/runs/` ([`Lab::run`]); the reports
+//! read them back without the lab (`contactlab-report` does not depend on this crate).
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use contactlab_core::StepProblem;
+use contactlab_runs::config::{ConfigError, ExperimentConfig};
+use contactlab_runs::matrix::{config_kind, MatrixConfig};
+use contactlab_runs::store::{placed, write_meta, write_parquet};
+use contactlab_runs::SolverSpec;
+use contactlab_scenes::SceneKind;
+use serde_json::json;
+
+use crate::dump::{self, DumpedStep, Form};
+use crate::matrix::{matrix_frame, run_matrix, shard_problems, worst_case_seconds, MatrixOutput};
+use crate::registry::{LocalSolve, Pair, Registry, RegistryError, ResolvedSolver};
+use crate::runner::{
+    run_experiment, steps_frame, traces_frame, ExperimentOutput, RunError, SWEEP_TIME_LIMIT,
+};
+
+/// What every run of a lab shares.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Settings {
+    /// Threads a run spreads its runs or problems over; `None` for rayon's default (one per
+    /// core). Timing comparisons against one-threaded engines use 1.
+    pub threads: Option<usize>,
+    /// Progress bars on standard error.
+    pub progress: bool,
+    /// The time limit of a sweep's solve whose spec sets none ([`SWEEP_TIME_LIMIT`]).
+    pub sweep_time_limit: Duration,
+}
+
+impl Default for Settings {
+    fn default() -> Settings {
+        Settings {
+            threads: None,
+            progress: false,
+            sweep_time_limit: SWEEP_TIME_LIMIT,
+        }
+    }
+}
+
+/// What [`Lab::run`] wrote.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RunSummary {
+    /// `<paper>/<name>`.
+    pub name: String,
+    /// Runs of a sweep, or problems of a matrix.
+    pub runs: usize,
+    /// Rows written.
+    pub rows: usize,
+    /// Wall-clock seconds.
+    pub wall_seconds: f64,
+    /// The rows' file.
+    pub path: PathBuf,
+}
+
+/// The registry, the data root and the run settings: see the module documentation.
+pub struct Lab {
+    registry: Registry,
+    root: PathBuf,
+    settings: Settings,
+}
+
+impl Lab {
+    /// The standard registry on the workspace this program was built from (or the current
+    /// directory when it holds `experiments/configs`), default settings.
+    pub fn standard() -> Lab {
+        Lab::new(Registry::standard(), workspace_root())
+    }
+
+    /// A lab on `registry` whose configs and runs resolve against `root`.
+    pub fn new(registry: Registry, root: impl Into<PathBuf>) -> Lab {
+        Lab {
+            registry,
+            root: root.into(),
+            settings: Settings::default(),
+        }
+    }
+
+    /// The same lab with other settings.
+    pub fn with_settings(mut self, settings: Settings) -> Lab {
+        self.settings = settings;
+        self
+    }
+
+    /// The same lab on another root.
+    pub fn with_root(mut self, root: impl Into<PathBuf>) -> Lab {
+        self.root = root.into();
+        self
+    }
+
+    /// The registry every solve of this lab uses.
+    pub fn registry(&self) -> &Registry {
+        &self.registry
+    }
+
+    /// The registry, to add plugins to.
+    pub fn registry_mut(&mut self) -> &mut Registry {
+        &mut self.registry
+    }
+
+    /// The root configs and outputs resolve against.
+    pub fn root(&self) -> &Path {
+        &self.root
+    }
+
+    /// The run settings.
+    pub fn settings(&self) -> &Settings {
+        &self.settings
+    }
+
+    /// Resolves a spec into a solver ready for many problems.
+    pub fn resolve(&self, spec: &SolverSpec) -> Result<ResolvedSolver, RegistryError> {
+        self.registry.resolve(spec)
+    }
+
+    /// Solves one problem as `spec` says, from `warm` when `spec.start` is `warm`.
+    pub fn solve(
+        &self,
+        problem: &StepProblem,
+        spec: &SolverSpec,
+        warm: Option<&[f64]>,
+    ) -> Result<LocalSolve, RegistryError> {
+        self.registry.solve(problem, spec, warm)
+    }
+
+    /// Reads an experiment config and checks it against this lab ([`Lab::check_experiment`]).
+    pub fn experiment(&self, path: &Path) -> Result<ExperimentConfig, ConfigError> {
+        let cfg = ExperimentConfig::load(path)?;
+        self.check_experiment(&cfg, path)?;
+        Ok(cfg)
+    }
+
+    /// Checks what the config's schema cannot: every solver's names, pairing and options
+    /// against the registry, the scene's kind, and every run's scene parameters (sweep values
+    /// applied). The error names the file and the key at fault.
+    pub fn check_experiment(&self, cfg: &ExperimentConfig, path: &Path) -> Result<(), ConfigError> {
+        let invalid = |key: &str, message: String| ConfigError::Invalid {
+            path: path.into(),
+            key: key.into(),
+            message,
+        };
+        for (key, spec) in cfg.solver_keys() {
+            self.registry
+                .check(spec)
+                .map_err(|e| invalid(&key, e.to_string()))?;
+        }
+        let kind = SceneKind::from_name(&cfg.scene.kind)
+            .map_err(|e| invalid("scene.kind", e.to_string()))?;
+        for run in cfg.runs(path)? {
+            kind.check_params(&run.params)
+                .map_err(|e| invalid("scene.params / sweep", e.to_string()))?;
+        }
+        Ok(())
+    }
+
+    /// Reads a matrix config and checks it against this lab ([`Lab::check_matrix`]).
+    pub fn matrix(&self, path: &Path) -> Result<MatrixConfig, ConfigError> {
+        let cfg = MatrixConfig::load(path)?;
+        self.check_matrix(&cfg, path)?;
+        Ok(cfg)
+    }
+
+    /// Checks a matrix's `skip` against this lab's pairs.
+    pub fn check_matrix(&self, cfg: &MatrixConfig, path: &Path) -> Result<(), ConfigError> {
+        let pairs: Vec<String> = self.registry.pairs().iter().map(Pair::label).collect();
+        match cfg.skip.iter().find(|s| !pairs.contains(s)) {
+            Some(s) => Err(ConfigError::Invalid {
+                path: path.into(),
+                key: "skip".into(),
+                message: format!("`{s}` is not a compatible pair; `contactlab list` names them"),
+            }),
+            None => Ok(()),
+        }
+    }
+
+    /// The pairs a matrix runs: every compatible pair of the registry, in its order, less the
+    /// matrix's `skip`.
+    pub fn matrix_pairs(&self, cfg: &MatrixConfig) -> Vec<Pair> {
+        self.registry
+            .pairs()
+            .into_iter()
+            .filter(|p| !cfg.skip.contains(&p.label()))
+            .collect()
+    }
+
+    /// Runs `f` on a pool of the settings' threads (the current pool when unset).
+    pub fn in_pool<T: Send>(
+        &self,
+        f: impl FnOnce() -> Result<T, RunError> + Send,
+    ) -> Result<T, RunError> {
+        match self.settings.threads {
+            None => f(),
+            Some(n) => rayon::ThreadPoolBuilder::new()
+                .num_threads(n.max(1))
+                .build()
+                .map_err(|e| RunError::Threads(e.to_string()))?
+                .install(f),
+        }
+    }
+
+    /// Runs an experiment config in memory (the shard's runs), without writing anything: what
+    /// a notebook plots from. The config is checked first.
+    pub fn run_experiment(
+        &self,
+        cfg: &ExperimentConfig,
+        path: &Path,
+        shard: Option<(usize, usize)>,
+    ) -> Result<ExperimentOutput, RunError> {
+        self.check_experiment(cfg, path)?;
+        self.in_pool(|| {
+            run_experiment(
+                &self.registry,
+                cfg,
+                path,
+                shard,
+                self.settings.progress,
+                self.settings.sweep_time_limit,
+            )
+        })
+    }
+
+    /// Runs a matrix config in memory (the shard's problems), printing its worst-case time
+    /// on `log` first. The config is checked first.
+    pub fn run_matrix(
+        &self,
+        cfg: &MatrixConfig,
+        path: &Path,
+        shard: Option<(usize, usize)>,
+        log: &mut dyn Write,
+    ) -> Result<MatrixOutput, RunError> {
+        self.check_matrix(cfg, path)?;
+        let pairs = self.matrix_pairs(cfg);
+        let problems = shard_problems(self, cfg, path, shard)?;
+        let threads = self.threads();
+        writeln!(
+            log,
+            "matrix/{}: {} problems x {} pairs, {} s per solve: at most {:.0} min on {threads} threads",
+            cfg.name,
+            problems.len(),
+            pairs.len(),
+            cfg.time_limit,
+            worst_case_seconds(problems.len(), pairs.len(), cfg.time_limit, threads) / 60.0
+        )?;
+        self.in_pool(|| run_matrix(self, cfg, &pairs, &problems))
+    }
+
+    /// The problems of `steps` of run `run` of the experiment config at `config`, simulated
+    /// from its start with the config's driver ([`dump::scene_problems`]).
+    pub fn scene_problems(
+        &self,
+        config: &Path,
+        run: usize,
+        steps: &[usize],
+    ) -> Result<Vec<DumpedStep>, RunError> {
+        dump::scene_problems(self, config, run, steps)
+    }
+
+    /// `contactlab dump`: writes those steps' problems to `out` as JSON problem files.
+    pub fn dump(
+        &self,
+        config: &Path,
+        run: usize,
+        steps: &[usize],
+        form: Form,
+        out: &Path,
+    ) -> Result<Vec<PathBuf>, RunError> {
+        dump::dump(self, config, run, steps, form, out)
+    }
+
+    /// `contactlab run`: runs the config at `path` (any kind: an experiment sweep, or a
+    /// matrix), the shard's part when sharded, and writes its rows under `data/runs/` with a
+    /// `.meta.json` beside them (timing, threads, load and provenance).
+    pub fn run(
+        &self,
+        path: &Path,
+        shard: Option<(usize, usize)>,
+        log: &mut dyn Write,
+    ) -> Result<RunSummary, RunError> {
+        match config_kind(path).as_deref() {
+            None => self.write_experiment(path, shard),
+            Some("matrix") => self.write_matrix(path, shard, log),
+            Some(other) => Err(RunError::Config(ConfigError::Invalid {
+                path: path.into(),
+                key: "kind".into(),
+                message: format!(
+                    "unknown config kind `{other}`; a config has no `kind` (an experiment sweep) or `kind = \"matrix\"`"
+                ),
+            })),
+        }
+    }
+
+    fn threads(&self) -> usize {
+        self.settings
+            .threads
+            .unwrap_or_else(rayon::current_num_threads)
+    }
+
+    fn write_experiment(
+        &self,
+        path: &Path,
+        shard: Option<(usize, usize)>,
+    ) -> Result<RunSummary, RunError> {
+        let cfg = self.experiment(path)?;
+        let result = self.run_experiment(&cfg, path, shard)?;
+        let data = cfg.data_path(&self.root);
+        let out = placed(&data, shard);
+        let mut steps = steps_frame(&cfg, &result)?;
+        write_parquet(&mut steps, &out)?;
+        let mut traces = traces_frame(&result)?;
+        let traces_path = data.with_file_name(format!("{}_traces.parquet", cfg.name));
+        write_parquet(&mut traces, &placed(&traces_path, shard))?;
+        let solve_seconds: f64 = result
+            .runs
+            .iter()
+            .flat_map(|r| r.rows.iter())
+            .map(|r| r.seconds)
+            .sum();
+        write_meta(
+            &data,
+            &self.root,
+            shard,
+            self.threads(),
+            json!({
+                "paper": cfg.paper,
+                "experiment": cfg.name,
+                "runs": result.runs.len(),
+                "rows": steps.height(),
+                "wall_seconds": result.wall_seconds,
+                "solve_seconds": solve_seconds,
+            }),
+        )?;
+        Ok(RunSummary {
+            name: format!("{}/{}", cfg.paper, cfg.name),
+            runs: result.runs.len(),
+            rows: steps.height(),
+            wall_seconds: result.wall_seconds,
+            path: out,
+        })
+    }
+
+    fn write_matrix(
+        &self,
+        path: &Path,
+        shard: Option<(usize, usize)>,
+        log: &mut dyn Write,
+    ) -> Result<RunSummary, RunError> {
+        let cfg = self.matrix(path)?;
+        let result = self.run_matrix(&cfg, path, shard, log)?;
+        let data = cfg.data_path(&self.root);
+        let out = placed(&data, shard);
+        let mut frame = matrix_frame(&result.rows)?;
+        write_parquet(&mut frame, &out)?;
+        let solve_seconds: f64 = result
+            .rows
+            .iter()
+            .map(|r| r.seconds)
+            .filter(|s| s.is_finite())
+            .sum();
+        write_meta(
+            &data,
+            &self.root,
+            shard,
+            self.threads(),
+            json!({
+                "paper": "matrix",
+                "experiment": cfg.name,
+                "runs": result.problems,
+                "pairs": result.pairs,
+                "rows": frame.height(),
+                "wall_seconds": result.wall_seconds,
+                "solve_seconds": solve_seconds,
+            }),
+        )?;
+        Ok(RunSummary {
+            name: format!("matrix/{}", cfg.name),
+            runs: result.problems,
+            rows: frame.height(),
+            wall_seconds: result.wall_seconds,
+            path: out,
+        })
+    }
+}
+
+/// The workspace root: the current directory when it holds `experiments/configs`, else the
+/// checkout this program was built from.
+pub fn workspace_root() -> PathBuf {
+    let cwd = std::env::current_dir().unwrap_or_default();
+    if cwd.join("experiments/configs").is_dir() {
+        return cwd;
+    }
+    let manifest = Path::new(env!("CARGO_MANIFEST_DIR"));
+    manifest
+        .ancestors()
+        .nth(2)
+        .unwrap_or(manifest)
+        .to_path_buf()
+}

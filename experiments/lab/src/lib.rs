@@ -1,0 +1,43 @@
+//! # contactlab-lab
+//!
+//! The lab: where scenes meet solvers and runs are made (see `docs/DESIGN.md`, "The flow of
+//! data"):
+//!
+//! ```text
+//! config (contactlab-runs) --Lab: registry, scenes (contactlab-scenes), runner--> data/runs/
+//! ```
+//!
+//! - [`Lab`]: the registry, the data root and the run settings, the one value the command
+//!   line, the notebooks and the Python package call;
+//! - [`registry`]: formulations and drivers by name, specs resolved into solvers;
+//! - [`runner`]: an experiment config's sweep, step by step, one row per solve;
+//! - [`matrix`]: every compatible pair on shared problem sets;
+//! - [`dump`]: the contact problems of chosen steps of a run, as problem files;
+//! - [`engines`]: MuJoCo and Drake on the same scenes, through the Python harness;
+//! - [`study`]: the typed notebook DSL (a pair that cannot run does not compile);
+//! - [`frames`]: core's traces as polars DataFrames.
+//!
+//! The reports read what a run wrote and never this crate: they cannot solve.
+
+pub mod dump;
+pub mod engines;
+pub mod frames;
+mod lab;
+pub mod matrix;
+pub mod registry;
+pub mod runner;
+pub mod study;
+
+pub use lab::{workspace_root, Lab, RunSummary, Settings};
+pub use registry::{PluginChoice, Registry, RegistryError, SolverSpec, Start};
+
+/// The core crate, re-exported for [`register_formulation!`] and for notebooks.
+pub use contactlab_core;
+/// The formulations crate, re-exported for notebooks.
+pub use contactlab_formulations;
+/// The configs and run files, re-exported for notebooks.
+pub use contactlab_runs;
+/// The scenes, re-exported for notebooks.
+pub use contactlab_scenes;
+/// The polars this crate builds its DataFrames with, re-exported so notebooks use the same one.
+pub use polars;

@@ -1,0 +1,360 @@
+//! Running the cross-paper matrix (its config: [`contactlab_runs::matrix`]): each problem is
+//! loaded once and solved by every pair in turn; problems go across cores with rayon and come
+//! back in problem order.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::time::Instant;
+
+use contactlab_core::io::read_problem;
+use contactlab_core::StepProblem;
+use indicatif::{ProgressBar, ProgressStyle};
+use polars::prelude::*;
+use rayon::prelude::*;
+
+use contactlab_runs::matrix::{MatrixConfig, ProblemEntry, Source};
+
+use crate::registry::{Pair, Registry, SolverSpec};
+use crate::runner::RunError;
+use crate::Lab;
+
+/// One (problem, pair) solve.
+#[derive(Debug, Clone, PartialEq)]
+pub struct MatrixRow {
+    /// The problem's number (shards split on it).
+    pub run: usize,
+    /// The problem set.
+    pub problem_set: String,
+    /// The problem's name.
+    pub problem: String,
+    /// `local` or `global` (as stored: a global problem's contact-space form is derived).
+    pub form: &'static str,
+    /// Contacts.
+    pub n_c: usize,
+    /// Formulation.
+    pub formulation: &'static str,
+    /// Driver.
+    pub optimizer: &'static str,
+    /// The formulation's friction model (`coulomb_cone`, `friction_pyramid`, `regularized`,
+    /// `maximum_dissipation`).
+    pub model: String,
+    /// The set's relative tolerance.
+    pub tol: f64,
+    /// The status by the shared ruler (a regularized model's own: see
+    /// [`contactlab_core::plugin::judge`]); `error` when the pair refused the problem.
+    pub status: String,
+    /// The driver's own status.
+    pub solver_status: String,
+    /// Solved by its own model: the ruler's `converged` for the Coulomb cone, the driver's
+    /// own for a model the ruler does not measure (pyramid, regularized, maximum dissipation).
+    pub solved: bool,
+    /// FCLib's error at most `tol`: solved as the rigid Coulomb problem.
+    pub solved_coulomb: bool,
+    /// Iterations.
+    pub iterations: u64,
+    /// Seconds of the solve (the ruler excluded).
+    pub seconds: f64,
+    /// The shared ruler's residual `|F_nat| / (1 + |q|)`.
+    pub residual: f64,
+    /// FCLib's (Acary et al.'s) error `|F_nat| / |q|`.
+    pub error_fclib: f64,
+    /// Siconos' current error `|F_nat| / max(|q|, |r|, |u|)`.
+    pub error_siconos: f64,
+    /// `max_a dist(r_a, K_mu)`.
+    pub cone_violation: f64,
+    /// `sum_a |r_a . û_a|`.
+    pub complementarity_gap: f64,
+    /// Why a pair refused the problem or the problem could not be read (empty otherwise).
+    pub message: String,
+}
+
+/// What a matrix run produced.
+#[derive(Debug, Clone)]
+pub struct MatrixOutput {
+    /// One row per (problem, pair), problems in order, pairs in registry order.
+    pub rows: Vec<MatrixRow>,
+    /// Problems run.
+    pub problems: usize,
+    /// Pairs run.
+    pub pairs: usize,
+    /// Wall-clock seconds.
+    pub wall_seconds: f64,
+}
+
+fn norm(v: &[f64]) -> f64 {
+    v.iter().map(|x| x * x).sum::<f64>().sqrt()
+}
+
+/// The absolute bound on the shared ruler that means FCLib's error `|F| / |q| <= tol`.
+fn ruler_tol(tol: f64, q_norm: f64) -> f64 {
+    // A problem with q = 0 is solved by r = 0 exactly; keep a positive bound.
+    (tol * q_norm / (1.0 + q_norm)).max(f64::MIN_POSITIVE)
+}
+
+/// The worst-case time of a run: every solve using its whole limit, spread over `threads`.
+pub fn worst_case_seconds(problems: usize, pairs: usize, limit: f64, threads: usize) -> f64 {
+    problems as f64 * pairs as f64 * limit / threads.max(1) as f64
+}
+
+/// The matrix's problems a shard keeps (all without one), numbered over the whole matrix.
+pub fn shard_problems(
+    lab: &Lab,
+    cfg: &MatrixConfig,
+    config_path: &Path,
+    shard: Option<(usize, usize)>,
+) -> Result<Vec<ProblemEntry>, RunError> {
+    Ok(cfg
+        .problems(lab.root(), config_path)?
+        .into_iter()
+        .filter(|p| shard.is_none_or(|(k, n)| p.index % n == k - 1))
+        .collect())
+}
+
+/// Runs `pairs` on `problems` with `lab`'s registry, on the current rayon pool.
+/// [`Lab::run_matrix`] checks the config, picks the pairs and the shard's problems.
+pub fn run_matrix(
+    lab: &Lab,
+    cfg: &MatrixConfig,
+    pairs: &[Pair],
+    problems: &[ProblemEntry],
+) -> Result<MatrixOutput, RunError> {
+    let scenes = scene_steps(lab, problems)?;
+    let bar = if lab.settings().progress {
+        ProgressBar::new(problems.len() as u64)
+    } else {
+        ProgressBar::hidden()
+    };
+    bar.set_style(
+        ProgressStyle::with_template("matrix [{bar:30}] {pos}/{len} problems, eta {eta}")
+            .unwrap_or_else(|_| ProgressStyle::default_bar()),
+    );
+    let start = Instant::now();
+    let rows: Vec<Vec<MatrixRow>> = problems
+        .par_iter()
+        .map(|p| {
+            let rows = solve_problem(lab.registry(), cfg, pairs, p, &scenes);
+            bar.inc(1);
+            rows
+        })
+        .collect();
+    bar.finish_and_clear();
+    Ok(MatrixOutput {
+        rows: rows.into_iter().flatten().collect(),
+        problems: problems.len(),
+        pairs: pairs.len(),
+        wall_seconds: start.elapsed().as_secs_f64(),
+    })
+}
+
+/// The scene problems the shard needs, simulated once per (config, run).
+fn scene_steps(
+    lab: &Lab,
+    problems: &[ProblemEntry],
+) -> Result<BTreeMap<usize, StepProblem>, RunError> {
+    let mut wanted: BTreeMap<(std::path::PathBuf, usize), Vec<(usize, usize)>> = BTreeMap::new();
+    for p in problems {
+        if let Source::Scene { config, run, step } = &p.source {
+            wanted
+                .entry((config.clone(), *run))
+                .or_default()
+                .push((*step, p.index));
+        }
+    }
+    let found: Vec<Result<Vec<(usize, StepProblem)>, RunError>> = wanted
+        .into_par_iter()
+        .map(|((config, run), steps)| {
+            let numbers: Vec<usize> = steps.iter().map(|s| s.0).collect();
+            let kept = lab.scene_problems(&config, run, &numbers)?;
+            Ok(kept
+                .into_iter()
+                .flat_map(|k| {
+                    steps
+                        .iter()
+                        .filter(move |s| s.0 == k.step)
+                        .map(move |s| (s.1, k.problem.clone()))
+                })
+                .collect())
+        })
+        .collect();
+    let mut out = BTreeMap::new();
+    for f in found {
+        out.extend(f?);
+    }
+    Ok(out)
+}
+
+fn load(
+    p: &ProblemEntry,
+    scenes: &BTreeMap<usize, StepProblem>,
+) -> Result<(StepProblem, &'static str), String> {
+    match &p.source {
+        Source::File(path) => {
+            let problem = read_problem(path).map_err(|e| e.to_string())?;
+            let form = match problem {
+                contactlab_core::Problem::Local(_) => "local",
+                contactlab_core::Problem::Global(_) => "global",
+            };
+            Ok((
+                StepProblem::from_problem(&problem).map_err(|e| e.to_string())?,
+                form,
+            ))
+        }
+        Source::Scene { .. } => scenes
+            .get(&p.index)
+            .map(|s| {
+                (
+                    s.clone(),
+                    if s.generalized().is_some() {
+                        "global"
+                    } else {
+                        "local"
+                    },
+                )
+            })
+            .ok_or_else(|| format!("{}: the scene did not produce this step", p.name)),
+    }
+}
+
+fn solve_problem(
+    registry: &Registry,
+    cfg: &MatrixConfig,
+    pairs: &[Pair],
+    p: &ProblemEntry,
+    scenes: &BTreeMap<usize, StepProblem>,
+) -> Vec<MatrixRow> {
+    let tol = cfg.set_tol(p.set);
+    let blank = |pair: &Pair, form: &'static str, n_c: usize, message: String| MatrixRow {
+        run: p.index,
+        problem_set: cfg.sets[p.set].name.clone(),
+        problem: p.name.clone(),
+        form,
+        n_c,
+        formulation: pair.formulation,
+        optimizer: pair.optimizer,
+        model: registry
+            .formulation(pair.formulation)
+            .map_or_else(|_| String::new(), |f| f.model.as_str().to_string()),
+        tol,
+        status: "error".into(),
+        solver_status: "error".into(),
+        solved: false,
+        solved_coulomb: false,
+        iterations: 0,
+        seconds: f64::NAN,
+        residual: f64::NAN,
+        error_fclib: f64::NAN,
+        error_siconos: f64::NAN,
+        cone_violation: f64::NAN,
+        complementarity_gap: f64::NAN,
+        message,
+    };
+    let (problem, form) = match load(p, scenes) {
+        Ok(x) => x,
+        Err(e) => {
+            return pairs
+                .iter()
+                .map(|pair| blank(pair, "", 0, e.clone()))
+                .collect()
+        }
+    };
+    let n_c = problem.num_contacts();
+    let q_norm = match problem.free_velocity() {
+        Ok(q) => norm(&q),
+        Err(e) => {
+            return pairs
+                .iter()
+                .map(|pair| blank(pair, form, n_c, e.to_string()))
+                .collect()
+        }
+    };
+    let abs_tol = ruler_tol(tol, q_norm);
+    pairs
+        .iter()
+        .map(|pair| {
+            let mut spec = SolverSpec::new(pair.formulation, pair.optimizer, abs_tol, cfg.max_iter);
+            spec.time_limit = Some(cfg.time_limit);
+            spec.rel_tol = cfg.rel_tol;
+            let solved = registry
+                .resolve(&spec)
+                .map_err(|e| e.to_string())
+                .and_then(|s| s.solve(&problem, None).map_err(|e| e.to_string()));
+            match solved {
+                Err(message) => blank(pair, form, n_c, message),
+                Ok(s) => {
+                    let f_nat = s.metrics.natural_map * (1.0 + q_norm);
+                    let scale = q_norm.max(norm(&s.r)).max(norm(&s.u));
+                    let solved_coulomb = s.metrics.natural_map <= abs_tol;
+                    let own = s.solver_status == contactlab_core::Status::Converged;
+                    let model = s.model;
+                    MatrixRow {
+                        status: s.status.as_str().to_string(),
+                        solver_status: s.solver_status.as_str().to_string(),
+                        solved: if model == contactlab_core::plugin::Model::CoulombCone {
+                            solved_coulomb
+                        } else {
+                            own
+                        },
+                        solved_coulomb,
+                        model: model.as_str().to_string(),
+                        iterations: s.iterations,
+                        seconds: s.seconds,
+                        residual: s.metrics.natural_map,
+                        error_fclib: f_nat / q_norm,
+                        error_siconos: f_nat / scale,
+                        cone_violation: s.metrics.cone_violation,
+                        complementarity_gap: s.metrics.complementarity_gap,
+                        message: String::new(),
+                        ..blank(pair, form, n_c, String::new())
+                    }
+                }
+            }
+        })
+        .collect()
+}
+
+/// The matrix's rows as a DataFrame, one column per [`MatrixRow`] field.
+pub fn matrix_frame(rows: &[MatrixRow]) -> PolarsResult<DataFrame> {
+    macro_rules! col {
+        ($f:ident) => {
+            rows.iter().map(|r| r.$f.clone()).collect::<Vec<_>>()
+        };
+    }
+    df!(
+        "run" => rows.iter().map(|r| r.run as u64).collect::<Vec<_>>(),
+        "problem_set" => col!(problem_set),
+        "problem" => col!(problem),
+        "form" => col!(form),
+        "n_c" => rows.iter().map(|r| r.n_c as u64).collect::<Vec<_>>(),
+        "formulation" => col!(formulation),
+        "optimizer" => col!(optimizer),
+        "model" => col!(model),
+        "tol" => col!(tol),
+        "status" => col!(status),
+        "solver_status" => col!(solver_status),
+        "solved" => col!(solved),
+        "solved_coulomb" => col!(solved_coulomb),
+        "iterations" => col!(iterations),
+        "seconds" => col!(seconds),
+        "residual" => col!(residual),
+        "error_fclib" => col!(error_fclib),
+        "error_siconos" => col!(error_siconos),
+        "cone_violation" => col!(cone_violation),
+        "complementarity_gap" => col!(complementarity_gap),
+        "message" => col!(message),
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_ruler_bound_is_fclibs_relative_error() {
+        // |F| / (1 + |q|) <= tol |q| / (1 + |q|)  <=>  |F| / |q| <= tol.
+        let (tol, q) = (1e-6, 4.0);
+        let f = tol * q;
+        assert!((f / (1.0 + q) - ruler_tol(tol, q)).abs() < 1e-20);
+        assert!(ruler_tol(1e-6, 0.0) > 0.0);
+        assert_eq!(worst_case_seconds(10, 36, 0.5, 2), 90.0);
+    }
+}

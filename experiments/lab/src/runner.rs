@@ -1,0 +1,522 @@
+//! The experiment runner: expands a config into runs, simulates each run's scene, solves every
+//! step's contact problem with the driver (whose impulses advance the scene) and the shadow
+//! solvers (which see the same problems), and collects one tidy row per solve.
+//!
+//! Runs go across cores with rayon; rows come back in run order, so the DataFrame is the same
+//! whatever the thread count. `--shard k/N` keeps runs whose index is `k-1 mod N`, so a
+//! cluster's job array can split a sweep and concatenate the Parquet files
+//! ([`contactlab_runs::store`]).
+
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use contactlab_runs::config::{ConfigError, ExperimentConfig, RunSpec};
+use contactlab_runs::store::StoreError;
+use contactlab_scenes::{Contact, ContactKey, SceneError, SceneKind};
+use indicatif::{ProgressBar, ProgressStyle};
+use nalgebra::Vector3;
+use polars::prelude::*;
+use rayon::prelude::*;
+
+use crate::registry::{LocalSolve, Registry, RegistryError, ResolvedSolver};
+
+/// Errors of a run.
+#[derive(Debug, thiserror::Error)]
+pub enum RunError {
+    /// The config is unusable.
+    #[error(transparent)]
+    Config(#[from] ConfigError),
+    /// The scene could not be built or advanced.
+    #[error("run {run}: scene: {source}")]
+    Scene {
+        /// Run index.
+        run: usize,
+        /// What the scene said.
+        source: SceneError,
+    },
+    /// A solver could not run.
+    #[error("run {run}, step {step}: {source}")]
+    Solver {
+        /// Run index.
+        run: usize,
+        /// Step index.
+        step: usize,
+        /// What failed.
+        source: RegistryError,
+    },
+    /// Building the DataFrame failed.
+    #[error("data frame: {0}")]
+    Frame(#[from] PolarsError),
+    /// Reading or writing a run's files failed.
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    /// Writing a file failed.
+    #[error("{0}")]
+    Io(#[from] std::io::Error),
+    /// A dumped step could not be written.
+    #[error("step {step}: {message}")]
+    Dump {
+        /// The step.
+        step: usize,
+        /// What failed.
+        message: String,
+    },
+    /// A thread pool of the asked size could not be made.
+    #[error("thread pool: {0}")]
+    Threads(String),
+}
+
+/// One solve's row.
+#[derive(Debug, Clone, PartialEq)]
+pub struct StepRow {
+    /// Run index in the expanded sweep.
+    pub run: usize,
+    /// Time step.
+    pub step: usize,
+    /// Solver label.
+    pub solver: String,
+    /// `driver` or `shadow`.
+    pub role: &'static str,
+    /// Contacts in the step's problem.
+    pub n_c: usize,
+    /// Iterations (0 when there were no contacts).
+    pub iterations: u64,
+    /// Natural-map residual of the returned impulses.
+    pub residual: f64,
+    /// Seconds of the solve, the formulation's build included.
+    pub seconds: f64,
+    /// The part of `seconds` spent building the formulation (SAP: `A`'s restriction, the
+    /// Hessian's pattern, the regularization): the same work for every driver of one
+    /// formulation.
+    pub build_seconds: f64,
+    /// Seconds the scene spent on this step outside the solvers: building the step's problem
+    /// (collision detection, assembly) and advancing with the driver's impulses. The same for
+    /// every solver row of the step; a whole step of the driver is this plus its `seconds`.
+    pub scene_seconds: f64,
+    /// For a shadow: how far the driver's impulses are from this solver's on the same
+    /// problem, `|r_driver - r| / |r|` (2-norms over the step; Hwangbo et al.'s Fig. 6 measure
+    /// with the shadow as the reference). `NaN` for the driver and for steps without contacts.
+    pub distance_to_driver: f64,
+    /// For a shadow: the largest difference between the driver's contact velocities and this
+    /// solver's, `max |u_driver - u|` (m/s): where impulses are not unique (more contacts than
+    /// the bodies' freedoms), solvers can differ in `r` and agree in `u`. `NaN` otherwise.
+    pub velocity_gap_to_driver: f64,
+    /// Status by the shared ruler.
+    pub status: String,
+    /// The driver's own status.
+    pub solver_status: String,
+    /// The counters the driver and the formulation reported (`newton_accepted` from
+    /// Todorov's driver, `pgs_sweeps` from Erleben's Newton, `restarts` from `implicit-ncp`,
+    /// argmin's evaluation counts, ...); each becomes a column.
+    pub counters: BTreeMap<String, u64>,
+    /// The formulation's own accuracy figures (SAP: `e_m`, `e_mu`); each becomes a column,
+    /// `NaN` for solvers without it.
+    pub diagnostics: BTreeMap<String, f64>,
+    /// The scene's observables after the step (the driver advanced it; shadow rows repeat
+    /// them), one column each.
+    pub observables: Vec<(&'static str, f64)>,
+}
+
+/// One solver's merit trace on the hardest step of a run (the step where the driver took the
+/// most iterations; every solver's trace on that same step problem is kept).
+#[derive(Debug, Clone, PartialEq)]
+pub struct HardStep {
+    /// Run index.
+    pub run: usize,
+    /// Step index.
+    pub step: usize,
+    /// Solver label.
+    pub solver: String,
+    /// Merit per iteration (row 0: the start).
+    pub merits: Vec<f64>,
+}
+
+/// What one run produced.
+#[derive(Debug, Clone)]
+pub struct RunOutput {
+    /// The run.
+    pub spec: RunSpec,
+    /// One row per solve.
+    pub rows: Vec<StepRow>,
+    /// Every solver's trace on the run's hardest step.
+    pub hardest: Vec<HardStep>,
+}
+
+/// Everything an experiment produced.
+#[derive(Debug, Clone)]
+pub struct ExperimentOutput {
+    /// Per run, in run order.
+    pub runs: Vec<RunOutput>,
+    /// Wall-clock seconds of the whole sweep.
+    pub wall_seconds: f64,
+}
+
+/// The time limit of every solve in a sweep whose solver sets none, so that no step can stall
+/// a run: far above any solve the papers' scenes need (the slowest take well under a second).
+pub const SWEEP_TIME_LIMIT: Duration = Duration::from_secs(10);
+
+/// Runs the experiment (the shard's part of it) with `registry`'s solvers, in parallel on the
+/// current rayon pool, with an optional progress bar; `time_limit` bounds every solve whose spec
+/// sets none. The config is taken as checked ([`crate::Lab::check_experiment`]).
+pub fn run_experiment(
+    registry: &Registry,
+    cfg: &ExperimentConfig,
+    config_path: &Path,
+    shard: Option<(usize, usize)>,
+    progress: bool,
+    time_limit: Duration,
+) -> Result<ExperimentOutput, RunError> {
+    let runs: Vec<RunSpec> = cfg
+        .runs(config_path)?
+        .into_iter()
+        .filter(|r| shard.is_none_or(|(k, n)| r.index % n == k - 1))
+        .collect();
+    let bar = if progress {
+        ProgressBar::new(runs.len() as u64)
+    } else {
+        ProgressBar::hidden()
+    };
+    bar.set_style(
+        ProgressStyle::with_template(
+            "{prefix} [{bar:30}] {pos}/{len} runs, {elapsed} elapsed, eta {eta}",
+        )
+        .unwrap_or_else(|_| ProgressStyle::default_bar()),
+    );
+    bar.set_prefix(format!("{}/{}", cfg.paper, cfg.name));
+    let start = Instant::now();
+    let results: Vec<Result<RunOutput, RunError>> = runs
+        .par_iter()
+        .map(|spec| {
+            let out = run_one(registry, cfg, spec, time_limit);
+            bar.inc(1);
+            out
+        })
+        .collect();
+    bar.finish_and_clear();
+    let runs = results.into_iter().collect::<Result<Vec<_>, _>>()?;
+    Ok(ExperimentOutput {
+        runs,
+        wall_seconds: start.elapsed().as_secs_f64(),
+    })
+}
+
+/// Per-solver warm-start memory: each contact's unknowns as a world-frame vector, by contact
+/// key (a ball-ball frame turns between steps; storing world vectors carries the value over).
+pub type WarmMap = HashMap<ContactKey, Vector3<f64>>;
+
+/// The previous step's unknowns in this step's frames, `NaN` for new contacts.
+pub fn warm_vector(contacts: &[Contact], warm: &WarmMap) -> Vec<f64> {
+    contacts
+        .iter()
+        .flat_map(|c| {
+            warm.get(&c.key)
+                .map_or([f64::NAN; 3], |w| (c.frame * w).into())
+        })
+        .collect()
+}
+
+/// Keeps `x` (three numbers per contact, in each contact's frame) as world vectors by key.
+pub fn remember(contacts: &[Contact], x: &[f64], warm: &mut WarmMap) {
+    warm.clear();
+    for (a, c) in contacts.iter().enumerate() {
+        let local = Vector3::new(x[3 * a], x[3 * a + 1], x[3 * a + 2]);
+        warm.insert(c.key, c.frame.transpose() * local);
+    }
+}
+
+/// Simulates one run with `registry`'s solvers; `time_limit` bounds every solve whose spec sets
+/// none.
+pub fn run_one(
+    registry: &Registry,
+    cfg: &ExperimentConfig,
+    spec: &RunSpec,
+    time_limit: Duration,
+) -> Result<RunOutput, RunError> {
+    let run = spec.index;
+    let scene_err = |source| RunError::Scene { run, source };
+    let mut scene = SceneKind::from_name(&cfg.scene.kind)
+        .and_then(|kind| kind.build(&spec.params))
+        .map_err(scene_err)?;
+    let solver_err = |step, source| RunError::Solver { run, step, source };
+    let solvers: Vec<(ResolvedSolver, &'static str)> =
+        std::iter::once((cfg.driver_specs()[spec.driver], "driver"))
+            .chain(cfg.shadow.iter().map(|s| (s, "shadow")))
+            .map(|(s, role)| {
+                let resolved = registry.resolve(s).map_err(|e| solver_err(0, e))?;
+                Ok((resolved.with_default_time_limit(time_limit), role))
+            })
+            .collect::<Result<_, RunError>>()?;
+    let mut warm: Vec<WarmMap> = vec![HashMap::new(); solvers.len()];
+    let mut hardest: Vec<HardStep> = Vec::new();
+    let mut hardest_iterations = 0;
+    let mut rows = Vec::with_capacity(cfg.scene.steps * solvers.len());
+    for step in 0..cfg.scene.steps {
+        if scene.finished() {
+            break;
+        }
+        let clock = Instant::now();
+        let cs = scene.contact_step().map_err(scene_err)?;
+        let mut scene_seconds = clock.elapsed().as_secs_f64();
+        let n_c = cs.contacts.len();
+        let mut step_rows = Vec::with_capacity(solvers.len());
+        let mut driver_r = Vec::new();
+        let mut driver_u = Vec::new();
+        let mut traces = Vec::with_capacity(solvers.len());
+        for (i, (solver, role)) in solvers.iter().enumerate() {
+            if n_c == 0 {
+                step_rows.push(empty_row(run, step, &solver.label, role));
+                continue;
+            }
+            let w = warm_vector(&cs.contacts, &warm[i]);
+            let s: LocalSolve = solver
+                .solve(&cs.problem, Some(&w))
+                .map_err(|e| solver_err(step, e.into()))?;
+            remember(&cs.contacts, &s.warm, &mut warm[i]);
+            let (distance_to_driver, velocity_gap_to_driver) = if i == 0 {
+                (f64::NAN, f64::NAN)
+            } else {
+                (
+                    relative_distance(&driver_r, &s.r),
+                    largest_gap(&driver_u, &s.u),
+                )
+            };
+            traces.push(HardStep {
+                run,
+                step,
+                solver: solver.label.clone(),
+                merits: s.solution.trace.merits(),
+            });
+            step_rows.push(StepRow {
+                run,
+                step,
+                solver: solver.label.clone(),
+                role,
+                n_c,
+                iterations: s.iterations,
+                residual: s.metrics.natural_map,
+                seconds: s.seconds,
+                build_seconds: s.build_seconds,
+                scene_seconds: 0.0,
+                distance_to_driver,
+                velocity_gap_to_driver,
+                status: s.status.as_str().to_string(),
+                solver_status: s.solver_status.as_str().to_string(),
+                counters: s.counters.clone(),
+                diagnostics: s.diagnostics.clone(),
+                observables: Vec::new(),
+            });
+            if i == 0 {
+                driver_r = s.r;
+                driver_u = s.u;
+            }
+        }
+        let driver_iterations = step_rows.first().map_or(0, |r| r.iterations);
+        if driver_iterations > hardest_iterations {
+            hardest_iterations = driver_iterations;
+            hardest = traces;
+        }
+        let clock = Instant::now();
+        scene.advance(&cs, &driver_r).map_err(scene_err)?;
+        scene_seconds += clock.elapsed().as_secs_f64();
+        let observables = scene.observables();
+        for mut r in step_rows {
+            r.observables = observables.clone();
+            r.scene_seconds = scene_seconds;
+            rows.push(r);
+        }
+    }
+    Ok(RunOutput {
+        spec: spec.clone(),
+        rows,
+        hardest,
+    })
+}
+
+/// `|a - b| / |b|` (2-norms); `NaN` when the lengths differ, 0 when both are zero.
+fn relative_distance(a: &[f64], b: &[f64]) -> f64 {
+    if a.len() != b.len() {
+        return f64::NAN;
+    }
+    let diff = a
+        .iter()
+        .zip(b)
+        .map(|(x, y)| (x - y).powi(2))
+        .sum::<f64>()
+        .sqrt();
+    let norm = b.iter().map(|y| y * y).sum::<f64>().sqrt();
+    if diff == 0.0 {
+        0.0
+    } else {
+        diff / norm
+    }
+}
+
+/// `max |a - b|`; `NaN` when the lengths differ.
+fn largest_gap(a: &[f64], b: &[f64]) -> f64 {
+    if a.len() != b.len() {
+        return f64::NAN;
+    }
+    a.iter().zip(b).fold(0.0, |m, (x, y)| m.max((x - y).abs()))
+}
+
+fn empty_row(run: usize, step: usize, solver: &str, role: &'static str) -> StepRow {
+    StepRow {
+        run,
+        step,
+        solver: solver.to_string(),
+        role,
+        n_c: 0,
+        iterations: 0,
+        residual: 0.0,
+        seconds: 0.0,
+        build_seconds: 0.0,
+        scene_seconds: 0.0,
+        distance_to_driver: f64::NAN,
+        velocity_gap_to_driver: f64::NAN,
+        status: "no_contacts".into(),
+        solver_status: "no_contacts".into(),
+        counters: BTreeMap::new(),
+        diagnostics: BTreeMap::new(),
+        observables: Vec::new(),
+    }
+}
+
+/// A sweep value as a polars column of the right type.
+fn sweep_column(name: &str, values: Vec<&toml::Value>) -> PolarsResult<Column> {
+    let name: PlSmallStr = name.into();
+    Ok(if values.iter().all(|v| v.is_integer()) {
+        Column::new(
+            name,
+            values.iter().map(|v| v.as_integer()).collect::<Vec<_>>(),
+        )
+    } else if values.iter().all(|v| v.is_float() || v.is_integer()) {
+        Column::new(
+            name,
+            values
+                .iter()
+                .map(|v| v.as_float().or(v.as_integer().map(|i| i as f64)))
+                .collect::<Vec<_>>(),
+        )
+    } else if values.iter().all(|v| v.is_bool()) {
+        Column::new(name, values.iter().map(|v| v.as_bool()).collect::<Vec<_>>())
+    } else {
+        // Strings as themselves (a scheme name), anything else in TOML syntax.
+        Column::new(
+            name,
+            values
+                .iter()
+                .map(|v| v.as_str().map_or_else(|| v.to_string(), str::to_string))
+                .collect::<Vec<_>>(),
+        )
+    })
+}
+
+/// The tidy steps DataFrame: config keys (`paper`, `experiment`, the sweep keys), then one row
+/// per solve with the [`StepRow`] fields, one column per counter and per scene observable.
+pub fn steps_frame(cfg: &ExperimentConfig, out: &ExperimentOutput) -> PolarsResult<DataFrame> {
+    let rows: Vec<(&RunOutput, &StepRow)> = out
+        .runs
+        .iter()
+        .flat_map(|r| r.rows.iter().map(move |row| (r, row)))
+        .collect();
+    let mut df = df!(
+        "paper" => rows.iter().map(|_| cfg.paper.clone()).collect::<Vec<_>>(),
+        "driver" => rows.iter().map(|(run, _)| cfg.driver_specs()[run.spec.driver].name()).collect::<Vec<_>>(),
+        "experiment" => rows.iter().map(|_| cfg.name.clone()).collect::<Vec<_>>(),
+        "run" => rows.iter().map(|(_, r)| r.run as u64).collect::<Vec<_>>(),
+        "step" => rows.iter().map(|(_, r)| r.step as u64).collect::<Vec<_>>(),
+        "solver" => rows.iter().map(|(_, r)| r.solver.clone()).collect::<Vec<_>>(),
+        "role" => rows.iter().map(|(_, r)| r.role).collect::<Vec<_>>(),
+        "n_c" => rows.iter().map(|(_, r)| r.n_c as u64).collect::<Vec<_>>(),
+        "iterations" => rows.iter().map(|(_, r)| r.iterations).collect::<Vec<_>>(),
+        "residual" => rows.iter().map(|(_, r)| r.residual).collect::<Vec<_>>(),
+        "seconds" => rows.iter().map(|(_, r)| r.seconds).collect::<Vec<_>>(),
+        "build_seconds" => rows.iter().map(|(_, r)| r.build_seconds).collect::<Vec<_>>(),
+        "scene_seconds" => rows.iter().map(|(_, r)| r.scene_seconds).collect::<Vec<_>>(),
+        "distance_to_driver" => rows.iter().map(|(_, r)| r.distance_to_driver).collect::<Vec<_>>(),
+        "velocity_gap_to_driver" => rows.iter().map(|(_, r)| r.velocity_gap_to_driver).collect::<Vec<_>>(),
+        "status" => rows.iter().map(|(_, r)| r.status.clone()).collect::<Vec<_>>(),
+        "solver_status" => rows.iter().map(|(_, r)| r.solver_status.clone()).collect::<Vec<_>>(),
+    )?;
+    // One column per counter any solver reported; 0 where a solver did not report it.
+    let counters: BTreeSet<&String> = rows.iter().flat_map(|(_, r)| r.counters.keys()).collect();
+    for name in counters {
+        let values: Vec<u64> = rows
+            .iter()
+            .map(|(_, r)| r.counters.get(name).copied().unwrap_or(0))
+            .collect();
+        df.with_column(Column::new(name.as_str().into(), values))?;
+    }
+    let diagnostics: BTreeSet<&String> = rows
+        .iter()
+        .flat_map(|(_, r)| r.diagnostics.keys())
+        .collect();
+    for name in diagnostics {
+        let values: Vec<f64> = rows
+            .iter()
+            .map(|(_, r)| r.diagnostics.get(name).copied().unwrap_or(f64::NAN))
+            .collect();
+        df.with_column(Column::new(name.as_str().into(), values))?;
+    }
+    let names: Vec<&'static str> = rows
+        .first()
+        .map(|(_, r)| r.observables.iter().map(|o| o.0).collect())
+        .unwrap_or_default();
+    for (k, name) in names.iter().enumerate() {
+        let values: Vec<f64> = rows
+            .iter()
+            .map(|(_, r)| r.observables.get(k).map_or(f64::NAN, |o| o.1))
+            .collect();
+        df.with_column(Column::new((*name).into(), values))?;
+    }
+    for key in cfg.sweep.keys() {
+        let values: Vec<&toml::Value> = rows
+            .iter()
+            .map(|(run, _)| {
+                &run.spec
+                    .keys
+                    .iter()
+                    .find(|(k, _)| k == key)
+                    .expect("every run has every sweep key")
+                    .1
+            })
+            .collect();
+        df.with_column(sweep_column(key, values)?)?;
+    }
+    Ok(df)
+}
+
+/// The hardest-step traces: `run`, `step`, `solver`, `iter`, `merit`.
+pub fn traces_frame(out: &ExperimentOutput) -> PolarsResult<DataFrame> {
+    let rows: Vec<(&HardStep, usize, f64)> = out
+        .runs
+        .iter()
+        .flat_map(|r| r.hardest.iter())
+        .flat_map(|h| h.merits.iter().enumerate().map(move |(i, m)| (h, i, *m)))
+        .collect();
+    df!(
+        "run" => rows.iter().map(|(h, _, _)| h.run as u64).collect::<Vec<_>>(),
+        "step" => rows.iter().map(|(h, _, _)| h.step as u64).collect::<Vec<_>>(),
+        "solver" => rows.iter().map(|(h, _, _)| h.solver.clone()).collect::<Vec<_>>(),
+        "iter" => rows.iter().map(|(_, i, _)| *i as u64).collect::<Vec<_>>(),
+        "merit" => rows.iter().map(|(_, _, m)| *m).collect::<Vec<_>>(),
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{largest_gap, relative_distance};
+
+    #[test]
+    fn the_distance_to_the_driver_is_relative_to_the_shadows_impulses() {
+        assert_eq!(relative_distance(&[1.0, 0.0], &[1.0, 0.0]), 0.0);
+        assert_eq!(relative_distance(&[0.0, 0.0], &[0.0, 0.0]), 0.0);
+        // |(3, 4) - (0, 8)| / |(0, 8)| = 5 / 8.
+        assert!((relative_distance(&[3.0, 4.0], &[0.0, 8.0]) - 0.625).abs() < 1e-15);
+        assert!(relative_distance(&[1.0], &[1.0, 2.0]).is_nan());
+        assert_eq!(relative_distance(&[1.0], &[0.0]), f64::INFINITY);
+        assert_eq!(largest_gap(&[1.0, -2.0], &[1.5, 1.0]), 3.0);
+        assert!(largest_gap(&[1.0], &[]).is_nan());
+    }
+}

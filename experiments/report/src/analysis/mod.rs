@@ -1,0 +1,251 @@
+//! Analysis of run data: the statistics that reports, tests and notebooks compute from the
+//! steps DataFrames the runner writes (`data/runs/<paper>/<name>.parquet`), one module per
+//! paper, plus the column readers and spread statistics they share.
+//!
+//! Nothing here writes files or formats prose: the report modules of this crate turn these
+//! numbers into tables, plots and checked findings.
+
+pub mod castro2022;
+pub mod erleben2008;
+pub mod hwangbo2018;
+pub mod mylapilli2014;
+pub mod todorov2010;
+
+use polars::prelude::{Column, DataFrame, DataType, PolarsResult};
+use rand::Rng;
+use rand::SeedableRng;
+use rand_chacha::ChaCha8Rng;
+
+/// Errors of an analysis: a missing column or series, or polars failing.
+#[derive(Debug, thiserror::Error)]
+pub enum AnalysisError {
+    /// A column, a solver's rows or another piece of data the statistic needs is absent.
+    #[error("{0}")]
+    MissingData(String),
+    /// Aggregating the DataFrame failed.
+    #[error("data frame: {0}")]
+    Frame(#[from] polars::prelude::PolarsError),
+}
+
+/// A DataFrame column as floats (cast from any numeric type), `NaN` for nulls.
+pub fn f64s(df: &DataFrame, name: &str) -> PolarsResult<Vec<f64>> {
+    Ok(df
+        .column(name)?
+        .cast(&DataType::Float64)?
+        .f64()?
+        .iter()
+        .map(|v| v.unwrap_or(f64::NAN))
+        .collect())
+}
+
+/// A DataFrame column as strings (cast if needed), empty for nulls.
+pub fn strs(df: &DataFrame, name: &str) -> PolarsResult<Vec<String>> {
+    Ok(df
+        .column(name)?
+        .cast(&DataType::String)?
+        .str()?
+        .iter()
+        .map(|v| v.unwrap_or_default().to_string())
+        .collect())
+}
+
+/// A per-driver counter column (`newton_accepted`, `restarts`, `pgs_sweeps`, ...) as floats:
+/// zeros where the column is absent (no solver of the run reported that counter) and for
+/// nulls (a solver without that counter).
+pub fn counter(df: &DataFrame, name: &str) -> PolarsResult<Vec<f64>> {
+    match df.column(name) {
+        Err(_) => Ok(vec![0.0; df.height()]),
+        Ok(_) => Ok(f64s(df, name)?
+            .into_iter()
+            .map(|v| if v.is_nan() { 0.0 } else { v })
+            .collect()),
+    }
+}
+
+/// `df` with each counter of `names` as a Float64 column read by [`counter`] (zeros when
+/// absent), so lazy aggregations can name it whatever the run reported.
+pub fn with_counters(df: &DataFrame, names: &[&str]) -> PolarsResult<DataFrame> {
+    let mut out = df.clone();
+    for name in names {
+        let values = counter(df, name)?;
+        out.with_column(Column::new((*name).into(), values))?;
+    }
+    Ok(out)
+}
+
+/// Minimum, mean and maximum of a sample, and its size: the spread of a per-run statistic
+/// over the runs (seeds) a table cell averages.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Spread {
+    /// Smallest value (NaN for an empty sample).
+    pub min: f64,
+    /// Mean (NaN for an empty sample).
+    pub mean: f64,
+    /// Largest value (NaN for an empty sample).
+    pub max: f64,
+    /// Number of values.
+    pub n: usize,
+}
+
+impl Spread {
+    /// `[min, max]`, for a range fact (`6-7`).
+    pub fn range(&self) -> Vec<f64> {
+        vec![self.min, self.max]
+    }
+
+    /// `max - min` (NaN for an empty sample).
+    pub fn width(&self) -> f64 {
+        self.max - self.min
+    }
+
+    /// The spread of the finite values of `values` (NaN are left out and not counted).
+    pub fn of(values: &[f64]) -> Spread {
+        let v: Vec<f64> = values.iter().copied().filter(|x| x.is_finite()).collect();
+        if v.is_empty() {
+            return Spread {
+                min: f64::NAN,
+                mean: f64::NAN,
+                max: f64::NAN,
+                n: 0,
+            };
+        }
+        Spread {
+            min: v.iter().copied().fold(f64::INFINITY, f64::min),
+            mean: v.iter().sum::<f64>() / v.len() as f64,
+            max: v.iter().copied().fold(f64::NEG_INFINITY, f64::max),
+            n: v.len(),
+        }
+    }
+}
+
+/// Simulates `kind` with `params` for `steps` steps, `spec` advancing it from cold starts, and
+/// hands every step with contacts to `visit` (its index, its problem and the solve) before the
+/// scene moves on: the re-simulations behind figures the runner's frames do not keep (SAP's
+/// convergence histories, Hwangbo's slipping contacts). `what` names the caller in errors.
+pub fn resimulate(
+    what: &str,
+    kind: contactlab_scenes::SceneKind,
+    params: &toml::Table,
+    spec: &contactlab_lab::registry::SolverSpec,
+    steps: usize,
+    mut visit: impl FnMut(
+        usize,
+        &contactlab_scenes::ContactStep,
+        &contactlab_lab::registry::LocalSolve,
+    ) -> Result<(), AnalysisError>,
+) -> Result<(), AnalysisError> {
+    let bad = |e: String| AnalysisError::MissingData(format!("{what}: {e}"));
+    let mut scene = kind.build(params).map_err(|e| bad(e.to_string()))?;
+    let solver = contactlab_lab::registry::Registry::standard()
+        .resolve(spec)
+        .map_err(|e| bad(e.to_string()))?;
+    for step in 0..steps {
+        let cs = scene.contact_step().map_err(|e| bad(e.to_string()))?;
+        let r = if cs.contacts.is_empty() {
+            Vec::new()
+        } else {
+            let s = solver
+                .solve(&cs.problem, None)
+                .map_err(|e| bad(format!("step {step}: {e}")))?;
+            visit(step, &cs, &s)?;
+            s.r
+        };
+        scene.advance(&cs, &r).map_err(|e| bad(e.to_string()))?;
+    }
+    Ok(())
+}
+
+/// The `q`-quantile (0 to 1) of the finite values of `values` by linear interpolation between
+/// order statistics (NaN for an empty sample).
+pub fn quantile(values: &[f64], q: f64) -> f64 {
+    let mut v: Vec<f64> = values.iter().copied().filter(|x| x.is_finite()).collect();
+    if v.is_empty() {
+        return f64::NAN;
+    }
+    v.sort_by(f64::total_cmp);
+    let pos = q.clamp(0.0, 1.0) * (v.len() - 1) as f64;
+    let (i, frac) = (pos.floor() as usize, pos.fract());
+    match v.get(i + 1) {
+        Some(next) => v[i] + frac * (next - v[i]),
+        None => v[i],
+    }
+}
+
+/// Resamples of [`bootstrap_mean_interval`] in the reports.
+pub const BOOTSTRAP_RESAMPLES: usize = 2000;
+
+/// A percentile bootstrap interval of the mean of `values` at `level` (0.95 for 95%):
+/// `resamples` means of samples drawn with replacement by a ChaCha8 generator seeded with
+/// `seed`, so the interval is the same on every machine. NaN bounds for an empty sample.
+pub fn bootstrap_mean_interval(
+    values: &[f64],
+    level: f64,
+    resamples: usize,
+    seed: u64,
+) -> (f64, f64) {
+    let n = values.len();
+    if n == 0 || resamples == 0 {
+        return (f64::NAN, f64::NAN);
+    }
+    let mut rng = ChaCha8Rng::seed_from_u64(seed);
+    let mut means: Vec<f64> = (0..resamples)
+        .map(|_| (0..n).map(|_| values[rng.random_range(0..n)]).sum::<f64>() / n as f64)
+        .collect();
+    means.sort_by(f64::total_cmp);
+    let tail = (1.0 - level.clamp(0.0, 1.0)) / 2.0;
+    let at = |q: f64| means[((q * (resamples - 1) as f64).round() as usize).min(resamples - 1)];
+    (at(tail), at(1.0 - tail))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use polars::prelude::df;
+
+    #[test]
+    fn counters_read_zeros_when_absent() {
+        let df = df!(
+            "iterations" => [1u64, 2, 3],
+            "pgs_sweeps" => [4u64, 0, 4],
+            "newton_accepted" => [Some(1u64), None, Some(3)],
+        )
+        .unwrap();
+        assert_eq!(counter(&df, "pgs_sweeps").unwrap(), [4.0, 0.0, 4.0]);
+        assert_eq!(counter(&df, "restarts").unwrap(), [0.0, 0.0, 0.0]);
+        assert_eq!(counter(&df, "newton_accepted").unwrap(), [1.0, 0.0, 3.0]);
+        let added = with_counters(&df, &["pgs_sweeps", "restarts"]).unwrap();
+        assert_eq!(f64s(&added, "pgs_sweeps").unwrap(), [4.0, 0.0, 4.0]);
+        assert_eq!(f64s(&added, "restarts").unwrap(), [0.0, 0.0, 0.0]);
+    }
+
+    #[test]
+    fn spread_ignores_nan_and_counts() {
+        let s = Spread::of(&[2.0, f64::NAN, 4.0, 3.0]);
+        assert_eq!((s.min, s.mean, s.max, s.n), (2.0, 3.0, 4.0, 3));
+        assert_eq!((s.range(), s.width()), (vec![2.0, 4.0], 2.0));
+        let e = Spread::of(&[]);
+        assert!(e.min.is_nan() && e.n == 0);
+    }
+
+    #[test]
+    fn quantiles_interpolate() {
+        let v = [4.0, 1.0, 3.0, 2.0, f64::NAN];
+        assert_eq!(quantile(&v, 0.0), 1.0);
+        assert_eq!(quantile(&v, 1.0), 4.0);
+        assert_eq!(quantile(&v, 0.5), 2.5);
+        assert!(quantile(&[], 0.5).is_nan());
+    }
+
+    #[test]
+    fn bootstrap_interval_is_seeded_and_brackets_the_mean() {
+        let v: Vec<f64> = (0..40).map(|i| f64::from(i % 7)).collect();
+        let mean = v.iter().sum::<f64>() / v.len() as f64;
+        let a = bootstrap_mean_interval(&v, 0.95, 500, 3);
+        assert_eq!(a, bootstrap_mean_interval(&v, 0.95, 500, 3));
+        assert!(a.0 < mean && mean < a.1, "{a:?} around {mean}");
+        assert!(a.1 - a.0 < 2.0);
+        // A constant sample has a zero-width interval.
+        assert_eq!(bootstrap_mean_interval(&[5.0; 9], 0.95, 100, 0), (5.0, 5.0));
+        assert!(bootstrap_mean_interval(&[], 0.95, 100, 0).0.is_nan());
+    }
+}

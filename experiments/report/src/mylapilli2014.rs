@@ -1,0 +1,1189 @@
+//! The Mylapilli and Jain 2014 report (`reports/mylapilli2014/`): the paper's section
+//! "Simulation results".
+//!
+//! * Sphere on a fixed horizontal plane, Example 1 (Fig. 2: friction directions aligned with
+//!   the motion) and Example 2 (Fig. 3: directions at 45 degrees): per solver the slide time,
+//!   the final rolling speed, the friction force while sliding and the largest hop, beside the
+//!   exact answer (Trinkle, the paper's reference 2), the paper's reading of its figures
+//!   (`sphere_published.csv`) and the hop of the regularised solvers (`peers_published.csv`,
+//!   from `docs/PEERS.md`); plots of `v_x`, `omega_y` (and `v_y`, `omega_x` for Example 2)
+//!   against the exact solution.
+//! * Twelve-link pendulum (Figs. 5-8 and the run times in the text after Fig. 8,
+//!   `pendulum_published.csv`): the last link's height and vertical velocity for the five
+//!   solvers, whole-run times beside the published ones, how far the trajectories drift apart,
+//!   and convergence per solver.
+//!
+//! Statistics: [`crate::analysis::mylapilli2014`]. Facts for the findings: `sphere.exact.*`
+//! (`slide_time`, `roll_speed`, `friction`, `slide_time_x_sqrt2`, `slide_time_over_sqrt2`,
+//! `friction_over_sqrt2`, `friction_x_sqrt2`, `w_tangent`), per example `e` and solver `s`
+//! `sphere.ex<e>.<s>.{slide_time, roll_speed, friction, friction_ratio, max_hop, max_vy,
+//! max_omega_x, max_err_vx, max_err_omega_y, converged, iterations}`, `sphere.ex<e>.{exact_solvers,
+//! max_err_vx, max_hop, max_sideways}`, `sphere.max_hop`, `published.sphere.ex<e>.<s>.{slide_time,
+//! roll_speed}`, `peers.sphere_hop_mm`; `pendulum.<s>.{converged, unconverged, accurate,
+//! local_minimum, iterations, max_iterations, max_residual, solver_seconds, x_fastest,
+//! first_unconverged_time}`, `pendulum.{converged_range, unconverged_range, max_gap_z_mm,
+//! max_gap_vz, first_gap.<threshold>, tail.within_mlcp, tail.within_mncp, tail.cross,
+//! separation_time, slowest, fastest, slowest_over_fastest, duration, impact.*, energy_max,
+//! rest_from, rest_height_um.*,
+//! scene_ms_per_step}`, `published.pendulum.<s>.seconds`, `published.pendulum.{spread_percent,
+//! seconds_range, ms_per_step}`.
+
+use std::path::Path;
+
+use super::builder::{Report, RunData};
+use super::findings::{Facts, Fmt};
+use super::plots::{Axis, Chart, Series};
+use super::table::{Cell as C, Table};
+use super::{number, optional_number, read_csv_with_header, read_quantities, ReportError};
+use crate::analysis::mylapilli2014::{
+    drift, driver_series, largest_rise, max_gap, pendulum_stats, sphere_metrics_of, DriverSeries,
+    SphereMetrics, ACCURATE_RESIDUAL, PENDULUM_COLUMNS, SLIP_TOL, SPHERE_COLUMNS,
+};
+use crate::analysis::{quantile, Spread};
+use contactlab_scenes::pendulum::PendulumConfig;
+use contactlab_scenes::sphere::{SlideRoll, SphereConfig};
+
+/// Gaps (m) between last-link heights at which the pendulum drift is timed.
+pub const DRIFT_THRESHOLDS: [f64; 4] = [1e-9, 1e-6, 1e-4, 1e-3];
+
+/// The sphere configs, in example order.
+const SPHERE_CONFIGS: [(u8, &str); 2] = [(1, "sphere_example1.toml"), (2, "sphere_example2.toml")];
+
+/// What the paper reports for one solver of one sphere example (NaN where it gives nothing).
+#[derive(Debug, Clone, PartialEq)]
+pub struct SpherePublished {
+    /// Example (1: Fig. 2, 2: Fig. 3).
+    pub example: u8,
+    /// The driver label in the sphere configs.
+    pub solver: String,
+    /// The paper's name of the solver.
+    pub paper_solver: String,
+    /// Slide time (s).
+    pub slide_time: f64,
+    /// Rolling speed (m/s).
+    pub roll_speed: f64,
+    /// Where in the paper the values are.
+    pub source: String,
+}
+
+/// Reads `sphere_published.csv` (`example,solver,paper_solver,slide_time_s,roll_speed,source`;
+/// empty cells where the paper gives no value).
+pub fn read_sphere_published(path: &Path) -> Result<Vec<SpherePublished>, ReportError> {
+    let want = [
+        "example",
+        "solver",
+        "paper_solver",
+        "slide_time_s",
+        "roll_speed",
+        "source",
+    ];
+    read_csv_with_header(path, &want)?
+        .iter()
+        .map(|r| {
+            Ok(SpherePublished {
+                example: number(path, r, &want, 0)? as u8,
+                solver: r[1].clone(),
+                paper_solver: r[2].clone(),
+                slide_time: optional_number(path, r, &want, 3)?,
+                roll_speed: optional_number(path, r, &want, 4)?,
+                source: r[5].clone(),
+            })
+        })
+        .collect()
+}
+
+/// Published whole-run times: `(driver label, paper's solver name, seconds)`.
+pub fn read_published_times(path: &Path) -> Result<Vec<(String, String, f64)>, ReportError> {
+    let want = ["solver", "paper_solver", "published_seconds"];
+    read_csv_with_header(path, &want)?
+        .iter()
+        .map(|r| Ok((r[0].clone(), r[1].clone(), number(path, r, &want, 2)?)))
+        .collect()
+}
+
+/// Every `stride`-th point of `(t, y)` so that at most `max_points` remain (plus the last).
+fn thin(t: &[f64], y: &[f64], max_points: usize) -> Vec<(f64, f64)> {
+    let n = t.len().min(y.len());
+    let stride = n.div_ceil(max_points.max(1)).max(1);
+    let mut pts: Vec<(f64, f64)> = (0..n).step_by(stride).map(|k| (t[k], y[k])).collect();
+    if n > 0 && pts.last() != Some(&(t[n - 1], y[n - 1])) {
+        pts.push((t[n - 1], y[n - 1]));
+    }
+    pts
+}
+
+/// The largest value per window of `n / max_points` steps, at the window's last time: an
+/// envelope that keeps spikes when thinning a gap series.
+fn envelope(t: &[f64], y: &[f64], max_points: usize) -> Vec<(f64, f64)> {
+    let n = t.len().min(y.len());
+    let w = n.div_ceil(max_points.max(1)).max(1);
+    (0..n)
+        .step_by(w)
+        .map(|k0| {
+            let k1 = (k0 + w).min(n);
+            (t[k1 - 1], y[k0..k1].iter().copied().fold(0.0, f64::max))
+        })
+        .collect()
+}
+
+/// A plot of the sphere section: file, alt text, chart and series.
+type PlotSpec = (String, String, Chart, Vec<Series>);
+
+fn sci() -> Fmt {
+    Fmt::sci(1)
+}
+
+fn secs_or_never(t: f64) -> String {
+    if t.is_nan() {
+        "never".into()
+    } else {
+        format!("{t:.3} s")
+    }
+}
+
+/// Writes `reports/mylapilli2014/` from the runs under `root/data/runs/mylapilli2014/`.
+pub fn generate(root: &Path) -> Result<(), ReportError> {
+    let mut r = Report::new(
+        root,
+        "mylapilli2014",
+        "Mylapilli and Jain 2014, complementarity + Levenberg-Marquardt: reproduction",
+        "H. Mylapilli and A. Jain, *Evaluation of complementarity techniques for minimal coordinate contact \
+         dynamics*, ASME IDETC 2014 (DETC2014-34322), section \"Simulation results\".",
+    );
+    r.text(
+        "Solvers, as in the paper: MLCP-FB-RLM and MLCP-FB-PLM (the MLCP with four friction directions, eq. 22, \
+         as Fischer-Burmeister equations, eq. 24, under the regular and the projected Levenberg-Marquardt), \
+         MNCP-RLM and MNCP-PLM (the implicit MNCP, eqs. 31-34). PATH is not available: **MinMap-Newton** \
+         (Erleben and Ortiz's non-smooth Newton on the min-map of the boxed LCP, a 4-sided pyramid) stands in \
+         for MLCP-PATH. Each solver advances its own copy of every run (`[[drivers]]`), warm-started from its \
+         previous step.",
+    );
+    sphere_section(&mut r)?;
+    pendulum_section(&mut r)?;
+    r.finish()?;
+    Ok(())
+}
+
+/// The sphere part of the README, `sphere.csv`, `sphere_example<e>.csv` and the sphere plots.
+fn sphere_section(r: &mut Report) -> Result<(), ReportError> {
+    let published = read_sphere_published(&r.config_file("sphere_published.csv"))?;
+    let peers = read_quantities(&r.config_file("peers_published.csv"))?;
+    let peers_hop = peers.get("sphere_hop_m").map(|v| v.0).ok_or_else(|| {
+        ReportError::Published("peers_published.csv: no row for quantity `sphere_hop_m`".into())
+    })?;
+    let mut all_csv = Table::new(Some("sphere.csv"));
+    for h in [
+        "solver",
+        "example",
+        "slide_time_s",
+        "roll_speed",
+        "max_hop_m",
+        "exact_slide_time_s",
+        "exact_roll_speed",
+        "published_slide_time_s",
+        "published_roll_speed",
+        "peers_hop_m",
+        "friction_while_sliding_n",
+        "exact_friction_n",
+        "max_abs_vy",
+        "max_abs_omega_x",
+        "max_error_vx",
+    ] {
+        all_csv = all_csv.csv_col(h);
+    }
+    let mut sections: Vec<(Table, String, Vec<PlotSpec>)> = Vec::new();
+    let mut example2: Vec<(SphereMetrics, &SpherePublished)> = Vec::new();
+    let mut setup: Option<(SphereConfig, SlideRoll, usize)> = None;
+    let mut max_hop_all = 0.0f64;
+    for (example, file) in SPHERE_CONFIGS {
+        let run = r.load(file)?;
+        let params = run
+            .config
+            .runs(&r.config_file(file))
+            .map_err(|e| ReportError::Published(e.to_string()))?
+            .first()
+            .map(|s| s.params.clone())
+            .unwrap_or_default();
+        let sc = SphereConfig::from_table(&params)
+            .map_err(|e| ReportError::Published(format!("{file}: {e}")))?;
+        let exact =
+            SlideRoll::new(&sc).map_err(|e| ReportError::Published(format!("{file}: {e}")))?;
+        let (exact_t, exact_v) = (exact.slide_time(), exact.rolling_velocity().norm());
+        let mu_m_g = sc.mu * sc.mass * sc.gravity;
+        let series = driver_series(&run.steps, &SPHERE_COLUMNS)?;
+        let mut t = Table::new(Some(&format!("sphere_example{example}.csv")))
+            .col("solver", "solver")
+            .col("slide time (s)", "slide_time_s")
+            .col("slide time (s)", "published_slide_time_s")
+            .col("slide time (s)", "exact_slide_time_s")
+            .col("rolling speed (m/s)", "roll_speed")
+            .col("rolling speed (m/s)", "published_roll_speed")
+            .col("rolling speed (m/s)", "exact_roll_speed")
+            .col("friction while sliding (N)", "friction_while_sliding_n")
+            .col("friction while sliding (N)", "exact_friction_n")
+            .col("max hop (m)", "max_hop_m")
+            .col("max hop (m)", "peers_hop_m")
+            .col("max abs v_y / omega_x", "max_abs_vy")
+            .col("max abs v_y / omega_x", "max_abs_omega_x")
+            .col("max error v_x / omega_y", "max_error_vx")
+            .col("max error v_x / omega_y", "max_error_omega_y")
+            .col("converged (own test)", "converged_percent")
+            .col("iterations / step", "iterations_per_contact_step");
+        let mut plot_data: Vec<(String, Vec<f64>, [Vec<f64>; 4])> = Vec::new();
+        let facts = r.facts();
+        let mut exact_solvers = 0.0;
+        let mut max_err_vx = 0.0f64;
+        let mut max_hop = 0.0f64;
+        let mut sideways = 0.0f64;
+        for s in &series {
+            let m = sphere_metrics_of(s, sc.radius, sc.h, Some(&exact))?;
+            let p = published
+                .iter()
+                .find(|p| p.example == example && p.solver == m.solver);
+            let (pub_t, pub_v) = p.map_or((f64::NAN, f64::NAN), |p| (p.slide_time, p.roll_speed));
+            let (f3, f4, f6) = (Fmt::fixed(3), Fmt::fixed(4), Fmt::fixed(6));
+            t.row(vec![
+                C::code(m.solver.clone()),
+                C::num(m.slide_time, &f3, &f4),
+                C::num(pub_t, &f3, &f3),
+                C::num(exact_t, &f4, &f6),
+                C::num(m.roll_speed, &f4, &f6),
+                C::num(pub_v, &f3, &f3),
+                C::num(exact_v, &f4, &f6),
+                C::num(-m.friction_x, &f4, &f6),
+                C::num(mu_m_g, &f4, &f6),
+                C::num(m.max_hop, &sci(), &Fmt::sci(3)),
+                C::same(peers_hop, &f4),
+                C::num(m.max_vy, &sci(), &Fmt::sci(3)),
+                C::num(m.max_omega_x, &sci(), &Fmt::sci(3)),
+                C::num(m.max_err_vx, &sci(), &Fmt::sci(3)),
+                C::num(m.max_err_omega_y, &sci(), &Fmt::sci(3)),
+                C::num(100.0 * m.converged_share, &Fmt::percent(1), &Fmt::fixed(2)),
+                C::num(m.mean_iterations, &Fmt::fixed(2), &Fmt::fixed(4)),
+            ])?;
+            all_csv.row(vec![
+                C::text(m.solver.clone()),
+                C::int(example),
+                C::same(m.slide_time, &f4),
+                C::same(m.roll_speed, &f6),
+                C::same(m.max_hop, &Fmt::sci(3)),
+                C::same(exact_t, &f6),
+                C::same(exact_v, &f6),
+                C::same(pub_t, &f3),
+                C::same(pub_v, &f3),
+                C::same(peers_hop, &f4),
+                C::same(-m.friction_x, &f6),
+                C::same(mu_m_g, &f6),
+                C::same(m.max_vy, &Fmt::sci(3)),
+                C::same(m.max_omega_x, &Fmt::sci(3)),
+                C::same(m.max_err_vx, &Fmt::sci(3)),
+            ])?;
+            sphere_facts(facts, example, &m, mu_m_g);
+            if let Some(p) = p {
+                let k = format!("published.sphere.ex{example}.{}", m.solver);
+                facts
+                    .num(format!("{k}.slide_time"), p.slide_time, Fmt::fixed(3))
+                    .num(format!("{k}.roll_speed"), p.roll_speed, Fmt::fixed(3));
+            }
+            // The exact answer: slip ends in the step containing t*.
+            if (m.slide_time - (exact_t / sc.h).ceil() * sc.h).abs() < 0.5 * sc.h {
+                exact_solvers += 1.0;
+                max_err_vx = max_err_vx.max(m.max_err_vx);
+            }
+            max_hop = max_hop.max(m.max_hop);
+            if p.is_some_and(|p| p.paper_solver.starts_with("MLCP")) {
+                sideways = sideways.max(m.max_vy).max(m.max_omega_x);
+            }
+            plot_data.push((
+                m.solver.clone(),
+                s.step.iter().map(|&k| (k + 1) as f64 * sc.h).collect(),
+                [
+                    s.get("vx")?.to_vec(),
+                    s.get("omega_y")?.to_vec(),
+                    s.get("vy")?.to_vec(),
+                    s.get("omega_x")?.to_vec(),
+                ],
+            ));
+            if example == 2 {
+                if let Some(p) = p.filter(|p| p.paper_solver.starts_with("MLCP")) {
+                    example2.push((m, p));
+                }
+            }
+        }
+        max_hop_all = max_hop_all.max(max_hop);
+        facts
+            .num(
+                format!("sphere.ex{example}.exact_solvers"),
+                exact_solvers,
+                Fmt::int(),
+            )
+            .num(
+                format!("sphere.ex{example}.solvers"),
+                series.len() as f64,
+                Fmt::int(),
+            )
+            .num(format!("sphere.ex{example}.max_err_vx"), max_err_vx, sci())
+            .num(
+                format!("sphere.ex{example}.max_hop"),
+                max_hop,
+                Fmt::fixed(1).unit(" m"),
+            )
+            .num(format!("sphere.ex{example}.max_sideways"), sideways, sci());
+        let names: &[(&str, &str, usize)] = if example == 1 {
+            &[("vx", "v_x (m/s)", 0), ("omega_y", "omega_y (rad/s)", 1)]
+        } else {
+            &[
+                ("vx", "v_x (m/s)", 0),
+                ("omega_y", "omega_y (rad/s)", 1),
+                ("vy", "v_y (m/s)", 2),
+                ("omega_x", "omega_x (rad/s)", 3),
+            ]
+        };
+        let times: Vec<f64> = plot_data.first().map(|p| p.1.clone()).unwrap_or_default();
+        let plots = names
+            .iter()
+            .map(|(name, label, i)| {
+                let series: Vec<Series> = plot_data
+                    .iter()
+                    .map(|(s, t, v)| {
+                        (
+                            s.clone(),
+                            t.iter().copied().zip(v[*i].iter().copied()).collect(),
+                        )
+                    })
+                    .collect();
+                let reference: Series = (
+                    "exact".into(),
+                    times
+                        .iter()
+                        .map(|&t| {
+                            let (v, w) = (exact.velocity(t), exact.angular_velocity(t));
+                            (t, [v.x, w.y, v.y, w.x][*i])
+                        })
+                        .collect(),
+                );
+                let chart = Chart::new(
+                    &format!("Sphere, example {example}: {label} against the exact solution"),
+                    Axis::linear("t (s)"),
+                    Axis::linear(label),
+                )
+                .lines_only()
+                .reference(reference);
+                (
+                    format!("sphere_example{example}_{name}.svg"),
+                    format!("{name}, example {example}"),
+                    chart,
+                    series,
+                )
+            })
+            .collect();
+        let title = if example == 1 {
+            "Example 1 (Fig. 2): friction directions aligned with the motion"
+        } else {
+            "Example 2 (Fig. 3): friction directions at 45 degrees to the motion"
+        };
+        let intro = format!(
+            "### {title}\n\n{} steps of {} ms. Cells: ours / the paper / exact where three values appear; \
+             friction: `-F_x` averaged over the sliding steps / `mu m g`; hop: ours / MuJoCo and Drake \
+             (`docs/PEERS.md`). Also in [`sphere_example{example}.csv`](sphere_example{example}.csv).",
+            run.config.scene.steps,
+            sc.h * 1e3
+        );
+        sections.push((t, intro, plots));
+        setup = Some((sc, exact, run.config.scene.steps));
+    }
+    let Some((sc, exact, _)) = setup else {
+        return Ok(());
+    };
+    let (exact_t, exact_v) = (exact.slide_time(), exact.rolling_velocity().norm());
+    let mu_m_g = sc.mu * sc.mass * sc.gravity;
+    let sqrt2 = std::f64::consts::SQRT_2;
+    // Tangential block of W for a solid sphere: 1/m + R^2 / I with I = 2 m R^2 / 5.
+    let w_tangent = 1.0 / sc.mass + sc.radius * sc.radius / (0.4 * sc.mass * sc.radius * sc.radius);
+    r.facts()
+        .num("sphere.exact.slide_time", exact_t, Fmt::fixed(4).unit(" s"))
+        .num(
+            "sphere.exact.slide_time_step_end",
+            (exact_t / sc.h).ceil() * sc.h,
+            Fmt::fixed(3).unit(" s"),
+        )
+        .num(
+            "sphere.exact.roll_speed",
+            exact_v,
+            Fmt::fixed(6).unit(" m/s"),
+        )
+        .num("sphere.exact.friction", mu_m_g, Fmt::fixed(3).unit(" N"))
+        .num(
+            "sphere.exact.slide_time_x_sqrt2",
+            exact_t * sqrt2,
+            Fmt::fixed(4).unit(" s"),
+        )
+        .num(
+            "sphere.exact.slide_time_over_sqrt2",
+            exact_t / sqrt2,
+            Fmt::fixed(3).unit(" s"),
+        )
+        .num(
+            "sphere.exact.friction_over_sqrt2",
+            mu_m_g / sqrt2,
+            Fmt::fixed(3).unit(" N"),
+        )
+        .num(
+            "sphere.exact.friction_x_sqrt2",
+            mu_m_g * sqrt2,
+            Fmt::fixed(3).unit(" N"),
+        )
+        .num("sphere.exact.w_tangent", w_tangent, Fmt::fixed(1))
+        .num("sphere.max_hop", max_hop_all, Fmt::fixed(1).unit(" m"))
+        .num(
+            "peers.sphere_hop_mm",
+            1e3 * peers_hop,
+            Fmt::fixed(1).unit(" mm"),
+        );
+
+    r.heading(2, "Sphere on a fixed horizontal plane (Figs. 1-3)");
+    r.text(&format!(
+        "m = {}, R = {}, v0 = ({}, {}, {}), omega0 = ({}, {}, {}), mu = {}, h = {} ms, {} s. Exact answer \
+         (Trinkle): slides until t* = 2 |v0| / (7 mu g) = {exact_t:.4} s with the friction `mu m g = {mu_m_g:.4} N` \
+         against the motion, then rolls at 5 |v0| / 7 = {exact_v:.4} m/s with `omega_y = v_x / R`, at rest height. \
+         **Slide time**: the time `(k + 1) h` of the first step `k` after which the slip speed of the touching \
+         point, `|v + omega x (-R e_z)|`, is below {SLIP_TOL:.0e} m/s (an exact solver reaches it at the end \
+         of the step containing t*, {:.3} s). **Rolling speed**: `|(v_x, v_y)|` after the last step. **Hop**: \
+         the largest height of the centre above its rest height over the sliding steps. Also in \
+         [`sphere.csv`](sphere.csv) (one row per solver and example).",
+        sc.mass,
+        sc.radius,
+        sc.v0[0],
+        sc.v0[1],
+        sc.v0[2],
+        sc.omega0[0],
+        sc.omega0[1],
+        sc.omega0[2],
+        sc.mu,
+        sc.h * 1e3,
+        sc.duration,
+        (exact_t / sc.h).ceil() * sc.h,
+    ));
+    for (t, intro, plots) in &sections {
+        r.text(intro);
+        r.table(t)?;
+        for (file, alt, chart, series) in plots {
+            r.plot(file, alt, chart, series)?;
+        }
+    }
+    r.table(&all_csv)?;
+    if !example2.is_empty() {
+        r.heading(3, "The 45-degree MLCP error, quantified");
+        let mut lines = Vec::new();
+        for (m, p) in &example2 {
+            lines.push(format!(
+                "- `{}`: slides until **{} s** ({:+.0}% against t* = {exact_t:.4} s; the paper: about {} s) with a \
+                 friction force of {} N = {:.3} mu m g (a square pyramid whose edge is met mid-way gives \
+                 `mu m g / sqrt 2`, {:.3} mu m g, hence t* x sqrt 2 = {:.4} s); largest error in v_x {} m/s; \
+                 spurious |v_y| at most {} m/s and |omega_x| at most {} rad/s; final rolling speed {} m/s.",
+                m.solver,
+                Fmt::fixed(3).show(m.slide_time),
+                100.0 * (m.slide_time - exact_t) / exact_t,
+                Fmt::fixed(1).show(p.slide_time),
+                Fmt::fixed(4).show(m.friction_norm),
+                m.friction_norm / mu_m_g,
+                1.0 / sqrt2,
+                exact_t * sqrt2,
+                Fmt::fixed(3).show(m.max_err_vx),
+                sci().show(m.max_vy),
+                sci().show(m.max_omega_x),
+                Fmt::fixed(4).show(m.roll_speed),
+            ));
+        }
+        r.text(&lines.join("\n"));
+    }
+    Ok(())
+}
+
+/// The facts of one sphere solver.
+fn sphere_facts(facts: &mut Facts, example: u8, m: &SphereMetrics, mu_m_g: f64) {
+    let k = format!("sphere.ex{example}.{}", m.solver);
+    facts
+        .num(
+            format!("{k}.slide_time"),
+            m.slide_time,
+            Fmt::fixed(3).unit(" s"),
+        )
+        .num(
+            format!("{k}.roll_speed"),
+            m.roll_speed,
+            Fmt::fixed(4).unit(" m/s"),
+        )
+        .num(
+            format!("{k}.friction"),
+            m.friction_norm,
+            Fmt::fixed(4).unit(" N"),
+        )
+        .num(
+            format!("{k}.friction_ratio"),
+            m.friction_norm / mu_m_g,
+            Fmt::fixed(3),
+        )
+        .num(format!("{k}.max_hop"), m.max_hop, sci())
+        .num(format!("{k}.max_vy"), m.max_vy, sci())
+        .num(format!("{k}.max_omega_x"), m.max_omega_x, sci())
+        .num(format!("{k}.max_err_vx"), m.max_err_vx, sci())
+        .num(format!("{k}.max_err_omega_y"), m.max_err_omega_y, sci())
+        .num(
+            format!("{k}.converged"),
+            100.0 * m.converged_share,
+            Fmt::percent(1),
+        )
+        .num(format!("{k}.iterations"), m.mean_iterations, Fmt::fixed(2));
+}
+
+/// The pendulum part of the README, its CSV files and plots.
+fn pendulum_section(r: &mut Report) -> Result<(), ReportError> {
+    let run = r.load("pendulum.toml")?;
+    let pc = PendulumConfig::from_table(&run.config.scene.params)
+        .map_err(|e| ReportError::Published(format!("pendulum.toml: {e}")))?;
+    let h = pc.h;
+    let series = driver_series(&run.steps, &PENDULUM_COLUMNS)?;
+    let stats = pendulum_stats(&series)?;
+    let published = read_published_times(&r.config_file("pendulum_published.csv"))?;
+    // The paper's two groups, by its solver names, among the solvers that ran.
+    let group = |prefix: &str| -> Vec<String> {
+        published
+            .iter()
+            .filter(|p| p.1.starts_with(prefix) && series.iter().any(|s| s.solver == p.0))
+            .map(|p| p.0.clone())
+            .collect()
+    };
+    let (mlcp, mncp) = (group("MLCP-FB"), group("MNCP"));
+    let steps = run.config.scene.steps;
+    let RunData { meta, config, .. } = &run;
+    let per_run = match (meta.wall_seconds, meta.threads, meta.runs) {
+        (Some(w), Some(t), Some(n)) if n > 0 => w * (t.min(n)) as f64 / n as f64,
+        _ => f64::NAN,
+    };
+
+    r.heading(2, "Twelve-link pendulum (Figs. 4-8)");
+    r.text(&format!(
+        "{} spheres of {} kg (diameter {} m) on pin hinges, {} m long, pivot {} m up, floor {} m thick, wall \
+         {} m to the right, mu = {}, restitution {}, initial angle {:.4} rad and rate {} rad/s, h = {} ms, {} \
+         steps ({} s). The geometry readings and the restitution law are documented in \
+         `experiments/src/scenes/pendulum.rs`. MLCP: four directions per contact, one against the tangential \
+         contact velocity of the free motion at each step (`align_with_slip`), as in the paper.",
+        pc.n_links,
+        pc.sphere_mass,
+        2.0 * pc.sphere_radius,
+        pc.n_links as f64 * pc.link_length,
+        pc.pivot_height,
+        pc.floor_thickness,
+        pc.wall_x,
+        pc.mu,
+        pc.restitution,
+        pc.initial_angle.abs(),
+        pc.initial_rate.abs(),
+        h * 1e3,
+        steps,
+        steps as f64 * h
+    ));
+
+    // Times.
+    r.heading(3, "Whole-run times");
+    r.text(&format!(
+        "The paper's times are whole 20 s simulations on its machine (dynamics, Bullet collision detection and \
+         the complementarity solve). Ours: **solver** = the driver's solve times summed over the run (what the \
+         five solvers differ in); the whole sweep ({} runs, scene and solver, {} threads in parallel) took \
+         **{}** of wall time{}, about **{} per run**. Solver times on a shared machine move with its \
+         load: compare ratios between solvers, not absolutes across machines. Also in \
+         [`pendulum.csv`](pendulum.csv).",
+        meta.runs.map_or("?".into(), |n| n.to_string()),
+        meta.threads.map_or("?".into(), |t| t.to_string()),
+        meta.wall_seconds.map_or("not recorded".into(), |w| format!("{w:.1} s")),
+        meta.load_average.map_or(String::new(), |l| format!(
+            " (1-minute load average when it ended: {l:.1})"
+        )),
+        if per_run.is_nan() { "?".into() } else { format!("{per_run:.1} s") },
+    ));
+    let fastest_pub = published.iter().map(|p| p.2).fold(f64::INFINITY, f64::min);
+    let fastest = stats
+        .iter()
+        .map(|s| s.solver_seconds)
+        .fold(f64::INFINITY, f64::min);
+    let mut t = Table::new(Some("pendulum.csv"))
+        .col("solver", "solver")
+        .col("paper's solver", "paper_solver")
+        .col("published (x fastest)", "published_seconds")
+        .col("ours: solver (x fastest)", "reproduced_solver_seconds")
+        .md_col("us / contact step")
+        .csv_col("reproduced_run_seconds_mean")
+        .csv_col("contact_steps")
+        .csv_col("converged_percent")
+        .csv_col("accurate_percent")
+        .csv_col("mean_iterations")
+        .csv_col("max_iterations")
+        .csv_col("max_last_z_gap_m")
+        .csv_col("final_energy_j");
+    for s in &stats {
+        let p = published.iter().find(|p| p.0 == s.solver);
+        let pub_s = p.map_or(f64::NAN, |p| p.2);
+        let me = series
+            .iter()
+            .find(|x| x.solver == s.solver)
+            .ok_or_else(|| ReportError::MissingData(s.solver.clone()))?;
+        let final_gap = series
+            .iter()
+            .filter(|o| o.solver != s.solver)
+            .map(|o| Ok(max_gap(me.get("last_z")?, o.get("last_z")?)))
+            .collect::<Result<Vec<_>, ReportError>>()?
+            .into_iter()
+            .fold(0.0, f64::max);
+        t.row(vec![
+            C::code(s.solver.clone()),
+            C::text(p.map_or("-".into(), |p| p.1.clone())),
+            C::pair(
+                format!(
+                    "{} s ({:.2}x)",
+                    Fmt::fixed(2).show(pub_s),
+                    pub_s / fastest_pub
+                ),
+                Fmt::fixed(2).show(pub_s),
+            ),
+            C::pair(
+                format!(
+                    "{:.2} s ({:.2}x)",
+                    s.solver_seconds,
+                    s.solver_seconds / fastest
+                ),
+                format!("{:.3}", s.solver_seconds),
+            ),
+            C::text(format!(
+                "{:.1}",
+                1e6 * s.solver_seconds / s.contact_steps.max(1) as f64
+            )),
+            C::same(per_run, &Fmt::fixed(2)),
+            C::int(s.contact_steps as u64),
+            C::same(100.0 * s.converged_share, &Fmt::fixed(2)),
+            C::same(100.0 * s.accurate_share, &Fmt::fixed(2)),
+            C::same(s.mean_iterations, &Fmt::fixed(3)),
+            C::same(s.max_iterations, &Fmt::int()),
+            C::same(final_gap, &Fmt::sci(3)),
+            C::same(s.energy_last, &Fmt::fixed(3)),
+        ])?;
+    }
+    r.table(&t)?;
+
+    // Convergence.
+    r.heading(3, "Convergence per solver");
+    r.text(&format!(
+        "Over the steps with contacts. *Converged*: the driver's own test (`|F| <= tol`, tol = {}); *local \
+         minimum*: stopped by the gradient test before that; *accurate*: natural-map residual at most \
+         {ACCURATE_RESIDUAL:.0e} whatever the status. One run per solver (the scene is deterministic). Also in \
+         [`pendulum_convergence.csv`](pendulum_convergence.csv).",
+        config
+            .driver_specs()
+            .first()
+            .map_or("?".into(), |s| format!("{:.0e}", s.tol)),
+    ));
+    let pct2 = Fmt::percent(2);
+    let mut conv = Table::new(Some("pendulum_convergence.csv"))
+        .col("solver", "solver")
+        .col("contact steps", "contact_steps")
+        .col("max contacts", "max_contacts")
+        .col("converged", "converged_percent")
+        .col("local minimum", "local_minimum_percent")
+        .col("accurate", "accurate_percent")
+        .col("max residual", "max_residual")
+        .col("iterations / step", "mean_iterations")
+        .col("max iterations", "max_iterations")
+        .col("energy first / max / last (J)", "energy_first_j")
+        .col("energy first / max / last (J)", "energy_max_j")
+        .col("energy first / max / last (J)", "energy_last_j")
+        .col("max overlap (m)", "max_overlap_m");
+    for s in &stats {
+        conv.row(vec![
+            C::code(s.solver.clone()),
+            C::int(s.contact_steps as u64),
+            C::int(s.max_contacts as u64),
+            C::num(100.0 * s.converged_share, &pct2, &Fmt::fixed(3)),
+            C::num(100.0 * s.local_minimum_share, &pct2, &Fmt::fixed(3)),
+            C::num(100.0 * s.accurate_share, &pct2, &Fmt::fixed(3)),
+            C::num(s.max_residual, &sci(), &Fmt::sci(3)),
+            C::num(s.mean_iterations, &Fmt::fixed(2), &Fmt::fixed(4)),
+            C::same(s.max_iterations, &Fmt::int()),
+            C::num(s.energy_first, &Fmt::fixed(1), &Fmt::fixed(3)),
+            C::num(s.energy_max, &Fmt::fixed(1), &Fmt::fixed(3)),
+            C::num(s.energy_last, &Fmt::fixed(1), &Fmt::fixed(3)),
+            C::num(s.max_overlap, &sci(), &Fmt::sci(3)),
+        ])?;
+    }
+    r.table(&conv)?;
+
+    // Drift.
+    r.heading(3, "How far the trajectories drift apart");
+    let mut pairs =
+        Table::new(Some("pendulum_gaps.csv")).col("max gap last_z (m) / last_vz (m/s)", "solver");
+    for b in &series {
+        pairs = pairs
+            .col(
+                &format!("`{}`", b.solver),
+                &format!("last_z_gap_m_vs_{}", b.solver),
+            )
+            .col(
+                &format!("`{}`", b.solver),
+                &format!("last_vz_gap_vs_{}", b.solver),
+            );
+    }
+    let (mut gap_z, mut gap_vz) = (0.0f64, 0.0f64);
+    for a in &series {
+        let mut row = vec![C::code(a.solver.clone())];
+        for b in &series {
+            if a.solver == b.solver {
+                row.push(C::pair("-", ""));
+                row.push(C::pair("", ""));
+                continue;
+            }
+            let z = max_gap(a.get("last_z")?, b.get("last_z")?);
+            let vz = max_gap(a.get("last_vz")?, b.get("last_vz")?);
+            gap_z = gap_z.max(z);
+            gap_vz = gap_vz.max(vz);
+            row.push(C::num(z, &sci(), &Fmt::sci(3)));
+            row.push(C::num(vz, &sci(), &Fmt::sci(3)));
+        }
+        pairs.row(row)?;
+    }
+    r.text(
+        "Largest gap over the whole run between two solvers' last-link height / vertical velocity (also in \
+         [`pendulum_gaps.csv`](pendulum_gaps.csv)):",
+    );
+    r.table(&pairs)?;
+    let dz = drift(&series, "last_z", &mlcp, &mncp, h)?;
+    let mut th = Table::new(Some("pendulum_drift.csv"))
+        .col("threshold (m)", "threshold_m")
+        .col("within MLCP", "within_mlcp_s")
+        .col("within MNCP", "within_mncp_s")
+        .col("MLCP vs MNCP", "mlcp_vs_mncp_s")
+        .col("any pair", "any_pair_s");
+    let time_cell = |t: f64| {
+        C::pair(
+            secs_or_never(t),
+            if t.is_nan() {
+                String::new()
+            } else {
+                format!("{t:.3}")
+            },
+        )
+    };
+    for thr in DRIFT_THRESHOLDS {
+        th.row(vec![
+            C::text(format!("{thr:.0e}")),
+            time_cell(dz.first_above(&dz.within_a, thr)),
+            time_cell(dz.first_above(&dz.within_b, thr)),
+            time_cell(dz.first_above(&dz.cross_min, thr)),
+            time_cell(dz.first_above(&dz.any, thr)),
+        ])?;
+        r.facts().num(
+            format!("pendulum.first_gap.{thr:.0e}"),
+            dz.first_above(&dz.any, thr),
+            Fmt::fixed(1).unit(" s"),
+        );
+    }
+    r.text(&format!(
+        "When the last-link heights first differ by more than a threshold: within the MLCP group ({}), within \
+         the MNCP group ({}), between the groups (the closest cross pair), and between any two of the five (also \
+         in [`pendulum_drift.csv`](pendulum_drift.csv)):",
+        mlcp.join(", "),
+        mncp.join(", ")
+    ));
+    r.table(&th)?;
+    let (t_sep, held) = dz.separation(10.0, 1e-6);
+    let n = dz.time.len();
+    let last_second = n.saturating_sub((1.0 / h).round() as usize);
+    let tail_max = |v: &[f64]| v[last_second..].iter().copied().fold(0.0, f64::max);
+    r.text(&format!(
+        "**Group separation** (the paper: \"the MLCP set of solvers showing a similar solution and MNCP set of \
+         solvers showing a similar solution\" at 20 s, Figs. 6 and 8). Rule: the groups are apart at a step \
+         when the closest MLCP-MNCP pair is more than 10 times farther apart than the farthest pair within \
+         either group, and more than 1e-6 m. First such time: **{}**{}. Over the final second: within MLCP at \
+         most {} m, within MNCP at most {} m, closest cross pair at most {} m.",
+        secs_or_never(t_sep),
+        if t_sep.is_nan() {
+            String::new()
+        } else {
+            format!(" (the rule holds at {:.1}% of the later steps)", 100.0 * held)
+        },
+        sci().show(tail_max(&dz.within_a)),
+        sci().show(tail_max(&dz.within_b)),
+        sci().show(tail_max(&dz.cross_min)),
+    ));
+
+    // Facts.
+    let facts = r.facts();
+    pendulum_facts(facts, &stats, &published, h);
+    facts
+        .num("pendulum.duration", steps as f64 * h, Fmt::int().unit(" s"))
+        .num(
+            "pendulum.max_gap_z_mm",
+            1e3 * gap_z,
+            Fmt::fixed(2).unit(" mm"),
+        )
+        .num("pendulum.max_gap_z", gap_z, sci())
+        .num("pendulum.max_gap_vz", gap_vz, Fmt::fixed(2).unit(" m/s"))
+        .num(
+            "pendulum.tail.within_mlcp",
+            tail_max(&dz.within_a),
+            sci().unit(" m"),
+        )
+        .num(
+            "pendulum.tail.within_mncp",
+            tail_max(&dz.within_b),
+            sci().unit(" m"),
+        )
+        .num(
+            "pendulum.tail.cross",
+            tail_max(&dz.cross_min),
+            sci().unit(" m"),
+        )
+        .num("pendulum.separation_time", t_sep, Fmt::fixed(1).unit(" s"))
+        .num(
+            "pendulum.per_run_seconds",
+            per_run,
+            Fmt::fixed(1).unit(" s"),
+        );
+    // The scene's own cost per step: the run's time without the solver's.
+    let solver_total: f64 = stats.iter().map(|s| s.solver_seconds).sum();
+    let scene_ms = meta
+        .wall_seconds
+        .zip(meta.threads)
+        .map_or(f64::NAN, |(w, t)| {
+            1e3 * (w * t.min(stats.len() as u64) as f64 - solver_total)
+                / (stats.len() * steps) as f64
+        });
+    facts.num(
+        "pendulum.scene_ms_per_step",
+        scene_ms,
+        Fmt::fixed(2).unit(" ms"),
+    );
+    impact_and_hop_facts(facts, &series, &pc, h)?;
+
+    // Plots.
+    r.heading(3, "Plots");
+    let times: Vec<Vec<f64>> = series
+        .iter()
+        .map(|s| s.step.iter().map(|&k| (k + 1) as f64 * h).collect())
+        .collect();
+    let end = times.first().and_then(|t| t.last().copied()).unwrap_or(0.0);
+    let pick = |name: &str, from: f64| -> Result<Vec<Series>, ReportError> {
+        series
+            .iter()
+            .zip(&times)
+            .map(|(s, t)| {
+                let v = s.get(name)?;
+                let k0 = t.iter().position(|&x| x >= from).unwrap_or(0);
+                Ok((s.solver.clone(), thin(&t[k0..], &v[k0..], 4000)))
+            })
+            .collect()
+    };
+    let line = |title: &str, label: &str| {
+        Chart::new(title, Axis::linear("t (s)"), Axis::linear(label)).lines_only()
+    };
+    for (name, label, fig) in [
+        ("last_z", "last-link height (m)", "Fig. 5"),
+        ("last_vz", "last-link v_z (m/s)", "Fig. 7"),
+        ("energy", "energy (J)", "energy"),
+    ] {
+        r.plot(
+            &format!("pendulum_{name}.svg"),
+            name,
+            &line(&format!("Twelve-link pendulum: {label} ({fig})"), label),
+            &pick(name, 0.0)?,
+        )?;
+    }
+    for (name, label, fig) in [
+        ("last_z", "last-link height (m)", "Fig. 6"),
+        ("last_vz", "last-link v_z (m/s)", "Fig. 8"),
+    ] {
+        r.plot(
+            &format!("pendulum_{name}_end.svg"),
+            &format!("{name}, last second"),
+            &line(&format!("Last second: {label} ({fig})"), label),
+            &pick(name, end - 1.0)?,
+        )?;
+    }
+    let drift_series: Vec<Series> = vec![
+        ("within MLCP".into(), envelope(&dz.time, &dz.within_a, 1000)),
+        ("within MNCP".into(), envelope(&dz.time, &dz.within_b, 1000)),
+        (
+            "MLCP vs MNCP (closest pair)".into(),
+            envelope(&dz.time, &dz.cross_min, 1000),
+        ),
+        ("any two of five".into(), envelope(&dz.time, &dz.any, 1000)),
+    ];
+    r.plot(
+        "pendulum_drift.svg",
+        "drift between the solvers",
+        &Chart::new(
+            "Gap between last-link heights (largest per 20 ms)",
+            Axis::linear("t (s)"),
+            Axis::log("gap (m)"),
+        )
+        .lines_only(),
+        &drift_series,
+    )?;
+    Ok(())
+}
+
+/// Per-solver and whole-run pendulum facts, with the published times.
+fn pendulum_facts(
+    facts: &mut Facts,
+    stats: &[crate::analysis::mylapilli2014::PendulumStats],
+    published: &[(String, String, f64)],
+    h: f64,
+) {
+    let fastest = stats
+        .iter()
+        .map(|s| s.solver_seconds)
+        .fold(f64::INFINITY, f64::min);
+    let pct = |v: f64| 100.0 * v;
+    for s in stats {
+        let k = format!("pendulum.{}", s.solver);
+        facts
+            .num(
+                format!("{k}.converged"),
+                pct(s.converged_share),
+                Fmt::percent(1),
+            )
+            .num(
+                format!("{k}.unconverged"),
+                100.0 - pct(s.converged_share),
+                Fmt::percent(1),
+            )
+            .num(
+                format!("{k}.accurate"),
+                pct(s.accurate_share),
+                Fmt::percent(1),
+            )
+            .num(
+                format!("{k}.local_minimum"),
+                pct(s.local_minimum_share),
+                Fmt::percent(1),
+            )
+            .num(format!("{k}.iterations"), s.mean_iterations, Fmt::fixed(1))
+            .num(format!("{k}.max_iterations"), s.max_iterations, Fmt::int())
+            .num(format!("{k}.max_residual"), s.max_residual, sci())
+            .num(
+                format!("{k}.solver_seconds"),
+                s.solver_seconds,
+                Fmt::fixed(2).unit(" s"),
+            )
+            .num(
+                format!("{k}.x_fastest"),
+                s.solver_seconds / fastest,
+                Fmt::fixed(2),
+            )
+            .num(
+                format!("{k}.first_unconverged_time"),
+                s.first_unconverged_step
+                    .map_or(f64::NAN, |k| (k + 1) as f64 * h),
+                Fmt::fixed(1).unit(" s"),
+            );
+    }
+    let range = |v: Vec<f64>| Spread::of(&v).range();
+    facts
+        .list(
+            "pendulum.converged_range",
+            range(stats.iter().map(|s| pct(s.converged_share)).collect()),
+            Fmt::fixed(1),
+        )
+        .list(
+            "pendulum.unconverged_range",
+            range(
+                stats
+                    .iter()
+                    .map(|s| 100.0 - pct(s.converged_share))
+                    .collect(),
+            ),
+            Fmt::fixed(1),
+        )
+        .num(
+            "pendulum.first_unconverged_time",
+            stats
+                .iter()
+                .filter_map(|s| s.first_unconverged_step)
+                .min()
+                .map_or(f64::NAN, |k| (k + 1) as f64 * h),
+            Fmt::fixed(1).unit(" s"),
+        );
+    let by_time = |max: bool| {
+        stats
+            .iter()
+            .max_by(|a, b| {
+                let o = a.solver_seconds.total_cmp(&b.solver_seconds);
+                if max {
+                    o
+                } else {
+                    o.reverse()
+                }
+            })
+            .map(|s| (s.solver.clone(), s.solver_seconds))
+    };
+    if let (Some(slow), Some(fast)) = (by_time(true), by_time(false)) {
+        facts
+            .text("pendulum.slowest", slow.0)
+            .text("pendulum.fastest", fast.0)
+            .num(
+                "pendulum.slowest_over_fastest",
+                slow.1 / fast.1,
+                Fmt::fixed(1),
+            );
+    }
+    let times = Spread::of(&published.iter().map(|p| p.2).collect::<Vec<_>>());
+    let (lo, hi) = (times.min, times.max);
+    for p in published {
+        facts.num(
+            format!("published.pendulum.{}.seconds", p.0),
+            p.2,
+            Fmt::fixed(2).unit(" s"),
+        );
+    }
+    facts
+        .num(
+            "published.pendulum.spread_percent",
+            100.0 * (hi / lo - 1.0),
+            Fmt::percent(0),
+        )
+        .list(
+            "published.pendulum.seconds_range",
+            vec![lo, hi],
+            Fmt::fixed(1),
+        )
+        .num(
+            "published.pendulum.ms_per_step",
+            1e3 * lo / (20.0 / h),
+            Fmt::fixed(1).unit(" ms"),
+        );
+}
+
+/// The first floor impact's energy jump (the same for every solver, as the findings say) and
+/// the hops of the last sphere once it rests on the floor.
+fn impact_and_hop_facts(
+    facts: &mut Facts,
+    series: &[DriverSeries],
+    pc: &PendulumConfig,
+    h: f64,
+) -> Result<(), ReportError> {
+    let mut rises = Vec::new();
+    for s in series {
+        if let Some(rise) = largest_rise(s, "energy")? {
+            rises.push(rise);
+        }
+    }
+    let energy_max = series
+        .iter()
+        .map(|s| {
+            s.get("energy")
+                .map(|e| e.iter().copied().fold(f64::NEG_INFINITY, f64::max))
+        })
+        .collect::<Result<Vec<_>, _>>()?
+        .into_iter()
+        .fold(f64::NEG_INFINITY, f64::max);
+    facts.num("pendulum.energy_max", energy_max, Fmt::int().unit(" J"));
+    let spread = |f: &dyn Fn(&crate::analysis::mylapilli2014::Rise) -> f64| {
+        Spread::of(&rises.iter().map(f).collect::<Vec<_>>()).width()
+    };
+    if let Some(first) = rises.first() {
+        facts
+            .num("pendulum.impact.step", first.step as f64, Fmt::int())
+            .num(
+                "pendulum.impact.time",
+                (first.step + 1) as f64 * h,
+                Fmt::fixed(3).unit(" s"),
+            )
+            .num(
+                "pendulum.impact.before",
+                first.before,
+                Fmt::int().unit(" J"),
+            )
+            .num("pendulum.impact.after", first.after, Fmt::int().unit(" J"))
+            .num(
+                "pendulum.impact.gain",
+                first.after - first.before,
+                Fmt::int().unit(" J"),
+            )
+            .num(
+                "pendulum.impact.step_spread",
+                spread(&|r| r.step as f64),
+                Fmt::int(),
+            )
+            .num(
+                "pendulum.impact.gain_spread",
+                spread(&|r| r.after - r.before),
+                Fmt::fixed(1).unit(" J"),
+            );
+    }
+    // Once the last sphere stays within 1 mm of its rest height, how high it keeps hopping.
+    let rest = pc.floor_top() + pc.sphere_radius;
+    let mut heights = Vec::new();
+    let mut rest_from = f64::NAN;
+    for s in series {
+        let z = s.get("last_z")?;
+        let Some(k0) = (0..z.len()).find(|&k| z[k..].iter().all(|&v| v - rest < 1e-3)) else {
+            continue;
+        };
+        // NaN.min(t) is t: the earliest time over the solvers.
+        rest_from = rest_from.min((s.step[k0] + 1) as f64 * h);
+        heights.extend(z[k0..].iter().map(|v| v - rest));
+    }
+    let um = |q: f64| 1e6 * quantile(&heights, q);
+    facts
+        .num("pendulum.rest_from", rest_from, Fmt::fixed(1).unit(" s"))
+        .num("pendulum.rest_height_um.p10", um(0.1), Fmt::int())
+        .num("pendulum.rest_height_um.p90", um(0.9), Fmt::int())
+        .num("pendulum.rest_height_um.max", um(1.0), Fmt::int());
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_shipped_published_files_follow_the_paper() {
+        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../configs/mylapilli2014");
+        let s = read_sphere_published(&dir.join("sphere_published.csv")).unwrap();
+        let get = |e: u8, solver: &str| {
+            s.iter()
+                .find(|p| p.example == e && p.solver == solver)
+                .unwrap()
+        };
+        assert_eq!(
+            (
+                get(1, "MLCP-FB-RLM").slide_time,
+                get(1, "MLCP-FB-RLM").roll_speed
+            ),
+            (0.291, 1.429)
+        );
+        let m = get(2, "MLCP-FB-PLM");
+        assert_eq!(m.slide_time, 0.4);
+        assert!(m.roll_speed.is_nan() && m.source.contains("Fig. 3"));
+        assert_eq!(get(2, "MNCP-PLM").slide_time, 0.291);
+        assert!(
+            !s.iter().any(|p| p.solver.starts_with("MinMap")),
+            "PATH is not in the figures"
+        );
+        let peers = read_quantities(&dir.join("peers_published.csv")).unwrap();
+        assert_eq!(peers["sphere_hop_m"].0, 5.6e-3);
+        let times = read_published_times(&dir.join("pendulum_published.csv")).unwrap();
+        assert_eq!(times.len(), 5);
+    }
+
+    #[test]
+    fn thinning_keeps_the_ends_and_envelopes_keep_spikes() {
+        let t: Vec<f64> = (0..10).map(f64::from).collect();
+        let mut y = vec![0.0; 10];
+        y[4] = 7.0;
+        let p = thin(&t, &y, 3);
+        assert_eq!(p.first(), Some(&(0.0, 0.0)));
+        assert_eq!(p.last(), Some(&(9.0, 0.0)));
+        assert!(p.len() <= 5);
+        let e = envelope(&t, &y, 2);
+        assert_eq!(e, vec![(4.0, 7.0), (9.0, 0.0)]);
+    }
+}

@@ -1,0 +1,730 @@
+//! The Todorov 2010 report (`reports/todorov2010/`): Table 1 as published and as reproduced
+//! (with the spread over runs and both counting conventions), every solver on the same step
+//! problems, the plots, and the ball-drop test.
+//!
+//! Data: `data/runs/todorov2010/{table1,solvers,ball_drop}.parquet` from the configs in
+//! `experiments/configs/todorov2010/`; published numbers in `table1_published.csv` and
+//! `ball_drop_published.csv` there; the statistics in [`crate::analysis::todorov2010`].
+//!
+//! Facts for the findings (besides the builder's per-run facts): per Table 1 cell
+//! `t1.mu<mu>.nb<n>.{iterations, iterations_paper, run_median_min, run_median_max, newton,
+//! converged, local_minima, local_minima_percent, zero_iterations_percent, n_c, ratio}` and
+//! `published.t1.mu<mu>.nb<n>.{iterations, newton, n_c}` (`mu` as in the CSV: `0.1`, `1.0`);
+//! `t1.n_c_range.nb<n>`, `t1.newton_gap_range`, `t1.outside_factor_1.5.nb5_10`, `t1.mard_ours`,
+//! `t1.mard_paper`, `t1.favoured`, `t1.local_minimum_residual_p10` / `_p90`,
+//! `t1.status.<status>.{steps, time}`; per solver `s` and `n_b`
+//! `solvers.<s>.nb<n>.{iterations, iterations_ratio, extra_iterations, converged,
+//! converged_minus_driver, local_minima, us, time_ratio}`, `solvers.runs`, `solvers.steps_per_solver`;
+//! `ball_drop.{n_balls, impact_step, n_c, iterations, vz_before, vz_after}` and
+//! `published.ball_drop.<quantity>`.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use polars::prelude::*;
+
+use super::builder::{Report, RunData};
+use super::findings::{Facts, Fmt};
+use super::plots::{histogram, Axis, Chart, Series};
+use super::table::{Cell as C, Table};
+use super::{number, read_csv_with_header, read_quantities, ReportError};
+use crate::analysis::todorov2010::{
+    impact_step, mean_abs_relative_difference, solver_summary, status_shares, table1_cells, Cell,
+};
+use crate::analysis::{f64s, quantile, strs, Spread};
+use contactlab_runs::store::read_run;
+
+/// One published Table 1 cell.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PublishedCell {
+    /// Friction coefficient.
+    pub mu: f64,
+    /// Number of balls.
+    pub n_balls: i64,
+    /// Average contacts (the column label).
+    pub n_c: f64,
+    /// Iterations per step.
+    pub iterations: f64,
+    /// Percent of accepted Newton points.
+    pub newton_accepted: f64,
+}
+
+/// Reads `table1_published.csv` (`mu,n_b,n_c,iterations,newton_accepted`).
+pub fn read_published(path: &Path) -> Result<Vec<PublishedCell>, ReportError> {
+    let want = ["mu", "n_b", "n_c", "iterations", "newton_accepted"];
+    read_csv_with_header(path, &want)?
+        .iter()
+        .map(|r| {
+            let num = |i: usize| number(path, r, &want, i);
+            Ok(PublishedCell {
+                mu: num(0)?,
+                n_balls: num(1)? as i64,
+                n_c: num(2)?,
+                iterations: num(3)?,
+                newton_accepted: num(4)?,
+            })
+        })
+        .collect()
+}
+
+/// The fact-name key of a Table 1 cell: `mu1.0.nb15`.
+pub fn cell_key(mu: f64, n_balls: i64) -> String {
+    format!("mu{mu:.1}.nb{n_balls}")
+}
+
+/// Writes `reports/todorov2010/` from the run data under `root/data/runs/todorov2010/`.
+pub fn generate(root: &Path) -> Result<(), ReportError> {
+    let mut r = Report::new(
+        root,
+        "todorov2010",
+        "Todorov 2010, implicit nonlinear complementarity: reproduction",
+        "E. Todorov, *Implicit nonlinear complementarity: a new approach to contact dynamics*, ICRA 2010.",
+    );
+    let table = r.load("table1.toml")?;
+    let published = read_published(&r.config_file("table1_published.csv"))?;
+    let cells = table1_cells(&table.steps)?;
+    let driver = table.config.driver_specs()[0].name();
+    let cfg = &table.config;
+    r.text(&format!(
+        "Table 1 sweep: {} cells x {} runs x {} steps, driver `{driver}` \
+         (`experiments/configs/todorov2010/table1.toml`).",
+        cfg.sweep.get("mu").map_or(0, Vec::len) * cfg.sweep.get("n_balls").map_or(0, Vec::len),
+        cfg.sweep.get("seed").map_or(1, Vec::len),
+        cfg.scene.steps,
+    ));
+    table1_section(&mut r, &table, &published, &cells, &driver)?;
+    match r.load_if_run("solvers.toml")? {
+        Some(solvers) => solvers_section(&mut r, &solvers)?,
+        None => r.text(
+            "(The solver comparison `solvers.toml` has not been run: \
+             `contactlab run experiments/configs/todorov2010/solvers.toml`.)",
+        ),
+    }
+    plots_section(&mut r, &table, &driver)?;
+    if let Some(drop) = r.load_if_run("ball_drop.toml")? {
+        ball_drop_section(&mut r, &drop)?;
+    }
+    r.finish()?;
+    Ok(())
+}
+
+/// Table 1 beside the published numbers, `table1.csv`, the counting conventions and the facts.
+fn table1_section(
+    r: &mut Report,
+    table: &RunData,
+    published: &[PublishedCell],
+    cells: &[Cell],
+    driver: &str,
+) -> Result<(), ReportError> {
+    let ours = |p: &PublishedCell| {
+        cells
+            .iter()
+            .find(|c| c.solver == driver && c.mu == p.mu && c.n_balls == p.n_balls)
+    };
+    let (f1, f2, f3) = (Fmt::fixed(1), Fmt::fixed(2), Fmt::fixed(3));
+    let pct0 = Fmt::percent(0);
+    let mut t = Table::new(Some("table1.csv"))
+        .col("mu", "mu")
+        .col("n_b", "n_b")
+        .col("n_c", "n_c_published")
+        .col("n_c", "n_c_reproduced")
+        .col("iterations", "iterations_published")
+        .col("iterations", "iterations_reproduced")
+        .col(
+            "paper's convention",
+            "iterations_reproduced_paper_convention",
+        )
+        .col("per-run medians, min / max", "iterations_run_median_min")
+        .col("per-run medians, min / max", "iterations_run_median_max")
+        .md_col("difference")
+        .col("Newton accepted", "newton_accepted_published")
+        .col("Newton accepted", "newton_accepted_reproduced")
+        .md_col("converged (ours)")
+        .col("runs / contact steps", "runs")
+        .col("runs / contact steps", "contact_steps")
+        .csv_col("steps");
+    let nan = f64::NAN;
+    for p in published {
+        let c = ours(p);
+        let get = |f: &dyn Fn(&Cell) -> f64| c.map_or(nan, f);
+        let it = get(&|c| c.iterations);
+        t.row(vec![
+            C::same(p.mu, &f1),
+            C::int(p.n_balls),
+            C::num(p.n_c, &Fmt::int(), &Fmt::int()),
+            C::num(get(&|c| c.n_c), &f1, &f2),
+            C::same(p.iterations, &f1),
+            C::num(it, &f2, &f3),
+            C::num(get(&|c| c.iterations_paper_convention), &f2, &f3),
+            C::same(get(&|c| c.iterations_spread.min), &f1),
+            C::same(get(&|c| c.iterations_spread.max), &f1),
+            C::text(
+                pct0.clone()
+                    .signed()
+                    .show(100.0 * (it / p.iterations - 1.0)),
+            ),
+            C::num(p.newton_accepted, &pct0, &Fmt::int()),
+            C::num(get(&|c| c.newton_share), &pct0, &f1),
+            C::text(c.map_or("-".into(), |c| {
+                format!(
+                    "{} ({} local minima)",
+                    Fmt::percent(1).show(c.converged_share),
+                    c.local_minima
+                )
+            })),
+            C::int(c.map_or(0, |c| c.iterations_spread.n as i64)),
+            C::int(c.map_or(0, |c| c.contact_steps as i64)),
+            C::int(c.map_or(0, |c| c.steps as i64)),
+        ])?;
+    }
+    r.heading(2, "Table 1: iterations per step and accepted Newton points");
+    r.text(
+        "Each cell: published / reproduced. Iterations: the median over a run's steps with contacts, averaged \
+         over the runs (the paper's definition; ours counts an iteration per step of the driver, so a sticking \
+         start that already meets the tolerance takes zero); the paper's convention counts that start as an \
+         iteration too (one more on every step with contacts, then the same median and mean); the spread is the \
+         smallest and largest per-run median. Newton: the share of iterations whose Newton point was accepted. \
+         Relative difference of the iteration counts in its own column. Also in [`table1.csv`](table1.csv) \
+         (with the steps per cell).",
+    );
+    r.table(&t)?;
+
+    // Which counting convention the published counts follow.
+    let pairs = |f: &dyn Fn(&Cell) -> f64| -> Vec<(f64, f64)> {
+        published
+            .iter()
+            .map(|p| (ours(p).map_or(nan, f), p.iterations))
+            .collect()
+    };
+    let mard_ours = 100.0 * mean_abs_relative_difference(&pairs(&|c| c.iterations));
+    let mard_paper =
+        100.0 * mean_abs_relative_difference(&pairs(&|c| c.iterations_paper_convention));
+    let favoured = if mard_paper < mard_ours {
+        "the paper's convention (the start counted)"
+    } else {
+        "ours (the start not counted)"
+    };
+    r.text(&format!(
+        "**Counting convention.** The paper's ball drop is \"solved in one iteration\" where our driver takes \
+         none (see the ball-drop test below), which suggests it counts the start. Over the {} cells, the \
+         iteration counts lie on average {} from the published ones in our convention and {} in the paper's \
+         (mean of `|reproduced / published - 1|`): the evidence favours **{favoured}**.",
+        published.len(),
+        pct0.show(mard_ours),
+        pct0.show(mard_paper),
+    ));
+    let facts = r.facts();
+    facts
+        .num("t1.mard_ours", mard_ours, pct0.clone())
+        .num("t1.mard_paper", mard_paper, pct0.clone())
+        .text(
+            "t1.favoured",
+            if mard_paper < mard_ours {
+                "paper"
+            } else {
+                "ours"
+            },
+        );
+    table1_facts(facts, published, cells, driver);
+    // Residuals where the driver stopped at a local minimum, and where its time goes.
+    let steps = &table.steps;
+    let (solver, status, res) = (
+        strs(steps, "solver")?,
+        strs(steps, "solver_status")?,
+        f64s(steps, "residual")?,
+    );
+    let at_minima: Vec<f64> = (0..steps.height())
+        .filter(|&i| solver[i] == driver && status[i] == "local_minimum")
+        .map(|i| res[i])
+        .collect();
+    facts
+        .num(
+            "t1.local_minimum_residual_p10",
+            quantile(&at_minima, 0.1),
+            Fmt::sci(0),
+        )
+        .num(
+            "t1.local_minimum_residual_p90",
+            quantile(&at_minima, 0.9),
+            Fmt::sci(0),
+        );
+    for (st, (step_share, time_share)) in status_shares(steps, driver)? {
+        facts
+            .num(format!("t1.status.{st}.steps"), step_share, pct0.clone())
+            .num(format!("t1.status.{st}.time"), time_share, pct0.clone());
+    }
+    Ok(())
+}
+
+/// The per-cell and aggregate Table 1 facts.
+fn table1_facts(facts: &mut Facts, published: &[PublishedCell], cells: &[Cell], driver: &str) {
+    let pct0 = Fmt::percent(0);
+    let mut n_c: BTreeMap<i64, Vec<f64>> = BTreeMap::new();
+    let mut gaps = Vec::new();
+    let mut outside = 0.0;
+    for p in published {
+        let k = cell_key(p.mu, p.n_balls);
+        facts
+            .num(
+                format!("published.t1.{k}.iterations"),
+                p.iterations,
+                Fmt::fixed(1),
+            )
+            .num(
+                format!("published.t1.{k}.newton"),
+                p.newton_accepted,
+                pct0.clone(),
+            )
+            .num(format!("published.t1.{k}.n_c"), p.n_c, Fmt::int());
+        let Some(c) = cells
+            .iter()
+            .find(|c| c.solver == driver && c.mu == p.mu && c.n_balls == p.n_balls)
+        else {
+            continue;
+        };
+        let ratio = c.iterations / p.iterations;
+        facts
+            .num(format!("t1.{k}.iterations"), c.iterations, Fmt::fixed(2))
+            .num(
+                format!("t1.{k}.iterations_paper"),
+                c.iterations_paper_convention,
+                Fmt::fixed(2),
+            )
+            .num(
+                format!("t1.{k}.run_median_min"),
+                c.iterations_spread.min,
+                Fmt::fixed(1),
+            )
+            .num(
+                format!("t1.{k}.run_median_max"),
+                c.iterations_spread.max,
+                Fmt::fixed(1),
+            )
+            .num(format!("t1.{k}.newton"), c.newton_share, pct0.clone())
+            .num(
+                format!("t1.{k}.converged"),
+                c.converged_share,
+                Fmt::percent(1),
+            )
+            .num(
+                format!("t1.{k}.local_minima"),
+                c.local_minima as f64,
+                Fmt::int(),
+            )
+            .num(
+                format!("t1.{k}.local_minima_percent"),
+                c.local_minima_percent(),
+                pct0.clone(),
+            )
+            .num(
+                format!("t1.{k}.zero_iterations_percent"),
+                c.zero_iterations_percent(),
+                pct0.clone(),
+            )
+            .num(format!("t1.{k}.n_c"), c.n_c, Fmt::fixed(1))
+            .num(format!("t1.{k}.ratio"), ratio, Fmt::fixed(2));
+        n_c.entry(p.n_balls).or_default().push(c.n_c);
+        gaps.push(p.newton_accepted - c.newton_share);
+        if p.n_balls <= 10 && !(1.0 / 1.5..=1.5).contains(&ratio) {
+            outside += 1.0;
+        }
+    }
+    for (nb, v) in n_c {
+        facts.list(
+            format!("t1.n_c_range.nb{nb}"),
+            Spread::of(&v).range(),
+            Fmt::int(),
+        );
+    }
+    facts
+        .list("t1.newton_gap_range", Spread::of(&gaps).range(), Fmt::int())
+        .num("t1.outside_factor_1.5.nb5_10", outside, Fmt::int());
+}
+
+/// The comparison of every solver of `solvers.toml` on the same step problems: a compact
+/// table per solver and `n_b` (`solvers_summary.csv`), `solvers.csv` per cell, and the merit
+/// traces of all solvers on the hardest step (most driver iterations) of the sweep.
+fn solvers_section(r: &mut Report, run: &RunData) -> Result<(), ReportError> {
+    let steps = &run.steps;
+    let driver = run.config.driver_specs()[0].name();
+    let cells = table1_cells(steps)?;
+    let runs = steps.column("run")?.n_unique()?;
+    let steps_per_solver = steps.height() / steps.column("solver")?.n_unique()?.max(1);
+    r.heading(2, "Every solver on the same step problems");
+    r.text(&format!(
+        "The driver's impulses advance the simulation; the other solvers solve the very same step problems \
+         (shadow solves, `experiments/configs/todorov2010/solvers.toml`), so their numbers compare like with \
+         like. This is the paper's open question: what the edge-aware machinery buys over generic drivers on \
+         the same residual, and what the section V-A recoveries (perturbed restarts, row-sum scaling) and warm \
+         starts recover. Each cell: iterations (Table 1's statistic, averaged over mu) with the smallest and \
+         largest per-run median in brackets / share of solves converged by the shared natural-map ruler \
+         (averaged over mu; smallest and largest per run in brackets) / solves whose driver reported a local \
+         minimum (the generic drivers report such steps as `stagnated` or `max_iterations` instead), and the \
+         mean time per solve. Per solver and `n_b` in [`solvers_summary.csv`](solvers_summary.csv), per cell \
+         in [`solvers.csv`](solvers.csv). Runs: {runs} (every mu x n_b x seed of the config), \
+         {steps_per_solver} steps per solver (steps without contacts included).",
+    ));
+    // The driver first, then every other solver of the data in name order.
+    let mut solvers: Vec<String> = vec![driver.clone()];
+    for c in &cells {
+        if !solvers.contains(&c.solver) {
+            solvers.push(c.solver.clone());
+        }
+    }
+    let mut nbs: Vec<i64> = cells.iter().map(|c| c.n_balls).collect();
+    nbs.sort_unstable();
+    nbs.dedup();
+    let mut t = Table::new(Some("solvers_summary.csv")).col("solver", "solver");
+    for nb in &nbs {
+        let h = format!("n_b = {nb}");
+        for name in [
+            "iterations",
+            "iterations_run_min",
+            "iterations_run_max",
+            "converged_percent",
+            "converged_percent_run_min",
+            "converged_percent_run_max",
+            "local_minima",
+            "microseconds_per_solve",
+            "contact_steps",
+        ] {
+            t = t.csv_col(&format!("{name}_nb{nb}"));
+        }
+        t = t.md_col(&h);
+    }
+    let (f1, pct1) = (Fmt::fixed(1), Fmt::percent(1));
+    for s in &solvers {
+        let mut row = vec![C::code(s.clone())];
+        for nb in &nbs {
+            let Some(m) = solver_summary(&cells, s, *nb) else {
+                row.extend((0..9).map(|_| C::text("")));
+                row.push(C::text("-"));
+                continue;
+            };
+            row.extend([
+                C::num(m.iterations, &f1, &Fmt::fixed(3)),
+                C::same(m.iterations_spread.min, &f1),
+                C::same(m.iterations_spread.max, &f1),
+                C::num(m.converged_share, &pct1, &Fmt::fixed(2)),
+                C::same(m.converged_spread.min, &f1),
+                C::same(m.converged_spread.max, &f1),
+                C::int(m.local_minima as i64),
+                C::same(1e6 * m.seconds_per_solve, &Fmt::fixed(1)),
+                C::int(m.contact_steps as i64),
+            ]);
+            row.push(C::text(format!(
+                "{} ({}-{}) / {} ({}-{}) / {} ({:.0} us)",
+                f1.show(m.iterations),
+                Fmt::int().show(m.iterations_spread.min),
+                Fmt::int().show(m.iterations_spread.max),
+                pct1.show(m.converged_share),
+                Fmt::int().show(m.converged_spread.min),
+                Fmt::int().show(m.converged_spread.max),
+                m.local_minima,
+                1e6 * m.seconds_per_solve
+            )));
+        }
+        t.row(row)?;
+    }
+    r.table(&t)?;
+    solvers_facts(r.facts(), &cells, &solvers, &nbs, &driver);
+    r.facts().num("solvers.runs", runs as f64, Fmt::int()).num(
+        "solvers.steps_per_solver",
+        steps_per_solver as f64,
+        Fmt::int(),
+    );
+
+    let mut per_cell = Table::new(Some("solvers.csv"))
+        .csv_col("mu")
+        .csv_col("n_b")
+        .csv_col("solver")
+        .csv_col("iterations")
+        .csv_col("converged_percent")
+        .csv_col("local_minima")
+        .csv_col("microseconds_per_solve")
+        .csv_col("iterations_run_min")
+        .csv_col("iterations_run_max")
+        .csv_col("runs")
+        .csv_col("contact_steps");
+    for c in &cells {
+        per_cell.row(vec![
+            C::same(c.mu, &f1),
+            C::int(c.n_balls),
+            C::text(c.solver.clone()),
+            C::same(c.iterations, &Fmt::fixed(3)),
+            C::same(c.converged_share, &Fmt::fixed(2)),
+            C::int(c.local_minima as i64),
+            C::same(1e6 * c.seconds_per_solve, &Fmt::fixed(3)),
+            C::same(c.iterations_spread.min, &f1),
+            C::same(c.iterations_spread.max, &f1),
+            C::int(c.iterations_spread.n as i64),
+            C::int(c.contact_steps as i64),
+        ])?;
+    }
+    r.table(&per_cell)?;
+
+    // The hardest step of the sweep: the run whose driver took the most iterations on one step.
+    let traces = read_run(
+        &run.data_path
+            .with_file_name(format!("{}_traces.parquet", run.config.name)),
+    )?;
+    let (t_solver, t_run, t_step, t_iter, t_merit) = (
+        strs(&traces, "solver")?,
+        f64s(&traces, "run")?,
+        f64s(&traces, "step")?,
+        f64s(&traces, "iter")?,
+        f64s(&traces, "merit")?,
+    );
+    let hardest = (0..t_solver.len())
+        .filter(|&i| t_solver[i] == driver)
+        .max_by(|&a, &b| t_iter[a].total_cmp(&t_iter[b]))
+        .map(|i| (t_run[i], t_step[i]));
+    if let Some((run_i, step)) = hardest {
+        let series: Vec<Series> = solvers
+            .iter()
+            .map(|s| {
+                let pts = (0..t_solver.len())
+                    .filter(|&j| &t_solver[j] == s && t_run[j] == run_i && t_step[j] == step)
+                    .map(|j| (t_iter[j], t_merit[j]))
+                    .collect();
+                (s.clone(), pts)
+            })
+            .collect();
+        let chart = Chart::new(
+            &format!(
+                "Merit |r|^2/2 per iteration, run {run_i}, step {step}: every solver, same problem"
+            ),
+            Axis::linear("iteration"),
+            Axis::log("merit"),
+        );
+        r.plot(
+            "hard_step_convergence.svg",
+            "convergence on the hardest step",
+            &chart,
+            &series,
+        )?;
+        r.text(&format!(
+            "The hardest step of the sweep (run {run_i}, step {step}: the most iterations of `{driver}`), every \
+             solver from the same start rule on the same problem (a merit of exactly zero cannot be drawn on \
+             the logarithmic axis: such a point is left out)."
+        ));
+    }
+    Ok(())
+}
+
+/// Per solver and `n_b`: the summary's numbers and how they compare with the driver's.
+fn solvers_facts(facts: &mut Facts, cells: &[Cell], solvers: &[String], nbs: &[i64], driver: &str) {
+    for nb in nbs {
+        let Some(d) = solver_summary(cells, driver, *nb) else {
+            continue;
+        };
+        for s in solvers {
+            let Some(m) = solver_summary(cells, s, *nb) else {
+                continue;
+            };
+            let k = format!("solvers.{s}.nb{nb}");
+            facts
+                .num(format!("{k}.iterations"), m.iterations, Fmt::fixed(1))
+                .num(
+                    format!("{k}.iterations_ratio"),
+                    m.iterations / d.iterations,
+                    Fmt::fixed(1),
+                )
+                .num(
+                    format!("{k}.extra_iterations"),
+                    100.0 * (m.iterations / d.iterations - 1.0),
+                    Fmt::percent(0),
+                )
+                .num(format!("{k}.converged"), m.converged_share, Fmt::percent(1))
+                .num(
+                    format!("{k}.converged_minus_driver"),
+                    m.converged_share - d.converged_share,
+                    Fmt::fixed(1).signed(),
+                )
+                .num(
+                    format!("{k}.local_minima"),
+                    m.local_minima as f64,
+                    Fmt::int(),
+                )
+                .num(
+                    format!("{k}.us"),
+                    1e6 * m.seconds_per_solve,
+                    Fmt::int().unit(" us"),
+                )
+                .num(
+                    format!("{k}.time_ratio"),
+                    m.seconds_per_solve / d.seconds_per_solve,
+                    Fmt::fixed(1),
+                );
+        }
+    }
+}
+
+/// Iterations over time for the largest `n_b` and the histogram of iterations.
+fn plots_section(r: &mut Report, table: &RunData, driver: &str) -> Result<(), ReportError> {
+    let steps = &table.steps;
+    let seeds = table.config.sweep.get("seed").cloned().unwrap_or_default();
+    let first_seed = seeds.first().and_then(|v| v.as_integer()).unwrap_or(0);
+    let largest_nb = f64s(steps, "n_balls")?.into_iter().fold(0.0, f64::max);
+    let mus: Vec<f64> = table
+        .config
+        .sweep
+        .get("mu")
+        .cloned()
+        .unwrap_or_default()
+        .iter()
+        .filter_map(|v| v.as_float())
+        .collect();
+    let series: Vec<Series> = mus
+        .iter()
+        .map(|&mu| -> PolarsResult<Series> {
+            let sel = steps
+                .clone()
+                .lazy()
+                .filter(
+                    col("solver")
+                        .eq(lit(driver.to_string()))
+                        .and(col("mu").eq(lit(mu)))
+                        .and(col("n_balls").cast(DataType::Float64).eq(lit(largest_nb)))
+                        .and(col("seed").eq(lit(first_seed))),
+                )
+                .sort(["step"], SortMultipleOptions::default())
+                .collect()?;
+            let (st, it) = (f64s(&sel, "step")?, f64s(&sel, "iterations")?);
+            Ok((format!("mu = {mu}"), st.into_iter().zip(it).collect()))
+        })
+        .collect::<PolarsResult<_>>()?;
+    r.heading(2, "Plots");
+    r.plot(
+        "iterations_over_time.svg",
+        "iterations per step over time",
+        &Chart::new(
+            &format!("Iterations per step, n_b = {largest_nb}, seed {first_seed} ({driver})"),
+            Axis::linear("step"),
+            Axis::linear("iterations"),
+        ),
+        &series,
+    )?;
+    let contact = steps
+        .clone()
+        .lazy()
+        .filter(
+            col("solver")
+                .eq(lit(driver.to_string()))
+                .and(col("n_c").gt(lit(0))),
+        )
+        .collect()?;
+    let iters: Vec<u64> = f64s(&contact, "iterations")?
+        .into_iter()
+        .map(|v| v as u64)
+        .collect();
+    std::fs::create_dir_all(r.out_dir())?;
+    histogram(
+        &r.out_dir().join("iterations_histogram.svg"),
+        &format!("Iterations per step, all cells ({driver})"),
+        "iterations",
+        &iters,
+    )?;
+    r.image("iterations_histogram.svg", "histogram of iterations");
+    Ok(())
+}
+
+/// The ball-drop test (Fig. 6): per-step data and the impact against the paper's account.
+fn ball_drop_section(r: &mut Report, drop: &RunData) -> Result<(), ReportError> {
+    let published = read_quantities(&r.config_file("ball_drop_published.csv"))?;
+    let paper = |q: &str| -> Result<f64, ReportError> {
+        published.get(q).map(|v| v.0).ok_or_else(|| {
+            ReportError::Published(format!(
+                "ball_drop_published.csv: no row for quantity `{q}`"
+            ))
+        })
+    };
+    let (paper_iterations, paper_steps) = (paper("iterations_at_impact")?, paper("steps_to_stop")?);
+    let dd = drop
+        .steps
+        .clone()
+        .lazy()
+        .filter(col("role").eq(lit("driver")))
+        .sort(["step"], SortMultipleOptions::default())
+        .collect()?;
+    let (st, nc, it, vz) = (
+        f64s(&dd, "step")?,
+        f64s(&dd, "n_c")?,
+        f64s(&dd, "iterations")?,
+        f64s(&dd, "max_abs_vz")?,
+    );
+    let mut t = Table::new(Some("ball_drop.csv"))
+        .csv_col("step")
+        .csv_col("n_c")
+        .csv_col("iterations")
+        .csv_col("max_abs_vz");
+    for i in 0..st.len() {
+        t.row(vec![
+            C::same(st[i], &Fmt::int()),
+            C::same(nc[i], &Fmt::int()),
+            C::same(it[i], &Fmt::int()),
+            C::same(vz[i], &Fmt::sci(3)),
+        ])?;
+    }
+    r.table(&t)?;
+    let n_balls = drop
+        .config
+        .scene
+        .params
+        .get("n_balls")
+        .and_then(|v| v.as_integer())
+        .unwrap_or(0);
+    r.heading(2, "Ball-drop test (Fig. 6)");
+    let facts = r.facts();
+    facts
+        .num("ball_drop.n_balls", n_balls as f64, Fmt::int())
+        .num(
+            "published.ball_drop.iterations_at_impact",
+            paper_iterations,
+            Fmt::int(),
+        )
+        .num("published.ball_drop.steps_to_stop", paper_steps, Fmt::int());
+    match impact_step(&vz) {
+        Some(k) => {
+            let before = if k > 0 { vz[k - 1] } else { f64::NAN };
+            facts
+                .num("ball_drop.impact_step", st[k], Fmt::int())
+                .num("ball_drop.n_c", nc[k], Fmt::int())
+                .num("ball_drop.iterations", it[k], Fmt::int())
+                .num("ball_drop.vz_before", before, Fmt::fixed(3))
+                .num("ball_drop.vz_after", vz[k], Fmt::sci(1));
+            r.text(&format!(
+                "{n_balls} balls stacked and dropped from rest. Impact at step {}: the largest vertical speed goes \
+                 from {before:.3} m/s before the step to {:.2e} m/s after it, with {} contacts, solved in **{} \
+                 iteration(s)** (the paper: all vertical velocities vanish in {} step, solved in {} iteration). \
+                 Per-step data in [`ball_drop.csv`](ball_drop.csv).",
+                st[k], vz[k], nc[k], it[k], paper_steps, paper_iterations
+            ));
+        }
+        None => r.text(
+            "No step in the ball-drop run stopped the stack's vertical motion: see `ball_drop.csv`.",
+        ),
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_shipped_published_files_parse() {
+        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../configs/todorov2010");
+        let cells = read_published(&dir.join("table1_published.csv")).unwrap();
+        assert_eq!(cells.len(), 12);
+        let c = cells
+            .iter()
+            .find(|c| c.mu == 2.0 && c.n_balls == 15)
+            .unwrap();
+        assert_eq!((c.iterations, c.newton_accepted), (16.2, 55.0));
+        let q = read_quantities(&dir.join("ball_drop_published.csv")).unwrap();
+        assert_eq!(q["iterations_at_impact"].0, 1.0);
+        assert!(q["iterations_at_impact"].1.contains("Fig. 6"));
+        assert_eq!(cell_key(1.0, 15), "mu1.0.nb15");
+    }
+}
