@@ -36,6 +36,7 @@
 pub mod blocks;
 pub mod cone;
 pub mod conic_program;
+pub mod dense;
 mod disjoint_sets;
 pub mod drivers;
 pub mod error;

@@ -1,7 +1,7 @@
 //! Formulations and drivers as plugins: the types a formulation or a driver implements so that
 //! it can be paired with every counterpart whose needs it meets, at compile time (the notebook
-//! DSL, `contactlab_experiments::study`) and by name (the command line's registry,
-//! `contactlab_experiments::registry`).
+//! DSL, `contactlab_lab::study`) and by name (the command line's registry,
+//! `contactlab_lab::registry`).
 //!
 //! - A [`Formulation`] turns a contact problem into the object drivers solve (its `Built`: a
 //!   [`Residual`], a [`NonSmoothResidual`], a [`Merit`], or the [`LocalProblem`] itself), picks
@@ -14,9 +14,21 @@
 //!   [`views_of!`](crate::views_of) and [`provides_of!`](crate::provides_of) (no hand-kept
 //!   list), and a driver names the one [`Capability`] it needs.
 //!
+//! A capability (a trait a formulation can provide and a driver can need: [`Residual`], the
+//! contact problem itself, a [`ConicProgram`], ...) is one row of one table, the macro
+//! `__for_each_capability!` in this file. The [`Need`] enum and its names, [`Need::ALL`], the
+//! [`Views`] fields, the `Needs*` [`Capability`] markers, the traits of `probe` and what
+//! [`views_of!`](crate::views_of) and [`provides_of!`](crate::provides_of) expand to are all
+//! generated from it: adding a capability is adding a row.
+//!
 //! [`solve_formulation`] is the one solve flow both paths share: build, start, run the driver
 //! under one deadline for the whole solve (start and restarts included), restart while the
 //! formulation asks, and [`judge`] the impulses by the shared ruler.
+//!
+//! [`Residual`]: crate::Residual
+//! [`NonSmoothResidual`]: crate::NonSmoothResidual
+//! [`Merit`]: crate::Merit
+//! [`ConicProgram`]: crate::ConicProgram
 
 use std::collections::BTreeMap;
 use std::time::Instant;
@@ -24,13 +36,9 @@ use std::time::Instant;
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 
-use crate::conic_program::ConicProgram;
 use crate::drivers::kit::Deadline;
 use crate::metrics::{metrics_of, LocalMetrics};
-use crate::{
-    BDerivative, CoreError, LocalProblem, Merit, NonSmoothResidual, ProjectedResidual, Residual,
-    Solution, SolveOptions, Status, StepProblem, Trace,
-};
+use crate::{CoreError, LocalProblem, Solution, SolveOptions, Status, StepProblem, Trace};
 
 /// Solves a `P` from `x0` under `opts`.
 pub trait Driver<P: ?Sized> {
@@ -219,108 +227,210 @@ pub trait DriverPlugin:
     }
 }
 
-/// One thing a driver can need from a formulation.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Need {
-    /// A least-squares residual.
-    Residual,
-    /// A residual with kinks and one-sided Jacobians.
-    NonSmooth,
-    /// A residual with a feasible set.
-    Projected,
-    /// A residual whose one-sided Jacobian is its B-derivative, with a square Newton system.
-    BDerivative,
-    /// A convex merit.
-    Merit,
-    /// The contact problem itself (per-contact solvers such as Gauss-Seidel).
-    ContactProblem,
-    /// A conic program (interior-point solvers).
-    Conic,
-}
+/// The capability table: one row per capability, each a trait a formulation can provide and a
+/// driver can need. Every per-capability list of `plugin` follows from it: the `Need` enum,
+/// `Need::ALL` (the rows' order), `Need::trait_name`, `Need::explain`, the `Views` fields and
+/// `Views::provides`, the `Needs*` `Capability` markers, the `probe` traits, and the expansions
+/// of `views_of!` and `provides_of!`. Adding a capability is adding a row.
+///
+/// A row is the `Need` variant (its doc comment is the variant's) and:
+/// - `field`: its `Views` field;
+/// - `marker`: its `Capability` type;
+/// - `object`: the trait object (or type) drivers solve, `Capability::Dyn`;
+/// - `detect`: the trait a concrete type is detected by, and how a value of it becomes the
+///   `object`;
+/// - `probe`, `type_probe`: the `probe` traits (found, not found) and their method, by value
+///   and by type;
+/// - `trait_name`, `explain`: what `Need::trait_name` and `Need::explain` return;
+/// - `noun`: the view in the field's and the marker's docs ("As ...", "Needs ...").
+///
+/// `__for_each_capability!([path::to::callback] args)` expands to
+/// `path::to::callback! { (args) row row ... }`. It is exported (hidden) because the exported
+/// `views_of!` and `provides_of!` expand it in the crate that calls them, where the type is
+/// concrete; it is written out, not generated, so that `$crate::__for_each_capability!` also
+/// resolves inside this crate.
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __for_each_capability {
+    ([$($callback:tt)*] $($args:tt)*) => {
+        $($callback)*! {
+            ($($args)*)
 
-impl Need {
-    /// Every need, in a fixed order.
-    pub const ALL: [Need; 7] = [
-        Need::Residual,
-        Need::NonSmooth,
-        Need::Projected,
-        Need::BDerivative,
-        Need::Merit,
-        Need::ContactProblem,
-        Need::Conic,
-    ];
-
-    /// The trait (or type) that provides it.
-    pub fn trait_name(self) -> &'static str {
-        match self {
-            Need::Residual => "Residual",
-            Need::NonSmooth => "NonSmoothResidual",
-            Need::Projected => "ProjectedResidual",
-            Need::BDerivative => "BDerivative",
-            Need::Merit => "Merit",
-            Need::ContactProblem => "LocalProblem",
-            Need::Conic => "ConicProgram",
-        }
-    }
-
-    /// What it is, for a reader of `contactlab list`.
-    pub fn explain(self) -> &'static str {
-        match self {
-            Need::Residual => "a least-squares residual F(x)",
-            Need::NonSmooth => "a non-smooth residual (kinks along segments, one-sided Jacobians)",
-            Need::Projected => "a residual with a convex feasible set to project on",
-            Need::BDerivative => "a residual with a B-derivative and a square Newton system",
-            Need::Merit => "a convex merit with gradient and Hessian",
-            Need::ContactProblem => {
-                "the contact problem itself (W, q, mu), solved contact by contact"
+            /// A least-squares residual.
+            Residual {
+                field: residual,
+                marker: NeedsResidual,
+                object: dyn $crate::Residual + 'static,
+                detect: $crate::Residual, |v| v,
+                probe: HasResidual, LacksResidual, residual_view,
+                type_probe: HasResidualT, LacksResidualT, has_residual,
+                trait_name: "Residual",
+                explain: "a least-squares residual F(x)",
+                noun: "a [`Residual`](crate::Residual)",
             }
-            Need::Conic => {
-                "a conic program (quadratic cost, second-order cones) for an interior-point method"
+
+            /// A residual with kinks and one-sided Jacobians.
+            NonSmooth {
+                field: nonsmooth,
+                marker: NeedsNonSmooth,
+                object: dyn $crate::NonSmoothResidual + 'static,
+                detect: $crate::NonSmoothResidual, |v| v,
+                probe: HasNonSmooth, LacksNonSmooth, nonsmooth_view,
+                type_probe: HasNonSmoothT, LacksNonSmoothT, has_nonsmooth,
+                trait_name: "NonSmoothResidual",
+                explain: "a non-smooth residual (kinks along segments, one-sided Jacobians)",
+                noun: "a [`NonSmoothResidual`](crate::NonSmoothResidual)",
+            }
+
+            /// A residual with a feasible set.
+            Projected {
+                field: projected,
+                marker: NeedsProjected,
+                object: dyn $crate::ProjectedResidual + 'static,
+                detect: $crate::ProjectedResidual, |v| v,
+                probe: HasProjected, LacksProjected, projected_view,
+                type_probe: HasProjectedT, LacksProjectedT, has_projected,
+                trait_name: "ProjectedResidual",
+                explain: "a residual with a convex feasible set to project on",
+                noun: "a [`ProjectedResidual`](crate::ProjectedResidual)",
+            }
+
+            /// A residual whose one-sided Jacobian is its B-derivative, with a square Newton
+            /// system.
+            BDerivative {
+                field: b_derivative,
+                marker: NeedsBDerivative,
+                object: dyn $crate::BDerivative + 'static,
+                detect: $crate::BDerivative, |v| v,
+                probe: HasBDerivative, LacksBDerivative, b_derivative_view,
+                type_probe: HasBDerivativeT, LacksBDerivativeT, has_b_derivative,
+                trait_name: "BDerivative",
+                explain: "a residual with a B-derivative and a square Newton system",
+                noun: "a [`BDerivative`](crate::BDerivative)",
+            }
+
+            /// A convex merit.
+            Merit {
+                field: merit,
+                marker: NeedsMerit,
+                object: dyn $crate::Merit + 'static,
+                detect: $crate::Merit, |v| v,
+                probe: HasMerit, LacksMerit, merit_view,
+                type_probe: HasMeritT, LacksMeritT, has_merit,
+                trait_name: "Merit",
+                explain: "a convex merit with gradient and Hessian",
+                noun: "a [`Merit`](crate::Merit)",
+            }
+
+            /// The contact problem itself (per-contact solvers such as Gauss-Seidel).
+            ContactProblem {
+                field: contact,
+                marker: NeedsContactProblem,
+                object: $crate::LocalProblem,
+                detect: $crate::plugin::probe::AsContactProblem, |v| v.contact_problem(),
+                probe: HasContact, LacksContact, contact_view,
+                type_probe: HasContactT, LacksContactT, has_contact,
+                trait_name: "LocalProblem",
+                explain: "the contact problem itself (W, q, mu), solved contact by contact",
+                noun: "the contact problem itself",
+            }
+
+            /// A conic program (interior-point solvers).
+            Conic {
+                field: conic,
+                marker: NeedsConic,
+                object: dyn $crate::ConicProgram + 'static,
+                detect: $crate::ConicProgram, |v| v,
+                probe: HasConic, LacksConic, conic_view,
+                type_probe: HasConicT, LacksConicT, has_conic,
+                trait_name: "ConicProgram",
+                explain: "a conic program (quadratic cost, second-order cones) for an \
+                          interior-point method",
+                noun: "a [`ConicProgram`](crate::ConicProgram)",
             }
         }
-    }
+    };
 }
 
-/// What a built formulation can be viewed as: one trait object per [`Need`] it meets.
-#[derive(Clone, Copy, Default)]
-pub struct Views<'a> {
-    /// As a [`Residual`].
-    pub residual: Option<&'a (dyn Residual + 'static)>,
-    /// As a [`NonSmoothResidual`].
-    pub nonsmooth: Option<&'a (dyn NonSmoothResidual + 'static)>,
-    /// As a [`ProjectedResidual`].
-    pub projected: Option<&'a (dyn ProjectedResidual + 'static)>,
-    /// As a [`BDerivative`].
-    pub b_derivative: Option<&'a (dyn BDerivative + 'static)>,
-    /// As a [`Merit`].
-    pub merit: Option<&'a (dyn Merit + 'static)>,
-    /// As the contact problem itself.
-    pub contact: Option<&'a LocalProblem>,
-    /// As a [`ConicProgram`].
-    pub conic: Option<&'a (dyn ConicProgram + 'static)>,
+/// The items of this module that the capability table generates (the probe traits are
+/// generated in `probe`).
+macro_rules! capability_items {
+    (() $(
+        $(#[$doc:meta])*
+        $need:ident {
+            field: $field:ident,
+            marker: $marker:ident,
+            object: $object:ty,
+            detect: $bound:path, |$v:ident| $conv:expr,
+            probe: $has:ident, $lacks:ident, $view:ident,
+            type_probe: $has_t:ident, $lacks_t:ident, $has_type:ident,
+            trait_name: $trait_name:literal,
+            explain: $explain:literal,
+            noun: $noun:literal,
+        }
+    )*) => {
+        /// One thing a driver can need from a formulation.
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+        #[serde(rename_all = "snake_case")]
+        pub enum Need {
+            $($(#[$doc])* $need,)*
+        }
+
+        impl Need {
+            /// Every need, in a fixed order (the table's).
+            pub const ALL: [Need; [$(Need::$need),*].len()] = [$(Need::$need),*];
+
+            /// The trait (or type) that provides it.
+            pub fn trait_name(self) -> &'static str {
+                match self {
+                    $(Need::$need => $trait_name,)*
+                }
+            }
+
+            /// What it is, for a reader of `contactlab list`.
+            pub fn explain(self) -> &'static str {
+                match self {
+                    $(Need::$need => $explain,)*
+                }
+            }
+        }
+
+        /// What a built formulation can be viewed as: one trait object per [`Need`] it meets.
+        #[derive(Clone, Copy, Default)]
+        pub struct Views<'a> {
+            $(
+                #[doc = concat!("As ", $noun, ".")]
+                pub $field: Option<&'a $object>,
+            )*
+        }
+
+        impl Views<'_> {
+            /// The needs these views meet, in [`Need::ALL`]'s order.
+            pub fn provides(&self) -> Vec<Need> {
+                [$(self.$field.is_some().then_some(Need::$need)),*]
+                    .into_iter()
+                    .flatten()
+                    .collect()
+            }
+        }
+
+        $(
+            #[doc = concat!("Needs ", $noun, ".")]
+            #[derive(Debug, Clone, Copy)]
+            pub struct $marker;
+
+            impl Capability for $marker {
+                const NEED: Need = Need::$need;
+                type Dyn = $object;
+                fn pick<'a>(views: &Views<'a>) -> Option<&'a Self::Dyn> {
+                    views.$field
+                }
+            }
+        )*
+    };
 }
 
-impl Views<'_> {
-    /// The needs these views meet.
-    pub fn provides(&self) -> Vec<Need> {
-        let have = [
-            self.residual.is_some(),
-            self.nonsmooth.is_some(),
-            self.projected.is_some(),
-            self.b_derivative.is_some(),
-            self.merit.is_some(),
-            self.contact.is_some(),
-            self.conic.is_some(),
-        ];
-        Need::ALL
-            .iter()
-            .zip(have)
-            .filter(|(_, h)| *h)
-            .map(|(n, _)| *n)
-            .collect()
-    }
-}
+crate::__for_each_capability!([capability_items]);
 
 /// A need as a type: which trait object a driver takes and where it sits in [`Views`].
 pub trait Capability: 'static {
@@ -332,47 +442,15 @@ pub trait Capability: 'static {
     fn pick<'a>(views: &Views<'a>) -> Option<&'a Self::Dyn>;
 }
 
-macro_rules! capability {
-    ($(#[$doc:meta] $name:ident => $need:ident, $field:ident, $dyn:ty;)*) => {$(
-        #[$doc]
-        #[derive(Debug, Clone, Copy)]
-        pub struct $name;
-        impl Capability for $name {
-            const NEED: Need = Need::$need;
-            type Dyn = $dyn;
-            fn pick<'a>(views: &Views<'a>) -> Option<&'a Self::Dyn> {
-                views.$field
-            }
-        }
-    )*};
-}
-
-capability! {
-    /// Needs a [`Residual`].
-    NeedsResidual => Residual, residual, dyn Residual;
-    /// Needs a [`NonSmoothResidual`].
-    NeedsNonSmooth => NonSmooth, nonsmooth, dyn NonSmoothResidual;
-    /// Needs a [`ProjectedResidual`].
-    NeedsProjected => Projected, projected, dyn ProjectedResidual;
-    /// Needs a [`BDerivative`].
-    NeedsBDerivative => BDerivative, b_derivative, dyn BDerivative;
-    /// Needs a [`Merit`].
-    NeedsMerit => Merit, merit, dyn Merit;
-    /// Needs the contact problem itself.
-    NeedsContactProblem => ContactProblem, contact, LocalProblem;
-    /// Needs a [`ConicProgram`].
-    NeedsConic => Conic, conic, dyn ConicProgram;
-}
-
 /// Autoref-based detection of the traits a concrete type implements (the macros
 /// [`views_of!`](crate::views_of) and [`provides_of!`](crate::provides_of) expand to calls
-/// of these methods; they must be expanded where the type is concrete).
+/// of these methods; they must be expanded where the type is concrete). Four traits per
+/// capability, generated from its row of the capability table.
 #[doc(hidden)]
 pub mod probe {
     use std::marker::PhantomData;
 
-    use crate::conic_program::ConicProgram;
-    use crate::{BDerivative, LocalProblem, Merit, NonSmoothResidual, ProjectedResidual, Residual};
+    use crate::LocalProblem;
 
     /// A value being probed.
     pub struct Probe<'a, T>(pub &'a T);
@@ -392,130 +470,68 @@ pub mod probe {
         }
     }
 
-    macro_rules! probe {
-        ($has:ident, $lacks:ident, $has_t:ident, $lacks_t:ident, $method:ident, $tmethod:ident,
-         $bound:path, $dyn:ty, |$v:ident| $conv:expr) => {
-            /// Found: the specialised impl (matched first, on `&&Probe`).
+    /// The four probe traits of each row of the capability table.
+    macro_rules! probe_traits {
+        (() $(
+            $(#[$doc:meta])*
+            $need:ident {
+                field: $field:ident,
+                marker: $marker:ident,
+                object: $object:ty,
+                detect: $bound:path, |$v:ident| $conv:expr,
+                probe: $has:ident, $lacks:ident, $view:ident,
+                type_probe: $has_t:ident, $lacks_t:ident, $has_type:ident,
+                trait_name: $trait_name:literal,
+                explain: $explain:literal,
+                noun: $noun:literal,
+            }
+        )*) => {$(
+            #[doc = concat!("Found a `", $trait_name, "`: the specialised impl (matched first, on")]
+            #[doc = "`&&Probe`)."]
             pub trait $has<'a> {
                 /// The view.
-                fn $method(&self) -> Option<&'a $dyn>;
+                fn $view(&self) -> Option<&'a $object>;
             }
             impl<'a, T: $bound + 'static> $has<'a> for &Probe<'a, T> {
-                fn $method(&self) -> Option<&'a $dyn> {
+                fn $view(&self) -> Option<&'a $object> {
                     let $v = self.0;
                     Some($conv)
                 }
             }
-            /// Not found: the fallback (matched after a deref).
+            #[doc = concat!("No `", $trait_name, "`: the fallback (matched after a deref).")]
             pub trait $lacks<'a> {
                 /// No view.
-                fn $method(&self) -> Option<&'a $dyn>;
+                fn $view(&self) -> Option<&'a $object>;
             }
             impl<'a, T> $lacks<'a> for Probe<'a, T> {
-                fn $method(&self) -> Option<&'a $dyn> {
+                fn $view(&self) -> Option<&'a $object> {
                     None
                 }
             }
-            /// Found, by type.
+            #[doc = concat!("Found a `", $trait_name, "`, by type.")]
             pub trait $has_t {
                 /// Whether the type implements the trait.
-                fn $tmethod(&self) -> bool;
+                fn $has_type(&self) -> bool;
             }
             impl<T: $bound + 'static> $has_t for &TypeProbe<T> {
-                fn $tmethod(&self) -> bool {
+                fn $has_type(&self) -> bool {
                     true
                 }
             }
-            /// Not found, by type.
+            #[doc = concat!("No `", $trait_name, "`, by type.")]
             pub trait $lacks_t {
                 /// Whether the type implements the trait.
-                fn $tmethod(&self) -> bool;
+                fn $has_type(&self) -> bool;
             }
             impl<T> $lacks_t for TypeProbe<T> {
-                fn $tmethod(&self) -> bool {
+                fn $has_type(&self) -> bool {
                     false
                 }
             }
-        };
+        )*};
     }
 
-    probe!(
-        HasResidual,
-        LacksResidual,
-        HasResidualT,
-        LacksResidualT,
-        residual_view,
-        has_residual,
-        Residual,
-        (dyn Residual + 'static),
-        |v| v
-    );
-    probe!(
-        HasNonSmooth,
-        LacksNonSmooth,
-        HasNonSmoothT,
-        LacksNonSmoothT,
-        nonsmooth_view,
-        has_nonsmooth,
-        NonSmoothResidual,
-        (dyn NonSmoothResidual + 'static),
-        |v| v
-    );
-    probe!(
-        HasProjected,
-        LacksProjected,
-        HasProjectedT,
-        LacksProjectedT,
-        projected_view,
-        has_projected,
-        ProjectedResidual,
-        (dyn ProjectedResidual + 'static),
-        |v| v
-    );
-    probe!(
-        HasBDerivative,
-        LacksBDerivative,
-        HasBDerivativeT,
-        LacksBDerivativeT,
-        b_derivative_view,
-        has_b_derivative,
-        BDerivative,
-        (dyn BDerivative + 'static),
-        |v| v
-    );
-    probe!(
-        HasMerit,
-        LacksMerit,
-        HasMeritT,
-        LacksMeritT,
-        merit_view,
-        has_merit,
-        Merit,
-        (dyn Merit + 'static),
-        |v| v
-    );
-    probe!(
-        HasConic,
-        LacksConic,
-        HasConicT,
-        LacksConicT,
-        conic_view,
-        has_conic,
-        ConicProgram,
-        (dyn ConicProgram + 'static),
-        |v| v
-    );
-    probe!(
-        HasContact,
-        LacksContact,
-        HasContactT,
-        LacksContactT,
-        contact_view,
-        has_contact,
-        AsContactProblem,
-        LocalProblem,
-        |v| v.contact_problem()
-    );
+    crate::__for_each_capability!([probe_traits]);
 }
 
 /// The [`Views`] of a value of a concrete type, detected from the traits it implements.
@@ -528,43 +544,77 @@ pub mod probe {
 /// ```
 #[macro_export]
 macro_rules! views_of {
-    ($value:expr) => {{
+    ($value:expr) => {
+        $crate::__for_each_capability!([$crate::__views_of] $value)
+    };
+}
+
+/// The [`Need`]s a concrete type meets, detected from the traits it implements.
+///
+/// ```
+/// use contactlab_core::plugin::{Coulomb, Formulation, Need};
+/// use contactlab_core::provides_of;
+/// let built = provides_of!(<Coulomb as Formulation>::Built);
+/// assert_eq!(built, vec![Need::ContactProblem]);
+/// ```
+#[macro_export]
+macro_rules! provides_of {
+    ($t:ty) => {
+        $crate::__for_each_capability!([$crate::__provides_of] $t)
+    };
+}
+
+/// [`views_of!`](crate::views_of) on the capability table's rows: one probe per row.
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __views_of {
+    (($value:expr) $(
+        $(#[$doc:meta])*
+        $need:ident {
+            field: $field:ident,
+            marker: $marker:ident,
+            object: $object:ty,
+            detect: $bound:path, |$v:ident| $conv:expr,
+            probe: $has:ident, $lacks:ident, $view:ident,
+            type_probe: $has_t:ident, $lacks_t:ident, $has_type:ident,
+            trait_name: $trait_name:literal,
+            explain: $explain:literal,
+            noun: $noun:literal,
+        }
+    )*) => {{
         #[allow(unused_imports)]
         use $crate::plugin::probe::*;
         let value = $value;
         $crate::plugin::Views {
-            residual: (&&Probe(value)).residual_view(),
-            nonsmooth: (&&Probe(value)).nonsmooth_view(),
-            projected: (&&Probe(value)).projected_view(),
-            b_derivative: (&&Probe(value)).b_derivative_view(),
-            merit: (&&Probe(value)).merit_view(),
-            contact: (&&Probe(value)).contact_view(),
-            conic: (&&Probe(value)).conic_view(),
+            $($field: (&&Probe(value)).$view(),)*
         }
     }};
 }
 
-/// The [`Need`]s a concrete type meets, detected from the traits it implements.
+/// [`provides_of!`](crate::provides_of) on the capability table's rows: one probe per row.
+#[doc(hidden)]
 #[macro_export]
-macro_rules! provides_of {
-    ($t:ty) => {{
+macro_rules! __provides_of {
+    (($t:ty) $(
+        $(#[$doc:meta])*
+        $need:ident {
+            field: $field:ident,
+            marker: $marker:ident,
+            object: $object:ty,
+            detect: $bound:path, |$v:ident| $conv:expr,
+            probe: $has:ident, $lacks:ident, $view:ident,
+            type_probe: $has_t:ident, $lacks_t:ident, $has_type:ident,
+            trait_name: $trait_name:literal,
+            explain: $explain:literal,
+            noun: $noun:literal,
+        }
+    )*) => {{
         #[allow(unused_imports)]
         use $crate::plugin::probe::*;
         let p = TypeProbe::<$t>(::std::marker::PhantomData);
-        let have = [
-            (&&p).has_residual(),
-            (&&p).has_nonsmooth(),
-            (&&p).has_projected(),
-            (&&p).has_b_derivative(),
-            (&&p).has_merit(),
-            (&&p).has_contact(),
-            (&&p).has_conic(),
-        ];
-        $crate::plugin::Need::ALL
-            .iter()
-            .zip(have)
-            .filter(|(_, h)| *h)
-            .map(|(n, _)| *n)
+        [$((&&p).$has_type().then_some($crate::plugin::Need::$need)),*]
+            .into_iter()
+            .flatten()
             .collect::<::std::vec::Vec<$crate::plugin::Need>>()
     }};
 }
@@ -804,9 +854,11 @@ impl FormulationPlugin for Coulomb {
 
 #[cfg(test)]
 mod tests {
+    use std::collections::BTreeSet;
+
     use super::*;
     use crate::drivers::pgs::ProjectedGaussSeidel;
-    use crate::{Matrix, ProjectedResidual};
+    use crate::{Matrix, ProjectedResidual, Residual};
     use faer::MatMut;
 
     struct OnlyResidual;
@@ -858,6 +910,76 @@ mod tests {
         let mut x = [-1.0];
         v.projected.unwrap().project(&mut x);
         assert_eq!(x, [0.0]);
+    }
+
+    /// `NonSmooth` -> `non_smooth`: what `rename_all = "snake_case"` does.
+    fn snake_case(name: &str) -> String {
+        let mut s = String::new();
+        for (i, c) in name.chars().enumerate() {
+            if c.is_ascii_uppercase() {
+                if i > 0 {
+                    s.push('_');
+                }
+                s.push(c.to_ascii_lowercase());
+            } else {
+                s.push(c);
+            }
+        }
+        s
+    }
+
+    #[test]
+    fn the_capability_table_is_consistent() {
+        // `Need::ALL` holds every variant once, in declaration order: the variants' discriminants
+        // are 0, 1, 2, ... (so none twice, none skipped) and the derived order follows.
+        for (i, n) in Need::ALL.iter().enumerate() {
+            assert_eq!(*n as usize, i, "{n:?} out of place in Need::ALL");
+        }
+        assert!(Need::ALL.windows(2).all(|w| w[0] < w[1]));
+        // Names: distinct trait names, explanations, and serde's snake-case names.
+        let trait_names: BTreeSet<_> = Need::ALL.iter().map(|n| n.trait_name()).collect();
+        assert_eq!(trait_names.len(), Need::ALL.len());
+        let explained: BTreeSet<_> = Need::ALL.iter().map(|n| n.explain()).collect();
+        assert_eq!(explained.len(), Need::ALL.len());
+        assert!(explained.iter().all(|e| !e.is_empty()));
+        for n in Need::ALL {
+            let json = serde_json::to_string(&n).unwrap();
+            assert_eq!(json, format!("\"{}\"", snake_case(&format!("{n:?}"))));
+            assert_eq!(serde_json::from_str::<Need>(&json).unwrap(), n);
+        }
+        // The names configs and JSON already use, in their order (a new row goes after them).
+        assert_eq!(
+            serde_json::to_value(&Need::ALL[..7]).unwrap(),
+            serde_json::json!([
+                "residual",
+                "non_smooth",
+                "projected",
+                "b_derivative",
+                "merit",
+                "contact_problem",
+                "conic"
+            ])
+        );
+        // Nothing viewed, nothing provided.
+        assert!(Views::default().provides().is_empty());
+        // Detection by type and by value agree, and the markers pick what was detected.
+        let p = sliding();
+        assert_eq!(views_of!(&p).provides(), provides_of!(LocalProblem));
+        assert_eq!(provides_of!(LocalProblem), vec![NeedsContactProblem::NEED]);
+        assert!(std::ptr::eq(
+            NeedsContactProblem::pick(&views_of!(&p)).unwrap(),
+            &p
+        ));
+        assert_eq!(
+            views_of!(&OnlyResidual).provides(),
+            provides_of!(OnlyResidual)
+        );
+        assert_eq!(provides_of!(OnlyResidual), vec![NeedsResidual::NEED]);
+        assert!(NeedsResidual::pick(&views_of!(&OnlyResidual)).is_some());
+        assert!(NeedsMerit::pick(&views_of!(&OnlyResidual)).is_none());
+        assert_eq!(views_of!(&Projected).provides(), provides_of!(Projected));
+        assert_eq!(views_of!(&()).provides(), provides_of!(()));
+        assert!(provides_of!(()).is_empty());
     }
 
     fn sliding() -> LocalProblem {

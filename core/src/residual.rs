@@ -14,7 +14,7 @@
 
 use faer::{Mat, MatMut};
 
-use crate::drivers::kit::{self, SquareSolution, SquareSolve};
+use crate::dense::{self, SquareSolution, SquareSolve};
 
 /// A residual map `F: R^n -> R^m` whose zeros are the solutions sought.
 pub trait Residual {
@@ -108,7 +108,7 @@ pub trait NonSmoothResidual: Residual {
     fn derivative_along(&self, x: &[f64], dx: &[f64], out: &mut [f64]) {
         let mut j = Mat::zeros(self.num_residuals(), self.num_unknowns());
         self.jacobian_along(x, dx, j.as_mut());
-        let v = kit::mat_vec(j.as_ref(), dx);
+        let v = dense::mat_vec(j.as_ref(), dx);
         out.copy_from_slice(&v);
     }
 
@@ -128,9 +128,9 @@ pub trait NonSmoothResidual: Residual {
         let mut jd = vec![0.0; m];
         for e in edges {
             self.derivative_along(x, &e.direction(n, 1.0), &mut jd);
-            let d1 = kit::dot(f, &jd);
+            let d1 = dense::dot(f, &jd);
             self.derivative_along(x, &e.direction(n, -1.0), &mut jd);
-            let d2 = kit::dot(f, &jd);
+            let d2 = dense::dot(f, &jd);
             out.push((d1, d2));
         }
     }
@@ -160,8 +160,8 @@ pub trait NonSmoothResidual: Residual {
             }
         }
         NormalEquations {
-            jtj: kit::gram(j.as_ref()),
-            gradient: kit::mat_t_vec(j.as_ref(), f),
+            jtj: dense::gram(j.as_ref()),
+            gradient: dense::mat_t_vec(j.as_ref(), f),
         }
     }
 }
@@ -228,15 +228,15 @@ pub fn dense_newton_system(
     let rhs: Vec<f64> = f.iter().map(|v| -v).collect();
     let jt = jac.transpose().to_owned();
     let direction =
-        kit::solve_square_transposed(&jt, &rhs, how).map(|s: SquareSolution| NewtonDirection {
-            j_dx: kit::mat_vec(jac, &s.z),
+        dense::solve_square_transposed(&jt, &rhs, how).map(|s: SquareSolution| NewtonDirection {
+            j_dx: dense::mat_vec(jac, &s.z),
             system_size: rhs.len(),
             used_svd: s.used_svd,
             rank: s.rank,
             dx: s.z,
         });
     NewtonSystem {
-        gradient: kit::mat_t_vec(jac, f),
+        gradient: dense::mat_t_vec(jac, f),
         direction,
     }
 }
