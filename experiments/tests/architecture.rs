@@ -414,8 +414,20 @@ fn relative(path: Vec<String>) -> Vec<String> {
     std::iter::once("self".to_string()).chain(path).collect()
 }
 
-/// Resolves a path seen in module `at` to the longest module it names.
-fn resolve(at: &[String], path: &[String], known: &BTreeMap<String, PathBuf>) -> Option<String> {
+/// Names a module re-exports (`pub use child::Item;`): module -> name -> the module the name
+/// comes from.
+type Reexports = BTreeMap<String, BTreeMap<String, String>>;
+
+/// Resolves a path seen in module `at` to the module it names: the longest module prefix, or,
+/// where the next segment is a name that module re-exports, the module it re-exports it from
+/// (`crate::Lab` is `crate::lab::Lab`: a re-export through the crate root does not hide an
+/// edge).
+fn resolve(
+    at: &[String],
+    path: &[String],
+    known: &BTreeMap<String, PathBuf>,
+    reexports: &Reexports,
+) -> Option<String> {
     let mut abs: Vec<String> = Vec::new();
     let mut rest = path;
     match path.first().map(String::as_str) {
@@ -434,15 +446,62 @@ fn resolve(at: &[String], path: &[String], known: &BTreeMap<String, PathBuf>) ->
         _ => return None,
     }
     abs.extend(rest.iter().cloned());
-    (0..=abs.len())
+    let n = (0..=abs.len())
         .rev()
-        .map(|n| abs[..n].join("::"))
-        .find(|m| known.contains_key(m))
+        .find(|n| known.contains_key(&abs[..*n].join("::")))?;
+    let module = abs[..n].join("::");
+    match abs
+        .get(n)
+        .and_then(|name| reexports.get(&module)?.get(name))
+    {
+        Some(from) if *from != module => Some(from.clone()),
+        _ => Some(module),
+    }
+}
+
+/// The `pub use` items of every module, resolved to the modules they come from.
+fn reexports(known: &BTreeMap<String, PathBuf>) -> Reexports {
+    let mut out = Reexports::new();
+    for (module, file) in known {
+        let code = code_only(&std::fs::read_to_string(file).unwrap());
+        let at: Vec<String> = if module.is_empty() {
+            Vec::new()
+        } else {
+            module.split("::").map(String::from).collect()
+        };
+        for statement in code.split(';') {
+            let Some(tree) = statement
+                .trim()
+                .strip_prefix("pub use ")
+                .or_else(|| statement.trim().strip_prefix("pub(crate) use "))
+            else {
+                continue;
+            };
+            for mut path in expand_use(tree) {
+                let alias = tree
+                    .rsplit(" as ")
+                    .next()
+                    .filter(|_| tree.contains(" as ") && !tree.contains('{'))
+                    .map(|a| a.trim().to_string());
+                let Some(name) = alias.or_else(|| path.last().cloned()) else {
+                    continue;
+                };
+                if !["crate", "super", "self"].contains(&path[0].as_str()) {
+                    path = relative(path);
+                }
+                if let Some(from) = resolve(&at, &path, known, &Reexports::new()) {
+                    out.entry(module.clone()).or_default().insert(name, from);
+                }
+            }
+        }
+    }
+    out
 }
 
 /// The loops among a crate's modules, each as its modules in order, with the edges' origins.
 fn loops(src: &Path) -> Vec<Vec<String>> {
     let known = modules(src);
+    let reexports = reexports(&known);
     let mut edges: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
     for (module, file) in &known {
         let code = code_only(&std::fs::read_to_string(file).unwrap());
@@ -457,7 +516,7 @@ fn loops(src: &Path) -> Vec<Vec<String>> {
             // An inline module (`mod tests { ... }`) is a node of its own: a test module that
             // uses what uses its parent is not a loop of the parent.
             let module = &at.join("::");
-            let Some(target) = resolve(&at, &path, &known) else {
+            let Some(target) = resolve(&at, &path, &known, &reexports) else {
                 continue;
             };
             // `self::x::...` that does not reach a child module `x` is an item path.
@@ -576,6 +635,11 @@ fn the_loop_check_sees_a_loop_and_ignores_containment() {
         "pub struct Y;\nmod tests { use super::super::a::X; }\n",
     );
     assert!(loops(&dir).is_empty());
+    // A loop through a name the root re-exports: a uses b, and b uses `crate::X`, which is
+    // a's (the root only re-exports it).
+    write("a/mod.rs", "pub mod c;\nuse crate::b::Y;\npub struct X;\n");
+    write("b.rs", "pub struct Y;\nfn g() -> crate::X { crate::X }\n");
+    assert_eq!(loops(&dir), vec![vec!["a".to_string(), "b".to_string()]]);
     std::fs::remove_dir_all(&dir).unwrap();
 }
 

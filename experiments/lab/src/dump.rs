@@ -23,8 +23,9 @@ use faer::sparse::SparseColMat;
 use contactlab_runs::config::ConfigError;
 use contactlab_scenes::SceneKind;
 
+use crate::check;
+use crate::context::Context;
 use crate::runner::{remember, warm_vector, RunError, WarmMap};
-use crate::Lab;
 
 /// The most steps one dump may keep (a bound on memory: a clutter step's problem is ~1 MB).
 pub const MAX_DUMP_STEPS: usize = 1_000;
@@ -81,16 +82,16 @@ fn invalid(config: &Path, key: &str, message: String) -> RunError {
 }
 
 /// The problems of `steps` of run `run` of the config at `config`: the run is simulated from
-/// its first step with the config's driver, from `lab`'s registry. Steps past the end of the run
+/// its first step with the config's driver, from the context's registry. Steps past the end of the run
 /// are an error naming the last step the run has; steps without contacts are kept (their
 /// problem is empty).
 pub fn scene_problems(
-    lab: &Lab,
+    ctx: Context<'_>,
     config: &Path,
     run: usize,
     steps: &[usize],
 ) -> Result<Vec<DumpedStep>, RunError> {
-    let cfg = lab.experiment(config)?;
+    let cfg = check::experiment(ctx.registry, config)?;
     let runs = cfg.runs(config)?;
     let spec = runs.get(run).ok_or_else(|| {
         invalid(
@@ -126,14 +127,15 @@ pub fn scene_problems(
     let mut scene = SceneKind::from_name(&cfg.scene.kind)
         .and_then(|kind| kind.build(&spec.params))
         .map_err(scene_err)?;
-    let driver = lab
+    let driver = ctx
+        .registry
         .resolve(cfg.driver_specs()[spec.driver])
         .map_err(|source| RunError::Solver {
             run,
             step: 0,
             source,
         })?
-        .with_default_time_limit(lab.settings().sweep_time_limit);
+        .with_default_time_limit(ctx.settings.sweep_time_limit);
     let mut warm = WarmMap::new();
     let mut kept = Vec::with_capacity(steps.len());
     for step in 0..=last {
@@ -214,15 +216,15 @@ pub fn file_name(config_name: &str, run: usize, step: usize, form: Form) -> Stri
 /// `contactlab dump`: writes the chosen steps' problems to `out`, one JSON file each, and
 /// returns the files written.
 pub fn dump(
-    lab: &Lab,
+    ctx: Context<'_>,
     config: &Path,
     run: usize,
     steps: &[usize],
     form: Form,
     out: &Path,
 ) -> Result<Vec<PathBuf>, RunError> {
-    let cfg = lab.experiment(config)?;
-    let kept = scene_problems(lab, config, run, steps)?;
+    let cfg = check::experiment(ctx.registry, config)?;
+    let kept = scene_problems(ctx, config, run, steps)?;
     std::fs::create_dir_all(out)?;
     let mut written = Vec::with_capacity(kept.len());
     for k in &kept {

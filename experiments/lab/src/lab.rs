@@ -12,44 +12,24 @@
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::time::Duration;
 
 use contactlab_core::StepProblem;
 use contactlab_runs::config::{ConfigError, ExperimentConfig};
+use contactlab_runs::engines::EnginesConfig;
 use contactlab_runs::matrix::{config_kind, MatrixConfig};
+use contactlab_runs::problems::ProblemsConfig;
 use contactlab_runs::store::{placed, write_meta, write_parquet};
 use contactlab_runs::SolverSpec;
-use contactlab_scenes::SceneKind;
 use serde_json::json;
 
+use crate::check;
+use crate::context::{Context, Settings};
 use crate::dump::{self, DumpedStep, Form};
+use crate::engines::{run_engines, EnginesOutput};
 use crate::matrix::{matrix_frame, run_matrix, shard_problems, worst_case_seconds, MatrixOutput};
+use crate::problems::{problems_frame, run_problems, ProblemsOutput};
 use crate::registry::{LocalSolve, Pair, Registry, RegistryError, ResolvedSolver};
-use crate::runner::{
-    run_experiment, steps_frame, traces_frame, ExperimentOutput, RunError, SWEEP_TIME_LIMIT,
-};
-
-/// What every run of a lab shares.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Settings {
-    /// Threads a run spreads its runs or problems over; `None` for rayon's default (one per
-    /// core). Timing comparisons against one-threaded engines use 1.
-    pub threads: Option<usize>,
-    /// Progress bars on standard error.
-    pub progress: bool,
-    /// The time limit of a sweep's solve whose spec sets none ([`SWEEP_TIME_LIMIT`]).
-    pub sweep_time_limit: Duration,
-}
-
-impl Default for Settings {
-    fn default() -> Settings {
-        Settings {
-            threads: None,
-            progress: false,
-            sweep_time_limit: SWEEP_TIME_LIMIT,
-        }
-    }
-}
+use crate::runner::{run_experiment, steps_frame, traces_frame, ExperimentOutput, RunError};
 
 /// What [`Lab::run`] wrote.
 #[derive(Debug, Clone, PartialEq)]
@@ -136,34 +116,25 @@ impl Lab {
         self.registry.solve(problem, spec, warm)
     }
 
+    /// The registry, root and settings borrowed, as the runners take them.
+    pub fn context(&self) -> Context<'_> {
+        Context {
+            registry: &self.registry,
+            root: &self.root,
+            settings: &self.settings,
+        }
+    }
+
     /// Reads an experiment config and checks it against this lab ([`Lab::check_experiment`]).
     pub fn experiment(&self, path: &Path) -> Result<ExperimentConfig, ConfigError> {
-        let cfg = ExperimentConfig::load(path)?;
-        self.check_experiment(&cfg, path)?;
-        Ok(cfg)
+        check::experiment(&self.registry, path)
     }
 
     /// Checks what the config's schema cannot: every solver's names, pairing and options
     /// against the registry, the scene's kind, and every run's scene parameters (sweep values
     /// applied). The error names the file and the key at fault.
     pub fn check_experiment(&self, cfg: &ExperimentConfig, path: &Path) -> Result<(), ConfigError> {
-        let invalid = |key: &str, message: String| ConfigError::Invalid {
-            path: path.into(),
-            key: key.into(),
-            message,
-        };
-        for (key, spec) in cfg.solver_keys() {
-            self.registry
-                .check(spec)
-                .map_err(|e| invalid(&key, e.to_string()))?;
-        }
-        let kind = SceneKind::from_name(&cfg.scene.kind)
-            .map_err(|e| invalid("scene.kind", e.to_string()))?;
-        for run in cfg.runs(path)? {
-            kind.check_params(&run.params)
-                .map_err(|e| invalid("scene.params / sweep", e.to_string()))?;
-        }
-        Ok(())
+        check::check_experiment(&self.registry, cfg, path)
     }
 
     /// Reads a matrix config and checks it against this lab ([`Lab::check_matrix`]).
@@ -175,25 +146,41 @@ impl Lab {
 
     /// Checks a matrix's `skip` against this lab's pairs.
     pub fn check_matrix(&self, cfg: &MatrixConfig, path: &Path) -> Result<(), ConfigError> {
-        let pairs: Vec<String> = self.registry.pairs().iter().map(Pair::label).collect();
-        match cfg.skip.iter().find(|s| !pairs.contains(s)) {
-            Some(s) => Err(ConfigError::Invalid {
-                path: path.into(),
-                key: "skip".into(),
-                message: format!("`{s}` is not a compatible pair; `contactlab list` names them"),
-            }),
-            None => Ok(()),
-        }
+        check::check_matrix(&self.registry, cfg, path)
     }
 
     /// The pairs a matrix runs: every compatible pair of the registry, in its order, less the
     /// matrix's `skip`.
     pub fn matrix_pairs(&self, cfg: &MatrixConfig) -> Vec<Pair> {
-        self.registry
-            .pairs()
-            .into_iter()
-            .filter(|p| !cfg.skip.contains(&p.label()))
-            .collect()
+        check::matrix_pairs(&self.registry, cfg)
+    }
+
+    /// Reads a problem-set config and checks it against this lab ([`Lab::check_problems`]).
+    pub fn problems(&self, path: &Path) -> Result<ProblemsConfig, ConfigError> {
+        let cfg = ProblemsConfig::load(path)?;
+        self.check_problems(&cfg, path)?;
+        Ok(cfg)
+    }
+
+    /// Checks every solver of a problem-set config against the registry.
+    pub fn check_problems(&self, cfg: &ProblemsConfig, path: &Path) -> Result<(), ConfigError> {
+        check::check_problems(&self.registry, cfg, path)
+    }
+
+    /// Runs a problem-set config in memory, on the calling thread (it times solves). The
+    /// config is checked first.
+    pub fn run_problems(
+        &self,
+        cfg: &ProblemsConfig,
+        path: &Path,
+    ) -> Result<ProblemsOutput, RunError> {
+        self.check_problems(cfg, path)?;
+        run_problems(self.context(), cfg, path)
+    }
+
+    /// Runs an other-engine config's harness ([`crate::engines`]).
+    pub fn run_engines(&self, cfg: &EnginesConfig) -> Result<EnginesOutput, RunError> {
+        run_engines(&self.root, cfg)
     }
 
     /// Runs `f` on a pool of the settings' threads (the current pool when unset).
@@ -243,7 +230,7 @@ impl Lab {
     ) -> Result<MatrixOutput, RunError> {
         self.check_matrix(cfg, path)?;
         let pairs = self.matrix_pairs(cfg);
-        let problems = shard_problems(self, cfg, path, shard)?;
+        let problems = shard_problems(self.context(), cfg, path, shard)?;
         let threads = self.threads();
         writeln!(
             log,
@@ -254,7 +241,7 @@ impl Lab {
             cfg.time_limit,
             worst_case_seconds(problems.len(), pairs.len(), cfg.time_limit, threads) / 60.0
         )?;
-        self.in_pool(|| run_matrix(self, cfg, &pairs, &problems))
+        self.in_pool(|| run_matrix(self.context(), cfg, &pairs, &problems))
     }
 
     /// The problems of `steps` of run `run` of the experiment config at `config`, simulated
@@ -265,7 +252,7 @@ impl Lab {
         run: usize,
         steps: &[usize],
     ) -> Result<Vec<DumpedStep>, RunError> {
-        dump::scene_problems(self, config, run, steps)
+        dump::scene_problems(self.context(), config, run, steps)
     }
 
     /// `contactlab dump`: writes those steps' problems to `out` as JSON problem files.
@@ -277,12 +264,13 @@ impl Lab {
         form: Form,
         out: &Path,
     ) -> Result<Vec<PathBuf>, RunError> {
-        dump::dump(self, config, run, steps, form, out)
+        dump::dump(self.context(), config, run, steps, form, out)
     }
 
-    /// `contactlab run`: runs the config at `path` (any kind: an experiment sweep, or a
-    /// matrix), the shard's part when sharded, and writes its rows under `data/runs/` with a
-    /// `.meta.json` beside them (timing, threads, load and provenance).
+    /// `contactlab run`: runs the config at `path` (any kind: an experiment sweep, a matrix,
+    /// a problem set, other engines), the shard's part when sharded (sweeps and matrices), and
+    /// writes its rows under `data/runs/` with a `.meta.json` beside them (timing, threads,
+    /// load and provenance).
     pub fn run(
         &self,
         path: &Path,
@@ -292,14 +280,95 @@ impl Lab {
         match config_kind(path).as_deref() {
             None => self.write_experiment(path, shard),
             Some("matrix") => self.write_matrix(path, shard, log),
+            Some(kind @ ("problems" | "engines")) if shard.is_some() => {
+                Err(RunError::Config(ConfigError::Invalid {
+                    path: path.into(),
+                    key: "kind".into(),
+                    message: format!("a `{kind}` run is not sharded: it times solves on one machine"),
+                }))
+            }
+            Some("problems") => self.write_problems(path),
+            Some("engines") => self.write_engines(path),
             Some(other) => Err(RunError::Config(ConfigError::Invalid {
                 path: path.into(),
                 key: "kind".into(),
                 message: format!(
-                    "unknown config kind `{other}`; a config has no `kind` (an experiment sweep) or `kind = \"matrix\"`"
+                    "unknown config kind `{other}`; known: none (an experiment sweep), \"matrix\", \"problems\", \"engines\""
                 ),
             })),
         }
+    }
+
+    fn write_problems(&self, path: &Path) -> Result<RunSummary, RunError> {
+        let cfg = self.problems(path)?;
+        let result = self.run_problems(&cfg, path)?;
+        let data = cfg.data_path(&self.root);
+        let mut frame = problems_frame(&result.rows)?;
+        write_parquet(&mut frame, &data)?;
+        let solve_seconds: f64 = result
+            .rows
+            .iter()
+            .map(|r| r.seconds * r.rounds as f64)
+            .filter(|s| s.is_finite())
+            .sum();
+        write_meta(
+            &data,
+            &self.root,
+            None,
+            1,
+            json!({
+                "paper": cfg.paper,
+                "experiment": cfg.name,
+                "runs": result.problems,
+                "rows": frame.height(),
+                "rounds": cfg.rounds,
+                "left_out": result.left_out,
+                "wall_seconds": result.wall_seconds,
+                "solve_seconds": solve_seconds,
+            }),
+        )?;
+        Ok(RunSummary {
+            name: format!("{}/{}", cfg.paper, cfg.name),
+            runs: result.problems,
+            rows: frame.height(),
+            wall_seconds: result.wall_seconds,
+            path: data,
+        })
+    }
+
+    fn write_engines(&self, path: &Path) -> Result<RunSummary, RunError> {
+        let cfg = EnginesConfig::load(path)?;
+        let start = std::time::Instant::now();
+        let result = self.run_engines(&cfg)?;
+        let wall_seconds = start.elapsed().as_secs_f64();
+        let data = cfg.data_path(&self.root);
+        let mut frame = result.frame()?;
+        write_parquet(&mut frame, &data)?;
+        let skipped = match &result {
+            EnginesOutput::Skipped(why) => Some(why.clone()),
+            EnginesOutput::Measured(_) => None,
+        };
+        write_meta(
+            &data,
+            &self.root,
+            None,
+            1,
+            json!({
+                "paper": cfg.paper,
+                "experiment": cfg.name,
+                "runs": 1,
+                "rows": frame.height(),
+                "skipped": skipped,
+                "wall_seconds": wall_seconds,
+            }),
+        )?;
+        Ok(RunSummary {
+            name: format!("{}/{}", cfg.paper, cfg.name),
+            runs: 1,
+            rows: frame.height(),
+            wall_seconds,
+            path: data,
+        })
     }
 
     fn threads(&self) -> usize {

@@ -10,8 +10,12 @@
 //! - [`Lab`]: the registry, the data root and the run settings, the one value the command
 //!   line, the notebooks and the Python package call;
 //! - [`registry`]: formulations and drivers by name, specs resolved into solvers;
+//! - [`check`]: what a config's schema cannot check, against the registry and the scenes;
+//! - [`context`]: the lab's registry, root and settings borrowed, as the runners take them;
 //! - [`runner`]: an experiment config's sweep, step by step, one row per solve;
 //! - [`matrix`]: every compatible pair on shared problem sets;
+//! - [`problems`]: named solvers timed on problem files, with [`reference`] answers of
+//!   another engine beside them;
 //! - [`dump`]: the contact problems of chosen steps of a run, as problem files;
 //! - [`engines`]: MuJoCo and Drake on the same scenes, through the Python harness;
 //! - [`study`]: the typed notebook DSL (a pair that cannot run does not compile);
@@ -19,16 +23,21 @@
 //!
 //! The reports read what a run wrote and never this crate: they cannot solve.
 
+pub mod check;
+pub mod context;
 pub mod dump;
 pub mod engines;
 pub mod frames;
 mod lab;
 pub mod matrix;
+pub mod problems;
+pub mod reference;
 pub mod registry;
 pub mod runner;
 pub mod study;
 
-pub use lab::{workspace_root, Lab, RunSummary, Settings};
+pub use context::{Context, Settings};
+pub use lab::{workspace_root, Lab, RunSummary};
 pub use registry::{PluginChoice, Registry, RegistryError, SolverSpec, Start};
 
 /// The core crate, re-exported for [`register_formulation!`] and for notebooks.

@@ -14,9 +14,9 @@ use rayon::prelude::*;
 
 use contactlab_runs::matrix::{MatrixConfig, ProblemEntry, Source};
 
+use crate::context::Context;
 use crate::registry::{Pair, Registry, SolverSpec};
 use crate::runner::RunError;
-use crate::Lab;
 
 /// One (problem, pair) solve.
 #[derive(Debug, Clone, PartialEq)]
@@ -98,28 +98,28 @@ pub fn worst_case_seconds(problems: usize, pairs: usize, limit: f64, threads: us
 
 /// The matrix's problems a shard keeps (all without one), numbered over the whole matrix.
 pub fn shard_problems(
-    lab: &Lab,
+    ctx: Context<'_>,
     cfg: &MatrixConfig,
     config_path: &Path,
     shard: Option<(usize, usize)>,
 ) -> Result<Vec<ProblemEntry>, RunError> {
     Ok(cfg
-        .problems(lab.root(), config_path)?
+        .problems(ctx.root, config_path)?
         .into_iter()
         .filter(|p| shard.is_none_or(|(k, n)| p.index % n == k - 1))
         .collect())
 }
 
-/// Runs `pairs` on `problems` with `lab`'s registry, on the current rayon pool.
+/// Runs `pairs` on `problems` with the context's registry, on the current rayon pool.
 /// [`Lab::run_matrix`] checks the config, picks the pairs and the shard's problems.
 pub fn run_matrix(
-    lab: &Lab,
+    ctx: Context<'_>,
     cfg: &MatrixConfig,
     pairs: &[Pair],
     problems: &[ProblemEntry],
 ) -> Result<MatrixOutput, RunError> {
-    let scenes = scene_steps(lab, problems)?;
-    let bar = if lab.settings().progress {
+    let scenes = scene_steps(ctx, problems)?;
+    let bar = if ctx.settings.progress {
         ProgressBar::new(problems.len() as u64)
     } else {
         ProgressBar::hidden()
@@ -132,7 +132,7 @@ pub fn run_matrix(
     let rows: Vec<Vec<MatrixRow>> = problems
         .par_iter()
         .map(|p| {
-            let rows = solve_problem(lab.registry(), cfg, pairs, p, &scenes);
+            let rows = solve_problem(ctx.registry, cfg, pairs, p, &scenes);
             bar.inc(1);
             rows
         })
@@ -147,8 +147,8 @@ pub fn run_matrix(
 }
 
 /// The scene problems the shard needs, simulated once per (config, run).
-fn scene_steps(
-    lab: &Lab,
+pub(crate) fn scene_steps(
+    ctx: Context<'_>,
     problems: &[ProblemEntry],
 ) -> Result<BTreeMap<usize, StepProblem>, RunError> {
     let mut wanted: BTreeMap<(std::path::PathBuf, usize), Vec<(usize, usize)>> = BTreeMap::new();
@@ -164,7 +164,7 @@ fn scene_steps(
         .into_par_iter()
         .map(|((config, run), steps)| {
             let numbers: Vec<usize> = steps.iter().map(|s| s.0).collect();
-            let kept = lab.scene_problems(&config, run, &numbers)?;
+            let kept = crate::dump::scene_problems(ctx, &config, run, &numbers)?;
             Ok(kept
                 .into_iter()
                 .flat_map(|k| {

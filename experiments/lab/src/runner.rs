@@ -19,6 +19,8 @@ use nalgebra::Vector3;
 use polars::prelude::*;
 use rayon::prelude::*;
 
+use contactlab_core::Trace;
+
 use crate::registry::{LocalSolve, Registry, RegistryError, ResolvedSolver};
 
 /// Errors of a run.
@@ -65,6 +67,9 @@ pub enum RunError {
     /// A thread pool of the asked size could not be made.
     #[error("thread pool: {0}")]
     Threads(String),
+    /// A problem file, a reference answer or another engine's output could not be read.
+    #[error("{0}")]
+    Problem(String),
 }
 
 /// One solve's row.
@@ -118,18 +123,21 @@ pub struct StepRow {
     pub observables: Vec<(&'static str, f64)>,
 }
 
-/// One solver's merit trace on the hardest step of a run (the step where the driver took the
-/// most iterations; every solver's trace on that same step problem is kept).
+/// One solver's per-iteration trace on one step of a run: the run's hardest step (where the
+/// driver took the most iterations; every solver's trace on that same step problem is kept),
+/// or a step the config asks for (`[output] traces_at`).
 #[derive(Debug, Clone, PartialEq)]
-pub struct HardStep {
+pub struct StepTrace {
     /// Run index.
     pub run: usize,
     /// Step index.
     pub step: usize,
     /// Solver label.
     pub solver: String,
-    /// Merit per iteration (row 0: the start).
-    pub merits: Vec<f64>,
+    /// `hardest` or `asked`.
+    pub why: &'static str,
+    /// The solve's trace (row 0: the start).
+    pub trace: Trace,
 }
 
 /// What one run produced.
@@ -139,8 +147,8 @@ pub struct RunOutput {
     pub spec: RunSpec,
     /// One row per solve.
     pub rows: Vec<StepRow>,
-    /// Every solver's trace on the run's hardest step.
-    pub hardest: Vec<HardStep>,
+    /// Every solver's trace on the run's hardest step, then on the steps the config asks for.
+    pub traces: Vec<StepTrace>,
 }
 
 /// Everything an experiment produced.
@@ -248,7 +256,8 @@ pub fn run_one(
             })
             .collect::<Result<_, RunError>>()?;
     let mut warm: Vec<WarmMap> = vec![HashMap::new(); solvers.len()];
-    let mut hardest: Vec<HardStep> = Vec::new();
+    let mut hardest: Vec<StepTrace> = Vec::new();
+    let mut asked: Vec<StepTrace> = Vec::new();
     let mut hardest_iterations = 0;
     let mut rows = Vec::with_capacity(cfg.scene.steps * solvers.len());
     for step in 0..cfg.scene.steps {
@@ -281,11 +290,12 @@ pub fn run_one(
                     largest_gap(&driver_u, &s.u),
                 )
             };
-            traces.push(HardStep {
+            traces.push(StepTrace {
                 run,
                 step,
                 solver: solver.label.clone(),
-                merits: s.solution.trace.merits(),
+                why: "hardest",
+                trace: s.solution.trace.clone(),
             });
             step_rows.push(StepRow {
                 run,
@@ -311,6 +321,12 @@ pub fn run_one(
                 driver_u = s.u;
             }
         }
+        if cfg.output.traces_at.contains(&step) {
+            asked.extend(traces.iter().map(|t| StepTrace {
+                why: "asked",
+                ..t.clone()
+            }));
+        }
         let driver_iterations = step_rows.first().map_or(0, |r| r.iterations);
         if driver_iterations > hardest_iterations {
             hardest_iterations = driver_iterations;
@@ -326,10 +342,11 @@ pub fn run_one(
             rows.push(r);
         }
     }
+    hardest.extend(asked);
     Ok(RunOutput {
         spec: spec.clone(),
         rows,
-        hardest,
+        traces: hardest,
     })
 }
 
@@ -487,21 +504,46 @@ pub fn steps_frame(cfg: &ExperimentConfig, out: &ExperimentOutput) -> PolarsResu
     Ok(df)
 }
 
-/// The hardest-step traces: `run`, `step`, `solver`, `iter`, `merit`.
+/// A trace value a driver reported, `None` (null) for the NaN of one it did not.
+fn reported(x: f64) -> Option<f64> {
+    x.is_finite().then_some(x)
+}
+
+/// The kept traces ([`StepTrace`]): `run`, `step`, `solver`, `why`, then per iteration `iter`,
+/// `merit`, `grad_norm`, `step_length`, `lambda`, and one column per `extra` value a driver
+/// reports (SAP's `optimality`); null where a row has none.
 pub fn traces_frame(out: &ExperimentOutput) -> PolarsResult<DataFrame> {
-    let rows: Vec<(&HardStep, usize, f64)> = out
+    let rows: Vec<(&StepTrace, &contactlab_core::TraceRow)> = out
         .runs
         .iter()
-        .flat_map(|r| r.hardest.iter())
-        .flat_map(|h| h.merits.iter().enumerate().map(move |(i, m)| (h, i, *m)))
+        .flat_map(|r| r.traces.iter())
+        .flat_map(|t| t.trace.rows.iter().map(move |row| (t, row)))
         .collect();
-    df!(
-        "run" => rows.iter().map(|(h, _, _)| h.run as u64).collect::<Vec<_>>(),
-        "step" => rows.iter().map(|(h, _, _)| h.step as u64).collect::<Vec<_>>(),
-        "solver" => rows.iter().map(|(h, _, _)| h.solver.clone()).collect::<Vec<_>>(),
-        "iter" => rows.iter().map(|(_, i, _)| *i as u64).collect::<Vec<_>>(),
-        "merit" => rows.iter().map(|(_, _, m)| *m).collect::<Vec<_>>(),
-    )
+    let mut df = df!(
+        "run" => rows.iter().map(|(t, _)| t.run as u64).collect::<Vec<_>>(),
+        "step" => rows.iter().map(|(t, _)| t.step as u64).collect::<Vec<_>>(),
+        "solver" => rows.iter().map(|(t, _)| t.solver.clone()).collect::<Vec<_>>(),
+        "why" => rows.iter().map(|(t, _)| t.why).collect::<Vec<_>>(),
+        "iter" => rows.iter().map(|(_, r)| r.iter).collect::<Vec<_>>(),
+        "merit" => rows.iter().map(|(_, r)| r.merit).collect::<Vec<_>>(),
+        "grad_norm" => rows.iter().map(|(_, r)| reported(r.grad_norm)).collect::<Vec<_>>(),
+        "step_length" => rows.iter().map(|(_, r)| reported(r.step_length)).collect::<Vec<_>>(),
+        "lambda" => rows.iter().map(|(_, r)| reported(r.lambda)).collect::<Vec<_>>(),
+    )?;
+    // argmin's own `time` is a wall-clock reading: a trace keeps what the solve computed.
+    let extras: BTreeSet<&String> = rows
+        .iter()
+        .flat_map(|(_, r)| r.extra.keys())
+        .filter(|k| *k != "time")
+        .collect();
+    for name in extras {
+        let v: Vec<Option<f64>> = rows
+            .iter()
+            .map(|(_, r)| r.extra.get(name).copied().and_then(reported))
+            .collect();
+        df.with_column(Column::new(name.as_str().into(), v))?;
+    }
+    Ok(df)
 }
 
 #[cfg(test)]

@@ -117,6 +117,10 @@ pub struct OutputSection {
     /// Where the run's DataFrame goes (relative to the workspace root); defaults to
     /// `data/runs/<paper>/<name>.parquet`.
     pub data: Option<PathBuf>,
+    /// Steps whose every solver's per-iteration trace is kept in `<name>_traces.parquet`,
+    /// besides each run's hardest step (a convergence history a report draws).
+    #[serde(default)]
+    pub traces_at: Vec<usize>,
 }
 
 /// A whole experiment config.

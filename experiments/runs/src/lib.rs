@@ -1,8 +1,10 @@
 //! # contactlab-runs
 //!
-//! What a run is, on paper and on disk: the declarative configs (`experiments/configs/`),
-//! the solver specs they name, and the files a run leaves (`data/runs/<paper>/<name>.parquet`
-//! with its `.meta.json`). The lab (`contactlab-lab`) executes configs and writes these files;
+//! What a run is, on paper and on disk: the declarative configs (`experiments/configs/`) of
+//! every kind ([`config`]: a scene's sweep; [`matrix`]: every pair on problem sets;
+//! [`problems`]: named solvers timed on problem files; [`engines`]: MuJoCo and Drake through
+//! the Python harness), the solver specs they name ([`spec`]), and the files a run leaves
+//! ([`store`]: `data/runs/<paper>/<name>.parquet` with its `.meta.json` and [`provenance`]). The lab (`contactlab-lab`) executes configs and writes these files;
 //! the reports (`contactlab-report`) read them. This crate knows neither solvers nor scenes:
 //! it cannot run anything, which is what lets a report depend on it and stay a pure reader.
 //!
@@ -12,7 +14,9 @@
 //! ```
 
 pub mod config;
+pub mod engines;
 pub mod matrix;
+pub mod problems;
 pub mod provenance;
 pub mod spec;
 pub mod store;

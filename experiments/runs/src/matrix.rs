@@ -217,72 +217,81 @@ impl MatrixConfig {
         )
     }
 
-    /// Every problem, numbered: each set's files (sorted by name, `dirs` listed), then its
-    /// scene steps in the order given. A listed file or folder that does not exist is an
-    /// error naming it.
+    /// Every problem, numbered ([`list_problems`]).
     pub fn problems(&self, root: &Path, path: &Path) -> Result<Vec<ProblemEntry>, ConfigError> {
-        let mut out = Vec::new();
-        for (i, set) in self.sets.iter().enumerate() {
-            let mut files = Vec::new();
-            for f in &set.files {
-                let full = root.join(f);
-                if !full.is_file() {
-                    return Err(ConfigError::Invalid {
-                        path: path.to_path_buf(),
-                        key: format!("sets[{i}].files"),
-                        message: format!("{} does not exist", f.display()),
-                    });
-                }
-                files.push(full);
-            }
-            for d in &set.dirs {
-                let read = std::fs::read_dir(root.join(d)).map_err(|e| ConfigError::Invalid {
+        list_problems(&self.sets, root, path)
+    }
+}
+
+/// Every problem of `sets`, numbered: each set's files (sorted by name, `dirs` listed), then
+/// its scene steps in the order given. A listed file or folder that does not exist is an error
+/// naming it.
+pub fn list_problems(
+    sets: &[SetSpec],
+    root: &Path,
+    path: &Path,
+) -> Result<Vec<ProblemEntry>, ConfigError> {
+    let mut out = Vec::new();
+    for (i, set) in sets.iter().enumerate() {
+        let mut files = Vec::new();
+        for f in &set.files {
+            let full = root.join(f);
+            if !full.is_file() {
+                return Err(ConfigError::Invalid {
                     path: path.to_path_buf(),
-                    key: format!("sets[{i}].dirs"),
-                    message: format!("{}: {e}", d.display()),
-                })?;
-                files.extend(read.filter_map(|e| e.ok().map(|e| e.path())).filter(|p| {
-                    p.is_file() && p.extension().is_some_and(|e| e == "hdf5" || e == "json")
-                }));
+                    key: format!("sets[{i}].files"),
+                    message: format!("{} does not exist", f.display()),
+                });
             }
-            files.sort_by_key(|f| f.file_name().map(|n| n.to_os_string()));
-            files.dedup();
-            for f in files {
+            files.push(full);
+        }
+        for d in &set.dirs {
+            let read = std::fs::read_dir(root.join(d)).map_err(|e| ConfigError::Invalid {
+                path: path.to_path_buf(),
+                key: format!("sets[{i}].dirs"),
+                message: format!("{}: {e}", d.display()),
+            })?;
+            files.extend(read.filter_map(|e| e.ok().map(|e| e.path())).filter(|p| {
+                p.is_file() && p.extension().is_some_and(|e| e == "hdf5" || e == "json")
+            }));
+        }
+        files.sort_by_key(|f| f.file_name().map(|n| n.to_os_string()));
+        files.dedup();
+        for f in files {
+            out.push(ProblemEntry {
+                index: out.len(),
+                set: i,
+                name: f
+                    .file_name()
+                    .map_or_else(String::new, |n| n.to_string_lossy().into_owned()),
+                source: Source::File(f),
+            });
+        }
+        for s in &set.scenes {
+            let stem = s
+                .config
+                .file_stem()
+                .map_or_else(String::new, |n| n.to_string_lossy().into_owned());
+            let paper = s
+                .config
+                .parent()
+                .and_then(Path::file_name)
+                .map_or_else(String::new, |n| n.to_string_lossy().into_owned());
+            for &step in &s.steps {
                 out.push(ProblemEntry {
                     index: out.len(),
                     set: i,
-                    name: f
-                        .file_name()
-                        .map_or_else(String::new, |n| n.to_string_lossy().into_owned()),
-                    source: Source::File(f),
+                    name: format!("{paper}/{stem}/run{}/step{step:04}", s.run),
+                    source: Source::Scene {
+                        config: root.join(&s.config),
+                        run: s.run,
+                        step,
+                    },
                 });
             }
-            for s in &set.scenes {
-                let stem = s
-                    .config
-                    .file_stem()
-                    .map_or_else(String::new, |n| n.to_string_lossy().into_owned());
-                let paper = s
-                    .config
-                    .parent()
-                    .and_then(Path::file_name)
-                    .map_or_else(String::new, |n| n.to_string_lossy().into_owned());
-                for &step in &s.steps {
-                    out.push(ProblemEntry {
-                        index: out.len(),
-                        set: i,
-                        name: format!("{paper}/{stem}/run{}/step{step:04}", s.run),
-                        source: Source::Scene {
-                            config: root.join(&s.config),
-                            run: s.run,
-                            step,
-                        },
-                    });
-                }
-            }
         }
-        Ok(out)
     }
+    Ok(out)
 }
 
 /// The `kind` a config file declares at its top (`"matrix"`, `"problems"`, ...), `None` for an

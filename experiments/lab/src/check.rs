@@ -1,0 +1,97 @@
+//! The checks a config's schema cannot make, against a registry and the scenes: whether its
+//! solvers' names, pairings and options exist, whether its scene exists and takes its
+//! parameters (every run's, sweep values applied), whether a matrix's `skip` names pairs. Every
+//! error names the file and the key at fault.
+
+use std::path::Path;
+
+use contactlab_runs::config::{ConfigError, ExperimentConfig};
+use contactlab_runs::matrix::MatrixConfig;
+use contactlab_runs::problems::ProblemsConfig;
+use contactlab_runs::SolverSpec;
+use contactlab_scenes::SceneKind;
+
+use crate::registry::{Pair, Registry};
+
+fn invalid(path: &Path, key: &str, message: String) -> ConfigError {
+    ConfigError::Invalid {
+        path: path.into(),
+        key: key.into(),
+        message,
+    }
+}
+
+fn solver(
+    registry: &Registry,
+    path: &Path,
+    key: &str,
+    spec: &SolverSpec,
+) -> Result<(), ConfigError> {
+    registry
+        .check(spec)
+        .map_err(|e| invalid(path, key, e.to_string()))
+}
+
+/// Reads an experiment config and checks it ([`check_experiment`]).
+pub fn experiment(registry: &Registry, path: &Path) -> Result<ExperimentConfig, ConfigError> {
+    let cfg = ExperimentConfig::load(path)?;
+    check_experiment(registry, &cfg, path)?;
+    Ok(cfg)
+}
+
+/// Checks every solver of an experiment config against `registry`, its scene's kind, and every
+/// run's scene parameters.
+pub fn check_experiment(
+    registry: &Registry,
+    cfg: &ExperimentConfig,
+    path: &Path,
+) -> Result<(), ConfigError> {
+    for (key, spec) in cfg.solver_keys() {
+        solver(registry, path, &key, spec)?;
+    }
+    let kind = SceneKind::from_name(&cfg.scene.kind)
+        .map_err(|e| invalid(path, "scene.kind", e.to_string()))?;
+    for run in cfg.runs(path)? {
+        kind.check_params(&run.params)
+            .map_err(|e| invalid(path, "scene.params / sweep", e.to_string()))?;
+    }
+    Ok(())
+}
+
+/// Checks a matrix's `skip` against `registry`'s pairs.
+pub fn check_matrix(
+    registry: &Registry,
+    cfg: &MatrixConfig,
+    path: &Path,
+) -> Result<(), ConfigError> {
+    let pairs: Vec<String> = registry.pairs().iter().map(Pair::label).collect();
+    match cfg.skip.iter().find(|s| !pairs.contains(s)) {
+        Some(s) => Err(invalid(
+            path,
+            "skip",
+            format!("`{s}` is not a compatible pair; `contactlab list` names them"),
+        )),
+        None => Ok(()),
+    }
+}
+
+/// The pairs a matrix runs: every compatible pair of `registry`, in its order, less `skip`.
+pub fn matrix_pairs(registry: &Registry, cfg: &MatrixConfig) -> Vec<Pair> {
+    registry
+        .pairs()
+        .into_iter()
+        .filter(|p| !cfg.skip.contains(&p.label()))
+        .collect()
+}
+
+/// Checks every solver of a problem-set config against `registry`.
+pub fn check_problems(
+    registry: &Registry,
+    cfg: &ProblemsConfig,
+    path: &Path,
+) -> Result<(), ConfigError> {
+    for (i, spec) in cfg.solvers.iter().enumerate() {
+        solver(registry, path, &format!("solvers[{i}]"), spec)?;
+    }
+    Ok(())
+}

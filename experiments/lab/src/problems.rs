@@ -1,0 +1,379 @@
+//! Running a problem-set config (`kind = "problems"`, [`contactlab_runs::problems`]): named
+//! solvers timed on problem files and scene steps, one row per (problem, solver).
+//!
+//! Each problem is loaded once; rounds are interleaved (round after round, every problem and
+//! every solver once) on the calling thread, so the machine's noise falls on all alike and no
+//! solve shares the cores with another. A solve's time is its `seconds` (the formulation's
+//! build, the start and the driver, islands included; the shared ruler's judgement excluded);
+//! the row keeps the median over the rounds and the first round's answer, which later rounds
+//! repeat (the solvers are deterministic).
+//!
+//! Besides the shared ruler's metrics, a row carries the solver's *own* law's violation at its
+//! answer, summed over contacts ([`contact_violation`]: Coulomb's law, Hwangbo et al. eq. 6, for
+//! a rigid Coulomb-cone solver; the maximum-dissipation law, eq. 8, for a driver that imposes
+//! it), and, where the config names a reference, the answer's distance to another engine's
+//! ([`crate::reference`]).
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::Path;
+
+use contactlab_core::drivers::sweep::{contact_violation, FrictionModel};
+use contactlab_core::io::{read_local, read_problem};
+use contactlab_core::plugin::Model;
+use contactlab_core::{LocalSolve, Problem, StepProblem};
+use contactlab_runs::matrix::{ProblemEntry, Source};
+use contactlab_runs::problems::{ProblemForm, ProblemsConfig};
+use nalgebra::{Matrix3, Vector3};
+use polars::prelude::*;
+
+use crate::context::Context;
+use crate::reference::{MujocoAnswer, Reference};
+use crate::registry::ResolvedSolver;
+use crate::runner::RunError;
+
+/// One (problem, solver) of a problem-set run.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ProblemRow {
+    /// The problem's number over the sets.
+    pub run: usize,
+    /// The set's name.
+    pub problem_set: String,
+    /// The problem's name (its file name).
+    pub problem: String,
+    /// `local` or `global`, as the solvers got it.
+    pub form: &'static str,
+    /// Contacts.
+    pub n_c: usize,
+    /// Generalized velocities (0 for a contact-space problem).
+    pub dofs: usize,
+    /// The solver's label.
+    pub solver: String,
+    /// Formulation name.
+    pub formulation: String,
+    /// Driver name.
+    pub optimizer: String,
+    /// The friction model the answer satisfies (the driver's own where it imposes one).
+    pub model: String,
+    /// Status by the shared ruler (`error` when the solve could not run).
+    pub status: String,
+    /// The driver's own status.
+    pub solver_status: String,
+    /// Iterations.
+    pub iterations: u64,
+    /// The shared ruler's natural-map residual.
+    pub residual: f64,
+    /// `max_a dist(r_a, K_mu)`.
+    pub cone_violation: f64,
+    /// `sum_a |r_a . u_a|`.
+    pub complementarity_gap: f64,
+    /// The solver's own law's violation, summed over contacts (NaN for a regularized model).
+    pub own_violation: f64,
+    /// Timed rounds.
+    pub rounds: usize,
+    /// Median seconds over the rounds.
+    pub seconds: f64,
+    /// Fastest round.
+    pub seconds_min: f64,
+    /// Median seconds of the formulation's build.
+    pub build_seconds: f64,
+    /// The driver's and formulation's counters.
+    pub counters: BTreeMap<String, u64>,
+    /// The formulation's own accuracy figures (SAP's `e_m`, `e_mu`).
+    pub diagnostics: BTreeMap<String, f64>,
+    /// The reference's figures for this problem and answer (empty without a reference).
+    pub reference: BTreeMap<&'static str, f64>,
+    /// Why the solve could not run (empty otherwise).
+    pub message: String,
+}
+
+/// What a problem-set run produced.
+#[derive(Debug, Clone)]
+pub struct ProblemsOutput {
+    /// One row per (problem, solver), problems in order, solvers in the config's.
+    pub rows: Vec<ProblemRow>,
+    /// Problems solved.
+    pub problems: usize,
+    /// Problems left out because they have no contact-space form (`form = "local"`).
+    pub left_out: Vec<String>,
+    /// Wall-clock seconds.
+    pub wall_seconds: f64,
+}
+
+/// One loaded problem.
+struct Loaded {
+    entry: ProblemEntry,
+    problem: StepProblem,
+    form: &'static str,
+    reference: Option<MujocoAnswer>,
+}
+
+/// Loads a problem file in the config's form; `None` for a file without a contact-space form
+/// when the form is `local`.
+fn load_file(
+    path: &Path,
+    form: ProblemForm,
+) -> Result<Option<(StepProblem, &'static str)>, RunError> {
+    let core =
+        |e: contactlab_core::CoreError| RunError::Problem(format!("{}: {e}", path.display()));
+    match form {
+        ProblemForm::Local => Ok(read_local(path)
+            .ok()
+            .map(|l| (StepProblem::from(l), "local"))),
+        ProblemForm::AsStored => {
+            let p = read_problem(path).map_err(core)?;
+            let form = match p {
+                Problem::Local(_) => "local",
+                Problem::Global(_) => "global",
+            };
+            Ok(Some((StepProblem::from_problem(&p).map_err(core)?, form)))
+        }
+    }
+}
+
+/// The friction law an answer of this solver satisfies, for [`own_violation`].
+fn own_model(ctx: Context<'_>, solver: &ResolvedSolver, optimizer: &str) -> Model {
+    ctx.registry
+        .driver(optimizer)
+        .ok()
+        .and_then(|d| d.model)
+        .unwrap_or_else(|| solver.formulation.model())
+}
+
+/// The violation of `model`'s law at `(r, u)`, summed over contacts; NaN for a model without a
+/// rigid law to check (regularized, pyramid).
+fn own_violation(model: Model, problem: &StepProblem, s: &LocalSolve) -> f64 {
+    let law = match model {
+        Model::CoulombCone => FrictionModel::Coulomb,
+        Model::MaximumDissipation => FrictionModel::MaximumDissipation,
+        _ => return f64::NAN,
+    };
+    let Ok(local) = problem.local() else {
+        return f64::NAN;
+    };
+    let at = |v: &[f64], a: usize| Vector3::new(v[3 * a], v[3 * a + 1], v[3 * a + 2]);
+    (0..local.num_contacts())
+        .map(|a| {
+            let w: Matrix3<f64> = local.w.block3(a, a);
+            contact_violation(law, &w, local.mu[a], &at(&s.r, a), &at(&s.u, a))
+        })
+        .sum()
+}
+
+fn median(v: &[f64]) -> f64 {
+    let mut s: Vec<f64> = v.iter().copied().filter(|x| x.is_finite()).collect();
+    if s.is_empty() {
+        return f64::NAN;
+    }
+    s.sort_by(f64::total_cmp);
+    let n = s.len();
+    if n % 2 == 1 {
+        s[n / 2]
+    } else {
+        0.5 * (s[n / 2 - 1] + s[n / 2])
+    }
+}
+
+/// Runs a checked problem-set config (`Lab::check_problems`) on the calling thread.
+pub fn run_problems(
+    ctx: Context<'_>,
+    cfg: &ProblemsConfig,
+    path: &Path,
+) -> Result<ProblemsOutput, RunError> {
+    let start = std::time::Instant::now();
+    let solvers: Vec<ResolvedSolver> = cfg
+        .solvers
+        .iter()
+        .map(|s| {
+            ctx.registry.resolve(s).map_err(|source| RunError::Solver {
+                run: 0,
+                step: 0,
+                source,
+            })
+        })
+        .collect::<Result<_, _>>()?;
+    let entries = cfg.problems(ctx.root, path)?;
+    let scenes = crate::matrix::scene_steps(ctx, &entries)?;
+    let reference = cfg
+        .reference
+        .as_ref()
+        .map(|r| Reference::mujoco(ctx.root.join(&r.dir)));
+    let mut loaded = Vec::new();
+    let mut left_out = Vec::new();
+    for e in entries {
+        let got = match &e.source {
+            Source::File(f) => load_file(f, cfg.form)?,
+            Source::Scene { .. } => scenes.get(&e.index).map(|p| {
+                let form = if p.generalized().is_some() {
+                    "global"
+                } else {
+                    "local"
+                };
+                (p.clone(), form)
+            }),
+        };
+        let Some((problem, form)) = got else {
+            left_out.push(e.name.clone());
+            continue;
+        };
+        let answer = match (&reference, &e.source) {
+            (Some(r), Source::File(f)) => Some(r.answer(f, &problem)?),
+            _ => None,
+        };
+        loaded.push(Loaded {
+            entry: e,
+            problem,
+            form,
+            reference: answer,
+        });
+    }
+    // Per (problem, solver): the first round's answer and every round's seconds.
+    let mut first: BTreeMap<(usize, usize), Result<LocalSolve, String>> = BTreeMap::new();
+    let mut times: BTreeMap<(usize, usize), (Vec<f64>, Vec<f64>)> = BTreeMap::new();
+    for round in 0..cfg.rounds {
+        for (pi, p) in loaded.iter().enumerate() {
+            for (si, solver) in solvers.iter().enumerate() {
+                let key = (pi, si);
+                if first.get(&key).is_some_and(Result::is_err) {
+                    continue;
+                }
+                if let (Some(limit), Some((t, _))) = (cfg.slow_seconds, times.get(&key)) {
+                    if round >= cfg.slow_rounds && median(t) > limit {
+                        continue;
+                    }
+                }
+                match solver.solve(&p.problem, None) {
+                    Ok(s) => {
+                        let t = times.entry(key).or_default();
+                        t.0.push(s.seconds);
+                        t.1.push(s.build_seconds);
+                        first.entry(key).or_insert(Ok(s));
+                    }
+                    Err(e) => {
+                        first.insert(key, Err(e.to_string()));
+                    }
+                }
+            }
+        }
+    }
+    let mut rows = Vec::with_capacity(loaded.len() * solvers.len());
+    for (pi, p) in loaded.iter().enumerate() {
+        for (si, (solver, spec)) in solvers.iter().zip(&cfg.solvers).enumerate() {
+            let model = own_model(ctx, solver, &spec.optimizer.name);
+            let (seconds, builds) = times.remove(&(pi, si)).unwrap_or_default();
+            let mut row = ProblemRow {
+                run: p.entry.index,
+                problem_set: cfg.sets[p.entry.set].name.clone(),
+                problem: p.entry.name.clone(),
+                form: p.form,
+                n_c: p.problem.num_contacts(),
+                dofs: p.problem.generalized().map_or(0, |g| g.num_dofs()),
+                solver: spec.name(),
+                formulation: spec.formulation.name.clone(),
+                optimizer: spec.optimizer.name.clone(),
+                model: model.as_str().to_string(),
+                status: "error".into(),
+                solver_status: "error".into(),
+                iterations: 0,
+                residual: f64::NAN,
+                cone_violation: f64::NAN,
+                complementarity_gap: f64::NAN,
+                own_violation: f64::NAN,
+                rounds: seconds.len(),
+                seconds: median(&seconds),
+                seconds_min: seconds.iter().copied().fold(f64::NAN, f64::min),
+                build_seconds: median(&builds),
+                counters: BTreeMap::new(),
+                diagnostics: BTreeMap::new(),
+                reference: BTreeMap::new(),
+                message: String::new(),
+            };
+            match first.remove(&(pi, si)) {
+                Some(Ok(s)) => {
+                    row.own_violation = own_violation(model, &p.problem, &s);
+                    if let Some(a) = &p.reference {
+                        row.reference = a.figures(&s.r);
+                    }
+                    row.status = s.status.as_str().to_string();
+                    row.solver_status = s.solver_status.as_str().to_string();
+                    row.iterations = s.iterations;
+                    row.residual = s.metrics.natural_map;
+                    row.cone_violation = s.metrics.cone_violation;
+                    row.complementarity_gap = s.metrics.complementarity_gap;
+                    row.counters = s.counters;
+                    row.diagnostics = s.diagnostics;
+                }
+                Some(Err(message)) => row.message = message,
+                None => row.message = "not solved".into(),
+            }
+            rows.push(row);
+        }
+    }
+    Ok(ProblemsOutput {
+        rows,
+        problems: loaded.len(),
+        left_out,
+        wall_seconds: start.elapsed().as_secs_f64(),
+    })
+}
+
+/// The rows as a DataFrame: one column per [`ProblemRow`] field, one per counter (0 where a
+/// solver did not report it), per diagnostic and per reference figure (NaN where absent).
+pub fn problems_frame(rows: &[ProblemRow]) -> PolarsResult<DataFrame> {
+    macro_rules! col {
+        ($f:ident) => {
+            rows.iter().map(|r| r.$f.clone()).collect::<Vec<_>>()
+        };
+    }
+    let mut df = df!(
+        "run" => rows.iter().map(|r| r.run as u64).collect::<Vec<_>>(),
+        "problem_set" => col!(problem_set),
+        "problem" => col!(problem),
+        "form" => col!(form),
+        "n_c" => rows.iter().map(|r| r.n_c as u64).collect::<Vec<_>>(),
+        "dofs" => rows.iter().map(|r| r.dofs as u64).collect::<Vec<_>>(),
+        "solver" => col!(solver),
+        "formulation" => col!(formulation),
+        "optimizer" => col!(optimizer),
+        "model" => col!(model),
+        "status" => col!(status),
+        "solver_status" => col!(solver_status),
+        "iterations" => col!(iterations),
+        "residual" => col!(residual),
+        "cone_violation" => col!(cone_violation),
+        "complementarity_gap" => col!(complementarity_gap),
+        "own_violation" => col!(own_violation),
+        "rounds" => rows.iter().map(|r| r.rounds as u64).collect::<Vec<_>>(),
+        "seconds" => col!(seconds),
+        "seconds_min" => col!(seconds_min),
+        "build_seconds" => col!(build_seconds),
+        "message" => col!(message),
+    )?;
+    let counters: BTreeSet<&String> = rows.iter().flat_map(|r| r.counters.keys()).collect();
+    for name in counters {
+        let v: Vec<u64> = rows
+            .iter()
+            .map(|r| r.counters.get(name).copied().unwrap_or(0))
+            .collect();
+        df.with_column(Column::new(name.as_str().into(), v))?;
+    }
+    let diagnostics: BTreeSet<&String> = rows.iter().flat_map(|r| r.diagnostics.keys()).collect();
+    for name in diagnostics {
+        let v: Vec<f64> = rows
+            .iter()
+            .map(|r| r.diagnostics.get(name).copied().unwrap_or(f64::NAN))
+            .collect();
+        df.with_column(Column::new(name.as_str().into(), v))?;
+    }
+    let figures: BTreeSet<&'static str> = rows
+        .iter()
+        .flat_map(|r| r.reference.keys().copied())
+        .collect();
+    for name in figures {
+        let v: Vec<f64> = rows
+            .iter()
+            .map(|r| r.reference.get(name).copied().unwrap_or(f64::NAN))
+            .collect();
+        df.with_column(Column::new(name.into(), v))?;
+    }
+    Ok(df)
+}

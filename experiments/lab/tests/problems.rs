@@ -1,0 +1,165 @@
+//! Problem-set runs (`kind = "problems"`) end to end through `Lab::run`: rows per (problem,
+//! solver), the solver's own law's violation, the timing rounds, MuJoCo's answers as a
+//! reference with the SAP oracle, left-out files, and refusals naming the key at fault.
+
+use std::path::{Path, PathBuf};
+
+use contactlab_lab::Lab;
+use contactlab_runs::store::{read_run, RunMeta};
+use polars::prelude::*;
+
+fn workspace() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+/// A scratch root whose `data` links to the workspace's problems.
+fn scratch(tag: &str) -> PathBuf {
+    let root =
+        std::env::temp_dir().join(format!("contactlab-problems-{tag}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&root);
+    std::fs::create_dir_all(root.join("experiments/configs/p")).unwrap();
+    std::fs::create_dir_all(root.join("data")).unwrap();
+    for d in ["problems", "mujoco"] {
+        std::os::unix::fs::symlink(workspace().join("data").join(d), root.join("data").join(d))
+            .unwrap();
+    }
+    root
+}
+
+fn f64s(df: &DataFrame, c: &str) -> Vec<f64> {
+    df.column(c)
+        .unwrap()
+        .cast(&DataType::Float64)
+        .unwrap()
+        .f64()
+        .unwrap()
+        .iter()
+        .map(|v| v.unwrap_or(f64::NAN))
+        .collect()
+}
+
+fn strs(df: &DataFrame, c: &str) -> Vec<String> {
+    df.column(c)
+        .unwrap()
+        .str()
+        .unwrap()
+        .iter()
+        .map(|v| v.unwrap_or_default().to_string())
+        .collect()
+}
+
+#[test]
+fn a_problem_set_run_times_named_solvers_and_checks_their_own_laws() {
+    let root = scratch("laws");
+    let config = root.join("experiments/configs/p/files.toml");
+    std::fs::write(
+        &config,
+        "kind = \"problems\"\npaper = \"p\"\nname = \"files\"\nrounds = 3\nform = \"local\"\n\
+         [[sets]]\nname = \"shipped\"\nfiles = [\"data/problems/Rover4396.hdf5\", \
+         \"data/problems/Chute-ndof-768-nc-4-3.hdf5\", \"data/problems/two_contacts.json\"]\n\
+         [[solvers]]\nlabel = \"pgs\"\nformulation = \"coulomb\"\noptimizer = \"pgs\"\ntol = 1e-8\nmax_iter = 5000\n\
+         [[solvers]]\nlabel = \"bisection\"\nformulation = \"coulomb\"\noptimizer = \"bisection-sor\"\ntol = 1e-8\nmax_iter = 5000\n",
+    )
+    .unwrap();
+    let lab = Lab::standard().with_root(&root);
+    let summary = lab.run(&config, None, &mut Vec::new()).unwrap();
+    let df = read_run(&summary.path).unwrap();
+    // The Chute file has rolling friction: no contact-space form, left out and said so.
+    let meta = std::fs::read_to_string(summary.path.with_extension("meta.json")).unwrap();
+    assert!(meta.contains("Chute-ndof-768-nc-4-3.hdf5"), "{meta}");
+    assert_eq!(RunMeta::of_run(&summary.path).rows, Some(4));
+    assert_eq!(df.height(), 4, "two problems x two solvers");
+    assert_eq!(
+        strs(&df, "solver"),
+        ["pgs", "bisection", "pgs", "bisection"]
+    );
+    assert_eq!(
+        strs(&df, "model")[..2],
+        ["coulomb_cone", "maximum_dissipation"]
+    );
+    assert!(f64s(&df, "rounds").iter().all(|&r| r == 3.0));
+    let (sec, min) = (f64s(&df, "seconds"), f64s(&df, "seconds_min"));
+    assert!(sec.iter().zip(&min).all(|(s, m)| *m > 0.0 && m <= s));
+    // Each solver meets its own law at its answer; PGS's Coulomb answer also meets the ruler.
+    let (own, residual, status) = (
+        f64s(&df, "own_violation"),
+        f64s(&df, "residual"),
+        strs(&df, "status"),
+    );
+    for (i, v) in own.iter().enumerate() {
+        assert!(*v < 1e-5, "row {i}: own violation {v}");
+    }
+    assert_eq!(status[0], "converged");
+    assert!(residual[0] <= 1e-8);
+    std::fs::remove_dir_all(&root).unwrap();
+}
+
+#[test]
+fn mujocos_answers_are_a_reference_with_the_sap_oracle_inside_its_bound() {
+    let root = scratch("mujoco");
+    let config = root.join("experiments/configs/p/set.toml");
+    std::fs::write(
+        &config,
+        "kind = \"problems\"\npaper = \"p\"\nname = \"set\"\n\
+         [[sets]]\nname = \"mujoco\"\nfiles = [\"data/mujoco/global/balls_in_box_n10_mu0.5_seed110_step0050_nc4.json\"]\n\
+         [reference]\nkind = \"mujoco\"\ndir = \"data/mujoco/mujoco\"\n\
+         [[solvers]]\nlabel = \"SAP\"\nformulation = \"sap\"\noptimizer = \"newton-merit\"\ntol = 1e-12\nrel_tol = 1e-8\nislands = false\n",
+    )
+    .unwrap();
+    let lab = Lab::standard().with_root(&root);
+    let summary = lab.run(&config, None, &mut Vec::new()).unwrap();
+    let df = read_run(&summary.path).unwrap();
+    assert_eq!(df.height(), 1);
+    assert_eq!(strs(&df, "form"), ["global"]);
+    assert_eq!(f64s(&df, "n_c"), [4.0]);
+    assert!(f64s(&df, "dofs")[0] > 0.0);
+    let (err, bound) = (f64s(&df, "oracle_error")[0], f64s(&df, "oracle_bound")[0]);
+    assert!(
+        err.is_finite() && err <= bound,
+        "oracle {err} against bound {bound}"
+    );
+    let d = f64s(&df, "reference_distance")[0];
+    assert!(d.is_finite() && d >= 0.0);
+    assert!(f64s(&df, "reference_iterations")[0] >= 1.0);
+    assert!(
+        f64s(&df, "e_m")[0].is_finite(),
+        "SAP's own diagnostics become columns"
+    );
+    std::fs::remove_dir_all(&root).unwrap();
+}
+
+#[test]
+fn problem_set_refusals_name_the_key() {
+    let root = scratch("refusals");
+    let config = root.join("experiments/configs/p/bad.toml");
+    let run = |text: &str| {
+        std::fs::write(&config, text).unwrap();
+        Lab::standard()
+            .with_root(&root)
+            .run(&config, None, &mut Vec::new())
+            .unwrap_err()
+            .to_string()
+    };
+    let head = "kind = \"problems\"\npaper = \"p\"\nname = \"bad\"\n[[sets]]\nname = \"s\"\n";
+    let e = run(&format!(
+        "{head}files = [\"data/problems/two_contacts.json\"]\n[[solvers]]\nformulation = \"coulomb\"\noptimizer = \"lm\"\n"
+    ));
+    assert!(
+        e.contains("solvers[0]") && e.contains("cannot be run"),
+        "{e}"
+    );
+    let e = run(&format!(
+        "{head}files = [\"data/problems/nothing.json\"]\n[[solvers]]\nformulation = \"coulomb\"\noptimizer = \"pgs\"\n"
+    ));
+    assert!(
+        e.contains("sets[0].files") && e.contains("nothing.json"),
+        "{e}"
+    );
+    let e = Lab::standard()
+        .with_root(&root)
+        .run(&config, Some((1, 2)), &mut Vec::new())
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("not sharded"), "{e}");
+    std::fs::remove_dir_all(&root).unwrap();
+}
