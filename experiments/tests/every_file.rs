@@ -1,4 +1,4 @@
-//! Robustness sweep (issue 11): every compatible (formulation, driver) pair of
+//! Robustness sweep: every compatible (formulation, driver) pair of
 //! [`Registry::standard`] on every problem file under `data/problems/` and
 //! `data/mujoco/global/` (found by listing the directories, so a new file is swept without
 //! touching this test), with small budgets; the files of `data/problems/large/` are swept by

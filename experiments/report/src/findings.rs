@@ -509,7 +509,7 @@ mod tests {
             msg.contains("findings.md:2") && msg.contains("301") && msg.contains("302"),
             "{msg}"
         );
-        // The example: a ratio written as 2.1 where the data give 1.84.
+        // A stale ratio: written as 2.1 where the data give 1.84.
         let e = run("{{ratio = 2.1}}").unwrap_err().to_string();
         assert!(e.contains("2.1") && e.contains("1.8"), "{e}");
         // Precision is the written one: 83.41% is checked to two decimals.
