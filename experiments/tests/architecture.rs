@@ -101,9 +101,10 @@ fn the_crate_graph_is_the_data_flow() {
         assert!(!runs.contains(no), "the runs crate reaches {no}");
     }
     let report = deps("contactlab-report");
-    // While Castro's and Hwangbo's report-time solves and the scene parameters the Mylapilli
-    // report reads move into runs, the report crate still names these; the list shrinks to
-    // nothing as they move (and must name exactly what the crate still reaches).
+    // While Castro's and Hwangbo's report-time solves move into runs, the report crate still
+    // names these (runs now record their scenes' parameters and exact constants, which the
+    // Mylapilli report and Castro's sphere read); the list shrinks to nothing as they move (and
+    // must name exactly what the crate still reaches).
     const TRANSITIONAL: [&str; 4] = [
         "contactlab-core",
         "contactlab-formulations",

@@ -1,5 +1,6 @@
 //! End to end: a shortened sphere-on-a-plane config (Mylapilli and Jain 2014, Example 1) through
-//! the runner and the report's metrics, against the exact slide-then-roll answer; and the three
+//! the runner and the report's metrics, against the exact slide-then-roll answer the run records
+//! beside its observables (checked against the scene's [`SlideRoll`]); and the three
 //! shipped configs cut down (fewer steps and solvers) through `contactlab run` and
 //! `contactlab report`.
 
@@ -48,8 +49,24 @@ fn metrics() -> Vec<SphereMetrics> {
     let df = steps_frame(&cfg, &out).unwrap();
     assert_eq!(df.height(), 2 * 350);
     let sc = SphereConfig::default();
+    // The recorded exact answer is the closed form at each step's end, and the run's scene
+    // record carries its parameters and constants.
     let exact = SlideRoll::new(&sc).unwrap();
-    sphere_metrics(&df, sc.radius, sc.h, Some(&exact)).unwrap()
+    let f = |name| contactlab_experiments::report::f64s(&df, name).unwrap();
+    let (step, vx_exact, wy_exact) = (f("step"), f("vx_exact"), f("omega_y_exact"));
+    for k in 0..df.height() {
+        let t = (step[k] + 1.0) * sc.h;
+        assert_eq!(vx_exact[k], exact.velocity(t).x);
+        assert_eq!(wy_exact[k], exact.angular_velocity(t).y);
+    }
+    let scene = &out.runs[0].scene;
+    assert_eq!(scene.number("radius").unwrap(), sc.radius);
+    assert_eq!(scene.numbers("v0").unwrap(), sc.v0);
+    assert_eq!(
+        scene.constant("slide_time_exact").unwrap(),
+        exact.slide_time()
+    );
+    sphere_metrics(&df, sc.radius, sc.h).unwrap()
 }
 
 #[test]

@@ -7,8 +7,9 @@
 //!   `experiments/configs/`, `data/`);
 //! - the [`Settings`] every run shares (threads, progress bars, the sweeps' time limit).
 //!
-//! A run writes its rows and its `.meta.json` under `data/runs/` ([`Lab::run`]); the reports
-//! read them back without the lab (`contactlab-report` does not depend on this crate).
+//! A run writes its rows and its `.meta.json` under `data/runs/` ([`Lab::run`]), the meta with
+//! each run's scene parameters and constants, so that reports never rebuild a scene; the
+//! reports read them back without the lab (`contactlab-report` does not depend on this crate).
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -270,7 +271,8 @@ impl Lab {
     /// `contactlab run`: runs the config at `path` (any kind: an experiment sweep, a matrix,
     /// a problem set, other engines), the shard's part when sharded (sweeps and matrices), and
     /// writes its rows under `data/runs/` with a `.meta.json` beside them (timing, threads,
-    /// load and provenance).
+    /// load and provenance; for a sweep, each run's scene as a
+    /// [`SceneRecord`](contactlab_runs::store::SceneRecord) under `"scenes"`).
     pub fn run(
         &self,
         path: &Path,
@@ -409,6 +411,7 @@ impl Lab {
                 "rows": steps.height(),
                 "wall_seconds": result.wall_seconds,
                 "solve_seconds": solve_seconds,
+                "scenes": result.runs.iter().map(|r| r.scene.to_json()).collect::<Vec<_>>(),
             }),
         )?;
         Ok(RunSummary {

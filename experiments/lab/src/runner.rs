@@ -1,6 +1,8 @@
 //! The experiment runner: expands a config into runs, simulates each run's scene, solves every
 //! step's contact problem with the driver (whose impulses advance the scene) and the shadow
-//! solvers (which see the same problems), and collects one tidy row per solve.
+//! solvers (which see the same problems), and collects one tidy row per solve, and per run
+//! what its scene was ([`SceneRecord`]: its resolved parameters and constants, which
+//! [`crate::Lab::run`] writes into the run's `.meta.json`).
 //!
 //! Runs go across cores with rayon; rows come back in run order, so the DataFrame is the same
 //! whatever the thread count. `--shard k/N` keeps runs whose index is `k-1 mod N`, so a
@@ -12,7 +14,7 @@ use std::path::Path;
 use std::time::{Duration, Instant};
 
 use contactlab_runs::config::{ConfigError, ExperimentConfig, RunSpec};
-use contactlab_runs::store::StoreError;
+use contactlab_runs::store::{SceneRecord, StoreError};
 use contactlab_scenes::{Contact, ContactKey, SceneError, SceneKind};
 use indicatif::{ProgressBar, ProgressStyle};
 use nalgebra::Vector3;
@@ -149,6 +151,9 @@ pub struct RunOutput {
     pub rows: Vec<StepRow>,
     /// Every solver's trace on the run's hardest step, then on the steps the config asks for.
     pub traces: Vec<StepTrace>,
+    /// The run's scene: its parameters with every default filled in and its constants
+    /// ([`contactlab_scenes::Scene::parameters`], [`contactlab_scenes::Scene::constants`]).
+    pub scene: SceneRecord,
 }
 
 /// Everything an experiment produced.
@@ -246,6 +251,15 @@ pub fn run_one(
     let mut scene = SceneKind::from_name(&cfg.scene.kind)
         .and_then(|kind| kind.build(&spec.params))
         .map_err(scene_err)?;
+    let record = SceneRecord {
+        run: run as u64,
+        parameters: scene.parameters().map_err(scene_err)?,
+        constants: scene
+            .constants()
+            .into_iter()
+            .map(|(k, v)| (k.to_string(), v))
+            .collect(),
+    };
     let solver_err = |step, source| RunError::Solver { run, step, source };
     let solvers: Vec<(ResolvedSolver, &'static str)> =
         std::iter::once((cfg.driver_specs()[spec.driver], "driver"))
@@ -347,6 +361,7 @@ pub fn run_one(
         spec: spec.clone(),
         rows,
         traces: hardest,
+        scene: record,
     })
 }
 

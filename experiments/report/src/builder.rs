@@ -25,8 +25,9 @@ use super::plots::{Chart, Series};
 use super::table::Table;
 use super::{markdown_table, ReportError};
 use contactlab_runs::config::ExperimentConfig;
-use contactlab_runs::store::{read_run, run_exists, RunMeta};
+use contactlab_runs::store::{read_run, run_exists, RunMeta, SceneRecord};
 use contactlab_runs::Provenance;
+use contactlab_runs::StoreError;
 
 /// One config's run: the config, its steps DataFrame and its meta.
 #[derive(Debug, Clone)]
@@ -41,6 +42,23 @@ pub struct RunData {
     pub steps: DataFrame,
     /// What the run recorded about itself.
     pub meta: RunMeta,
+}
+
+impl RunData {
+    /// A value of the scene the sweep's first run recorded in its meta (its parameters and
+    /// constants, [`RunMeta::first_scene`]): `get` on that [`SceneRecord`], errors naming the
+    /// config (`run_data.scene_value(|s| s.number("h"))`).
+    pub fn scene_value<T>(
+        &self,
+        get: impl FnOnce(&SceneRecord) -> Result<T, StoreError>,
+    ) -> Result<T, ReportError> {
+        self.meta.first_scene().and_then(get).map_err(|e| match e {
+            StoreError::NotRecorded(m) => {
+                StoreError::NotRecorded(format!("{}: {m}", self.file)).into()
+            }
+            other => other.into(),
+        })
+    }
 }
 
 /// A report being written: see the module documentation.

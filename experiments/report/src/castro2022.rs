@@ -26,7 +26,6 @@ use crate::analysis::castro2022::{
 };
 use crate::analysis::quantile;
 use crate::analysis::{f64s, strs};
-use contactlab_scenes::sphere::SphereConfig;
 
 /// MuJoCo's and Drake's hop on the sliding sphere (mm), `docs/PEERS.md`.
 const PEERS_SPHERE_HOP_MM: f64 = 5.6;
@@ -231,15 +230,21 @@ fn spring(r: &mut Report) -> Result<(), ReportError> {
     Ok(())
 }
 
-/// The sliding sphere: hop and glide.
+/// The sliding sphere: hop and glide. The sphere's parameters and its exact slide time and
+/// rolling speed (Trinkle's answer for Mylapilli and Jain 2014, example 1) are what the run
+/// recorded in its meta.
 fn sphere(r: &mut Report) -> Result<(), ReportError> {
     let run = r.load("sphere.toml")?;
-    let cfg = SphereConfig::from_table(&run.config.scene.params)
-        .map_err(|e| ReportError::Published(e.to_string()))?;
-    let g = sphere_glide(&run.steps, cfg.radius, cfg.h, cfg.mu, 1e-6, GLIDE_MIN_SLIP)?;
-    let v0 = cfg.v0[0];
-    let exact_slide = 2.0 * v0 / (7.0 * cfg.mu * cfg.gravity);
-    let exact_roll = 5.0 * v0 / 7.0;
+    let num = |k: &str| run.scene_value(|s| s.number(k));
+    let (radius, h, mu, gravity) = (num("radius")?, num("h")?, num("mu")?, num("gravity")?);
+    let g = sphere_glide(&run.steps, radius, h, mu, 1e-6, GLIDE_MIN_SLIP)?;
+    let v0 = run
+        .scene_value(|s| s.numbers("v0"))?
+        .first()
+        .copied()
+        .ok_or_else(|| ReportError::Published("sphere.toml: an empty `v0` recorded".into()))?;
+    let exact_slide = run.scene_value(|s| s.constant("slide_time_exact"))?;
+    let exact_roll = run.scene_value(|s| s.constant("rolling_speed_exact"))?;
     r.heading(2, "The sliding sphere: SAP's glide (sec. V-A)");
     r.text(&format!(
         "Mylapilli and Jain's Example 1 (`v0 = {v0} m/s`, `mu = {}`, `h = {} s`) with SAP. The \
@@ -248,7 +253,7 @@ fn sphere(r: &mut Report) -> Result<(), ReportError> {
          contact acts as if its distance were `phi - (dt + tau_d) mu |v_t|`: the sphere should \
          glide at `dt mu |v_t|` above the plane, and where a step starts in touch with full slip, \
          leave it at a normal speed of about `mu |v_t|`.",
-        cfg.mu, cfg.h
+        mu, h
     ));
     let mut t = Table::new(Some("sphere.csv"))
         .col("quantity", "quantity")
@@ -321,7 +326,7 @@ fn sphere(r: &mut Report) -> Result<(), ReportError> {
     )
     .num(
         "sphere.hop_prediction_mm",
-        1e3 * (cfg.mu * v0).powi(2) / (2.0 * cfg.gravity),
+        1e3 * (mu * v0).powi(2) / (2.0 * gravity),
         Fmt::fixed(1).unit(" mm"),
     )
     .num(

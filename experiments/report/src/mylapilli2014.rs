@@ -13,6 +13,10 @@
 //!   solvers, whole-run times beside the published ones, how far the trajectories drift apart,
 //!   and convergence per solver.
 //!
+//! The scenes' parameters and the exact answer are what the runs recorded (the `.meta.json`'s
+//! scene parameters and constants, and the sphere's `*_exact` columns): this module rebuilds
+//! no scene.
+//!
 //! Statistics: [`crate::analysis::mylapilli2014`]. Facts for the findings: `sphere.exact.*`
 //! (`slide_time`, `roll_speed`, `friction`, `slide_time_x_sqrt2`, `slide_time_over_sqrt2`,
 //! `friction_over_sqrt2`, `friction_x_sqrt2`, `w_tangent`), per example `e` and solver `s`
@@ -40,14 +44,107 @@ use crate::analysis::mylapilli2014::{
     SphereMetrics, ACCURATE_RESIDUAL, PENDULUM_COLUMNS, SLIP_TOL, SPHERE_COLUMNS,
 };
 use crate::analysis::{quantile, Spread};
-use contactlab_scenes::pendulum::PendulumConfig;
-use contactlab_scenes::sphere::{SlideRoll, SphereConfig};
 
 /// Gaps (m) between last-link heights at which the pendulum drift is timed.
 pub const DRIFT_THRESHOLDS: [f64; 4] = [1e-9, 1e-6, 1e-4, 1e-3];
 
 /// The sphere configs, in example order.
 const SPHERE_CONFIGS: [(u8, &str); 2] = [(1, "sphere_example1.toml"), (2, "sphere_example2.toml")];
+
+/// A sphere run's scene as it recorded it (Mylapilli and Jain 2014, examples 1-2): its
+/// parameters and the constants of Trinkle's exact answer.
+#[derive(Debug, Clone, PartialEq)]
+struct SphereScene {
+    mass: f64,
+    radius: f64,
+    v0: [f64; 3],
+    omega0: [f64; 3],
+    mu: f64,
+    h: f64,
+    duration: f64,
+    /// The slide time `t*`.
+    slide_time_exact: f64,
+    /// The rolling speed `|v(t*)|`.
+    rolling_speed_exact: f64,
+    /// The friction while sliding, `mu m g`.
+    friction_exact: f64,
+    /// The tangential diagonal of `W`, `1/m + R^2 / I`.
+    w_tangent: f64,
+}
+
+/// A recorded vector parameter of three numbers.
+fn vector3(run: &RunData, key: &str) -> Result<[f64; 3], ReportError> {
+    let v = run.scene_value(|s| s.numbers(key))?;
+    v.as_slice().try_into().map_err(|_| {
+        ReportError::Published(format!(
+            "{}: scene parameter `{key}` has {} numbers, not 3",
+            run.file,
+            v.len()
+        ))
+    })
+}
+
+impl SphereScene {
+    /// The scene `run`'s meta recorded.
+    fn read(run: &RunData) -> Result<SphereScene, ReportError> {
+        let num = |k: &str| run.scene_value(|s| s.number(k));
+        let constant = |k: &str| run.scene_value(|s| s.constant(k));
+        Ok(SphereScene {
+            mass: num("mass")?,
+            radius: num("radius")?,
+            v0: vector3(run, "v0")?,
+            omega0: vector3(run, "omega0")?,
+            mu: num("mu")?,
+            h: num("h")?,
+            duration: num("duration")?,
+            slide_time_exact: constant("slide_time_exact")?,
+            rolling_speed_exact: constant("rolling_speed_exact")?,
+            friction_exact: constant("friction_exact")?,
+            w_tangent: constant("w_tangent")?,
+        })
+    }
+}
+
+/// The pendulum run's scene as it recorded it (Mylapilli and Jain 2014, Figs. 4-8).
+#[derive(Debug, Clone, PartialEq)]
+struct PendulumScene {
+    n_links: i64,
+    link_length: f64,
+    sphere_radius: f64,
+    sphere_mass: f64,
+    pivot_height: f64,
+    floor_thickness: f64,
+    wall_x: f64,
+    mu: f64,
+    restitution: f64,
+    initial_angle: f64,
+    initial_rate: f64,
+    h: f64,
+    /// The height of a sphere's centre resting on the floor.
+    rest_height: f64,
+}
+
+impl PendulumScene {
+    /// The scene `run`'s meta recorded.
+    fn read(run: &RunData) -> Result<PendulumScene, ReportError> {
+        let num = |k: &str| run.scene_value(|s| s.number(k));
+        Ok(PendulumScene {
+            n_links: run.scene_value(|s| s.integer("n_links"))?,
+            link_length: num("link_length")?,
+            sphere_radius: num("sphere_radius")?,
+            sphere_mass: num("sphere_mass")?,
+            pivot_height: num("pivot_height")?,
+            floor_thickness: num("floor_thickness")?,
+            wall_x: num("wall_x")?,
+            mu: num("mu")?,
+            restitution: num("restitution")?,
+            initial_angle: num("initial_angle")?,
+            initial_rate: num("initial_rate")?,
+            h: num("h")?,
+            rest_height: run.scene_value(|s| s.constant("rest_height"))?,
+        })
+    }
+}
 
 /// What the paper reports for one solver of one sphere example (NaN where it gives nothing).
 #[derive(Debug, Clone, PartialEq)]
@@ -193,24 +290,25 @@ fn sphere_section(r: &mut Report) -> Result<(), ReportError> {
     }
     let mut sections: Vec<(Table, String, Vec<PlotSpec>)> = Vec::new();
     let mut example2: Vec<(SphereMetrics, &SpherePublished)> = Vec::new();
-    let mut setup: Option<(SphereConfig, SlideRoll, usize)> = None;
+    let mut setup: Option<SphereScene> = None;
     let mut max_hop_all = 0.0f64;
     for (example, file) in SPHERE_CONFIGS {
         let run = r.load(file)?;
-        let params = run
-            .config
-            .runs(&r.config_file(file))
-            .map_err(|e| ReportError::Published(e.to_string()))?
-            .first()
-            .map(|s| s.params.clone())
-            .unwrap_or_default();
-        let sc = SphereConfig::from_table(&params)
-            .map_err(|e| ReportError::Published(format!("{file}: {e}")))?;
-        let exact =
-            SlideRoll::new(&sc).map_err(|e| ReportError::Published(format!("{file}: {e}")))?;
-        let (exact_t, exact_v) = (exact.slide_time(), exact.rolling_velocity().norm());
-        let mu_m_g = sc.mu * sc.mass * sc.gravity;
+        let sc = SphereScene::read(&run)?;
+        let (exact_t, exact_v) = (sc.slide_time_exact, sc.rolling_speed_exact);
+        let mu_m_g = sc.friction_exact;
         let series = driver_series(&run.steps, &SPHERE_COLUMNS)?;
+        // The exact answer at each step's end, as the run recorded it (the same for every
+        // driver): v_x, omega_y, v_y, omega_x, in the plots' order.
+        let exact: [Vec<f64>; 4] = match series.first() {
+            Some(s) => [
+                s.get("vx_exact")?.to_vec(),
+                s.get("omega_y_exact")?.to_vec(),
+                s.get("vy_exact")?.to_vec(),
+                s.get("omega_x_exact")?.to_vec(),
+            ],
+            None => Default::default(),
+        };
         let mut t = Table::new(Some(&format!("sphere_example{example}.csv")))
             .col("solver", "solver")
             .col("slide time (s)", "slide_time_s")
@@ -236,7 +334,7 @@ fn sphere_section(r: &mut Report) -> Result<(), ReportError> {
         let mut max_hop = 0.0f64;
         let mut sideways = 0.0f64;
         for s in &series {
-            let m = sphere_metrics_of(s, sc.radius, sc.h, Some(&exact))?;
+            let m = sphere_metrics_of(s, sc.radius, sc.h)?;
             let p = published
                 .iter()
                 .find(|p| p.example == example && p.solver == m.solver);
@@ -356,10 +454,8 @@ fn sphere_section(r: &mut Report) -> Result<(), ReportError> {
                     "exact".into(),
                     times
                         .iter()
-                        .map(|&t| {
-                            let (v, w) = (exact.velocity(t), exact.angular_velocity(t));
-                            (t, [v.x, w.y, v.y, w.x][*i])
-                        })
+                        .copied()
+                        .zip(exact[*i].iter().copied())
                         .collect(),
                 );
                 let chart = Chart::new(
@@ -390,16 +486,17 @@ fn sphere_section(r: &mut Report) -> Result<(), ReportError> {
             sc.h * 1e3
         );
         sections.push((t, intro, plots));
-        setup = Some((sc, exact, run.config.scene.steps));
+        setup = Some(sc);
     }
-    let Some((sc, exact, _)) = setup else {
+    let Some(sc) = setup else {
         return Ok(());
     };
-    let (exact_t, exact_v) = (exact.slide_time(), exact.rolling_velocity().norm());
-    let mu_m_g = sc.mu * sc.mass * sc.gravity;
+    let (exact_t, exact_v) = (sc.slide_time_exact, sc.rolling_speed_exact);
+    let mu_m_g = sc.friction_exact;
     let sqrt2 = std::f64::consts::SQRT_2;
-    // Tangential block of W for a solid sphere: 1/m + R^2 / I with I = 2 m R^2 / 5.
-    let w_tangent = 1.0 / sc.mass + sc.radius * sc.radius / (0.4 * sc.mass * sc.radius * sc.radius);
+    // Tangential block of W for a solid sphere, 1/m + R^2 / I with I = 2 m R^2 / 5, as the run
+    // recorded it.
+    let w_tangent = sc.w_tangent;
     r.facts()
         .num("sphere.exact.slide_time", exact_t, Fmt::fixed(4).unit(" s"))
         .num(
@@ -540,8 +637,7 @@ fn sphere_facts(facts: &mut Facts, example: u8, m: &SphereMetrics, mu_m_g: f64) 
 /// The pendulum part of the README, its CSV files and plots.
 fn pendulum_section(r: &mut Report) -> Result<(), ReportError> {
     let run = r.load("pendulum.toml")?;
-    let pc = PendulumConfig::from_table(&run.config.scene.params)
-        .map_err(|e| ReportError::Published(format!("pendulum.toml: {e}")))?;
+    let pc = PendulumScene::read(&run)?;
     let h = pc.h;
     let series = driver_series(&run.steps, &PENDULUM_COLUMNS)?;
     let stats = pendulum_stats(&series)?;
@@ -861,7 +957,7 @@ fn pendulum_section(r: &mut Report) -> Result<(), ReportError> {
         scene_ms,
         Fmt::fixed(2).unit(" ms"),
     );
-    impact_and_hop_facts(facts, &series, &pc, h)?;
+    impact_and_hop_facts(facts, &series, pc.rest_height, h)?;
 
     // Plots.
     r.heading(3, "Plots");
@@ -1062,11 +1158,11 @@ fn pendulum_facts(
 }
 
 /// The first floor impact's energy jump (the same for every solver, as the findings say) and
-/// the hops of the last sphere once it rests on the floor.
+/// the hops of the last sphere once it rests on the floor (its centre at `rest` then).
 fn impact_and_hop_facts(
     facts: &mut Facts,
     series: &[DriverSeries],
-    pc: &PendulumConfig,
+    rest: f64,
     h: f64,
 ) -> Result<(), ReportError> {
     let mut rises = Vec::new();
@@ -1119,7 +1215,6 @@ fn impact_and_hop_facts(
             );
     }
     // Once the last sphere stays within 1 mm of its rest height, how high it keeps hopping.
-    let rest = pc.floor_top() + pc.sphere_radius;
     let mut heights = Vec::new();
     let mut rest_from = f64::NAN;
     for s in series {

@@ -25,4 +25,4 @@ pub use config::{ConfigError, ExperimentConfig, RunSpec};
 pub use matrix::MatrixConfig;
 pub use provenance::Provenance;
 pub use spec::{PluginChoice, SolverSpec, Start};
-pub use store::{RunMeta, StoreError};
+pub use store::{RunMeta, SceneRecord, StoreError};

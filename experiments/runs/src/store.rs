@@ -2,10 +2,28 @@
 //! (`data/runs/<paper>/<name>.parquet`, or one file per shard beside it), and the run's
 //! `<name>.meta.json` (timing, threads, load, shard and provenance; [`RunMeta`]).
 //!
+//! An experiment's meta also records, per run of the sweep, what its scene was: its
+//! parameters with every default filled in and the constants that follow from them (the exact
+//! answer's, where the scene has one), as [`SceneRecord`]s under `"scenes"`:
+//!
+//! ```json
+//! "scenes": [
+//!   {"run": 0, "parameters": {"h": 0.001, "mu": 0.2, "v0": [2.0, 0.0, 0.0], ...},
+//!    "constants": {"slide_time_exact": 0.2912..., "friction_exact": 1.962, ...}},
+//!   ...
+//! ]
+//! ```
+//!
+//! So a report reads a run's scene as numbers and never parses a scene's config. JSON has no
+//! infinities or NaN: a non-finite number is written as the string `"inf"`, `"-inf"` or
+//! `"nan"` (as TOML spells them) and read back as that number (no scene has a text parameter
+//! that could take those values), so the parameters come back as the table the scene gave.
+//!
 //! `--shard k/N` keeps runs whose index is `k-1 mod N`, each shard's files under
 //! `<stem>.shard-k-of-N.<ext>` beside where the whole run's go; [`read_run`] stacks them back
 //! in run order, and [`RunMeta::of_run`] merges their metas.
 
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use polars::prelude::*;
@@ -28,6 +46,10 @@ pub enum StoreError {
     /// A sharded run whose shards are not all there (or disagree on `N`).
     #[error("{0}")]
     Shards(String),
+    /// The meta does not record what was asked of it (a run written before it did: run it
+    /// again), or records it with another type.
+    #[error("{0}")]
+    NotRecorded(String),
 }
 
 /// Parses `k/N`.
@@ -205,13 +227,16 @@ pub struct RunMeta {
     pub rows: Option<u64>,
     /// Commit, compiler, CPU and date of the run.
     pub provenance: Option<Provenance>,
+    /// Each run's scene, in run order (empty for a matrix and for runs written before scenes
+    /// were recorded).
+    pub scenes: Vec<SceneRecord>,
 }
 
 impl RunMeta {
     /// The meta of a run's output `data` (`<name>.parquet`): its `<name>.meta.json`, or, for
     /// a sharded run, the shards' metas merged (runs, rows and solve seconds summed; the wall
     /// time is the longest shard's, as shards run side by side on a cluster; load and
-    /// provenance of the first shard).
+    /// provenance of the first shard; the scenes of all shards, in run order).
     pub fn of_run(data: &Path) -> RunMeta {
         let meta = data.with_extension("meta.json");
         if meta.exists() {
@@ -234,8 +259,19 @@ impl RunMeta {
             solve_seconds: sum_f(|m| m.solve_seconds),
             runs: sum_u(|m| m.runs),
             rows: sum_u(|m| m.rows),
+            scenes: merged_scenes(shards.iter().flat_map(|m| m.scenes.iter().cloned())),
             ..first
         }
+    }
+
+    /// The scene of the sweep's first recorded run (for a sweep without scene keys, every
+    /// run's); `NotRecorded` when the meta records none.
+    pub fn first_scene(&self) -> Result<&SceneRecord, StoreError> {
+        self.scenes.first().ok_or_else(|| {
+            StoreError::NotRecorded(
+                "the run's meta records no scene parameters; run the experiment again".into(),
+            )
+        })
     }
 
     /// Reads a meta JSON file; a missing or unreadable file gives an empty meta (old runs).
@@ -259,6 +295,272 @@ impl RunMeta {
             runs: u("runs"),
             rows: u("rows"),
             provenance: Provenance::from_meta(v),
+            scenes: merged_scenes(
+                v.get("scenes")
+                    .and_then(serde_json::Value::as_array)
+                    .into_iter()
+                    .flatten()
+                    .filter_map(SceneRecord::from_json),
+            ),
         }
+    }
+}
+
+/// Scene records sorted by run (stable: a run's record keeps its place among equals).
+fn merged_scenes(records: impl Iterator<Item = SceneRecord>) -> Vec<SceneRecord> {
+    let mut v: Vec<SceneRecord> = records.collect();
+    v.sort_by_key(|r| r.run);
+    v
+}
+
+/// What one run of an experiment recorded about its scene (the meta's `"scenes"`, module
+/// documentation): the scene's parameters with every default filled in, and the named
+/// constants that follow from them.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct SceneRecord {
+    /// Run index in the expanded sweep.
+    pub run: u64,
+    /// The scene's parameters as its `[scene.params]` table would give them, every default
+    /// filled in.
+    pub parameters: toml::Table,
+    /// Numbers that follow from the parameters: the exact answer's constants where the scene
+    /// has a closed form (with an `_exact` suffix), or derived geometry.
+    pub constants: BTreeMap<String, f64>,
+}
+
+impl SceneRecord {
+    /// The record as the meta writes it: `{"run", "parameters", "constants"}`, non-finite
+    /// numbers as the strings `"inf"`, `"-inf"`, `"nan"`.
+    pub fn to_json(&self) -> serde_json::Value {
+        json!({
+            "run": self.run,
+            "parameters": toml_to_json(&toml::Value::Table(self.parameters.clone())),
+            "constants": self
+                .constants
+                .iter()
+                .map(|(k, v)| (k.clone(), float_to_json(*v)))
+                .collect::<serde_json::Map<_, _>>(),
+        })
+    }
+
+    /// Reads a record written by [`SceneRecord::to_json`] (`None` without a `run`).
+    pub fn from_json(v: &serde_json::Value) -> Option<SceneRecord> {
+        let parameters = match v.get("parameters").map(json_to_toml) {
+            Some(Some(toml::Value::Table(t))) => t,
+            _ => toml::Table::new(),
+        };
+        let constants = v
+            .get("constants")
+            .and_then(serde_json::Value::as_object)
+            .into_iter()
+            .flatten()
+            .filter_map(|(k, v)| Some((k.clone(), json_number(v)?)))
+            .collect();
+        Some(SceneRecord {
+            run: v.get("run")?.as_u64()?,
+            parameters,
+            constants,
+        })
+    }
+
+    /// The number parameter `key` (a float, or an integer as a float).
+    pub fn number(&self, key: &str) -> Result<f64, StoreError> {
+        self.parameters
+            .get(key)
+            .and_then(toml_number)
+            .ok_or_else(|| self.missing("number parameter", key))
+    }
+
+    /// The array-of-numbers parameter `key` (a vector such as the sphere's `v0`).
+    pub fn numbers(&self, key: &str) -> Result<Vec<f64>, StoreError> {
+        self.parameters
+            .get(key)
+            .and_then(toml::Value::as_array)
+            .and_then(|a| a.iter().map(toml_number).collect())
+            .ok_or_else(|| self.missing("array-of-numbers parameter", key))
+    }
+
+    /// The integer parameter `key` (a count such as the pendulum's `n_links`).
+    pub fn integer(&self, key: &str) -> Result<i64, StoreError> {
+        self.parameters
+            .get(key)
+            .and_then(toml::Value::as_integer)
+            .ok_or_else(|| self.missing("integer parameter", key))
+    }
+
+    /// The constant `key`.
+    pub fn constant(&self, key: &str) -> Result<f64, StoreError> {
+        self.constants
+            .get(key)
+            .copied()
+            .ok_or_else(|| self.missing("constant", key))
+    }
+
+    fn missing(&self, what: &str, key: &str) -> StoreError {
+        StoreError::NotRecorded(format!(
+            "run {}: the meta records no scene {what} `{key}` (run the experiment again if it \
+             was written before scenes recorded it)",
+            self.run
+        ))
+    }
+}
+
+/// A number as JSON: itself when finite, else `"inf"`, `"-inf"` or `"nan"`.
+fn float_to_json(x: f64) -> serde_json::Value {
+    if x.is_finite() {
+        json!(x)
+    } else if x.is_nan() {
+        json!("nan")
+    } else if x > 0.0 {
+        json!("inf")
+    } else {
+        json!("-inf")
+    }
+}
+
+/// A TOML value as JSON (non-finite floats as strings; datetimes as their TOML text).
+fn toml_to_json(v: &toml::Value) -> serde_json::Value {
+    match v {
+        toml::Value::String(s) => json!(s),
+        toml::Value::Integer(i) => json!(i),
+        toml::Value::Float(x) => float_to_json(*x),
+        toml::Value::Boolean(b) => json!(b),
+        toml::Value::Datetime(d) => json!(d.to_string()),
+        toml::Value::Array(a) => a.iter().map(toml_to_json).collect(),
+        toml::Value::Table(t) => t
+            .iter()
+            .map(|(k, v)| (k.clone(), toml_to_json(v)))
+            .collect::<serde_json::Map<_, _>>()
+            .into(),
+    }
+}
+
+/// A JSON value as TOML (`None` for `null`, which TOML lacks; the strings of
+/// [`float_to_json`] as their numbers).
+fn json_to_toml(v: &serde_json::Value) -> Option<toml::Value> {
+    Some(match v {
+        serde_json::Value::Null => return None,
+        serde_json::Value::Bool(b) => toml::Value::Boolean(*b),
+        serde_json::Value::Number(n) => match n.as_i64() {
+            Some(i) => toml::Value::Integer(i),
+            None => toml::Value::Float(n.as_f64()?),
+        },
+        serde_json::Value::String(s) => {
+            number_text(s).map_or_else(|| toml::Value::String(s.clone()), toml::Value::Float)
+        }
+        serde_json::Value::Array(a) => {
+            toml::Value::Array(a.iter().filter_map(json_to_toml).collect())
+        }
+        serde_json::Value::Object(o) => toml::Value::Table(
+            o.iter()
+                .filter_map(|(k, v)| Some((k.clone(), json_to_toml(v)?)))
+                .collect(),
+        ),
+    })
+}
+
+/// A number spelled as [`float_to_json`] writes it.
+fn number_text(s: &str) -> Option<f64> {
+    match s {
+        "inf" | "+inf" => Some(f64::INFINITY),
+        "-inf" => Some(f64::NEG_INFINITY),
+        "nan" | "+nan" | "-nan" => Some(f64::NAN),
+        _ => None,
+    }
+}
+
+fn json_number(v: &serde_json::Value) -> Option<f64> {
+    v.as_f64().or_else(|| v.as_str().and_then(number_text))
+}
+
+fn toml_number(v: &toml::Value) -> Option<f64> {
+    match v {
+        toml::Value::Float(x) => Some(*x),
+        toml::Value::Integer(i) => Some(*i as f64),
+        _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn record() -> SceneRecord {
+        let parameters: toml::Table =
+            "h = 0.001\nn_links = 12\nstiffness = inf\nv0 = [2.0, 0.0, 0.0]\n\
+             scheme = \"midpoint\"\nwalls = true\nmu = 0.1"
+                .parse()
+                .unwrap();
+        SceneRecord {
+            run: 3,
+            parameters,
+            constants: [
+                ("slide_time_exact".to_string(), 4.0 / (7.0 * 0.2 * 9.81)),
+                ("nothing".to_string(), f64::NEG_INFINITY),
+            ]
+            .into_iter()
+            .collect(),
+        }
+    }
+
+    /// A record survives its JSON bit for bit, infinities included; numbers read back typed.
+    #[test]
+    fn scene_records_round_trip_through_json() {
+        let r = record();
+        let text = serde_json::to_string_pretty(&r.to_json()).unwrap();
+        assert!(text.contains("\"stiffness\": \"inf\""), "{text}");
+        let back = SceneRecord::from_json(&serde_json::from_str(&text).unwrap()).unwrap();
+        assert_eq!(back, r);
+        assert_eq!(back.number("h").unwrap(), 0.001);
+        assert_eq!(back.number("n_links").unwrap(), 12.0);
+        assert_eq!(back.integer("n_links").unwrap(), 12);
+        assert_eq!(back.number("stiffness").unwrap(), f64::INFINITY);
+        assert_eq!(back.numbers("v0").unwrap(), [2.0, 0.0, 0.0]);
+        assert_eq!(
+            back.constant("slide_time_exact").unwrap(),
+            4.0 / (7.0 * 0.2 * 9.81)
+        );
+        assert_eq!(back.constant("nothing").unwrap(), f64::NEG_INFINITY);
+        for e in [
+            back.number("scheme").unwrap_err(),
+            back.number("radius").unwrap_err(),
+            back.integer("h").unwrap_err(),
+            back.numbers("h").unwrap_err(),
+            back.constant("rolling_speed_exact").unwrap_err(),
+        ] {
+            assert!(
+                matches!(e, StoreError::NotRecorded(ref m) if m.contains("run 3")),
+                "{e}"
+            );
+        }
+    }
+
+    /// A meta's scenes come back in run order, a sharded run's merged from its shards; a meta
+    /// without scenes has none, and asking for its scene says so.
+    #[test]
+    fn metas_read_their_scenes_and_shards_merge_them() {
+        let dir = std::env::temp_dir().join(format!("contactlab-store-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let data = dir.join("sweep.parquet");
+        let rec = |run| SceneRecord { run, ..record() };
+        for (k, runs) in [(1, [0u64, 2]), (2, [1, 3])] {
+            let meta = json!({
+                "runs": 2,
+                "scenes": runs.iter().rev().map(|&r| rec(r).to_json()).collect::<Vec<_>>(),
+            });
+            let path = shard_path(&data.with_extension("meta.json"), (k, 2));
+            std::fs::write(path, meta.to_string()).unwrap();
+        }
+        let m = RunMeta::of_run(&data);
+        assert_eq!(m.runs, Some(4));
+        assert_eq!(
+            m.scenes.iter().map(|s| s.run).collect::<Vec<_>>(),
+            [0, 1, 2, 3]
+        );
+        assert_eq!(m.first_scene().unwrap(), &rec(0));
+        std::fs::remove_dir_all(&dir).unwrap();
+        let old = RunMeta::from_json(&json!({"runs": 1}));
+        assert!(old.scenes.is_empty());
+        assert!(matches!(old.first_scene(), Err(StoreError::NotRecorded(_))));
     }
 }

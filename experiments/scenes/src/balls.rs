@@ -34,7 +34,7 @@ use faer::Mat;
 use nalgebra::{Matrix3, Vector3};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 
 /// What can go wrong building or advancing a scene.
 #[derive(Debug, thiserror::Error)]
@@ -123,7 +123,7 @@ fn default_margin() -> f64 {
 pub const MAX_BALLS: usize = 10_000;
 
 /// The scene's parameters, as experiment configs give them (`[scene.params]` and sweep keys).
-#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct BallsConfig {
     /// Time step `h` in seconds (paper: 0.005).
@@ -605,6 +605,10 @@ impl BallsInCube {
 }
 
 impl Scene for BallsInCube {
+    fn parameters(&self) -> Result<toml::Table, SceneError> {
+        crate::config_table(&self.config)
+    }
+
     fn contact_step(&self) -> Result<ContactStep, SceneError> {
         BallsInCube::contact_step(self)
     }

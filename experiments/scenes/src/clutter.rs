@@ -120,7 +120,7 @@ use parry3d_f64::query::ContactManifold;
 use parry3d_f64::shape::{Ball, Cuboid, HalfSpace, PackedFeatureId};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 
 use super::balls::contact_frame;
 use super::{check_ranges, Contact, ContactKey, ContactStep, Scene, SceneError};
@@ -187,7 +187,7 @@ fn default_margin() -> f64 {
 
 /// The scene's parameters, as experiment configs give them (`[scene.params]` and sweep keys).
 /// Defaults: the paper's section VI-C and the peers' layout (module doc).
-#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct ClutterConfig {
     /// Number of bodies (paper: 8 to 160; 40 in its Figs. 9-10).
@@ -1223,6 +1223,14 @@ fn push_manifold(
 }
 
 impl Scene for Clutter {
+    /// The config, with `dissipation` resolved (`dt` when the config gives none).
+    fn parameters(&self) -> Result<toml::Table, SceneError> {
+        crate::config_table(&ClutterConfig {
+            dissipation: Some(self.config.tau_d()),
+            ..self.config.clone()
+        })
+    }
+
     fn contact_step(&self) -> Result<ContactStep, SceneError> {
         Clutter::contact_step(self)
     }

@@ -163,6 +163,13 @@ pub fn parse_params<T: serde::de::DeserializeOwned>(params: &toml::Table) -> Res
     )
 }
 
+/// A scene's typed config as the TOML table it parses from, every field present (what
+/// [`Scene::parameters`] returns; [`parse_params`] reads it back into the same config). Fields
+/// that are `None` are left out; an integer beyond TOML's range is an error naming it.
+pub fn config_table<T: serde::Serialize>(config: &T) -> Result<toml::Table, SceneError> {
+    toml::Table::try_from(config).map_err(|e| SceneError::Parse(format!("parameters: {e}")))
+}
+
 /// Checks scene parameters' ranges: each of `positive` must be a finite number above zero,
 /// each of `nonnegative` a finite number at least zero. The first offender names the error.
 pub fn check_ranges(
@@ -195,6 +202,18 @@ pub trait Scene: Send {
     /// Named values of the state after the step, one DataFrame column each (the same names at
     /// every step).
     fn observables(&self) -> Vec<(&'static str, f64)>;
+    /// The scene's parameters with every default filled in: its typed config as the
+    /// `[scene.params]` table that gives it ([`config_table`]). Runs record them in their
+    /// `.meta.json`, so that reports read a run's parameters instead of parsing scene configs.
+    fn parameters(&self) -> Result<toml::Table, SceneError>;
+    /// Named numbers that follow from the parameters alone and that reports set beside the
+    /// observables: the constants of the scene's exact answer where it has a closed form (the
+    /// sphere's slide time, rolling speed and sliding friction, with an `_exact` suffix), or
+    /// geometry (the pendulum's rest height). Runs record them beside the parameters. None,
+    /// by default.
+    fn constants(&self) -> Vec<(&'static str, f64)> {
+        Vec::new()
+    }
     /// Whether the scene's own simulated span is over (the runner then stops the run before
     /// `[scene] steps`): for scenes whose step count follows from their parameters, such as
     /// a time-step sweep over a fixed duration. Never, by default.
@@ -407,6 +426,11 @@ mod tests {
                 .to_string();
             assert!(e.contains("nonsense"), "{name}: {e}");
             let mut scene = kind.build(&table(good)).unwrap();
+            // The resolved parameters build the same scene and resolve to themselves.
+            let params = scene.parameters().unwrap();
+            assert!(params.len() > table(good).len(), "{name}: {params:?}");
+            let again = kind.build(&params).unwrap().parameters().unwrap();
+            assert_eq!(again, params, "{name}");
             let step = scene.contact_step().unwrap();
             let r = vec![0.0; 3 * step.contacts.len()];
             scene.advance(&step, &r).unwrap();

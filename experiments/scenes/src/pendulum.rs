@@ -118,7 +118,7 @@
 use contactlab_core::{LocalProblem, Matrix};
 use faer::Mat;
 use nalgebra::{DMatrix, DVector, Matrix3, Vector3};
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 
 use super::{Contact, ContactKey, ContactStep, Scene, SceneError};
 
@@ -177,7 +177,7 @@ fn default_margin() -> f64 {
 
 /// The pendulum's parameters (`[scene.params]`); the defaults are the paper's (see the module
 /// doc for how we read them).
-#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct PendulumConfig {
     /// Number of links `n`.
@@ -757,6 +757,19 @@ impl Pendulum {
 }
 
 impl Scene for Pendulum {
+    fn parameters(&self) -> Result<toml::Table, SceneError> {
+        crate::config_table(&self.config)
+    }
+
+    /// `rest_height`: the height of a sphere's centre resting on the floor,
+    /// [`PendulumConfig::floor_top`] plus the sphere radius (m).
+    fn constants(&self) -> Vec<(&'static str, f64)> {
+        vec![(
+            "rest_height",
+            self.config.floor_top() + self.config.sphere_radius,
+        )]
+    }
+
     fn contact_step(&self) -> Result<ContactStep, SceneError> {
         Pendulum::contact_step(self)
     }

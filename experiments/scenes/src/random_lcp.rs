@@ -25,7 +25,7 @@ use contactlab_formulations::erleben::generator::{
     random_boxed_lcp, RandomProblemParams, PAPER_SIZES,
 };
 use nalgebra::Matrix3;
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 
 use super::{Contact, ContactKey, ContactStep, Scene, SceneError};
 
@@ -35,7 +35,7 @@ pub const MIN_SIZE: usize = 12;
 pub const MAX_SIZE: usize = 384;
 
 /// Which random family (`family = "delassus" | "opentissue"`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize, Serialize)]
 pub enum LcpFamily {
     /// `W = B B' + eps I`, contact-like (the generator's default parameters).
     #[default]
@@ -61,7 +61,7 @@ fn default_size() -> usize {
 }
 
 /// The random-LCP parameters (`[scene.params]`).
-#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct RandomLcpConfig {
     /// Rows of each problem, `3 x contacts`, a multiple of 3 in `12..=384` (default 12).
@@ -172,6 +172,10 @@ impl RandomLcp {
 }
 
 impl Scene for RandomLcp {
+    fn parameters(&self) -> Result<toml::Table, SceneError> {
+        crate::config_table(&self.config)
+    }
+
     fn contact_step(&self) -> Result<ContactStep, SceneError> {
         RandomLcp::contact_step(self)
     }

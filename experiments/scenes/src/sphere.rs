@@ -45,22 +45,32 @@
 //! friction force `-mu m g s/|s|` (magnitude `mu m g`); then the sphere rolls at
 //! `v = v0 - mu g t* s/|s|` (paper: `5 v0 / 7 = 1.429 m/s`, `omega_y = v_x / R`) with no friction.
 //!
+//! The scene reports this answer as data, so that reports compare against it without
+//! rebuilding it: after every step the exact velocities at the step's end `t = steps h` are
+//! observables (`vx_exact`, `vy_exact`, `omega_x_exact`, `omega_y_exact`, as the
+//! spring-cylinder's `x_exact`), and its constants are the scene's
+//! [`constants`](Scene::constants): `slide_time_exact` (`t*`), `rolling_speed_exact`
+//! (`|v(t*)|`) and `friction_exact` (`mu m g`), beside `w_tangent`, the tangential diagonal of
+//! `W = J M^-1 J'` (`1/m + R^2 / I`). Where the closed form does not apply (a vertical `v0`)
+//! the exact observables are `NaN` and the exact constants absent.
+//!
 //! # Choices where the paper is silent
 //!
 //! * The time stepping (semi-implicit Euler in impulses), the contact margin (`1e-3 m`) and the
 //!   frame's tangent axes (the project's [`contact_frame`]; the paper's `f, o, n` are `x, y, z`,
 //!   ours are `n, t1, t2 = z, y, -x`: the same plane, another labelling).
 //! * Observables: the position (`x`, `y`, and `z` as the height of the centre above its rest
-//!   height, the "hop"), the velocities, the kinetic energy, and the contact force of the step
+//!   height, the "hop"), the velocities, the kinetic energy, the contact force of the step
 //!   just taken in world axes (`force_x`, `force_y`, `force_z` = `J' r / h` restricted to the
-//!   linear part; while sliding `force_x = -mu m g`, `force_z = m g`: the paper's Fig. 2(b)).
+//!   linear part; while sliding `force_x = -mu m g`, `force_z = m g`: the paper's Fig. 2(b)),
+//!   and the exact velocities (above).
 
 use contactlab_core::generalized::{ContactModel, GeneralizedProblem};
 use contactlab_core::{CoreError, LocalProblem, Matrix, ProblemError, StepProblem};
 use faer::sparse::{SparseColMat, Triplet};
 use faer::Mat;
 use nalgebra::{Matrix3, Matrix3x6, Vector3, Vector6};
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 
 use super::balls::contact_frame;
 use super::{Contact, ContactKey, ContactStep, Scene, SceneError};
@@ -91,7 +101,7 @@ fn default_margin() -> f64 {
 }
 
 /// The sphere-on-a-plane parameters (`[scene.params]`); the defaults are the paper's.
-#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct SphereConfig {
     /// Mass `m` (kg).
@@ -310,6 +320,11 @@ pub struct SphereOnPlane {
     pub time: f64,
     /// The contact force of the last step in world axes (`J' r / h`, linear part).
     pub last_force: Vector3<f64>,
+    /// Steps taken; the exact answer is evaluated at `steps h` (not at the summed `time`, so
+    /// that it is the same number as a report's `(step + 1) h`).
+    pub steps: usize,
+    /// The exact motion, where the closed form applies (a horizontal `v0`).
+    pub exact: Option<SlideRoll>,
 }
 
 impl SphereOnPlane {
@@ -324,6 +339,8 @@ impl SphereOnPlane {
             w: Vector3::from(config.omega0),
             time: 0.0,
             last_force: Vector3::zeros(),
+            steps: 0,
+            exact: SlideRoll::new(config).ok(),
         })
     }
 
@@ -484,6 +501,7 @@ impl SphereOnPlane {
         self.last_force = Vector3::new(impulse[0], impulse[1], impulse[2]) / self.config.h;
         self.p += self.config.h * self.v;
         self.time += self.config.h;
+        self.steps += 1;
         Ok(())
     }
 
@@ -504,6 +522,11 @@ impl Scene for SphereOnPlane {
     }
 
     fn observables(&self) -> Vec<(&'static str, f64)> {
+        let t = self.steps as f64 * self.config.h;
+        let (exact_v, exact_w) = self.exact.as_ref().map_or(
+            (Vector3::repeat(f64::NAN), Vector3::repeat(f64::NAN)),
+            |e| (e.velocity(t), e.angular_velocity(t)),
+        );
         vec![
             ("x", self.p.x),
             ("y", self.p.y),
@@ -518,7 +541,34 @@ impl Scene for SphereOnPlane {
             ("force_x", self.last_force.x),
             ("force_y", self.last_force.y),
             ("force_z", self.last_force.z),
+            ("vx_exact", exact_v.x),
+            ("vy_exact", exact_v.y),
+            ("omega_x_exact", exact_w.x),
+            ("omega_y_exact", exact_w.y),
         ]
+    }
+
+    fn parameters(&self) -> Result<toml::Table, SceneError> {
+        super::config_table(&self.config)
+    }
+
+    /// `slide_time_exact`, `rolling_speed_exact`, `friction_exact` where the closed form
+    /// applies, and `w_tangent` (see the module documentation).
+    fn constants(&self) -> Vec<(&'static str, f64)> {
+        let c = &self.config;
+        let mut out = Vec::new();
+        if let Some(e) = &self.exact {
+            out.extend([
+                ("slide_time_exact", e.slide_time()),
+                ("rolling_speed_exact", e.rolling_velocity().norm()),
+                ("friction_exact", c.mu * c.mass * c.gravity),
+            ]);
+        }
+        out.push((
+            "w_tangent",
+            1.0 / c.mass + c.radius * c.radius / c.inertia(),
+        ));
+        out
     }
 }
 
@@ -611,6 +661,53 @@ mod tests {
         .unwrap_err()
         .to_string()
         .contains("`v0`"));
+    }
+
+    /// The exact answer as data: the observables at the step's end `steps h` and the constants,
+    /// the very numbers of [`SlideRoll`]; the parameters are the config with its defaults.
+    #[test]
+    fn the_exact_answer_is_recorded_as_observables_and_constants() {
+        let cfg = SphereConfig {
+            v0: [1.5, 0.5, 0.0],
+            omega0: [0.0, 0.0, 2.0],
+            ..SphereConfig::default()
+        };
+        let exact = SlideRoll::new(&cfg).unwrap();
+        let mut s = SphereOnPlane::new(&cfg).unwrap();
+        for _ in 0..3 {
+            let cs = s.contact_step().unwrap();
+            s.advance(&cs, &[0.0; 3]).unwrap();
+        }
+        let obs = s.observables();
+        let get = |name: &str| obs.iter().find(|o| o.0 == name).unwrap().1;
+        let (v, w) = (
+            exact.velocity(3.0 * cfg.h),
+            exact.angular_velocity(3.0 * cfg.h),
+        );
+        assert_eq!(
+            [
+                get("vx_exact"),
+                get("vy_exact"),
+                get("omega_x_exact"),
+                get("omega_y_exact")
+            ],
+            [v.x, v.y, w.x, w.y]
+        );
+        assert!(get("vy_exact") > 0.0 && get("omega_x_exact") < 0.0);
+        let c: Vec<(&str, f64)> = s.constants();
+        assert_eq!(
+            c,
+            [
+                ("slide_time_exact", exact.slide_time()),
+                ("rolling_speed_exact", exact.rolling_velocity().norm()),
+                ("friction_exact", 0.2 * 9.81),
+                ("w_tangent", 3.5),
+            ]
+        );
+        let p = s.parameters().unwrap();
+        assert_eq!(SphereConfig::from_table(&p).unwrap(), cfg);
+        assert_eq!(p["h"].as_float(), Some(0.001));
+        assert_eq!(p.len(), 9, "every field, defaults included: {p:?}");
     }
 
     /// Simulates the paper's run with `spec`; returns (slide time, rolling speed, max hop,
@@ -732,6 +829,13 @@ mod tests {
         assert!(cs.contacts.is_empty());
         s.advance(&cs, &[]).unwrap();
         assert_relative_eq!(s.v.z, 1.0 - cfg.h * cfg.gravity, epsilon = 1e-15);
-        assert_eq!(s.observables().len(), 13);
+        assert_eq!(s.observables().len(), 17);
+        // A vertical v0: no closed form, so no exact answer.
+        let get = |name: &str| s.observables().iter().find(|o| o.0 == name).unwrap().1;
+        assert!(get("vx_exact").is_nan() && get("omega_y_exact").is_nan());
+        assert_eq!(
+            s.constants().iter().map(|c| c.0).collect::<Vec<_>>(),
+            ["w_tangent"]
+        );
     }
 }

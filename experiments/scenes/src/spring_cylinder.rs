@@ -85,7 +85,7 @@
 
 use contactlab_core::ContactModel;
 use nalgebra::{DMatrix, DVector, Matrix3};
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 
 use super::theta::{self, FreeMotion, Scheme, Theta, ThetaError, ThetaOptions, ThetaSystem};
 use super::{Contact, ContactKey, ContactStep, Scene, SceneError};
@@ -123,7 +123,7 @@ fn default_duration() -> f64 {
 
 /// The spring-cylinder parameters (`[scene.params]`); the defaults are the paper's, with
 /// `mu = 0` (its reference case) and the midpoint rule.
-#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct SpringCylinderConfig {
     /// The theta-method scheme: `"symplectic_euler"`, `"implicit_euler"`, `"midpoint"` (or
@@ -617,6 +617,10 @@ impl SpringCylinder {
 }
 
 impl Scene for SpringCylinder {
+    fn parameters(&self) -> Result<toml::Table, SceneError> {
+        crate::config_table(&self.config)
+    }
+
     fn contact_step(&self) -> Result<ContactStep, SceneError> {
         SpringCylinder::contact_step(self)
     }

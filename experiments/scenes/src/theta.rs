@@ -67,10 +67,10 @@
 use contactlab_core::{ContactModel, CoreError, GeneralizedProblem};
 use faer::sparse::{SparseColMat, Triplet};
 use nalgebra::{DMatrix, DVector};
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 
 /// The named theta-method schemes of section II-C.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Scheme {
     /// `theta = theta_vq = 0` (first order, unstable for undamped oscillators).

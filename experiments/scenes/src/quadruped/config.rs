@@ -6,7 +6,7 @@
 
 use std::path::{Path, PathBuf};
 
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 
 use crate::{check_ranges, SceneError};
 
@@ -15,7 +15,7 @@ use crate::{check_ranges, SceneError};
 pub const DEFAULT_ROBOT: &str = "multibody/robots/quadruped.toml";
 
 /// Which of the paper's tasks (section V-A) the scene runs, plus `stand`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Task {
     /// Task 2: released at rest from `height`, joints passive, only the feet collide: the
@@ -127,7 +127,7 @@ fn default_kfe_amplitude() -> f64 {
 }
 
 /// The scene's parameters, as experiment configs give them (`[scene.params]` and sweep keys).
-#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct QuadrupedConfig {
     /// The task: `hang`, `drop`, `random`, `trot` (the paper's four) or `stand`.

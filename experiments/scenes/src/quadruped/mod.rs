@@ -759,6 +759,10 @@ impl Quadruped {
 }
 
 impl Scene for Quadruped {
+    fn parameters(&self) -> Result<toml::Table, SceneError> {
+        crate::config_table(&self.config)
+    }
+
     fn contact_step(&self) -> Result<ContactStep, SceneError> {
         Quadruped::contact_step(self)
     }
