@@ -62,29 +62,17 @@ notebook:
 # directory, kept between kernels): the workspace's own crates, which `:cache` never caches,
 # compile once for all the notebooks instead of once per kernel. Never point two kernels that run
 # at the same time at one EVCXR_TMPDIR (evcxr writes its crate's sources there unlocked).
-# Execute every notebook headless, printing each one's wall time; a failing cell fails the recipe.
+# Execute every notebook headless (experiments/notebooks/execute.py), printing each one's wall time
+# and its :dep cell's; a failing or panicking cell fails the recipe.
 notebook-check: notebook
     #!/usr/bin/env bash
     set -euo pipefail
-    mkdir -p target/notebooks
     export XDG_CACHE_HOME="${XDG_CACHE_HOME:-$PWD/target/evcxr-cache}"
     export EVCXR_TMPDIR="${EVCXR_TMPDIR:-$PWD/target/evcxr-check}"
-    n=0; total=$SECONDS
-    for nb in experiments/notebooks/*.ipynb; do
-        t=$SECONDS
-        echo "executing $nb"
-        jupyter nbconvert --to notebook --execute "$nb" \
-            --ExecutePreprocessor.timeout=1800 --output-dir target/notebooks
-        # evcxr reports a panic inside a cell as printed output, not as a failed cell.
-        if grep -q "panicked at" "target/notebooks/$(basename "$nb")"; then
-            echo "a cell of $nb panicked:"; grep -m1 -A1 "panicked at" "target/notebooks/$(basename "$nb")"
-            exit 1
-        fi
-        echo "  $nb: $((SECONDS - t)) s"
-        n=$((n + 1))
-    done
+    total=$SECONDS
+    python3 experiments/notebooks/execute.py --output-dir target/notebooks experiments/notebooks/*.ipynb
     echo "stage notebooks: $((SECONDS - total)) s"
-    echo "notebooks: $n passed, 0 failed"
+    echo "notebooks: $(ls experiments/notebooks/*.ipynb | wc -l) passed, 0 failed"
 
 # Re-execute notebooks in place so their committed outputs (tables, plots) are current:
 # `just notebook-update` for all, or name some.
@@ -95,13 +83,7 @@ notebook-update *NOTEBOOKS: notebook
     export EVCXR_TMPDIR="${EVCXR_TMPDIR:-$PWD/target/evcxr-check}"
     nbs="{{NOTEBOOKS}}"
     [ -n "$nbs" ] || nbs="$(ls experiments/notebooks/*.ipynb)"
-    for nb in $nbs; do
-        t=$SECONDS
-        echo "updating $nb"
-        jupyter nbconvert --to notebook --execute "$nb" --inplace --ExecutePreprocessor.timeout=1800
-        if grep -q "panicked at" "$nb"; then echo "a cell of $nb panicked"; exit 1; fi
-        echo "  $nb: $((SECONDS - t)) s"
-    done
+    python3 experiments/notebooks/execute.py --inplace $nbs
 
 # Lints: formatting and clippy with warnings as errors.
 lint:
