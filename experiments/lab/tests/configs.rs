@@ -1,7 +1,7 @@
-//! The shipped configs against the standard lab: every experiment and matrix config under
-//! `experiments/configs/` parses and passes the lab's check (solver names, pairings, options,
-//! scene kinds and every run's scene parameters), and Hwangbo's tasks expand as the paper runs
-//! them.
+//! The shipped configs against the standard lab: every config under `experiments/configs/`
+//! (experiment, matrix, problem-set and single-contact) parses and passes the lab's check (solver
+//! names, pairings, options, scene kinds and every run's scene parameters, method names),
+//! and Hwangbo's tasks expand as the paper runs them.
 
 use std::path::PathBuf;
 
@@ -41,6 +41,14 @@ fn every_shipped_config_passes_the_labs_check() {
             }
             Some("matrix") => {
                 lab.matrix(&path)
+                    .unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+            }
+            Some("problems") => {
+                lab.problems(&path)
+                    .unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+            }
+            Some("single_contact") => {
+                lab.single_contact(&path)
                     .unwrap_or_else(|e| panic!("{}: {e}", path.display()));
             }
             Some(other) => panic!("{}: unknown kind {other}", path.display()),
