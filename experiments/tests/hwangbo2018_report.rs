@@ -1,6 +1,7 @@
-//! End to end: the Hwangbo et al. configs cut down to under a second of simulated time,
-//! `contactlab run` on each, then `contactlab report hwangbo2018`, checking the CSVs the issue
-//! asks for (exact columns) and values that must hold at any length.
+//! End to end: the Hwangbo et al. configs cut down to under a second of simulated time (and the
+//! small problem files), `contactlab run` on each, then `contactlab report hwangbo2018`, which
+//! only reads those runs and the published CSVs, checking the CSVs the issue asks for (exact
+//! columns) and values that must hold at any length.
 
 mod common;
 
@@ -29,6 +30,16 @@ fn cut_down_hwangbo_configs_run_and_report_tables_one_and_two() {
         root.config(f, |t| set(t, "scene", "steps", toml::Value::Integer(600)));
         root.run(f);
     }
+    // Table I on the same 0.6 s of each task, fewer samples and rounds.
+    root.config("table1.toml", |t| {
+        set(t, "scene", "steps", toml::Value::Integer(600));
+        t.insert("samples_per_run".into(), toml::Value::Integer(100));
+        t.insert("rounds".into(), toml::Value::Integer(3));
+    });
+    root.run("table1.toml");
+    root.config("files.toml", |_| {});
+    root.run("files.toml");
+    root.copy_shipped(&["table1_published.csv", "table2_published.csv"]);
     let readme = root.report().unwrap();
     assert!(readme.contains("## One contact (Table I)"));
 
@@ -57,6 +68,12 @@ fn cut_down_hwangbo_configs_run_and_report_tables_one_and_two() {
     for us in column(&t1, "microseconds_reproduced") {
         assert!(us.parse::<f64>().unwrap() > 0.0);
     }
+    // The paper's numbers beside ours, from table1_published.csv.
+    assert_eq!(
+        column(&t1, "microseconds_published"),
+        ["0.58", "1.20", "1.60"]
+    );
+    assert!(readme.contains("Intel Xeon E5-1620 (3.6 GHz)"), "{readme}");
 
     let t2 = root.csv("table2.csv");
     assert_eq!(
@@ -73,6 +90,10 @@ fn cut_down_hwangbo_configs_run_and_report_tables_one_and_two() {
     assert!(t2.0.iter().any(|c| c == "iterations_mean"));
     assert!(t2.0.iter().any(|c| c == "iterations_max"));
     assert_eq!(t2.1.len(), 8, "four tasks, two solvers");
+    assert_eq!(
+        column(&t2, "seconds_per_100k_published")[..2],
+        ["1.98", "1.81"]
+    );
     for it in column(&t2, "iterations_mean") {
         assert!(
             it.parse::<f64>().unwrap() >= 1.0,
@@ -83,6 +104,7 @@ fn cut_down_hwangbo_configs_run_and_report_tables_one_and_two() {
     // Both drivers on every shipped local problem file, the ruler beside each model's own.
     let files = root.csv("files.csv");
     assert_eq!(files.1.len(), 2 * small.len());
+    assert_eq!(column(&files, "solver")[..2], ["bisection-sor", "pgs"]);
     for v in column(&files, "own_violation") {
         assert!(v.parse::<f64>().unwrap() >= 0.0);
     }

@@ -1,17 +1,20 @@
 //! The checks a config's schema cannot make, against a registry and the scenes: whether its
 //! solvers' names, pairings and options exist, whether its scene exists and takes its
-//! parameters (every run's, sweep values applied), whether a matrix's `skip` names pairs. Every
-//! error names the file and the key at fault.
+//! parameters (every run's, sweep values applied), whether a matrix's `skip` names pairs,
+//! whether a single-contact config's methods exist. Every error names the file and the key at
+//! fault.
 
 use std::path::Path;
 
 use contactlab_runs::config::{ConfigError, ExperimentConfig};
 use contactlab_runs::matrix::MatrixConfig;
 use contactlab_runs::problems::ProblemsConfig;
+use contactlab_runs::single_contact::SingleContactConfig;
 use contactlab_runs::SolverSpec;
 use contactlab_scenes::SceneKind;
 
 use crate::registry::{Pair, Registry};
+use crate::single_contact;
 
 fn invalid(path: &Path, key: &str, message: String) -> ConfigError {
     ConfigError::Invalid {
@@ -94,4 +97,16 @@ pub fn check_problems(
         solver(registry, path, &format!("solvers[{i}]"), spec)?;
     }
     Ok(())
+}
+
+/// Checks a single-contact config against `registry` and the scenes: its simulations as an
+/// experiment config ([`check_experiment`]: the driver, the scene, every run's parameters) and
+/// its method names.
+pub fn check_single_contact(
+    registry: &Registry,
+    cfg: &SingleContactConfig,
+    path: &Path,
+) -> Result<(), ConfigError> {
+    check_experiment(registry, &cfg.simulation(), path)?;
+    single_contact::methods(cfg, path).map(|_| ())
 }

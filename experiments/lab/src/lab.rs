@@ -19,6 +19,7 @@ use contactlab_runs::config::{ConfigError, ExperimentConfig};
 use contactlab_runs::engines::EnginesConfig;
 use contactlab_runs::matrix::{config_kind, MatrixConfig};
 use contactlab_runs::problems::ProblemsConfig;
+use contactlab_runs::single_contact::SingleContactConfig;
 use contactlab_runs::store::{placed, write_meta, write_parquet};
 use contactlab_runs::SolverSpec;
 use serde_json::json;
@@ -31,6 +32,7 @@ use crate::matrix::{matrix_frame, run_matrix, shard_problems, worst_case_seconds
 use crate::problems::{problems_frame, run_problems, ProblemsOutput};
 use crate::registry::{LocalSolve, Pair, Registry, RegistryError, ResolvedSolver};
 use crate::runner::{run_experiment, steps_frame, traces_frame, ExperimentOutput, RunError};
+use crate::single_contact::{run_single_contact, single_contact_frame, SingleContactOutput};
 
 /// What [`Lab::run`] wrote.
 #[derive(Debug, Clone, PartialEq)]
@@ -179,6 +181,35 @@ impl Lab {
         run_problems(self.context(), cfg, path)
     }
 
+    /// Reads a single-contact config and checks it against this lab
+    /// ([`Lab::check_single_contact`]).
+    pub fn single_contact(&self, path: &Path) -> Result<SingleContactConfig, ConfigError> {
+        let cfg = SingleContactConfig::load(path)?;
+        self.check_single_contact(&cfg, path)?;
+        Ok(cfg)
+    }
+
+    /// Checks a single-contact config's driver against the registry, its scene and every run's
+    /// parameters against the scenes, and its method names.
+    pub fn check_single_contact(
+        &self,
+        cfg: &SingleContactConfig,
+        path: &Path,
+    ) -> Result<(), ConfigError> {
+        check::check_single_contact(&self.registry, cfg, path)
+    }
+
+    /// Runs a single-contact config in memory ([`crate::single_contact`]): the runs' samples
+    /// on the settings' threads, the timing on one. The config is checked first.
+    pub fn run_single_contact(
+        &self,
+        cfg: &SingleContactConfig,
+        path: &Path,
+    ) -> Result<SingleContactOutput, RunError> {
+        self.check_single_contact(cfg, path)?;
+        self.in_pool(|| run_single_contact(self.context(), cfg, path))
+    }
+
     /// Runs an other-engine config's harness ([`crate::engines`]).
     pub fn run_engines(&self, cfg: &EnginesConfig) -> Result<EnginesOutput, RunError> {
         run_engines(&self.root, cfg)
@@ -269,7 +300,7 @@ impl Lab {
     }
 
     /// `contactlab run`: runs the config at `path` (any kind: an experiment sweep, a matrix,
-    /// a problem set, other engines), the shard's part when sharded (sweeps and matrices), and
+    /// a problem set, other engines, single-contact methods), the shard's part when sharded (sweeps and matrices), and
     /// writes its rows under `data/runs/` with a `.meta.json` beside them (timing, threads,
     /// load and provenance; for a sweep, each run's scene as a
     /// [`SceneRecord`](contactlab_runs::store::SceneRecord) under `"scenes"`).
@@ -282,7 +313,7 @@ impl Lab {
         match config_kind(path).as_deref() {
             None => self.write_experiment(path, shard),
             Some("matrix") => self.write_matrix(path, shard, log),
-            Some(kind @ ("problems" | "engines")) if shard.is_some() => {
+            Some(kind @ ("problems" | "engines" | "single_contact")) if shard.is_some() => {
                 Err(RunError::Config(ConfigError::Invalid {
                     path: path.into(),
                     key: "kind".into(),
@@ -291,11 +322,12 @@ impl Lab {
             }
             Some("problems") => self.write_problems(path),
             Some("engines") => self.write_engines(path),
+            Some("single_contact") => self.write_single_contact(path),
             Some(other) => Err(RunError::Config(ConfigError::Invalid {
                 path: path.into(),
                 key: "kind".into(),
                 message: format!(
-                    "unknown config kind `{other}`; known: none (an experiment sweep), \"matrix\", \"problems\", \"engines\""
+                    "unknown config kind `{other}`; known: none (an experiment sweep), \"matrix\", \"problems\", \"engines\", \"single_contact\""
                 ),
             })),
         }
@@ -332,6 +364,57 @@ impl Lab {
         Ok(RunSummary {
             name: format!("{}/{}", cfg.paper, cfg.name),
             runs: result.problems,
+            rows: frame.height(),
+            wall_seconds: result.wall_seconds,
+            path: data,
+        })
+    }
+
+    fn write_single_contact(&self, path: &Path) -> Result<RunSummary, RunError> {
+        let cfg = self.single_contact(path)?;
+        let result = self.run_single_contact(&cfg, path)?;
+        let data = cfg.data_path(&self.root);
+        let mut frame = single_contact_frame(&result.rows)?;
+        write_parquet(&mut frame, &data)?;
+        let runs: Vec<_> = result
+            .runs
+            .iter()
+            .map(|r| {
+                let keys: serde_json::Map<String, serde_json::Value> = r
+                    .spec
+                    .keys
+                    .iter()
+                    .map(|(k, v)| (k.clone(), serde_json::to_value(v).unwrap_or_default()))
+                    .collect();
+                json!({
+                    "run": r.spec.index,
+                    "sweep": keys,
+                    "steps": r.steps,
+                    "slipping": r.slipping,
+                    "samples": r.samples.len(),
+                })
+            })
+            .collect();
+        write_meta(
+            &data,
+            &self.root,
+            None,
+            self.threads(),
+            json!({
+                "paper": cfg.paper,
+                "experiment": cfg.name,
+                "runs": result.runs.len(),
+                "rows": frame.height(),
+                "rounds": cfg.rounds,
+                "samples": result.rows.first().map_or(0, |r| r.samples),
+                "per_run": runs,
+                "wall_seconds": result.wall_seconds,
+                "solve_seconds": result.rows.iter().map(|r| r.timed_seconds).sum::<f64>(),
+            }),
+        )?;
+        Ok(RunSummary {
+            name: format!("{}/{}", cfg.paper, cfg.name),
+            runs: result.runs.len(),
             rows: frame.height(),
             wall_seconds: result.wall_seconds,
             path: data,

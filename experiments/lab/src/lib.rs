@@ -16,6 +16,7 @@
 //! - [`matrix`]: every compatible pair on shared problem sets;
 //! - [`problems`]: named solvers timed on problem files, with [`reference`] answers of
 //!   another engine beside them;
+//! - [`single_contact`]: single-contact methods timed on the slipping contacts a scene meets;
 //! - [`dump`]: the contact problems of chosen steps of a run, as problem files;
 //! - [`engines`]: MuJoCo and Drake on the same scenes, through the Python harness;
 //! - [`study`]: the typed notebook DSL (a pair that cannot run does not compile);
@@ -34,6 +35,7 @@ pub mod problems;
 pub mod reference;
 pub mod registry;
 pub mod runner;
+pub mod single_contact;
 pub mod study;
 
 pub use context::{Context, Settings};

@@ -1,7 +1,7 @@
-//! The shipped configs against the standard lab: every experiment and matrix config under
-//! `experiments/configs/` parses and passes the lab's check (solver names, pairings, options,
-//! scene kinds and every run's scene parameters), and Hwangbo's tasks expand as the paper runs
-//! them.
+//! The shipped configs against the standard lab: every config under `experiments/configs/`
+//! (experiment, matrix, problem-set and single-contact) parses and passes the lab's check (solver
+//! names, pairings, options, scene kinds and every run's scene parameters, method names),
+//! Hwangbo's tasks expand as the paper runs them, and his Table I samples those very tasks.
 
 use std::path::PathBuf;
 
@@ -43,6 +43,14 @@ fn every_shipped_config_passes_the_labs_check() {
                 lab.matrix(&path)
                     .unwrap_or_else(|e| panic!("{}: {e}", path.display()));
             }
+            Some("problems") => {
+                lab.problems(&path)
+                    .unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+            }
+            Some("single_contact") => {
+                lab.single_contact(&path)
+                    .unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+            }
             Some(other) => panic!("{}: unknown kind {other}", path.display()),
         }
     }
@@ -75,4 +83,24 @@ fn the_tasks_config_expands_to_the_four_tasks() {
     assert_eq!(tasks, [four, four].concat());
     let names: Vec<String> = cfg.driver_specs().iter().map(|d| d.name()).collect();
     assert_eq!(names.len(), 2, "{names:?}");
+}
+
+/// Table I's samples come from the tasks of Table II: `table1.toml` simulates the scene of
+/// `tasks.toml` with its parameters, for each of its runs' sweep values (the same tasks and
+/// seeds), with the bisection driver, for at most the tasks' steps.
+#[test]
+fn table_one_samples_the_tasks_of_table_two() {
+    let lab = Lab::standard();
+    let dir = lab.root().join("experiments/configs/hwangbo2018");
+    let tasks = lab.experiment(&dir.join("tasks.toml")).unwrap();
+    let table1 = lab.single_contact(&dir.join("table1.toml")).unwrap();
+    assert_eq!(table1.scene.kind, tasks.scene.kind);
+    assert_eq!(table1.scene.params, tasks.scene.params);
+    assert_eq!(table1.sweep, tasks.sweep);
+    assert!(table1.scene.steps <= tasks.scene.steps);
+    assert_eq!(table1.driver.optimizer.name, "bisection-sor");
+    assert_eq!(
+        table1.methods,
+        ["bisection", "golden_section", "analytical"]
+    );
 }

@@ -180,6 +180,12 @@ impl ExperimentConfig {
         Ok(cfg)
     }
 
+    /// Checks the structure [`ExperimentConfig::parse`] checks (steps, sweep lists, one driver
+    /// table, distinct labels, the sweep's size), for a config built in code.
+    pub fn check_structure(&self, path: &Path) -> Result<(), ConfigError> {
+        self.check(path)
+    }
+
     fn check(&self, path: &Path) -> Result<(), ConfigError> {
         let invalid = |key: &str, message: String| ConfigError::Invalid {
             path: path.into(),

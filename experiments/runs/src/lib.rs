@@ -2,7 +2,8 @@
 //!
 //! What a run is, on paper and on disk: the declarative configs (`experiments/configs/`) of
 //! every kind ([`config`]: a scene's sweep; [`matrix`]: every pair on problem sets;
-//! [`problems`]: named solvers timed on problem files; [`engines`]: MuJoCo and Drake through
+//! [`problems`]: named solvers timed on problem files; [`single_contact`]: single-contact
+//! methods timed on the slipping contacts of a scene; [`engines`]: MuJoCo and Drake through
 //! the Python harness), the solver specs they name ([`spec`]), and the files a run leaves
 //! ([`store`]: `data/runs/<paper>/<name>.parquet` with its `.meta.json` and [`provenance`]). The lab (`contactlab-lab`) executes configs and writes these files;
 //! the reports (`contactlab-report`) read them. This crate knows neither solvers nor scenes:
@@ -18,6 +19,7 @@ pub mod engines;
 pub mod matrix;
 pub mod problems;
 pub mod provenance;
+pub mod single_contact;
 pub mod spec;
 pub mod store;
 

@@ -1,164 +1,104 @@
-//! Statistics of the Hwangbo, Lee and Hutter 2018 reproduction (per-contact bisection):
+//! Statistics of the Hwangbo, Lee and Hutter 2018 reproduction (per-contact bisection), from
+//! the runs' frames:
 //!
-//! - Table I: the slipping contacts the four tasks meet ([`slipping_samples`]), and every
-//!   single-contact method timed on the very same samples in interleaved batches
-//!   ([`time_methods`]), with its error against the independent reference (scan + Newton);
 //! - Table II and Fig. 4: seconds per 100k steps and iterations per task and solver
-//!   ([`task_rows`], from the runner's frames);
+//!   ([`task_rows`], from the tasks run's steps);
 //! - Fig. 6: how far the bisection's impulses (maximum dissipation, eq. 8) are from PGS's
-//!   (Coulomb, eq. 6) on the same problems ([`model_differences`]);
-//! - Fig. 7: the feet's penetration in the hang task (the scene's `foot_penetration`).
+//!   (Coulomb, eq. 6) on the same problems ([`model_differences`], from the model run's shadow
+//!   rows);
+//! - Fig. 7: the feet's penetration in the hang task (the scene's `foot_penetration`);
+//! - Table I ([`method_timings`]) and the problem files ([`file_solves`]): the rows of their
+//!   own runs (`kind = "single_contact"`: the methods timed on the tasks' slipping contacts;
+//!   `kind = "problems"`: both drivers on the shipped files, each with its own law's
+//!   violation), read as they are: the lab solved and timed, nothing here does.
 
-use std::hint::black_box;
-use std::time::Instant;
-
-use contactlab_core::drivers::sweep::{contact_violation, FrictionModel};
-use contactlab_formulations::hwangbo::{
-    classify, solve_contact, Analytical, Bisection, Case, GoldenSection, Reference, SlipMethod,
-};
-use nalgebra::{Matrix3, Vector3};
 use polars::prelude::DataFrame;
 
-use super::{f64s, quantile, strs, AnalysisError};
-use contactlab_lab::registry::SolverSpec;
-use contactlab_scenes::SceneKind;
+use super::{f64s, strs, AnalysisError};
 
-/// One slipping contact as its solver sees it: the block `W_aa`, the free velocity
-/// `c_a = u_a - W_aa r_a` (the other contacts' impulses included) and `mu`.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct SlipSample {
-    /// `W_aa` (normal first).
-    pub w: Matrix3<f64>,
-    /// `c_a`.
-    pub c: Vector3<f64>,
-    /// Friction coefficient.
-    pub mu: f64,
-}
-
-fn bad(what: String) -> AnalysisError {
-    AnalysisError::MissingData(format!("hwangbo2018: {what}"))
-}
-
-/// Simulates the quadruped with `params` for `steps` steps, `spec` advancing it, and keeps the
-/// contacts that slip at the answer of each step (by [`classify`] at `c_a`), at most `keep`
-/// of them, spread evenly over the run.
-pub fn slipping_samples(
-    params: &toml::Table,
-    spec: &SolverSpec,
-    steps: usize,
-    keep: usize,
-) -> Result<Vec<SlipSample>, AnalysisError> {
-    let mut all = Vec::new();
-    super::resimulate(
-        "hwangbo2018",
-        SceneKind::Quadruped,
-        params,
-        spec,
-        steps,
-        |_, cs, s| {
-            let local = cs.problem.local().map_err(|e| bad(e.to_string()))?;
-            for a in 0..local.num_contacts() {
-                let w = local.w.block3(a, a);
-                let at = |v: &[f64]| Vector3::new(v[3 * a], v[3 * a + 1], v[3 * a + 2]);
-                let c = at(&s.u) - w * at(&s.r);
-                let mu = local.mu[a];
-                if matches!(classify(&w, &c, mu), Ok(Case::Slipping(_))) {
-                    all.push(SlipSample { w, c, mu });
-                }
-            }
-            Ok(())
-        },
-    )?;
-    if all.len() <= keep {
-        return Ok(all);
-    }
-    let stride = all.len() as f64 / keep as f64;
-    Ok((0..keep)
-        .map(|k| all[(k as f64 * stride) as usize])
-        .collect())
-}
-
-/// One single-contact method timed on the samples (Table I).
+/// One single-contact method timed on the tasks' slipping contacts (Table I): a row of the
+/// `single_contact` run.
 #[derive(Debug, Clone, PartialEq)]
 pub struct MethodTiming {
-    /// `bisection`, `golden_section` or `analytical`.
-    pub method: &'static str,
-    /// Median over the repeats of (batch time / samples), microseconds.
+    /// The method's name in the config (`bisection`, `golden_section`, `analytical`).
+    pub method: String,
+    /// Samples timed (the same for every method).
+    pub samples: usize,
+    /// The median round's time per solve, microseconds.
     pub micros_median: f64,
     /// Largest `|r - r_ref| / |r_ref|` over the samples.
     pub max_error: f64,
     /// Largest `|r - r_ref|` over the samples (N s; the paper's interval is 1e-6).
     pub max_abs_error: f64,
-    /// Mean inner steps (slope or value evaluations; the quartic's root polishing).
+    /// Mean inner steps per solve.
     pub mean_steps: f64,
-    /// Samples the method failed on (an error instead of an impulse).
+    /// Samples the method failed on.
     pub failures: usize,
 }
 
-/// The three methods of Table I with the paper's settings (interval below 1e-6 N s).
-fn methods() -> [(&'static str, Box<dyn SlipMethod>); 3] {
-    [
-        ("bisection", Box::new(Bisection::default())),
-        ("golden_section", Box::new(GoldenSection::default())),
-        ("analytical", Box::new(Analytical::default())),
-    ]
+/// Table I's rows, in the run's order (the config's methods).
+pub fn method_timings(df: &DataFrame) -> Result<Vec<MethodTiming>, AnalysisError> {
+    let method = strs(df, "method")?;
+    let samples = f64s(df, "samples")?;
+    let us = f64s(df, "micros_median")?;
+    let error = f64s(df, "max_error")?;
+    let abs_error = f64s(df, "max_abs_error")?;
+    let steps = f64s(df, "mean_steps")?;
+    let failures = f64s(df, "failures")?;
+    Ok((0..df.height())
+        .map(|k| MethodTiming {
+            method: method[k].clone(),
+            samples: samples[k] as usize,
+            micros_median: us[k],
+            max_error: error[k],
+            max_abs_error: abs_error[k],
+            mean_steps: steps[k],
+            failures: failures[k] as usize,
+        })
+        .collect())
 }
 
-/// Times every method on `samples`: `repeats` rounds, each timing one batch of all samples
-/// per method (the methods interleaved, so the machine's noise falls on all of them alike),
-/// each solve through `black_box`; a method's time is the median over the rounds of batch
-/// time / samples. The error is against [`Reference`], which none of the three uses.
-pub fn time_methods(samples: &[SlipSample], repeats: usize) -> Vec<MethodTiming> {
-    let reference: Vec<Option<Vector3<f64>>> = samples
-        .iter()
-        .map(|s| {
-            solve_contact(&Reference::default(), &s.w, &s.c, s.mu)
-                .ok()
-                .map(|x| x.r)
+/// One driver on one problem file: its own verdict and the shared Coulomb ruler's (a row of
+/// the `problems` run).
+#[derive(Debug, Clone, PartialEq)]
+pub struct FileSolve {
+    /// The file's name.
+    pub file: String,
+    /// Contacts.
+    pub contacts: usize,
+    /// The driver's label.
+    pub solver: String,
+    /// The driver's own status (its own test: the model's violation, or PGS's change).
+    pub own_status: String,
+    /// Sweeps.
+    pub iterations: u64,
+    /// The summed violation of the driver's own law at its answer (eq. 8 for the bisection,
+    /// eq. 6 for PGS), as the bisection's stopping test measures it.
+    pub own_violation: f64,
+    /// The shared ruler: the Coulomb natural-map residual of the answer.
+    pub coulomb_residual: f64,
+}
+
+/// The problem files' rows, in the run's order (files by name, solvers in the config's).
+pub fn file_solves(df: &DataFrame) -> Result<Vec<FileSolve>, AnalysisError> {
+    let file = strs(df, "problem")?;
+    let contacts = f64s(df, "n_c")?;
+    let solver = strs(df, "solver")?;
+    let status = strs(df, "solver_status")?;
+    let iterations = f64s(df, "iterations")?;
+    let own = f64s(df, "own_violation")?;
+    let residual = f64s(df, "residual")?;
+    Ok((0..df.height())
+        .map(|k| FileSolve {
+            file: file[k].clone(),
+            contacts: contacts[k] as usize,
+            solver: solver[k].clone(),
+            own_status: status[k].clone(),
+            iterations: iterations[k] as u64,
+            own_violation: own[k],
+            coulomb_residual: residual[k],
         })
-        .collect();
-    let ms = methods();
-    let mut per_round: Vec<Vec<f64>> = vec![Vec::with_capacity(repeats); ms.len()];
-    for _ in 0..repeats.max(1) {
-        for (k, (_, m)) in ms.iter().enumerate() {
-            let clock = Instant::now();
-            for s in samples {
-                let _ = black_box(solve_contact(
-                    black_box(m.as_ref()),
-                    black_box(&s.w),
-                    black_box(&s.c),
-                    black_box(s.mu),
-                ));
-            }
-            per_round[k].push(clock.elapsed().as_secs_f64() / samples.len().max(1) as f64);
-        }
-    }
-    ms.iter()
-        .zip(per_round)
-        .map(|((name, m), times)| {
-            let (mut max_error, mut max_abs_error) = (0.0f64, 0.0f64);
-            let (mut steps, mut failures) = (0u64, 0usize);
-            for (s, r_ref) in samples.iter().zip(&reference) {
-                match (solve_contact(m.as_ref(), &s.w, &s.c, s.mu), r_ref) {
-                    (Ok(x), Some(r_ref)) => {
-                        let e = (x.r - r_ref).norm();
-                        max_abs_error = max_abs_error.max(e);
-                        max_error = max_error.max(e / r_ref.norm().max(1e-300));
-                        steps += u64::from(x.steps);
-                    }
-                    _ => failures += 1,
-                }
-            }
-            MethodTiming {
-                method: name,
-                micros_median: 1e6 * quantile(&times, 0.5),
-                max_error,
-                max_abs_error,
-                mean_steps: steps as f64 / samples.len().max(1) as f64,
-                failures,
-            }
-        })
-        .collect()
+        .collect())
 }
 
 /// One (task, solver) of the tasks run (Table II, Fig. 4).
@@ -291,77 +231,6 @@ pub fn model_differences(
         .collect())
 }
 
-/// One driver on one problem file: its own verdict and the shared Coulomb ruler's.
-#[derive(Debug, Clone, PartialEq)]
-pub struct FileSolve {
-    /// The file's name.
-    pub file: String,
-    /// Contacts.
-    pub contacts: usize,
-    /// The driver's label.
-    pub solver: String,
-    /// The driver's own status (its own test: the model's violation, or PGS's change).
-    pub own_status: String,
-    /// Sweeps.
-    pub iterations: u64,
-    /// The summed violation of the driver's own model at its answer (eq. 8 for the bisection,
-    /// eq. 6 for PGS), as the bisection's stopping test measures it.
-    pub own_violation: f64,
-    /// The shared ruler: the Coulomb natural-map residual of the answer.
-    pub coulomb_residual: f64,
-}
-
-/// Every local-problem file in `dir` (FCLib `.hdf5` and JSON; global ones converted), solved
-/// by each of `specs` from zero: the model's own violation beside the Coulomb ruler's residual.
-/// Files that do not read as a local problem are skipped (the Chute file's rolling friction).
-pub fn problem_files(
-    dir: &std::path::Path,
-    specs: &[(SolverSpec, FrictionModel)],
-) -> Result<Vec<FileSolve>, AnalysisError> {
-    let mut files: Vec<std::path::PathBuf> = std::fs::read_dir(dir)
-        .map_err(|e| bad(format!("{}: {e}", dir.display())))?
-        .filter_map(|e| e.ok().map(|e| e.path()))
-        .filter(|p| p.extension().is_some_and(|e| e == "hdf5" || e == "json"))
-        .collect();
-    files.sort();
-    let mut out = Vec::new();
-    for path in files {
-        let Ok(local) = contactlab_core::io::read_local(&path) else {
-            continue;
-        };
-        let name = path
-            .file_name()
-            .map_or_else(String::new, |n| n.to_string_lossy().into_owned());
-        let problem = contactlab_core::StepProblem::from(local.clone());
-        for (spec, model) in specs {
-            let s = contactlab_lab::registry::solve_spec(&problem, spec, None)
-                .map_err(|e| bad(format!("{name}: {e}")))?;
-            let own_violation = (0..local.num_contacts())
-                .map(|a| {
-                    let at = |v: &[f64]| Vector3::new(v[3 * a], v[3 * a + 1], v[3 * a + 2]);
-                    contact_violation(
-                        *model,
-                        &local.w.block3(a, a),
-                        local.mu[a],
-                        &at(&s.r),
-                        &at(&s.u),
-                    )
-                })
-                .sum();
-            out.push(FileSolve {
-                file: name.clone(),
-                contacts: local.num_contacts(),
-                solver: spec.name(),
-                own_status: s.solver_status.as_str().to_string(),
-                iterations: s.iterations,
-                own_violation,
-                coulomb_residual: s.metrics.natural_map,
-            });
-        }
-    }
-    Ok(out)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -391,27 +260,45 @@ mod tests {
     }
 
     #[test]
-    fn every_method_is_timed_on_the_samples_and_measured_against_the_reference() {
-        // A slipping contact: W anisotropic, pushed in and sideways hard.
-        let w = Matrix3::new(2.0, 0.3, 0.1, 0.3, 1.0, 0.2, 0.1, 0.2, 0.5);
-        let samples: Vec<SlipSample> = (0..20)
-            .map(|k| SlipSample {
-                w,
-                c: Vector3::new(-1.0, 2.0 + 0.1 * k as f64, -1.0),
-                mu: 0.5,
-            })
-            .collect();
-        assert!(samples
-            .iter()
-            .all(|s| matches!(classify(&s.w, &s.c, s.mu), Ok(Case::Slipping(_)))));
-        let t = time_methods(&samples, 3);
-        let names: Vec<&str> = t.iter().map(|m| m.method).collect();
-        assert_eq!(names, ["bisection", "golden_section", "analytical"]);
-        for m in &t {
-            assert_eq!(m.failures, 0, "{}", m.method);
-            assert!(m.micros_median > 0.0 && m.micros_median.is_finite());
-            // The paper's interval of 1e-6 N s on impulses of order one.
-            assert!(m.max_error < 1e-5, "{}: {}", m.method, m.max_error);
-        }
+    fn table_one_and_the_files_read_their_runs_rows() {
+        let t1 = df!(
+            "method" => ["bisection", "analytical"],
+            "samples" => [40u64, 40],
+            "rounds" => [3u64, 3],
+            "micros_median" => [0.5, 1.5],
+            "max_error" => [1e-3, 1e-9],
+            "max_abs_error" => [4e-7, 2e-9],
+            "mean_steps" => [17.5, 12.0],
+            "failures" => [0u64, 1]
+        )
+        .unwrap();
+        let m = method_timings(&t1).unwrap();
+        assert_eq!(m.len(), 2);
+        assert_eq!(
+            (m[1].method.as_str(), m[1].samples, m[1].failures),
+            ("analytical", 40, 1)
+        );
+        assert_eq!((m[0].micros_median, m[0].mean_steps), (0.5, 17.5));
+        let files = df!(
+            "problem" => ["a.hdf5", "a.hdf5"],
+            "n_c" => [3u64, 3],
+            "solver" => ["bisection-sor", "pgs"],
+            "solver_status" => ["converged", "max_iterations"],
+            "iterations" => [4u64, 50000],
+            "own_violation" => [1e-7, 2e-6],
+            "residual" => [3e-3, 1e-6]
+        )
+        .unwrap();
+        let f = file_solves(&files).unwrap();
+        assert_eq!(f[1].solver, "pgs");
+        assert_eq!(
+            (f[1].own_status.as_str(), f[1].iterations),
+            ("max_iterations", 50000)
+        );
+        assert_eq!((f[0].contacts, f[0].coulomb_residual), (3, 3e-3));
+        assert!(
+            method_timings(&files).is_err(),
+            "a frame without the columns is refused"
+        );
     }
 }

@@ -121,7 +121,7 @@ impl Spread {
 /// Simulates `kind` with `params` for `steps` steps, `spec` advancing it from cold starts, and
 /// hands every step with contacts to `visit` (its index, its problem and the solve) before the
 /// scene moves on: the re-simulations behind figures the runner's frames do not keep (SAP's
-/// convergence histories, Hwangbo's slipping contacts). `what` names the caller in errors.
+/// convergence histories). `what` names the caller in errors.
 pub fn resimulate(
     what: &str,
     kind: contactlab_scenes::SceneKind,
