@@ -49,6 +49,9 @@ fn cut_down_castro_configs_run_and_report_the_issues_csvs() {
             toml::Value::Array(vec![toml::Value::Integer(8), toml::Value::Integer(40)]),
         );
     });
+    root.config("mujoco_set.toml", |t| {
+        t.insert("rounds".into(), toml::Value::Integer(1));
+    });
     root.config("sigma.toml", |t| {
         set(t, "scene", "steps", toml::Value::Integer(12));
         t["scene"]["params"]
@@ -62,6 +65,7 @@ fn cut_down_castro_configs_run_and_report_the_issues_csvs() {
         "energy.toml",
         "clutter.toml",
         "sigma.toml",
+        "mujoco_set.toml",
     ] {
         root.run(f);
     }

@@ -3,8 +3,8 @@
 //! * The sliding sphere of Mylapilli and Jain with SAP (`sphere.toml`): the hop and the glide
 //!   at `dt mu |v_t|` that sec. V-A predicts, beside MuJoCo's and Drake's hop (`docs/PEERS.md`).
 //! * The MuJoCo set (`data/mujoco/`): SAP's Algorithm 2, L-BFGS on SAP's cost and Clarabel on
-//!   SAP's primal, solved in this process when the report is generated (small problems, a few
-//!   seconds), with MuJoCo's answers as an outside reference (`mujoco_set.csv`).
+//!   SAP's primal, timed by the problem-set run `mujoco_set.toml` with MuJoCo's answers as an
+//!   outside reference and the oracle on MuJoCo's own problem (`mujoco_set.csv`).
 //!
 //! Statistics: [`crate::analysis::castro2022`]. Facts: `sphere.{max_hop_mm, max_hop_time,
 //! glide_ratio_mean, glide_ratio_min, glide_ratio_max, glide_steps, slide_time, roll_speed,
@@ -21,11 +21,11 @@ use super::plots::{Axis, Chart, Series};
 use super::table::{Cell as C, Table};
 use super::ReportError;
 use crate::analysis::castro2022::{
-    clutter_rows, mujoco_set, mujoco_set_solvers, order_of_accuracy, sphere_glide, ClutterRow,
-    SetProblem,
+    clutter_rows, order_of_accuracy, set_problems, sphere_glide, ClutterRow, SetProblem,
 };
 use crate::analysis::quantile;
 use crate::analysis::{f64s, strs};
+use contactlab_runs::problems::ProblemsConfig;
 use contactlab_scenes::sphere::SphereConfig;
 
 /// MuJoCo's and Drake's hop on the sliding sphere (mm), `docs/PEERS.md`.
@@ -34,9 +34,6 @@ const PEERS_SPHERE_HOP_MM: f64 = 5.6;
 /// Slip (m/s) above which a contact step counts as gliding (see
 /// [`crate::analysis::castro2022::sphere_glide`]).
 const GLIDE_MIN_SLIP: f64 = 0.1;
-
-/// Repeats per solver and problem of the MuJoCo set (the median time is reported).
-const SET_REPEATS: usize = 5;
 
 /// Writes `reports/castro2022/` from the runs under `data/runs/castro2022/`.
 pub fn generate(root: &Path) -> Result<(), ReportError> {
@@ -340,28 +337,51 @@ fn solve_of<'a>(
     p.solves.iter().find(|s| s.solver == solver)
 }
 
-/// The MuJoCo set: SAP, L-BFGS and Clarabel, and MuJoCo's answers.
+/// The MuJoCo set: SAP, L-BFGS and Clarabel, and MuJoCo's answers, from the problem-set run
+/// `mujoco_set.toml`.
 fn set(r: &mut Report, root: &Path) -> Result<(), ReportError> {
-    let specs = mujoco_set_solvers();
-    let names: Vec<String> = specs.iter().map(|s| s.name()).collect();
-    let rows = mujoco_set(&root.join("data/mujoco"), &specs, SET_REPEATS)?;
+    let path = r.config_file("mujoco_set.toml");
+    let cfg = ProblemsConfig::load(&path)?;
+    let (df, _) = r.load_data(&cfg.name, &cfg.data_path(root))?;
+    let rows = set_problems(&df)?;
+    // The three solvers by their drivers: SAP's Algorithm 2, L-BFGS, the interior point.
+    let spec = |optimizer: &str| {
+        cfg.solvers
+            .iter()
+            .find(|s| s.optimizer.name == optimizer)
+            .ok_or_else(|| {
+                ReportError::Published(format!(
+                    "{}: no solver with optimizer `{optimizer}`",
+                    path.display()
+                ))
+            })
+    };
+    let (sap, lbfgs, ipm) = (spec("newton-merit")?, spec("lbfgs")?, spec("clarabel")?);
+    let names: Vec<String> = [sap, lbfgs, ipm].iter().map(|s| s.name()).collect();
     r.heading(2, "SAP on problems exported from MuJoCo");
     r.text(&format!(
         "The {} generalized problems in `data/mujoco/global/` (MuJoCo 4.0 runs of balls in a box \
          and clutter; MuJoCo's impulses beside each). They carry no stiffness or time step, so SAP \
          runs near-rigid (`phi0 = 0`, `v^ = 0`), from `v*` (no previous step to warm-start from). \
-         Solvers: `{}` (Algorithm 2, `eps_a = 1e-12`, `eps_r = 1e-8`), `{}` (L-BFGS on the same \
-         cost, `eps_r = 1e-5`, at most 2000 iterations) and `{}` (Clarabel on the primal with its \
-         default tolerances, `1e-8`, its `e_m` measured at its own primal pair `(v, sigma)`; it \
-         cannot warm-start and its time includes its set-up). Times are medians of {SET_REPEATS} solves. `distance` is \
+         Solvers (`mujoco_set.toml`): `{}` (Algorithm 2, `eps_a = {:e}`, `eps_r = {:e}`), `{}` \
+         (L-BFGS on the same cost, `eps_r = {:e}`, at most {} iterations) and `{}` (Clarabel on \
+         the primal with its default tolerances, `1e-8`, its `e_m` measured at its own primal pair \
+         `(v, sigma)`; it cannot warm-start and its time includes its set-up). Times are medians \
+         of {} solves in interleaved rounds. `distance` is \
          `max |gamma - r_MuJoCo| / max |r_MuJoCo|`: both are regularised, differently (MuJoCo's \
          `solref`/`solimp` against eqs. 29-30), so they are close, not equal. The oracle column \
-         solves SAP with MuJoCo's own regulariser and `v_ref`: then SAP's dual is MuJoCo's problem, \
-         and the impulse error must be inside the ball MuJoCo's own KKT residual allows.",
+         (the run's `[reference]`) solves SAP with MuJoCo's own regulariser and `v_ref`: then SAP's \
+         dual is MuJoCo's problem, and the impulse error must be inside the ball MuJoCo's own KKT \
+         residual allows.",
         rows.len(),
         names[0],
+        sap.tol,
+        sap.rel_tol,
         names[1],
-        names[2]
+        lbfgs.rel_tol,
+        lbfgs.max_iter,
+        names[2],
+        cfg.rounds,
     ));
     let mut t = Table::new(Some("mujoco_set.csv"))
         .col("problem", "problem")
