@@ -7,14 +7,18 @@ mod common;
 
 use std::path::Path;
 
-use common::{column, set, Root};
+use common::{column, ints, set, Root};
 use contactlab_experiments::toml;
 
 #[test]
 fn cut_down_castro_configs_run_and_report_the_issues_csvs() {
     std::env::set_var("CONTACTLAB_NO_PEERS", "1");
     let root = Root::new("castro2022");
-    root.copy_shipped(&["order_published.csv", "energy_published.csv"]);
+    root.copy_shipped(&[
+        "order_published.csv",
+        "energy_published.csv",
+        "convergence_published.csv",
+    ]);
     // Three small problems of the MuJoCo set (the whole set takes minutes in a debug build).
     let data = Path::new(env!("CARGO_MANIFEST_DIR")).join("../data/mujoco");
     for sub in ["global", "mujoco"] {
@@ -48,6 +52,8 @@ fn cut_down_castro_configs_run_and_report_the_issues_csvs() {
             "n_bodies",
             toml::Value::Array(vec![toml::Value::Integer(8), toml::Value::Integer(40)]),
         );
+        // Fig. 10's histories at steps the cut-down run reaches.
+        set(t, "output", "traces_at", ints(&[10, 11]));
     });
     root.config("mujoco_set.toml", |t| {
         t.insert("rounds".into(), toml::Value::Integer(1));
@@ -146,6 +152,13 @@ fn cut_down_castro_configs_run_and_report_the_issues_csvs() {
     let engines = column(&peers, "engine");
     assert_eq!(engines, ["contactlab-sap", "mujoco", "drake-sap"]);
     assert!(column(&peers, "source")[1].contains("docs/PEERS.md"));
+
+    // Fig. 10 from the traces the clutter run kept at the asked steps of 40 bodies with walls.
+    let convergence = root.csv("convergence.csv");
+    assert_eq!(column(&convergence, "step"), ["10", "11"]);
+    for it in column(&convergence, "iterations_reproduced") {
+        assert!(it.parse::<u64>().unwrap() >= 1, "{it}");
+    }
 
     let sigma = root.csv("sigma.csv");
     assert_eq!(sigma.1.len(), 10, "five sigmas, with and without walls");

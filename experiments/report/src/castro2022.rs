@@ -19,13 +19,15 @@ use super::builder::Report;
 use super::findings::Fmt;
 use super::plots::{Axis, Chart, Series};
 use super::table::{Cell as C, Table};
-use super::ReportError;
+use super::{number, read_csv_with_header, ReportError};
 use crate::analysis::castro2022::{
-    clutter_rows, order_of_accuracy, set_problems, sphere_glide, ClutterRow, SetProblem,
+    clutter_rows, convergence_histories, order_of_accuracy, run_where, set_problems, sphere_glide,
+    ClutterRow, SetProblem,
 };
 use crate::analysis::quantile;
 use crate::analysis::{f64s, strs};
 use contactlab_runs::problems::ProblemsConfig;
+use contactlab_runs::store::read_run;
 use contactlab_scenes::sphere::SphereConfig;
 
 /// MuJoCo's and Drake's hop on the sliding sphere (mm), `docs/PEERS.md`.
@@ -722,41 +724,56 @@ fn fig13(r: &mut Report, rows: &[ClutterRow], bodies: &[f64]) -> Result<(), Repo
     )
 }
 
-/// Fig. 10's two histories: (step, SAP iterations the paper reports).
-const FIG10: [(usize, f64); 2] = [(60, 21.0), (520, 5.0)];
-
-/// Fig. 10: SAP's convergence on steps 60 and 520 of 40 bodies with walls, re-simulated with
-/// the clutter config's driver.
+/// Fig. 10: SAP's convergence on steps 60 and 520 of 40 bodies with walls, from the traces the
+/// clutter run keeps at the steps its `[output] traces_at` asks for; the paper's iterations from
+/// `convergence_published.csv`.
 fn fig10(r: &mut Report, run: &super::builder::RunData) -> Result<(), ReportError> {
-    let mut params = run.config.scene.params.clone();
-    params.insert("n_bodies".into(), toml::Value::Integer(40));
-    params.insert("walls".into(), toml::Value::Boolean(true));
-    params.insert("seed".into(), toml::Value::Integer(0));
-    let spec = run.config.driver_specs()[0].clone();
-    // A cut-down run (CI) may not reach the paper's steps: draw what it reaches.
-    let at: Vec<usize> = FIG10
+    let path = r.config_file("convergence_published.csv");
+    let want = ["step", "iterations", "source"];
+    let published = read_csv_with_header(&path, &want)?
         .iter()
-        .map(|f| f.0)
-        .filter(|&s| s < run.config.scene.steps)
-        .collect();
+        .map(|row| {
+            Ok((
+                number(&path, row, &want, 0)? as usize,
+                number(&path, row, &want, 1)?,
+            ))
+        })
+        .collect::<Result<Vec<(usize, f64)>, ReportError>>()?;
+    let Some(run_index) = run_where(
+        &run.steps,
+        &[("n_bodies", "40"), ("walls", "true"), ("seed", "0")],
+    )?
+    else {
+        return Ok(());
+    };
+    let traces = read_run(
+        &run.data_path
+            .with_file_name(format!("{}_traces.parquet", run.config.name)),
+    )?;
+    let h = convergence_histories(&traces, run_index, SAP)?;
+    // A cut-down run (CI) may not reach the paper's steps: draw what it reaches.
+    let mut at: Vec<usize> = h.iter().map(|p| p.step).collect();
+    at.sort_unstable();
+    at.dedup();
     if at.is_empty() {
         return Ok(());
     }
-    let kind = contactlab_scenes::SceneKind::from_name(&run.config.scene.kind)
-        .map_err(|e| ReportError::Published(e.to_string()))?;
-    let h = crate::analysis::castro2022::histories(kind, &params, &spec, &at)?;
     let mut t = Table::new(Some("convergence.csv"))
         .col("step", "step")
         .col("iterations, paper", "iterations_published")
         .col("iterations here", "iterations_reproduced")
         .col("final |D grad|", "final_optimality");
     let mut series = Vec::new();
-    for (step, published) in FIG10.into_iter().filter(|f| at.contains(&f.0)) {
+    for &step in &at {
+        let paper = published
+            .iter()
+            .find(|p| p.0 == step)
+            .map_or(f64::NAN, |p| p.1);
         let pts: Vec<_> = h.iter().filter(|p| p.step == step).collect();
         let iterations = pts.last().map_or(0, |p| p.iteration);
         t.row(vec![
             C::int(step as i64),
-            C::same(published, &Fmt::int()),
+            C::same(paper, &Fmt::int()),
             C::int(iterations as i64),
             C::same(pts.last().map_or(f64::NAN, |p| p.optimality), &Fmt::sci(1)),
         ])?;
@@ -773,14 +790,21 @@ fn fig10(r: &mut Report, run: &super::builder::RunData) -> Result<(), ReportErro
             Fmt::int(),
         );
     }
-    r.text(
-        "Fig. 10: SAP's convergence on two steps of the 40-body run with walls (re-simulated \
-         with the clutter config's driver; the optimality measure is eq. 26's `|D grad l|`).",
-    );
+    r.text(&format!(
+        "Fig. 10: SAP's convergence on two steps of the 40-body run with walls (the traces the \
+         clutter run kept at the steps its `[output] traces_at` asks for, `{}_traces.parquet`; the \
+         optimality measure is eq. 26's `|D grad l|`).",
+        run.config.name
+    ));
     r.table(&t)?;
+    let steps = at
+        .iter()
+        .map(ToString::to_string)
+        .collect::<Vec<_>>()
+        .join(" and ");
     r.plot(
         "clutter40_convergence.svg",
-        "SAP convergence histories on steps 60 and 520 (Fig. 10)",
+        &format!("SAP convergence histories on steps {steps} (Fig. 10)"),
         &Chart::new(
             "Clutter, 40 bodies, walls: SAP convergence (Fig. 10)",
             Axis::linear("iteration"),

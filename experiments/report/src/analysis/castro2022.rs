@@ -11,9 +11,12 @@
 //!   Clarabel on SAP's primal, with iterations, times, `e_m` (eq. 32), the distance of SAP's
 //!   impulses to MuJoCo's (both regularised, differently) and, with MuJoCo's own regulariser,
 //!   to within MuJoCo's accuracy (the oracle the run computed).
-//! * [`clutter_rows`] and [`histories`]: clutter (sec. VI-C, Figs. 9-12).
+//! * [`clutter_rows`] and [`convergence_histories`]: clutter (sec. VI-C, Figs. 9-12), the
+//!   histories from the traces the clutter run kept at the asked steps (Fig. 10).
 //! * [`spring`]: the spring-cylinder (sec. VI-B): orders of accuracy and energy (Figs. 5-7),
 //!   re-exported here.
+//!
+//! Everything here reads DataFrames of runs; nothing solves or simulates.
 
 pub mod spring;
 
@@ -22,7 +25,6 @@ pub use spring::*;
 use polars::prelude::DataFrame;
 
 use super::{f64s, quantile, AnalysisError};
-use contactlab_lab::registry::SolverSpec;
 
 /// What the sliding sphere does under SAP.
 #[derive(Debug, Clone, PartialEq)]
@@ -329,25 +331,41 @@ mod tests {
     }
 
     #[test]
-    fn histories_keep_the_asked_steps_with_a_decreasing_cost() {
-        let spec = SolverSpec::new("sap", "newton-merit", 1e-12, 100);
-        let h = histories(
-            contactlab_scenes::SceneKind::SphereOnPlane,
-            &toml::Table::new(),
-            &spec,
-            &[0, 2],
+    fn histories_are_the_asked_traces_of_the_chosen_run_and_solver() {
+        // Two runs (8 and 40 bodies, walls); the sweep's keys pick run 1.
+        let steps = df!(
+            "run" => [0u64, 0, 1, 1],
+            "n_bodies" => [8i64, 8, 40, 40],
+            "walls" => [true; 4],
+            "seed" => [0i64; 4]
         )
         .unwrap();
-        for step in [0, 2] {
-            let pts: Vec<&HistoryPoint> = h.iter().filter(|p| p.step == step).collect();
-            assert!(pts.len() >= 2, "step {step}: {pts:?}");
-            assert_eq!(pts[0].iteration, 0);
-            assert!(pts
-                .windows(2)
-                .all(|w| w[1].cost <= w[0].cost + 1e-12 * w[0].cost.abs()));
-            assert!(pts.last().unwrap().optimality <= 1e-12);
-        }
-        assert!(h.iter().all(|p| p.step == 0 || p.step == 2));
+        let keys = [("n_bodies", "40"), ("walls", "true"), ("seed", "0")];
+        assert_eq!(run_where(&steps, &keys).unwrap(), Some(1));
+        assert_eq!(run_where(&steps, &[("n_bodies", "20")]).unwrap(), None);
+        // Run 1's traces: SAP at the asked step 60 (twice: also the hardest step), Clarabel
+        // beside it, and run 0's SAP at the same step.
+        let traces = df!(
+            "run" => [1u64, 1, 1, 1, 1, 1, 1, 0],
+            "step" => [60u64, 60, 60, 60, 60, 60, 60, 60],
+            "solver" => ["SAP", "SAP", "SAP", "SAP", "SAP", "Clarabel", "Clarabel", "SAP"],
+            "why" => ["hardest", "hardest", "asked", "asked", "asked", "asked", "asked", "asked"],
+            "iter" => [0u64, 1, 0, 1, 2, 0, 1, 0],
+            "merit" => [3.0, 1.0, 3.0, 1.0, 0.5, 9.0, 8.0, 7.0],
+            "step_length" => [None, Some(1.0), None, Some(1.0), Some(0.5), None, None, None],
+            "optimality" => [Some(1.0), Some(1e-3), Some(1.0), Some(1e-3), Some(1e-9), None, None, Some(2.0)]
+        )
+        .unwrap();
+        let h = convergence_histories(&traces, 1, "SAP").unwrap();
+        assert_eq!(h.len(), 3, "{h:?}");
+        assert_eq!(h.iter().map(|p| p.iteration).collect::<Vec<_>>(), [0, 1, 2]);
+        assert_eq!(h[2].cost, 0.5);
+        assert_eq!(h[2].optimality, 1e-9);
+        assert!(h[0].step_length.is_nan());
+        assert!(h.iter().all(|p| p.step == 60));
+        assert!(convergence_histories(&traces, 1, "nobody")
+            .unwrap()
+            .is_empty());
     }
 
     #[test]
@@ -548,33 +566,52 @@ pub struct HistoryPoint {
     pub iteration: u64,
     /// The cost.
     pub cost: f64,
-    /// The optimality measure `|D grad l|` of eq. 26 (NaN at the start when not recorded).
+    /// The optimality measure `|D grad l|` of eq. 26 (NaN where not recorded).
     pub optimality: f64,
-    /// The line search's step length.
+    /// The line search's step length (NaN where not recorded).
     pub step_length: f64,
 }
 
-/// Simulates `kind` with `params` for `max(at) + 1` steps, `spec` advancing it, and keeps the
-/// solver's per-iteration history at the steps `at` (Fig. 10's convergence histories).
-pub fn histories(
-    kind: contactlab_scenes::SceneKind,
-    params: &toml::Table,
-    spec: &SolverSpec,
-    at: &[usize],
+/// The run of a sweep whose keys take the given values, compared as text (`("n_bodies",
+/// "40")`, `("walls", "true")`), from the steps DataFrame's `run` and sweep columns; `None`
+/// when no run matches.
+pub fn run_where(steps: &DataFrame, keys: &[(&str, &str)]) -> Result<Option<u64>, AnalysisError> {
+    let run = f64s(steps, "run")?;
+    let columns = keys
+        .iter()
+        .map(|(k, v)| Ok((super::strs(steps, k)?, *v)))
+        .collect::<Result<Vec<_>, AnalysisError>>()?;
+    Ok((0..steps.height())
+        .find(|&i| columns.iter().all(|(c, v)| c[i] == *v))
+        .map(|i| run[i] as u64))
+}
+
+/// `solver`'s per-iteration histories on the steps the config asked traces for
+/// (`[output] traces_at`, rows with `why = "asked"`) in run `run`, from the run's traces
+/// DataFrame (`<name>_traces.parquet`: `run`, `step`, `solver`, `why`, `iter`, `merit`,
+/// `step_length` and SAP's `optimality`), in the frame's order (step by step, iterations
+/// ascending): Fig. 10's convergence histories.
+pub fn convergence_histories(
+    traces: &DataFrame,
+    run: u64,
+    solver: &str,
 ) -> Result<Vec<HistoryPoint>, AnalysisError> {
-    let last = at.iter().copied().max().unwrap_or(0);
-    let mut out = Vec::new();
-    super::resimulate("histories", kind, params, spec, last + 1, |step, _, s| {
-        if at.contains(&step) {
-            out.extend(s.solution.trace.rows.iter().map(|row| HistoryPoint {
-                step,
-                iteration: row.iter,
-                cost: row.merit,
-                optimality: row.extra.get("optimality").copied().unwrap_or(f64::NAN),
-                step_length: row.step_length,
-            }));
-        }
-        Ok(())
-    })?;
-    Ok(out)
+    let runs = f64s(traces, "run")?;
+    let step = f64s(traces, "step")?;
+    let solvers = super::strs(traces, "solver")?;
+    let why = super::strs(traces, "why")?;
+    let iter = f64s(traces, "iter")?;
+    let merit = f64s(traces, "merit")?;
+    let step_length = f64s_or_nan(traces, "step_length")?;
+    let optimality = f64s_or_nan(traces, "optimality")?;
+    Ok((0..traces.height())
+        .filter(|&k| runs[k] as u64 == run && solvers[k] == solver && why[k] == "asked")
+        .map(|k| HistoryPoint {
+            step: step[k] as usize,
+            iteration: iter[k] as u64,
+            cost: merit[k],
+            optimality: optimality[k],
+            step_length: step_length[k],
+        })
+        .collect())
 }
