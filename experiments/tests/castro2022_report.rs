@@ -1,7 +1,7 @@
 //! End to end: every shipped Castro (SAP) config cut down to seconds, `contactlab run` on each,
 //! then `contactlab report castro2022`, checking the CSVs the issue asks for (exact columns) and
-//! some of their values. The peers' harness is not run here (`CONTACTLAB_NO_PEERS`): the peers'
-//! rows then come from docs/PEERS.md and say so.
+//! some of their values. The peers' harness does not run here (`CONTACTLAB_NO_PEERS`): the
+//! peers' run records why, and the report's rows come from `peers_published.csv` and say so.
 
 mod common;
 
@@ -18,6 +18,7 @@ fn cut_down_castro_configs_run_and_report_the_issues_csvs() {
         "order_published.csv",
         "energy_published.csv",
         "convergence_published.csv",
+        "peers_published.csv",
     ]);
     // Three small problems of the MuJoCo set (the whole set takes minutes in a debug build).
     let data = Path::new(env!("CARGO_MANIFEST_DIR")).join("../data/mujoco");
@@ -58,6 +59,7 @@ fn cut_down_castro_configs_run_and_report_the_issues_csvs() {
     root.config("mujoco_set.toml", |t| {
         t.insert("rounds".into(), toml::Value::Integer(1));
     });
+    root.config("peers.toml", |_| {});
     root.config("sigma.toml", |t| {
         set(t, "scene", "steps", toml::Value::Integer(12));
         t["scene"]["params"]
@@ -72,6 +74,7 @@ fn cut_down_castro_configs_run_and_report_the_issues_csvs() {
         "clutter.toml",
         "sigma.toml",
         "mujoco_set.toml",
+        "peers.toml",
     ] {
         root.run(f);
     }
@@ -151,7 +154,12 @@ fn cut_down_castro_configs_run_and_report_the_issues_csvs() {
     );
     let engines = column(&peers, "engine");
     assert_eq!(engines, ["contactlab-sap", "mujoco", "drake-sap"]);
-    assert!(column(&peers, "source")[1].contains("docs/PEERS.md"));
+    for source in &column(&peers, "source")[1..] {
+        assert!(
+            source.contains("docs/PEERS.md") && source.contains("CONTACTLAB_NO_PEERS is set"),
+            "{source}"
+        );
+    }
 
     // Fig. 10 from the traces the clutter run kept at the asked steps of 40 bodies with walls.
     let convergence = root.csv("convergence.csv");

@@ -21,11 +21,12 @@ use super::plots::{Axis, Chart, Series};
 use super::table::{Cell as C, Table};
 use super::{number, read_csv_with_header, ReportError};
 use crate::analysis::castro2022::{
-    clutter_rows, convergence_histories, order_of_accuracy, run_where, set_problems, sphere_glide,
-    ClutterRow, SetProblem,
+    clutter_rows, convergence_histories, engine_steps, order_of_accuracy, run_where, set_problems,
+    sphere_glide, ClutterRow, EngineRun, SetProblem,
 };
 use crate::analysis::quantile;
 use crate::analysis::{f64s, strs};
+use contactlab_runs::engines::EnginesConfig;
 use contactlab_runs::problems::ProblemsConfig;
 use contactlab_runs::store::read_run;
 use contactlab_scenes::sphere::SphereConfig;
@@ -958,23 +959,74 @@ fn clutter_facts(r: &mut Report, rows: &[ClutterRow]) {
     );
 }
 
-/// Per-step time on clutter with 40 bodies and walls beside MuJoCo's and Drake's, measured now.
+/// One engine's row of `peers_published.csv`: docs/PEERS.md's whole-step times.
+struct PublishedPeer {
+    bodies: usize,
+    engine: String,
+    configuration: String,
+    seconds: f64,
+    source: String,
+}
+
+fn published_peers(r: &Report) -> Result<Vec<PublishedPeer>, ReportError> {
+    let path = r.config_file("peers_published.csv");
+    let want = [
+        "scene",
+        "bodies",
+        "engine",
+        "configuration",
+        "ms_per_step_median",
+        "source",
+    ];
+    read_csv_with_header(&path, &want)?
+        .iter()
+        .map(|row| {
+            Ok(PublishedPeer {
+                bodies: number(&path, row, &want, 1)? as usize,
+                engine: row[2].clone(),
+                configuration: row[3].clone(),
+                seconds: 1e-3 * number(&path, row, &want, 4)?,
+                source: row[5].clone(),
+            })
+        })
+        .collect()
+}
+
+/// Per-step time on clutter with 40 bodies and walls beside MuJoCo's and Drake's, from the
+/// other-engine run `peers.toml`; where it did not measure an engine, `peers_published.csv`'s
+/// number with the reason in the `source` column.
 fn peers(r: &mut Report, root: &Path, rows: &[ClutterRow]) -> Result<(), ReportError> {
     let Some(ours) = rows.iter().find(|c| c.bodies == 40 && c.walls) else {
         return Ok(());
     };
-    let out = root.join("data/runs/castro2022/peers");
-    std::fs::create_dir_all(&out)?;
-    let measured = contactlab_lab::engines::measure_clutter(root, 40, &out);
+    let cfg = EnginesConfig::load(&r.config_file("peers.toml"))?;
+    let (df, _) = r.load_data(&cfg.name, &cfg.data_path(root))?;
+    let run = engine_steps(&df)?;
+    let published: Vec<PublishedPeer> = published_peers(r)?
+        .into_iter()
+        .filter(|p| p.bodies == ours.bodies)
+        .collect();
+    let measured: Vec<_> = match &run {
+        EngineRun::Measured(m) => m.iter().filter(|e| e.bodies == ours.bodies).collect(),
+        EngineRun::Skipped(_) => Vec::new(),
+    };
+    let mut engines: Vec<&str> = published.iter().map(|p| p.engine.as_str()).collect();
+    for m in &measured {
+        if !engines.contains(&m.engine.as_str()) {
+            engines.push(&m.engine);
+        }
+    }
     r.heading(2, "Beside MuJoCo and Drake (clutter, 40 bodies, walls)");
     r.text(
         "Whole-step wall time, median over the run: ours is collision detection, assembly, SAP \
          and the update (`seconds + scene_seconds` of the run); MuJoCo's is `mj_step` (Newton, \
          elliptic cones, soft contacts by its own `solref`/`solimp`); Drake's is one \
          `AdvanceTo` of its SAP with the paper's `k = 1e12`, `tau_d = h`, called from Python \
-         (`experiments/peers/bench.py`). Drake gives one contact point per shape pair, MuJoCo up \
-         to four per box pair, we up to four: contacts per step are beside the times. Our run \
-         shares the machine's two cores with the sweep's other run.",
+         (`experiments/peers/bench.py`, run by `peers.toml`). Drake gives one contact point per \
+         shape pair, MuJoCo up to four per box pair, we up to four: contacts per step are beside \
+         the times. Our run shares the machine's two cores with the sweep's other run. An engine \
+         the peers' run did not measure shows docs/PEERS.md's number (`peers_published.csv`, with \
+         its own configuration) and says why.",
     );
     let mut t = Table::new(Some("peers.csv"))
         .col("scene", "scene")
@@ -984,34 +1036,67 @@ fn peers(r: &mut Report, root: &Path, rows: &[ClutterRow]) -> Result<(), ReportE
         .col("ms per step (median)", "seconds_per_step_median")
         .col("contacts per step (median)", "contacts_per_step_median")
         .col("source", "source");
+    let scene = format!("clutter_n{}", ours.bodies);
     t.row(vec![
-        C::code("clutter_n40"),
-        C::int(40),
+        C::code(scene.clone()),
+        C::int(ours.bodies as i64),
         C::code("contactlab-sap"),
         C::text("SAP + newton-merit, eps_r = 1e-5"),
         seconds_cell(ours.step_seconds_median),
         C::same(ours.contacts_median, &Fmt::int()),
         C::text("measured in this run"),
     ])?;
-    for p in &measured {
+    let mut times = Vec::new();
+    let mut not_measured = Vec::new();
+    for engine in engines {
+        let m = measured.iter().find(|m| m.engine == engine);
+        if let Some(m) = m.filter(|m| m.error.is_empty()) {
+            t.row(vec![
+                C::code(m.scene.clone()),
+                C::int(m.bodies as i64),
+                C::code(engine),
+                C::text(m.config.clone()),
+                seconds_cell(m.seconds_per_step_median),
+                C::same(m.contacts_per_step_median, &Fmt::int()),
+                C::text("measured in this run"),
+            ])?;
+            times.push((engine.to_string(), m.seconds_per_step_median));
+            continue;
+        }
+        not_measured.push(engine);
+        let Some(p) = published.iter().find(|p| p.engine == engine) else {
+            continue;
+        };
+        let why = match (&run, m) {
+            (EngineRun::Skipped(why), _) => why.clone(),
+            (EngineRun::Measured(_), Some(m)) => m.error.clone(),
+            (EngineRun::Measured(_), None) => format!(
+                "the peers' run has no {engine} row; bench.py leaves Drake out without pydrake"
+            ),
+        };
         t.row(vec![
-            C::code(p.scene.clone()),
+            C::code(scene.clone()),
             C::int(p.bodies as i64),
-            C::code(p.engine.clone()),
-            C::text(p.config.clone()),
-            seconds_cell(p.seconds_per_step_median),
-            C::same(p.contacts_per_step_median, &Fmt::int()),
-            C::text(p.source.clone()),
+            C::code(engine),
+            C::text(p.configuration.clone()),
+            seconds_cell(p.seconds),
+            C::same(f64::NAN, &Fmt::int()),
+            // CSV cells carry no commas.
+            C::text(format!(
+                "{} (not measured in this run: {})",
+                p.source,
+                why.replace(',', ";")
+            )),
         ])?;
+        times.push((engine.to_string(), p.seconds));
     }
     r.table(&t)?;
     let time_of = |engine: &str| {
-        measured
+        times
             .iter()
-            .find(|p| p.engine == engine)
-            .map_or(f64::NAN, |p| p.seconds_per_step_median)
+            .find(|(e, _)| e == engine)
+            .map_or(f64::NAN, |p| p.1)
     };
-    let all_measured = measured.iter().all(|p| p.source == "measured in this run");
     let f = r.facts();
     f.num(
         "peers.drake_over_ours",
@@ -1025,10 +1110,15 @@ fn peers(r: &mut Report, root: &Path, rows: &[ClutterRow]) -> Result<(), ReportE
     )
     .text(
         "peers.source",
-        if all_measured {
-            "measured in this run"
+        if not_measured.is_empty() {
+            "measured in this run".to_string()
+        } else if times.len() == not_measured.len() {
+            "taken from docs/PEERS.md (not measured in this run)".to_string()
         } else {
-            "taken from docs/PEERS.md (not measured in this run)"
+            format!(
+                "measured in this run; {} taken from docs/PEERS.md",
+                not_measured.join(" and ")
+            )
         },
     );
     Ok(())

@@ -13,6 +13,7 @@
 //!   to within MuJoCo's accuracy (the oracle the run computed).
 //! * [`clutter_rows`] and [`convergence_histories`]: clutter (sec. VI-C, Figs. 9-12), the
 //!   histories from the traces the clutter run kept at the asked steps (Fig. 10).
+//! * [`engine_steps`]: MuJoCo's and Drake's whole-step times from the peers' run.
 //! * [`spring`]: the spring-cylinder (sec. VI-B): orders of accuracy and energy (Figs. 5-7),
 //!   re-exported here.
 //!
@@ -166,6 +167,15 @@ fn f64s_or_nan(df: &DataFrame, name: &str) -> Result<Vec<f64>, AnalysisError> {
     }
 }
 
+/// A text column, empty everywhere when the frame lacks it.
+fn strs_or_empty(df: &DataFrame, name: &str) -> Result<Vec<String>, AnalysisError> {
+    if df.column(name).is_ok() {
+        Ok(super::strs(df, name)?)
+    } else {
+        Ok(vec![String::new(); df.height()])
+    }
+}
+
 /// The first finite value of `v` over `rows` (NaN when none is).
 fn first_finite(v: &[f64], rows: &[usize]) -> f64 {
     rows.iter()
@@ -233,6 +243,87 @@ pub fn set_problems(df: &DataFrame) -> Result<Vec<SetProblem>, AnalysisError> {
             }
         })
         .collect())
+}
+
+/// One engine's whole-step time on a scene, from an other-engine run (`kind = "engines"`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct EngineStep {
+    /// The scene (`clutter_n40`).
+    pub scene: String,
+    /// Bodies in it.
+    pub bodies: usize,
+    /// `mujoco` or `drake-sap` (the harness's engine name otherwise).
+    pub engine: String,
+    /// The engine's version and configuration as the harness gives them.
+    pub config: String,
+    /// Median wall time of a whole step (s); NaN where it failed.
+    pub seconds_per_step_median: f64,
+    /// Median contacts per step; NaN where it failed.
+    pub contacts_per_step_median: f64,
+    /// The harness's error for this engine (empty when it measured).
+    pub error: String,
+}
+
+/// What an other-engine run holds: the engines' rows, or why the harness did not run.
+#[derive(Debug, Clone, PartialEq)]
+pub enum EngineRun {
+    /// The harness ran: one row per engine and scene.
+    Measured(Vec<EngineStep>),
+    /// It could not run (its `skipped` column): why.
+    Skipped(String),
+}
+
+/// The short name of an engine the harness names (`mujoco 3.3.0`, or its configuration
+/// `mj_newton_elliptic`, `drake_sap_point`, where a failed row has no engine).
+fn engine_name(engine: &str, config: &str) -> String {
+    let e = if engine.is_empty() { config } else { engine };
+    if e.starts_with("mujoco") || e.starts_with("mj_") {
+        "mujoco".into()
+    } else if e.starts_with("drake") {
+        "drake-sap".into()
+    } else {
+        e.into()
+    }
+}
+
+/// The rows of a run of `experiments/peers/bench.py` (`peers.toml`): columns `engine`,
+/// `config`, `scene`, `nbodies`, `step_median_ms`, `ncon_median` and, where an engine failed,
+/// `error`; or the run's `skipped` reason.
+pub fn engine_steps(df: &DataFrame) -> Result<EngineRun, AnalysisError> {
+    if df.column("skipped").is_ok() {
+        let why = super::strs(df, "skipped")?;
+        return Ok(EngineRun::Skipped(
+            why.into_iter().find(|w| !w.is_empty()).unwrap_or_default(),
+        ));
+    }
+    let engine = strs_or_empty(df, "engine")?;
+    let config = strs_or_empty(df, "config")?;
+    let scene = strs_or_empty(df, "scene")?;
+    let error = strs_or_empty(df, "error")?;
+    let bodies = f64s_or_nan(df, "nbodies")?;
+    let ms = f64s_or_nan(df, "step_median_ms")?;
+    let ncon = f64s_or_nan(df, "ncon_median")?;
+    Ok(EngineRun::Measured(
+        (0..df.height())
+            .map(|k| EngineStep {
+                scene: scene[k].clone(),
+                bodies: if bodies[k].is_finite() {
+                    bodies[k] as usize
+                } else {
+                    0
+                },
+                engine: engine_name(&engine[k], &config[k]),
+                config: format!("{} {}", engine[k], config[k]).trim().to_string(),
+                seconds_per_step_median: 1e-3 * ms[k],
+                contacts_per_step_median: ncon[k],
+                error: if error[k].is_empty() && !ms[k].is_finite() {
+                    "no step time in the harness's result".into()
+                } else {
+                    error[k].clone()
+                },
+            })
+            .collect(),
+    ))
 }
 
 #[cfg(test)]
@@ -403,6 +494,35 @@ mod tests {
             .unwrap_err()
             .to_string()
             .contains("oracle_bound"));
+    }
+
+    #[test]
+    fn engine_rows_name_their_engine_and_a_skipped_run_says_why() {
+        let df = df!(
+            "engine" => [Some("mujoco 3.3.0"), None],
+            "config" => ["mj_newton_elliptic", "drake_sap_point"],
+            "scene" => ["clutter_n40", "clutter_n40"],
+            "nbodies" => [40.0, 40.0],
+            "step_median_ms" => [Some(0.25), None],
+            "ncon_median" => [Some(102.0), None],
+            "error" => [None, Some("ImportError('pydrake')")]
+        )
+        .unwrap();
+        let EngineRun::Measured(rows) = engine_steps(&df).unwrap() else {
+            panic!("measured rows expected");
+        };
+        assert_eq!(rows.len(), 2);
+        assert_eq!(rows[0].engine, "mujoco");
+        assert_eq!(rows[0].config, "mujoco 3.3.0 mj_newton_elliptic");
+        assert!((rows[0].seconds_per_step_median - 2.5e-4).abs() < 1e-18);
+        assert_eq!((rows[0].bodies, rows[0].error.as_str()), (40, ""));
+        assert_eq!(rows[1].engine, "drake-sap");
+        assert!(rows[1].error.contains("pydrake"));
+        let skipped = df!("skipped" => ["CONTACTLAB_NO_PEERS is set"]).unwrap();
+        assert_eq!(
+            engine_steps(&skipped).unwrap(),
+            EngineRun::Skipped("CONTACTLAB_NO_PEERS is set".into())
+        );
     }
 }
 
