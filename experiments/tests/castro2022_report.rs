@@ -17,6 +17,8 @@ fn cut_down_castro_configs_run_and_report_the_issues_csvs() {
     root.copy_shipped(&[
         "order_published.csv",
         "energy_published.csv",
+        "sphere_published.csv",
+        "speedup_published.csv",
         "convergence_published.csv",
         "peers_published.csv",
     ]);

@@ -1,10 +1,22 @@
-//! The Castro, Permenter and Han 2022 (SAP) report (`reports/castro2022/`).
+//! The Castro, Permenter and Han 2022 (SAP) report (`reports/castro2022/`). It only reads
+//! runs: every number comes from a run under `data/runs/castro2022/` (rows and `.meta.json`
+//! with provenance, written by `contactlab run` / `contactlab reproduce castro2022`), or from the
+//! published numbers beside the configs (`experiments/configs/castro2022/*_published.csv`).
 //!
+//! * The spring-cylinder (sec. VI-B, Figs. 5-7; `order.toml`, `energy.toml`).
 //! * The sliding sphere of Mylapilli and Jain with SAP (`sphere.toml`): the hop and the glide
-//!   at `dt mu |v_t|` that sec. V-A predicts, beside MuJoCo's and Drake's hop (`docs/PEERS.md`).
+//!   at `dt mu |v_t|` that sec. V-A predicts, beside MuJoCo's and Drake's hop
+//!   (`sphere_published.csv`, from `docs/PEERS.md`).
 //! * The MuJoCo set (`data/mujoco/`): SAP's Algorithm 2, L-BFGS on SAP's cost and Clarabel on
 //!   SAP's primal, timed by the problem-set run `mujoco_set.toml` with MuJoCo's answers as an
 //!   outside reference and the oracle on MuJoCo's own problem (`mujoco_set.csv`).
+//! * Clutter (sec. VI-C, Figs. 9-13; `clutter.toml`), with the speed-ups the paper gives
+//!   (`speedup_published.csv`) and Fig. 10's convergence histories from the traces the run keeps
+//!   at steps 60 and 520 (`convergence_published.csv` for the paper's iterations).
+//! * The slip parameter `sigma` (Figs. 14-15; `sigma.toml`).
+//! * Beside MuJoCo and Drake: the other-engine run `peers.toml` (`experiments/peers/bench.py`)
+//!   next to our clutter run; where it could not measure, the numbers of `peers_published.csv`
+//!   (`docs/PEERS.md`), with the reason in the table's `source` column.
 //!
 //! Statistics: [`crate::analysis::castro2022`]. Facts: `sphere.{max_hop_mm, max_hop_time,
 //! glide_ratio_mean, glide_ratio_min, glide_ratio_max, glide_steps, slide_time, roll_speed,
@@ -19,7 +31,7 @@ use super::builder::Report;
 use super::findings::Fmt;
 use super::plots::{Axis, Chart, Series};
 use super::table::{Cell as C, Table};
-use super::{number, read_csv_with_header, ReportError};
+use super::{number, read_csv_with_header, read_quantities, ReportError};
 use crate::analysis::castro2022::{
     clutter_rows, convergence_histories, engine_steps, order_of_accuracy, run_where, set_problems,
     sphere_glide, ClutterRow, EngineRun, SetProblem,
@@ -30,9 +42,6 @@ use contactlab_runs::engines::EnginesConfig;
 use contactlab_runs::problems::ProblemsConfig;
 use contactlab_runs::store::read_run;
 use contactlab_scenes::sphere::SphereConfig;
-
-/// MuJoCo's and Drake's hop on the sliding sphere (mm), `docs/PEERS.md`.
-const PEERS_SPHERE_HOP_MM: f64 = 5.6;
 
 /// Slip (m/s) above which a contact step counts as gliding (see
 /// [`crate::analysis::castro2022::sphere_glide`]).
@@ -237,6 +246,13 @@ fn sphere(r: &mut Report) -> Result<(), ReportError> {
     let cfg = SphereConfig::from_table(&run.config.scene.params)
         .map_err(|e| ReportError::Published(e.to_string()))?;
     let g = sphere_glide(&run.steps, cfg.radius, cfg.h, cfg.mu, 1e-6, GLIDE_MIN_SLIP)?;
+    let published = r.config_file("sphere_published.csv");
+    let peers_hop_mm = read_quantities(&published)?
+        .get("peers_max_hop_mm")
+        .map(|q| q.0)
+        .ok_or_else(|| {
+            ReportError::Published(format!("{}: no `peers_max_hop_mm`", published.display()))
+        })?;
     let v0 = cfg.v0[0];
     let exact_slide = 2.0 * v0 / (7.0 * cfg.mu * cfg.gravity);
     let exact_roll = 5.0 * v0 / 7.0;
@@ -262,7 +278,7 @@ fn sphere(r: &mut Report) -> Result<(), ReportError> {
         C::text("largest hop (mm)"),
         C::same(1e3 * g.max_hop, &mm),
         C::same(0.0, &mm),
-        C::same(PEERS_SPHERE_HOP_MM, &mm),
+        C::same(peers_hop_mm, &mm),
     ])?;
     t.row(vec![
         C::text("glide height / (dt mu |slip|): mean over gliding steps"),
@@ -326,7 +342,7 @@ fn sphere(r: &mut Report) -> Result<(), ReportError> {
     )
     .num(
         "peers.sphere_hop_mm",
-        PEERS_SPHERE_HOP_MM,
+        peers_hop_mm,
         Fmt::fixed(1).unit(" mm"),
     );
     Ok(())
@@ -497,46 +513,44 @@ fn seconds_cell(seconds: f64) -> C {
 const SAP: &str = "SAP";
 const IPM: &str = "Clarabel";
 
-/// The paper's speed-up of SAP over Gurobi (Fig. 12), where its text gives one: (bodies,
-/// walls, value, where).
-const PUBLISHED_SPEEDUP: [(usize, bool, f64, &str); 4] = [
-    (
-        8,
-        true,
-        25.0,
-        "sec. VI-C: up to 25x with walls below 40 bodies",
-    ),
-    (
-        8,
-        false,
-        50.0,
-        "sec. VI-C: up to 50x without walls below 40 bodies",
-    ),
-    (
-        80,
-        true,
-        1.0,
-        "sec. VI-C: beyond 80 bodies with walls Gurobi wins (< 1)",
-    ),
-    (
-        80,
-        false,
-        10.0,
-        "sec. VI-C: about 10x without walls beyond 80 bodies",
-    ),
-];
-
-fn published_speedup(bodies: usize, walls: bool) -> f64 {
-    PUBLISHED_SPEEDUP
+/// The paper's speed-ups of SAP over Gurobi (Fig. 12) where its text gives one, from
+/// `speedup_published.csv`: (bodies, walls, speed-up).
+fn published_speedups(r: &Report) -> Result<Vec<(usize, bool, f64)>, ReportError> {
+    let path = r.config_file("speedup_published.csv");
+    let want = ["bodies", "walls", "speedup", "source"];
+    read_csv_with_header(&path, &want)?
         .iter()
-        .find(|(b, w, _, _)| *b == bodies && *w == walls)
-        .map_or(f64::NAN, |p| p.2)
+        .map(|row| {
+            let walls = match row[1].as_str() {
+                "true" => true,
+                "false" => false,
+                other => {
+                    return Err(ReportError::Published(format!(
+                        "{}: walls `{other}` is neither true nor false",
+                        path.display()
+                    )))
+                }
+            };
+            Ok((
+                number(&path, row, &want, 0)? as usize,
+                walls,
+                number(&path, row, &want, 2)?,
+            ))
+        })
+        .collect()
 }
 
 /// Clutter (sec. VI-C): SAP along the trajectory, Clarabel on the same step problems.
 fn clutter(r: &mut Report) -> Result<Vec<ClutterRow>, ReportError> {
     let run = r.load("clutter.toml")?;
     let rows = clutter_rows(&run.steps, SAP, IPM)?;
+    let speedups = published_speedups(r)?;
+    let published_speedup = |bodies: usize, walls: bool| {
+        speedups
+            .iter()
+            .find(|p| p.0 == bodies && p.1 == walls)
+            .map_or(f64::NAN, |p| p.2)
+    };
     r.heading(2, "Clutter (sec. VI-C)");
     r.text(&format!(
         "Spheres (r = 5 cm) and 10 cm boxes dropped in four columns into the 80 cm container, with \
@@ -624,7 +638,7 @@ fn clutter(r: &mut Report) -> Result<Vec<ClutterRow>, ReportError> {
         .map(|w| {
             (
                 format!("paper, vs Gurobi, {}", if w { "walls" } else { "no walls" }),
-                PUBLISHED_SPEEDUP
+                speedups
                     .iter()
                     .filter(|p| p.1 == w)
                     .map(|p| (p.0 as f64, p.2))
@@ -1302,4 +1316,53 @@ fn sigma(r: &mut Report) -> Result<(), ReportError> {
         &cond_series,
     )?;
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_shipped_published_files_parse() {
+        let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+        let r = Report::new(&root, "castro2022", "t", "c");
+        assert_eq!(
+            published_speedups(&r).unwrap(),
+            [
+                (8, true, 25.0),
+                (8, false, 50.0),
+                (80, true, 1.0),
+                (80, false, 10.0)
+            ]
+        );
+        let peers = published_peers(&r).unwrap();
+        let ms: Vec<(usize, &str, f64)> = peers
+            .iter()
+            .map(|p| (p.bodies, p.engine.as_str(), 1e3 * p.seconds))
+            .collect();
+        for (want, got) in [
+            (40, "mujoco", 0.097),
+            (40, "drake-sap", 2.54),
+            (80, "mujoco", 1.86),
+            (80, "drake-sap", 12.8),
+        ]
+        .iter()
+        .zip(&ms)
+        {
+            assert_eq!((want.0, want.1), (got.0, got.1));
+            assert!((want.2 - got.2).abs() < 1e-12, "{ms:?}");
+        }
+        assert!(peers.iter().all(|p| p.source.contains("docs/PEERS.md")));
+        let q = read_quantities(&r.config_file("sphere_published.csv")).unwrap();
+        assert_eq!(q["peers_max_hop_mm"].0, 5.6);
+        let want = ["step", "iterations", "source"];
+        let fig10 =
+            read_csv_with_header(&r.config_file("convergence_published.csv"), &want).unwrap();
+        let steps: Vec<(&str, &str)> = fig10
+            .iter()
+            .map(|row| (row[0].as_str(), row[1].as_str()))
+            .collect();
+        assert_eq!(steps, [("60", "21"), ("520", "5")]);
+        assert!(fig10.iter().all(|row| row[2].contains("Fig. 10")));
+    }
 }
