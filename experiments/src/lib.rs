@@ -31,6 +31,13 @@ pub mod matrix {
     pub use contactlab_runs::matrix::*;
 }
 
+/// Problem sets (`kind = "problems"`): their config (`contactlab-runs`) and their run
+/// (`contactlab-lab`).
+pub mod problems {
+    pub use contactlab_lab::problems::*;
+    pub use contactlab_runs::problems::*;
+}
+
 /// The reports (`contactlab-report`): the builder, the plots and one module per paper.
 pub use contactlab_report as report;
 /// The scenes (`contactlab-scenes`).

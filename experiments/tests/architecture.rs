@@ -101,16 +101,6 @@ fn the_crate_graph_is_the_data_flow() {
         assert!(!runs.contains(no), "the runs crate reaches {no}");
     }
     let report = deps("contactlab-report");
-    // While Castro's and Hwangbo's report-time solves move into runs, the report crate still
-    // names these (runs now record their scenes' parameters and exact constants, which the
-    // Mylapilli report and Castro's sphere read); the list shrinks to nothing as they move (and
-    // must name exactly what the crate still reaches).
-    const TRANSITIONAL: [&str; 4] = [
-        "contactlab-core",
-        "contactlab-formulations",
-        "contactlab-lab",
-        "contactlab-scenes",
-    ];
     for no in [
         "contactlab-formulations",
         "contactlab-lab",
@@ -118,14 +108,8 @@ fn the_crate_graph_is_the_data_flow() {
         "contactlab-scenes",
     ] {
         assert!(
-            !report.contains(no) || TRANSITIONAL.contains(&no),
+            !report.contains(no),
             "the reports reach {no}: they could solve or simulate"
-        );
-    }
-    for t in TRANSITIONAL {
-        assert!(
-            report.contains(t),
-            "{t} is no longer reached: drop it from TRANSITIONAL"
         );
     }
     let lab = deps("contactlab-lab");

@@ -1,20 +1,27 @@
 //! End to end: every shipped Castro (SAP) config cut down to seconds, `contactlab run` on each,
 //! then `contactlab report castro2022`, checking the CSVs the issue asks for (exact columns) and
-//! some of their values. The peers' harness is not run here (`CONTACTLAB_NO_PEERS`): the peers'
-//! rows then come from docs/PEERS.md and say so.
+//! some of their values. The peers' harness does not run here (`CONTACTLAB_NO_PEERS`): the
+//! peers' run records why, and the report's rows come from `peers_published.csv` and say so.
 
 mod common;
 
 use std::path::Path;
 
-use common::{column, set, Root};
+use common::{column, ints, set, Root};
 use contactlab_experiments::toml;
 
 #[test]
 fn cut_down_castro_configs_run_and_report_the_issues_csvs() {
     std::env::set_var("CONTACTLAB_NO_PEERS", "1");
     let root = Root::new("castro2022");
-    root.copy_shipped(&["order_published.csv", "energy_published.csv"]);
+    root.copy_shipped(&[
+        "order_published.csv",
+        "energy_published.csv",
+        "sphere_published.csv",
+        "speedup_published.csv",
+        "convergence_published.csv",
+        "peers_published.csv",
+    ]);
     // Three small problems of the MuJoCo set (the whole set takes minutes in a debug build).
     let data = Path::new(env!("CARGO_MANIFEST_DIR")).join("../data/mujoco");
     for sub in ["global", "mujoco"] {
@@ -48,7 +55,13 @@ fn cut_down_castro_configs_run_and_report_the_issues_csvs() {
             "n_bodies",
             toml::Value::Array(vec![toml::Value::Integer(8), toml::Value::Integer(40)]),
         );
+        // Fig. 10's histories at steps the cut-down run reaches.
+        set(t, "output", "traces_at", ints(&[10, 11]));
     });
+    root.config("mujoco_set.toml", |t| {
+        t.insert("rounds".into(), toml::Value::Integer(1));
+    });
+    root.config("peers.toml", |_| {});
     root.config("sigma.toml", |t| {
         set(t, "scene", "steps", toml::Value::Integer(12));
         t["scene"]["params"]
@@ -62,6 +75,8 @@ fn cut_down_castro_configs_run_and_report_the_issues_csvs() {
         "energy.toml",
         "clutter.toml",
         "sigma.toml",
+        "mujoco_set.toml",
+        "peers.toml",
     ] {
         root.run(f);
     }
@@ -141,7 +156,19 @@ fn cut_down_castro_configs_run_and_report_the_issues_csvs() {
     );
     let engines = column(&peers, "engine");
     assert_eq!(engines, ["contactlab-sap", "mujoco", "drake-sap"]);
-    assert!(column(&peers, "source")[1].contains("docs/PEERS.md"));
+    for source in &column(&peers, "source")[1..] {
+        assert!(
+            source.contains("docs/PEERS.md") && source.contains("CONTACTLAB_NO_PEERS is set"),
+            "{source}"
+        );
+    }
+
+    // Fig. 10 from the traces the clutter run kept at the asked steps of 40 bodies with walls.
+    let convergence = root.csv("convergence.csv");
+    assert_eq!(column(&convergence, "step"), ["10", "11"]);
+    for it in column(&convergence, "iterations_reproduced") {
+        assert!(it.parse::<u64>().unwrap() >= 1, "{it}");
+    }
 
     let sigma = root.csv("sigma.csv");
     assert_eq!(sigma.1.len(), 10, "five sigmas, with and without walls");

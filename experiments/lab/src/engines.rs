@@ -5,7 +5,8 @@
 //! [`run_engines`] runs an other-engine config (`kind = "engines"`,
 //! [`contactlab_runs::engines`]) and keeps the harness's result as rows: a run with provenance
 //! like any other, which a report sets beside ours. Where the harness cannot run, the run says
-//! why in a `skipped` column instead of failing.
+//! why in a `skipped` column instead of failing. [`run_bench`] runs the harness directly for
+//! `contactlab peers`, whose step comparison times both sides in one process.
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -220,36 +221,6 @@ pub struct PeerTime {
     pub source: String,
 }
 
-/// `docs/PEERS.md`'s clutter rows (median ms per step): (bodies, MuJoCo, Drake SAP).
-const PUBLISHED_CLUTTER_MS: [(usize, f64, f64); 2] = [(40, 0.097, 2.54), (80, 1.86, 12.8)];
-
-/// The fallback rows for clutter with `bodies` bodies, with `why` in their source.
-pub fn published_clutter(bodies: usize, why: &str) -> Vec<PeerTime> {
-    PUBLISHED_CLUTTER_MS
-        .iter()
-        .filter(|(n, _, _)| *n == bodies)
-        .flat_map(|&(n, mj, dk)| {
-            [
-                ("mujoco", "MuJoCo 4.0 Newton elliptic", mj),
-                (
-                    "drake-sap",
-                    "Drake 1.51 SAP point contact, its default parameters",
-                    dk,
-                ),
-            ]
-            .map(|(engine, config, ms)| PeerTime {
-                scene: format!("clutter_n{n}"),
-                bodies: n,
-                engine: engine.into(),
-                config: config.into(),
-                seconds_per_step_median: ms * 1e-3,
-                contacts_per_step_median: f64::NAN,
-                source: format!("docs/PEERS.md (not measured in this run: {why})"),
-            })
-        })
-        .collect()
-}
-
 /// Reads the harness's JSON (a list of result objects).
 pub fn parse_bench(json: &str) -> Result<Vec<PeerTime>, String> {
     let v: serde_json::Value = serde_json::from_str(json).map_err(|e| e.to_string())?;
@@ -279,29 +250,6 @@ pub fn parse_bench(json: &str) -> Result<Vec<PeerTime>, String> {
         });
     }
     Ok(out)
-}
-
-/// Runs the harness on clutter with `bodies` bodies (MuJoCo's Newton with elliptic cones, Drake's
-/// SAP with the paper's `k = 1e12`, `tau_d = h`), writing its JSON under `out_dir`; the
-/// published rows when it cannot run.
-pub fn measure_clutter(root: &Path, bodies: usize, out_dir: &Path) -> Vec<PeerTime> {
-    if std::env::var_os("CONTACTLAB_NO_PEERS").is_some() {
-        return published_clutter(bodies, "CONTACTLAB_NO_PEERS is set");
-    }
-    let n = bodies.to_string();
-    let args = [
-        "--only",
-        "clutter",
-        "--nclutter",
-        &n,
-        "--configs",
-        "mj_newton_elliptic",
-        "--drake-paper-params",
-    ];
-    match run_bench(root, &args, &format!("clutter{bodies}"), out_dir) {
-        Ok(rows) => rows,
-        Err(why) => published_clutter(bodies, &why),
-    }
 }
 
 /// Runs `experiments/peers/bench.py` with `args`, its JSON written to
@@ -390,14 +338,5 @@ mod tests {
         assert_eq!(rows[1].contacts_per_step_median, 57.0);
         let bad = r#"[{"config": "drake_sap_point", "error": "ImportError"}]"#;
         assert!(parse_bench(bad).unwrap_err().contains("ImportError"));
-    }
-
-    #[test]
-    fn without_the_harness_the_rows_come_from_peers_md_and_say_so() {
-        let rows = published_clutter(40, "CONTACTLAB_NO_PEERS is set");
-        assert_eq!(rows.len(), 2);
-        assert!(rows.iter().all(|r| r.source.contains("docs/PEERS.md")));
-        assert!((rows[0].seconds_per_step_median - 0.097e-3).abs() < 1e-15);
-        assert!(published_clutter(7, "x").is_empty());
     }
 }

@@ -1,11 +1,13 @@
 //! The shipped configs against the standard lab: every config under `experiments/configs/`
-//! (experiment, matrix, problem-set and single-contact) parses and passes the lab's check (solver
-//! names, pairings, options, scene kinds and every run's scene parameters, method names),
-//! Hwangbo's tasks expand as the paper runs them, and his Table I samples those very tasks.
+//! (experiment sweeps, matrices, problem sets, single-contact timings and other engines) parses
+//! and passes the lab's check (solver names, pairings, options, scene kinds and every run's
+//! scene parameters, method names; a problem set's files exist), Hwangbo's tasks expand as the
+//! paper runs them, and his Table I samples those very tasks.
 
 use std::path::PathBuf;
 
 use contactlab_lab::Lab;
+use contactlab_runs::engines::EnginesConfig;
 use contactlab_runs::matrix::config_kind;
 use contactlab_scenes::quadruped::{Quadruped, QuadrupedConfig, Task};
 
@@ -44,8 +46,26 @@ fn every_shipped_config_passes_the_labs_check() {
                     .unwrap_or_else(|e| panic!("{}: {e}", path.display()));
             }
             Some("problems") => {
-                lab.problems(&path)
+                let cfg = lab
+                    .problems(&path)
                     .unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+                let problems = cfg
+                    .problems(lab.root(), &path)
+                    .unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+                assert!(!problems.is_empty(), "{}: no problem", path.display());
+                if let Some(r) = &cfg.reference {
+                    assert!(lab.root().join(&r.dir).is_dir(), "{}", path.display());
+                }
+            }
+            Some("engines") => {
+                let cfg = EnginesConfig::load(&path)
+                    .unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+                assert!(
+                    lab.root().join(&cfg.script).is_file(),
+                    "{}: no {}",
+                    path.display(),
+                    cfg.script.display()
+                );
             }
             Some("single_contact") => {
                 lab.single_contact(&path)

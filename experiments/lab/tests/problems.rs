@@ -129,6 +129,44 @@ fn mujocos_answers_are_a_reference_with_the_sap_oracle_inside_its_bound() {
 }
 
 #[test]
+fn sap_solves_every_problem_mujoco_exported_and_meets_the_oracle() {
+    // The whole of data/mujoco/global with MuJoCo's answers (what Castro's `mujoco_set.toml`
+    // times with three solvers): SAP's Algorithm 2 converges on each, and on MuJoCo's own
+    // problem the oracle lands inside the ball MuJoCo's accuracy allows.
+    let root = scratch("mujoco-set");
+    let config = root.join("experiments/configs/p/whole_set.toml");
+    std::fs::write(
+        &config,
+        "kind = \"problems\"\npaper = \"p\"\nname = \"whole_set\"\n\
+         [[sets]]\nname = \"mujoco\"\ndirs = [\"data/mujoco/global\"]\n\
+         [reference]\nkind = \"mujoco\"\ndir = \"data/mujoco/mujoco\"\n\
+         [[solvers]]\nlabel = \"SAP\"\nformulation = \"sap\"\noptimizer = \"newton-merit\"\ntol = 1e-12\nrel_tol = 1e-8\nislands = false\n",
+    )
+    .unwrap();
+    let lab = Lab::standard().with_root(&root);
+    let summary = lab.run(&config, None, &mut Vec::new()).unwrap();
+    let df = read_run(&summary.path).unwrap();
+    assert!(df.height() >= 4, "{} problems", df.height());
+    let names = strs(&df, "problem");
+    let (err, bound) = (f64s(&df, "oracle_error"), f64s(&df, "oracle_bound"));
+    let (e_m, distance) = (f64s(&df, "e_m"), f64s(&df, "reference_distance"));
+    let status = strs(&df, "solver_status");
+    for (k, name) in names.iter().enumerate() {
+        assert!(
+            err[k] <= bound[k],
+            "{name}: oracle {} > {}",
+            err[k],
+            bound[k]
+        );
+        assert_eq!(status[k], "converged", "{name}");
+        assert!(e_m[k] < 1e-7, "{name}: e_m {}", e_m[k]);
+        // SAP's own regularisation is not MuJoCo's: close, not equal.
+        assert!(distance[k] < 1.0, "{name}: distance {}", distance[k]);
+    }
+    std::fs::remove_dir_all(&root).unwrap();
+}
+
+#[test]
 fn problem_set_refusals_name_the_key() {
     let root = scratch("refusals");
     let config = root.join("experiments/configs/p/bad.toml");

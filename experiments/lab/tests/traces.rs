@@ -41,4 +41,18 @@ fn asked_steps_keep_every_solvers_trace() {
     assert!(why.iter().any(|w| w == "hardest"));
     let optimality = df.column("optimality").unwrap().f64().unwrap();
     assert!(optimality.iter().flatten().any(|v| v > 0.0));
+    // Algorithm 2's exact line search never raises SAP's cost: each asked history starts at
+    // iteration 0 and its cost does not grow (a convergence history as Fig. 10 draws it).
+    let (iter, merit) = (col("iter"), df.column("merit").unwrap().f64().unwrap());
+    for s in ["10", "11"] {
+        let rows: Vec<usize> = (0..df.height())
+            .filter(|&i| why[i] == "asked" && step[i] == s && solver[i] == "sap+newton-merit")
+            .collect();
+        assert_eq!(iter[rows[0]], "0", "step {s}");
+        let cost: Vec<f64> = rows.iter().map(|&i| merit.get(i).unwrap()).collect();
+        assert!(
+            cost.windows(2).all(|w| w[1] <= w[0] + 1e-12 * w[0].abs()),
+            "step {s}: {cost:?}"
+        );
+    }
 }

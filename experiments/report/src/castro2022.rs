@@ -1,10 +1,22 @@
-//! The Castro, Permenter and Han 2022 (SAP) report (`reports/castro2022/`).
+//! The Castro, Permenter and Han 2022 (SAP) report (`reports/castro2022/`). It only reads
+//! runs: every number comes from a run under `data/runs/castro2022/` (rows and `.meta.json`
+//! with provenance, written by `contactlab run` / `contactlab reproduce castro2022`), or from the
+//! published numbers beside the configs (`experiments/configs/castro2022/*_published.csv`).
 //!
+//! * The spring-cylinder (sec. VI-B, Figs. 5-7; `order.toml`, `energy.toml`).
 //! * The sliding sphere of Mylapilli and Jain with SAP (`sphere.toml`): the hop and the glide
-//!   at `dt mu |v_t|` that sec. V-A predicts, beside MuJoCo's and Drake's hop (`docs/PEERS.md`).
+//!   at `dt mu |v_t|` that sec. V-A predicts, beside MuJoCo's and Drake's hop
+//!   (`sphere_published.csv`, from `docs/PEERS.md`).
 //! * The MuJoCo set (`data/mujoco/`): SAP's Algorithm 2, L-BFGS on SAP's cost and Clarabel on
-//!   SAP's primal, solved in this process when the report is generated (small problems, a few
-//!   seconds), with MuJoCo's answers as an outside reference (`mujoco_set.csv`).
+//!   SAP's primal, timed by the problem-set run `mujoco_set.toml` with MuJoCo's answers as an
+//!   outside reference and the oracle on MuJoCo's own problem (`mujoco_set.csv`).
+//! * Clutter (sec. VI-C, Figs. 9-13; `clutter.toml`), with the speed-ups the paper gives
+//!   (`speedup_published.csv`) and Fig. 10's convergence histories from the traces the run keeps
+//!   at steps 60 and 520 (`convergence_published.csv` for the paper's iterations).
+//! * The slip parameter `sigma` (Figs. 14-15; `sigma.toml`).
+//! * Beside MuJoCo and Drake: the other-engine run `peers.toml` (`experiments/peers/bench.py`)
+//!   next to our clutter run; where it could not measure, the numbers of `peers_published.csv`
+//!   (`docs/PEERS.md`), with the reason in the table's `source` column.
 //!
 //! Statistics: [`crate::analysis::castro2022`]. Facts: `sphere.{max_hop_mm, max_hop_time,
 //! glide_ratio_mean, glide_ratio_min, glide_ratio_max, glide_steps, slide_time, roll_speed,
@@ -19,23 +31,20 @@ use super::builder::Report;
 use super::findings::Fmt;
 use super::plots::{Axis, Chart, Series};
 use super::table::{Cell as C, Table};
-use super::ReportError;
+use super::{number, read_csv_with_header, read_quantities, ReportError};
 use crate::analysis::castro2022::{
-    clutter_rows, mujoco_set, mujoco_set_solvers, order_of_accuracy, sphere_glide, ClutterRow,
-    SetProblem,
+    clutter_rows, convergence_histories, engine_steps, order_of_accuracy, run_where, set_problems,
+    sphere_glide, ClutterRow, EngineRun, SetProblem,
 };
 use crate::analysis::quantile;
 use crate::analysis::{f64s, strs};
-
-/// MuJoCo's and Drake's hop on the sliding sphere (mm), `docs/PEERS.md`.
-const PEERS_SPHERE_HOP_MM: f64 = 5.6;
+use contactlab_runs::engines::EnginesConfig;
+use contactlab_runs::problems::ProblemsConfig;
+use contactlab_runs::store::read_run;
 
 /// Slip (m/s) above which a contact step counts as gliding (see
 /// [`crate::analysis::castro2022::sphere_glide`]).
 const GLIDE_MIN_SLIP: f64 = 0.1;
-
-/// Repeats per solver and problem of the MuJoCo set (the median time is reported).
-const SET_REPEATS: usize = 5;
 
 /// Writes `reports/castro2022/` from the runs under `data/runs/castro2022/`.
 pub fn generate(root: &Path) -> Result<(), ReportError> {
@@ -238,6 +247,13 @@ fn sphere(r: &mut Report) -> Result<(), ReportError> {
     let num = |k: &str| run.scene_value(|s| s.number(k));
     let (radius, h, mu, gravity) = (num("radius")?, num("h")?, num("mu")?, num("gravity")?);
     let g = sphere_glide(&run.steps, radius, h, mu, 1e-6, GLIDE_MIN_SLIP)?;
+    let published = r.config_file("sphere_published.csv");
+    let peers_hop_mm = read_quantities(&published)?
+        .get("peers_max_hop_mm")
+        .map(|q| q.0)
+        .ok_or_else(|| {
+            ReportError::Published(format!("{}: no `peers_max_hop_mm`", published.display()))
+        })?;
     let v0 = run
         .scene_value(|s| s.numbers("v0"))?
         .first()
@@ -267,7 +283,7 @@ fn sphere(r: &mut Report) -> Result<(), ReportError> {
         C::text("largest hop (mm)"),
         C::same(1e3 * g.max_hop, &mm),
         C::same(0.0, &mm),
-        C::same(PEERS_SPHERE_HOP_MM, &mm),
+        C::same(peers_hop_mm, &mm),
     ])?;
     t.row(vec![
         C::text("glide height / (dt mu |slip|): mean over gliding steps"),
@@ -331,7 +347,7 @@ fn sphere(r: &mut Report) -> Result<(), ReportError> {
     )
     .num(
         "peers.sphere_hop_mm",
-        PEERS_SPHERE_HOP_MM,
+        peers_hop_mm,
         Fmt::fixed(1).unit(" mm"),
     );
     Ok(())
@@ -345,28 +361,51 @@ fn solve_of<'a>(
     p.solves.iter().find(|s| s.solver == solver)
 }
 
-/// The MuJoCo set: SAP, L-BFGS and Clarabel, and MuJoCo's answers.
+/// The MuJoCo set: SAP, L-BFGS and Clarabel, and MuJoCo's answers, from the problem-set run
+/// `mujoco_set.toml`.
 fn set(r: &mut Report, root: &Path) -> Result<(), ReportError> {
-    let specs = mujoco_set_solvers();
-    let names: Vec<String> = specs.iter().map(|s| s.name()).collect();
-    let rows = mujoco_set(&root.join("data/mujoco"), &specs, SET_REPEATS)?;
+    let path = r.config_file("mujoco_set.toml");
+    let cfg = ProblemsConfig::load(&path)?;
+    let (df, _) = r.load_data(&cfg.name, &cfg.data_path(root))?;
+    let rows = set_problems(&df)?;
+    // The three solvers by their drivers: SAP's Algorithm 2, L-BFGS, the interior point.
+    let spec = |optimizer: &str| {
+        cfg.solvers
+            .iter()
+            .find(|s| s.optimizer.name == optimizer)
+            .ok_or_else(|| {
+                ReportError::Published(format!(
+                    "{}: no solver with optimizer `{optimizer}`",
+                    path.display()
+                ))
+            })
+    };
+    let (sap, lbfgs, ipm) = (spec("newton-merit")?, spec("lbfgs")?, spec("clarabel")?);
+    let names: Vec<String> = [sap, lbfgs, ipm].iter().map(|s| s.name()).collect();
     r.heading(2, "SAP on problems exported from MuJoCo");
     r.text(&format!(
         "The {} generalized problems in `data/mujoco/global/` (MuJoCo 4.0 runs of balls in a box \
          and clutter; MuJoCo's impulses beside each). They carry no stiffness or time step, so SAP \
          runs near-rigid (`phi0 = 0`, `v^ = 0`), from `v*` (no previous step to warm-start from). \
-         Solvers: `{}` (Algorithm 2, `eps_a = 1e-12`, `eps_r = 1e-8`), `{}` (L-BFGS on the same \
-         cost, `eps_r = 1e-5`, at most 2000 iterations) and `{}` (Clarabel on the primal with its \
-         default tolerances, `1e-8`, its `e_m` measured at its own primal pair `(v, sigma)`; it \
-         cannot warm-start and its time includes its set-up). Times are medians of {SET_REPEATS} solves. `distance` is \
+         Solvers (`mujoco_set.toml`): `{}` (Algorithm 2, `eps_a = {:e}`, `eps_r = {:e}`), `{}` \
+         (L-BFGS on the same cost, `eps_r = {:e}`, at most {} iterations) and `{}` (Clarabel on \
+         the primal with its default tolerances, `1e-8`, its `e_m` measured at its own primal pair \
+         `(v, sigma)`; it cannot warm-start and its time includes its set-up). Times are medians \
+         of {} solves in interleaved rounds. `distance` is \
          `max |gamma - r_MuJoCo| / max |r_MuJoCo|`: both are regularised, differently (MuJoCo's \
          `solref`/`solimp` against eqs. 29-30), so they are close, not equal. The oracle column \
-         solves SAP with MuJoCo's own regulariser and `v_ref`: then SAP's dual is MuJoCo's problem, \
-         and the impulse error must be inside the ball MuJoCo's own KKT residual allows.",
+         (the run's `[reference]`) solves SAP with MuJoCo's own regulariser and `v_ref`: then SAP's \
+         dual is MuJoCo's problem, and the impulse error must be inside the ball MuJoCo's own KKT \
+         residual allows.",
         rows.len(),
         names[0],
+        sap.tol,
+        sap.rel_tol,
         names[1],
-        names[2]
+        lbfgs.rel_tol,
+        lbfgs.max_iter,
+        names[2],
+        cfg.rounds,
     ));
     let mut t = Table::new(Some("mujoco_set.csv"))
         .col("problem", "problem")
@@ -479,46 +518,44 @@ fn seconds_cell(seconds: f64) -> C {
 const SAP: &str = "SAP";
 const IPM: &str = "Clarabel";
 
-/// The paper's speed-up of SAP over Gurobi (Fig. 12), where its text gives one: (bodies,
-/// walls, value, where).
-const PUBLISHED_SPEEDUP: [(usize, bool, f64, &str); 4] = [
-    (
-        8,
-        true,
-        25.0,
-        "sec. VI-C: up to 25x with walls below 40 bodies",
-    ),
-    (
-        8,
-        false,
-        50.0,
-        "sec. VI-C: up to 50x without walls below 40 bodies",
-    ),
-    (
-        80,
-        true,
-        1.0,
-        "sec. VI-C: beyond 80 bodies with walls Gurobi wins (< 1)",
-    ),
-    (
-        80,
-        false,
-        10.0,
-        "sec. VI-C: about 10x without walls beyond 80 bodies",
-    ),
-];
-
-fn published_speedup(bodies: usize, walls: bool) -> f64 {
-    PUBLISHED_SPEEDUP
+/// The paper's speed-ups of SAP over Gurobi (Fig. 12) where its text gives one, from
+/// `speedup_published.csv`: (bodies, walls, speed-up).
+fn published_speedups(r: &Report) -> Result<Vec<(usize, bool, f64)>, ReportError> {
+    let path = r.config_file("speedup_published.csv");
+    let want = ["bodies", "walls", "speedup", "source"];
+    read_csv_with_header(&path, &want)?
         .iter()
-        .find(|(b, w, _, _)| *b == bodies && *w == walls)
-        .map_or(f64::NAN, |p| p.2)
+        .map(|row| {
+            let walls = match row[1].as_str() {
+                "true" => true,
+                "false" => false,
+                other => {
+                    return Err(ReportError::Published(format!(
+                        "{}: walls `{other}` is neither true nor false",
+                        path.display()
+                    )))
+                }
+            };
+            Ok((
+                number(&path, row, &want, 0)? as usize,
+                walls,
+                number(&path, row, &want, 2)?,
+            ))
+        })
+        .collect()
 }
 
 /// Clutter (sec. VI-C): SAP along the trajectory, Clarabel on the same step problems.
 fn clutter(r: &mut Report) -> Result<Vec<ClutterRow>, ReportError> {
     let run = r.load("clutter.toml")?;
     let rows = clutter_rows(&run.steps, SAP, IPM)?;
+    let speedups = published_speedups(r)?;
+    let published_speedup = |bodies: usize, walls: bool| {
+        speedups
+            .iter()
+            .find(|p| p.0 == bodies && p.1 == walls)
+            .map_or(f64::NAN, |p| p.2)
+    };
     r.heading(2, "Clutter (sec. VI-C)");
     r.text(&format!(
         "Spheres (r = 5 cm) and 10 cm boxes dropped in four columns into the 80 cm container, with \
@@ -606,7 +643,7 @@ fn clutter(r: &mut Report) -> Result<Vec<ClutterRow>, ReportError> {
         .map(|w| {
             (
                 format!("paper, vs Gurobi, {}", if w { "walls" } else { "no walls" }),
-                PUBLISHED_SPEEDUP
+                speedups
                     .iter()
                     .filter(|p| p.1 == w)
                     .map(|p| (p.0 as f64, p.2))
@@ -707,41 +744,56 @@ fn fig13(r: &mut Report, rows: &[ClutterRow], bodies: &[f64]) -> Result<(), Repo
     )
 }
 
-/// Fig. 10's two histories: (step, SAP iterations the paper reports).
-const FIG10: [(usize, f64); 2] = [(60, 21.0), (520, 5.0)];
-
-/// Fig. 10: SAP's convergence on steps 60 and 520 of 40 bodies with walls, re-simulated with
-/// the clutter config's driver.
+/// Fig. 10: SAP's convergence on steps 60 and 520 of 40 bodies with walls, from the traces the
+/// clutter run keeps at the steps its `[output] traces_at` asks for; the paper's iterations from
+/// `convergence_published.csv`.
 fn fig10(r: &mut Report, run: &super::builder::RunData) -> Result<(), ReportError> {
-    let mut params = run.config.scene.params.clone();
-    params.insert("n_bodies".into(), toml::Value::Integer(40));
-    params.insert("walls".into(), toml::Value::Boolean(true));
-    params.insert("seed".into(), toml::Value::Integer(0));
-    let spec = run.config.driver_specs()[0].clone();
-    // A cut-down run (CI) may not reach the paper's steps: draw what it reaches.
-    let at: Vec<usize> = FIG10
+    let path = r.config_file("convergence_published.csv");
+    let want = ["step", "iterations", "source"];
+    let published = read_csv_with_header(&path, &want)?
         .iter()
-        .map(|f| f.0)
-        .filter(|&s| s < run.config.scene.steps)
-        .collect();
+        .map(|row| {
+            Ok((
+                number(&path, row, &want, 0)? as usize,
+                number(&path, row, &want, 1)?,
+            ))
+        })
+        .collect::<Result<Vec<(usize, f64)>, ReportError>>()?;
+    let Some(run_index) = run_where(
+        &run.steps,
+        &[("n_bodies", "40"), ("walls", "true"), ("seed", "0")],
+    )?
+    else {
+        return Ok(());
+    };
+    let traces = read_run(
+        &run.data_path
+            .with_file_name(format!("{}_traces.parquet", run.config.name)),
+    )?;
+    let h = convergence_histories(&traces, run_index, SAP)?;
+    // A cut-down run (CI) may not reach the paper's steps: draw what it reaches.
+    let mut at: Vec<usize> = h.iter().map(|p| p.step).collect();
+    at.sort_unstable();
+    at.dedup();
     if at.is_empty() {
         return Ok(());
     }
-    let kind = contactlab_scenes::SceneKind::from_name(&run.config.scene.kind)
-        .map_err(|e| ReportError::Published(e.to_string()))?;
-    let h = crate::analysis::castro2022::histories(kind, &params, &spec, &at)?;
     let mut t = Table::new(Some("convergence.csv"))
         .col("step", "step")
         .col("iterations, paper", "iterations_published")
         .col("iterations here", "iterations_reproduced")
         .col("final |D grad|", "final_optimality");
     let mut series = Vec::new();
-    for (step, published) in FIG10.into_iter().filter(|f| at.contains(&f.0)) {
+    for &step in &at {
+        let paper = published
+            .iter()
+            .find(|p| p.0 == step)
+            .map_or(f64::NAN, |p| p.1);
         let pts: Vec<_> = h.iter().filter(|p| p.step == step).collect();
         let iterations = pts.last().map_or(0, |p| p.iteration);
         t.row(vec![
             C::int(step as i64),
-            C::same(published, &Fmt::int()),
+            C::same(paper, &Fmt::int()),
             C::int(iterations as i64),
             C::same(pts.last().map_or(f64::NAN, |p| p.optimality), &Fmt::sci(1)),
         ])?;
@@ -758,14 +810,21 @@ fn fig10(r: &mut Report, run: &super::builder::RunData) -> Result<(), ReportErro
             Fmt::int(),
         );
     }
-    r.text(
-        "Fig. 10: SAP's convergence on two steps of the 40-body run with walls (re-simulated \
-         with the clutter config's driver; the optimality measure is eq. 26's `|D grad l|`).",
-    );
+    r.text(&format!(
+        "Fig. 10: SAP's convergence on two steps of the 40-body run with walls (the traces the \
+         clutter run kept at the steps its `[output] traces_at` asks for, `{}_traces.parquet`; the \
+         optimality measure is eq. 26's `|D grad l|`).",
+        run.config.name
+    ));
     r.table(&t)?;
+    let steps = at
+        .iter()
+        .map(ToString::to_string)
+        .collect::<Vec<_>>()
+        .join(" and ");
     r.plot(
         "clutter40_convergence.svg",
-        "SAP convergence histories on steps 60 and 520 (Fig. 10)",
+        &format!("SAP convergence histories on steps {steps} (Fig. 10)"),
         &Chart::new(
             "Clutter, 40 bodies, walls: SAP convergence (Fig. 10)",
             Axis::linear("iteration"),
@@ -919,23 +978,74 @@ fn clutter_facts(r: &mut Report, rows: &[ClutterRow]) {
     );
 }
 
-/// Per-step time on clutter with 40 bodies and walls beside MuJoCo's and Drake's, measured now.
+/// One engine's row of `peers_published.csv`: docs/PEERS.md's whole-step times.
+struct PublishedPeer {
+    bodies: usize,
+    engine: String,
+    configuration: String,
+    seconds: f64,
+    source: String,
+}
+
+fn published_peers(r: &Report) -> Result<Vec<PublishedPeer>, ReportError> {
+    let path = r.config_file("peers_published.csv");
+    let want = [
+        "scene",
+        "bodies",
+        "engine",
+        "configuration",
+        "ms_per_step_median",
+        "source",
+    ];
+    read_csv_with_header(&path, &want)?
+        .iter()
+        .map(|row| {
+            Ok(PublishedPeer {
+                bodies: number(&path, row, &want, 1)? as usize,
+                engine: row[2].clone(),
+                configuration: row[3].clone(),
+                seconds: 1e-3 * number(&path, row, &want, 4)?,
+                source: row[5].clone(),
+            })
+        })
+        .collect()
+}
+
+/// Per-step time on clutter with 40 bodies and walls beside MuJoCo's and Drake's, from the
+/// other-engine run `peers.toml`; where it did not measure an engine, `peers_published.csv`'s
+/// number with the reason in the `source` column.
 fn peers(r: &mut Report, root: &Path, rows: &[ClutterRow]) -> Result<(), ReportError> {
     let Some(ours) = rows.iter().find(|c| c.bodies == 40 && c.walls) else {
         return Ok(());
     };
-    let out = root.join("data/runs/castro2022/peers");
-    std::fs::create_dir_all(&out)?;
-    let measured = contactlab_lab::engines::measure_clutter(root, 40, &out);
+    let cfg = EnginesConfig::load(&r.config_file("peers.toml"))?;
+    let (df, _) = r.load_data(&cfg.name, &cfg.data_path(root))?;
+    let run = engine_steps(&df)?;
+    let published: Vec<PublishedPeer> = published_peers(r)?
+        .into_iter()
+        .filter(|p| p.bodies == ours.bodies)
+        .collect();
+    let measured: Vec<_> = match &run {
+        EngineRun::Measured(m) => m.iter().filter(|e| e.bodies == ours.bodies).collect(),
+        EngineRun::Skipped(_) => Vec::new(),
+    };
+    let mut engines: Vec<&str> = published.iter().map(|p| p.engine.as_str()).collect();
+    for m in &measured {
+        if !engines.contains(&m.engine.as_str()) {
+            engines.push(&m.engine);
+        }
+    }
     r.heading(2, "Beside MuJoCo and Drake (clutter, 40 bodies, walls)");
     r.text(
         "Whole-step wall time, median over the run: ours is collision detection, assembly, SAP \
          and the update (`seconds + scene_seconds` of the run); MuJoCo's is `mj_step` (Newton, \
          elliptic cones, soft contacts by its own `solref`/`solimp`); Drake's is one \
          `AdvanceTo` of its SAP with the paper's `k = 1e12`, `tau_d = h`, called from Python \
-         (`experiments/peers/bench.py`). Drake gives one contact point per shape pair, MuJoCo up \
-         to four per box pair, we up to four: contacts per step are beside the times. Our run \
-         shares the machine's two cores with the sweep's other run.",
+         (`experiments/peers/bench.py`, run by `peers.toml`). Drake gives one contact point per \
+         shape pair, MuJoCo up to four per box pair, we up to four: contacts per step are beside \
+         the times. Our run shares the machine's two cores with the sweep's other run. An engine \
+         the peers' run did not measure shows docs/PEERS.md's number (`peers_published.csv`, with \
+         its own configuration) and says why.",
     );
     let mut t = Table::new(Some("peers.csv"))
         .col("scene", "scene")
@@ -945,34 +1055,67 @@ fn peers(r: &mut Report, root: &Path, rows: &[ClutterRow]) -> Result<(), ReportE
         .col("ms per step (median)", "seconds_per_step_median")
         .col("contacts per step (median)", "contacts_per_step_median")
         .col("source", "source");
+    let scene = format!("clutter_n{}", ours.bodies);
     t.row(vec![
-        C::code("clutter_n40"),
-        C::int(40),
+        C::code(scene.clone()),
+        C::int(ours.bodies as i64),
         C::code("contactlab-sap"),
         C::text("SAP + newton-merit, eps_r = 1e-5"),
         seconds_cell(ours.step_seconds_median),
         C::same(ours.contacts_median, &Fmt::int()),
         C::text("measured in this run"),
     ])?;
-    for p in &measured {
+    let mut times = Vec::new();
+    let mut not_measured = Vec::new();
+    for engine in engines {
+        let m = measured.iter().find(|m| m.engine == engine);
+        if let Some(m) = m.filter(|m| m.error.is_empty()) {
+            t.row(vec![
+                C::code(m.scene.clone()),
+                C::int(m.bodies as i64),
+                C::code(engine),
+                C::text(m.config.clone()),
+                seconds_cell(m.seconds_per_step_median),
+                C::same(m.contacts_per_step_median, &Fmt::int()),
+                C::text("measured in this run"),
+            ])?;
+            times.push((engine.to_string(), m.seconds_per_step_median));
+            continue;
+        }
+        not_measured.push(engine);
+        let Some(p) = published.iter().find(|p| p.engine == engine) else {
+            continue;
+        };
+        let why = match (&run, m) {
+            (EngineRun::Skipped(why), _) => why.clone(),
+            (EngineRun::Measured(_), Some(m)) => m.error.clone(),
+            (EngineRun::Measured(_), None) => format!(
+                "the peers' run has no {engine} row; bench.py leaves Drake out without pydrake"
+            ),
+        };
         t.row(vec![
-            C::code(p.scene.clone()),
+            C::code(scene.clone()),
             C::int(p.bodies as i64),
-            C::code(p.engine.clone()),
-            C::text(p.config.clone()),
-            seconds_cell(p.seconds_per_step_median),
-            C::same(p.contacts_per_step_median, &Fmt::int()),
-            C::text(p.source.clone()),
+            C::code(engine),
+            C::text(p.configuration.clone()),
+            seconds_cell(p.seconds),
+            C::same(f64::NAN, &Fmt::int()),
+            // CSV cells carry no commas.
+            C::text(format!(
+                "{} (not measured in this run: {})",
+                p.source,
+                why.replace(',', ";")
+            )),
         ])?;
+        times.push((engine.to_string(), p.seconds));
     }
     r.table(&t)?;
     let time_of = |engine: &str| {
-        measured
+        times
             .iter()
-            .find(|p| p.engine == engine)
-            .map_or(f64::NAN, |p| p.seconds_per_step_median)
+            .find(|(e, _)| e == engine)
+            .map_or(f64::NAN, |p| p.1)
     };
-    let all_measured = measured.iter().all(|p| p.source == "measured in this run");
     let f = r.facts();
     f.num(
         "peers.drake_over_ours",
@@ -986,10 +1129,15 @@ fn peers(r: &mut Report, root: &Path, rows: &[ClutterRow]) -> Result<(), ReportE
     )
     .text(
         "peers.source",
-        if all_measured {
-            "measured in this run"
+        if not_measured.is_empty() {
+            "measured in this run".to_string()
+        } else if times.len() == not_measured.len() {
+            "taken from docs/PEERS.md (not measured in this run)".to_string()
         } else {
-            "taken from docs/PEERS.md (not measured in this run)"
+            format!(
+                "measured in this run; {} taken from docs/PEERS.md",
+                not_measured.join(" and ")
+            )
         },
     );
     Ok(())
@@ -1009,9 +1157,8 @@ fn sigma(r: &mut Report) -> Result<(), ReportError> {
     let cond = f64s(df, "hessian_condition")?;
     let cond_scaled = f64s(df, "hessian_condition_scaled")?;
     let steps = run.config.scene.steps as f64;
-    let p = &run.config.scene.params;
-    let num = |k: &str, d: f64| p.get(k).and_then(|v| v.as_float()).unwrap_or(d);
-    let (dt, mu, g) = (num("dt", 0.01), num("mu", 1.0), num("gravity", 9.81));
+    let num = |k: &str| run.scene_value(|s| s.number(k));
+    let (dt, mu, g) = (num("dt")?, num("mu")?, num("gravity")?);
     let mut labels: Vec<String> = solver.clone();
     labels.sort();
     labels.dedup();
@@ -1173,4 +1320,53 @@ fn sigma(r: &mut Report) -> Result<(), ReportError> {
         &cond_series,
     )?;
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_shipped_published_files_parse() {
+        let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+        let r = Report::new(&root, "castro2022", "t", "c");
+        assert_eq!(
+            published_speedups(&r).unwrap(),
+            [
+                (8, true, 25.0),
+                (8, false, 50.0),
+                (80, true, 1.0),
+                (80, false, 10.0)
+            ]
+        );
+        let peers = published_peers(&r).unwrap();
+        let ms: Vec<(usize, &str, f64)> = peers
+            .iter()
+            .map(|p| (p.bodies, p.engine.as_str(), 1e3 * p.seconds))
+            .collect();
+        for (want, got) in [
+            (40, "mujoco", 0.097),
+            (40, "drake-sap", 2.54),
+            (80, "mujoco", 1.86),
+            (80, "drake-sap", 12.8),
+        ]
+        .iter()
+        .zip(&ms)
+        {
+            assert_eq!((want.0, want.1), (got.0, got.1));
+            assert!((want.2 - got.2).abs() < 1e-12, "{ms:?}");
+        }
+        assert!(peers.iter().all(|p| p.source.contains("docs/PEERS.md")));
+        let q = read_quantities(&r.config_file("sphere_published.csv")).unwrap();
+        assert_eq!(q["peers_max_hop_mm"].0, 5.6);
+        let want = ["step", "iterations", "source"];
+        let fig10 =
+            read_csv_with_header(&r.config_file("convergence_published.csv"), &want).unwrap();
+        let steps: Vec<(&str, &str)> = fig10
+            .iter()
+            .map(|row| (row[0].as_str(), row[1].as_str()))
+            .collect();
+        assert_eq!(steps, [("60", "21"), ("520", "5")]);
+        assert!(fig10.iter().all(|row| row[2].contains("Fig. 10")));
+    }
 }

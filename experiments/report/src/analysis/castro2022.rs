@@ -6,27 +6,26 @@
 //!   glides at a height `(dt + tau_d) mu |v_t|` above the plane (sec. VII, "Convex
 //!   approximation"); the rigid contact here has `tau_d = 0`. Measured: the initial hop, and
 //!   the glide height over `dt mu |slip|` while sliding.
-//! * [`mujoco_set`]: the generalized problems exported from MuJoCo (`data/mujoco/global/`)
-//!   solved by SAP (`newton-merit`, `lbfgs`) and Clarabel on SAP's primal, with iterations,
-//!   times, `e_m` (eq. 32), and the distance of SAP's impulses to MuJoCo's (both regularised,
-//!   differently) and, with MuJoCo's own regulariser, to within MuJoCo's accuracy.
-//! * [`clutter_rows`] and [`histories`]: clutter (sec. VI-C, Figs. 9-12).
+//! * [`set_problems`]: the generalized problems exported from MuJoCo (`data/mujoco/global/`)
+//!   as the problem-set run `mujoco_set.toml` solved them: SAP (`newton-merit`, `lbfgs`) and
+//!   Clarabel on SAP's primal, with iterations, times, `e_m` (eq. 32), the distance of SAP's
+//!   impulses to MuJoCo's (both regularised, differently) and, with MuJoCo's own regulariser,
+//!   to within MuJoCo's accuracy (the oracle the run computed).
+//! * [`clutter_rows`] and [`convergence_histories`]: clutter (sec. VI-C, Figs. 9-12), the
+//!   histories from the traces the clutter run kept at the asked steps (Fig. 10).
+//! * [`engine_steps`]: MuJoCo's and Drake's whole-step times from the peers' run.
 //! * [`spring`]: the spring-cylinder (sec. VI-B): orders of accuracy and energy (Figs. 5-7),
 //!   re-exported here.
+//!
+//! Everything here reads DataFrames of runs; nothing solves or simulates.
 
 pub mod spring;
 
 pub use spring::*;
 
-use std::path::{Path, PathBuf};
-
-use contactlab_core::generalized::GeneralizedProblem;
-use contactlab_core::{Problem, StepProblem};
-use contactlab_formulations::castro::{ContactRegularization, SapCost};
 use polars::prelude::DataFrame;
 
 use super::{f64s, quantile, AnalysisError};
-use contactlab_lab::registry::{solve_spec, PluginChoice, SolverSpec};
 
 /// What the sliding sphere does under SAP.
 #[derive(Debug, Clone, PartialEq)]
@@ -127,11 +126,11 @@ pub fn sphere_glide(
 pub struct SetSolve {
     /// The solver's label.
     pub solver: String,
-    /// The driver's own status.
+    /// The driver's own status (`error` when the solve could not run).
     pub status: String,
     /// Iterations.
     pub iterations: u64,
-    /// Median seconds over the repeats.
+    /// Median seconds over the run's rounds.
     pub seconds: f64,
     /// `e_m` (eq. 32) at its answer.
     pub e_m: f64,
@@ -155,169 +154,176 @@ pub struct SetProblem {
     pub oracle_error: f64,
     /// The bound on [`SetProblem::oracle_error`].
     pub oracle_bound: f64,
-    /// The solvers with SAP's own (physical) regularisation.
+    /// The solvers with SAP's own (physical) regularisation, in the run's order.
     pub solves: Vec<SetSolve>,
 }
 
-/// The solvers run on the MuJoCo set, each on the whole problem (islands off): SAP's
-/// Algorithm 2, L-BFGS on SAP's cost, and Clarabel on SAP's primal with its default tolerances
-/// (`1e-8`), measured at its own primal pair.
-pub fn mujoco_set_solvers() -> Vec<SolverSpec> {
-    let mut newton = SolverSpec::new("sap", "newton-merit", 1e-12, 100);
-    newton.label = Some("SAP".into());
-    newton.rel_tol = 1e-8;
-    let mut lbfgs = SolverSpec::new("sap", "lbfgs", 1e-12, 2000);
-    lbfgs.label = Some("SAP-LBFGS".into());
-    lbfgs.rel_tol = 1e-5;
-    let mut ipm = SolverSpec::new("sap", "clarabel", 1e-12, 200);
-    ipm.label = Some("Clarabel".into());
-    ipm.optimizer = PluginChoice::named("clarabel");
-    let mut specs = vec![newton, lbfgs, ipm];
-    // Whole problems, as the paper (and Drake) solve a step, like the clutter config: per
-    // island L-BFGS converges on more of the set, which is the islands' merit, not SAP's.
-    for s in &mut specs {
-        s.islands = false;
+/// A float column, NaN everywhere when the frame lacks it (a diagnostic no solver reported).
+fn f64s_or_nan(df: &DataFrame, name: &str) -> Result<Vec<f64>, AnalysisError> {
+    if df.column(name).is_ok() {
+        Ok(f64s(df, name)?)
+    } else {
+        Ok(vec![f64::NAN; df.height()])
     }
-    specs
 }
 
-fn sidecar(path: &Path) -> Result<serde_json::Value, AnalysisError> {
-    let text = std::fs::read_to_string(path)
-        .map_err(|e| AnalysisError::MissingData(format!("{}: {e}", path.display())))?;
-    serde_json::from_str(&text)
-        .map_err(|e| AnalysisError::MissingData(format!("{}: {e}", path.display())))
-}
-
-fn numbers(v: &serde_json::Value, key: &str, path: &Path) -> Result<Vec<f64>, AnalysisError> {
-    v[key]
-        .as_array()
-        .map(|a| a.iter().filter_map(serde_json::Value::as_f64).collect())
-        .ok_or_else(|| AnalysisError::MissingData(format!("{}: no array `{key}`", path.display())))
-}
-
-fn max_abs(v: &[f64]) -> f64 {
-    v.iter().fold(0.0f64, |m, x| m.max(x.abs()))
-}
-
-fn max_diff(a: &[f64], b: &[f64]) -> f64 {
-    a.iter()
-        .zip(b)
-        .fold(0.0f64, |m, (x, y)| m.max((x - y).abs()))
-}
-
-/// SAP with MuJoCo's regulariser `R` and `v^ = v_ref` (MuJoCo's own problem, SAP's dual
-/// eq. 22): its largest impulse error against MuJoCo's `r`, and MuJoCo's accuracy bound.
-fn oracle(
-    g: &GeneralizedProblem,
-    side: &serde_json::Value,
-    path: &Path,
-) -> Result<(f64, f64), AnalysisError> {
-    let rr = numbers(side, "regulariser_R", path)?;
-    let v_ref = numbers(side, "v_ref", path)?;
-    let r_mj = numbers(side, "r", path)?;
-    if rr.len() != 3 * g.num_contacts() || v_ref.len() != rr.len() || r_mj.len() != rr.len() {
-        return Err(AnalysisError::MissingData(format!(
-            "{}: sidecar sizes disagree with the problem's {} contacts",
-            path.display(),
-            g.num_contacts()
-        )));
+/// A text column, empty everywhere when the frame lacks it.
+fn strs_or_empty(df: &DataFrame, name: &str) -> Result<Vec<String>, AnalysisError> {
+    if df.column(name).is_ok() {
+        Ok(super::strs(df, name)?)
+    } else {
+        Ok(vec![String::new(); df.height()])
     }
-    let regs = (0..g.num_contacts())
-        .map(|i| ContactRegularization {
-            mu: g.contacts[i].mu,
-            rn: rr[3 * i],
-            rt: rr[3 * i + 1],
-        })
-        .collect();
-    let cost = SapCost::new(g, regs, &v_ref);
-    let opts = contactlab_core::SolveOptions {
-        tol: 1e-13,
-        max_iter: 100,
-        ..Default::default()
-    };
-    let s = contactlab_core::drivers::solve_merit(
-        &cost,
-        contactlab_core::drivers::NewtonMerit::default(),
-        cost.v_star().to_vec(),
-        &opts,
-    )
-    .map_err(|e| AnalysisError::MissingData(format!("{}: oracle solve: {e}", path.display())))?;
-    let err = max_diff(&cost.impulses(&s.x), &r_mj);
-    let acc = side["checks"]["abs_residual_inf"]
-        .as_f64()
-        .unwrap_or(f64::NAN);
-    let r_min = rr.iter().copied().fold(f64::INFINITY, f64::min);
-    Ok((err, (r_mj.len() as f64).sqrt() * acc / r_min))
 }
 
-/// Every problem of `dir/global/*.json` with its sidecar `dir/mujoco/<name>.json`, solved by
-/// `solvers` (each `repeats` times for the median time), in file-name order.
-pub fn mujoco_set(
-    dir: &Path,
-    solvers: &[SolverSpec],
-    repeats: usize,
-) -> Result<Vec<SetProblem>, AnalysisError> {
-    let mut files: Vec<PathBuf> = std::fs::read_dir(dir.join("global"))
-        .map_err(|e| AnalysisError::MissingData(format!("{}: {e}", dir.display())))?
-        .filter_map(|e| e.ok().map(|e| e.path()))
-        .filter(|p| p.extension().is_some_and(|e| e == "json"))
-        .collect();
-    files.sort();
-    let mut out = Vec::new();
-    for file in files {
-        let name = file
-            .file_stem()
-            .map(|s| s.to_string_lossy().into_owned())
-            .unwrap_or_default();
-        let side_path = dir.join("mujoco").join(format!("{name}.json"));
-        let side = sidecar(&side_path)?;
-        let bad = |e: &dyn std::fmt::Display| {
-            AnalysisError::MissingData(format!("{}: {e}", file.display()))
-        };
-        let Problem::Global(global) =
-            contactlab_core::io::read_problem(&file).map_err(|e| bad(&e))?
-        else {
-            return Err(bad(&"not a global problem"));
-        };
-        let g = GeneralizedProblem::from_global(&global).map_err(|e| bad(&e))?;
-        let (oracle_error, oracle_bound) = oracle(&g, &side, &side_path)?;
-        let r_mj = numbers(&side, "r", &side_path)?;
-        let step = StepProblem::from(g.clone());
-        let mut solves = Vec::new();
-        for spec in solvers {
-            let mut times = Vec::new();
-            let mut last = None;
-            for _ in 0..repeats.max(1) {
-                let s = solve_spec(&step, spec, None).map_err(|e| bad(&e))?;
-                times.push(s.seconds);
-                last = Some(s);
-            }
-            let Some(s) = last else { continue };
-            solves.push(SetSolve {
-                solver: spec.name(),
-                status: s.solver_status.as_str().to_string(),
-                iterations: s.iterations,
-                seconds: quantile(&times, 0.5),
-                e_m: s.diagnostics.get("e_m").copied().unwrap_or(f64::NAN),
-                distance_to_mujoco: max_diff(&s.r, &r_mj) / max_abs(&r_mj).max(f64::MIN_POSITIVE),
-            });
+/// The first finite value of `v` over `rows` (NaN when none is).
+fn first_finite(v: &[f64], rows: &[usize]) -> f64 {
+    rows.iter()
+        .map(|&k| v[k])
+        .find(|x| x.is_finite())
+        .unwrap_or(f64::NAN)
+}
+
+/// The MuJoCo set from the rows of its problem-set run (`mujoco_set.toml`, `kind = "problems"`
+/// with MuJoCo's answers as `[reference]`): one [`SetProblem`] per problem in run order, its
+/// solvers in the run's order. Columns read: `run`, `problem`, `n_c`, `dofs`, `solver`,
+/// `solver_status`, `iterations`, `seconds`, `e_m`, `reference_distance`,
+/// `reference_iterations`, `oracle_error`, `oracle_bound`.
+pub fn set_problems(df: &DataFrame) -> Result<Vec<SetProblem>, AnalysisError> {
+    for c in ["oracle_error", "oracle_bound", "reference_distance"] {
+        if df.column(c).is_err() {
+            return Err(AnalysisError::MissingData(format!(
+                "MuJoCo set: no `{c}` column (a problem-set run without MuJoCo's answers as its reference)"
+            )));
         }
-        out.push(SetProblem {
-            name,
-            contacts: g.num_contacts(),
-            dofs: g.num_dofs(),
-            mujoco_iterations: side["solver_iterations"]
-                .as_array()
-                .and_then(|a| a.last())
-                .and_then(serde_json::Value::as_f64)
-                .or_else(|| side["solver_iterations"].as_f64())
-                .unwrap_or(f64::NAN),
-            oracle_error,
-            oracle_bound,
-            solves,
-        });
     }
-    Ok(out)
+    let run = f64s(df, "run")?;
+    let problem = super::strs(df, "problem")?;
+    let nc = f64s(df, "n_c")?;
+    let dofs = f64s(df, "dofs")?;
+    let solver = super::strs(df, "solver")?;
+    let status = super::strs(df, "solver_status")?;
+    let iterations = f64s(df, "iterations")?;
+    let seconds = f64s(df, "seconds")?;
+    let e_m = f64s_or_nan(df, "e_m")?;
+    let distance = f64s(df, "reference_distance")?;
+    let mujoco_iterations = f64s_or_nan(df, "reference_iterations")?;
+    let (oracle_error, oracle_bound) = (f64s(df, "oracle_error")?, f64s(df, "oracle_bound")?);
+    let mut order: Vec<u64> = Vec::new();
+    for r in &run {
+        if !order.contains(&(*r as u64)) {
+            order.push(*r as u64);
+        }
+    }
+    Ok(order
+        .into_iter()
+        .map(|p| {
+            let rows: Vec<usize> = (0..df.height()).filter(|&k| run[k] as u64 == p).collect();
+            let k0 = rows[0];
+            SetProblem {
+                name: std::path::Path::new(&problem[k0])
+                    .file_stem()
+                    .map_or_else(|| problem[k0].clone(), |s| s.to_string_lossy().into_owned()),
+                contacts: nc[k0] as usize,
+                dofs: dofs[k0] as usize,
+                mujoco_iterations: first_finite(&mujoco_iterations, &rows),
+                oracle_error: first_finite(&oracle_error, &rows),
+                oracle_bound: first_finite(&oracle_bound, &rows),
+                solves: rows
+                    .iter()
+                    .map(|&k| SetSolve {
+                        solver: solver[k].clone(),
+                        status: status[k].clone(),
+                        iterations: iterations[k] as u64,
+                        seconds: seconds[k],
+                        e_m: e_m[k],
+                        distance_to_mujoco: distance[k],
+                    })
+                    .collect(),
+            }
+        })
+        .collect())
+}
+
+/// One engine's whole-step time on a scene, from an other-engine run (`kind = "engines"`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct EngineStep {
+    /// The scene (`clutter_n40`).
+    pub scene: String,
+    /// Bodies in it.
+    pub bodies: usize,
+    /// `mujoco` or `drake-sap` (the harness's engine name otherwise).
+    pub engine: String,
+    /// The engine's version and configuration as the harness gives them.
+    pub config: String,
+    /// Median wall time of a whole step (s); NaN where it failed.
+    pub seconds_per_step_median: f64,
+    /// Median contacts per step; NaN where it failed.
+    pub contacts_per_step_median: f64,
+    /// The harness's error for this engine (empty when it measured).
+    pub error: String,
+}
+
+/// What an other-engine run holds: the engines' rows, or why the harness did not run.
+#[derive(Debug, Clone, PartialEq)]
+pub enum EngineRun {
+    /// The harness ran: one row per engine and scene.
+    Measured(Vec<EngineStep>),
+    /// It could not run (its `skipped` column): why.
+    Skipped(String),
+}
+
+/// The short name of an engine the harness names (`mujoco 3.3.0`, or its configuration
+/// `mj_newton_elliptic`, `drake_sap_point`, where a failed row has no engine).
+fn engine_name(engine: &str, config: &str) -> String {
+    let e = if engine.is_empty() { config } else { engine };
+    if e.starts_with("mujoco") || e.starts_with("mj_") {
+        "mujoco".into()
+    } else if e.starts_with("drake") {
+        "drake-sap".into()
+    } else {
+        e.into()
+    }
+}
+
+/// The rows of a run of `experiments/peers/bench.py` (`peers.toml`): columns `engine`,
+/// `config`, `scene`, `nbodies`, `step_median_ms`, `ncon_median` and, where an engine failed,
+/// `error`; or the run's `skipped` reason.
+pub fn engine_steps(df: &DataFrame) -> Result<EngineRun, AnalysisError> {
+    if df.column("skipped").is_ok() {
+        let why = super::strs(df, "skipped")?;
+        return Ok(EngineRun::Skipped(
+            why.into_iter().find(|w| !w.is_empty()).unwrap_or_default(),
+        ));
+    }
+    let engine = strs_or_empty(df, "engine")?;
+    let config = strs_or_empty(df, "config")?;
+    let scene = strs_or_empty(df, "scene")?;
+    let error = strs_or_empty(df, "error")?;
+    let bodies = f64s_or_nan(df, "nbodies")?;
+    let ms = f64s_or_nan(df, "step_median_ms")?;
+    let ncon = f64s_or_nan(df, "ncon_median")?;
+    Ok(EngineRun::Measured(
+        (0..df.height())
+            .map(|k| EngineStep {
+                scene: scene[k].clone(),
+                bodies: if bodies[k].is_finite() {
+                    bodies[k] as usize
+                } else {
+                    0
+                },
+                engine: engine_name(&engine[k], &config[k]),
+                config: format!("{} {}", engine[k], config[k]).trim().to_string(),
+                seconds_per_step_median: 1e-3 * ms[k],
+                contacts_per_step_median: ncon[k],
+                error: if error[k].is_empty() && !ms[k].is_finite() {
+                    "no step time in the harness's result".into()
+                } else {
+                    error[k].clone()
+                },
+            })
+            .collect(),
+    ))
 }
 
 #[cfg(test)]
@@ -416,42 +422,107 @@ mod tests {
     }
 
     #[test]
-    fn histories_keep_the_asked_steps_with_a_decreasing_cost() {
-        let spec = SolverSpec::new("sap", "newton-merit", 1e-12, 100);
-        let h = histories(
-            contactlab_scenes::SceneKind::SphereOnPlane,
-            &toml::Table::new(),
-            &spec,
-            &[0, 2],
+    fn histories_are_the_asked_traces_of_the_chosen_run_and_solver() {
+        // Two runs (8 and 40 bodies, walls); the sweep's keys pick run 1.
+        let steps = df!(
+            "run" => [0u64, 0, 1, 1],
+            "n_bodies" => [8i64, 8, 40, 40],
+            "walls" => [true; 4],
+            "seed" => [0i64; 4]
         )
         .unwrap();
-        for step in [0, 2] {
-            let pts: Vec<&HistoryPoint> = h.iter().filter(|p| p.step == step).collect();
-            assert!(pts.len() >= 2, "step {step}: {pts:?}");
-            assert_eq!(pts[0].iteration, 0);
-            assert!(pts
-                .windows(2)
-                .all(|w| w[1].cost <= w[0].cost + 1e-12 * w[0].cost.abs()));
-            assert!(pts.last().unwrap().optimality <= 1e-12);
-        }
-        assert!(h.iter().all(|p| p.step == 0 || p.step == 2));
+        let keys = [("n_bodies", "40"), ("walls", "true"), ("seed", "0")];
+        assert_eq!(run_where(&steps, &keys).unwrap(), Some(1));
+        assert_eq!(run_where(&steps, &[("n_bodies", "20")]).unwrap(), None);
+        // Run 1's traces: SAP at the asked step 60 (twice: also the hardest step), Clarabel
+        // beside it, and run 0's SAP at the same step.
+        let traces = df!(
+            "run" => [1u64, 1, 1, 1, 1, 1, 1, 0],
+            "step" => [60u64, 60, 60, 60, 60, 60, 60, 60],
+            "solver" => ["SAP", "SAP", "SAP", "SAP", "SAP", "Clarabel", "Clarabel", "SAP"],
+            "why" => ["hardest", "hardest", "asked", "asked", "asked", "asked", "asked", "asked"],
+            "iter" => [0u64, 1, 0, 1, 2, 0, 1, 0],
+            "merit" => [3.0, 1.0, 3.0, 1.0, 0.5, 9.0, 8.0, 7.0],
+            "step_length" => [None, Some(1.0), None, Some(1.0), Some(0.5), None, None, None],
+            "optimality" => [Some(1.0), Some(1e-3), Some(1.0), Some(1e-3), Some(1e-9), None, None, Some(2.0)]
+        )
+        .unwrap();
+        let h = convergence_histories(&traces, 1, "SAP").unwrap();
+        assert_eq!(h.len(), 3, "{h:?}");
+        assert_eq!(h.iter().map(|p| p.iteration).collect::<Vec<_>>(), [0, 1, 2]);
+        assert_eq!(h[2].cost, 0.5);
+        assert_eq!(h[2].optimality, 1e-9);
+        assert!(h[0].step_length.is_nan());
+        assert!(h.iter().all(|p| p.step == 60));
+        assert!(convergence_histories(&traces, 1, "nobody")
+            .unwrap()
+            .is_empty());
     }
 
     #[test]
-    fn the_mujoco_set_in_the_repository_is_solved_and_matches_the_oracle() {
-        let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../data/mujoco");
-        let mut newton = SolverSpec::new("sap", "newton-merit", 1e-12, 100);
-        newton.rel_tol = 1e-8;
-        let rows = mujoco_set(&dir, &[newton], 1).unwrap();
-        assert!(rows.len() >= 4);
-        for p in &rows {
-            assert!(p.oracle_error <= p.oracle_bound, "{}", p.name);
-            let s = &p.solves[0];
-            assert_eq!(s.status, "converged", "{}", p.name);
-            assert!(s.e_m < 1e-7, "{}: {}", p.name, s.e_m);
-            // SAP's own regularisation is not MuJoCo's: close, not equal.
-            assert!(s.distance_to_mujoco < 1.0, "{}", p.name);
-        }
+    fn the_mujoco_set_is_read_per_problem_with_its_oracle_and_solvers() {
+        let df = df!(
+            "run" => [0u64, 0, 1, 1],
+            "problem" => ["a_nc4.json", "a_nc4.json", "b_nc9.json", "b_nc9.json"],
+            "n_c" => [4u64, 4, 9, 9],
+            "dofs" => [30u64, 30, 60, 60],
+            "solver" => ["SAP", "Clarabel", "SAP", "Clarabel"],
+            "solver_status" => ["converged", "converged", "converged", "error"],
+            "iterations" => [3u64, 9, 12, 0],
+            "seconds" => [1e-4, 2e-4, 3e-4, f64::NAN],
+            "e_m" => [1e-13, 1e-15, 2e-12, f64::NAN],
+            "reference_distance" => [0.1, 0.11, 0.2, f64::NAN],
+            "reference_iterations" => [4.0, 4.0, 12.0, f64::NAN],
+            "oracle_error" => [1e-9, 1e-9, 2e-9, f64::NAN],
+            "oracle_bound" => [1e-8, 1e-8, 4e-8, f64::NAN]
+        )
+        .unwrap();
+        let set = set_problems(&df).unwrap();
+        assert_eq!(set.len(), 2);
+        assert_eq!(set[0].name, "a_nc4");
+        assert_eq!((set[1].contacts, set[1].dofs), (9, 60));
+        assert_eq!(set[1].mujoco_iterations, 12.0);
+        assert_eq!((set[1].oracle_error, set[1].oracle_bound), (2e-9, 4e-8));
+        assert_eq!(set[0].solves.len(), 2);
+        assert_eq!(set[0].solves[1].solver, "Clarabel");
+        assert_eq!(set[0].solves[1].iterations, 9);
+        assert_eq!(set[0].solves[0].distance_to_mujoco, 0.1);
+        assert_eq!(set[1].solves[1].status, "error");
+        // Without MuJoCo's answers there is no oracle to read.
+        let bare = df.drop("oracle_bound").unwrap();
+        assert!(set_problems(&bare)
+            .unwrap_err()
+            .to_string()
+            .contains("oracle_bound"));
+    }
+
+    #[test]
+    fn engine_rows_name_their_engine_and_a_skipped_run_says_why() {
+        let df = df!(
+            "engine" => [Some("mujoco 3.3.0"), None],
+            "config" => ["mj_newton_elliptic", "drake_sap_point"],
+            "scene" => ["clutter_n40", "clutter_n40"],
+            "nbodies" => [40.0, 40.0],
+            "step_median_ms" => [Some(0.25), None],
+            "ncon_median" => [Some(102.0), None],
+            "error" => [None, Some("ImportError('pydrake')")]
+        )
+        .unwrap();
+        let EngineRun::Measured(rows) = engine_steps(&df).unwrap() else {
+            panic!("measured rows expected");
+        };
+        assert_eq!(rows.len(), 2);
+        assert_eq!(rows[0].engine, "mujoco");
+        assert_eq!(rows[0].config, "mujoco 3.3.0 mj_newton_elliptic");
+        assert!((rows[0].seconds_per_step_median - 2.5e-4).abs() < 1e-18);
+        assert_eq!((rows[0].bodies, rows[0].error.as_str()), (40, ""));
+        assert_eq!(rows[1].engine, "drake-sap");
+        assert!(rows[1].error.contains("pydrake"));
+        let skipped = df!("skipped" => ["CONTACTLAB_NO_PEERS is set"]).unwrap();
+        assert_eq!(
+            engine_steps(&skipped).unwrap(),
+            EngineRun::Skipped("CONTACTLAB_NO_PEERS is set".into())
+        );
     }
 }
 
@@ -615,33 +686,52 @@ pub struct HistoryPoint {
     pub iteration: u64,
     /// The cost.
     pub cost: f64,
-    /// The optimality measure `|D grad l|` of eq. 26 (NaN at the start when not recorded).
+    /// The optimality measure `|D grad l|` of eq. 26 (NaN where not recorded).
     pub optimality: f64,
-    /// The line search's step length.
+    /// The line search's step length (NaN where not recorded).
     pub step_length: f64,
 }
 
-/// Simulates `kind` with `params` for `max(at) + 1` steps, `spec` advancing it, and keeps the
-/// solver's per-iteration history at the steps `at` (Fig. 10's convergence histories).
-pub fn histories(
-    kind: contactlab_scenes::SceneKind,
-    params: &toml::Table,
-    spec: &SolverSpec,
-    at: &[usize],
+/// The run of a sweep whose keys take the given values, compared as text (`("n_bodies",
+/// "40")`, `("walls", "true")`), from the steps DataFrame's `run` and sweep columns; `None`
+/// when no run matches.
+pub fn run_where(steps: &DataFrame, keys: &[(&str, &str)]) -> Result<Option<u64>, AnalysisError> {
+    let run = f64s(steps, "run")?;
+    let columns = keys
+        .iter()
+        .map(|(k, v)| Ok((super::strs(steps, k)?, *v)))
+        .collect::<Result<Vec<_>, AnalysisError>>()?;
+    Ok((0..steps.height())
+        .find(|&i| columns.iter().all(|(c, v)| c[i] == *v))
+        .map(|i| run[i] as u64))
+}
+
+/// `solver`'s per-iteration histories on the steps the config asked traces for
+/// (`[output] traces_at`, rows with `why = "asked"`) in run `run`, from the run's traces
+/// DataFrame (`<name>_traces.parquet`: `run`, `step`, `solver`, `why`, `iter`, `merit`,
+/// `step_length` and SAP's `optimality`), in the frame's order (step by step, iterations
+/// ascending): Fig. 10's convergence histories.
+pub fn convergence_histories(
+    traces: &DataFrame,
+    run: u64,
+    solver: &str,
 ) -> Result<Vec<HistoryPoint>, AnalysisError> {
-    let last = at.iter().copied().max().unwrap_or(0);
-    let mut out = Vec::new();
-    super::resimulate("histories", kind, params, spec, last + 1, |step, _, s| {
-        if at.contains(&step) {
-            out.extend(s.solution.trace.rows.iter().map(|row| HistoryPoint {
-                step,
-                iteration: row.iter,
-                cost: row.merit,
-                optimality: row.extra.get("optimality").copied().unwrap_or(f64::NAN),
-                step_length: row.step_length,
-            }));
-        }
-        Ok(())
-    })?;
-    Ok(out)
+    let runs = f64s(traces, "run")?;
+    let step = f64s(traces, "step")?;
+    let solvers = super::strs(traces, "solver")?;
+    let why = super::strs(traces, "why")?;
+    let iter = f64s(traces, "iter")?;
+    let merit = f64s(traces, "merit")?;
+    let step_length = f64s_or_nan(traces, "step_length")?;
+    let optimality = f64s_or_nan(traces, "optimality")?;
+    Ok((0..traces.height())
+        .filter(|&k| runs[k] as u64 == run && solvers[k] == solver && why[k] == "asked")
+        .map(|k| HistoryPoint {
+            step: step[k] as usize,
+            iteration: iter[k] as u64,
+            cost: merit[k],
+            optimality: optimality[k],
+            step_length: step_length[k],
+        })
+        .collect())
 }

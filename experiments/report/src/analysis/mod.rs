@@ -118,43 +118,6 @@ impl Spread {
     }
 }
 
-/// Simulates `kind` with `params` for `steps` steps, `spec` advancing it from cold starts, and
-/// hands every step with contacts to `visit` (its index, its problem and the solve) before the
-/// scene moves on: the re-simulations behind figures the runner's frames do not keep (SAP's
-/// convergence histories). `what` names the caller in errors.
-pub fn resimulate(
-    what: &str,
-    kind: contactlab_scenes::SceneKind,
-    params: &toml::Table,
-    spec: &contactlab_lab::registry::SolverSpec,
-    steps: usize,
-    mut visit: impl FnMut(
-        usize,
-        &contactlab_scenes::ContactStep,
-        &contactlab_lab::registry::LocalSolve,
-    ) -> Result<(), AnalysisError>,
-) -> Result<(), AnalysisError> {
-    let bad = |e: String| AnalysisError::MissingData(format!("{what}: {e}"));
-    let mut scene = kind.build(params).map_err(|e| bad(e.to_string()))?;
-    let solver = contactlab_lab::registry::Registry::standard()
-        .resolve(spec)
-        .map_err(|e| bad(e.to_string()))?;
-    for step in 0..steps {
-        let cs = scene.contact_step().map_err(|e| bad(e.to_string()))?;
-        let r = if cs.contacts.is_empty() {
-            Vec::new()
-        } else {
-            let s = solver
-                .solve(&cs.problem, None)
-                .map_err(|e| bad(format!("step {step}: {e}")))?;
-            visit(step, &cs, &s)?;
-            s.r
-        };
-        scene.advance(&cs, &r).map_err(|e| bad(e.to_string()))?;
-    }
-    Ok(())
-}
-
 /// The `q`-quantile (0 to 1) of the finite values of `values` by linear interpolation between
 /// order statistics (NaN for an empty sample).
 pub fn quantile(values: &[f64], q: f64) -> f64 {

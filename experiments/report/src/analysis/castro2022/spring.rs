@@ -1,5 +1,5 @@
 //! Castro, Permenter and Han 2022, section VI-B statistics of the spring-cylinder
-//! (`contactlab_scenes::spring_cylinder`): the position error `e_q` of each run against the exact
+//! (the `spring_cylinder` scene of `contactlab-scenes`): the position error `e_q` of each run against the exact
 //! oscillator, the order of accuracy fitted over a time-step sweep (Fig. 7; the rows of
 //! `reports/castro2022/order.csv`), and the energy behaviour of each scheme (Figs. 5-6: the
 //! peak-to-peak band, the energy left at the end, how long it takes to lose a share of it).
