@@ -1,11 +1,12 @@
-//! The shipped configs against the standard lab: every experiment and matrix config under
-//! `experiments/configs/` parses and passes the lab's check (solver names, pairings, options,
-//! scene kinds and every run's scene parameters), and Hwangbo's tasks expand as the paper runs
-//! them.
+//! The shipped configs against the standard lab: every config under `experiments/configs/`
+//! parses and passes the lab's check (experiments and matrices: solver names, pairings, options,
+//! scene kinds and every run's scene parameters; problem sets: their solvers and files; other
+//! engines: their harness script exists), and Hwangbo's tasks expand as the paper runs them.
 
 use std::path::PathBuf;
 
 use contactlab_lab::Lab;
+use contactlab_runs::engines::EnginesConfig;
 use contactlab_runs::matrix::config_kind;
 use contactlab_scenes::quadruped::{Quadruped, QuadrupedConfig, Task};
 
@@ -42,6 +43,23 @@ fn every_shipped_config_passes_the_labs_check() {
             Some("matrix") => {
                 lab.matrix(&path)
                     .unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+            }
+            Some("problems") => {
+                let cfg = lab
+                    .problems(&path)
+                    .unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+                cfg.problems(lab.root(), &path)
+                    .unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+            }
+            Some("engines") => {
+                let cfg = EnginesConfig::load(&path)
+                    .unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+                assert!(
+                    lab.root().join(&cfg.script).is_file(),
+                    "{}: no script {}",
+                    path.display(),
+                    cfg.script.display()
+                );
             }
             Some(other) => panic!("{}: unknown kind {other}", path.display()),
         }
