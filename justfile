@@ -34,11 +34,13 @@ solve FILE *ARGS:
 list *ARGS:
     cargo run --release -j2 -q -p contactlab-experiments --bin contactlab -- list {{ARGS}}
 
-# Every formulation beside MuJoCo's constraint solver on the MuJoCo problem set, in one run
-# (release, about 10 min): writes reports/peers/. Needs Python's mujoco (installed here if missing).
+# Every formulation beside MuJoCo's constraint solver on the MuJoCo problem set, and whole steps
+# beside MuJoCo's and Drake's: `reproduce peers` (release, 5-10 min) runs the configs of
+# experiments/configs/peers/ and writes reports/peers/. MuJoCo's side needs Python's mujoco
+# (installed here if missing; without it the report says MuJoCo was not measured).
 peers *ARGS:
     python3 -c "import mujoco" 2>/dev/null || python3 -m pip install --quiet --disable-pip-version-check mujoco numpy
-    cargo run --release -j2 -q -p contactlab-experiments --bin contactlab -- peers {{ARGS}}
+    cargo run --release -j2 -q -p contactlab-experiments --bin contactlab -- reproduce peers {{ARGS}}
 
 # Criterion timings of every paper's driver and a generic one on the same problems (release;
 # a few minutes). Extra arguments go to criterion, e.g. `just bench -- solve/balls15`.

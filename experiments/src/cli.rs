@@ -1,6 +1,7 @@
-//! The `contactlab` command line: `solve`, `list`, `run`, `dump`, `report`, `reproduce`,
-//! `peers`. Every command is a library function on a [`Lab`] writing to a `Write`, so tests
-//! run them exactly as a user does, and with a lab of their own (an extended registry).
+//! The `contactlab` command line: `solve`, `list`, `run`, `dump`, `report`, `reproduce`, and
+//! `peers` (`reproduce peers`). Every command is a library function on a [`Lab`] writing to a
+//! `Write`, so tests run them exactly as a user does, and with a lab of their own (an extended
+//! registry).
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -186,16 +187,14 @@ pub enum Command {
         #[arg(long)]
         no_progress: bool,
     },
-    /// Every formulation beside MuJoCo's constraint solver on `data/mujoco/`, and whole steps of
-    /// our scenes beside MuJoCo's (and Drake's) on the same scenes (needs Python with `mujoco`):
-    /// writes `reports/peers/`.
+    /// `reproduce peers`: every formulation beside MuJoCo's constraint solver on
+    /// `data/mujoco/`, and whole steps of our scenes beside MuJoCo's (and Drake's) on the same
+    /// scenes, from the configs in `experiments/configs/peers/` (MuJoCo's side needs Python
+    /// with `mujoco`; without it the report says it was not measured): writes `reports/peers/`.
     Peers {
-        /// Interleaved rounds of our solves (PGS always runs all of them).
-        #[arg(long, default_value_t = crate::solver_peers::PGS_ROUNDS)]
-        rounds: usize,
-        /// Skip the whole-step comparison (balls in a box, clutter).
+        /// Hide the progress bars.
         #[arg(long)]
-        no_whole_steps: bool,
+        no_progress: bool,
     },
     /// Write the contact problems of chosen steps of a config's run as JSON problem files.
     Dump {
@@ -288,7 +287,9 @@ pub fn report(paper: &str, root: &Path, out: &mut dyn Write) -> Result<(), CliEr
 /// with progress bars unless the command hides them.
 pub fn run(cli: Cli, out: &mut dyn Write) -> Result<(), CliError> {
     let progress = match &cli.command {
-        Command::Run { no_progress, .. } | Command::Reproduce { no_progress, .. } => !no_progress,
+        Command::Run { no_progress, .. }
+        | Command::Reproduce { no_progress, .. }
+        | Command::Peers { no_progress } => !no_progress,
         _ => false,
     };
     let lab = Lab::standard().with_settings(Settings {
@@ -334,14 +335,7 @@ pub fn run_with(lab: &Lab, cli: Cli, out: &mut dyn Write) -> Result<(), CliError
             Ok(())
         }
         Command::Report { paper } => report(&paper, lab.root(), out),
-        Command::Peers {
-            rounds,
-            no_whole_steps,
-        } => {
-            let path = crate::solver_peers::run(lab, rounds.max(1), !no_whole_steps, out)?;
-            writeln!(out, "wrote {}", path.display())?;
-            Ok(())
-        }
+        Command::Peers { .. } => reproduce(lab, Some("peers"), false, out),
     }
 }
 

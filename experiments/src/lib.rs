@@ -1,8 +1,9 @@
 //! # contactlab-experiments
 //!
-//! The top of the workspace: the `contactlab` command line ([`cli`]), the comparison beside
-//! MuJoCo and Drake (`contactlab peers`: [`solver_peers`], [`step_peers`]) and the notebooks'
-//! one dependency ([`notebook`] shows tables and plots through evcxr's display protocol).
+//! The top of the workspace: the `contactlab` command line ([`cli`]) and the notebooks' one
+//! dependency ([`notebook`] shows tables and plots through evcxr's display protocol). The
+//! comparison beside MuJoCo and Drake is a report like the papers' (`contactlab reproduce
+//! peers`: the configs in `experiments/configs/peers/`, the report [`report::peers`]).
 //!
 //! The crates below it carry the data flow of `docs/DESIGN.md`:
 //!
@@ -17,8 +18,6 @@
 
 pub mod cli;
 pub mod notebook;
-pub mod solver_peers;
-pub mod step_peers;
 
 pub use contactlab_lab::{dump, frames, registry, runner, study};
 pub use contactlab_lab::{register_formulation, workspace_root, Lab, RunSummary, Settings};

@@ -702,3 +702,23 @@ fn the_readme_layout_names_every_crate_with_its_folder_and_modules() {
         );
     }
 }
+
+/// The README's table of papers and the command line's one table (`contactlab_report::PAPERS`)
+/// name the same reports: every report the command line can write is linked from the README,
+/// and every report the README links is one the command line writes.
+#[test]
+fn the_readmes_papers_are_the_command_lines() {
+    let readme = std::fs::read_to_string(workspace().join("README.md")).unwrap();
+    let linked: BTreeSet<String> = readme
+        .match_indices("(reports/")
+        .filter_map(|(i, _)| {
+            let rest = &readme[i + "(reports/".len()..];
+            rest.find("/README.md)").map(|e| rest[..e].to_string())
+        })
+        .collect();
+    let ids: BTreeSet<String> = contactlab_experiments::report::PAPERS
+        .iter()
+        .map(|p| p.id.to_string())
+        .collect();
+    assert_eq!(linked, ids, "README links vs PAPERS");
+}

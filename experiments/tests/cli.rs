@@ -104,7 +104,8 @@ fn list_json_has_the_three_lists() {
     };
     assert!(names("formulations").contains(&"natural-map".to_string()));
     assert!(names("optimizers").contains(&"pgs".to_string()));
-    // The one table the command line dispatches from: the five papers, then the matrix.
+    // The one table the command line dispatches from: the five papers, then the matrix and the
+    // comparison beside MuJoCo and Drake.
     let papers: Vec<&str> = contactlab_experiments::report::PAPERS
         .iter()
         .map(|p| p.id)
@@ -120,7 +121,7 @@ fn list_json_has_the_three_lists() {
             "hwangbo2018"
         ]
     );
-    assert!(papers.contains(&"matrix"));
+    assert!(papers.contains(&"matrix") && papers.contains(&"peers"));
 }
 
 #[test]
@@ -528,4 +529,21 @@ fn islands_and_dense_switches_reach_the_solve_and_agree() {
         gap <= 1e-6 * scale,
         "answers differ by {gap:e} of {scale:e}"
     );
+}
+
+/// `contactlab peers` is `reproduce peers`: its rounds and its whole-step switch are the
+/// configs' now, and the old options are refused.
+#[test]
+fn peers_is_reproduce_peers_and_its_old_options_are_gone() {
+    use clap::Parser;
+    let parsed = cli::Cli::try_parse_from(["contactlab", "peers", "--no-progress"]).unwrap();
+    assert!(matches!(
+        parsed.command,
+        cli::Command::Peers { no_progress: true }
+    ));
+    for gone in [["--rounds", "3"], ["--no-whole-steps", ""]] {
+        let args = ["contactlab", "peers", gone[0], gone[1]];
+        let n = if gone[1].is_empty() { 3 } else { 4 };
+        assert!(cli::Cli::try_parse_from(&args[..n]).is_err(), "{gone:?}");
+    }
 }

@@ -220,7 +220,16 @@ impl Lab {
         &self,
         f: impl FnOnce() -> Result<T, RunError> + Send,
     ) -> Result<T, RunError> {
-        match self.settings.threads {
+        self.in_pool_of(self.settings.threads, f)
+    }
+
+    /// Runs `f` on a pool of `threads` threads (the current pool when `None`).
+    fn in_pool_of<T: Send>(
+        &self,
+        threads: Option<usize>,
+        f: impl FnOnce() -> Result<T, RunError> + Send,
+    ) -> Result<T, RunError> {
+        match threads {
             None => f(),
             Some(n) => rayon::ThreadPoolBuilder::new()
                 .num_threads(n.max(1))
@@ -231,7 +240,8 @@ impl Lab {
     }
 
     /// Runs an experiment config in memory (the shard's runs), without writing anything: what
-    /// a notebook plots from. The config is checked first.
+    /// a notebook plots from. The config is checked first; its `threads`, when it sets them,
+    /// override the settings'.
     pub fn run_experiment(
         &self,
         cfg: &ExperimentConfig,
@@ -239,7 +249,7 @@ impl Lab {
         shard: Option<(usize, usize)>,
     ) -> Result<ExperimentOutput, RunError> {
         self.check_experiment(cfg, path)?;
-        self.in_pool(|| {
+        self.in_pool_of(cfg.threads.or(self.settings.threads), || {
             run_experiment(
                 &self.registry,
                 cfg,
@@ -486,7 +496,7 @@ impl Lab {
             &data,
             &self.root,
             shard,
-            self.threads(),
+            cfg.threads.unwrap_or_else(|| self.threads()),
             json!({
                 "paper": cfg.paper,
                 "experiment": cfg.name,

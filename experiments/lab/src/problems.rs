@@ -3,10 +3,13 @@
 //!
 //! Each problem is loaded once; rounds are interleaved (round after round, every problem and
 //! every solver once) on the calling thread, so the machine's noise falls on all alike and no
-//! solve shares the cores with another. A solve's time is its `seconds` (the formulation's
-//! build, the start and the driver, islands included; the shared ruler's judgement excluded);
-//! the row keeps the median over the rounds and the first round's answer, which later rounds
-//! repeat (the solvers are deterministic).
+//! solve shares the cores with another. Every solve gets a fresh copy of the problem as loaded,
+//! so no round reuses what an earlier one derived (a generalized problem's contact-space form
+//! is formed inside every timed solve that needs it). A solve's time is its `seconds` (the
+//! formulation's build, the start and the driver, islands included; the shared ruler's
+//! judgement excluded, and run on the first round only); the row keeps the median over the
+//! rounds and the first round's answer, which later rounds repeat (the solvers are
+//! deterministic), with its impulses when the config asks for `answers`.
 //!
 //! Besides the shared ruler's metrics, a row carries the solver's *own* law's violation at its
 //! answer, summed over contacts ([`contact_violation`]: Coulomb's law, Hwangbo et al. eq. 6, for
@@ -52,6 +55,9 @@ pub struct ProblemRow {
     pub formulation: String,
     /// Driver name.
     pub optimizer: String,
+    /// How the solver split the problem and stored `W`: `islands+blocks` (the default),
+    /// `whole+dense`, `islands+dense` or `whole+blocks`.
+    pub layout: String,
     /// The friction model the answer satisfies (the driver's own where it imposes one).
     pub model: String,
     /// Status by the shared ruler (`error` when the solve could not run).
@@ -84,6 +90,17 @@ pub struct ProblemRow {
     pub reference: BTreeMap<&'static str, f64>,
     /// Why the solve could not run (empty otherwise).
     pub message: String,
+    /// The answer's impulses `r`, when the config keeps answers (`None` otherwise).
+    pub answer: Option<Vec<f64>>,
+}
+
+/// The layout a spec asks for, as rows name it ([`ProblemRow::layout`]).
+pub fn layout_name(spec: &contactlab_runs::SolverSpec) -> String {
+    format!(
+        "{}+{}",
+        if spec.islands { "islands" } else { "whole" },
+        if spec.dense { "dense" } else { "blocks" }
+    )
 }
 
 /// What a problem-set run produced.
@@ -191,6 +208,11 @@ pub fn run_problems(
             })
         })
         .collect::<Result<_, _>>()?;
+    let exempt: Vec<bool> = cfg
+        .solvers
+        .iter()
+        .map(|s| cfg.slow_exempt.contains(&s.name()))
+        .collect();
     let entries = cfg.problems(ctx.root, path)?;
     let scenes = crate::matrix::scene_steps(ctx, &entries)?;
     let reference = cfg
@@ -237,16 +259,30 @@ pub fn run_problems(
                     continue;
                 }
                 if let (Some(limit), Some((t, _))) = (cfg.slow_seconds, times.get(&key)) {
-                    if round >= cfg.slow_rounds && median(t) > limit {
+                    if round >= cfg.slow_rounds && median(t) > limit && !exempt[si] {
                         continue;
                     }
                 }
-                match solver.solve(&p.problem, None) {
-                    Ok(s) => {
+                // A fresh copy: nothing an earlier round derived is reused.
+                let fresh = p.problem.clone();
+                // The first solve is judged and kept; later rounds only time the solver.
+                let timed = if first.contains_key(&key) {
+                    solver
+                        .run(&fresh, None)
+                        .map(|o| (o.seconds, o.build_seconds, None))
+                } else {
+                    solver
+                        .solve(&fresh, None)
+                        .map(|s| (s.seconds, s.build_seconds, Some(s)))
+                };
+                match timed {
+                    Ok((seconds, build, judged)) => {
                         let t = times.entry(key).or_default();
-                        t.0.push(s.seconds);
-                        t.1.push(s.build_seconds);
-                        first.entry(key).or_insert(Ok(s));
+                        t.0.push(seconds);
+                        t.1.push(build);
+                        if let Some(s) = judged {
+                            first.insert(key, Ok(s));
+                        }
                     }
                     Err(e) => {
                         first.insert(key, Err(e.to_string()));
@@ -270,6 +306,7 @@ pub fn run_problems(
                 solver: spec.name(),
                 formulation: spec.formulation.name.clone(),
                 optimizer: spec.optimizer.name.clone(),
+                layout: layout_name(spec),
                 model: model.as_str().to_string(),
                 status: "error".into(),
                 solver_status: "error".into(),
@@ -286,6 +323,7 @@ pub fn run_problems(
                 diagnostics: BTreeMap::new(),
                 reference: BTreeMap::new(),
                 message: String::new(),
+                answer: None,
             };
             match first.remove(&(pi, si)) {
                 Some(Ok(s)) => {
@@ -301,6 +339,9 @@ pub fn run_problems(
                     row.complementarity_gap = s.metrics.complementarity_gap;
                     row.counters = s.counters;
                     row.diagnostics = s.diagnostics;
+                    if cfg.answers {
+                        row.answer = Some(s.r);
+                    }
                 }
                 Some(Err(message)) => row.message = message,
                 None => row.message = "not solved".into(),
@@ -317,7 +358,8 @@ pub fn run_problems(
 }
 
 /// The rows as a DataFrame: one column per [`ProblemRow`] field, one per counter (0 where a
-/// solver did not report it), per diagnostic and per reference figure (NaN where absent).
+/// solver did not report it), per diagnostic and per reference figure (NaN where absent), and
+/// the answers' impulses as the list column `r` when rows keep them (null where a row has none).
 pub fn problems_frame(rows: &[ProblemRow]) -> PolarsResult<DataFrame> {
     macro_rules! col {
         ($f:ident) => {
@@ -334,6 +376,7 @@ pub fn problems_frame(rows: &[ProblemRow]) -> PolarsResult<DataFrame> {
         "solver" => col!(solver),
         "formulation" => col!(formulation),
         "optimizer" => col!(optimizer),
+        "layout" => col!(layout),
         "model" => col!(model),
         "status" => col!(status),
         "solver_status" => col!(solver_status),
@@ -374,6 +417,18 @@ pub fn problems_frame(rows: &[ProblemRow]) -> PolarsResult<DataFrame> {
             .map(|r| r.reference.get(name).copied().unwrap_or(f64::NAN))
             .collect();
         df.with_column(Column::new(name.into(), v))?;
+    }
+    if rows.iter().any(|r| r.answer.is_some()) {
+        let answers: Vec<Option<Series>> = rows
+            .iter()
+            .map(|r| {
+                r.answer
+                    .as_ref()
+                    .map(|a| Series::new(PlSmallStr::EMPTY, a.as_slice()))
+            })
+            .collect();
+        let list: ListChunked = answers.into_iter().collect();
+        df.with_column(Column::new("r".into(), list.into_series()))?;
     }
     Ok(df)
 }

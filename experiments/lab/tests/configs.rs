@@ -62,7 +62,7 @@ fn every_shipped_config_passes_the_labs_check() {
                     .unwrap_or_else(|e| panic!("{}: {e}", path.display()));
                 assert!(
                     lab.root().join(&cfg.script).is_file(),
-                    "{}: no {}",
+                    "{}: no script {}",
                     path.display(),
                     cfg.script.display()
                 );

@@ -1,6 +1,7 @@
 //! Problem-set runs (`kind = "problems"`) end to end through `Lab::run`: rows per (problem,
-//! solver), the solver's own law's violation, the timing rounds, MuJoCo's answers as a
-//! reference with the SAP oracle, left-out files, and refusals naming the key at fault.
+//! solver), the solver's own law's violation, the timing rounds (with solvers exempt from the
+//! slow rule), kept answers and layouts, MuJoCo's answers as a reference with the SAP oracle,
+//! left-out files, and refusals naming the key at fault.
 
 use std::path::{Path, PathBuf};
 
@@ -163,6 +164,47 @@ fn sap_solves_every_problem_mujoco_exported_and_meets_the_oracle() {
         // SAP's own regularisation is not MuJoCo's: close, not equal.
         assert!(distance[k] < 1.0, "{name}: distance {}", distance[k]);
     }
+    std::fs::remove_dir_all(&root).unwrap();
+}
+
+#[test]
+fn exempt_solvers_run_every_round_and_answers_and_layouts_are_kept() {
+    let root = scratch("exempt");
+    let config = root.join("experiments/configs/p/exempt.toml");
+    // Every solve is "slow" (1 ns): after one round only the exempt solver repeats.
+    std::fs::write(
+        &config,
+        "kind = \"problems\"\npaper = \"p\"\nname = \"exempt\"\nrounds = 3\n\
+         slow_seconds = 1e-9\nslow_rounds = 1\nslow_exempt = [\"coulomb+pgs\"]\nanswers = true\n\
+         [[sets]]\nname = \"mujoco\"\nfiles = [\"data/mujoco/global/clutter_n8_seed7_step0100_nc20.json\"]\n\
+         [[solvers]]\nformulation = \"coulomb\"\noptimizer = \"pgs\"\ntol = 1e-8\nmax_iter = 5000\n\
+         [[solvers]]\nlabel = \"coulomb+pgs (whole dense)\"\nformulation = \"coulomb\"\noptimizer = \"pgs\"\n\
+         tol = 1e-8\nmax_iter = 5000\nislands = false\ndense = true\n",
+    )
+    .unwrap();
+    let lab = Lab::standard().with_root(&root);
+    let summary = lab.run(&config, None, &mut Vec::new()).unwrap();
+    let df = read_run(&summary.path).unwrap();
+    assert_eq!(f64s(&df, "rounds"), [3.0, 1.0]);
+    assert_eq!(strs(&df, "layout"), ["islands+blocks", "whole+dense"]);
+    // The islands layout splits the step (a counter); the whole one reports no islands.
+    let islands = f64s(&df, "islands");
+    assert!(islands[0] > 1.0 && islands[1] == 0.0, "{islands:?}");
+    assert_eq!(strs(&df, "status"), ["converged", "converged"]);
+    let list = df.column("r").unwrap().list().unwrap().clone();
+    let r: Vec<Vec<f64>> = (0..list.len())
+        .map(|i| {
+            let s = list.get_as_series(i).unwrap();
+            s.f64().unwrap().into_no_null_iter().collect()
+        })
+        .collect();
+    assert_eq!((r[0].len(), r[1].len()), (60, 60), "3 numbers per contact");
+    let scale = r[1].iter().fold(0.0_f64, |m, x| m.max(x.abs()));
+    let gap = r[0]
+        .iter()
+        .zip(&r[1])
+        .fold(0.0_f64, |m, (a, b)| m.max((a - b).abs()));
+    assert!(gap <= 1e-3 * scale, "the layouts agree: {gap} of {scale}");
     std::fs::remove_dir_all(&root).unwrap();
 }
 

@@ -23,6 +23,7 @@ pub mod findings;
 pub mod hwangbo2018;
 pub mod matrix;
 pub mod mylapilli2014;
+pub mod peers;
 pub mod plots;
 pub mod table;
 pub mod todorov2010;
@@ -44,7 +45,8 @@ pub struct Paper {
     pub generate: fn(&Path) -> Result<(), ReportError>,
 }
 
-/// Every report, in the order of the mission: the five papers, then the cross-paper matrix.
+/// Every report, in the order of the mission: the five papers, then the cross-paper matrix and
+/// the comparison beside MuJoCo and Drake.
 pub const PAPERS: &[Paper] = &[
     Paper {
         id: "todorov2010",
@@ -75,6 +77,12 @@ pub const PAPERS: &[Paper] = &[
         id: "matrix",
         title: "every formulation against every driver on shared problem sets",
         generate: matrix::generate,
+    },
+    Paper {
+        id: "peers",
+        title: "every formulation beside MuJoCo's constraint solver and Drake, solver against \
+                solver and step against step",
+        generate: peers::generate,
     },
 ];
 

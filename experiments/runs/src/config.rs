@@ -28,6 +28,9 @@
 //! optimizer = "lm"
 //! ```
 //!
+//! A top-level `threads = 1` runs the sweep on that many threads whatever the lab's settings
+//! (a timing beside one-threaded engines); without it the lab's settings decide.
+//!
 //! Every error names the file and the key that is wrong (TOML's own messages carry the line).
 //!
 //! This module is the schema and its structural checks (steps, sweep lists, one driver
@@ -134,6 +137,10 @@ pub struct ExperimentConfig {
     /// One line for the report.
     #[serde(default)]
     pub description: String,
+    /// Threads the sweep's runs spread over, whatever the lab's settings (`1`: every step
+    /// timed alone on one core, as one-threaded engines run); `None`: the lab's settings.
+    #[serde(default)]
+    pub threads: Option<usize>,
     /// The scene.
     pub scene: SceneSection,
     /// Lists of scene-parameter values; runs are their Cartesian product.
@@ -194,6 +201,9 @@ impl ExperimentConfig {
         };
         if self.scene.steps == 0 {
             return Err(invalid("scene.steps", "must be at least 1".into()));
+        }
+        if self.threads == Some(0) {
+            return Err(invalid("threads", "must be at least 1".into()));
         }
         for (key, values) in &self.sweep {
             if values.is_empty() {
@@ -310,5 +320,26 @@ impl ExperimentConfig {
         root.join(self.output.data.clone().unwrap_or_else(|| {
             PathBuf::from(format!("data/runs/{}/{}.parquet", self.paper, self.name))
         }))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const GOOD: &str =
+        "paper = \"p\"\nname = \"n\"\n[scene]\nkind = \"balls_in_cube\"\nsteps = 3\n\
+        [driver]\nformulation = \"coulomb\"\noptimizer = \"pgs\"\n";
+
+    #[test]
+    fn a_config_may_fix_its_thread_count_and_zero_is_refused() {
+        let p = Path::new("c.toml");
+        assert_eq!(ExperimentConfig::parse(GOOD, p).unwrap().threads, None);
+        let one = ExperimentConfig::parse(&format!("threads = 1\n{GOOD}"), p).unwrap();
+        assert_eq!(one.threads, Some(1));
+        let e = ExperimentConfig::parse(&format!("threads = 0\n{GOOD}"), p)
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("`threads`") && e.contains("at least 1"), "{e}");
     }
 }

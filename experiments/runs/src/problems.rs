@@ -9,6 +9,10 @@
 //! name = "mujoco_set"
 //! description = "SAP, L-BFGS and Clarabel on MuJoCo's exported steps"
 //! rounds = 5                 # timed solves per (problem, solver), interleaved; the median is kept
+//! slow_seconds = 0.2         # optional: a solver slower than this (median) after
+//! slow_rounds = 3            #   slow_rounds rounds stops repeating on that problem...
+//! slow_exempt = ["PGS"]      #   ...unless its label is listed here (it runs every round)
+//! answers = true             # optional: keep each row's impulses `r` (a list column)
 //!
 //! [[sets]]                   # as the matrix's sets: files, dirs, scenes
 //! name = "mujoco"
@@ -26,6 +30,8 @@
 //!
 //! Rounds are interleaved (round after round, every problem and solver once), so the machine's
 //! noise falls on all alike; the run is sequential, on one thread, since its point is timing.
+//! Every timed solve starts from the problem as loaded (nothing a previous round derived, such
+//! as the contact-space form, is reused).
 
 use std::path::{Path, PathBuf};
 
@@ -81,6 +87,14 @@ pub struct ProblemsConfig {
     /// See [`ProblemsConfig::slow_seconds`].
     #[serde(default = "three")]
     pub slow_rounds: usize,
+    /// Labels of solvers the slow rule never stops: they run every round (a baseline whose
+    /// ratio to another layout the report states).
+    #[serde(default)]
+    pub slow_exempt: Vec<String>,
+    /// Keep each row's impulses `r` (a list column), for reports that compare two solvers'
+    /// answers on the same problem.
+    #[serde(default)]
+    pub answers: bool,
     /// Which form the solvers get.
     #[serde(default)]
     pub form: ProblemForm,
@@ -165,6 +179,15 @@ impl ProblemsConfig {
                 "two solvers share a label; set `label` to tell them apart".into(),
             ));
         }
+        if let Some(unknown) = self.slow_exempt.iter().find(|l| !labels.contains(l)) {
+            return Err(invalid(
+                "slow_exempt",
+                format!(
+                    "`{unknown}` is no solver's label; labels: {}",
+                    labels.join(", ")
+                ),
+            ));
+        }
         if let Some(r) = &self.reference {
             if r.kind != "mujoco" {
                 return Err(invalid(
@@ -227,5 +250,23 @@ mod tests {
         assert!(e.contains("solvers[0]") && e.contains("tol"), "{e}");
         let e = error(&GOOD.replace("kind = \"problems\"", "kind = \"matrix\""));
         assert!(e.contains("`kind`"), "{e}");
+        let e = error(&GOOD.replace("rounds = 3", "rounds = 3\nslow_exempt = [\"pgs\"]"));
+        assert!(
+            e.contains("slow_exempt") && e.contains("coulomb+pgs"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn exempt_labels_and_kept_answers_are_read() {
+        let text = GOOD.replace(
+            "rounds = 3",
+            "rounds = 3\nslow_seconds = 0.2\nslow_exempt = [\"coulomb+pgs\"]\nanswers = true",
+        );
+        let cfg = ProblemsConfig::parse(&text, Path::new("p.toml")).unwrap();
+        assert_eq!(cfg.slow_exempt, ["coulomb+pgs"]);
+        assert!(cfg.answers);
+        let plain = ProblemsConfig::parse(GOOD, Path::new("p.toml")).unwrap();
+        assert!(plain.slow_exempt.is_empty() && !plain.answers);
     }
 }

@@ -145,6 +145,7 @@ impl SingleContactConfig {
             drivers: Vec::new(),
             shadow: Vec::new(),
             output: self.output.clone(),
+            threads: None,
         }
     }
 

@@ -201,7 +201,13 @@ pub fn write_meta(
             "shard".into(),
             json!(shard.map(|(k, n)| format!("{k}/{n}"))),
         );
-        m.insert("provenance".into(), json!(Provenance::capture(root)));
+        // The threads the run itself ran on (a config's `threads`, or one for a timing run),
+        // not those of the pool that writes the meta.
+        let provenance = Provenance {
+            threads,
+            ..Provenance::capture(root)
+        };
+        m.insert("provenance".into(), json!(provenance));
     }
     std::fs::write(
         placed(&data.with_extension("meta.json"), shard),
@@ -562,5 +568,18 @@ mod tests {
         let old = RunMeta::from_json(&json!({"runs": 1}));
         assert!(old.scenes.is_empty());
         assert!(matches!(old.first_scene(), Err(StoreError::NotRecorded(_))));
+    }
+
+    #[test]
+    fn a_metas_provenance_names_the_threads_the_run_ran_on() {
+        let dir =
+            std::env::temp_dir().join(format!("contactlab-store-threads-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let data = dir.join("timed.parquet");
+        write_meta(&data, &dir, None, 1, json!({"runs": 1})).unwrap();
+        let m = RunMeta::of_run(&data);
+        assert_eq!(m.threads, Some(1));
+        assert_eq!(m.provenance.map(|p| p.threads), Some(1));
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 }

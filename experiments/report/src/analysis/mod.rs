@@ -1,6 +1,7 @@
 //! Analysis of run data: the statistics that reports, tests and notebooks compute from the
 //! steps DataFrames the runner writes (`data/runs/<paper>/<name>.parquet`), one module per
-//! paper, plus the column readers and spread statistics they share.
+//! paper (and one for the comparison beside MuJoCo and Drake), plus the column readers and
+//! spread statistics they share.
 //!
 //! Nothing here writes files or formats prose: the report modules of this crate turn these
 //! numbers into tables, plots and checked findings.
@@ -9,6 +10,7 @@ pub mod castro2022;
 pub mod erleben2008;
 pub mod hwangbo2018;
 pub mod mylapilli2014;
+pub mod peers;
 pub mod todorov2010;
 
 use polars::prelude::{Column, DataFrame, DataType, PolarsResult};
