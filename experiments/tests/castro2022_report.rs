@@ -1,5 +1,5 @@
 //! End to end: every shipped Castro (SAP) config cut down to seconds, `contactlab run` on each,
-//! then `contactlab report castro2022`, checking the CSVs the issue asks for (exact columns) and
+//! then `contactlab report castro2022`, checking the CSVs the README promises (exact columns) and
 //! some of their values. The peers' harness does not run here (`CONTACTLAB_NO_PEERS`): the
 //! peers' run records why, and the report's rows come from `peers_published.csv` and say so.
 

@@ -1,6 +1,6 @@
 //! End to end: the Hwangbo et al. configs cut down to under a second of simulated time (and the
 //! small problem files), `contactlab run` on each, then `contactlab report hwangbo2018`, which
-//! only reads those runs and the published CSVs, checking the CSVs the issue asks for (exact
+//! only reads those runs and the published CSVs, checking the CSVs the README promises (exact
 //! columns) and values that must hold at any length.
 
 mod common;

@@ -14,7 +14,7 @@
 //! - [`context`]: the lab's registry, root and settings borrowed, as the runners take them;
 //! - [`runner`]: an experiment config's sweep, step by step, one row per solve;
 //! - [`matrix`]: every compatible pair on shared problem sets;
-//! - [`problems`]: named solvers timed on problem files, with [`reference`] answers of
+//! - [`problems`]: named solvers timed on problem files, with [`reference`](mod@reference) answers of
 //!   another engine beside them;
 //! - [`single_contact`]: single-contact methods timed on the slipping contacts a scene meets;
 //! - [`dump`]: the contact problems of chosen steps of a run, as problem files;

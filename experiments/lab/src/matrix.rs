@@ -111,7 +111,7 @@ pub fn shard_problems(
 }
 
 /// Runs `pairs` on `problems` with the context's registry, on the current rayon pool.
-/// [`Lab::run_matrix`] checks the config, picks the pairs and the shard's problems.
+/// [`Lab::run_matrix`](crate::Lab::run_matrix) checks the config, picks the pairs and the shard's problems.
 pub fn run_matrix(
     ctx: Context<'_>,
     cfg: &MatrixConfig,

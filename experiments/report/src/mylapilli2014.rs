@@ -663,7 +663,7 @@ fn pendulum_section(r: &mut Report) -> Result<(), ReportError> {
         "{} spheres of {} kg (diameter {} m) on pin hinges, {} m long, pivot {} m up, floor {} m thick, wall \
          {} m to the right, mu = {}, restitution {}, initial angle {:.4} rad and rate {} rad/s, h = {} ms, {} \
          steps ({} s). The geometry readings and the restitution law are documented in \
-         `experiments/src/scenes/pendulum.rs`. MLCP: four directions per contact, one against the tangential \
+         `experiments/scenes/src/pendulum.rs`. MLCP: four directions per contact, one against the tangential \
          contact velocity of the free motion at each step (`align_with_slip`), as in the paper.",
         pc.n_links,
         pc.sphere_mass,

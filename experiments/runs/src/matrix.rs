@@ -25,7 +25,7 @@
 //!
 //! The tolerance is relative, as in the FCLib study: a solve gets the absolute bound
 //! `tol |q| / (1 + |q|)` on the shared ruler (whose residual is `|F_nat| / (1 + |q|)`, see
-//! [`contactlab_core::metrics`]), so "converged" means `|F_nat| / |q| <= tol` on every set
+//! `contactlab_core::metrics`), so "converged" means `|F_nat| / |q| <= tol` on every set
 //! whatever its units. Each row also carries Siconos' current error,
 //! `|F_nat| / max(|q|, |r|, |u|)`.
 //!
