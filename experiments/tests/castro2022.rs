@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use contactlab_experiments::analysis::castro2022::{
     energy_summaries, order_rows, EnergySummary, EnergyWindows, OrderRow, PublishedOrder,
 };
-use contactlab_experiments::config::ExperimentConfig;
+use contactlab_experiments::config::{ExperimentConfig, RunConfig};
 use contactlab_experiments::report::read_csv_with_header;
 use contactlab_experiments::runner::steps_frame;
 use contactlab_experiments::toml;

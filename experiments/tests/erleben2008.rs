@@ -9,7 +9,7 @@ use std::path::Path;
 use common::{column, ints, set, Root};
 
 use contactlab_experiments::analysis::erleben2008::size_stats;
-use contactlab_experiments::config::ExperimentConfig;
+use contactlab_experiments::config::{ExperimentConfig, RunConfig};
 use contactlab_experiments::polars::prelude::*;
 use contactlab_experiments::report::erleben2008::NEWTON;
 use contactlab_experiments::report::{counter, f64s, strs};

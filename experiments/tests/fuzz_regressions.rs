@@ -6,7 +6,7 @@ use std::path::Path;
 
 use clap::Parser;
 use contactlab_experiments::cli::{check_solve_args, Cli, CliError, Command};
-use contactlab_experiments::config::{ConfigError, ExperimentConfig};
+use contactlab_experiments::config::{ConfigError, ExperimentConfig, RunConfig};
 use contactlab_experiments::registry::Registry;
 use contactlab_experiments::Lab;
 

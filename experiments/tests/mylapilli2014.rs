@@ -12,7 +12,7 @@ use common::{column, set, Root};
 use contactlab_experiments::toml;
 
 use contactlab_experiments::analysis::mylapilli2014::{sphere_metrics, SphereMetrics};
-use contactlab_experiments::config::ExperimentConfig;
+use contactlab_experiments::config::{ExperimentConfig, RunConfig};
 use contactlab_experiments::runner::steps_frame;
 use contactlab_experiments::scenes::sphere::{SlideRoll, SphereConfig};
 use contactlab_experiments::Lab;

@@ -12,7 +12,7 @@ use std::path::Path;
 
 use common::{column, floats, ints, set, Root};
 use contactlab_experiments::cli;
-use contactlab_experiments::config::ExperimentConfig;
+use contactlab_experiments::config::{ExperimentConfig, RunConfig};
 use contactlab_experiments::store::RunMeta;
 use contactlab_experiments::toml;
 use contactlab_runs::problems::ProblemsConfig;

@@ -9,7 +9,7 @@ use std::path::Path;
 
 use std::sync::OnceLock;
 
-use contactlab_experiments::config::ExperimentConfig;
+use contactlab_experiments::config::{ExperimentConfig, RunConfig};
 use contactlab_experiments::matrix::MatrixConfig;
 use contactlab_experiments::Lab;
 use libfuzzer_sys::fuzz_target;

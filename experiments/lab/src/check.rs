@@ -4,6 +4,7 @@
 //! whether a single-contact config's methods exist. Every error names the file and the key at
 //! fault.
 
+use contactlab_runs::RunConfig;
 use std::path::Path;
 
 use contactlab_runs::config::{ConfigError, ExperimentConfig};

@@ -11,6 +11,7 @@
 //! each run's scene parameters and constants, so that reports never rebuild a scene; the
 //! reports read them back without the lab (`contactlab-report` does not depend on this crate).
 
+use contactlab_runs::RunConfig;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 

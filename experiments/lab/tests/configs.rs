@@ -9,6 +9,7 @@ use std::path::PathBuf;
 use contactlab_lab::Lab;
 use contactlab_runs::engines::EnginesConfig;
 use contactlab_runs::matrix::config_kind;
+use contactlab_runs::RunConfig;
 use contactlab_scenes::quadruped::{Quadruped, QuadrupedConfig, Task};
 
 fn configs() -> Vec<PathBuf> {

@@ -4,7 +4,7 @@
 
 use contactlab_lab::runner::traces_frame;
 use contactlab_lab::Lab;
-use contactlab_runs::config::ExperimentConfig;
+use contactlab_runs::config::{ExperimentConfig, RunConfig};
 use std::path::Path;
 
 #[test]

@@ -15,6 +15,7 @@
 //! to run: quote them unchecked, `{{table1.wall_seconds}}`), and `<name>.threads`,
 //! `<name>.runs`, `<name>.rows`, `<name>.steps`, `<name>.seeds`.
 
+use contactlab_runs::RunConfig;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 

@@ -25,6 +25,7 @@
 //! lbfgs_iterations_median, ipm_converged, ipm_e_m_max, ipm_over_sap_median,
 //! distance_median, distance_max}`.
 
+use contactlab_runs::RunConfig;
 use std::path::Path;
 
 use super::builder::Report;

@@ -23,6 +23,7 @@
 //! `files.{problems, left_out, bisection_converged, pgs_converged}`; and every run's own
 //! (`table1.wall_seconds`, `files.rows`, ...: [`super::builder`]).
 
+use contactlab_runs::RunConfig;
 use std::path::Path;
 
 use super::builder::Report;

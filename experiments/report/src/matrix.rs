@@ -7,6 +7,7 @@
 //! `<set>.<formulation>+<optimizer>.{solved, solved_coulomb, fraction}`,
 //! `<set>.best_pair`, `<set>.best_fraction`, `siconos_ci.<pair>.passed`.
 
+use contactlab_runs::RunConfig;
 use std::collections::BTreeMap;
 use std::path::Path;
 

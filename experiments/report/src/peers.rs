@@ -29,6 +29,7 @@
 //! abs_residual_median}`; per scene set and our solver `steps.<set>.<slug>.{scenes, contacts,
 //! ms, mujoco_ms, drake_ms, ratio}`, and `steps.measured`, `steps.drake`.
 
+use contactlab_runs::RunConfig;
 use std::collections::BTreeMap;
 use std::path::Path;
 

@@ -88,6 +88,49 @@ pub fn read_text(path: &Path) -> Result<String, ConfigError> {
     })
 }
 
+/// One kind of run config: its `kind` key, its TOML schema (serde) and the checks serde cannot
+/// make (ranges, non-empty lists, names that must differ). Every kind loads the same way, so an
+/// error always names the file and the key.
+pub trait RunConfig: serde::de::DeserializeOwned {
+    /// What its `kind` key must say (`"experiment"`: the key is absent).
+    const KIND: &'static str;
+
+    /// What its `kind` key said.
+    fn kind(&self) -> &str;
+
+    /// The checks beyond the schema, for a parsed config or one built in code; errors name
+    /// the key.
+    fn check_structure(&self, path: &Path) -> Result<(), ConfigError>;
+
+    /// Reads a config file and checks it.
+    fn load(path: &Path) -> Result<Self, ConfigError> {
+        Self::parse(&read_text(path)?, path)
+    }
+
+    /// Parses config text and checks it; `path` names it in errors.
+    fn parse(text: &str, path: &Path) -> Result<Self, ConfigError> {
+        let cfg: Self = from_toml(text, path)?;
+        if cfg.kind() != Self::KIND {
+            return Err(invalid(
+                path,
+                "kind",
+                format!("must be {:?}, got {:?}", Self::KIND, cfg.kind()),
+            ));
+        }
+        cfg.check_structure(path)?;
+        Ok(cfg)
+    }
+}
+
+/// The error for a value that parses but is not usable.
+pub fn invalid(path: &Path, key: &str, message: String) -> ConfigError {
+    ConfigError::Invalid {
+        path: path.into(),
+        key: key.into(),
+        message,
+    }
+}
+
 /// TOML text as a `T`; the error names the file (TOML's message names the key and the line).
 pub fn from_toml<T: serde::de::DeserializeOwned>(
     text: &str,
@@ -174,31 +217,16 @@ pub struct RunSpec {
     pub driver: usize,
 }
 
-impl ExperimentConfig {
-    /// Reads a config file and checks its structure.
-    pub fn load(path: &Path) -> Result<ExperimentConfig, ConfigError> {
-        ExperimentConfig::parse(&read_text(path)?, path)
+impl RunConfig for ExperimentConfig {
+    const KIND: &'static str = "experiment";
+
+    fn kind(&self) -> &str {
+        Self::KIND
     }
 
-    /// Parses config text and checks its structure; `path` names it in errors.
-    pub fn parse(text: &str, path: &Path) -> Result<ExperimentConfig, ConfigError> {
-        let cfg: ExperimentConfig = from_toml(text, path)?;
-        cfg.check(path)?;
-        Ok(cfg)
-    }
-
-    /// Checks the structure [`ExperimentConfig::parse`] checks (steps, sweep lists, one driver
-    /// table, distinct labels, the sweep's size), for a config built in code.
-    pub fn check_structure(&self, path: &Path) -> Result<(), ConfigError> {
-        self.check(path)
-    }
-
-    fn check(&self, path: &Path) -> Result<(), ConfigError> {
-        let invalid = |key: &str, message: String| ConfigError::Invalid {
-            path: path.into(),
-            key: key.into(),
-            message,
-        };
+    /// Steps, sweep lists, one driver table, distinct labels, the sweep's size.
+    fn check_structure(&self, path: &Path) -> Result<(), ConfigError> {
+        let invalid = |key: &str, message: String| invalid(path, key, message);
         if self.scene.steps == 0 {
             return Err(invalid("scene.steps", "must be at least 1".into()));
         }
@@ -239,7 +267,9 @@ impl ExperimentConfig {
         // Expanding checks the sweep's size.
         self.runs(path).map(|_| ())
     }
+}
 
+impl ExperimentConfig {
     /// Every solver of the config with the key that names it in errors: `driver` or
     /// `drivers[i]`, then `shadow[i]`.
     pub fn solver_keys(&self) -> Vec<(String, &SolverSpec)> {

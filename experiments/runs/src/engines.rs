@@ -27,7 +27,7 @@ use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
 
-use crate::config::{from_toml, read_text, ConfigError, OutputSection};
+use crate::config::{invalid, ConfigError, OutputSection, RunConfig};
 
 /// The environment variable that skips every engine run (CI: no MuJoCo there).
 pub const NO_PEERS: &str = "CONTACTLAB_NO_PEERS";
@@ -65,35 +65,27 @@ pub struct EnginesConfig {
     pub output: OutputSection,
 }
 
-impl EnginesConfig {
-    /// Reads an other-engine config and checks its structure.
-    pub fn load(path: &Path) -> Result<EnginesConfig, ConfigError> {
-        EnginesConfig::parse(&read_text(path)?, path)
+impl RunConfig for EnginesConfig {
+    const KIND: &'static str = "engines";
+
+    fn kind(&self) -> &str {
+        &self.kind
     }
 
-    /// Parses other-engine config text and checks its structure; `path` names it in errors.
-    pub fn parse(text: &str, path: &Path) -> Result<EnginesConfig, ConfigError> {
-        let cfg: EnginesConfig = from_toml(text, path)?;
-        let invalid = |key: &str, message: String| ConfigError::Invalid {
-            path: path.into(),
-            key: key.into(),
-            message,
-        };
-        if cfg.kind != "engines" {
+    /// The script is a Python file.
+    fn check_structure(&self, path: &Path) -> Result<(), ConfigError> {
+        if self.script.extension().is_none_or(|e| e != "py") {
             return Err(invalid(
-                "kind",
-                format!("must be \"engines\", got {:?}", cfg.kind),
-            ));
-        }
-        if cfg.script.extension().is_none_or(|e| e != "py") {
-            return Err(invalid(
+                path,
                 "script",
-                format!("must be a Python file, got {}", cfg.script.display()),
+                format!("must be a Python file, got {}", self.script.display()),
             ));
         }
-        Ok(cfg)
+        Ok(())
     }
+}
 
+impl EnginesConfig {
     /// `text` with `{out}`, `{name}` and `{root}` replaced.
     pub fn substitute(&self, text: &str, out: &Path, root: &Path) -> String {
         text.replace("{out}", &out.to_string_lossy())

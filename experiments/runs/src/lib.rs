@@ -23,7 +23,7 @@ pub mod single_contact;
 pub mod spec;
 pub mod store;
 
-pub use config::{ConfigError, ExperimentConfig, RunSpec};
+pub use config::{ConfigError, ExperimentConfig, RunConfig, RunSpec};
 pub use matrix::MatrixConfig;
 pub use provenance::Provenance;
 pub use spec::{PluginChoice, SolverSpec, Start};

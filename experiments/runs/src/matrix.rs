@@ -37,7 +37,7 @@ use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
 
-use crate::config::{from_toml, read_text, ConfigError, OutputSection};
+use crate::config::{invalid, ConfigError, OutputSection, RunConfig};
 
 /// One scene source of a set: steps of one run of an experiment config (the lab dumps them).
 #[derive(Debug, Clone, Deserialize)]
@@ -135,32 +135,16 @@ pub struct ProblemEntry {
     pub source: Source,
 }
 
-impl MatrixConfig {
-    /// Reads a matrix config and checks its structure (the lab checks `skip` against its
-    /// registry's pairs).
-    pub fn load(path: &Path) -> Result<MatrixConfig, ConfigError> {
-        MatrixConfig::parse(&read_text(path)?, path)
+impl RunConfig for MatrixConfig {
+    const KIND: &'static str = "matrix";
+
+    fn kind(&self) -> &str {
+        &self.kind
     }
 
-    /// Parses and checks matrix config text; `path` names it in errors.
-    pub fn parse(text: &str, path: &Path) -> Result<MatrixConfig, ConfigError> {
-        let cfg: MatrixConfig = from_toml(text, path)?;
-        cfg.check(path)?;
-        Ok(cfg)
-    }
-
-    fn check(&self, path: &Path) -> Result<(), ConfigError> {
-        let invalid = |key: &str, message: String| ConfigError::Invalid {
-            path: path.to_path_buf(),
-            key: key.into(),
-            message,
-        };
-        if self.kind != "matrix" {
-            return Err(invalid(
-                "kind",
-                format!("must be \"matrix\", got {:?}", self.kind),
-            ));
-        }
+    /// Tolerances, limits and sets (the lab checks `skip` against its registry's pairs).
+    fn check_structure(&self, path: &Path) -> Result<(), ConfigError> {
+        let invalid = |key: &str, message: String| invalid(path, key, message);
         let positive = |x: f64| x > 0.0 && x.is_finite();
         if !positive(self.tol) {
             return Err(invalid(
@@ -202,7 +186,9 @@ impl MatrixConfig {
         }
         Ok(())
     }
+}
 
+impl MatrixConfig {
     /// The relative tolerance of set `i`.
     pub fn set_tol(&self, i: usize) -> f64 {
         self.sets.get(i).and_then(|s| s.tol).unwrap_or(self.tol)

@@ -37,7 +37,7 @@ use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
 
-use crate::config::{from_toml, read_text, ConfigError, OutputSection};
+use crate::config::{invalid, ConfigError, OutputSection, RunConfig};
 use crate::matrix::{list_problems, ProblemEntry, SetSpec};
 use crate::spec::SolverSpec;
 
@@ -121,31 +121,16 @@ fn three() -> usize {
 /// The most rounds a config may ask for.
 pub const MAX_ROUNDS: usize = 1000;
 
-impl ProblemsConfig {
-    /// Reads a problem-set config and checks its structure (the lab checks the solvers).
-    pub fn load(path: &Path) -> Result<ProblemsConfig, ConfigError> {
-        ProblemsConfig::parse(&read_text(path)?, path)
+impl RunConfig for ProblemsConfig {
+    const KIND: &'static str = "problems";
+
+    fn kind(&self) -> &str {
+        &self.kind
     }
 
-    /// Parses problem-set config text and checks its structure; `path` names it in errors.
-    pub fn parse(text: &str, path: &Path) -> Result<ProblemsConfig, ConfigError> {
-        let cfg: ProblemsConfig = from_toml(text, path)?;
-        cfg.check(path)?;
-        Ok(cfg)
-    }
-
-    fn check(&self, path: &Path) -> Result<(), ConfigError> {
-        let invalid = |key: &str, message: String| ConfigError::Invalid {
-            path: path.into(),
-            key: key.into(),
-            message,
-        };
-        if self.kind != "problems" {
-            return Err(invalid(
-                "kind",
-                format!("must be \"problems\", got {:?}", self.kind),
-            ));
-        }
+    /// Rounds, solver labels, the exempt labels and the reference (the lab checks the solvers).
+    fn check_structure(&self, path: &Path) -> Result<(), ConfigError> {
+        let invalid = |key: &str, message: String| invalid(path, key, message);
         if !(1..=MAX_ROUNDS).contains(&self.rounds) {
             return Err(invalid(
                 "rounds",
@@ -198,7 +183,9 @@ impl ProblemsConfig {
         }
         Ok(())
     }
+}
 
+impl ProblemsConfig {
     /// Every problem, numbered over the sets ([`list_problems`]).
     pub fn problems(&self, root: &Path, path: &Path) -> Result<Vec<ProblemEntry>, ConfigError> {
         list_problems(&self.sets, root, path)

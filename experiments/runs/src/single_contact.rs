@@ -41,7 +41,7 @@ use std::path::{Path, PathBuf};
 use serde::Deserialize;
 
 use crate::config::{
-    from_toml, read_text, ConfigError, ExperimentConfig, OutputSection, RunSpec, SceneSection,
+    invalid, ConfigError, ExperimentConfig, OutputSection, RunConfig, RunSpec, SceneSection,
 };
 use crate::problems::MAX_ROUNDS;
 use crate::spec::SolverSpec;
@@ -79,32 +79,16 @@ pub struct SingleContactConfig {
     pub output: OutputSection,
 }
 
-impl SingleContactConfig {
-    /// Reads a single-contact config and checks its structure (the lab checks the driver, the
-    /// scene and the method names).
-    pub fn load(path: &Path) -> Result<SingleContactConfig, ConfigError> {
-        SingleContactConfig::parse(&read_text(path)?, path)
+impl RunConfig for SingleContactConfig {
+    const KIND: &'static str = "single_contact";
+
+    fn kind(&self) -> &str {
+        &self.kind
     }
 
-    /// Parses single-contact config text and checks its structure; `path` names it in errors.
-    pub fn parse(text: &str, path: &Path) -> Result<SingleContactConfig, ConfigError> {
-        let cfg: SingleContactConfig = from_toml(text, path)?;
-        cfg.check(path)?;
-        Ok(cfg)
-    }
-
-    fn check(&self, path: &Path) -> Result<(), ConfigError> {
-        let invalid = |key: &str, message: String| ConfigError::Invalid {
-            path: path.into(),
-            key: key.into(),
-            message,
-        };
-        if self.kind != "single_contact" {
-            return Err(invalid(
-                "kind",
-                format!("must be \"single_contact\", got {:?}", self.kind),
-            ));
-        }
+    /// Methods, tolerance, samples and rounds (the lab checks the driver, scene and methods).
+    fn check_structure(&self, path: &Path) -> Result<(), ConfigError> {
+        let invalid = |key: &str, message: String| invalid(path, key, message);
         if self.methods.is_empty() {
             return Err(invalid("methods", "no method".into()));
         }
@@ -131,7 +115,9 @@ impl SingleContactConfig {
         // The scene, sweep and driver are checked as the experiment config they make.
         self.simulation().check_structure(path)
     }
+}
 
+impl SingleContactConfig {
     /// The simulations as an experiment config: this config's scene, sweep and driver, no
     /// shadow. Its runs are this config's runs.
     pub fn simulation(&self) -> ExperimentConfig {
