@@ -6,28 +6,15 @@
 mod common;
 
 use common::Root;
+use contactlab_experiments::analysis;
 use contactlab_experiments::polars::prelude::*;
 
 fn floats(df: &DataFrame, name: &str) -> Vec<f64> {
-    df.column(name)
-        .unwrap_or_else(|e| panic!("{name}: {e}"))
-        .cast(&DataType::Float64)
-        .unwrap()
-        .f64()
-        .unwrap()
-        .iter()
-        .map(|v| v.unwrap_or(f64::NAN))
-        .collect()
+    analysis::f64s(df, name).unwrap_or_else(|e| panic!("{name}: {e}"))
 }
 
 fn strings(df: &DataFrame, name: &str) -> Vec<String> {
-    df.column(name)
-        .unwrap()
-        .str()
-        .unwrap()
-        .iter()
-        .map(|v| v.unwrap_or_default().to_string())
-        .collect()
+    analysis::strs(df, name).unwrap()
 }
 
 #[test]

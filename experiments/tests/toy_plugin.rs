@@ -451,11 +451,5 @@ fn the_toy_plugins_run_a_config_and_a_matrix_through_an_extended_lab() {
 
 /// A string column as owned strings.
 fn strings(df: &DataFrame, name: &str) -> Vec<String> {
-    df.column(name)
-        .unwrap()
-        .str()
-        .unwrap()
-        .iter()
-        .map(|s| s.unwrap_or_default().to_string())
-        .collect()
+    contactlab_experiments::analysis::strs(df, name).unwrap()
 }

@@ -21,11 +21,10 @@ use contactlab_core::{CoreError, GlobalProblem, Matrix, Problem, StepProblem};
 use faer::sparse::SparseColMat;
 
 use contactlab_runs::config::ConfigError;
-use contactlab_scenes::SceneKind;
 
 use crate::check;
 use crate::context::Context;
-use crate::runner::{remember, warm_vector, RunError, WarmMap};
+use crate::runner::{build_scene, remember, resolve_for_run, warm_vector, RunError, WarmMap};
 
 /// The most steps one dump may keep (a bound on memory: a clutter step's problem is ~1 MB).
 pub const MAX_DUMP_STEPS: usize = 1_000;
@@ -124,18 +123,13 @@ pub fn scene_problems(
         ));
     }
     let scene_err = |source| RunError::Scene { run, source };
-    let mut scene = SceneKind::from_name(&cfg.scene.kind)
-        .and_then(|kind| kind.build(&spec.params))
-        .map_err(scene_err)?;
-    let driver = ctx
-        .registry
-        .resolve(cfg.driver_specs()[spec.driver])
-        .map_err(|source| RunError::Solver {
-            run,
-            step: 0,
-            source,
-        })?
-        .with_default_time_limit(ctx.settings.sweep_time_limit);
+    let mut scene = build_scene(&cfg.scene.kind, &spec.params, run)?;
+    let driver = resolve_for_run(
+        ctx.registry,
+        cfg.driver_specs()[spec.driver],
+        run,
+        ctx.settings.sweep_time_limit,
+    )?;
     let mut warm = WarmMap::new();
     let mut kept = Vec::with_capacity(steps.len());
     for step in 0..=last {

@@ -202,93 +202,6 @@ pub fn records_frame(json: &Value, records: &str) -> Result<DataFrame, String> {
     DataFrame::new(rows.len(), columns).map_err(|e| e.to_string())
 }
 
-/// One engine's time on one scene.
-#[derive(Debug, Clone, PartialEq)]
-pub struct PeerTime {
-    /// The scene (`clutter_n40`).
-    pub scene: String,
-    /// Bodies in it.
-    pub bodies: usize,
-    /// `mujoco` or `drake-sap`.
-    pub engine: String,
-    /// The engine's version and configuration.
-    pub config: String,
-    /// Median wall time of a whole step (s).
-    pub seconds_per_step_median: f64,
-    /// Median contacts per step.
-    pub contacts_per_step_median: f64,
-    /// `measured in this run` or where the number comes from.
-    pub source: String,
-}
-
-/// Reads the harness's JSON (a list of result objects).
-pub fn parse_bench(json: &str) -> Result<Vec<PeerTime>, String> {
-    let v: serde_json::Value = serde_json::from_str(json).map_err(|e| e.to_string())?;
-    let list = v.as_array().ok_or("bench output is not a list")?;
-    let mut out = Vec::new();
-    for r in list {
-        if let Some(e) = r.get("error") {
-            return Err(format!("{}: {e}", r["config"]));
-        }
-        let engine = r["engine"].as_str().unwrap_or_default();
-        let name = if engine.starts_with("mujoco") {
-            "mujoco"
-        } else if engine.starts_with("drake") {
-            "drake-sap"
-        } else {
-            return Err(format!("unknown engine `{engine}`"));
-        };
-        let num = |a: &str, b: &str| r[a][b].as_f64().ok_or(format!("no `{a}.{b}` for {engine}"));
-        out.push(PeerTime {
-            scene: r["scene"].as_str().unwrap_or_default().to_string(),
-            bodies: r["nbodies"].as_u64().unwrap_or(0) as usize,
-            engine: name.into(),
-            config: format!("{engine} {}", r["config"].as_str().unwrap_or_default()),
-            seconds_per_step_median: num("step", "median_ms")? * 1e-3,
-            contacts_per_step_median: num("ncon", "median")?,
-            source: "measured in this run".into(),
-        });
-    }
-    Ok(out)
-}
-
-/// Runs `experiments/peers/bench.py` with `args`, its JSON written to
-/// `out_dir/bench_<tag>.json` and read back; the error says why it could not run.
-pub fn run_bench(
-    root: &Path,
-    args: &[&str],
-    tag: &str,
-    out_dir: &Path,
-) -> Result<Vec<PeerTime>, String> {
-    let script = root.join("experiments/peers/bench.py");
-    let run = Command::new("python3")
-        .arg(&script)
-        .args(args)
-        .arg("--out")
-        .arg(out_dir)
-        .args(["--tag", tag])
-        .output();
-    match run {
-        Err(e) => Err(format!("python3 could not start: {e}")),
-        Ok(o) if !o.status.success() => {
-            let err = String::from_utf8_lossy(&o.stderr);
-            let last = err
-                .lines()
-                .last()
-                .unwrap_or("no message")
-                .trim()
-                .to_string();
-            Err(format!(
-                "bench.py failed ({last}); `pip install mujoco drake numpy scipy`"
-            ))
-        }
-        Ok(_) => std::fs::read_to_string(out_dir.join(format!("bench_{tag}.json")))
-            .map_err(|e| e.to_string())
-            .and_then(|s| parse_bench(&s))
-            .map_err(|e| format!("bench.py output unreadable: {e}")),
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -321,22 +234,5 @@ mod tests {
             .unwrap_err()
             .contains("nothing"));
         assert!(records_frame(&json, "").unwrap_err().contains("not a list"));
-    }
-
-    #[test]
-    fn the_harness_output_is_read_and_a_failure_is_an_error() {
-        let json = r#"[{"engine": "mujoco 4.0.0", "config": "mj_newton_elliptic",
-            "step": {"median_ms": 0.25}, "ncon": {"median": 102.0}, "scene": "clutter_n40",
-            "nbodies": 40},
-            {"engine": "drake 1.51.1", "config": "drake_sap_point_k1e12_taud_h",
-            "step": {"median_ms": 4.0}, "ncon": {"median": 57.0}, "scene": "clutter_n40",
-            "nbodies": 40}]"#;
-        let rows = parse_bench(json).unwrap();
-        assert_eq!(rows.len(), 2);
-        assert_eq!(rows[0].engine, "mujoco");
-        assert!((rows[1].seconds_per_step_median - 4e-3).abs() < 1e-15);
-        assert_eq!(rows[1].contacts_per_step_median, 57.0);
-        let bad = r#"[{"config": "drake_sap_point", "error": "ImportError"}]"#;
-        assert!(parse_bench(bad).unwrap_err().contains("ImportError"));
     }
 }

@@ -14,8 +14,9 @@ use std::path::Path;
 use std::time::{Duration, Instant};
 
 use contactlab_runs::config::{ConfigError, ExperimentConfig, RunSpec};
+use contactlab_runs::spec::SolverSpec;
 use contactlab_runs::store::{SceneRecord, StoreError};
-use contactlab_scenes::{Contact, ContactKey, SceneError, SceneKind};
+use contactlab_scenes::{Contact, ContactKey, Scene, SceneError, SceneKind};
 use indicatif::{ProgressBar, ProgressStyle};
 use nalgebra::Vector3;
 use polars::prelude::*;
@@ -238,6 +239,33 @@ pub fn remember(contacts: &[Contact], x: &[f64], warm: &mut WarmMap) {
     }
 }
 
+/// Builds run `run`'s scene of kind `kind` from its parameters.
+pub fn build_scene(
+    kind: &str,
+    params: &toml::Table,
+    run: usize,
+) -> Result<Box<dyn Scene>, RunError> {
+    SceneKind::from_name(kind)
+        .and_then(|kind| kind.build(params))
+        .map_err(|source| RunError::Scene { run, source })
+}
+
+/// Resolves the solver of run `run` against `registry`; `time_limit` bounds every solve when
+/// `spec` sets none.
+pub fn resolve_for_run(
+    registry: &Registry,
+    spec: &SolverSpec,
+    run: usize,
+    time_limit: Duration,
+) -> Result<ResolvedSolver, RunError> {
+    let solver = registry.resolve(spec).map_err(|source| RunError::Solver {
+        run,
+        step: 0,
+        source,
+    })?;
+    Ok(solver.with_default_time_limit(time_limit))
+}
+
 /// Simulates one run with `registry`'s solvers; `time_limit` bounds every solve whose spec sets
 /// none.
 pub fn run_one(
@@ -248,9 +276,7 @@ pub fn run_one(
 ) -> Result<RunOutput, RunError> {
     let run = spec.index;
     let scene_err = |source| RunError::Scene { run, source };
-    let mut scene = SceneKind::from_name(&cfg.scene.kind)
-        .and_then(|kind| kind.build(&spec.params))
-        .map_err(scene_err)?;
+    let mut scene = build_scene(&cfg.scene.kind, &spec.params, run)?;
     let record = SceneRecord {
         run: run as u64,
         parameters: scene.parameters().map_err(scene_err)?,
@@ -264,10 +290,7 @@ pub fn run_one(
     let solvers: Vec<(ResolvedSolver, &'static str)> =
         std::iter::once((cfg.driver_specs()[spec.driver], "driver"))
             .chain(cfg.shadow.iter().map(|s| (s, "shadow")))
-            .map(|(s, role)| {
-                let resolved = registry.resolve(s).map_err(|e| solver_err(0, e))?;
-                Ok((resolved.with_default_time_limit(time_limit), role))
-            })
+            .map(|(s, role)| Ok((resolve_for_run(registry, s, run, time_limit)?, role)))
             .collect::<Result<_, RunError>>()?;
     let mut warm: Vec<WarmMap> = vec![HashMap::new(); solvers.len()];
     let mut hardest: Vec<StepTrace> = Vec::new();

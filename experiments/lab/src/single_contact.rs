@@ -38,13 +38,12 @@ use contactlab_formulations::hwangbo::{
 };
 use contactlab_runs::config::{ConfigError, RunSpec};
 use contactlab_runs::single_contact::SingleContactConfig;
-use contactlab_scenes::SceneKind;
 use nalgebra::{Matrix3, Vector3};
 use polars::prelude::*;
 use rayon::prelude::*;
 
 use crate::context::Context;
-use crate::runner::{remember, warm_vector, RunError, WarmMap};
+use crate::runner::{build_scene, remember, resolve_for_run, warm_vector, RunError, WarmMap};
 
 /// The median of `v` (NaN when empty): for an odd count, as the rounds are, the middle round.
 fn median(v: &[f64]) -> f64 {
@@ -172,18 +171,13 @@ pub fn slipping_samples(
 ) -> Result<RunSamples, RunError> {
     let run = spec.index;
     let scene_err = |source| RunError::Scene { run, source };
-    let mut scene = SceneKind::from_name(&cfg.scene.kind)
-        .and_then(|kind| kind.build(&spec.params))
-        .map_err(scene_err)?;
-    let driver = ctx
-        .registry
-        .resolve(&cfg.driver)
-        .map_err(|source| RunError::Solver {
-            run,
-            step: 0,
-            source,
-        })?
-        .with_default_time_limit(ctx.settings.sweep_time_limit);
+    let mut scene = build_scene(&cfg.scene.kind, &spec.params, run)?;
+    let driver = resolve_for_run(
+        ctx.registry,
+        &cfg.driver,
+        run,
+        ctx.settings.sweep_time_limit,
+    )?;
     let mut warm = WarmMap::new();
     let mut all = Vec::new();
     let mut steps = 0;

@@ -13,25 +13,11 @@ use nalgebra::{Matrix3, Vector3};
 use polars::prelude::*;
 
 fn f64s(df: &DataFrame, c: &str) -> Vec<f64> {
-    df.column(c)
-        .unwrap()
-        .cast(&DataType::Float64)
-        .unwrap()
-        .f64()
-        .unwrap()
-        .iter()
-        .map(|v| v.unwrap_or(f64::NAN))
-        .collect()
+    contactlab_runs::columns::f64s(df, c).unwrap()
 }
 
 fn strs(df: &DataFrame, c: &str) -> Vec<String> {
-    df.column(c)
-        .unwrap()
-        .str()
-        .unwrap()
-        .iter()
-        .map(|v| v.unwrap_or_default().to_string())
-        .collect()
+    contactlab_runs::columns::strs(df, c).unwrap()
 }
 
 fn named(names: &[&str]) -> Vec<NamedMethod> {

@@ -4,8 +4,9 @@
 //! every kind ([`config`]: a scene's sweep; [`matrix`]: every pair on problem sets;
 //! [`problems`]: named solvers timed on problem files; [`single_contact`]: single-contact
 //! methods timed on the slipping contacts of a scene; [`engines`]: MuJoCo and Drake through
-//! the Python harness), the solver specs they name ([`spec`]), and the files a run leaves
-//! ([`store`]: `data/runs/<paper>/<name>.parquet` with its `.meta.json` and [`provenance`]). The lab (`contactlab-lab`) executes configs and writes these files;
+//! the Python harness), the solver specs they name ([`spec`]), the files a run leaves
+//! ([`store`]: `data/runs/<paper>/<name>.parquet` with its `.meta.json` and [`provenance`]) and
+//! the readers of their columns ([`columns`]). The lab (`contactlab-lab`) executes configs and writes these files;
 //! the reports (`contactlab-report`) read them. This crate knows neither solvers nor scenes:
 //! it cannot run anything, which is what lets a report depend on it and stay a pure reader.
 //!
@@ -14,6 +15,7 @@
 //!     --report--> reports/<paper>/
 //! ```
 
+pub mod columns;
 pub mod config;
 pub mod engines;
 pub mod matrix;

@@ -13,7 +13,7 @@ pub mod mylapilli2014;
 pub mod peers;
 pub mod todorov2010;
 
-use polars::prelude::{Column, DataFrame, DataType, PolarsResult};
+pub use contactlab_runs::columns::{counter, f64s, strs, with_counters};
 use rand::Rng;
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
@@ -27,52 +27,6 @@ pub enum AnalysisError {
     /// Aggregating the DataFrame failed.
     #[error("data frame: {0}")]
     Frame(#[from] polars::prelude::PolarsError),
-}
-
-/// A DataFrame column as floats (cast from any numeric type), `NaN` for nulls.
-pub fn f64s(df: &DataFrame, name: &str) -> PolarsResult<Vec<f64>> {
-    Ok(df
-        .column(name)?
-        .cast(&DataType::Float64)?
-        .f64()?
-        .iter()
-        .map(|v| v.unwrap_or(f64::NAN))
-        .collect())
-}
-
-/// A DataFrame column as strings (cast if needed), empty for nulls.
-pub fn strs(df: &DataFrame, name: &str) -> PolarsResult<Vec<String>> {
-    Ok(df
-        .column(name)?
-        .cast(&DataType::String)?
-        .str()?
-        .iter()
-        .map(|v| v.unwrap_or_default().to_string())
-        .collect())
-}
-
-/// A per-driver counter column (`newton_accepted`, `restarts`, `pgs_sweeps`, ...) as floats:
-/// zeros where the column is absent (no solver of the run reported that counter) and for
-/// nulls (a solver without that counter).
-pub fn counter(df: &DataFrame, name: &str) -> PolarsResult<Vec<f64>> {
-    match df.column(name) {
-        Err(_) => Ok(vec![0.0; df.height()]),
-        Ok(_) => Ok(f64s(df, name)?
-            .into_iter()
-            .map(|v| if v.is_nan() { 0.0 } else { v })
-            .collect()),
-    }
-}
-
-/// `df` with each counter of `names` as a Float64 column read by [`counter`] (zeros when
-/// absent), so lazy aggregations can name it whatever the run reported.
-pub fn with_counters(df: &DataFrame, names: &[&str]) -> PolarsResult<DataFrame> {
-    let mut out = df.clone();
-    for name in names {
-        let values = counter(df, name)?;
-        out.with_column(Column::new((*name).into(), values))?;
-    }
-    Ok(out)
 }
 
 /// Minimum, mean and maximum of a sample, and its size: the spread of a per-run statistic
