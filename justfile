@@ -15,6 +15,9 @@ test:
     start=$SECONDS
     just test-rust
     echo "stage test-rust: $((SECONDS - start)) s"
+    start=$SECONDS
+    just notebook
+    echo "stage notebook tools (evcxr, Jupyter): $((SECONDS - start)) s"
     just notebook-check
 
 # The Rust tests only (fast: no Jupyter needed).
