@@ -500,6 +500,16 @@ fn set_facts(r: &mut Report, rows: &[SetProblem], names: &[String]) {
             Fmt::int(),
         )
         .num("set.ipm_converged", converged(ipm), Fmt::int())
+        .num(
+            "set.ipm_iterations_min",
+            -max(per(ipm, &|s| -(s.iterations as f64))),
+            Fmt::int(),
+        )
+        .num(
+            "set.ipm_iterations_max",
+            max(per(ipm, &|s| s.iterations as f64)),
+            Fmt::int(),
+        )
         .num("set.ipm_e_m_max", max(per(ipm, &|s| s.e_m)), Fmt::sci(1))
         .num(
             "set.ipm_over_sap_median",
