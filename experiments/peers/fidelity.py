@@ -1,4 +1,4 @@
-"""MuJoCo and Drake on the physical-fidelity scenes (issue 24): scenes with an analytic answer
+"""MuJoCo and Drake on the physical-fidelity scenes: scenes with an analytic answer
 (a sliding cube that stops, a dragged cube that breaks away, cubes on slopes and pressed against
 a wall, a rolling sphere), run in both engines and compared with the exact motion.
 
