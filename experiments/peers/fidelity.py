@@ -1,0 +1,517 @@
+"""MuJoCo and Drake on the physical-fidelity scenes: scenes with an analytic answer
+(a sliding cube that stops, a dragged cube that breaks away, cubes on slopes and pressed against
+a wall, a rolling sphere), run in both engines and compared with the exact motion.
+
+Usage:
+  python3 fidelity.py [--out FILE] [--only SCENE[,SCENE]] [--engines mujoco,drake] [--small]
+  python3 fidelity.py --check     # sliding cube, MuJoCo default elliptic config; exit 1 if the
+                                  # stop time is not within 15% of the exact 0.2548 s
+
+Scene conventions (stated once here; every function below follows them):
+  * A scene is a plain dict (see `scene_specs`): body ("cube" or "sphere"), mu, dt, settle_s,
+    duration_s, gravity_settle and gravity (m/s^2, scene frame), force0 and force_rate (N: the
+    applied force is force0 + force_rate * t from t = 0 on), v0 (m/s, set at t = 0), the
+    analytic answer and the kind of metrics to compute.
+  * Scene frame: the contact surface is always the plane z = 0 with its normal +z, and "downhill"
+    is +x. A slope is made by tilting gravity, not the plane: g = (g sin th, 0, -g cos th). The
+    wall of `wall_press` is that same plane: the 20 N press is along -z and gravity (the wall's
+    "down") along +x, with no other surface. So z is always the normal coordinate and x the
+    downhill one, in every record and trajectory.
+  * Gravity is applied as a body force m g at the centre of mass, with the engines' own gravity
+    set to zero. Why: the scene settles for settle_s at rest under gravity_settle (only the
+    component normal to the plane, plus the press of wall_press), and the tangential part is
+    switched on at t = 0 together with any applied force and v0, so the normal load does not
+    jump at t = 0 and a 30 degree slope does not slide while settling. The load switched on at
+    t = 0 makes a short elastic transient (the contacts' tangential compliance), so hold scenes
+    also report the creep after t = 1 s.
+  * Contact parameters are the engines' defaults: MuJoCo's solref/solimp as its model reports
+    them; Drake's point stiffness and dissipation come from SceneGraph's default proximity
+    properties (the geometries only set friction), reported under `drake_defaults` together
+    with the stiffness measured from the settled cube.
+  * The cube (side a = 0.2 m, 1 kg, inertia m a^2 / 6) collides only through eight spheres of
+    radius r = a/50 at its corners, centres at (+-(a/2 - r), +-(a/2 - r), +-(a/2 - r)), so their
+    surfaces reach the cube's face planes (Le Lidec et al.'s ContactBench cube); its box geometry
+    does not collide. Four spheres touch the plane. The rolling sphere is one sphere geometry.
+  * t = 0 is the end of settling; metrics use the centre of mass position p and linear velocity v
+    in the scene frame, sampled after every step. Stop time: first t with |v| <= 1 mm/s,
+    breakaway: first t with |v| >= 1 mm/s, both interpolated linearly between steps.
+"""
+import argparse
+import json
+import math
+import statistics
+import sys
+import time
+
+import numpy as np
+
+G = 9.81
+A = 0.2            # cube side (m)
+M_CUBE = 1.0       # cube mass (kg)
+R_CORNER = A / 50  # corner sphere radius (m)
+R_BALL = 0.05      # rolling sphere radius (m)
+M_BALL = 0.1       # rolling sphere mass (kg)
+DT = 1e-3
+SETTLE_S = 0.5
+V_THR = 1e-3       # stop / breakaway speed threshold (m/s)
+TRAJ_EVERY = 10    # trajectory samples: every 10 steps
+
+MJ_CONFIGS = {
+    # name: (cone, impratio, noslip_iterations); solver Newton and everything else MuJoCo's default
+    "elliptic-impratio1-noslip0": ("elliptic", 1.0, 0),
+    "elliptic-impratio1-noslip10": ("elliptic", 1.0, 10),
+    "elliptic-impratio10-noslip0": ("elliptic", 10.0, 0),
+    "elliptic-impratio10-noslip10": ("elliptic", 10.0, 10),
+    "pyramidal-impratio1-noslip0": ("pyramidal", 1.0, 0),
+    "pyramidal-impratio1-noslip10": ("pyramidal", 1.0, 10),
+}
+DRAKE_CONFIGS = ["sap", "tamsi", "similar", "lagged"]
+SMALL_CONFIGS = {"mujoco": ["elliptic-impratio1-noslip0"], "drake": ["sap"]}
+
+
+# ----------------------------------------------------------------------------- scenes
+def slope_gravity(deg):
+    """Gravity tilted by `deg` about y, so the plane z = 0 is an incline going down along +x."""
+    th = math.radians(deg)
+    return [G * math.sin(th), 0.0, -G * math.cos(th)], [0.0, 0.0, -G * math.cos(th)]
+
+
+def scene_specs():
+    """All fidelity scenes as plain dicts (conventions in the module docstring), by name."""
+    base = dict(body="cube", dt=DT, settle_s=SETTLE_S, force0=[0.0, 0.0, 0.0],
+                force_rate=[0.0, 0.0, 0.0], v0=[0.0, 0.0, 0.0],
+                gravity_settle=[0.0, 0.0, -G], gravity=[0.0, 0.0, -G])
+    out = {}
+    mu = 0.4
+    t_stop = 1.0 / (mu * G)
+    out["sliding_cube"] = dict(base, mu=mu, duration_s=0.6, v0=[1.0, 0.0, 0.0], kind="slide",
+                               analytic={"stop_time_s": t_stop, "stop_distance_m": 0.5 * t_stop})
+    d = 1.0 / math.sqrt(2.0)
+    out["sliding_cube_diagonal"] = dict(base, mu=mu, duration_s=0.6, v0=[d, d, 0.0], kind="slide",
+                                        analytic={"stop_time_s": t_stop,
+                                                  "stop_distance_m": 0.5 * t_stop})
+    t0 = mu * M_CUBE * G / 20.0
+    out["dragged_cube"] = dict(base, mu=mu, duration_s=1.0, force_rate=[20.0, 0.0, 0.0],
+                               kind="drag",
+                               analytic={"breakaway_t0_s": t0,
+                                         # where v = 10 (t - t0)^2 reaches the 1 mm/s threshold
+                                         "breakaway_time_s": t0 + math.sqrt(V_THR / 10.0),
+                                         "v_0_5s": 10.0 * (0.5 - t0) ** 2,
+                                         "v_1_0s": 10.0 * (1.0 - t0) ** 2})
+    for deg, dur, kind in ((15, 10.0, "hold"), (30, 2.0, "accel")):
+        g, gs = slope_gravity(deg)
+        mu = 0.5
+        an = ({"creep_mm": 0.0} if kind == "hold" else
+              {"acceleration_mps2": G * (math.sin(math.radians(deg)) - mu * math.cos(math.radians(deg)))})
+        out[f"slope_{deg}"] = dict(base, mu=mu, duration_s=dur, gravity=g, gravity_settle=gs,
+                                   kind=kind, slope_deg=deg, analytic=an)
+    out["wall_press"] = dict(base, mu=1.0, duration_s=10.0, gravity_settle=[0.0, 0.0, 0.0],
+                             gravity=[G, 0.0, 0.0], force0=[0.0, 0.0, -20.0], kind="hold",
+                             analytic={"creep_mm": 0.0})
+    g, gs = slope_gravity(15)
+    out["rolling_sphere"] = dict(base, body="sphere", mu=1.0, duration_s=1.0, gravity=g,
+                                 gravity_settle=gs, kind="accel", slope_deg=15,
+                                 analytic={"acceleration_mps2": 5.0 / 7.0 * G * math.sin(math.radians(15))})
+    for name, s in out.items():
+        s["name"] = name
+    return out
+
+
+def body_mass(scene):
+    """Mass of the scene's one dynamic body (kg)."""
+    return M_CUBE if scene["body"] == "cube" else M_BALL
+
+
+def initial_height(scene):
+    """Height of the centre of mass when the body just touches the plane (no penetration)."""
+    return A / 2 if scene["body"] == "cube" else R_BALL
+
+
+def corner_centres():
+    """Centres of the eight corner spheres in the cube's frame."""
+    c = A / 2 - R_CORNER
+    return [(sx * c, sy * c, sz * c) for sx in (-1, 1) for sy in (-1, 1) for sz in (-1, 1)]
+
+
+def applied_force(scene, t, settling):
+    """Force on the centre of mass (N, scene frame) over the step starting at t: gravity as a
+    body force plus the scene's force. The ramp is taken at the step's midpoint, whose impulse
+    over the step equals the exact integral of the linear ramp."""
+    m = body_mass(scene)
+    if settling:
+        return m * np.asarray(scene["gravity_settle"]) + np.asarray(scene["force0"])
+    tm = t + 0.5 * scene["dt"]
+    return (m * np.asarray(scene["gravity"]) + np.asarray(scene["force0"])
+            + tm * np.asarray(scene["force_rate"]))
+
+
+# ----------------------------------------------------------------------------- MuJoCo
+def mjcf(scene, cone, impratio, noslip):
+    """MJCF of a scene: plane z = 0, one free body, zero built-in gravity (applied as a force),
+    MuJoCo's default solref/solimp (not set), Newton solver, the given cone/impratio/noslip."""
+    mu = scene["mu"]
+    # condim 3 (MuJoCo's default): sliding friction only, no torsional or rolling friction.
+    fr = f'friction="{mu} 0.005 0.0001"'
+    out = ['<mujoco model="{}">'.format(scene["name"]),
+           f'<option timestep="{scene["dt"]}" gravity="0 0 0" solver="Newton" cone="{cone}" '
+           f'impratio="{impratio}" noslip_iterations="{noslip}"/>',
+           '<worldbody>', f'<geom name="plane" type="plane" size="0 0 1" {fr}/>',
+           f'<body name="body" pos="0 0 {initial_height(scene)}"><freejoint/>']
+    if scene["body"] == "cube":
+        i = M_CUBE * A * A / 6.0
+        out.append(f'<inertial pos="0 0 0" mass="{M_CUBE}" diaginertia="{i} {i} {i}"/>')
+        # the box is visual only: contype = conaffinity = 0 keeps it out of collision
+        out.append(f'<geom type="box" size="{A / 2} {A / 2} {A / 2}" contype="0" conaffinity="0"/>')
+        for k, c in enumerate(corner_centres()):
+            out.append(f'<geom name="corner{k}" type="sphere" size="{R_CORNER}" '
+                       f'pos="{c[0]} {c[1]} {c[2]}" {fr}/>')
+    else:
+        i = 0.4 * M_BALL * R_BALL ** 2
+        out.append(f'<inertial pos="0 0 0" mass="{M_BALL}" diaginertia="{i} {i} {i}"/>')
+        out.append(f'<geom name="ball" type="sphere" size="{R_BALL}" {fr}/>')
+    out += ['</body>', '</worldbody>', '</mujoco>']
+    return "\n".join(out)
+
+
+def run_mujoco(scene, config):
+    """Settle, then run one scene in one MuJoCo config; returns the samples and solver stats."""
+    import mujoco
+    cone, impratio, noslip = MJ_CONFIGS[config]
+    m = mujoco.MjModel.from_xml_string(mjcf(scene, cone, impratio, noslip))
+    d = mujoco.MjData(m)
+    bid = m.body("body").id
+    dt = scene["dt"]
+    for k in range(int(round(scene["settle_s"] / dt))):
+        d.xfrc_applied[bid, :3] = applied_force(scene, k * dt, True)
+        mujoco.mj_step(m, d)
+    d.qvel[:3] += np.asarray(scene["v0"])  # freejoint qvel[:3]: world linear velocity of the CoM
+    n = int(round(scene["duration_s"] / dt))
+    P, V, times, niter = [d.qpos[:3].copy()], [d.qvel[:3].copy()], [], []
+    for k in range(n):
+        d.xfrc_applied[bid, :3] = applied_force(scene, k * dt, False)
+        t0 = time.perf_counter()
+        mujoco.mj_step(m, d)
+        times.append(time.perf_counter() - t0)
+        niter.append(int(d.solver_niter[0]))  # one body, so one constraint island
+        P.append(d.qpos[:3].copy())
+        V.append(d.qvel[:3].copy())
+    it = np.asarray(niter)
+    return {"P": np.array(P), "V": np.array(V), "step_times": times,
+            "converged_fraction": float(np.mean(it < m.opt.iterations)),
+            "iterations_per_step_mean": float(it.mean()),
+            "iterations_per_step_max": int(it.max())}
+
+
+def mujoco_defaults():
+    """MuJoCo's default contact parameters and solver options as this MuJoCo reports them."""
+    import mujoco
+    m = mujoco.MjModel.from_xml_string('<mujoco><worldbody><geom type="plane" size="1 1 1"/>'
+                                       '</worldbody></mujoco>')
+    return {"solref": m.geom_solref[0].tolist(), "solimp": m.geom_solimp[0].tolist(),
+            "iterations": int(m.opt.iterations), "tolerance": float(m.opt.tolerance),
+            "noslip_tolerance": float(m.opt.noslip_tolerance), "integrator": "Euler",
+            "solver": "Newton"}
+
+
+# ----------------------------------------------------------------------------- Drake
+DRAKE_APPROX = {"sap": "kSap", "tamsi": "kTamsi", "similar": "kSimilar", "lagged": "kLagged"}
+
+
+def drake_build(scene, approx):
+    """Drake diagram of a scene: discrete MultibodyPlant at dt, point contact, the given discrete
+    contact approximation, zero plant gravity, Drake's default stiffness and dissipation (only
+    friction is set on the geometries)."""
+    from pydrake.all import (AddMultibodyPlantSceneGraph, ContactModel, CoulombFriction,
+                             DiagramBuilder, DiscreteContactApproximation, HalfSpace,
+                             ProximityProperties, RigidTransform, Simulator, SpatialInertia,
+                             Sphere, UnitInertia)
+    from pydrake.geometry import AddContactMaterial
+    builder = DiagramBuilder()
+    plant, _ = AddMultibodyPlantSceneGraph(builder, time_step=scene["dt"])
+    plant.set_contact_model(ContactModel.kPoint)
+    plant.set_discrete_contact_approximation(getattr(DiscreteContactApproximation, DRAKE_APPROX[approx]))
+    plant.mutable_gravity_field().set_gravity_vector([0.0, 0.0, 0.0])
+
+    def props():
+        """Proximity properties carrying only the friction (mu static = mu dynamic)."""
+        p = ProximityProperties()
+        AddContactMaterial(friction=CoulombFriction(scene["mu"], scene["mu"]), properties=p)
+        return p
+
+    plant.RegisterCollisionGeometry(plant.world_body(), RigidTransform(), HalfSpace(), "plane", props())
+    if scene["body"] == "cube":
+        body = plant.AddRigidBody("body", SpatialInertia(M_CUBE, [0, 0, 0], UnitInertia.SolidBox(A, A, A)))
+        for k, c in enumerate(corner_centres()):
+            plant.RegisterCollisionGeometry(body, RigidTransform(list(c)), Sphere(R_CORNER),
+                                            f"corner{k}", props())
+    else:
+        body = plant.AddRigidBody("body", SpatialInertia(M_BALL, [0, 0, 0], UnitInertia.SolidSphere(R_BALL)))
+        plant.RegisterCollisionGeometry(body, RigidTransform(), Sphere(R_BALL), "ball", props())
+    plant.Finalize()
+    diagram = builder.Build()
+    sim = Simulator(diagram)
+    ctx = sim.get_mutable_context()
+    pctx = plant.GetMyMutableContextFromRoot(ctx)
+    plant.SetFreeBodyPose(pctx, body, RigidTransform([0.0, 0.0, initial_height(scene)]))
+    return sim, plant, pctx, body
+
+
+def run_drake(scene, approx):
+    """Settle, then run one scene in one Drake config; returns the samples (and stats)."""
+    from pydrake.all import ExternallyAppliedSpatialForce, SpatialForce, SpatialVelocity
+    sim, plant, pctx, body = drake_build(scene, approx)
+    port = plant.get_applied_spatial_force_input_port()
+    dt = scene["dt"]
+
+    def set_force(f):
+        """Fix the plant's applied-force input to force f at the centre of mass."""
+        e = ExternallyAppliedSpatialForce()
+        e.body_index = body.index()
+        e.p_BoBq_B = np.zeros(3)
+        e.F_Bq_W = SpatialForce(np.zeros(3), np.asarray(f, float))
+        port.FixValue(pctx, [e])
+
+    def pv():
+        """Centre of mass position and linear velocity (world = scene frame)."""
+        q, v = plant.GetPositions(pctx), plant.GetVelocities(pctx)
+        return q[4:7].copy(), v[3:6].copy()  # quaternion floating joint: q = [quat, p], v = [w, v]
+
+    sim.Initialize()
+    step = 0
+    # Every AdvanceTo target lies half a step past an update time, so each call performs exactly
+    # one discrete update whatever the round-off in k * dt.
+    for k in range(int(round(scene["settle_s"] / dt))):
+        set_force(applied_force(scene, k * dt, True))
+        step += 1
+        sim.AdvanceTo((step - 0.5) * dt)
+    V_WB = plant.EvalBodySpatialVelocityInWorld(pctx, body)
+    plant.SetFreeBodySpatialVelocity(pctx, body, SpatialVelocity(
+        V_WB.rotational(), V_WB.translational() + np.asarray(scene["v0"])))
+    p, v = pv()
+    P, V, times = [p], [v], []
+    for k in range(int(round(scene["duration_s"] / dt))):
+        set_force(applied_force(scene, k * dt, False))
+        step += 1
+        t0 = time.perf_counter()
+        sim.AdvanceTo((step - 0.5) * dt)
+        times.append(time.perf_counter() - t0)
+        p, v = pv()
+        P.append(p)
+        V.append(v)
+    return {"P": np.array(P), "V": np.array(V), "step_times": times, "converged_fraction": 1.0}
+
+
+def drake_defaults():
+    """Drake's default contact parameters as used here: SceneGraph's default proximity properties
+    (point_stiffness per geometry, Hunt-Crossley dissipation for TAMSI/similar/lagged, SAP's
+    relaxation_time), which fill in what the geometries leave unset, plus the combined normal
+    stiffness measured on the settled cube (TAMSI, whose static penetration is force/stiffness):
+    load per contact / depth. MultibodyPlant's own penetration-allowance estimate (still
+    reported by get_contact_penalty_method_time_scale) is not what these contacts use."""
+    from importlib.metadata import version
+    from pydrake.all import MultibodyPlantConfig
+    from pydrake.geometry import SceneGraphConfig
+    dp = SceneGraphConfig().default_proximity_properties
+    cfg = MultibodyPlantConfig()
+    out = {"drake_version": version("drake"), "contact_model": "point",
+           "default_contact_model": cfg.contact_model,
+           "default_discrete_contact_approximation": cfg.discrete_contact_approximation,
+           "stiction_tolerance_mps": cfg.stiction_tolerance,
+           "point_stiffness_per_geometry_N_per_m": dp.point_stiffness,
+           "combined_point_stiffness_N_per_m": dp.point_stiffness / 2,  # two equal geometries in series
+           "hunt_crossley_dissipation_s_per_m": dp.hunt_crossley_dissipation,
+           "relaxation_time_s": dp.relaxation_time}
+    spec = dict(scene_specs()["sliding_cube"], duration_s=0.0)
+    r = run_drake(spec, "tamsi")
+    depth = initial_height(spec) - r["P"][0, 2]
+    out["measured_combined_stiffness_N_per_m"] = body_mass(spec) * G / 4 / depth  # 4 contacts
+    return out
+
+
+# ----------------------------------------------------------------------------- metrics
+def crossing(t, s, thr, below):
+    """First time the speed s crosses thr (downward if below, else upward) after t[0], linearly
+    interpolated between samples; None if it never does."""
+    hit = (s <= thr) if below else (s >= thr)
+    idx = np.nonzero(hit[1:])[0]
+    if idx.size == 0:
+        return None
+    k = int(idx[0]) + 1
+    if s[k] == s[k - 1]:
+        return float(t[k])
+    return float(t[k - 1] + (s[k - 1] - thr) / (s[k - 1] - s[k]) * (t[k] - t[k - 1]))
+
+
+def interp_rows(t, X, tq):
+    """Rows of X linearly interpolated at time tq."""
+    return np.array([np.interp(tq, t, X[:, j]) for j in range(X.shape[1])])
+
+
+def metrics(scene, P, V):
+    """Scene metrics from the samples P, V (rows at t = 0, dt, ..., the first one at t = 0)."""
+    t = np.arange(len(P)) * scene["dt"]
+    s = np.linalg.norm(V, axis=1)
+    D = P - P[0]
+    an = scene["analytic"]
+    out = {"max_lift_mm": float(max(0.0, (P[1:, 2] - P[0, 2]).max()) * 1e3),
+           "settled_penetration_mm": float((initial_height(scene) - P[0, 2]) * 1e3),
+           "final_speed_mps": float(s[-1])}
+    kind = scene["kind"]
+    if kind == "slide":
+        u = np.asarray(scene["v0"]) / np.linalg.norm(scene["v0"])
+        perp = np.array([-u[1], u[0], 0.0])
+        ts = crossing(t, s, V_THR, below=True)
+        out["stop_time_s"] = ts
+        out["stop_time_rel_error"] = None if ts is None else ts / an["stop_time_s"] - 1
+        dh = D[:, :2]
+        out["stop_distance_m"] = (None if ts is None else
+                                  float(np.linalg.norm(interp_rows(t, dh, ts))))
+        out["final_distance_m"] = float(np.linalg.norm(dh[-1]))
+        out["lateral_drift_mm"] = float(D[-1] @ perp * 1e3)
+        out["lateral_drift_max_mm"] = float(np.abs(D @ perp).max() * 1e3)
+        ang = math.atan2(D[-1] @ perp, D[-1] @ u)
+        out["direction_error_deg"] = math.degrees(ang)
+        # translational kinetic energy against 0.5 m (1 - mu g t)^2 while it should slide
+        te = an["stop_time_s"]
+        w = t <= te
+        ke = 0.5 * M_CUBE * s[w] ** 2
+        ke_exact = 0.5 * M_CUBE * (1 - scene["mu"] * G * t[w]) ** 2
+        out["ke_max_abs_error_J"] = float(np.abs(ke - ke_exact).max())
+    elif kind == "drag":
+        tb = crossing(t, s, V_THR, below=False)
+        out["breakaway_time_s"] = tb
+        out["breakaway_time_error_s"] = None if tb is None else tb - an["breakaway_time_s"]
+        for tq, key in ((0.5, "0_5s"), (1.0, "1_0s")):
+            k = int(round(tq / scene["dt"]))
+            if k < len(t):
+                out[f"velocity_error_{key}"] = float(V[k, 0] - an[f"v_{key}"])
+                out[f"velocity_rel_error_{key}"] = float(V[k, 0] / an[f"v_{key}"] - 1)
+            else:
+                out[f"velocity_error_{key}"] = None
+                out[f"velocity_rel_error_{key}"] = None
+    elif kind == "hold":
+        out["creep_mm"] = float(np.linalg.norm(D[-1, :2]) * 1e3)
+        out["creep_rate_mm_per_s"] = out["creep_mm"] / t[-1]
+        k1 = int(round(1.0 / scene["dt"]))
+        out["creep_after_1s_mm"] = (float(np.linalg.norm(P[-1, :2] - P[k1, :2]) * 1e3)
+                                    if k1 < len(P) - 1 else None)
+        out["breakaway_time_s"] = crossing(t, s, V_THR, below=False)
+    elif kind == "accel":
+        tb = crossing(t, s, V_THR, below=False)
+        out["breakaway_time_s"] = tb
+        w = t >= (tb if tb is not None else t[-1] + 1)
+        if w.sum() >= 3:
+            a = float(np.polyfit(t[w], V[w, 0], 1)[0])  # least-squares slope of v_x(t)
+            out["acceleration_mps2"] = a
+            out["acceleration_error"] = a / an["acceleration_mps2"] - 1
+        else:
+            out["acceleration_mps2"] = None
+            out["acceleration_error"] = None
+    return out
+
+
+def trajectory(scene, P, V):
+    """Every TRAJ_EVERY-th sample as lists t, x, y, z, speed (6 significant digits)."""
+    idx = np.arange(0, len(P), TRAJ_EVERY)
+    r = lambda a: [float(f"{x:.6g}") for x in a]  # noqa: E731
+    return {"t": r(idx * scene["dt"]), "x": r(P[idx, 0]), "y": r(P[idx, 1]), "z": r(P[idx, 2]),
+            "speed": r(np.linalg.norm(V[idx], axis=1))}
+
+
+# ----------------------------------------------------------------------------- driver
+def run_one(scene, engine, config):
+    """One record: run, compute the metrics; any exception becomes the record's `error`."""
+    rec = {"scene": scene["name"], "engine": engine, "config": config, "dt": scene["dt"],
+           "duration_s": scene["duration_s"], "settle_s": scene["settle_s"], "mu": scene["mu"],
+           "analytic": scene["analytic"]}
+    w0 = time.perf_counter()
+    try:
+        r = run_mujoco(scene, config) if engine == "mujoco" else run_drake(scene, config)
+        rec.update(metrics(scene, r["P"], r["V"]))
+        rec["converged_fraction"] = r["converged_fraction"]
+        for k in ("iterations_per_step_mean", "iterations_per_step_max"):
+            if k in r:
+                rec[k] = r[k]
+        rec["seconds_per_step_median"] = statistics.median(r["step_times"])
+        rec["trajectory"] = trajectory(scene, r["P"], r["V"])
+    except Exception as e:  # one failing engine/config must not stop the others
+        rec["error"] = f"{type(e).__name__}: {e}"
+        if engine == "drake":
+            rec["converged_fraction"] = 0.0
+    rec["wall_s"] = time.perf_counter() - w0
+    return rec
+
+
+def configs_for(engine, small):
+    """Configurations run for one engine (one of each in --small mode)."""
+    if small:
+        return SMALL_CONFIGS[engine]
+    return list(MJ_CONFIGS) if engine == "mujoco" else DRAKE_CONFIGS
+
+
+def check():
+    """Smoke test: sliding cube, MuJoCo elliptic impratio 1 without noslip; 0 if the stop time is
+    within 15% of the exact one."""
+    sc = scene_specs()["sliding_cube"]
+    rec = run_one(sc, "mujoco", "elliptic-impratio1-noslip0")
+    ts, exact = rec.get("stop_time_s"), sc["analytic"]["stop_time_s"]
+    ok = ts is not None and abs(ts / exact - 1) <= 0.15
+    print(f"sliding_cube mujoco elliptic-impratio1-noslip0: stop_time_s = {ts} "
+          f"(exact {exact:.4f}) {'ok' if ok else 'FAIL'} {rec.get('error', '')}", file=sys.stderr)
+    return 0 if ok else 1
+
+
+def main():
+    """Parse the command line, run the selected scenes/engines/configs, write the JSON."""
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--out", default=None, help="JSON file (default: stdout)")
+    ap.add_argument("--only", default=None, help="comma list of scenes")
+    ap.add_argument("--engines", default="mujoco,drake")
+    ap.add_argument("--small", action="store_true", help="CI size: 0.3 s runs, one config per engine")
+    ap.add_argument("--check", action="store_true", help="MuJoCo sliding-cube smoke test")
+    a = ap.parse_args()
+    if a.check:
+        sys.exit(check())
+    specs = scene_specs()
+    names = a.only.split(",") if a.only else list(specs)
+    bad = [n for n in names if n not in specs]
+    if bad:
+        ap.error(f"unknown scene(s) {bad}; known: {list(specs)}")
+    engines = [e for e in a.engines.split(",") if e]
+    w0 = time.perf_counter()
+    records = []
+    for n in names:
+        sc = dict(specs[n])
+        if a.small:
+            sc["duration_s"] = min(sc["duration_s"], 0.3)
+        for eng in engines:
+            for cfg in configs_for(eng, a.small):
+                rec = run_one(sc, eng, cfg)
+                records.append(rec)
+                print(f"{n:22s} {eng:6s} {cfg:30s} {rec['wall_s']:6.2f} s "
+                      f"{rec.get('error', '')}", file=sys.stderr, flush=True)
+    out = {"small": a.small, "dt": DT, "settle_s": SETTLE_S, "speed_threshold_mps": V_THR,
+           "gravity_mode": "body force m g at the CoM, engine gravity zero; slopes tilt gravity",
+           "total_wall_s": None, "records": records}
+    if "mujoco" in engines:
+        import mujoco
+        md = mujoco_defaults()
+        out["mujoco_version"] = mujoco.__version__
+        out["mujoco_solref"] = md["solref"]
+        out["mujoco_solimp"] = md["solimp"]
+        out["mujoco_defaults"] = md
+    if "drake" in engines:
+        dd = drake_defaults()
+        out["drake_version"] = dd["drake_version"]
+        out["drake_defaults"] = dd
+    out["total_wall_s"] = time.perf_counter() - w0
+    text = json.dumps(out, indent=1)
+    if a.out:
+        with open(a.out, "w") as f:
+            f.write(text + "\n")
+    else:
+        print(text)
+
+
+if __name__ == "__main__":
+    main()
