@@ -26,6 +26,9 @@
 //! - [`spring_cylinder`]: Castro et al. 2022, section VI-B: a cylinder on the ground tied to a
 //!   wall by a spring, stepped with the two-stage theta-method of [`theta`] (section II-D);
 //!   the exact oscillator alongside.
+//! - [`fidelity`]: the project's fidelity study (issue 24): a cube on corner spheres (or a
+//!   sphere) sliding, dragged, on an incline or pressed to a wall, with the exact Coulomb
+//!   answer and contact-level measures (Signorini, maximum dissipation, friction ratio).
 //! - [`quadruped`]: Hwangbo, Lee and Hutter 2018, section V-A: a quadruped with ANYmal's
 //!   proportions on [`contactlab_multibody`] (floating base, twelve joints, sphere feet, box
 //!   torso) in the paper's four tasks (hang, drop, random, trot); rigid contacts in
@@ -33,6 +36,7 @@
 
 pub mod balls;
 pub mod clutter;
+pub mod fidelity;
 pub mod pendulum;
 pub mod quadruped;
 pub mod random_lcp;
@@ -48,6 +52,7 @@ use nalgebra::Matrix3;
 
 pub use balls::{Ball, BallsConfig, BallsInCube, SceneError};
 pub use clutter::{Clutter, ClutterConfig};
+pub use fidelity::{Fidelity, FidelityConfig, Setup};
 pub use pendulum::{Pendulum, PendulumConfig};
 pub use quadruped::{Quadruped, QuadrupedConfig, Task};
 pub use random_lcp::{LcpFamily, RandomLcp, RandomLcpConfig};
@@ -241,11 +246,13 @@ pub enum SceneKind {
     Clutter,
     /// Hwangbo et al.'s quadruped (section V-A): hang, drop, random or trot.
     Quadruped,
+    /// The fidelity study's cube and sphere setups with closed-form answers (issue 24).
+    Fidelity,
 }
 
 impl SceneKind {
     /// Every scene, in the order `contactlab list` names them.
-    pub const ALL: [SceneKind; 8] = [
+    pub const ALL: [SceneKind; 9] = [
         SceneKind::BallsInCube,
         SceneKind::BallDrop,
         SceneKind::SphereOnPlane,
@@ -254,6 +261,7 @@ impl SceneKind {
         SceneKind::SpringCylinder,
         SceneKind::Clutter,
         SceneKind::Quadruped,
+        SceneKind::Fidelity,
     ];
 
     /// The name configs use.
@@ -267,6 +275,7 @@ impl SceneKind {
             SceneKind::SpringCylinder => "spring_cylinder",
             SceneKind::Clutter => "clutter",
             SceneKind::Quadruped => "quadruped",
+            SceneKind::Fidelity => "fidelity",
         }
     }
 
@@ -301,6 +310,7 @@ impl SceneKind {
             SceneKind::Quadruped => {
                 Quadruped::new(&QuadrupedConfig::from_table(params)?).map(|_| ())
             }
+            SceneKind::Fidelity => FidelityConfig::from_table(params)?.resolved().validate(),
         }
     }
 
@@ -328,6 +338,7 @@ impl SceneKind {
             SceneKind::Quadruped => {
                 Box::new(Quadruped::new(&QuadrupedConfig::from_table(params)?)?)
             }
+            SceneKind::Fidelity => Box::new(Fidelity::new(&FidelityConfig::from_table(params)?)?),
         })
     }
 }
@@ -410,6 +421,14 @@ mod tests {
                 "dt = 0.0",
                 "`dt`",
                 "base_height",
+            ),
+            (
+                "fidelity",
+                SceneKind::Fidelity,
+                "setup = \"dragged_cube\"",
+                "side = -0.2",
+                "`side`",
+                "t",
             ),
         ];
         for (name, kind, good, bad, key, first_observable) in cases {

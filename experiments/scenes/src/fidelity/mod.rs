@@ -1,0 +1,880 @@
+//! Physical-fidelity scenes: a cube (or a sphere) on a plane in setups whose motion has a
+//! closed form, so that what a contact model does to a simulated motion is measured against
+//! the exact answer (the project's fidelity study, issue 24; the same setups run in MuJoCo and
+//! Drake through the Python harness).
+//!
+//! # Notation
+//!
+//! `a` the cube's side (`side`), `m` the mass, `I` the moment of inertia about the centre,
+//! `r_c = a / 50` the corner spheres' radius, `mu` the friction coefficient, `g` gravity,
+//! `dt` the time step, `th` an incline's angle, `v0` an initial speed, `t` the time since the
+//! velocity or force was applied (`t = 0` at the start: the body starts exactly at rest on the
+//! surface, so no settling phase is needed).
+//!
+//! # The plane frame
+//!
+//! Every setup is written in the frame of its one support plane: the plane is `z = 0`, its
+//! normal `+z` points into the body, and the motion (or the would-be motion) is along `+x`
+//! (for `sliding_cube_diagonal`, along `(1, 1, 0) / sqrt 2`). Inclines and walls are made by
+//! rotating gravity into this frame, which is exact and keeps one contact plane:
+//!
+//! - `sliding_cube`, `sliding_cube_diagonal`, `dragged_cube`: gravity `(0, 0, -g)`;
+//! - `slope`, `rolling_sphere`: gravity `(g sin th, 0, -g cos th)`, so `+x` points down the
+//!   slope;
+//! - `wall_press`: the plane is the wall, gravity `(g, 0, 0)` runs along it (`+x` is down), and
+//!   the pressing force `(0, 0, -F)` pushes the cube into the wall; there is no floor.
+//!
+//! # Bodies and contacts
+//!
+//! The cube carries eight spheres of radius `r_c = a / 50` at its corners, pulled inward so
+//! that each sphere's surface touches the three faces' planes: centres at
+//! `(+-(a/2 - r_c), +-(a/2 - r_c), +-(a/2 - r_c))` in the body frame (the corner-sphere
+//! convention of Le Lidec et al., T-RO 2024). At rest on the plane the four lowest spheres touch
+//! it, the centre is at `z = a/2` (the cube's face lies in the plane) and the contact points
+//! are the spheres' lowest points. Uniform cube: `I = m a^2 / 6` (isotropic). The
+//! `rolling_sphere` body is one sphere of radius `R` (`radius`), `I = 2 m R^2 / 5`, resting at
+//! `z = R`.
+//!
+//! A sphere of world centre `c` is a contact when its gap `c_z - r` is below `margin`
+//! (`1e-3 m`, as the sphere scene); the contact point is `c - r e_z`, the frame is the crate's
+//! [`contact_frame`]`(+z)` (normal first), and its key is
+//! [`ContactKey::WallPoint`] `{ body: 0, obstacle: 0, feature: corner }`, so a corner keeps its
+//! key across steps (warm starts). The rows of `J` for a frame direction `d` are `d` on `v` and
+//! `(p - x) x d` on `omega` (the velocity of the touching point).
+//!
+//! # One step
+//!
+//! Velocities `[v, omega]`, both in the plane frame (world), `A = diag(m, m, m, I, I, I)`;
+//! isotropic inertia makes `A` independent of the orientation and the gyroscopic term zero.
+//! Symplectic Euler in impulses (as the sphere and clutter scenes): `v* = v + dt (g + F/m)`
+//! with the applied force `F` at the step's midpoint (exact impulse of a force linear in time),
+//! `omega* = omega`; the solver finds `r` for `u = W r + q`, `W = J A^-1 J'`, `q = J v*`; then
+//! `[v, omega] = [v*, omega*] + A^-1 J' r`, `x += dt v`, `q = exp(dt omega) q`. Contacts are
+//! rigid (`k = inf`, no bias, no regularisation, `phi0` the gap), as in the sphere scene: the
+//! contact-space form is derived from the generalized one, and SAP runs in its near-rigid
+//! regime.
+//!
+//! # The exact answers ([`exact`])
+//!
+//! Textbook Coulomb friction on a rigid block (the numbers are the fidelity study's):
+//!
+//! 1. `sliding_cube` (`mu = 0.4`, `v0 = 1 m/s` along `x`): decelerates at `mu g` and stops at
+//!    `t = v0 / (mu g) = 0.2548 s` after `v0^2 / (2 mu g) = 0.1274 m`; kinetic energy
+//!    `m (v0 - mu g t)^2 / 2`; no lift, no lateral motion.
+//! 2. `sliding_cube_diagonal`: the same along `(1, 1) / sqrt 2` (an isotropic cone gives the
+//!    same answer; a friction pyramid does not).
+//! 3. `dragged_cube` (`mu = 0.4`, `F = force_rate t` along `x`, `force_rate = 20 N/s`): sticks
+//!    until `t0 = mu m g / force_rate = 0.1962 s`, then `v = force_rate (t - t0)^2 / (2 m)`,
+//!    `x = force_rate (t - t0)^3 / (6 m)`.
+//! 4. `slope` (`mu = 0.5`, `th = slope_deg`): holds when `tan th <= mu` (15 degrees:
+//!    displacement 0), else slides at `g (sin th - mu cos th)` (30 degrees: 0.657 m/s^2).
+//! 5. `wall_press` (`mu = 1`, `F = press_force = 20 N`): holds when `mu F >= m g` (displacement
+//!    0), else slides down at `g - mu F / m`.
+//! 6. `rolling_sphere` (`R = 0.05 m`, `m = 0.1 kg`, `th = 15`, `mu = 1`): rolls without slip when
+//!    `tan th <= 7 mu / 2` at `a = 5 g sin th / 7 = 1.814 m/s^2` (`omega = v / R`, friction
+//!    `2 m g sin th / 7`); otherwise it slides at `g (sin th - mu cos th)` while spinning up at
+//!    `mu m g R cos th / I`.
+//!
+//! The exact values at the step's end `t = steps dt` are observables (`x_exact`, `y_exact`,
+//! `vx_exact`, `vy_exact`, `speed_exact`, `kinetic_energy_exact`) and the setup's constants are
+//! [`Scene::constants`] with an `_exact` suffix (`stop_time_exact`, `stop_distance_exact`,
+//! `breakaway_time_exact`, `acceleration_exact`, ...), beside the geometric `rest_height`.
+//!
+//! # Observables
+//!
+//! `t`; the centre's `x`, `y`, `z` and `vx`, `vy`, `vz` in the plane frame; `speed` (the
+//! tangential speed `sqrt(vx^2 + vy^2)`); `omega` (`|omega|`); `tilt_deg` (the rotation angle
+//! of the body from its start); `kinetic_energy` (`m |v|^2 / 2 + I |omega|^2 / 2`); `lift`
+//! (`z` minus the exact rest height); the exact values; and per step, over the step's contacts
+//! with impulses `r = (lambda_n, lambda_t)` and post-step contact velocities
+//! `u = (v_n, v_t) = J [v, omega]`:
+//!
+//! - `signorini_max`: `max |lambda_n v_n|`, made unit-free by dividing by `m g dt v_scale`
+//!   with `v_scale = 1 m/s` (the weight's impulse over one step times a unit speed); zero for
+//!   an exact complementarity solution;
+//! - `max_dissipation_angle_deg`: over sliding contacts (`|v_t| > 1e-6 m/s`) with a non-zero
+//!   friction impulse, the largest angle between `lambda_t` and `-v_t` (maximum dissipation
+//!   says 0); 0 when no contact slides;
+//! - `friction_ratio_max`: over sliding contacts, the largest `|lambda_t| / (mu lambda_n)`
+//!   (Coulomb's law says 1 on sliding contacts; infinity when a friction impulse has no normal
+//!   impulse behind it); 0 when no contact slides.
+//!
+//! # Choices the study leaves open
+//!
+//! The corner radius `a / 50` is fixed (not a parameter); `margin`; the midpoint evaluation of
+//! the applied force; rigid contacts for SAP (the clutter scene's `stiffness`/`tau_d` are not
+//! carried here); `finished()` after `duration` (defaults: sliding 0.5 s, dragged 1 s, slope
+//! and wall 10 s, rolling 1 s).
+
+pub mod exact;
+
+use contactlab_core::generalized::{ContactModel, GeneralizedProblem};
+use contactlab_core::{CoreError, ProblemError, StepProblem};
+use faer::sparse::{SparseColMat, Triplet};
+use nalgebra::{Matrix3, Matrix3x6, UnitQuaternion, Vector3, Vector6};
+use serde::{Deserialize, Serialize};
+
+use self::exact::{ExactMotion, Profile};
+use super::balls::contact_frame;
+use super::{Contact, ContactKey, ContactStep, Scene, SceneError};
+
+/// The corner spheres' radius as a fraction of the cube's side (Le Lidec et al., T-RO 2024).
+pub const CORNER_RADIUS_FRACTION: f64 = 1.0 / 50.0;
+
+/// The speed that makes `signorini_max` unit-free (m/s).
+pub const V_SCALE: f64 = 1.0;
+
+/// A contact slides when its tangential post-step speed is above this (m/s).
+pub const SLIDING_SPEED: f64 = 1e-6;
+
+/// Which of the fidelity study's setups the scene runs (`setup = "..."`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Setup {
+    /// A cube launched at `v0` along `x` on a horizontal plane.
+    #[default]
+    SlidingCube,
+    /// The same cube launched along `(1, 1) / sqrt 2`.
+    SlidingCubeDiagonal,
+    /// A cube at rest pulled along `x` by a force `force_rate t`.
+    DraggedCube,
+    /// A cube at rest on an incline of `slope_deg`.
+    Slope,
+    /// A cube pressed against a vertical wall by `press_force`, gravity along the wall.
+    WallPress,
+    /// A sphere at rest on an incline of `slope_deg`.
+    RollingSphere,
+}
+
+impl Setup {
+    /// Every setup, in the study's order.
+    pub const ALL: [Setup; 6] = [
+        Setup::SlidingCube,
+        Setup::SlidingCubeDiagonal,
+        Setup::DraggedCube,
+        Setup::Slope,
+        Setup::WallPress,
+        Setup::RollingSphere,
+    ];
+
+    /// The study's friction coefficient for this setup.
+    pub fn default_mu(self) -> f64 {
+        match self {
+            Setup::SlidingCube | Setup::SlidingCubeDiagonal | Setup::DraggedCube => 0.4,
+            Setup::Slope => 0.5,
+            Setup::WallPress | Setup::RollingSphere => 1.0,
+        }
+    }
+
+    /// The study's mass: 1 kg for the cube, 0.1 kg for the sphere.
+    pub fn default_mass(self) -> f64 {
+        match self {
+            Setup::RollingSphere => 0.1,
+            _ => 1.0,
+        }
+    }
+
+    /// The simulated span (s): sliding 0.5, dragged 1, slope and wall 10, rolling 1.
+    pub fn default_duration(self) -> f64 {
+        match self {
+            Setup::SlidingCube | Setup::SlidingCubeDiagonal => 0.5,
+            Setup::DraggedCube | Setup::RollingSphere => 1.0,
+            Setup::Slope | Setup::WallPress => 10.0,
+        }
+    }
+
+    /// Whether the body is the cube (else the rolling sphere).
+    pub fn is_cube(self) -> bool {
+        self != Setup::RollingSphere
+    }
+}
+
+fn default_dt() -> f64 {
+    1e-3
+}
+fn default_side() -> f64 {
+    0.2
+}
+fn default_radius() -> f64 {
+    0.05
+}
+fn default_gravity() -> f64 {
+    9.81
+}
+fn default_v0() -> f64 {
+    1.0
+}
+fn default_force_rate() -> f64 {
+    20.0
+}
+fn default_slope_deg() -> f64 {
+    15.0
+}
+fn default_press_force() -> f64 {
+    20.0
+}
+fn default_margin() -> f64 {
+    1e-3
+}
+
+/// The fidelity scene's parameters (`[scene.params]`); `mass`, `mu` and `duration` default per
+/// setup (see [`Setup`]), the others are shared and each setup reads the ones it needs.
+#[derive(Debug, Clone, PartialEq, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct FidelityConfig {
+    /// The setup.
+    #[serde(default)]
+    pub setup: Setup,
+    /// Time step `dt` (s).
+    #[serde(default = "default_dt")]
+    pub dt: f64,
+    /// Simulated span (s); the setup's default when not given.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub duration: Option<f64>,
+    /// The cube's side `a` (m).
+    #[serde(default = "default_side")]
+    pub side: f64,
+    /// The rolling sphere's radius `R` (m).
+    #[serde(default = "default_radius")]
+    pub radius: f64,
+    /// Mass `m` (kg); the setup's default when not given.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mass: Option<f64>,
+    /// Friction coefficient `mu`; the setup's default when not given.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mu: Option<f64>,
+    /// Gravitational acceleration `g` (m/s^2).
+    #[serde(default = "default_gravity")]
+    pub gravity: f64,
+    /// Initial speed of the sliding setups (m/s).
+    #[serde(default = "default_v0")]
+    pub v0: f64,
+    /// Growth rate of the dragging force (N/s).
+    #[serde(default = "default_force_rate")]
+    pub force_rate: f64,
+    /// Incline angle of `slope` and `rolling_sphere` (degrees, in `[0, 90)`).
+    #[serde(default = "default_slope_deg")]
+    pub slope_deg: f64,
+    /// The force pressing the cube into the wall (N).
+    #[serde(default = "default_press_force")]
+    pub press_force: f64,
+    /// A sphere is a contact while its gap is below this (m).
+    #[serde(default = "default_margin")]
+    pub margin: f64,
+}
+
+impl Default for FidelityConfig {
+    fn default() -> Self {
+        FidelityConfig {
+            setup: Setup::default(),
+            dt: default_dt(),
+            duration: None,
+            side: default_side(),
+            radius: default_radius(),
+            mass: None,
+            mu: None,
+            gravity: default_gravity(),
+            v0: default_v0(),
+            force_rate: default_force_rate(),
+            slope_deg: default_slope_deg(),
+            press_force: default_press_force(),
+            margin: default_margin(),
+        }
+    }
+}
+
+impl FidelityConfig {
+    /// The study's defaults for `setup`.
+    pub fn for_setup(setup: Setup) -> FidelityConfig {
+        FidelityConfig {
+            setup,
+            ..FidelityConfig::default()
+        }
+    }
+
+    /// Parses a `[scene.params]` table; unknown keys are errors naming the key.
+    pub fn from_table(params: &toml::Table) -> Result<FidelityConfig, SceneError> {
+        super::parse_params(params)
+    }
+
+    /// The config with the setup's defaults filled in (`mass`, `mu`, `duration`).
+    pub fn resolved(&self) -> FidelityConfig {
+        FidelityConfig {
+            duration: Some(self.duration()),
+            mass: Some(self.mass()),
+            mu: Some(self.mu()),
+            ..self.clone()
+        }
+    }
+
+    /// The simulated span (s).
+    pub fn duration(&self) -> f64 {
+        self.duration
+            .unwrap_or_else(|| self.setup.default_duration())
+    }
+
+    /// The mass (kg).
+    pub fn mass(&self) -> f64 {
+        self.mass.unwrap_or_else(|| self.setup.default_mass())
+    }
+
+    /// The friction coefficient.
+    pub fn mu(&self) -> f64 {
+        self.mu.unwrap_or_else(|| self.setup.default_mu())
+    }
+
+    /// The incline angle in radians (0 for the setups on a level plane or a wall).
+    pub fn slope(&self) -> f64 {
+        match self.setup {
+            Setup::Slope | Setup::RollingSphere => self.slope_deg.to_radians(),
+            _ => 0.0,
+        }
+    }
+
+    /// The corner spheres' radius `r_c = a / 50`.
+    pub fn corner_radius(&self) -> f64 {
+        CORNER_RADIUS_FRACTION * self.side
+    }
+
+    /// The moment of inertia: `m a^2 / 6` (cube) or `2 m R^2 / 5` (sphere).
+    pub fn inertia(&self) -> f64 {
+        if self.setup.is_cube() {
+            self.mass() * self.side * self.side / 6.0
+        } else {
+            0.4 * self.mass() * self.radius * self.radius
+        }
+    }
+
+    /// The centre's height above the plane at rest: `a / 2` or `R`.
+    pub fn rest_height(&self) -> f64 {
+        if self.setup.is_cube() {
+            0.5 * self.side
+        } else {
+            self.radius
+        }
+    }
+
+    /// `round(duration / dt)`.
+    pub fn steps(&self) -> usize {
+        (self.duration() / self.dt).round() as usize
+    }
+
+    /// Checks every parameter's range; the error names the key.
+    pub fn validate(&self) -> Result<(), SceneError> {
+        super::check_ranges(
+            &[
+                ("dt", self.dt),
+                ("duration", self.duration()),
+                ("side", self.side),
+                ("radius", self.radius),
+                ("mass", self.mass()),
+                // `signorini_max` divides by m g dt.
+                ("gravity", self.gravity),
+            ],
+            &[
+                ("mu", self.mu()),
+                ("v0", self.v0),
+                ("force_rate", self.force_rate),
+                ("slope_deg", self.slope_deg),
+                ("press_force", self.press_force),
+                ("margin", self.margin),
+            ],
+        )?;
+        if self.slope_deg >= 90.0 {
+            return Err(SceneError::Param {
+                key: "slope_deg",
+                message: format!("must be below 90 degrees, got {}", self.slope_deg),
+            });
+        }
+        // A rigid contact-space problem treats every contact in the margin as touching: the
+        // margin must stay below the gap of the spheres that are not on the plane.
+        let limit = if self.setup.is_cube() {
+            self.side - 2.0 * self.corner_radius()
+        } else {
+            self.radius
+        };
+        if self.margin >= limit {
+            return Err(SceneError::Param {
+                key: "margin",
+                message: format!("must be below {limit} m for this body, got {}", self.margin),
+            });
+        }
+        Ok(())
+    }
+
+    /// Gravity in the plane frame (see the module doc).
+    pub fn gravity_vector(&self) -> Vector3<f64> {
+        let g = self.gravity;
+        match self.setup {
+            Setup::WallPress => Vector3::new(g, 0.0, 0.0),
+            _ => {
+                let th = self.slope();
+                Vector3::new(g * th.sin(), 0.0, -g * th.cos())
+            }
+        }
+    }
+
+    /// The applied force on the centre at time `t` (N, plane frame).
+    pub fn applied_force(&self, t: f64) -> Vector3<f64> {
+        match self.setup {
+            Setup::DraggedCube => Vector3::new(self.force_rate * t, 0.0, 0.0),
+            Setup::WallPress => Vector3::new(0.0, 0.0, -self.press_force),
+            _ => Vector3::zeros(),
+        }
+    }
+
+    /// The direction of the (would-be) motion in the plane.
+    pub fn direction(&self) -> Vector3<f64> {
+        match self.setup {
+            Setup::SlidingCubeDiagonal => Vector3::new(1.0, 1.0, 0.0) / 2f64.sqrt(),
+            _ => Vector3::x(),
+        }
+    }
+
+    /// The setup's exact motion (see the module doc).
+    pub fn exact(&self) -> ExactMotion {
+        let (m, mu, g) = (self.mass(), self.mu(), self.gravity);
+        let th = self.slope();
+        let mut alpha = 0.0;
+        let profile = match self.setup {
+            Setup::SlidingCube | Setup::SlidingCubeDiagonal => Profile::Decelerate {
+                v0: self.v0,
+                rate: mu * g,
+            },
+            Setup::DraggedCube if self.force_rate > 0.0 => Profile::RampAfter {
+                t0: mu * m * g / self.force_rate,
+                k: self.force_rate / (2.0 * m),
+            },
+            Setup::DraggedCube => Profile::Rest,
+            Setup::Slope => accelerate(g * (th.sin() - mu * th.cos())),
+            Setup::WallPress => accelerate(g - mu * self.press_force / m),
+            Setup::RollingSphere => {
+                if self.rolls() {
+                    let a = 5.0 * g * th.sin() / 7.0;
+                    alpha = a / self.radius;
+                    accelerate(a)
+                } else {
+                    alpha = mu * m * g * th.cos() * self.radius / self.inertia();
+                    accelerate(g * (th.sin() - mu * th.cos()))
+                }
+            }
+        };
+        ExactMotion {
+            direction: self.direction(),
+            profile,
+            mass: m,
+            inertia: self.inertia(),
+            alpha,
+        }
+    }
+
+    /// Whether the rolling sphere rolls without slip: `tan th <= 7 mu / 2`.
+    fn rolls(&self) -> bool {
+        self.slope().tan() <= 3.5 * self.mu()
+    }
+
+    /// The exact answer's constants (`_exact` suffix) and the rest height.
+    pub fn constants(&self) -> Vec<(&'static str, f64)> {
+        let (m, mu, g) = (self.mass(), self.mu(), self.gravity);
+        let th = self.slope();
+        let e = self.exact();
+        let acceleration = match e.profile {
+            Profile::Accelerate { a } => a,
+            _ => 0.0,
+        };
+        let mut out = match self.setup {
+            Setup::SlidingCube | Setup::SlidingCubeDiagonal => vec![
+                ("deceleration_exact", mu * g),
+                ("stop_time_exact", e.stop_time()),
+                ("stop_distance_exact", e.distance(e.stop_time())),
+                ("friction_exact", mu * m * g),
+            ],
+            Setup::DraggedCube => vec![
+                (
+                    "breakaway_time_exact",
+                    match e.profile {
+                        Profile::RampAfter { t0, .. } => t0,
+                        _ => f64::INFINITY,
+                    },
+                ),
+                ("friction_exact", mu * m * g),
+            ],
+            Setup::Slope => vec![
+                ("acceleration_exact", acceleration),
+                ("critical_slope_deg_exact", mu.atan().to_degrees()),
+            ],
+            Setup::WallPress => vec![
+                ("acceleration_exact", acceleration),
+                ("required_mu_exact", m * g / self.press_force),
+            ],
+            Setup::RollingSphere => vec![
+                ("acceleration_exact", acceleration),
+                (
+                    "friction_exact",
+                    if self.rolls() {
+                        2.0 * m * g * th.sin() / 7.0
+                    } else {
+                        mu * m * g * th.cos()
+                    },
+                ),
+                ("rolling_mu_exact", 2.0 * th.tan() / 7.0),
+            ],
+        };
+        // An infinite constant (no stop, no breakaway) is left out rather than recorded.
+        out.retain(|c| c.1.is_finite());
+        out.push(("rest_height", self.rest_height()));
+        out
+    }
+}
+
+/// Accelerates at `a` when it is positive, else holds (static friction).
+fn accelerate(a: f64) -> Profile {
+    if a > 0.0 {
+        Profile::Accelerate { a }
+    } else {
+        Profile::Rest
+    }
+}
+
+/// One touching sphere of the body: which, its gap, and the contact point relative to the
+/// centre of mass (plane frame).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct TouchPoint {
+    /// The sphere's index (a corner of the cube, 0 for the rolling sphere).
+    pub sphere: usize,
+    /// The gap `c_z - r` (m).
+    pub gap: f64,
+    /// The contact point minus the centre of mass.
+    pub arm: Vector3<f64>,
+}
+
+/// The fidelity scene: one rigid body on the plane `z = 0`.
+#[derive(Debug, Clone)]
+pub struct Fidelity {
+    /// The parameters, the setup's defaults filled in.
+    pub config: FidelityConfig,
+    /// The spheres' centres in the body frame.
+    pub spheres: Vec<Vector3<f64>>,
+    /// The spheres' radius.
+    pub sphere_radius: f64,
+    /// Centre of mass (plane frame).
+    pub p: Vector3<f64>,
+    /// Orientation (body to plane frame).
+    pub q: UnitQuaternion<f64>,
+    /// Velocity of the centre.
+    pub v: Vector3<f64>,
+    /// Angular velocity (plane frame).
+    pub w: Vector3<f64>,
+    /// Steps taken.
+    pub steps: usize,
+    /// The exact motion.
+    pub exact: ExactMotion,
+    /// The last step's contact measures: `signorini_max`, `max_dissipation_angle_deg`,
+    /// `friction_ratio_max`.
+    pub measures: [f64; 3],
+}
+
+impl Fidelity {
+    /// The body at rest on the plane (or, sliding, at `v0` along its direction) for `config`.
+    pub fn new(config: &FidelityConfig) -> Result<Fidelity, SceneError> {
+        let config = config.resolved();
+        config.validate()?;
+        let (spheres, sphere_radius) = if config.setup.is_cube() {
+            let rc = config.corner_radius();
+            let h = 0.5 * config.side - rc;
+            // Corner k has the signs of its bits: x from bit 0, y from bit 1, z from bit 2.
+            let sign = |k: usize, bit: usize| if k >> bit & 1 == 1 { h } else { -h };
+            let corners = (0..8)
+                .map(|k| Vector3::new(sign(k, 0), sign(k, 1), sign(k, 2)))
+                .collect();
+            (corners, rc)
+        } else {
+            (vec![Vector3::zeros()], config.radius)
+        };
+        let v = match config.setup {
+            Setup::SlidingCube | Setup::SlidingCubeDiagonal => config.v0 * config.direction(),
+            _ => Vector3::zeros(),
+        };
+        Ok(Fidelity {
+            exact: config.exact(),
+            spheres,
+            sphere_radius,
+            p: Vector3::new(0.0, 0.0, config.rest_height()),
+            q: UnitQuaternion::identity(),
+            v,
+            w: Vector3::zeros(),
+            steps: 0,
+            measures: [0.0; 3],
+            config,
+        })
+    }
+
+    /// The spheres within the margin of the plane.
+    pub fn touch_points(&self) -> Vec<TouchPoint> {
+        let r = self.sphere_radius;
+        self.spheres
+            .iter()
+            .enumerate()
+            .filter_map(|(sphere, local)| {
+                let offset = self.q * local;
+                let gap = self.p.z + offset.z - r;
+                (gap < self.config.margin).then(|| TouchPoint {
+                    sphere,
+                    gap,
+                    arm: offset - r * Vector3::z(),
+                })
+            })
+            .collect()
+    }
+
+    /// The rows `[n, t1, t2]` of `J` for a contact at `arm` from the centre with frame
+    /// `frame`: `d` on `v`, `arm x d` on `omega`.
+    pub fn contact_jacobian(frame: &Matrix3<f64>, arm: &Vector3<f64>) -> Matrix3x6<f64> {
+        let mut j = Matrix3x6::zeros();
+        for r in 0..3 {
+            let d: Vector3<f64> = frame.row(r).transpose();
+            let ang = arm.cross(&d);
+            for c in 0..3 {
+                j[(r, c)] = d[c];
+                j[(r, 3 + c)] = ang[c];
+            }
+        }
+        j
+    }
+
+    /// `A^-1` as a diagonal.
+    fn inverse_mass(&self) -> Vector6<f64> {
+        let (im, ii) = (1.0 / self.config.mass(), 1.0 / self.config.inertia());
+        Vector6::new(im, im, im, ii, ii, ii)
+    }
+
+    /// The velocities after gravity and the applied force (at the step's midpoint).
+    pub fn free_velocity(&self) -> Vector6<f64> {
+        let c = &self.config;
+        let t_mid = (self.steps as f64 + 0.5) * c.dt;
+        let v = self.v + c.dt * (c.gravity_vector() + c.applied_force(t_mid) / c.mass());
+        Vector6::new(v.x, v.y, v.z, self.w.x, self.w.y, self.w.z)
+    }
+
+    /// This step's contacts and contact problem (generalized velocities, rigid contacts).
+    pub fn contact_step(&self) -> Result<ContactStep, SceneError> {
+        let points = self.touch_points();
+        let frame = contact_frame(Vector3::z());
+        let free = self.free_velocity();
+        let (m, i) = (self.config.mass(), self.config.inertia());
+        let a: Vec<_> = (0..6)
+            .map(|k| Triplet::new(k, k, if k < 3 { m } else { i }))
+            .collect();
+        let mut jt = Vec::with_capacity(18 * points.len());
+        for (ci, tp) in points.iter().enumerate() {
+            let j = Self::contact_jacobian(&frame, &tp.arm);
+            for r in 0..3 {
+                for col in 0..6 {
+                    jt.push(Triplet::new(3 * ci + r, col, j[(r, col)]));
+                }
+            }
+        }
+        let sparse = |rows: usize, t: &[Triplet<usize, usize, f64>], field: &str| {
+            SparseColMat::try_new_from_triplets(rows, 6, t).map_err(|e| {
+                SceneError::Problem(ProblemError::Shape {
+                    field: field.into(),
+                    expected: "a sparse matrix".into(),
+                    found: format!("{e:?}"),
+                })
+            })
+        };
+        let mu = self.config.mu();
+        let models = points
+            .iter()
+            .map(|tp| ContactModel {
+                phi0: tp.gap,
+                ..ContactModel::rigid(mu)
+            })
+            .collect();
+        let v0 = vec![self.v.x, self.v.y, self.v.z, self.w.x, self.w.y, self.w.z];
+        let problem = GeneralizedProblem::new(
+            sparse(6, &a, "A")?,
+            sparse(3 * points.len(), &jt, "J")?,
+            free.iter().copied().collect(),
+            vec![0.0; 3 * points.len()],
+            models,
+            Some(self.config.dt),
+            Some(v0),
+            Some(vec![0; 6]),
+        )
+        .map_err(|e| match e {
+            CoreError::Problem(p) => SceneError::Problem(p),
+            other => SceneError::Problem(ProblemError::Shape {
+                field: "step".into(),
+                expected: "a generalized problem".into(),
+                found: other.to_string(),
+            }),
+        })?;
+        Ok(ContactStep {
+            contacts: points
+                .iter()
+                .map(|tp| Contact {
+                    key: ContactKey::WallPoint {
+                        body: 0,
+                        obstacle: 0,
+                        feature: tp.sphere as u64,
+                    },
+                    frame,
+                    gap: tp.gap,
+                })
+                .collect(),
+            problem: StepProblem::from(problem),
+            free: free.iter().copied().collect(),
+        })
+    }
+
+    /// Applies the impulses `r` (normal first, the step's frames), moves the body and records
+    /// the step's contact measures.
+    pub fn advance(&mut self, step: &ContactStep, r: &[f64]) -> Result<(), SceneError> {
+        step.check_impulses(r, Some(6))?;
+        // The step's own `J` (the one the solver saw): `A^-1 J' r`, then `u = J [v, omega]`.
+        let g = step
+            .problem
+            .generalized()
+            .filter(|g| g.j.nrows() == r.len() && g.j.ncols() == 6)
+            .ok_or_else(|| {
+                SceneError::Problem(ProblemError::Shape {
+                    field: "step".into(),
+                    expected: format!("this scene's generalized problem with {} rows", r.len()),
+                    found: "another problem".into(),
+                })
+            })?;
+        let (cols, rows, vals) = (
+            g.j.symbolic().col_ptr(),
+            g.j.symbolic().row_idx(),
+            g.j.val(),
+        );
+        let mut vel = Vector6::from_column_slice(&step.free);
+        let inv = self.inverse_mass();
+        for c in 0..6 {
+            let jt_r: f64 = (cols[c]..cols[c + 1]).map(|k| vals[k] * r[rows[k]]).sum();
+            vel[c] += inv[c] * jt_r;
+        }
+        let mut u = vec![0.0; r.len()];
+        for c in 0..6 {
+            for k in cols[c]..cols[c + 1] {
+                u[rows[k]] += vals[k] * vel[c];
+            }
+        }
+        let contact_velocities: Vec<Vector3<f64>> = u
+            .chunks_exact(3)
+            .map(|c| Vector3::new(c[0], c[1], c[2]))
+            .collect();
+        self.measures = self.contact_measures(r, &contact_velocities);
+        let dt = self.config.dt;
+        self.v = Vector3::new(vel[0], vel[1], vel[2]);
+        self.w = Vector3::new(vel[3], vel[4], vel[5]);
+        self.p += dt * self.v;
+        self.q = UnitQuaternion::from_scaled_axis(dt * self.w) * self.q;
+        self.steps += 1;
+        if !(self.p.iter().all(|x| x.is_finite()) && vel.iter().all(|x| x.is_finite())) {
+            return Err(SceneError::NonFinite("state"));
+        }
+        Ok(())
+    }
+
+    /// `signorini_max`, `max_dissipation_angle_deg`, `friction_ratio_max` of impulses `r` and
+    /// post-step contact velocities `u` (see the module doc).
+    pub fn contact_measures(&self, r: &[f64], u: &[Vector3<f64>]) -> [f64; 3] {
+        let c = &self.config;
+        let scale = c.mass() * c.gravity * c.dt * V_SCALE;
+        let (mut signorini, mut angle, mut ratio) = (0.0f64, 0.0f64, 0.0f64);
+        for (ci, uc) in u.iter().enumerate() {
+            let (ln, lt) = (
+                r[3 * ci],
+                nalgebra::Vector2::new(r[3 * ci + 1], r[3 * ci + 2]),
+            );
+            let vt = nalgebra::Vector2::new(uc[1], uc[2]);
+            signorini = signorini.max((ln * uc[0]).abs() / scale);
+            let slip = vt.norm();
+            if slip <= SLIDING_SPEED {
+                continue;
+            }
+            let friction = lt.norm();
+            if friction > 0.0 {
+                let cos = (-lt.dot(&vt) / (friction * slip)).clamp(-1.0, 1.0);
+                angle = angle.max(cos.acos().to_degrees());
+            }
+            let bound = c.mu() * ln;
+            ratio = ratio.max(if friction == 0.0 {
+                0.0
+            } else if bound > 0.0 {
+                friction / bound
+            } else {
+                f64::INFINITY
+            });
+        }
+        [signorini, angle, ratio]
+    }
+
+    /// `m |v|^2 / 2 + I |omega|^2 / 2`.
+    pub fn kinetic_energy(&self) -> f64 {
+        0.5 * self.config.mass() * self.v.norm_squared()
+            + 0.5 * self.config.inertia() * self.w.norm_squared()
+    }
+
+    /// The simulated time `steps dt` (s).
+    pub fn time(&self) -> f64 {
+        self.steps as f64 * self.config.dt
+    }
+}
+
+impl Scene for Fidelity {
+    fn contact_step(&self) -> Result<ContactStep, SceneError> {
+        Fidelity::contact_step(self)
+    }
+
+    fn advance(&mut self, step: &ContactStep, r: &[f64]) -> Result<(), SceneError> {
+        Fidelity::advance(self, step, r)
+    }
+
+    fn observables(&self) -> Vec<(&'static str, f64)> {
+        let t = self.time();
+        let start = Vector3::new(0.0, 0.0, self.config.rest_height());
+        let xe = start + self.exact.displacement(t);
+        let ve = self.exact.velocity(t);
+        vec![
+            ("t", t),
+            ("x", self.p.x),
+            ("y", self.p.y),
+            ("z", self.p.z),
+            ("vx", self.v.x),
+            ("vy", self.v.y),
+            ("vz", self.v.z),
+            ("speed", self.v.xy().norm()),
+            ("omega", self.w.norm()),
+            ("tilt_deg", self.q.angle().to_degrees()),
+            ("kinetic_energy", self.kinetic_energy()),
+            ("lift", self.p.z - self.config.rest_height()),
+            ("x_exact", xe.x),
+            ("y_exact", xe.y),
+            ("vx_exact", ve.x),
+            ("vy_exact", ve.y),
+            ("speed_exact", self.exact.speed(t)),
+            ("kinetic_energy_exact", self.exact.kinetic_energy(t)),
+            ("signorini_max", self.measures[0]),
+            ("max_dissipation_angle_deg", self.measures[1]),
+            ("friction_ratio_max", self.measures[2]),
+        ]
+    }
+
+    fn parameters(&self) -> Result<toml::Table, SceneError> {
+        super::config_table(&self.config)
+    }
+
+    fn constants(&self) -> Vec<(&'static str, f64)> {
+        self.config.constants()
+    }
+
+    fn finished(&self) -> bool {
+        self.steps >= self.config.steps()
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,448 @@
+//! The fidelity scene's tests: the exact answers' numbers, the contact geometry and Jacobian,
+//! and simulations with an exact Coulomb solver against the exact answers.
+
+use super::*;
+use crate::testing::TestSolver;
+use approx::assert_relative_eq;
+
+fn constant(cfg: &FidelityConfig, name: &str) -> f64 {
+    cfg.constants()
+        .iter()
+        .find(|c| c.0 == name)
+        .unwrap_or_else(|| panic!("no constant {name}"))
+        .1
+}
+
+fn observable(s: &Fidelity, name: &str) -> f64 {
+    s.observables()
+        .iter()
+        .find(|o| o.0 == name)
+        .unwrap_or_else(|| panic!("no observable {name}"))
+        .1
+}
+
+fn slope(deg: f64) -> FidelityConfig {
+    FidelityConfig {
+        slope_deg: deg,
+        ..FidelityConfig::for_setup(Setup::Slope)
+    }
+}
+
+/// The study's numbers, from the closed forms.
+#[test]
+fn exact_answers_are_the_studys_numbers() {
+    let sliding = FidelityConfig::for_setup(Setup::SlidingCube);
+    assert!((constant(&sliding, "stop_time_exact") - 0.2548).abs() < 5e-5);
+    assert!((constant(&sliding, "stop_distance_exact") - 0.1274).abs() < 5e-5);
+    let e = sliding.exact();
+    assert_relative_eq!(
+        e.kinetic_energy(0.1),
+        0.5 * (1.0 - 0.4 * 9.81 * 0.1f64).powi(2)
+    );
+    assert_eq!(e.speed(0.3), 0.0);
+    let diagonal = FidelityConfig::for_setup(Setup::SlidingCubeDiagonal).exact();
+    assert_relative_eq!(
+        diagonal.displacement(1.0).x,
+        0.1274 / 2f64.sqrt(),
+        epsilon = 5e-5
+    );
+    assert_relative_eq!(diagonal.displacement(1.0).y, diagonal.displacement(1.0).x);
+
+    let dragged = FidelityConfig::for_setup(Setup::DraggedCube);
+    let t0 = constant(&dragged, "breakaway_time_exact");
+    assert!((t0 - 0.1962).abs() < 5e-5, "{t0}");
+    let e = dragged.exact();
+    assert_eq!(e.speed(0.19), 0.0);
+    assert_relative_eq!(e.speed(0.5), 10.0 * (0.5 - t0).powi(2), epsilon = 1e-14);
+    assert_relative_eq!(
+        e.distance(0.5),
+        20.0 / 6.0 * (0.5 - t0).powi(3),
+        epsilon = 1e-14
+    );
+
+    assert_eq!(constant(&slope(15.0), "acceleration_exact"), 0.0);
+    assert_eq!(slope(15.0).exact().distance(10.0), 0.0);
+    assert!((constant(&slope(30.0), "acceleration_exact") - 0.657).abs() < 5e-4);
+    assert!((constant(&slope(30.0), "critical_slope_deg_exact") - 26.565).abs() < 1e-3);
+
+    let wall = FidelityConfig::for_setup(Setup::WallPress);
+    assert_eq!(constant(&wall, "acceleration_exact"), 0.0);
+    assert_relative_eq!(constant(&wall, "required_mu_exact"), 9.81 / 20.0);
+
+    let rolling = FidelityConfig::for_setup(Setup::RollingSphere);
+    assert!((constant(&rolling, "acceleration_exact") - 1.814).abs() < 5e-4);
+    // Rolling: the spin is v / R, so the energy is 7 m v^2 / 10.
+    let e = rolling.exact();
+    assert_relative_eq!(
+        e.kinetic_energy(0.5),
+        0.7 * 0.1 * e.speed(0.5).powi(2),
+        epsilon = 1e-14
+    );
+    // Too little friction: it slides at g (sin - mu cos) and spins up at mu m g R cos / I.
+    let slipping = FidelityConfig {
+        mu: Some(0.05),
+        ..rolling.clone()
+    };
+    let th = 15f64.to_radians();
+    assert_relative_eq!(
+        constant(&slipping, "acceleration_exact"),
+        9.81 * (th.sin() - 0.05 * th.cos()),
+        epsilon = 1e-14
+    );
+    assert_relative_eq!(
+        slipping.exact().alpha,
+        0.05 * 9.81 * th.cos() / (0.4 * 0.05)
+    );
+}
+
+/// At rest the lowest four corner spheres touch the plane with zero gap, the centre is at
+/// `a / 2`, and the other spheres are out of the margin; the wall sees the four on its side,
+/// the rolling sphere one contact.
+#[test]
+fn the_body_rests_on_its_lowest_spheres() {
+    let s = Fidelity::new(&FidelityConfig::for_setup(Setup::DraggedCube)).unwrap();
+    assert_eq!(s.spheres.len(), 8);
+    assert_eq!(s.sphere_radius, 0.004);
+    assert_eq!(s.p.z, 0.1);
+    let touch = s.touch_points();
+    assert_eq!(
+        touch.iter().map(|t| t.sphere).collect::<Vec<_>>(),
+        [0, 1, 2, 3]
+    );
+    for t in &touch {
+        assert!(t.gap.abs() < 1e-15, "{t:?}");
+        assert_relative_eq!(t.arm.z, -0.1, epsilon = 1e-15);
+        assert_relative_eq!(t.arm.x.abs(), 0.096, epsilon = 1e-15);
+    }
+    let wall = Fidelity::new(&FidelityConfig::for_setup(Setup::WallPress)).unwrap();
+    assert_eq!(wall.touch_points().len(), 4);
+    let ball = Fidelity::new(&FidelityConfig::for_setup(Setup::RollingSphere)).unwrap();
+    let touch = ball.touch_points();
+    assert_eq!(touch.len(), 1);
+    assert_eq!(touch[0].gap, 0.0);
+    assert_eq!(touch[0].arm, Vector3::new(0.0, 0.0, -0.05));
+    let step = s.contact_step().unwrap();
+    assert_eq!(step.contacts.len(), 4);
+    assert_eq!(
+        step.contacts[3].key,
+        ContactKey::WallPoint {
+            body: 0,
+            obstacle: 0,
+            feature: 3
+        }
+    );
+    assert_eq!(step.contacts[0].frame.row(0).transpose(), Vector3::z());
+}
+
+/// `J [v, omega]` is the velocity of the material point at the contact, in the contact frame
+/// (checked by a finite difference of the moving point), and the problem's `q`, `W` are
+/// `J v*` and `J A^-1 J'`.
+#[test]
+fn jacobian_rows_give_the_contact_point_velocity() {
+    let mut s = Fidelity::new(&FidelityConfig::for_setup(Setup::Slope)).unwrap();
+    // A slight tilt keeps the four lowest spheres within the margin at different gaps.
+    s.q = UnitQuaternion::from_scaled_axis(Vector3::new(0.002, -0.001, 0.3));
+    s.p.z = 0.1 + 2e-4;
+    s.v = Vector3::new(0.3, -1.2, 0.05);
+    s.w = Vector3::new(2.0, -0.4, 1.5);
+    let cs = s.contact_step().unwrap();
+    let points = s.touch_points();
+    assert_eq!(points.len(), 4);
+    let state = Vector6::new(s.v.x, s.v.y, s.v.z, s.w.x, s.w.y, s.w.z);
+    let eps = 1e-6;
+    for (tp, c) in points.iter().zip(&cs.contacts) {
+        assert_relative_eq!(tp.gap, c.gap);
+        let j = Fidelity::contact_jacobian(&c.frame, &tp.arm);
+        let moved = |h: f64| s.p + h * s.v + UnitQuaternion::from_scaled_axis(h * s.w) * tp.arm;
+        let fd = (moved(eps) - moved(-eps)) / (2.0 * eps);
+        assert_relative_eq!(j * state, c.frame * fd, epsilon = 1e-8);
+        assert_relative_eq!(
+            j * state,
+            c.frame * (s.v + s.w.cross(&tp.arm)),
+            epsilon = 1e-14
+        );
+    }
+    let local = cs.problem.local().unwrap();
+    let free = Vector6::from_column_slice(&cs.free);
+    let inv = nalgebra::Matrix6::from_diagonal(&s.inverse_mass());
+    let w = local.dense_w();
+    for (a, (pa, ca)) in points.iter().zip(&cs.contacts).enumerate() {
+        let ja = Fidelity::contact_jacobian(&ca.frame, &pa.arm);
+        let q = ja * free;
+        for r in 0..3 {
+            assert_relative_eq!(local.q[3 * a + r], q[r], epsilon = 1e-14);
+        }
+        for (b, (pb, cb)) in points.iter().zip(&cs.contacts).enumerate() {
+            let block = ja * inv * Fidelity::contact_jacobian(&cb.frame, &pb.arm).transpose();
+            for r in 0..3 {
+                for k in 0..3 {
+                    assert_relative_eq!(w[(3 * a + r, 3 * b + k)], block[(r, k)], epsilon = 1e-12);
+                }
+            }
+        }
+    }
+}
+
+/// The contact measures on hand-made impulses and velocities.
+#[test]
+fn contact_measures_follow_their_definitions() {
+    let s = Fidelity::new(&FidelityConfig::for_setup(Setup::SlidingCube)).unwrap();
+    let scale = 1.0 * 9.81 * 1e-3;
+    // Contact 0 slides along +x = -t2 with friction along t2 rotated 30 degrees, half the cone;
+    // contact 1 sticks and separates (v_n = 0.5) with a normal impulse.
+    let (c, sn) = (30f64.to_radians().cos(), 30f64.to_radians().sin());
+    let lt = 0.5 * 0.4 * 0.002;
+    let r = [0.002, lt * sn, lt * c, 0.001, 0.0, 0.0];
+    let u = [Vector3::new(0.0, 0.0, -1.0), Vector3::new(0.5, 0.0, 0.0)];
+    let [signorini, angle, ratio] = s.contact_measures(&r, &u);
+    assert_relative_eq!(signorini, 0.001 * 0.5 / scale, epsilon = 1e-12);
+    assert_relative_eq!(angle, 30.0, epsilon = 1e-9);
+    assert_relative_eq!(ratio, 0.5, epsilon = 1e-12);
+    // Nothing slides: no angle, no ratio; friction without a normal impulse: infinite ratio.
+    assert_eq!(
+        s.contact_measures(&r[3..], &u[1..]),
+        [0.001 * 0.5 / scale, 0.0, 0.0]
+    );
+    let [_, _, ratio] = s.contact_measures(&[0.0, 1e-3, 0.0], &[Vector3::new(0.0, -1.0, 0.0)]);
+    assert_eq!(ratio, f64::INFINITY);
+}
+
+/// Steps `steps` times with `spec`, calling `each` after every step; every solve must reach a
+/// natural-map residual of `accept`.
+fn simulate(
+    cfg: &FidelityConfig,
+    steps: usize,
+    spec: &TestSolver,
+    accept: f64,
+    mut each: impl FnMut(&Fidelity),
+) {
+    let mut s = Fidelity::new(cfg).unwrap();
+    let mut warm: Option<Vec<f64>> = None;
+    for _ in 0..steps {
+        let cs = s.contact_step().unwrap();
+        let w = warm.filter(|w| w.len() == 3 * cs.contacts.len());
+        let sol = spec.solve(&cs.problem, w.as_deref());
+        assert!(
+            sol.metrics.natural_map <= accept,
+            "{} at t = {}: {:?} {}",
+            spec.name(),
+            s.time(),
+            sol.status,
+            sol.metrics.natural_map
+        );
+        s.advance(&cs, &sol.r).unwrap();
+        warm = Some(sol.r.clone());
+        each(&s);
+    }
+}
+
+fn coulomb() -> TestSolver {
+    TestSolver::new("coulomb", "pgs", 1e-12, 2000)
+}
+
+/// The sliding cube, along `x` and along the diagonal, stops within 1% of `v0 / (mu g)`,
+/// never lifts, never turns, and slides on the cone: friction at `mu lambda_n` against the
+/// slip, Signorini satisfied.
+#[test]
+fn the_sliding_cube_stops_on_time_without_lifting() {
+    for setup in [Setup::SlidingCube, Setup::SlidingCubeDiagonal] {
+        let cfg = FidelityConfig::for_setup(setup);
+        let exact = constant(&cfg, "stop_time_exact");
+        let (mut stop, mut lift, mut tilt, mut off_line) = (None, 0.0f64, 0.0f64, 0.0f64);
+        let (mut worst_angle, mut worst_ratio, mut signorini) = (0.0f64, 0.0f64, 0.0f64);
+        simulate(&cfg, 300, &coulomb(), 1e-9, |s| {
+            lift = lift.max(observable(s, "lift").abs());
+            tilt = tilt.max(observable(s, "tilt_deg"));
+            off_line = off_line.max((s.p.x * cfg.direction().y - s.p.y * cfg.direction().x).abs());
+            signorini = signorini.max(observable(s, "signorini_max"));
+            if stop.is_none() {
+                if observable(s, "speed") < 1e-9 {
+                    stop = Some(s.time());
+                } else {
+                    worst_angle = worst_angle.max(observable(s, "max_dissipation_angle_deg"));
+                    worst_ratio =
+                        worst_ratio.max((observable(s, "friction_ratio_max") - 1.0).abs());
+                }
+            }
+        });
+        let stop = stop.expect("the cube stops");
+        eprintln!("{setup:?}: stop {stop}, lift {lift:.2e}, tilt {tilt:.2e}, off {off_line:.2e}, angle {worst_angle:.2e}, ratio-1 {worst_ratio:.2e}, signorini {signorini:.2e}");
+        assert!(
+            (stop - exact).abs() <= 0.01 * exact,
+            "{setup:?}: {stop} vs {exact}"
+        );
+        assert!(lift < 1e-9, "{setup:?}: lift {lift}");
+        assert!(tilt < 1e-6, "{setup:?}: tilt {tilt}");
+        assert!(off_line < 1e-9, "{setup:?}: off the line by {off_line}");
+        assert!(worst_angle < 1e-3, "{setup:?}: angle {worst_angle}");
+        assert!(worst_ratio < 1e-6, "{setup:?}: ratio {worst_ratio}");
+        assert!(signorini < 1e-6, "{setup:?}: signorini {signorini}");
+    }
+}
+
+/// The 15 degree incline holds: less than a micrometre of creep in 2 s.
+#[test]
+fn the_cube_holds_on_a_fifteen_degree_slope() {
+    let cfg = slope(15.0);
+    let mut creep = 0.0f64;
+    simulate(&cfg, 2000, &coulomb(), 1e-9, |s| {
+        creep = creep.max(s.p.xy().norm());
+    });
+    eprintln!("15 degrees: creep {creep:.2e} m");
+    assert!(creep < 1e-6, "{creep}");
+}
+
+/// The 30 degree incline slides at `g (sin 30 - mu cos 30)`.
+#[test]
+fn the_cube_slides_down_a_thirty_degree_slope() {
+    let cfg = slope(30.0);
+    let mut last = (0.0, 0.0, 0.0);
+    simulate(&cfg, 300, &coulomb(), 1e-9, |s| {
+        last = (s.time(), s.v.x, observable(s, "vx_exact"));
+    });
+    let (t, vx, exact) = last;
+    assert_relative_eq!(exact, 0.657 * t, epsilon = 1e-3 * t);
+    assert!((vx - exact).abs() <= 1e-3 * exact, "{vx} vs {exact}");
+}
+
+/// The dragged cube breaks away within a few steps of `mu m g / rate`, then follows
+/// `10 (t - t0)^2`.
+#[test]
+fn the_dragged_cube_breaks_away_on_time() {
+    let cfg = FidelityConfig::for_setup(Setup::DraggedCube);
+    let t0 = constant(&cfg, "breakaway_time_exact");
+    let mut breakaway = None;
+    let mut last = (0.0, 0.0, 0.0);
+    // The breakaway step sits on the cone's edge (the pull's impulse is within a hair of
+    // `mu m g dt`), where PGS converges slowly: that step ends near 1e-8.
+    simulate(&cfg, 400, &coulomb(), 1e-7, |s| {
+        if breakaway.is_none() && s.v.x > 1e-9 {
+            breakaway = Some(s.time());
+        }
+        last = (s.time(), s.v.x, observable(s, "vx_exact"));
+    });
+    let breakaway = breakaway.expect("the cube breaks away");
+    eprintln!("dragged: breakaway {breakaway} vs {t0}, v {:?}", last);
+    assert!(
+        (breakaway - t0).abs() <= 3.0 * cfg.dt,
+        "{breakaway} vs {t0}"
+    );
+    let (t, vx, exact) = last;
+    assert_relative_eq!(exact, 10.0 * (t - t0).powi(2), epsilon = 1e-12);
+    assert!((vx - exact).abs() <= 1e-4 * exact, "{vx} vs {exact}");
+}
+
+/// Pressed to the wall with `mu F > m g`, the cube holds.
+#[test]
+fn the_pressed_cube_holds_on_the_wall() {
+    let cfg = FidelityConfig::for_setup(Setup::WallPress);
+    let mut drift = 0.0f64;
+    simulate(&cfg, 500, &coulomb(), 1e-9, |s| {
+        drift = drift.max((s.p - Vector3::new(0.0, 0.0, 0.1)).norm());
+    });
+    assert!(drift < 1e-6, "{drift}");
+}
+
+/// The sphere rolls down 15 degrees at `5 g sin 15 / 7` with its spin `v / R`.
+#[test]
+fn the_sphere_rolls_without_slipping() {
+    let cfg = FidelityConfig::for_setup(Setup::RollingSphere);
+    let mut last = (0.0, 0.0, 0.0, 0.0);
+    simulate(&cfg, 500, &coulomb(), 1e-9, |s| {
+        last = (
+            s.time(),
+            s.v.x,
+            s.w.y,
+            observable(s, "kinetic_energy_exact"),
+        );
+    });
+    let (t, vx, wy, ke) = last;
+    assert!((vx - 1.814 * t).abs() <= 2e-3 * 1.814 * t, "{vx}");
+    assert_relative_eq!(wy, vx / 0.05, epsilon = 1e-9);
+    assert_relative_eq!(ke, 0.7 * 0.1 * (1.814 * t).powi(2), max_relative = 1e-3);
+}
+
+/// Bad parameters are errors naming the key; unknown keys and setups are rejected.
+#[test]
+fn bad_parameters_are_named() {
+    let parse = |s: &str| FidelityConfig::from_table(&s.parse::<toml::Table>().unwrap());
+    let e = parse("spin = 1.0").unwrap_err().to_string();
+    assert!(e.contains("spin"), "{e}");
+    let e = parse("setup = \"tumbling_cube\"").unwrap_err().to_string();
+    assert!(e.contains("setup") && e.contains("tumbling_cube"), "{e}");
+    for (text, key) in [
+        ("dt = 0.0", "`dt`"),
+        ("side = -0.2", "`side`"),
+        ("mass = 0.0", "`mass`"),
+        ("mu = -0.1", "`mu`"),
+        ("mu = nan", "`mu`"),
+        ("gravity = 0.0", "`gravity`"),
+        ("duration = -1.0", "`duration`"),
+        ("radius = 0.0", "`radius`"),
+        ("v0 = inf", "`v0`"),
+        ("force_rate = -20.0", "`force_rate`"),
+        ("slope_deg = 90.0", "`slope_deg`"),
+        ("press_force = -1.0", "`press_force`"),
+        ("margin = 0.5", "`margin`"),
+    ] {
+        let cfg = parse(text).unwrap();
+        let e = Fidelity::new(&cfg).unwrap_err().to_string();
+        assert!(e.contains(key), "{text}: {e}");
+    }
+}
+
+/// The parameters are the config with the setup's defaults filled in, they rebuild the same
+/// scene, and the scene finishes after its duration.
+#[test]
+fn parameters_resolve_and_the_scene_finishes() {
+    let cfg = parse_table("setup = \"rolling_sphere\"\nduration = 0.003");
+    let mut s = Fidelity::new(&cfg).unwrap();
+    let p = s.parameters().unwrap();
+    assert_eq!(p["mass"].as_float(), Some(0.1));
+    assert_eq!(p["mu"].as_float(), Some(1.0));
+    assert_eq!(p["setup"].as_str(), Some("rolling_sphere"));
+    assert_eq!(
+        Fidelity::new(&FidelityConfig::from_table(&p).unwrap())
+            .unwrap()
+            .config,
+        s.config
+    );
+    for k in 0..3 {
+        assert!(!s.finished(), "step {k}");
+        let cs = s.contact_step().unwrap();
+        let r = vec![0.0; 3 * cs.contacts.len()];
+        s.advance(&cs, &r).unwrap();
+    }
+    assert!(s.finished());
+    assert_eq!(observable(&s, "t"), 0.003);
+    let names: Vec<&str> = s.observables().iter().map(|o| o.0).collect();
+    for name in [
+        "x_exact",
+        "speed_exact",
+        "kinetic_energy_exact",
+        "signorini_max",
+        "lift",
+    ] {
+        assert!(names.contains(&name), "{name}");
+    }
+    for setup in Setup::ALL {
+        let cfg = FidelityConfig::for_setup(setup).resolved();
+        assert_eq!(cfg.duration, Some(setup.default_duration()));
+        assert!(cfg.constants().iter().all(|c| c.1.is_finite()), "{setup:?}");
+    }
+    assert_eq!(
+        FidelityConfig::for_setup(Setup::Slope)
+            .resolved()
+            .duration(),
+        10.0
+    );
+    let e = s
+        .advance(&s.contact_step().unwrap(), &[1.0])
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("expected 3"), "{e}");
+}
+
+fn parse_table(s: &str) -> FidelityConfig {
+    FidelityConfig::from_table(&s.parse::<toml::Table>().unwrap()).unwrap()
+}
