@@ -1,7 +1,8 @@
 //! Physical-fidelity scenes: a cube (or a sphere) on a plane in setups whose motion has a
 //! closed form, so that what a contact model does to a simulated motion is measured against
-//! the exact answer (the project's fidelity study, issue 24; the same setups run in MuJoCo and
-//! Drake through the Python harness).
+//! the exact answer (the project's physical-fidelity study, after Le Lidec et al., "Contact
+//! Models in Robotics: a Comparative Analysis", T-RO 2024; the same setups run in MuJoCo and
+//! Drake through the Python harness, `experiments/peers/fidelity.py`).
 //!
 //! # Notation
 //!
