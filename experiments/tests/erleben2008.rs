@@ -156,6 +156,14 @@ fn both_families_cut_down_run_and_report_the_counts_of_the_data() {
         });
         root.run(c);
     }
+    for (c, seed) in [("variants_opentissue.toml", 0), ("more_delassus.toml", 4)] {
+        root.config(c, |t| {
+            set(t, "sweep", "size", ints(&[12]));
+            set(t, "sweep", "seed", ints(&[seed]));
+            set(t, "scene", "steps", toml::Value::Integer(3));
+        });
+        root.run(c);
+    }
     root.write(
         "findings.md",
         "Newton converged in {{delassus.newton.s12.converged = 3}} of {{delassus.newton.s12.cases = 3}} \
@@ -196,6 +204,26 @@ fn both_families_cut_down_run_and_report_the_counts_of_the_data() {
         let drivers = root.csv(&format!("drivers_{key}.csv"));
         assert_eq!(column(&drivers, "driver"), ["newton", "newton", "lm", "lm"]);
     }
+    // The diagnostic runs: one row per run, variant and size, counted from their data.
+    let diagnostics = root.csv("diagnostics.csv");
+    assert_eq!(
+        column(&diagnostics, "variant"),
+        ["newton", "no-stagnation", "backtrack-1e-12", "svd", "no-pgs", "newton"]
+    );
+    assert_eq!(column(&diagnostics, "cases"), ["3"; 6]);
+    let df = root.steps("variants_opentissue");
+    let (solver, own) = (
+        strs(&df, "solver").unwrap(),
+        strs(&df, "solver_status").unwrap(),
+    );
+    let converged = |variant: &str| {
+        (0..df.height())
+            .filter(|&k| solver[k] == variant && own[k] == "converged")
+            .count()
+            .to_string()
+    };
+    assert_eq!(column(&diagnostics, "converged")[4], converged("no-pgs"));
+    assert_eq!(column(&diagnostics, "converged")[1], converged("no-stagnation"));
     // tables.csv keeps its columns.
     let tables = root.csv("tables.csv");
     assert_eq!(

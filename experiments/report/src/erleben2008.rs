@@ -1,14 +1,16 @@
 //! The Erleben and Ortiz report (`reports/erleben2008/`): Table 1 (converged / stagnated /
 //! back-tracking failed per size) and Table 2 (seconds and iterations, min / avg / max, the 4
 //! PGS warm-start sweeps included) as published and as reproduced on two random families, the
-//! generic drivers on the same min-map residual (with seeded bootstrap intervals), and two
-//! plots. Statistics: [`crate::analysis::erleben2008`].
+//! generic drivers on the same min-map residual (with seeded bootstrap intervals), the
+//! diagnostic runs behind the explanation of Table 1 ([`DIAGNOSTICS`]), and two plots.
+//! Statistics: [`crate::analysis::erleben2008`].
 //!
 //! The paper's counts judge the Newton driver by its own stopping rule (`solver_status`:
 //! `theta <= 1e-6` on the friction-pyramid problem); the exact-cone natural-map ruler of the
 //! runner (`status`) is reported beside them.
 //!
-//! Facts for the findings, per family key `f` (`delassus`, `opentissue`), solver `s` and size
+//! Facts for the findings, per run key `f` (`delassus`, `opentissue`, and the diagnostics'
+//! `variants`, `more_delassus`), solver `s` and size
 //! `n`: `f.s.s<n>.{converged, stagnated, line_search_failed, other, ruler, cases,
 //! iterations_avg, iterations_min, iterations_max, own_iterations_avg, ms_avg, ms_max,
 //! ms_vs_newton}`; lists over the sizes `f.s.{converged, ruler, iterations_avg}`;
@@ -29,6 +31,13 @@ use crate::analysis::Spread;
 
 /// The configs of the report, in the order of its tables: the main (Delassus) family first.
 pub const CONFIGS: [&str; 2] = ["tables_delassus.toml", "tables_opentissue.toml"];
+
+/// The runs behind the explanation of Table 1, each with the key its facts go under: the
+/// Newton driver's open choices on the OpenTissue problems, and more Delassus cases.
+pub const DIAGNOSTICS: [(&str, &str); 2] = [
+    ("variants_opentissue.toml", "variants"),
+    ("more_delassus.toml", "more_delassus"),
+];
 
 /// The label of the paper's driver in the configs.
 pub const NEWTON: &str = "newton";
@@ -258,10 +267,19 @@ pub fn generate(root: &Path) -> Result<(), ReportError> {
     table1(&mut r, &published, &families)?;
     table2(&mut r, &published, &families)?;
     every_driver(&mut r, &published, &families)?;
+    let diagnostics = DIAGNOSTICS
+        .iter()
+        .map(|(config, key)| {
+            let mut run = load_family(&mut r, config)?;
+            run.key = (*key).to_string();
+            Ok(run)
+        })
+        .collect::<Result<Vec<_>, ReportError>>()?;
+    diagnostics_table(&mut r, &published, &diagnostics)?;
     plots(&mut r, &published, &families)?;
     let facts = r.facts();
     published_facts(facts, &published);
-    for f in &families {
+    for f in families.iter().chain(&diagnostics) {
         family_facts(facts, &published, f);
     }
     facts.num(
@@ -486,6 +504,57 @@ fn every_driver(
         ));
         r.table(&t)?;
     }
+    Ok(())
+}
+
+/// The runs behind the explanation of Table 1: per run, variant and size, how the Newton
+/// driver stopped.
+fn diagnostics_table(
+    r: &mut Report,
+    published: &[PublishedRow],
+    runs: &[FamilyRun],
+) -> Result<(), ReportError> {
+    r.heading(2, "What the failures are: the diagnostic runs");
+    r.text(
+        "Two runs of their own, cited by the findings: `variants_opentissue` solves the OpenTissue \
+         problems of Table 1 again with the choices the paper leaves open changed one at a time (`newton`: \
+         as above; `no-stagnation`: the stagnation test off; `backtrack-1e-12`: back-tracking down to step \
+         length 1e-12 instead of 1e-5; `svd`: every Newton system by the truncated SVD instead of LU; \
+         `no-pgs`: without the 4 PGS warm-start sweeps), and `more_delassus` runs the paper's driver on \
+         1,200 further Delassus cases (seeds 4 to 15). Counts by the driver's own status. Also in \
+         [`diagnostics.csv`](diagnostics.csv).",
+    );
+    let mut t = Table::new(Some("diagnostics.csv"))
+        .col("run", "run")
+        .col("family", "family")
+        .col("variant", "variant")
+        .col("size", "size")
+        .col("cases", "cases")
+        .col("converged", "converged")
+        .col("stagnated", "stagnated")
+        .col("back-tracking failed", "line_search_failed")
+        .col("other", "other");
+    for f in runs {
+        for solver in f.solvers() {
+            for p in published {
+                let Some(s) = f.get(&solver, p.size) else {
+                    continue;
+                };
+                t.row(vec![
+                    C::code(f.run.config.name.clone()),
+                    C::text(f.family.clone()),
+                    C::code(solver.clone()),
+                    C::int(p.size),
+                    C::int(s.cases),
+                    C::int(s.stopped("converged")),
+                    C::int(s.stopped("stagnated")),
+                    C::int(s.stopped("line_search_failed")),
+                    C::int(s.other_stops()),
+                ])?;
+            }
+        }
+    }
+    r.table(&t)?;
     Ok(())
 }
 
