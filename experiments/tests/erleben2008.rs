@@ -208,7 +208,14 @@ fn both_families_cut_down_run_and_report_the_counts_of_the_data() {
     let diagnostics = root.csv("diagnostics.csv");
     assert_eq!(
         column(&diagnostics, "variant"),
-        ["newton", "no-stagnation", "backtrack-1e-12", "svd", "no-pgs", "newton"]
+        [
+            "newton",
+            "no-stagnation",
+            "backtrack-1e-12",
+            "svd",
+            "no-pgs",
+            "newton"
+        ]
     );
     assert_eq!(column(&diagnostics, "cases"), ["3"; 6]);
     let df = root.steps("variants_opentissue");
@@ -223,7 +230,10 @@ fn both_families_cut_down_run_and_report_the_counts_of_the_data() {
             .to_string()
     };
     assert_eq!(column(&diagnostics, "converged")[4], converged("no-pgs"));
-    assert_eq!(column(&diagnostics, "converged")[1], converged("no-stagnation"));
+    assert_eq!(
+        column(&diagnostics, "converged")[1],
+        converged("no-stagnation")
+    );
     // tables.csv keeps its columns.
     let tables = root.csv("tables.csv");
     assert_eq!(

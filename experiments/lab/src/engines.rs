@@ -5,8 +5,7 @@
 //! [`run_engines`] runs an other-engine config (`kind = "engines"`,
 //! [`contactlab_runs::engines`]) and keeps the harness's result as rows: a run with provenance
 //! like any other, which a report sets beside ours. Where the harness cannot run, the run says
-//! why in a `skipped` column instead of failing. [`run_bench`] runs the harness directly for
-//! `contactlab peers`, whose step comparison times both sides in one process.
+//! why in a `skipped` column instead of failing.
 
 use std::collections::BTreeMap;
 use std::path::Path;

@@ -86,6 +86,9 @@ pub struct StepRow {
     pub solver: String,
     /// `driver` or `shadow`.
     pub role: &'static str,
+    /// The formulation's friction model (`coulomb_cone`, `friction_pyramid`, `regularized`,
+    /// `maximum_dissipation`), so that a report can name what each solver simulates.
+    pub model: &'static str,
     /// Contacts in the step's problem.
     pub n_c: usize,
     /// Iterations (0 when there were no contacts).
@@ -287,10 +290,15 @@ pub fn run_one(
             .collect(),
     };
     let solver_err = |step, source| RunError::Solver { run, step, source };
-    let solvers: Vec<(ResolvedSolver, &'static str)> =
+    let solvers: Vec<(ResolvedSolver, &'static str, &'static str)> =
         std::iter::once((cfg.driver_specs()[spec.driver], "driver"))
             .chain(cfg.shadow.iter().map(|s| (s, "shadow")))
-            .map(|(s, role)| Ok((resolve_for_run(registry, s, run, time_limit)?, role)))
+            .map(|(s, role)| {
+                let model = registry
+                    .formulation(&s.formulation.name)
+                    .map_or("", |f| f.model.as_str());
+                Ok((resolve_for_run(registry, s, run, time_limit)?, role, model))
+            })
             .collect::<Result<_, RunError>>()?;
     let mut warm: Vec<WarmMap> = vec![HashMap::new(); solvers.len()];
     let mut hardest: Vec<StepTrace> = Vec::new();
@@ -309,9 +317,9 @@ pub fn run_one(
         let mut driver_r = Vec::new();
         let mut driver_u = Vec::new();
         let mut traces = Vec::with_capacity(solvers.len());
-        for (i, (solver, role)) in solvers.iter().enumerate() {
+        for (i, (solver, role, model)) in solvers.iter().enumerate() {
             if n_c == 0 {
-                step_rows.push(empty_row(run, step, &solver.label, role));
+                step_rows.push(empty_row(run, step, &solver.label, role, model));
                 continue;
             }
             let w = warm_vector(&cs.contacts, &warm[i]);
@@ -339,6 +347,7 @@ pub fn run_one(
                 step,
                 solver: solver.label.clone(),
                 role,
+                model,
                 n_c,
                 iterations: s.iterations,
                 residual: s.metrics.natural_map,
@@ -415,12 +424,19 @@ fn largest_gap(a: &[f64], b: &[f64]) -> f64 {
     a.iter().zip(b).fold(0.0, |m, (x, y)| m.max((x - y).abs()))
 }
 
-fn empty_row(run: usize, step: usize, solver: &str, role: &'static str) -> StepRow {
+fn empty_row(
+    run: usize,
+    step: usize,
+    solver: &str,
+    role: &'static str,
+    model: &'static str,
+) -> StepRow {
     StepRow {
         run,
         step,
         solver: solver.to_string(),
         role,
+        model,
         n_c: 0,
         iterations: 0,
         residual: 0.0,
@@ -483,6 +499,7 @@ pub fn steps_frame(cfg: &ExperimentConfig, out: &ExperimentOutput) -> PolarsResu
         "step" => rows.iter().map(|(_, r)| r.step as u64).collect::<Vec<_>>(),
         "solver" => rows.iter().map(|(_, r)| r.solver.clone()).collect::<Vec<_>>(),
         "role" => rows.iter().map(|(_, r)| r.role).collect::<Vec<_>>(),
+        "model" => rows.iter().map(|(_, r)| r.model).collect::<Vec<_>>(),
         "n_c" => rows.iter().map(|(_, r)| r.n_c as u64).collect::<Vec<_>>(),
         "iterations" => rows.iter().map(|(_, r)| r.iterations).collect::<Vec<_>>(),
         "residual" => rows.iter().map(|(_, r)| r.residual).collect::<Vec<_>>(),

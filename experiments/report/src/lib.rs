@@ -19,6 +19,7 @@ pub mod analysis;
 pub mod builder;
 pub mod castro2022;
 pub mod erleben2008;
+pub mod fidelity;
 pub mod findings;
 pub mod hwangbo2018;
 pub mod matrix;
@@ -45,8 +46,8 @@ pub struct Paper {
     pub generate: fn(&Path) -> Result<(), ReportError>,
 }
 
-/// Every report, in the order of the mission: the five papers, then the cross-paper matrix and
-/// the comparison beside MuJoCo and Drake.
+/// Every report, in the order of the mission: the five papers, then the cross-paper matrix, the
+/// physical-fidelity study and the comparison beside MuJoCo and Drake.
 pub const PAPERS: &[Paper] = &[
     Paper {
         id: "todorov2010",
@@ -77,6 +78,11 @@ pub const PAPERS: &[Paper] = &[
         id: "matrix",
         title: "every formulation against every driver on shared problem sets",
         generate: matrix::generate,
+    },
+    Paper {
+        id: "fidelity",
+        title: "what each contact model does to a motion, beside MuJoCo and Drake, against exact answers",
+        generate: fidelity::generate,
     },
     Paper {
         id: "peers",

@@ -8,6 +8,7 @@
 
 pub mod castro2022;
 pub mod erleben2008;
+pub mod fidelity;
 pub mod hwangbo2018;
 pub mod mylapilli2014;
 pub mod peers;

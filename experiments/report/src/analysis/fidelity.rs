@@ -1,0 +1,249 @@
+//! Metrics of the physical-fidelity study: what a contact model does to a simulated motion,
+//! measured against the motion's closed form (the setups of `contactlab_scenes::fidelity`,
+//! after Le Lidec et al., "Contact Models in Robotics: a Comparative Analysis", T-RO 2024).
+//!
+//! Our runs give one row per step and solver with the scene's observables (`t`, `x`, `y`,
+//! `speed`, `lift`, ...) and the exact motion beside them (`x_exact`, `speed_exact`, ...); the
+//! run's meta gives each run's parameters and exact constants (`stop_time_exact`, ...). MuJoCo's
+//! and Drake's rows come from `experiments/peers/fidelity.py`, which computes the same metrics
+//! with the same definitions:
+//!
+//! - **stop time**: the first `t` with `|v| <= 1 mm/s` ([`SPEED_THRESHOLD`]), linearly
+//!   interpolated between the two steps around the crossing; **breakaway**: the first `t` with
+//!   `|v| >= 1 mm/s`, interpolated the same way. The exact breakaway by this definition is the
+//!   instant the exact speed `v = (F'/2m)(t - t0)^2` reaches the threshold, `t0 + sqrt(2 m
+//!   1e-3 / F')`, not the instant `t0` at which friction saturates;
+//! - **stop distance**: the distance travelled at the stop time (the position at the first
+//!   step at or below the threshold);
+//! - **creep**: the distance between the body's final position and the exact one (which does
+//!   not move), over the whole run (10 s), in mm;
+//! - **acceleration error**: the least-squares slope of the speed over the run, relative to
+//!   the exact acceleration;
+//! - **maximum lift**: the largest height of the body above its exact resting height, in mm;
+//! - **converged fraction**: the share of steps with contacts whose solve met its tolerance
+//!   (the Coulomb cone by the shared natural-map ruler; a pyramid or regularised model, which
+//!   that ruler does not measure, by its own test).
+
+use polars::prelude::DataFrame;
+
+use super::{f64s, strs, AnalysisError};
+
+/// The speed that separates rest from motion (m/s): stop and breakaway thresholds.
+pub const SPEED_THRESHOLD: f64 = 1e-3;
+
+/// The time at which `v` first crosses `threshold` from above (`down`) or from below, linearly
+/// interpolated between the samples around the crossing; NaN when it never does.
+pub fn crossing(t: &[f64], v: &[f64], threshold: f64, down: bool) -> f64 {
+    let past = |x: f64| if down { x <= threshold } else { x >= threshold };
+    for k in 1..t.len().min(v.len()) {
+        if past(v[k]) && !past(v[k - 1]) {
+            let span = v[k] - v[k - 1];
+            let w = if span == 0.0 {
+                1.0
+            } else {
+                (threshold - v[k - 1]) / span
+            };
+            return t[k - 1] + w * (t[k] - t[k - 1]);
+        }
+    }
+    f64::NAN
+}
+
+/// The least-squares slope of `y` against `t` (NaN for fewer than two samples).
+pub fn slope(t: &[f64], y: &[f64]) -> f64 {
+    let n = t.len().min(y.len());
+    if n < 2 {
+        return f64::NAN;
+    }
+    let (mt, my) = (
+        t[..n].iter().sum::<f64>() / n as f64,
+        y[..n].iter().sum::<f64>() / n as f64,
+    );
+    let cov: f64 = (0..n).map(|k| (t[k] - mt) * (y[k] - my)).sum();
+    let var: f64 = (0..n).map(|k| (t[k] - mt).powi(2)).sum();
+    cov / var
+}
+
+/// One setup's motion under one solver: the per-step observables the metrics read.
+#[derive(Debug, Clone, Default)]
+pub struct Motion {
+    /// Time after each step (s).
+    pub t: Vec<f64>,
+    /// Position along the motion (m) and across it.
+    pub x: Vec<f64>,
+    /// Position across the motion (m).
+    pub y: Vec<f64>,
+    /// The exact positions.
+    pub x_exact: Vec<f64>,
+    /// The exact positions across.
+    pub y_exact: Vec<f64>,
+    /// Tangential speed (m/s).
+    pub speed: Vec<f64>,
+    /// Height above the exact resting height (m).
+    pub lift: Vec<f64>,
+    /// The solve's status per step (`no_contacts` without contacts): the shared ruler's for
+    /// the Coulomb cone, the solver's own for another model.
+    pub status: Vec<String>,
+    /// Whole-step seconds: the solver's and the scene's.
+    pub step_seconds: Vec<f64>,
+}
+
+impl Motion {
+    /// The rows of run `run` and solver `solver` of a fidelity steps frame, in step order.
+    pub fn of(df: &DataFrame, run: u64, solver: &str) -> Result<Motion, AnalysisError> {
+        let runs = f64s(df, "run")?;
+        let solvers = strs(df, "solver")?;
+        let steps = f64s(df, "step")?;
+        let mut rows: Vec<usize> = (0..df.height())
+            .filter(|&k| runs[k] as u64 == run && solvers[k] == solver)
+            .collect();
+        if rows.is_empty() {
+            return Err(AnalysisError::MissingData(format!(
+                "rows of run {run}, solver `{solver}`"
+            )));
+        }
+        rows.sort_by(|&a, &b| steps[a].total_cmp(&steps[b]));
+        let pick = |name: &str| -> Result<Vec<f64>, AnalysisError> {
+            let all = f64s(df, name)?;
+            Ok(rows.iter().map(|&k| all[k]).collect())
+        };
+        let (seconds, scene) = (pick("seconds")?, pick("scene_seconds")?);
+        // The shared ruler judges the Coulomb cone; another model (pyramid, regularised) is
+        // judged by its own test, as the matrix does.
+        let ruler = strs(df, "status")?;
+        let own = strs(df, "solver_status")?;
+        let model = strs(df, "model")?;
+        let status: Vec<&String> = (0..df.height())
+            .map(|k| {
+                if model[k] == "coulomb_cone" || ruler[k] == "no_contacts" {
+                    &ruler[k]
+                } else {
+                    &own[k]
+                }
+            })
+            .collect();
+        Ok(Motion {
+            t: pick("t")?,
+            x: pick("x")?,
+            y: pick("y")?,
+            x_exact: pick("x_exact")?,
+            y_exact: pick("y_exact")?,
+            speed: pick("speed")?,
+            lift: pick("lift")?,
+            status: rows.iter().map(|&k| status[k].clone()).collect(),
+            step_seconds: seconds.iter().zip(&scene).map(|(a, b)| a + b).collect(),
+        })
+    }
+
+    /// The stop time (s): the speed's first crossing below [`SPEED_THRESHOLD`].
+    pub fn stop_time(&self) -> f64 {
+        crossing(&self.t, &self.speed, SPEED_THRESHOLD, true)
+    }
+
+    /// The distance travelled (m) at the first step at or below the threshold.
+    pub fn stop_distance(&self) -> f64 {
+        self.speed
+            .iter()
+            .position(|&v| v <= SPEED_THRESHOLD)
+            .map_or(f64::NAN, |k| self.x[k].hypot(self.y[k]))
+    }
+
+    /// The breakaway time (s): the speed's first crossing above [`SPEED_THRESHOLD`].
+    pub fn breakaway_time(&self) -> f64 {
+        crossing(&self.t, &self.speed, SPEED_THRESHOLD, false)
+    }
+
+    /// The distance (mm) between the final position and the exact one.
+    pub fn creep_mm(&self) -> f64 {
+        match (self.x.last(), self.y.last()) {
+            (Some(x), Some(y)) => {
+                let (xe, ye) = (
+                    self.x_exact.last().copied().unwrap_or(0.0),
+                    self.y_exact.last().copied().unwrap_or(0.0),
+                );
+                1e3 * (x - xe).hypot(y - ye)
+            }
+            _ => f64::NAN,
+        }
+    }
+
+    /// The least-squares acceleration over the run (m/s^2).
+    pub fn acceleration(&self) -> f64 {
+        slope(&self.t, &self.speed)
+    }
+
+    /// The largest lift above the resting height (mm).
+    pub fn max_lift_mm(&self) -> f64 {
+        1e3 * self.lift.iter().copied().fold(0.0, f64::max)
+    }
+
+    /// The share of steps with contacts whose solve converged.
+    pub fn converged_fraction(&self) -> f64 {
+        let with: Vec<&String> = self.status.iter().filter(|s| *s != "no_contacts").collect();
+        if with.is_empty() {
+            return f64::NAN;
+        }
+        with.iter().filter(|s| **s == "converged").count() as f64 / with.len() as f64
+    }
+
+    /// The median whole-step time (s).
+    pub fn step_seconds_median(&self) -> f64 {
+        let mut v = self.step_seconds.clone();
+        v.sort_by(f64::total_cmp);
+        if v.is_empty() {
+            f64::NAN
+        } else {
+            v[v.len() / 2]
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn crossings_interpolate_between_the_samples_around_them() {
+        let t = [0.0, 1.0, 2.0, 3.0];
+        let v = [1.0, 0.5, 0.0, 0.0];
+        assert!((crossing(&t, &v, 0.25, true) - 1.5).abs() < 1e-12);
+        assert!(crossing(&t, &v, 2.0, true).is_nan(), "never above to cross");
+        let up = [0.0, 0.0, 2.0, 4.0];
+        assert!((crossing(&t, &up, 1.0, false) - 1.5).abs() < 1e-12);
+        assert!(crossing(&t, &up, 5.0, false).is_nan());
+    }
+
+    #[test]
+    fn the_slope_of_a_line_is_its_acceleration() {
+        let t: Vec<f64> = (0..50).map(|k| 0.01 * k as f64).collect();
+        let v: Vec<f64> = t.iter().map(|t| 0.3 + 0.657 * t).collect();
+        assert!((slope(&t, &v) - 0.657).abs() < 1e-12);
+        assert!(slope(&[1.0], &[2.0]).is_nan());
+    }
+
+    #[test]
+    fn a_motion_measures_stop_creep_lift_and_convergence() {
+        let m = Motion {
+            t: vec![0.1, 0.2, 0.3],
+            x: vec![0.05, 0.09, 0.1],
+            y: vec![0.0, 0.0, 0.002],
+            x_exact: vec![0.1, 0.1, 0.1],
+            y_exact: vec![0.0, 0.0, 0.0],
+            speed: vec![0.4, 0.002, 0.0],
+            lift: vec![0.0, 1e-4, 5e-5],
+            status: vec![
+                "converged".into(),
+                "no_contacts".into(),
+                "max_iterations".into(),
+            ],
+            step_seconds: vec![3.0, 1.0, 2.0],
+        };
+        let want = 0.2 + 0.1 * (0.002 - 1e-3) / 0.002;
+        assert!((m.stop_time() - want).abs() < 1e-12);
+        assert!((m.stop_distance() - 0.1_f64.hypot(0.002)).abs() < 1e-12);
+        assert!((m.creep_mm() - 2.0).abs() < 1e-9);
+        assert!((m.max_lift_mm() - 0.1).abs() < 1e-12);
+        assert_eq!(m.converged_fraction(), 0.5);
+        assert_eq!(m.step_seconds_median(), 2.0);
+    }
+}
