@@ -41,9 +41,12 @@ pub const SCENES: [(&str, &[&str]); 7] = [
         &["stop_time_s", "stop_distance_m", "max_lift_mm"],
     ),
     ("dragged_cube", &["breakaway_time_s", "max_lift_mm"]),
-    ("slope_15", &["creep_mm", "max_lift_mm"]),
+    (
+        "slope_15",
+        &["creep_mm", "creep_after_1s_mm", "max_lift_mm"],
+    ),
     ("slope_30", &["acceleration_error", "max_lift_mm"]),
-    ("wall_press", &["creep_mm"]),
+    ("wall_press", &["creep_mm", "creep_after_1s_mm"]),
     ("rolling_sphere", &["acceleration_error"]),
 ];
 
@@ -112,6 +115,7 @@ fn analytic(scene: &str, c: &BTreeMap<String, f64>, p: &toml::Table) -> BTreeMap
         }
         "slope_15" | "wall_press" => {
             out.insert("creep_mm", 0.0);
+            out.insert("creep_after_1s_mm", 0.0);
         }
         _ => {
             out.insert("acceleration_error", 0.0);
@@ -134,7 +138,10 @@ fn our_metrics(scene: &str, m: &Motion, acceleration_exact: f64) -> Vec<(String,
             out.push(("stop_distance_m", m.stop_distance()));
         }
         "dragged_cube" => out.push(("breakaway_time_s", m.breakaway_time())),
-        "slope_15" | "wall_press" => out.push(("creep_mm", m.creep_mm())),
+        "slope_15" | "wall_press" => {
+            out.push(("creep_mm", m.creep_mm()));
+            out.push(("creep_after_1s_mm", m.creep_after_mm(1.0)));
+        }
         _ => out.push((
             "acceleration_error",
             m.acceleration() / acceleration_exact - 1.0,
@@ -218,6 +225,7 @@ fn engine_rows(df: &DataFrame, exact: &Exact) -> Result<Vec<Metric>, ReportError
         "stop_distance_m",
         "breakaway_time_s",
         "creep_mm",
+        "creep_after_1s_mm",
         "acceleration_error",
         "max_lift_mm",
         "converged_fraction",

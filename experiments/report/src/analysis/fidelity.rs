@@ -17,6 +17,9 @@
 //!   step at or below the threshold);
 //! - **creep**: the distance between the body's final position and the exact one (which does
 //!   not move), over the whole run (10 s), in mm;
+//! - **creep after 1 s**: the distance moved from t = 1 s to the end, the steady part of the
+//!   creep (the harness switches a slope's tangential load on at t = 0, and a compliant
+//!   contact first deflects);
 //! - **acceleration error**: the least-squares slope of the speed over the run, relative to
 //!   the exact acceleration;
 //! - **maximum lift**: the largest height of the body above its exact resting height, in mm;
@@ -167,6 +170,16 @@ impl Motion {
         }
     }
 
+    /// The distance (mm) moved from time `from` to the end: the steady creep, without the
+    /// transient of the load's first moments.
+    pub fn creep_after_mm(&self, from: f64) -> f64 {
+        let Some(k) = self.t.iter().position(|&t| t >= from) else {
+            return f64::NAN;
+        };
+        let last = self.x.len() - 1;
+        1e3 * (self.x[last] - self.x[k]).hypot(self.y[last] - self.y[k])
+    }
+
     /// The least-squares acceleration over the run (m/s^2).
     pub fn acceleration(&self) -> f64 {
         slope(&self.t, &self.speed)
@@ -242,6 +255,8 @@ mod tests {
         assert!((m.stop_time() - want).abs() < 1e-12);
         assert!((m.stop_distance() - 0.1_f64.hypot(0.002)).abs() < 1e-12);
         assert!((m.creep_mm() - 2.0).abs() < 1e-9);
+        assert!((m.creep_after_mm(0.2) - 0.01_f64.hypot(0.002) * 1e3).abs() < 1e-9);
+        assert!(m.creep_after_mm(1.0).is_nan());
         assert!((m.max_lift_mm() - 0.1).abs() < 1e-12);
         assert_eq!(m.converged_fraction(), 0.5);
         assert_eq!(m.step_seconds_median(), 2.0);
