@@ -37,6 +37,7 @@
 pub mod balls;
 pub mod clutter;
 pub mod fidelity;
+mod one_body;
 pub mod pendulum;
 pub mod quadruped;
 pub mod random_lcp;

@@ -65,14 +65,14 @@
 //!   linear part; while sliding `force_x = -mu m g`, `force_z = m g`: the paper's Fig. 2(b)),
 //!   and the exact velocities (above).
 
-use contactlab_core::generalized::{ContactModel, GeneralizedProblem};
-use contactlab_core::{CoreError, LocalProblem, Matrix, ProblemError, StepProblem};
-use faer::sparse::{SparseColMat, Triplet};
+use contactlab_core::generalized::GeneralizedProblem;
+use contactlab_core::{LocalProblem, Matrix, StepProblem};
 use faer::Mat;
 use nalgebra::{Matrix3, Matrix3x6, Vector3, Vector6};
 use serde::{Deserialize, Serialize};
 
 use super::balls::contact_frame;
+use super::one_body::{self, BodyContact};
 use super::{Contact, ContactKey, ContactStep, Scene, SceneError};
 
 fn default_mass() -> f64 {
@@ -426,62 +426,22 @@ impl SphereOnPlane {
         })
     }
 
-    /// The same step in generalized velocities `[v, omega]` (for SAP): `A = M`, `J` per contact,
-    /// `v*` the free velocities, rigid contacts (`k = inf`: SAP's near-rigid regime) at their
-    /// gap, the time step `h`, the current velocities as warm start.
+    /// The same step in generalized velocities `[v, omega]` (for SAP), see [`one_body`].
     fn generalized(
         &self,
         contacts: &[Contact],
         free: &Vector6<f64>,
     ) -> Result<GeneralizedProblem, SceneError> {
-        let (m, i) = (self.config.mass, self.config.inertia());
-        let a = (0..6)
-            .map(|k| Triplet::new(k, k, if k < 3 { m } else { i }))
-            .collect::<Vec<_>>();
-        let mut jt = Vec::new();
-        for (ci, c) in contacts.iter().enumerate() {
-            let j = Self::contact_jacobian(&c.frame, self.config.radius);
-            for r in 0..3 {
-                for col in 0..6 {
-                    jt.push(Triplet::new(3 * ci + r, col, j[(r, col)]));
-                }
-            }
-        }
-        let sparse = |rows: usize, t: &[Triplet<usize, usize, f64>], field: &str| {
-            SparseColMat::try_new_from_triplets(rows, 6, t).map_err(|e| {
-                SceneError::Problem(ProblemError::Shape {
-                    field: field.into(),
-                    expected: "a sparse matrix".into(),
-                    found: format!("{e:?}"),
-                })
-            })
-        };
-        let models = contacts
+        let body: Vec<BodyContact> = contacts
             .iter()
-            .map(|c| ContactModel {
-                phi0: c.gap,
-                ..ContactModel::rigid(self.config.mu)
+            .map(|c| BodyContact {
+                jacobian: Self::contact_jacobian(&c.frame, self.config.radius),
+                gap: c.gap,
             })
             .collect();
-        let v0 = vec![self.v.x, self.v.y, self.v.z, self.w.x, self.w.y, self.w.z];
-        GeneralizedProblem::new(
-            sparse(6, &a, "A")?,
-            sparse(3 * contacts.len(), &jt, "J")?,
-            free.iter().copied().collect(),
-            vec![0.0; 3 * contacts.len()],
-            models,
-            Some(self.config.h),
-            Some(v0),
-            Some(vec![0; 6]),
-        )
-        .map_err(|e| match e {
-            CoreError::Problem(p) => SceneError::Problem(p),
-            other => SceneError::Problem(ProblemError::Shape {
-                field: "step".into(),
-                expected: "a generalized problem".into(),
-                found: other.to_string(),
-            }),
-        })
+        let velocity = Vector6::new(self.v.x, self.v.y, self.v.z, self.w.x, self.w.y, self.w.z);
+        let (m, i) = (self.config.mass, self.config.inertia());
+        one_body::problem(m, i, &body, free, self.config.mu, self.config.h, &velocity)
     }
 
     /// Applies the impulses `r` (normal first, the step's frame) and moves the sphere:

@@ -109,14 +109,13 @@
 
 pub mod exact;
 
-use contactlab_core::generalized::{ContactModel, GeneralizedProblem};
-use contactlab_core::{CoreError, ProblemError, StepProblem};
-use faer::sparse::{SparseColMat, Triplet};
+use contactlab_core::{ProblemError, StepProblem};
 use nalgebra::{Matrix3, Matrix3x6, UnitQuaternion, Vector3, Vector6};
 use serde::{Deserialize, Serialize};
 
 use self::exact::{ExactMotion, Profile};
 use super::balls::contact_frame;
+use super::one_body::{self, BodyContact};
 use super::{Contact, ContactKey, ContactStep, Scene, SceneError};
 
 /// The corner spheres' radius as a fraction of the cube's side (Le Lidec et al., T-RO 2024).
@@ -662,55 +661,16 @@ impl Fidelity {
         let points = self.touch_points();
         let frame = contact_frame(Vector3::z());
         let free = self.free_velocity();
-        let (m, i) = (self.config.mass(), self.config.inertia());
-        let a: Vec<_> = (0..6)
-            .map(|k| Triplet::new(k, k, if k < 3 { m } else { i }))
-            .collect();
-        let mut jt = Vec::with_capacity(18 * points.len());
-        for (ci, tp) in points.iter().enumerate() {
-            let j = Self::contact_jacobian(&frame, &tp.arm);
-            for r in 0..3 {
-                for col in 0..6 {
-                    jt.push(Triplet::new(3 * ci + r, col, j[(r, col)]));
-                }
-            }
-        }
-        let sparse = |rows: usize, t: &[Triplet<usize, usize, f64>], field: &str| {
-            SparseColMat::try_new_from_triplets(rows, 6, t).map_err(|e| {
-                SceneError::Problem(ProblemError::Shape {
-                    field: field.into(),
-                    expected: "a sparse matrix".into(),
-                    found: format!("{e:?}"),
-                })
-            })
-        };
-        let mu = self.config.mu();
-        let models = points
+        let body: Vec<BodyContact> = points
             .iter()
-            .map(|tp| ContactModel {
-                phi0: tp.gap,
-                ..ContactModel::rigid(mu)
+            .map(|tp| BodyContact {
+                jacobian: Self::contact_jacobian(&frame, &tp.arm),
+                gap: tp.gap,
             })
             .collect();
-        let v0 = vec![self.v.x, self.v.y, self.v.z, self.w.x, self.w.y, self.w.z];
-        let problem = GeneralizedProblem::new(
-            sparse(6, &a, "A")?,
-            sparse(3 * points.len(), &jt, "J")?,
-            free.iter().copied().collect(),
-            vec![0.0; 3 * points.len()],
-            models,
-            Some(self.config.dt),
-            Some(v0),
-            Some(vec![0; 6]),
-        )
-        .map_err(|e| match e {
-            CoreError::Problem(p) => SceneError::Problem(p),
-            other => SceneError::Problem(ProblemError::Shape {
-                field: "step".into(),
-                expected: "a generalized problem".into(),
-                found: other.to_string(),
-            }),
-        })?;
+        let velocity = Vector6::new(self.v.x, self.v.y, self.v.z, self.w.x, self.w.y, self.w.z);
+        let (m, i, c) = (self.config.mass(), self.config.inertia(), &self.config);
+        let problem = one_body::problem(m, i, &body, &free, c.mu(), c.dt, &velocity)?;
         Ok(ContactStep {
             contacts: points
                 .iter()

@@ -1,0 +1,79 @@
+//! The contact problem of one free rigid body in generalized velocities `[v, omega]` (world
+//! frame), shared by the scenes with a single body (the sphere on a plane, the fidelity
+//! setups): `A = diag(m, m, m, I, I, I)` (a sphere or a cube: isotropic inertia), one 3x6
+//! Jacobian block per contact (normal row first), the free velocity `v*`, rigid contacts at their
+//! gaps (`k = inf`: SAP's near-rigid regime, Castro et al. sec. V), the time step and the current
+//! velocities as the warm start.
+
+use contactlab_core::generalized::{ContactModel, GeneralizedProblem};
+use contactlab_core::{CoreError, ProblemError};
+use faer::sparse::{SparseColMat, Triplet};
+use nalgebra::{Matrix3x6, Vector6};
+
+use crate::SceneError;
+
+/// One contact of the body: its Jacobian block (rows `[n, t1, t2]`) and its signed gap.
+pub(crate) struct BodyContact {
+    /// The rows that map `[v, omega]` to the contact point's velocity in the contact frame.
+    pub jacobian: Matrix3x6<f64>,
+    /// The signed distance to the obstacle (m).
+    pub gap: f64,
+}
+
+/// The generalized problem of a body of mass `mass` and moment of inertia `inertia` with these
+/// contacts and friction `mu`.
+pub(crate) fn problem(
+    mass: f64,
+    inertia: f64,
+    contacts: &[BodyContact],
+    free: &Vector6<f64>,
+    mu: f64,
+    dt: f64,
+    velocity: &Vector6<f64>,
+) -> Result<GeneralizedProblem, SceneError> {
+    let a: Vec<_> = (0..6)
+        .map(|k| Triplet::new(k, k, if k < 3 { mass } else { inertia }))
+        .collect();
+    let mut jt = Vec::with_capacity(18 * contacts.len());
+    for (ci, c) in contacts.iter().enumerate() {
+        for r in 0..3 {
+            for col in 0..6 {
+                jt.push(Triplet::new(3 * ci + r, col, c.jacobian[(r, col)]));
+            }
+        }
+    }
+    let sparse = |rows: usize, t: &[Triplet<usize, usize, f64>], field: &str| {
+        SparseColMat::try_new_from_triplets(rows, 6, t).map_err(|e| {
+            SceneError::Problem(ProblemError::Shape {
+                field: field.into(),
+                expected: "a sparse matrix".into(),
+                found: format!("{e:?}"),
+            })
+        })
+    };
+    let models = contacts
+        .iter()
+        .map(|c| ContactModel {
+            phi0: c.gap,
+            ..ContactModel::rigid(mu)
+        })
+        .collect();
+    GeneralizedProblem::new(
+        sparse(6, &a, "A")?,
+        sparse(3 * contacts.len(), &jt, "J")?,
+        free.iter().copied().collect(),
+        vec![0.0; 3 * contacts.len()],
+        models,
+        Some(dt),
+        Some(velocity.iter().copied().collect()),
+        Some(vec![0; 6]),
+    )
+    .map_err(|e| match e {
+        CoreError::Problem(p) => SceneError::Problem(p),
+        other => SceneError::Problem(ProblemError::Shape {
+            field: "step".into(),
+            expected: "a generalized problem".into(),
+            found: other.to_string(),
+        }),
+    })
+}
