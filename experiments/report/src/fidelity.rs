@@ -51,7 +51,11 @@ pub const SCENES: [(&str, &[&str]); 7] = [
 ];
 
 /// The columns every scene's table adds after its own metrics.
-const SHARED: [&str; 2] = ["converged_fraction", "time_ratio_to_mujoco"];
+const SHARED: [&str; 3] = [
+    "converged_fraction",
+    "residual_median",
+    "time_ratio_to_mujoco",
+];
 
 /// MuJoCo's default configuration: the one every time ratio divides by.
 pub const MUJOCO_DEFAULT: &str = "elliptic-impratio1-noslip0";
@@ -130,6 +134,7 @@ fn our_metrics(scene: &str, m: &Motion, acceleration_exact: f64) -> Vec<(String,
     let mut out = vec![
         ("max_lift_mm", m.max_lift_mm()),
         ("converged_fraction", m.converged_fraction()),
+        ("residual_median", m.residual_median()),
         ("seconds_per_step_median", m.step_seconds_median()),
     ];
     match scene {
@@ -355,7 +360,7 @@ pub fn generate(root: &Path) -> Result<(), ReportError> {
             "converged_fraction" => Fmt::fixed(3),
             "stop_time_s" | "breakaway_time_s" => Fmt::fixed(4).unit(" s"),
             "stop_distance_m" => Fmt::fixed(4).unit(" m"),
-            "acceleration_error" => Fmt::sci(1),
+            "acceleration_error" | "residual_median" => Fmt::sci(1),
             "time_ratio_to_mujoco" => Fmt::fixed(1),
             "seconds_per_step_median" => Fmt::sci(2).unit(" s"),
             _ => Fmt::sci(2).unit(" mm"),

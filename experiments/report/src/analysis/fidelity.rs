@@ -23,6 +23,9 @@
 //! - **acceleration error**: the least-squares slope of the speed over the run, relative to
 //!   the exact acceleration;
 //! - **maximum lift**: the largest height of the body above its exact resting height, in mm;
+//! - **residual median**: the median over the steps of the shared natural-map residual (ours
+//!   only): how far the impulses are from the rigid Coulomb solution, whatever a driver's own
+//!   stopping test said;
 //! - **converged fraction**: the share of steps with contacts whose solve met its tolerance
 //!   (the Coulomb cone by the shared natural-map ruler; a pyramid or regularised model, which
 //!   that ruler does not measure, by its own test).
@@ -89,6 +92,8 @@ pub struct Motion {
     pub status: Vec<String>,
     /// Whole-step seconds: the solver's and the scene's.
     pub step_seconds: Vec<f64>,
+    /// The shared natural-map residual of each solve (0 without contacts).
+    pub residual: Vec<f64>,
 }
 
 impl Motion {
@@ -135,6 +140,7 @@ impl Motion {
             lift: pick("lift")?,
             status: rows.iter().map(|&k| status[k].clone()).collect(),
             step_seconds: seconds.iter().zip(&scene).map(|(a, b)| a + b).collect(),
+            residual: pick("residual")?,
         })
     }
 
@@ -199,6 +205,21 @@ impl Motion {
         with.iter().filter(|s| **s == "converged").count() as f64 / with.len() as f64
     }
 
+    /// The median natural-map residual over the steps with contacts: how far each step's
+    /// impulses are from the rigid Coulomb solution, whatever the driver's own test said.
+    pub fn residual_median(&self) -> f64 {
+        let mut v: Vec<f64> = (0..self.residual.len())
+            .filter(|&k| self.status[k] != "no_contacts")
+            .map(|k| self.residual[k])
+            .collect();
+        v.sort_by(f64::total_cmp);
+        if v.is_empty() {
+            f64::NAN
+        } else {
+            v[v.len() / 2]
+        }
+    }
+
     /// The median whole-step time (s).
     pub fn step_seconds_median(&self) -> f64 {
         let mut v = self.step_seconds.clone();
@@ -250,6 +271,7 @@ mod tests {
                 "max_iterations".into(),
             ],
             step_seconds: vec![3.0, 1.0, 2.0],
+            residual: vec![1e-9, 0.0, 1e-3],
         };
         let want = 0.2 + 0.1 * (0.002 - 1e-3) / 0.002;
         assert!((m.stop_time() - want).abs() < 1e-12);
@@ -260,5 +282,10 @@ mod tests {
         assert!((m.max_lift_mm() - 0.1).abs() < 1e-12);
         assert_eq!(m.converged_fraction(), 0.5);
         assert_eq!(m.step_seconds_median(), 2.0);
+        assert_eq!(
+            m.residual_median(),
+            1e-3,
+            "the upper median of the steps with contacts"
+        );
     }
 }
