@@ -45,7 +45,10 @@ pub const SCENES: [(&str, &[&str]); 7] = [
         "slope_15",
         &["creep_mm", "creep_after_1s_mm", "max_lift_mm"],
     ),
-    ("slope_30", &["acceleration_error", "max_lift_mm"]),
+    (
+        "slope_30",
+        &["acceleration_error", "dissipation_angle_deg", "max_lift_mm"],
+    ),
     ("wall_press", &["creep_mm", "creep_after_1s_mm"]),
     ("rolling_sphere", &["acceleration_error"]),
 ];
@@ -123,6 +126,7 @@ fn analytic(scene: &str, c: &BTreeMap<String, f64>, p: &toml::Table) -> BTreeMap
         }
         _ => {
             out.insert("acceleration_error", 0.0);
+            out.insert("dissipation_angle_deg", 0.0);
         }
     }
     out.insert("max_lift_mm", 0.0);
@@ -147,10 +151,13 @@ fn our_metrics(scene: &str, m: &Motion, acceleration_exact: f64) -> Vec<(String,
             out.push(("creep_mm", m.creep_mm()));
             out.push(("creep_after_1s_mm", m.creep_after_mm(1.0)));
         }
-        _ => out.push((
-            "acceleration_error",
-            m.acceleration() / acceleration_exact - 1.0,
-        )),
+        _ => {
+            out.push((
+                "acceleration_error",
+                m.acceleration() / acceleration_exact - 1.0,
+            ));
+            out.push(("dissipation_angle_deg", m.dissipation_angle_median()));
+        }
     }
     out.into_iter().map(|(k, v)| (k.to_string(), v)).collect()
 }
@@ -361,6 +368,7 @@ pub fn generate(root: &Path) -> Result<(), ReportError> {
             "stop_time_s" | "breakaway_time_s" => Fmt::fixed(4).unit(" s"),
             "stop_distance_m" => Fmt::fixed(4).unit(" m"),
             "acceleration_error" | "residual_median" => Fmt::sci(1),
+            "dissipation_angle_deg" => Fmt::fixed(2).unit(" deg"),
             "time_ratio_to_mujoco" => Fmt::fixed(1),
             "seconds_per_step_median" => Fmt::sci(2).unit(" s"),
             _ => Fmt::sci(2).unit(" mm"),

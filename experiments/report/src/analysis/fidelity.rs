@@ -26,6 +26,8 @@
 //! - **residual median**: the median over the steps of the shared natural-map residual (ours
 //!   only): how far the impulses are from the rigid Coulomb solution, whatever a driver's own
 //!   stopping test said;
+//! - **dissipation angle**: the median over the steps of the largest angle between a sliding
+//!   contact's friction and minus its slip velocity (ours only; 0 under Coulomb's law);
 //! - **converged fraction**: the share of steps with contacts whose solve met its tolerance
 //!   (the Coulomb cone by the shared natural-map ruler; a pyramid or regularised model, which
 //!   that ruler does not measure, by its own test).
@@ -94,6 +96,9 @@ pub struct Motion {
     pub step_seconds: Vec<f64>,
     /// The shared natural-map residual of each solve (0 without contacts).
     pub residual: Vec<f64>,
+    /// Per step, the largest angle between a sliding contact's friction and minus its slip
+    /// (degrees; 0 when none slides): the maximum-dissipation check.
+    pub dissipation_angle: Vec<f64>,
 }
 
 impl Motion {
@@ -141,6 +146,7 @@ impl Motion {
             status: rows.iter().map(|&k| status[k].clone()).collect(),
             step_seconds: seconds.iter().zip(&scene).map(|(a, b)| a + b).collect(),
             residual: pick("residual")?,
+            dissipation_angle: pick("max_dissipation_angle_deg")?,
         })
     }
 
@@ -220,6 +226,18 @@ impl Motion {
         }
     }
 
+    /// The median over the steps of the largest angle between friction and minus the slip
+    /// (degrees): 0 for Coulomb's law, which puts friction opposite the slip.
+    pub fn dissipation_angle_median(&self) -> f64 {
+        let mut v = self.dissipation_angle.clone();
+        v.sort_by(f64::total_cmp);
+        if v.is_empty() {
+            f64::NAN
+        } else {
+            v[v.len() / 2]
+        }
+    }
+
     /// The median whole-step time (s).
     pub fn step_seconds_median(&self) -> f64 {
         let mut v = self.step_seconds.clone();
@@ -272,6 +290,7 @@ mod tests {
             ],
             step_seconds: vec![3.0, 1.0, 2.0],
             residual: vec![1e-9, 0.0, 1e-3],
+            dissipation_angle: vec![0.0, 11.0, 12.0],
         };
         let want = 0.2 + 0.1 * (0.002 - 1e-3) / 0.002;
         assert!((m.stop_time() - want).abs() < 1e-12);
