@@ -72,6 +72,12 @@ pub fn slope(t: &[f64], y: &[f64]) -> f64 {
     cov / var
 }
 
+/// The upper median of `v` (NaN when empty).
+fn median(mut v: Vec<f64>) -> f64 {
+    v.sort_by(f64::total_cmp);
+    v.get(v.len() / 2).copied().unwrap_or(f64::NAN)
+}
+
 /// One setup's motion under one solver: the per-step observables the metrics read.
 #[derive(Debug, Clone, Default)]
 pub struct Motion {
@@ -214,39 +220,23 @@ impl Motion {
     /// The median natural-map residual over the steps with contacts: how far each step's
     /// impulses are from the rigid Coulomb solution, whatever the driver's own test said.
     pub fn residual_median(&self) -> f64 {
-        let mut v: Vec<f64> = (0..self.residual.len())
-            .filter(|&k| self.status[k] != "no_contacts")
-            .map(|k| self.residual[k])
-            .collect();
-        v.sort_by(f64::total_cmp);
-        if v.is_empty() {
-            f64::NAN
-        } else {
-            v[v.len() / 2]
-        }
+        median(
+            (0..self.residual.len())
+                .filter(|&k| self.status[k] != "no_contacts")
+                .map(|k| self.residual[k])
+                .collect(),
+        )
     }
 
     /// The median over the steps of the largest angle between friction and minus the slip
     /// (degrees): 0 for Coulomb's law, which puts friction opposite the slip.
     pub fn dissipation_angle_median(&self) -> f64 {
-        let mut v = self.dissipation_angle.clone();
-        v.sort_by(f64::total_cmp);
-        if v.is_empty() {
-            f64::NAN
-        } else {
-            v[v.len() / 2]
-        }
+        median(self.dissipation_angle.clone())
     }
 
     /// The median whole-step time (s).
     pub fn step_seconds_median(&self) -> f64 {
-        let mut v = self.step_seconds.clone();
-        v.sort_by(f64::total_cmp);
-        if v.is_empty() {
-            f64::NAN
-        } else {
-            v[v.len() / 2]
-        }
+        median(self.step_seconds.clone())
     }
 }
 
