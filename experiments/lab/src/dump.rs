@@ -24,7 +24,7 @@ use contactlab_runs::config::ConfigError;
 
 use crate::check;
 use crate::context::Context;
-use crate::runner::{build_scene, remember, resolve_for_run, warm_vector, RunError, WarmMap};
+use crate::runner::{build_scene, resolve_for_run, solve_warm, RunError, WarmMap};
 
 /// The most steps one dump may keep (a bound on memory: a clutter step's problem is ~1 MB).
 pub const MAX_DUMP_STEPS: usize = 1_000;
@@ -154,16 +154,7 @@ pub fn scene_problems(
         let r = if cs.contacts.is_empty() {
             Vec::new()
         } else {
-            let w = warm_vector(&cs.contacts, &warm);
-            let s = driver
-                .solve(&cs.problem, Some(&w))
-                .map_err(|e| RunError::Solver {
-                    run,
-                    step,
-                    source: e.into(),
-                })?;
-            remember(&cs.contacts, &s.warm, &mut warm);
-            s.r
+            solve_warm(&driver, &cs, &mut warm, run, step)?.r
         };
         scene.advance(&cs, &r).map_err(scene_err)?;
     }

@@ -16,7 +16,7 @@ use std::time::{Duration, Instant};
 use contactlab_runs::config::{ConfigError, ExperimentConfig, RunSpec};
 use contactlab_runs::spec::SolverSpec;
 use contactlab_runs::store::{SceneRecord, StoreError};
-use contactlab_scenes::{Contact, ContactKey, Scene, SceneError, SceneKind};
+use contactlab_scenes::{Contact, ContactKey, ContactStep, Scene, SceneError, SceneKind};
 use indicatif::{ProgressBar, ProgressStyle};
 use nalgebra::Vector3;
 use polars::prelude::*;
@@ -233,6 +233,26 @@ pub fn warm_vector(contacts: &[Contact], warm: &WarmMap) -> Vec<f64> {
         .collect()
 }
 
+/// Solves step `step` of run `run` with `solver`, started from the previous step's answer kept
+/// in `warm` (contacts matched by key), and keeps this step's answer there for the next.
+pub fn solve_warm(
+    solver: &ResolvedSolver,
+    cs: &ContactStep,
+    warm: &mut WarmMap,
+    run: usize,
+    step: usize,
+) -> Result<LocalSolve, RunError> {
+    let s = solver
+        .solve(&cs.problem, Some(&warm_vector(&cs.contacts, warm)))
+        .map_err(|e| RunError::Solver {
+            run,
+            step,
+            source: e.into(),
+        })?;
+    remember(&cs.contacts, &s.warm, warm);
+    Ok(s)
+}
+
 /// Keeps `x` (three numbers per contact, in each contact's frame) as world vectors by key.
 pub fn remember(contacts: &[Contact], x: &[f64], warm: &mut WarmMap) {
     warm.clear();
@@ -289,7 +309,6 @@ pub fn run_one(
             .map(|(k, v)| (k.to_string(), v))
             .collect(),
     };
-    let solver_err = |step, source| RunError::Solver { run, step, source };
     let solvers: Vec<(ResolvedSolver, &'static str, &'static str)> =
         std::iter::once((cfg.driver_specs()[spec.driver], "driver"))
             .chain(cfg.shadow.iter().map(|s| (s, "shadow")))
@@ -322,11 +341,7 @@ pub fn run_one(
                 step_rows.push(empty_row(run, step, &solver.label, role, model));
                 continue;
             }
-            let w = warm_vector(&cs.contacts, &warm[i]);
-            let s: LocalSolve = solver
-                .solve(&cs.problem, Some(&w))
-                .map_err(|e| solver_err(step, e.into()))?;
-            remember(&cs.contacts, &s.warm, &mut warm[i]);
+            let s = solve_warm(solver, &cs, &mut warm[i], run, step)?;
             let (distance_to_driver, velocity_gap_to_driver) = if i == 0 {
                 (f64::NAN, f64::NAN)
             } else {

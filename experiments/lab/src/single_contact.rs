@@ -43,7 +43,7 @@ use polars::prelude::*;
 use rayon::prelude::*;
 
 use crate::context::Context;
-use crate::runner::{build_scene, remember, resolve_for_run, warm_vector, RunError, WarmMap};
+use crate::runner::{build_scene, resolve_for_run, solve_warm, RunError, WarmMap};
 
 /// The median of `v` (NaN when empty): for an odd count, as the rounds are, the middle round.
 fn median(v: &[f64]) -> f64 {
@@ -189,14 +189,7 @@ pub fn slipping_samples(
         let r = if cs.contacts.is_empty() {
             Vec::new()
         } else {
-            let s = driver
-                .solve(&cs.problem, Some(&warm_vector(&cs.contacts, &warm)))
-                .map_err(|e| RunError::Solver {
-                    run,
-                    step,
-                    source: e.into(),
-                })?;
-            remember(&cs.contacts, &s.warm, &mut warm);
+            let s = solve_warm(&driver, &cs, &mut warm, run, step)?;
             let local = cs.problem.local().map_err(|e| RunError::Solver {
                 run,
                 step,

@@ -172,6 +172,7 @@ fn ours(r: &mut Report) -> Result<(Vec<Metric>, Exact), ReportError> {
         let (runs, roles, solvers) = (f64s(df, "run")?, strs(df, "role")?, strs(df, "solver")?);
         let models = strs(df, "model")?;
         let specs = run.config.driver_specs();
+        let motions = Motion::all(df)?;
         for record in &run.meta.scenes {
             let scene = scene_name(&record.parameters);
             let values = analytic(&scene, &record.constants, &record.parameters);
@@ -188,13 +189,15 @@ fn ours(r: &mut Report) -> Result<(Vec<Metric>, Exact), ReportError> {
             };
             let label = solvers[k].clone();
             let spec = specs.iter().find(|s| s.name() == label);
-            let motion = Motion::of(df, record.run, &label)?;
+            let motion = motions.get(&(record.run, label.clone())).ok_or_else(|| {
+                ReportError::MissingData(format!("rows of run {}, solver `{label}`", record.run))
+            })?;
             let acceleration = record
                 .constants
                 .get("acceleration_exact")
                 .copied()
                 .unwrap_or(f64::NAN);
-            for (metric, value) in our_metrics(&scene, &motion, acceleration) {
+            for (metric, value) in our_metrics(&scene, motion, acceleration) {
                 rows.push(Metric {
                     scene: scene.clone(),
                     engine: "contactlab".into(),

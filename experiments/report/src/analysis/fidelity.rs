@@ -32,6 +32,8 @@
 //!   (the Coulomb cone by the shared natural-map ruler; a pyramid or regularised model, which
 //!   that ruler does not measure, by its own test).
 
+use std::collections::BTreeMap;
+
 use polars::prelude::DataFrame;
 
 use super::{f64s, strs, AnalysisError};
@@ -108,52 +110,58 @@ pub struct Motion {
 }
 
 impl Motion {
-    /// The rows of run `run` and solver `solver` of a fidelity steps frame, in step order.
-    pub fn of(df: &DataFrame, run: u64, solver: &str) -> Result<Motion, AnalysisError> {
-        let runs = f64s(df, "run")?;
-        let solvers = strs(df, "solver")?;
-        let steps = f64s(df, "step")?;
-        let mut rows: Vec<usize> = (0..df.height())
-            .filter(|&k| runs[k] as u64 == run && solvers[k] == solver)
-            .collect();
-        if rows.is_empty() {
-            return Err(AnalysisError::MissingData(format!(
-                "rows of run {run}, solver `{solver}`"
-            )));
+    /// Every (run, solver) motion of a fidelity steps frame, each in step order; every column
+    /// is read once for all of them.
+    pub fn all(df: &DataFrame) -> Result<BTreeMap<(u64, String), Motion>, AnalysisError> {
+        let (runs, solvers, steps) = (f64s(df, "run")?, strs(df, "solver")?, f64s(df, "step")?);
+        let mut groups: BTreeMap<(u64, String), Vec<usize>> = BTreeMap::new();
+        for k in 0..df.height() {
+            groups
+                .entry((runs[k] as u64, solvers[k].clone()))
+                .or_default()
+                .push(k);
         }
-        rows.sort_by(|&a, &b| steps[a].total_cmp(&steps[b]));
-        let pick = |name: &str| -> Result<Vec<f64>, AnalysisError> {
-            let all = f64s(df, name)?;
-            Ok(rows.iter().map(|&k| all[k]).collect())
-        };
-        let (seconds, scene) = (pick("seconds")?, pick("scene_seconds")?);
+        let read = |name: &str| f64s(df, name);
+        let (t, x, y) = (read("t")?, read("x")?, read("y")?);
+        let (x_exact, y_exact) = (read("x_exact")?, read("y_exact")?);
+        let (speed, lift, residual) = (read("speed")?, read("lift")?, read("residual")?);
+        let angle = read("max_dissipation_angle_deg")?;
+        let (seconds, scene) = (read("seconds")?, read("scene_seconds")?);
         // The shared ruler judges the Coulomb cone; another model (pyramid, regularised) is
         // judged by its own test, as the matrix does.
-        let ruler = strs(df, "status")?;
-        let own = strs(df, "solver_status")?;
-        let model = strs(df, "model")?;
-        let status: Vec<&String> = (0..df.height())
-            .map(|k| {
-                if model[k] == "coulomb_cone" || ruler[k] == "no_contacts" {
-                    &ruler[k]
-                } else {
-                    &own[k]
-                }
+        let (ruler, own, model) = (
+            strs(df, "status")?,
+            strs(df, "solver_status")?,
+            strs(df, "model")?,
+        );
+        let status = |k: usize| {
+            if model[k] == "coulomb_cone" || ruler[k] == "no_contacts" {
+                ruler[k].clone()
+            } else {
+                own[k].clone()
+            }
+        };
+        Ok(groups
+            .into_iter()
+            .map(|(key, mut rows)| {
+                rows.sort_by(|&a, &b| steps[a].total_cmp(&steps[b]));
+                let pick = |v: &[f64]| rows.iter().map(|&k| v[k]).collect::<Vec<f64>>();
+                let motion = Motion {
+                    t: pick(&t),
+                    x: pick(&x),
+                    y: pick(&y),
+                    x_exact: pick(&x_exact),
+                    y_exact: pick(&y_exact),
+                    speed: pick(&speed),
+                    lift: pick(&lift),
+                    status: rows.iter().map(|&k| status(k)).collect(),
+                    step_seconds: rows.iter().map(|&k| seconds[k] + scene[k]).collect(),
+                    residual: pick(&residual),
+                    dissipation_angle: pick(&angle),
+                };
+                (key, motion)
             })
-            .collect();
-        Ok(Motion {
-            t: pick("t")?,
-            x: pick("x")?,
-            y: pick("y")?,
-            x_exact: pick("x_exact")?,
-            y_exact: pick("y_exact")?,
-            speed: pick("speed")?,
-            lift: pick("lift")?,
-            status: rows.iter().map(|&k| status[k].clone()).collect(),
-            step_seconds: seconds.iter().zip(&scene).map(|(a, b)| a + b).collect(),
-            residual: pick("residual")?,
-            dissipation_angle: pick("max_dissipation_angle_deg")?,
-        })
+            .collect())
     }
 
     /// The stop time (s): the speed's first crossing below [`SPEED_THRESHOLD`].

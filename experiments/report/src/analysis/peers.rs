@@ -258,6 +258,16 @@ fn first_seen<'a>(items: impl Iterator<Item = &'a str>) -> Vec<String> {
     out
 }
 
+/// The problems of `set`, in the run's order.
+fn problems_in(solves: &[Solve], set: &str) -> Vec<String> {
+    first_seen(
+        solves
+            .iter()
+            .filter(|s| s.set == set)
+            .map(|s| s.problem.as_str()),
+    )
+}
+
 /// Per set (in `sets`' order) and solver (in the run's order), the set's summary.
 pub fn set_rows(
     solves: &[Solve],
@@ -267,12 +277,7 @@ pub fn set_rows(
     let solvers = first_seen(solves.iter().map(|s| s.solver.as_str()));
     let mut out = Vec::new();
     for set in sets {
-        let problems = first_seen(
-            solves
-                .iter()
-                .filter(|s| &s.set == set)
-                .map(|s| s.problem.as_str()),
-        );
+        let problems = problems_in(solves, set);
         let mj: Vec<f64> = problems
             .iter()
             .filter_map(|p| mujoco.get(p).map(|m| m.seconds))
@@ -356,12 +361,7 @@ pub fn layout_gains(solves: &[Solve], sets: &[String]) -> Vec<LayoutGain> {
     };
     let mut out = Vec::new();
     for set in sets {
-        let problems = first_seen(
-            solves
-                .iter()
-                .filter(|s| &s.set == set)
-                .map(|s| s.problem.as_str()),
-        );
+        let problems = problems_in(solves, set);
         for pair in &pairs {
             let both: Vec<(&Solve, &Solve)> = problems
                 .iter()
