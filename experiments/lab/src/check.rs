@@ -36,9 +36,15 @@ fn solver(
         .map_err(|e| invalid(path, key, e.to_string()))
 }
 
-/// Reads an experiment config and checks it ([`check_experiment`]).
+/// Reads an experiment config, expands its `[every_pair]` over `registry`'s compatible pairs
+/// and checks it ([`check_experiment`]).
 pub fn experiment(registry: &Registry, path: &Path) -> Result<ExperimentConfig, ConfigError> {
-    let cfg = ExperimentConfig::load(path)?;
+    let pairs: Vec<(String, String)> = registry
+        .pairs()
+        .iter()
+        .map(|p| (p.formulation.to_string(), p.optimizer.to_string()))
+        .collect();
+    let cfg = ExperimentConfig::load(path)?.with_pairs(&pairs, path)?;
     check_experiment(registry, &cfg, path)?;
     Ok(cfg)
 }
@@ -50,6 +56,15 @@ pub fn check_experiment(
     cfg: &ExperimentConfig,
     path: &Path,
 ) -> Result<(), ConfigError> {
+    if cfg.every_pair.is_some() {
+        return Err(invalid(
+            path,
+            "every_pair",
+            "is not expanded: load the config with `Lab::experiment` (or call \
+             `ExperimentConfig::with_pairs` with the registry's pairs) before running it"
+                .into(),
+        ));
+    }
     for (key, spec) in cfg.solver_keys() {
         solver(registry, path, &key, spec)?;
     }

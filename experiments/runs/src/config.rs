@@ -28,6 +28,13 @@
 //! optimizer = "lm"
 //! ```
 //!
+//! `[every_pair]` instead of (or beside) `[[drivers]]` adds one driver per compatible
+//! (formulation, optimizer) pair of the registry, labelled `formulation+optimizer`, each with
+//! the table's settings (`tol`, `max_iter`, `time_limit`, `start`; `max_iter_for` overrides the
+//! budget per optimizer, whose iterations mean different things; `skip` leaves pairs out).
+//! The lab expands it when it loads the config ([`ExperimentConfig::with_pairs`]), so a driver
+//! registered later joins every such study.
+//!
 //! A top-level `threads = 1` runs the sweep on that many threads whatever the lab's settings
 //! (a timing beside one-threaded engines); without it the lab's settings decide.
 //!
@@ -43,7 +50,7 @@ use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
 
-use crate::spec::SolverSpec;
+use crate::spec::{PluginChoice, SolverSpec, Start};
 
 /// The most runs a config may expand to (its sweep's product, times its drivers): the papers'
 /// largest has 36, and every run is checked when the config is loaded.
@@ -169,6 +176,57 @@ pub struct OutputSection {
     pub traces_at: Vec<usize>,
 }
 
+fn default_pair_tol() -> f64 {
+    1e-8
+}
+fn default_pair_max_iter() -> u64 {
+    100
+}
+
+/// `[every_pair]`: the settings every compatible pair's driver gets (see the module doc).
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PairTemplate {
+    /// Tolerance of every pair.
+    #[serde(default = "default_pair_tol")]
+    pub tol: f64,
+    /// Iteration budget of every pair without an entry in `max_iter_for`.
+    #[serde(default = "default_pair_max_iter")]
+    pub max_iter: u64,
+    /// Iteration budget by optimizer name (sweeps for PGS, Newton steps for Newton).
+    #[serde(default)]
+    pub max_iter_for: BTreeMap<String, u64>,
+    /// Wall-clock limit of one solve (s).
+    #[serde(default)]
+    pub time_limit: Option<f64>,
+    /// Initial point.
+    #[serde(default)]
+    pub start: Start,
+    /// Pairs left out, as `formulation+optimizer`.
+    #[serde(default)]
+    pub skip: Vec<String>,
+}
+
+impl PairTemplate {
+    /// The driver of one pair with these settings (labelled `formulation+optimizer`).
+    pub fn spec(&self, formulation: &str, optimizer: &str) -> SolverSpec {
+        SolverSpec {
+            label: None,
+            formulation: PluginChoice::named(formulation),
+            optimizer: PluginChoice::named(optimizer),
+            tol: self.tol,
+            max_iter: self
+                .max_iter_for
+                .get(optimizer)
+                .copied()
+                .unwrap_or(self.max_iter),
+            time_limit: self.time_limit,
+            start: self.start,
+            ..SolverSpec::new(formulation, optimizer, self.tol, self.max_iter)
+        }
+    }
+}
+
 /// A whole experiment config.
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -196,6 +254,10 @@ pub struct ExperimentConfig {
     /// is repeated once per driver, for comparisons whose trajectories differ.
     #[serde(default)]
     pub drivers: Vec<SolverSpec>,
+    /// One more driver per compatible pair of the registry (`[every_pair]`), expanded by the
+    /// lab into `drivers` ([`ExperimentConfig::with_pairs`]).
+    #[serde(default)]
+    pub every_pair: Option<PairTemplate>,
     /// Solvers run on the driver's step problems, for comparison.
     #[serde(default)]
     pub shadow: Vec<SolverSpec>,
@@ -245,16 +307,27 @@ impl RunConfig for ExperimentConfig {
                     "give either `driver` or `drivers`, not both".into(),
                 ))
             }
-            (None, true) => {
+            (None, true) if self.every_pair.is_none() => {
                 return Err(invalid(
                     "driver",
-                    "missing: give `[driver]` or `[[drivers]]`".into(),
+                    "missing: give `[driver]`, `[[drivers]]` or `[every_pair]`".into(),
+                ))
+            }
+            (Some(_), true) if self.every_pair.is_some() => {
+                return Err(invalid(
+                    "every_pair",
+                    "adds `[[drivers]]`: give `drivers`, not `driver`, beside it".into(),
                 ))
             }
             _ => {}
         }
         for (key, spec) in self.solver_keys() {
             spec.check_numbers().map_err(|e| invalid(&key, e))?;
+        }
+        if let Some(t) = &self.every_pair {
+            t.spec("any", "any")
+                .check_numbers()
+                .map_err(|e| invalid("every_pair", e))?;
         }
         let mut labels: Vec<String> = self.driver_specs().iter().map(|d| d.name()).collect();
         labels.sort();
@@ -270,6 +343,35 @@ impl RunConfig for ExperimentConfig {
 }
 
 impl ExperimentConfig {
+    /// The config with `[every_pair]` expanded: one driver per pair of `pairs`
+    /// (`(formulation, optimizer)`, the registry's compatible pairs in its order) not in its
+    /// `skip`, appended to `drivers`; the structure is checked again (labels stay distinct).
+    /// A `skip` entry that is not one of `pairs` is an error naming it.
+    pub fn with_pairs(
+        mut self,
+        pairs: &[(String, String)],
+        path: &Path,
+    ) -> Result<ExperimentConfig, ConfigError> {
+        let Some(template) = self.every_pair.take() else {
+            return Ok(self);
+        };
+        let labels: Vec<String> = pairs.iter().map(|(f, o)| format!("{f}+{o}")).collect();
+        if let Some(s) = template.skip.iter().find(|s| !labels.contains(s)) {
+            return Err(invalid(
+                path,
+                "every_pair.skip",
+                format!("`{s}` is not a compatible pair; `contactlab list` names them"),
+            ));
+        }
+        for ((f, o), label) in pairs.iter().zip(&labels) {
+            if !template.skip.contains(label) {
+                self.drivers.push(template.spec(f, o));
+            }
+        }
+        self.check_structure(path)?;
+        Ok(self)
+    }
+
     /// Every solver of the config with the key that names it in errors: `driver` or
     /// `drivers[i]`, then `shadow[i]`.
     pub fn solver_keys(&self) -> Vec<(String, &SolverSpec)> {
@@ -371,5 +473,72 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(e.contains("`threads`") && e.contains("at least 1"), "{e}");
+    }
+
+    const PAIRS: &str = "paper = \"p\"\nname = \"n\"\n[scene]\nkind = \"balls_in_cube\"\n\
+        steps = 3\n[every_pair]\ntol = 1e-6\nmax_iter = 50\ntime_limit = 0.5\n\
+        start = \"warm\"\nmax_iter_for = { pgs = 1000 }\nskip = [\"min-map+newton\"]\n";
+
+    fn pairs(list: &[(&str, &str)]) -> Vec<(String, String)> {
+        list.iter()
+            .map(|(f, o)| (f.to_string(), o.to_string()))
+            .collect()
+    }
+
+    /// `[every_pair]` alone is a config; expanded, it is one driver per pair not skipped, each
+    /// with the template's settings and its own budget where `max_iter_for` names it.
+    #[test]
+    fn every_pair_expands_into_one_driver_per_pair() {
+        let p = Path::new("c.toml");
+        let cfg = ExperimentConfig::parse(PAIRS, p).unwrap();
+        assert!(cfg.driver_specs().is_empty());
+        let all = pairs(&[
+            ("coulomb", "pgs"),
+            ("min-map", "newton"),
+            ("sap", "newton-merit"),
+        ]);
+        let cfg = cfg.with_pairs(&all, p).unwrap();
+        assert!(cfg.every_pair.is_none());
+        let names: Vec<String> = cfg.driver_specs().iter().map(|d| d.name()).collect();
+        assert_eq!(names, ["coulomb+pgs", "sap+newton-merit"]);
+        let (pgs, sap) = (&cfg.drivers[0], &cfg.drivers[1]);
+        assert_eq!((pgs.max_iter, sap.max_iter), (1000, 50));
+        assert_eq!(
+            (pgs.tol, pgs.time_limit, pgs.start),
+            (1e-6, Some(0.5), Start::Warm)
+        );
+        // Each run repeats per driver.
+        assert_eq!(cfg.runs(p).unwrap().len(), 2);
+    }
+
+    /// A skipped pair that the registry does not have, a bad template number, `driver` beside
+    /// `every_pair`, and a label an explicit driver already takes are errors naming the key.
+    #[test]
+    fn every_pair_errors_name_the_key() {
+        let p = Path::new("c.toml");
+        let cfg = ExperimentConfig::parse(PAIRS, p).unwrap();
+        let e = cfg
+            .with_pairs(&pairs(&[("coulomb", "pgs")]), p)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("every_pair.skip") && e.contains("min-map+newton"),
+            "{e}"
+        );
+        let bad = PAIRS.replace("tol = 1e-6", "tol = -1.0");
+        let e = ExperimentConfig::parse(&bad, p).unwrap_err().to_string();
+        assert!(e.contains("`every_pair`") && e.contains("tol"), "{e}");
+        let with_driver = format!("{GOOD}{}", &PAIRS[PAIRS.find("[every_pair]").unwrap()..]);
+        let e = ExperimentConfig::parse(&with_driver, p)
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("`every_pair`") && e.contains("`drivers`"), "{e}");
+        let clash = format!("{PAIRS}[[drivers]]\nformulation = \"coulomb\"\noptimizer = \"pgs\"\n");
+        let cfg = ExperimentConfig::parse(&clash, p).unwrap();
+        let e = cfg
+            .with_pairs(&pairs(&[("coulomb", "pgs"), ("min-map", "newton")]), p)
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("share a label"), "{e}");
     }
 }

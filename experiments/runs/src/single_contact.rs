@@ -129,6 +129,7 @@ impl SingleContactConfig {
             sweep: self.sweep.clone(),
             driver: Some(self.driver.clone()),
             drivers: Vec::new(),
+            every_pair: None,
             shadow: Vec::new(),
             output: self.output.clone(),
             threads: None,
