@@ -20,8 +20,10 @@ test:
     echo "stage notebook tools (evcxr, Jupyter): $((SECONDS - start)) s"
     just notebook-check
 
-# The Rust tests only (fast: no Jupyter needed).
+# The Rust tests only (fast: no Jupyter needed). The fidelity study's test runs MuJoCo's side of
+# every scene at CI size, so Python's mujoco is installed when missing (seconds: a wheel).
 test-rust:
+    python3 -c "import mujoco, numpy" 2>/dev/null || python3 -m pip install --quiet --disable-pip-version-check mujoco numpy
     cargo test --doc --workspace -j2
     cargo nextest run --workspace -j2 --no-fail-fast
 

@@ -1,6 +1,7 @@
 """MuJoCo and Drake on the physical-fidelity scenes: scenes with an analytic answer
 (a sliding cube that stops, a dragged cube that breaks away, cubes on slopes and pressed against
-a wall, a rolling sphere), run in both engines and compared with the exact motion.
+a wall, a rolling sphere, a light cube under a heavy one at rest over a sweep of mass ratios, the
+dragged cube over a sweep of time steps), run in both engines and compared with the exact motion.
 
 Usage:
   python3 fidelity.py [--out FILE] [--only SCENE[,SCENE]] [--engines mujoco,drake] [--small]
@@ -35,6 +36,16 @@ Scene conventions (stated once here; every function below follows them):
   * t = 0 is the end of settling; metrics use the centre of mass position p and linear velocity v
     in the scene frame, sampled after every step. Stop time: first t with |v| <= 1 mm/s,
     breakaway: first t with |v| >= 1 mm/s, both interpolated linearly between steps.
+  * The stack (`stack`, one record per mass ratio, the ratio in `param`): two such cubes, the
+    bottom one of mass 1/sqrt(ratio) on the plane, the top one of mass sqrt(ratio) on it, corner
+    sphere on corner sphere, mu 0.9 against the floor and 0.95 between the cubes (MuJoCo: the
+    floor's `priority` makes its friction win; Drake combines two frictions as 2 a b / (a + b),
+    so the floor carries 0.855 to give 0.9 with the cube's 0.95). Settled 0.5 s under gravity,
+    then 100 steps; drift is each centre's distance from where it was at t = 0, penetration the
+    largest overlap of a corner sphere with the floor or with a sphere of the other cube.
+  * The consistency sweep (`consistency`, one record per time step): the dragged cube at dt from
+    1e-4 to 1e-1 s, each settled 0.5 s at its own dt; the error is the integral over the second
+    of |x - x_exact| with x_exact = (10/3)(t - t0)^3 after t0 (trapezoids over the samples).
 """
 import argparse
 import json
@@ -117,6 +128,25 @@ def scene_specs():
     return out
 
 
+STACK_RATIOS = [1.0, 10.0, 100.0, 1e3, 1e4, 1e5, 1e6]
+STACK_MU_FLOOR, STACK_MU_CUBES = 0.9, 0.95
+CONSISTENCY_DTS = [1e-4, 3e-4, 1e-3, 3e-3, 1e-2, 3e-2, 1e-1]
+
+
+def stack_spec(ratio, steps=100):
+    """The stack at one mass ratio (top over bottom), as a scene dict."""
+    return dict(name="stack", body="stack", dt=DT, settle_s=SETTLE_S, duration_s=steps * DT,
+                mass_ratio=ratio, masses=[1.0 / math.sqrt(ratio), math.sqrt(ratio)],
+                mu=STACK_MU_FLOOR, mu_cubes=STACK_MU_CUBES, kind="stack",
+                analytic={"drift_mm": 0.0})
+
+
+def consistency_spec(dt):
+    """The dragged cube at time step dt, as a scene dict (record name `consistency`)."""
+    return dict(scene_specs()["dragged_cube"], name="consistency", dt=dt, kind="consistency",
+                analytic={"consistency_error_m_s": 0.0})
+
+
 def body_mass(scene):
     """Mass of the scene's one dynamic body (kg)."""
     return M_CUBE if scene["body"] == "cube" else M_BALL
@@ -197,6 +227,68 @@ def run_mujoco(scene, config):
         V.append(d.qvel[:3].copy())
     it = np.asarray(niter)
     return {"P": np.array(P), "V": np.array(V), "step_times": times,
+            "converged_fraction": float(np.mean(it < m.opt.iterations)),
+            "iterations_per_step_mean": float(it.mean()),
+            "iterations_per_step_max": int(it.max())}
+
+
+def stack_mjcf(scene, cone, impratio, noslip):
+    """MJCF of the stack: two free cubes on corner spheres, zero built-in gravity; the floor's
+    priority makes its friction (0.9) win against the spheres' (0.95, used between the cubes)."""
+    i = lambda m: m * A * A / 6.0  # noqa: E731
+    fr = lambda mu: f'friction="{mu} 0.005 0.0001"'  # noqa: E731
+    out = ['<mujoco model="stack">',
+           f'<option timestep="{scene["dt"]}" gravity="0 0 0" solver="Newton" cone="{cone}" '
+           f'impratio="{impratio}" noslip_iterations="{noslip}"/>',
+           '<worldbody>',
+           f'<geom name="plane" type="plane" size="0 0 1" priority="1" {fr(scene["mu"])}/>']
+    for b, (m, z) in enumerate(zip(scene["masses"], (A / 2, 1.5 * A))):
+        out.append(f'<body name="cube{b}" pos="0 0 {z}"><freejoint/>')
+        out.append(f'<inertial pos="0 0 0" mass="{m}" diaginertia="{i(m)} {i(m)} {i(m)}"/>')
+        for k, c in enumerate(corner_centres()):
+            out.append(f'<geom name="c{b}_{k}" type="sphere" size="{R_CORNER}" '
+                       f'pos="{c[0]} {c[1]} {c[2]}" {fr(scene["mu_cubes"])}/>')
+        out.append('</body>')
+    out += ['</worldbody>', '</mujoco>']
+    return "\n".join(out)
+
+
+def stack_penetration(spheres_bottom, spheres_top):
+    """Largest overlap (m) of a corner sphere with the floor or a sphere of the other cube."""
+    floor = R_CORNER - min(spheres_bottom[:, 2].min(), spheres_top[:, 2].min())
+    d = np.linalg.norm(spheres_top[:, None, :] - spheres_bottom[None, :, :], axis=2)
+    return max(0.0, floor, 2 * R_CORNER - d.min())
+
+
+def run_mujoco_stack(scene, config):
+    """Settle the stack, then run it in one MuJoCo config; centres, penetration, stats."""
+    import mujoco
+    cone, impratio, noslip = MJ_CONFIGS[config]
+    m = mujoco.MjModel.from_xml_string(stack_mjcf(scene, cone, impratio, noslip))
+    d = mujoco.MjData(m)
+    bids = [m.body(f"cube{b}").id for b in range(2)]
+    gids = [[m.geom(f"c{b}_{k}").id for k in range(8)] for b in range(2)]
+    dt = scene["dt"]
+
+    def push_gravity():
+        for b, bid in enumerate(bids):
+            d.xfrc_applied[bid, :3] = [0.0, 0.0, -G * scene["masses"][b]]
+
+    for _ in range(int(round(scene["settle_s"] / dt))):
+        push_gravity()
+        mujoco.mj_step(m, d)
+    centres = lambda: np.array([d.xpos[bid].copy() for bid in bids])  # noqa: E731
+    C, pen, times, niter = [centres()], [], [], []
+    for _ in range(int(round(scene["duration_s"] / dt))):
+        push_gravity()
+        t0 = time.perf_counter()
+        mujoco.mj_step(m, d)
+        times.append(time.perf_counter() - t0)
+        niter.append(int(d.solver_niter[0]))
+        C.append(centres())
+        pen.append(stack_penetration(d.geom_xpos[gids[0]], d.geom_xpos[gids[1]]))
+    it = np.asarray(niter)
+    return {"C": np.array(C), "penetration": pen, "step_times": times,
             "converged_fraction": float(np.mean(it < m.opt.iterations)),
             "iterations_per_step_mean": float(it.mean()),
             "iterations_per_step_max": int(it.max())}
@@ -299,6 +391,75 @@ def run_drake(scene, approx):
         P.append(p)
         V.append(v)
     return {"P": np.array(P), "V": np.array(V), "step_times": times, "converged_fraction": 1.0}
+
+
+def run_drake_stack(scene, approx):
+    """Settle the stack, then run it in one Drake config; centres and penetration."""
+    from pydrake.all import (AddMultibodyPlantSceneGraph, ContactModel, CoulombFriction,
+                             DiagramBuilder, DiscreteContactApproximation,
+                             ExternallyAppliedSpatialForce, HalfSpace, ProximityProperties,
+                             RigidTransform, Simulator, SpatialForce, SpatialInertia, Sphere,
+                             UnitInertia)
+    from pydrake.geometry import AddContactMaterial
+    builder = DiagramBuilder()
+    plant, _ = AddMultibodyPlantSceneGraph(builder, time_step=scene["dt"])
+    plant.set_contact_model(ContactModel.kPoint)
+    plant.set_discrete_contact_approximation(getattr(DiscreteContactApproximation, DRAKE_APPROX[approx]))
+    plant.mutable_gravity_field().set_gravity_vector([0.0, 0.0, 0.0])
+
+    def props(mu):
+        p = ProximityProperties()
+        AddContactMaterial(friction=CoulombFriction(mu, mu), properties=p)
+        return p
+
+    # Drake combines frictions as 2 a b / (a + b): this floor value gives mu_floor with the cubes'.
+    mc = scene["mu_cubes"]
+    mf = scene["mu"] * mc / (2 * mc - scene["mu"])
+    plant.RegisterCollisionGeometry(plant.world_body(), RigidTransform(), HalfSpace(), "plane", props(mf))
+    bodies = []
+    for b, m in enumerate(scene["masses"]):
+        body = plant.AddRigidBody(f"cube{b}", SpatialInertia(m, [0, 0, 0], UnitInertia.SolidBox(A, A, A)))
+        for k, c in enumerate(corner_centres()):
+            plant.RegisterCollisionGeometry(body, RigidTransform(list(c)), Sphere(R_CORNER),
+                                            f"c{b}_{k}", props(mc))
+        bodies.append(body)
+    plant.Finalize()
+    sim = Simulator(builder.Build())
+    ctx = sim.get_mutable_context()
+    pctx = plant.GetMyMutableContextFromRoot(ctx)
+    for body, z in zip(bodies, (A / 2, 1.5 * A)):
+        plant.SetFreeBodyPose(pctx, body, RigidTransform([0.0, 0.0, z]))
+    forces = []
+    for body, m in zip(bodies, scene["masses"]):
+        e = ExternallyAppliedSpatialForce()
+        e.body_index = body.index()
+        e.p_BoBq_B = np.zeros(3)
+        e.F_Bq_W = SpatialForce(np.zeros(3), np.array([0.0, 0.0, -G * m]))
+        forces.append(e)
+    plant.get_applied_spatial_force_input_port().FixValue(pctx, forces)
+    corners = np.array(corner_centres())
+
+    def state():
+        X = [plant.EvalBodyPoseInWorld(pctx, b) for b in bodies]
+        spheres = [np.array([X[b].multiply(c) for c in corners]) for b in range(2)]
+        return np.array([x.translation() for x in X]), stack_penetration(*spheres)
+
+    sim.Initialize()
+    dt, step = scene["dt"], 0
+    for _ in range(int(round(scene["settle_s"] / dt))):
+        step += 1
+        sim.AdvanceTo((step - 0.5) * dt)
+    c, _ = state()
+    C, pen, times = [c], [], []
+    for _ in range(int(round(scene["duration_s"] / dt))):
+        step += 1
+        t0 = time.perf_counter()
+        sim.AdvanceTo((step - 0.5) * dt)
+        times.append(time.perf_counter() - t0)
+        c, p = state()
+        C.append(c)
+        pen.append(p)
+    return {"C": np.array(C), "penetration": pen, "step_times": times, "converged_fraction": 1.0}
 
 
 def drake_defaults():
@@ -410,6 +571,26 @@ def metrics(scene, P, V):
     return out
 
 
+def consistency_error(scene, P):
+    """Integral over the run of |x - x_exact| (m s), trapezoids over the samples, with the
+    dragged cube's exact x = (10/3)(t - t0)^3 after t0 (F = 20 t N, m = 1 kg)."""
+    t = np.arange(len(P)) * scene["dt"]
+    t0 = scene["analytic"]["breakaway_t0_s"] if "breakaway_t0_s" in scene["analytic"] else \
+        scene["mu"] * M_CUBE * G / 20.0
+    exact = np.where(t > t0, 20.0 / (6.0 * M_CUBE) * np.clip(t - t0, 0, None) ** 3, 0.0)
+    err = np.abs(P[:, 0] - P[0, 0] - exact)
+    return float(np.sum(0.5 * (err[1:] + err[:-1]) * np.diff(t)))
+
+
+def stack_metrics(C, pen):
+    """Drift of each centre from t = 0 (mm, the largest over the run) and penetration (mm)."""
+    drift = np.linalg.norm(C - C[0], axis=2)  # samples x bodies
+    return {"drift_bottom_mm": float(drift[:, 0].max() * 1e3),
+            "drift_top_mm": float(drift[:, 1].max() * 1e3),
+            "drift_mm": float(drift.max() * 1e3),
+            "penetration_max_mm": float(max(pen) * 1e3)}
+
+
 def trajectory(scene, P, V):
     """Every TRAJ_EVERY-th sample as lists t, x, y, z, speed (6 significant digits)."""
     idx = np.arange(0, len(P), TRAJ_EVERY)
@@ -424,16 +605,35 @@ def run_one(scene, engine, config):
     rec = {"scene": scene["name"], "engine": engine, "config": config, "dt": scene["dt"],
            "duration_s": scene["duration_s"], "settle_s": scene["settle_s"], "mu": scene["mu"],
            "analytic": scene["analytic"]}
+    if "mass_ratio" in scene:
+        rec["param"] = scene["mass_ratio"]
     w0 = time.perf_counter()
     try:
+        if scene["kind"] == "stack":
+            r = (run_mujoco_stack(scene, config) if engine == "mujoco"
+                 else run_drake_stack(scene, config))
+            rec.update(stack_metrics(r["C"], r["penetration"]))
+            rec["converged_fraction"] = r["converged_fraction"]
+            for k in ("iterations_per_step_mean", "iterations_per_step_max"):
+                if k in r:
+                    rec[k] = r[k]
+            rec["seconds_per_step_median"] = statistics.median(r["step_times"])
+            rec["wall_s"] = time.perf_counter() - w0
+            return rec
         r = run_mujoco(scene, config) if engine == "mujoco" else run_drake(scene, config)
-        rec.update(metrics(scene, r["P"], r["V"]))
+        if scene["kind"] == "consistency":
+            rec["consistency_error_m_s"] = consistency_error(scene, r["P"])
+            rec["breakaway_time_s"] = crossing(np.arange(len(r["P"])) * scene["dt"],
+                                               np.linalg.norm(r["V"], axis=1), V_THR, below=False)
+        else:
+            rec.update(metrics(scene, r["P"], r["V"]))
         rec["converged_fraction"] = r["converged_fraction"]
         for k in ("iterations_per_step_mean", "iterations_per_step_max"):
             if k in r:
                 rec[k] = r[k]
         rec["seconds_per_step_median"] = statistics.median(r["step_times"])
-        rec["trajectory"] = trajectory(scene, r["P"], r["V"])
+        if scene["kind"] != "consistency":
+            rec["trajectory"] = trajectory(scene, r["P"], r["V"])
     except Exception as e:  # one failing engine/config must not stop the others
         rec["error"] = f"{type(e).__name__}: {e}"
         if engine == "drake":
@@ -473,23 +673,32 @@ def main():
     if a.check:
         sys.exit(check())
     specs = scene_specs()
-    names = a.only.split(",") if a.only else list(specs)
-    bad = [n for n in names if n not in specs]
+    known = list(specs) + ["stack", "consistency"]
+    names = a.only.split(",") if a.only else known
+    bad = [n for n in names if n not in known]
     if bad:
-        ap.error(f"unknown scene(s) {bad}; known: {list(specs)}")
+        ap.error(f"unknown scene(s) {bad}; known: {known}")
     engines = [e for e in a.engines.split(",") if e]
     w0 = time.perf_counter()
     records = []
     for n in names:
-        sc = dict(specs[n])
-        if a.small:
-            sc["duration_s"] = min(sc["duration_s"], 0.3)
-        for eng in engines:
-            for cfg in configs_for(eng, a.small):
-                rec = run_one(sc, eng, cfg)
-                records.append(rec)
-                print(f"{n:22s} {eng:6s} {cfg:30s} {rec['wall_s']:6.2f} s "
-                      f"{rec.get('error', '')}", file=sys.stderr, flush=True)
+        if n == "stack":
+            runs = [stack_spec(r, steps=20 if a.small else 100)
+                    for r in ([1e3] if a.small else STACK_RATIOS)]
+        elif n == "consistency":
+            runs = [consistency_spec(dt) for dt in ([1e-2, 1e-1] if a.small else CONSISTENCY_DTS)]
+        else:
+            runs = [dict(specs[n])]
+        for sc in runs:
+            if a.small and n != "stack":
+                sc["duration_s"] = min(sc["duration_s"], 0.3)
+            for eng in engines:
+                for cfg in configs_for(eng, a.small):
+                    rec = run_one(sc, eng, cfg)
+                    records.append(rec)
+                    print(f"{n:22s} {eng:6s} {cfg:30s} dt {sc['dt']:<7g} "
+                          f"{sc.get('mass_ratio', '')!s:8s} {rec['wall_s']:6.2f} s "
+                          f"{rec.get('error', '')}", file=sys.stderr, flush=True)
     out = {"small": a.small, "dt": DT, "settle_s": SETTLE_S, "speed_threshold_mps": V_THR,
            "gravity_mode": "body force m g at the CoM, engine gravity zero; slopes tilt gravity",
            "total_wall_s": None, "records": records}

@@ -125,3 +125,25 @@ fn table_one_samples_the_tasks_of_table_two() {
         ["bisection", "golden_section", "analytical"]
     );
 }
+
+/// The fidelity study's `[every_pair]` runs every compatible pair of the lab's registry, each
+/// labelled by its pair; a config still carrying `[every_pair]` is refused by the run's check
+/// (so a driver list cannot silently miss the registry's pairs).
+#[test]
+fn every_pair_runs_every_compatible_pair_of_the_registry() {
+    let lab = Lab::standard();
+    let path = lab.root().join("experiments/configs/fidelity/stack.toml");
+    let cfg = lab.experiment(&path).unwrap();
+    let names: Vec<String> = cfg.driver_specs().iter().map(|d| d.name()).collect();
+    let pairs: Vec<String> = lab.registry().pairs().iter().map(|p| p.label()).collect();
+    assert_eq!(names, pairs);
+    assert!(names.contains(&"sap+newton-merit".to_string()), "{names:?}");
+    let pgs = &cfg.drivers[names.iter().position(|n| n == "coulomb+pgs").unwrap()];
+    assert_eq!((pgs.max_iter, pgs.time_limit), (1000, Some(0.1)));
+    let raw = contactlab_runs::config::ExperimentConfig::load(&path).unwrap();
+    let e = lab.check_experiment(&raw, &path).unwrap_err().to_string();
+    assert!(
+        e.contains("every_pair") && e.contains("not expanded"),
+        "{e}"
+    );
+}

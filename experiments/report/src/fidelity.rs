@@ -27,14 +27,22 @@ use crate::findings::Fmt;
 use crate::table::{Cell as C, Table};
 use crate::ReportError;
 
+mod sweeps;
+
 /// Our runs of the fidelity setups.
+/// (The sweeps' runs, `stack.toml` and `consistency.toml`, are read by their own section.)
 pub const OUR_CONFIGS: [&str; 3] = ["slides.toml", "slopes.toml", "holds.toml"];
 
 /// The scenes in the report's order, with the metrics each one's table shows.
 pub const SCENES: [(&str, &[&str]); 7] = [
     (
         "sliding_cube",
-        &["stop_time_s", "stop_distance_m", "max_lift_mm"],
+        &[
+            "stop_time_s",
+            "stop_distance_m",
+            "max_lift_mm",
+            "lift_over_estimate",
+        ],
     ),
     (
         "sliding_cube_diagonal",
@@ -47,7 +55,12 @@ pub const SCENES: [(&str, &[&str]); 7] = [
     ),
     (
         "slope_30",
-        &["acceleration_error", "dissipation_angle_deg", "max_lift_mm"],
+        &[
+            "acceleration_error",
+            "dissipation_angle_deg",
+            "max_lift_mm",
+            "lift_over_estimate",
+        ],
     ),
     ("wall_press", &["creep_mm", "creep_after_1s_mm"]),
     ("rolling_sphere", &["acceleration_error"]),
@@ -78,6 +91,9 @@ pub struct Metric {
     pub model: String,
     /// Our driver's label, or the peer's configuration: the key of facts.
     pub label: String,
+    /// A scene parameter that tells runs of a sweep apart (the stack's mass ratio, `1e3`);
+    /// empty otherwise.
+    pub param: String,
     /// The time step (s).
     pub dt: f64,
     /// The metric's name.
@@ -133,10 +149,18 @@ fn analytic(scene: &str, c: &BTreeMap<String, f64>, p: &toml::Table) -> BTreeMap
     out.into_iter().map(|(k, v)| (k.to_string(), v)).collect()
 }
 
-/// Our metrics of one run's driver.
-fn our_metrics(scene: &str, m: &Motion, acceleration_exact: f64) -> Vec<(String, f64)> {
+/// Our metrics of one run's driver; `dt` and `mu` of the run scale Castro et al.'s lift
+/// estimate.
+fn our_metrics(
+    scene: &str,
+    m: &Motion,
+    acceleration_exact: f64,
+    dt: f64,
+    mu: f64,
+) -> Vec<(String, f64)> {
     let mut out = vec![
         ("max_lift_mm", m.max_lift_mm()),
+        ("lift_over_estimate", m.lift_over_estimate(dt, mu)),
         ("converged_fraction", m.converged_fraction()),
         ("residual_median", m.residual_median()),
         ("seconds_per_step_median", m.step_seconds_median()),
@@ -188,7 +212,15 @@ fn ours(r: &mut Report) -> Result<(Vec<Metric>, Exact), ReportError> {
                 continue;
             };
             let label = solvers[k].clone();
-            let spec = specs.iter().find(|s| s.name() == label);
+            // A labelled driver names its pair in the config; an `[every_pair]` driver's label
+            // is the pair itself (`formulation+optimizer`).
+            let (formulation, optimizer) = match specs.iter().find(|s| s.name() == label) {
+                Some(s) => (s.formulation.name.clone(), s.optimizer.name.clone()),
+                None => label
+                    .split_once('+')
+                    .map(|(f, o)| (f.to_string(), o.to_string()))
+                    .unwrap_or_default(),
+            };
             let motion = motions.get(&(record.run, label.clone())).ok_or_else(|| {
                 ReportError::MissingData(format!("rows of run {}, solver `{label}`", record.run))
             })?;
@@ -197,14 +229,20 @@ fn ours(r: &mut Report) -> Result<(Vec<Metric>, Exact), ReportError> {
                 .get("acceleration_exact")
                 .copied()
                 .unwrap_or(f64::NAN);
-            for (metric, value) in our_metrics(&scene, motion, acceleration) {
+            let mu = record
+                .parameters
+                .get("mu")
+                .and_then(|v| v.as_float())
+                .unwrap_or(f64::NAN);
+            for (metric, value) in our_metrics(&scene, motion, acceleration, dt, mu) {
                 rows.push(Metric {
                     scene: scene.clone(),
                     engine: "contactlab".into(),
-                    formulation: spec.map_or(String::new(), |s| s.formulation.name.clone()),
-                    optimizer: spec.map_or(String::new(), |s| s.optimizer.name.clone()),
+                    formulation: formulation.clone(),
+                    optimizer: optimizer.clone(),
                     model: models[k].clone(),
                     label: label.clone(),
+                    param: String::new(),
                     dt,
                     analytic: values.get(&metric).copied().unwrap_or(f64::NAN),
                     metric,
@@ -216,7 +254,8 @@ fn ours(r: &mut Report) -> Result<(Vec<Metric>, Exact), ReportError> {
     Ok((rows, exact))
 }
 
-/// MuJoCo's and Drake's metrics from the other-engine run, or why it did not measure.
+/// MuJoCo's and Drake's metrics from the other-engine run (the setups' and the sweeps'), or
+/// why it did not measure.
 fn engines(
     r: &mut Report,
     root: &Path,
@@ -227,7 +266,9 @@ fn engines(
     if let Ok(why) = strs(&df, "skipped") {
         return Ok(Err(why.first().cloned().unwrap_or_default()));
     }
-    Ok(Ok(engine_rows(&df, exact)?))
+    let mut rows = engine_rows(&df, exact)?;
+    rows.extend(sweeps::peer_rows(&df)?);
+    Ok(Ok(rows))
 }
 
 /// The harness's rows as metrics (its metric names are ours).
@@ -249,6 +290,9 @@ fn engine_rows(df: &DataFrame, exact: &Exact) -> Result<Vec<Metric>, ReportError
     let values: Vec<Vec<f64>> = names.iter().map(|n| column(n)).collect();
     let mut rows = Vec::new();
     for k in 0..df.height() {
+        if sweeps::SWEEP_SCENES.contains(&scene[k].as_str()) {
+            continue;
+        }
         let wanted = SCENES
             .iter()
             .find(|(s, _)| *s == scene[k])
@@ -266,6 +310,7 @@ fn engine_rows(df: &DataFrame, exact: &Exact) -> Result<Vec<Metric>, ReportError
                 optimizer: config[k].clone(),
                 model,
                 label: config[k].clone(),
+                param: String::new(),
                 dt: dt[k],
                 metric: name.to_string(),
                 value: values[i][k],
@@ -282,7 +327,7 @@ fn engine_rows(df: &DataFrame, exact: &Exact) -> Result<Vec<Metric>, ReportError
 
 /// A peer configuration's family and friction model: MuJoCo's cones are regularised (soft
 /// constraints); Drake's discrete approximations are compliant point contact.
-fn peer_model(engine: &str, config: &str) -> (String, String) {
+pub(crate) fn peer_model(engine: &str, config: &str) -> (String, String) {
     match engine {
         "mujoco" => {
             let cone = config.split('-').next().unwrap_or(config).to_string();
@@ -299,19 +344,21 @@ fn peer_model(engine: &str, config: &str) -> (String, String) {
 
 /// Each row's whole-step time over MuJoCo's default configuration's on the same scene.
 fn time_ratios(rows: &[Metric]) -> Vec<Metric> {
-    let mujoco: BTreeMap<&str, f64> = rows
+    // The same scene, sweep parameter and time step.
+    let key = |m: &Metric| (m.scene.clone(), m.param.clone(), m.dt.to_bits());
+    let mujoco: BTreeMap<(String, String, u64), f64> = rows
         .iter()
         .filter(|m| {
             m.engine == "mujoco"
                 && m.label == MUJOCO_DEFAULT
                 && m.metric == "seconds_per_step_median"
         })
-        .map(|m| (m.scene.as_str(), m.value))
+        .map(|m| (key(m), m.value))
         .collect();
     rows.iter()
         .filter(|m| m.metric == "seconds_per_step_median")
         .filter_map(|m| {
-            let reference = mujoco.get(m.scene.as_str())?;
+            let reference = mujoco.get(&key(m))?;
             Some(Metric {
                 metric: "time_ratio_to_mujoco".into(),
                 value: m.value / reference,
@@ -335,18 +382,26 @@ pub fn generate(root: &Path) -> Result<(), ReportError> {
          0.2 m, 1 kg cube on eight corner spheres of radius a/50 sliding to a stop at 1 m/s (mu = 0.4) along x \
          and along the diagonal, the same cube dragged by F = 20 t N (stick, then slip), held on a 15 degree \
          slope and pressed against a wall (where the exact motion is no motion), sliding down a 30 degree slope, \
-         and a sphere rolling down a 15 degree slope. dt = 1 ms. Our side: one pair per formulation, warm-started \
-         from the previous step, to the tolerance 1e-8 (`slides.toml`, `slopes.toml`, `holds.toml`). MuJoCo \
-         (Newton; elliptic and pyramidal cones, impratio 1 and 10, with and without noslip, its default \
-         `solref`/`solimp`) and Drake (point contact; `sap`, `tamsi`, `similar`, `lagged`) run the same setups \
-         in `experiments/peers/fidelity.py` (`engines.toml`), after settling 0.5 s at rest. Stop: the first \
-         time the speed falls to 1 mm/s; breakaway: the first time it reaches 1 mm/s (the exact one is then \
-         10 ms after friction saturates); creep: the final distance from the exact position; lift: the largest \
-         height above the resting height; acceleration error: the least-squares slope of the speed against \
-         the exact acceleration, relative. Every number is also in [`metrics.csv`](metrics.csv), one row per \
+         and a sphere rolling down a 15 degree slope; then two sweeps: a light cube under a heavy one at rest \
+         over mass ratios 1 to 1e6, and the dragged cube over time steps 1e-4 to 1e-1 s. dt = 1 ms unless \
+         swept. Our side: every compatible (formulation, optimizer) pair of the registry (`[every_pair]`: a \
+         driver registered later joins the study), each with its model named, warm-started from the previous \
+         step, to the tolerance 1e-8, at most 0.1 s a solve (`slides.toml`, `slopes.toml`, `holds.toml`, \
+         `stack.toml`, `consistency.toml`). MuJoCo (Newton; elliptic and pyramidal cones, impratio 1 and 10, \
+         with and without noslip, its default `solref`/`solimp`) and Drake (point contact; `sap`, `tamsi`, \
+         `similar`, `lagged`) run the same setups in `experiments/peers/fidelity.py` (`engines.toml`), after \
+         settling 0.5 s at rest. Stop: the first time the speed falls to 1 mm/s; breakaway: the first time it \
+         reaches 1 mm/s (the exact one is then 10 ms after friction saturates); creep: the final distance from \
+         the exact position; lift: the largest height above the resting height; `lift_over_estimate`: the \
+         median lift while sliding in contact over Castro et al.'s `(dt + tau_d) mu |v_t|` (sec. V-A; our \
+         contacts are rigid, tau_d = 0); acceleration error: the least-squares slope of the speed against \
+         the exact acceleration, relative. Our contacts exist while a corner sphere's gap is below 1 mm, so a \
+         lift beyond that becomes a flight. Every number is also in [`metrics.csv`](metrics.csv), one row per \
          number.",
     );
     let (mut rows, exact) = ours(&mut r)?;
+    rows.extend(sweeps::ours_stack(&mut r)?);
+    rows.extend(sweeps::ours_consistency(&mut r)?);
     match engines(&mut r, root, &exact)? {
         Ok(peers) => {
             rows.extend(peers);
@@ -361,8 +416,12 @@ pub fn generate(root: &Path) -> Result<(), ReportError> {
     }
     let ratios = time_ratios(&rows);
     rows.extend(ratios);
+    let slopes = sweeps::slopes(&rows);
+    rows.extend(slopes);
     rows.retain(|m| m.metric != "seconds_per_step_median" || m.engine == "contactlab");
     scene_tables(&mut r, &rows, &exact)?;
+    sweeps::stack_section(&mut r, &rows)?;
+    sweeps::consistency_section(&mut r, &rows)?;
     metrics_csv(&mut r, &rows)?;
     let facts = r.facts();
     for m in &rows {
@@ -372,18 +431,29 @@ pub fn generate(root: &Path) -> Result<(), ReportError> {
             "stop_distance_m" => Fmt::fixed(4).unit(" m"),
             "acceleration_error" | "residual_median" => Fmt::sci(1),
             "dissipation_angle_deg" => Fmt::fixed(2).unit(" deg"),
-            "time_ratio_to_mujoco" => Fmt::fixed(1),
+            "time_ratio_to_mujoco" | "consistency_slope" | "lift_over_estimate" => Fmt::fixed(2),
             "seconds_per_step_median" => Fmt::sci(2).unit(" s"),
+            "iterations_mean" => Fmt::fixed(1),
+            "position_error_m_s" => Fmt::sci(2).unit(" m s"),
             _ => Fmt::sci(2).unit(" mm"),
         };
-        facts.num(
-            format!("{}.{}.{}.{}", m.scene, m.engine, m.label, m.metric),
-            m.value,
-            fmt,
-        );
+        facts.num(fact_key(m), m.value, fmt);
     }
     r.finish()?;
     Ok(())
+}
+
+/// The fact that names a number: `<scene>.<engine>.<label>.<metric>`, then `.ratio<r>` for
+/// a stack run and `.dt<dt>` for a consistency run (`stack.contactlab.coulomb+pgs.drift_mm.ratio1e6`).
+fn fact_key(m: &Metric) -> String {
+    let base = format!("{}.{}.{}.{}", m.scene, m.engine, m.label, m.metric);
+    if !m.param.is_empty() {
+        format!("{base}.ratio{}", m.param)
+    } else if m.scene == "consistency" && m.dt.is_finite() {
+        format!("{base}.dt{:e}", m.dt)
+    } else {
+        base
+    }
 }
 
 /// One table per scene: the exact answer first, then a row per engine, configuration and model.
@@ -479,7 +549,7 @@ fn metrics_csv(r: &mut Report, rows: &[Metric]) -> Result<(), ReportError> {
                 m.label.clone()
             }),
             C::text(m.model.clone()),
-            C::text(""),
+            C::text(m.param.clone()),
             C::same(m.dt, &Fmt::sci(1)),
             C::text(m.metric.clone()),
             C::same(m.value, &Fmt::sci(4)),

@@ -26,9 +26,10 @@
 //! - [`spring_cylinder`]: Castro et al. 2022, section VI-B: a cylinder on the ground tied to a
 //!   wall by a spring, stepped with the two-stage theta-method of [`theta`] (section II-D);
 //!   the exact oscillator alongside.
-//! - [`fidelity`]: the project's fidelity study (issue 24): a cube on corner spheres (or a
+//! - [`fidelity`]: the project's physical-fidelity study: a cube on corner spheres (or a
 //!   sphere) sliding, dragged, on an incline or pressed to a wall, with the exact Coulomb
-//!   answer and contact-level measures (Signorini, maximum dissipation, friction ratio).
+//!   answer and contact-level measures (Signorini, maximum dissipation, friction ratio); and
+//!   [`fidelity::stack`], a light cube under a heavy one at rest.
 //! - [`quadruped`]: Hwangbo, Lee and Hutter 2018, section V-A: a quadruped with ANYmal's
 //!   proportions on [`contactlab_multibody`] (floating base, twelve joints, sphere feet, box
 //!   torso) in the paper's four tasks (hang, drop, random, trot); rigid contacts in
@@ -53,6 +54,7 @@ use nalgebra::Matrix3;
 
 pub use balls::{Ball, BallsConfig, BallsInCube, SceneError};
 pub use clutter::{Clutter, ClutterConfig};
+pub use fidelity::stack::{CubeStack, StackConfig};
 pub use fidelity::{Fidelity, FidelityConfig, Setup};
 pub use pendulum::{Pendulum, PendulumConfig};
 pub use quadruped::{Quadruped, QuadrupedConfig, Task};
@@ -247,13 +249,15 @@ pub enum SceneKind {
     Clutter,
     /// Hwangbo et al.'s quadruped (section V-A): hang, drop, random or trot.
     Quadruped,
-    /// The fidelity study's cube and sphere setups with closed-form answers (issue 24).
+    /// The fidelity study's cube and sphere setups with closed-form answers.
     Fidelity,
+    /// The fidelity study's light cube under a heavy one, at rest.
+    CubeStack,
 }
 
 impl SceneKind {
     /// Every scene, in the order `contactlab list` names them.
-    pub const ALL: [SceneKind; 9] = [
+    pub const ALL: [SceneKind; 10] = [
         SceneKind::BallsInCube,
         SceneKind::BallDrop,
         SceneKind::SphereOnPlane,
@@ -263,6 +267,7 @@ impl SceneKind {
         SceneKind::Clutter,
         SceneKind::Quadruped,
         SceneKind::Fidelity,
+        SceneKind::CubeStack,
     ];
 
     /// The name configs use.
@@ -277,6 +282,7 @@ impl SceneKind {
             SceneKind::Clutter => "clutter",
             SceneKind::Quadruped => "quadruped",
             SceneKind::Fidelity => "fidelity",
+            SceneKind::CubeStack => "cube_stack",
         }
     }
 
@@ -312,6 +318,7 @@ impl SceneKind {
                 Quadruped::new(&QuadrupedConfig::from_table(params)?).map(|_| ())
             }
             SceneKind::Fidelity => FidelityConfig::from_table(params)?.resolved().validate(),
+            SceneKind::CubeStack => StackConfig::from_table(params)?.validate(),
         }
     }
 
@@ -340,6 +347,7 @@ impl SceneKind {
                 Box::new(Quadruped::new(&QuadrupedConfig::from_table(params)?)?)
             }
             SceneKind::Fidelity => Box::new(Fidelity::new(&FidelityConfig::from_table(params)?)?),
+            SceneKind::CubeStack => Box::new(CubeStack::new(&StackConfig::from_table(params)?)?),
         })
     }
 }
@@ -429,6 +437,14 @@ mod tests {
                 "setup = \"dragged_cube\"",
                 "side = -0.2",
                 "`side`",
+                "t",
+            ),
+            (
+                "cube_stack",
+                SceneKind::CubeStack,
+                "mass_ratio = 1000.0",
+                "mass_ratio = 0.0",
+                "`mass_ratio`",
                 "t",
             ),
         ];

@@ -23,6 +23,9 @@
 //! - **acceleration error**: the least-squares slope of the speed over the run, relative to
 //!   the exact acceleration;
 //! - **maximum lift**: the largest height of the body above its exact resting height, in mm;
+//! - **lift over the estimate**: the median lift while sliding in contact over Castro et al.'s
+//!   `(dt + tau_d) mu |v_t|` (sec. V-A; `tau_d = 0` here), the prediction for a convex
+//!   relaxation;
 //! - **residual median**: the median over the steps of the shared natural-map residual (ours
 //!   only): how far the impulses are from the rigid Coulomb solution, whatever a driver's own
 //!   stopping test said;
@@ -30,7 +33,13 @@
 //!   contact's friction and minus its slip velocity (ours only; 0 under Coulomb's law);
 //! - **converged fraction**: the share of steps with contacts whose solve met its tolerance
 //!   (the Coulomb cone by the shared natural-map ruler; a pyramid or regularised model, which
-//!   that ruler does not measure, by its own test).
+//!   that ruler does not measure, by its own test);
+//! - **position error integral** (the time-step consistency sweep): `int |x - x_exact| dt` over
+//!   the run, by trapezoids from `t = 0`; its slope against `dt` on log-log axes
+//!   ([`log_log_slope`]) is a scheme's observed order;
+//! - **stack drift and penetration** ([`StackRun`]): the largest distance either cube's centre
+//!   moves from its start, and the largest overlap of a corner sphere with the floor or with a
+//!   sphere of the other cube, over the run, in mm.
 
 use std::collections::BTreeMap;
 
@@ -80,6 +89,123 @@ fn median(mut v: Vec<f64>) -> f64 {
     v.get(v.len() / 2).copied().unwrap_or(f64::NAN)
 }
 
+/// Each row's status as the study judges it: the shared natural-map ruler's for the Coulomb
+/// cone; a solver's own test for another model (pyramid, regularised), which that ruler does
+/// not measure, as the matrix does.
+fn judged_status(df: &DataFrame) -> Result<Vec<String>, AnalysisError> {
+    let (ruler, own, model) = (
+        strs(df, "status")?,
+        strs(df, "solver_status")?,
+        strs(df, "model")?,
+    );
+    Ok((0..df.height())
+        .map(|k| {
+            if model[k] == "coulomb_cone" || ruler[k] == "no_contacts" {
+                ruler[k].clone()
+            } else {
+                own[k].clone()
+            }
+        })
+        .collect())
+}
+
+/// The rows of each (run, solver) of a steps frame, in step order.
+fn groups(df: &DataFrame) -> Result<BTreeMap<(u64, String), Vec<usize>>, AnalysisError> {
+    let (runs, solvers, steps) = (f64s(df, "run")?, strs(df, "solver")?, f64s(df, "step")?);
+    let mut out: BTreeMap<(u64, String), Vec<usize>> = BTreeMap::new();
+    for k in 0..df.height() {
+        out.entry((runs[k] as u64, solvers[k].clone()))
+            .or_default()
+            .push(k);
+    }
+    for rows in out.values_mut() {
+        rows.sort_by(|&a, &b| steps[a].total_cmp(&steps[b]));
+    }
+    Ok(out)
+}
+
+/// The share of `status` that is `converged`, over the steps with contacts (NaN without any).
+fn converged_share(status: &[String]) -> f64 {
+    let with: Vec<&String> = status.iter().filter(|s| *s != "no_contacts").collect();
+    if with.is_empty() {
+        return f64::NAN;
+    }
+    with.iter().filter(|s| **s == "converged").count() as f64 / with.len() as f64
+}
+
+/// The least-squares slope of `log10 y` against `log10 x` over the points where both are
+/// positive: a method's order of convergence when `y` is its error at step `x`.
+pub fn log_log_slope(x: &[f64], y: &[f64]) -> f64 {
+    let (lx, ly): (Vec<f64>, Vec<f64>) = x
+        .iter()
+        .zip(y)
+        .filter(|(a, b)| **a > 0.0 && **b > 0.0)
+        .map(|(a, b)| (a.log10(), b.log10()))
+        .unzip();
+    slope(&lx, &ly)
+}
+
+/// The ill-conditioned stack under one solver (`contactlab_scenes::fidelity::stack`): per
+/// step, the judged status, the iterations, the larger of the two cubes' drifts and the
+/// penetration.
+#[derive(Debug, Clone, Default)]
+pub struct StackRun {
+    /// The solve's judged status per step.
+    pub status: Vec<String>,
+    /// Iterations per step.
+    pub iterations: Vec<f64>,
+    /// The larger centre drift from the start (m).
+    pub drift: Vec<f64>,
+    /// The largest overlap after the step (m).
+    pub penetration: Vec<f64>,
+}
+
+impl StackRun {
+    /// Every (run, solver) of a stack steps frame.
+    pub fn all(df: &DataFrame) -> Result<BTreeMap<(u64, String), StackRun>, AnalysisError> {
+        let status = judged_status(df)?;
+        let (iterations, bottom, top, penetration) = (
+            f64s(df, "iterations")?,
+            f64s(df, "drift_bottom")?,
+            f64s(df, "drift_top")?,
+            f64s(df, "penetration")?,
+        );
+        Ok(groups(df)?
+            .into_iter()
+            .map(|(key, rows)| {
+                let pick = |v: &[f64]| rows.iter().map(|&k| v[k]).collect::<Vec<f64>>();
+                let run = StackRun {
+                    status: rows.iter().map(|&k| status[k].clone()).collect(),
+                    iterations: pick(&iterations),
+                    drift: rows.iter().map(|&k| bottom[k].max(top[k])).collect(),
+                    penetration: pick(&penetration),
+                };
+                (key, run)
+            })
+            .collect())
+    }
+
+    /// The share of steps with contacts whose solve converged.
+    pub fn converged_fraction(&self) -> f64 {
+        converged_share(&self.status)
+    }
+
+    /// The mean iterations per step.
+    pub fn iterations_mean(&self) -> f64 {
+        self.iterations.iter().sum::<f64>() / self.iterations.len().max(1) as f64
+    }
+
+    /// The largest drift of either cube over the run (mm).
+    pub fn drift_mm(&self) -> f64 {
+        1e3 * self.drift.iter().copied().fold(0.0, f64::max)
+    }
+
+    /// The largest penetration over the run (mm).
+    pub fn penetration_mm(&self) -> f64 {
+        1e3 * self.penetration.iter().copied().fold(0.0, f64::max)
+    }
+}
+
 /// One setup's motion under one solver: the per-step observables the metrics read.
 #[derive(Debug, Clone, Default)]
 pub struct Motion {
@@ -113,38 +239,16 @@ impl Motion {
     /// Every (run, solver) motion of a fidelity steps frame, each in step order; every column
     /// is read once for all of them.
     pub fn all(df: &DataFrame) -> Result<BTreeMap<(u64, String), Motion>, AnalysisError> {
-        let (runs, solvers, steps) = (f64s(df, "run")?, strs(df, "solver")?, f64s(df, "step")?);
-        let mut groups: BTreeMap<(u64, String), Vec<usize>> = BTreeMap::new();
-        for k in 0..df.height() {
-            groups
-                .entry((runs[k] as u64, solvers[k].clone()))
-                .or_default()
-                .push(k);
-        }
         let read = |name: &str| f64s(df, name);
         let (t, x, y) = (read("t")?, read("x")?, read("y")?);
         let (x_exact, y_exact) = (read("x_exact")?, read("y_exact")?);
         let (speed, lift, residual) = (read("speed")?, read("lift")?, read("residual")?);
         let angle = read("max_dissipation_angle_deg")?;
         let (seconds, scene) = (read("seconds")?, read("scene_seconds")?);
-        // The shared ruler judges the Coulomb cone; another model (pyramid, regularised) is
-        // judged by its own test, as the matrix does.
-        let (ruler, own, model) = (
-            strs(df, "status")?,
-            strs(df, "solver_status")?,
-            strs(df, "model")?,
-        );
-        let status = |k: usize| {
-            if model[k] == "coulomb_cone" || ruler[k] == "no_contacts" {
-                ruler[k].clone()
-            } else {
-                own[k].clone()
-            }
-        };
-        Ok(groups
+        let status = judged_status(df)?;
+        Ok(groups(df)?
             .into_iter()
-            .map(|(key, mut rows)| {
-                rows.sort_by(|&a, &b| steps[a].total_cmp(&steps[b]));
+            .map(|(key, rows)| {
                 let pick = |v: &[f64]| rows.iter().map(|&k| v[k]).collect::<Vec<f64>>();
                 let motion = Motion {
                     t: pick(&t),
@@ -154,7 +258,7 @@ impl Motion {
                     y_exact: pick(&y_exact),
                     speed: pick(&speed),
                     lift: pick(&lift),
-                    status: rows.iter().map(|&k| status(k)).collect(),
+                    status: rows.iter().map(|&k| status[k].clone()).collect(),
                     step_seconds: rows.iter().map(|&k| seconds[k] + scene[k]).collect(),
                     residual: pick(&residual),
                     dissipation_angle: pick(&angle),
@@ -218,11 +322,33 @@ impl Motion {
 
     /// The share of steps with contacts whose solve converged.
     pub fn converged_fraction(&self) -> f64 {
-        let with: Vec<&String> = self.status.iter().filter(|s| *s != "no_contacts").collect();
-        if with.is_empty() {
-            return f64::NAN;
+        converged_share(&self.status)
+    }
+
+    /// The median, over the steps with contacts that slide (above 1 cm/s), of the lift over
+    /// Castro et al.'s estimate for a convex relaxation, `dt mu |v_t|` (sec. V-A, with
+    /// `tau_d = 0`: the scene's contacts are rigid); NaN when no step slides in contact. About
+    /// 1 for SAP's model, about 0 for an exact complementarity model.
+    pub fn lift_over_estimate(&self, dt: f64, mu: f64) -> f64 {
+        median(
+            (0..self.lift.len())
+                .filter(|&k| self.status[k] != "no_contacts" && self.speed[k] > 1e-2)
+                .map(|k| self.lift[k] / (dt * mu * self.speed[k]))
+                .collect(),
+        )
+    }
+
+    /// The integral over the run of `|x - x_exact|` (m s), by trapezoids from `t = 0`, where
+    /// the body starts on its exact path: the time-step consistency error.
+    pub fn position_error_integral(&self) -> f64 {
+        let mut total = 0.0;
+        let (mut t0, mut e0) = (0.0, 0.0);
+        for k in 0..self.t.len() {
+            let e = (self.x[k] - self.x_exact[k]).abs();
+            total += 0.5 * (e + e0) * (self.t[k] - t0);
+            (t0, e0) = (self.t[k], e);
         }
-        with.iter().filter(|s| **s == "converged").count() as f64 / with.len() as f64
+        total
     }
 
     /// The median natural-map residual over the steps with contacts: how far each step's
@@ -272,6 +398,43 @@ mod tests {
     }
 
     #[test]
+    fn a_first_order_error_has_log_log_slope_one() {
+        let dt = [1e-4, 1e-3, 1e-2, 1e-1];
+        let err: Vec<f64> = dt.iter().map(|h| 0.87 * h).collect();
+        assert!((log_log_slope(&dt, &err) - 1.0).abs() < 1e-12);
+        let quad: Vec<f64> = dt.iter().map(|h| 3.0 * h * h).collect();
+        assert!((log_log_slope(&dt, &quad) - 2.0).abs() < 1e-12);
+        // Zeros (an exact answer) are left out rather than sent to minus infinity.
+        assert!((log_log_slope(&[1e-3, 1e-2, 1e-1], &[0.0, 1e-2, 1e-1]) - 1.0).abs() < 1e-12);
+    }
+
+    #[test]
+    fn the_position_error_integral_is_a_trapezoid_rule_from_zero() {
+        let m = Motion {
+            t: vec![1.0, 2.0],
+            x: vec![1.0, 3.0],
+            x_exact: vec![0.0, 0.0],
+            ..Motion::default()
+        };
+        // |e| = 0, 1, 3 at t = 0, 1, 2: 0.5 + 2.
+        assert!((m.position_error_integral() - 2.5).abs() < 1e-12);
+    }
+
+    #[test]
+    fn a_stack_run_measures_drift_penetration_and_convergence() {
+        let s = StackRun {
+            status: vec!["converged".into(), "max_iterations".into()],
+            iterations: vec![2.0, 4.0],
+            drift: vec![1e-6, 3e-6],
+            penetration: vec![2e-6, 1e-6],
+        };
+        assert_eq!(s.converged_fraction(), 0.5);
+        assert_eq!(s.iterations_mean(), 3.0);
+        assert!((s.drift_mm() - 3e-3).abs() < 1e-15);
+        assert!((s.penetration_mm() - 2e-3).abs() < 1e-15);
+    }
+
+    #[test]
     fn a_motion_measures_stop_creep_lift_and_convergence() {
         let m = Motion {
             t: vec![0.1, 0.2, 0.3],
@@ -298,6 +461,13 @@ mod tests {
         assert!(m.creep_after_mm(1.0).is_nan());
         assert!((m.max_lift_mm() - 0.1).abs() < 1e-12);
         assert_eq!(m.converged_fraction(), 0.5);
+        // Sliding in contact: only the first step (0.4 m/s); 0 / (1e-3 0.5 0.4).
+        assert_eq!(m.lift_over_estimate(1e-3, 0.5), 0.0);
+        let lifted = Motion {
+            lift: vec![2e-4, 1e-4, 5e-5],
+            ..m.clone()
+        };
+        assert!((lifted.lift_over_estimate(1e-3, 0.5) - 1.0).abs() < 1e-12);
         assert_eq!(m.step_seconds_median(), 2.0);
         assert_eq!(
             m.residual_median(),

@@ -104,10 +104,11 @@
 //!
 //! The corner radius `a / 50` is fixed (not a parameter); `margin`; the midpoint evaluation of
 //! the applied force; rigid contacts for SAP (the clutter scene's `stiffness`/`tau_d` are not
-//! carried here); `finished()` after `duration` (defaults: sliding 0.5 s, dragged 1 s, slope
-//! and wall 10 s, rolling 1 s).
+//! carried here); `finished()` after `duration` (defaults: sliding 0.5 s, dragged 1 s, wall and
+//! a slope that holds 10 s, a slope that slides 2 s, rolling 1 s).
 
 pub mod exact;
+pub mod stack;
 
 use contactlab_core::{ProblemError, StepProblem};
 use nalgebra::{Matrix3, Matrix3x6, UnitQuaternion, Vector3, Vector6};
@@ -174,12 +175,17 @@ impl Setup {
         }
     }
 
-    /// The simulated span (s): sliding 0.5, dragged 1, slope and wall 10, rolling 1.
-    pub fn default_duration(self) -> f64 {
+    /// The simulated span (s): sliding 0.5, dragged 1, holds (the wall, a slope that holds)
+    /// 10 for the creep, a slope that slides 2, rolling 1. A slide is kept short because a
+    /// relaxed model's lift grows with the sliding speed (Castro et al. sec. V-A) and would
+    /// outrun the contact margin on an endless incline.
+    pub fn default_duration(self, holds: bool) -> f64 {
         match self {
             Setup::SlidingCube | Setup::SlidingCubeDiagonal => 0.5,
             Setup::DraggedCube | Setup::RollingSphere => 1.0,
-            Setup::Slope | Setup::WallPress => 10.0,
+            Setup::WallPress => 10.0,
+            Setup::Slope if holds => 10.0,
+            Setup::Slope => 2.0,
         }
     }
 
@@ -309,8 +315,9 @@ impl FidelityConfig {
 
     /// The simulated span (s).
     pub fn duration(&self) -> f64 {
+        let holds = matches!(self.exact().profile, Profile::Rest);
         self.duration
-            .unwrap_or_else(|| self.setup.default_duration())
+            .unwrap_or_else(|| self.setup.default_duration(holds))
     }
 
     /// The mass (kg).

@@ -427,7 +427,8 @@ fn parameters_resolve_and_the_scene_finishes() {
     }
     for setup in Setup::ALL {
         let cfg = FidelityConfig::for_setup(setup).resolved();
-        assert_eq!(cfg.duration, Some(setup.default_duration()));
+        let holds = matches!(cfg.exact().profile, Profile::Rest);
+        assert_eq!(cfg.duration, Some(setup.default_duration(holds)));
         assert!(cfg.constants().iter().all(|c| c.1.is_finite()), "{setup:?}");
     }
     assert_eq!(
@@ -436,6 +437,12 @@ fn parameters_resolve_and_the_scene_finishes() {
             .duration(),
         10.0
     );
+    // A slope that slides runs 2 s.
+    let steep = FidelityConfig {
+        slope_deg: 30.0,
+        ..FidelityConfig::for_setup(Setup::Slope)
+    };
+    assert_eq!(steep.resolved().duration(), 2.0);
     let e = s
         .advance(&s.contact_step().unwrap(), &[1.0])
         .unwrap_err()

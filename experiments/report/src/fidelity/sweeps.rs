@@ -1,0 +1,459 @@
+//! The study's two sweeps, ours beside MuJoCo's and Drake's: the ill-conditioned stack over
+//! mass ratios (`stack.toml`; Le Lidec et al., T-RO 2024, sec. VI, `2cubes`) and the dragged
+//! cube over time steps (`consistency.toml`), with their tables and plots.
+//!
+//! Metrics: per stack run, `converged_fraction`, `iterations_mean`, `drift_mm` and
+//! `penetration_mm` ([`StackRun`]), `param` the mass ratio; per consistency run,
+//! `position_error_m_s` (`int |x - x_exact| dt` over 1 s, [`Motion::position_error_integral`]),
+//! `dt` its time step; per configuration, `consistency_slope`, the least-squares slope of that
+//! error against `dt` on log-log axes ([`log_log_slope`]).
+
+use std::collections::BTreeMap;
+
+use polars::prelude::DataFrame;
+
+use super::{peer_model, Metric};
+use crate::analysis::fidelity::{log_log_slope, Motion, StackRun};
+use crate::analysis::{f64s, strs};
+use crate::builder::Report;
+use crate::findings::Fmt;
+use crate::plots::{Axis, Chart, Series};
+use crate::table::{Cell as C, Table};
+use crate::ReportError;
+
+/// The scene names of the sweeps in `metrics.csv`.
+pub const SWEEP_SCENES: [&str; 2] = ["stack", "consistency"];
+
+/// The configurations drawn in the sweeps' plots: one pair per model family of ours (the
+/// tables have every pair), MuJoCo's default and best, Drake's SAP and TAMSI.
+const DRAWN: [(&str, &str); 12] = [
+    ("contactlab", "coulomb+pgs"),
+    ("contactlab", "coulomb+bisection-sor"),
+    ("contactlab", "implicit-ncp+todorov"),
+    ("contactlab", "mncp+newton"),
+    ("contactlab", "natural-map+plm"),
+    ("contactlab", "min-map+newton"),
+    ("contactlab", "mlcp-fb+plm"),
+    ("contactlab", "sap+newton-merit"),
+    ("mujoco", "elliptic-impratio1-noslip0"),
+    ("mujoco", "elliptic-impratio10-noslip10"),
+    ("drake", "sap"),
+    ("drake", "tamsi"),
+];
+
+/// The `param` of a stack run: its mass ratio as `1e3`.
+pub fn ratio_param(ratio: f64) -> String {
+    format!("{ratio:e}")
+}
+
+/// Each (run, solver)'s friction model, from the steps frame.
+fn models(df: &DataFrame) -> Result<BTreeMap<(u64, String), String>, ReportError> {
+    let (runs, solvers, models) = (f64s(df, "run")?, strs(df, "solver")?, strs(df, "model")?);
+    Ok((0..df.height())
+        .map(|k| ((runs[k] as u64, solvers[k].clone()), models[k].clone()))
+        .collect())
+}
+
+/// Our pair's formulation and optimizer from its `[every_pair]` label.
+fn pair(label: &str) -> (String, String) {
+    label
+        .split_once('+')
+        .map(|(f, o)| (f.to_string(), o.to_string()))
+        .unwrap_or_default()
+}
+
+/// A number of a run's parameters (NaN when absent).
+fn param(record: &contactlab_runs::store::SceneRecord, key: &str) -> f64 {
+    record
+        .parameters
+        .get(key)
+        .and_then(|v| v.as_float())
+        .unwrap_or(f64::NAN)
+}
+
+/// Our stack runs' metrics.
+pub fn ours_stack(r: &mut Report) -> Result<Vec<Metric>, ReportError> {
+    let run = r.load("stack.toml")?;
+    let df = &run.steps;
+    let model = models(df)?;
+    let mut rows: Vec<Metric> = Vec::new();
+    // SAP's near-rigid overlap, estimated from the scene's constants (one row per ratio).
+    for record in &run.meta.scenes {
+        let ratio = ratio_param(param(record, "mass_ratio"));
+        if rows.iter().any(|m| m.param == ratio) {
+            continue;
+        }
+        let estimate = record
+            .constants
+            .get("sap_penetration_estimate")
+            .copied()
+            .unwrap_or(f64::NAN);
+        rows.push(Metric {
+            scene: "stack".into(),
+            engine: "estimate".into(),
+            formulation: "sap".into(),
+            optimizer: String::new(),
+            model: "regularized".into(),
+            label: "sap-near-rigid".into(),
+            param: ratio,
+            dt: param(record, "dt"),
+            metric: "penetration_mm".into(),
+            value: 1e3 * estimate,
+            analytic: f64::NAN,
+        });
+    }
+    for ((index, label), s) in StackRun::all(df)? {
+        let Some(record) = run.meta.scenes.iter().find(|c| c.run == index) else {
+            continue;
+        };
+        let (formulation, optimizer) = pair(&label);
+        let base = Metric {
+            scene: "stack".into(),
+            engine: "contactlab".into(),
+            formulation,
+            optimizer,
+            model: model
+                .get(&(index, label.clone()))
+                .cloned()
+                .unwrap_or_default(),
+            label,
+            param: ratio_param(param(record, "mass_ratio")),
+            dt: param(record, "dt"),
+            metric: String::new(),
+            value: f64::NAN,
+            analytic: f64::NAN,
+        };
+        for (metric, value, analytic) in [
+            ("converged_fraction", s.converged_fraction(), f64::NAN),
+            ("iterations_mean", s.iterations_mean(), f64::NAN),
+            ("drift_mm", s.drift_mm(), 0.0),
+            ("penetration_mm", s.penetration_mm(), 0.0),
+        ] {
+            rows.push(Metric {
+                metric: metric.into(),
+                value,
+                analytic,
+                ..base.clone()
+            });
+        }
+    }
+    Ok(rows)
+}
+
+/// Our consistency runs' metrics (the slopes come from [`slopes`]).
+pub fn ours_consistency(r: &mut Report) -> Result<Vec<Metric>, ReportError> {
+    let run = r.load("consistency.toml")?;
+    let df = &run.steps;
+    let model = models(df)?;
+    let mut rows = Vec::new();
+    for ((index, label), m) in Motion::all(df)? {
+        let Some(record) = run.meta.scenes.iter().find(|c| c.run == index) else {
+            continue;
+        };
+        let (formulation, optimizer) = pair(&label);
+        rows.push(Metric {
+            scene: "consistency".into(),
+            engine: "contactlab".into(),
+            formulation,
+            optimizer,
+            model: model
+                .get(&(index, label.clone()))
+                .cloned()
+                .unwrap_or_default(),
+            label,
+            param: String::new(),
+            dt: param(record, "dt"),
+            metric: "position_error_m_s".into(),
+            value: m.position_error_integral(),
+            analytic: 0.0,
+        });
+    }
+    Ok(rows)
+}
+
+/// The harness's stack and consistency records as metrics.
+pub fn peer_rows(df: &DataFrame) -> Result<Vec<Metric>, ReportError> {
+    let (scene, engine, config) = (strs(df, "scene")?, strs(df, "engine")?, strs(df, "config")?);
+    let dt = f64s(df, "dt")?;
+    let column = |name: &str| f64s(df, name).unwrap_or_else(|_| vec![f64::NAN; df.height()]);
+    let ratio = column("param");
+    let names: [(&str, &str, f64); 6] = [
+        ("converged_fraction", "converged_fraction", f64::NAN),
+        ("iterations_per_step_mean", "iterations_mean", f64::NAN),
+        ("drift_mm", "drift_mm", 0.0),
+        ("penetration_max_mm", "penetration_mm", 0.0),
+        ("consistency_error_m_s", "position_error_m_s", 0.0),
+        (
+            "seconds_per_step_median",
+            "seconds_per_step_median",
+            f64::NAN,
+        ),
+    ];
+    let values: Vec<Vec<f64>> = names.iter().map(|n| column(n.0)).collect();
+    let mut rows = Vec::new();
+    for k in 0..df.height() {
+        if !SWEEP_SCENES.contains(&scene[k].as_str()) {
+            continue;
+        }
+        let (family, model) = peer_model(&engine[k], &config[k]);
+        for (i, (_, metric, analytic)) in names.iter().enumerate() {
+            if values[i][k].is_nan() {
+                continue;
+            }
+            rows.push(Metric {
+                scene: scene[k].clone(),
+                engine: engine[k].clone(),
+                formulation: family.clone(),
+                optimizer: config[k].clone(),
+                model: model.clone(),
+                label: config[k].clone(),
+                param: if scene[k] == "stack" {
+                    ratio_param(ratio[k])
+                } else {
+                    String::new()
+                },
+                dt: dt[k],
+                metric: metric.to_string(),
+                value: values[i][k],
+                analytic: *analytic,
+            });
+        }
+    }
+    Ok(rows)
+}
+
+/// Per configuration, the log-log slope of its position error against `dt`.
+pub fn slopes(rows: &[Metric]) -> Vec<Metric> {
+    let mut by: BTreeMap<(String, String), Vec<&Metric>> = BTreeMap::new();
+    for m in rows
+        .iter()
+        .filter(|m| m.scene == "consistency" && m.metric == "position_error_m_s")
+    {
+        by.entry((m.engine.clone(), m.label.clone()))
+            .or_default()
+            .push(m);
+    }
+    by.into_values()
+        .filter_map(|ms| {
+            let first = (*ms.first()?).clone();
+            let dt: Vec<f64> = ms.iter().map(|m| m.dt).collect();
+            let err: Vec<f64> = ms.iter().map(|m| m.value).collect();
+            Some(Metric {
+                metric: "consistency_slope".into(),
+                value: log_log_slope(&dt, &err),
+                analytic: 1.0,
+                dt: f64::NAN,
+                ..first
+            })
+        })
+        .collect()
+}
+
+/// The rows' configurations in order of appearance: engine, family, label, model.
+fn configurations(rows: &[&Metric]) -> Vec<(String, String, String, String)> {
+    let mut keys = Vec::new();
+    for m in rows {
+        let key = (
+            m.engine.clone(),
+            m.formulation.clone(),
+            m.label.clone(),
+            m.model.clone(),
+        );
+        if !keys.contains(&key) {
+            keys.push(key);
+        }
+    }
+    keys
+}
+
+/// A table of one metric with a column per value of `axis` (`param` or `dt`).
+fn pivot(
+    r: &mut Report,
+    rows: &[&Metric],
+    metric: &str,
+    columns: &[(String, String)],
+    fmt: &Fmt,
+    extra: Option<&str>,
+) -> Result<(), ReportError> {
+    let mut t = Table::new(None)
+        .md_col("engine")
+        .md_col("formulation / configuration")
+        .md_col("driver")
+        .md_col("model");
+    for (_, head) in columns {
+        t = t.md_col(head);
+    }
+    if let Some(e) = extra {
+        t = t.md_col(e);
+    }
+    let with: Vec<&Metric> = rows
+        .iter()
+        .copied()
+        .filter(|m| m.metric == metric)
+        .collect();
+    for (engine, family, label, model) in configurations(&with) {
+        let mut row = vec![
+            C::text(engine.clone()),
+            C::code(family),
+            C::code(label.clone()),
+            C::text(model),
+        ];
+        let find = |metric: &str, key: Option<&str>| {
+            rows.iter()
+                .find(|m| {
+                    m.engine == engine
+                        && m.label == label
+                        && m.metric == metric
+                        && key.is_none_or(|k| column_key(m) == k)
+                })
+                .map(|m| m.value)
+        };
+        for (key, _) in columns {
+            row.push(find(metric, Some(key)).map_or(C::text("-"), |v| C::same(v, fmt)));
+        }
+        if let Some(e) = extra {
+            row.push(find(e, None).map_or(C::text("-"), |v| C::same(v, &Fmt::fixed(2))));
+        }
+        t.row(row)?;
+    }
+    r.table(&t)
+}
+
+/// The column a sweep row belongs to: its mass ratio, or its time step.
+fn column_key(m: &Metric) -> String {
+    if m.scene == "stack" {
+        m.param.clone()
+    } else {
+        format!("{:e}", m.dt)
+    }
+}
+
+/// The series of `metric` against the sweep's axis for the drawn configurations.
+fn series(rows: &[&Metric], metric: &str, x: impl Fn(&Metric) -> f64) -> Vec<Series> {
+    DRAWN
+        .iter()
+        .filter_map(|(engine, label)| {
+            let mut pts: Vec<(f64, f64)> = rows
+                .iter()
+                .filter(|m| m.engine == *engine && m.label == *label && m.metric == metric)
+                .map(|m| (x(m), m.value))
+                .collect();
+            pts.sort_by(|a, b| a.0.total_cmp(&b.0));
+            (!pts.is_empty()).then(|| (format!("{engine} {label}"), pts))
+        })
+        .collect()
+}
+
+/// The stack's tables and plots.
+pub fn stack_section(r: &mut Report, rows: &[Metric]) -> Result<(), ReportError> {
+    let here: Vec<&Metric> = rows.iter().filter(|m| m.scene == "stack").collect();
+    if here.is_empty() {
+        return Ok(());
+    }
+    r.heading(3, "`stack`");
+    r.text(
+        "A light cube under a heavy one, at rest (`stack.toml`, `experiments/scenes/src/fidelity/stack.rs`; \
+         the harness's `stack`): 100 steps of 1 ms, mass ratio `m_top / m_bottom` from 1 to 1e6 with the \
+         geometric mean 1 kg, mu 0.9 on the floor and 0.95 between the cubes. Exact: nothing moves. Ours \
+         start exactly at rest; MuJoCo and Drake first settle 0.5 s. Converged fraction (ours: the shared \
+         ruler for the Coulomb cone, the solver's own test otherwise; MuJoCo: below its iteration limit; \
+         Drake: no exception), then the largest drift of either centre and the largest penetration, in mm. \
+         The penetration table's `estimate` row is the overlap at which SAP's near-rigid regularisation \
+         (Castro et al. eq. 29, beta = 1) holds the top cube's load at rest, `dt beta^2 w gamma / (4 pi^2)` \
+         with `w` the pair contact's Delassus diagonal (`experiments/scenes/src/fidelity/stack.rs`).",
+    );
+    let mut ratios: Vec<f64> = here.iter().filter_map(|m| m.param.parse().ok()).collect();
+    ratios.sort_by(f64::total_cmp);
+    ratios.dedup();
+    let columns: Vec<(String, String)> = ratios
+        .iter()
+        .map(|&q| (ratio_param(q), format!("ratio {}", ratio_param(q))))
+        .collect();
+    r.text("**Converged fraction** of the steps, by mass ratio:");
+    pivot(
+        r,
+        &here,
+        "converged_fraction",
+        &columns,
+        &Fmt::fixed(2),
+        None,
+    )?;
+    r.text("**Largest drift** of either cube (mm), by mass ratio:");
+    pivot(r, &here, "drift_mm", &columns, &Fmt::sci(1), None)?;
+    r.text("**Largest penetration** (mm), by mass ratio:");
+    pivot(r, &here, "penetration_mm", &columns, &Fmt::sci(1), None)?;
+    let x = |m: &Metric| m.param.parse().unwrap_or(f64::NAN);
+    r.plot(
+        "stack_drift.svg",
+        "largest drift of the stack against the mass ratio",
+        &Chart::new(
+            "Stack at rest: largest drift in 100 steps (exact: 0)",
+            Axis::log("mass ratio m_top / m_bottom"),
+            Axis::log("drift (mm)"),
+        )
+        .legend_upper_left(),
+        &series(&here, "drift_mm", x),
+    )?;
+    let ours: Vec<&Metric> = here
+        .iter()
+        .copied()
+        .filter(|m| m.engine == "contactlab")
+        .collect();
+    r.plot(
+        "stack_convergence.svg",
+        "our pairs' converged fraction against the mass ratio",
+        &Chart::new(
+            "Stack at rest: converged fraction of the steps",
+            Axis::log("mass ratio m_top / m_bottom"),
+            Axis::linear("converged fraction"),
+        ),
+        &series(&ours, "converged_fraction", x),
+    )?;
+    Ok(())
+}
+
+/// The consistency sweep's table and plot.
+pub fn consistency_section(r: &mut Report, rows: &[Metric]) -> Result<(), ReportError> {
+    let here: Vec<&Metric> = rows.iter().filter(|m| m.scene == "consistency").collect();
+    if here.is_empty() {
+        return Ok(());
+    }
+    r.heading(3, "`consistency`");
+    r.text(
+        "The dragged cube (F = 20 t N, mu = 0.4; exact `x = (10/3)(t - t0)^3` after t0 = 0.1962 s) over 1 s \
+         at time steps from 1e-4 to 1e-1 s (`consistency.toml`; the harness's `consistency`, each settled \
+         0.5 s at its own step): the error `int |x - x_exact| dt` over the second (m s), and its least-squares \
+         slope against dt on log-log axes (1 for a first-order scheme).",
+    );
+    let mut dts: Vec<f64> = here
+        .iter()
+        .filter(|m| m.metric == "position_error_m_s")
+        .map(|m| m.dt)
+        .collect();
+    dts.sort_by(f64::total_cmp);
+    dts.dedup();
+    let columns: Vec<(String, String)> = dts
+        .iter()
+        .map(|&d| (format!("{d:e}"), format!("dt {d:e}")))
+        .collect();
+    pivot(
+        r,
+        &here,
+        "position_error_m_s",
+        &columns,
+        &Fmt::sci(1),
+        Some("consistency_slope"),
+    )?;
+    r.plot(
+        "consistency.svg",
+        "position error against the time step, log-log",
+        &Chart::new(
+            "Dragged cube: int |x - x_exact| dt over 1 s against dt",
+            Axis::log("dt (s)"),
+            Axis::log("error (m s)"),
+        )
+        .legend_upper_left(),
+        &series(&here, "position_error_m_s", |m| m.dt),
+    )?;
+    Ok(())
+}

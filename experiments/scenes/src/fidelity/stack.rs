@@ -1,0 +1,648 @@
+//! The ill-conditioned stack: a light cube under a heavy cube on the floor, at rest (the
+//! `2cubes` scene of Le Lidec et al., "Contact Models in Robotics: a Comparative Analysis",
+//! T-RO 2024, sec. VI; their Fig. 9 sweeps the mass ratio). Exact answer: nothing moves. The
+//! mass ratio makes the Delassus matrix ill-conditioned: the floor contacts carry the sum of the
+//! weights through a body whose own mass is `1 / ratio` of the load, which per-contact solvers
+//! (PGS, bisection) propagate one sweep at a time.
+//!
+//! # The scene
+//!
+//! Two cubes of side `a` (0.2 m), each with eight corner spheres of radius `r = a / 50` (the
+//! convention of [`super`]), the bottom cube's face on the floor `z = 0` (centre at `a / 2`),
+//! the top cube straight above it, corner sphere on corner sphere (centre at `3 a / 2`: the
+//! spheres' surfaces touch where the faces would). Masses `m_b = 1 / sqrt(ratio)` (bottom) and
+//! `m_t = sqrt(ratio)` (top), so the ratio `m_t / m_b = ratio` runs from 1 (1 kg on 1 kg) to
+//! 1e6 (1e3 kg on 1e-3 kg) with the geometric mean fixed at 1 kg. Friction `mu = 0.9` against
+//! the floor, `0.95` between the cubes. Both start exactly at rest and touching; the study
+//! runs 100 steps of 1 ms.
+//!
+//! # Contacts
+//!
+//! Floor: a sphere of world centre `c` is a contact when `c_z - r < margin`, normal `+z`,
+//! point `c - r e_z` (as [`super`]). Cube on cube: a top sphere `i` and a bottom sphere `j` with
+//! centres `c_i`, `c_j` are a contact when `|c_i - c_j| - 2 r < margin`, normal
+//! `n = (c_i - c_j) / |c_i - c_j|` (towards the top cube, which is body `a` of
+//! [`ContactKey::PairPoint`]), point the midpoint `(c_i + c_j) / 2`. The rows of `J` for a frame
+//! direction `d` are `[d, (p - x_t) x d]` on the top cube's `[v, omega]` and
+//! `-[d, (p - x_b) x d]` on the bottom cube's: the relative velocity of the top cube's point.
+//! Contacts are rigid at their gaps (`k = inf`), as in [`super`].
+//!
+//! # One step
+//!
+//! Velocities `[v_b, omega_b, v_t, omega_t]` (world), `A = diag(m_b I3, I_b I3, m_t I3, I_t I3)`
+//! with `I = m a^2 / 6`; symplectic Euler in impulses as [`super`]: `v* = v + dt g`, then
+//! `v = v* + A^-1 J' r`, `x += dt v`, `q = exp(dt omega) q`.
+//!
+//! # Observables
+//!
+//! `t`; `drift_bottom`, `drift_top` (each centre's distance from its start, m); `speed_max`
+//! (the larger centre speed, m/s); `penetration` (the largest overlap after the step, over the
+//! floor contacts and the sphere pairs, `max(0, -gap)`, m); `z_bottom`, `z_top`.
+//!
+//! # Constants
+//!
+//! Besides the masses and `drift_exact = 0`: `pair_delassus_normal`, the normal diagonal entry
+//! of `W` for a contact between the cubes at rest, `(1/m_b + 1/m_t)(1 + 12 h^2 / a^2)` with
+//! `h = a/2 - r`; and `sap_penetration_estimate`, the overlap at which SAP's near-rigid
+//! regularisation (Castro et al. eq. 29, `R_n = beta^2 w / (4 pi^2)`, `beta = 1`, bias
+//! `-phi / dt`) holds the top cube's quarter load `gamma = m_t g dt / 4` at rest,
+//! `phi = dt R_n gamma`: it grows with the mass ratio (`w` with the light cube, `gamma` with the
+//! heavy one), so a regularisation sized by the Delassus diagonal lets the heavy cube sink.
+
+use contactlab_core::generalized::{ContactModel, GeneralizedProblem};
+use contactlab_core::{CoreError, ProblemError, StepProblem};
+use faer::sparse::{SparseColMat, Triplet};
+use nalgebra::{Matrix3x6, UnitQuaternion, Vector3};
+use serde::{Deserialize, Serialize};
+
+use super::{Fidelity, CORNER_RADIUS_FRACTION};
+use crate::balls::contact_frame;
+use crate::{Contact, ContactKey, ContactStep, Scene, SceneError};
+
+fn default_dt() -> f64 {
+    1e-3
+}
+fn default_duration() -> f64 {
+    0.1
+}
+fn default_side() -> f64 {
+    0.2
+}
+fn default_mass_ratio() -> f64 {
+    1.0
+}
+fn default_mu_floor() -> f64 {
+    0.9
+}
+fn default_mu_cubes() -> f64 {
+    0.95
+}
+fn default_gravity() -> f64 {
+    9.81
+}
+fn default_margin() -> f64 {
+    1e-3
+}
+
+/// The stack's parameters (`[scene.params]` of `kind = "cube_stack"`).
+#[derive(Debug, Clone, PartialEq, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct StackConfig {
+    /// Time step `dt` (s).
+    #[serde(default = "default_dt")]
+    pub dt: f64,
+    /// Simulated span (s); 100 steps at the default `dt`.
+    #[serde(default = "default_duration")]
+    pub duration: f64,
+    /// Both cubes' side `a` (m).
+    #[serde(default = "default_side")]
+    pub side: f64,
+    /// Top mass over bottom mass (`m_t / m_b`, at least 1 is the study's range).
+    #[serde(default = "default_mass_ratio")]
+    pub mass_ratio: f64,
+    /// Friction between the bottom cube and the floor.
+    #[serde(default = "default_mu_floor")]
+    pub mu_floor: f64,
+    /// Friction between the cubes.
+    #[serde(default = "default_mu_cubes")]
+    pub mu_cubes: f64,
+    /// Gravitational acceleration `g` (m/s^2).
+    #[serde(default = "default_gravity")]
+    pub gravity: f64,
+    /// A pair of surfaces is a contact while its gap is below this (m).
+    #[serde(default = "default_margin")]
+    pub margin: f64,
+}
+
+impl Default for StackConfig {
+    fn default() -> Self {
+        StackConfig {
+            dt: default_dt(),
+            duration: default_duration(),
+            side: default_side(),
+            mass_ratio: default_mass_ratio(),
+            mu_floor: default_mu_floor(),
+            mu_cubes: default_mu_cubes(),
+            gravity: default_gravity(),
+            margin: default_margin(),
+        }
+    }
+}
+
+impl StackConfig {
+    /// Parses a `[scene.params]` table; unknown keys are errors naming the key.
+    pub fn from_table(params: &toml::Table) -> Result<StackConfig, SceneError> {
+        crate::parse_params(params)
+    }
+
+    /// Checks every parameter's range; the error names the key.
+    pub fn validate(&self) -> Result<(), SceneError> {
+        crate::check_ranges(
+            &[
+                ("dt", self.dt),
+                ("duration", self.duration),
+                ("side", self.side),
+                ("mass_ratio", self.mass_ratio),
+                ("gravity", self.gravity),
+            ],
+            &[
+                ("mu_floor", self.mu_floor),
+                ("mu_cubes", self.mu_cubes),
+                ("margin", self.margin),
+            ],
+        )?;
+        // Spheres other than the touching ones sit at least a - 2 r away from any surface.
+        let limit = self.side * (1.0 - 2.0 * CORNER_RADIUS_FRACTION);
+        if self.margin >= limit {
+            return Err(SceneError::Param {
+                key: "margin",
+                message: format!("must be below {limit} m, got {}", self.margin),
+            });
+        }
+        Ok(())
+    }
+
+    /// The bottom and top masses: `1 / sqrt(ratio)` and `sqrt(ratio)` (kg).
+    pub fn masses(&self) -> [f64; 2] {
+        let s = self.mass_ratio.sqrt();
+        [1.0 / s, s]
+    }
+
+    /// The corner spheres' radius `a / 50`.
+    pub fn corner_radius(&self) -> f64 {
+        CORNER_RADIUS_FRACTION * self.side
+    }
+
+    /// `round(duration / dt)`.
+    pub fn steps(&self) -> usize {
+        (self.duration / self.dt).round() as usize
+    }
+}
+
+/// One cube of the stack.
+#[derive(Debug, Clone)]
+pub struct Cube {
+    /// Mass (kg).
+    pub mass: f64,
+    /// Centre of mass (world).
+    pub p: Vector3<f64>,
+    /// Orientation (body to world).
+    pub q: UnitQuaternion<f64>,
+    /// Velocity of the centre.
+    pub v: Vector3<f64>,
+    /// Angular velocity (world).
+    pub w: Vector3<f64>,
+    /// Where the centre started.
+    pub start: Vector3<f64>,
+}
+
+/// The two-cube stack (see the module doc). Body 0 is the bottom cube, body 1 the top one.
+#[derive(Debug, Clone)]
+pub struct CubeStack {
+    /// The parameters.
+    pub config: StackConfig,
+    /// Bottom and top cube.
+    pub cubes: [Cube; 2],
+    /// The corner spheres' centres in a cube's frame.
+    pub corners: Vec<Vector3<f64>>,
+    /// Steps taken.
+    pub steps: usize,
+}
+
+/// A contact found by [`CubeStack::contacts`]: its key, frame, gap, friction and, per body
+/// it touches, the body's index, the sign of its rows and the point's arm from its centre.
+struct Found {
+    contact: Contact,
+    mu: f64,
+    bodies: Vec<(usize, f64, Vector3<f64>)>,
+}
+
+impl CubeStack {
+    /// The stack at rest for `config`.
+    pub fn new(config: &StackConfig) -> Result<CubeStack, SceneError> {
+        config.validate()?;
+        let a = config.side;
+        let h = 0.5 * a - config.corner_radius();
+        let sign = |k: usize, bit: usize| if k >> bit & 1 == 1 { h } else { -h };
+        let corners = (0..8)
+            .map(|k| Vector3::new(sign(k, 0), sign(k, 1), sign(k, 2)))
+            .collect();
+        let cube = |mass: f64, z: f64| Cube {
+            mass,
+            p: Vector3::new(0.0, 0.0, z),
+            q: UnitQuaternion::identity(),
+            v: Vector3::zeros(),
+            w: Vector3::zeros(),
+            start: Vector3::new(0.0, 0.0, z),
+        };
+        let [mb, mt] = config.masses();
+        Ok(CubeStack {
+            cubes: [cube(mb, 0.5 * a), cube(mt, 1.5 * a)],
+            corners,
+            steps: 0,
+            config: config.clone(),
+        })
+    }
+
+    /// A cube's moment of inertia `m a^2 / 6`.
+    fn inertia(&self, body: usize) -> f64 {
+        self.cubes[body].mass * self.config.side * self.config.side / 6.0
+    }
+
+    /// Sphere `k` of `body` in world coordinates.
+    fn sphere(&self, body: usize, k: usize) -> Vector3<f64> {
+        let c = &self.cubes[body];
+        c.p + c.q * self.corners[k]
+    }
+
+    /// Every contact whose gap is below `margin` (zero: the overlapping ones).
+    fn contacts(&self, margin: f64) -> Vec<Found> {
+        let r = self.config.corner_radius();
+        let mut out = Vec::new();
+        for body in 0..2 {
+            for k in 0..8 {
+                let c = self.sphere(body, k);
+                let gap = c.z - r;
+                if gap < margin {
+                    out.push(Found {
+                        contact: Contact {
+                            key: ContactKey::WallPoint {
+                                body,
+                                obstacle: 0,
+                                feature: k as u64,
+                            },
+                            frame: contact_frame(Vector3::z()),
+                            gap,
+                        },
+                        mu: self.config.mu_floor,
+                        bodies: vec![(body, 1.0, c - r * Vector3::z() - self.cubes[body].p)],
+                    });
+                }
+            }
+        }
+        for i in 0..8 {
+            let ci = self.sphere(1, i);
+            for j in 0..8 {
+                let cj = self.sphere(0, j);
+                let d = ci - cj;
+                let dist = d.norm();
+                let gap = dist - 2.0 * r;
+                if gap >= margin || dist == 0.0 {
+                    continue;
+                }
+                let point = 0.5 * (ci + cj);
+                out.push(Found {
+                    contact: Contact {
+                        key: ContactKey::PairPoint {
+                            a: 1,
+                            b: 0,
+                            feature: (i as u64) << 32 | j as u64,
+                        },
+                        frame: contact_frame(d / dist),
+                        gap,
+                    },
+                    mu: self.config.mu_cubes,
+                    bodies: vec![
+                        (1, 1.0, point - self.cubes[1].p),
+                        (0, -1.0, point - self.cubes[0].p),
+                    ],
+                });
+            }
+        }
+        out
+    }
+
+    /// The largest overlap of any sphere with the floor or with a sphere of the other cube.
+    pub fn penetration(&self) -> f64 {
+        self.contacts(0.0)
+            .iter()
+            .map(|f| -f.contact.gap)
+            .fold(0.0, f64::max)
+    }
+
+    /// The simulated time `steps dt` (s).
+    pub fn time(&self) -> f64 {
+        self.steps as f64 * self.config.dt
+    }
+
+    /// The generalized problem of these contacts (rigid at their gaps).
+    fn problem(&self, found: &[Found], free: &[f64]) -> Result<GeneralizedProblem, SceneError> {
+        let mut a = Vec::with_capacity(12);
+        for body in 0..2 {
+            let (m, i) = (self.cubes[body].mass, self.inertia(body));
+            for k in 0..6 {
+                a.push(Triplet::new(
+                    6 * body + k,
+                    6 * body + k,
+                    if k < 3 { m } else { i },
+                ));
+            }
+        }
+        let mut jt = Vec::new();
+        for (ci, f) in found.iter().enumerate() {
+            for &(body, sign, arm) in &f.bodies {
+                let block: Matrix3x6<f64> = Fidelity::contact_jacobian(&f.contact.frame, &arm);
+                for r in 0..3 {
+                    for col in 0..6 {
+                        jt.push(Triplet::new(
+                            3 * ci + r,
+                            6 * body + col,
+                            sign * block[(r, col)],
+                        ));
+                    }
+                }
+            }
+        }
+        let sparse = |rows: usize, t: &[Triplet<usize, usize, f64>], field: &str| {
+            SparseColMat::try_new_from_triplets(rows, 12, t).map_err(|e| {
+                SceneError::Problem(ProblemError::Shape {
+                    field: field.into(),
+                    expected: "a sparse matrix".into(),
+                    found: format!("{e:?}"),
+                })
+            })
+        };
+        let models = found
+            .iter()
+            .map(|f| ContactModel {
+                phi0: f.contact.gap,
+                ..ContactModel::rigid(f.mu)
+            })
+            .collect();
+        let velocity: Vec<f64> = self
+            .cubes
+            .iter()
+            .flat_map(|c| [c.v.x, c.v.y, c.v.z, c.w.x, c.w.y, c.w.z])
+            .collect();
+        GeneralizedProblem::new(
+            sparse(12, &a, "A")?,
+            sparse(3 * found.len(), &jt, "J")?,
+            free.to_vec(),
+            vec![0.0; 3 * found.len()],
+            models,
+            Some(self.config.dt),
+            Some(velocity),
+            // Contacts between the cubes couple them: one tree would hide nothing, but the
+            // bodies are separate trees of `A` (block diagonal by body).
+            Some((0..12).map(|k| k / 6).collect()),
+        )
+        .map_err(|e| match e {
+            CoreError::Problem(p) => SceneError::Problem(p),
+            other => SceneError::Problem(ProblemError::Shape {
+                field: "step".into(),
+                expected: "a generalized problem".into(),
+                found: other.to_string(),
+            }),
+        })
+    }
+
+    /// The velocities after gravity, `[v_b, omega_b, v_t, omega_t]`.
+    fn free_velocity(&self) -> Vec<f64> {
+        let g = Vector3::new(0.0, 0.0, -self.config.gravity) * self.config.dt;
+        self.cubes
+            .iter()
+            .flat_map(|c| {
+                let v = c.v + g;
+                [v.x, v.y, v.z, c.w.x, c.w.y, c.w.z]
+            })
+            .collect()
+    }
+}
+
+impl Scene for CubeStack {
+    fn contact_step(&self) -> Result<ContactStep, SceneError> {
+        let found = self.contacts(self.config.margin);
+        let free = self.free_velocity();
+        let problem = self.problem(&found, &free)?;
+        Ok(ContactStep {
+            contacts: found.into_iter().map(|f| f.contact).collect(),
+            problem: StepProblem::from(problem),
+            free,
+        })
+    }
+
+    fn advance(&mut self, step: &ContactStep, r: &[f64]) -> Result<(), SceneError> {
+        step.check_impulses(r, Some(12))?;
+        // The velocities after the impulses: v* + A^-1 J' r, with the step's own J.
+        let mut vel = step.free.clone();
+        if let Some(g) = step.problem.generalized() {
+            let (cols, rows, vals) = (
+                g.j.symbolic().col_ptr(),
+                g.j.symbolic().row_idx(),
+                g.j.val(),
+            );
+            for (c, v) in vel.iter_mut().enumerate() {
+                let body = c / 6;
+                let inv = if c % 6 < 3 {
+                    1.0 / self.cubes[body].mass
+                } else {
+                    1.0 / self.inertia(body)
+                };
+                let jt_r: f64 = (cols[c]..cols[c + 1]).map(|k| vals[k] * r[rows[k]]).sum();
+                *v += inv * jt_r;
+            }
+        } else if !r.is_empty() {
+            return Err(SceneError::Problem(ProblemError::Shape {
+                field: "step".into(),
+                expected: "this scene's generalized problem".into(),
+                found: "a contact-space problem".into(),
+            }));
+        }
+        let dt = self.config.dt;
+        for (body, cube) in self.cubes.iter_mut().enumerate() {
+            let s = &vel[6 * body..6 * body + 6];
+            cube.v = Vector3::new(s[0], s[1], s[2]);
+            cube.w = Vector3::new(s[3], s[4], s[5]);
+            cube.p += dt * cube.v;
+            cube.q = UnitQuaternion::from_scaled_axis(dt * cube.w) * cube.q;
+            if !(cube.p.iter().all(|x| x.is_finite()) && s.iter().all(|x| x.is_finite())) {
+                return Err(SceneError::NonFinite("state"));
+            }
+        }
+        self.steps += 1;
+        Ok(())
+    }
+
+    fn observables(&self) -> Vec<(&'static str, f64)> {
+        let [b, t] = &self.cubes;
+        vec![
+            ("t", self.time()),
+            ("drift_bottom", (b.p - b.start).norm()),
+            ("drift_top", (t.p - t.start).norm()),
+            ("speed_max", b.v.norm().max(t.v.norm())),
+            ("penetration", self.penetration()),
+            ("z_bottom", b.p.z),
+            ("z_top", t.p.z),
+        ]
+    }
+
+    fn parameters(&self) -> Result<toml::Table, SceneError> {
+        crate::config_table(&self.config)
+    }
+
+    fn constants(&self) -> Vec<(&'static str, f64)> {
+        let [mb, mt] = self.config.masses();
+        let c = &self.config;
+        // The normal diagonal entry of W = J A^-1 J' for a contact between the cubes at rest:
+        // each cube contributes 1/m for the translation and |arm x n|^2 / I = 2 h^2 6 / (m a^2)
+        // for the rotation (arm (+-h, +-h, -+a/2), n = e_z, h = a/2 - r).
+        let h = 0.5 * c.side - c.corner_radius();
+        let w = (1.0 / mb + 1.0 / mt) * (1.0 + 12.0 * h * h / (c.side * c.side));
+        let load = 0.25 * mt * c.gravity * c.dt;
+        vec![
+            ("mass_bottom", mb),
+            ("mass_top", mt),
+            ("drift_exact", 0.0),
+            // Each floor contact carries a quarter of both weights at rest.
+            ("floor_load_exact", 0.25 * (mb + mt) * c.gravity),
+            ("pair_delassus_normal", w),
+            // SAP's near-rigid regularisation R_n = beta^2 w / (4 pi^2) (Castro et al. eq. 29,
+            // beta = 1) with the bias -phi / dt holds the top cube's quarter load gamma at rest
+            // with the overlap phi = dt R_n gamma (m): a heavy cube on a light one sinks in.
+            (
+                "sap_penetration_estimate",
+                c.dt * w / (4.0 * std::f64::consts::PI.powi(2)) * load,
+            ),
+        ]
+    }
+
+    fn finished(&self) -> bool {
+        self.steps >= self.config.steps()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn stack(ratio: f64) -> CubeStack {
+        CubeStack::new(&StackConfig {
+            mass_ratio: ratio,
+            ..StackConfig::default()
+        })
+        .unwrap()
+    }
+
+    /// At rest the stack has four floor contacts and four sphere pairs, all at zero gap, and
+    /// the exact static impulses (a quarter of each load per contact, over one step) make every
+    /// contact velocity zero: `u = W r + q = 0`.
+    #[test]
+    fn static_impulses_hold_the_stack_exactly() {
+        for ratio in [1.0, 1e3, 1e6] {
+            let s = stack(ratio);
+            let step = s.contact_step().unwrap();
+            assert_eq!(step.contacts.len(), 8, "ratio {ratio}");
+            assert!(step.contacts.iter().all(|c| c.gap.abs() < 1e-15));
+            let [mb, mt] = s.config.masses();
+            let g = s.config.gravity * s.config.dt;
+            let r: Vec<f64> = step
+                .contacts
+                .iter()
+                .flat_map(|c| {
+                    let load = match c.key {
+                        ContactKey::WallPoint { .. } => 0.25 * (mb + mt) * g,
+                        _ => 0.25 * mt * g,
+                    };
+                    [load, 0.0, 0.0]
+                })
+                .collect();
+            let u = step.velocities(&r).unwrap();
+            let scale = (mb + mt) * g;
+            assert!(
+                u.iter().all(|x| x.abs() < 1e-9 * scale.max(1.0)),
+                "ratio {ratio}: {u:?}"
+            );
+            let mut moved = s.clone();
+            moved.advance(&step, &r).unwrap();
+            let obs = moved.observables();
+            let get = |k: &str| obs.iter().find(|o| o.0 == k).unwrap().1;
+            assert!(get("drift_top") < 1e-12 && get("drift_bottom") < 1e-12);
+            assert!(get("penetration") < 1e-12);
+        }
+    }
+
+    /// The Jacobian of a cube-on-cube contact gives the top sphere's velocity relative to the
+    /// bottom one's: move the top cube up by `v` and the normal row reads `v`; move both
+    /// together and it reads zero.
+    #[test]
+    fn pair_rows_measure_relative_velocity() {
+        let s = stack(10.0);
+        let step = s.contact_step().unwrap();
+        let g = step.problem.generalized().unwrap();
+        let dense = g.j.to_dense();
+        let pair = step
+            .contacts
+            .iter()
+            .position(|c| matches!(c.key, ContactKey::PairPoint { .. }))
+            .unwrap();
+        let mut up = [0.0; 12];
+        up[8] = 0.3;
+        let n: f64 = (0..12).map(|c| dense[(3 * pair, c)] * up[c]).sum();
+        assert!((n - 0.3).abs() < 1e-12);
+        let mut both = [0.0; 12];
+        both[2] = 0.3;
+        both[8] = 0.3;
+        let n: f64 = (0..12).map(|c| dense[(3 * pair, c)] * both[c]).sum();
+        assert!(n.abs() < 1e-12);
+        assert_eq!(contact_frame(Vector3::z()), step.contacts[pair].frame);
+    }
+
+    /// Without contact impulses the stack falls freely; the penetration then grows as
+    /// `g dt^2` after one step.
+    #[test]
+    fn without_impulses_the_stack_sinks_by_g_dt_squared() {
+        let mut s = stack(1.0);
+        let step = s.contact_step().unwrap();
+        let r = vec![0.0; 3 * step.contacts.len()];
+        s.advance(&step, &r).unwrap();
+        let expect = s.config.gravity * s.config.dt * s.config.dt;
+        assert!(
+            (s.penetration() - expect).abs() < 1e-15,
+            "{}",
+            s.penetration()
+        );
+    }
+
+    /// The pair contact's Delassus diagonal is the one of the step's own `W`, and the SAP
+    /// penetration estimate grows with the mass ratio.
+    #[test]
+    fn the_pair_delassus_constant_matches_the_step() {
+        let s = stack(100.0);
+        let step = s.contact_step().unwrap();
+        let pair = step
+            .contacts
+            .iter()
+            .position(|c| matches!(c.key, ContactKey::PairPoint { .. }))
+            .unwrap();
+        let local = step.problem.local().unwrap();
+        let w = local.dense_w()[(3 * pair, 3 * pair)];
+        let get = |s: &CubeStack, k: &str| s.constants().iter().find(|c| c.0 == k).unwrap().1;
+        assert!(
+            (get(&s, "pair_delassus_normal") - w).abs() < 1e-9 * w,
+            "{w}"
+        );
+        assert!(
+            get(&stack(1e6), "sap_penetration_estimate")
+                > 1e3 * get(&stack(1.0), "sap_penetration_estimate")
+        );
+    }
+
+    /// Bad parameters name the key.
+    #[test]
+    fn bad_parameters_name_the_key() {
+        let e = StackConfig::from_table(&"mass_ratio = -1.0".parse().unwrap())
+            .and_then(|c| c.validate())
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("mass_ratio"), "{e}");
+        let e = StackConfig::from_table(&"margin = 1.0".parse().unwrap())
+            .and_then(|c| c.validate())
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("margin"), "{e}");
+        let e = StackConfig::from_table(&"heavy = 1.0".parse().unwrap())
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("heavy"), "{e}");
+    }
+}
