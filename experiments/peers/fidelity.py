@@ -43,6 +43,16 @@ Scene conventions (stated once here; every function below follows them):
     so the floor carries 0.855 to give 0.9 with the cube's 0.95). Settled 0.5 s under gravity,
     then 100 steps; drift is each centre's distance from where it was at t = 0, penetration the
     largest overlap of a corner sphere with the floor or with a sphere of the other cube.
+  * The pinch grasp (`pinch_grasp`): two fingers on slide/prismatic joints along y, each pushed
+    towards the other by the grip force (a `motor` in MuJoCo, an applied generalized force in
+    Drake), each pad four spheres of radius 2 mm at (+-0.01, +-0.005) m; a 0.1 kg plate (box
+    0.25 x 0.02 x 0.05 m, centre of mass 0.1 m off the grip along x) between them; mu 1; the grip
+    16 N for 4.5 s then 1 N for 1.5 s, period 6 s; dt 5 ms; engine gravity on. Settled 0.5 s
+    at the secure grip, then 12 s. Metrics: the plate's pitch about the grip axis gained over the
+    first secure phase (exact 0), the largest pitch gained in the first loose phase (it swings
+    down and back), and the median over the first
+    secure phase of the largest contact slip speed (the sphere's velocity relative to the plate's
+    point under it, tangential part), in um/s.
   * The consistency sweep (`consistency`, one record per time step): the dragged cube at dt from
     1e-4 to 1e-1 s, each settled 0.5 s at its own dt; the error is the integral over the second
     of |x - x_exact| with x_exact = (10/3)(t - t0)^3 after t0 (trapezoids over the samples).
@@ -131,6 +141,217 @@ def scene_specs():
 STACK_RATIOS = [1.0, 10.0, 100.0, 1e3, 1e4, 1e5, 1e6]
 STACK_MU_FLOOR, STACK_MU_CUBES = 0.9, 0.95
 CONSISTENCY_DTS = [1e-4, 3e-4, 1e-3, 3e-3, 1e-2, 3e-2, 1e-1]
+
+
+GRASP = dict(mass=0.1, mu=1.0, offset=0.1, b=0.01, c=0.005, w=0.01, r_pad=0.002, m_finger=0.1,
+             length=0.25, height=0.05, high=16.0, low=1.0, period=6.0, duty=0.75)
+
+
+def grasp_spec(duration=12.0):
+    """The pinch grasp as a scene dict (constants in GRASP)."""
+    return dict(name="pinch_grasp", body="grasp", dt=5e-3, settle_s=SETTLE_S,
+                duration_s=duration, mu=GRASP["mu"], kind="grasp",
+                analytic={"secure_pitch_deg": 0.0, "secure_slip_um_s": 0.0})
+
+
+def grasp_force(t):
+    """The grip force at time t (t = 0 at the end of settling, which is secure)."""
+    return GRASP["high"] if (t / GRASP["period"]) % 1.0 < GRASP["duty"] else GRASP["low"]
+
+
+def grasp_pads():
+    """Pad sphere offsets (x, z) on each finger."""
+    b, c = GRASP["b"], GRASP["c"]
+    return [(b, c), (b, -c), (-b, c), (-b, -c)]
+
+
+def plate_inertia():
+    """Diagonal inertia of the plate box about its centre."""
+    g = GRASP
+    l, t, h, m = g["length"], 2 * g["w"], g["height"], g["mass"]
+    return [m / 12 * (t * t + h * h), m / 12 * (l * l + h * h), m / 12 * (l * l + t * t)]
+
+
+def grasp_slip(R, x, v, w, fingers_y, fingers_v):
+    """Largest tangential speed of a pad sphere relative to the plate point under it."""
+    g = GRASP
+    best = 0.0
+    for k, side in enumerate((1.0, -1.0)):
+        n = R @ np.array([0.0, side, 0.0])
+        for (px, pz) in grasp_pads():
+            s = np.array([px, fingers_y[k], pz])
+            p = s - g["r_pad"] * n
+            rel = np.array([0.0, fingers_v[k], 0.0]) - (v + np.cross(w, p - x))
+            tang = rel - rel.dot(n) * n
+            best = max(best, float(np.linalg.norm(tang)))
+    return best
+
+
+def grasp_metrics(T, pitch, slip, secure):
+    """Pitch gained over the first secure phase, the largest pitch gained in the first loose
+    phase (the plate swings down and back), median secure slip (um/s)."""
+    T, pitch, slip, secure = map(np.asarray, (T, pitch, slip, secure))
+    # The pitch as a continuous angle: a plate swinging past 180 degrees must not jump by 360.
+    pitch = np.degrees(np.unwrap(np.radians(pitch)))
+    end = GRASP["duty"] * GRASP["period"]
+
+    def at(t):
+        k = np.nonzero(T <= t + 1e-9)[0]
+        return float(pitch[k[-1]]) if k.size else 0.0
+    held = secure & (T <= end + 1e-9)
+    loose = (T > end + 1e-9) & (T <= GRASP["period"] + 1e-9)
+    return {"secure_pitch_deg": at(end) - at(0.0),
+            # how far the plate swings down in the loose phase (it swings back: the largest gain)
+            "loose_pitch_deg": (float(pitch[loose].max()) - at(end)) if loose.any() else None,
+            "secure_slip_um_s": float(np.median(slip[held]) * 1e6) if held.any() else None}
+
+
+def pitch_of(R):
+    """The plate's rotation about the grip axis (degrees; positive when its far end drops)."""
+    a = R @ np.array([1.0, 0.0, 0.0])
+    return math.degrees(math.atan2(-a[2], a[0]))
+
+
+def grasp_mjcf(scene, cone, impratio, noslip):
+    """MJCF of the grasp: two slide-joint fingers with motors, the free plate, engine gravity."""
+    g = GRASP
+    fr = f'friction="{g["mu"]} 0.005 0.0001"'
+    y0 = g["w"] + g["r_pad"]
+    ix, iy, iz = plate_inertia()
+    out = ['<mujoco model="pinch_grasp">',
+           f'<option timestep="{scene["dt"]}" gravity="0 0 {-G}" solver="Newton" cone="{cone}" '
+           f'impratio="{impratio}" noslip_iterations="{noslip}"/>', '<worldbody>']
+    for k, side in enumerate((1.0, -1.0)):
+        out.append(f'<body name="finger{k}" pos="0 {side * y0} 0">'
+                   f'<joint name="slide{k}" type="slide" axis="0 1 0"/>'
+                   f'<inertial pos="0 0 0" mass="{g["m_finger"]}" diaginertia="1e-5 1e-5 1e-5"/>')
+        for j, (px, pz) in enumerate(grasp_pads()):
+            out.append(f'<geom name="pad{k}_{j}" type="sphere" size="{g["r_pad"]}" '
+                       f'pos="{px} 0 {pz}" {fr}/>')
+        out.append('</body>')
+    out.append(f'<body name="plate" pos="{g["offset"]} 0 0"><freejoint/>'
+               f'<inertial pos="0 0 0" mass="{g["mass"]}" diaginertia="{ix} {iy} {iz}"/>'
+               f'<geom name="plate" type="box" size="{g["length"] / 2} {g["w"]} {g["height"] / 2}" '
+               f'{fr}/></body>')
+    out += ['</worldbody>', '<contact><exclude body1="finger0" body2="finger1"/></contact>',
+            '<actuator><motor joint="slide0" gear="1"/><motor joint="slide1" gear="1"/></actuator>',
+            '</mujoco>']
+    return "\n".join(out)
+
+
+def run_mujoco_grasp(scene, config):
+    """Settle the grasp at the secure grip, then run it in one MuJoCo config."""
+    import mujoco
+    cone, impratio, noslip = MJ_CONFIGS[config]
+    m = mujoco.MjModel.from_xml_string(grasp_mjcf(scene, cone, impratio, noslip))
+    d = mujoco.MjData(m)
+    pid = m.body("plate").id
+    dt = scene["dt"]
+    qa = [m.jnt_qposadr[m.joint(f"slide{k}").id] for k in range(2)]
+    va = [m.jnt_dofadr[m.joint(f"slide{k}").id] for k in range(2)]
+    y0 = GRASP["w"] + GRASP["r_pad"]
+
+    def grip(f):
+        d.ctrl[0], d.ctrl[1] = -f, f
+
+    for _ in range(int(round(scene["settle_s"] / dt))):
+        grip(GRASP["high"])
+        mujoco.mj_step(m, d)
+    T, pitch, slip, secure, times, niter = [], [], [], [], [], []
+    vel = np.zeros(6)
+    for k in range(int(round(scene["duration_s"] / dt))):
+        f = grasp_force(k * dt)
+        grip(f)
+        t0 = time.perf_counter()
+        mujoco.mj_step(m, d)
+        times.append(time.perf_counter() - t0)
+        niter.append(int(d.solver_niter[0]))
+        R = d.xmat[pid].reshape(3, 3)
+        mujoco.mj_objectVelocity(m, d, mujoco.mjtObj.mjOBJ_BODY, pid, vel, 0)
+        fy = [y0 + d.qpos[qa[0]], -y0 + d.qpos[qa[1]]]
+        fv = [d.qvel[va[0]], d.qvel[va[1]]]
+        T.append((k + 1) * dt)
+        pitch.append(pitch_of(R))
+        slip.append(grasp_slip(R, d.xpos[pid].copy(), vel[3:].copy(), vel[:3].copy(), fy, fv))
+        secure.append(f == GRASP["high"])
+    it = np.asarray(niter)
+    out = grasp_metrics(T, pitch, slip, secure)
+    out.update({"step_times": times, "converged_fraction": float(np.mean(it < m.opt.iterations)),
+                "iterations_per_step_mean": float(it.mean()),
+                "iterations_per_step_max": int(it.max())})
+    return out
+
+
+def run_drake_grasp(scene, approx):
+    """Settle the grasp at the secure grip, then run it in one Drake config."""
+    from pydrake.all import (AddMultibodyPlantSceneGraph, Box, ContactModel, CoulombFriction,
+                             DiagramBuilder, DiscreteContactApproximation, PrismaticJoint,
+                             ProximityProperties, RigidTransform, RotationalInertia, Simulator,
+                             SpatialInertia, Sphere, UnitInertia)
+    from pydrake.geometry import AddContactMaterial
+    g = GRASP
+    builder = DiagramBuilder()
+    plant, _ = AddMultibodyPlantSceneGraph(builder, time_step=scene["dt"])
+    plant.set_contact_model(ContactModel.kPoint)
+    plant.set_discrete_contact_approximation(getattr(DiscreteContactApproximation, DRAKE_APPROX[approx]))
+    props = ProximityProperties()
+    AddContactMaterial(friction=CoulombFriction(g["mu"], g["mu"]), properties=props)
+    y0 = g["w"] + g["r_pad"]
+    joints = []
+    for k, side in enumerate((1.0, -1.0)):
+        f = plant.AddRigidBody(f"finger{k}", SpatialInertia(g["m_finger"], [0, 0, 0],
+                                                            UnitInertia(1e-4, 1e-4, 1e-4)))
+        for j, (px, pz) in enumerate(grasp_pads()):
+            plant.RegisterCollisionGeometry(f, RigidTransform([px, 0.0, pz]), Sphere(g["r_pad"]),
+                                            f"pad{k}_{j}", props)
+        joints.append(plant.AddJoint(PrismaticJoint(
+            f"slide{k}", plant.world_frame(), f.body_frame(), [0.0, 1.0, 0.0])))
+    ix, iy, iz = plate_inertia()
+    plate = plant.AddRigidBody("plate", SpatialInertia.MakeFromCentralInertia(
+        g["mass"], [0, 0, 0], RotationalInertia(ix, iy, iz)))
+    plant.RegisterCollisionGeometry(plate, RigidTransform(),
+                                    Box(g["length"], 2 * g["w"], g["height"]), "plate", props)
+    plant.Finalize()
+    sim = Simulator(builder.Build())
+    ctx = sim.get_mutable_context()
+    pctx = plant.GetMyMutableContextFromRoot(ctx)
+    for jt, side in zip(joints, (1.0, -1.0)):
+        jt.set_translation(pctx, side * y0)
+    plant.SetFreeBodyPose(pctx, plate, RigidTransform([g["offset"], 0.0, 0.0]))
+    port = plant.get_applied_generalized_force_input_port()
+
+    def grip(f):
+        tau = np.zeros(plant.num_velocities())
+        tau[joints[0].velocity_start()] = -f
+        tau[joints[1].velocity_start()] = f
+        port.FixValue(pctx, tau)
+
+    sim.Initialize()
+    dt, step = scene["dt"], 0
+    for _ in range(int(round(scene["settle_s"] / dt))):
+        grip(g["high"])
+        step += 1
+        sim.AdvanceTo((step - 0.5) * dt)
+    T, pitch, slip, secure, times = [], [], [], [], []
+    for k in range(int(round(scene["duration_s"] / dt))):
+        f = grasp_force(k * dt)
+        grip(f)
+        step += 1
+        t0 = time.perf_counter()
+        sim.AdvanceTo((step - 0.5) * dt)
+        times.append(time.perf_counter() - t0)
+        X = plant.EvalBodyPoseInWorld(pctx, plate)
+        V = plant.EvalBodySpatialVelocityInWorld(pctx, plate)
+        R = X.rotation().matrix()
+        fy = [jt.get_translation(pctx) for jt in joints]
+        fv = [jt.get_translation_rate(pctx) for jt in joints]
+        T.append((k + 1) * dt)
+        pitch.append(pitch_of(R))
+        slip.append(grasp_slip(R, X.translation(), V.translational(), V.rotational(), fy, fv))
+        secure.append(f == g["high"])
+    out = grasp_metrics(T, pitch, slip, secure)
+    out.update({"step_times": times, "converged_fraction": 1.0})
+    return out
 
 
 def stack_spec(ratio, steps=100):
@@ -609,6 +830,16 @@ def run_one(scene, engine, config):
         rec["param"] = scene["mass_ratio"]
     w0 = time.perf_counter()
     try:
+        if scene["kind"] == "grasp":
+            r = (run_mujoco_grasp(scene, config) if engine == "mujoco"
+                 else run_drake_grasp(scene, config))
+            for k in ("secure_pitch_deg", "loose_pitch_deg", "secure_slip_um_s",
+                      "converged_fraction", "iterations_per_step_mean", "iterations_per_step_max"):
+                if k in r:
+                    rec[k] = r[k]
+            rec["seconds_per_step_median"] = statistics.median(r["step_times"])
+            rec["wall_s"] = time.perf_counter() - w0
+            return rec
         if scene["kind"] == "stack":
             r = (run_mujoco_stack(scene, config) if engine == "mujoco"
                  else run_drake_stack(scene, config))
@@ -673,7 +904,7 @@ def main():
     if a.check:
         sys.exit(check())
     specs = scene_specs()
-    known = list(specs) + ["stack", "consistency"]
+    known = list(specs) + ["pinch_grasp", "stack", "consistency"]
     names = a.only.split(",") if a.only else known
     bad = [n for n in names if n not in known]
     if bad:
@@ -685,12 +916,15 @@ def main():
         if n == "stack":
             runs = [stack_spec(r, steps=20 if a.small else 100)
                     for r in ([1e3] if a.small else STACK_RATIOS)]
+        elif n == "pinch_grasp":
+            # CI size: 7 s covers the first secure and loose phases.
+            runs = [grasp_spec(7.0 if a.small else 12.0)]
         elif n == "consistency":
             runs = [consistency_spec(dt) for dt in ([1e-2, 1e-1] if a.small else CONSISTENCY_DTS)]
         else:
             runs = [dict(specs[n])]
         for sc in runs:
-            if a.small and n != "stack":
+            if a.small and n not in ("stack", "pinch_grasp"):
                 sc["duration_s"] = min(sc["duration_s"], 0.3)
             for eng in engines:
                 for cfg in configs_for(eng, a.small):

@@ -56,11 +56,26 @@ fn cut_down_runs_report_each_models_motion_against_the_exact_answer() {
             100,
             [("coulomb", "pgs"), ("implicit-ncp", "todorov")],
         ),
+        (
+            "grasp.toml",
+            80,
+            [("coulomb", "pgs"), ("sap", "newton-merit")],
+        ),
     ] {
         root.config(config, |t| {
             set(t, "scene", "steps", toml::Value::Integer(steps));
             t.remove("every_pair");
             t.insert("drivers".into(), drivers(&pairs));
+            if config == "grasp.toml" {
+                // One period of 0.4 s: secure, then loose.
+                let params = t["scene"]["params"].clone();
+                let mut params = params.as_table().unwrap().clone();
+                for (k, v) in [("period", 0.4), ("duty", 0.5), ("duration", 0.4)] {
+                    params.insert(k.into(), toml::Value::Float(v));
+                }
+                set(t, "scene", "params", toml::Value::Table(params));
+                return;
+            }
             let sweep = t.get_mut("sweep").unwrap().as_table_mut().unwrap();
             if config == "stack.toml" {
                 sweep.insert(
@@ -161,6 +176,14 @@ fn cut_down_runs_report_each_models_motion_against_the_exact_answer() {
     assert_eq!(one, 1.0);
     assert!((slope - 1.0).abs() < 0.1, "{slope}");
     assert!(readme.contains("stack_drift.svg") && readme.contains("consistency.svg"));
+    // The grasp: SAP holds it while secure (its regularised slip aside) and lets it swing
+    // while loose; PGS lets the rigid pads' normal force gather on one sphere, and the plate
+    // pivots under the secure grip.
+    let (pitch, exact) = find("pinch_grasp", "newton-merit", "secure_pitch_deg");
+    assert_eq!(exact, 0.0);
+    assert!(pitch.abs() < 0.5, "{pitch}");
+    assert!(find("pinch_grasp", "newton-merit", "loose_pitch_deg").0 > 5.0);
+    assert!(find("pinch_grasp", "pgs", "secure_pitch_deg").0 > 1.0);
 }
 
 /// The MuJoCo side of every scene, CI size (`fidelity.py --small --engines mujoco`): one record
@@ -201,6 +224,7 @@ fn the_peers_harness_runs_every_scene_small_in_mujoco() {
         "rolling_sphere",
         "stack",
         "consistency",
+        "pinch_grasp",
     ] {
         let rs = find(scene);
         assert!(!rs.is_empty(), "{scene}");

@@ -13,6 +13,7 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::path::Path;
 use std::time::{Duration, Instant};
 
+use contactlab_core::ProblemError;
 use contactlab_runs::config::{ConfigError, ExperimentConfig, RunSpec};
 use contactlab_runs::spec::SolverSpec;
 use contactlab_runs::store::{SceneRecord, StoreError};
@@ -329,7 +330,14 @@ pub fn run_one(
             break;
         }
         let clock = Instant::now();
-        let cs = scene.contact_step().map_err(scene_err)?;
+        let cs = match scene.contact_step() {
+            Ok(cs) => cs,
+            Err(e) if diverged(&e) => {
+                rows.extend(diverged_rows(run, step, &solvers, scene.as_ref()));
+                break;
+            }
+            Err(e) => return Err(scene_err(e)),
+        };
         let mut scene_seconds = clock.elapsed().as_secs_f64();
         let n_c = cs.contacts.len();
         let mut step_rows = Vec::with_capacity(solvers.len());
@@ -394,7 +402,14 @@ pub fn run_one(
             hardest = traces;
         }
         let clock = Instant::now();
-        scene.advance(&cs, &driver_r).map_err(scene_err)?;
+        match scene.advance(&cs, &driver_r) {
+            Ok(()) => {}
+            Err(e) if diverged(&e) => {
+                rows.extend(diverged_rows(run, step, &solvers, scene.as_ref()));
+                break;
+            }
+            Err(e) => return Err(scene_err(e)),
+        }
         scene_seconds += clock.elapsed().as_secs_f64();
         let observables = scene.observables();
         for mut r in step_rows {
@@ -437,6 +452,36 @@ fn largest_gap(a: &[f64], b: &[f64]) -> f64 {
         return f64::NAN;
     }
     a.iter().zip(b).fold(0.0, |m, (x, y)| m.max((x - y).abs()))
+}
+
+/// Whether a scene error means the motion blew up: a state, free velocity or impulse that is
+/// no longer finite. The run then ends at that step with a `diverged` row per solver (what
+/// the driver's impulses did to the motion is a finding the study reports), where any other
+/// scene error (a bad parameter, a malformed problem) still fails the sweep.
+fn diverged(e: &SceneError) -> bool {
+    matches!(
+        e,
+        SceneError::NonFinite(_) | SceneError::Problem(ProblemError::NonFinite { .. })
+    )
+}
+
+/// One `diverged` row per solver at `step`, with the scene's observables as they are.
+fn diverged_rows(
+    run: usize,
+    step: usize,
+    solvers: &[(ResolvedSolver, &'static str, &'static str)],
+    scene: &dyn Scene,
+) -> Vec<StepRow> {
+    let observables = scene.observables();
+    solvers
+        .iter()
+        .map(|(solver, role, model)| StepRow {
+            status: "diverged".into(),
+            solver_status: "diverged".into(),
+            observables: observables.clone(),
+            ..empty_row(run, step, &solver.label, role, model)
+        })
+        .collect()
 }
 
 fn empty_row(

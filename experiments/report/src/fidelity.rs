@@ -27,6 +27,7 @@ use crate::findings::Fmt;
 use crate::table::{Cell as C, Table};
 use crate::ReportError;
 
+mod grasp;
 mod sweeps;
 
 /// Our runs of the fidelity setups.
@@ -34,7 +35,7 @@ mod sweeps;
 pub const OUR_CONFIGS: [&str; 3] = ["slides.toml", "slopes.toml", "holds.toml"];
 
 /// The scenes in the report's order, with the metrics each one's table shows.
-pub const SCENES: [(&str, &[&str]); 7] = [
+pub const SCENES: [(&str, &[&str]); 8] = [
     (
         "sliding_cube",
         &[
@@ -64,6 +65,7 @@ pub const SCENES: [(&str, &[&str]); 7] = [
     ),
     ("wall_press", &["creep_mm", "creep_after_1s_mm"]),
     ("rolling_sphere", &["acceleration_error"]),
+    ("pinch_grasp", &grasp::METRICS),
 ];
 
 /// The columns every scene's table adds after its own metrics.
@@ -284,6 +286,9 @@ fn engine_rows(df: &DataFrame, exact: &Exact) -> Result<Vec<Metric>, ReportError
         "creep_after_1s_mm",
         "acceleration_error",
         "max_lift_mm",
+        "secure_pitch_deg",
+        "secure_slip_um_s",
+        "loose_pitch_deg",
         "converged_fraction",
         "seconds_per_step_median",
     ];
@@ -382,12 +387,13 @@ pub fn generate(root: &Path) -> Result<(), ReportError> {
          0.2 m, 1 kg cube on eight corner spheres of radius a/50 sliding to a stop at 1 m/s (mu = 0.4) along x \
          and along the diagonal, the same cube dragged by F = 20 t N (stick, then slip), held on a 15 degree \
          slope and pressed against a wall (where the exact motion is no motion), sliding down a 30 degree slope, \
-         and a sphere rolling down a 15 degree slope; then two sweeps: a light cube under a heavy one at rest \
-         over mass ratios 1 to 1e6, and the dragged cube over time steps 1e-4 to 1e-1 s. dt = 1 ms unless \
-         swept. Our side: every compatible (formulation, optimizer) pair of the registry (`[every_pair]`: a \
+         and a sphere rolling down a 15 degree slope; a pinch grasp whose grip alternates between 16 N, above \
+         the least grip that holds, and 1 N, below it (dt = 5 ms); then two sweeps: a light cube under a heavy \
+         one at rest over mass ratios 1 to 1e6, and the dragged cube over time steps 1e-4 to 1e-1 s. dt = 1 ms \
+         unless said or swept. Our side: every compatible (formulation, optimizer) pair of the registry (`[every_pair]`: a \
          driver registered later joins the study), each with its model named, warm-started from the previous \
          step, to the tolerance 1e-8, at most 0.1 s a solve (`slides.toml`, `slopes.toml`, `holds.toml`, \
-         `stack.toml`, `consistency.toml`). MuJoCo (Newton; elliptic and pyramidal cones, impratio 1 and 10, \
+         `grasp.toml`, `stack.toml`, `consistency.toml`). MuJoCo (Newton; elliptic and pyramidal cones, impratio 1 and 10, \
          with and without noslip, its default `solref`/`solimp`) and Drake (point contact; `sap`, `tamsi`, \
          `similar`, `lagged`) run the same setups in `experiments/peers/fidelity.py` (`engines.toml`), after \
          settling 0.5 s at rest. Stop: the first time the speed falls to 1 mm/s; breakaway: the first time it \
@@ -399,7 +405,10 @@ pub fn generate(root: &Path) -> Result<(), ReportError> {
          lift beyond that becomes a flight. Every number is also in [`metrics.csv`](metrics.csv), one row per \
          number.",
     );
-    let (mut rows, exact) = ours(&mut r)?;
+    let (mut rows, mut exact) = ours(&mut r)?;
+    let (grasp_rows, grasp_exact) = grasp::ours(&mut r)?;
+    rows.extend(grasp_rows);
+    exact.insert("pinch_grasp".into(), grasp_exact);
     rows.extend(sweeps::ours_stack(&mut r)?);
     rows.extend(sweeps::ours_consistency(&mut r)?);
     match engines(&mut r, root, &exact)? {
@@ -434,6 +443,8 @@ pub fn generate(root: &Path) -> Result<(), ReportError> {
             "time_ratio_to_mujoco" | "consistency_slope" | "lift_over_estimate" => Fmt::fixed(2),
             "seconds_per_step_median" => Fmt::sci(2).unit(" s"),
             "iterations_mean" => Fmt::fixed(1),
+            "secure_pitch_deg" | "loose_pitch_deg" => Fmt::sci(2).unit(" deg"),
+            "secure_slip_um_s" => Fmt::sci(2).unit(" um/s"),
             "position_error_m_s" => Fmt::sci(2).unit(" m s"),
             _ => Fmt::sci(2).unit(" mm"),
         };

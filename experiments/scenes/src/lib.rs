@@ -29,7 +29,8 @@
 //! - [`fidelity`]: the project's physical-fidelity study: a cube on corner spheres (or a
 //!   sphere) sliding, dragged, on an incline or pressed to a wall, with the exact Coulomb
 //!   answer and contact-level measures (Signorini, maximum dissipation, friction ratio); and
-//!   [`fidelity::stack`], a light cube under a heavy one at rest.
+//!   [`fidelity::stack`], a light cube under a heavy one at rest, and [`fidelity::grasp`], a
+//!   pinch grasp with a square-wave grip.
 //! - [`quadruped`]: Hwangbo, Lee and Hutter 2018, section V-A: a quadruped with ANYmal's
 //!   proportions on [`contactlab_multibody`] (floating base, twelve joints, sphere feet, box
 //!   torso) in the paper's four tasks (hang, drop, random, trot); rigid contacts in
@@ -54,6 +55,7 @@ use nalgebra::Matrix3;
 
 pub use balls::{Ball, BallsConfig, BallsInCube, SceneError};
 pub use clutter::{Clutter, ClutterConfig};
+pub use fidelity::grasp::{GraspConfig, PinchGrasp};
 pub use fidelity::stack::{CubeStack, StackConfig};
 pub use fidelity::{Fidelity, FidelityConfig, Setup};
 pub use pendulum::{Pendulum, PendulumConfig};
@@ -253,11 +255,13 @@ pub enum SceneKind {
     Fidelity,
     /// The fidelity study's light cube under a heavy one, at rest.
     CubeStack,
+    /// The fidelity study's pinch grasp with a square-wave grip.
+    PinchGrasp,
 }
 
 impl SceneKind {
     /// Every scene, in the order `contactlab list` names them.
-    pub const ALL: [SceneKind; 10] = [
+    pub const ALL: [SceneKind; 11] = [
         SceneKind::BallsInCube,
         SceneKind::BallDrop,
         SceneKind::SphereOnPlane,
@@ -268,6 +272,7 @@ impl SceneKind {
         SceneKind::Quadruped,
         SceneKind::Fidelity,
         SceneKind::CubeStack,
+        SceneKind::PinchGrasp,
     ];
 
     /// The name configs use.
@@ -283,6 +288,7 @@ impl SceneKind {
             SceneKind::Quadruped => "quadruped",
             SceneKind::Fidelity => "fidelity",
             SceneKind::CubeStack => "cube_stack",
+            SceneKind::PinchGrasp => "pinch_grasp",
         }
     }
 
@@ -319,6 +325,7 @@ impl SceneKind {
             }
             SceneKind::Fidelity => FidelityConfig::from_table(params)?.resolved().validate(),
             SceneKind::CubeStack => StackConfig::from_table(params)?.validate(),
+            SceneKind::PinchGrasp => GraspConfig::from_table(params)?.validate(),
         }
     }
 
@@ -348,6 +355,7 @@ impl SceneKind {
             }
             SceneKind::Fidelity => Box::new(Fidelity::new(&FidelityConfig::from_table(params)?)?),
             SceneKind::CubeStack => Box::new(CubeStack::new(&StackConfig::from_table(params)?)?),
+            SceneKind::PinchGrasp => Box::new(PinchGrasp::new(&GraspConfig::from_table(params)?)?),
         })
     }
 }
@@ -445,6 +453,14 @@ mod tests {
                 "mass_ratio = 1000.0",
                 "mass_ratio = 0.0",
                 "`mass_ratio`",
+                "t",
+            ),
+            (
+                "pinch_grasp",
+                SceneKind::PinchGrasp,
+                "grip_high = 20.0",
+                "duty = 0.0",
+                "`duty`",
                 "t",
             ),
         ];

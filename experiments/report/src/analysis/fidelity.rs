@@ -37,6 +37,10 @@
 //! - **position error integral** (the time-step consistency sweep): `int |x - x_exact| dt` over
 //!   the run, by trapezoids from `t = 0`; its slope against `dt` on log-log axes
 //!   ([`log_log_slope`]) is a scheme's observed order;
+//! - **grasp pitch and slip** ([`GraspRun`]): the plate's pitch gained over the first secure
+//!   phase (exact 0), the largest pitch gained in the first loose phase (the plate swings down
+//!   and back), and the median over the first secure phase of the largest contact slip speed,
+//!   in um/s (exact 0);
 //! - **stack drift and penetration** ([`StackRun`]): the largest distance either cube's centre
 //!   moves from its start, and the largest overlap of a corner sphere with the floor or with a
 //!   sphere of the other cube, over the run, in mm.
@@ -203,6 +207,106 @@ impl StackRun {
     /// The largest penetration over the run (mm).
     pub fn penetration_mm(&self) -> f64 {
         1e3 * self.penetration.iter().copied().fold(0.0, f64::max)
+    }
+}
+
+/// An angle series made continuous: steps of more than 180 degrees are taken as wraps of 360
+/// (a plate swinging past 180 degrees must not jump).
+pub fn unwrap_degrees(a: &[f64]) -> Vec<f64> {
+    let mut out = Vec::with_capacity(a.len());
+    let mut shift = 0.0;
+    for (k, &x) in a.iter().enumerate() {
+        if k > 0 {
+            let jump = x - a[k - 1];
+            if jump > 180.0 {
+                shift -= 360.0;
+            } else if jump < -180.0 {
+                shift += 360.0;
+            }
+        }
+        out.push(x + shift);
+    }
+    out
+}
+
+/// The pinch grasp under one solver (`contactlab_scenes::fidelity::grasp`): per step, the time
+/// after it, whether the grip was secure, the plate's pitch and the largest contact slip speed.
+#[derive(Debug, Clone, Default)]
+pub struct GraspRun {
+    /// Time after each step (s).
+    pub t: Vec<f64>,
+    /// Whether the step's grip was the secure one.
+    pub secure: Vec<bool>,
+    /// The plate's rotation about the grip axis (degrees).
+    pub pitch: Vec<f64>,
+    /// The largest tangential contact speed after the step (m/s).
+    pub slip: Vec<f64>,
+    /// The judged status per step.
+    pub status: Vec<String>,
+}
+
+impl GraspRun {
+    /// Every (run, solver) of a grasp steps frame.
+    pub fn all(df: &DataFrame) -> Result<BTreeMap<(u64, String), GraspRun>, AnalysisError> {
+        let status = judged_status(df)?;
+        let (t, secure, pitch, slip) = (
+            f64s(df, "t")?,
+            f64s(df, "secure")?,
+            f64s(df, "pitch_deg")?,
+            f64s(df, "slip_speed")?,
+        );
+        Ok(groups(df)?
+            .into_iter()
+            .map(|(key, rows)| {
+                let pick = |v: &[f64]| rows.iter().map(|&k| v[k]).collect::<Vec<f64>>();
+                let run = GraspRun {
+                    t: pick(&t),
+                    secure: rows.iter().map(|&k| secure[k] > 0.5).collect(),
+                    pitch: unwrap_degrees(&pick(&pitch)),
+                    slip: pick(&slip),
+                    status: rows.iter().map(|&k| status[k].clone()).collect(),
+                };
+                (key, run)
+            })
+            .collect())
+    }
+
+    /// The pitch at time `at` (the last step at or before it; 0, the start, before the first).
+    fn pitch_at(&self, at: f64) -> f64 {
+        self.t
+            .iter()
+            .rposition(|&t| t <= at + 1e-9)
+            .map_or(0.0, |k| self.pitch[k])
+    }
+
+    /// The pitch gained over `[from, to]` (degrees).
+    pub fn pitch_change(&self, from: f64, to: f64) -> f64 {
+        self.pitch_at(to) - self.pitch_at(from)
+    }
+
+    /// The largest pitch gained over `(from, to]` above the pitch at `from` (degrees): how far
+    /// the plate swings down in a loose phase (it swings back).
+    pub fn pitch_swing(&self, from: f64, to: f64) -> f64 {
+        let start = self.pitch_at(from);
+        (0..self.t.len())
+            .filter(|&k| self.t[k] > from + 1e-9 && self.t[k] <= to + 1e-9)
+            .map(|k| self.pitch[k] - start)
+            .fold(f64::NAN, f64::max)
+    }
+
+    /// The median largest slip speed over the secure steps before `until` (um/s).
+    pub fn secure_slip_um_s(&self, until: f64) -> f64 {
+        1e6 * median(
+            (0..self.t.len())
+                .filter(|&k| self.secure[k] && self.t[k] <= until + 1e-9)
+                .map(|k| self.slip[k])
+                .collect(),
+        )
+    }
+
+    /// The share of steps with contacts whose solve converged.
+    pub fn converged_fraction(&self) -> f64 {
+        converged_share(&self.status)
     }
 }
 
@@ -418,6 +522,35 @@ mod tests {
         };
         // |e| = 0, 1, 3 at t = 0, 1, 2: 0.5 + 2.
         assert!((m.position_error_integral() - 2.5).abs() < 1e-12);
+    }
+
+    #[test]
+    fn unwrapping_keeps_a_swing_past_180_degrees_continuous() {
+        let a = unwrap_degrees(&[170.0, 179.0, -178.0, -160.0, 175.0]);
+        assert_eq!(a, [170.0, 179.0, 182.0, 200.0, 175.0]);
+    }
+
+    #[test]
+    fn a_grasp_run_measures_pitch_and_secure_slip() {
+        let g = GraspRun {
+            t: vec![1.0, 2.0, 3.0, 4.0],
+            secure: vec![true, true, false, false],
+            pitch: vec![0.1, 0.2, 5.0, 9.0],
+            slip: vec![1e-6, 3e-6, 1e-2, 1e-2],
+            status: vec!["converged".into(); 4],
+        };
+        assert!((g.pitch_change(0.0, 2.0) - 0.2).abs() < 1e-12);
+        assert!((g.pitch_change(2.0, 4.0) - 8.8).abs() < 1e-12);
+        let swing = GraspRun {
+            pitch: vec![0.1, 0.2, 9.0, 5.0],
+            ..g.clone()
+        };
+        assert!((swing.pitch_swing(2.0, 4.0) - 8.8).abs() < 1e-12);
+        assert!(
+            (g.secure_slip_um_s(2.0) - 3.0).abs() < 1e-9,
+            "the upper median"
+        );
+        assert_eq!(g.converged_fraction(), 1.0);
     }
 
     #[test]

@@ -108,6 +108,7 @@
 //! a slope that holds 10 s, a slope that slides 2 s, rolling 1 s).
 
 pub mod exact;
+pub mod grasp;
 pub mod stack;
 
 use contactlab_core::{ProblemError, StepProblem};

@@ -1,0 +1,104 @@
+//! The pinch grasp's metrics, ours (`grasp.toml`, `contactlab_scenes::fidelity::grasp`) beside
+//! SAP's own slip estimate: the plate's pitch over the first secure phase (exact 0), the
+//! largest pitch gained in the first loose phase (it must pitch: the loose grip is below the
+//! holding threshold), the median
+//! largest contact slip speed over the first secure phase (exact 0), and the converged
+//! fraction. MuJoCo's and Drake's rows come from the harness with the same definitions.
+
+use std::collections::BTreeMap;
+
+use super::Metric;
+use crate::analysis::f64s;
+use crate::analysis::fidelity::GraspRun;
+use crate::analysis::strs;
+use crate::builder::Report;
+use crate::ReportError;
+
+/// The grasp's metrics in its table's order.
+pub const METRICS: [&str; 3] = ["secure_pitch_deg", "secure_slip_um_s", "loose_pitch_deg"];
+
+/// A number of a run's parameters or constants (NaN when absent).
+fn number(record: &contactlab_runs::store::SceneRecord, key: &str) -> f64 {
+    record
+        .parameters
+        .get(key)
+        .and_then(|v| v.as_float())
+        .or_else(|| record.constants.get(key).copied())
+        .unwrap_or(f64::NAN)
+}
+
+/// Our grasp runs' metrics, SAP's slip estimate as an `estimate` row, and the exact values.
+pub fn ours(r: &mut Report) -> Result<(Vec<Metric>, BTreeMap<String, f64>), ReportError> {
+    let run = r.load("grasp.toml")?;
+    let df = &run.steps;
+    let (runs, solvers, models) = (f64s(df, "run")?, strs(df, "solver")?, strs(df, "model")?);
+    let model: BTreeMap<(u64, String), String> = (0..df.height())
+        .map(|k| ((runs[k] as u64, solvers[k].clone()), models[k].clone()))
+        .collect();
+    let mut rows = Vec::new();
+    let mut exact = BTreeMap::new();
+    exact.insert("secure_pitch_deg".to_string(), 0.0);
+    exact.insert("secure_slip_um_s".to_string(), 0.0);
+    for ((index, label), g) in GraspRun::all(df)? {
+        let Some(record) = run.meta.scenes.iter().find(|c| c.run == index) else {
+            continue;
+        };
+        let (period, duty, dt) = (
+            number(record, "period"),
+            number(record, "duty"),
+            number(record, "dt"),
+        );
+        let secure_end = duty * period;
+        let (formulation, optimizer) = label
+            .split_once('+')
+            .map(|(f, o)| (f.to_string(), o.to_string()))
+            .unwrap_or_default();
+        let base = Metric {
+            scene: "pinch_grasp".into(),
+            engine: "contactlab".into(),
+            formulation,
+            optimizer,
+            model: model
+                .get(&(index, label.clone()))
+                .cloned()
+                .unwrap_or_default(),
+            label,
+            param: String::new(),
+            dt,
+            metric: String::new(),
+            value: f64::NAN,
+            analytic: f64::NAN,
+        };
+        for (metric, value) in [
+            ("secure_pitch_deg", g.pitch_change(0.0, secure_end)),
+            ("secure_slip_um_s", g.secure_slip_um_s(secure_end)),
+            ("loose_pitch_deg", g.pitch_swing(secure_end, period)),
+            ("converged_fraction", g.converged_fraction()),
+        ] {
+            rows.push(Metric {
+                metric: metric.into(),
+                value,
+                analytic: exact.get(metric).copied().unwrap_or(f64::NAN),
+                ..base.clone()
+            });
+        }
+        if !rows.iter().any(|m| m.engine == "estimate") {
+            rows.push(Metric {
+                engine: "estimate".into(),
+                formulation: "sap".into(),
+                optimizer: String::new(),
+                model: "regularized".into(),
+                label: "sap-slip-eq31".into(),
+                metric: "secure_slip_um_s".into(),
+                value: 1e6 * number(record, "sap_slip_estimate"),
+                ..base.clone()
+            });
+            r.facts().num(
+                "pinch_grasp.exact.grip_threshold",
+                number(record, "grip_threshold_exact"),
+                crate::findings::Fmt::fixed(2).unit(" N"),
+            );
+        }
+    }
+    Ok((rows, exact))
+}
