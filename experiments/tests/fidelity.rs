@@ -25,7 +25,7 @@ fn cut_down_runs_report_each_models_motion_against_the_exact_answer() {
             drivers.retain(|d| {
                 matches!(
                     d["label"].as_str(),
-                    Some("Coulomb-PGS") | Some("MinMap-Newton")
+                    Some("Coulomb-PGS") | Some("Coulomb-ADMM") | Some("MinMap-Newton")
                 )
             });
         });
@@ -91,4 +91,16 @@ fn cut_down_runs_report_each_models_motion_against_the_exact_answer() {
     assert!(find("wall_press", "pgs", "creep_mm").0 < 1e-6);
     assert!(find("slope_30", "pgs", "acceleration_error").0.abs() < 1e-6);
     assert!(find("rolling_sphere", "pgs", "acceleration_error").0.abs() < 1e-6);
+    // ADMM solves the same Coulomb problem to the same tolerance: the same motions.
+    let (stop_admm, _) = find("sliding_cube", "admm", "stop_time_s");
+    assert!(
+        (stop_admm - stop).abs() < 2e-3,
+        "{stop_admm} against {stop}"
+    );
+    assert!(find("sliding_cube", "admm", "max_lift_mm").0 < 1e-3);
+    let (breakaway_admm, _) = find("dragged_cube", "admm", "breakaway_time_s");
+    assert!((breakaway_admm - exact).abs() < 2e-3, "{breakaway_admm}");
+    assert!(find("slope_15", "admm", "creep_mm").0 < 1e-5);
+    assert!(find("wall_press", "admm", "creep_mm").0 < 1e-5);
+    assert!(find("slope_30", "admm", "acceleration_error").0.abs() < 1e-5);
 }
