@@ -474,7 +474,10 @@ impl<'a> Solver<AdmmProblem<'a>, AdmmState> for AdmmSolver {
             .as_ref()
             .ok_or_else(|| ArgminError::msg("admm problem missing"))?;
         let (Some(w), Some(factor)) = (self.work.as_mut(), self.factor.as_ref()) else {
-            return Err(ArgminError::msg("admm not initialised"));
+            // No factor: `init` found W + (rho + eta) I not positive definite.
+            self.status = Some(Status::SingularSystem);
+            let res = state.get_cost();
+            return Ok((state.param(y).cost(res), None));
         };
         let (eta, rho) = (self.options.eta, self.rho);
         let mu = &p.problem.mu;
