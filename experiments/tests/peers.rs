@@ -316,3 +316,67 @@ fn the_shipped_sets_split_mujocos_steps_by_scene_and_size() {
         assert_eq!(c.threads, Some(1), "{sweep}");
     }
 }
+
+/// Our ADMM and PGS beside Pinocchio's, cut down to two problems per set and one round: our side
+/// runs through its TOML config and converges, Pinocchio's run (skipped here, as on a machine
+/// without `pin`) writes one row saying why, and both configs name the same problem sets.
+#[test]
+fn admm_beside_pinocchio_runs_ours_and_records_why_pinocchio_did_not() {
+    std::env::set_var("CONTACTLAB_NO_PEERS", "1");
+    let root = Root::new("peers");
+    std::fs::create_dir_all(root.path.join("data")).unwrap();
+    for d in ["mujoco", "problems"] {
+        std::os::unix::fs::symlink(
+            Path::new(env!("CARGO_MANIFEST_DIR"))
+                .join("../data")
+                .join(d),
+            root.path.join("data").join(d),
+        )
+        .unwrap();
+    }
+    root.config("pinocchio.toml", |t| {
+        t.insert("rounds".into(), toml::Value::Integer(1));
+        let keep = ["Rover4396.hdf5", "FC3D_Example1.hdf5"];
+        for s in t["sets"].as_array_mut().unwrap() {
+            let s = s.as_table_mut().unwrap();
+            if s["name"].as_str() == Some("fclib") {
+                let files = s["files"].as_array_mut().unwrap();
+                files.retain(|f| keep.iter().any(|k| f.as_str().unwrap().ends_with(k)));
+                assert_eq!(files.len(), 2);
+                s.remove("dirs");
+            } else {
+                s.remove("dirs");
+                s.insert(
+                    "files".into(),
+                    toml::Value::Array(vec![
+                        "data/mujoco/global/clutter_n8_seed7_step0250_nc19.json".into(),
+                    ]),
+                );
+            }
+        }
+    });
+    root.config("pinocchio_engines.toml", |_| {});
+    root.run("pinocchio.toml");
+    root.run("pinocchio_engines.toml");
+    let ours = root.steps("pinocchio");
+    let text = |c: &str| -> Vec<String> {
+        ours.column(c)
+            .unwrap()
+            .str()
+            .unwrap()
+            .iter()
+            .map(|s| s.unwrap_or_default().to_string())
+            .collect()
+    };
+    let (solvers, statuses) = (text("solver"), text("status"));
+    assert_eq!(solvers.len(), 6, "3 problems x 2 solvers");
+    assert_eq!(
+        solvers.iter().filter(|s| s.contains("admm")).count(),
+        3,
+        "{solvers:?}"
+    );
+    assert!(statuses.iter().all(|s| s == "converged"), "{statuses:?}");
+    let skipped = root.steps("pinocchio_engines");
+    let why = skipped.column("skipped").unwrap().str().unwrap().get(0);
+    assert_eq!(why, Some("CONTACTLAB_NO_PEERS is set"));
+}

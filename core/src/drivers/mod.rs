@@ -33,6 +33,7 @@ use faer::Mat;
 
 use crate::{CoreError, Residual, Solution, SolveOptions};
 
+pub mod admm;
 mod clarabel;
 mod dogleg;
 pub mod execute;
@@ -46,6 +47,7 @@ mod projected_lm;
 pub mod sweep;
 mod trust_region;
 
+pub use self::admm::Admm;
 pub use self::clarabel::Clarabel;
 pub use dogleg::Dogleg;
 pub use execute::execute;

@@ -259,6 +259,7 @@ impl Registry {
         r.add_driver::<contactlab_core::drivers::pgs::ProjectedGaussSeidel>()
             .add_driver::<BisectionSor>()
             .add_driver::<HwangboPgs>()
+            .add_driver::<contactlab_core::drivers::Admm>()
             .add_driver::<ErlebenNewton>()
             .add_driver::<Todorov>()
             .add_driver::<contactlab_core::drivers::GaussNewtonLs>()
@@ -644,7 +645,10 @@ mod tests {
     fn pairs_follow_the_traits_and_refusals_say_why() {
         let r = Registry::standard();
         let runs = |f: &str| r.drivers_for(r.formulation(f).unwrap());
-        assert_eq!(runs("coulomb"), vec!["pgs", "bisection-sor", "pgs-hwangbo"]);
+        assert_eq!(
+            runs("coulomb"),
+            vec!["pgs", "bisection-sor", "pgs-hwangbo", "admm"]
+        );
         // Todorov's driver runs every NonSmoothResidual, Erleben's Newton every BDerivative.
         assert!(runs("mncp").contains(&"todorov") && runs("mncp").contains(&"newton"));
         assert!(runs("min-map").contains(&"todorov") && runs("implicit-ncp").contains(&"newton"));

@@ -1,0 +1,977 @@
+//! The proximal ADMM of Carpentier, Le Lidec and Montaut, "From compliant to rigid contact
+//! simulation: a unified and efficient approach" (RSS 2024, arXiv 2405.17020; the paper's
+//! Algorithm 1 and its section on the spectral update of `rho`), on the Coulomb problem in
+//! contact space: find `r` in `K = prod_a K_mu_a` with `sigma = W r + q + Gamma(W r + q)` in the
+//! dual cone `K*` and `r . sigma = 0`, where `Gamma(u)_a = mu_a |u_a,t| e_n` is De Saxcé's
+//! correction (the paper's NCP; here without compliance, `R = 0`).
+//!
+//! The method, as the paper builds it:
+//!
+//! * **De Saxcé's change of variable** (the paper's cascade of CCPs): with the shift
+//!   `s = Gamma(sigma)` frozen, the NCP is the optimality condition of the convex cone program
+//!   `min_{r in K} 1/2 r' W r + r' (q + s)`; ADMM solves that program while `s` follows the
+//!   current dual iterate, `s^k = Gamma(z^k)` (the correction only changes the normal
+//!   component, so `Gamma(z) = Gamma(W r + q)` at a fixed point, where `z = sigma`).
+//! * **The proximal term** `eta/2 |x - x^k|^2` (the proximal method of multipliers), which makes
+//!   the `x` step strongly convex when `W` is singular (rigid contact: more constraints than
+//!   degrees of freedom).
+//! * **The ADMM splitting** `x = y`, `y in K`, with the dual `z` in the velocity space. One
+//!   iteration (Algorithm 1's loop body; the dual's sign is chosen so that `z` converges to
+//!   `sigma` itself):
+//!   1. `s = Gamma(z)` (De Saxcé's shift);
+//!   2. `x+ = (W + (rho + eta) I)^{-1} (eta x + rho y + z - q - s)` (the `x` step: the proximal
+//!      least squares; one factorization of `W + (rho + eta) I`, reused until `rho` changes);
+//!   3. `y+ = P_K(x+ - z / rho)` (projection onto the friction cones, contact by contact);
+//!   4. `z+ = z - rho (x+ - y+)` (the dual ascent).
+//!
+//!   Moreau's decomposition of step 3 makes `z+ = rho (y+ - (x+ - z/rho))` lie in `K*` and be
+//!   orthogonal to `y+`: every iterate has `y in K`, `z in K*`, `y . z = 0` by construction, so
+//!   the paper's complementarity criterion is met at every iterate and the method converges
+//!   through its primal residual `eps_p = |x - y|_inf` and dual residual
+//!   `eps_d = |rho (y - y_prev) + eta (x - x_prev)|_inf`.
+//! * **The spectral `rho`** (the paper's section on the update of `rho`): for a strongly convex
+//!   quadratic with Hessian eigenvalues in `[m, L]`, ADMM's linear rate is best near
+//!   `rho = sqrt(m L)` (Ghadimi et al.); the paper starts from `rho_0 = sqrt(m L) kappa^p0` with
+//!   the condition number `kappa = L / m` and, whenever the primal and dual residuals are out
+//!   of balance by more than a ratio `alpha`, multiplies `rho` by `kappa^p_inc` (primal too
+//!   large) or divides it (dual too large). Here `L` and `m` are the extreme eigenvalues of the
+//!   `x` step's Hessian `W + eta I`, estimated by power iteration on `W` (the largest) and on
+//!   `L I - W` (the smallest, [`MinEigenvalue::Power`]) or, by default, `m = eta`
+//!   ([`MinEigenvalue::Zero`]: `W` taken as singular, which rigid contact with more constraints
+//!   than degrees of freedom makes it, and what the authors' implementation in Pinocchio does
+//!   without compliance). The defaults are the paper's (and Pinocchio's): `eta = 1e-6`,
+//!   `p0 = 0.2`, `p_inc = 0.05`, `alpha = 10`.
+//!
+//!   Measured on the shipped problems (FCLib, Siconos' tests and MuJoCo's steps, tolerance
+//!   `1e-6`): `m = eta` needed fewer factorizations almost everywhere and fewer iterations on
+//!   the large and stiff problems (Capsules, BoxesStack, the 80-body clutter), the estimated
+//!   `lambda_min(W)` fewer iterations on the small Rover problems; hence the default.
+//!
+//! The answer is `y` (in the cone by construction). Convergence is judged by the shared
+//! natural-map residual of [`crate::metrics`] at `y`, every iteration, as for every driver of the
+//! project; the paper's own criteria (`eps_p`, `eps_d`) drive only the `rho` update. A
+//! non-symmetric `W` (FCLib's files are symmetric to about `1e-3`) is factored by LU instead of
+//! Cholesky, so that the fixed point is the problem's own. The inner loop allocates nothing:
+//! its vectors are made once per solve, the velocity `W y` is a faer product into one of them,
+//! and the Cholesky solve is two triangular solves in place; only a refactorization (a change of
+//! `rho`, two to four per solve in the paper's Table III) allocates its factor.
+//!
+//! Counters: `factorizations` (of `W + (rho + eta) I`), `rho_updates`, `power_iterations`.
+//! Status: `converged` (natural map at most `tol`), `max_iterations`, `timeout`,
+//! `not_finite` (a NaN or infinity in the iterates), `singular_system` (the factorization failed:
+//! `W` is not positive semidefinite), `stagnated` (ADMM at its fixed point to rounding while the
+//! natural map is above `tol`).
+
+use argmin::core::{
+    Error as ArgminError, IterState, Problem, Solver, State, TerminationStatus, KV,
+};
+use argmin::kv;
+use faer::linalg::solvers::{PartialPivLu, SolveCore};
+use faer::linalg::triangular_solve::{
+    solve_lower_triangular_in_place, solve_upper_triangular_in_place,
+};
+use faer::{Accum, ColMut, ColRef, Conj, Mat, Par, Side};
+use serde::{Deserialize, Serialize};
+
+use super::execute::execute;
+use super::kit::Deadline;
+use super::sweep::block;
+use crate::cone;
+use crate::error::CoreError;
+use crate::metrics::natural_map_block;
+use crate::problem::LocalProblem;
+use crate::result::{Solution, SolveOptions, Status};
+
+/// Argmin state of ADMM: the impulses `y` and the natural-map residual as cost.
+pub type AdmmState = IterState<Vec<f64>, (), (), (), (), f64>;
+
+/// How `rho` moves between iterations.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RhoUpdate {
+    /// The paper's spectral rule: `rho` times or over `kappa^p_inc` when the primal and dual
+    /// residuals differ by more than the ratio `alpha`.
+    #[default]
+    Spectral,
+    /// `rho` stays at its start (one factorization per solve).
+    Constant,
+}
+
+/// Where the smallest eigenvalue `m` of `W + eta I` comes from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum MinEigenvalue {
+    /// `m = eta`: `W` taken as singular, as for rigid contact with more constraints than
+    /// degrees of freedom (the authors' implementation in Pinocchio without compliance:
+    /// `m = eta + min R`, `R = 0` here).
+    #[default]
+    Zero,
+    /// `m = lambda_min(W) + eta`, `lambda_min(W)` by power iteration on `L I - W` (an estimate
+    /// from above, clamped to `[0, L]`).
+    Power,
+}
+
+/// The proximal ADMM with De Saxcé's correction and the spectral `rho` (see the module's
+/// documentation), with the paper's defaults.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct Admm {
+    /// The proximal weight `eta` (Pinocchio's `mu_prox`), at least `1e-14`.
+    pub eta: f64,
+    /// The starting `rho`; `None` for the spectral start `sqrt(m L) kappa^rho_power`.
+    pub rho: Option<f64>,
+    /// The spectral start's power `p0` of the condition number.
+    pub rho_power: f64,
+    /// The spectral update's power `p_inc`: `rho` moves by a factor `kappa^p_inc`.
+    pub rho_power_factor: f64,
+    /// The ratio `alpha` of primal to dual residual (or back) beyond which `rho` moves.
+    pub ratio_primal_dual: f64,
+    /// How `rho` moves.
+    pub rho_update: RhoUpdate,
+    /// Where `m` comes from.
+    pub min_eigenvalue: MinEigenvalue,
+    /// Power iterations for each extreme eigenvalue (stopped early at a relative change
+    /// below `1e-6`).
+    pub power_iterations: usize,
+}
+
+impl Default for Admm {
+    fn default() -> Self {
+        Admm {
+            eta: 1e-6,
+            rho: None,
+            rho_power: 0.2,
+            rho_power_factor: 0.05,
+            ratio_primal_dual: 10.0,
+            rho_update: RhoUpdate::Spectral,
+            min_eigenvalue: MinEigenvalue::Zero,
+            power_iterations: 20,
+        }
+    }
+}
+
+impl Admm {
+    /// Checks the option values; the error names the option and its range.
+    pub fn check(&self) -> Result<(), CoreError> {
+        let bad = |name: &str, range: &str, v: f64| {
+            Err(CoreError::BadOption(format!(
+                "admm option {name} must be {range}, got {v}"
+            )))
+        };
+        if !(self.eta.is_finite() && self.eta >= 1e-14) {
+            return bad("eta", "finite and at least 1e-14", self.eta);
+        }
+        if let Some(rho) = self.rho {
+            if !(rho.is_finite() && rho > 0.0) {
+                return bad("rho", "finite and positive", rho);
+            }
+        }
+        if !(self.rho_power.is_finite() && (-1.0..=1.0).contains(&self.rho_power)) {
+            return bad("rho_power", "in [-1, 1]", self.rho_power);
+        }
+        if !(self.rho_power_factor.is_finite() && self.rho_power_factor > 0.0) {
+            return bad(
+                "rho_power_factor",
+                "finite and positive",
+                self.rho_power_factor,
+            );
+        }
+        if !(self.ratio_primal_dual.is_finite() && self.ratio_primal_dual >= 1.0) {
+            return bad(
+                "ratio_primal_dual",
+                "finite and at least 1",
+                self.ratio_primal_dual,
+            );
+        }
+        if self.power_iterations == 0 {
+            return Err(CoreError::BadOption(
+                "admm option power_iterations must be at least 1, got 0".into(),
+            ));
+        }
+        Ok(())
+    }
+}
+
+/// The factor of `W + c I`: Cholesky's `L` for a symmetric `W`, LU otherwise.
+enum Factor {
+    Llt(Mat<f64>),
+    Lu(PartialPivLu<f64>),
+}
+
+impl Factor {
+    /// Solves in place; no allocation on the Cholesky path.
+    fn solve_in_place(&self, b: &mut [f64]) {
+        let rhs = ColMut::from_slice_mut(b).as_mat_mut();
+        match self {
+            Factor::Llt(l) => {
+                let mut rhs = rhs;
+                solve_lower_triangular_in_place(l.as_ref(), rhs.as_mut(), Par::Seq);
+                solve_upper_triangular_in_place(l.transpose(), rhs, Par::Seq);
+            }
+            Factor::Lu(lu) => lu.solve_in_place_with_conj(Conj::No, rhs),
+        }
+    }
+}
+
+/// The extreme eigenvalues of a symmetric matrix `a`, by power iteration: `(L, lambda_min)`
+/// with `lambda_min` from the shifted matrix `L I - a` (`None` for it when not asked for), and
+/// the iterations spent. Deterministic: the start is a fixed non-constant vector.
+pub fn extreme_eigenvalues(
+    a: faer::MatRef<'_, f64>,
+    iterations: usize,
+    smallest: bool,
+) -> (f64, Option<f64>, u64) {
+    let n = a.nrows();
+    if n == 0 {
+        return (0.0, Some(0.0), 0);
+    }
+    let mut spent = 0u64;
+    let mut run = |shift: Option<f64>| {
+        // A start with a component along every eigenvector but for a set of measure zero.
+        let mut v: Vec<f64> = (0..n).map(|i| 1.0 + 0.5 * (i as f64 * 0.7).sin()).collect();
+        let mut w = vec![0.0; n];
+        let norm = crate::dense::norm2(&v);
+        v.iter_mut().for_each(|x| *x /= norm);
+        let mut lambda = 0.0f64;
+        for k in 0..iterations.max(1) {
+            spent += 1;
+            faer::linalg::matmul::matmul(
+                ColMut::from_slice_mut(&mut w).as_mat_mut(),
+                Accum::Replace,
+                a,
+                ColRef::from_slice(&v).as_mat(),
+                1.0,
+                Par::Seq,
+            );
+            if let Some(s) = shift {
+                w.iter_mut().zip(&v).for_each(|(wi, vi)| *wi = s * vi - *wi);
+            }
+            let next = crate::dense::dot(&v, &w);
+            let norm = crate::dense::norm2(&w);
+            if !(norm > 0.0 && norm.is_finite()) {
+                lambda = next;
+                break;
+            }
+            v.iter_mut().zip(&w).for_each(|(vi, wi)| *vi = wi / norm);
+            let done = k > 0 && (next - lambda).abs() <= 1e-6 * next.abs();
+            lambda = next;
+            if done {
+                break;
+            }
+        }
+        lambda
+    };
+    let l = run(None).max(0.0);
+    let min = smallest.then(|| (l - run(Some(l))).clamp(0.0, l));
+    (l, min, spent)
+}
+
+/// The problem ADMM iterates on: `W` dense (and its symmetric part for the eigenvalues), `q`,
+/// `mu`.
+pub struct AdmmProblem<'a> {
+    problem: &'a LocalProblem,
+    w: Mat<f64>,
+    symmetric: bool,
+    q_norm: f64,
+}
+
+impl<'a> AdmmProblem<'a> {
+    /// Forms `W` densely and checks whether it is exactly symmetric.
+    pub fn new(problem: &'a LocalProblem) -> AdmmProblem<'a> {
+        let w = problem.dense_w();
+        let n = w.nrows();
+        let symmetric = (0..n).all(|j| (0..j).all(|i| w[(i, j)] == w[(j, i)]));
+        AdmmProblem {
+            problem,
+            w,
+            symmetric,
+            q_norm: crate::dense::norm2(&problem.q),
+        }
+    }
+
+    /// `u = W y + q` into `u`, with no allocation.
+    fn velocity(&self, y: &[f64], u: &mut [f64]) {
+        u.copy_from_slice(&self.problem.q);
+        faer::linalg::matmul::matmul(
+            ColMut::from_slice_mut(u).as_mat_mut(),
+            Accum::Add,
+            self.w.as_ref(),
+            ColRef::from_slice(y).as_mat(),
+            1.0,
+            Par::Seq,
+        );
+    }
+
+    /// The natural-map residual of [`crate::metrics`] at `r` with velocity `u`.
+    fn natural_map(&self, r: &[f64], u: &[f64]) -> f64 {
+        let nm2: f64 = (0..self.problem.mu.len())
+            .map(|a| natural_map_block(self.problem.mu[a], block(r, a), block(u, a)).norm_squared())
+            .sum();
+        nm2.sqrt() / (1.0 + self.q_norm)
+    }
+
+    /// Factors `W + c I`; `None` when it is not positive definite (Cholesky) or singular (LU).
+    fn factor(&self, c: f64, work: &mut Mat<f64>) -> Option<Factor> {
+        let n = self.w.nrows();
+        work.copy_from(&self.w);
+        for i in 0..n {
+            work[(i, i)] += c;
+        }
+        if self.symmetric {
+            let llt = work.llt(Side::Lower).ok()?;
+            let l = llt.L().to_owned();
+            let ok = (0..n).all(|i| l[(i, i)].is_finite() && l[(i, i)] > 0.0);
+            ok.then_some(Factor::Llt(l))
+        } else {
+            let lu = work.partial_piv_lu();
+            let u = lu.U();
+            let ok = (0..n).all(|i| u[(i, i)].is_finite() && u[(i, i)] != 0.0);
+            ok.then_some(Factor::Lu(lu))
+        }
+    }
+}
+
+/// The vectors of one solve, made once.
+struct Work {
+    x: Vec<f64>,
+    x_prev: Vec<f64>,
+    y_prev: Vec<f64>,
+    z: Vec<f64>,
+    /// The right-hand side, then `x+`.
+    b: Vec<f64>,
+    u: Vec<f64>,
+    mat: Mat<f64>,
+}
+
+/// The ADMM solver state between argmin iterations.
+pub struct AdmmSolver {
+    options: Admm,
+    tol: f64,
+    step_tol: f64,
+    deadline: Deadline,
+    rho: f64,
+    kappa: f64,
+    factor: Option<Factor>,
+    work: Option<Work>,
+    status: Option<Status>,
+}
+
+impl AdmmSolver {
+    /// A solver with `options`, stopping at the natural-map residual `tol`.
+    pub fn new(options: Admm) -> AdmmSolver {
+        AdmmSolver {
+            options,
+            tol: 1e-10,
+            step_tol: 1e-14,
+            deadline: Deadline::none(),
+            rho: f64::NAN,
+            kappa: f64::NAN,
+            factor: None,
+            work: None,
+            status: None,
+        }
+    }
+
+    /// The current `rho`.
+    pub fn rho(&self) -> f64 {
+        self.rho
+    }
+}
+
+/// `s_a = mu_a |z_a,t| e_n`, the De Saxcé shift of the dual (step 1), subtracted from `b`.
+fn subtract_de_saxce(mu: &[f64], z: &[f64], b: &mut [f64]) {
+    for (a, &m) in mu.iter().enumerate() {
+        b[3 * a] -= m * cone::tangential_norm(block(z, a));
+    }
+}
+
+impl<'a> Solver<AdmmProblem<'a>, AdmmState> for AdmmSolver {
+    fn name(&self) -> &str {
+        "proximal ADMM (Carpentier, Le Lidec and Montaut 2024)"
+    }
+
+    fn init(
+        &mut self,
+        problem: &mut Problem<AdmmProblem<'a>>,
+        state: AdmmState,
+    ) -> Result<(AdmmState, Option<KV>), ArgminError> {
+        let x0 = state.get_param().cloned().unwrap_or_default();
+        let p = problem
+            .problem
+            .as_ref()
+            .ok_or_else(|| ArgminError::msg("admm problem missing"))?;
+        let n = x0.len();
+        let o = &self.options;
+        // The spectral start: extreme eigenvalues of the x step's Hessian W + eta I. For an
+        // asymmetric W, those of its symmetric part.
+        let sym;
+        let a = if p.symmetric {
+            p.w.as_ref()
+        } else {
+            sym = Mat::from_fn(n, n, |i, j| 0.5 * (p.w[(i, j)] + p.w[(j, i)]));
+            sym.as_ref()
+        };
+        let smallest = o.min_eigenvalue == MinEigenvalue::Power;
+        let (lmax, lmin, spent) = extreme_eigenvalues(a, o.power_iterations, smallest);
+        problem.counts.insert("power_iterations", spent);
+        let big_l = lmax + o.eta;
+        let m = lmin.unwrap_or(0.0) + o.eta;
+        self.kappa = (big_l / m).max(1.0);
+        self.rho = o
+            .rho
+            .unwrap_or_else(|| (m * big_l).sqrt() * self.kappa.powf(o.rho_power));
+        let mut work = Work {
+            x: x0.clone(),
+            x_prev: vec![0.0; n],
+            y_prev: vec![0.0; n],
+            z: vec![0.0; n],
+            b: vec![0.0; n],
+            u: vec![0.0; n],
+            mat: Mat::zeros(n, n),
+        };
+        // y0 = P_K(x0); z0 = P_K*(sigma(y0)), the De Saxcé velocity of the start.
+        let mut y = x0;
+        for (a, &mu) in p.problem.mu.iter().enumerate() {
+            let r = cone::project(mu, block(&y, a));
+            y[3 * a..3 * a + 3].copy_from_slice(r.as_slice());
+        }
+        p.velocity(&y, &mut work.u);
+        for (a, &mu) in p.problem.mu.iter().enumerate() {
+            let sigma = cone::de_saxce(mu, block(&work.u, a));
+            let z = cone::project_dual(mu, sigma);
+            work.z[3 * a..3 * a + 3].copy_from_slice(z.as_slice());
+        }
+        let res = p.natural_map(&y, &work.u);
+        self.factor = p.factor(self.rho + o.eta, &mut work.mat);
+        problem.counts.insert("factorizations", 1);
+        problem.counts.insert("rho_updates", 0);
+        self.status = if self.factor.is_none() {
+            Some(Status::SingularSystem)
+        } else if !res.is_finite() || !self.rho.is_finite() {
+            Some(Status::NotFinite)
+        } else if res <= self.tol {
+            Some(Status::Converged)
+        } else {
+            None
+        };
+        self.work = Some(work);
+        let kv = kv!(
+            "merit" => res;
+            "rho" => self.rho;
+            "kappa" => self.kappa;
+        );
+        Ok((state.param(y).cost(res), Some(kv)))
+    }
+
+    fn next_iter(
+        &mut self,
+        problem: &mut Problem<AdmmProblem<'a>>,
+        mut state: AdmmState,
+    ) -> Result<(AdmmState, Option<KV>), ArgminError> {
+        let mut y = state.take_param().unwrap_or_default();
+        let p = problem
+            .problem
+            .as_ref()
+            .ok_or_else(|| ArgminError::msg("admm problem missing"))?;
+        let (Some(w), Some(factor)) = (self.work.as_mut(), self.factor.as_ref()) else {
+            // No factor: `init` found W + (rho + eta) I not positive definite.
+            self.status = Some(Status::SingularSystem);
+            let res = state.get_cost();
+            return Ok((state.param(y).cost(res), None));
+        };
+        let (eta, rho) = (self.options.eta, self.rho);
+        let mu = &p.problem.mu;
+        // Step 2: b = eta x + rho y + z - q - s, x+ = (W + (rho + eta) I)^{-1} b.
+        w.x_prev.copy_from_slice(&w.x);
+        let q = &p.problem.q;
+        for ((((b, x), yi), z), qi) in w.b.iter_mut().zip(&w.x).zip(&y).zip(&w.z).zip(q) {
+            *b = eta * x + rho * yi + z - qi;
+        }
+        subtract_de_saxce(mu, &w.z, &mut w.b); // step 1
+        factor.solve_in_place(&mut w.b);
+        w.x.copy_from_slice(&w.b);
+        // Step 3: y+ = P_K(x+ - z / rho); step 4: z+ = z - rho (x+ - y+).
+        w.y_prev.copy_from_slice(&y);
+        let (mut primal, mut dual, mut step) = (0.0f64, 0.0f64, 0.0f64);
+        for (a, &m) in mu.iter().enumerate() {
+            let xa = block(&w.x, a);
+            let za = block(&w.z, a);
+            let ya = cone::project(m, xa - za / rho);
+            let za = za - rho * (xa - ya);
+            let dy = ya - block(&w.y_prev, a);
+            let dx = xa - block(&w.x_prev, a);
+            primal = primal.max((xa - ya).amax());
+            dual = dual.max((rho * dy + eta * dx).amax());
+            step = step.max(dy.amax());
+            y[3 * a..3 * a + 3].copy_from_slice(ya.as_slice());
+            w.z[3 * a..3 * a + 3].copy_from_slice(za.as_slice());
+        }
+        p.velocity(&y, &mut w.u);
+        let res = p.natural_map(&y, &w.u);
+        let y_max = crate::dense::norm_inf(&y);
+        let mut kv: KV = kv!(
+            "merit" => res;
+            "step_norm" => step;
+            "step_kind" => "admm";
+            "rho" => rho;
+            "primal" => primal;
+            "dual" => dual;
+            "active" => (0..mu.len()).filter(|&a| y[3 * a] > 0.0).count() as u64;
+        );
+        self.status = if !res.is_finite() || !primal.is_finite() || !dual.is_finite() {
+            Some(Status::NotFinite)
+        } else if res <= self.tol {
+            Some(Status::Converged)
+        } else if step <= self.step_tol * (1.0 + y_max) && primal <= self.step_tol * (1.0 + y_max) {
+            Some(Status::Stagnated)
+        } else if self.deadline.expired() {
+            Some(Status::Timeout)
+        } else {
+            None
+        };
+        // The spectral update of rho, then one refactorization.
+        if self.status.is_none() && self.options.rho_update == RhoUpdate::Spectral {
+            let o = &self.options;
+            let factor = self.kappa.powf(o.rho_power_factor);
+            let next = if primal > o.ratio_primal_dual * dual {
+                rho * factor
+            } else if dual > o.ratio_primal_dual * primal {
+                rho / factor
+            } else {
+                rho
+            };
+            if next != rho {
+                if !next.is_finite() || next <= 0.0 {
+                    self.status = Some(Status::NotFinite);
+                } else {
+                    self.rho = next;
+                    self.factor = p.factor(next + eta, &mut w.mat);
+                    *problem.counts.entry("factorizations").or_insert(0) += 1;
+                    *problem.counts.entry("rho_updates").or_insert(0) += 1;
+                    if self.factor.is_none() {
+                        self.status = Some(Status::SingularSystem);
+                    }
+                    kv.insert("rho_next", next.into());
+                }
+            }
+        }
+        Ok((state.param(y).cost(res), Some(kv)))
+    }
+
+    fn terminate(&mut self, _state: &AdmmState) -> TerminationStatus {
+        self.status
+            .as_ref()
+            .map(Status::to_termination)
+            .unwrap_or(TerminationStatus::NotTerminated)
+    }
+}
+
+/// Solves a local problem by ADMM from `r0` (zero when `None`) under `opts`: the natural-map
+/// residual is compared with `opts.tol`, stagnation with `opts.step_tol`; bad options are an
+/// error.
+pub fn solve_admm(
+    problem: &LocalProblem,
+    options: &Admm,
+    r0: Option<Vec<f64>>,
+    opts: &SolveOptions,
+) -> Result<Solution, CoreError> {
+    options.check()?;
+    let n = problem.q.len();
+    let r0 = r0.unwrap_or_else(|| vec![0.0; n]);
+    if r0.len() != n {
+        return Err(CoreError::Unsupported(format!(
+            "initial impulses have {} entries, the problem has {n}",
+            r0.len()
+        )));
+    }
+    let mut solver = AdmmSolver::new(options.clone());
+    solver.tol = opts.tol;
+    solver.step_tol = opts.step_tol;
+    solver.deadline = Deadline::after(opts.time_limit);
+    let tol = opts.tol;
+    execute(
+        AdmmProblem::new(problem),
+        solver,
+        r0,
+        opts,
+        |s: &AdmmState| s.get_cost() <= tol,
+    )
+}
+
+impl crate::plugin::Driver<LocalProblem> for Admm {
+    fn solve(
+        &self,
+        problem: &LocalProblem,
+        r0: Vec<f64>,
+        opts: &SolveOptions,
+    ) -> Result<Solution, CoreError> {
+        solve_admm(problem, self, Some(r0), opts)
+    }
+}
+
+impl crate::plugin::DriverPlugin for Admm {
+    type Needs = crate::plugin::NeedsContactProblem;
+    const NAME: &'static str = "admm";
+    const DESCRIPTION: &'static str =
+        "proximal ADMM with De Saxce's correction and the spectral rho (Carpentier, Le Lidec and Montaut 2024)";
+
+    fn check(&self) -> Result<(), CoreError> {
+        Admm::check(self)
+    }
+}
+
+/// The unit vector along `v` (zero stays zero): used by the tests' analytic answers.
+#[cfg(test)]
+fn unit(v: nalgebra::Vector3<f64>) -> nalgebra::Vector3<f64> {
+    let n = v.norm();
+    if n > 0.0 {
+        v / n
+    } else {
+        v
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::metrics::local_metrics;
+    use crate::problem::Matrix;
+
+    fn one_contact(w: [f64; 9], q: [f64; 3], mu: f64) -> LocalProblem {
+        LocalProblem {
+            w: Matrix::from_row_major("W", 3, 3, &w).unwrap(),
+            q: q.to_vec(),
+            mu: vec![mu],
+        }
+    }
+
+    fn tight(max_iter: u64) -> SolveOptions {
+        SolveOptions {
+            tol: 1e-12,
+            max_iter,
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn single_contact_sticking_matches_the_closed_form() {
+        // W = diag(2, 1, 1), q = (-2, 0.1, -0.2), mu = 0.5: r = -W^{-1} q = (1, -0.1, 0.2),
+        // |r_t| = 0.224 < 0.5: sticking, u = 0.
+        let p = one_contact([2., 0., 0., 0., 1., 0., 0., 0., 1.], [-2.0, 0.1, -0.2], 0.5);
+        let s = solve_admm(&p, &Admm::default(), None, &tight(500)).unwrap();
+        assert_eq!(s.status, Status::Converged, "{s:?}");
+        let want = [1.0, -0.1, 0.2];
+        assert!(
+            s.x.iter().zip(want).all(|(a, b)| (a - b).abs() < 1e-10),
+            "{:?}",
+            s.x
+        );
+        assert!(local_metrics(&p, &s.x).natural_map <= 1e-12);
+    }
+
+    #[test]
+    fn single_contact_sliding_matches_the_closed_form() {
+        // W = diag(1, 2, 2), q = (-1, 3, 4), mu = 0.5: slides along -(3, 4)/5 with r_n = 1,
+        // r_t = -0.5 (0.6, 0.8), u_t = (3, 4) + 2 r_t = (2.4, 3.2), u_n = 0.
+        let p = one_contact([1., 0., 0., 0., 2., 0., 0., 0., 2.], [-1.0, 3.0, 4.0], 0.5);
+        let s = solve_admm(&p, &Admm::default(), None, &tight(2000)).unwrap();
+        assert_eq!(s.status, Status::Converged, "{s:?}");
+        let d = unit(nalgebra::Vector3::new(0.0, 3.0, 4.0));
+        let want = nalgebra::Vector3::new(1.0, 0.0, 0.0) - 0.5 * d;
+        assert!((block(&s.x, 0) - want).amax() < 1e-10, "{:?}", s.x);
+        // The answer sits on the cone's boundary, its velocity opposes the friction.
+        let u = p.velocity(&s.x);
+        assert!(u[0].abs() < 1e-10 && u[1] > 0.0 && u[2] > 0.0);
+    }
+
+    #[test]
+    fn a_separating_contact_gets_zero_impulse() {
+        let p = one_contact(
+            [1., 0.2, 0., 0.2, 1., 0., 0., 0., 1.],
+            [0.5, -3.0, 1.0],
+            0.8,
+        );
+        let s = solve_admm(&p, &Admm::default(), None, &tight(500)).unwrap();
+        assert_eq!(s.status, Status::Converged);
+        assert!(s.x.iter().all(|v| v.abs() < 1e-12), "{:?}", s.x);
+    }
+
+    #[test]
+    fn power_iteration_finds_the_extreme_eigenvalues() {
+        // diag(0.1, 1, 3, 7) turned by a fixed orthogonal matrix (a Householder reflection).
+        let n = 4;
+        let v = [1.0, -2.0, 0.5, 1.5];
+        let vv: f64 = v.iter().map(|x| x * x).sum();
+        let h = Mat::from_fn(n, n, |i, j| {
+            (if i == j { 1.0 } else { 0.0 }) - 2.0 * v[i] * v[j] / vv
+        });
+        let d = [0.1, 1.0, 3.0, 7.0];
+        let a = Mat::from_fn(n, n, |i, j| {
+            (0..n).map(|k| h[(i, k)] * d[k] * h[(j, k)]).sum()
+        });
+        let (l, m, spent) = extreme_eigenvalues(a.as_ref(), 500, true);
+        assert!((l - 7.0).abs() < 1e-5, "{l}");
+        assert!((m.unwrap() - 0.1).abs() < 1e-4, "{m:?}");
+        assert!(spent <= 1000);
+        // A singular matrix has m = 0; the smallest is not asked for with `false`.
+        let s = Mat::from_fn(3, 3, |i, j| if i < 2 && j < 2 { 1.0 } else { 0.0 });
+        let (l, m, _) = extreme_eigenvalues(s.as_ref(), 200, true);
+        assert!((l - 2.0).abs() < 1e-6 && m.unwrap() < 1e-6, "{l} {m:?}");
+        assert_eq!(extreme_eigenvalues(s.as_ref(), 5, false).1, None);
+    }
+
+    #[test]
+    fn coupled_contacts_converge_and_rho_moves_by_the_spectral_factor() {
+        #[rustfmt::skip]
+        let w = [
+            2.0, 0.1, 0.0, 0.5, 0.0, 0.0,
+            0.1, 2.0, 0.0, 0.0, 0.3, 0.0,
+            0.0, 0.0, 2.0, 0.0, 0.0, 0.3,
+            0.5, 0.0, 0.0, 2.0, 0.1, 0.0,
+            0.0, 0.3, 0.0, 0.1, 2.0, 0.0,
+            0.0, 0.0, 0.3, 0.0, 0.0, 2.0,
+        ];
+        let p = LocalProblem {
+            w: Matrix::from_row_major("W", 6, 6, &w).unwrap(),
+            q: vec![-1.0, 0.4, -0.2, -0.5, -1.0, 0.3],
+            mu: vec![0.3, 0.8],
+        };
+        let s = solve_admm(&p, &Admm::default(), None, &tight(5000)).unwrap();
+        assert_eq!(s.status, Status::Converged);
+        let m = local_metrics(&p, &s.x);
+        assert!(m.natural_map <= 1e-12 && m.cone_violation < 1e-15, "{m:?}");
+        // Every change of rho in the trace is a factor kappa^0.05 (up or down), and each one
+        // is a refactorization.
+        let rhos: Vec<f64> = s
+            .trace
+            .rows
+            .iter()
+            .filter_map(|r| r.extra.get("rho").copied())
+            .collect();
+        let kappa = s.trace.rows[0].extra["kappa"];
+        let f = kappa.powf(0.05);
+        let mut changes = 0;
+        for w in rhos.windows(2) {
+            if w[0] != w[1] {
+                changes += 1;
+                let ratio = w[1] / w[0];
+                assert!(
+                    (ratio - f).abs() < 1e-12 * f || (ratio - 1.0 / f).abs() < 1e-12,
+                    "{ratio}"
+                );
+            }
+        }
+        assert_eq!(s.counters["rho_updates"], changes);
+        assert_eq!(s.counters["factorizations"], 1 + s.counters["rho_updates"]);
+        // The constant rule factors once.
+        let c = Admm {
+            rho_update: RhoUpdate::Constant,
+            ..Default::default()
+        };
+        let s = solve_admm(&p, &c, None, &tight(20000)).unwrap();
+        assert_eq!(s.counters["factorizations"], 1);
+        assert_eq!(s.status, Status::Converged);
+    }
+
+    #[test]
+    fn iterates_are_complementary_by_construction() {
+        // Run a few iterations only and look at the solver's own y and z: y in K, z in K*,
+        // y . z = 0 at every contact (Moreau's decomposition of step 3).
+        let nc = 6;
+        let n = 3 * nc;
+        let w = Mat::from_fn(n, n, |i, j| {
+            let d = if i == j {
+                2.0 + 0.1 * (i % 3) as f64
+            } else {
+                0.0
+            };
+            d + 0.3 / (1.0 + (i as f64 - j as f64).abs())
+        });
+        let q: Vec<f64> = (0..n).map(|k| ((k as f64) * 1.7).sin()).collect();
+        let p = LocalProblem {
+            w: Matrix::Dense(w),
+            q,
+            mu: (0..nc).map(|a| 0.2 + 0.1 * a as f64).collect(),
+        };
+        let ap = AdmmProblem::new(&p);
+        let mut solver = AdmmSolver::new(Admm::default());
+        let mut prob = Problem::new(ap);
+        let (mut state, _) = solver
+            .init(&mut prob, AdmmState::new().param(vec![0.0; n]))
+            .unwrap();
+        for _ in 0..7 {
+            state = solver.next_iter(&mut prob, state).unwrap().0;
+            let y = state.get_param().unwrap();
+            let z = &solver.work.as_ref().unwrap().z;
+            for a in 0..nc {
+                let (ya, za) = (block(y, a), block(z, a));
+                assert!(cone::distance(p.mu[a], ya) < 1e-14);
+                assert!((za - cone::project_dual(p.mu[a], za)).norm() < 1e-12 * (1.0 + za.norm()));
+                assert!(ya.dot(&za).abs() < 1e-12 * (1.0 + ya.norm() * za.norm()));
+            }
+        }
+    }
+
+    #[test]
+    fn asymmetric_w_is_factored_by_lu_and_still_solved() {
+        // W with a 1e-3 skew part (FCLib's files are symmetric to about that).
+        let w = [2.0, 0.1, 0.002, 0.098, 1.5, 0.0, -0.002, 0.0, 1.2];
+        let p = one_contact(w, [-1.0, 0.05, 0.02], 0.6);
+        let ap = AdmmProblem::new(&p);
+        assert!(!ap.symmetric);
+        let s = solve_admm(&p, &Admm::default(), None, &tight(2000)).unwrap();
+        assert_eq!(s.status, Status::Converged);
+        // Sticking: u = W r + q = 0 with W itself, not its symmetric part.
+        assert!(p.velocity(&s.x).iter().all(|u| u.abs() < 1e-11));
+    }
+
+    #[test]
+    fn options_are_validated_with_their_names() {
+        let p = one_contact([1., 0., 0., 0., 1., 0., 0., 0., 1.], [-1.0, 0.0, 0.0], 0.5);
+        for (o, name) in [
+            (
+                Admm {
+                    eta: 0.0,
+                    ..Default::default()
+                },
+                "eta",
+            ),
+            (
+                Admm {
+                    eta: f64::NAN,
+                    ..Default::default()
+                },
+                "eta",
+            ),
+            (
+                Admm {
+                    rho: Some(-1.0),
+                    ..Default::default()
+                },
+                "rho",
+            ),
+            (
+                Admm {
+                    rho_power: 2.0,
+                    ..Default::default()
+                },
+                "rho_power",
+            ),
+            (
+                Admm {
+                    rho_power_factor: 0.0,
+                    ..Default::default()
+                },
+                "rho_power_factor",
+            ),
+            (
+                Admm {
+                    ratio_primal_dual: 0.5,
+                    ..Default::default()
+                },
+                "ratio_primal_dual",
+            ),
+            (
+                Admm {
+                    power_iterations: 0,
+                    ..Default::default()
+                },
+                "power_iterations",
+            ),
+        ] {
+            let e = solve_admm(&p, &o, None, &tight(10))
+                .unwrap_err()
+                .to_string();
+            assert!(e.contains(&format!("admm option {name} ")), "{e}");
+        }
+        assert!(Admm::default().check().is_ok());
+        assert!(solve_admm(&p, &Admm::default(), Some(vec![0.0; 2]), &tight(10)).is_err());
+        // Options deserialize by name; unknown ones are refused.
+        let o: Admm =
+            serde_json::from_str(r#"{"rho_update": "constant", "min_eigenvalue": "zero"}"#)
+                .unwrap();
+        assert_eq!(
+            (o.rho_update, o.min_eigenvalue),
+            (RhoUpdate::Constant, MinEigenvalue::Zero)
+        );
+        assert!(serde_json::from_str::<Admm>(r#"{"tau": 0.5}"#).is_err());
+    }
+
+    #[test]
+    fn budgets_and_failures_have_their_status() {
+        let p = one_contact([1., 0., 0., 0., 2., 0., 0., 0., 2.], [-1.0, 3.0, 4.0], 0.5);
+        let s = solve_admm(
+            &p,
+            &Admm::default(),
+            None,
+            &SolveOptions {
+                tol: 1e-300,
+                max_iter: 3,
+                ..Default::default()
+            },
+        )
+        .unwrap();
+        assert_eq!(s.status, Status::MaxIterations);
+        assert_eq!(s.iterations, 3);
+        let s = solve_admm(
+            &p,
+            &Admm::default(),
+            None,
+            &SolveOptions {
+                tol: 1e-300,
+                max_iter: 1_000_000,
+                time_limit: Some(std::time::Duration::from_millis(20)),
+                ..Default::default()
+            },
+        )
+        .unwrap();
+        assert!(
+            matches!(s.status, Status::Timeout | Status::Stagnated),
+            "{:?}",
+            s.status
+        );
+        // An indefinite W has no Cholesky factor once rho + eta is below its negative eigenvalue.
+        let bad = one_contact([-1., 0., 0., 0., 1., 0., 0., 0., 1.], [-1.0, 0.0, 0.0], 0.5);
+        let o = Admm {
+            rho: Some(0.5),
+            ..Default::default()
+        };
+        let s = solve_admm(&bad, &o, None, &tight(10)).unwrap();
+        assert_eq!(s.status, Status::SingularSystem);
+        // A non-finite start is reported as such.
+        let s = solve_admm(
+            &p,
+            &Admm::default(),
+            Some(vec![f64::NAN, 0.0, 0.0]),
+            &tight(10),
+        )
+        .unwrap();
+        assert_eq!(s.status, Status::NotFinite);
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(48))]
+        /// On random SPD problems of two contacts, the answer lies in the cone, whatever the
+        /// status, and the solver converges.
+        #[test]
+        fn answers_are_in_the_cone(
+            seed in proptest::collection::vec(-1.0..1.0f64, 36 + 6 + 2),
+        ) {
+            let n = 6;
+            let b = Mat::from_fn(n, n, |i, j| seed[i * n + j]);
+            let w = Mat::from_fn(n, n, |i, j| {
+                (0..n).map(|k| b[(i, k)] * b[(j, k)]).sum::<f64>() + if i == j { 0.05 } else { 0.0 }
+            });
+            let p = LocalProblem {
+                w: Matrix::Dense(w),
+                q: seed[36..42].to_vec(),
+                mu: vec![0.1 + seed[42].abs(), 0.1 + seed[43].abs()],
+            };
+            let s = solve_admm(&p, &Admm::default(), None, &SolveOptions { tol: 1e-9, max_iter: 20000, ..Default::default() }).unwrap();
+            for a in 0..2 {
+                proptest::prop_assert!(cone::distance(p.mu[a], block(&s.x, a)) <= 1e-14);
+            }
+            proptest::prop_assert_eq!(&s.status, &Status::Converged);
+        }
+    }
+}
