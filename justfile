@@ -16,6 +16,9 @@ test:
     just test-rust
     echo "stage test-rust: $((SECONDS - start)) s"
     start=$SECONDS
+    just test-python
+    echo "stage test-python: $((SECONDS - start)) s"
+    start=$SECONDS
     just notebook
     echo "stage notebook tools (evcxr, Jupyter): $((SECONDS - start)) s"
     just notebook-check
@@ -26,6 +29,21 @@ test-rust:
     python3 -c "import mujoco, numpy" 2>/dev/null || python3 -m pip install --quiet --disable-pip-version-check mujoco numpy
     cargo test --doc --workspace -j2
     cargo nextest run --workspace -j2 --no-fail-fast
+
+# The Python package: build and install it as `pip install ./python` does (release), then run
+# its pytest suite against the command line's answers (the debug `contactlab` the Rust tests
+# built, rebuilt here if missing). Installs NumPy, polars, pytest, scipy and mujoco when missing.
+test-python:
+    #!/usr/bin/env bash
+    set -euo pipefail
+    python3 -c "import numpy, polars, pytest, scipy, mujoco" 2>/dev/null \
+        || python3 -m pip install --quiet --disable-pip-version-check numpy polars pytest scipy mujoco
+    start=$SECONDS
+    python3 -m pip install --quiet --disable-pip-version-check --force-reinstall --no-deps ./python
+    echo "python package built and installed in $((SECONDS - start)) s"
+    cargo build -j2 -q -p contactlab-experiments --bin contactlab
+    target="${CARGO_TARGET_DIR:-$PWD/target}"
+    CONTACTLAB_CLI="$target/debug/contactlab" python3 -m pytest python/tests -q -rs
 
 # Reproduce a paper: config -> data -> report, in release mode. `just reproduce --list` names them.
 reproduce *ARGS:

@@ -9,13 +9,12 @@ use std::path::{Path, PathBuf};
 use clap::{Parser, Subcommand};
 use contactlab_core::io::read_problem;
 use contactlab_core::islands::{check_psd_by_island, PSD_REL_TOL};
-use contactlab_core::{CoreError, GlobalProblem, Problem, StepProblem};
-use faer::linalg::solvers::Solve;
-use faer::Side;
+use contactlab_core::{CoreError, Problem, StepProblem};
 use serde_json::json;
 
 use contactlab_lab::registry::{LocalSolve, PluginChoice, Registry, RegistryError, SolverSpec};
 use contactlab_lab::runner::RunError;
+use contactlab_lab::solve::generalized_velocity;
 use contactlab_lab::{Lab, Settings};
 use contactlab_report::{ReportError, PAPERS};
 use contactlab_runs::config::ConfigError;
@@ -149,7 +148,7 @@ pub enum Command {
         #[arg(long, default_value_t = 1e-8)]
         tol: f64,
         /// Iteration budget.
-        #[arg(long, default_value_t = 500)]
+        #[arg(long, default_value_t = contactlab_lab::solve::SOLVE_MAX_ITER)]
         max_iter: u64,
         /// The plugins' options and the time limit.
         #[command(flatten)]
@@ -455,20 +454,6 @@ pub fn solve_file(
         )?;
     }
     Ok(())
-}
-
-/// `v = M^-1 (H r + f)` for a global problem.
-fn generalized_velocity(g: &GlobalProblem, r: &[f64]) -> Result<Vec<f64>, CoreError> {
-    let mut rhs = vec![0.0; g.f.len()];
-    g.h.mul_vec(r, &mut rhs);
-    rhs.iter_mut().zip(&g.f).for_each(|(a, b)| *a += b);
-    let m = g.m.to_dense();
-    let llt = m
-        .llt(Side::Lower)
-        .map_err(|e| CoreError::LinearAlgebra(format!("M is not positive definite: {e:?}")))?;
-    let b = faer::Col::from_fn(rhs.len(), |i| rhs[i]);
-    let v = llt.solve(&b);
-    Ok((0..v.nrows()).map(|i| v[i]).collect())
 }
 
 #[allow(clippy::too_many_arguments)]

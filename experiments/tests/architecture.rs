@@ -5,7 +5,8 @@
 //!   `super::` and the crate root, is containment, not a dependency, and is left out);
 //! - the crate graph is the data flow: scenes never see DataFrames, the runs crate knows
 //!   neither solvers nor scenes, and the reports depend on neither the formulations nor the
-//!   lab, so they cannot solve;
+//!   lab, so they cannot solve; the Python package wraps the lab and reaches neither the
+//!   command line nor the reports;
 //! - the README's layout section names every crate of the workspace with its folder, its
 //!   package name and its modules.
 //!
@@ -117,6 +118,18 @@ fn the_crate_graph_is_the_data_flow() {
         !lab.contains("contactlab-report"),
         "the lab writes runs, it never reads reports"
     );
+    // The Python package wraps the lab, never the command line or the reports.
+    let python = deps("contactlab-python");
+    assert!(
+        python.contains("contactlab-lab"),
+        "the Python package wraps the lab"
+    );
+    for no in ["contactlab-experiments", "contactlab-report"] {
+        assert!(
+            !python.contains(no),
+            "the Python package reaches {no}: it must wrap the lab, not the command line"
+        );
+    }
 }
 
 /// One crate's modules: module path (`a::b`, `` for the root) -> its file.

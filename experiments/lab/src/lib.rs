@@ -19,6 +19,8 @@
 //! - [`single_contact`]: single-contact methods timed on the slipping contacts a scene meets;
 //! - [`dump`]: the contact problems of chosen steps of a run, as problem files;
 //! - [`engines`]: MuJoCo and Drake on the same scenes, through the Python harness;
+//! - [`solve`](mod@solve): one problem by name (options routed to their plugin), the
+//!   generalized velocity of an answer, every pair on one problem, the table of pairs;
 //! - [`study`]: the typed notebook DSL (a pair that cannot run does not compile);
 //! - [`frames`]: core's traces as polars DataFrames.
 //!
@@ -36,6 +38,7 @@ pub mod reference;
 pub mod registry;
 pub mod runner;
 pub mod single_contact;
+pub mod solve;
 pub mod study;
 
 pub use context::{Context, Settings};

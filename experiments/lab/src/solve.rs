@@ -1,0 +1,321 @@
+//! One problem solved by name, as `contactlab solve` and the Python package do it: the solver
+//! spec from a flat set of options (each routed to the plugin that has it), the generalized
+//! velocity of a global problem's answer, every pair of the registry on one problem (one row
+//! per pair), and the table of pairs with the reason each incompatible one cannot run.
+
+use contactlab_core::{CoreError, GlobalProblem, StepProblem};
+use faer::linalg::solvers::Solve;
+use faer::Side;
+use polars::prelude::*;
+use serde_json::{Map, Value};
+
+use crate::registry::{Registry, RegistryError, SolverSpec};
+
+/// The iteration budget of a solve that names none (`contactlab solve`, `contactlab.solve`).
+pub const SOLVE_MAX_ITER: u64 = 500;
+
+/// The options a spec itself takes (not a plugin's): [`spec_from_options`] routes them there.
+pub const SPEC_OPTIONS: [&str; 4] = ["rel_tol", "islands", "dense", "start"];
+
+/// A solver spec from names, budgets and a flat set of options: a spec option
+/// ([`SPEC_OPTIONS`]) goes to the spec, any other to the formulation or the optimizer that
+/// has it (with a default). An option that neither has, or that both have, is refused with a
+/// message naming it and the options that exist. The spec is checked (names, pairing, option
+/// values, numbers) before it is returned.
+pub fn spec_from_options(
+    registry: &Registry,
+    formulation: &str,
+    optimizer: &str,
+    tol: f64,
+    max_iter: u64,
+    time_limit: Option<f64>,
+    options: &Map<String, Value>,
+) -> Result<SolverSpec, RegistryError> {
+    let mut spec = SolverSpec::new(formulation, optimizer, tol, max_iter);
+    spec.time_limit = time_limit;
+    let f = registry.formulation(formulation)?;
+    let d = registry.driver(optimizer)?;
+    let keys = |v: &Value| -> Vec<String> {
+        v.as_object()
+            .map(|m| m.keys().cloned().collect())
+            .unwrap_or_default()
+    };
+    let (f_keys, d_keys) = (keys(&f.defaults), keys(&d.defaults));
+    let bad = |m: String| RegistryError::BadOption(m);
+    for (key, value) in options {
+        let in_f = f_keys.contains(key);
+        let in_d = d_keys.contains(key);
+        match (key.as_str(), in_f, in_d) {
+            ("rel_tol", ..) => {
+                spec.rel_tol = value.as_f64().ok_or_else(|| {
+                    bad(format!("option `rel_tol`: expected a number, got {value}"))
+                })?
+            }
+            ("islands", ..) | ("dense", ..) => {
+                let b = value.as_bool().ok_or_else(|| {
+                    bad(format!(
+                        "option `{key}`: expected true or false, got {value}"
+                    ))
+                })?;
+                if key == "islands" {
+                    spec.islands = b;
+                } else {
+                    spec.dense = b;
+                }
+            }
+            ("start", ..) => {
+                spec.start = serde_json::from_value(value.clone()).map_err(|e| {
+                    bad(format!(
+                        "option `start`: {e} (one of \"default\", \"zero\", \"warm\")"
+                    ))
+                })?
+            }
+            (_, true, true) => {
+                return Err(bad(format!(
+                    "option `{key}` belongs to both formulation `{formulation}` and optimizer \
+                     `{optimizer}`: name the plugin it is for"
+                )))
+            }
+            (_, true, false) => {
+                spec.formulation.options.insert(key.clone(), value.clone());
+            }
+            (_, false, true) => {
+                spec.optimizer.options.insert(key.clone(), value.clone());
+            }
+            (_, false, false) => {
+                let list = |k: &[String]| {
+                    if k.is_empty() {
+                        "none".to_string()
+                    } else {
+                        k.join(", ")
+                    }
+                };
+                return Err(bad(format!(
+                    "unknown option `{key}`: formulation `{formulation}` has {}, optimizer \
+                     `{optimizer}` has {}, every solve has {}",
+                    list(&f_keys),
+                    list(&d_keys),
+                    SPEC_OPTIONS.join(", ")
+                )));
+            }
+        }
+    }
+    registry.check(&spec)?;
+    Ok(spec)
+}
+
+/// `v = M^-1 (H r + f)`: the generalized velocity of impulses `r` on a global problem (a dense
+/// Cholesky factorization of `M`).
+pub fn generalized_velocity(g: &GlobalProblem, r: &[f64]) -> Result<Vec<f64>, CoreError> {
+    let mut rhs = vec![0.0; g.f.len()];
+    g.h.mul_vec(r, &mut rhs);
+    rhs.iter_mut().zip(&g.f).for_each(|(a, b)| *a += b);
+    let m = g.m.to_dense();
+    let llt = m
+        .llt(Side::Lower)
+        .map_err(|e| CoreError::LinearAlgebra(format!("M is not positive definite: {e:?}")))?;
+    let b = faer::Col::from_fn(rhs.len(), |i| rhs[i]);
+    let v = llt.solve(&b);
+    Ok((0..v.nrows()).map(|i| v[i]).collect())
+}
+
+/// One pair of the registry, compatible or not.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PairInfo {
+    /// Formulation name.
+    pub formulation: &'static str,
+    /// Optimizer name.
+    pub optimizer: &'static str,
+    /// The friction model the pair solves (`coulomb_cone`, `friction_pyramid`, `regularized`,
+    /// `maximum_dissipation`).
+    pub model: &'static str,
+    /// Whether the optimizer can run the formulation.
+    pub compatible: bool,
+    /// Why it cannot (empty when it can).
+    pub reason: String,
+}
+
+/// Every (formulation, optimizer) of the registry, formulations and drivers in registration
+/// order: its model, and for a pair that cannot run, why.
+pub fn pair_table(registry: &Registry) -> Vec<PairInfo> {
+    let mut out = Vec::new();
+    for f in registry.formulations() {
+        for d in registry.drivers() {
+            let reason = registry.incompatibility(f, d);
+            out.push(PairInfo {
+                formulation: f.name,
+                optimizer: d.name,
+                model: d.model.unwrap_or(f.model).as_str(),
+                compatible: reason.is_none(),
+                reason: reason.unwrap_or_default(),
+            });
+        }
+    }
+    out
+}
+
+/// One pair's solve of one problem ([`solve_all`]).
+#[derive(Debug, Clone, PartialEq)]
+pub struct PairSolve {
+    /// Formulation name.
+    pub formulation: &'static str,
+    /// Optimizer name.
+    pub optimizer: &'static str,
+    /// The friction model.
+    pub model: String,
+    /// Status by the shared ruler (`error` when the pair refused the problem).
+    pub status: String,
+    /// The driver's own status.
+    pub solver_status: String,
+    /// Iterations.
+    pub iterations: u64,
+    /// Seconds of the solve (the ruler excluded).
+    pub seconds: f64,
+    /// The natural-map residual `|F_nat| / (1 + |q|)`.
+    pub residual: f64,
+    /// `max_a dist(r_a, K_mu)`.
+    pub cone_violation: f64,
+    /// `sum_a |r_a . û_a|`.
+    pub complementarity_gap: f64,
+    /// Why the pair failed to run (empty otherwise).
+    pub message: String,
+}
+
+/// Every compatible pair of `registry` on `problem`, in registry order, each with default
+/// options, tolerance `tol` on the shared ruler, `max_iter` iterations and `time_limit`
+/// seconds. A pair that refuses the problem gets a row with status `error` and its message.
+pub fn solve_all(
+    registry: &Registry,
+    problem: &StepProblem,
+    tol: f64,
+    max_iter: u64,
+    time_limit: Option<f64>,
+) -> Result<Vec<PairSolve>, RegistryError> {
+    let mut rows = Vec::new();
+    for pair in registry.pairs() {
+        let mut spec = SolverSpec::new(pair.formulation, pair.optimizer, tol, max_iter);
+        spec.time_limit = time_limit;
+        // A bad budget is the caller's error, not the pair's.
+        let solver = registry.resolve(&spec)?;
+        let model = registry.formulation(pair.formulation)?.model.as_str();
+        let row = match solver.solve(problem, None) {
+            Ok(s) => PairSolve {
+                formulation: pair.formulation,
+                optimizer: pair.optimizer,
+                model: s.model.as_str().to_string(),
+                status: s.status.as_str().to_string(),
+                solver_status: s.solver_status.as_str().to_string(),
+                iterations: s.iterations,
+                seconds: s.seconds,
+                residual: s.metrics.natural_map,
+                cone_violation: s.metrics.cone_violation,
+                complementarity_gap: s.metrics.complementarity_gap,
+                message: String::new(),
+            },
+            Err(e) => PairSolve {
+                formulation: pair.formulation,
+                optimizer: pair.optimizer,
+                model: model.to_string(),
+                status: "error".into(),
+                solver_status: "error".into(),
+                iterations: 0,
+                seconds: f64::NAN,
+                residual: f64::NAN,
+                cone_violation: f64::NAN,
+                complementarity_gap: f64::NAN,
+                message: e.to_string(),
+            },
+        };
+        rows.push(row);
+    }
+    Ok(rows)
+}
+
+/// [`solve_all`]'s rows as a DataFrame, one column per [`PairSolve`] field.
+pub fn pair_solves_frame(rows: &[PairSolve]) -> PolarsResult<DataFrame> {
+    macro_rules! col {
+        ($f:ident) => {
+            rows.iter().map(|r| r.$f.clone()).collect::<Vec<_>>()
+        };
+    }
+    df!(
+        "formulation" => col!(formulation),
+        "optimizer" => col!(optimizer),
+        "model" => col!(model),
+        "status" => col!(status),
+        "solver_status" => col!(solver_status),
+        "iterations" => col!(iterations),
+        "seconds" => col!(seconds),
+        "residual" => col!(residual),
+        "cone_violation" => col!(cone_violation),
+        "complementarity_gap" => col!(complementarity_gap),
+        "message" => col!(message),
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use contactlab_core::{LocalProblem, Matrix};
+
+    fn sliding() -> StepProblem {
+        let eye = [1.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 1.0];
+        StepProblem::local_only(LocalProblem {
+            w: Matrix::from_row_major("W", 3, 3, &eye).unwrap(),
+            q: vec![-1.0, 2.0, 0.0],
+            mu: vec![0.5],
+        })
+    }
+
+    #[test]
+    fn options_go_to_the_plugin_that_has_them_and_unknown_ones_are_named() {
+        let reg = Registry::standard();
+        let mut o = Map::new();
+        o.insert("restarts".into(), 2.into());
+        o.insert("edge_aware".into(), false.into());
+        o.insert("rel_tol".into(), 1e-3.into());
+        let spec =
+            spec_from_options(&reg, "implicit-ncp", "todorov", 1e-8, 50, Some(1.0), &o).unwrap();
+        assert_eq!(spec.formulation.option("restarts"), Some(&Value::from(2)));
+        assert_eq!(
+            spec.optimizer.option("edge_aware"),
+            Some(&Value::from(false))
+        );
+        assert_eq!(spec.rel_tol, 1e-3);
+        assert_eq!(spec.time_limit, Some(1.0));
+        let mut o = Map::new();
+        o.insert("theta0_deg".into(), 30.0.into());
+        let e = spec_from_options(&reg, "implicit-ncp", "todorov", 1e-8, 50, None, &o)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("unknown option `theta0_deg`") && e.contains("restarts"),
+            "{e}"
+        );
+        let e = spec_from_options(&reg, "coulomb", "nope", 1e-8, 50, None, &Map::new())
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("unknown optimizer `nope`"), "{e}");
+    }
+
+    #[test]
+    fn every_pair_solves_a_sliding_contact_or_says_why_not() {
+        let reg = Registry::standard();
+        let rows = solve_all(&reg, &sliding(), 1e-10, 200, Some(5.0)).unwrap();
+        assert_eq!(rows.len(), reg.pairs().len());
+        let pgs = rows
+            .iter()
+            .find(|r| r.formulation == "coulomb" && r.optimizer == "pgs")
+            .unwrap();
+        assert_eq!(pgs.status, "converged");
+        assert!(pgs.residual <= 1e-10);
+        let frame = pair_solves_frame(&rows).unwrap();
+        assert_eq!(frame.height(), rows.len());
+        let table = pair_table(&reg);
+        assert_eq!(
+            table.iter().filter(|p| p.compatible).count(),
+            reg.pairs().len()
+        );
+        assert!(table.iter().all(|p| p.compatible == p.reason.is_empty()));
+    }
+}

@@ -1,0 +1,15 @@
+"""Type stubs of the package `contactlab`."""
+
+from . import mujoco as mujoco
+from ._contactlab import (
+    GeneralizedProblem as GeneralizedProblem,
+    LocalProblem as LocalProblem,
+    Solution as Solution,
+    SolverError as SolverError,
+    evaluate as evaluate,
+    pairs as pairs,
+    read as read,
+    run as run,
+    solve as solve,
+    solve_all as solve_all,
+)

@@ -1,0 +1,263 @@
+//! # contactlab-python
+//!
+//! The Python package `contactlab` (built by maturin as `contactlab._contactlab`): a thin
+//! layer over the lab's API (`contactlab_lab`): the standard [`Lab`]'s registry solves,
+//! `contactlab_lab::solve` routes options, lists pairs and runs every pair on a problem,
+//! [`Lab::run`] runs configs; the core reads and validates problems. Nothing is decided here
+//! that the command line decides differently: the same problem and the same spec give the same
+//! bits as `contactlab solve`.
+//!
+//! Every call into the library runs with the GIL released and behind
+//! [`std::panic::catch_unwind`], so a panic surfaces as `contactlab.SolverError` (a
+//! `RuntimeError`), never as PyO3's `PanicException`.
+
+use std::any::Any;
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, OnceLock};
+
+use contactlab_core::metrics::metrics_of;
+use contactlab_core::{GlobalProblem, StepProblem};
+use contactlab_lab::solve::{
+    pair_solves_frame, pair_table, solve_all as lab_solve_all, spec_from_options, SOLVE_MAX_ITER,
+};
+use contactlab_lab::{Lab, Settings};
+use contactlab_runs::store::read_parquet;
+use pyo3::create_exception;
+use pyo3::exceptions::{PyRuntimeError, PyTypeError, PyValueError};
+use pyo3::prelude::*;
+use pyo3::sync::PyOnceLock;
+use pyo3::types::PyDict;
+
+mod arrow;
+mod convert;
+mod problem;
+mod solution;
+
+use convert::{core_err, options, registry_err};
+use problem::{PyGeneralizedProblem, PyLocalProblem};
+use solution::PySolution;
+
+create_exception!(
+    contactlab,
+    SolverError,
+    PyRuntimeError,
+    "A failure inside the library (a factorization, the solver's machinery, an internal error): not bad input."
+);
+
+/// The standard lab (the standard registry), made once.
+fn lab() -> &'static Lab {
+    static LAB: OnceLock<Lab> = OnceLock::new();
+    LAB.get_or_init(Lab::standard)
+}
+
+fn panic_message(p: Box<dyn Any + Send>) -> String {
+    p.downcast_ref::<&str>()
+        .map(|s| s.to_string())
+        .or_else(|| p.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "a panic without a message".into())
+}
+
+/// Runs `f` with the GIL released, a panic turned into `SolverError`.
+pub(crate) fn guard<T: Send>(
+    py: Python<'_>,
+    f: impl FnOnce() -> PyResult<T> + Send,
+) -> PyResult<T> {
+    py.detach(|| {
+        catch_unwind(AssertUnwindSafe(f)).unwrap_or_else(|p| {
+            Err(SolverError::new_err(format!(
+                "internal error (a panic in the library, please report it): {}",
+                panic_message(p)
+            )))
+        })
+    })
+}
+
+/// The problem a Python object holds, as the lab solves it.
+fn step_of(problem: &Bound<'_, PyAny>) -> PyResult<(Arc<StepProblem>, Option<Arc<GlobalProblem>>)> {
+    if let Ok(p) = problem.cast::<PyLocalProblem>() {
+        return Ok((p.get().step.clone(), None));
+    }
+    if let Ok(p) = problem.cast::<PyGeneralizedProblem>() {
+        let p = p.get();
+        return Ok((p.step.clone(), Some(p.global.clone())));
+    }
+    Err(PyTypeError::new_err(format!(
+        "problem: expected a contactlab.LocalProblem or contactlab.GeneralizedProblem, got {}",
+        problem.get_type().name()?
+    )))
+}
+
+/// `solve(problem, formulation="coulomb", optimizer="pgs", tol=1e-8, max_iter=None,
+/// time_limit=None, **options)`: one solve, as `contactlab solve` does it. `max_iter` defaults
+/// to the command line's 500; `options` go to the formulation or the optimizer that has them
+/// (`restarts=3`, `edge_aware=False`), or to the spec (`rel_tol`, `islands`, `dense`,
+/// `start`); an unknown one is a `ValueError` naming it and those that exist.
+#[pyfunction]
+#[pyo3(signature = (problem, formulation = "coulomb", optimizer = "pgs", tol = 1e-8, max_iter = None, time_limit = None, **options))]
+fn solve(
+    py: Python<'_>,
+    problem: &Bound<'_, PyAny>,
+    formulation: &str,
+    optimizer: &str,
+    tol: f64,
+    max_iter: Option<u64>,
+    time_limit: Option<f64>,
+    options: Option<&Bound<'_, PyDict>>,
+) -> PyResult<PySolution> {
+    let (step, global) = step_of(problem)?;
+    let opts = options.map(self::options).transpose()?.unwrap_or_default();
+    let (f, o) = (formulation.to_string(), optimizer.to_string());
+    let (solve, fo, oo) = guard(py, move || {
+        let registry = lab().registry();
+        let spec = spec_from_options(
+            registry,
+            &f,
+            &o,
+            tol,
+            max_iter.unwrap_or(SOLVE_MAX_ITER),
+            time_limit,
+            &opts,
+        )
+        .map_err(registry_err)?;
+        let resolved = registry.resolve(&spec).map_err(registry_err)?;
+        let s = resolved.solve(&step, None).map_err(core_err)?;
+        Ok((s, resolved.formulation.options(), resolved.driver.options()))
+    })?;
+    Ok(PySolution {
+        solve,
+        formulation: formulation.to_string(),
+        optimizer: optimizer.to_string(),
+        options: fo,
+        optimizer_options: oo,
+        global,
+        v: PyOnceLock::new(),
+        trace: PyOnceLock::new(),
+    })
+}
+
+/// `solve_all(problem, tol=1e-8, max_iter=None, time_limit=10.0)`: every compatible pair
+/// on `problem` with default options, one row per pair (`formulation`, `optimizer`, `model`,
+/// `status`, `solver_status`, `iterations`, `seconds`, `residual`, `cone_violation`,
+/// `complementarity_gap`, `message`) as a polars DataFrame.
+#[pyfunction]
+#[pyo3(signature = (problem, tol = 1e-8, max_iter = None, time_limit = 10.0))]
+fn solve_all(
+    py: Python<'_>,
+    problem: &Bound<'_, PyAny>,
+    tol: f64,
+    max_iter: Option<u64>,
+    time_limit: Option<f64>,
+) -> PyResult<Py<PyAny>> {
+    let (step, _) = step_of(problem)?;
+    let frame = guard(py, move || {
+        let rows = lab_solve_all(
+            lab().registry(),
+            &step,
+            tol,
+            max_iter.unwrap_or(SOLVE_MAX_ITER),
+            time_limit,
+        )
+        .map_err(registry_err)?;
+        pair_solves_frame(&rows).map_err(|e| SolverError::new_err(e.to_string()))
+    })?;
+    arrow::to_polars(py, frame)
+}
+
+/// `evaluate(problem, r)`: the shared metrics of impulses `r` on `problem` (`natural_map`,
+/// `cone_violation`, `dual_cone_violation`, `complementarity_gap`), the ruler every solve is
+/// judged by: for an answer from elsewhere (MuJoCo's, say) beside the solvers'.
+#[pyfunction]
+fn evaluate<'py>(
+    py: Python<'py>,
+    problem: &Bound<'py, PyAny>,
+    r: &Bound<'py, PyAny>,
+) -> PyResult<Bound<'py, PyDict>> {
+    let (step, _) = step_of(problem)?;
+    let r = convert::vector("r", r)?;
+    let n = 3 * step.num_contacts();
+    if r.len() != n {
+        return Err(convert::problem_err(contactlab_core::ProblemError::Shape {
+            field: "r".into(),
+            expected: format!("{n} entries (3 per contact)"),
+            found: format!("{} entries", r.len()),
+        }));
+    }
+    let m = guard(py, move || {
+        let u = step.velocity(&r).map_err(core_err)?;
+        let q = step.free_velocity().map_err(core_err)?;
+        Ok(metrics_of(&step.mu(), &q, &r, &u))
+    })?;
+    let d = PyDict::new(py);
+    d.set_item("natural_map", m.natural_map)?;
+    d.set_item("cone_violation", m.cone_violation)?;
+    d.set_item("dual_cone_violation", m.dual_cone_violation)?;
+    d.set_item("complementarity_gap", m.complementarity_gap)?;
+    Ok(d)
+}
+
+/// `pairs()`: every (formulation, optimizer) of the registry as a dict with `formulation`,
+/// `optimizer`, `model`, `compatible` and, for a pair that cannot run, the `reason`.
+#[pyfunction]
+fn pairs(py: Python<'_>) -> PyResult<Vec<Bound<'_, PyDict>>> {
+    pair_table(lab().registry())
+        .into_iter()
+        .map(|p| {
+            let d = PyDict::new(py);
+            d.set_item("formulation", p.formulation)?;
+            d.set_item("optimizer", p.optimizer)?;
+            d.set_item("model", p.model)?;
+            d.set_item("compatible", p.compatible)?;
+            d.set_item("reason", p.reason)?;
+            Ok(d)
+        })
+        .collect()
+}
+
+/// The workspace a config belongs to: the nearest folder above it holding
+/// `experiments/configs`, else the lab's own.
+fn root_of(config: &Path) -> PathBuf {
+    let abs = std::path::absolute(config).unwrap_or_else(|_| config.to_path_buf());
+    abs.ancestors()
+        .find(|d| d.join("experiments/configs").is_dir())
+        .map(Path::to_path_buf)
+        .unwrap_or_else(contactlab_lab::workspace_root)
+}
+
+/// `run(config, root=None)`: runs a TOML config as `contactlab run` does (any kind), writing
+/// its rows and `.meta.json` under `root/data/runs/` (`root`: the workspace the config sits
+/// in), and returns its rows as a polars DataFrame.
+#[pyfunction]
+#[pyo3(signature = (config, root = None))]
+fn run(py: Python<'_>, config: PathBuf, root: Option<PathBuf>) -> PyResult<Py<PyAny>> {
+    let frame = guard(py, move || {
+        let root = root.unwrap_or_else(|| root_of(&config));
+        let lab = Lab::standard().with_root(root).with_settings(Settings {
+            progress: false,
+            ..Settings::default()
+        });
+        let mut log = Vec::new();
+        let summary = lab
+            .run(&config, None, &mut log)
+            .map_err(|e| PyValueError::new_err(e.to_string()))?;
+        read_parquet(&summary.path).map_err(|e| SolverError::new_err(e.to_string()))
+    })?;
+    arrow::to_polars(py, frame)
+}
+
+/// The extension module `contactlab._contactlab`.
+#[pymodule]
+fn _contactlab(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add("SolverError", m.py().get_type::<SolverError>())?;
+    m.add_class::<PyLocalProblem>()?;
+    m.add_class::<PyGeneralizedProblem>()?;
+    m.add_class::<PySolution>()?;
+    m.add_class::<arrow::ArrowStream>()?;
+    m.add_function(wrap_pyfunction!(problem::read, m)?)?;
+    m.add_function(wrap_pyfunction!(solve, m)?)?;
+    m.add_function(wrap_pyfunction!(solve_all, m)?)?;
+    m.add_function(wrap_pyfunction!(pairs, m)?)?;
+    m.add_function(wrap_pyfunction!(evaluate, m)?)?;
+    m.add_function(wrap_pyfunction!(run, m)?)?;
+    Ok(())
+}

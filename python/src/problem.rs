@@ -1,0 +1,242 @@
+//! The problem classes: `LocalProblem` (`u = W r + q`) and `GeneralizedProblem`
+//! (`M v = H r + f`, `u = H' v + w`), wrapping the core's `LocalProblem` and `GlobalProblem`
+//! and the `StepProblem` the lab solves (built once, so a generalized problem's contact-space
+//! form is derived once for all its solves), and `read`, the core's problem-file reader.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use contactlab_core::io::read_problem;
+use contactlab_core::islands::{check_psd_by_island, PSD_REL_TOL};
+use contactlab_core::{GlobalProblem, LocalProblem, Matrix, Problem, StepProblem};
+use numpy::ndarray::Array2;
+use numpy::{IntoPyArray, PyArray1, PyArray2};
+use pyo3::prelude::*;
+
+use crate::convert::{core_err, matrix, problem_err, vector};
+use crate::guard;
+
+/// A matrix as a dense 2-D NumPy array.
+pub fn dense<'py>(py: Python<'py>, m: &Matrix) -> Bound<'py, PyArray2<f64>> {
+    let d = m.to_dense();
+    Array2::from_shape_fn((d.nrows(), d.ncols()), |(i, j)| d[(i, j)]).into_pyarray(py)
+}
+
+/// A vector as a 1-D NumPy array.
+pub fn array<'py>(py: Python<'py>, v: &[f64]) -> Bound<'py, PyArray1<f64>> {
+    PyArray1::from_slice(py, v)
+}
+
+/// Checks `W` positive semidefinite island by island, as `contactlab solve` does for a
+/// contact-space file.
+fn check_psd(p: &LocalProblem) -> PyResult<()> {
+    check_psd_by_island(p, PSD_REL_TOL).map_err(problem_err)
+}
+
+/// A contact-space problem `u = W r + q`, one friction coefficient per contact, contacts
+/// normal first `[n, t1, t2]`.
+#[pyclass(module = "contactlab", name = "LocalProblem", frozen)]
+pub struct PyLocalProblem {
+    pub(crate) step: Arc<StepProblem>,
+}
+
+impl PyLocalProblem {
+    /// Wraps a validated problem.
+    pub fn wrap(p: LocalProblem) -> PyLocalProblem {
+        PyLocalProblem {
+            step: Arc::new(StepProblem::local_only(p)),
+        }
+    }
+
+    fn local(&self) -> PyResult<&LocalProblem> {
+        self.step.local().map_err(core_err)
+    }
+}
+
+#[pymethods]
+impl PyLocalProblem {
+    /// `LocalProblem(W, q, mu, check_psd=True)`: `W` (`3nc x 3nc`, NumPy or scipy.sparse),
+    /// `q` (`3nc`), `mu` (`nc`), validated as a problem file is (`ValueError` naming the
+    /// field); `W` is checked positive semidefinite island by island unless `check_psd` is
+    /// false.
+    #[new]
+    #[pyo3(signature = (W, q, mu, check_psd = true))]
+    #[allow(non_snake_case)]
+    fn new(
+        py: Python<'_>,
+        W: &Bound<'_, PyAny>,
+        q: &Bound<'_, PyAny>,
+        mu: &Bound<'_, PyAny>,
+        check_psd: bool,
+    ) -> PyResult<PyLocalProblem> {
+        let (w, q, mu) = (matrix("W", W)?, vector("q", q)?, vector("mu", mu)?);
+        guard(py, move || {
+            let p = LocalProblem::new(w, q, mu).map_err(problem_err)?;
+            if check_psd {
+                self::check_psd(&p)?;
+            }
+            Ok(PyLocalProblem::wrap(p))
+        })
+    }
+
+    /// `W` as a dense NumPy array.
+    #[getter(W)]
+    fn w<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyArray2<f64>>> {
+        Ok(dense(py, &self.local()?.w))
+    }
+
+    /// The free velocity `q`.
+    #[getter]
+    fn q<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyArray1<f64>>> {
+        Ok(array(py, &self.local()?.q))
+    }
+
+    /// Friction coefficients, one per contact.
+    #[getter]
+    fn mu<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyArray1<f64>>> {
+        Ok(array(py, &self.local()?.mu))
+    }
+
+    /// Number of contacts.
+    #[getter]
+    fn num_contacts(&self) -> usize {
+        self.step.num_contacts()
+    }
+
+    /// The problem itself (already in contact space).
+    fn to_local(slf: Py<Self>) -> Py<Self> {
+        slf
+    }
+
+    fn __repr__(&self) -> String {
+        format!("LocalProblem({} contacts)", self.step.num_contacts())
+    }
+}
+
+/// A generalized-space problem `M v = H r + f`, `u = H' v + w` (FCLib's global form), contacts
+/// normal first.
+#[pyclass(module = "contactlab", name = "GeneralizedProblem", frozen)]
+pub struct PyGeneralizedProblem {
+    pub(crate) global: Arc<GlobalProblem>,
+    pub(crate) step: Arc<StepProblem>,
+}
+
+impl PyGeneralizedProblem {
+    /// Wraps a validated problem, kept generalized as `contactlab solve` keeps a global file.
+    pub fn wrap(g: GlobalProblem) -> PyResult<PyGeneralizedProblem> {
+        let step = StepProblem::from_problem(&Problem::Global(g.clone())).map_err(core_err)?;
+        Ok(PyGeneralizedProblem {
+            global: Arc::new(g),
+            step: Arc::new(step),
+        })
+    }
+}
+
+#[pymethods]
+impl PyGeneralizedProblem {
+    /// `GeneralizedProblem(M, H, f, w, mu)`: `M` (`n x n`, symmetric positive definite), `H`
+    /// (`n x 3nc`; NumPy or scipy.sparse), `f` (`n`), `w` (`3nc`), `mu` (`nc`), validated as a
+    /// problem file is (`ValueError` naming the field).
+    #[new]
+    #[allow(non_snake_case)]
+    fn new(
+        py: Python<'_>,
+        M: &Bound<'_, PyAny>,
+        H: &Bound<'_, PyAny>,
+        f: &Bound<'_, PyAny>,
+        w: &Bound<'_, PyAny>,
+        mu: &Bound<'_, PyAny>,
+    ) -> PyResult<PyGeneralizedProblem> {
+        let (m, h) = (matrix("M", M)?, matrix("H", H)?);
+        let (f, w, mu) = (vector("f", f)?, vector("w", w)?, vector("mu", mu)?);
+        guard(py, move || {
+            let g = GlobalProblem::new(m, h, f, w, mu).map_err(problem_err)?;
+            PyGeneralizedProblem::wrap(g)
+        })
+    }
+
+    /// `M` as a dense NumPy array.
+    #[getter(M)]
+    fn m<'py>(&self, py: Python<'py>) -> Bound<'py, PyArray2<f64>> {
+        dense(py, &self.global.m)
+    }
+
+    /// `H = J'` as a dense NumPy array.
+    #[getter(H)]
+    fn h<'py>(&self, py: Python<'py>) -> Bound<'py, PyArray2<f64>> {
+        dense(py, &self.global.h)
+    }
+
+    /// The generalized free impulse `f`.
+    #[getter]
+    fn f<'py>(&self, py: Python<'py>) -> Bound<'py, PyArray1<f64>> {
+        array(py, &self.global.f)
+    }
+
+    /// The contact-velocity offset `w`.
+    #[getter]
+    fn w<'py>(&self, py: Python<'py>) -> Bound<'py, PyArray1<f64>> {
+        array(py, &self.global.w)
+    }
+
+    /// Friction coefficients, one per contact.
+    #[getter]
+    fn mu<'py>(&self, py: Python<'py>) -> Bound<'py, PyArray1<f64>> {
+        array(py, &self.global.mu)
+    }
+
+    /// Number of contacts.
+    #[getter]
+    fn num_contacts(&self) -> usize {
+        self.global.num_contacts()
+    }
+
+    /// Number of generalized velocities.
+    #[getter]
+    fn num_dofs(&self) -> usize {
+        self.global.m.nrows()
+    }
+
+    /// The contact-space form `W = H' M^-1 H`, `q = H' M^-1 f + w`: exactly the `W` and `q`
+    /// the contact-space formulations solve.
+    fn to_local(&self, py: Python<'_>) -> PyResult<PyLocalProblem> {
+        let step = self.step.clone();
+        guard(py, move || {
+            let local = step.local().map_err(core_err)?.clone();
+            Ok(PyLocalProblem::wrap(local))
+        })
+    }
+
+    fn __repr__(&self) -> String {
+        format!(
+            "GeneralizedProblem({} dofs, {} contacts)",
+            self.global.m.nrows(),
+            self.global.num_contacts()
+        )
+    }
+}
+
+/// `read(path, check_psd=True)`: a problem file (FCLib HDF5 `fclib_local` or
+/// `fclib_global`, JSON with the same fields, or a folder of `.npy` files) as a
+/// `LocalProblem` or a `GeneralizedProblem`; errors name the file and the field.
+#[pyfunction]
+#[pyo3(signature = (path, check_psd = true))]
+pub fn read(py: Python<'_>, path: PathBuf, check_psd: bool) -> PyResult<Py<PyAny>> {
+    let problem = guard(py, move || {
+        let p = read_problem(&path).map_err(core_err)?;
+        if let (true, Problem::Local(l)) = (check_psd, &p) {
+            check_psd_by_island(l, PSD_REL_TOL).map_err(|e| {
+                core_err(contactlab_core::CoreError::File {
+                    path: path.clone(),
+                    field: None,
+                    message: e.to_string(),
+                })
+            })?;
+        }
+        Ok(p)
+    })?;
+    Ok(match problem {
+        Problem::Local(l) => Py::new(py, PyLocalProblem::wrap(l))?.into_any(),
+        Problem::Global(g) => Py::new(py, PyGeneralizedProblem::wrap(g)?)?.into_any(),
+    })
+}

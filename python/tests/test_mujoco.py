@@ -1,0 +1,129 @@
+"""MuJoCo's contact problem: W and the free velocity against an independent computation,
+sparse and dense Jacobians, MuJoCo's own regularised answer, and what is refused."""
+
+import numpy as np
+import pytest
+import mujoco
+
+import contactlab
+from conftest import balls_xml, settled
+
+
+def independent(m, d):
+    """`W = J M^-1 J'` and `q = J (qvel + h qacc_smooth)` from MuJoCo's arrays, with NumPy,
+    expanding a sparse `efc_J` by hand."""
+    nefc, nv = d.nefc, m.nv
+    if mujoco.mj_isSparse(m):
+        J = np.zeros((nefc, nv))
+        for i in range(nefc):
+            a, n = d.efc_J_rowadr[i], d.efc_J_rownnz[i]
+            for k in range(a, a + n):
+                J[i, d.efc_J_colind[k]] += d.efc_J[k]
+    else:
+        J = d.efc_J[: nefc * nv].reshape(nefc, nv)
+    M = np.zeros((nv, nv))
+    mujoco.mj_fullM(m, d, M)
+    W = J @ np.linalg.solve(M, J.T)
+    q = J @ (d.qvel + m.opt.timestep * d.qacc_smooth)
+    return W, q
+
+
+def rel(a, b):
+    return np.abs(a - b).max() / np.abs(b).max()
+
+
+@pytest.mark.parametrize("n, jacobian, sparse", [(14, "auto", True), (8, "dense", False)])
+def test_w_and_the_free_velocity_match_an_independent_computation(n, jacobian, sparse):
+    m, d = settled(balls_xml(n, jacobian=jacobian), steps=60)
+    assert bool(mujoco.mj_isSparse(m)) == sparse
+    if sparse:
+        assert m.nv > 60
+    assert d.ncon >= n  # every ball on the floor or on another
+    p = contactlab.mujoco.problem(m, d)
+    assert p.num_contacts == d.ncon and p.num_dofs == m.nv
+    local = p.to_local()
+    W, q = independent(m, d)
+    assert rel(local.W, W) <= 1e-10
+    assert rel(local.q, q) <= 1e-10
+    np.testing.assert_array_equal(local.mu, [0.6] * d.ncon)
+
+
+def test_mujocos_answer_and_regularisation_come_in_the_same_row_order():
+    m, d = settled(balls_xml(8), steps=60)
+    mj = contactlab.mujoco.impulses(m, d)
+    p = contactlab.mujoco.problem(m, d)
+    n = 3 * p.num_contacts
+    assert mj["r"].shape == mj["R"].shape == mj["v_ref"].shape == (n,)
+    np.testing.assert_array_equal(mj["r"], m.opt.timestep * d.efc_force[:n])
+    assert np.all(mj["R"] > 0)
+    # MuJoCo's impulses lie in the friction cones and push (normal first).
+    r = mj["r"].reshape(-1, 3)
+    assert np.all(r[:, 0] >= 0)
+    assert np.all(np.linalg.norm(r[:, 1:], axis=1) <= 0.6 * r[:, 0] * (1 + 1e-6) + 1e-12)
+    # They nearly solve MuJoCo's regularised problem: y = (W + R) r + q - v_ref is in the
+    # dual cone and complementary to r, to the accuracy of MuJoCo's solver.
+    local = p.to_local()
+    y = (local.W + np.diag(mj["R"])) @ mj["r"] + local.q - mj["v_ref"]
+    gap = np.abs((y.reshape(-1, 3) * r).sum(axis=1)).max()
+    assert gap <= 1e-6 * max(1.0, np.abs(y).max() * np.abs(r).max())
+
+
+def test_the_rigid_solution_differs_from_mujocos_regularised_one():
+    m, d = settled(balls_xml(8), steps=60)
+    s = contactlab.solve(contactlab.mujoco.problem(m, d), tol=1e-10)
+    assert s.status == "converged"
+    assert np.abs(s.r - contactlab.mujoco.impulses(m, d)["r"]).max() > 0
+
+
+@pytest.mark.parametrize(
+    "xml, words",
+    [
+        (balls_xml(4, cone="pyramidal"), ["pyramidal"]),
+        (
+            balls_xml(
+                2,
+                extra='<body pos="1.5 0 0.5"><joint type="hinge" range="-10 10" limited="true"/>'
+                '<geom type="capsule" size="0.05 0.2" contype="0" conaffinity="0"/></body>',
+            ),
+            ["joint limit"],
+        ),
+        (
+            balls_xml(
+                2,
+                extra='<body pos="1.5 0 0.5"><joint type="hinge" frictionloss="1"/>'
+                '<geom type="capsule" size="0.05 0.2" contype="0" conaffinity="0"/></body>',
+            ),
+            ["friction loss"],
+        ),
+        (
+            balls_xml(
+                2,
+                extra='<body pos="1.5 0 0.5"><joint type="hinge" damping="1"/>'
+                '<geom type="capsule" size="0.05 0.2" contype="0" conaffinity="0"/></body>',
+            ),
+            ["damping", "M + h D"],
+        ),
+        (balls_xml(3).replace('condim="3"', 'condim="4"'), ["condim 4"]),
+    ],
+)
+def test_what_is_not_the_rigid_coulomb_problem_in_m_is_refused(xml, words):
+    m = mujoco.MjModel.from_xml_string(xml)
+    d = mujoco.MjData(m)
+    if "range" in xml:
+        d.qpos[-1] = 1.0  # beyond the 10 degree limit: the limit is active
+    for _ in range(5):
+        mujoco.mj_step(m, d)
+    mujoco.mj_forward(m, d)
+    with pytest.raises(ValueError) as e:
+        contactlab.mujoco.problem(m, d)
+    for w in words:
+        assert w in str(e.value), str(e.value)
+
+
+def test_mujoco_is_imported_only_when_used():
+    import subprocess
+    import sys
+
+    code = "import sys, contactlab; assert 'mujoco' not in sys.modules; contactlab.mujoco; print('ok')"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert out.stdout.strip() == "ok", out.stderr

@@ -1,0 +1,168 @@
+"""Solves by name: the command line's answers bit for bit, options, errors, tables, the GIL."""
+
+import threading
+import time
+
+import numpy as np
+import polars as pl
+import pytest
+
+import contactlab
+from conftest import DATA, balls_xml, run_cli, save_npy, settled
+
+LOCAL_PAIRS = [
+    ("coulomb", "pgs"),
+    ("implicit-ncp", "todorov"),
+    ("natural-map", "lm"),
+    ("min-map", "newton"),
+]
+
+
+def assert_same_bits(solution, answer):
+    """`r`, `u`, status and iterations exactly as the command line printed them."""
+    assert solution.status == answer["status"]
+    assert solution.solver_status == answer["solver_status"]
+    assert solution.iterations == answer["iterations"]
+    for k in ("r", "u"):
+        ours = getattr(solution, k)
+        theirs = np.asarray(answer[k], dtype=float)
+        assert ours.shape == theirs.shape
+        assert np.array_equal(ours.view(np.uint64), theirs.view(np.uint64)), k
+
+
+def numpy_problem():
+    rng = np.random.default_rng(11)
+    nc = 4
+    J = rng.normal(size=(3 * nc, 9))
+    W = J @ J.T + 1e-3 * np.eye(3 * nc)
+    q = rng.normal(size=3 * nc)
+    q[0::3] = -np.abs(q[0::3]) - 0.2
+    return contactlab.LocalProblem(W, q, np.full(nc, 0.6))
+
+
+@pytest.mark.parametrize("formulation, optimizer", LOCAL_PAIRS)
+def test_a_numpy_problem_gets_the_command_lines_answer(cli, tmp_path, formulation, optimizer):
+    p = numpy_problem()
+    folder = save_npy(tmp_path / "p", p)
+    s = contactlab.solve(p, formulation, optimizer, tol=1e-10, max_iter=200)
+    assert_same_bits(s, run_cli(cli, folder, formulation, optimizer, 1e-10, 200))
+
+
+@pytest.mark.parametrize("formulation, optimizer", LOCAL_PAIRS)
+def test_an_fclib_file_gets_the_command_lines_answer(cli, formulation, optimizer):
+    path = DATA / "problems" / "BoxesStack1-i100000-32.hdf5"
+    s = contactlab.solve(contactlab.read(path), formulation, optimizer, tol=1e-8, max_iter=100)
+    assert_same_bits(s, run_cli(cli, path, formulation, optimizer, 1e-8, 100))
+
+
+@pytest.mark.parametrize("formulation, optimizer", LOCAL_PAIRS + [("sap", "newton-merit")])
+def test_a_live_mujoco_state_gets_the_command_lines_answer(cli, tmp_path, formulation, optimizer):
+    m, d = settled(balls_xml(8), steps=40)
+    p = contactlab.mujoco.problem(m, d)
+    assert p.num_contacts >= 8
+    folder = save_npy(tmp_path / "mj", p)
+    s = contactlab.solve(p, formulation, optimizer, tol=1e-8, max_iter=100)
+    answer = run_cli(cli, folder, formulation, optimizer, 1e-8, 100)
+    assert_same_bits(s, answer)
+    np.testing.assert_allclose(s.v, answer["v"], rtol=1e-12, atol=1e-14)
+
+
+def test_a_solution_carries_metrics_counters_options_and_its_trace():
+    s = contactlab.solve(numpy_problem(), "implicit-ncp", "todorov", tol=1e-10, restarts=2)
+    assert s.status == "converged"
+    assert s.metrics["natural_map"] == s.residual <= 1e-10
+    assert set(s.metrics) == {"natural_map", "cone_violation", "dual_cone_violation", "complementarity_gap"}
+    assert s.options["restarts"] == 2
+    assert s.model == "coulomb_cone"
+    assert s.seconds > 0 and s.iterations > 0
+    assert all(isinstance(v, int) for v in s.counters.values())
+    t = s.trace
+    assert isinstance(t, pl.DataFrame)
+    assert t.height >= 1 and {"iter", "merit", "step_kind", "seconds"} <= set(t.columns)
+    assert t["merit"].dtype == pl.Float64
+    assert s.trace is t  # built once
+    pgs = contactlab.solve(numpy_problem(), tol=1e-10)
+    assert pgs.counters["sticking_contacts"] + pgs.counters["slipping_contacts"] + pgs.counters["opening_contacts"] == 4
+
+
+def test_unknown_names_and_options_are_value_errors_naming_them():
+    p = numpy_problem()
+    with pytest.raises(ValueError, match="unknown formulation `nope`"):
+        contactlab.solve(p, "nope", "pgs")
+    with pytest.raises(ValueError, match="unknown optimizer `nope`"):
+        contactlab.solve(p, "coulomb", "nope")
+    with pytest.raises(ValueError, match="cannot be run by optimizer `pgs`"):
+        contactlab.solve(p, "implicit-ncp", "pgs")
+    with pytest.raises(ValueError, match="unknown option `theta0_deg`.*restarts"):
+        contactlab.solve(p, "implicit-ncp", "todorov", theta0_deg=30)
+    with pytest.raises(ValueError, match="restarts"):
+        contactlab.solve(p, "implicit-ncp", "todorov", restarts="many")
+    with pytest.raises(ValueError, match="tol must be a positive number"):
+        contactlab.solve(p, tol=-1.0)
+    with pytest.raises(ValueError, match="time_limit"):
+        contactlab.solve(p, time_limit=0.0)
+    with pytest.raises(TypeError, match="LocalProblem or contactlab.GeneralizedProblem"):
+        contactlab.solve(np.eye(3))
+
+
+def test_solver_error_is_a_runtime_error():
+    assert issubclass(contactlab.SolverError, RuntimeError)
+    assert not issubclass(contactlab.SolverError, ValueError)
+
+
+def test_a_time_limit_stops_a_solve_with_status_timeout():
+    m, d = settled(balls_xml(30), steps=40)
+    p = contactlab.mujoco.problem(m, d)
+    s = contactlab.solve(p, "sap", "lbfgs", tol=1e-300, max_iter=10**9, time_limit=0.05)
+    assert s.status == "timeout"
+    assert s.seconds < 1.0
+
+
+def test_pairs_name_every_pair_and_why_the_others_cannot_run():
+    ps = contactlab.pairs()
+    names = {(p["formulation"], p["optimizer"]) for p in ps}
+    assert ("coulomb", "pgs") in names and ("sap", "newton-merit") in names
+    ok = [p for p in ps if p["compatible"]]
+    assert all(p["reason"] == "" for p in ok)
+    bad = next(p for p in ps if (p["formulation"], p["optimizer"]) == ("implicit-ncp", "pgs"))
+    assert not bad["compatible"] and "pgs" in bad["reason"]
+
+
+def test_solve_all_runs_every_compatible_pair():
+    p = contactlab.read(DATA / "mujoco" / "global" / "balls_in_box_n5_mu1.0_seed105_step0060_nc6.json")
+    df = contactlab.solve_all(p, tol=1e-8, time_limit=5.0)
+    assert isinstance(df, pl.DataFrame)
+    compatible = [(q["formulation"], q["optimizer"]) for q in contactlab.pairs() if q["compatible"]]
+    assert list(zip(df["formulation"], df["optimizer"])) == compatible
+    pgs = df.filter((pl.col("formulation") == "coulomb") & (pl.col("optimizer") == "pgs"))
+    assert pgs["status"][0] == "converged" and pgs["residual"][0] <= 1e-8
+    # The same numbers as a solve of that pair on its own.
+    one = contactlab.solve(p, "coulomb", "pgs", tol=1e-8)
+    assert pgs["iterations"][0] == one.iterations and pgs["residual"][0] == one.residual
+
+
+def test_the_gil_is_released_during_a_solve():
+    m, d = settled(balls_xml(30), steps=40)
+    p = contactlab.mujoco.problem(m, d)
+    ticks = []
+    t = threading.Thread(
+        target=lambda: contactlab.solve(p, "sap", "lbfgs", tol=1e-300, max_iter=10**9, time_limit=0.3)
+    )
+    t.start()
+    while t.is_alive():
+        ticks.append(time.perf_counter())
+        time.sleep(0.001)
+    t.join()
+    # Python ran beside the solve: many ticks while it lasted.
+    assert len(ticks) > 20, len(ticks)
+
+
+def test_evaluate_is_the_ruler_a_solve_is_judged_by():
+    p = numpy_problem()
+    s = contactlab.solve(p, "implicit-ncp", "todorov", tol=1e-10)
+    ours = contactlab.evaluate(p, s.r)
+    assert ours.keys() == s.metrics.keys()
+    for k, v in s.metrics.items():
+        assert ours[k] == pytest.approx(v, rel=1e-9, abs=1e-15), k
+    with pytest.raises(ValueError, match="field `r`: wrong shape"):
+        contactlab.evaluate(p, s.r[:-1])
