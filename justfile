@@ -30,16 +30,18 @@ test-rust:
     cargo test --doc --workspace -j2
     cargo nextest run --workspace -j2 --no-fail-fast
 
-# The Python package: build and install it as `pip install ./python` does (release), then run
-# its pytest suite against the command line's answers (the debug `contactlab` the Rust tests
-# built, rebuilt here if missing). Installs NumPy, polars, pytest, scipy and mujoco when missing.
+# The Python package: build and install it as `pip install ./python` does, but with the dev
+# profile (MATURIN_PEP517_ARGS), which reuses the debug build the Rust tests just made instead of
+# a cold release build of the whole tree; then run its pytest suite against the command line's
+# answers (the debug `contactlab`, rebuilt here if missing). Installs NumPy, polars, pytest,
+# scipy and mujoco when missing.
 test-python:
     #!/usr/bin/env bash
     set -euo pipefail
     python3 -c "import numpy, polars, pytest, scipy, mujoco" 2>/dev/null \
         || python3 -m pip install --quiet --disable-pip-version-check numpy polars pytest scipy mujoco
     start=$SECONDS
-    python3 -m pip install --quiet --disable-pip-version-check --force-reinstall --no-deps ./python
+    MATURIN_PEP517_ARGS="--profile dev" python3 -m pip install --quiet --disable-pip-version-check --force-reinstall --no-deps ./python
     echo "python package built and installed in $((SECONDS - start)) s"
     cargo build -j2 -q -p contactlab-experiments --bin contactlab
     target="${CARGO_TARGET_DIR:-$PWD/target}"
