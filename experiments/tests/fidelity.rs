@@ -71,7 +71,7 @@ fn cut_down_runs_report_each_models_motion_against_the_exact_answer() {
         root.config(config, |t| {
             set(t, "scene", "steps", toml::Value::Integer(steps));
             t.remove("every_pair");
-            t.insert("drivers".into(), drivers(&pairs));
+            t.insert("drivers".into(), drivers(pairs));
             if config == "grasp.toml" {
                 // One period of 0.4 s: secure, then loose.
                 let params = t["scene"]["params"].clone();
