@@ -95,6 +95,8 @@ fn step_of(problem: &Bound<'_, PyAny>) -> PyResult<(Arc<StepProblem>, Option<Arc
 /// `start`); an unknown one is a `ValueError` naming it and those that exist.
 #[pyfunction]
 #[pyo3(signature = (problem, formulation = "coulomb", optimizer = "pgs", tol = 1e-8, max_iter = None, time_limit = None, **options))]
+// The Python signature is the API (keyword arguments with defaults); PyO3 maps it one to one.
+#[allow(clippy::too_many_arguments)]
 fn solve(
     py: Python<'_>,
     problem: &Bound<'_, PyAny>,
