@@ -36,6 +36,7 @@
 //!   torso) in the paper's four tasks (hang, drop, random, trot); rigid contacts in
 //!   generalized velocities with their contact-space form.
 
+mod assemble;
 pub mod balls;
 pub mod clutter;
 pub mod fidelity;

@@ -5,11 +5,11 @@
 //! gaps (`k = inf`: SAP's near-rigid regime, Castro et al. sec. V), the time step and the current
 //! velocities as the warm start.
 
-use contactlab_core::generalized::{ContactModel, GeneralizedProblem};
-use contactlab_core::{CoreError, ProblemError};
-use faer::sparse::{SparseColMat, Triplet};
+use contactlab_core::generalized::GeneralizedProblem;
+use faer::sparse::Triplet;
 use nalgebra::{Matrix3x6, Vector6};
 
+use crate::assemble::Assembly;
 use crate::SceneError;
 
 /// One contact of the body: its Jacobian block (rows `[n, t1, t2]`) and its signed gap.
@@ -42,38 +42,15 @@ pub(crate) fn problem(
             }
         }
     }
-    let sparse = |rows: usize, t: &[Triplet<usize, usize, f64>], field: &str| {
-        SparseColMat::try_new_from_triplets(rows, 6, t).map_err(|e| {
-            SceneError::Problem(ProblemError::Shape {
-                field: field.into(),
-                expected: "a sparse matrix".into(),
-                found: format!("{e:?}"),
-            })
-        })
-    };
-    let models = contacts
-        .iter()
-        .map(|c| ContactModel {
-            phi0: c.gap,
-            ..ContactModel::rigid(mu)
-        })
-        .collect();
-    GeneralizedProblem::new(
-        sparse(6, &a, "A")?,
-        sparse(3 * contacts.len(), &jt, "J")?,
-        free.iter().copied().collect(),
-        vec![0.0; 3 * contacts.len()],
-        models,
-        Some(dt),
-        Some(velocity.iter().copied().collect()),
-        Some(vec![0; 6]),
-    )
-    .map_err(|e| match e {
-        CoreError::Problem(p) => SceneError::Problem(p),
-        other => SceneError::Problem(ProblemError::Shape {
-            field: "step".into(),
-            expected: "a generalized problem".into(),
-            found: other.to_string(),
-        }),
-    })
+    Assembly {
+        nv: 6,
+        a,
+        j: jt,
+        contacts: contacts.iter().map(|c| (c.gap, mu)).collect(),
+        free: free.iter().copied().collect(),
+        velocity: velocity.iter().copied().collect(),
+        tree_of: vec![0; 6],
+        dt,
+    }
+    .problem()
 }

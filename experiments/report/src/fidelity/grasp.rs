@@ -8,9 +8,7 @@
 use std::collections::BTreeMap;
 
 use super::Metric;
-use crate::analysis::f64s;
 use crate::analysis::fidelity::GraspRun;
-use crate::analysis::strs;
 use crate::builder::Report;
 use crate::ReportError;
 
@@ -31,10 +29,7 @@ fn number(record: &contactlab_runs::store::SceneRecord, key: &str) -> f64 {
 pub fn ours(r: &mut Report) -> Result<(Vec<Metric>, BTreeMap<String, f64>), ReportError> {
     let run = r.load("grasp.toml")?;
     let df = &run.steps;
-    let (runs, solvers, models) = (f64s(df, "run")?, strs(df, "solver")?, strs(df, "model")?);
-    let model: BTreeMap<(u64, String), String> = (0..df.height())
-        .map(|k| ((runs[k] as u64, solvers[k].clone()), models[k].clone()))
-        .collect();
+    let model = super::sweeps::models(df)?;
     let mut rows = Vec::new();
     let mut exact = BTreeMap::new();
     exact.insert("secure_pitch_deg".to_string(), 0.0);
@@ -49,10 +44,7 @@ pub fn ours(r: &mut Report) -> Result<(Vec<Metric>, BTreeMap<String, f64>), Repo
             number(record, "dt"),
         );
         let secure_end = duty * period;
-        let (formulation, optimizer) = label
-            .split_once('+')
-            .map(|(f, o)| (f.to_string(), o.to_string()))
-            .unwrap_or_default();
+        let (formulation, optimizer) = super::sweeps::pair(&label);
         let base = Metric {
             scene: "pinch_grasp".into(),
             engine: "contactlab".into(),

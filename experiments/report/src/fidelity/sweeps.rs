@@ -47,7 +47,7 @@ pub fn ratio_param(ratio: f64) -> String {
 }
 
 /// Each (run, solver)'s friction model, from the steps frame.
-fn models(df: &DataFrame) -> Result<BTreeMap<(u64, String), String>, ReportError> {
+pub fn models(df: &DataFrame) -> Result<BTreeMap<(u64, String), String>, ReportError> {
     let (runs, solvers, models) = (f64s(df, "run")?, strs(df, "solver")?, strs(df, "model")?);
     Ok((0..df.height())
         .map(|k| ((runs[k] as u64, solvers[k].clone()), models[k].clone()))
@@ -55,7 +55,7 @@ fn models(df: &DataFrame) -> Result<BTreeMap<(u64, String), String>, ReportError
 }
 
 /// Our pair's formulation and optimizer from its `[every_pair]` label.
-fn pair(label: &str) -> (String, String) {
+pub fn pair(label: &str) -> (String, String) {
     label
         .split_once('+')
         .map(|(f, o)| (f.to_string(), o.to_string()))

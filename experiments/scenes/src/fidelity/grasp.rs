@@ -63,12 +63,13 @@
 //! `sap_slip_estimate`, SAP's estimate of the slip of a held contact (Castro et al. eq. 31,
 //! `mu sigma g dt` with SAP's default `sigma = 1e-3`: 49 um/s at the defaults).
 
-use contactlab_core::generalized::{ContactModel, GeneralizedProblem};
-use contactlab_core::{CoreError, ProblemError, StepProblem};
-use faer::sparse::{SparseColMat, Triplet};
+use contactlab_core::generalized::GeneralizedProblem;
+use contactlab_core::{ProblemError, StepProblem};
+use faer::sparse::Triplet;
 use nalgebra::{Matrix3, UnitQuaternion, Vector3};
 use serde::{Deserialize, Serialize};
 
+use crate::assemble::Assembly;
 use crate::balls::contact_frame;
 use crate::{Contact, ContactKey, ContactStep, Scene, SceneError};
 
@@ -471,50 +472,26 @@ impl PinchGrasp {
                 }
             }
         }
-        let sparse = |rows: usize, t: &[Triplet<usize, usize, f64>], field: &str| {
-            SparseColMat::try_new_from_triplets(rows, 8, t).map_err(|e| {
-                SceneError::Problem(ProblemError::Shape {
-                    field: field.into(),
-                    expected: "a sparse matrix".into(),
-                    found: format!("{e:?}"),
-                })
-            })
-        };
-        let models = found
-            .iter()
-            .map(|f| ContactModel {
-                phi0: f.contact.gap,
-                ..ContactModel::rigid(c.mu)
-            })
-            .collect();
-        let velocity = vec![
-            self.finger_v[0],
-            self.finger_v[1],
-            self.v.x,
-            self.v.y,
-            self.v.z,
-            self.w.x,
-            self.w.y,
-            self.w.z,
-        ];
-        GeneralizedProblem::new(
-            sparse(8, &a, "A")?,
-            sparse(3 * found.len(), &jt, "J")?,
-            free.to_vec(),
-            vec![0.0; 3 * found.len()],
-            models,
-            Some(c.dt),
-            Some(velocity),
-            Some(vec![0, 1, 2, 2, 2, 2, 2, 2]),
-        )
-        .map_err(|e| match e {
-            CoreError::Problem(p) => SceneError::Problem(p),
-            other => SceneError::Problem(ProblemError::Shape {
-                field: "step".into(),
-                expected: "a generalized problem".into(),
-                found: other.to_string(),
-            }),
-        })
+        Assembly {
+            nv: 8,
+            a,
+            j: jt,
+            contacts: found.iter().map(|f| (f.contact.gap, c.mu)).collect(),
+            free: free.to_vec(),
+            velocity: vec![
+                self.finger_v[0],
+                self.finger_v[1],
+                self.v.x,
+                self.v.y,
+                self.v.z,
+                self.w.x,
+                self.w.y,
+                self.w.z,
+            ],
+            tree_of: vec![0, 1, 2, 2, 2, 2, 2, 2],
+            dt: c.dt,
+        }
+        .problem()
     }
 
     /// The plate's rotation about the grip axis (degrees; positive when its far end drops).

@@ -49,13 +49,14 @@
 //! `phi = dt R_n gamma`: it grows with the mass ratio (`w` with the light cube, `gamma` with the
 //! heavy one), so a regularisation sized by the Delassus diagonal lets the heavy cube sink.
 
-use contactlab_core::generalized::{ContactModel, GeneralizedProblem};
-use contactlab_core::{CoreError, ProblemError, StepProblem};
-use faer::sparse::{SparseColMat, Triplet};
+use contactlab_core::generalized::GeneralizedProblem;
+use contactlab_core::{ProblemError, StepProblem};
+use faer::sparse::Triplet;
 use nalgebra::{Matrix3x6, UnitQuaternion, Vector3};
 use serde::{Deserialize, Serialize};
 
 use super::{Fidelity, CORNER_RADIUS_FRACTION};
+use crate::assemble::Assembly;
 use crate::balls::contact_frame;
 use crate::{Contact, ContactKey, ContactStep, Scene, SceneError};
 
@@ -353,47 +354,23 @@ impl CubeStack {
                 }
             }
         }
-        let sparse = |rows: usize, t: &[Triplet<usize, usize, f64>], field: &str| {
-            SparseColMat::try_new_from_triplets(rows, 12, t).map_err(|e| {
-                SceneError::Problem(ProblemError::Shape {
-                    field: field.into(),
-                    expected: "a sparse matrix".into(),
-                    found: format!("{e:?}"),
-                })
-            })
-        };
-        let models = found
-            .iter()
-            .map(|f| ContactModel {
-                phi0: f.contact.gap,
-                ..ContactModel::rigid(f.mu)
-            })
-            .collect();
         let velocity: Vec<f64> = self
             .cubes
             .iter()
             .flat_map(|c| [c.v.x, c.v.y, c.v.z, c.w.x, c.w.y, c.w.z])
             .collect();
-        GeneralizedProblem::new(
-            sparse(12, &a, "A")?,
-            sparse(3 * found.len(), &jt, "J")?,
-            free.to_vec(),
-            vec![0.0; 3 * found.len()],
-            models,
-            Some(self.config.dt),
-            Some(velocity),
-            // Contacts between the cubes couple them: one tree would hide nothing, but the
-            // bodies are separate trees of `A` (block diagonal by body).
-            Some((0..12).map(|k| k / 6).collect()),
-        )
-        .map_err(|e| match e {
-            CoreError::Problem(p) => SceneError::Problem(p),
-            other => SceneError::Problem(ProblemError::Shape {
-                field: "step".into(),
-                expected: "a generalized problem".into(),
-                found: other.to_string(),
-            }),
-        })
+        // The bodies are separate trees of `A` (block diagonal by body).
+        Assembly {
+            nv: 12,
+            a,
+            j: jt,
+            contacts: found.iter().map(|f| (f.contact.gap, f.mu)).collect(),
+            free: free.to_vec(),
+            velocity,
+            tree_of: (0..12).map(|k| k / 6).collect(),
+            dt: self.config.dt,
+        }
+        .problem()
     }
 
     /// The velocities after gravity, `[v_b, omega_b, v_t, omega_t]`.
