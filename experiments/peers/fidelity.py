@@ -833,38 +833,27 @@ def run_one(scene, engine, config):
         if scene["kind"] == "grasp":
             r = (run_mujoco_grasp(scene, config) if engine == "mujoco"
                  else run_drake_grasp(scene, config))
-            for k in ("secure_pitch_deg", "loose_pitch_deg", "secure_slip_um_s",
-                      "converged_fraction", "iterations_per_step_mean", "iterations_per_step_max"):
-                if k in r:
-                    rec[k] = r[k]
-            rec["seconds_per_step_median"] = statistics.median(r["step_times"])
-            rec["wall_s"] = time.perf_counter() - w0
-            return rec
-        if scene["kind"] == "stack":
+            rec.update({k: r[k] for k in ("secure_pitch_deg", "loose_pitch_deg",
+                                          "secure_slip_um_s")})
+        elif scene["kind"] == "stack":
             r = (run_mujoco_stack(scene, config) if engine == "mujoco"
                  else run_drake_stack(scene, config))
             rec.update(stack_metrics(r["C"], r["penetration"]))
-            rec["converged_fraction"] = r["converged_fraction"]
-            for k in ("iterations_per_step_mean", "iterations_per_step_max"):
-                if k in r:
-                    rec[k] = r[k]
-            rec["seconds_per_step_median"] = statistics.median(r["step_times"])
-            rec["wall_s"] = time.perf_counter() - w0
-            return rec
-        r = run_mujoco(scene, config) if engine == "mujoco" else run_drake(scene, config)
-        if scene["kind"] == "consistency":
-            rec["consistency_error_m_s"] = consistency_error(scene, r["P"])
-            rec["breakaway_time_s"] = crossing(np.arange(len(r["P"])) * scene["dt"],
-                                               np.linalg.norm(r["V"], axis=1), V_THR, below=False)
         else:
-            rec.update(metrics(scene, r["P"], r["V"]))
-        rec["converged_fraction"] = r["converged_fraction"]
-        for k in ("iterations_per_step_mean", "iterations_per_step_max"):
+            r = run_mujoco(scene, config) if engine == "mujoco" else run_drake(scene, config)
+            if scene["kind"] == "consistency":
+                rec["consistency_error_m_s"] = consistency_error(scene, r["P"])
+                rec["breakaway_time_s"] = crossing(np.arange(len(r["P"])) * scene["dt"],
+                                                   np.linalg.norm(r["V"], axis=1), V_THR,
+                                                   below=False)
+            else:
+                rec.update(metrics(scene, r["P"], r["V"]))
+                rec["trajectory"] = trajectory(scene, r["P"], r["V"])
+        # The solver statistics every engine run reports (MuJoCo's iterations only).
+        for k in ("converged_fraction", "iterations_per_step_mean", "iterations_per_step_max"):
             if k in r:
                 rec[k] = r[k]
         rec["seconds_per_step_median"] = statistics.median(r["step_times"])
-        if scene["kind"] != "consistency":
-            rec["trajectory"] = trajectory(scene, r["P"], r["V"])
     except Exception as e:  # one failing engine/config must not stop the others
         rec["error"] = f"{type(e).__name__}: {e}"
         if engine == "drake":

@@ -7,6 +7,7 @@
 
 use std::collections::BTreeMap;
 
+use super::sweeps::param;
 use super::Metric;
 use crate::analysis::fidelity::GraspRun;
 use crate::builder::Report;
@@ -14,16 +15,6 @@ use crate::ReportError;
 
 /// The grasp's metrics in its table's order.
 pub const METRICS: [&str; 3] = ["secure_pitch_deg", "secure_slip_um_s", "loose_pitch_deg"];
-
-/// A number of a run's parameters or constants (NaN when absent).
-fn number(record: &contactlab_runs::store::SceneRecord, key: &str) -> f64 {
-    record
-        .parameters
-        .get(key)
-        .and_then(|v| v.as_float())
-        .or_else(|| record.constants.get(key).copied())
-        .unwrap_or(f64::NAN)
-}
 
 /// Our grasp runs' metrics, SAP's slip estimate as an `estimate` row, and the exact values.
 pub fn ours(r: &mut Report) -> Result<(Vec<Metric>, BTreeMap<String, f64>), ReportError> {
@@ -39,9 +30,9 @@ pub fn ours(r: &mut Report) -> Result<(Vec<Metric>, BTreeMap<String, f64>), Repo
             continue;
         };
         let (period, duty, dt) = (
-            number(record, "period"),
-            number(record, "duty"),
-            number(record, "dt"),
+            param(record, "period"),
+            param(record, "duty"),
+            param(record, "dt"),
         );
         let secure_end = duty * period;
         let (formulation, optimizer) = super::sweeps::pair(&label);
@@ -82,12 +73,12 @@ pub fn ours(r: &mut Report) -> Result<(Vec<Metric>, BTreeMap<String, f64>), Repo
                 model: "regularized".into(),
                 label: "sap-slip-eq31".into(),
                 metric: "secure_slip_um_s".into(),
-                value: 1e6 * number(record, "sap_slip_estimate"),
+                value: 1e6 * param(record, "sap_slip_estimate"),
                 ..base.clone()
             });
             r.facts().num(
                 "pinch_grasp.exact.grip_threshold",
-                number(record, "grip_threshold_exact"),
+                param(record, "grip_threshold_exact"),
                 crate::findings::Fmt::fixed(2).unit(" N"),
             );
         }

@@ -62,12 +62,13 @@ pub fn pair(label: &str) -> (String, String) {
         .unwrap_or_default()
 }
 
-/// A number of a run's parameters (NaN when absent).
-fn param(record: &contactlab_runs::store::SceneRecord, key: &str) -> f64 {
+/// A number of a run's parameters, else of its constants (NaN when absent).
+pub fn param(record: &contactlab_runs::store::SceneRecord, key: &str) -> f64 {
     record
         .parameters
         .get(key)
         .and_then(|v| v.as_float())
+        .or_else(|| record.constants.get(key).copied())
         .unwrap_or(f64::NAN)
 }
 
