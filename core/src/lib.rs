@@ -33,6 +33,7 @@
 //! let _ = solve_least_squares(Quadratic, LevenbergMarquardt::default(), vec![1.0], &SolveOptions::default());
 //! ```
 
+pub mod block_cholesky;
 pub mod blocks;
 pub mod cone;
 pub mod conic_program;
@@ -58,7 +59,7 @@ pub use error::{CoreError, ProblemError};
 pub use faer;
 pub use generalized::{ContactModel, GeneralizedProblem, StepProblem, Storage};
 pub use islands::{solve_by_island, Islands, Layout};
-pub use merit::{LinePoint, Merit, MeritEval, MeritHessian, Optimality};
+pub use merit::{LinePoint, Merit, MeritEval, MeritHessian, Optimality, OwnNewton};
 /// nalgebra, whose 3x3 blocks the per-contact solvers take, re-exported for notebooks.
 pub use nalgebra;
 /// The ndarray crate problems can be built from ([`io::arrays`]), re-exported for notebooks.

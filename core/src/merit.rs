@@ -44,6 +44,22 @@ pub struct MeritEval {
     pub hessian: Option<MeritHessian>,
 }
 
+/// What [`Merit::newton_direction`] did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum OwnNewton {
+    /// The merit has no factorization of its own: the driver forms the Hessian with
+    /// [`Merit::evaluate`] and factors it.
+    NotProvided,
+    /// `d` holds the Newton direction; `analysed` says whether this call also made the
+    /// factorization's symbolic analysis (counted by the driver).
+    Solved {
+        /// This call made the symbolic analysis.
+        analysed: bool,
+    },
+    /// The Hessian is not positive definite to working precision.
+    NotPositiveDefinite,
+}
+
 /// How far a point is from optimality, in the merit's own units: a driver stops when
 /// `residual <= tol + rel_tol * scale` (Castro et al., eq. 26, `eps_a + eps_r max(...)`).
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -103,6 +119,13 @@ pub trait Merit {
         }
     }
 
+    /// Solves the Newton system `H(x) d = -g` with the merit's own factorization, for merits
+    /// whose Hessian has a structure a general sparse Cholesky does not see (SAP's kinematic
+    /// tree blocks). `g` is the gradient at `x`. The default leaves the system to the driver.
+    fn newton_direction(&self, _x: &[f64], _g: &[f64], _d: &mut [f64]) -> OwnNewton {
+        OwnNewton::NotProvided
+    }
+
     /// `l`, `dl/dalpha` and `d2l/dalpha2` of `alpha -> l(x + alpha dx)`.
     ///
     /// The default forms the gradient and Hessian at the trial point; formulations with a
@@ -145,6 +168,9 @@ macro_rules! forward {
             }
             fn evaluate(&self, x: &[f64], hessian: bool) -> MeritEval {
                 (**self).evaluate(x, hessian)
+            }
+            fn newton_direction(&self, x: &[f64], g: &[f64], d: &mut [f64]) -> OwnNewton {
+                (**self).newton_direction(x, g, d)
             }
             fn optimality(&self, x: &[f64], g: &[f64]) -> Optimality {
                 (**self).optimality(x, g)

@@ -26,7 +26,9 @@ use faer::{Mat, Side};
 
 use super::kit::{self, Armijo};
 use super::{SolveOptions, Tolerances};
-use crate::{CoreError, LinePoint, Merit, MeritEval, MeritHessian, Optimality, Solution, Status};
+use crate::{
+    CoreError, LinePoint, Merit, MeritEval, MeritHessian, Optimality, OwnNewton, Solution, Status,
+};
 
 /// argmin state of [`NewtonMerit`]: parameter `x`, gradient, cost `l(x)`.
 pub type MeritState = IterState<Vec<f64>, Vec<f64>, (), (), (), f64>;
@@ -338,6 +340,37 @@ impl NewtonMerit {
         kit::all_finite(&d).then_some(d)
     }
 
+    /// The direction from the merit's own factorization ([`Merit::newton_direction`]):
+    /// `Some(Some(d))` solved, `Some(None)` not positive definite, `None` not provided.
+    fn own_direction<M: Merit>(
+        &self,
+        problem: &mut Problem<MeritProblem<M>>,
+        x: &[f64],
+        g: &[f64],
+    ) -> Option<Option<Vec<f64>>> {
+        let mut d = vec![0.0; g.len()];
+        let own = problem
+            .problem
+            .as_ref()
+            .map_or(OwnNewton::NotProvided, |mp| {
+                mp.merit.newton_direction(x, g, &mut d)
+            });
+        if own != OwnNewton::NotProvided {
+            bump(problem, "hessian_count");
+        }
+        match own {
+            OwnNewton::NotProvided => None,
+            OwnNewton::Solved { analysed } => {
+                if analysed {
+                    bump(problem, "symbolic_factorizations");
+                }
+                bump(problem, "numeric_factorizations");
+                Some(kit::all_finite(&d).then_some(d))
+            }
+            OwnNewton::NotPositiveDefinite => Some(None),
+        }
+    }
+
     /// The root of `dl/dalpha` in `(0, alpha_max]` (or `alpha_max` if `l` still decreases
     /// there), by Newton's method kept inside a shrinking bracket, bisecting when a Newton
     /// iterate leaves it or the curvature is not positive.
@@ -502,12 +535,17 @@ impl<M: Merit> Solver<MeritProblem<M>, MeritState> for NewtonMerit {
             self.stop = Some(Status::NotFinite);
             return Ok((state, None));
         };
-        let e = problem.problem("hessian_count", |mp| Ok(mp.evaluate(&x, true)))?;
         let neg_g: Vec<f64> = g.iter().map(|v| -v).collect();
-        let newton = match &e.hessian {
-            Some(MeritHessian::Dense(h)) => kit::solve_spd(h, &neg_g),
-            Some(MeritHessian::Sparse(h)) => self.sparse_direction(problem, h, &neg_g),
-            None => None,
+        let newton = match self.own_direction(problem, &x, &g) {
+            Some(own) => own,
+            None => {
+                let e = problem.problem("hessian_count", |mp| Ok(mp.evaluate(&x, true)))?;
+                match &e.hessian {
+                    Some(MeritHessian::Dense(h)) => kit::solve_spd(h, &neg_g),
+                    Some(MeritHessian::Sparse(h)) => self.sparse_direction(problem, h, &neg_g),
+                    None => None,
+                }
+            }
         };
         let (d, kind) = match newton {
             Some(d) if kit::dot(&g, &d) < 0.0 => (d, "newton"),

@@ -29,7 +29,7 @@ fn sparse(
 
 impl ConicProgram for SapCost {
     fn conic_program(&self) -> Result<ConicData, CoreError> {
-        let parts = self.primal_parts();
+        let parts = self.primal_parts()?;
         let nv = parts.v_star.len();
         let m = parts.offset.len();
         let n = nv + m;

@@ -1,63 +1,160 @@
 //! SAP's unconstrained convex cost (Castro et al., eq. 24) as a production [`Merit`]:
 //! `l_p(v) = |v - v*|_A^2 / 2 + sum_i l_R,i(y_i(v))`, `y_i = -R_i^-1 (J_i v + b_i - v^_i)`,
-//! with gradient `A (v - v*) - J' gamma` (appendix D-C), the sparse Hessian
-//! `H = A + J' G J` (section IV-A), the O(n) line derivatives of section IV-C, and the
-//! unit-aware stopping measure of eq. 26 with `D = diag(A)^-1/2`.
+//! with gradient `A (v - v*) - J' gamma` (appendix D-C), the Hessian `H = A + J' G J`
+//! (section IV-A), the O(n) line derivatives of section IV-C, and the unit-aware stopping
+//! measure of eq. 26 with `D = diag(A)^-1/2`.
 //!
 //! Only the kinematic trees that some contact touches enter (Drake does this, and the paper's
 //! Fig. 2 sparsity argument assumes it): the rest keep `v = v*`, which is optimal for them since
-//! `A` is block diagonal by tree. The unknowns are the touched trees' velocities, in order.
+//! `A` is block diagonal by tree. The unknowns are the touched trees' velocities, tree by tree.
 //!
-//! The Hessian's sparsity pattern is fixed when the cost is built: `A`'s pattern plus, for each
-//! contact, the dense block over the velocities its Jacobian rows touch; regions that switch a
-//! contact's `G` to zero leave explicit zeros, so one symbolic factorization serves every
-//! Newton iteration of the step.
+//! # Where the time goes, and what is done about it
+//!
+//! Algorithm 2 spends its time in three places per Newton iteration: the projections of every
+//! contact (once for the point, once per line-search trial), the Hessian's assembly and
+//! factorization, and the products with `A` and `J`. So:
+//!
+//! - Each contact keeps its Jacobian rows densely over the velocities they touch (one or two
+//!   trees), so `J v`, `J' gamma` and `J' G J` are small dense loops.
+//! - The Hessian's structure is fixed when the cost is built (section IV-D: regions that switch
+//!   a contact's `G` to zero leave explicit zeros), so its analysis is made once per solve.
+//!   Where every touched tree is small, `H` is factored by tree blocks ([`BlockCholesky`]:
+//!   blocks known before any analysis, the ordering on the tree graph, dense block kernels);
+//!   otherwise by faer's general sparse Cholesky, which the driver runs
+//!   ([`HessianFactorization`]).
+//! - One workspace per cost holds the last evaluated point's projections (the Newton system
+//!   at that point reuses them) and the line-search cache (`J dv` and the three quadratic
+//!   coefficients of `|v - v*|_A^2`, made once per direction): after the build, an iteration
+//!   allocates only its direction and gradient.
 
 use std::sync::Mutex;
 
-use contactlab_core::generalized::{sparse_mul_add, sparse_transpose_mul_add, GeneralizedProblem};
-use contactlab_core::{CoreError, LinePoint, Merit, MeritEval, MeritHessian, Optimality};
-use faer::sparse::{SparseColMat, SymbolicSparseColMat};
+use contactlab_core::block_cholesky::BlockCholesky;
+use contactlab_core::generalized::{sparse_mul_add, GeneralizedProblem};
+use contactlab_core::{
+    CoreError, LinePoint, Merit, MeritEval, MeritHessian, Optimality, OwnNewton,
+};
+use faer::sparse::{SparseColMat, SymbolicSparseColMat, Triplet};
 use faer::{Mat, MatMut, Side};
 use nalgebra::{Matrix3, Vector3};
+use serde::{Deserialize, Serialize};
 
 use super::projection::{ContactRegularization, Projection, SapRegion};
 
-/// One contact's rows of `J` over the velocities they touch, and where its `J' G J` block lands
-/// in the Hessian's values.
-#[derive(Debug, Clone)]
-struct ContactBlock {
-    /// Reduced velocity indices the contact's three rows touch, ascending.
+/// Which factorization solves SAP's Newton system `H d = -grad`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum HessianFactorization {
+    /// Tree blocks when every touched tree has at most [`TREE_BLOCK_MAX`] velocities, else
+    /// sparse.
+    #[default]
+    Auto,
+    /// Dense blocks per kinematic tree ([`BlockCholesky`]), whatever the trees' sizes.
+    TreeBlocks,
+    /// faer's sparse Cholesky on the scalar pattern, run by the driver.
+    Sparse,
+}
+
+/// Largest tree (in velocities) that [`HessianFactorization::Auto`] factors as a dense block:
+/// a free body has 6, an arm or a legged robot 7 to a few tens; a tree of hundreds (a contact
+/// problem in contact space, `A = W^-1`) keeps the sparsity inside it.
+pub const TREE_BLOCK_MAX: usize = 64;
+
+/// Per contact, its Jacobian rows over the velocities they touch, flat across contacts.
+#[derive(Debug, Clone, Default)]
+struct ContactRows {
+    /// Contact `i`'s columns are `cols[start[i]..start[i + 1]]` (unknown indices, ascending).
+    start: Vec<usize>,
     cols: Vec<usize>,
-    /// The three rows restricted to `cols` (row-major: `rows[r * cols.len() + k]`).
-    rows: Vec<f64>,
-    /// For each `(a, b)` in `cols x cols` (column-major), the index in the Hessian's values.
+    /// Contact `i`'s three rows over its `m` columns, row-major, from `3 start[i]`.
+    vals: Vec<f64>,
+}
+
+impl ContactRows {
+    fn num(&self) -> usize {
+        self.start.len() - 1
+    }
+
+    /// Contact `i`'s columns and its `3 x m` rows.
+    #[inline]
+    fn of(&self, i: usize) -> (&[usize], &[f64]) {
+        let (a, b) = (self.start[i], self.start[i + 1]);
+        (&self.cols[a..b], &self.vals[3 * a..3 * b])
+    }
+
+    /// `J_i x`.
+    #[inline]
+    fn times(&self, i: usize, x: &[f64]) -> Vector3<f64> {
+        let (cols, rows) = self.of(i);
+        let m = cols.len();
+        let mut out = Vector3::zeros();
+        for (k, &c) in cols.iter().enumerate() {
+            let xc = x[c];
+            out[0] += rows[k] * xc;
+            out[1] += rows[m + k] * xc;
+            out[2] += rows[2 * m + k] * xc;
+        }
+        out
+    }
+
+    /// `out -= J_i' gamma`.
+    #[inline]
+    fn sub_transpose(&self, i: usize, gamma: &Vector3<f64>, out: &mut [f64]) {
+        let (cols, rows) = self.of(i);
+        let m = cols.len();
+        for (k, &c) in cols.iter().enumerate() {
+            out[c] -= rows[k] * gamma[0] + rows[m + k] * gamma[1] + rows[2 * m + k] * gamma[2];
+        }
+    }
+}
+
+/// Where `A`'s and each contact's `J_i' G J_i` values land in the Hessian's values
+/// (`usize::MAX`: not stored, the symmetric entry is).
+#[derive(Debug, Clone)]
+struct HessianMap {
+    /// Per stored entry of `A` (column by column), its position.
+    a_pos: Vec<usize>,
+    /// Per contact, `m x m` positions (column-major over its columns), from `pos_start[i]`.
+    pos_start: Vec<usize>,
     pos: Vec<usize>,
 }
 
-/// What one evaluation of the contacts gives.
-struct ContactState {
-    projections: Vec<Projection>,
-    ys: Vec<Vector3<f64>>,
+/// The Hessian's structure: tree blocks, or a scalar pattern for the driver's sparse Cholesky.
+#[derive(Debug, Clone)]
+enum Structure {
+    Blocks,
+    Sparse(SymbolicSparseColMat<usize>),
 }
 
-/// The line-search cache: everything along `v + alpha dv` that does not depend on `alpha`.
-#[derive(Debug, Clone)]
-struct LineCache {
-    v: Vec<f64>,
-    dv: Vec<f64>,
-    vc: Vec<f64>,
-    dvc: Vec<f64>,
-    /// `|v - v*|_A^2 / 2`, `dv' A (v - v*)`, `dv' A dv`.
-    c0: f64,
-    c1: f64,
-    c2: f64,
+/// The last evaluated point and the line-search cache.
+#[derive(Debug, Clone, Default)]
+struct Work {
+    /// The point the fields below were computed at (empty: none).
+    x: Vec<f64>,
+    /// `x - v*` and `A (x - v*)`.
+    e: Vec<f64>,
+    ae: Vec<f64>,
+    /// Per contact, `y_i` and its projection at `x`.
+    ys: Vec<Vector3<f64>>,
+    projections: Vec<Projection>,
+    value: f64,
+    /// The line `x + alpha dx` the cache is for.
+    line_x: Vec<f64>,
+    line_dx: Vec<f64>,
+    /// `J x + b - v^` and `J dx`, and the quadratic's `c0 + c1 alpha + c2 alpha^2 / 2`.
+    line_z: Vec<Vector3<f64>>,
+    line_dz: Vec<Vector3<f64>>,
+    line_c: [f64; 3],
+    /// The tree-block factor (tree-block structure only).
+    chol: Option<BlockCholesky>,
+    /// Whether the factor's analysis has been reported to a driver.
+    analysis_reported: bool,
 }
 
 /// Borrowed data of the primal problem (eq. 19), for the conic statement.
 pub(super) struct PrimalParts<'a> {
     pub a: &'a SparseColMat<usize, f64>,
-    pub j: &'a SparseColMat<usize, f64>,
+    pub j: SparseColMat<usize, f64>,
     pub v_star: &'a [f64],
     pub offset: &'a [f64],
     pub regs: &'a [ContactRegularization],
@@ -66,14 +163,16 @@ pub(super) struct PrimalParts<'a> {
 /// SAP's cost on the touched trees of one step problem.
 #[derive(Debug)]
 pub struct SapCost {
-    /// Velocity indices (into the full problem) of the unknowns.
+    /// Velocity indices (into the full problem) of the unknowns, tree by tree.
     dofs: Vec<usize>,
     /// The full problem's `v*`.
     full_v_star: Vec<f64>,
     /// `A` restricted to the unknowns (both triangles).
     a: SparseColMat<usize, f64>,
-    /// `J` restricted to the unknowns.
-    j: SparseColMat<usize, f64>,
+    /// `A v*` on the unknowns (`p = A v = A (v - v*) + A v*` in eq. 26).
+    a_v_star: Vec<f64>,
+    /// `J` restricted to the unknowns, contact by contact.
+    rows: ContactRows,
     /// `v*` restricted to the unknowns.
     v_star: Vec<f64>,
     /// `b - v^` per contact row: the constant part of `J v + b - v^`.
@@ -82,32 +181,30 @@ pub struct SapCost {
     regs: Vec<ContactRegularization>,
     /// `D = diag(A)^-1/2` on the unknowns (eq. 25; `A = M` for explicit schemes).
     d: Vec<f64>,
-    /// The Hessian's pattern.
-    pattern: SymbolicSparseColMat<usize>,
-    /// Where `A`'s values land in the Hessian's values.
-    a_pos: Vec<usize>,
-    blocks: Vec<ContactBlock>,
+    structure: Structure,
+    map: HessianMap,
     /// The contact velocities' offset `b` (for reporting `v_c = J v + b`).
     b: Vec<f64>,
-    line: Mutex<Option<LineCache>>,
+    work: Mutex<Work>,
 }
 
 impl Clone for SapCost {
     fn clone(&self) -> Self {
+        let work = self.work.lock().unwrap_or_else(|p| p.into_inner()).clone();
         SapCost {
             dofs: self.dofs.clone(),
             full_v_star: self.full_v_star.clone(),
             a: self.a.clone(),
-            j: self.j.clone(),
+            a_v_star: self.a_v_star.clone(),
+            rows: self.rows.clone(),
             v_star: self.v_star.clone(),
             offset: self.offset.clone(),
             regs: self.regs.clone(),
             d: self.d.clone(),
-            pattern: self.pattern.clone(),
-            a_pos: self.a_pos.clone(),
-            blocks: self.blocks.clone(),
+            structure: self.structure.clone(),
+            map: self.map.clone(),
             b: self.b.clone(),
-            line: Mutex::new(None),
+            work: Mutex::new(work),
         }
     }
 }
@@ -116,50 +213,79 @@ fn dot(a: &[f64], b: &[f64]) -> f64 {
     contactlab_core::drivers::kit::dot(a, b)
 }
 
+/// `z` as a vector.
+#[inline]
+fn v3(z: &[f64], i: usize) -> Vector3<f64> {
+    Vector3::new(z[3 * i], z[3 * i + 1], z[3 * i + 2])
+}
+
 impl SapCost {
     /// The cost of `problem` with per-contact regularisation `regs` and biases `v_hat` (three per
-    /// contact, normal first: SAP's model has only a normal bias, MuJoCo's a full one).
+    /// contact, normal first: SAP's model has only a normal bias, MuJoCo's a full one), its
+    /// Newton system factored as [`HessianFactorization::Auto`] chooses.
     pub fn new(
         problem: &GeneralizedProblem,
         regs: Vec<ContactRegularization>,
         v_hat: &[f64],
     ) -> SapCost {
+        SapCost::with_factorization(problem, regs, v_hat, HessianFactorization::Auto)
+    }
+
+    /// [`SapCost::new`] with the factorization chosen.
+    pub fn with_factorization(
+        problem: &GeneralizedProblem,
+        regs: Vec<ContactRegularization>,
+        v_hat: &[f64],
+        factorization: HessianFactorization,
+    ) -> SapCost {
         let nv = problem.num_dofs();
-        // Trees touched by a contact: those of J's nonzero columns.
-        let jcp = problem.j.symbolic().col_ptr();
-        let ntrees = problem.tree_of.iter().copied().max().map_or(0, |t| t + 1);
-        let mut touched = vec![false; ntrees];
-        for c in 0..nv {
-            if jcp[c + 1] > jcp[c] {
-                touched[problem.tree_of[c]] = true;
-            }
-        }
-        let dofs: Vec<usize> = (0..nv).filter(|&c| touched[problem.tree_of[c]]).collect();
-        let mut map = vec![usize::MAX; nv];
-        for (k, &c) in dofs.iter().enumerate() {
-            map[c] = k;
-        }
-        let a = restrict(&problem.a, &map, &map, dofs.len(), dofs.len());
-        let rows: Vec<usize> = (0..problem.j.nrows()).collect();
-        let j = restrict(&problem.j, &rows, &map, problem.j.nrows(), dofs.len());
-        let v_star: Vec<f64> = dofs.iter().map(|&c| problem.v_star[c]).collect();
+        let layout = TreeLayout::touched(problem);
+        let n = layout.dofs.len();
+        let a = restrict_a(&problem.a, &layout);
+        let rows = contact_rows(&problem.j, &layout);
+        let v_star: Vec<f64> = layout.dofs.iter().map(|&c| problem.v_star[c]).collect();
+        let mut a_v_star = vec![0.0; n];
+        sparse_mul_add(&a, &v_star, &mut a_v_star);
         let offset: Vec<f64> = problem.b.iter().zip(v_hat).map(|(b, v)| b - v).collect();
         let d = diag_inv_sqrt(&a);
-        let (pattern, a_pos, blocks) = hessian_pattern(&a, &j);
+        let blocks = match factorization {
+            HessianFactorization::Auto => layout.largest() <= TREE_BLOCK_MAX,
+            HessianFactorization::TreeBlocks => true,
+            HessianFactorization::Sparse => false,
+        };
+        let (structure, map, chol) = match blocks.then(|| tree_blocks(&a, &rows, &layout)) {
+            Some(Some((chol, map))) => (Structure::Blocks, map, Some(chol)),
+            // An analysis that fails (it cannot for edges from J) falls back to sparse.
+            _ => {
+                let (pattern, map) = scalar_pattern(&a, &rows);
+                (Structure::Sparse(pattern), map, None)
+            }
+        };
+        let nc = regs.len();
+        let work = Work {
+            ae: vec![0.0; n],
+            ys: vec![Vector3::zeros(); nc],
+            projections: Vec::with_capacity(nc),
+            line_z: vec![Vector3::zeros(); nc],
+            line_dz: vec![Vector3::zeros(); nc],
+            chol,
+            ..Work::default()
+        };
+        debug_assert_eq!(nv, problem.v_star.len());
         SapCost {
-            dofs,
+            dofs: layout.dofs,
             full_v_star: problem.v_star.clone(),
             a,
-            j,
+            a_v_star,
+            rows,
             v_star,
             offset,
             regs,
             d,
-            pattern,
-            a_pos,
-            blocks,
+            structure,
+            map,
             b: problem.b.clone(),
-            line: Mutex::new(None),
+            work: Mutex::new(work),
         }
     }
 
@@ -171,6 +297,12 @@ impl SapCost {
     /// Number of contacts.
     pub fn num_contacts(&self) -> usize {
         self.regs.len()
+    }
+
+    /// Whether the Newton system is factored by tree blocks (else by the driver's sparse
+    /// Cholesky).
+    pub fn factors_by_tree_blocks(&self) -> bool {
+        matches!(self.structure, Structure::Blocks)
     }
 
     /// The unknowns' `v*`.
@@ -195,14 +327,26 @@ impl SapCost {
 
     /// The data of the primal problem (eq. 19) on the unknowns: `A`, `J`, `v*`, the constant
     /// `b - v^` of `J v + b - v^`, and per contact `R` and `mu`.
-    pub(super) fn primal_parts(&self) -> PrimalParts<'_> {
-        PrimalParts {
+    pub(super) fn primal_parts(&self) -> Result<PrimalParts<'_>, CoreError> {
+        let mut t = Vec::with_capacity(self.rows.vals.len());
+        for i in 0..self.rows.num() {
+            let (cols, rows) = self.rows.of(i);
+            let m = cols.len();
+            for r in 0..3 {
+                for (k, &c) in cols.iter().enumerate() {
+                    t.push(Triplet::new(3 * i + r, c, rows[r * m + k]));
+                }
+            }
+        }
+        let j = SparseColMat::try_new_from_triplets(3 * self.regs.len(), self.dofs.len(), &t)
+            .map_err(|e| CoreError::LinearAlgebra(format!("SAP's J: {e:?}")))?;
+        Ok(PrimalParts {
             a: &self.a,
-            j: &self.j,
+            j,
             v_star: &self.v_star,
             offset: &self.offset,
             regs: &self.regs,
-        }
+        })
     }
 
     /// Per contact, its regularisation.
@@ -212,30 +356,19 @@ impl SapCost {
 
     /// Contact velocities `v_c = J v + b`.
     pub fn contact_velocities(&self, x: &[f64]) -> Vec<f64> {
-        let mut vc = self.b.clone();
-        sparse_mul_add(&self.j, self.velocities_of(x), &mut vc);
-        vc
-    }
-
-    /// `J v + b - v^`.
-    fn biased(&self, x: &[f64]) -> Vec<f64> {
-        let mut z = self.offset.clone();
-        sparse_mul_add(&self.j, x, &mut z);
-        z
-    }
-
-    fn project_all(&self, biased: &[f64]) -> ContactState {
-        let (projections, ys) = self
-            .regs
-            .iter()
-            .enumerate()
-            .map(|(i, r)| {
-                let z = Vector3::new(biased[3 * i], biased[3 * i + 1], biased[3 * i + 2]);
-                let y = r.y_of(z, Vector3::zeros());
-                (r.project(y), y)
+        let v = self.velocities_of(x);
+        (0..self.regs.len())
+            .flat_map(|i| {
+                let z = self.rows.times(i, v) + v3(&self.b, i);
+                [z[0], z[1], z[2]]
             })
-            .unzip();
-        ContactState { projections, ys }
+            .collect()
+    }
+
+    /// `J_i v + b_i - v^_i`.
+    #[inline]
+    fn biased(&self, i: usize, v: &[f64]) -> Vector3<f64> {
+        self.rows.times(i, v) + v3(&self.offset, i)
     }
 
     /// The primal pair `(v, gamma)` a solution stands for. SAP's unknowns are `v` alone, and
@@ -248,11 +381,14 @@ impl SapCost {
     fn primal_pair<'a>(&self, x: &'a [f64]) -> (&'a [f64], Vec<f64>) {
         let nv = self.v_star.len();
         if self.regs.is_empty() || x.len() != nv + 3 * self.regs.len() {
-            let st = self.project_all(&self.biased(x));
-            let gamma = st
-                .projections
+            let gamma = self
+                .regs
                 .iter()
-                .flat_map(|p| [p.gamma[0], p.gamma[1], p.gamma[2]])
+                .enumerate()
+                .flat_map(|(i, r)| {
+                    let g = r.project(r.y_of(self.biased(i, x), Vector3::zeros())).gamma;
+                    [g[0], g[1], g[2]]
+                })
                 .collect();
             (x, gamma)
         } else {
@@ -272,8 +408,12 @@ impl SapCost {
 
     /// Each contact's region at `x`.
     pub fn regions(&self, x: &[f64]) -> Vec<SapRegion> {
-        let st = self.project_all(&self.biased(self.velocities_of(x)));
-        st.projections.iter().map(|p| p.region).collect()
+        let v = self.velocities_of(x);
+        self.regs
+            .iter()
+            .enumerate()
+            .map(|(i, r)| r.region(r.y_of(self.biased(i, v), Vector3::zeros())))
+            .collect()
     }
 
     /// `A y`.
@@ -293,17 +433,17 @@ impl SapCost {
         let (v, gamma) = self.primal_pair(x);
         let e: Vec<f64> = v.iter().zip(&self.v_star).map(|(a, b)| a - b).collect();
         let ae = self.a_times(&e);
-        let mut jtg = vec![0.0; v.len()];
-        sparse_transpose_mul_add(&self.j, &gamma, &mut jtg);
-        let gradient: Vec<f64> = ae.iter().zip(&jtg).map(|(a, b)| a - b).collect();
-        let o = self.optimality(v, &gradient);
-        let biased = self.biased(v);
+        let mut gradient = ae.clone();
+        for i in 0..self.regs.len() {
+            self.rows.sub_transpose(i, &v3(&gamma, i), &mut gradient);
+        }
+        let o = self.optimality_with(&ae, &gradient);
         let nc = self.regs.len().max(1) as f64;
         let (mut sum, mut reg_cost) = (0.0, 0.0);
         for (i, r) in self.regs.iter().enumerate() {
-            let gam = Vector3::new(gamma[3 * i], gamma[3 * i + 1], gamma[3 * i + 2]);
+            let gam = v3(&gamma, i);
             let rg = Vector3::new(r.rn * gam[0], r.rt * gam[1], r.rt * gam[2]);
-            let g = Vector3::new(biased[3 * i], biased[3 * i + 1], biased[3 * i + 2]) + rg;
+            let g = self.biased(i, v) + rg;
             sum += g.dot(&gam).abs();
             reg_cost += 0.5 * gam.dot(&rg);
         }
@@ -345,30 +485,102 @@ impl SapCost {
         Ok((plain, cond(&scaled)?))
     }
 
-    /// The line cache for `(x, dx)`, made if it is not the current one.
-    fn line_cache(&self, x: &[f64], dx: &[f64]) -> LineCache {
-        let mut guard = self.line.lock().unwrap_or_else(|p| p.into_inner());
-        if let Some(c) = guard.as_ref() {
-            if c.v == x && c.dv == dx {
-                return c.clone();
+    /// Projects every contact at `x` into `w` (value, `A (x - v*)`, `y`, projections), unless
+    /// `w` already holds `x`.
+    fn evaluate_into(&self, x: &[f64], w: &mut Work) {
+        if w.x.len() == x.len() && w.x == x && w.projections.len() == self.regs.len() {
+            return;
+        }
+        w.x.clear();
+        w.x.extend_from_slice(x);
+        // A (x - v*) from x - v* (not A x - A v*, which loses the digits of a small
+        // difference near the optimum, where the gradient is that difference).
+        w.e.clear();
+        w.e.extend(x.iter().zip(&self.v_star).map(|(a, b)| a - b));
+        w.ae.iter_mut().for_each(|v| *v = 0.0);
+        sparse_mul_add(&self.a, &w.e, &mut w.ae);
+        let quad = dot(&w.e, &w.ae);
+        w.projections.clear();
+        let mut value = 0.5 * quad;
+        for (i, r) in self.regs.iter().enumerate() {
+            let y = r.y_of(self.biased(i, x), Vector3::zeros());
+            let p = r.project(y);
+            value += p.cost;
+            w.ys[i] = y;
+            w.projections.push(p);
+        }
+        w.value = value;
+    }
+
+    /// The gradient `A (x - v*) - J' gamma` from an evaluated workspace.
+    fn gradient_from(&self, w: &Work, g: &mut [f64]) {
+        // -J' gamma first, then A (x - v*) added: the two nearly cancel at the optimum, and
+        // summing each on its own keeps the gradient's floor at the rounding of its terms.
+        g.iter_mut().for_each(|v| *v = 0.0);
+        for (i, p) in w.projections.iter().enumerate() {
+            if p.region != SapRegion::NoContact {
+                self.rows.sub_transpose(i, &p.gamma, g);
             }
         }
-        let e: Vec<f64> = x.iter().zip(&self.v_star).map(|(a, b)| a - b).collect();
-        let ae = self.a_times(&e);
-        let adv = self.a_times(dx);
-        let mut dvc = vec![0.0; self.offset.len()];
-        sparse_mul_add(&self.j, dx, &mut dvc);
-        let c = LineCache {
-            v: x.to_vec(),
-            dv: dx.to_vec(),
-            vc: self.biased(x),
-            dvc,
-            c0: 0.5 * dot(&e, &ae),
-            c1: dot(dx, &ae),
-            c2: dot(dx, &adv),
-        };
-        *guard = Some(c.clone());
-        c
+        for (gk, ak) in g.iter_mut().zip(&w.ae) {
+            *gk += ak;
+        }
+    }
+
+    /// Adds `A` and every contact's `J_i' G_i J_i` at the workspace's point into `vals`.
+    fn assemble(&self, ys: &[Vector3<f64>], projections: &[Projection], vals: &mut [f64]) {
+        for (k, &p) in self.map.a_pos.iter().enumerate() {
+            if p != usize::MAX {
+                vals[p] += self.a.val()[k];
+            }
+        }
+        let mut gj = Vec::new();
+        for (i, r) in self.regs.iter().enumerate() {
+            if projections[i].region == SapRegion::NoContact {
+                continue;
+            }
+            let g = r.g(ys[i], projections[i].region);
+            let (cols, rows) = self.rows.of(i);
+            let pos = &self.map.pos[self.map.pos_start[i]..self.map.pos_start[i + 1]];
+            add_jtgj(cols.len(), rows, &g, pos, &mut gj, vals);
+        }
+    }
+
+    /// The scaled optimality of eq. 26 from `A (v - v*)` and the gradient.
+    fn optimality_with(&self, ae: &[f64], g: &[f64]) -> Optimality {
+        let (mut r2, mut p2, mut j2) = (0.0, 0.0, 0.0);
+        for k in 0..g.len() {
+            let d = self.d[k];
+            r2 += (d * g[k]).powi(2);
+            p2 += (d * (ae[k] + self.a_v_star[k])).powi(2);
+            j2 += (d * (ae[k] - g[k])).powi(2);
+        }
+        Optimality {
+            residual: r2.sqrt(),
+            scale: p2.sqrt().max(j2.sqrt()),
+        }
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, Work> {
+        self.work.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Makes the line cache for `(x, dx)` if it is not the current one.
+    fn line_cache(&self, x: &[f64], dx: &[f64], w: &mut Work) {
+        if w.line_x.len() == x.len() && w.line_x == x && w.line_dx == dx {
+            return;
+        }
+        self.evaluate_into(x, w);
+        let adx = self.a_times(dx);
+        w.line_c = [0.5 * dot(&w.e, &w.ae), dot(dx, &w.ae), dot(dx, &adx)];
+        for i in 0..self.regs.len() {
+            w.line_z[i] = self.biased(i, x);
+            w.line_dz[i] = self.rows.times(i, dx);
+        }
+        w.line_x.clear();
+        w.line_x.extend_from_slice(x);
+        w.line_dx.clear();
+        w.line_dx.extend_from_slice(dx);
     }
 }
 
@@ -378,56 +590,78 @@ impl Merit for SapCost {
     }
 
     fn value(&self, x: &[f64]) -> f64 {
-        self.evaluate(x, false).value
+        let mut w = self.lock();
+        self.evaluate_into(x, &mut w);
+        w.value
     }
 
     fn gradient(&self, x: &[f64], g: &mut [f64]) {
-        g.copy_from_slice(&self.evaluate(x, false).gradient);
+        let mut w = self.lock();
+        self.evaluate_into(x, &mut w);
+        self.gradient_from(&w, g);
     }
 
-    /// The dense Hessian, for generic dense drivers on small problems; SAP's own path uses the
-    /// sparse one from [`Merit::evaluate`].
+    /// The dense Hessian, for generic dense drivers and diagnostics on small problems.
     fn hessian(&self, x: &[f64], mut h: MatMut<'_, f64>) {
-        if let Some(MeritHessian::Sparse(s)) = self.evaluate(x, true).hessian {
-            for c in 0..h.ncols() {
-                for r in 0..h.nrows() {
-                    h[(r, c)] = 0.0;
-                }
+        let mut w = self.lock();
+        self.evaluate_into(x, &mut w);
+        for c in 0..h.ncols() {
+            for r in 0..h.nrows() {
+                h[(r, c)] = 0.0;
             }
-            let (cp, ri, v) = (s.symbolic().col_ptr(), s.symbolic().row_idx(), s.val());
-            for c in 0..s.ncols() {
-                for k in cp[c]..cp[c + 1] {
-                    h[(ri[k], c)] += v[k];
+        }
+        let (acp, ari, av) = (
+            self.a.symbolic().col_ptr(),
+            self.a.symbolic().row_idx(),
+            self.a.val(),
+        );
+        for c in 0..self.a.ncols() {
+            for k in acp[c]..acp[c + 1] {
+                h[(ari[k], c)] += av[k];
+            }
+        }
+        for (i, r) in self.regs.iter().enumerate() {
+            let g = r.g(w.ys[i], w.projections[i].region);
+            let (cols, rows) = self.rows.of(i);
+            let m = cols.len();
+            for (b, &cb) in cols.iter().enumerate() {
+                for (a, &ca) in cols.iter().enumerate() {
+                    let mut v = 0.0;
+                    for p in 0..3 {
+                        for q in 0..3 {
+                            v += rows[p * m + a] * g[(p, q)] * rows[q * m + b];
+                        }
+                    }
+                    h[(ca, cb)] += v;
                 }
             }
         }
     }
 
-    /// Value, gradient `A (v - v*) - J' gamma` and the sparse Hessian `A + J' G J`, from one
-    /// projection of every contact.
+    /// Value, gradient and, with `hessian`, `A + J' G J` from one projection of every contact:
+    /// sparse on the scalar pattern, or dense when the cost factors by tree blocks (its own
+    /// Newton path, [`Merit::newton_direction`], never forms it).
     fn evaluate(&self, x: &[f64], hessian: bool) -> MeritEval {
-        let e: Vec<f64> = x.iter().zip(&self.v_star).map(|(a, b)| a - b).collect();
-        let ae = self.a_times(&e);
-        let st = self.project_all(&self.biased(x));
-        let gamma: Vec<f64> = st
-            .projections
-            .iter()
-            .flat_map(|p| [p.gamma[0], p.gamma[1], p.gamma[2]])
-            .collect();
-        let value = 0.5 * dot(&e, &ae) + st.projections.iter().map(|p| p.cost).sum::<f64>();
-        let mut jtg = vec![0.0; x.len()];
-        sparse_transpose_mul_add(&self.j, &gamma, &mut jtg);
-        let gradient: Vec<f64> = ae.iter().zip(&jtg).map(|(a, b)| a - b).collect();
-        let hessian = hessian.then(|| {
-            let mut vals = vec![0.0; self.pattern.row_idx().len()];
-            for (k, &p) in self.a_pos.iter().enumerate() {
-                vals[p] += self.a.val()[k];
+        let mut gradient = vec![0.0; x.len()];
+        let value = {
+            let mut w = self.lock();
+            self.evaluate_into(x, &mut w);
+            self.gradient_from(&w, &mut gradient);
+            w.value
+        };
+        let hessian = hessian.then(|| match &self.structure {
+            Structure::Sparse(pattern) => {
+                let mut vals = vec![0.0; pattern.row_idx().len()];
+                let w = self.lock();
+                self.assemble(&w.ys, &w.projections, &mut vals);
+                MeritHessian::Sparse(SparseColMat::new(pattern.clone(), vals))
             }
-            for (i, blk) in self.blocks.iter().enumerate() {
-                let g = self.regs[i].g(st.ys[i], st.projections[i].region);
-                add_jtgj(blk, &g, &mut vals);
+            Structure::Blocks => {
+                let n = x.len();
+                let mut h = Mat::zeros(n, n);
+                self.hessian(x, h.as_mut());
+                MeritHessian::Dense(h)
             }
-            MeritHessian::Sparse(SparseColMat::new(self.pattern.clone(), vals))
         });
         MeritEval {
             value,
@@ -436,43 +670,58 @@ impl Merit for SapCost {
         }
     }
 
+    /// With tree blocks: assemble `A + J' G J` at `x` into the kept analysis, factor, solve.
+    fn newton_direction(&self, x: &[f64], g: &[f64], d: &mut [f64]) -> OwnNewton {
+        if !self.factors_by_tree_blocks() {
+            return OwnNewton::NotProvided;
+        }
+        let mut guard = self.lock();
+        self.evaluate_into(x, &mut guard);
+        let w = &mut *guard;
+        let Some(chol) = w.chol.as_mut() else {
+            return OwnNewton::NotProvided;
+        };
+        chol.clear();
+        self.assemble(&w.ys, &w.projections, chol.values_mut());
+        if chol.factor().is_err() {
+            return OwnNewton::NotPositiveDefinite;
+        }
+        for (dk, gk) in d.iter_mut().zip(g) {
+            *dk = -gk;
+        }
+        chol.solve_in_place(d);
+        let analysed = !w.analysis_reported;
+        w.analysis_reported = true;
+        OwnNewton::Solved { analysed }
+    }
+
     /// Eq. 26: `|D grad|` against `max(|D p|, |D j_c|)`, `p = A v`, `j_c = J' gamma =
     /// A (v - v*) - grad`.
     fn optimality(&self, x: &[f64], g: &[f64]) -> Optimality {
-        let e: Vec<f64> = x.iter().zip(&self.v_star).map(|(a, b)| a - b).collect();
-        let ae = self.a_times(&e);
-        let p = self.a_times(x);
-        let scaled = |f: &dyn Fn(usize) -> f64| {
-            (0..x.len())
-                .map(|k| (self.d[k] * f(k)).powi(2))
-                .sum::<f64>()
-                .sqrt()
-        };
-        Optimality {
-            residual: scaled(&|k| g[k]),
-            scale: scaled(&|k| p[k]).max(scaled(&|k| ae[k] - g[k])),
-        }
+        let mut w = self.lock();
+        self.evaluate_into(x, &mut w);
+        self.optimality_with(&w.ae, g)
     }
 
     /// Section IV-C: with `dp = A dv` and `dv_c = J dv` cached for the line, each `alpha`
     /// costs one projection per contact and O(n_c) arithmetic.
     fn along_line(&self, x: &[f64], dx: &[f64], alpha: f64) -> LinePoint {
-        let c = self.line_cache(x, dx);
-        let mut value = c.c0 + alpha * c.c1 + 0.5 * alpha * alpha * c.c2;
-        let mut slope = c.c1 + alpha * c.c2;
-        let mut curvature = c.c2;
+        let mut w = self.lock();
+        self.line_cache(x, dx, &mut w);
+        let [c0, c1, c2] = w.line_c;
+        let mut value = c0 + alpha * c1 + 0.5 * alpha * alpha * c2;
+        let mut slope = c1 + alpha * c2;
+        let mut curvature = c2;
         for (i, r) in self.regs.iter().enumerate() {
-            let z = Vector3::new(
-                c.vc[3 * i] + alpha * c.dvc[3 * i],
-                c.vc[3 * i + 1] + alpha * c.dvc[3 * i + 1],
-                c.vc[3 * i + 2] + alpha * c.dvc[3 * i + 2],
-            );
-            let dz = Vector3::new(c.dvc[3 * i], c.dvc[3 * i + 1], c.dvc[3 * i + 2]);
-            let y = r.y_of(z, Vector3::zeros());
+            let dz = w.line_dz[i];
+            let y = r.y_of(w.line_z[i] + alpha * dz, Vector3::zeros());
             let p = r.project(y);
+            if p.region == SapRegion::NoContact {
+                continue;
+            }
             value += p.cost;
             slope -= dz.dot(&p.gamma);
-            curvature += dz.dot(&(r.g(y, p.region) * dz));
+            curvature += r.curvature(y, p.region, dz);
         }
         LinePoint {
             value,
@@ -482,45 +731,209 @@ impl Merit for SapCost {
     }
 }
 
-/// Adds `J_i' G J_i` to the Hessian's values at the block's positions.
-fn add_jtgj(blk: &ContactBlock, g: &Matrix3<f64>, vals: &mut [f64]) {
-    let m = blk.cols.len();
-    // G J_i (3 x m), then J_i' (G J_i).
-    let mut gj = vec![0.0; 3 * m];
+/// Adds `J_i' G J_i` (`J_i`: `3 x m` row-major) to `vals` at `pos` (column-major `m x m`,
+/// `usize::MAX` skipped), with `gj` as scratch.
+fn add_jtgj(
+    m: usize,
+    rows: &[f64],
+    g: &Matrix3<f64>,
+    pos: &[usize],
+    gj: &mut Vec<f64>,
+    vals: &mut [f64],
+) {
+    gj.clear();
+    gj.resize(3 * m, 0.0);
     for r in 0..3 {
         for k in 0..m {
-            gj[r * m + k] = (0..3).map(|s| g[(r, s)] * blk.rows[s * m + k]).sum();
+            gj[r * m + k] =
+                g[(r, 0)] * rows[k] + g[(r, 1)] * rows[m + k] + g[(r, 2)] * rows[2 * m + k];
         }
     }
     for b in 0..m {
         for a in 0..m {
-            let v: f64 = (0..3).map(|r| blk.rows[r * m + a] * gj[r * m + b]).sum();
-            vals[blk.pos[b * m + a]] += v;
+            let p = pos[b * m + a];
+            if p == usize::MAX {
+                continue;
+            }
+            vals[p] += rows[a] * gj[b] + rows[m + a] * gj[m + b] + rows[2 * m + a] * gj[2 * m + b];
         }
     }
 }
 
-/// `S[rows, cols]` with index maps (`usize::MAX`: dropped).
-fn restrict(
-    s: &SparseColMat<usize, f64>,
-    row_map: &[usize],
-    col_map: &[usize],
-    nrows: usize,
-    ncols: usize,
-) -> SparseColMat<usize, f64> {
-    let (cp, ri, v) = (s.symbolic().col_ptr(), s.symbolic().row_idx(), s.val());
-    let mut t = Vec::new();
-    for c in 0..s.ncols() {
-        if col_map[c] == usize::MAX {
-            continue;
+/// The unknowns (the touched trees' velocities, tree by tree, ascending within a tree) and
+/// their blocks for the factorization.
+///
+/// A block is a run of consecutive unknowns touched by the same contacts (a fundamental
+/// supernode: equal columns of `J' G J`). The blocks are not the trees: MuJoCo's mass matrix of
+/// a free body whose frame sits at its centre of mass is diagonal, so its six velocities are six
+/// "trees" of `A`, yet every contact on the body touches all six; and a contact on an arm's
+/// third link touches its first three joints only. `A`'s couplings between blocks become
+/// edges of the block graph like the contacts'.
+struct TreeLayout {
+    /// Unknown -> velocity index of the full problem.
+    dofs: Vec<usize>,
+    /// Velocity index -> unknown (`usize::MAX`: untouched).
+    map: Vec<usize>,
+    /// Block `b` is unknowns `start[b]..start[b + 1]`.
+    start: Vec<usize>,
+    /// Unknown -> block.
+    block_of: Vec<usize>,
+    /// Velocities in the largest touched tree.
+    largest_tree: usize,
+}
+
+impl TreeLayout {
+    fn touched(problem: &GeneralizedProblem) -> TreeLayout {
+        let nv = problem.num_dofs();
+        let (jcp, jri) = (
+            problem.j.symbolic().col_ptr(),
+            problem.j.symbolic().row_idx(),
+        );
+        let ntrees = problem.tree_of.iter().copied().max().map_or(0, |t| t + 1);
+        let mut touched = vec![false; ntrees];
+        for c in 0..nv {
+            if jcp[c + 1] > jcp[c] {
+                touched[problem.tree_of[c]] = true;
+            }
         }
+        // Counting sort of the touched velocities by tree (stable: ascending within a tree).
+        let mut tree_index = vec![usize::MAX; ntrees];
+        let mut count = Vec::new();
+        for c in 0..nv {
+            let t = problem.tree_of[c];
+            if touched[t] {
+                if tree_index[t] == usize::MAX {
+                    tree_index[t] = count.len();
+                    count.push(0);
+                }
+                count[tree_index[t]] += 1;
+            }
+        }
+        let mut next = Vec::with_capacity(count.len());
+        let mut total = 0;
+        for &k in &count {
+            next.push(total);
+            total += k;
+        }
+        let mut dofs = vec![0; total];
+        let mut map = vec![usize::MAX; nv];
+        for (c, (&t, slot)) in problem.tree_of.iter().zip(map.iter_mut()).enumerate() {
+            if touched[t] {
+                let k = next[tree_index[t]];
+                next[tree_index[t]] += 1;
+                dofs[k] = c;
+                *slot = k;
+            }
+        }
+        // The contacts touching a velocity: its J column's rows over 3, deduplicated.
+        let contacts = |c: usize| {
+            let mut last = usize::MAX;
+            jri[jcp[c]..jcp[c + 1]].iter().filter_map(move |&r| {
+                let i = r / 3;
+                (i != last).then(|| {
+                    last = i;
+                    i
+                })
+            })
+        };
+        let mut start = vec![0];
+        let mut block_of = vec![0; total];
+        for k in 1..total {
+            let (p, c) = (dofs[k - 1], dofs[k]);
+            let same = if jcp[c] == jcp[c + 1] {
+                jcp[p] == jcp[p + 1] && problem.tree_of[p] == problem.tree_of[c]
+            } else {
+                contacts(p).eq(contacts(c))
+            };
+            if !same {
+                start.push(k);
+            }
+            block_of[k] = start.len() - 1;
+        }
+        start.push(total);
+        TreeLayout {
+            dofs,
+            map,
+            start,
+            block_of,
+            largest_tree: count.iter().copied().max().unwrap_or(0),
+        }
+    }
+
+    /// Velocities in the largest block or touched tree, whichever is larger.
+    fn largest(&self) -> usize {
+        let block = self
+            .start
+            .windows(2)
+            .map(|w| w[1] - w[0])
+            .max()
+            .unwrap_or(0);
+        block.max(self.largest_tree)
+    }
+}
+
+/// `A` on the unknowns. `A` couples velocities of one tree only, and the layout keeps a tree's
+/// velocities in their order, so each column's mapped rows stay ascending.
+fn restrict_a(a: &SparseColMat<usize, f64>, layout: &TreeLayout) -> SparseColMat<usize, f64> {
+    let (cp, ri, v) = (a.symbolic().col_ptr(), a.symbolic().row_idx(), a.val());
+    let n = layout.dofs.len();
+    let mut col_ptr = Vec::with_capacity(n + 1);
+    col_ptr.push(0);
+    let mut row_idx = Vec::new();
+    let mut vals = Vec::new();
+    for &c in &layout.dofs {
         for k in cp[c]..cp[c + 1] {
-            if row_map[ri[k]] != usize::MAX {
-                t.push(faer::sparse::Triplet::new(row_map[ri[k]], col_map[c], v[k]));
+            let r = layout.map[ri[k]];
+            if r != usize::MAX {
+                row_idx.push(r);
+                vals.push(v[k]);
+            }
+        }
+        col_ptr.push(row_idx.len());
+    }
+    let pattern = SymbolicSparseColMat::new_checked(n, n, col_ptr, None, row_idx);
+    SparseColMat::new(pattern, vals)
+}
+
+/// `J` on the unknowns, contact by contact, each over the unknowns its rows touch.
+fn contact_rows(j: &SparseColMat<usize, f64>, layout: &TreeLayout) -> ContactRows {
+    let nc = j.nrows() / 3;
+    let (jcp, jri, jv) = (j.symbolic().col_ptr(), j.symbolic().row_idx(), j.val());
+    // Columns per contact: count, then fill in unknown order (ascending per contact).
+    let mut last = vec![usize::MAX; nc];
+    let mut count = vec![0usize; nc];
+    for (k, &c) in layout.dofs.iter().enumerate() {
+        for &r in &jri[jcp[c]..jcp[c + 1]] {
+            let i = r / 3;
+            if last[i] != k {
+                last[i] = k;
+                count[i] += 1;
             }
         }
     }
-    SparseColMat::try_new_from_triplets(nrows, ncols, &t).expect("indices come from a valid matrix")
+    let mut start = Vec::with_capacity(nc + 1);
+    start.push(0);
+    for &m in &count {
+        start.push(start.last().copied().unwrap_or(0) + m);
+    }
+    let total = start[nc];
+    let mut cols = vec![0; total];
+    let mut vals = vec![0.0; 3 * total];
+    let mut fill = vec![0usize; nc];
+    last.iter_mut().for_each(|l| *l = usize::MAX);
+    for (k, &c) in layout.dofs.iter().enumerate() {
+        for e in jcp[c]..jcp[c + 1] {
+            let (i, row) = (jri[e] / 3, jri[e] % 3);
+            if last[i] != k {
+                last[i] = k;
+                cols[start[i] + fill[i]] = k;
+                fill[i] += 1;
+            }
+            let m = count[i];
+            vals[3 * start[i] + row * m + fill[i] - 1] += jv[e];
+        }
+    }
+    ContactRows { start, cols, vals }
 }
 
 /// `diag(A)^-1/2` (1 where the diagonal is not positive).
@@ -541,35 +954,89 @@ fn diag_inv_sqrt(a: &SparseColMat<usize, f64>) -> Vec<f64> {
         .collect()
 }
 
-/// The Hessian's pattern (`A`'s plus each contact's dense block), where `A`'s values land, and
-/// each contact's block.
-fn hessian_pattern(
+/// The block analysis of `H = A + J' G J` (blocks: [`TreeLayout`]'s; edges: the pairs of blocks
+/// a contact or `A` couples) and where `A`'s and each contact's values land. The lower triangle
+/// of a diagonal block and one orientation of each coupled pair are stored.
+fn tree_blocks(
     a: &SparseColMat<usize, f64>,
-    j: &SparseColMat<usize, f64>,
-) -> (SymbolicSparseColMat<usize>, Vec<usize>, Vec<ContactBlock>) {
+    rows: &ContactRows,
+    layout: &TreeLayout,
+) -> Option<(BlockCholesky, HessianMap)> {
+    let sizes: Vec<usize> = layout.start.windows(2).map(|w| w[1] - w[0]).collect();
+    let mut edges = Vec::new();
+    for i in 0..rows.num() {
+        let (cols, _) = rows.of(i);
+        // Columns ascend and trees are contiguous: consecutive distinct blocks.
+        let mut blocks: Vec<usize> = cols.iter().map(|&c| layout.block_of[c]).collect();
+        blocks.dedup();
+        for x in 0..blocks.len() {
+            for y in x + 1..blocks.len() {
+                edges.push((blocks[x], blocks[y]));
+            }
+        }
+    }
+    let (acp, ari) = (a.symbolic().col_ptr(), a.symbolic().row_idx());
+    for c in 0..a.ncols() {
+        for &r in &ari[acp[c]..acp[c + 1]] {
+            if layout.block_of[r] != layout.block_of[c] {
+                edges.push((layout.block_of[r], layout.block_of[c]));
+            }
+        }
+    }
+    let chol = BlockCholesky::new(&sizes, &edges).ok()?;
+    let entry = |r: usize, c: usize| -> usize {
+        let (br, bc) = (layout.block_of[r], layout.block_of[c]);
+        let (lr, lc) = (r - layout.start[br], c - layout.start[bc]);
+        match chol.slot(br, bc) {
+            Some(s) if br == bc && lr >= lc => s.at(lr, lc),
+            Some(s) if br != bc && !s.transposed => s.at(lr, lc),
+            _ => usize::MAX,
+        }
+    };
+    let mut a_pos = Vec::with_capacity(ari.len());
+    for c in 0..a.ncols() {
+        for &r in &ari[acp[c]..acp[c + 1]] {
+            a_pos.push(entry(r, c));
+        }
+    }
+    let (pos_start, pos) = contact_positions(rows, entry);
+    Some((
+        chol,
+        HessianMap {
+            a_pos,
+            pos_start,
+            pos,
+        },
+    ))
+}
+
+/// Per contact, the positions of its `m x m` block (column-major) by `entry(row, col)`.
+fn contact_positions(
+    rows: &ContactRows,
+    entry: impl Fn(usize, usize) -> usize,
+) -> (Vec<usize>, Vec<usize>) {
+    let mut pos_start = Vec::with_capacity(rows.num() + 1);
+    pos_start.push(0);
+    let mut pos = Vec::new();
+    for i in 0..rows.num() {
+        let (cols, _) = rows.of(i);
+        for &cb in cols {
+            for &ca in cols {
+                pos.push(entry(ca, cb));
+            }
+        }
+        pos_start.push(pos.len());
+    }
+    (pos_start, pos)
+}
+
+/// The scalar pattern of `H` (`A`'s plus each contact's dense block, both triangles), for the
+/// driver's sparse Cholesky, and where the values land.
+fn scalar_pattern(
+    a: &SparseColMat<usize, f64>,
+    rows: &ContactRows,
+) -> (SymbolicSparseColMat<usize>, HessianMap) {
     let n = a.ncols();
-    let nc = j.nrows() / 3;
-    // Per contact: the columns its rows touch and the rows' values there.
-    let (jcp, jri, jv) = (j.symbolic().col_ptr(), j.symbolic().row_idx(), j.val());
-    let mut cols: Vec<Vec<usize>> = vec![Vec::new(); nc];
-    for c in 0..n {
-        for &r in &jri[jcp[c]..jcp[c + 1]] {
-            let i = r / 3;
-            if cols[i].last() != Some(&c) {
-                cols[i].push(c);
-            }
-        }
-    }
-    let mut rows: Vec<Vec<f64>> = cols.iter().map(|cs| vec![0.0; 3 * cs.len()]).collect();
-    for c in 0..n {
-        for k in jcp[c]..jcp[c + 1] {
-            let (i, r) = (jri[k] / 3, jri[k] % 3);
-            let m = cols[i].len();
-            if let Ok(p) = cols[i].binary_search(&c) {
-                rows[i][r * m + p] += jv[k];
-            }
-        }
-    }
     // Column sets of the pattern: rows pushed unsorted, then sorted and deduplicated once (a
     // set per column was about 5% of a clutter step in tree inserts and allocations).
     let (acp, ari) = (a.symbolic().col_ptr(), a.symbolic().row_idx());
@@ -581,17 +1048,18 @@ fn hessian_pattern(
             v
         })
         .collect();
-    for cs in &cols {
-        for &b in cs {
-            pat[b].extend_from_slice(cs);
+    for i in 0..rows.num() {
+        let (cols, _) = rows.of(i);
+        for &b in cols {
+            pat[b].extend_from_slice(cols);
         }
     }
     let mut col_ptr = vec![0usize; n + 1];
     let mut row_idx = Vec::new();
-    for (c, rows) in pat.iter_mut().enumerate() {
-        rows.sort_unstable();
-        rows.dedup();
-        row_idx.extend_from_slice(rows);
+    for (c, rws) in pat.iter_mut().enumerate() {
+        rws.sort_unstable();
+        rws.dedup();
+        row_idx.extend_from_slice(rws);
         col_ptr[c + 1] = row_idx.len();
     }
     let position = |r: usize, c: usize| -> usize {
@@ -606,22 +1074,14 @@ fn hessian_pattern(
             a_pos.push(position(r, c));
         }
     }
-    let blocks = cols
-        .into_iter()
-        .zip(rows)
-        .map(|(cs, rws)| {
-            let pos = cs
-                .iter()
-                .flat_map(|&b| cs.iter().map(move |&a| (a, b)))
-                .map(|(a, b)| position(a, b))
-                .collect();
-            ContactBlock {
-                cols: cs,
-                rows: rws,
-                pos,
-            }
-        })
-        .collect();
+    let (pos_start, pos) = contact_positions(rows, position);
     let pattern = SymbolicSparseColMat::new_checked(n, n, col_ptr, None, row_idx);
-    (pattern, a_pos, blocks)
+    (
+        pattern,
+        HessianMap {
+            a_pos,
+            pos_start,
+            pos,
+        },
+    )
 }

@@ -49,7 +49,7 @@ pub mod params;
 pub mod plugin;
 pub mod projection;
 
-pub use cost::SapCost;
+pub use cost::{HessianFactorization, SapCost};
 pub use params::{regularization, Regularization, RegularizationParams};
 pub use plugin::SapFormulation;
 pub use projection::{ContactRegularization, SapRegion};

@@ -17,10 +17,9 @@
 //! `W_ii` (norm over sqrt 3, with separate normal and tangential values); we follow the paper's
 //! Frobenius-norm rms.
 
+use contactlab_core::block_cholesky::{dense_forward, dense_llt};
 use contactlab_core::generalized::GeneralizedProblem;
 use contactlab_core::CoreError;
-use faer::linalg::solvers::Solve as _;
-use faer::{Mat, Side};
 
 use super::projection::ContactRegularization;
 
@@ -46,89 +45,122 @@ pub struct Regularization {
     pub w: Vec<f64>,
 }
 
-/// The diagonal Delassus blocks' rms `w_i = |J_i A^-1 J_i'|_F / 3`, tree by tree (dense per
-/// tree: trees are small, and no `nv x nv` matrix is formed).
+/// The diagonal Delassus blocks' rms `w_i = |J_i A^-1 J_i'|_F / 3`, tree by tree: with the
+/// Cholesky factor `L_t` of tree `t`'s block of `A`, `W_ii = sum_t Y_it' Y_it` where
+/// `L_t Y_it = J_it'` (no `nv x nv` matrix is formed; trees are small). This runs every step, so
+/// it works in a few flat buffers.
 pub fn delassus_rms(problem: &GeneralizedProblem) -> Result<Vec<f64>, CoreError> {
     let nv = problem.num_dofs();
     let ntrees = problem.tree_of.iter().copied().max().map_or(0, |t| t + 1);
-    let mut tree_dofs: Vec<Vec<usize>> = vec![Vec::new(); ntrees];
+    // Each velocity's place in its tree, and each tree's size.
+    let mut size = vec![0usize; ntrees];
     let mut local = vec![0usize; nv];
     for (c, &t) in problem.tree_of.iter().enumerate() {
-        local[c] = tree_dofs[t].len();
-        tree_dofs[t].push(c);
+        local[c] = size[t];
+        size[t] += 1;
     }
-    // Per contact and tree, the rows restricted to the tree: J_it (3 x n_t).
+    // J's entries contact by contact (counting sort of the rows by contact).
     let nc = problem.num_contacts();
-    // A contact touches one or two trees: a short list beats a map (this runs every step).
-    let mut jt: Vec<Vec<(usize, Mat<f64>)>> = vec![Vec::new(); nc];
-    let (cp, ri, v) = (
+    let (cp, ri, jv) = (
         problem.j.symbolic().col_ptr(),
         problem.j.symbolic().row_idx(),
         problem.j.val(),
     );
+    let mut start = vec![0usize; nc + 1];
+    for &r in ri {
+        start[r / 3 + 1] += 1;
+    }
+    for i in 0..nc {
+        start[i + 1] += start[i];
+    }
+    let mut next = start.clone();
+    let mut entries = vec![(0usize, 0usize, 0.0f64); ri.len()];
+    let mut touched = vec![false; ntrees];
     for c in 0..nv {
-        let t = problem.tree_of[c];
         for k in cp[c]..cp[c + 1] {
-            let (i, r) = (ri[k] / 3, ri[k] % 3);
-            let blocks = &mut jt[i];
-            let at = match blocks.iter().position(|(u, _)| *u == t) {
-                Some(p) => p,
-                None => {
-                    blocks.push((t, Mat::zeros(3, tree_dofs[t].len())));
-                    blocks.len() - 1
-                }
-            };
-            blocks[at].1[(r, local[c])] += v[k];
+            let i = ri[k] / 3;
+            entries[next[i]] = (c, ri[k] % 3, jv[k]);
+            next[i] += 1;
+            touched[problem.tree_of[c]] = true;
         }
     }
     // Factor each touched tree's block of A once.
+    let mut offset = vec![usize::MAX; ntrees];
+    let mut total = 0;
+    for t in 0..ntrees {
+        if touched[t] {
+            offset[t] = total;
+            total += size[t] * size[t];
+        }
+    }
+    let mut factors = vec![0.0; total];
     let (acp, ari, av) = (
         problem.a.symbolic().col_ptr(),
         problem.a.symbolic().row_idx(),
         problem.a.val(),
     );
-    let mut factors: Vec<Option<faer::linalg::solvers::Llt<f64>>> = vec![None; ntrees];
-    for blocks in &jt {
-        for &(t, _) in blocks {
-            if factors[t].is_some() {
-                continue;
-            }
-            let n = tree_dofs[t].len();
-            let mut at = Mat::<f64>::zeros(n, n);
-            for &c in &tree_dofs[t] {
-                for k in acp[c]..acp[c + 1] {
-                    at[(local[ari[k]], local[c])] += av[k];
-                }
-            }
-            let llt = at.llt(Side::Lower).map_err(|e| {
-                CoreError::Problem(contactlab_core::ProblemError::NotPositive {
+    for c in 0..nv {
+        let t = problem.tree_of[c];
+        if offset[t] == usize::MAX {
+            continue;
+        }
+        for k in acp[c]..acp[c + 1] {
+            factors[offset[t] + local[c] * size[t] + local[ari[k]]] += av[k];
+        }
+    }
+    for t in 0..ntrees {
+        if offset[t] == usize::MAX {
+            continue;
+        }
+        let block = &mut factors[offset[t]..offset[t] + size[t] * size[t]];
+        if let Err(index) = dense_llt(block, size[t]) {
+            return Err(CoreError::Problem(
+                contactlab_core::ProblemError::NotPositive {
                     field: "A".into(),
                     kind: "definite".into(),
                     detail: format!(
-                        "the block of kinematic tree {t}: {}",
-                        match e {
-                            faer::linalg::cholesky::llt::factor::LltError::NonPositivePivot {
-                                index,
-                            } => format!("its Cholesky factorization meets a nonpositive pivot at index {index}"),
-                        }
+                        "the block of kinematic tree {t}: its Cholesky factorization meets a \
+                     nonpositive pivot at index {index}"
                     ),
-                })
-            })?;
-            factors[t] = Some(llt);
+                },
+            ));
         }
     }
-    Ok(jt
-        .iter()
-        .map(|blocks| {
-            let mut w = Mat::<f64>::zeros(3, 3);
-            for (t, j) in blocks {
-                if let Some(f) = &factors[*t] {
-                    w += j * f.solve(j.transpose().to_owned());
+    // Per contact: group its entries by tree, solve L_t Y = J_it' row by row, W += Y'Y.
+    let mut y: Vec<f64> = Vec::new();
+    let mut out = Vec::with_capacity(nc);
+    for i in 0..nc {
+        let ents = &mut entries[start[i]..start[i + 1]];
+        ents.sort_unstable_by_key(|&(c, r, _)| (problem.tree_of[c], local[c], r));
+        let mut w = [[0.0f64; 3]; 3];
+        let mut a = 0;
+        while a < ents.len() {
+            let t = problem.tree_of[ents[a].0];
+            let mut b = a;
+            while b < ents.len() && problem.tree_of[ents[b].0] == t {
+                b += 1;
+            }
+            let n = size[t];
+            y.clear();
+            y.resize(3 * n, 0.0);
+            for &(c, r, v) in &ents[a..b] {
+                y[r * n + local[c]] += v;
+            }
+            let l = &factors[offset[t]..offset[t] + n * n];
+            for r in 0..3 {
+                dense_forward(l, n, &mut y[r * n..(r + 1) * n]);
+            }
+            for r in 0..3 {
+                for s in 0..3 {
+                    w[r][s] += (0..n).map(|k| y[r * n + k] * y[s * n + k]).sum::<f64>();
                 }
             }
-            w.norm_l2() / 3.0
-        })
-        .collect())
+            a = b;
+        }
+        let frob: f64 = w.iter().flatten().map(|v| v * v).sum::<f64>().sqrt();
+        out.push(frob / 3.0);
+    }
+    Ok(out)
 }
 
 /// Eqs. 29-30 for every contact of `problem`.

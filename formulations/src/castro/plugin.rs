@@ -4,7 +4,7 @@ use contactlab_core::plugin::{Formulation, FormulationPlugin, Model};
 use contactlab_core::{CoreError, GeneralizedProblem, StepProblem};
 use serde::{Deserialize, Serialize};
 
-use super::cost::SapCost;
+use super::cost::{HessianFactorization, SapCost};
 use super::params::{regularization, RegularizationParams};
 
 /// SAP's formulation and its options (eqs. 29-30).
@@ -19,6 +19,9 @@ pub struct SapFormulation {
     /// Also report the Hessian's condition numbers at each solution (`hessian_condition`,
     /// `hessian_condition_scaled`; Fig. 15). Off by default: it forms the Hessian densely.
     pub condition_number: bool,
+    /// How the Newton system is factored: `auto` (tree blocks for small trees), `tree_blocks`
+    /// or `sparse`. The same Newton steps either way, to round-off.
+    pub hessian: HessianFactorization,
 }
 
 impl Default for SapFormulation {
@@ -27,6 +30,7 @@ impl Default for SapFormulation {
             beta: 1.0,
             sigma: 1e-3,
             condition_number: false,
+            hessian: HessianFactorization::Auto,
         }
     }
 }
@@ -81,7 +85,12 @@ impl Formulation for SapFormulation {
             )),
         })?;
         let v_hat: Vec<f64> = r.v_hat.iter().flat_map(|&vn| [vn, 0.0, 0.0]).collect();
-        Ok(SapCost::new(g, r.contacts, &v_hat))
+        Ok(SapCost::with_factorization(
+            g,
+            r.contacts,
+            &v_hat,
+            self.hessian,
+        ))
     }
 
     fn num_unknowns(&self, built: &SapCost) -> usize {

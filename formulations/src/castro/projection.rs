@@ -66,7 +66,12 @@ impl ContactRegularization {
 
     /// The region of `y`.
     pub fn region(&self, y: Vector3<f64>) -> SapRegion {
-        let (yn, yr) = (y[0], y[1].hypot(y[2]));
+        self.region_at(y[0], tangent_norm(&y))
+    }
+
+    /// The region of `y` from `y_n` and `y_r = |y_t|`.
+    #[inline]
+    fn region_at(&self, yn: f64, yr: f64) -> SapRegion {
         // `yn >= 0` first: with mu = 0 and y_r = 0, `y_r <= mu y_n` holds for y_n < 0 too.
         if yn >= 0.0 && yr <= self.mu * yn {
             SapRegion::Stiction
@@ -79,12 +84,12 @@ impl ContactRegularization {
 
     /// `P_F(y)` and the cost `l_R`.
     pub fn project(&self, y: Vector3<f64>) -> Projection {
-        let region = self.region(y);
+        let yr = tangent_norm(&y);
+        let region = self.region_at(y[0], yr);
         let gamma = match region {
             SapRegion::Stiction => y,
             SapRegion::NoContact => Vector3::zeros(),
             SapRegion::Sliding => {
-                let yr = y[1].hypot(y[2]);
                 let gn = (y[0] + self.mu_hat() * yr) / (1.0 + self.mu_tilde2());
                 let s = self.mu * gn / yr;
                 Vector3::new(gn, s * y[1], s * y[2])
@@ -106,7 +111,7 @@ impl ContactRegularization {
             SapRegion::Stiction => Matrix3::identity(),
             SapRegion::NoContact => Matrix3::zeros(),
             SapRegion::Sliding => {
-                let yr = y[1].hypot(y[2]);
+                let yr = tangent_norm(&y);
                 let t = [y[1] / yr, y[2] / yr];
                 let f = 1.0 / (1.0 + self.mu_tilde2());
                 let (mu, mu_hat) = (self.mu, self.mu_hat());
@@ -139,11 +144,45 @@ impl ContactRegularization {
         g
     }
 
+    /// `dz' G dz` at `y` in `region`, without forming `G` (the line search's curvature, section
+    /// IV-C, once per contact and trial step). Sliding, with `u = R^-1 dz`, `t = y_t / y_r`,
+    /// `f = 1 / (1 + mu~^2)`: `dz' dgamma/dy u = f dz_n (u_n + mu^ t.u_t) + mu f u_n t.dz_t
+    /// + mu (gamma_n / y_r) (dz_t.u_t - t.dz_t t.u_t) + mu mu^ f t.dz_t t.u_t`.
+    #[inline]
+    pub fn curvature(&self, y: Vector3<f64>, region: SapRegion, dz: Vector3<f64>) -> f64 {
+        let u = Vector3::new(dz[0] / self.rn, dz[1] / self.rt, dz[2] / self.rt);
+        match region {
+            SapRegion::NoContact => 0.0,
+            SapRegion::Stiction => dz.dot(&u),
+            SapRegion::Sliding => {
+                let yr = tangent_norm(&y);
+                let (t1, t2) = (y[1] / yr, y[2] / yr);
+                let f = 1.0 / (1.0 + self.mu_tilde2());
+                let (mu, mu_hat) = (self.mu, self.mu_hat());
+                let gn = (y[0] + mu_hat * yr) * f;
+                let tu = t1 * u[1] + t2 * u[2];
+                let tz = t1 * dz[1] + t2 * dz[2];
+                let zu = dz[1] * u[1] + dz[2] * u[2];
+                f * dz[0] * (u[0] + mu_hat * tu)
+                    + mu * f * u[0] * tz
+                    + mu * gn / yr * (zu - tz * tu)
+                    + mu * mu_hat * f * tz * tu
+            }
+        }
+    }
+
     /// `y = -R^-1 (v_c - v^)` for a contact velocity `v_c` and bias `v^` (normal first).
     pub fn y_of(&self, vc: Vector3<f64>, v_hat: Vector3<f64>) -> Vector3<f64> {
         let d = vc - v_hat;
         Vector3::new(-d[0] / self.rn, -d[1] / self.rt, -d[2] / self.rt)
     }
+}
+
+/// `|y_t| = sqrt(y_t1^2 + y_t2^2)` without `hypot`'s care for overflow: `y` is a velocity over a
+/// regularisation, far below `1e150`, and this runs for every contact at every trial step.
+#[inline]
+fn tangent_norm(y: &Vector3<f64>) -> f64 {
+    (y[1] * y[1] + y[2] * y[2]).sqrt()
 }
 
 #[cfg(test)]
@@ -222,6 +261,11 @@ mod tests {
             }
             let g = c.g(y, p.region);
             prop_assert!((g - g.transpose()).amax() <= 1e-10 * (1.0 + g.amax()));
+            // The line search's curvature without G is dz' G dz.
+            for dz in [Vector3::new(0.3, -1.2, 0.7), y, Vector3::new(-2.0, 0.1, 0.0)] {
+                let direct = dz.dot(&(g * dz));
+                prop_assert!((c.curvature(y, p.region, dz) - direct).abs() <= 1e-10 * (1.0 + direct.abs()));
+            }
             let eig = g.symmetric_eigenvalues();
             prop_assert!(eig.min() >= -1e-10 * (1.0 + eig.amax()));
         }

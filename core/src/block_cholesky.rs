@@ -1,0 +1,602 @@
+//! Cholesky factorization `H = L L'` of a symmetric positive definite matrix made of dense
+//! blocks on a sparse block graph: the Hessian `A + J' G J` of a contact problem in
+//! generalized velocities, whose blocks are the kinematic trees (`A` is block diagonal by
+//! tree) and whose off-diagonal blocks are the pairs of trees some contact touches.
+//!
+//! Why not a general sparse Cholesky: the scalar pattern of such a Hessian is a union of dense
+//! `n_t x n_t` blocks (6 x 6 for a free body), so the supernodes are known before any analysis,
+//! the symbolic work is on the tree graph (tens of nodes, not hundreds of unknowns), and the
+//! numeric work is small dense block products with no scatter through index lists. This is the
+//! "dense per-tree blocks" layout MuJoCo's Newton solver exploits through its own sparse
+//! Cholesky; the algorithm here is the textbook one.
+//!
+//! - Ordering: minimum degree on the block graph, degrees weighted by block size (George and
+//!   Liu, *Computer Solution of Large Sparse Positive Definite Systems*, 1981, ch. 5), ties to
+//!   the lowest index so the ordering is deterministic. Eliminating a block joins its remaining
+//!   neighbours into a clique: that clique is the block's column of `L`, fill included.
+//! - Numeric: right-looking block Cholesky (Golub and Van Loan, *Matrix Computations*, 4th ed.,
+//!   sec. 4.2.9): factor the diagonal block, solve the column's blocks against it, update the
+//!   trailing blocks `L_ij -= L_ik L_jk'`. Every update's source and target are resolved once in
+//!   the analysis, so a factorization allocates nothing.
+//! - Storage: one flat buffer; each block column-major; the diagonal blocks in full (only
+//!   their lower triangle is read), each off-diagonal block once, in the orientation `L` has.
+
+use crate::CoreError;
+
+/// Where a block of `H` lives in the values buffer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct BlockSlot {
+    /// Offset of the stored block's first entry.
+    pub offset: usize,
+    /// Leading dimension (rows) of the stored block.
+    pub ld: usize,
+    /// Whether the stored block is the transpose of the one asked for.
+    pub transposed: bool,
+}
+
+impl BlockSlot {
+    /// Index in the values buffer of entry `(r, c)` of the block asked for (`r` a row of the
+    /// first block, `c` a column of the second).
+    #[inline]
+    pub fn at(&self, r: usize, c: usize) -> usize {
+        if self.transposed {
+            self.offset + r * self.ld + c
+        } else {
+            self.offset + c * self.ld + r
+        }
+    }
+}
+
+/// One trailing update `L_ij -= L_ik L_jk'` with its blocks resolved.
+#[derive(Debug, Clone, Copy)]
+struct Update {
+    /// `L_ik` (rows of block `i`, columns of block `k`).
+    src_i: usize,
+    /// `L_jk`.
+    src_j: usize,
+    /// The target `L_ij` (or the diagonal block when `i == j`).
+    dst: usize,
+    /// Rows of block `i`, of block `j`, columns of block `k`.
+    ni: usize,
+    nj: usize,
+    nk: usize,
+    /// `i == j`: only the lower triangle of the target is updated.
+    diagonal: bool,
+}
+
+/// An eliminated block: its diagonal and its column of `L`.
+#[derive(Debug, Clone)]
+struct Column {
+    /// The block (index into the caller's blocks).
+    block: usize,
+    /// Offset of its diagonal block.
+    diag: usize,
+    /// The off-diagonal blocks of its column: `(block, offset)`, rows of `block`.
+    below: Vec<(usize, usize)>,
+    /// Its trailing updates.
+    updates: std::ops::Range<usize>,
+}
+
+/// The symbolic analysis and numeric storage of a block Cholesky factorization.
+#[derive(Debug, Clone)]
+pub struct BlockCholesky {
+    /// First unknown of each block; block `b` is `start[b]..start[b + 1]`.
+    start: Vec<usize>,
+    /// Elimination position of each block.
+    position: Vec<usize>,
+    /// Columns of `L` in elimination order.
+    columns: Vec<Column>,
+    updates: Vec<Update>,
+    /// Per block, its off-diagonal neighbours in `L` and their block offsets, sorted by block:
+    /// the lookup behind [`BlockCholesky::slot`].
+    lookup: Vec<Vec<(usize, usize)>>,
+    values: Vec<f64>,
+}
+
+impl BlockCholesky {
+    /// The analysis for blocks of sizes `sizes` (consecutive ranges of the unknowns) coupled
+    /// by the pairs `edges` (either order, repeats and self-pairs ignored).
+    pub fn new(sizes: &[usize], edges: &[(usize, usize)]) -> Result<BlockCholesky, CoreError> {
+        let nb = sizes.len();
+        if let Some(&(a, b)) = edges.iter().find(|&&(a, b)| a >= nb || b >= nb) {
+            return Err(CoreError::LinearAlgebra(format!(
+                "block Cholesky: edge ({a}, {b}) names a block beyond the {nb} blocks"
+            )));
+        }
+        let mut start = Vec::with_capacity(nb + 1);
+        start.push(0);
+        for &s in sizes {
+            start.push(start.last().copied().unwrap_or(0) + s);
+        }
+        let mut adj: Vec<Vec<usize>> = vec![Vec::new(); nb];
+        for &(a, b) in edges {
+            if a != b {
+                adj[a].push(b);
+                adj[b].push(a);
+            }
+        }
+        for row in &mut adj {
+            row.sort_unstable();
+            row.dedup();
+        }
+        let (order, patterns) = minimum_degree(sizes, adj);
+        let mut position = vec![0; nb];
+        for (k, &b) in order.iter().enumerate() {
+            position[b] = k;
+        }
+        // Lay out the blocks: per column, the diagonal then the blocks below it.
+        let mut offset = 0;
+        let mut columns = Vec::with_capacity(nb);
+        let mut lookup: Vec<Vec<(usize, usize)>> = vec![Vec::new(); nb];
+        for (&b, pattern) in order.iter().zip(&patterns) {
+            let diag = offset;
+            offset += sizes[b] * sizes[b];
+            let mut below = Vec::with_capacity(pattern.len());
+            for &i in pattern {
+                below.push((i, offset));
+                lookup[b].push((i, offset));
+                lookup[i].push((b, offset));
+                offset += sizes[i] * sizes[b];
+            }
+            columns.push(Column {
+                block: b,
+                diag,
+                below,
+                updates: 0..0,
+            });
+        }
+        for row in &mut lookup {
+            row.sort_unstable();
+        }
+        let mut chol = BlockCholesky {
+            start,
+            position,
+            columns,
+            updates: Vec::new(),
+            lookup,
+            values: vec![0.0; offset],
+        };
+        chol.resolve_updates(sizes);
+        Ok(chol)
+    }
+
+    /// Resolves every trailing update's blocks (the fill makes every target exist).
+    fn resolve_updates(&mut self, sizes: &[usize]) {
+        let mut updates = Vec::new();
+        for k in 0..self.columns.len() {
+            let first = updates.len();
+            let col = &self.columns[k];
+            let nk = sizes[col.block];
+            for (x, &(i, off_i)) in col.below.iter().enumerate() {
+                for &(j, off_j) in &col.below[..=x] {
+                    // The target L_hi,lo has the later-eliminated block's rows.
+                    let ((hi, off_hi), (lo, off_lo)) = if self.position[i] >= self.position[j] {
+                        ((i, off_i), (j, off_j))
+                    } else {
+                        ((j, off_j), (i, off_i))
+                    };
+                    let dst = if hi == lo {
+                        self.columns[self.position[hi]].diag
+                    } else {
+                        self.stored_offset(hi, lo)
+                            .expect("elimination fill makes every trailing target a stored block")
+                    };
+                    updates.push(Update {
+                        src_i: off_hi,
+                        src_j: off_lo,
+                        dst,
+                        ni: sizes[hi],
+                        nj: sizes[lo],
+                        nk,
+                        diagonal: hi == lo,
+                    });
+                }
+            }
+            self.columns[k].updates = first..updates.len();
+        }
+        self.updates = updates;
+    }
+
+    /// Offset of the stored block between `a` and `b` (`a != b`).
+    fn stored_offset(&self, a: usize, b: usize) -> Option<usize> {
+        let row = &self.lookup[a];
+        row.binary_search_by_key(&b, |&(n, _)| n)
+            .ok()
+            .map(|p| row[p].1)
+    }
+
+    /// Number of blocks.
+    pub fn num_blocks(&self) -> usize {
+        self.start.len() - 1
+    }
+
+    /// Number of unknowns.
+    pub fn dim(&self) -> usize {
+        self.start.last().copied().unwrap_or(0)
+    }
+
+    /// Number of stored values (the factor's size, fill included).
+    pub fn num_values(&self) -> usize {
+        self.values.len()
+    }
+
+    /// The unknowns of block `b`.
+    pub fn range(&self, b: usize) -> std::ops::Range<usize> {
+        self.start[b]..self.start[b + 1]
+    }
+
+    /// Where block `(a, b)` of `H` is stored (rows of `a`, columns of `b`); `None` for two
+    /// blocks the graph does not couple. Of a diagonal block only the lower triangle is read;
+    /// of the pair `(a, b)`, `(b, a)` only one is stored: add each coupling once.
+    pub fn slot(&self, a: usize, b: usize) -> Option<BlockSlot> {
+        let na = self.start[a + 1] - self.start[a];
+        let nb = self.start[b + 1] - self.start[b];
+        if a == b {
+            return Some(BlockSlot {
+                offset: self.columns[self.position[a]].diag,
+                ld: na,
+                transposed: false,
+            });
+        }
+        let offset = self.stored_offset(a, b)?;
+        // The block is stored with the later-eliminated block's rows.
+        Some(if self.position[a] > self.position[b] {
+            BlockSlot {
+                offset,
+                ld: na,
+                transposed: false,
+            }
+        } else {
+            BlockSlot {
+                offset,
+                ld: nb,
+                transposed: true,
+            }
+        })
+    }
+
+    /// The values buffer, to assemble `H` into (see [`BlockCholesky::slot`]).
+    pub fn values_mut(&mut self) -> &mut [f64] {
+        &mut self.values
+    }
+
+    /// Sets every stored value to zero.
+    pub fn clear(&mut self) {
+        self.values.iter_mut().for_each(|v| *v = 0.0);
+    }
+
+    /// Factors the assembled `H` in place. `Err(b)`: the diagonal block of block `b` met a
+    /// pivot that is not positive (`H` is not positive definite, to working precision).
+    pub fn factor(&mut self) -> Result<(), usize> {
+        let v = &mut self.values;
+        for col in &self.columns {
+            let nk = self.start[col.block + 1] - self.start[col.block];
+            if dense_llt(&mut v[col.diag..col.diag + nk * nk], nk).is_err() {
+                return Err(col.block);
+            }
+            for &(i, off) in &col.below {
+                let ni = self.start[i + 1] - self.start[i];
+                // L_ik <- H_ik L_kk^-T, row by row: x' L_kk' = h' is L_kk x = h.
+                let (head, tail) = v.split_at_mut(off);
+                let lkk = &head[col.diag..col.diag + nk * nk];
+                let lik = &mut tail[..ni * nk];
+                for r in 0..ni {
+                    for c in 0..nk {
+                        let mut s = lik[c * ni + r];
+                        for p in 0..c {
+                            s -= lkk[p * nk + c] * lik[p * ni + r];
+                        }
+                        lik[c * ni + r] = s / lkk[c * nk + c];
+                    }
+                }
+            }
+            for u in &self.updates[col.updates.clone()] {
+                apply_update(v, u);
+            }
+        }
+        Ok(())
+    }
+
+    /// Solves `H x = rhs` in place with the factor (after [`BlockCholesky::factor`]).
+    pub fn solve_in_place(&self, rhs: &mut [f64]) {
+        let v = &self.values;
+        // L y = rhs, column by column in elimination order.
+        for col in &self.columns {
+            let r = self.range(col.block);
+            let nk = r.len();
+            let lkk = &v[col.diag..col.diag + nk * nk];
+            for c in 0..nk {
+                let mut s = rhs[r.start + c];
+                for p in 0..c {
+                    s -= lkk[p * nk + c] * rhs[r.start + p];
+                }
+                rhs[r.start + c] = s / lkk[c * nk + c];
+            }
+            for &(i, off) in &col.below {
+                let ri = self.range(i);
+                let ni = ri.len();
+                for c in 0..nk {
+                    let y = rhs[r.start + c];
+                    for row in 0..ni {
+                        rhs[ri.start + row] -= v[off + c * ni + row] * y;
+                    }
+                }
+            }
+        }
+        // L' x = y, in reverse.
+        for col in self.columns.iter().rev() {
+            let r = self.range(col.block);
+            let nk = r.len();
+            for &(i, off) in &col.below {
+                let ri = self.range(i);
+                let ni = ri.len();
+                for c in 0..nk {
+                    let mut s = 0.0;
+                    for row in 0..ni {
+                        s += v[off + c * ni + row] * rhs[ri.start + row];
+                    }
+                    rhs[r.start + c] -= s;
+                }
+            }
+            let lkk = &v[col.diag..col.diag + nk * nk];
+            for c in (0..nk).rev() {
+                let mut s = rhs[r.start + c];
+                for p in c + 1..nk {
+                    s -= lkk[c * nk + p] * rhs[r.start + p];
+                }
+                rhs[r.start + c] = s / lkk[c * nk + c];
+            }
+        }
+    }
+}
+
+/// `dst -= src_i src_j'` (lower triangle only for a diagonal target). Blocks of a free body's
+/// six velocities, the common case, take a fixed-size path the compiler unrolls.
+#[inline]
+fn apply_update(v: &mut [f64], u: &Update) {
+    if (u.ni, u.nj, u.nk) == (6, 6, 6) {
+        update_fixed::<6, 6, 6>(v, u);
+        return;
+    }
+    let (ni, nj, nk) = (u.ni, u.nj, u.nk);
+    for c in 0..nj {
+        let r0 = if u.diagonal { c } else { 0 };
+        for r in r0..ni {
+            let mut s = 0.0;
+            for p in 0..nk {
+                s += v[u.src_i + p * ni + r] * v[u.src_j + p * nj + c];
+            }
+            v[u.dst + c * ni + r] -= s;
+        }
+    }
+}
+
+/// [`apply_update`] with the sizes known at compile time (the full target is updated, a
+/// diagonal one too: its upper triangle is never read).
+#[inline]
+fn update_fixed<const NI: usize, const NJ: usize, const NK: usize>(v: &mut [f64], u: &Update) {
+    let mut a = [[0.0; NI]; NK];
+    let mut b = [[0.0; NJ]; NK];
+    for p in 0..NK {
+        a[p].copy_from_slice(&v[u.src_i + p * NI..u.src_i + (p + 1) * NI]);
+        b[p].copy_from_slice(&v[u.src_j + p * NJ..u.src_j + (p + 1) * NJ]);
+    }
+    let dst = &mut v[u.dst..u.dst + NI * NJ];
+    for c in 0..NJ {
+        let mut col = [0.0; NI];
+        for p in 0..NK {
+            let bc = b[p][c];
+            for r in 0..NI {
+                col[r] += a[p][r] * bc;
+            }
+        }
+        for r in 0..NI {
+            dst[c * NI + r] -= col[r];
+        }
+    }
+}
+
+/// In-place dense Cholesky of the lower triangle of an `n x n` column-major block (the upper
+/// triangle is not read); `Err(j)` at a pivot `j` that is not positive.
+pub fn dense_llt(a: &mut [f64], n: usize) -> Result<(), usize> {
+    for j in 0..n {
+        let mut d = a[j * n + j];
+        for p in 0..j {
+            d -= a[p * n + j] * a[p * n + j];
+        }
+        if !(d > 0.0 && d.is_finite()) {
+            return Err(j);
+        }
+        let d = d.sqrt();
+        a[j * n + j] = d;
+        for i in j + 1..n {
+            let mut s = a[j * n + i];
+            for p in 0..j {
+                s -= a[p * n + i] * a[p * n + j];
+            }
+            a[j * n + i] = s / d;
+        }
+    }
+    Ok(())
+}
+
+/// Solves `L y = b` in place for the lower-triangular factor `l` of [`dense_llt`].
+pub fn dense_forward(l: &[f64], n: usize, b: &mut [f64]) {
+    for c in 0..n {
+        let mut s = b[c];
+        for p in 0..c {
+            s -= l[p * n + c] * b[p];
+        }
+        b[c] = s / l[c * n + c];
+    }
+}
+
+/// Minimum-degree elimination of the block graph: the order, and per eliminated block its
+/// neighbours at elimination (its column of `L`, fill included), sorted.
+fn minimum_degree(sizes: &[usize], mut adj: Vec<Vec<usize>>) -> (Vec<usize>, Vec<Vec<usize>>) {
+    let nb = sizes.len();
+    let mut alive = vec![true; nb];
+    let mut order = Vec::with_capacity(nb);
+    let mut patterns = Vec::with_capacity(nb);
+    let weight = |row: &Vec<usize>| row.iter().map(|&n| sizes[n]).sum::<usize>();
+    for _ in 0..nb {
+        let Some(b) = (0..nb)
+            .filter(|&b| alive[b])
+            .min_by_key(|&b| (weight(&adj[b]), b))
+        else {
+            break;
+        };
+        alive[b] = false;
+        let nbrs = std::mem::take(&mut adj[b]);
+        for &n in &nbrs {
+            // Remove b, add the rest of the clique.
+            let row = &mut adj[n];
+            row.retain(|&m| m != b);
+            row.extend(nbrs.iter().copied().filter(|&m| m != n));
+            row.sort_unstable();
+            row.dedup();
+        }
+        order.push(b);
+        patterns.push(nbrs);
+    }
+    (order, patterns)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use faer::Mat;
+    use rand::{Rng, SeedableRng};
+    use rand_chacha::ChaCha8Rng;
+
+    /// A random SPD matrix on a block graph: `B'B + I` restricted to the coupled blocks would
+    /// not be SPD, so build `sum_e C_e' C_e + I` with each `C_e` over one edge's two blocks.
+    fn random_problem(rng: &mut ChaCha8Rng, sizes: &[usize], edges: &[(usize, usize)]) -> Mat<f64> {
+        let start: Vec<usize> = std::iter::once(0)
+            .chain(sizes.iter().scan(0, |s, &n| {
+                *s += n;
+                Some(*s)
+            }))
+            .collect();
+        let n = start[sizes.len()];
+        let mut h = Mat::<f64>::identity(n, n);
+        for &(a, b) in edges {
+            let idx: Vec<usize> = (start[a]..start[a + 1])
+                .chain(start[b]..start[b + 1])
+                .collect();
+            for _ in 0..3 {
+                let row: Vec<f64> = idx.iter().map(|_| rng.random_range(-1.0..1.0)).collect();
+                for (x, &p) in idx.iter().enumerate() {
+                    for (y, &q) in idx.iter().enumerate() {
+                        h[(p, q)] += row[x] * row[y];
+                    }
+                }
+            }
+        }
+        h
+    }
+
+    fn assemble(chol: &mut BlockCholesky, h: &Mat<f64>, sizes: &[usize], edges: &[(usize, usize)]) {
+        chol.clear();
+        let mut pairs: Vec<(usize, usize)> = (0..sizes.len()).map(|b| (b, b)).collect();
+        for &(a, b) in edges {
+            if a != b && !pairs.contains(&(a, b)) && !pairs.contains(&(b, a)) {
+                pairs.push((a, b));
+            }
+        }
+        for (a, b) in pairs {
+            let slot = chol.slot(a, b).expect("coupled blocks are stored");
+            let (ra, rb) = (chol.range(a), chol.range(b));
+            for (r, p) in ra.clone().enumerate() {
+                for (c, q) in rb.clone().enumerate() {
+                    let at = slot.at(r, c);
+                    chol.values_mut()[at] = h[(p, q)];
+                }
+            }
+        }
+    }
+
+    fn check(seed: u64, sizes: &[usize], edges: &[(usize, usize)]) {
+        let mut rng = ChaCha8Rng::seed_from_u64(seed);
+        let h = random_problem(&mut rng, sizes, edges);
+        let n = h.nrows();
+        let mut chol = BlockCholesky::new(sizes, edges).unwrap();
+        assert_eq!(chol.dim(), n);
+        assemble(&mut chol, &h, sizes, edges);
+        chol.factor().unwrap();
+        let x_true: Vec<f64> = (0..n).map(|i| (i as f64 * 0.37).sin()).collect();
+        let mut rhs: Vec<f64> = (0..n)
+            .map(|r| (0..n).map(|c| h[(r, c)] * x_true[c]).sum())
+            .collect();
+        chol.solve_in_place(&mut rhs);
+        for (a, b) in rhs.iter().zip(&x_true) {
+            assert!((a - b).abs() < 1e-9, "{a} vs {b} (seed {seed})");
+        }
+    }
+
+    #[test]
+    fn solves_a_chain_a_star_and_a_cycle_of_mixed_block_sizes() {
+        // Chain: no fill. Star: the hub goes last under minimum degree. Cycle: fill.
+        check(1, &[6, 6, 6, 6], &[(0, 1), (1, 2), (2, 3)]);
+        check(2, &[6, 1, 3, 6, 2], &[(0, 1), (0, 2), (0, 3), (0, 4)]);
+        check(
+            3,
+            &[2, 3, 4, 5, 6],
+            &[(0, 1), (1, 2), (2, 3), (3, 4), (4, 0)],
+        );
+        // Disconnected blocks and repeated or reversed edges.
+        check(4, &[6, 6, 1], &[(1, 0), (0, 1), (1, 1)]);
+    }
+
+    #[test]
+    fn solves_random_block_graphs() {
+        for seed in 0..40u64 {
+            let mut rng = ChaCha8Rng::seed_from_u64(1000 + seed);
+            let nb = rng.random_range(1..25);
+            let sizes: Vec<usize> = (0..nb).map(|_| rng.random_range(1..8)).collect();
+            let ne = rng.random_range(0..3 * nb);
+            let edges: Vec<(usize, usize)> = (0..ne)
+                .map(|_| (rng.random_range(0..nb), rng.random_range(0..nb)))
+                .collect();
+            check(seed, &sizes, &edges);
+        }
+    }
+
+    #[test]
+    fn refuses_an_indefinite_matrix_naming_the_block() {
+        let mut chol = BlockCholesky::new(&[2, 2], &[(0, 1)]).unwrap();
+        // H = [[I, 2I], [2I, I]] is indefinite: the second block's pivot goes negative.
+        for b in 0..2 {
+            let s = chol.slot(b, b).unwrap();
+            for i in 0..2 {
+                let at = s.at(i, i);
+                chol.values_mut()[at] = 1.0;
+            }
+        }
+        let s = chol.slot(0, 1).unwrap();
+        for i in 0..2 {
+            let at = s.at(i, i);
+            chol.values_mut()[at] = 2.0;
+        }
+        let failed = chol.factor().unwrap_err();
+        assert!(failed < 2);
+    }
+
+    #[test]
+    fn refuses_an_edge_beyond_the_blocks() {
+        let e = BlockCholesky::new(&[3, 3], &[(0, 2)])
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("edge (0, 2)") && e.contains("2 blocks"), "{e}");
+    }
+
+    #[test]
+    fn uncoupled_blocks_have_no_slot() {
+        let chol = BlockCholesky::new(&[3, 3, 3], &[(0, 1)]).unwrap();
+        assert!(chol.slot(0, 2).is_none());
+        assert!(chol.slot(0, 1).is_some() && chol.slot(1, 0).is_some());
+        // The two orientations name the same entries.
+        let (a, b) = (chol.slot(0, 1).unwrap(), chol.slot(1, 0).unwrap());
+        assert_eq!(a.at(2, 1), b.at(1, 2));
+    }
+}
