@@ -183,14 +183,32 @@ def snapshot_before_solve(m, d):
     return pre
 
 
-def variant(m, pre, cold=False):
-    """One way of timing the solve: a model, the pre-solve data, a work copy, the reference result."""
+def variant(m, pre, cold=False, tolerance=None):
+    """One way of timing the solve: a model, the pre-solve data, a work copy, the reference result;
+    `tolerance` replaces the model's `opt.tolerance` for this variant's solves."""
     w = mujoco.MjData(m)
     mujoco.mj_copyData(w, m, pre)
-    solve(m, w, cold)
-    return {"model": m, "pre": pre, "work": w, "cold": cold, "efc_force": w.efc_force[:w.nefc].copy(),
+    with solver_tolerance(m, tolerance):
+        solve(m, w, cold)
+    return {"model": m, "pre": pre, "work": w, "cold": cold, "tolerance": tolerance,
+            "efc_force": w.efc_force[:w.nefc].copy(),
             "niter": int(w.solver_niter[:max(1, w.nisland)].sum()),
             "r": m.opt.timestep * w.efc_force[:w.nefc][contact_rows(w)], "ncon": int(w.ncon)}
+
+
+class solver_tolerance:
+    """Sets `m.opt.tolerance` to `tol` inside the block (no change when `tol` is None)."""
+
+    def __init__(self, m, tol):
+        self.m, self.tol = m, tol
+
+    def __enter__(self):
+        self.old = self.m.opt.tolerance
+        if self.tol is not None:
+            self.m.opt.tolerance = self.tol
+
+    def __exit__(self, *exc):
+        self.m.opt.tolerance = self.old
 
 
 def solve(m, d, cold=False):
@@ -206,7 +224,7 @@ def solve(m, d, cold=False):
         m.opt.disableflags = flags
 
 
-def replay_scene(key, probs, exported_steps):
+def replay_scene(key, probs, exported_steps, cold_tolerance):
     """Replay one scene run to each of probs' steps; return {name: record} with the pre-solve data."""
     sc = make_scene(key)
     m, d = S.mj_build(sc, CONFIG, jacobian=JACOBIAN)
@@ -236,7 +254,9 @@ def replay_scene(key, probs, exported_steps):
                "dofs": int(m.nv), "stats": solver_stats(d), "Q": Q, "structure": problems,
                "variants": {"dense_warm": variant(m, pre),
                             "dense_cold": variant(m, pre, cold=True),
-                            "auto_warm": variant(m_auto, snapshot_before_solve(m_auto, d_auto))},
+                            "auto_warm": variant(m_auto, snapshot_before_solve(m_auto, d_auto)),
+                            "auto_cold": variant(m_auto, snapshot_before_solve(m_auto, d_auto),
+                                                 cold=True, tolerance=cold_tolerance)},
                "auto_sparse": bool(mujoco.mj_isSparse(m_auto))}
         rec["variants"]["dense_warm"]["efc_force_run"] = d.efc_force[:d.nefc].copy()
         mujoco.mj_step(m, d)  # reruns mj_forward on the same state (same solve), then integrates
@@ -308,14 +328,15 @@ def time_solves(recs, repeats, seed=0):
                 V = recs[jobs[i][0]]["variants"][jobs[i][1]]
                 m, w = V["model"], V["work"]
                 mujoco.mj_copyData(w, m, V["pre"])
+                flags, tol = m.opt.disableflags, m.opt.tolerance
                 if V["cold"]:
-                    flags = m.opt.disableflags
                     m.opt.disableflags = flags | mujoco.mjtDisableBit.mjDSBL_WARMSTART
+                if V["tolerance"] is not None:
+                    m.opt.tolerance = V["tolerance"]
                 t0 = time.perf_counter_ns()
                 mujoco.mj_fwdConstraint(m, w)
                 t1 = time.perf_counter_ns()
-                if V["cold"]:
-                    m.opt.disableflags = flags
+                m.opt.disableflags, m.opt.tolerance = flags, tol
                 times[jobs[i]].append(t1 - t0)
                 if not np.array_equal(w.efc_force[:w.nefc], V["efc_force"]):
                     same[jobs[i]] = False
@@ -345,7 +366,7 @@ def solver_name(m):
     return f"{solver}, {cone} cones"
 
 
-def run(names, repeats, data_dir, index_names):
+def run(names, repeats, data_dir, index_names, cold_tolerance=None):
     probs = [parse_name(n) for n in names]
     exported = {}
     for n in index_names:
@@ -361,7 +382,7 @@ def run(names, repeats, data_dir, index_names):
     t0 = time.perf_counter()
     for key, ps in groups.items():
         t1 = time.perf_counter()
-        recs.update(replay_scene(key, ps, exported.get(key, set())))
+        recs.update(replay_scene(key, ps, exported.get(key, set()), cold_tolerance))
         log(f"replayed {key[0]} n={key[1]} seed={key[3]} to step {max(p['step'] for p in ps)} "
             f"in {time.perf_counter() - t1:.2f} s")
     log(f"replays: {time.perf_counter() - t0:.2f} s")
@@ -406,8 +427,9 @@ def run(names, repeats, data_dir, index_names):
             rel = (float(np.abs(V["r"] - r0).max() / max(np.abs(r0).max(), 1e-300))
                    if V["r"].shape == r0.shape and r0.size else None)
             row["variants"][vname] = {
-                "jacobian": ("sparse" if rec["auto_sparse"] else "dense") if vname == "auto_warm" else "dense",
+                "jacobian": ("sparse" if rec["auto_sparse"] else "dense") if vname.startswith("auto") else "dense",
                 "warm_start": not V["cold"], "contacts": V["ncon"],
+                "tolerance": float(V["tolerance"] if V["tolerance"] is not None else rec["model"].opt.tolerance),
                 "seconds_median": float(np.median(tv)), "seconds_min": float(tv.min()),
                 "iterations": V["niter"], "max_rel_diff_r_vs_dense_warm": rel,
                 "timed_solves_reproduce": bool(same[(name, vname)])}
@@ -417,6 +439,7 @@ def run(names, repeats, data_dir, index_names):
             f" it {row['mujoco_iterations']:3d} | cold {va['dense_cold']['seconds_median'] * 1e6:8.1f} us"
             f" it {va['dense_cold']['iterations']:3d} | auto({va['auto_warm']['jacobian']})"
             f" {va['auto_warm']['seconds_median'] * 1e6:8.1f} us it {va['auto_warm']['iterations']:3d}"
+            f" | auto cold {va['auto_cold']['seconds_median'] * 1e6:8.1f} us it {va['auto_cold']['iterations']:3d}"
             f" | replay {'ok' if row['replay_matches'] else 'MISMATCH'} (rel.diff r {row['max_rel_diff_r']})")
     o = m0.opt
     return {
@@ -449,7 +472,11 @@ def run(names, repeats, data_dir, index_names):
             "auto_warm": "the same state (qpos, qvel, qacc_warmstart) in the same scene built with "
                          "MuJoCo's default jacobian=\"auto\" (sparse from nv = 60, as bench.py runs it), "
                          "warm-started; a different but equivalent factorisation, so r agrees with "
-                         "the export's to the solver's tolerance, not bitwise"},
+                         "the export's to the solver's tolerance, not bitwise",
+            "auto_cold": "auto_warm with the warm start disabled (mjDSBL_WARMSTART) and opt.tolerance "
+                         "set to the run's --cold-tolerance: the reference of the speed protocol "
+                         "(each timed solve starts fresh, MuJoCo's default Jacobian, the shared "
+                         "tolerance in each solver's own stopping test)"},
         "replay_match_tolerance": MATCH_TOL,
         "problems": rows,
     }
@@ -463,6 +490,8 @@ def main():
     ap.add_argument("--data", default=DATA, help="the data/mujoco folder")
     ap.add_argument("--check", action="store_true",
                     help=f"replay {CHECK_PROBLEM} only; exit 1 if the replay does not match the file")
+    ap.add_argument("--cold-tolerance", type=float, default=None,
+                    help="opt.tolerance of the auto_cold variant (default: the model's own, 1e-8)")
     a = ap.parse_args()
     if a.repeats < 1:
         ap.error("--repeats must be at least 1")
@@ -480,7 +509,7 @@ def main():
         log("check: " + ("replay matches the exported problem" if ok else "REPLAY DOES NOT MATCH"))
         sys.exit(0 if ok else 1)
     names = a.names or index_names
-    res = run(names, a.repeats, a.data, index_names)
+    res = run(names, a.repeats, a.data, index_names, a.cold_tolerance)
     txt = json.dumps(finite(res), indent=1, allow_nan=False)
     if a.out:
         with open(a.out, "w") as f:

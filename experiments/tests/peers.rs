@@ -25,6 +25,12 @@ fn contacts(file: &str) -> usize {
         .unwrap_or_else(|| panic!("no contact count in {file}"))
 }
 
+fn readme_mentions_speed_without_ratio(readme: &str) -> bool {
+    readme.contains("## SAP at MuJoCo's speed")
+        && readme.contains("`speed` ran, but MuJoCo's cold solve of the same steps")
+        && !readme.contains("speed.csv")
+}
+
 #[test]
 fn a_cut_down_reproduction_reports_without_mujoco_and_says_why() {
     std::env::set_var("CONTACTLAB_NO_PEERS", "1");
@@ -51,6 +57,14 @@ fn a_cut_down_reproduction_reports_without_mujoco_and_says_why() {
         let solvers = t["solvers"].as_array_mut().unwrap();
         solvers.retain(|s| ["pgs", "newton-merit"].contains(&s["optimizer"].as_str().unwrap()));
         assert_eq!(solvers.len(), 4);
+    });
+    // The speed protocol on one problem, two rounds.
+    root.config("speed.toml", |t| {
+        t.insert("rounds".into(), toml::Value::Integer(2));
+        for s in t["sets"].as_array_mut().unwrap() {
+            let files = s["files"].as_array_mut().unwrap();
+            files.truncate(1);
+        }
     });
     root.config("balls.toml", |t| {
         set(t, "sweep", "mu", floats(&[0.5]));
@@ -84,9 +98,15 @@ fn a_cut_down_reproduction_reports_without_mujoco_and_says_why() {
         "clutter_engines",
         "solvers",
         "solvers_mujoco",
+        "speed",
     ] {
         assert!(log.contains(&format!("peers/{run}:")), "{run} ran:\n{log}");
     }
+    // Without MuJoCo's cold solves the speed section says why it has no ratio.
+    assert!(
+        readme_mentions_speed_without_ratio(&root.read("README.md")),
+        "the speed section says MuJoCo was not measured"
+    );
     let readme = root.read("README.md");
 
     // MuJoCo and Drake were not measured, and the page says so with the reason.

@@ -27,7 +27,10 @@
 //! both_converged, answer_gap, unsolved_statuses, rounds_min, largest_island,
 //! largest_contacts}`; `mujoco.{measured, version, problems, replayed, repeats,
 //! abs_residual_median}`; per scene set and our solver `steps.<set>.<slug>.{scenes, contacts,
-//! ms, mujoco_ms, drake_ms, ratio}`, and `steps.measured`, `steps.drake`.
+//! ms, mujoco_ms, drake_ms, ratio}`, and `steps.measured`, `steps.drake`; the speed protocol's
+//! (`speed.toml`) in [`speed`].
+
+mod speed;
 
 use contactlab_runs::RunConfig;
 use std::collections::BTreeMap;
@@ -137,10 +140,16 @@ pub fn generate(root: &Path) -> Result<(), ReportError> {
     gain_table(&mut r, &solves, &sets)?;
     problems_table(&mut r, &solves, &mujoco)?;
 
+    let fast = speed::section(&mut r, root, &mujoco)?;
     let steps = whole_step_section(&mut r, root)?;
     r.text(&format!(
         "Files: `peers.csv` (per set and solver), `gains.csv` (what islands and blocks gain, per \
-         pair and set), `problems.csv` (per problem, solver and layout){}.",
+         pair and set), `problems.csv` (per problem, solver and layout){}{}.",
+        if fast {
+            ", `speed_sets.csv` and `speed.csv` (SAP's speed protocol, per set and per problem)"
+        } else {
+            ""
+        },
         if steps {
             ", `steps.csv` (whole steps, per scene and engine)"
         } else {

@@ -75,6 +75,8 @@ pub struct Solve {
     pub status: String,
     /// Iterations (the largest island's for a split problem).
     pub iterations: f64,
+    /// Iterations summed over the islands (MuJoCo counts its own this way).
+    pub island_iterations: f64,
     /// Islands solved ([`islands_of`]).
     pub islands: u64,
     /// Contacts of the largest island ([`islands_of`]).
@@ -122,9 +124,10 @@ pub fn solves(df: &DataFrame) -> Result<Vec<Solve>, AnalysisError> {
         f64s(df, "seconds")?,
         f64s(df, "build_seconds")?,
     );
-    let (islands, largest) = (
+    let (islands, largest, summed) = (
         counter_or_zero(df, "islands")?,
         counter_or_zero(df, "largest_island")?,
+        counter_or_zero(df, "island_iterations")?,
     );
     let answers = answers(df)?;
     Ok((0..df.height())
@@ -140,6 +143,11 @@ pub fn solves(df: &DataFrame) -> Result<Vec<Solve>, AnalysisError> {
                 layout: layout[i].clone(),
                 status: status[i].clone(),
                 iterations: iterations[i],
+                island_iterations: if summed[i] > 0.0 {
+                    summed[i]
+                } else {
+                    iterations[i]
+                },
                 islands,
                 largest_island,
                 residual: residual[i],
@@ -193,6 +201,14 @@ pub struct MujocoSolve {
     pub abs_residual: f64,
     /// Whether the replay reproduced the exported impulses.
     pub replay_matches: bool,
+    /// The speed protocol's reference (the `auto_cold` variant: MuJoCo's default Jacobian,
+    /// warm start disabled, its tolerance set by the run): median seconds, NaN when the run
+    /// did not time it.
+    pub cold_seconds: f64,
+    /// Its iterations, summed over MuJoCo's islands.
+    pub cold_iterations: f64,
+    /// Its `opt.tolerance`.
+    pub cold_tolerance: f64,
     /// MuJoCo's version.
     pub version: String,
 }
@@ -208,6 +224,19 @@ pub fn mujoco_solves(df: &DataFrame) -> Result<BTreeMap<String, MujocoSolve>, An
     );
     let replay = strs(df, "replay_matches")?;
     let version = strs(df, "mujoco_version")?;
+    // Runs from before the cold variant have no such columns.
+    let optional = |name: &str| -> Result<Vec<f64>, AnalysisError> {
+        if df.column(name).is_ok() {
+            Ok(f64s(df, name)?)
+        } else {
+            Ok(vec![f64::NAN; df.height()])
+        }
+    };
+    let (cold, cold_iterations, cold_tolerance) = (
+        optional("variants_auto_cold_seconds_median")?,
+        optional("variants_auto_cold_iterations")?,
+        optional("variants_auto_cold_tolerance")?,
+    );
     Ok((0..df.height())
         .map(|i| {
             (
@@ -220,6 +249,9 @@ pub fn mujoco_solves(df: &DataFrame) -> Result<BTreeMap<String, MujocoSolve>, An
                     abs_residual: residual[i],
                     replay_matches: replay[i] == "true",
                     version: version[i].clone(),
+                    cold_seconds: cold[i],
+                    cold_iterations: cold_iterations[i],
+                    cold_tolerance: cold_tolerance[i],
                 },
             )
         })
@@ -669,6 +701,7 @@ mod tests {
             layout: layout.into(),
             status: status.into(),
             iterations: 10.0,
+            island_iterations: 25.0,
             islands: if layout == ISLANDS { 3 } else { 1 },
             largest_island: if layout == ISLANDS {
                 contacts as u64 - 2
@@ -694,6 +727,9 @@ mod tests {
                 abs_residual: 1e-6,
                 replay_matches: true,
                 version: "4.0.0".into(),
+                cold_seconds: 2.0 * seconds,
+                cold_iterations: 5.0,
+                cold_tolerance: 1e-6,
             },
         )
     }
