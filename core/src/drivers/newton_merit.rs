@@ -372,8 +372,11 @@ impl NewtonMerit {
     }
 
     /// The root of `dl/dalpha` in `(0, alpha_max]` (or `alpha_max` if `l` still decreases
-    /// there), by Newton's method kept inside a shrinking bracket, bisecting when a Newton
-    /// iterate leaves it or the curvature is not positive.
+    /// there), by `rtsafe` (Numerical Recipes, 3rd ed., sec. 9.4): Newton's method kept inside a
+    /// shrinking bracket, bisecting when a Newton iterate would leave it, when the curvature is
+    /// not positive, or when convergence is slow (the Newton step is not less than half the
+    /// step before last: without that rule Newton can cycle between two points across a kink
+    /// of `dl/dalpha`, as it did on clutter steps, ten trials for one line search).
     fn exact_search<M: Merit>(
         &self,
         problem: &mut Problem<MeritProblem<M>>,
@@ -394,6 +397,8 @@ impl NewtonMerit {
         let (mut lo, mut hi) = (0.0, ls.alpha_max);
         let mut alpha = 1.0_f64.min(ls.alpha_max);
         let mut best = None;
+        // The step before last (rtsafe's `dxold`), starting as the bracket's width.
+        let (mut step, mut step_before) = (ls.alpha_max, ls.alpha_max);
         for _ in 0..ls.max_iters {
             let lp = along(alpha)?;
             if !finite_point(&lp) {
@@ -414,11 +419,15 @@ impl NewtonMerit {
                 break;
             }
             let newton = alpha - lp.slope / lp.curvature;
-            alpha = if lp.curvature > 0.0 && newton > lo && newton < hi {
+            let slow = (2.0 * lp.slope).abs() > (step_before * lp.curvature).abs();
+            let next = if lp.curvature > 0.0 && newton > lo && newton < hi && !slow {
                 newton
             } else {
                 0.5 * (lo + hi)
             };
+            step_before = step;
+            step = (next - alpha).abs();
+            alpha = next;
         }
         Ok(best)
     }

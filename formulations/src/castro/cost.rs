@@ -39,7 +39,7 @@ use faer::{Mat, MatMut, Side};
 use nalgebra::{Matrix3, Vector3};
 use serde::{Deserialize, Serialize};
 
-use super::projection::{ContactRegularization, Projection, SapRegion};
+use super::projection::{ContactRegularization, Projection, Projector, SapRegion};
 
 /// Which factorization solves SAP's Newton system `H d = -grad`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
@@ -114,9 +114,18 @@ impl ContactRows {
 struct HessianMap {
     /// Per stored entry of `A` (column by column), its position.
     a_pos: Vec<usize>,
-    /// Per contact, `m x m` positions (column-major over its columns), from `pos_start[i]`.
-    pos_start: Vec<usize>,
-    pos: Vec<usize>,
+    /// Per contact, the stored entries of its `m x m` block, from `entry_start[i]`.
+    entry_start: Vec<usize>,
+    entries: Vec<Entry>,
+}
+
+/// One stored entry of a contact's `J_i' G_i J_i`: rows `a` and `b` of its columns, and where
+/// it lands (entries the symmetric storage does not keep are left out).
+#[derive(Debug, Clone, Copy)]
+struct Entry {
+    a: u32,
+    b: u32,
+    at: usize,
 }
 
 /// The Hessian's structure: tree blocks, or a scalar pattern for the driver's sparse Cholesky.
@@ -179,6 +188,8 @@ pub struct SapCost {
     offset: Vec<f64>,
     /// Per contact, `R` and `mu`.
     regs: Vec<ContactRegularization>,
+    /// Per contact, its projection with the regularisation's quotients made once.
+    projectors: Vec<Projector>,
     /// `D = diag(A)^-1/2` on the unknowns (eq. 25; `A = M` for explicit schemes).
     d: Vec<f64>,
     structure: Structure,
@@ -200,6 +211,7 @@ impl Clone for SapCost {
             v_star: self.v_star.clone(),
             offset: self.offset.clone(),
             regs: self.regs.clone(),
+            projectors: self.projectors.clone(),
             d: self.d.clone(),
             structure: self.structure.clone(),
             map: self.map.clone(),
@@ -280,6 +292,7 @@ impl SapCost {
             rows,
             v_star,
             offset,
+            projectors: regs.iter().copied().map(Projector::new).collect(),
             regs,
             d,
             structure,
@@ -502,8 +515,8 @@ impl SapCost {
         let quad = dot(&w.e, &w.ae);
         w.projections.clear();
         let mut value = 0.5 * quad;
-        for (i, r) in self.regs.iter().enumerate() {
-            let y = r.y_of(self.biased(i, x), Vector3::zeros());
+        for (i, r) in self.projectors.iter().enumerate() {
+            let y = r.y_of(self.biased(i, x));
             let p = r.project(y);
             value += p.cost;
             w.ys[i] = y;
@@ -535,14 +548,14 @@ impl SapCost {
             }
         }
         let mut gj = Vec::new();
-        for (i, r) in self.regs.iter().enumerate() {
+        for (i, r) in self.projectors.iter().enumerate() {
             if projections[i].region == SapRegion::NoContact {
                 continue;
             }
             let g = r.g(ys[i], projections[i].region);
             let (cols, rows) = self.rows.of(i);
-            let pos = &self.map.pos[self.map.pos_start[i]..self.map.pos_start[i + 1]];
-            add_jtgj(cols.len(), rows, &g, pos, &mut gj, vals);
+            let entries = &self.map.entries[self.map.entry_start[i]..self.map.entry_start[i + 1]];
+            add_jtgj(cols.len(), rows, &g, entries, &mut gj, vals);
         }
     }
 
@@ -712,9 +725,9 @@ impl Merit for SapCost {
         let mut value = c0 + alpha * c1 + 0.5 * alpha * alpha * c2;
         let mut slope = c1 + alpha * c2;
         let mut curvature = c2;
-        for (i, r) in self.regs.iter().enumerate() {
+        for (i, r) in self.projectors.iter().enumerate() {
             let dz = w.line_dz[i];
-            let y = r.y_of(w.line_z[i] + alpha * dz, Vector3::zeros());
+            let y = r.y_of(w.line_z[i] + alpha * dz);
             let p = r.project(y);
             if p.region == SapRegion::NoContact {
                 continue;
@@ -731,13 +744,13 @@ impl Merit for SapCost {
     }
 }
 
-/// Adds `J_i' G J_i` (`J_i`: `3 x m` row-major) to `vals` at `pos` (column-major `m x m`,
-/// `usize::MAX` skipped), with `gj` as scratch.
+/// Adds `J_i' G_i J_i` (`J_i`: `3 x m` row-major) to `vals` at the stored entries, with `gj`
+/// as scratch.
 fn add_jtgj(
     m: usize,
     rows: &[f64],
     g: &Matrix3<f64>,
-    pos: &[usize],
+    entries: &[Entry],
     gj: &mut Vec<f64>,
     vals: &mut [f64],
 ) {
@@ -749,14 +762,9 @@ fn add_jtgj(
                 g[(r, 0)] * rows[k] + g[(r, 1)] * rows[m + k] + g[(r, 2)] * rows[2 * m + k];
         }
     }
-    for b in 0..m {
-        for a in 0..m {
-            let p = pos[b * m + a];
-            if p == usize::MAX {
-                continue;
-            }
-            vals[p] += rows[a] * gj[b] + rows[m + a] * gj[m + b] + rows[2 * m + a] * gj[2 * m + b];
-        }
+    for e in entries {
+        let (a, b) = (e.a as usize, e.b as usize);
+        vals[e.at] += rows[a] * gj[b] + rows[m + a] * gj[m + b] + rows[2 * m + a] * gj[2 * m + b];
     }
 }
 
@@ -984,10 +992,20 @@ fn tree_blocks(
         }
     }
     let chol = BlockCholesky::new(&sizes, &edges).ok()?;
+    // Consecutive entries mostly fall in the same pair of blocks: keep the last slot found.
+    let last = std::cell::Cell::new((usize::MAX, usize::MAX, None));
     let entry = |r: usize, c: usize| -> usize {
         let (br, bc) = (layout.block_of[r], layout.block_of[c]);
         let (lr, lc) = (r - layout.start[br], c - layout.start[bc]);
-        match chol.slot(br, bc) {
+        let slot = match last.get() {
+            (a, b, slot) if (a, b) == (br, bc) => slot,
+            _ => {
+                let slot = chol.slot(br, bc);
+                last.set((br, bc, slot));
+                slot
+            }
+        };
+        match slot {
             Some(s) if br == bc && lr >= lc => s.at(lr, lc),
             Some(s) if br != bc && !s.transposed => s.at(lr, lc),
             _ => usize::MAX,
@@ -999,35 +1017,43 @@ fn tree_blocks(
             a_pos.push(entry(r, c));
         }
     }
-    let (pos_start, pos) = contact_positions(rows, entry);
+    let (entry_start, entries) = contact_entries(rows, entry);
     Some((
         chol,
         HessianMap {
             a_pos,
-            pos_start,
-            pos,
+            entry_start,
+            entries,
         },
     ))
 }
 
-/// Per contact, the positions of its `m x m` block (column-major) by `entry(row, col)`.
-fn contact_positions(
+/// Per contact, the stored entries of its `m x m` block by `entry(row, col)` (`usize::MAX`:
+/// not stored).
+fn contact_entries(
     rows: &ContactRows,
     entry: impl Fn(usize, usize) -> usize,
-) -> (Vec<usize>, Vec<usize>) {
-    let mut pos_start = Vec::with_capacity(rows.num() + 1);
-    pos_start.push(0);
-    let mut pos = Vec::new();
+) -> (Vec<usize>, Vec<Entry>) {
+    let mut entry_start = Vec::with_capacity(rows.num() + 1);
+    entry_start.push(0);
+    let mut entries = Vec::new();
     for i in 0..rows.num() {
         let (cols, _) = rows.of(i);
-        for &cb in cols {
-            for &ca in cols {
-                pos.push(entry(ca, cb));
+        for (b, &cb) in cols.iter().enumerate() {
+            for (a, &ca) in cols.iter().enumerate() {
+                let at = entry(ca, cb);
+                if at != usize::MAX {
+                    entries.push(Entry {
+                        a: a as u32,
+                        b: b as u32,
+                        at,
+                    });
+                }
             }
         }
-        pos_start.push(pos.len());
+        entry_start.push(entries.len());
     }
-    (pos_start, pos)
+    (entry_start, entries)
 }
 
 /// The scalar pattern of `H` (`A`'s plus each contact's dense block, both triangles), for the
@@ -1074,14 +1100,14 @@ fn scalar_pattern(
             a_pos.push(position(r, c));
         }
     }
-    let (pos_start, pos) = contact_positions(rows, position);
+    let (entry_start, entries) = contact_entries(rows, position);
     let pattern = SymbolicSparseColMat::new_checked(n, n, col_ptr, None, row_idx);
     (
         pattern,
         HessianMap {
             a_pos,
-            pos_start,
-            pos,
+            entry_start,
+            entries,
         },
     )
 }

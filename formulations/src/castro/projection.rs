@@ -66,6 +66,74 @@ impl ContactRegularization {
 
     /// The region of `y`.
     pub fn region(&self, y: Vector3<f64>) -> SapRegion {
+        Projector::new(*self).region(y)
+    }
+
+    /// `P_F(y)` and the cost `l_R`.
+    pub fn project(&self, y: Vector3<f64>) -> Projection {
+        Projector::new(*self).project(y)
+    }
+
+    /// `dgamma/dy` of the region's piece at `y` (the extension on boundaries).
+    pub fn dgamma_dy(&self, y: Vector3<f64>, region: SapRegion) -> Matrix3<f64> {
+        Projector::new(*self).dgamma_dy(y, region)
+    }
+
+    /// `G = dgamma/dy R^-1` (symmetric positive semidefinite), `-dgamma/dv_c`.
+    pub fn g(&self, y: Vector3<f64>, region: SapRegion) -> Matrix3<f64> {
+        Projector::new(*self).g(y, region)
+    }
+
+    /// `dz' G dz` at `y` in `region`, without forming `G` ([`Projector::curvature`]).
+    pub fn curvature(&self, y: Vector3<f64>, region: SapRegion, dz: Vector3<f64>) -> f64 {
+        Projector::new(*self).curvature(y, region, dz)
+    }
+
+    /// `y = -R^-1 (v_c - v^)` for a contact velocity `v_c` and bias `v^` (normal first).
+    pub fn y_of(&self, vc: Vector3<f64>, v_hat: Vector3<f64>) -> Vector3<f64> {
+        Projector::new(*self).y_of(vc - v_hat)
+    }
+}
+
+/// One contact's projection with the quotients of its regularisation computed once (`1/R_n`,
+/// `1/R_t`, `mu^`, `1 / (1 + mu~^2)`): SAP projects every contact at every line-search trial,
+/// and the divisions were a good part of it. [`ContactRegularization`]'s methods are these.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Projector {
+    /// The regularisation.
+    pub reg: ContactRegularization,
+    inv_rn: f64,
+    inv_rt: f64,
+    mu_hat: f64,
+    /// `f = 1 / (1 + mu~^2)`.
+    f: f64,
+}
+
+impl Projector {
+    /// The projector of `reg`.
+    pub fn new(reg: ContactRegularization) -> Projector {
+        Projector {
+            reg,
+            inv_rn: 1.0 / reg.rn,
+            inv_rt: 1.0 / reg.rt,
+            mu_hat: reg.mu_hat(),
+            f: 1.0 / (1.0 + reg.mu_tilde2()),
+        }
+    }
+
+    /// `y = -R^-1 z` for `z = v_c - v^`.
+    #[inline]
+    pub fn y_of(&self, z: Vector3<f64>) -> Vector3<f64> {
+        Vector3::new(
+            -z[0] * self.inv_rn,
+            -z[1] * self.inv_rt,
+            -z[2] * self.inv_rt,
+        )
+    }
+
+    /// The region of `y`.
+    #[inline]
+    pub fn region(&self, y: Vector3<f64>) -> SapRegion {
         self.region_at(y[0], tangent_norm(&y))
     }
 
@@ -73,9 +141,9 @@ impl ContactRegularization {
     #[inline]
     fn region_at(&self, yn: f64, yr: f64) -> SapRegion {
         // `yn >= 0` first: with mu = 0 and y_r = 0, `y_r <= mu y_n` holds for y_n < 0 too.
-        if yn >= 0.0 && yr <= self.mu * yn {
+        if yn >= 0.0 && yr <= self.reg.mu * yn {
             SapRegion::Stiction
-        } else if yn < -self.mu_hat() * yr {
+        } else if yn < -self.mu_hat * yr {
             SapRegion::NoContact
         } else {
             SapRegion::Sliding
@@ -83,6 +151,7 @@ impl ContactRegularization {
     }
 
     /// `P_F(y)` and the cost `l_R`.
+    #[inline]
     pub fn project(&self, y: Vector3<f64>) -> Projection {
         let yr = tangent_norm(&y);
         let region = self.region_at(y[0], yr);
@@ -90,14 +159,14 @@ impl ContactRegularization {
             SapRegion::Stiction => y,
             SapRegion::NoContact => Vector3::zeros(),
             SapRegion::Sliding => {
-                let gn = (y[0] + self.mu_hat() * yr) / (1.0 + self.mu_tilde2());
-                let s = self.mu * gn / yr;
+                let gn = (y[0] + self.mu_hat * yr) * self.f;
+                let s = self.reg.mu * gn / yr;
                 Vector3::new(gn, s * y[1], s * y[2])
             }
         };
         let cost = 0.5
-            * (self.rn * gamma[0] * gamma[0]
-                + self.rt * (gamma[1] * gamma[1] + gamma[2] * gamma[2]));
+            * (self.reg.rn * gamma[0] * gamma[0]
+                + self.reg.rt * (gamma[1] * gamma[1] + gamma[2] * gamma[2]));
         Projection {
             gamma,
             region,
@@ -113,8 +182,7 @@ impl ContactRegularization {
             SapRegion::Sliding => {
                 let yr = tangent_norm(&y);
                 let t = [y[1] / yr, y[2] / yr];
-                let f = 1.0 / (1.0 + self.mu_tilde2());
-                let (mu, mu_hat) = (self.mu, self.mu_hat());
+                let (f, mu, mu_hat) = (self.f, self.reg.mu, self.mu_hat);
                 let gn = (y[0] + mu_hat * yr) * f;
                 let mut d = Matrix3::zeros();
                 d[(0, 0)] = f;
@@ -133,15 +201,24 @@ impl ContactRegularization {
     }
 
     /// `G = dgamma/dy R^-1` (symmetric positive semidefinite), `-dgamma/dv_c`.
+    #[inline]
     pub fn g(&self, y: Vector3<f64>, region: SapRegion) -> Matrix3<f64> {
-        let r_inv = Vector3::new(1.0 / self.rn, 1.0 / self.rt, 1.0 / self.rt);
-        let mut g = self.dgamma_dy(y, region);
-        for c in 0..3 {
-            for r in 0..3 {
-                g[(r, c)] *= r_inv[c];
+        match region {
+            SapRegion::Stiction => {
+                Matrix3::from_diagonal(&Vector3::new(self.inv_rn, self.inv_rt, self.inv_rt))
+            }
+            SapRegion::NoContact => Matrix3::zeros(),
+            SapRegion::Sliding => {
+                let r_inv = [self.inv_rn, self.inv_rt, self.inv_rt];
+                let mut g = self.dgamma_dy(y, region);
+                for (c, ri) in r_inv.iter().enumerate() {
+                    for r in 0..3 {
+                        g[(r, c)] *= ri;
+                    }
+                }
+                g
             }
         }
-        g
     }
 
     /// `dz' G dz` at `y` in `region`, without forming `G` (the line search's curvature, section
@@ -150,15 +227,18 @@ impl ContactRegularization {
     /// + mu (gamma_n / y_r) (dz_t.u_t - t.dz_t t.u_t) + mu mu^ f t.dz_t t.u_t`.
     #[inline]
     pub fn curvature(&self, y: Vector3<f64>, region: SapRegion, dz: Vector3<f64>) -> f64 {
-        let u = Vector3::new(dz[0] / self.rn, dz[1] / self.rt, dz[2] / self.rt);
+        let u = Vector3::new(
+            dz[0] * self.inv_rn,
+            dz[1] * self.inv_rt,
+            dz[2] * self.inv_rt,
+        );
         match region {
             SapRegion::NoContact => 0.0,
             SapRegion::Stiction => dz.dot(&u),
             SapRegion::Sliding => {
                 let yr = tangent_norm(&y);
                 let (t1, t2) = (y[1] / yr, y[2] / yr);
-                let f = 1.0 / (1.0 + self.mu_tilde2());
-                let (mu, mu_hat) = (self.mu, self.mu_hat());
+                let (f, mu, mu_hat) = (self.f, self.reg.mu, self.mu_hat);
                 let gn = (y[0] + mu_hat * yr) * f;
                 let tu = t1 * u[1] + t2 * u[2];
                 let tz = t1 * dz[1] + t2 * dz[2];
@@ -169,12 +249,6 @@ impl ContactRegularization {
                     + mu * mu_hat * f * tz * tu
             }
         }
-    }
-
-    /// `y = -R^-1 (v_c - v^)` for a contact velocity `v_c` and bias `v^` (normal first).
-    pub fn y_of(&self, vc: Vector3<f64>, v_hat: Vector3<f64>) -> Vector3<f64> {
-        let d = vc - v_hat;
-        Vector3::new(-d[0] / self.rn, -d[1] / self.rt, -d[2] / self.rt)
     }
 }
 
