@@ -66,6 +66,23 @@ fn a_cut_down_reproduction_reports_without_mujoco_and_says_why() {
             files.truncate(1);
         }
     });
+    // Our side of the Pinocchio comparison on one problem per set; Pinocchio's is skipped.
+    root.config("pinocchio.toml", |t| {
+        t.insert("rounds".into(), toml::Value::Integer(1));
+        // One small file per set, listed instead of the sets' folders.
+        let one = |set: &mut toml::Value, file: &str| {
+            let t = set.as_table_mut().unwrap();
+            t.remove("dirs");
+            t.insert("files".into(), toml::Value::Array(vec![file.into()]));
+        };
+        let sets = t["sets"].as_array_mut().unwrap();
+        sets.truncate(1);
+        one(
+            &mut sets[0],
+            "data/mujoco/global/clutter_n8_seed7_step0250_nc19.json",
+        );
+    });
+    root.config("pinocchio_engines.toml", |_| {});
     root.config("balls.toml", |t| {
         set(t, "sweep", "mu", floats(&[0.5]));
         set(t, "sweep", "n_balls", ints(&[5]));
@@ -99,9 +116,19 @@ fn a_cut_down_reproduction_reports_without_mujoco_and_says_why() {
         "solvers",
         "solvers_mujoco",
         "speed",
+        "pinocchio",
+        "pinocchio_engines",
     ] {
         assert!(log.contains(&format!("peers/{run}:")), "{run} ran:\n{log}");
     }
+    // Without Pinocchio, its section keeps our side and says why the other is missing.
+    let page = root.read("README.md");
+    assert!(
+        page.contains("## Beside Pinocchio's solvers")
+            && page.contains("**Pinocchio's solvers were not measured in this run** (`pinocchio_engines`: CONTACTLAB_NO_PEERS is set)")
+            && page.contains("| fclib | coulomb+admm (whole dense) |"),
+        "{page}"
+    );
     // Without MuJoCo's cold solves the speed section says why it has no ratio.
     assert!(
         readme_mentions_speed_without_ratio(&root.read("README.md")),

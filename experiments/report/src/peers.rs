@@ -28,8 +28,10 @@
 //! largest_contacts}`; `mujoco.{measured, version, problems, replayed, repeats,
 //! abs_residual_median}`; per scene set and our solver `steps.<set>.<slug>.{scenes, contacts,
 //! ms, mujoco_ms, drake_ms, ratio}`, and `steps.measured`, `steps.drake`; the speed protocol's
-//! (`speed.toml`) in [`speed`].
+//! (`speed.toml`) in [`speed`], and Pinocchio's (`pinocchio.toml`, `pinocchio_engines.toml`)
+//! in [`pinocchio`].
 
+mod pinocchio;
 mod speed;
 
 use contactlab_runs::RunConfig;
@@ -141,12 +143,18 @@ pub fn generate(root: &Path) -> Result<(), ReportError> {
     problems_table(&mut r, &solves, &mujoco)?;
 
     let fast = speed::section(&mut r, root, &mujoco)?;
+    let pin = pinocchio::section(&mut r, root)?;
     let steps = whole_step_section(&mut r, root)?;
     r.text(&format!(
         "Files: `peers.csv` (per set and solver), `gains.csv` (what islands and blocks gain, per \
-         pair and set), `problems.csv` (per problem, solver and layout){}{}.",
+         pair and set), `problems.csv` (per problem, solver and layout){}{}{}.",
         if fast {
             ", `speed_sets.csv` and `speed.csv` (SAP's speed protocol, per set and per problem)"
+        } else {
+            ""
+        },
+        if pin {
+            ", `pinocchio.csv` (our ADMM and PGS beside Pinocchio's)"
         } else {
             ""
         },

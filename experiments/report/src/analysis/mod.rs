@@ -12,6 +12,7 @@ pub mod fidelity;
 pub mod hwangbo2018;
 pub mod mylapilli2014;
 pub mod peers;
+pub mod pinocchio;
 pub mod speed;
 pub mod todorov2010;
 
