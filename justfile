@@ -77,10 +77,11 @@ bench *ARGS:
 notebooks: notebook
     XDG_CACHE_HOME="${XDG_CACHE_HOME:-$PWD/target/evcxr-cache}" EVCXR_TMPDIR="${EVCXR_TMPDIR:-$PWD/target/evcxr-lab}" jupyter notebook experiments/notebooks/
 
-# Install the evcxr Jupyter kernel and Jupyter itself (once per machine; evcxr builds in 6-11 min).
+# Install the evcxr Jupyter kernel and Jupyter itself, with matplotlib for the Python notebook
+# (once per machine; evcxr builds in 6-11 min).
 notebook:
     command -v evcxr_jupyter >/dev/null || cargo install evcxr_jupyter --locked
-    python3 -m pip install --quiet --disable-pip-version-check jupyter nbconvert nbclient ipykernel
+    python3 -m pip install --quiet --disable-pip-version-check jupyter nbconvert nbclient ipykernel matplotlib
     evcxr_jupyter --install
     @echo "kernel installed: run 'jupyter notebook experiments/notebooks/' (or jupyter lab)"
 
