@@ -28,8 +28,8 @@
 //! largest_contacts}`; `mujoco.{measured, version, problems, replayed, repeats,
 //! abs_residual_median}`; per scene set and our solver `steps.<set>.<slug>.{scenes, contacts,
 //! ms, mujoco_ms, drake_ms, ratio}`, and `steps.measured`, `steps.drake`; the speed protocol's
-//! (`speed.toml`) in [`speed`], and Pinocchio's (`pinocchio.toml`, `pinocchio_engines.toml`)
-//! in [`pinocchio`].
+//! (`speed.toml`) in the private module `speed`, and Pinocchio's (`pinocchio.toml`,
+//! `pinocchio_engines.toml`) in `pinocchio`.
 
 mod pinocchio;
 mod speed;

@@ -258,6 +258,20 @@ pub fn mujoco_solves(df: &DataFrame) -> Result<BTreeMap<String, MujocoSolve>, An
         .collect())
 }
 
+/// The distinct `(set, solver)` pairs of `items`, in first-seen order: the rows of a per-set
+/// summary.
+pub fn set_solver_pairs<'a>(
+    items: impl Iterator<Item = (&'a str, &'a str)>,
+) -> Vec<(String, String)> {
+    let mut keys: Vec<(String, String)> = Vec::new();
+    for (set, solver) in items {
+        if !keys.iter().any(|(a, b)| a == set && b == solver) {
+            keys.push((set.to_string(), solver.to_string()));
+        }
+    }
+    keys
+}
+
 /// One line per (problem set, solver): what `peers.csv` and the per-set table say.
 #[derive(Debug, Clone, PartialEq)]
 pub struct SetRow {

@@ -7,7 +7,7 @@
 
 use polars::prelude::DataFrame;
 
-use super::peers::{median, problem_stem, Solve};
+use super::peers::{median, problem_stem, set_solver_pairs, Solve};
 use super::{f64s, strs, AnalysisError};
 
 /// One solver's solve of one problem, to our tolerance.
@@ -86,14 +86,8 @@ pub struct Reach {
 
 /// [`Reach`] per set and solver, in first-seen order.
 pub fn reach(all: &[ToTol]) -> Vec<Reach> {
-    let mut keys: Vec<(String, String)> = Vec::new();
-    for t in all {
-        let k = (t.set.clone(), t.solver.clone());
-        if !keys.contains(&k) {
-            keys.push(k);
-        }
-    }
-    keys.into_iter()
+    set_solver_pairs(all.iter().map(|x| (x.set.as_str(), x.solver.as_str())))
+        .into_iter()
         .map(|(set, solver)| {
             let of: Vec<&ToTol> = all
                 .iter()

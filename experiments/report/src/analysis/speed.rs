@@ -12,7 +12,7 @@
 
 use std::collections::BTreeMap;
 
-use super::peers::{median, MujocoSolve, Solve};
+use super::peers::{median, set_solver_pairs, MujocoSolve, Solve};
 
 /// One problem's solve beside MuJoCo's cold solve.
 #[derive(Debug, Clone, PartialEq)]
@@ -104,14 +104,8 @@ pub struct SpeedSummary {
 
 /// [`SpeedSummary`] per (set, solver), in first-seen order.
 pub fn summaries(rows: &[SpeedRow]) -> Vec<SpeedSummary> {
-    let mut keys: Vec<(String, String)> = Vec::new();
-    for r in rows {
-        let k = (r.set.clone(), r.solver.clone());
-        if !keys.contains(&k) {
-            keys.push(k);
-        }
-    }
-    keys.into_iter()
+    set_solver_pairs(rows.iter().map(|x| (x.set.as_str(), x.solver.as_str())))
+        .into_iter()
         .map(|(set, solver)| {
             let of: Vec<&SpeedRow> = rows
                 .iter()
