@@ -9,10 +9,11 @@
 //! SAP's alternative, Armijo backtracking from `alpha_max` by `rho = 0.8` with `c = 1e-4`.
 //! With the same stopping rule as SAP this is Algorithm 2 of Castro et al.
 //!
-//! A sparse Hessian ([`MeritHessian::Sparse`]) is factored by faer's sparse Cholesky
-//! (supernodal where faer's analysis finds it pays); the symbolic analysis is kept and reused
-//! while the pattern stays the same (the counters `symbolic_factorizations` and
-//! `numeric_factorizations` say how often each ran). The stopping rule is the merit's
+//! A merit that factors its own Hessian ([`Merit::newton_direction`]: SAP's body blocks) gives
+//! the direction itself; otherwise a sparse Hessian ([`MeritHessian::Sparse`]) is factored by
+//! faer's sparse Cholesky (supernodal where faer's analysis finds it pays), its symbolic
+//! analysis kept and reused while the pattern stays the same (the counters
+//! `symbolic_factorizations` and `numeric_factorizations` say how often each ran, either way). The stopping rule is the merit's
 //! [`Optimality`]: `residual <= tol + rel_tol * scale` (eq. 26).
 
 use argmin::core::{

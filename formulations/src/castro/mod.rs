@@ -10,12 +10,11 @@
 //!   cost and `G = -dgamma/dv_c` (section V-A, appendices C-D);
 //! * [`params`]: the regularisation from physics (`R_n`, `R_t`, `v^`; eqs. 29-30);
 //! * [`cost`]: the cost as a production [`Merit`](contactlab_core::Merit) with the sparse
-//!   Hessian `A + J'GJ`, the O(n) line derivatives (section IV-C) and the stopping measure of
-//!   eq. 26;
+//!   Hessian `A + J'GJ` (factored by body blocks, or by faer's sparse Cholesky for large trees),
+//!   the O(n) line derivatives (section IV-C) and the stopping measure of eq. 26;
 //! * [`plugin`]: `--formulation sap`. Algorithm 2 itself (Newton, exact line search on
-//!   `dl/dalpha`, or Armijo backtracking) is core's `newton-merit` driver on this cost, with
-//!   faer's sparse Cholesky and its symbolic analysis reused; any other `Merit` driver runs it
-//!   too;
+//!   `dl/dalpha`, or Armijo backtracking) is core's `newton-merit` driver on this cost; any
+//!   other `Merit` driver runs it too;
 //! * [`conic`]: the primal problem (eq. 19) as a conic program, so an interior-point driver
 //!   (`clarabel`) solves the same problem, as the paper's comparison with Gurobi does.
 //!
