@@ -301,6 +301,9 @@ fn lm_traces_lambda_and_rejections() {
             assert_eq!(w[1].merit, w[0].merit, "a rejected trial keeps the iterate");
         }
     }
+    // Every trial factors one damped system, timed apart from the rest of the iteration.
+    assert_eq!(s.counters["linear_solves"], s.iterations);
+    assert!(s.counters["linear_solve_nanoseconds"] > 0);
 }
 
 #[test]

@@ -1,7 +1,9 @@
 //! End to end: the Todorov 2010 configs cut down to a few runs and steps, through
 //! `contactlab run` and `contactlab report` into a scratch root; the README and CSV files
 //! must carry the numbers the data give (recomputed here from the steps frame), both counting
-//! conventions, every shadow solver of the data, and findings whose numbers are checked.
+//! conventions, every shadow solver of the data, where the line-search steps land (counted from
+//! the traces, checked against the driver's counters), the damping settings, the unknowns per
+//! contact, and findings whose numbers are checked.
 
 mod common;
 
@@ -57,7 +59,21 @@ fn a_small_sweep_runs_and_reports_with_checked_findings() {
         set(t, "sweep", "mu", floats(&[0.5, 2.0]));
         set(t, "sweep", "n_balls", ints(&[5]));
         set(t, "sweep", "seed", ints(&[0, 1]));
-        set(t, "scene", "steps", toml::Value::Integer(40));
+        set(t, "scene", "steps", toml::Value::Integer(120));
+    });
+    // The damping sweep on the same cells: the driver and two of the shipped settings.
+    root.config("damping.toml", |t| {
+        set(t, "sweep", "mu", floats(&[0.5, 2.0]));
+        set(t, "sweep", "n_balls", ints(&[5]));
+        set(t, "sweep", "seed", ints(&[0, 1]));
+        set(t, "scene", "steps", toml::Value::Integer(120));
+        let shadows = t.get_mut("shadow").unwrap().as_array_mut().unwrap();
+        shadows.retain(|s| ["up-1000", "floor-1e-3"].contains(&s["label"].as_str().unwrap()));
+    });
+    root.config("unknowns.toml", |t| {
+        set(t, "sweep", "mu", floats(&[1.0]));
+        set(t, "sweep", "n_balls", ints(&[5]));
+        set(t, "scene", "steps", toml::Value::Integer(30));
     });
     // Two shadows of the shipped comparison, whatever their names: the section must show every
     // solver present in the data.
@@ -70,14 +86,35 @@ fn a_small_sweep_runs_and_reports_with_checked_findings() {
         shadows.retain(|s| ["lm", "todorov-warm"].contains(&s["label"].as_str().unwrap()));
     });
     root.config("ball_drop.toml", |_| {});
-    for c in ["table1.toml", "solvers.toml", "ball_drop.toml"] {
+    for c in [
+        "table1.toml",
+        "damping.toml",
+        "unknowns.toml",
+        "solvers.toml",
+        "ball_drop.toml",
+    ] {
         root.run(c);
     }
+    // The driver's iterations and accepted Newton points over the contact steps, from its
+    // counters: the landing table counts the same iterations from the traces.
+    let t1 = root.steps("table1");
+    let (n_c, its, newton) = (
+        f64s(&t1, "n_c").unwrap(),
+        f64s(&t1, "iterations").unwrap(),
+        f64s(&t1, "newton_accepted").unwrap(),
+    );
+    let contact = |v: &[f64]| -> f64 { (0..v.len()).filter(|&i| n_c[i] > 0.0).map(|i| v[i]).sum() };
+    let (iterations, accepted) = (contact(&its), contact(&newton));
     root.write(
         "findings.md",
-        "## Findings\n\nThe ball drop stops in {{ball_drop.iterations = 0}} iterations where the paper \
-         counts {{published.ball_drop.iterations_at_impact = 1}}; the convention favoured: {{t1.favoured}}; \
-         the sweep took {{table1.wall_seconds}} on {{table1.runs = 4}} runs of {{table1.steps = 40}} steps.\n",
+        &format!(
+            "## Findings\n\nThe ball drop stops in {{{{ball_drop.iterations = 0}}}} iterations where the paper \
+             counts {{{{published.ball_drop.iterations_at_impact = 1}}}}; the convention favoured: {{{{t1.favoured}}}}; \
+             the sweep took {{{{table1.wall_seconds}}}} on {{{{table1.runs = 4}}}} runs of {{{{table1.steps = 120}}}} steps. \
+             The traces count {{{{landing.all.iterations = {iterations}}}}} iterations; the pyramid has \
+             {{{{unknowns.mlcp-fb-8+lm.nb5.per_contact = 10.0}}}} unknowns per contact, the implicit NCP \
+             {{{{unknowns.todorov.nb5.per_contact = 3.0}}}}; {{{{damping.settings = 3}}}} damping settings.\n"
+        ),
     );
     let readme = root.report().unwrap();
 
@@ -148,6 +185,71 @@ fn a_small_sweep_runs_and_reports_with_checked_findings() {
     }
     assert_eq!(checked, 2, "the two cells of the sweep");
     assert!(readme.contains("the evidence favours"), "{readme}");
+
+    // Where the line-search steps land: the pooled row counts every iteration of the driver's
+    // contact steps from the traces, its accepted Newton points match the driver's counter, and
+    // the line-search steps fall on one of the path's places.
+    let landing = root.csv("landing.csv");
+    let all = landing.1.last().unwrap();
+    let get = |name: &str| -> f64 {
+        let i = landing.0.iter().position(|h| h == name).unwrap();
+        all[i].parse().unwrap()
+    };
+    assert_eq!((all[0].as_str(), all[1].as_str()), ("all", "all"));
+    assert_eq!(get("iterations"), iterations);
+    assert!((get("newton_percent") - 100.0 * accepted / iterations).abs() < 0.01);
+    let line_search = get("line_search");
+    assert!(line_search > 0.0, "the sweep takes line-search steps");
+    let legs = get("first_leg_percent") + get("at_cauchy_percent") + get("second_leg_percent");
+    assert!((legs - 100.0).abs() < 0.05, "{legs}");
+    assert!(
+        get("on_edges_percent") <= 100.0
+            && get("at_newton_point_percent") <= get("second_leg_percent")
+    );
+
+    // The damping settings, the driver first; the driver's Newton share per cell is Table 1's
+    // (same sweep, same steps).
+    let damping = root.csv("damping_summary.csv");
+    assert_eq!(
+        column(&damping, "setting"),
+        ["todorov", "up-1000", "floor-1e-3"]
+    );
+    assert_eq!(column(&damping, "options")[1], "lambda_up = 1000.0");
+    let per_cell = root.csv("damping.csv");
+    let (d_setting, d_mu, d_newton) = (
+        column(&per_cell, "setting"),
+        column(&per_cell, "mu"),
+        column(&per_cell, "newton_percent"),
+    );
+    let d_nb = column(&per_cell, "n_b");
+    let t1_newton = column(&csv, "newton_accepted_reproduced");
+    let mut compared = 0;
+    for i in 0..csv.1.len() {
+        let Some(j) = (0..per_cell.1.len())
+            .find(|&j| d_setting[j] == "todorov" && d_mu[j] == mu[i] && d_nb[j] == nb[i])
+        else {
+            continue;
+        };
+        let (a, b): (f64, f64) = (d_newton[j].parse().unwrap(), t1_newton[i].parse().unwrap());
+        assert!((a - b).abs() < 0.051, "mu {}: {a} vs {b}", mu[i]);
+        compared += 1;
+    }
+    assert_eq!(compared, 2, "the two cells of the sweep");
+
+    // Unknowns per contact from the runs: 3 for Todorov's x, n_f + 2 = 10 for the pyramid's
+    // MLCP with n_f = 8; each driver timed its linear solves.
+    let unknowns = root.csv("unknowns.csv");
+    assert_eq!(
+        column(&unknowns, "solver"),
+        ["todorov", "implicit-ncp+lm", "mlcp-fb-8+lm"]
+    );
+    assert_eq!(
+        column(&unknowns, "unknowns_per_contact"),
+        ["3.00", "3.00", "10.00"]
+    );
+    for v in column(&unknowns, "microseconds_per_linear_solve") {
+        assert!(v.parse::<f64>().unwrap() > 0.0, "{v}");
+    }
 
     // Every solver of the comparison's data, the driver first.
     let summary = root.csv("solvers_summary.csv");

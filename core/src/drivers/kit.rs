@@ -291,6 +291,29 @@ impl Tolerances {
     }
 }
 
+/// Runs `f` and returns its value with the wall-clock nanoseconds it took: drivers time their
+/// linear solves apart from the rest of an iteration, because the size of that solve is what a
+/// formulation's count of unknowns decides (Todorov 2010, section I-B).
+pub fn timed<T>(f: impl FnOnce() -> T) -> (T, u64) {
+    let start = Instant::now();
+    let value = f();
+    let nanos = u64::try_from(start.elapsed().as_nanos()).unwrap_or(u64::MAX);
+    (value, nanos)
+}
+
+/// Adds `solves` linear solves that took `nanos` in all to the counters `linear_solves` and
+/// `linear_solve_nanoseconds` (both created at zero when `solves` is 0, so that a solve that
+/// needed none still reports them).
+pub fn count_linear_solves<P>(problem: &mut Problem<P>, solves: u64, nanos: u64) {
+    let c = problem.counts.entry("linear_solves").or_insert(0);
+    *c = c.saturating_add(solves);
+    let t = problem
+        .counts
+        .entry("linear_solve_nanoseconds")
+        .or_insert(0);
+    *t = t.saturating_add(nanos);
+}
+
 /// argmin's termination for a pending status.
 pub fn termination(stop: &Option<Status>) -> TerminationStatus {
     stop.as_ref()
@@ -572,6 +595,34 @@ pub mod tests {
             jac,
             grad,
         }
+    }
+
+    #[test]
+    fn linear_solves_are_counted_with_their_time() {
+        let (v, nanos) = timed(|| {
+            std::thread::sleep(Duration::from_millis(2));
+            7
+        });
+        assert_eq!(v, 7);
+        assert!(nanos >= 2_000_000, "{nanos}");
+        let mut p = Problem::new(());
+        count_linear_solves(&mut p, 0, 0);
+        assert_eq!(
+            (
+                p.counts["linear_solves"],
+                p.counts["linear_solve_nanoseconds"]
+            ),
+            (0, 0)
+        );
+        count_linear_solves(&mut p, 2, 50);
+        count_linear_solves(&mut p, 1, u64::MAX);
+        assert_eq!(
+            (
+                p.counts["linear_solves"],
+                p.counts["linear_solve_nanoseconds"]
+            ),
+            (3, u64::MAX)
+        );
     }
 
     #[test]

@@ -24,7 +24,8 @@ use crate::{Residual, Status};
 ///
 /// Every trial is one iteration; a rejected trial reports `step_kind = "rejected"` and keeps
 /// the iterate, an accepted one `"levenberg_marquardt"`. The trace's `lambda` is the damping
-/// the step was computed with.
+/// the step was computed with. The counters `linear_solves` and `linear_solve_nanoseconds` give
+/// the number of damped systems factored (one per iteration) and the time in their LLT.
 #[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct LevenbergMarquardt {
@@ -73,14 +74,15 @@ impl Default for LevenbergMarquardt {
     }
 }
 
-/// `(J'J + lambda I) d = -J'F`; `None` if the system is numerically singular.
-fn lm_step(p: &LsPoint, lambda: f64) -> Option<Vec<f64>> {
+/// `(J'J + lambda I) d = -J'F`; `None` if the system is numerically singular. Also returns the
+/// nanoseconds of the factorization and solve (forming `J'J` excluded).
+fn lm_step(p: &LsPoint, lambda: f64) -> (Option<Vec<f64>>, u64) {
     let mut a: Mat<f64> = kit::gram(p.jac.as_ref());
     for i in 0..a.nrows() {
         a[(i, i)] += lambda;
     }
     let neg_g: Vec<f64> = p.grad.iter().map(|g| -g).collect();
-    kit::solve_spd(&a, &neg_g)
+    kit::timed(|| kit::solve_spd(&a, &neg_g))
 }
 
 impl<R: Residual> Solver<LeastSquares<R>, LsState> for LevenbergMarquardt {
@@ -95,6 +97,7 @@ impl<R: Residual> Solver<LeastSquares<R>, LsState> for LevenbergMarquardt {
     ) -> Result<(LsState, Option<KV>), Error> {
         let (state, start, mut kv) = kit::init(problem, state, |_, _| {})?;
         (self.point, self.tol, self.stop) = (start.point, start.tol, start.stop);
+        kit::count_linear_solves(problem, 0, 0);
         self.lambda = self.lambda0;
         kv.insert("lambda", self.lambda.into());
         Ok((state, Some(kv)))
@@ -110,7 +113,9 @@ impl<R: Residual> Solver<LeastSquares<R>, LsState> for LevenbergMarquardt {
             return Ok((state, None));
         };
         let lambda = self.lambda;
-        let Some(d) = lm_step(&p, lambda) else {
+        let (d, nanos) = lm_step(&p, lambda);
+        kit::count_linear_solves(problem, 1, nanos);
+        let Some(d) = d else {
             // A singular damped system is cured by more damping, as a poor step is.
             self.lambda = (lambda * self.factor).min(self.lambda_max);
             if lambda >= self.lambda_max {

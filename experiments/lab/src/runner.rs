@@ -92,6 +92,9 @@ pub struct StepRow {
     pub model: &'static str,
     /// Contacts in the step's problem.
     pub n_c: usize,
+    /// The formulation's unknowns in the solve (3 per contact for Todorov's `x`, `n_f + 2` per
+    /// contact for the pyramid MLCP; 0 without contacts): the size of the systems it solves.
+    pub unknowns: usize,
     /// Iterations (0 when there were no contacts).
     pub iterations: u64,
     /// Natural-map residual of the returned impulses.
@@ -132,7 +135,8 @@ pub struct StepRow {
 
 /// One solver's per-iteration trace on one step of a run: the run's hardest step (where the
 /// driver took the most iterations; every solver's trace on that same step problem is kept),
-/// or a step the config asks for (`[output] traces_at`).
+/// a step the config asks for (`[output] traces_at`), or any step when it asks for all
+/// (`[output] all_traces`).
 #[derive(Debug, Clone, PartialEq)]
 pub struct StepTrace {
     /// Run index.
@@ -141,7 +145,7 @@ pub struct StepTrace {
     pub step: usize,
     /// Solver label.
     pub solver: String,
-    /// `hardest` or `asked`.
+    /// `hardest`, `asked` or `every_step`.
     pub why: &'static str,
     /// The solve's trace (row 0: the start).
     pub trace: Trace,
@@ -154,7 +158,8 @@ pub struct RunOutput {
     pub spec: RunSpec,
     /// One row per solve.
     pub rows: Vec<StepRow>,
-    /// Every solver's trace on the run's hardest step, then on the steps the config asks for.
+    /// Every solver's trace on the run's hardest step, then on the steps the config asks for,
+    /// then (with `[output] all_traces`) on every step.
     pub traces: Vec<StepTrace>,
     /// The run's scene: its parameters with every default filled in and its constants
     /// ([`contactlab_scenes::Scene::parameters`], [`contactlab_scenes::Scene::constants`]).
@@ -323,6 +328,7 @@ pub fn run_one(
     let mut warm: Vec<WarmMap> = vec![HashMap::new(); solvers.len()];
     let mut hardest: Vec<StepTrace> = Vec::new();
     let mut asked: Vec<StepTrace> = Vec::new();
+    let mut every: Vec<StepTrace> = Vec::new();
     let mut hardest_iterations = 0;
     let mut rows = Vec::with_capacity(cfg.scene.steps * solvers.len());
     for step in 0..cfg.scene.steps {
@@ -372,6 +378,7 @@ pub fn run_one(
                 role,
                 model,
                 n_c,
+                unknowns: s.x.len(),
                 iterations: s.iterations,
                 residual: s.metrics.natural_map,
                 seconds: s.seconds,
@@ -393,6 +400,12 @@ pub fn run_one(
         if cfg.output.traces_at.contains(&step) {
             asked.extend(traces.iter().map(|t| StepTrace {
                 why: "asked",
+                ..t.clone()
+            }));
+        }
+        if cfg.output.all_traces {
+            every.extend(traces.iter().map(|t| StepTrace {
+                why: "every_step",
                 ..t.clone()
             }));
         }
@@ -419,6 +432,7 @@ pub fn run_one(
         }
     }
     hardest.extend(asked);
+    hardest.extend(every);
     Ok(RunOutput {
         spec: spec.clone(),
         rows,
@@ -498,6 +512,7 @@ fn empty_row(
         role,
         model,
         n_c: 0,
+        unknowns: 0,
         iterations: 0,
         residual: 0.0,
         seconds: 0.0,
@@ -561,6 +576,7 @@ pub fn steps_frame(cfg: &ExperimentConfig, out: &ExperimentOutput) -> PolarsResu
         "role" => rows.iter().map(|(_, r)| r.role).collect::<Vec<_>>(),
         "model" => rows.iter().map(|(_, r)| r.model).collect::<Vec<_>>(),
         "n_c" => rows.iter().map(|(_, r)| r.n_c as u64).collect::<Vec<_>>(),
+        "unknowns" => rows.iter().map(|(_, r)| r.unknowns as u64).collect::<Vec<_>>(),
         "iterations" => rows.iter().map(|(_, r)| r.iterations).collect::<Vec<_>>(),
         "residual" => rows.iter().map(|(_, r)| r.residual).collect::<Vec<_>>(),
         "seconds" => rows.iter().map(|(_, r)| r.seconds).collect::<Vec<_>>(),
@@ -625,8 +641,8 @@ fn reported(x: f64) -> Option<f64> {
 }
 
 /// The kept traces ([`StepTrace`]): `run`, `step`, `solver`, `why`, then per iteration `iter`,
-/// `merit`, `grad_norm`, `step_length`, `lambda`, and one column per `extra` value a driver
-/// reports (SAP's `optimality`); null where a row has none.
+/// `merit`, `grad_norm`, `step_length`, `lambda`, `step_kind`, and one column per `extra` value
+/// a driver reports (SAP's `optimality`, Todorov's `path_position`); null where a row has none.
 pub fn traces_frame(out: &ExperimentOutput) -> PolarsResult<DataFrame> {
     let rows: Vec<(&StepTrace, &contactlab_core::TraceRow)> = out
         .runs
@@ -644,6 +660,7 @@ pub fn traces_frame(out: &ExperimentOutput) -> PolarsResult<DataFrame> {
         "grad_norm" => rows.iter().map(|(_, r)| reported(r.grad_norm)).collect::<Vec<_>>(),
         "step_length" => rows.iter().map(|(_, r)| reported(r.step_length)).collect::<Vec<_>>(),
         "lambda" => rows.iter().map(|(_, r)| reported(r.lambda)).collect::<Vec<_>>(),
+        "step_kind" => rows.iter().map(|(_, r)| r.step_kind.clone()).collect::<Vec<_>>(),
     )?;
     // argmin's own `time` is a wall-clock reading: a trace keeps what the solve computed.
     let extras: BTreeSet<&String> = rows

@@ -1,10 +1,12 @@
 //! `[output] traces_at`: the runner keeps every solver's per-iteration trace at the asked
 //! steps beside the hardest step's, with the drivers' extra values (SAP's optimality) as
-//! columns.
+//! columns; `[output] all_traces` keeps every step's.
 
-use contactlab_lab::runner::traces_frame;
+use contactlab_lab::runner::{steps_frame, traces_frame};
 use contactlab_lab::Lab;
+use contactlab_runs::columns;
 use contactlab_runs::config::{ExperimentConfig, RunConfig};
+use polars::prelude::DataFrame;
 use std::path::Path;
 
 #[test]
@@ -55,4 +57,58 @@ fn asked_steps_keep_every_solvers_trace() {
             "step {s}: {cost:?}"
         );
     }
+}
+
+#[test]
+fn all_traces_keeps_every_solvers_trace_of_every_step() {
+    let text = "paper = \"p\"\nname = \"t\"\n[scene]\nkind = \"balls_in_cube\"\nsteps = 60\n\
+        [scene.params]\nn_balls = 5\nmu = 1.0\n\
+        [driver]\nformulation = \"implicit-ncp\"\noptimizer = \"todorov\"\nislands = false\n\
+        [[shadow]]\nformulation = \"implicit-ncp\"\noptimizer = \"lm\"\nislands = false\n\
+        [output]\nall_traces = true\n";
+    let path = Path::new("t.toml");
+    let cfg = ExperimentConfig::parse(text, path).unwrap();
+    let out = Lab::standard().run_experiment(&cfg, path, None).unwrap();
+    let steps = steps_frame(&cfg, &out).unwrap();
+    let traces = traces_frame(&out).unwrap();
+    let strs = |df: &DataFrame, c: &str| columns::strs(df, c).unwrap();
+    let f64s = |df: &DataFrame, c: &str| columns::f64s(df, c).unwrap();
+    let (s_solver, s_step, n_c, iterations) = (
+        strs(&steps, "solver"),
+        f64s(&steps, "step"),
+        f64s(&steps, "n_c"),
+        f64s(&steps, "iterations"),
+    );
+    let (why, t_solver, t_step, kind) = (
+        strs(&traces, "why"),
+        strs(&traces, "solver"),
+        f64s(&traces, "step"),
+        strs(&traces, "step_kind"),
+    );
+    let mut solves = 0;
+    for i in 0..steps.height() {
+        let rows: Vec<usize> = (0..traces.height())
+            .filter(|&j| {
+                why[j] == "every_step" && t_solver[j] == s_solver[i] && t_step[j] == s_step[i]
+            })
+            .collect();
+        if n_c[i] == 0.0 {
+            assert!(rows.is_empty(), "no solve, no trace");
+            continue;
+        }
+        solves += 1;
+        // One row for the start, one per iteration, each iteration with its kind of step.
+        assert_eq!(
+            rows.len() as f64,
+            iterations[i] + 1.0,
+            "{} step {}",
+            s_solver[i],
+            s_step[i]
+        );
+        assert!(rows[1..].iter().all(|&j| !kind[j].is_empty()));
+    }
+    assert!(solves > 40, "{solves} solves");
+    // The unknowns column: three per contact for Todorov's x.
+    let unknowns = f64s(&steps, "unknowns");
+    assert!((0..steps.height()).all(|i| unknowns[i] == 3.0 * n_c[i]));
 }

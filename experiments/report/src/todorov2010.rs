@@ -1,14 +1,18 @@
 //! The Todorov 2010 report (`reports/todorov2010/`): Table 1 as published and as reproduced
-//! (with the spread over runs and both counting conventions), every solver on the same step
-//! problems, the plots, and the ball-drop test.
+//! (with the spread over runs and both counting conventions), where the driver's line-search
+//! steps land, its damping schedule against the accepted Newton points, the unknowns and
+//! linear-solve times beside the 8-sided pyramid's LCP ([`driver`]), every solver on the same
+//! step problems, the plots, and the ball-drop test.
 //!
-//! Data: `data/runs/todorov2010/{table1,solvers,ball_drop}.parquet` from the configs in
-//! `experiments/configs/todorov2010/`; published numbers in `table1_published.csv` and
-//! `ball_drop_published.csv` there; the statistics in [`crate::analysis::todorov2010`].
+//! Data: `data/runs/todorov2010/{table1,damping,unknowns,solvers,ball_drop}.parquet` (and
+//! `table1_traces.parquet`) from the configs in `experiments/configs/todorov2010/`; published
+//! numbers in `table1_published.csv` and `ball_drop_published.csv` there; the statistics in
+//! [`crate::analysis::todorov2010`].
 //!
 //! Facts for the findings (besides the builder's per-run facts): per Table 1 cell
 //! `t1.mu<mu>.nb<n>.{iterations, iterations_paper, run_median_min, run_median_max, newton,
-//! converged, local_minima, local_minima_percent, zero_iterations_percent, n_c, ratio}` and
+//! newton_paper, converged, local_minima, local_minima_percent, zero_iterations_percent, n_c,
+//! ratio}` and
 //! `published.t1.mu<mu>.nb<n>.{iterations, newton, n_c}` (`mu` as in the CSV: `0.1`, `1.0`);
 //! `t1.n_c_range.nb<n>`, `t1.newton_gap_range`, `t1.outside_factor_1.5.nb5_10`, `t1.mard_ours`,
 //! `t1.mard_paper`, `t1.favoured`, `t1.local_minimum_residual_p10` / `_p90`,
@@ -16,7 +20,7 @@
 //! `solvers.<s>.nb<n>.{iterations, iterations_ratio, extra_iterations, converged,
 //! converged_minus_driver, local_minima, us, time_ratio}`, `solvers.runs`, `solvers.steps_per_solver`;
 //! `ball_drop.{n_balls, impact_step, n_c, iterations, vz_before, vz_after}` and
-//! `published.ball_drop.<quantity>`.
+//! `published.ball_drop.<quantity>`; and those of [`driver`].
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -33,6 +37,8 @@ use crate::analysis::todorov2010::{
 };
 use crate::analysis::{f64s, quantile, strs, Spread};
 use contactlab_runs::store::read_run;
+
+pub mod driver;
 
 /// One published Table 1 cell.
 #[derive(Debug, Clone, PartialEq)]
@@ -93,6 +99,21 @@ pub fn generate(root: &Path) -> Result<(), ReportError> {
         cfg.scene.steps,
     ));
     table1_section(&mut r, &table, &published, &cells, &driver)?;
+    driver::landing_section(&mut r, &table, &driver)?;
+    match r.load_if_run("damping.toml")? {
+        Some(damping) => driver::damping_section(&mut r, &damping, &published)?,
+        None => r.text(
+            "(The damping sweep `damping.toml` has not been run: \
+             `contactlab run experiments/configs/todorov2010/damping.toml`.)",
+        ),
+    }
+    match r.load_if_run("unknowns.toml")? {
+        Some(unknowns) => driver::unknowns_section(&mut r, &unknowns)?,
+        None => r.text(
+            "(The pyramid comparison `unknowns.toml` has not been run: \
+             `contactlab run experiments/configs/todorov2010/unknowns.toml`.)",
+        ),
+    }
     match r.load_if_run("solvers.toml")? {
         Some(solvers) => solvers_section(&mut r, &solvers)?,
         None => r.text(
@@ -301,6 +322,11 @@ fn table1_facts(facts: &mut Facts, published: &[PublishedCell], cells: &[Cell], 
                 Fmt::fixed(1),
             )
             .num(format!("t1.{k}.newton"), c.newton_share, pct0.clone())
+            .num(
+                format!("t1.{k}.newton_paper"),
+                c.newton_share_paper_convention,
+                pct0.clone(),
+            )
             .num(
                 format!("t1.{k}.converged"),
                 c.converged_share,

@@ -174,6 +174,11 @@ pub struct OutputSection {
     /// besides each run's hardest step (a convergence history a report draws).
     #[serde(default)]
     pub traces_at: Vec<usize>,
+    /// Keep every solver's per-iteration trace of every step (rows with `why = "every_step"`),
+    /// for statistics over all iterations of a sweep (where Todorov's line-search steps land);
+    /// about ten rows per solve, so meant for sweeps of cheap solves.
+    #[serde(default)]
+    pub all_traces: bool,
 }
 
 fn default_pair_tol() -> f64 {

@@ -165,6 +165,17 @@ pub struct IterationReport {
     pub grad_norm: f64,
     /// `|x_new - x|`.
     pub step_norm: f64,
+    /// Where a line-search step landed on the dogleg path `x -> x_C -> x_N`: `t` in `(0, 1]` on
+    /// the leg `x : x_C` (1 is `x_C`), `1 + t` on the leg `x_C : x_N` (2 is `x_N`); `None` for
+    /// an accepted Newton point or a step that did not move. The paper reports where these
+    /// steps land (section IV: "almost always in the segment `x_C : x_N`").
+    pub path_position: Option<f64>,
+    /// Linear systems factored and solved in the iteration (more than one when a numerically
+    /// singular `H` is retried with a larger `lambda`).
+    pub linear_solves: u64,
+    /// Wall-clock nanoseconds spent factoring and solving them (the `O(n^3)` part whose size
+    /// section I-B counts).
+    pub linear_solve_nanoseconds: u64,
 }
 
 /// Todorov's driver while it runs: the parameters and `lambda` between iterations.
@@ -290,13 +301,22 @@ impl TodorovSolver {
         let basis = (!lin.active.is_empty()).then(|| Basis::new(n, &lin.active));
         let grad_norm = dot(g, g).sqrt();
         let active_edges = lin.active.len();
-        let report = |kind: StepKind, lambda: f64, merit: f64, step: &[f64]| IterationReport {
+        let (mut linear_solves, mut linear_solve_nanoseconds) = (0u64, 0u64);
+        let report = |kind: StepKind,
+                      lambda: f64,
+                      merit: f64,
+                      step: &[f64],
+                      path_position: Option<f64>,
+                      solves: (u64, u64)| IterationReport {
             kind,
             lambda,
             active_edges,
             merit,
             grad_norm,
             step_norm: dot(step, step).sqrt(),
+            path_position,
+            linear_solves: solves.0,
+            linear_solve_nanoseconds: solves.1,
         };
 
         // Quadratic model (23): predicted decrease of a step e is -(e'g + e'He/2).
@@ -310,7 +330,10 @@ impl TodorovSolver {
         // Newton point (eq. 28), retried with a larger lambda if H is numerically singular.
         let mut lam = lambda;
         let x_n = loop {
-            if let Some(step) = newton_step(jtj, g, lam, basis.as_ref()) {
+            let (step, nanos) = newton_step(jtj, g, lam, basis.as_ref());
+            linear_solves += 1;
+            linear_solve_nanoseconds += nanos;
+            if let Some(step) = step {
                 let mut xn = axpy(x, 1.0, &step);
                 Self::project_active(f, &lin, &mut xn);
                 break xn;
@@ -320,21 +343,32 @@ impl TodorovSolver {
                 break x.to_vec();
             }
             if deadline.expired() {
-                return (x.to_vec(), report(StepKind::Timeout, lam, lin.merit, &[]));
+                let solves = (linear_solves, linear_solve_nanoseconds);
+                return (
+                    x.to_vec(),
+                    report(StepKind::Timeout, lam, lin.merit, &[], None, solves),
+                );
             }
         };
+        let solves = (linear_solves, linear_solve_nanoseconds);
         let e_n: Vec<f64> = x_n.iter().zip(x).map(|(a, b)| a - b).collect();
         let merit_n = kit::merit_of(&eval(f, &x_n));
         let pred_n = predicted(&e_n, lam);
         if pred_n > 0.0 && lin.merit - merit_n >= self.params.accept_ratio * pred_n {
             let next = (lam / self.params.lambda_down).max(lambda_floor);
             self.lambda = Some(next);
-            return (x_n, report(StepKind::Newton, next, merit_n, &e_n));
+            return (
+                x_n,
+                report(StepKind::Newton, next, merit_n, &e_n, None, solves),
+            );
         }
         lam *= self.params.lambda_up;
         self.lambda = Some(lam);
         if deadline.expired() {
-            return (x.to_vec(), report(StepKind::Timeout, lam, lin.merit, &[]));
+            return (
+                x.to_vec(),
+                report(StepKind::Timeout, lam, lin.merit, &[], None, solves),
+            );
         }
 
         // Cauchy point (eq. 28) on the restricted model with the increased lambda.
@@ -351,11 +385,10 @@ impl TodorovSolver {
         Self::project_active(f, &lin, &mut x_c);
 
         // Edge-aware line search over x -> x_C -> x_N.
-        let (best, best_merit, on_edge) =
-            self.search_path(f, &[x.to_vec(), x_c, x_n], lin.merit, deadline);
-        let step: Vec<f64> = best.iter().zip(x).map(|(a, b)| a - b).collect();
-        let kind = if best_merit < lin.merit {
-            if on_edge {
+        let best = self.search_path(f, &[x.to_vec(), x_c, x_n], lin.merit, deadline);
+        let step: Vec<f64> = best.x.iter().zip(x).map(|(a, b)| a - b).collect();
+        let kind = if best.merit < lin.merit {
+            if best.on_edge {
                 StepKind::Edge
             } else {
                 StepKind::Dogleg
@@ -366,27 +399,34 @@ impl TodorovSolver {
             StepKind::LocalMinimum
         };
         if matches!(kind, StepKind::LocalMinimum | StepKind::Timeout) {
-            return (x.to_vec(), report(kind, lam, lin.merit, &[]));
+            return (x.to_vec(), report(kind, lam, lin.merit, &[], None, solves));
         }
-        (best, report(kind, lam, best_merit, &step))
+        let at = Some(best.position);
+        (best.x, report(kind, lam, best.merit, &step, at, solves))
     }
 
-    /// Searches the polyline through `points`; returns the best point, its merit and whether it
-    /// is a kink crossing.
+    /// Searches the polyline through `points` and returns the best point found: its merit,
+    /// whether it is a kink crossing, and where on the polyline it lies (`k + t` on the
+    /// `k`-th leg, `t` in `(0, 1]`).
     fn search_path<R: NonSmoothResidual + ?Sized>(
         &self,
         f: &R,
         points: &[Vec<f64>],
         merit0: f64,
         deadline: Deadline,
-    ) -> (Vec<f64>, f64, bool) {
-        let mut best = (points[0].clone(), merit0, false);
-        let mut consider = |p: Vec<f64>, m: f64, edge: bool| {
-            if m < best.1 {
-                best = (p, m, edge);
+    ) -> PathPoint {
+        let mut best = PathPoint {
+            x: points[0].clone(),
+            merit: merit0,
+            on_edge: false,
+            position: 0.0,
+        };
+        let mut consider = |p: PathPoint| {
+            if p.merit < best.merit {
+                best = p;
             }
         };
-        for seg in points.windows(2) {
+        for (leg, seg) in points.windows(2).enumerate() {
             let (pa, pb) = (&seg[0], &seg[1]);
             let dir: Vec<f64> = pb.iter().zip(pa).map(|(b, a)| b - a).collect();
             if dot(&dir, &dir) == 0.0 {
@@ -414,16 +454,35 @@ impl TodorovSolver {
                 let (m0, s0) = merit_and_slope(f, &p0, &sub, 1.0);
                 let (m1, s1) = merit_and_slope(f, &p1, &sub, -1.0);
                 // Interior crossings are edge points; the segment's own ends are not.
-                consider(p1.clone(), m1, self.params.edge_aware && a1 < 1.0);
+                consider(PathPoint {
+                    x: p1,
+                    merit: m1,
+                    on_edge: self.params.edge_aware && a1 < 1.0,
+                    position: leg as f64 + a1,
+                });
                 if let Some(t) = cubic_minimizer(m0, s0, m1, s1) {
                     let pt = axpy(&p0, t, &sub);
                     let mt = kit::merit_of(&eval(f, &pt));
-                    consider(pt, mt, false);
+                    consider(PathPoint {
+                        x: pt,
+                        merit: mt,
+                        on_edge: false,
+                        position: leg as f64 + a0 + t * (a1 - a0),
+                    });
                 }
             }
         }
         best
     }
+}
+
+/// A point of the dogleg line search: where it is, its merit, whether it is a kink crossing,
+/// and its position on the path ([`IterationReport::path_position`]).
+struct PathPoint {
+    x: Vec<f64>,
+    merit: f64,
+    on_edge: bool,
+    position: f64,
 }
 
 /// `l(p)` and the one-sided slope of `t -> l(p + t sub)` at `t = 0`, taken on the piece entered
@@ -558,28 +617,38 @@ impl Basis {
 }
 
 /// The restricted Newton step `B (B'HB)^-1 B'(-g)` (eq. 28), `H = J'J + lambda I`; `None` when
-/// the factorization fails.
-fn newton_step(jtj: &Mat<f64>, g: &[f64], lambda: f64, b: Option<&Basis>) -> Option<Vec<f64>> {
+/// the factorization fails. Also returns the nanoseconds the factorization and the solve took
+/// (forming `H` and `B'HB` excluded: that is the residual's kernel, not the linear solve).
+fn newton_step(
+    jtj: &Mat<f64>,
+    g: &[f64],
+    lambda: f64,
+    b: Option<&Basis>,
+) -> (Option<Vec<f64>>, u64) {
     let n = g.len();
     let mut h = jtj.clone();
     for i in 0..n {
         h[(i, i)] += lambda;
     }
-    let out: Vec<f64> = match b {
+    let (out, nanos) = match b {
         None => {
             let gcol = faer::Col::from_fn(n, |i| -g[i]);
-            let step = h.llt(Side::Lower).ok()?.solve(&gcol);
-            (0..n).map(|i| step[i]).collect()
+            let (step, nanos) = kit::timed(|| Some(h.llt(Side::Lower).ok()?.solve(&gcol)));
+            (
+                step.map(|s| (0..n).map(|i| s[i]).collect::<Vec<f64>>()),
+                nanos,
+            )
         }
         Some(b) => {
             let bhb = b.restrict(&h);
             let btg = b.t_times(g);
             let rhs = faer::Col::from_fn(btg.len(), |i| -btg[i]);
-            let xi = bhb.llt(Side::Lower).ok()?.solve(&rhs);
-            b.times(&(0..xi.nrows()).map(|i| xi[i]).collect::<Vec<f64>>())
+            let (xi, nanos) = kit::timed(|| Some(bhb.llt(Side::Lower).ok()?.solve(&rhs)));
+            let step = xi.map(|xi| b.times(&(0..xi.nrows()).map(|i| xi[i]).collect::<Vec<f64>>()));
+            (step, nanos)
         }
     };
-    out.iter().all(|v| v.is_finite()).then_some(out)
+    (out.filter(|o| o.iter().all(|v| v.is_finite())), nanos)
 }
 
 /// Argmin state of Todorov's driver: `x` and the merit `|r|^2/2` as cost.
@@ -633,6 +702,7 @@ impl<'a, R: NonSmoothResidual + ?Sized> Solver<TodorovProblem<'a, R>, TodorovSta
             Ok((kit::merit_of(&eval(p.residual, &x)), p.tol))
         })?;
         problem.counts.entry("newton_accepted").or_insert(0);
+        kit::count_linear_solves(problem, 0, 0);
         self.status = status_after(merit, tol);
         Ok((state.param(x).cost(merit), Some(kv!("merit" => merit;))))
     }
@@ -658,7 +728,8 @@ impl<'a, R: NonSmoothResidual + ?Sized> Solver<TodorovProblem<'a, R>, TodorovSta
         if rep.kind == StepKind::Newton {
             bump(problem, "newton_accepted");
         }
-        let kv = kv!(
+        kit::count_linear_solves(problem, rep.linear_solves, rep.linear_solve_nanoseconds);
+        let mut kv = kv!(
             "merit" => rep.merit;
             "grad_norm" => rep.grad_norm;
             "step_norm" => rep.step_norm;
@@ -666,7 +737,11 @@ impl<'a, R: NonSmoothResidual + ?Sized> Solver<TodorovProblem<'a, R>, TodorovSta
             "lambda" => rep.lambda;
             "active" => rep.active_edges as u64;
             "newton_accepted" => rep.kind == StepKind::Newton;
+            "linear_solves" => rep.linear_solves;
         );
+        if let Some(t) = rep.path_position {
+            kv.insert("path_position", t.into());
+        }
         Ok((state.param(x_new).cost(rep.merit), Some(kv)))
     }
 
@@ -676,7 +751,10 @@ impl<'a, R: NonSmoothResidual + ?Sized> Solver<TodorovProblem<'a, R>, TodorovSta
 }
 
 /// Solves `residual` from `x0` with Todorov's driver; `opts.tol` bounds `|r(x)|_2`. The
-/// solution's counters include `newton_accepted`, the iterations whose Newton point was taken.
+/// solution's counters include `newton_accepted`, the iterations whose Newton point was taken,
+/// and `linear_solves` / `linear_solve_nanoseconds`, the systems of eq. 28 factored and the time
+/// in their LLT. The trace's `path_position` says where each line-search step landed
+/// ([`IterationReport::path_position`]).
 pub fn solve_todorov<R: NonSmoothResidual + ?Sized>(
     residual: &R,
     solver: TodorovSolver,
@@ -835,6 +913,95 @@ mod tests {
         // Random dense problems with mu up to 2 are harder than simulation steps; the paper
         // reports rare local minima. Require the large majority.
         assert!(converged >= 18, "only {converged}/20 converged");
+    }
+
+    #[test]
+    fn line_search_steps_say_where_they_landed_and_linear_solves_are_counted() {
+        let opts = SolveOptions {
+            tol: 1e-10,
+            max_iter: 200,
+            ..Default::default()
+        };
+        let (mut line_search, mut second_leg) = (0, 0);
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(3);
+        for seed in 0..20 {
+            let p = random_problem(6, seed, 0.01);
+            let f = ImplicitNcp::new(&p);
+            // Random starts far from the answer: the sticking start is too good to need many
+            // line-search steps on problems this small.
+            let x0: Vec<f64> = (0..18).map(|_| rng.random_range(-2.0..2.0)).collect();
+            let s = solve_todorov(&f, TodorovSolver::default(), x0, &opts).unwrap();
+            let mut solves = 0.0;
+            for row in &s.trace.rows[1..] {
+                let at = row.extra.get("path_position").copied();
+                solves += row.extra["linear_solves"];
+                match row.step_kind.as_deref() {
+                    Some("dogleg") | Some("edge") => {
+                        let t = at.expect("a line-search step has a position");
+                        assert!(t > 0.0 && t <= 2.0, "seed {seed}: {t}");
+                        line_search += 1;
+                        second_leg += usize::from(t > 1.0);
+                    }
+                    _ => assert_eq!(at, None, "seed {seed}: {row:?}"),
+                }
+            }
+            // Every iteration factors at least once; the counter adds the trace's column.
+            assert!(s.counters["linear_solves"] >= s.iterations);
+            assert_eq!(s.counters["linear_solves"] as f64, solves);
+            assert_eq!(
+                s.counters["linear_solve_nanoseconds"] > 0,
+                s.counters["linear_solves"] > 0
+            );
+        }
+        // Random dense problems take line-search steps on both legs of the path.
+        assert!(
+            line_search > 0 && second_leg > 0,
+            "{line_search}, {second_leg}"
+        );
+        assert!(second_leg < line_search, "{line_search}, {second_leg}");
+    }
+
+    #[test]
+    fn the_search_reports_the_best_points_position_on_the_path() {
+        // Random paths x -> x_C -> x_N on two contacts: whenever the search improves on x, the
+        // position it reports is that of the point it returns, on the leg it names.
+        let p = random_problem(2, 5, 0.2);
+        let f = ImplicitNcp::new(&p);
+        let solver = TodorovSolver::default();
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(8);
+        let mut improved = [0; 2];
+        for _ in 0..50 {
+            let mut point =
+                || -> Vec<f64> { (0..6).map(|_| rng.random_range(-1.0..1.0)).collect() };
+            let (x, xc, xn) = (point(), point(), point());
+            let merit0 = kit::merit_of(&eval(&f, &x));
+            let path = [x.clone(), xc.clone(), xn.clone()];
+            let best = solver.search_path(&f, &path, merit0, Deadline::none());
+            assert!(best.merit <= merit0);
+            if best.merit == merit0 {
+                assert_eq!(best.position, 0.0);
+                continue;
+            }
+            assert!(
+                best.position > 0.0 && best.position <= 2.0,
+                "{}",
+                best.position
+            );
+            let leg = usize::from(best.position > 1.0);
+            improved[leg] += 1;
+            let (a, b) = (&path[leg], &path[leg + 1]);
+            let t = best.position - leg as f64;
+            let gap = (0..6)
+                .map(|i| (a[i] + t * (b[i] - a[i]) - best.x[i]).abs())
+                .fold(0.0, f64::max);
+            assert!(
+                gap < 1e-12,
+                "position {} is not the point: {gap}",
+                best.position
+            );
+            assert!((kit::merit_of(&eval(&f, &best.x)) - best.merit).abs() <= 1e-15 * merit0);
+        }
+        assert!(improved[0] > 0 && improved[1] > 0, "{improved:?}");
     }
 
     #[test]

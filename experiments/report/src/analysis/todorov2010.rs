@@ -1,6 +1,7 @@
 //! Todorov 2010 statistics: Table 1's cells (the median iterations of a run's steps with
 //! contacts, averaged over the runs, with the spread over runs), the paper's counting
-//! convention, and the ball-drop impact.
+//! convention, the size and time of the linear solves (section I-B), where the line-search
+//! steps land on the dogleg path (section IV), and the ball-drop impact.
 
 use std::collections::BTreeMap;
 
@@ -34,12 +35,24 @@ pub struct RunStats {
     pub newton_accepted: f64,
     /// Contact steps converged by the shared ruler.
     pub converged: f64,
+    /// Contact steps whose driver reported convergence by its own test (a pyramid model's
+    /// answer cannot meet the Coulomb-cone ruler: this is what says it solved its own problem).
+    pub solver_converged: f64,
     /// Contact steps whose driver reported a local minimum.
     pub local_minima: f64,
     /// Contact steps that took no iteration (the start already met the tolerance).
     pub zero_iterations: f64,
     /// Seconds in the solver, summed.
     pub seconds: f64,
+    /// The formulation's unknowns summed over the contact steps.
+    pub unknowns: f64,
+    /// Contacts summed over the contact steps.
+    pub contacts: f64,
+    /// Linear systems the driver factored, summed (the `linear_solves` counter; 0 for drivers
+    /// that do not report it).
+    pub linear_solves: f64,
+    /// Seconds in those factorizations and solves, summed (`linear_solve_nanoseconds`).
+    pub linear_solve_seconds: f64,
 }
 
 impl RunStats {
@@ -52,7 +65,19 @@ impl RunStats {
 /// The per-run statistics of every (mu, n_balls, solver, run) with at least one contact step,
 /// sorted by n_balls, mu, solver, run.
 pub fn run_stats(steps: &DataFrame) -> PolarsResult<Vec<RunStats>> {
-    let df = with_counters(steps, &["newton_accepted"])?;
+    let mut df = with_counters(
+        steps,
+        &[
+            "newton_accepted",
+            "linear_solves",
+            "linear_solve_nanoseconds",
+        ],
+    )?;
+    // Runs written before the column existed: no unknowns recorded.
+    if df.column("unknowns").is_err() {
+        let zeros = vec![0.0; df.height()];
+        df.with_column(Column::new("unknowns".into(), zeros))?;
+    }
     let contact = col("n_c").gt(lit(0));
     let it = || col("iterations").cast(DataType::Float64);
     let runs = df
@@ -81,6 +106,12 @@ pub fn run_stats(steps: &DataFrame) -> PolarsResult<Vec<RunStats>> {
                 .sum()
                 .alias("converged"),
             col("solver_status")
+                .eq(lit("converged"))
+                .and(contact.clone())
+                .cast(DataType::Float64)
+                .sum()
+                .alias("solver_converged"),
+            col("solver_status")
                 .eq(lit("local_minimum"))
                 .and(contact.clone())
                 .cast(DataType::Float64)
@@ -92,6 +123,24 @@ pub fn run_stats(steps: &DataFrame) -> PolarsResult<Vec<RunStats>> {
                 .sum()
                 .alias("zero_iterations"),
             col("seconds").sum().alias("seconds"),
+            col("unknowns")
+                .cast(DataType::Float64)
+                .filter(contact.clone())
+                .sum()
+                .alias("unknowns"),
+            col("n_c")
+                .cast(DataType::Float64)
+                .filter(contact.clone())
+                .sum()
+                .alias("contacts"),
+            col("linear_solves")
+                .filter(contact.clone())
+                .sum()
+                .alias("linear_solves"),
+            col("linear_solve_nanoseconds")
+                .filter(contact.clone())
+                .sum()
+                .alias("linear_solve_ns"),
         ])
         .filter(col("contact_steps").gt(lit(0.0)))
         .sort(
@@ -115,7 +164,13 @@ pub fn run_stats(steps: &DataFrame) -> PolarsResult<Vec<RunStats>> {
         g("local_minima")?,
         g("seconds")?,
     );
-    let zero = g("zero_iterations")?;
+    let (zero, solver_conv) = (g("zero_iterations")?, g("solver_converged")?);
+    let (unknowns, contacts, solves, solve_ns) = (
+        g("unknowns")?,
+        g("contacts")?,
+        g("linear_solves")?,
+        g("linear_solve_ns")?,
+    );
     Ok((0..runs.height())
         .map(|i| RunStats {
             mu: mu[i],
@@ -129,9 +184,14 @@ pub fn run_stats(steps: &DataFrame) -> PolarsResult<Vec<RunStats>> {
             iterations: iters[i],
             newton_accepted: newton[i],
             converged: conv[i],
+            solver_converged: solver_conv[i],
             local_minima: lm[i],
             zero_iterations: zero[i],
             seconds: secs[i],
+            unknowns: unknowns[i],
+            contacts: contacts[i],
+            linear_solves: solves[i],
+            linear_solve_seconds: 1e-9 * solve_ns[i],
         })
         .collect())
 }
@@ -155,10 +215,15 @@ pub struct Cell {
     pub run_medians: Vec<f64>,
     /// Percent of iterations whose Newton point was accepted.
     pub newton_share: f64,
+    /// The same share with the sticking start counted as an accepted Newton point of every
+    /// contact step (the paper's counting convention for iterations, carried over).
+    pub newton_share_paper_convention: f64,
     /// Percent of solves (contact steps) that converged by the shared ruler.
     pub converged_share: f64,
     /// The per-run converged shares (percent), in run order.
     pub run_converged: Vec<f64>,
+    /// Percent of solves whose driver reported convergence by its own test.
+    pub solver_converged_share: f64,
     /// Solves that ended at a local minimum.
     pub local_minima: u64,
     /// Solves that took no iteration (the start already met the tolerance).
@@ -171,6 +236,14 @@ pub struct Cell {
     pub contact_steps: u64,
     /// All steps of the cell's runs.
     pub steps: u64,
+    /// The formulation's unknowns per contact over the cell's solves (NaN when not recorded).
+    pub unknowns_per_contact: f64,
+    /// Mean contacts per solve (steps with contacts only).
+    pub contacts_per_solve: f64,
+    /// Linear systems factored per solve (NaN when the driver does not report them).
+    pub linear_solves_per_solve: f64,
+    /// Mean seconds per factorization and solve (NaN when the driver does not report them).
+    pub seconds_per_linear_solve: f64,
 }
 
 impl Cell {
@@ -231,8 +304,11 @@ pub fn table1_cells(steps: &DataFrame) -> PolarsResult<Vec<Cell>> {
                 } else {
                     f64::NAN
                 },
+                newton_share_paper_convention: 100.0 * (newton + solves)
+                    / (iters + solves).max(1.0),
                 converged_share: 100.0 * sum(&|r| r.converged) / solves.max(1.0),
                 run_converged: rs.iter().map(|r| r.converged_percent()).collect(),
+                solver_converged_share: 100.0 * sum(&|r| r.solver_converged) / solves.max(1.0),
                 local_minima: sum(&|r| r.local_minima) as u64,
                 zero_iterations: sum(&|r| r.zero_iterations) as u64,
                 n_c: (0..nc.len())
@@ -241,6 +317,13 @@ pub fn table1_cells(steps: &DataFrame) -> PolarsResult<Vec<Cell>> {
                 seconds_per_solve: sum(&|r| r.seconds) / solves.max(1.0),
                 contact_steps: solves as u64,
                 steps: sum(&|r| r.steps as f64) as u64,
+                unknowns_per_contact: ratio(sum(&|r| r.unknowns), sum(&|r| r.contacts)),
+                contacts_per_solve: ratio(sum(&|r| r.contacts), solves),
+                linear_solves_per_solve: ratio(sum(&|r| r.linear_solves), solves),
+                seconds_per_linear_solve: ratio(
+                    sum(&|r| r.linear_solve_seconds),
+                    sum(&|r| r.linear_solves),
+                ),
             }
         })
         .collect();
@@ -250,6 +333,15 @@ pub fn table1_cells(steps: &DataFrame) -> PolarsResult<Vec<Cell>> {
             .unwrap_or(std::cmp::Ordering::Equal)
     });
     Ok(cells)
+}
+
+/// `a / b`, NaN when either is zero (a quantity the data do not record is zero in every row).
+fn ratio(a: f64, b: f64) -> f64 {
+    if a > 0.0 && b > 0.0 {
+        a / b
+    } else {
+        f64::NAN
+    }
 }
 
 /// One solver at one `n_b`, averaged over the mu cells (the solver comparison's cells):
@@ -272,6 +364,18 @@ pub struct SolverSummary {
     pub local_minima: u64,
     /// Mean over the mu cells of the mean seconds per solve.
     pub seconds_per_solve: f64,
+    /// Mean over the mu cells of the share of accepted Newton points (percent).
+    pub newton_share: f64,
+    /// Mean over the mu cells of the share of solves converged by the driver's own test.
+    pub solver_converged_share: f64,
+    /// Mean over the mu cells of the unknowns per contact.
+    pub unknowns_per_contact: f64,
+    /// Mean over the mu cells of the contacts per solve.
+    pub contacts_per_solve: f64,
+    /// Mean over the mu cells of the linear systems factored per solve.
+    pub linear_solves_per_solve: f64,
+    /// Mean over the mu cells of the seconds per factorization and solve.
+    pub seconds_per_linear_solve: f64,
     /// Steps with contacts summed over the cells.
     pub contact_steps: u64,
     /// All steps summed over the cells.
@@ -301,6 +405,12 @@ pub fn solver_summary(cells: &[Cell], solver: &str, n_balls: i64) -> Option<Solv
         converged_spread: Spread::of(&all(&|c| &c.run_converged)),
         local_minima: sel.iter().map(|c| c.local_minima).sum(),
         seconds_per_solve: mean(&|c| c.seconds_per_solve),
+        newton_share: mean(&|c| c.newton_share),
+        solver_converged_share: mean(&|c| c.solver_converged_share),
+        unknowns_per_contact: mean(&|c| c.unknowns_per_contact),
+        contacts_per_solve: mean(&|c| c.contacts_per_solve),
+        linear_solves_per_solve: mean(&|c| c.linear_solves_per_solve),
+        seconds_per_linear_solve: mean(&|c| c.seconds_per_linear_solve),
         contact_steps: sel.iter().map(|c| c.contact_steps).sum(),
         steps: sel.iter().map(|c| c.steps).sum(),
     })
@@ -369,6 +479,145 @@ pub fn status_shares(
     Ok(by)
 }
 
+/// Where the driver's iterations went in one Table 1 cell, counted from its per-iteration
+/// traces (`step_kind` and `path_position` of Todorov's driver): accepted Newton points,
+/// line-search steps by where they landed on the dogleg path `x -> x_C -> x_N` (section IV:
+/// "almost always in the segment `x_C : x_N`", "about half of these ... on edges"), and
+/// iterations that stopped without moving.
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub struct Landing {
+    /// Friction coefficient (NaN for a pooled count).
+    pub mu: f64,
+    /// Number of balls (0 for a pooled count).
+    pub n_balls: i64,
+    /// Iterations counted.
+    pub iterations: u64,
+    /// Iterations whose Newton point was accepted.
+    pub newton: u64,
+    /// Iterations that took the line search's best point (on a smooth piece or an edge).
+    pub line_search: u64,
+    /// Line-search steps strictly inside the leg `x : x_C`.
+    pub first_leg: u64,
+    /// Line-search steps at `x_C` itself (the end of the first leg, the start of the second).
+    pub at_cauchy: u64,
+    /// Line-search steps past `x_C` on the leg `x_C : x_N`, `x_N` included.
+    pub second_leg: u64,
+    /// Of those, the steps at `x_N` itself (rejected by the 50% test but still the best point).
+    pub at_newton_point: u64,
+    /// Line-search steps at an edge crossing.
+    pub on_edges: u64,
+    /// Line-search steps at an edge crossing of the leg `x_C : x_N`.
+    pub second_leg_on_edges: u64,
+    /// Iterations that did not move (a local minimum or the time limit).
+    pub stopped: u64,
+}
+
+impl Landing {
+    /// Adds another count (pooling cells).
+    pub fn add(&mut self, o: &Landing) {
+        self.iterations += o.iterations;
+        self.newton += o.newton;
+        self.line_search += o.line_search;
+        self.first_leg += o.first_leg;
+        self.at_cauchy += o.at_cauchy;
+        self.second_leg += o.second_leg;
+        self.at_newton_point += o.at_newton_point;
+        self.on_edges += o.on_edges;
+        self.second_leg_on_edges += o.second_leg_on_edges;
+        self.stopped += o.stopped;
+    }
+
+    /// `100 part / whole`, NaN for an empty whole.
+    pub fn percent(part: u64, whole: u64) -> f64 {
+        if whole == 0 {
+            f64::NAN
+        } else {
+            100.0 * part as f64 / whole as f64
+        }
+    }
+
+    /// Percent of the iterations whose Newton point was not accepted.
+    pub fn non_newton_percent(&self) -> f64 {
+        Landing::percent(self.iterations - self.newton, self.iterations)
+    }
+
+    /// Percent of the line-search steps on `x_C : x_N` (past `x_C`).
+    pub fn second_leg_percent(&self) -> f64 {
+        Landing::percent(self.second_leg, self.line_search)
+    }
+
+    /// Percent of the line-search steps at an edge crossing.
+    pub fn on_edges_percent(&self) -> f64 {
+        Landing::percent(self.on_edges, self.line_search)
+    }
+}
+
+/// The [`Landing`] counts of `solver` per (mu, n_b), sorted by n_b then mu, from the traces of
+/// every step (`why = "every_step"`, the start rows left out) and the steps frame that maps
+/// each run to its cell. None when the traces have no `step_kind` (no driver reported one); a
+/// missing `path_position` column (no line-search step in the data) reads as no positions.
+pub fn landing(traces: &DataFrame, steps: &DataFrame, solver: &str) -> PolarsResult<Vec<Landing>> {
+    let (run, mu, nb) = (
+        f64s(steps, "run")?,
+        f64s(steps, "mu")?,
+        f64s(steps, "n_balls")?,
+    );
+    let cell_of: BTreeMap<u64, (u64, i64)> = (0..run.len())
+        .map(|i| (run[i] as u64, (mu[i].to_bits(), nb[i] as i64)))
+        .collect();
+    let (t_solver, why, t_run, iter) = (
+        strs(traces, "solver")?,
+        strs(traces, "why")?,
+        f64s(traces, "run")?,
+        f64s(traces, "iter")?,
+    );
+    if traces.column("step_kind").is_err() {
+        return Ok(Vec::new());
+    }
+    let kind = strs(traces, "step_kind")?;
+    let pos = match traces.column("path_position") {
+        Ok(_) => f64s(traces, "path_position")?,
+        Err(_) => vec![f64::NAN; traces.height()],
+    };
+    let mut cells: BTreeMap<(i64, u64), Landing> = BTreeMap::new();
+    for i in 0..t_solver.len() {
+        if t_solver[i] != solver || why[i] != "every_step" || iter[i] < 1.0 {
+            continue;
+        }
+        let Some(&(mu_bits, n_balls)) = cell_of.get(&(t_run[i] as u64)) else {
+            continue;
+        };
+        let c = cells.entry((n_balls, mu_bits)).or_insert_with(|| Landing {
+            mu: f64::from_bits(mu_bits),
+            n_balls,
+            ..Landing::default()
+        });
+        c.iterations += 1;
+        match kind[i].as_str() {
+            "newton" => c.newton += 1,
+            "dogleg" | "edge" => {
+                let edge = kind[i] == "edge";
+                c.line_search += 1;
+                c.on_edges += u64::from(edge);
+                let t = pos[i];
+                if t.is_nan() {
+                    // A trace without positions (a driver build before the column): not placed.
+                } else if t < 1.0 {
+                    c.first_leg += 1;
+                } else if t == 1.0 {
+                    c.at_cauchy += 1;
+                } else {
+                    c.second_leg += 1;
+                    c.at_newton_point += u64::from(t == 2.0);
+                    c.second_leg_on_edges += u64::from(edge);
+                }
+            }
+            _ => c.stopped += 1,
+        }
+    }
+    Ok(cells.into_values().collect())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -415,13 +664,101 @@ mod tests {
         // The paper's convention counts the start: every contact step one more.
         assert_eq!(c.iterations_paper_convention, 4.0);
         assert!((c.newton_share - 100.0 * 16.0 / 17.0).abs() < 1e-12);
+        assert!((c.newton_share_paper_convention - 100.0 * 21.0 / 22.0).abs() < 1e-12);
         assert!((c.converged_share - 80.0).abs() < 1e-12);
+        assert!((c.solver_converged_share - 60.0).abs() < 1e-12);
         assert_eq!(c.run_converged, [100.0, 100.0 * 2.0 / 3.0]);
         assert_eq!((c.local_minima, c.zero_iterations), (1, 0));
         assert!((c.local_minima_percent() - 20.0).abs() < 1e-12);
         assert!((c.n_c - 18.0 / 7.0).abs() < 1e-12);
         assert_eq!((c.contact_steps, c.steps), (5, 7));
         assert!((c.seconds_per_solve - 7.0 / 5.0).abs() < 1e-12);
+    }
+
+    #[test]
+    fn cells_carry_unknowns_and_linear_solve_times() {
+        let df = two_runs()
+            .lazy()
+            .with_columns([
+                (col("n_c") * lit(10u64)).alias("unknowns"),
+                (col("iterations") + lit(1u64)).alias("linear_solves"),
+                (col("iterations") * lit(2000u64)).alias("linear_solve_nanoseconds"),
+            ])
+            .collect()
+            .unwrap();
+        let c = &table1_cells(&df).unwrap()[0];
+        assert_eq!(c.unknowns_per_contact, 10.0);
+        assert!((c.contacts_per_solve - 18.0 / 5.0).abs() < 1e-12);
+        // 17 iterations in 5 contact steps: 22 solves, 34 us.
+        assert!((c.linear_solves_per_solve - 22.0 / 5.0).abs() < 1e-12);
+        assert!((c.seconds_per_linear_solve - 34e-6 / 22.0).abs() < 1e-18);
+        let s = solver_summary(std::slice::from_ref(c), "t", 5).unwrap();
+        assert_eq!(s.unknowns_per_contact, 10.0);
+        assert!((s.newton_share - c.newton_share).abs() < 1e-12);
+        // Without the columns (an older run) these are unknown, not zero.
+        let c = &table1_cells(&two_runs()).unwrap()[0];
+        assert!(c.unknowns_per_contact.is_nan() && c.seconds_per_linear_solve.is_nan());
+    }
+
+    #[test]
+    fn landing_counts_the_every_step_traces_by_cell_and_leg() {
+        let steps = df!(
+            "run" => [0u64, 1],
+            "mu" => [0.5, 1.0],
+            "n_balls" => [5i64, 5],
+        )
+        .unwrap();
+        let kind = [
+            None,
+            Some("newton"),
+            Some("dogleg"),
+            Some("edge"),
+            Some("dogleg"),
+            Some("edge"),
+            Some("local_minimum"),
+            Some("dogleg"),
+            Some("newton"),
+        ];
+        let traces = df!(
+            "run" => [0u64, 0, 0, 0, 0, 0, 0, 1, 1],
+            "step" => [3u64; 9],
+            "solver" => ["t", "t", "t", "t", "t", "t", "t", "t", "other"],
+            "why" => ["every_step", "every_step", "every_step", "every_step", "every_step", "every_step", "every_step", "every_step", "every_step"],
+            "iter" => [0u64, 1, 2, 3, 4, 5, 6, 1, 1],
+            "step_kind" => kind,
+            "path_position" => [None, None, Some(0.5), Some(1.5), Some(1.0), Some(1.25), None, Some(2.0), None],
+        )
+        .unwrap();
+        let cells = landing(&traces, &steps, "t").unwrap();
+        assert_eq!(cells.len(), 2);
+        let c = &cells[0];
+        assert_eq!((c.mu, c.n_balls), (0.5, 5));
+        assert_eq!(
+            (c.iterations, c.newton, c.line_search, c.stopped),
+            (6, 1, 4, 1)
+        );
+        assert_eq!((c.first_leg, c.at_cauchy, c.second_leg), (1, 1, 2));
+        assert_eq!(
+            (c.on_edges, c.second_leg_on_edges, c.at_newton_point),
+            (2, 2, 0)
+        );
+        assert_eq!(c.second_leg_percent(), 50.0);
+        assert_eq!(c.on_edges_percent(), 50.0);
+        assert!((c.non_newton_percent() - 500.0 / 6.0).abs() < 1e-12);
+        let d = &cells[1];
+        assert_eq!((d.iterations, d.second_leg, d.at_newton_point), (1, 1, 1));
+        let mut all = *c;
+        all.add(d);
+        assert_eq!((all.iterations, all.second_leg), (7, 3));
+        assert!(Landing::percent(1, 0).is_nan());
+        // Only traces of every step count: a hardest-step copy is not counted twice.
+        let hardest = traces
+            .clone()
+            .lazy()
+            .with_column(lit("hardest").alias("why"))
+            .collect()
+            .unwrap();
+        assert!(landing(&hardest, &steps, "t").unwrap().is_empty());
     }
 
     #[test]
