@@ -188,40 +188,32 @@ def variant(m, pre, cold=False, tolerance=None):
     `tolerance` replaces the model's `opt.tolerance` for this variant's solves."""
     w = mujoco.MjData(m)
     mujoco.mj_copyData(w, m, pre)
-    with solver_tolerance(m, tolerance):
-        solve(m, w, cold)
+    with settings(m, cold, tolerance):
+        mujoco.mj_fwdConstraint(m, w)
     return {"model": m, "pre": pre, "work": w, "cold": cold, "tolerance": tolerance,
             "efc_force": w.efc_force[:w.nefc].copy(),
             "niter": int(w.solver_niter[:max(1, w.nisland)].sum()),
             "r": m.opt.timestep * w.efc_force[:w.nefc][contact_rows(w)], "ncon": int(w.ncon)}
 
 
-class solver_tolerance:
-    """Sets `m.opt.tolerance` to `tol` inside the block (no change when `tol` is None)."""
+class settings:
+    """A variant's solver settings inside the block, restored after it (set outside any timed
+    region): `cold` disables MuJoCo's warm start (mjDSBL_WARMSTART), `tolerance` (unless None)
+    replaces `opt.tolerance`."""
 
-    def __init__(self, m, tol):
-        self.m, self.tol = m, tol
+    def __init__(self, m, cold=False, tolerance=None):
+        self.m, self.cold, self.tolerance = m, cold, tolerance
 
     def __enter__(self):
-        self.old = self.m.opt.tolerance
-        if self.tol is not None:
-            self.m.opt.tolerance = self.tol
+        o = self.m.opt
+        self.old = (o.disableflags, o.tolerance)
+        if self.cold:
+            o.disableflags = o.disableflags | mujoco.mjtDisableBit.mjDSBL_WARMSTART
+        if self.tolerance is not None:
+            o.tolerance = self.tolerance
 
     def __exit__(self, *exc):
-        self.m.opt.tolerance = self.old
-
-
-def solve(m, d, cold=False):
-    """mj_fwdConstraint; cold: with MuJoCo's warm start disabled (set outside any timed region)."""
-    if not cold:
-        mujoco.mj_fwdConstraint(m, d)
-        return
-    flags = m.opt.disableflags
-    m.opt.disableflags = flags | mujoco.mjtDisableBit.mjDSBL_WARMSTART
-    try:
-        mujoco.mj_fwdConstraint(m, d)
-    finally:
-        m.opt.disableflags = flags
+        self.m.opt.disableflags, self.m.opt.tolerance = self.old
 
 
 def replay_scene(key, probs, exported_steps, cold_tolerance):
@@ -328,15 +320,10 @@ def time_solves(recs, repeats, seed=0):
                 V = recs[jobs[i][0]]["variants"][jobs[i][1]]
                 m, w = V["model"], V["work"]
                 mujoco.mj_copyData(w, m, V["pre"])
-                flags, tol = m.opt.disableflags, m.opt.tolerance
-                if V["cold"]:
-                    m.opt.disableflags = flags | mujoco.mjtDisableBit.mjDSBL_WARMSTART
-                if V["tolerance"] is not None:
-                    m.opt.tolerance = V["tolerance"]
-                t0 = time.perf_counter_ns()
-                mujoco.mj_fwdConstraint(m, w)
-                t1 = time.perf_counter_ns()
-                m.opt.disableflags, m.opt.tolerance = flags, tol
+                with settings(m, V["cold"], V["tolerance"]):
+                    t0 = time.perf_counter_ns()
+                    mujoco.mj_fwdConstraint(m, w)
+                    t1 = time.perf_counter_ns()
                 times[jobs[i]].append(t1 - t0)
                 if not np.array_equal(w.efc_force[:w.nefc], V["efc_force"]):
                     same[jobs[i]] = False

@@ -251,7 +251,7 @@ impl SapCost {
         factorization: HessianFactorization,
     ) -> SapCost {
         let nv = problem.num_dofs();
-        let layout = TreeLayout::touched(problem);
+        let layout = BlockLayout::touched(problem);
         let n = layout.dofs.len();
         let a = restrict_a(&problem.a, &layout);
         let rows = contact_rows(&problem.j, &layout);
@@ -395,11 +395,11 @@ impl SapCost {
         let nv = self.v_star.len();
         if self.regs.is_empty() || x.len() != nv + 3 * self.regs.len() {
             let gamma = self
-                .regs
+                .projectors
                 .iter()
                 .enumerate()
                 .flat_map(|(i, r)| {
-                    let g = r.project(r.y_of(self.biased(i, x), Vector3::zeros())).gamma;
+                    let g = r.project(r.y_of(self.biased(i, x))).gamma;
                     [g[0], g[1], g[2]]
                 })
                 .collect();
@@ -422,10 +422,10 @@ impl SapCost {
     /// Each contact's region at `x`.
     pub fn regions(&self, x: &[f64]) -> Vec<SapRegion> {
         let v = self.velocities_of(x);
-        self.regs
+        self.projectors
             .iter()
             .enumerate()
-            .map(|(i, r)| r.region(r.y_of(self.biased(i, v), Vector3::zeros())))
+            .map(|(i, r)| r.region(r.y_of(self.biased(i, v))))
             .collect()
     }
 
@@ -633,7 +633,7 @@ impl Merit for SapCost {
                 h[(ari[k], c)] += av[k];
             }
         }
-        for (i, r) in self.regs.iter().enumerate() {
+        for (i, r) in self.projectors.iter().enumerate() {
             let g = r.g(w.ys[i], w.projections[i].region);
             let (cols, rows) = self.rows.of(i);
             let m = cols.len();
@@ -777,7 +777,7 @@ fn add_jtgj(
 /// "trees" of `A`, yet every contact on the body touches all six; and a contact on an arm's
 /// third link touches its first three joints only. `A`'s couplings between blocks become
 /// edges of the block graph like the contacts'.
-struct TreeLayout {
+struct BlockLayout {
     /// Unknown -> velocity index of the full problem.
     dofs: Vec<usize>,
     /// Velocity index -> unknown (`usize::MAX`: untouched).
@@ -790,8 +790,8 @@ struct TreeLayout {
     largest_tree: usize,
 }
 
-impl TreeLayout {
-    fn touched(problem: &GeneralizedProblem) -> TreeLayout {
+impl BlockLayout {
+    fn touched(problem: &GeneralizedProblem) -> BlockLayout {
         let nv = problem.num_dofs();
         let (jcp, jri) = (
             problem.j.symbolic().col_ptr(),
@@ -859,7 +859,7 @@ impl TreeLayout {
             block_of[k] = start.len() - 1;
         }
         start.push(total);
-        TreeLayout {
+        BlockLayout {
             dofs,
             map,
             start,
@@ -882,7 +882,7 @@ impl TreeLayout {
 
 /// `A` on the unknowns. `A` couples velocities of one tree only, and the layout keeps a tree's
 /// velocities in their order, so each column's mapped rows stay ascending.
-fn restrict_a(a: &SparseColMat<usize, f64>, layout: &TreeLayout) -> SparseColMat<usize, f64> {
+fn restrict_a(a: &SparseColMat<usize, f64>, layout: &BlockLayout) -> SparseColMat<usize, f64> {
     let (cp, ri, v) = (a.symbolic().col_ptr(), a.symbolic().row_idx(), a.val());
     let n = layout.dofs.len();
     let mut col_ptr = Vec::with_capacity(n + 1);
@@ -904,7 +904,7 @@ fn restrict_a(a: &SparseColMat<usize, f64>, layout: &TreeLayout) -> SparseColMat
 }
 
 /// `J` on the unknowns, contact by contact, each over the unknowns its rows touch.
-fn contact_rows(j: &SparseColMat<usize, f64>, layout: &TreeLayout) -> ContactRows {
+fn contact_rows(j: &SparseColMat<usize, f64>, layout: &BlockLayout) -> ContactRows {
     let nc = j.nrows() / 3;
     let (jcp, jri, jv) = (j.symbolic().col_ptr(), j.symbolic().row_idx(), j.val());
     // Columns per contact: count, then fill in unknown order (ascending per contact).
@@ -962,13 +962,13 @@ fn diag_inv_sqrt(a: &SparseColMat<usize, f64>) -> Vec<f64> {
         .collect()
 }
 
-/// The block analysis of `H = A + J' G J` (blocks: [`TreeLayout`]'s; edges: the pairs of blocks
+/// The block analysis of `H = A + J' G J` (blocks: [`BlockLayout`]'s; edges: the pairs of blocks
 /// a contact or `A` couples) and where `A`'s and each contact's values land. The lower triangle
 /// of a diagonal block and one orientation of each coupled pair are stored.
 fn tree_blocks(
     a: &SparseColMat<usize, f64>,
     rows: &ContactRows,
-    layout: &TreeLayout,
+    layout: &BlockLayout,
 ) -> Option<(BlockCholesky, HessianMap)> {
     let sizes: Vec<usize> = layout.start.windows(2).map(|w| w[1] - w[0]).collect();
     let mut edges = Vec::new();

@@ -77,9 +77,7 @@ fn random_problem(seed: u64, n_trees: usize, dofs: usize, nc: usize) -> Generali
 }
 
 fn cost_of(p: &GeneralizedProblem) -> SapCost {
-    SapFormulation::default()
-        .build(&StepProblem::from(p.clone()))
-        .unwrap()
+    cost_with(p, HessianFactorization::Auto)
 }
 
 fn cost_with(p: &GeneralizedProblem, hessian: HessianFactorization) -> SapCost {
