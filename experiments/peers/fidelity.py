@@ -424,6 +424,30 @@ def mjcf(scene, cone, impratio, noslip):
     return "\n".join(out)
 
 
+def mujoco_signorini(m, d, bid, weight):
+    """max |f_n v_n| / (m g v_scale) over the step's contacts (v_scale = 1 m/s): the normal
+    impulse f_n dt times the post-step normal velocity, over the weight's impulse m g dt. After
+    mj_step, d.contact, d.xipos and d.xmat are those of the step's start (the contact Jacobian's
+    configuration) and d.qvel is the new velocity, the pairing of our own measure."""
+    import mujoco
+    if d.ncon == 0:
+        return 0.0
+    v = d.qvel[0:3]
+    # freejoint: angular velocity in the body frame; world = xmat times it.
+    w = d.xmat[bid].reshape(3, 3) @ d.qvel[3:6]
+    f6 = np.zeros(6)
+    worst = 0.0
+    for i in range(d.ncon):
+        c = d.contact[i]
+        mujoco.mj_contactForce(m, d, i, f6)
+        n = c.frame[:3]  # from geom1 to geom2
+        vp = v + np.cross(w, c.pos - d.xipos[bid])
+        # The body's point moving along n separates when the body is geom2, closes when geom1.
+        vn = vp @ n if m.geom_bodyid[c.geom2] == bid else -(vp @ n)
+        worst = max(worst, abs(f6[0] * vn))
+    return worst / weight
+
+
 def run_mujoco(scene, config):
     """Settle, then run one scene in one MuJoCo config; returns the samples and solver stats."""
     import mujoco
@@ -438,6 +462,7 @@ def run_mujoco(scene, config):
     d.qvel[:3] += np.asarray(scene["v0"])  # freejoint qvel[:3]: world linear velocity of the CoM
     n = int(round(scene["duration_s"] / dt))
     P, V, times, niter = [d.qpos[:3].copy()], [d.qvel[:3].copy()], [], []
+    weight, signorini = body_mass(scene) * G, 0.0
     for k in range(n):
         d.xfrc_applied[bid, :3] = applied_force(scene, k * dt, False)
         t0 = time.perf_counter()
@@ -446,8 +471,10 @@ def run_mujoco(scene, config):
         niter.append(int(d.solver_niter[0]))  # one body, so one constraint island
         P.append(d.qpos[:3].copy())
         V.append(d.qvel[:3].copy())
+        signorini = max(signorini, mujoco_signorini(m, d, bid, weight))
     it = np.asarray(niter)
     return {"P": np.array(P), "V": np.array(V), "step_times": times,
+            "signorini_max": signorini,
             "converged_fraction": float(np.mean(it < m.opt.iterations)),
             "iterations_per_step_mean": float(it.mean()),
             "iterations_per_step_max": int(it.max())}
@@ -602,6 +629,8 @@ def run_drake(scene, approx):
         V_WB.rotational(), V_WB.translational() + np.asarray(scene["v0"])))
     p, v = pv()
     P, V, times = [p], [v], []
+    weight, signorini = body_mass(scene) * G, 0.0
+    results = plant.get_contact_results_output_port()
     for k in range(int(round(scene["duration_s"] / dt))):
         set_force(applied_force(scene, k * dt, False))
         step += 1
@@ -611,7 +640,21 @@ def run_drake(scene, approx):
         p, v = pv()
         P.append(p)
         V.append(v)
-    return {"P": np.array(P), "V": np.array(V), "step_times": times, "converged_fraction": 1.0}
+        signorini = max(signorini, drake_signorini(results.Eval(pctx), weight))
+    return {"P": np.array(P), "V": np.array(V), "step_times": times, "converged_fraction": 1.0,
+            "signorini_max": signorini}
+
+
+def drake_signorini(contacts, weight):
+    """max |f_n v_n| / (m g v_scale) over the point contacts of Drake's last discrete update:
+    the normal force along the pair's normal times its separation speed (Drake reports the
+    step's contact results with the velocities the update produced)."""
+    worst = 0.0
+    for i in range(contacts.num_point_pair_contacts()):
+        info = contacts.point_pair_contact_info(i)
+        fn = info.contact_force() @ info.point_pair().nhat_BA_W
+        worst = max(worst, abs(fn * info.separation_speed()))
+    return worst / weight
 
 
 def run_drake_stack(scene, approx):
@@ -850,7 +893,8 @@ def run_one(scene, engine, config):
                 rec.update(metrics(scene, r["P"], r["V"]))
                 rec["trajectory"] = trajectory(scene, r["P"], r["V"])
         # The solver statistics every engine run reports (MuJoCo's iterations only).
-        for k in ("converged_fraction", "iterations_per_step_mean", "iterations_per_step_max"):
+        for k in ("converged_fraction", "iterations_per_step_mean", "iterations_per_step_max",
+                  "signorini_max"):
             if k in r:
                 rec[k] = r[k]
         rec["seconds_per_step_median"] = statistics.median(r["step_times"])

@@ -40,6 +40,7 @@ fn cut_down_runs_report_each_models_motion_against_the_exact_answer() {
                 ("coulomb", "pgs"),
                 ("min-map", "newton"),
                 ("coulomb", "admm"),
+                ("coulomb", "bisection-sor"),
             ][..],
         ),
         (
@@ -143,6 +144,18 @@ fn cut_down_runs_report_each_models_motion_against_the_exact_answer() {
     assert!((exact - 0.2548).abs() < 1e-4, "{exact}");
     assert!((stop / exact - 1.0).abs() < 0.01, "{stop} against {exact}");
     assert!(find("sliding_cube", "pgs", "max_lift_mm").0 < 1e-3);
+    // Signorini holds for the exact cone: the measure is 0 against an exact 0.
+    let (signorini, zero) = find("sliding_cube", "pgs", "signorini_max");
+    assert_eq!(zero, 0.0);
+    assert!(signorini < 1e-6, "{signorini}");
+    // A driver that imposes its own law names it, whatever the formulation's.
+    let model_of = |optimizer: &str| -> String {
+        let (o, m) = (column(&metrics, "optimizer"), column(&metrics, "model"));
+        let k = rows.iter().find(|&&k| o[k] == optimizer).unwrap();
+        m[*k].to_string()
+    };
+    assert_eq!(model_of("bisection-sor"), "maximum_dissipation");
+    assert_eq!(model_of("pgs"), "coulomb_cone");
     // ADMM on the same Coulomb problem stops it as PGS does.
     let (admm, _) = find("sliding_cube", "admm", "stop_time_s");
     assert!((admm / exact - 1.0).abs() < 0.01, "{admm}");
@@ -185,6 +198,11 @@ fn cut_down_runs_report_each_models_motion_against_the_exact_answer() {
     assert_eq!(one, 1.0);
     assert!((slope - 1.0).abs() < 0.1, "{slope}");
     assert!(readme.contains("stack_drift.svg") && readme.contains("consistency.svg"));
+    for plot in ["sliding_energy.svg", "dragged_velocity.svg", "creep.svg"] {
+        assert!(readme.contains(plot), "{plot}");
+        let svg = root.read(plot);
+        assert!(svg.contains("contactlab coulomb+pgs"), "{plot} draws our PGS");
+    }
     // The grasp: SAP holds it while secure (its regularised slip aside) and lets it swing
     // while loose; PGS lets the rigid pads' normal force gather on one sphere, and the plate
     // pivots under the secure grip.
@@ -244,6 +262,10 @@ fn the_peers_harness_runs_every_scene_small_in_mujoco() {
     // MuJoCo's default cone stops the 0.3 s slide within 15% of v0 / (mu g).
     let stop = find("sliding_cube")[0]["stop_time_s"].as_f64().unwrap();
     assert!((stop / 0.2548 - 1.0).abs() < 0.15, "{stop}");
+    // Its soft contact pushes while the corners separate: the Signorini measure is well above
+    // an exact solver's round-off (about 0.16 at this scene's full length).
+    let signorini = find("sliding_cube")[0]["signorini_max"].as_f64().unwrap();
+    assert!(signorini > 1e-3 && signorini < 10.0, "{signorini}");
     // The stack holds (soft contacts sink a little, drift stays below a millimetre).
     let stack = find("stack")[0];
     assert_eq!(stack["param"].as_f64(), Some(1e3));

@@ -28,6 +28,7 @@ use crate::table::{Cell as C, Table};
 use crate::ReportError;
 
 mod grasp;
+mod motions;
 mod sweeps;
 
 /// Our runs of the fidelity setups.
@@ -43,16 +44,30 @@ pub const SCENES: [(&str, &[&str]); 8] = [
             "stop_distance_m",
             "max_lift_mm",
             "lift_over_estimate",
+            "signorini_max",
         ],
     ),
     (
         "sliding_cube_diagonal",
-        &["stop_time_s", "stop_distance_m", "max_lift_mm"],
+        &[
+            "stop_time_s",
+            "stop_distance_m",
+            "max_lift_mm",
+            "signorini_max",
+        ],
     ),
-    ("dragged_cube", &["breakaway_time_s", "max_lift_mm"]),
+    (
+        "dragged_cube",
+        &["breakaway_time_s", "max_lift_mm", "signorini_max"],
+    ),
     (
         "slope_15",
-        &["creep_mm", "creep_after_1s_mm", "max_lift_mm"],
+        &[
+            "creep_mm",
+            "creep_after_1s_mm",
+            "max_lift_mm",
+            "signorini_max",
+        ],
     ),
     (
         "slope_30",
@@ -61,10 +76,14 @@ pub const SCENES: [(&str, &[&str]); 8] = [
             "dissipation_angle_deg",
             "max_lift_mm",
             "lift_over_estimate",
+            "signorini_max",
         ],
     ),
-    ("wall_press", &["creep_mm", "creep_after_1s_mm"]),
-    ("rolling_sphere", &["acceleration_error"]),
+    (
+        "wall_press",
+        &["creep_mm", "creep_after_1s_mm", "signorini_max"],
+    ),
+    ("rolling_sphere", &["acceleration_error", "signorini_max"]),
     ("pinch_grasp", &grasp::METRICS),
 ];
 
@@ -148,6 +167,7 @@ fn analytic(scene: &str, c: &BTreeMap<String, f64>, p: &toml::Table) -> BTreeMap
         }
     }
     out.insert("max_lift_mm", 0.0);
+    out.insert("signorini_max", 0.0);
     out.into_iter().map(|(k, v)| (k.to_string(), v)).collect()
 }
 
@@ -166,6 +186,7 @@ fn our_metrics(
         ("converged_fraction", m.converged_fraction()),
         ("residual_median", m.residual_median()),
         ("seconds_per_step_median", m.step_seconds_median()),
+        ("signorini_max", m.signorini_max()),
     ];
     match scene {
         "sliding_cube" | "sliding_cube_diagonal" => {
@@ -188,10 +209,28 @@ fn our_metrics(
     out.into_iter().map(|(k, v)| (k.to_string(), v)).collect()
 }
 
-/// Our runs' metrics, and per scene its exact values.
-fn ours(r: &mut Report) -> Result<(Vec<Metric>, Exact), ReportError> {
+/// What our runs give the report: the metrics, per scene its exact values, the drawn motions
+/// and the closed forms they are drawn beside.
+struct Ours {
+    rows: Vec<Metric>,
+    exact: Exact,
+    traces: motions::Traces,
+    closed_forms: motions::ExactMotions,
+}
+
+/// Our runs' metrics, per scene its exact values, and the drawn motions.
+fn ours(r: &mut Report) -> Result<Ours, ReportError> {
     let mut rows = Vec::new();
     let mut exact = BTreeMap::new();
+    let mut traces = motions::Traces::new();
+    let mut closed_forms = motions::ExactMotions {
+        slide_mass: f64::NAN,
+        slide_v0: f64::NAN,
+        slide_decel: f64::NAN,
+        slide_stop: f64::NAN,
+        drag_t0: f64::NAN,
+        drag_rate: f64::NAN,
+    };
     for file in OUR_CONFIGS {
         let run = r.load(file)?;
         let df = &run.steps;
@@ -201,6 +240,7 @@ fn ours(r: &mut Report) -> Result<(Vec<Metric>, Exact), ReportError> {
         let motions = Motion::all(df)?;
         for record in &run.meta.scenes {
             let scene = scene_name(&record.parameters);
+            closed_forms.read(&scene, &record.constants, &record.parameters);
             let values = analytic(&scene, &record.constants, &record.parameters);
             exact.insert(scene.clone(), values.clone());
             let dt = record
@@ -226,6 +266,10 @@ fn ours(r: &mut Report) -> Result<(Vec<Metric>, Exact), ReportError> {
             let motion = motions.get(&(record.run, label.clone())).ok_or_else(|| {
                 ReportError::MissingData(format!("rows of run {}, solver `{label}`", record.run))
             })?;
+            if motions::DRAWN_SCENES.contains(&scene.as_str()) {
+                let key = (scene.clone(), "contactlab".to_string(), label.clone());
+                traces.insert(key, motions::our_trace(motion));
+            }
             let acceleration = record
                 .constants
                 .get("acceleration_exact")
@@ -253,16 +297,20 @@ fn ours(r: &mut Report) -> Result<(Vec<Metric>, Exact), ReportError> {
             }
         }
     }
-    Ok((rows, exact))
+    Ok(Ours {
+        rows,
+        exact,
+        traces,
+        closed_forms,
+    })
 }
 
-/// MuJoCo's and Drake's metrics from the other-engine run (the setups' and the sweeps'), or
-/// why it did not measure.
-fn engines(
-    r: &mut Report,
-    root: &Path,
-    exact: &Exact,
-) -> Result<Result<Vec<Metric>, String>, ReportError> {
+/// MuJoCo's and Drake's metrics from the other-engine run (the setups' and the sweeps') with
+/// their drawn motions, or why it did not measure.
+type PeerRun = Result<(Vec<Metric>, motions::Traces), String>;
+
+/// MuJoCo's and Drake's rows and traces (see [`PeerRun`]).
+fn engines(r: &mut Report, root: &Path, exact: &Exact) -> Result<PeerRun, ReportError> {
     let cfg = EnginesConfig::load(&r.config_file("engines.toml"))?;
     let (df, _) = r.load_data(&cfg.name, &cfg.data_path(root))?;
     if let Ok(why) = strs(&df, "skipped") {
@@ -270,7 +318,7 @@ fn engines(
     }
     let mut rows = engine_rows(&df, exact)?;
     rows.extend(sweeps::peer_rows(&df)?);
-    Ok(Ok(rows))
+    Ok(Ok((rows, motions::peer_traces(&df)?)))
 }
 
 /// The harness's rows as metrics (its metric names are ours).
@@ -289,6 +337,7 @@ fn engine_rows(df: &DataFrame, exact: &Exact) -> Result<Vec<Metric>, ReportError
         "secure_pitch_deg",
         "secure_slip_um_s",
         "loose_pitch_deg",
+        "signorini_max",
         "converged_fraction",
         "seconds_per_step_median",
     ];
@@ -401,19 +450,29 @@ pub fn generate(root: &Path) -> Result<(), ReportError> {
          the exact position; lift: the largest height above the resting height; `lift_over_estimate`: the \
          median lift while sliding in contact over Castro et al.'s `(dt + tau_d) mu |v_t|` (sec. V-A; our \
          contacts are rigid, tau_d = 0); acceleration error: the least-squares slope of the speed against \
-         the exact acceleration, relative. Our contacts exist while a corner sphere's gap is below 1 mm, so a \
+         the exact acceleration, relative; `signorini_max`: the largest `|lambda_n v_n|` over a step's contacts \
+         and the run, over `m g dt` times 1 m/s (unit-free; 0 for exact complementarity; MuJoCo's and Drake's \
+         from their contact forces times dt and post-step normal velocities). The model column is the law a \
+         pair's answers satisfy: the formulation's, or the driver's own where it imposes one (bisection-SOR: \
+         Hwangbo et al.'s maximum dissipation, whatever the formulation). Our contacts exist while a corner sphere's gap is below 1 mm, so a \
          lift beyond that becomes a flight. Every number is also in [`metrics.csv`](metrics.csv), one row per \
          number.",
     );
-    let (mut rows, mut exact) = ours(&mut r)?;
+    let Ours {
+        mut rows,
+        mut exact,
+        mut traces,
+        closed_forms,
+    } = ours(&mut r)?;
     let (grasp_rows, grasp_exact) = grasp::ours(&mut r)?;
     rows.extend(grasp_rows);
     exact.insert("pinch_grasp".into(), grasp_exact);
     rows.extend(sweeps::ours_stack(&mut r)?);
     rows.extend(sweeps::ours_consistency(&mut r)?);
     match engines(&mut r, root, &exact)? {
-        Ok(peers) => {
+        Ok((peers, peer_traces)) => {
             rows.extend(peers);
+            traces.extend(peer_traces);
             r.facts().text("engines.measured", "yes");
         }
         Err(why) => {
@@ -429,6 +488,7 @@ pub fn generate(root: &Path) -> Result<(), ReportError> {
     rows.extend(slopes);
     rows.retain(|m| m.metric != "seconds_per_step_median" || m.engine == "contactlab");
     scene_tables(&mut r, &rows, &exact)?;
+    motions::section(&mut r, &traces, &closed_forms)?;
     sweeps::stack_section(&mut r, &rows)?;
     sweeps::consistency_section(&mut r, &rows)?;
     metrics_csv(&mut r, &rows)?;
@@ -446,6 +506,7 @@ pub fn generate(root: &Path) -> Result<(), ReportError> {
             "secure_pitch_deg" | "loose_pitch_deg" => Fmt::sci(2).unit(" deg"),
             "secure_slip_um_s" => Fmt::sci(2).unit(" um/s"),
             "position_error_m_s" => Fmt::sci(2).unit(" m s"),
+            "signorini_max" => Fmt::sci(1),
             _ => Fmt::sci(2).unit(" mm"),
         };
         facts.num(fact_key(m), m.value, fmt);

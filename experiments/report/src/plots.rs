@@ -3,7 +3,7 @@
 //! What a reader can trust at a glance: every series has its own colour, dash pattern and
 //! marker ([`style`]: ten colours and four dash patterns give 20 distinct lines, and
 //! neighbours in the legend differ in all three); logarithmic axes are real ones (plotters'
-//! `.log_scale()`) with decade ticks written `1e-3`; axes whose data are whole numbers
+//! `.log_scale()`) with decade ticks written as papers write them (`0.1`, `1`, `10`, `10⁻⁶`); axes whose data are whole numbers
 //! (iterations, steps, sizes) get whole-number ticks written without `.0`.
 
 use std::ops::Range;
@@ -280,7 +280,8 @@ fn decade(k: i32) -> f64 {
     format!("1e{k}").parse().unwrap_or(f64::NAN)
 }
 
-/// A tick label: `1e-3` style for logarithmic axes (`2e-3` between decades), whole numbers
+/// A tick label as this field's papers write them: on logarithmic axes plain numbers from
+/// 0.01 to 1000 (`0.1`, `1`, `10`, `200`) and `10⁻³`, `2×10⁻⁶` beyond; whole numbers
 /// without `.0`, otherwise as few decimals as the ticks need.
 pub fn tick_label(v: f64, scale: Scale, ticks: &[f64]) -> String {
     if scale == Scale::Log {
@@ -293,12 +294,7 @@ pub fn tick_label(v: f64, scale: Scale, ticks: &[f64]) -> String {
         };
         let m = v / 10f64.powf(k);
         if (m - m.round()).abs() < 1e-9 {
-            let m = m.round();
-            return if m == 1.0 {
-                format!("1e{k}")
-            } else {
-                format!("{m}e{k}")
-            };
+            return power_label(m.round(), k as i32);
         }
         // Ticks the chart chose between decades (problem sizes): as plain numbers.
         return if v.fract() == 0.0 {
@@ -318,6 +314,29 @@ pub fn tick_label(v: f64, scale: Scale, ticks: &[f64]) -> String {
         s[1..].to_string()
     } else {
         s
+    }
+}
+
+/// `m × 10^k` (`m` a whole number from 1 to 9) written plainly between 0.01 and 1000, else
+/// with a superscript exponent.
+fn power_label(m: f64, k: i32) -> String {
+    if (-2..=3).contains(&k) {
+        let decimals = (-k).max(0) as usize;
+        return format!("{:.decimals$}", m * 10f64.powi(k));
+    }
+    const SUPERSCRIPT: [char; 10] = ['⁰', '¹', '²', '³', '⁴', '⁵', '⁶', '⁷', '⁸', '⁹'];
+    let exponent: String = k
+        .to_string()
+        .chars()
+        .map(|c| match c.to_digit(10) {
+            Some(d) => SUPERSCRIPT[d as usize],
+            None => '⁻',
+        })
+        .collect();
+    if m == 1.0 {
+        format!("10{exponent}")
+    } else {
+        format!("{m:.0}×10{exponent}")
     }
 }
 
@@ -614,19 +633,25 @@ mod tests {
     }
 
     #[test]
-    fn log_ticks_are_decades_labelled_1e_k() {
+    fn log_ticks_are_decades_labelled_as_papers_write_them() {
         assert_eq!(log_ticks(1e-3, 1.0), [1e-3, 1e-2, 1e-1, 1.0]);
         let labels: Vec<String> = log_ticks(1e-3, 1e1)
             .iter()
             .map(|v| tick_label(*v, Scale::Log, &[]))
             .collect();
-        assert_eq!(labels, ["1e-3", "1e-2", "1e-1", "1e0", "1e1"]);
+        assert_eq!(labels, ["10⁻³", "0.01", "0.1", "1", "10"]);
+        let big: Vec<String> = [1e3, 1e4, 1e12, 2e-6]
+            .iter()
+            .map(|v| tick_label(*v, Scale::Log, &[]))
+            .collect();
+        assert_eq!(big, ["1000", "10⁴", "10¹²", "2×10⁻⁶"]);
         // Thirty-one decades: every fourth.
         let t = log_ticks(1e-30, 1.0);
         assert!(t.len() <= 11 && t[0] == 1e-30, "{t:?}");
         // Less than two decades: 1, 2, 5 steps.
         assert_eq!(log_ticks(1.5, 12.0), [2.0, 5.0, 10.0]);
-        assert_eq!(tick_label(2e-3, Scale::Log, &[]), "2e-3");
+        assert_eq!(tick_label(2e-3, Scale::Log, &[]), "2×10⁻³");
+        assert_eq!(tick_label(0.05, Scale::Log, &[]), "0.05");
         assert_eq!(tick_label(384.0, Scale::Log, &[]), "384");
     }
 
@@ -647,7 +672,7 @@ mod tests {
         let svg = std::fs::read_to_string(&path).unwrap();
         // plotters writes each label on its own line inside its <text> element.
         let label = |l: &str| svg.contains(&format!(">\n{l}\n</text>"));
-        assert!(label("1e-4") && label("1e0"), "decade labels");
+        assert!(label("10⁻⁴") && label("1"), "decade labels");
         assert!(!label("-4.0") && !label("-4"), "no log10 values as labels");
         assert!(label("15") && !label("15.0"), "integer x ticks");
         std::fs::remove_dir_all(&dir).unwrap();

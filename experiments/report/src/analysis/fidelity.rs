@@ -29,6 +29,12 @@
 //! - **residual median**: the median over the steps of the shared natural-map residual (ours
 //!   only): how far the impulses are from the rigid Coulomb solution, whatever a driver's own
 //!   stopping test said;
+//! - **Signorini violation**: the largest over the steps of `max |lambda_n v_n|` over a
+//!   step's contacts, divided by `m g dt v_scale` with `v_scale = 1 m/s` (unit-free: the
+//!   weight's impulse over one step times a unit speed; 0 when every contact is either open or
+//!   at zero normal velocity). A soft or relaxed model pushes while the contact separates;
+//!   MuJoCo's and Drake's rows use their contact forces times `dt` and post-step normal
+//!   velocities;
 //! - **dissipation angle**: the median over the steps of the largest angle between a sliding
 //!   contact's friction and minus its slip velocity (ours only; 0 under Coulomb's law);
 //! - **converged fraction**: the share of steps with contacts whose solve met its tolerance
@@ -337,6 +343,9 @@ pub struct Motion {
     /// Per step, the largest angle between a sliding contact's friction and minus its slip
     /// (degrees; 0 when none slides): the maximum-dissipation check.
     pub dissipation_angle: Vec<f64>,
+    /// Per step, `max |lambda_n v_n| / (m g dt v_scale)` over its contacts (unit-free; 0 for
+    /// an exact complementarity answer): the Signorini check.
+    pub signorini: Vec<f64>,
 }
 
 impl Motion {
@@ -348,6 +357,7 @@ impl Motion {
         let (x_exact, y_exact) = (read("x_exact")?, read("y_exact")?);
         let (speed, lift, residual) = (read("speed")?, read("lift")?, read("residual")?);
         let angle = read("max_dissipation_angle_deg")?;
+        let signorini = read("signorini_max")?;
         let (seconds, scene) = (read("seconds")?, read("scene_seconds")?);
         let status = judged_status(df)?;
         Ok(groups(df)?
@@ -366,6 +376,7 @@ impl Motion {
                     step_seconds: rows.iter().map(|&k| seconds[k] + scene[k]).collect(),
                     residual: pick(&residual),
                     dissipation_angle: pick(&angle),
+                    signorini: pick(&signorini),
                 };
                 (key, motion)
             })
@@ -470,6 +481,11 @@ impl Motion {
     /// (degrees): 0 for Coulomb's law, which puts friction opposite the slip.
     pub fn dissipation_angle_median(&self) -> f64 {
         median(self.dissipation_angle.clone())
+    }
+
+    /// The largest Signorini measure over the run (unit-free, see [`Motion::signorini`]).
+    pub fn signorini_max(&self) -> f64 {
+        self.signorini.iter().copied().fold(0.0, f64::max)
     }
 
     /// The median whole-step time (s).
@@ -585,6 +601,7 @@ mod tests {
             step_seconds: vec![3.0, 1.0, 2.0],
             residual: vec![1e-9, 0.0, 1e-3],
             dissipation_angle: vec![0.0, 11.0, 12.0],
+            signorini: vec![1e-9, 0.0, 4e-3],
         };
         let want = 0.2 + 0.1 * (0.002 - 1e-3) / 0.002;
         assert!((m.stop_time() - want).abs() < 1e-12);
@@ -602,6 +619,7 @@ mod tests {
         };
         assert!((lifted.lift_over_estimate(1e-3, 0.5) - 1.0).abs() < 1e-12);
         assert_eq!(m.step_seconds_median(), 2.0);
+        assert_eq!(m.signorini_max(), 4e-3);
         assert_eq!(
             m.residual_median(),
             1e-3,

@@ -26,7 +26,7 @@ pub const SWEEP_SCENES: [&str; 2] = ["stack", "consistency"];
 
 /// The configurations drawn in the sweeps' plots: one pair per model family of ours (the
 /// tables have every pair), MuJoCo's default and best, Drake's SAP and TAMSI.
-const DRAWN: [(&str, &str); 12] = [
+pub(crate) const DRAWN: [(&str, &str); 12] = [
     ("contactlab", "coulomb+pgs"),
     ("contactlab", "coulomb+bisection-sor"),
     ("contactlab", "implicit-ncp+todorov"),
