@@ -431,6 +431,17 @@ pub fn dense_forward(l: &[f64], n: usize, b: &mut [f64]) {
     }
 }
 
+/// Solves `L' x = y` in place for the lower-triangular factor `l` of [`dense_llt`].
+pub fn dense_backward(l: &[f64], n: usize, b: &mut [f64]) {
+    for c in (0..n).rev() {
+        let mut s = b[c];
+        for p in c + 1..n {
+            s -= l[c * n + p] * b[p];
+        }
+        b[c] = s / l[c * n + c];
+    }
+}
+
 /// Minimum-degree elimination of the block graph: the order, and per eliminated block its
 /// neighbours at elimination (its column of `L`, fill included), sorted.
 fn minimum_degree(sizes: &[usize], mut adj: Vec<Vec<usize>>) -> (Vec<usize>, Vec<Vec<usize>>) {

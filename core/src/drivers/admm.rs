@@ -53,8 +53,10 @@
 //! non-symmetric `W` (FCLib's files are symmetric to about `1e-3`) is factored by LU instead of
 //! Cholesky, so that the fixed point is the problem's own. The inner loop allocates nothing:
 //! its vectors are made once per solve, the velocity `W y` is a faer product into one of them,
-//! and the Cholesky solve is two triangular solves in place; only a refactorization (a change of
-//! `rho`, two to four per solve in the paper's Table III) allocates its factor.
+//! and the Cholesky solve is two triangular solves in place; a refactorization (a change of
+//! `rho`, two to four per solve in the paper's Table III) refills the same buffer below
+//! [`SMALL`] unknowns and allocates faer's factor above. With the trace off
+//! ([`SolveOptions::trace`]) an iteration builds no key-value set either.
 //!
 //! Counters: `factorizations` (of `W + (rho + eta) I`), `rho_updates`, `power_iterations`.
 //! Status: `converged` (natural map at most `tol`), `max_iterations`, `timeout`,
@@ -76,6 +78,7 @@ use serde::{Deserialize, Serialize};
 use super::execute::execute;
 use super::kit::Deadline;
 use super::sweep::block;
+use crate::block_cholesky::{dense_backward, dense_forward, dense_llt};
 use crate::cone;
 use crate::error::CoreError;
 use crate::metrics::natural_map_block;
@@ -192,17 +195,31 @@ impl Admm {
     }
 }
 
-/// The factor of `W + c I`: Cholesky's `L` for a symmetric `W`, LU otherwise.
+/// The factor of `W + c I`: Cholesky's `L` for a symmetric `W` (in a plain column-major buffer
+/// below [`SMALL`] unknowns, by faer above), LU otherwise.
 enum Factor {
+    /// `L` column-major, `n x n`, refilled in place at every change of `rho`.
+    Small(Vec<f64>),
     Llt(Mat<f64>),
     Lu(PartialPivLu<f64>),
 }
+
+/// Below this many unknowns the Cholesky factor is a plain loop in a buffer kept across
+/// refactorizations: faer's blocked kernels allocate their factor and workspace on every call,
+/// which on a problem of a few contacts costs more than the arithmetic (measured on FCLib's
+/// one- and three-contact files, where ADMM changes `rho` a dozen times per solve).
+const SMALL: usize = 32;
 
 impl Factor {
     /// Solves in place; no allocation on the Cholesky path.
     fn solve_in_place(&self, b: &mut [f64]) {
         let rhs = ColMut::from_slice_mut(b).as_mat_mut();
         match self {
+            Factor::Small(l) => {
+                let n = b.len();
+                dense_forward(l, n, b);
+                dense_backward(l, n, b);
+            }
             Factor::Llt(l) => {
                 let mut rhs = rhs;
                 solve_lower_triangular_in_place(l.as_ref(), rhs.as_mut(), Par::Seq);
@@ -310,9 +327,23 @@ impl<'a> AdmmProblem<'a> {
         nm2.sqrt() / (1.0 + self.q_norm)
     }
 
-    /// Factors `W + c I`; `None` when it is not positive definite (Cholesky) or singular (LU).
-    fn factor(&self, c: f64, work: &mut Mat<f64>) -> Option<Factor> {
+    /// Factors `W + c I`, in the buffer of `previous` when it is a small factor; `None` when
+    /// it is not positive definite (Cholesky) or singular (LU).
+    fn factor(&self, c: f64, work: &mut Mat<f64>, previous: Option<Factor>) -> Option<Factor> {
         let n = self.w.nrows();
+        if self.symmetric && n < SMALL {
+            let mut l = match previous {
+                Some(Factor::Small(l)) => l,
+                _ => vec![0.0; n * n],
+            };
+            for j in 0..n {
+                for i in 0..n {
+                    l[j * n + i] = self.w[(i, j)];
+                }
+                l[j * n + j] += c;
+            }
+            return dense_llt(&mut l, n).ok().map(|()| Factor::Small(l));
+        }
         work.copy_from(&self.w);
         for i in 0..n {
             work[(i, i)] += c;
@@ -354,6 +385,8 @@ pub struct AdmmSolver {
     factor: Option<Factor>,
     work: Option<Work>,
     status: Option<Status>,
+    /// Whether iterations report their key values (the trace is recorded).
+    trace: bool,
 }
 
 impl AdmmSolver {
@@ -369,6 +402,7 @@ impl AdmmSolver {
             factor: None,
             work: None,
             status: None,
+            trace: true,
         }
     }
 
@@ -442,7 +476,7 @@ impl<'a> Solver<AdmmProblem<'a>, AdmmState> for AdmmSolver {
             work.z[3 * a..3 * a + 3].copy_from_slice(z.as_slice());
         }
         let res = p.natural_map(&y, &work.u);
-        self.factor = p.factor(self.rho + o.eta, &mut work.mat);
+        self.factor = p.factor(self.rho + o.eta, &mut work.mat, None);
         problem.counts.insert("factorizations", 1);
         problem.counts.insert("rho_updates", 0);
         self.status = if self.factor.is_none() {
@@ -509,15 +543,19 @@ impl<'a> Solver<AdmmProblem<'a>, AdmmState> for AdmmSolver {
         p.velocity(&y, &mut w.u);
         let res = p.natural_map(&y, &w.u);
         let y_max = crate::dense::norm_inf(&y);
-        let mut kv: KV = kv!(
-            "merit" => res;
-            "step_norm" => step;
-            "step_kind" => "admm";
-            "rho" => rho;
-            "primal" => primal;
-            "dual" => dual;
-            "active" => (0..mu.len()).filter(|&a| y[3 * a] > 0.0).count() as u64;
-        );
+        // Without a trace nobody reads the key values: building them (a string per key) would
+        // cost more than a small problem's iteration.
+        let mut kv: Option<KV> = self.trace.then(|| {
+            kv!(
+                "merit" => res;
+                "step_norm" => step;
+                "step_kind" => "admm";
+                "rho" => rho;
+                "primal" => primal;
+                "dual" => dual;
+                "active" => (0..mu.len()).filter(|&a| y[3 * a] > 0.0).count() as u64;
+            )
+        });
         self.status = if !res.is_finite() || !primal.is_finite() || !dual.is_finite() {
             Some(Status::NotFinite)
         } else if res <= self.tol {
@@ -545,17 +583,19 @@ impl<'a> Solver<AdmmProblem<'a>, AdmmState> for AdmmSolver {
                     self.status = Some(Status::NotFinite);
                 } else {
                     self.rho = next;
-                    self.factor = p.factor(next + eta, &mut w.mat);
+                    self.factor = p.factor(next + eta, &mut w.mat, self.factor.take());
                     *problem.counts.entry("factorizations").or_insert(0) += 1;
                     *problem.counts.entry("rho_updates").or_insert(0) += 1;
                     if self.factor.is_none() {
                         self.status = Some(Status::SingularSystem);
                     }
-                    kv.insert("rho_next", next.into());
+                    if let Some(kv) = kv.as_mut() {
+                        kv.insert("rho_next", next.into());
+                    }
                 }
             }
         }
-        Ok((state.param(y).cost(res), Some(kv)))
+        Ok((state.param(y).cost(res), kv))
     }
 
     fn terminate(&mut self, _state: &AdmmState) -> TerminationStatus {
@@ -588,6 +628,7 @@ pub fn solve_admm(
     solver.tol = opts.tol;
     solver.step_tol = opts.step_tol;
     solver.deadline = Deadline::after(opts.time_limit);
+    solver.trace = opts.trace;
     let tol = opts.tol;
     execute(
         AdmmProblem::new(problem),
@@ -771,6 +812,81 @@ mod tests {
         let s = solve_admm(&p, &c, None, &tight(20000)).unwrap();
         assert_eq!(s.counters["factorizations"], 1);
         assert_eq!(s.status, Status::Converged);
+    }
+
+    /// A chain of `n` contacts coupled to their neighbours, symmetric positive definite.
+    fn chain(n: usize) -> LocalProblem {
+        let m = 3 * n;
+        let mut w = vec![0.0; m * m];
+        for i in 0..m {
+            w[i * m + i] = 2.0 + 0.1 * (i % 3) as f64;
+            if i + 3 < m {
+                w[i * m + i + 3] = 0.4;
+                w[(i + 3) * m + i] = 0.4;
+            }
+        }
+        let q = (0..m)
+            .map(|i| {
+                if i % 3 == 0 {
+                    -1.0
+                } else {
+                    0.3 * ((i as f64) * 0.7).sin()
+                }
+            })
+            .collect();
+        LocalProblem {
+            w: Matrix::from_row_major("W", m, m, &w).unwrap(),
+            q,
+            mu: vec![0.5; n],
+        }
+    }
+
+    #[test]
+    fn small_and_blocked_factorizations_both_solve() {
+        // Ten contacts (30 unknowns) factor in the plain buffer, twelve (36) by faer: both
+        // converge, and the plain factor solves W + c I exactly.
+        let small = chain(10);
+        assert!(small.q.len() < SMALL);
+        let s = solve_admm(&small, &Admm::default(), None, &tight(5000)).unwrap();
+        assert_eq!(s.status, Status::Converged);
+        let m = local_metrics(&small, &s.x);
+        assert!(m.natural_map <= 1e-12, "{m:?}");
+        let big = chain(12);
+        assert!(big.q.len() >= SMALL);
+        let b = solve_admm(&big, &Admm::default(), None, &tight(5000)).unwrap();
+        assert_eq!(b.status, Status::Converged);
+        assert!(local_metrics(&big, &b.x).natural_map <= 1e-12);
+        // The factor itself: L L' = W + c I to rounding on the small path.
+        let p = AdmmProblem::new(&small);
+        let n = small.q.len();
+        let Some(Factor::Small(l)) = p.factor(0.7, &mut Mat::zeros(n, n), None) else {
+            panic!("a symmetric 30 x 30 W factors in the plain buffer");
+        };
+        let mut x: Vec<f64> = (0..n).map(|i| 1.0 + i as f64).collect();
+        let b_rhs: Vec<f64> = (0..n)
+            .map(|i| (0..n).map(|j| p.w[(i, j)] * x[j]).sum::<f64>() + 0.7 * x[i])
+            .collect();
+        let mut solved = b_rhs.clone();
+        Factor::Small(l).solve_in_place(&mut solved);
+        for (a, e) in solved.iter().zip(&mut x) {
+            assert!((a - *e).abs() < 1e-10 * e.abs(), "{a} against {e}");
+        }
+    }
+
+    #[test]
+    fn without_a_trace_the_answer_and_counters_are_the_same() {
+        let p = chain(4);
+        let on = solve_admm(&p, &Admm::default(), None, &tight(5000)).unwrap();
+        let opts = SolveOptions {
+            trace: false,
+            ..tight(5000)
+        };
+        let off = solve_admm(&p, &Admm::default(), None, &opts).unwrap();
+        assert_eq!(on.x, off.x);
+        assert_eq!(on.iterations, off.iterations);
+        assert_eq!(on.counters, off.counters);
+        assert_eq!(on.trace.len() as u64, on.iterations + 1);
+        assert!(off.trace.is_empty());
     }
 
     #[test]

@@ -1,5 +1,5 @@
 //! The one place an argmin `Executor` is built and its result turned into a [`Solution`]:
-//! iteration budget, optional timeout, the [`TraceObserver`], the status mapping and the
+//! iteration budget, optional timeout, the [`TraceObserver`] (unless the trace is off), the status mapping and the
 //! evaluation counts are the same for every driver.
 
 use std::time::Instant;
@@ -31,8 +31,10 @@ where
     let (observer, trace) = TraceObserver::new();
     let mut exec = Executor::new(problem, solver)
         .configure(|s| s.param(x0).max_iters(opts.max_iter))
-        .add_observer(observer, ObserverMode::Always)
         .ctrlc(false);
+    if opts.trace {
+        exec = exec.add_observer(observer, ObserverMode::Always);
+    }
     if let Some(t) = opts.time_limit {
         exec = exec.timeout(t);
     }

@@ -201,13 +201,17 @@ pub fn run_problems(
         .solvers
         .iter()
         .map(|s| {
-            ctx.registry.resolve(s).map_err(|source| RunError::Solver {
+            let mut solver = ctx.registry.resolve(s).map_err(|source| RunError::Solver {
                 run: 0,
                 step: 0,
                 source,
-            })
+            })?;
+            // A problems run keeps answers and counters, never traces; recording them would
+            // be timed with the solve (SolveOptions::trace).
+            solver.options.trace = false;
+            Ok(solver)
         })
-        .collect::<Result<_, _>>()?;
+        .collect::<Result<_, RunError>>()?;
     let exempt: Vec<bool> = cfg
         .solvers
         .iter()
