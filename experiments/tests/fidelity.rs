@@ -201,7 +201,10 @@ fn cut_down_runs_report_each_models_motion_against_the_exact_answer() {
     for plot in ["sliding_energy.svg", "dragged_velocity.svg", "creep.svg"] {
         assert!(readme.contains(plot), "{plot}");
         let svg = root.read(plot);
-        assert!(svg.contains("contactlab coulomb+pgs"), "{plot} draws our PGS");
+        assert!(
+            svg.contains("contactlab coulomb+pgs"),
+            "{plot} draws our PGS"
+        );
     }
     // The grasp: SAP holds it while secure (its regularised slip aside) and lets it swing
     // while loose; PGS lets the rigid pads' normal force gather on one sphere, and the plate
