@@ -119,8 +119,13 @@ fn fastest<'a>(all: &'a [ToTol], set: &str, problem: &str) -> Option<&'a str> {
         .map(|t| t.solver.as_str())
 }
 
+/// The solve time (s) that splits a head-to-head: below it a solve is mostly fixed cost
+/// (setup, the first factorization, the executor), above it mostly iterations.
+pub const SHORT_SOLVE: f64 = 1e-4;
+
 /// One solver against another on a set: the problems both reach the tolerance on, and the
-/// median over those of the first's time over the second's.
+/// median over those of the first's time over the second's, overall and split by whether the
+/// second's time is below [`SHORT_SOLVE`].
 #[derive(Debug, Clone, PartialEq)]
 pub struct HeadToHead {
     /// The problem set.
@@ -129,24 +134,39 @@ pub struct HeadToHead {
     pub both: usize,
     /// Median of `seconds(a) / seconds(b)` over them.
     pub median_ratio: f64,
+    /// Of those, the problems `b` solves in under [`SHORT_SOLVE`], and the median ratio there.
+    pub short: (usize, f64),
+    /// The others, and the median ratio there.
+    pub long: (usize, f64),
 }
 
 /// `a` against `b` on `set`.
 pub fn head_to_head(all: &[ToTol], set: &str, a: &str, b: &str) -> HeadToHead {
-    let ratios: Vec<f64> = all
+    let pairs: Vec<(f64, f64)> = all
         .iter()
         .filter(|t| t.set == set && t.solver == a && t.reached())
         .filter_map(|ta| {
             all.iter()
                 .find(|tb| tb.set == set && tb.solver == b && tb.problem == ta.problem)
                 .filter(|tb| tb.reached())
-                .map(|tb| ta.seconds / tb.seconds)
+                .map(|tb| (ta.seconds / tb.seconds, tb.seconds))
         })
         .collect();
+    let part = |short: bool| {
+        let r: Vec<f64> = pairs
+            .iter()
+            .filter(|(_, t)| (*t < SHORT_SOLVE) == short)
+            .map(|(r, _)| *r)
+            .collect();
+        (r.len(), median(&r))
+    };
+    let ratios: Vec<f64> = pairs.iter().map(|(r, _)| *r).collect();
     HeadToHead {
         set: set.into(),
         both: ratios.len(),
         median_ratio: median(&ratios),
+        short: part(true),
+        long: part(false),
     }
 }
 
@@ -191,5 +211,16 @@ mod tests {
         let h = head_to_head(&all, "s", "ours", "theirs");
         assert_eq!(h.both, 2);
         assert!((h.median_ratio - (0.5 + 4.0 / 3.0) / 2.0).abs() < 1e-12);
+        // Their times (2 s and 3 s) are both long solves.
+        assert_eq!(h.short.0, 0);
+        assert!(h.short.1.is_nan());
+        assert_eq!(h.long.0, 2);
+        // A problem they solve in 50 us, where ours takes 150 us, is a short one.
+        let mut more = all.clone();
+        more.push(t("p4", "ours", 1.5e-4));
+        more.push(t("p4", "theirs", 5e-5));
+        let h = head_to_head(&more, "s", "ours", "theirs");
+        assert_eq!((h.both, h.short.0, h.long.0), (3, 1, 2));
+        assert!((h.short.1 - 3.0).abs() < 1e-12);
     }
 }

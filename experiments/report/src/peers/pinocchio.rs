@@ -5,7 +5,8 @@
 //!
 //! Facts (`<slug>` as [`super::slug`] writes a solver): per set and solver
 //! `pin.<set>.<slug>.{problems, reached, ms, first}`; per set and Pinocchio ADMM
-//! `pin.<set>.admm_vs.<slug>.{both, ratio}`; per set `pin.<set>.first` (the solver first to the
+//! `pin.<set>.admm_vs.<slug>.{both, ratio, short, ratio_short, long, ratio_long}` (short: Pinocchio's
+//! solve under [`crate::analysis::pinocchio::SHORT_SOLVE`]); per set `pin.<set>.first` (the solver first to the
 //! tolerance on most problems) and `pin.<set>.first_count`; `pin.tol`, `pin.version`, `pin.max_iter` (Pinocchio's iteration cap).
 
 use std::path::Path;
@@ -123,6 +124,11 @@ pub fn section(r: &mut Report, root: &Path) -> Result<bool, ReportError> {
     if !measured {
         return Ok(true);
     }
+    r.facts().num(
+        "pin.short_ms",
+        crate::analysis::pinocchio::SHORT_SOLVE * 1e3,
+        Fmt::fixed(1),
+    );
     for set in &sets {
         let best = rows
             .iter()
@@ -144,7 +150,15 @@ pub fn section(r: &mut Report, root: &Path) -> Result<bool, ReportError> {
                     format!("{k}.ratio"),
                     h.median_ratio,
                     Fmt::fixed(2).unit("x"),
-                );
+                )
+                .num(format!("{k}.short"), h.short.0 as f64, Fmt::int())
+                .num(
+                    format!("{k}.ratio_short"),
+                    h.short.1,
+                    Fmt::fixed(2).unit("x"),
+                )
+                .num(format!("{k}.long"), h.long.0 as f64, Fmt::int())
+                .num(format!("{k}.ratio_long"), h.long.1, Fmt::fixed(2).unit("x"));
         }
     }
     Ok(true)
