@@ -101,6 +101,7 @@ fn options(limit: Duration) -> SolveOptions {
         step_tol: 0.0,
         max_iter: u64::MAX,
         time_limit: Some(limit),
+        trace: true,
     }
 }
 
