@@ -55,7 +55,7 @@
 //! its vectors are made once per solve, the velocity `W y` is a faer product into one of them,
 //! and the Cholesky solve is two triangular solves in place; a refactorization (a change of
 //! `rho`, two to four per solve in the paper's Table III) refills the same buffer below
-//! [`SMALL`] unknowns and allocates faer's factor above. With the trace off
+//! `SMALL` (32) unknowns and allocates faer's factor above. With the trace off
 //! ([`SolveOptions::trace`]) an iteration builds no key-value set either.
 //!
 //! Counters: `factorizations` (of `W + (rho + eta) I`), `rho_updates`, `power_iterations`.
