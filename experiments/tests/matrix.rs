@@ -31,6 +31,33 @@ fn untimed(df: &DataFrame) -> DataFrame {
     df.select(keep).unwrap()
 }
 
+/// Both frames without their timings and without the rows that hit the time limit in either:
+/// a solve near its limit may stop on either side of it from run to run on a loaded machine
+/// (seen in CI with other builds running), and everything else must match row for row.
+fn untimed_alike(a: &DataFrame, b: &DataFrame) -> (DataFrame, DataFrame) {
+    let status = |df: &DataFrame| -> Vec<String> {
+        df.column("status")
+            .unwrap()
+            .str()
+            .unwrap()
+            .into_iter()
+            .map(|s| s.unwrap_or_default().to_string())
+            .collect()
+    };
+    let (sa, sb) = (status(a), status(b));
+    assert_eq!(sa.len(), sb.len(), "the same rows");
+    let keep: Vec<bool> = sa
+        .iter()
+        .zip(&sb)
+        .map(|(x, y)| x != "timeout" && y != "timeout")
+        .collect();
+    let mask = BooleanChunked::from_slice("keep".into(), &keep);
+    (
+        untimed(&a.filter(&mask).unwrap()),
+        untimed(&b.filter(&mask).unwrap()),
+    )
+}
+
 fn run(root: &Root, file: &str, shard: Option<(usize, usize)>) {
     let mut out = Vec::new();
     cli::run_config(&root.lab(), &root.config_dir().join(file), shard, &mut out).unwrap();
@@ -151,7 +178,8 @@ fn the_matrix_runs_every_pair_merges_its_shards_and_reports() {
     }
     run(&root, "matrix.toml", None);
     let whole = read_run(&data).unwrap();
-    assert!(untimed(&whole).equals_missing(&untimed(&merged)));
+    let (whole_t, merged_t) = untimed_alike(&whole, &merged);
+    assert!(whole_t.equals_missing(&merged_t));
     // 4 problems x (36 pairs less the skipped one).
     let pairs = contactlab_experiments::registry::Registry::standard()
         .pairs()
