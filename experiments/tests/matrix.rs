@@ -40,7 +40,7 @@ fn untimed_alike(a: &DataFrame, b: &DataFrame) -> (DataFrame, DataFrame) {
             .unwrap()
             .str()
             .unwrap()
-            .into_iter()
+            .iter()
             .map(|s| s.unwrap_or_default().to_string())
             .collect()
     };
