@@ -32,6 +32,10 @@ pub struct MethodTiming {
     pub max_abs_error: f64,
     /// Mean inner steps per solve.
     pub mean_steps: f64,
+    /// Of those, the mean evaluations spent finding the interval (NaN: no interval).
+    pub mean_bracket_steps: f64,
+    /// Share of samples whose interval took at most two evaluations (NaN: no interval).
+    pub share_bracket_two: f64,
     /// Samples the method failed on.
     pub failures: usize,
 }
@@ -44,6 +48,8 @@ pub fn method_timings(df: &DataFrame) -> Result<Vec<MethodTiming>, AnalysisError
     let error = f64s(df, "max_error")?;
     let abs_error = f64s(df, "max_abs_error")?;
     let steps = f64s(df, "mean_steps")?;
+    let bracket = f64s(df, "mean_bracket_steps")?;
+    let two = f64s(df, "share_bracket_two")?;
     let failures = f64s(df, "failures")?;
     Ok((0..df.height())
         .map(|k| MethodTiming {
@@ -53,6 +59,8 @@ pub fn method_timings(df: &DataFrame) -> Result<Vec<MethodTiming>, AnalysisError
             max_error: error[k],
             max_abs_error: abs_error[k],
             mean_steps: steps[k],
+            mean_bracket_steps: bracket[k],
+            share_bracket_two: two[k],
             failures: failures[k] as usize,
         })
         .collect())
