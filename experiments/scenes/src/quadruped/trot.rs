@@ -315,8 +315,9 @@ pub fn swing_gains(
 mod tests {
     use super::*;
 
-    /// The least-norm distribution reproduces a wrench that four feet can make exactly, and
-    /// splits the weight evenly over four symmetric feet.
+    /// The least-norm distribution reproduces a wrench that four feet can make exactly (up to
+    /// its regularisation, 1e-3 relative here), and splits the weight evenly over four
+    /// symmetric feet.
     #[test]
     fn distribution_reproduces_a_feasible_wrench() {
         let feet = [
@@ -327,7 +328,7 @@ mod tests {
         ];
         let f = distribute(&feet, Vector3::new(0.0, 0.0, 400.0), Vector3::zeros(), 0.8);
         for fk in &f {
-            assert!((fk.z - 100.0).abs() < 1e-3, "{fk}");
+            assert!((fk.z - 100.0).abs() < 0.1, "{fk}");
             assert!(fk.xy().norm() < 1e-3, "{fk}");
         }
     }
