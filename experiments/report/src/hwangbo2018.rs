@@ -792,8 +792,11 @@ fn random_cost(
         .col("solver", "solver")
         .col("steps with contacts", "steps_with_contacts")
         .col("of which with the torso", "steps_with_torso")
-        .col("sweeps (mean), torso", "iterations_mean_torso")
-        .col("sweeps (mean), feet only", "iterations_mean_feet")
+        .col("sweeps off the cap (mean), torso", "iterations_mean_torso")
+        .col(
+            "sweeps off the cap (mean), feet only",
+            "iterations_mean_feet",
+        )
         .col("solver time share on torso steps", "solver_share_torso")
         .col("steps at the cap", "steps_at_cap")
         .col("solver time share at the cap", "solver_share_cap")
@@ -833,6 +836,7 @@ fn random_cost(
         let ftorso = f64s(frame, "torso_contacts")?;
         let fdom = f64s(frame, "delassus_row_dominance")?;
         let fheight = f64s(frame, "base_height")?;
+        let fslip = f64s(frame, "slipping_contacts")?;
         let fstatus = strs(frame, "solver_status")?;
         for (s, sk) in [(&labels.bisection, "bisection"), (&labels.pgs, "pgs")] {
             let ks: Vec<usize> = (0..frame.height())
@@ -847,7 +851,15 @@ fn random_cost(
                 .collect();
             let total: f64 = ks.iter().map(|&k| fsecs[k]).sum();
             let share = |set: &[usize]| set.iter().map(|&k| fsecs[k]).sum::<f64>() / total + 0.0;
-            let sweeps = |set: &[usize]| mean(&set.iter().map(|&k| fit[k]).collect::<Vec<_>>());
+            // The mean sweeps of the steps of `set` that did not reach the cap.
+            let sweeps = |set: &[usize]| {
+                mean(
+                    &set.iter()
+                        .filter(|&&k| fstatus[k] != "max_iterations")
+                        .map(|&k| fit[k])
+                        .collect::<Vec<_>>(),
+                )
+            };
             let row = frame_rows
                 .iter()
                 .find(|x| x.task == "random" && x.solver == *s);
@@ -909,6 +921,16 @@ fn random_cost(
                     format!("{fk}.dominance_all"),
                     median_of(&ks, &fdom),
                     Fmt::fixed(3),
+                )
+                .num(
+                    format!("{fk}.contacts_capped"),
+                    median_of(&capped, &fnc),
+                    Fmt::int(),
+                )
+                .num(
+                    format!("{fk}.slipping_capped"),
+                    median_of(&capped, &fslip),
+                    Fmt::int(),
                 )
                 .num(
                     format!("{fk}.height_capped"),
