@@ -27,14 +27,15 @@
 //! `step_us.<task>.<solver>.{mean, median, solver_mean, published}`, `step_us.best_median`,
 //! `<random|random_feet|random_shadow>.<solver>.{steps, torso_steps, sweeps_torso, sweeps_feet,
 //! share_torso, capped, share_capped, s100k, solver_s100k, s100k_uncapped,
-//! solver_s100k_uncapped, dominance_capped, dominance_all, height_capped, height_all}` and
-//! `<...>.{saving, solver_ratio, saving_uncapped, solver_ratio_uncapped}` (where PGS's time goes
-//! on the random task: `random_feet.toml`, `random_shadow.toml`), `trot.<solver>.{speed, window,
+//! solver_s100k_uncapped, dominance_capped, dominance_all, contacts_capped, slipping_capped,
+//! height_capped, height_all}` and
+//! `<...>.{saving, solver_ratio, saving_uncapped, solver_ratio_uncapped}` (where PGS's time goes on
+//! the random task: `random_feet.toml`, `random_shadow.toml`), `trot.<solver>.{speed, window,
 //! min_height, max_contacts, max_torque, diverged}`, `trot.{torque_limit, steady_from}`,
-//! `dominance.<task>.{row_median, row_share, block_median, block_share}` (the scene's
-//! Delassus dominance observables), `dt50.<task>.{steps, diverged_at, contacts_before,
-//! max_pen_mm, foot_pen_mm, min_height, speed}` and `dt50.{diverged, non_finite,
-//! unactuated_bad}` (`dt50hz.toml`), `claims.<claim>_published` (`claims_published.csv`: the
+//! `dominance.<task>.{row_median, row_share, block_median, block_share}` (the scene's Delassus
+//! dominance observables), `dt50.<task>.{steps, diverged_at, contacts_before, max_pen_mm,
+//! foot_pen_mm, min_height, speed}` and `dt50.{diverged, non_finite, unactuated_bad,
+//! blow_up_joules}` (`dt50hz.toml`), `claims.<claim>_published` (`claims_published.csv`: the
 //! numbers the paper's text states), `files.{problems, left_out, bisection_converged,
 //! pgs_converged}`; and every run's own (`table1.wall_seconds`, `files.rows`, ...:
 //! [`super::builder`]).
@@ -1342,7 +1343,12 @@ fn dt50(r: &mut Report, claims: &[(String, f64)]) -> Result<(), ReportError> {
     r.facts()
         .num("dt50.diverged", worst_diverged as f64, Fmt::int())
         .num("dt50.non_finite", worst_non_finite as f64, Fmt::int())
-        .num("dt50.unactuated_bad", unactuated_bad as f64, Fmt::int());
+        .num("dt50.unactuated_bad", unactuated_bad as f64, Fmt::int())
+        .num(
+            "dt50.blow_up_joules",
+            BLOW_UP_JOULES,
+            Fmt::sci(0).unit(" J"),
+        );
     r.table(&t)
 }
 
