@@ -559,13 +559,16 @@ fn fig4(r: &mut Report, rows: &[TaskRow]) -> Result<(), ReportError> {
     )
 }
 
+/// One line of a chart: its `(x, y)` points.
+type Series1 = Vec<(f64, f64)>;
+
 /// The hang rows of `df` for `solver`: (time, mean foot penetration in mm) every 20th step,
 /// and every step's penetration (mm).
 fn hang_penetration(
     df: &polars::prelude::DataFrame,
     solver: &str,
     dt: f64,
-) -> Result<(Vec<(f64, f64)>, Vec<f64>), ReportError> {
+) -> Result<(Series1, Vec<f64>), ReportError> {
     let task = strs(df, "task")?;
     let solvers = strs(df, "solver")?;
     let step = f64s(df, "step")?;
@@ -820,13 +823,18 @@ fn random_cost(
     let feet_rows = task_rows(&feet.steps)?;
     let shadow = r.load("random_shadow.toml")?;
     let shadow_rows = task_rows(&shadow.steps)?;
-    let frames: [(&str, &polars::prelude::DataFrame, &[TaskRow], &str); 3] = [
+    let frames = [
         ("tasks.toml", df, rows, "random"),
-        ("random_feet.toml", &feet.steps, &feet_rows, "random_feet"),
+        (
+            "random_feet.toml",
+            &feet.steps,
+            feet_rows.as_slice(),
+            "random_feet",
+        ),
         (
             "random_shadow.toml",
             &shadow.steps,
-            &shadow_rows,
+            shadow_rows.as_slice(),
             "random_shadow",
         ),
     ];
@@ -1269,7 +1277,7 @@ fn dt50(r: &mut Report, claims: &[(String, f64)]) -> Result<(), ReportError> {
         let (diverged_at, contacts_before) = if diverged + non_finite > 0 {
             let blow_up = all
                 .iter()
-                .position(|&k| !(ke[k] < BLOW_UP_JOULES))
+                .position(|&k| ke[k].is_nan() || ke[k] >= BLOW_UP_JOULES)
                 .unwrap_or(all.len());
             (
                 steps_run as f64 * dt,

@@ -55,6 +55,16 @@ impl Default for GoldenSection {
     }
 }
 
+/// The bracket the golden section searches: its ends' angles and impulses, and the
+/// evaluations spent finding it.
+struct Region {
+    a: f64,
+    la: Vector3<f64>,
+    b: f64,
+    lb: Vector3<f64>,
+    steps: u32,
+}
+
 /// `(sqrt(5) - 1) / 2`.
 const INV_PHI: f64 = 0.618_033_988_749_894_8;
 
@@ -149,10 +159,7 @@ impl GoldenSection {
     }
 
     /// The region to search and the evaluations spent finding it.
-    fn region(
-        &self,
-        k: &SlipConic,
-    ) -> Result<(f64, Vector3<f64>, f64, Vector3<f64>, u32), LocalError> {
+    fn region(&self, k: &SlipConic) -> Result<Region, LocalError> {
         if self.closed_form_sight {
             // An end at an open conic's gap has no finite point: an infinite impulse, so
             // the stopping test waits until that end has moved inside.
@@ -161,7 +168,13 @@ impl GoldenSection {
                     .map_or(Vector3::repeat(f64::INFINITY), |(_, l)| l)
             };
             let (a, b) = Self::sight_region(k);
-            return Ok((a, at(a), b, at(b), 0));
+            return Ok(Region {
+                a,
+                la: at(a),
+                b,
+                lb: at(b),
+                steps: 0,
+            });
         }
         let theta0 = k.theta0();
         let lambda0 = Self::visible(k, theta0)
@@ -169,13 +182,25 @@ impl GoldenSection {
         let mut steps = 0u32;
         let (a, la) = self.sight_end(k, theta0, lambda0, -1.0, &mut steps)?;
         let (b, lb) = self.sight_end(k, theta0, lambda0, 1.0, &mut steps)?;
-        Ok((a, la, b, lb, steps))
+        Ok(Region {
+            a,
+            la,
+            b,
+            lb,
+            steps,
+        })
     }
 }
 
 impl SlipMethod for GoldenSection {
     fn slip(&self, k: &SlipConic) -> Result<(Vector3<f64>, u32), LocalError> {
-        let (mut a, mut la, mut b, mut lb, mut steps) = self.region(k)?;
+        let Region {
+            mut a,
+            mut la,
+            mut b,
+            mut lb,
+            mut steps,
+        } = self.region(k)?;
         // Inside the bracket every angle is on the conic; `None` (rounding at an open
         // conic's end) counts as an infinite energy.
         let eval = |t: f64| k.point(t).map(|(_, l)| l);
@@ -189,8 +214,9 @@ impl SlipMethod for GoldenSection {
         let mut l1 = eval(x1);
         let mut l2 = eval(x2);
         steps += 2;
-        // `!(d < tol)`: an end still at infinity (NaN or infinite distance) goes on.
-        while !((la - lb).norm() < self.tol) && steps < self.max_steps && x1 < x2 {
+        // An end still at infinity (a NaN or infinite distance) goes on.
+        let wide = |d: f64| d.is_nan() || d >= self.tol;
+        while wide((la - lb).norm()) && steps < self.max_steps && x1 < x2 {
             steps += 1;
             if lower(&l1, &l2) {
                 b = x2;
@@ -218,7 +244,7 @@ impl SlipMethod for GoldenSection {
     }
 
     fn bracket_steps(&self, k: &SlipConic) -> Option<u32> {
-        self.region(k).ok().map(|r| r.4)
+        self.region(k).ok().map(|r| r.steps)
     }
 }
 

@@ -277,11 +277,18 @@ mod tests {
             "max_error" => [1e-3, 1e-9],
             "max_abs_error" => [4e-7, 2e-9],
             "mean_steps" => [17.5, 12.0],
+            "mean_bracket_steps" => [4.3, f64::NAN],
+            "share_bracket_two" => [0.1, f64::NAN],
             "failures" => [0u64, 1]
         )
         .unwrap();
         let m = method_timings(&t1).unwrap();
         assert_eq!(m.len(), 2);
+        assert_eq!(
+            (m[0].mean_bracket_steps, m[0].share_bracket_two),
+            (4.3, 0.1)
+        );
+        assert!(m[1].mean_bracket_steps.is_nan());
         assert_eq!(
             (m[1].method.as_str(), m[1].samples, m[1].failures),
             ("analytical", 40, 1)

@@ -460,10 +460,13 @@ impl Quadruped {
         if let (Task::Trot, TrotController::Raibert, Some(legs)) =
             (cfg.task, cfg.trot_controller, &self.legs)
         {
-            return trot::raibert_torques(
-                &self.model,
-                &self.layout,
+            let robot = trot::TrotRobot {
+                model: &self.model,
+                layout: &self.layout,
                 legs,
+            };
+            return trot::raibert_torques(
+                robot,
                 cfg,
                 &self.q,
                 &self.v,

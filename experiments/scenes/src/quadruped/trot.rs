@@ -229,18 +229,32 @@ fn distribute(
         .collect()
 }
 
+/// The robot as the trot controller sees it: its model, joints and legs.
+#[derive(Debug, Clone, Copy)]
+pub struct TrotRobot<'a> {
+    /// The multibody model.
+    pub model: &'a Model,
+    /// Which coordinates are which leg's joints.
+    pub layout: &'a JointLayout,
+    /// Each leg's hip and foot.
+    pub legs: &'a [LegGeometry; 4],
+}
+
 /// The trot's joint torques at state `(q, v)` and time `t` (module doc), clipped to
 /// `+-torque_limit`, in the actuated joints' order.
 pub fn raibert_torques(
-    model: &Model,
-    layout: &JointLayout,
-    legs: &[LegGeometry; 4],
+    robot: TrotRobot<'_>,
     cfg: &QuadrupedConfig,
     q: &DVector<f64>,
     v: &DVector<f64>,
     t: f64,
     integral: SpeedIntegral,
 ) -> DVector<f64> {
+    let TrotRobot {
+        model,
+        layout,
+        legs,
+    } = robot;
     let poses = model.body_poses(q);
     let base = model.base_pose(q, 0);
     let v_lin = base.rotation * Vector3::new(v[0], v[1], v[2]);
