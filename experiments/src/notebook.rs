@@ -391,10 +391,20 @@ mod tests {
         let root = Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap();
         let t1 = report_frame(root, "hwangbo2018", "table1.csv").unwrap();
         let methods = column_strings(&t1, "method").unwrap();
-        assert_eq!(methods, ["bisection", "golden_section", "analytical"]);
+        assert_eq!(
+            methods,
+            [
+                "bisection",
+                "golden_section",
+                "golden_section_closed",
+                "analytical"
+            ]
+        );
         let published = column_array(&t1, "microseconds_published").unwrap();
-        assert_eq!(published.len(), 3);
+        assert_eq!(published.len(), 4);
         assert_eq!(published[0], 0.58);
+        // The closed-form golden section is ours, not the paper's: no published time.
+        assert!(published[2].is_nan());
         let e = column_f64(&t1, "method").unwrap_err().to_string();
         assert!(e.contains("not numbers"), "{e}");
         let e = column_f64(&t1, "nope").unwrap_err().to_string();

@@ -39,7 +39,20 @@ fn cut_down_hwangbo_configs_run_and_report_tables_one_and_two() {
     root.run("table1.toml");
     root.config("files.toml", |_| {});
     root.run("files.toml");
-    root.copy_shipped(&["table1_published.csv", "table2_published.csv"]);
+    for f in ["hang_tight.toml", "random_feet.toml", "random_shadow.toml"] {
+        root.config(f, |t| set(t, "scene", "steps", toml::Value::Integer(600)));
+        root.run(f);
+    }
+    // 1.2 s at 20 ms.
+    root.config("dt50hz.toml", |t| {
+        set(t, "scene", "steps", toml::Value::Integer(60))
+    });
+    root.run("dt50hz.toml");
+    root.copy_shipped(&[
+        "table1_published.csv",
+        "table2_published.csv",
+        "claims_published.csv",
+    ]);
     let readme = root.report().unwrap();
     assert!(readme.contains("## One contact (Table I)"));
 
@@ -55,8 +68,23 @@ fn cut_down_hwangbo_configs_run_and_report_tables_one_and_two() {
     );
     assert_eq!(
         column(&t1, "method"),
-        ["bisection", "golden_section", "analytical"]
+        [
+            "bisection",
+            "golden_section",
+            "golden_section_closed",
+            "analytical"
+        ]
     );
+    // The interval's evaluations are part of a solve's; the closed-form region needs none,
+    // and the quartic has no interval.
+    let steps = column(&t1, "mean_steps");
+    let bracket = column(&t1, "mean_bracket_steps");
+    for k in 0..3 {
+        let (s, b): (f64, f64) = (steps[k].parse().unwrap(), bracket[k].parse().unwrap());
+        assert!((0.0..=s).contains(&b), "{k}: {b} of {s}");
+    }
+    assert_eq!(bracket[2], "0.0");
+    assert_eq!(bracket[3], "");
     for (m, e) in column(&t1, "method")
         .iter()
         .zip(column(&t1, "max_error_vs_reference"))
@@ -71,7 +99,7 @@ fn cut_down_hwangbo_configs_run_and_report_tables_one_and_two() {
     // The paper's numbers beside ours, from table1_published.csv.
     assert_eq!(
         column(&t1, "microseconds_published"),
-        ["0.58", "1.20", "1.60"]
+        ["0.58", "1.20", "", "1.60"]
     );
     assert!(readme.contains("Intel Xeon E5-1620 (3.6 GHz)"), "{readme}");
 
@@ -108,6 +136,35 @@ fn cut_down_hwangbo_configs_run_and_report_tables_one_and_two() {
     for v in column(&files, "own_violation") {
         assert!(v.parse::<f64>().unwrap() >= 0.0);
     }
+
+    // The open ends: time per step, the random task's cost, the trot, the dominance, the
+    // penetration with PGS at 1e-8 and the 50 Hz runs, one row per what they cover.
+    assert_eq!(root.csv("step_times.csv").1.len(), 8);
+    let random = root.csv("random_cost.csv");
+    assert_eq!(random.1.len(), 6, "three runs, two solvers");
+    assert_eq!(
+        column(&random, "steps_with_torso")[2..4],
+        ["0", "0"],
+        "random_feet has no torso contacts"
+    );
+    let trot = root.csv("trot.csv");
+    assert_eq!(trot.1.len(), 2);
+    for n in column(&trot, "max_contacts") {
+        assert!(n.parse::<f64>().unwrap() <= 4.0);
+    }
+    let dominance = root.csv("dominance.csv");
+    assert_eq!(
+        column(&dominance, "task"),
+        ["trot", "hang", "drop", "random"]
+    );
+    assert_eq!(
+        column(&root.csv("hang_penetration.csv"), "solver"),
+        ["bisection-sor", "pgs", "pgs-1e-8"]
+    );
+    let dt50 = root.csv("dt50hz.csv");
+    assert_eq!(column(&dt50, "task"), ["hang", "drop", "random", "trot"]);
+    // The unactuated tasks do not diverge at 20 ms.
+    assert_eq!(column(&dt50, "diverged_at")[..2], ["", ""]);
 
     let model = root.csv("model.csv");
     assert_eq!(model.1.len(), 4);

@@ -20,12 +20,19 @@
 //!
 //! One row per method: `method`, `samples`, `rounds`, `micros_median` and `micros_min` (per
 //! solve), `max_error` (largest `|r - r_ref| / |r_ref|`), `max_abs_error` (N s), `mean_steps`
-//! (inner steps per solve), `failures` (samples the method returned an error on) and
-//! `reference_failures` (samples the reference could not solve; left out of the errors).
+//! (inner steps per solve), `mean_bracket_steps` (of those, the evaluations spent finding the
+//! interval: Algorithm 1's initial stepping with its start, the golden section's search of the
+//! line-of-sight region; NaN for the quartic), `share_bracket_two` (the share of samples whose
+//! interval took at most two evaluations: the start and one step that already crosses the
+//! answer, the "converges in just two steps" of sec. VI), `failures` (samples the method
+//! returned an error on) and `reference_failures` (samples the reference could not solve; left
+//! out of the errors).
 //!
 //! The methods, by the names of `bisection-sor`'s `local` option: `bisection` ([`Bisection`],
 //! Algorithm 1), `golden_section` ([`GoldenSection`]) and `analytical` ([`Analytical`], the
-//! quartic), the interval methods stopped at the config's `tol` (the paper's 1e-6 N s).
+//! quartic), the interval methods stopped at the config's `tol` (the paper's 1e-6 N s); and
+//! `golden_section_closed`, the golden section with its line-of-sight region in closed form
+//! (`GoldenSection::closed_form_sight`: no search for the interval).
 //! `coulomb` is refused: it solves another law (eq. 6) than the reference's (eq. 8).
 
 use std::hint::black_box;
@@ -100,6 +107,10 @@ pub struct MethodRow {
     /// Mean inner steps per solve (slope or value evaluations; the quartic's root polishing),
     /// over the samples the method solved.
     pub mean_steps: f64,
+    /// Mean evaluations per solve spent finding the interval (NaN: the method has none).
+    pub mean_bracket_steps: f64,
+    /// Share of samples whose interval took at most two evaluations (NaN: no interval).
+    pub share_bracket_two: f64,
     /// Samples the method returned an error on.
     pub failures: usize,
     /// Samples the reference could not solve (left out of the errors).
@@ -125,7 +136,14 @@ pub type NamedMethod = (String, Box<dyn SlipMethod>);
 /// A method by name ([`LocalMethod`]'s names), the interval methods stopped at `tol` (N s);
 /// the error says which names there are.
 pub fn slip_method(name: &str, tol: f64) -> Result<Box<dyn SlipMethod>, String> {
-    let known = "known: bisection, golden_section, analytical";
+    let known = "known: bisection, golden_section, golden_section_closed, analytical";
+    if name == "golden_section_closed" {
+        return Ok(Box::new(GoldenSection {
+            tol,
+            closed_form_sight: true,
+            ..GoldenSection::default()
+        }));
+    }
     let method: LocalMethod = serde_json::from_value(serde_json::Value::String(name.into()))
         .map_err(|_| format!("unknown single-contact method `{name}`; {known}"))?;
     match method {
@@ -279,6 +297,22 @@ pub fn time_methods(
                     max_error = max_error.max(e / r_ref.norm().max(1e-300));
                 }
             }
+            let brackets: Vec<u32> = samples
+                .iter()
+                .filter_map(|s| match classify(&s.w, &s.c, s.mu) {
+                    Ok(Case::Slipping(k)) => m.bracket_steps(&k),
+                    _ => None,
+                })
+                .collect();
+            let (mean_bracket_steps, share_bracket_two) = if brackets.is_empty() {
+                (f64::NAN, f64::NAN)
+            } else {
+                let count = brackets.len() as f64;
+                (
+                    brackets.iter().map(|&b| f64::from(b)).sum::<f64>() / count,
+                    brackets.iter().filter(|&&b| b <= 2).count() as f64 / count,
+                )
+            };
             let per_sample: Vec<f64> = times.iter().map(|t| t / n).collect();
             MethodRow {
                 method: name.clone(),
@@ -289,6 +323,8 @@ pub fn time_methods(
                 max_error,
                 max_abs_error,
                 mean_steps: steps as f64 / solved.max(1) as f64,
+                mean_bracket_steps,
+                share_bracket_two,
                 failures,
                 reference_failures,
                 timed_seconds: times.iter().sum(),
@@ -342,6 +378,8 @@ pub fn single_contact_frame(rows: &[MethodRow]) -> PolarsResult<DataFrame> {
         "max_error" => col!(max_error),
         "max_abs_error" => col!(max_abs_error),
         "mean_steps" => col!(mean_steps),
+        "mean_bracket_steps" => col!(mean_bracket_steps),
+        "share_bracket_two" => col!(share_bracket_two),
         "failures" => col!(failures as u64),
         "reference_failures" => col!(reference_failures as u64),
         "timed_seconds" => col!(timed_seconds),

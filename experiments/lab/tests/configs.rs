@@ -122,8 +122,55 @@ fn table_one_samples_the_tasks_of_table_two() {
     assert_eq!(table1.driver.optimizer.name, "bisection-sor");
     assert_eq!(
         table1.methods,
-        ["bisection", "golden_section", "analytical"]
+        [
+            "bisection",
+            "golden_section",
+            "golden_section_closed",
+            "analytical"
+        ]
     );
+}
+
+/// The extra runs of the Hwangbo report simulate Table II's scene: `hang_tight`,
+/// `random_feet` and `random_shadow` with the tasks' parameters (the feet-only random task
+/// switching the torso off; without the trot's controller, which they do not run), `dt50hz`
+/// with them at dt = 20 ms and the controllers' gains implicit.
+#[test]
+fn the_extra_hwangbo_runs_use_the_tasks_scene() {
+    let lab = Lab::standard();
+    let dir = lab.root().join("experiments/configs/hwangbo2018");
+    let tasks = lab.experiment(&dir.join("tasks.toml")).unwrap();
+    for (file, changes) in [
+        ("hang_tight.toml", vec![]),
+        ("random_shadow.toml", vec![]),
+        (
+            "random_feet.toml",
+            vec![("torso_collides", toml::Value::Boolean(false))],
+        ),
+        (
+            "dt50hz.toml",
+            vec![
+                ("dt", toml::Value::Float(0.02)),
+                ("implicit_gains", toml::Value::Boolean(true)),
+            ],
+        ),
+    ] {
+        let cfg = lab.experiment(&dir.join(file)).unwrap();
+        let mut want = tasks.scene.params.clone();
+        // The trot's controller matters only where the trot runs.
+        if !cfg
+            .sweep
+            .get("task")
+            .is_some_and(|t| t.contains(&"trot".into()))
+        {
+            want.remove("trot_controller");
+        }
+        for (k, v) in changes {
+            want.insert(k.into(), v);
+        }
+        assert_eq!(cfg.scene.params, want, "{file}");
+        assert_eq!(cfg.scene.kind, "quadruped", "{file}");
+    }
 }
 
 /// The fidelity study's `[every_pair]` runs every compatible pair of the lab's registry, each

@@ -32,7 +32,7 @@ use contactlab_core::drivers::sweep::{ContactSolver, FrictionModel, LocalError, 
 use nalgebra::{Matrix3, Vector3};
 use serde::{Deserialize, Serialize};
 
-use super::single::{per_contact_solver, SlipConic, SlipMethod};
+use super::single::{per_contact_solver, ConicPoint, SlipConic, SlipMethod};
 
 /// Algorithm 1's bisection and its parameters.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
@@ -63,17 +63,35 @@ impl Default for Bisection {
     }
 }
 
-impl SlipMethod for Bisection {
-    fn slip(&self, k: &SlipConic) -> Result<(Vector3<f64>, u32), LocalError> {
+/// Where Algorithm 1's initial stepping (lines 1-23) ended.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Bracket {
+    /// The slope vanished at the start angle: its point is the answer.
+    Exact(Vector3<f64>),
+    /// The slope has the start's sign `s0` at `at_p` and the other sign at `at` (the paper's
+    /// `theta^p` and `theta`).
+    Interval {
+        /// The end with the slope's other sign.
+        at: ConicPoint,
+        /// The end with the start's sign.
+        at_p: ConicPoint,
+        /// The sign of the slope at the start angle.
+        s0: f64,
+    },
+}
+
+impl Bisection {
+    /// Algorithm 1's initial stepping (lines 1-23): the bracket and the slope evaluations it
+    /// took, the start's included (so a start whose first step already crosses the answer
+    /// takes 2, the "two steps" of sec. VI).
+    pub fn bracket(&self, k: &SlipConic) -> Result<(Bracket, u32), LocalError> {
         let theta_start = k.theta0();
-        // `at` is the end of the bracket with the slope's other sign, `at_p` the end with the
-        // start's sign `s0` (the paper's `theta` and `theta_p`).
         let mut at = k.at(theta_start).ok_or(LocalError::NoBracket(
             "the start angle has no point on the conic",
         ))?;
         let d0 = k.slope_scaled(&at);
         if d0 == 0.0 {
-            return Ok((at.lambda, 1));
+            return Ok((Bracket::Exact(at.lambda), 1));
         }
         if d0.is_nan() {
             return Err(LocalError::NotFinite("slope"));
@@ -81,8 +99,6 @@ impl SlipMethod for Bisection {
         let s0 = d0.signum();
         let mut alpha = -self.beta1 * s0;
         let mut steps = 1u32;
-        // Initial stepping (lines 7-23): ends with the slope's sign s0 at `at_p` and the other
-        // sign at `at`.
         let mut at_p;
         loop {
             steps += 1;
@@ -104,6 +120,17 @@ impl SlipMethod for Bisection {
                 _ => alpha *= self.beta2,
             }
         }
+        Ok((Bracket::Interval { at, at_p, s0 }, steps))
+    }
+}
+
+impl SlipMethod for Bisection {
+    fn slip(&self, k: &SlipConic) -> Result<(Vector3<f64>, u32), LocalError> {
+        let (bracket, mut steps) = self.bracket(k)?;
+        let (mut at, mut at_p, s0) = match bracket {
+            Bracket::Exact(lambda) => return Ok((lambda, steps)),
+            Bracket::Interval { at, at_p, s0 } => (at, at_p, s0),
+        };
         // Bisection (lines 24-33).
         // Squared distances against `tol^2`: the same test without a square root per step.
         let tol2 = self.tol * self.tol;
@@ -124,6 +151,10 @@ impl SlipMethod for Bisection {
         }
         let lambda = k.at_mid(&at, &at_p).map_or(at.lambda, |m| m.lambda);
         Ok((lambda, steps))
+    }
+
+    fn bracket_steps(&self, k: &SlipConic) -> Option<u32> {
+        self.bracket(k).ok().map(|(_, steps)| steps)
     }
 }
 

@@ -293,6 +293,12 @@ pub trait SlipMethod {
 
     /// The slipping impulse on `conic`.
     fn slip(&self, conic: &SlipConic) -> Result<(Vector3<f64>, u32), LocalError>;
+
+    /// The evaluations a bracketing method spends finding its interval on `conic` (part of
+    /// [`SlipMethod::slip`]'s steps); `None` for a method without one.
+    fn bracket_steps(&self, _conic: &SlipConic) -> Option<u32> {
+        None
+    }
 }
 
 /// One contact's impulse by `method`: [`classify`], then `method` where the contact slips.

@@ -687,3 +687,67 @@ fn bisection_sor_converges_on_rover4396_whose_w_is_symmetric_to_1e_3() {
         assert!(s.iterations < 100, "{local:?}: {} sweeps", s.iterations);
     }
 }
+
+/// The golden section's closed-form line-of-sight region: its ends are on the region's
+/// boundary (just inside in sight or at an open conic's gap, just outside not, when the end is
+/// not the half-turn guard), it contains the reference's answer, and the search over it
+/// matches the reference like the searched region does.
+#[test]
+fn the_closed_form_sight_region_bounds_the_visible_arc_and_holds_the_answer() {
+    use std::f64::consts::PI;
+    for family in [Family::General, Family::Anisotropic] {
+        let cases = slipping_cases(11, family, 300);
+        for (i, k) in cases.iter().enumerate() {
+            let (a, b) = GoldenSection::sight_region(k);
+            assert!(a < k.theta0() && k.theta0() < b, "{family:?} {i}");
+            let (l_ref, _) = Reference::default().slip(k).unwrap();
+            let t_ref = l_ref[2].atan2(l_ref[1]);
+            let t_ref = k.theta0() + (t_ref - k.theta0() + PI).rem_euclid(2.0 * PI) - PI;
+            assert!(
+                a <= t_ref && t_ref <= b,
+                "{family:?} {i}: {t_ref} not in [{a}, {b}]"
+            );
+            for (end, out) in [(a, -1.0), (b, 1.0)] {
+                let eps = 1e-7;
+                let inside = k.point(end - out * eps).map(|(_, l)| l);
+                assert!(
+                    inside.is_some_and(|l| k.in_sight(&l)),
+                    "{family:?} {i}: just inside {end} is out of sight"
+                );
+                let at_guard = (end - k.theta0()).abs() >= PI - 1e-12;
+                if let (false, Some((_, l))) = (at_guard, k.point(end + out * eps)) {
+                    assert!(!k.in_sight(&l), "{family:?} {i}: beyond {end} is in sight");
+                }
+            }
+        }
+        let closed = GoldenSection {
+            closed_form_sight: true,
+            ..tight_golden()
+        };
+        let (e, _) = max_error(&closed, &cases, "golden section, closed-form region");
+        assert!(e < 1e-6, "{family:?}: {e:e}");
+    }
+}
+
+/// The bisection's interval count: the start and one step when the first step already
+/// crosses the answer (at `W = I` the start is the answer's angle up to the sign of a
+/// rounding, so the first step crosses), and never more than the whole solve's steps.
+#[test]
+fn the_bisection_counts_its_initial_stepping() {
+    let w = Matrix3::identity();
+    let c = Vector3::new(-1.0, 3.0, 0.5);
+    let Case::Slipping(k) = classify(&w, &c, 0.5).unwrap() else {
+        panic!("slipping expected")
+    };
+    let b = Bisection::default();
+    let (_, total) = b.slip(&k).unwrap();
+    let bracket = b.bracket_steps(&k).unwrap();
+    assert!(bracket <= 2, "{bracket}");
+    assert!(bracket <= total);
+    for k in slipping_cases(5, Family::General, 200) {
+        let (_, total) = b.slip(&k).unwrap();
+        let bracket = b.bracket_steps(&k).unwrap();
+        assert!((1..=total).contains(&bracket), "{bracket} of {total}");
+    }
+    assert_eq!(Analytical::default().bracket_steps(&k), None);
+}

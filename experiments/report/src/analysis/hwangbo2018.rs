@@ -32,6 +32,10 @@ pub struct MethodTiming {
     pub max_abs_error: f64,
     /// Mean inner steps per solve.
     pub mean_steps: f64,
+    /// Of those, the mean evaluations spent finding the interval (NaN: no interval).
+    pub mean_bracket_steps: f64,
+    /// Share of samples whose interval took at most two evaluations (NaN: no interval).
+    pub share_bracket_two: f64,
     /// Samples the method failed on.
     pub failures: usize,
 }
@@ -44,6 +48,8 @@ pub fn method_timings(df: &DataFrame) -> Result<Vec<MethodTiming>, AnalysisError
     let error = f64s(df, "max_error")?;
     let abs_error = f64s(df, "max_abs_error")?;
     let steps = f64s(df, "mean_steps")?;
+    let bracket = f64s(df, "mean_bracket_steps")?;
+    let two = f64s(df, "share_bracket_two")?;
     let failures = f64s(df, "failures")?;
     Ok((0..df.height())
         .map(|k| MethodTiming {
@@ -53,6 +59,8 @@ pub fn method_timings(df: &DataFrame) -> Result<Vec<MethodTiming>, AnalysisError
             max_error: error[k],
             max_abs_error: abs_error[k],
             mean_steps: steps[k],
+            mean_bracket_steps: bracket[k],
+            share_bracket_two: two[k],
             failures: failures[k] as usize,
         })
         .collect())
@@ -269,11 +277,18 @@ mod tests {
             "max_error" => [1e-3, 1e-9],
             "max_abs_error" => [4e-7, 2e-9],
             "mean_steps" => [17.5, 12.0],
+            "mean_bracket_steps" => [4.3, f64::NAN],
+            "share_bracket_two" => [0.1, f64::NAN],
             "failures" => [0u64, 1]
         )
         .unwrap();
         let m = method_timings(&t1).unwrap();
         assert_eq!(m.len(), 2);
+        assert_eq!(
+            (m[0].mean_bracket_steps, m[0].share_bracket_two),
+            (4.3, 0.1)
+        );
+        assert!(m[1].mean_bracket_steps.is_nan());
         assert_eq!(
             (m[1].method.as_str(), m[1].samples, m[1].failures),
             ("analytical", 40, 1)

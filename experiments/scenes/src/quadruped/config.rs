@@ -65,6 +65,38 @@ impl Task {
     }
 }
 
+/// The trot's controller (`trot_controller`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum TrotController {
+    /// The open-loop diagonal gait tracked by the joint PD law ([`super::controller::trot_targets`]).
+    OpenLoop,
+    /// Raibert's foot placement and virtual-model stance forces at `trot_speed` ([`super::trot`]).
+    Raibert,
+}
+
+fn default_trot_controller() -> TrotController {
+    TrotController::OpenLoop
+}
+fn default_trot_speed() -> f64 {
+    1.5
+}
+fn default_trot_height() -> f64 {
+    0.5
+}
+fn default_swing_height() -> f64 {
+    0.08
+}
+fn default_raibert_gain() -> f64 {
+    0.0
+}
+fn default_speed_gain() -> f64 {
+    4.0
+}
+fn default_speed_integral_gain() -> f64 {
+    4.0
+}
+
 fn default_task() -> Task {
     Task::Stand
 }
@@ -201,6 +233,35 @@ pub struct QuadrupedConfig {
     /// Knee flexion that lifts a swinging foot at mid-swing (rad).
     #[serde(default = "default_kfe_amplitude")]
     pub kfe_amplitude: f64,
+    /// The trot's controller: `open_loop` (joint PD on a fixed gait) or `raibert` (foot
+    /// placement and stance forces at `trot_speed`).
+    #[serde(default = "default_trot_controller")]
+    pub trot_controller: TrotController,
+    /// The `raibert` trot's commanded forward speed once ramped up (m/s; the paper's 1.5).
+    #[serde(default = "default_trot_speed")]
+    pub trot_speed: f64,
+    /// The `raibert` trot's base height (m).
+    #[serde(default = "default_trot_height")]
+    pub trot_height: f64,
+    /// The `raibert` trot's swing foot clearance (m).
+    #[serde(default = "default_swing_height")]
+    pub swing_height: f64,
+    /// The `raibert` trot's foot-placement gain on the speed error (s).
+    #[serde(default = "default_raibert_gain")]
+    pub raibert_gain: f64,
+    /// The `raibert` trot's stance force on the speed error, per unit mass (1/s).
+    #[serde(default = "default_speed_gain")]
+    pub speed_gain: f64,
+    /// The `raibert` trot's stance force on the speed error's integral, per unit mass (1/s^2).
+    #[serde(default = "default_speed_integral_gain")]
+    pub speed_integral_gain: f64,
+    /// Treat the controllers' damping and stiffness implicitly (the step's `A = M + dt D`,
+    /// module doc of the scene); `false`: explicit torques (the default at `dt = 1 ms`).
+    #[serde(default)]
+    pub implicit_gains: bool,
+    /// Whether the torso box collides; unset: the task's rule ([`Task::torso_collides`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub torso_collides: Option<bool>,
 }
 
 impl Default for QuadrupedConfig {
@@ -229,6 +290,15 @@ impl Default for QuadrupedConfig {
             gait_period: default_gait_period(),
             hfe_amplitude: default_hfe_amplitude(),
             kfe_amplitude: default_kfe_amplitude(),
+            trot_controller: default_trot_controller(),
+            trot_speed: default_trot_speed(),
+            trot_height: default_trot_height(),
+            swing_height: default_swing_height(),
+            raibert_gain: default_raibert_gain(),
+            speed_gain: default_speed_gain(),
+            speed_integral_gain: default_speed_integral_gain(),
+            implicit_gains: false,
+            torso_collides: None,
         }
     }
 }
@@ -259,6 +329,7 @@ impl QuadrupedConfig {
                 ("reset_period", self.reset_period),
                 ("drop_timeout", self.drop_timeout),
                 ("gait_period", self.gait_period),
+                ("trot_height", self.trot_height),
             ],
             &[
                 ("mu", self.mu),
@@ -269,6 +340,11 @@ impl QuadrupedConfig {
                 ("target_variance", self.target_variance),
                 ("rest_energy", self.rest_energy),
                 ("rest_duration", self.rest_duration),
+                ("trot_speed", self.trot_speed),
+                ("swing_height", self.swing_height),
+                ("raibert_gain", self.raibert_gain),
+                ("speed_gain", self.speed_gain),
+                ("speed_integral_gain", self.speed_integral_gain),
             ],
         )?;
         for (key, v) in [
@@ -286,6 +362,12 @@ impl QuadrupedConfig {
             }
         }
         Ok(())
+    }
+
+    /// Whether the torso box collides: `torso_collides` if set, else the task's rule.
+    pub fn torso_collides(&self) -> bool {
+        self.torso_collides
+            .unwrap_or_else(|| self.task.torso_collides())
     }
 
     /// The robot file: `robot` itself when absolute, else taken from the workspace root (so

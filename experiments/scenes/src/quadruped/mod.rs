@@ -33,8 +33,9 @@
 //! Candidates: each foot sphere's lowest point against the ground `z = 0` (`ContactKey::Wall {
 //! ball: foot body, wall: GROUND }`), and in drop and random the torso box's 8 corners
 //! (`ContactKey::WallPoint`): the paper's "maximum possible number of contacts" is 4 for hang
-//! and trot (feet) and 8 for drop and random (feet and torso). A candidate is a contact when
-//! its gap is at most `margin`.
+//! and trot (feet) and 8 for drop and random (feet and torso). `torso_collides` overrides the
+//! task's choice (the random task with feet only, say). A candidate is a contact when its gap
+//! is at most `margin`.
 //!
 //! The paper writes Signorini on velocities "for computational simplicity" and adds no
 //! position correction ("A drift in the position level constraint is possible"; "the
@@ -58,6 +59,20 @@
 //! not cross it, and a contact pushes only once the surfaces meet. With `margin = 0.01` the
 //! drop's deepest point stays at 2.0 mm (drift only). Touching and penetrating contacts keep
 //! `b_n = 0` either way.
+//!
+//! # Implicit gains (`implicit_gains = true`)
+//!
+//! The torques are explicit: evaluated at the step's start from `(q, v)`. A PD law is then
+//! stable only while `kd dt / I` stays below 2 for the lightest link, which `dt = 20 ms` (the
+//! paper's "stable at 50 Hz") breaks for the joint PD (`kd = 4`, a shank of about 0.02 kg m^2)
+//! and the raibert trot's swinging feet. With `implicit_gains` the rate-dependent part of the
+//! torques is taken at the step's end, as stable PD controllers do (J. Tan, K. Liu and G. Turk,
+//! "Stable proportional-derivative controllers", IEEE CG&A 31(4), 2011; MuJoCo's implicit
+//! damping): a law `tau = tau_0 - D v` with `D = kd + dt kp` (the spring evaluated at `q + dt
+//! v+`) gives `(M + dt D) v+ = M v + dt (tau_0 - h) + J' lambda`, i.e. the same step with
+//! `A = M + dt D` and `v* = v + dt A^-1 (tau - h)`, `tau` the explicit torques. The contact
+//! problem is built on that `A` (`W = J A^-1 J'`). Joints whose torque clips keep the explicit
+//! clipped torque; the raibert trot's stance forces stay explicit (their gains are soft).
 //!
 //! # Control
 //!
@@ -111,7 +126,11 @@
 //!   first cycle. Defaults `gait_period = 0.5 s`, `hfe_amplitude = 0.2`, `kfe_amplitude = 0.4
 //!   rad`: the base moves forward at 0.42 m/s on average over 2 s (the observable
 //!   `mean_forward_speed`), well below the paper's 1.5 m/s, which needs a real locomotion
-//!   controller (feedback on the base's attitude and speed).
+//!   controller (feedback on the base's attitude and speed). `trot_controller = "raibert"` is
+//!   one ([`trot`]): Raibert's foot placement for the swinging pair and virtual-model stance
+//!   forces (gravity, height, speed and attitude PD shared over the stance feet), commanded
+//!   to `trot_speed = 1.5 m/s` after a ramp, at `trot_height = 0.5 m` with `swing_height =
+//!   0.08 m` of clearance.
 //! * `stand` (not the paper's): the trot's start held at the crouch by the PD law, for tests.
 //!
 //! # Observables (one DataFrame column each)
@@ -122,12 +141,19 @@
 //! summed normal impulse, N s: `m g dt = 0.343 N s` at rest), `max_penetration` (the deepest
 //! point of the task's geometry now, m), `foot_penetration` (mean penetration of the feet that
 //! touch, the paper's Fig. 7), `kinetic_energy` (J), `resets` (so far), `task_time` (time since
-//! the episode began, s).
+//! the episode began, s), `torso_contacts` (torso corners among the step's contacts),
+//! `max_joint_torque` (the largest `|tau|` of the joint torques at the new state, N m), and the
+//! diagonal dominance of the step's Delassus matrix `W`: `delassus_row_dominance`
+//! ([`row_dominance`], the scalar one a per-component PGS sweep sees) and
+//! `delassus_block_dominance` ([`block_dominance`], the per-contact one), both NaN without
+//! contacts. The dominance is computed from the step's blocks when the observables are read,
+//! outside the timed step.
 
 pub mod config;
 pub mod controller;
 #[cfg(test)]
 mod tests;
+pub mod trot;
 
 use contactlab_core::generalized::sparse_transpose_mul_add;
 use contactlab_core::{ContactModel, GeneralizedProblem, LocalProblem, Matrix, ProblemError};
@@ -138,7 +164,7 @@ use nalgebra::{DMatrix, DVector, Matrix3, Vector3};
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 
-pub use config::{QuadrupedConfig, Task, DEFAULT_ROBOT};
+pub use config::{QuadrupedConfig, Task, TrotController, DEFAULT_ROBOT};
 pub use controller::{JointLayout, Leg, LEG_NAMES};
 
 use super::{Contact, ContactKey, ContactStep, Scene, SceneError};
@@ -192,7 +218,13 @@ pub struct Quadruped {
     resets: usize,
     start_x: f64,
     last_contacts: usize,
+    last_torso_contacts: usize,
     last_normal_impulse: f64,
+    /// The last step's Delassus blocks `W_ab`, row-major over its contacts (for the
+    /// dominance observables, computed outside the timed step).
+    last_blocks: Vec<Matrix3<f64>>,
+    legs: Option<[trot::LegGeometry; 4]>,
+    speed_integral: trot::SpeedIntegral,
 }
 
 fn robot_error(message: String) -> SceneError {
@@ -247,6 +279,16 @@ impl Quadruped {
             .enumerate()
             .flat_map(|(i, b)| b.boxes.iter().map(move |s| (i, *s)))
             .collect();
+        let legs = leg_geometry(&model, &feet);
+        if config.task == Task::Trot && config.trot_controller == TrotController::Raibert {
+            legs.ok_or_else(|| {
+                robot_error(format!(
+                    "{}: the raibert trot needs links X_thigh and a foot sphere below X_shank \
+                     on every leg",
+                    path.display()
+                ))
+            })?;
+        }
         let nv = model.nv();
         let mut scene = Quadruped {
             config: config.clone(),
@@ -268,7 +310,11 @@ impl Quadruped {
             resets: 0,
             start_x: 0.0,
             last_contacts: 0,
+            last_torso_contacts: 0,
             last_normal_impulse: 0.0,
+            last_blocks: Vec::new(),
+            legs,
+            speed_integral: trot::SpeedIntegral::default(),
         };
         scene.place_initial_state()?;
         scene.start_episode();
@@ -331,6 +377,7 @@ impl Quadruped {
         self.q = self.q0.clone();
         self.v = self.v0.clone();
         self.task_steps = 0;
+        self.speed_integral = trot::SpeedIntegral::default();
         self.landed = false;
         self.rest_time = 0.0;
         self.start_x = self.q[0];
@@ -410,6 +457,23 @@ impl Quadruped {
         if !cfg.task.actuated() {
             return -cfg.joint_damping * rates;
         }
+        if let (Task::Trot, TrotController::Raibert, Some(legs)) =
+            (cfg.task, cfg.trot_controller, &self.legs)
+        {
+            let robot = trot::TrotRobot {
+                model: &self.model,
+                layout: &self.layout,
+                legs,
+            };
+            return trot::raibert_torques(
+                robot,
+                cfg,
+                &self.q,
+                &self.v,
+                self.task_time(),
+                self.speed_integral,
+            );
+        }
         controller::pd_torques(
             cfg.kp,
             cfg.kd,
@@ -444,7 +508,7 @@ impl Quadruped {
                 foot: true,
             });
         }
-        if self.config.task.torso_collides() {
+        if self.config.torso_collides() {
             for (k, &(body, b)) in self.boxes.iter().enumerate() {
                 for corner in 0..8 {
                     let sign = |bit: usize| if corner & bit == 0 { -1.0 } else { 1.0 };
@@ -546,20 +610,62 @@ impl Quadruped {
         (&m + m.transpose()) * 0.5
     }
 
+    /// The step's matrix `A`: `M(q)`, plus `dt D` with the controllers' joint-rate gains `D`
+    /// when `implicit_gains` is set (module doc): `(kd + dt kp)` on each PD joint whose torque
+    /// `torques` does not clip, `joint_damping` on the passive ones, and the swinging legs'
+    /// Cartesian PD as joint gains ([`trot::swing_gains`]).
+    fn step_matrix(&self, torques: &DVector<f64>) -> DMatrix<f64> {
+        let mut a = self.mass_matrix();
+        let cfg = &self.config;
+        if !cfg.implicit_gains {
+            return a;
+        }
+        let dt = cfg.dt;
+        let raibert = cfg.task == Task::Trot && cfg.trot_controller == TrotController::Raibert;
+        match (&self.legs, raibert, cfg.task.actuated()) {
+            (Some(legs), true, _) => {
+                let t = self.task_time();
+                let blocks =
+                    trot::swing_gains(&self.model, &self.layout, legs, cfg, &self.q, t, torques);
+                for (cols, d) in blocks {
+                    for (r, &i) in cols.iter().enumerate() {
+                        for (c, &j) in cols.iter().enumerate() {
+                            a[(i, j)] += dt * d[(r, c)];
+                        }
+                    }
+                }
+            }
+            (_, _, true) => {
+                for (k, &i) in self.layout.v.iter().enumerate() {
+                    if torques[k].abs() < cfg.torque_limit {
+                        a[(i, i)] += dt * (cfg.kd + dt * cfg.kp);
+                    }
+                }
+            }
+            (_, _, false) => {
+                for &i in &self.layout.v {
+                    a[(i, i)] += dt * cfg.joint_damping;
+                }
+            }
+        }
+        a
+    }
+
     /// This step's contact problem (module doc): `A = M(q)`, `J` at `q` (normal first),
     /// `v* = v + dt M^-1 (tau - h)`, rigid contacts, and the contact-space form
     /// `W = J M^-1 J'`, `q = J v* + b` alongside.
     pub fn contact_step(&self) -> Result<ContactStep, SceneError> {
         let cfg = &self.config;
         let nv = self.model.nv();
-        let m = self.mass_matrix();
+        let torques = self.joint_torques();
+        let m = self.step_matrix(&torques);
         non_finite("M", m.as_slice())?;
         let chol = m
             .clone()
             .cholesky()
             .ok_or(SceneError::NonFinite("mass matrix (not positive definite)"))?;
         let h = self.model.bias_forces(&self.q, &self.v);
-        let tau = self.layout.generalized(nv, &self.joint_torques());
+        let tau = self.layout.generalized(nv, &torques);
         let v_star = &self.v + cfg.dt * chol.solve(&(tau - h));
         non_finite("v*", v_star.as_slice())?;
 
@@ -707,6 +813,19 @@ impl Quadruped {
         self.q = self.model.integrate(&self.q, &v, self.config.dt);
         self.v = v;
         self.last_contacts = nc;
+        self.last_torso_contacts = step
+            .contacts
+            .iter()
+            .filter(|c| matches!(c.key, ContactKey::WallPoint { .. }))
+            .count();
+        self.last_blocks.clear();
+        if let (true, Ok(local)) = (nc > 0, step.problem.local()) {
+            for a in 0..nc {
+                for b in 0..nc {
+                    self.last_blocks.push(local.w.block3(a, b));
+                }
+            }
+        }
         self.last_normal_impulse = (0..nc).map(|k| r[3 * k]).sum();
         self.time += self.config.dt;
         self.task_steps += 1;
@@ -747,7 +866,12 @@ impl Quadruped {
                     );
                 }
             }
-            Task::Hang | Task::Trot | Task::Stand => {}
+            Task::Trot => {
+                let t = self.task_time();
+                let error = trot::commanded_speed(cfg, t) - self.base_velocity().x;
+                self.speed_integral.add(dt, error);
+            }
+            Task::Hang | Task::Stand => {}
         }
     }
 
@@ -778,12 +902,97 @@ impl Scene for Quadruped {
             ("forward_speed", self.base_velocity().x),
             ("mean_forward_speed", self.mean_forward_speed()),
             ("active_contacts", self.last_contacts as f64),
+            ("torso_contacts", self.last_torso_contacts as f64),
             ("normal_impulse", self.last_normal_impulse),
             ("max_penetration", self.max_penetration()),
             ("foot_penetration", self.foot_penetration()),
             ("kinetic_energy", self.kinetic_energy()),
             ("resets", self.resets as f64),
             ("task_time", self.task_time()),
+            ("max_joint_torque", self.joint_torques().amax()),
+            (
+                "delassus_row_dominance",
+                row_dominance(&self.last_blocks, self.last_contacts),
+            ),
+            (
+                "delassus_block_dominance",
+                block_dominance(&self.last_blocks, self.last_contacts),
+            ),
         ]
     }
+}
+
+/// Each leg's hip-flexion body (`X_thigh`) and the foot sphere below its shank (`X_shank` or a
+/// body under it), in [`LEG_NAMES`] order; `None` when a leg lacks either.
+fn leg_geometry(model: &Model, feet: &[(usize, Sphere)]) -> Option<[trot::LegGeometry; 4]> {
+    let mut out = [trot::LegGeometry {
+        hip_body: 0,
+        foot_body: 0,
+        foot_centre: Vector3::zeros(),
+        foot_radius: 0.0,
+    }; 4];
+    for (geo, name) in out.iter_mut().zip(LEG_NAMES) {
+        let hip_body = model.body_index(&format!("{name}_thigh"))?;
+        let shank = model.body_index(&format!("{name}_shank"))?;
+        let &(foot_body, sphere) = feet
+            .iter()
+            .find(|(b, _)| *b == shank || model.is_ancestor(shank, *b))?;
+        *geo = trot::LegGeometry {
+            hip_body,
+            foot_body,
+            foot_centre: sphere.offset,
+            foot_radius: sphere.radius,
+        };
+    }
+    Some(out)
+}
+
+/// The scalar diagonal dominance of a Delassus matrix given by its `n x n` blocks (row-major):
+/// `min_i |W_ii| / sum_{j != i} |W_ij|` over its `3 n` rows (at least 1: diagonally dominant,
+/// where PGS's per-component sweep converges like Jacobi's on a dominant matrix); NaN without
+/// contacts, infinite for a diagonal `W`.
+pub fn row_dominance(blocks: &[Matrix3<f64>], n: usize) -> f64 {
+    if n == 0 || blocks.len() != n * n {
+        return f64::NAN;
+    }
+    let mut worst = f64::INFINITY;
+    for a in 0..n {
+        for i in 0..3 {
+            let mut off = 0.0;
+            for b in 0..n {
+                let w = &blocks[a * n + b];
+                for j in 0..3 {
+                    if a != b || i != j {
+                        off += w[(i, j)].abs();
+                    }
+                }
+            }
+            let diag = blocks[a * n + a][(i, i)].abs();
+            worst = worst.min(if off > 0.0 { diag / off } else { f64::INFINITY });
+        }
+    }
+    worst
+}
+
+/// The per-contact (block) diagonal dominance: `min_a lambda_min(W_aa) / sum_{b != a}
+/// ||W_ab||_2` (Feingold and Varga's block dominance with the spectral norm; at least 1:
+/// block diagonally dominant, where a per-contact sweep converges); NaN without contacts,
+/// infinite with one.
+pub fn block_dominance(blocks: &[Matrix3<f64>], n: usize) -> f64 {
+    if n == 0 || blocks.len() != n * n {
+        return f64::NAN;
+    }
+    let mut worst = f64::INFINITY;
+    for a in 0..n {
+        let w_aa = blocks[a * n + a];
+        let own = (0.5 * (w_aa + w_aa.transpose()))
+            .symmetric_eigenvalues()
+            .min();
+        let off: f64 = (0..n)
+            .filter(|&b| b != a)
+            .map(|b| blocks[a * n + b].svd(false, false).singular_values.max())
+            .sum();
+        worst = worst.min(if off > 0.0 { own / off } else { f64::INFINITY });
+    }
+    worst
 }

@@ -429,3 +429,53 @@ fn the_trot_moves_the_base_forward() {
         s.q()
     );
 }
+
+/// The two dominance measures on a hand-made `W`: one contact `W_aa = [[2, 1, 0], [1, 3, 0],
+/// [0, 0, 4]]` has scalar dominance `min(2/1, 3/1, 4/0) = 2` and infinite block dominance;
+/// two such contacts coupled by `W_ab = I / 2` have scalar dominance `2 / 1.5` (the first row)
+/// and block dominance `lambda_min(W_aa) / ||W_ab||_2 = ((5 - sqrt 5) / 2) / 0.5`.
+#[test]
+fn dominance_measures_of_a_known_matrix() {
+    let w = Matrix3::new(2.0, 1.0, 0.0, 1.0, 3.0, 0.0, 0.0, 0.0, 4.0);
+    assert_eq!(row_dominance(&[w], 1), 2.0);
+    assert!(block_dominance(&[w], 1).is_infinite());
+    let off = Matrix3::identity() * 0.5;
+    let blocks = [w, off, off, w];
+    assert!((row_dominance(&blocks, 2) - 4.0 / 3.0).abs() < 1e-12);
+    let lambda_min = (5.0 - 5f64.sqrt()) / 2.0;
+    assert!((block_dominance(&blocks, 2) - lambda_min / 0.5).abs() < 1e-9);
+    assert!(row_dominance(&[], 0).is_nan() && block_dominance(&[], 0).is_nan());
+}
+
+/// `torso_collides` overrides the task: the random task with the torso off has only the four
+/// feet as candidates, and with it on (its default) the torso's eight corners as well.
+#[test]
+fn torso_collides_overrides_the_task() {
+    let mut cfg = QuadrupedConfig::for_task(Task::Random);
+    assert_eq!(Quadruped::new(&cfg).unwrap().candidates().len(), 12);
+    cfg.torso_collides = Some(false);
+    assert_eq!(Quadruped::new(&cfg).unwrap().candidates().len(), 4);
+}
+
+/// The raibert trot runs: after the command's ramp (2.5 s) the robot keeps its base above
+/// 0.4 m, at most four contacts, and moves forward at more than 1 m/s over the last half
+/// second (the report measures the steady speed over 5 s in release builds).
+#[test]
+fn raibert_trot_runs_forward_and_stays_up() {
+    let cfg = QuadrupedConfig {
+        trot_controller: TrotController::Raibert,
+        ..QuadrupedConfig::for_task(Task::Trot)
+    };
+    let mut s = Quadruped::new(&cfg).unwrap();
+    let log = simulate(&mut s, 2500);
+    let x0 = s.q()[0];
+    let log2 = simulate(&mut s, 500);
+    let speed = (s.q()[0] - x0) / 0.5;
+    assert!(speed > 1.0, "speed over 2.5-3 s: {speed}");
+    assert!(s.q()[2] > 0.4, "base height {}", s.q()[2]);
+    assert!(log.iter().chain(&log2).all(|l| l.contacts <= 4));
+    assert!(s
+        .observables()
+        .iter()
+        .any(|(k, v)| *k == "max_joint_torque" && *v <= 40.0));
+}
