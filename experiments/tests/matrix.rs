@@ -9,12 +9,12 @@ use std::path::{Path, PathBuf};
 use common::{floats, ints, set, Root};
 use contactlab_core::io::read_problem;
 use contactlab_core::Problem;
-use contactlab_experiments::cli;
 use contactlab_experiments::dump::Form;
 use contactlab_experiments::polars::prelude::*;
 use contactlab_experiments::store::{read_run, shard_files};
 use contactlab_experiments::toml;
 use contactlab_experiments::Lab;
+use contactlab_experiments::{analysis, cli};
 
 fn shipped(rel: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("..").join(rel)
@@ -35,15 +35,7 @@ fn untimed(df: &DataFrame) -> DataFrame {
 /// a solve near its limit may stop on either side of it from run to run on a loaded machine
 /// (seen in CI with other builds running), and everything else must match row for row.
 fn untimed_alike(a: &DataFrame, b: &DataFrame) -> (DataFrame, DataFrame) {
-    let status = |df: &DataFrame| -> Vec<String> {
-        df.column("status")
-            .unwrap()
-            .str()
-            .unwrap()
-            .iter()
-            .map(|s| s.unwrap_or_default().to_string())
-            .collect()
-    };
+    let status = |df: &DataFrame| analysis::strs(df, "status").unwrap();
     let (sa, sb) = (status(a), status(b));
     assert_eq!(sa.len(), sb.len(), "the same rows");
     let keep: Vec<bool> = sa

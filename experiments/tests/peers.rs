@@ -406,15 +406,7 @@ fn admm_beside_pinocchio_runs_ours_and_records_why_pinocchio_did_not() {
     root.run("pinocchio.toml");
     root.run("pinocchio_engines.toml");
     let ours = root.steps("pinocchio");
-    let text = |c: &str| -> Vec<String> {
-        ours.column(c)
-            .unwrap()
-            .str()
-            .unwrap()
-            .iter()
-            .map(|s| s.unwrap_or_default().to_string())
-            .collect()
-    };
+    let text = |c: &str| contactlab_experiments::analysis::strs(&ours, c).unwrap();
     let (solvers, statuses) = (text("solver"), text("status"));
     assert_eq!(solvers.len(), 6, "3 problems x 2 solvers");
     assert_eq!(

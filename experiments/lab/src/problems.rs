@@ -148,12 +148,14 @@ fn load_file(
 }
 
 /// The friction law an answer of this solver satisfies, for [`own_violation`].
-fn own_model(ctx: Context<'_>, solver: &ResolvedSolver, optimizer: &str) -> Model {
+fn own_model(
+    ctx: Context<'_>,
+    solver: &ResolvedSolver,
+    spec: &contactlab_runs::SolverSpec,
+) -> Model {
     ctx.registry
-        .driver(optimizer)
-        .ok()
-        .and_then(|d| d.model)
-        .unwrap_or_else(|| solver.formulation.model())
+        .model_of(&spec.formulation.name, &spec.optimizer.name)
+        .unwrap_or_else(|_| solver.formulation.model())
 }
 
 /// The violation of `model`'s law at `(r, u)`, summed over contacts; NaN for a model without a
@@ -298,7 +300,7 @@ pub fn run_problems(
     let mut rows = Vec::with_capacity(loaded.len() * solvers.len());
     for (pi, p) in loaded.iter().enumerate() {
         for (si, (solver, spec)) in solvers.iter().zip(&cfg.solvers).enumerate() {
-            let model = own_model(ctx, solver, &spec.optimizer.name);
+            let model = own_model(ctx, solver, spec);
             let (seconds, builds) = times.remove(&(pi, si)).unwrap_or_default();
             let mut row = ProblemRow {
                 run: p.entry.index,

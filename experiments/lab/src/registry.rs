@@ -349,6 +349,14 @@ impl Registry {
             })
     }
 
+    /// The friction law a pair's answers satisfy ([`pair_model`]), by names.
+    pub fn model_of(&self, formulation: &str, optimizer: &str) -> Result<Model, RegistryError> {
+        Ok(pair_model(
+            self.formulation(formulation)?,
+            self.driver(optimizer)?,
+        ))
+    }
+
     /// Looks a driver up by name.
     pub fn driver(&self, name: &str) -> Result<&DriverEntry, RegistryError> {
         self.drivers.iter().find(|d| d.name == name).ok_or_else(|| {
@@ -478,6 +486,12 @@ fn layout(spec: &SolverSpec) -> Layout {
             Storage::Blocks
         },
     }
+}
+
+/// The friction law a pair's answers satisfy: the driver's own where it imposes one
+/// (bisection-SOR: Hwangbo et al.'s maximum dissipation), else the formulation's.
+pub fn pair_model(formulation: &FormulationEntry, driver: &DriverEntry) -> Model {
+    driver.model.unwrap_or(formulation.model)
 }
 
 /// A spec's stopping rules and budgets, as drivers read them.

@@ -319,19 +319,8 @@ pub fn run_one(
         std::iter::once((cfg.driver_specs()[spec.driver], "driver"))
             .chain(cfg.shadow.iter().map(|s| (s, "shadow")))
             .map(|(s, role)| {
-                // A driver that imposes its own law (bisection-SOR: maximum dissipation)
-                // names the model, whatever the formulation's.
-                let driver_model = registry
-                    .driver(&s.optimizer.name)
-                    .ok()
-                    .and_then(|d| d.model);
-                let model = driver_model
-                    .or_else(|| {
-                        registry
-                            .formulation(&s.formulation.name)
-                            .ok()
-                            .map(|f| f.model)
-                    })
+                let model = registry
+                    .model_of(&s.formulation.name, &s.optimizer.name)
                     .map_or("", |m| m.as_str());
                 Ok((resolve_for_run(registry, s, run, time_limit)?, role, model))
             })

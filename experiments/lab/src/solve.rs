@@ -9,7 +9,7 @@ use faer::Side;
 use polars::prelude::*;
 use serde_json::{Map, Value};
 
-use crate::registry::{Registry, RegistryError, SolverSpec};
+use crate::registry::{pair_model, Registry, RegistryError, SolverSpec};
 
 /// The iteration budget of a solve that names none (`contactlab solve`, `contactlab.solve`).
 pub const SOLVE_MAX_ITER: u64 = 500;
@@ -145,7 +145,7 @@ pub fn pair_table(registry: &Registry) -> Vec<PairInfo> {
             out.push(PairInfo {
                 formulation: f.name,
                 optimizer: d.name,
-                model: d.model.unwrap_or(f.model).as_str(),
+                model: pair_model(f, d).as_str(),
                 compatible: reason.is_none(),
                 reason: reason.unwrap_or_default(),
             });

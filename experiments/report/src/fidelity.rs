@@ -223,14 +223,7 @@ fn ours(r: &mut Report) -> Result<Ours, ReportError> {
     let mut rows = Vec::new();
     let mut exact = BTreeMap::new();
     let mut traces = motions::Traces::new();
-    let mut closed_forms = motions::ExactMotions {
-        slide_mass: f64::NAN,
-        slide_v0: f64::NAN,
-        slide_decel: f64::NAN,
-        slide_stop: f64::NAN,
-        drag_t0: f64::NAN,
-        drag_rate: f64::NAN,
-    };
+    let mut closed_forms = motions::ExactMotions::default();
     for file in OUR_CONFIGS {
         let run = r.load(file)?;
         let df = &run.steps;
@@ -266,7 +259,7 @@ fn ours(r: &mut Report) -> Result<Ours, ReportError> {
             let motion = motions.get(&(record.run, label.clone())).ok_or_else(|| {
                 ReportError::MissingData(format!("rows of run {}, solver `{label}`", record.run))
             })?;
-            if motions::DRAWN_SCENES.contains(&scene.as_str()) {
+            if motions::drawn(&scene, "contactlab", &label) {
                 let key = (scene.clone(), "contactlab".to_string(), label.clone());
                 traces.insert(key, motions::our_trace(motion));
             }

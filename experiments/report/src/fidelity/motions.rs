@@ -34,7 +34,12 @@ pub struct Trace {
 pub type Traces = BTreeMap<(String, String, String), Trace>;
 
 /// The scenes whose motions are drawn.
-pub const DRAWN_SCENES: [&str; 3] = ["sliding_cube", "dragged_cube", "slope_15"];
+const DRAWN_SCENES: [&str; 3] = ["sliding_cube", "dragged_cube", "slope_15"];
+
+/// Whether `(scene, engine, label)` is drawn: the only traces worth keeping.
+pub fn drawn(scene: &str, engine: &str, label: &str) -> bool {
+    DRAWN_SCENES.contains(&scene) && DRAWN.contains(&(engine, label))
+}
 
 /// Every tenth sample of our motion, so that ours and the peers' lines are equally dense.
 const EVERY: usize = 10;
@@ -68,7 +73,7 @@ pub fn peer_traces(df: &DataFrame) -> Result<Traces, ReportError> {
     let list = |s: &str| serde_json::from_str::<Vec<f64>>(s).unwrap_or_default();
     let mut out = Traces::new();
     for k in 0..df.height() {
-        if !DRAWN_SCENES.contains(&scene[k].as_str()) || t[k].is_empty() {
+        if !drawn(&scene[k], &engine[k], &config[k]) || t[k].is_empty() {
             continue;
         }
         let (xs, ys) = (list(&x[k]), list(&y[k]));
@@ -118,8 +123,7 @@ fn curve(end: f64, f: impl Fn(f64) -> f64) -> Vec<(f64, f64)> {
 /// The lowest creep drawn (mm): an exact answer's zero has no place on a log axis.
 pub const CREEP_FLOOR_MM: f64 = 1e-6;
 
-/// The three plots, from the traces and the scenes' exact constants (`stop_time`, `mu`, `g`,
-/// `v0` of the sliding cube; `t0`, `rate` = F'/m of the dragged cube).
+/// The three plots, from the traces and the closed forms.
 pub fn section(r: &mut Report, traces: &Traces, exact: &ExactMotions) -> Result<(), ReportError> {
     if traces.is_empty() {
         return Ok(());
@@ -205,6 +209,20 @@ pub struct ExactMotions {
     pub drag_t0: f64,
     /// Its force rate over its mass, `F'/m` (m/s^3).
     pub drag_rate: f64,
+}
+
+impl Default for ExactMotions {
+    /// NaN until a run's constants are read.
+    fn default() -> Self {
+        ExactMotions {
+            slide_mass: f64::NAN,
+            slide_v0: f64::NAN,
+            slide_decel: f64::NAN,
+            slide_stop: f64::NAN,
+            drag_t0: f64::NAN,
+            drag_rate: f64::NAN,
+        }
+    }
 }
 
 impl ExactMotions {
