@@ -578,7 +578,9 @@ fn long_limit(r: &mut Report, root: &Path) -> Result<(), ReportError> {
     let errors = f64s(&df, "error_fclib")?;
     r.heading(2, "At the FCLib study's time limit");
     r.text(&format!(
-        "`{LONG}`: {} on the same problems at {} s per solve and {} iterations (the study's          budget for the set; `maxiter = 1e6` there, so its time limit binds), tolerance {:e}          on FCLib's error. Also in `{}.csv`.",
+        "`{LONG}`: {} on the same problems at {} s per solve and {} iterations (the study's \
+         budget for the set; `maxiter = 1e6` there, so its time limit binds), tolerance {:e} \
+         on FCLib's error. Also in `{}.csv`.",
         cfg.only
             .iter()
             .map(|p| format!("`{p}`"))
