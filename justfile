@@ -48,6 +48,9 @@ test-python:
     CONTACTLAB_CLI="$target/debug/contactlab" python3 -m pytest python/tests -q -rs
 
 # Reproduce a paper: config -> data -> report, in release mode. `just reproduce --list` names them.
+# Refused when tracked files outside reports/ have uncommitted changes (the report's provenance
+# would name a commit without the code behind its numbers); `just reproduce <paper> --allow-dirty`
+# runs anyway and the report says it came from a dirty tree.
 reproduce *ARGS:
     cargo run --release -j2 -q -p contactlab-experiments --bin contactlab -- reproduce {{ARGS}}
 

@@ -174,6 +174,10 @@ pub enum Command {
         /// Hide the progress bars.
         #[arg(long)]
         no_progress: bool,
+        /// Run and stamp the report although tracked files outside `reports/` have uncommitted
+        /// changes (its provenance then shows `+dirty` and the README says so).
+        #[arg(long)]
+        allow_dirty: bool,
     },
     /// Run one experiment config and write its DataFrames under `data/`.
     Run {
@@ -194,6 +198,9 @@ pub enum Command {
         /// Hide the progress bars.
         #[arg(long)]
         no_progress: bool,
+        /// As `reproduce --allow-dirty`.
+        #[arg(long)]
+        allow_dirty: bool,
     },
     /// Write the contact problems of chosen steps of a config's run as JSON problem files.
     Dump {
@@ -216,6 +223,10 @@ pub enum Command {
     Report {
         /// The paper key.
         paper: String,
+        /// Stamp the report although tracked files outside `reports/` have uncommitted changes
+        /// (its provenance then shows `+dirty` and the README says so).
+        #[arg(long)]
+        allow_dirty: bool,
     },
 }
 
@@ -246,6 +257,27 @@ pub enum CliError {
     /// Generating a report failed.
     #[error(transparent)]
     Report(#[from] ReportError),
+    /// A report would be stamped from a tree with uncommitted changes.
+    #[error("{0}")]
+    Dirty(String),
+}
+
+/// Whether a report may be stamped from the checkout at `root`: refused when tracked files
+/// outside `reports/` have uncommitted changes (the provenance would record `+dirty`, and
+/// no commit would hold the code that made the numbers), unless `allow_dirty`. A folder that
+/// is not a git checkout has no commit to be faithful to and passes.
+pub fn check_tree(root: &Path, allow_dirty: bool) -> Result<(), CliError> {
+    let commit = contactlab_runs::provenance::tree_commit(root);
+    if allow_dirty || !contactlab_runs::provenance::is_dirty(&commit) {
+        return Ok(());
+    }
+    Err(CliError::Dirty(format!(
+        "{}: tracked files outside reports/ have uncommitted changes (commit `{commit}`): a \
+         report stamped from this tree would name a commit that does not hold the code behind \
+         its numbers. Commit first, or pass --allow-dirty (the report then says it came from \
+         a dirty tree).",
+        root.display()
+    )))
 }
 
 /// `contactlab run`: one config (an experiment sweep or a matrix) -> its rows under
@@ -270,9 +302,16 @@ pub fn run_config(
 }
 
 /// `contactlab report`: regenerates `reports/<paper>/` from the runs under `root` (the
-/// [`PAPERS`] table says which generator writes it).
-pub fn report(paper: &str, root: &Path, out: &mut dyn Write) -> Result<(), CliError> {
+/// [`PAPERS`] table says which generator writes it); refused on a dirty tree unless
+/// `allow_dirty` ([`check_tree`]).
+pub fn report(
+    paper: &str,
+    root: &Path,
+    allow_dirty: bool,
+    out: &mut dyn Write,
+) -> Result<(), CliError> {
     let p = contactlab_report::paper(paper)?;
+    check_tree(root, allow_dirty)?;
     (p.generate)(root)?;
     writeln!(
         out,
@@ -288,7 +327,7 @@ pub fn run(cli: Cli, out: &mut dyn Write) -> Result<(), CliError> {
     let progress = match &cli.command {
         Command::Run { no_progress, .. }
         | Command::Reproduce { no_progress, .. }
-        | Command::Peers { no_progress } => !no_progress,
+        | Command::Peers { no_progress, .. } => !no_progress,
         _ => false,
     };
     let lab = Lab::standard().with_settings(Settings {
@@ -314,7 +353,12 @@ pub fn run_with(lab: &Lab, cli: Cli, out: &mut dyn Write) -> Result<(), CliError
             solve_file(lab, &file, &spec, !options.no_psd_check, json, out)
         }
         Command::List { json } => list_registry(lab.registry(), json, out),
-        Command::Reproduce { paper, list, .. } => reproduce(lab, paper.as_deref(), list, out),
+        Command::Reproduce {
+            paper,
+            list,
+            allow_dirty,
+            ..
+        } => reproduce(lab, paper.as_deref(), list, allow_dirty, out),
         Command::Run { config, shard, .. } => {
             let shard = shard.as_deref().map(parse_shard).transpose()?;
             run_config(lab, &config, shard, out)
@@ -333,8 +377,10 @@ pub fn run_with(lab: &Lab, cli: Cli, out: &mut dyn Write) -> Result<(), CliError
             }
             Ok(())
         }
-        Command::Report { paper } => report(&paper, lab.root(), out),
-        Command::Peers { .. } => reproduce(lab, Some("peers"), false, out),
+        Command::Report { paper, allow_dirty } => report(&paper, lab.root(), allow_dirty, out),
+        Command::Peers { allow_dirty, .. } => {
+            reproduce(lab, Some("peers"), false, allow_dirty, out)
+        }
     }
 }
 
@@ -616,17 +662,20 @@ fn write_papers(out: &mut dyn Write) -> Result<(), CliError> {
 }
 
 /// `contactlab reproduce`: runs every config under `experiments/configs/<paper>/` (in file-name
-/// order) with `lab`, then writes the report.
+/// order) with `lab`, then writes the report. On a dirty tree it refuses before running
+/// anything, unless `allow_dirty` ([`check_tree`]).
 pub fn reproduce(
     lab: &Lab,
     paper: Option<&str>,
     list: bool,
+    allow_dirty: bool,
     out: &mut dyn Write,
 ) -> Result<(), CliError> {
     let Some(id) = paper.filter(|_| !list) else {
         return write_papers(out);
     };
     let p = contactlab_report::paper(id)?;
+    check_tree(lab.root(), allow_dirty)?;
     let dir = lab.root().join("experiments/configs").join(p.id);
     let mut configs: Vec<PathBuf> = std::fs::read_dir(&dir)?
         .filter_map(|e| e.ok().map(|e| e.path()))
@@ -636,5 +685,5 @@ pub fn reproduce(
     for c in &configs {
         run_config(lab, c, None, out)?;
     }
-    report(p.id, lab.root(), out)
+    report(p.id, lab.root(), allow_dirty, out)
 }

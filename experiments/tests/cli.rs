@@ -172,7 +172,7 @@ fn bad_requests_name_what_is_wrong() {
     .unwrap_err()
     .to_string();
     assert!(e.contains("does_not_exist.json"), "{e}");
-    let e = cli::reproduce(&Lab::standard(), Some("nobody1999"), false, &mut out)
+    let e = cli::reproduce(&Lab::standard(), Some("nobody1999"), false, false, &mut out)
         .unwrap_err()
         .to_string();
     assert!(e.contains("unknown paper"), "{e}");
@@ -539,7 +539,10 @@ fn peers_is_reproduce_peers_and_its_old_options_are_gone() {
     let parsed = cli::Cli::try_parse_from(["contactlab", "peers", "--no-progress"]).unwrap();
     assert!(matches!(
         parsed.command,
-        cli::Command::Peers { no_progress: true }
+        cli::Command::Peers {
+            no_progress: true,
+            allow_dirty: false
+        }
     ));
     for gone in [["--rounds", "3"], ["--no-whole-steps", ""]] {
         let args = ["contactlab", "peers", gone[0], gone[1]];

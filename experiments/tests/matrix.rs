@@ -210,6 +210,20 @@ fn the_matrix_runs_every_pair_merges_its_shards_and_reports() {
         panic!()
     };
     assert!(e <= 1e-5);
+    // Hwangbo's bisection solves maximum dissipation (the driver's model, not the
+    // formulation's), so it is judged by its own test, the Coulomb ruler beside it.
+    let bisection = ("coulomb", "bisection-sor");
+    assert_eq!(
+        pick("FrictionContact3D_1c.hdf5", bisection, "model").str_value(),
+        "maximum_dissipation"
+    );
+    assert_eq!(
+        pick("FrictionContact3D_1c.hdf5", bisection, "solved"),
+        AnyValue::Boolean(
+            pick("FrictionContact3D_1c.hdf5", bisection, "solver_status").str_value()
+                == "converged"
+        )
+    );
     // The pyramid's model column, and the scene step by name.
     assert_eq!(
         pick("Rover1039.hdf5", ("min-map", "newton"), "model").str_value(),
@@ -222,7 +236,7 @@ fn the_matrix_runs_every_pair_merges_its_shards_and_reports() {
     assert!(n_c >= 1);
 
     let mut out = Vec::new();
-    cli::report("matrix", &root.path, &mut out).unwrap();
+    cli::report("matrix", &root.path, false, &mut out).unwrap();
     let md = root.read("README.md");
     assert!(md.contains("## Every pair on every set"), "{md}");
     assert!(md.contains("## Siconos' own test expectations"), "{md}");

@@ -106,7 +106,7 @@ fn a_cut_down_reproduction_reports_without_mujoco_and_says_why() {
          {{mujoco_clutter_80plus.coulomb+pgs.largest_contacts = 83}} contacts.\n",
     );
     let mut out = Vec::new();
-    cli::reproduce(&root.lab(), Some("peers"), false, &mut out).unwrap();
+    cli::reproduce(&root.lab(), Some("peers"), false, false, &mut out).unwrap();
     let log = String::from_utf8(out).unwrap();
     for run in [
         "balls",

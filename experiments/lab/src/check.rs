@@ -77,28 +77,32 @@ pub fn check_experiment(
     Ok(())
 }
 
-/// Checks a matrix's `skip` against `registry`'s pairs.
+/// Checks a matrix's `skip` and `only` against `registry`'s pairs.
 pub fn check_matrix(
     registry: &Registry,
     cfg: &MatrixConfig,
     path: &Path,
 ) -> Result<(), ConfigError> {
     let pairs: Vec<String> = registry.pairs().iter().map(Pair::label).collect();
-    match cfg.skip.iter().find(|s| !pairs.contains(s)) {
-        Some(s) => Err(invalid(
-            path,
-            "skip",
-            format!("`{s}` is not a compatible pair; `contactlab list` names them"),
-        )),
-        None => Ok(()),
+    for (key, listed) in [("skip", &cfg.skip), ("only", &cfg.only)] {
+        if let Some(s) = listed.iter().find(|s| !pairs.contains(s)) {
+            return Err(invalid(
+                path,
+                key,
+                format!("`{s}` is not a compatible pair; `contactlab list` names them"),
+            ));
+        }
     }
+    Ok(())
 }
 
-/// The pairs a matrix runs: every compatible pair of `registry`, in its order, less `skip`.
+/// The pairs a matrix runs: every compatible pair of `registry` (or those of `only`), in the
+/// registry's order, less `skip`.
 pub fn matrix_pairs(registry: &Registry, cfg: &MatrixConfig) -> Vec<Pair> {
     registry
         .pairs()
         .into_iter()
+        .filter(|p| cfg.only.is_empty() || cfg.only.contains(&p.label()))
         .filter(|p| !cfg.skip.contains(&p.label()))
         .collect()
 }

@@ -224,6 +224,7 @@ fn solve_problem(
 ) -> Vec<MatrixRow> {
     let tol = cfg.set_tol(p.set);
     let blank = |pair: &Pair, form: &'static str, n_c: usize, message: String| MatrixRow {
+        model: pair_model(registry, pair).map_or_else(String::new, |m| m.as_str().to_string()),
         run: p.index,
         problem_set: cfg.sets[p.set].name.clone(),
         problem: p.name.clone(),
@@ -231,9 +232,6 @@ fn solve_problem(
         n_c,
         formulation: pair.formulation,
         optimizer: pair.optimizer,
-        model: registry
-            .formulation(pair.formulation)
-            .map_or_else(|_| String::new(), |f| f.model.as_str().to_string()),
         tol,
         status: "error".into(),
         solver_status: "error".into(),
@@ -285,7 +283,7 @@ fn solve_problem(
                     let scale = q_norm.max(norm(&s.r)).max(norm(&s.u));
                     let solved_coulomb = s.metrics.natural_map <= abs_tol;
                     let own = s.solver_status == contactlab_core::Status::Converged;
-                    let model = s.model;
+                    let model = pair_model(registry, pair).unwrap_or(s.model);
                     MatrixRow {
                         status: s.status.as_str().to_string(),
                         solver_status: s.solver_status.as_str().to_string(),
@@ -310,6 +308,15 @@ fn solve_problem(
             }
         })
         .collect()
+}
+
+/// The law a pair's answers satisfy: the driver's own model when it declares one (Hwangbo et
+/// al.'s bisection solves maximum dissipation, eq. 8, on the Coulomb problem's data), else the
+/// formulation's; `None` when neither name resolves.
+fn pair_model(registry: &Registry, pair: &Pair) -> Option<contactlab_core::plugin::Model> {
+    let driver = registry.driver(pair.optimizer).ok().and_then(|d| d.model);
+    let formulation = registry.formulation(pair.formulation).ok().map(|f| f.model);
+    driver.or(formulation)
 }
 
 /// The matrix's rows as a DataFrame, one column per [`MatrixRow`] field.

@@ -4,8 +4,9 @@
 //! under `data/runs/<paper>/`; a missing run is [`ReportError::MissingData`]), and writes
 //! `reports/<paper>/README.md` in a fixed order: the title and what generated the page, a
 //! provenance block (commit, rustc, build, CPU, threads and date of every run, read from its
-//! meta), a timing table, the body the paper's module adds (text, [`Table`]s written once to
-//! both markdown and CSV, plots), and the people-written findings
+//! meta; a bold warning when a commit is `+dirty`, which only `--allow-dirty` lets through), a
+//! timing table, the body the paper's module adds (text, [`Table`]s written once to both
+//! markdown and CSV, plots), and the people-written findings
 //! `experiments/configs/<paper>/findings.md` with their placeholders filled and checked
 //! against the facts the module computed (syntax in [`super::findings`]).
 //!
@@ -14,8 +15,24 @@
 //! `<name>.wall_seconds`, `<name>.solve_seconds`, `<name>.load_average` (they change from run
 //! to run: quote them unchecked, `{{table1.wall_seconds}}`), and `<name>.threads`,
 //! `<name>.runs`, `<name>.rows`, `<name>.steps`, `<name>.seeds`.
+//!
+//! Facts the builder adds for the paper's folder, so that the findings quote settings and
+//! published numbers through checked placeholders too:
+//!
+//! * `config.<file>.<key path>`: every number (and list of numbers) of every config
+//!   `experiments/configs/<paper>/<file>.toml`, keys joined with `.`, array elements by their
+//!   index (`config.table1.scene.params.h`, `config.table1.sweep.mu`, `config.table1.sweep.mu.0`,
+//!   `config.files.solvers.1.tol`);
+//! * `scene.<name>.<key>`: every number of the scene records of a loaded run (the scene's
+//!   parameters, defaults filled in, and its constants, such as exact answers) that is the same
+//!   in every run of the sweep; in a sweep of at most 16 runs, the ones that differ as
+//!   `scene.<name>.run<k>.<key>` (`scene.slides.run0.stop_time_exact`);
+//! * `published.<quantity>`: each row of `experiments/configs/<paper>/quoted_published.csv`
+//!   (`quantity,value,source`): numbers the findings quote from the paper, another study or an
+//!   earlier run of this project, with where each comes from.
 
 use contactlab_runs::RunConfig;
+use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
@@ -29,6 +46,75 @@ use contactlab_runs::config::ExperimentConfig;
 use contactlab_runs::store::{read_run, run_exists, RunMeta, SceneRecord};
 use contactlab_runs::Provenance;
 use contactlab_runs::StoreError;
+
+/// The numbers the findings quote from papers, other studies and earlier runs, beside the
+/// configs (`quantity,value,source`).
+pub const QUOTED: &str = "quoted_published.csv";
+
+/// Sweeps of at most this many runs get per-run `scene.<name>.run<k>.*` facts for the scene
+/// values that differ between runs (a larger sweep's would swamp `facts.md`).
+const SCENE_RUNS_NAMED: usize = 16;
+
+/// The shortest text that reads back as `x`, or three mantissa decimals when that is long
+/// (a derived constant): a checked placeholder is compared at its own written precision anyway.
+fn natural_fmt(x: f64) -> Fmt {
+    let plain = format!("{x}");
+    let sci = format!("{x:e}");
+    let short = if plain.len() <= sci.len() { plain } else { sci };
+    if short.len() > 8 {
+        Fmt::sci(3)
+    } else {
+        written_fmt(&short)
+    }
+}
+
+/// The format a number is written in: its decimals, in scientific notation when it has an
+/// exponent (`0.005` -> `Fixed(3)`, `1.5e-3` -> `Sci(1)`).
+fn written_fmt(text: &str) -> Fmt {
+    let t = text.trim();
+    let (mantissa, sci) = match t.split_once(['e', 'E']) {
+        Some((m, _)) => (m, true),
+        None => (t, false),
+    };
+    let decimals = mantissa.split_once('.').map_or(0, |(_, d)| d.len());
+    if sci {
+        Fmt::sci(decimals)
+    } else {
+        Fmt::fixed(decimals)
+    }
+}
+
+/// Adds the number or the numbers of `value` as fact `name`, and a table's or an array's
+/// items under `name.<key>` / `name.<index>`.
+fn setting_facts(facts: &mut Facts, name: &str, value: &toml::Value) {
+    let as_number = |v: &toml::Value| match v {
+        toml::Value::Integer(i) => Some((*i as f64, Fmt::int())),
+        toml::Value::Float(x) => Some((*x, natural_fmt(*x))),
+        _ => None,
+    };
+    match value {
+        toml::Value::Table(t) => {
+            for (k, v) in t {
+                setting_facts(facts, &format!("{name}.{k}"), v);
+            }
+        }
+        toml::Value::Array(items) => {
+            let numbers: Vec<(f64, Fmt)> = items.iter().filter_map(as_number).collect();
+            if !items.is_empty() && numbers.len() == items.len() {
+                let fmt = numbers[0].1.clone();
+                facts.list(name, numbers.iter().map(|n| n.0).collect(), fmt);
+            }
+            for (i, v) in items.iter().enumerate() {
+                setting_facts(facts, &format!("{name}.{i}"), v);
+            }
+        }
+        v => {
+            if let Some((x, fmt)) = as_number(v) {
+                facts.num(name, x, fmt);
+            }
+        }
+    }
+}
 
 /// One config's run: the config, its steps DataFrame and its meta.
 #[derive(Debug, Clone)]
@@ -142,6 +228,7 @@ impl Report {
         let steps = read_run(data_path)?;
         let meta = RunMeta::of_run(data_path);
         self.add_run_facts(name, &meta);
+        self.add_scene_facts(name, &meta);
         self.runs.push((name.to_string(), meta.clone()));
         Ok((steps, meta))
     }
@@ -178,6 +265,37 @@ impl Report {
             .num(format!("{n}.threads"), count(meta.threads), Fmt::int())
             .num(format!("{n}.runs"), count(meta.runs), Fmt::int())
             .num(format!("{n}.rows"), count(meta.rows), Fmt::int());
+    }
+
+    /// The `scene.<name>.*` facts of a run's scene records (see the module documentation).
+    fn add_scene_facts(&mut self, name: &str, meta: &RunMeta) {
+        let mut values: BTreeMap<String, Vec<(u64, f64)>> = BTreeMap::new();
+        for scene in &meta.scenes {
+            let params = scene.parameters.iter().filter_map(|(k, v)| {
+                v.as_float()
+                    .or(v.as_integer().map(|i| i as f64))
+                    .map(|x| (k, x))
+            });
+            let constants = scene.constants.iter().map(|(k, v)| (k, *v));
+            for (k, x) in params.chain(constants) {
+                values.entry(k.clone()).or_default().push((scene.run, x));
+            }
+        }
+        for (key, runs) in values {
+            let same = runs.iter().all(|(_, x)| x.to_bits() == runs[0].1.to_bits());
+            if same && runs.len() == meta.scenes.len() {
+                self.facts.num(
+                    format!("scene.{name}.{key}"),
+                    runs[0].1,
+                    natural_fmt(runs[0].1),
+                );
+            } else if meta.scenes.len() <= SCENE_RUNS_NAMED {
+                for (run, x) in runs {
+                    self.facts
+                        .num(format!("scene.{name}.run{run}.{key}"), x, natural_fmt(x));
+                }
+            }
+        }
     }
 
     fn add_config_facts(&mut self, cfg: &ExperimentConfig) {
@@ -281,6 +399,18 @@ impl Report {
             "\nThis page was generated at {} (UTC) from commit `{}`.\n",
             now.date, now.commit
         );
+        let dirty = std::iter::once(now.commit.as_str())
+            .chain(
+                self.runs
+                    .iter()
+                    .filter_map(|(_, m)| m.provenance.as_ref().map(|p| p.commit.as_str())),
+            )
+            .any(contactlab_runs::provenance::is_dirty);
+        if dirty {
+            s += "**Not from a committed tree.** A commit above ends in `+dirty`: tracked files \
+                  outside `reports/` had uncommitted changes when a run or this page was made \
+                  (`--allow-dirty`), so no commit holds exactly the code behind these numbers.\n\n";
+        }
         s
     }
 
@@ -342,10 +472,70 @@ impl Report {
         )
     }
 
+    /// The `config.*` facts of every config of the paper's folder (see the module
+    /// documentation).
+    fn add_setting_facts(&mut self) -> Result<(), ReportError> {
+        let Ok(dir) = std::fs::read_dir(&self.config_dir) else {
+            return Ok(());
+        };
+        let mut files: Vec<PathBuf> = dir
+            .filter_map(|e| e.ok().map(|e| e.path()))
+            .filter(|p| p.extension().is_some_and(|e| e == "toml"))
+            .collect();
+        files.sort();
+        for path in files {
+            let text = std::fs::read_to_string(&path)?;
+            let table: toml::Table = text
+                .parse()
+                .map_err(|e| ReportError::Published(format!("{}: {e}", path.display())))?;
+            let stem = path
+                .file_stem()
+                .map_or_else(String::new, |s| s.to_string_lossy().into_owned());
+            setting_facts(
+                &mut self.facts,
+                &format!("config.{stem}"),
+                &toml::Value::Table(table),
+            );
+        }
+        Ok(())
+    }
+
+    /// The `published.*` facts of `quoted_published.csv`, each written as the file writes it;
+    /// a name the paper's module already set is an error (one number, one source).
+    fn add_quoted_facts(&mut self) -> Result<(), ReportError> {
+        let path = self.config_dir.join(QUOTED);
+        if !path.exists() {
+            return Ok(());
+        }
+        let want = ["quantity", "value", "source"];
+        for row in super::read_csv_with_header(&path, &want)? {
+            let value = super::number(&path, &row, &want, 1)?;
+            let name = format!("published.{}", row[0]);
+            if self.facts.get(&name).is_some() {
+                return Err(ReportError::Published(format!(
+                    "{}: `{}` is already a fact of the report",
+                    path.display(),
+                    row[0]
+                )));
+            }
+            if row[2].is_empty() {
+                return Err(ReportError::Published(format!(
+                    "{}: `{}` has no source",
+                    path.display(),
+                    row[0]
+                )));
+            }
+            self.facts.num(name, value, written_fmt(&row[1]));
+        }
+        Ok(())
+    }
+
     /// Writes `facts.md`, then `README.md` (header, provenance, timing, body, filled findings)
     /// and returns its path; a stale or unknown findings placeholder fails before the README is
     /// written.
-    pub fn finish(self) -> Result<PathBuf, ReportError> {
+    pub fn finish(mut self) -> Result<PathBuf, ReportError> {
+        self.add_setting_facts()?;
+        self.add_quoted_facts()?;
         // The facts first: when a finding is stale, they are what its author needs.
         std::fs::create_dir_all(&self.out)?;
         std::fs::write(self.out.join("facts.md"), self.facts_page())?;
@@ -435,6 +625,47 @@ mod tests {
             std::fs::read_to_string(root.join("reports/toy/t.csv")).unwrap(),
             "x_published,x_reproduced\n1,2\n"
         );
+        std::fs::remove_dir_all(&root).unwrap();
+    }
+
+    #[test]
+    fn config_settings_and_quoted_numbers_are_checked_facts() {
+        let root = scratch("settings");
+        let dir = root.join("experiments/configs/toy");
+        std::fs::write(
+            dir.join("run.toml"),
+            "[scene.params]\nh = 0.005\n[sweep]\nmu = [0.1, 2.0]\n[[drivers]]\ntol = 1e-8\n",
+        )
+        .unwrap();
+        std::fs::write(
+            dir.join(QUOTED),
+            "quantity,value,source\nband,28,the paper's Fig. 5\n",
+        )
+        .unwrap();
+        std::fs::write(
+            dir.join("findings.md"),
+            "h {{config.run.scene.params.h = 0.005}}, mu {{config.run.sweep.mu = 0.1 and 2}}, \
+             the second {{config.run.sweep.mu.1 = 2.0}}, tol {{config.run.drivers.0.tol = 1e-8}}, \
+             paper {{published.band = 28}}%.\n",
+        )
+        .unwrap();
+        let path = Report::new(&root, "toy", "Toy", "-").finish().unwrap();
+        let md = std::fs::read_to_string(path).unwrap();
+        assert!(
+            md.contains("h 0.005, mu 0.1 and 2, the second 2.0, tol 1e-8, paper 28%."),
+            "{md}"
+        );
+        // A stale setting fails like a stale fact; a quoted number needs its source.
+        std::fs::write(
+            dir.join("findings.md"),
+            "{{config.run.scene.params.h = 0.004}}\n",
+        )
+        .unwrap();
+        let e = Report::new(&root, "toy", "Toy", "-").finish().unwrap_err();
+        assert!(e.to_string().contains("0.004"), "{e}");
+        std::fs::write(dir.join(QUOTED), "quantity,value,source\nband,28,\n").unwrap();
+        let e = Report::new(&root, "toy", "Toy", "-").finish().unwrap_err();
+        assert!(e.to_string().contains("no source"), "{e}");
         std::fs::remove_dir_all(&root).unwrap();
     }
 

@@ -248,6 +248,11 @@ fn sphere(r: &mut Report) -> Result<(), ReportError> {
     let num = |k: &str| run.scene_value(|s| s.number(k));
     let (radius, h, mu, gravity) = (num("radius")?, num("h")?, num("mu")?, num("gravity")?);
     let g = sphere_glide(&run.steps, radius, h, mu, 1e-6, GLIDE_MIN_SLIP)?;
+    r.facts().num(
+        "sphere.glide_min_slip",
+        GLIDE_MIN_SLIP,
+        Fmt::fixed(1).unit(" m/s"),
+    );
     let published = r.config_file("sphere_published.csv");
     let peers_hop_mm = read_quantities(&published)?
         .get("peers_max_hop_mm")
@@ -702,6 +707,13 @@ fn clutter(r: &mut Report) -> Result<Vec<ClutterRow>, ReportError> {
     fig9(r, &run.steps)?;
     fig10(r, &run)?;
     clutter_facts(r, &rows);
+    // The simulated span of every clutter run: its steps times its time step.
+    let dt = run.scene_value(|s| s.number("dt"))?;
+    r.facts().num(
+        "clutter.simulated_seconds",
+        run.config.scene.steps as f64 * dt,
+        Fmt::int(),
+    );
     Ok(rows)
 }
 
@@ -815,11 +827,22 @@ fn fig10(r: &mut Report, run: &super::builder::RunData) -> Result<(), ReportErro
                 .map(|p| (p.iteration as f64, p.optimality))
                 .collect::<Vec<_>>(),
         ));
-        r.facts().num(
-            format!("clutter.fig10.step{step}.iterations"),
-            iterations as f64,
-            Fmt::int(),
-        );
+        r.facts()
+            .num(
+                format!("clutter.fig10.step{step}.iterations"),
+                iterations as f64,
+                Fmt::int(),
+            )
+            .num(
+                format!("clutter.fig10.step{step}.step"),
+                step as f64,
+                Fmt::int(),
+            )
+            .num(
+                format!("clutter.fig10.step{step}.iterations_published"),
+                paper,
+                Fmt::int(),
+            );
     }
     r.text(&format!(
         "Fig. 10: SAP's convergence on two steps of the 40-body run with walls (the traces the \

@@ -15,7 +15,8 @@
 //! iterations_avg, iterations_min, iterations_max, own_iterations_avg, ms_avg, ms_max,
 //! ms_vs_newton}`; lists over the sizes `f.s.{converged, ruler, iterations_avg}`;
 //! `f.s.{converged_range, iterations_avg_range, converged_total, cases_total, solve_seconds,
-//! time_growth}`; published `published.s<n>.{converged, stagnated, backtracking_failed,
+//! time_growth}`, `opentissue.ruler_scale.s{192,384}` (the ruler's `1 + |q|` from the
+//! generator); published `published.s<n>.{converged, stagnated, backtracking_failed,
 //! iterations_avg, seconds_avg_ms}`, `published.{converged, backtracking_failed,
 //! iterations_avg, time_growth}`; `wall_total`, `newton_solve_seconds`.
 
@@ -281,6 +282,15 @@ pub fn generate(root: &Path) -> Result<(), ReportError> {
     published_facts(facts, &published);
     for f in families.iter().chain(&diagnostics) {
         family_facts(facts, &published, f);
+    }
+    // The ruler's `1 + |q|` at the two largest sizes, from the OpenTissue generator's
+    // `|q| ~ sqrt(n / 3)` (the findings' "Two rulers").
+    for n in [192u32, 384] {
+        facts.num(
+            format!("opentissue.ruler_scale.s{n}"),
+            1.0 + (f64::from(n) / 3.0).sqrt(),
+            Fmt::int(),
+        );
     }
     facts.num(
         "wall_total",

@@ -10,8 +10,10 @@
 //! `scene, engine, formulation, optimizer, model, param, dt, metric, value, analytic`.
 //!
 //! Facts for the findings: `<scene>.<engine>.<label>.<metric>` for every number of
-//! `metrics.csv` (`label`: our driver's label, or the engine's configuration), and
-//! `engines.measured` (`yes` or why not).
+//! `metrics.csv` (`label`: our driver's label, or the engine's configuration),
+//! `<scene>.exact.<metric>` (the closed form beside them), `<scene>.duration_s` (the span
+//! simulated), `speed_threshold_mm_s` (the stop and breakaway test), and `engines.measured`
+//! (`yes` or why not).
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -236,6 +238,11 @@ fn ours(r: &mut Report) -> Result<Ours, ReportError> {
             closed_forms.read(&scene, &record.constants, &record.parameters);
             let values = analytic(&scene, &record.constants, &record.parameters);
             exact.insert(scene.clone(), values.clone());
+            // The span each scene simulates (a slide is shorter than a hold), for the findings.
+            if let Some(d) = record.parameters.get("duration").and_then(|v| v.as_float()) {
+                r.facts()
+                    .num(format!("{scene}.duration_s"), d, Fmt::fixed(1).unit(" s"));
+            }
             let dt = record
                 .parameters
                 .get("dt")
@@ -487,25 +494,43 @@ pub fn generate(root: &Path) -> Result<(), ReportError> {
     metrics_csv(&mut r, &rows)?;
     let facts = r.facts();
     for m in &rows {
-        let fmt = match m.metric.as_str() {
-            "converged_fraction" => Fmt::fixed(3),
-            "stop_time_s" | "breakaway_time_s" => Fmt::fixed(4).unit(" s"),
-            "stop_distance_m" => Fmt::fixed(4).unit(" m"),
-            "acceleration_error" | "residual_median" => Fmt::sci(1),
-            "dissipation_angle_deg" => Fmt::fixed(2).unit(" deg"),
-            "time_ratio_to_mujoco" | "consistency_slope" | "lift_over_estimate" => Fmt::fixed(2),
-            "seconds_per_step_median" => Fmt::sci(2).unit(" s"),
-            "iterations_mean" => Fmt::fixed(1),
-            "secure_pitch_deg" | "loose_pitch_deg" => Fmt::sci(2).unit(" deg"),
-            "secure_slip_um_s" => Fmt::sci(2).unit(" um/s"),
-            "position_error_m_s" => Fmt::sci(2).unit(" m s"),
-            "signorini_max" => Fmt::sci(1),
-            _ => Fmt::sci(2).unit(" mm"),
-        };
-        facts.num(fact_key(m), m.value, fmt);
+        facts.num(fact_key(m), m.value, metric_fmt(&m.metric));
+    }
+    // The stop and breakaway test's speed, in mm/s.
+    facts.num(
+        "speed_threshold_mm_s",
+        1e3 * SPEED_THRESHOLD,
+        Fmt::int().unit(" mm/s"),
+    );
+    // The closed forms, `<scene>.exact.<metric>`, for the findings to quote beside ours.
+    for (scene, values) in &exact {
+        for (metric, v) in values {
+            if v.is_finite() {
+                facts.num(format!("{scene}.exact.{metric}"), *v, metric_fmt(metric));
+            }
+        }
     }
     r.finish()?;
     Ok(())
+}
+
+/// How a metric's facts are written.
+fn metric_fmt(metric: &str) -> Fmt {
+    match metric {
+        "converged_fraction" => Fmt::fixed(3),
+        "stop_time_s" | "breakaway_time_s" => Fmt::fixed(4).unit(" s"),
+        "stop_distance_m" => Fmt::fixed(4).unit(" m"),
+        "acceleration_error" | "residual_median" => Fmt::sci(1),
+        "dissipation_angle_deg" => Fmt::fixed(2).unit(" deg"),
+        "time_ratio_to_mujoco" | "consistency_slope" | "lift_over_estimate" => Fmt::fixed(2),
+        "seconds_per_step_median" => Fmt::sci(2).unit(" s"),
+        "iterations_mean" => Fmt::fixed(1),
+        "secure_pitch_deg" | "loose_pitch_deg" => Fmt::sci(2).unit(" deg"),
+        "secure_slip_um_s" => Fmt::sci(2).unit(" um/s"),
+        "position_error_m_s" => Fmt::sci(2).unit(" m s"),
+        "signorini_max" => Fmt::sci(1),
+        _ => Fmt::sci(2).unit(" mm"),
+    }
 }
 
 /// The fact that names a number: `<scene>.<engine>.<label>.<metric>`, then `.ratio<r>` for

@@ -5,7 +5,10 @@
 //!
 //! Facts: `matrix.{problems, pairs, rows, refusals}`, `<set>.problems`,
 //! `<set>.<formulation>+<optimizer>.{solved, solved_coulomb, fraction}`,
-//! `<set>.best_pair`, `<set>.best_fraction`, `siconos_ci.<pair>.passed`.
+//! `<set>.best_pair`, `<set>.best_fraction`, `siconos_ci.<pair>.passed`,
+//! `fclib.<FCLib set>.<pair>.{solved, files, published, limit_seconds}` and, from the run at the
+//! FCLib study's time limit (`capsules_long.toml`), `capsules_long.{problems, solved,
+//! time_limit, tol, error_min, error_max, iterations_min, iterations_max, seconds_solved_max}`.
 
 use contactlab_runs::RunConfig;
 use std::collections::BTreeMap;
@@ -15,12 +18,15 @@ use super::builder::Report;
 use super::findings::Fmt;
 use super::plots::{Axis, Chart, Series};
 use super::table::{Cell as C, Table};
-use super::{read_csv_with_header, ReportError};
+use super::{number, read_csv_with_header, ReportError};
 use crate::analysis::{f64s, quantile, strs};
 use contactlab_runs::matrix::MatrixConfig;
 
 /// The matrix config the report reads.
 pub const CONFIG: &str = "matrix.toml";
+
+/// The run of a few pairs at the FCLib study's own time limit (`capsules_long.toml`).
+pub const LONG: &str = "capsules_long.toml";
 
 /// Pairs drawn in a performance profile (the most robust ones; a profile of 36 curves is
 /// unreadable).
@@ -232,6 +238,9 @@ pub fn generate(root: &Path) -> Result<(), ReportError> {
     profiles(&mut r, &sets, &pairs, &stats, &solves)?;
     fclib_anchor(&mut r, &solves)?;
     siconos_ci(&mut r, &pairs, &solves)?;
+    if r.config_file(LONG).exists() {
+        long_limit(&mut r, root)?;
+    }
     r.finish()?;
     Ok(())
 }
@@ -534,7 +543,17 @@ fn fclib_anchor(r: &mut Report, solves: &[Solve]) -> Result<(), ReportError> {
         let key = format!("fclib.{}.{}", row[0], pair);
         r.facts()
             .num(format!("{key}.solved"), solved as f64, Fmt::int())
-            .num(format!("{key}.files"), mine.len() as f64, Fmt::int());
+            .num(format!("{key}.files"), mine.len() as f64, Fmt::int())
+            .num(
+                format!("{key}.published"),
+                100.0 * published,
+                Fmt::percent(0),
+            )
+            .num(
+                format!("{key}.limit_seconds"),
+                number(&path, &row, &want, 3)?,
+                Fmt::int().unit(" s"),
+            );
         t.row(vec![
             C::text(row[0].clone()),
             C::int(mine.len() as u64),
@@ -547,6 +566,77 @@ fn fclib_anchor(r: &mut Report, solves: &[Solve]) -> Result<(), ReportError> {
         ])?;
     }
     r.table(&t)
+}
+
+/// The pairs of [`LONG`] at the study's limit, problem by problem, beside their rows of the
+/// matrix at its own limit: whether the matrix's half second is why they fail.
+fn long_limit(r: &mut Report, root: &Path) -> Result<(), ReportError> {
+    let cfg = MatrixConfig::load(&r.config_file(LONG))
+        .map_err(|e| ReportError::Published(e.to_string()))?;
+    let (df, _) = r.load_data(&cfg.name, &cfg.data_path(root))?;
+    let solves = read_solves(&df)?;
+    let errors = f64s(&df, "error_fclib")?;
+    r.heading(2, "At the FCLib study's time limit");
+    r.text(&format!(
+        "`{LONG}`: {} on the same problems at {} s per solve and {} iterations (the study's \
+         budget for the set; `maxiter = 1e6` there, so its time limit binds), tolerance {:e} \
+         on FCLib's error. Also in `{}.csv`.",
+        cfg.only
+            .iter()
+            .map(|p| format!("`{p}`"))
+            .collect::<Vec<_>>()
+            .join(", "),
+        cfg.time_limit,
+        cfg.max_iter,
+        cfg.tol,
+        cfg.name
+    ));
+    let mut t = Table::new(Some(&format!("{}.csv", cfg.name)))
+        .col("problem", "problem")
+        .col("contacts", "n_c")
+        .col("pair", "pair")
+        .col("status", "status")
+        .col("iterations", "iterations")
+        .col("seconds", "seconds")
+        .col("FCLib error", "error_fclib");
+    for (s, e) in solves.iter().zip(&errors) {
+        t.row(vec![
+            C::text(s.problem.clone()),
+            C::int(s.n_c as u64),
+            C::code(s.pair.clone()),
+            C::text(if s.solved { "solved" } else { "not solved" }),
+            C::int(s.iterations as u64),
+            C::same(s.seconds, &Fmt::fixed(2)),
+            C::same(*e, &Fmt::sci(1)),
+        ])?;
+    }
+    r.table(&t)?;
+    let n = &cfg.name;
+    let finite: Vec<f64> = errors.iter().copied().filter(|e| e.is_finite()).collect();
+    let solved: Vec<&Solve> = solves.iter().filter(|s| s.solved).collect();
+    let fmin = |v: &[f64]| v.iter().copied().fold(f64::NAN, f64::min);
+    let fmax = |v: &[f64]| v.iter().copied().fold(f64::NAN, f64::max);
+    let iterations: Vec<f64> = solves.iter().map(|s| s.iterations).collect();
+    let seconds: Vec<f64> = solved.iter().map(|s| s.seconds).collect();
+    r.facts()
+        .num(format!("{n}.problems"), solves.len() as f64, Fmt::int())
+        .num(format!("{n}.solved"), solved.len() as f64, Fmt::int())
+        .num(
+            format!("{n}.time_limit"),
+            cfg.time_limit,
+            Fmt::int().unit(" s"),
+        )
+        .num(format!("{n}.tol"), cfg.tol, Fmt::sci(0))
+        .num(format!("{n}.error_min"), fmin(&finite), Fmt::sci(1))
+        .num(format!("{n}.error_max"), fmax(&finite), Fmt::sci(1))
+        .num(format!("{n}.iterations_min"), fmin(&iterations), Fmt::int())
+        .num(format!("{n}.iterations_max"), fmax(&iterations), Fmt::int())
+        .num(
+            format!("{n}.seconds_solved_max"),
+            fmax(&seconds),
+            Fmt::fixed(1).unit(" s"),
+        );
+    Ok(())
 }
 
 /// Siconos' CI expectation on its test files: NSGS variants, Alart-Curnier Newton and ADMM

@@ -49,6 +49,15 @@ use crate::analysis::{quantile, Spread};
 /// Gaps (m) between last-link heights at which the pendulum drift is timed.
 pub const DRIFT_THRESHOLDS: [f64; 4] = [1e-9, 1e-6, 1e-4, 1e-3];
 
+/// The groups are apart at a step when the closest MLCP-MNCP pair is this many times farther
+/// apart than the farthest pair within either group ...
+const SEPARATION_FACTOR: f64 = 10.0;
+/// ... and farther apart than this (m): below it the heights agree to the stopping tolerances.
+const SEPARATION_FLOOR: f64 = 1e-6;
+
+/// The last sphere is at rest once it stays this close to its rest height (m).
+const REST_BAND: f64 = 1e-3;
+
 /// The sphere configs, in example order.
 const SPHERE_CONFIGS: [(u8, &str); 2] = [(1, "sphere_example1.toml"), (2, "sphere_example2.toml")];
 
@@ -879,7 +888,10 @@ fn pendulum_section(r: &mut Report) -> Result<(), ReportError> {
             },
         )
     };
-    for thr in DRIFT_THRESHOLDS {
+    for (i, thr) in DRIFT_THRESHOLDS.iter().enumerate() {
+        r.facts()
+            .num(format!("pendulum.drift_threshold.{i}"), *thr, Fmt::sci(0));
+        let thr = *thr;
         th.row(vec![
             C::text(format!("{thr:.0e}")),
             time_cell(dz.first_above(&dz.within_a, thr)),
@@ -901,15 +913,15 @@ fn pendulum_section(r: &mut Report) -> Result<(), ReportError> {
         mncp.join(", ")
     ));
     r.table(&th)?;
-    let (t_sep, held) = dz.separation(10.0, 1e-6);
+    let (t_sep, held) = dz.separation(SEPARATION_FACTOR, SEPARATION_FLOOR);
     let n = dz.time.len();
     let last_second = n.saturating_sub((1.0 / h).round() as usize);
     let tail_max = |v: &[f64]| v[last_second..].iter().copied().fold(0.0, f64::max);
     r.text(&format!(
         "**Group separation** (the paper: \"the MLCP set of solvers showing a similar solution and MNCP set of \
          solvers showing a similar solution\" at 20 s, Figs. 6 and 8). Rule: the groups are apart at a step \
-         when the closest MLCP-MNCP pair is more than 10 times farther apart than the farthest pair within \
-         either group, and more than 1e-6 m. First such time: **{}**{}. Over the final second: within MLCP at \
+         when the closest MLCP-MNCP pair is more than {SEPARATION_FACTOR} times farther apart than the farthest pair within \
+         either group, and more than {SEPARATION_FLOOR:e} m. First such time: **{}**{}. Over the final second: within MLCP at \
          most {} m, within MNCP at most {} m, closest cross pair at most {} m.",
         secs_or_never(t_sep),
         if t_sep.is_nan() {
@@ -922,6 +934,14 @@ fn pendulum_section(r: &mut Report) -> Result<(), ReportError> {
         sci().show(tail_max(&dz.cross_min)),
     ));
 
+    // The MLCP's friction directions, as its first driver sets them.
+    let mlcp_n_f = config
+        .driver_specs()
+        .iter()
+        .find(|s| s.formulation.name == "mlcp-fb")
+        .and_then(|s| s.formulation.options.get("n_f"))
+        .and_then(serde_json::Value::as_f64)
+        .unwrap_or(f64::NAN);
     // Facts.
     let facts = r.facts();
     pendulum_facts(facts, &stats, &published, h);
@@ -950,6 +970,16 @@ fn pendulum_section(r: &mut Report) -> Result<(), ReportError> {
             sci().unit(" m"),
         )
         .num("pendulum.separation_time", t_sep, Fmt::fixed(1).unit(" s"))
+        .num("pendulum.separation_factor", SEPARATION_FACTOR, Fmt::int())
+        .num("pendulum.accurate_residual", ACCURATE_RESIDUAL, Fmt::sci(0))
+        // Unknowns per contact: the MLCP's normal, `n_f` friction directions and the sliding
+        // speed (eq. 11); the MNCP's normal and two tangents.
+        .num(
+            "pendulum.mlcp_unknowns_per_contact",
+            mlcp_n_f + 2.0,
+            Fmt::int(),
+        )
+        .num("pendulum.mncp_unknowns_per_contact", 3.0, Fmt::int())
         .num(
             "pendulum.per_run_seconds",
             per_run,
@@ -1248,7 +1278,7 @@ fn impact_and_hop_facts(
     let mut rest_from = f64::NAN;
     for s in series {
         let z = s.get("last_z")?;
-        let Some(k0) = (0..z.len()).find(|&k| z[k..].iter().all(|&v| v - rest < 1e-3)) else {
+        let Some(k0) = (0..z.len()).find(|&k| z[k..].iter().all(|&v| v - rest < REST_BAND)) else {
             continue;
         };
         // NaN.min(t) is t: the earliest time over the solvers.
@@ -1260,7 +1290,8 @@ fn impact_and_hop_facts(
         .num("pendulum.rest_from", rest_from, Fmt::fixed(1).unit(" s"))
         .num("pendulum.rest_height_um.p10", um(0.1), Fmt::int())
         .num("pendulum.rest_height_um.p90", um(0.9), Fmt::int())
-        .num("pendulum.rest_height_um.max", um(1.0), Fmt::int());
+        .num("pendulum.rest_height_um.max", um(1.0), Fmt::int())
+        .num("pendulum.rest_band_mm", 1e3 * REST_BAND, Fmt::int());
     Ok(())
 }
 

@@ -11,6 +11,7 @@
 //! tol = 1e-6          # on FCLib's relative error |F_nat(r)|_2 / |q|_2 (Acary et al. 2018)
 //! time_limit = 0.5    # seconds per solve
 //! max_iter = 1000     # per solve
+//! # only = ["coulomb+pgs"]   # run only these pairs; skip = [...] leaves pairs out
 //!
 //! [[sets]]
 //! name = "siconos_ci"
@@ -99,6 +100,10 @@ pub struct MatrixConfig {
     /// `formulation+optimizer` pairs to leave out (every compatible pair runs otherwise).
     #[serde(default)]
     pub skip: Vec<String>,
+    /// When not empty, the only `formulation+optimizer` pairs that run (a study of a few
+    /// pairs, such as one at a longer time limit).
+    #[serde(default)]
+    pub only: Vec<String>,
     /// The problem sets.
     pub sets: Vec<SetSpec>,
     /// Output locations.

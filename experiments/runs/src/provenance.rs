@@ -68,6 +68,18 @@ impl Provenance {
     }
 }
 
+/// The commit of the checkout at `root` as the provenance records it ([`Provenance::commit`]),
+/// without capturing the rest.
+pub fn tree_commit(root: &Path) -> String {
+    commit(root)
+}
+
+/// Whether a recorded commit says the tree had uncommitted changes (or its state could not be
+/// read): `abc1234+dirty`, `abc1234+unknown-status`.
+pub fn is_dirty(commit: &str) -> bool {
+    commit.ends_with("+dirty") || commit.ends_with("+unknown-status")
+}
+
 /// `git rev-parse --short HEAD` at `root`, with `+dirty` when `git status` lists changed
 /// tracked files (untracked files cannot enter the build without a tracked file changing).
 /// The generated reports are left out: `contactlab reproduce` rewrites them between the runs
@@ -156,6 +168,12 @@ mod tests {
             assert_eq!(commit(&dir), "unknown");
         }
         std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn dirty_commits_are_told_from_clean_ones() {
+        assert!(is_dirty("abc1234+dirty") && is_dirty("abc1234+unknown-status"));
+        assert!(!is_dirty("abc1234") && !is_dirty("unknown"));
     }
 
     #[test]

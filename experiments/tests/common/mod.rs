@@ -78,7 +78,7 @@ impl Root {
     /// `contactlab report` of the paper: the README's text.
     pub fn report(&self) -> Result<String, CliError> {
         let mut out = Vec::new();
-        cli::report(&self.paper, &self.path, &mut out)?;
+        cli::report(&self.paper, &self.path, false, &mut out)?;
         Ok(self.read("README.md"))
     }
 

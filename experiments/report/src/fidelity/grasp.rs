@@ -81,6 +81,12 @@ pub fn ours(r: &mut Report) -> Result<(Vec<Metric>, BTreeMap<String, f64>), Repo
                 param(record, "grip_threshold_exact"),
                 crate::findings::Fmt::fixed(2).unit(" N"),
             );
+            // How far the secure grip is above the least grip that holds.
+            r.facts().num(
+                "pinch_grasp.grip_over_threshold",
+                param(record, "grip_high") / param(record, "grip_threshold_exact"),
+                crate::findings::Fmt::fixed(1),
+            );
         }
     }
     Ok((rows, exact))
