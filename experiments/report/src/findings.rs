@@ -472,9 +472,10 @@ pub const ALLOWED_DIGITS: &[(&str, &str)] = &[
         r"^\s*\d+\.\s",
     ),
     (
-        "a reference into a paper: equation, figure, table, algorithm, section or example \
-         numbers, alone or as a list or range (`eq. 26`, `Figs. 5 and 7`, `eqs. 29-30`)",
-        r"(?i)\b(?:eqs?\.|figs?\.|tables?|algorithms?|sec\.|sections?|examples?)\s+\d+[a-z]?(?:\s*(?:-|,|and|to)\s*\d+[a-z]?)*",
+        "a reference into a paper: equation, figure, table, algorithm, section, example or \
+         an algorithm's line numbers, alone or as a list or range (`eq. 26`, `Figs. 5 and 7`, \
+         `eqs. 29-30`, `lines 24-33`)",
+        r"(?i)\b(?:eqs?\.|figs?\.|tables?|algorithms?|sec\.|sections?|examples?|lines?)\s+\d+[a-z]?(?:\s*(?:-|,|and|to)\s*\d+[a-z]?)*",
     ),
     (
         "a name in a code span: one word that starts with a letter (a file, a problem, a \
@@ -652,38 +653,6 @@ mod tests {
         assert!(e.contains("does not close on its line"), "{e}");
     }
 
-    /// TEMPORARY: the lines of `hwangbo2018/findings.md` that still type numbers, tolerated
-    /// until that report's findings quote them through placeholders (its report is being
-    /// reworked on another branch). Each entry is a line's exact text; an entry that no longer
-    /// matches a flagged line fails the test, so the list only shrinks. Empty it, then delete it.
-    const HWANGBO_TEMPORARY: &[&str] = &[
-        "table); they move by about 10% from run to run and are filled unchecked. Counts and ratios of",
-        "slipping contact here (paper {{table1.bisection.us_published = 0.58}} us on a 3.6 GHz Xeon),",
-        "same solve took 0.92 us and the quartic was 2.3 times as long. Our quartic finds its roots as",
-        "the eigenvalues of the 4x4 companion matrix (nalgebra's general eigen-solver) and polishes",
-        "- **Accuracy.** With the paper's interval of 1e-6 N s the bisection and golden section are",
-        "and {{table2.drop.pgs_over_bisection}} times as long per 100k steps there (paper:",
-        "{{table2.drop.pgs_over_bisection_published = 1.7}}). PGS reaches the 50,000-sweep cap on",
-        "{{table2.random.pgs.unconverged = 14}} random steps (the paper saw more than 20,000 at",
-        "0.6 needs {{table2.trot.pgs.iterations_mean = 30.6}}. Our gait is an open-loop PD trot at",
-        "{{trot.speed}}, not the paper's 1.5 m/s controller, so its contacts are gentler.",
-        "- **Absolute times are above the paper's** ({{table2.trot.bisection.s100k}} s per 100k steps",
-        "densely) is {{table2.scene_s100k_min}} to {{table2.scene_s100k_max}} per 100k steps before any",
-        "tolerance (1e-6 for both, the paper's numbers), the drop task stagnated above the tolerance on",
-        "after 10 s with the bisection and {{hang.pgs.penetration_mm_end}} with PGS, still growing.",
-        "- **The bisection's impulses are within 1% of PGS's on {{model.within_1pct = 44.4%}} of the",
-        "steps, not the paper's 99.6%**: {{model.trot.within_1pct = 81.5%}} on the trot,",
-        "bisection's own sweep with an exact per-contact solve is within 1% of the driver on",
-        "({{model.pgs.within_1pct = 44.4%}}); the driver's own method at 1e-10 is within 1% of it at",
-        "1e-6 on {{model.bisection-tight.within_1pct = 99.9%}}.",
-        "- **Where no contact slips, the answers agree** (the laws coincide there): within 1% on",
-        "{{files.pgs_converged = 34}}, from zero at tolerance 1e-6 (`files.toml`, `files.csv`).",
-        "Where the bisection converges, the Coulomb ruler's residual can still be far above 1e-6",
-        "about 1e-3 (`Rover4396` among them), while Hwangbo et al.'s methods search a conic section of",
-        "`Rover4396` stagnated at a fixed point whose own violation was 2.4e-4 (the velocities carried",
-        "50,000-sweep cap with both drivers.",
-    ];
-
     #[test]
     fn every_number_in_every_findings_file_is_a_placeholder() {
         let configs = Path::new(env!("CARGO_MANIFEST_DIR")).join("../configs");
@@ -695,7 +664,6 @@ mod tests {
         files.sort();
         assert!(files.len() >= 8, "{files:?}");
         let mut loose = Vec::new();
-        let mut tolerated = std::collections::BTreeSet::new();
         for file in &files {
             let paper = file
                 .parent()
@@ -706,10 +674,6 @@ mod tests {
             let text = std::fs::read_to_string(file).unwrap();
             for n in loose_numbers(&text) {
                 let line = n.text.trim();
-                if paper == "hwangbo2018" && HWANGBO_TEMPORARY.contains(&line) {
-                    tolerated.insert(line.to_string());
-                    continue;
-                }
                 loose.push(format!(
                     "experiments/configs/{paper}/findings.md:{}: `{}` in: {line}",
                     n.line, n.number
@@ -722,14 +686,6 @@ mod tests {
              `published.*` number; see ALLOWED_DIGITS for what may stay):\n{}",
             loose.join("\n")
         );
-        let stale: Vec<_> = HWANGBO_TEMPORARY
-            .iter()
-            .filter(|l| !tolerated.contains(**l))
-            .collect();
-        assert!(
-            stale.is_empty(),
-            "HWANGBO_TEMPORARY lines no longer flagged (fixed or edited): remove them:\n{stale:#?}"
-        );
     }
 
     #[test]
@@ -737,7 +693,10 @@ mod tests {
         let found = |text: &str| -> Vec<String> {
             loose_numbers(text).into_iter().map(|n| n.number).collect()
         };
-        assert!(found("see eq. 26, Figs. 5 and 7, eqs. 29-30, Table 1, Algorithm 2").is_empty());
+        assert!(
+            found("see eq. 26, Figs. 5 and 7, eqs. 29-30, Table 1, Algorithm 2 lines 1-23")
+                .is_empty()
+        );
         assert!(found("`Rover4396`, `FrictionContact3D_1c`, `up-1000`, n_b, t1, v0").is_empty());
         assert!(found("2. **A list item** with `exp(-omega^2 dt t / 2)` and `1 + |q|`").is_empty());
         assert!(found("took {{wall}} and {{n = 12}} steps").is_empty());
