@@ -121,14 +121,17 @@ fn cut_down_configs_run_and_report_the_papers_quantities() {
         set(t, "scene", "steps", toml::Value::Integer(450));
         keep_drivers(t, &["MLCP-FB-PLM", "MNCP-PLM"]);
     });
-    root.config("pendulum.toml", |t| {
-        set(t, "scene", "steps", toml::Value::Integer(300));
-        keep_drivers(t, &["MLCP-FB-PLM", "MNCP-PLM"]);
-    });
+    for c in ["pendulum.toml", "pendulum_spatial.toml"] {
+        root.config(c, |t| {
+            set(t, "scene", "steps", toml::Value::Integer(300));
+            keep_drivers(t, &["MLCP-FB-PLM", "MNCP-PLM"]);
+        });
+    }
     for c in [
         "sphere_example1.toml",
         "sphere_example2.toml",
         "pendulum.toml",
+        "pendulum_spatial.toml",
     ] {
         root.run(c);
     }
@@ -140,7 +143,8 @@ fn cut_down_configs_run_and_report_the_papers_quantities() {
          (exact {{sphere.exact.slide_time = 0.2912 s}}); at 45 degrees the MLCP slides until \
          {{sphere.ex2.MLCP-FB-PLM.slide_time = 0.412 s}} (the paper: \
          {{published.sphere.ex2.MLCP-FB-PLM.slide_time = 0.400}}), against {{peers.sphere_hop_mm = 5.6 mm}} \
-         of hop for the peers. The chain gains {{pendulum.impact.gain}} at step {{pendulum.impact.step}}.\n",
+         of hop for the peers. The chain gains {{pendulum.impact.gain}} at step {{pendulum.impact.step}}. \
+         Skewed by {{spatial.hinge_skew = 0.20 rad}}, it leaves the plane by {{spatial.max_y}}.\n",
     );
     let readme = root.report().unwrap();
     assert!(
@@ -199,4 +203,21 @@ fn cut_down_configs_run_and_report_the_papers_quantities() {
         rest.split('.').next().unwrap().parse::<u64>().is_ok(),
         "{rest}"
     );
+    // The non-planar chain: the planar one never leaves the plane, the skewed one does, and its
+    // drift table times the same thresholds.
+    let y = |run: &str| {
+        let df = root.steps(run);
+        contactlab_experiments::report::f64s(&df, "last_y")
+            .unwrap()
+            .iter()
+            .fold(0.0f64, |m, v| m.max(v.abs()))
+    };
+    assert_eq!(y("pendulum"), 0.0);
+    let out_of_plane = y("pendulum_spatial");
+    assert!(out_of_plane > 1e-3, "{out_of_plane}");
+    let left = readme.split("it leaves the plane by ").nth(1).unwrap();
+    let metres: f64 = left.split(" m").next().unwrap().parse().unwrap();
+    assert!((metres - out_of_plane).abs() <= 0.01 * out_of_plane, "{left}");
+    let drift = root.csv("pendulum_spatial_drift.csv");
+    assert_eq!(column(&drift, "threshold_m"), ["1e-9", "1e-6", "1e-4", "1e-3"]);
 }

@@ -21,7 +21,8 @@
 //! velocity_close, slipping, no_slip_within_1pct, median}`, `model.<shadow>.within_1pct`,
 //! `model.<shadow>.<task>.median`, `model.no_slip.{within_1pct, steps}`,
 //! `hang.<bisection|pgs|pgs_tight>.{penetration_mm_end, penetration_mm_max, solver_s100k}`,
-//! `hang.pgs_tight.{time_increase, tol}` (`hang_tight.toml`: PGS at the paper's 1e-8),
+//! `hang.pgs_tight.{time_increase, sweeps_mean, sweep_increase, unconverged, tol}`,
+//! `hang.pgs.sweeps_mean` (`hang_tight.toml`: PGS at the paper's 1e-8),
 //! `table1.<method>.{bracket_steps, search_steps, bracket_two}` (the evaluations finding the
 //! interval and after it), `table1.golden_closed_over_bisection`,
 //! `step_us.<task>.<solver>.{mean, median, solver_mean, published}`, `step_us.best_median`,
@@ -590,11 +591,14 @@ fn hang_penetration(
 
 /// The solver's seconds per 100k steps of `solver` on the hang rows of `df`.
 fn hang_solver_seconds(df: &polars::prelude::DataFrame, solver: &str) -> Result<f64, ReportError> {
-    let rows = task_rows(df)?;
-    Ok(rows
-        .iter()
-        .find(|x| x.task == "hang" && x.solver == solver)
-        .map_or(f64::NAN, |x| x.solver_seconds_per_100k))
+    Ok(hang_row(df, solver)?.map_or(f64::NAN, |x| x.solver_seconds_per_100k))
+}
+
+/// `solver`'s row of the hang task in a tasks frame.
+fn hang_row(df: &polars::prelude::DataFrame, solver: &str) -> Result<Option<TaskRow>, ReportError> {
+    Ok(task_rows(df)?
+        .into_iter()
+        .find(|x| x.task == "hang" && x.solver == solver))
 }
 
 /// Fig. 7: the feet's mean penetration over time in the hang task, both drivers at the tasks'
@@ -677,11 +681,30 @@ fn fig7(
     }
     let pgs_s = hang_solver_seconds(df, &labels.pgs)?;
     let tight_s = hang_solver_seconds(&tight.steps, &tight_label)?;
+    // Sweeps are what the time follows, and unlike the time they do not move with the load.
+    let sweeps = |row: &Option<TaskRow>| row.as_ref().map_or(f64::NAN, |x| x.iterations_mean);
+    let (pgs_row, tight_row) = (
+        hang_row(df, &labels.pgs)?,
+        hang_row(&tight.steps, &tight_label)?,
+    );
+    let (pgs_sweeps, tight_sweeps) = (sweeps(&pgs_row), sweeps(&tight_row));
     r.facts()
         .num(
             "hang.pgs_tight.time_increase",
             100.0 * (tight_s / pgs_s - 1.0),
             Fmt::percent(0),
+        )
+        .num("hang.pgs.sweeps_mean", pgs_sweeps, Fmt::fixed(1))
+        .num("hang.pgs_tight.sweeps_mean", tight_sweeps, Fmt::fixed(1))
+        .num(
+            "hang.pgs_tight.sweep_increase",
+            100.0 * (tight_sweeps / pgs_sweeps - 1.0),
+            Fmt::percent(0),
+        )
+        .num(
+            "hang.pgs_tight.unconverged",
+            tight_row.as_ref().map_or(f64::NAN, |x| x.unconverged as f64),
+            Fmt::int(),
         )
         .num("hang.pgs_tight.tol", tight_spec.tol, Fmt::sci(0));
     r.heading(2, "Penetration in the hang task (Fig. 7)");

@@ -12,6 +12,9 @@
 //!   `pendulum_published.csv`): the last link's height and vertical velocity for the five
 //!   solvers, whole-run times beside the published ones, how far the trajectories drift apart,
 //!   and convergence per solver.
+//! * The same pendulum with skewed hinges (`pendulum_spatial.toml`, the scene's `hinge_skew`):
+//!   the chain leaves the plane, and the same drift statistics say whether the MLCP and MNCP
+//!   groups separate there.
 //!
 //! The scenes' parameters and the exact answer are what the runs recorded (the `.meta.json`'s
 //! scene parameters and constants, and the sphere's `*_exact` columns): this module rebuilds
@@ -30,7 +33,9 @@
 //! separation_time, slowest, fastest, slowest_over_fastest, run_spread_percent,
 //! run_seconds_range, duration, impact.*, energy_max,
 //! rest_from, rest_height_um.*,
-//! scene_ms_per_step}`, `published.pendulum.<s>.seconds`, `published.pendulum.{spread_percent,
+//! scene_ms_per_step}`, `spatial.{hinge_skew, max_y, separation_time, separation_held,
+//! tail.within_mlcp, tail.within_mncp, tail.cross, first_gap.<threshold>, <s>.converged}`,
+//! `published.pendulum.<s>.seconds`, `published.pendulum.{spread_percent,
 //! seconds_range, ms_per_step}`.
 
 use std::path::Path;
@@ -266,7 +271,8 @@ pub fn generate(root: &Path) -> Result<(), ReportError> {
          previous step.",
     );
     sphere_section(&mut r)?;
-    pendulum_section(&mut r)?;
+    let (mlcp, mncp) = pendulum_section(&mut r)?;
+    non_planar_section(&mut r, &mlcp, &mncp)?;
     r.finish()?;
     Ok(())
 }
@@ -644,8 +650,9 @@ fn sphere_facts(facts: &mut Facts, example: u8, m: &SphereMetrics, mu_m_g: f64) 
         .num(format!("{k}.iterations"), m.mean_iterations, Fmt::fixed(2));
 }
 
-/// The pendulum part of the README, its CSV files and plots.
-fn pendulum_section(r: &mut Report) -> Result<(), ReportError> {
+/// The pendulum part of the README, its CSV files and plots; returns the paper's two groups
+/// (MLCP, MNCP) by their labels.
+fn pendulum_section(r: &mut Report) -> Result<(Vec<String>, Vec<String>), ReportError> {
     let run = r.load("pendulum.toml")?;
     let pc = PendulumScene::read(&run)?;
     let h = pc.h;
@@ -1059,6 +1066,117 @@ fn pendulum_section(r: &mut Report) -> Result<(), ReportError> {
         "drift between the solvers",
         &Chart::new(
             "Gap between last-link heights (largest per 20 ms)",
+            Axis::linear("t (s)"),
+            Axis::log("gap (m)"),
+        )
+        .lines_only(),
+        &drift_series,
+    )?;
+    Ok((mlcp, mncp))
+}
+
+/// The same five solvers on the chain with skewed hinges (`pendulum_spatial.toml`, the
+/// scene's `hinge_skew`): do the MLCP and MNCP groups separate once the motion leaves the
+/// plane? The same drift statistics and separation rule as the planar chain's.
+fn non_planar_section(r: &mut Report, mlcp: &[String], mncp: &[String]) -> Result<(), ReportError> {
+    let run = r.load("pendulum_spatial.toml")?;
+    let pc = PendulumScene::read(&run)?;
+    let skew = run.scene_value(|s| s.number("hinge_skew"))?;
+    let mut names = PENDULUM_COLUMNS.to_vec();
+    names.push("last_y");
+    let series = driver_series(&run.steps, &names)?;
+    let stats = pendulum_stats(&series)?;
+    let dz = drift(&series, "last_z", mlcp, mncp, pc.h)?;
+    let (t_sep, held) = dz.separation(SEPARATION_FACTOR, SEPARATION_FLOOR);
+    let last_second = dz.time.len().saturating_sub((1.0 / pc.h).round() as usize);
+    let tail_max = |v: &[f64]| v[last_second..].iter().copied().fold(0.0, f64::max);
+    // How far the last sphere leaves the swing plane, over every solver's run.
+    let mut max_y = 0.0f64;
+    for s in &series {
+        max_y = s.get("last_y")?.iter().fold(max_y, |m, y| m.max(y.abs()));
+    }
+
+    r.heading(3, "A non-planar chain");
+    r.text(&format!(
+        "The planar chain's groups cannot separate if planarity makes the pyramid exact (finding 2). To test \
+         that, the same five solvers run the same scene with each hinge's axis turned about its link by \
+         +-{skew} rad, alternating along the chain (`hinge_skew`, `pendulum_spatial.toml`; the scene's module \
+         doc): neighbouring hinges are no longer parallel and the chain swings out of the `x-z` plane, the last \
+         sphere up to **{} m** from it. Each contact then slips out of the plane too, where a four-sided \
+         pyramid aligned with the slip is no longer the cone.",
+        sci().show(max_y)
+    ));
+    let mut th = Table::new(Some("pendulum_spatial_drift.csv"))
+        .col("threshold (m)", "threshold_m")
+        .col("within MLCP", "within_mlcp_s")
+        .col("within MNCP", "within_mncp_s")
+        .col("MLCP vs MNCP", "mlcp_vs_mncp_s")
+        .col("any pair", "any_pair_s");
+    for thr in DRIFT_THRESHOLDS {
+        let cell = |t: f64| {
+            C::pair(
+                secs_or_never(t),
+                if t.is_nan() { String::new() } else { format!("{t:.3}") },
+            )
+        };
+        th.row(vec![
+            C::text(format!("{thr:.0e}")),
+            cell(dz.first_above(&dz.within_a, thr)),
+            cell(dz.first_above(&dz.within_b, thr)),
+            cell(dz.first_above(&dz.cross_min, thr)),
+            cell(dz.first_above(&dz.any, thr)),
+        ])?;
+        r.facts().num(
+            format!("spatial.first_gap.{thr:.0e}"),
+            dz.first_above(&dz.any, thr),
+            Fmt::fixed(1).unit(" s"),
+        );
+    }
+    r.text(&format!(
+        "When the last-link heights first differ by more than a threshold, as for the planar chain (also in \
+         [`pendulum_spatial_drift.csv`](pendulum_spatial_drift.csv)). Groups apart by the planar chain's rule \
+         ({SEPARATION_FACTOR} times, above {SEPARATION_FLOOR:e} m): first at **{}**{}. Over the final second: \
+         within MLCP at most {} m, within MNCP at most {} m, closest cross pair at most {} m.",
+        secs_or_never(t_sep),
+        if t_sep.is_nan() {
+            String::new()
+        } else {
+            format!(" (the rule holds at {:.1}% of the later steps)", 100.0 * held)
+        },
+        sci().show(tail_max(&dz.within_a)),
+        sci().show(tail_max(&dz.within_b)),
+        sci().show(tail_max(&dz.cross_min)),
+    ));
+    r.table(&th)?;
+    let facts = r.facts();
+    facts
+        .num("spatial.hinge_skew", skew, Fmt::fixed(2).unit(" rad"))
+        .num("spatial.max_y", max_y, sci().unit(" m"))
+        .num("spatial.separation_time", t_sep, Fmt::fixed(1).unit(" s"))
+        .num("spatial.separation_held", 100.0 * held, Fmt::percent(1))
+        .num("spatial.tail.within_mlcp", tail_max(&dz.within_a), sci().unit(" m"))
+        .num("spatial.tail.within_mncp", tail_max(&dz.within_b), sci().unit(" m"))
+        .num("spatial.tail.cross", tail_max(&dz.cross_min), sci().unit(" m"));
+    for s in &stats {
+        facts.num(
+            format!("spatial.{}.converged", s.solver),
+            100.0 * s.converged_share,
+            Fmt::percent(1),
+        );
+    }
+    let drift_series: Vec<Series> = vec![
+        ("within MLCP".into(), envelope(&dz.time, &dz.within_a, 1000)),
+        ("within MNCP".into(), envelope(&dz.time, &dz.within_b, 1000)),
+        (
+            "MLCP vs MNCP (closest pair)".into(),
+            envelope(&dz.time, &dz.cross_min, 1000),
+        ),
+    ];
+    r.plot(
+        "pendulum_spatial_drift.svg",
+        "drift between the solvers, non-planar chain",
+        &Chart::new(
+            "Non-planar chain: gap between last-link heights (largest per 20 ms)",
             Axis::linear("t (s)"),
             Axis::log("gap (m)"),
         )

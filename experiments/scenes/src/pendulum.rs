@@ -103,6 +103,21 @@
 //! `mu = 0` and 138 J with `e = 0`. The paper does not say how it applies restitution, so we
 //! keep the law the project asked for and report the energy rather than hide the effect.
 //!
+//! # The non-planar variant (`hinge_skew`)
+//!
+//! The paper's chain is planar, and in a planar chain the `t2` rows of `J` vanish (above):
+//! whether a formulation approximates the friction cone or not can then matter only in-plane.
+//! To test what planarity does to the comparison of formulations, `hinge_skew = a` turns hinge
+//! `i`'s axis about its link's rod by `(-1)^i a` from `-e_y` (in the parent link's frame):
+//! neighbouring hinges are no longer parallel, gravity bends each link out of its parent's
+//! swing plane, and every contact gets a tangential velocity out of the `x-z` plane. Same
+//! coordinates (one angle per hinge), same spheres, contacts, restitution law and observables
+//! (`last_y`, the last sphere's out-of-plane position, shows the departure). Kinematics and
+//! dynamics then come from the chain's tree in the `multibody` crate (CRBA for `M`, RNEA for
+//! `C`, its point Jacobians), which at `a = 0` reproduces the closed forms above to round-off
+//! (tested); contact frames are [`chain_frame`], the planar frame turned continuously out of the
+//! plane. `a = 0`, the default, keeps the closed forms.
+//!
 //! # Choices where the paper is silent
 //!
 //! Where the spheres sit (distal ends) and the link inertia (the sphere's alone, massless rods),
@@ -116,7 +131,12 @@
 //! `max_overlap` (the deepest penetration at the current state).
 
 use contactlab_core::{LocalProblem, Matrix};
+use contactlab_multibody::{
+    Description, InertiaDescription, JointDescription, LinkDescription, Model,
+    RotationDescription,
+};
 use faer::Mat;
+use std::sync::Arc;
 use nalgebra::{DMatrix, DVector, Matrix3, Vector3};
 use serde::{Deserialize, Serialize};
 
@@ -232,6 +252,11 @@ pub struct PendulumConfig {
     /// Pairs closer than this gap are contacts (m).
     #[serde(default = "default_margin")]
     pub margin: f64,
+    /// Hinge `i`'s axis turned about its link's rod by `(-1)^i hinge_skew` from the swing axis
+    /// (rad). 0, the default, is the paper's planar chain; otherwise neighbouring hinges are
+    /// not parallel and the chain leaves the `x-z` plane (see "The non-planar variant").
+    #[serde(default)]
+    pub hinge_skew: f64,
 }
 
 impl Default for PendulumConfig {
@@ -253,6 +278,7 @@ impl Default for PendulumConfig {
             duration: default_duration(),
             gravity: default_gravity(),
             margin: default_margin(),
+            hinge_skew: 0.0,
         }
     }
 }
@@ -295,6 +321,7 @@ impl PendulumConfig {
             ("pivot_height", self.pivot_height),
             ("initial_angle", self.initial_angle),
             ("initial_rate", self.initial_rate),
+            ("hinge_skew", self.hinge_skew),
         ] {
             if !v.is_finite() {
                 return bad(key, format!("must be finite, got {v}"));
@@ -351,6 +378,70 @@ pub fn planar_frame(n: Vector3<f64>) -> Matrix3<f64> {
     Matrix3::from_rows(&[n.transpose(), t1.transpose(), Vector3::y().transpose()])
 }
 
+/// The contact frame of any normal `n`: [`planar_frame`] when `n` lies in the `x-z` plane;
+/// otherwise `t1` is `e_y x n` normalised (`e_z x n` when `n` is along `e_y`) and
+/// `t2 = n x t1`, which is `e_y` in the plane: the frame turns continuously out of it.
+pub fn chain_frame(n: Vector3<f64>) -> Matrix3<f64> {
+    if n.y == 0.0 {
+        return planar_frame(n);
+    }
+    let t1 = Vector3::y().cross(&n);
+    let t1 = if t1.norm() > 1e-9 {
+        t1.normalize()
+    } else {
+        Vector3::z().cross(&n).normalize()
+    };
+    let t2 = n.cross(&t1);
+    Matrix3::from_rows(&[n.transpose(), t1.transpose(), t2.transpose()])
+}
+
+/// The chain as a kinematic tree of the `multibody` crate, the pivot at its origin: link `i`
+/// hinged at the previous sphere's centre (the pivot for link 0) about `(sin a_i, -cos a_i, 0)` in its parent's frame,
+/// `a_i = (-1)^i hinge_skew`, with its sphere's mass and inertia at `(0, 0, -L)`. At
+/// `hinge_skew = 0` every axis is `-e_y`, and the tree is the planar chain: a positive `q_i`
+/// turns `-z` towards `+x`, as `u(phi)` does.
+fn chain_model(c: &PendulumConfig) -> Result<Model, SceneError> {
+    let links = (0..c.n_links)
+        .map(|i| {
+            let a = if i % 2 == 0 {
+                c.hinge_skew
+            } else {
+                -c.hinge_skew
+            };
+            LinkDescription {
+                name: format!("link{i}"),
+                parent: (i > 0).then(|| format!("link{}", i - 1)),
+                joint: JointDescription::Revolute {
+                    axis: [a.sin(), -a.cos(), 0.0],
+                },
+                translation: if i == 0 {
+                    [0.0; 3]
+                } else {
+                    [0.0, 0.0, -c.link_length]
+                },
+                rotation: RotationDescription::default(),
+                mass: c.sphere_mass,
+                com: [0.0, 0.0, -c.link_length],
+                inertia: InertiaDescription::SolidSphere(c.sphere_radius),
+                spheres: Vec::new(),
+                boxes: Vec::new(),
+            }
+        })
+        .collect();
+    let description = Description {
+        name: "pendulum".into(),
+        gravity: [0.0, 0.0, -c.gravity],
+        links,
+    };
+    let model = Model::from_description(&description).map_err(|e| SceneError::Param {
+        key: "hinge_skew",
+        message: format!("the chain's tree does not build: {e}"),
+    })?;
+    // Links are listed parents first, so body `i` is link `i`.
+    debug_assert!((0..c.n_links).all(|i| model.body_index(&format!("link{i}")) == Some(i)));
+    Ok(model)
+}
+
 /// The normal bias `s` of a contact (see the module doc): `e v-` at an impact (`v- < 0` and
 /// `gap + h min(v-, v_free) <= 0`), else `gap / h` while the surfaces are apart, else 0.
 pub fn normal_shift(gap: f64, v_minus: f64, v_free: f64, restitution: f64, h: f64) -> f64 {
@@ -366,7 +457,10 @@ pub fn normal_shift(gap: f64, v_minus: f64, v_free: f64, restitution: f64, h: f6
 /// The twelve-link pendulum: state and time stepping.
 #[derive(Debug, Clone)]
 pub struct Pendulum {
-    /// The parameters.
+    /// The parameters. With a `hinge_skew` the chain's tree is built once, by
+    /// [`Pendulum::new`]: later changes to the links (`n_links`, `link_length`,
+    /// `sphere_radius`, `sphere_mass`, `gravity`, `hinge_skew`) do not reach it; the
+    /// environment (pivot, floor, wall, contact law) may change.
     pub config: PendulumConfig,
     /// Hinge angles (relative, rad).
     pub q: DVector<f64>,
@@ -376,6 +470,9 @@ pub struct Pendulum {
     pub time: f64,
     /// Contacts in the step just taken.
     pub last_contacts: usize,
+    /// The chain's tree when its kinematics and dynamics come from the `multibody` crate
+    /// (a non-zero `hinge_skew`); `None` for the planar closed forms.
+    spatial: Option<Arc<Model>>,
 }
 
 impl Pendulum {
@@ -388,12 +485,18 @@ impl Pendulum {
         let mut qdot = DVector::zeros(n);
         q[0] = config.initial_angle;
         qdot[0] = config.initial_rate;
+        let spatial = if config.hinge_skew == 0.0 {
+            None
+        } else {
+            Some(Arc::new(chain_model(config)?))
+        };
         let p = Pendulum {
             config: config.clone(),
             q,
             qdot,
             time: 0.0,
             last_contacts: 0,
+            spatial,
         };
         if let Some(c) = p.contacts().iter().find(|c| c.gap < 0.0) {
             return Err(SceneError::Param {
@@ -413,7 +516,8 @@ impl Pendulum {
         self.config.n_links
     }
 
-    /// The absolute link angles `phi_i = q_0 + .. + q_i`.
+    /// The absolute link angles `phi_i = q_0 + .. + q_i` (of the planar chain; with a
+    /// `hinge_skew` they are only the sums of the hinge angles).
     pub fn absolute_angles(&self) -> Vec<f64> {
         self.q
             .iter()
@@ -440,8 +544,27 @@ impl Pendulum {
         Vector3::new(0.0, 0.0, self.config.pivot_height)
     }
 
+    /// Whether the chain's kinematics and dynamics come from its `multibody` tree (a non-zero
+    /// `hinge_skew`) rather than the planar closed forms.
+    pub fn is_spatial(&self) -> bool {
+        self.spatial.is_some()
+    }
+
+    /// The sphere centre in its link's frame.
+    fn centre_in_link(&self) -> Vector3<f64> {
+        Vector3::new(0.0, 0.0, -self.config.link_length)
+    }
+
     /// The sphere centres `p_i`.
     pub fn sphere_positions(&self) -> Vec<Vector3<f64>> {
+        if let Some(model) = &self.spatial {
+            let (centre, pivot) = (self.centre_in_link(), self.pivot());
+            return model
+                .body_poses(&self.q)
+                .iter()
+                .map(|pose| pivot + pose.transform_point(&centre))
+                .collect();
+        }
         let l = self.config.link_length;
         let mut p = self.pivot();
         self.absolute_angles()
@@ -457,6 +580,16 @@ impl Pendulum {
     /// `k <= i`, zero for `k > i`.
     pub fn sphere_jacobians(&self) -> Vec<Vec<Vector3<f64>>> {
         let n = self.n();
+        if let Some(model) = &self.spatial {
+            let poses = model.body_poses(&self.q);
+            let centre = self.centre_in_link();
+            return (0..n)
+                .map(|i| {
+                    let j = model.point_jacobian_with_poses(&poses, i, &centre);
+                    j.column_iter().map(|c| c.into_owned()).collect()
+                })
+                .collect();
+        }
         let l = self.config.link_length;
         let du: Vec<Vector3<f64>> = self
             .absolute_angles()
@@ -486,6 +619,9 @@ impl Pendulum {
 
     /// The mass matrix `M(q) = sum_i m J_i' J_i + I a_i a_i'` (symmetric positive definite).
     pub fn mass_matrix(&self) -> DMatrix<f64> {
+        if let Some(model) = &self.spatial {
+            return model.mass_matrix(&self.q);
+        }
         let n = self.n();
         let (m, inertia) = (self.config.sphere_mass, self.config.inertia());
         let jac = self.sphere_jacobians();
@@ -505,6 +641,9 @@ impl Pendulum {
 
     /// The Coriolis and centrifugal forces `sum_i m J_i' (J_i' q')` (`M q'' + C = tau`).
     pub fn coriolis(&self) -> DVector<f64> {
+        if let Some(model) = &self.spatial {
+            return model.bias_forces(&self.q, &self.qdot) - model.gravity_forces(&self.q);
+        }
         let n = self.n();
         let (m, l) = (self.config.sphere_mass, self.config.link_length);
         let jac = self.sphere_jacobians();
@@ -525,6 +664,9 @@ impl Pendulum {
 
     /// The gravity forces `sum_i m g J_i' e_z` (the gradient of the potential energy).
     pub fn gravity_forces(&self) -> DVector<f64> {
+        if let Some(model) = &self.spatial {
+            return model.gravity_forces(&self.q);
+        }
         let n = self.n();
         let mg = self.config.sphere_mass * self.config.gravity;
         let jac = self.sphere_jacobians();
@@ -533,6 +675,9 @@ impl Pendulum {
 
     /// `C(q, q')`: Coriolis, centrifugal and gravity forces.
     pub fn bias_forces(&self) -> DVector<f64> {
+        if let Some(model) = &self.spatial {
+            return model.bias_forces(&self.q, &self.qdot);
+        }
         self.coriolis() + self.gravity_forces()
     }
 
@@ -591,7 +736,7 @@ impl Pendulum {
                 if gap < c.margin && dist > 0.0 {
                     out.push(Contact {
                         key: ContactKey::Pair { a, b },
-                        frame: planar_frame(d / dist),
+                        frame: chain_frame(d / dist),
                         gap,
                     });
                 }
@@ -600,10 +745,17 @@ impl Pendulum {
         out
     }
 
-    /// The `3 x n` Jacobian of the velocity of the point of sphere `sphere` at `offset` from
-    /// its centre: column `k <= i` is `J_i[k] - e_y x offset`.
+    /// The `3 x n` Jacobian of the velocity of the point of sphere `sphere` at `offset` (world
+    /// axes) from its centre: column `k <= i` is `J_i[k] - e_y x offset` for the planar chain,
+    /// the tree's point Jacobian otherwise.
     pub fn point_jacobian(&self, sphere: usize, offset: Vector3<f64>) -> DMatrix<f64> {
         let n = self.n();
+        if let Some(model) = &self.spatial {
+            let poses = model.body_poses(&self.q);
+            let point = poses[sphere].rotation.transpose() * offset + self.centre_in_link();
+            let j = model.point_jacobian_with_poses(&poses, sphere, &point);
+            return DMatrix::from_fn(3, n, |r, c| j[(r, c)]);
+        }
         let jac = &self.sphere_jacobians()[sphere];
         let spin = -Vector3::y().cross(&offset);
         let mut out = DMatrix::zeros(3, n);
@@ -780,11 +932,12 @@ impl Scene for Pendulum {
 
     fn observables(&self) -> Vec<(&'static str, f64)> {
         let n = self.n();
-        let last_z = self.sphere_positions()[n - 1].z;
+        let last = self.sphere_positions()[n - 1];
         let last_vz = self.sphere_velocities()[n - 1].z;
         vec![
-            ("last_z", last_z),
+            ("last_z", last.z),
             ("last_vz", last_vz),
+            ("last_y", last.y),
             ("energy", self.energy()),
             ("n_contacts", self.last_contacts as f64),
             ("max_overlap", self.max_overlap()),
@@ -892,7 +1045,12 @@ mod tests {
 
     #[test]
     fn coriolis_and_gravity_match_finite_differences() {
-        let p = tangle();
+        bias_matches_finite_differences(&tangle());
+    }
+
+    /// `C = (d/dt M) q' - dT/dq` and the gravity forces against central differences of the
+    /// chain's own `M`, kinetic and potential energy.
+    fn bias_matches_finite_differences(p: &Pendulum) {
         let n = p.n();
         let eps = 1e-6;
         let shifted = |k: usize, d: f64| {
@@ -1304,6 +1462,7 @@ mod tests {
             ("floor_thickness = -0.2", "`floor_thickness`"),
             ("margin = -1.0", "`margin`"),
             ("initial_angle = inf", "`initial_angle`"),
+            ("hinge_skew = nan", "`hinge_skew`"),
             ("pivot_height = 3.0", "`initial_angle`"),
         ] {
             let e = Pendulum::new(&parse(text).unwrap())
@@ -1319,5 +1478,135 @@ mod tests {
             .unwrap_err()
             .to_string()
             .contains("expected 0"));
+    }
+
+    /// The tangle's state on a chain whose kinematics and dynamics come from its tree.
+    fn on_tree(p: &Pendulum) -> Pendulum {
+        let mut t = p.clone();
+        t.spatial = Some(Arc::new(chain_model(&p.config).unwrap()));
+        t
+    }
+
+    /// The tangle's environment, hinge angles and rates on a chain with skewed hinges.
+    fn skewed(skew: f64) -> Pendulum {
+        let t = tangle();
+        let mut p = Pendulum::new(&PendulumConfig {
+            hinge_skew: skew,
+            ..t.config.clone()
+        })
+        .unwrap();
+        p.q = t.q.clone();
+        p.qdot = t.qdot.clone();
+        p
+    }
+
+    #[test]
+    fn the_tree_without_skew_is_the_planar_chain() {
+        let planar = tangle();
+        let tree = on_tree(&planar);
+        assert!(tree.is_spatial() && !planar.is_spatial());
+        let close = |a: &DMatrix<f64>, b: &DMatrix<f64>, what: &str| {
+            let err = (a - b).amax();
+            assert!(err < 1e-10 * (1.0 + a.amax()), "{what}: {err:e}");
+        };
+        close(&tree.mass_matrix(), &planar.mass_matrix(), "M");
+        let col = |v: DVector<f64>| DMatrix::from_column_slice(v.len(), 1, v.as_slice());
+        close(&col(tree.coriolis()), &col(planar.coriolis()), "Coriolis");
+        close(
+            &col(tree.gravity_forces()),
+            &col(planar.gravity_forces()),
+            "gravity",
+        );
+        close(&col(tree.bias_forces()), &col(planar.bias_forces()), "bias");
+        for (a, b) in tree.sphere_positions().iter().zip(planar.sphere_positions()) {
+            assert!((a - b).norm() < 1e-12, "{a} vs {b}");
+        }
+        let contacts = planar.contacts();
+        assert!(contacts.len() >= 4, "{contacts:?}");
+        for c in &contacts {
+            close(
+                &tree.contact_jacobian(c),
+                &planar.contact_jacobian(c),
+                &format!("{:?}", c.key),
+            );
+        }
+    }
+
+    #[test]
+    fn a_skewed_chain_has_consistent_dynamics_and_point_jacobians() {
+        let p = skewed(0.3);
+        assert!(p.is_spatial());
+        let m = p.mass_matrix();
+        assert!((&m - m.transpose()).amax() < 1e-12 * m.amax());
+        let eig = m.clone().symmetric_eigen().eigenvalues;
+        assert!(eig.min() > 0.0, "{eig}");
+        bias_matches_finite_differences(&p);
+        // A material point of each sphere, carried by its link's pose: its velocity along
+        // `q'` by central differences against the point Jacobian.
+        let model = p.spatial.clone().unwrap();
+        let poses = model.body_poses(&p.q);
+        let offset = p.config.sphere_radius * Vector3::new(0.6, -0.48, 0.64);
+        let eps = 1e-6;
+        for i in 0..p.n() {
+            let body_point = poses[i].rotation.transpose() * offset + p.centre_in_link();
+            let at = |q: &DVector<f64>| p.pivot() + model.body_poses(q)[i].transform_point(&body_point);
+            let fd = (at(&(&p.q + eps * &p.qdot)) - at(&(&p.q - eps * &p.qdot))) / (2.0 * eps);
+            let v = |offset: Vector3<f64>| {
+                let u = p.point_jacobian(i, offset) * &p.qdot;
+                Vector3::new(u[0], u[1], u[2])
+            };
+            let j = v(offset);
+            assert!((j - fd).amax() < 1e-6 * (1.0 + fd.amax()), "sphere {i}: {j} vs {fd}");
+            // The sphere centres' Jacobians are the same points at zero offset.
+            let centre = v(Vector3::zeros()) - p.sphere_velocities()[i];
+            assert!(centre.amax() < 1e-12 * (1.0 + fd.amax()), "{centre}");
+        }
+    }
+
+    #[test]
+    fn a_skewed_chain_leaves_the_plane_and_keeps_its_energy_in_free_fall() {
+        let run = |skew: f64| {
+            let cfg = PendulumConfig {
+                pivot_height: 100.0,
+                wall_x: 100.0,
+                hinge_skew: skew,
+                ..PendulumConfig::default()
+            };
+            let mut p = Pendulum::new(&cfg).unwrap();
+            let e0 = p.energy();
+            let (mut drift, mut ke, mut y) = (0.0f64, 0.0f64, 0.0f64);
+            for _ in 0..1000 {
+                p.advance_free().unwrap();
+                drift = drift.max((p.energy() - e0).abs());
+                ke = ke.max(p.kinetic_energy());
+                y = y.max(p.sphere_positions().iter().map(|s| s.y.abs()).fold(0.0, f64::max));
+            }
+            (drift, ke, y)
+        };
+        let (flat_drift, flat_ke, flat_y) = run(0.0);
+        let (drift, ke, y) = run(0.2);
+        eprintln!("free fall, 1 s: planar drift {flat_drift:.2e} J of {flat_ke:.1} J, y = {flat_y}; skewed drift {drift:.2e} J of {ke:.1} J, max |y| = {y:.3} m");
+        assert_eq!(flat_y, 0.0);
+        assert!(y > 0.1, "max |y| = {y}");
+        // The same first-order integrator error as the planar chain's.
+        assert!(drift < 1.2e-3 * ke, "{drift} J against {ke} J");
+    }
+
+    #[test]
+    fn the_chain_frame_is_orthonormal_and_planar_in_the_plane() {
+        for n in [
+            Vector3::new(0.6, 0.0, 0.8),
+            Vector3::new(0.36, 0.48, 0.8),
+            Vector3::new(0.0, 1.0, 0.0),
+            Vector3::new(0.0, -0.6, -0.8),
+        ] {
+            let f = chain_frame(n);
+            assert!((f * f.transpose() - Matrix3::identity()).amax() < 1e-12, "{f}");
+            assert!((f.determinant() - 1.0).abs() < 1e-12);
+            assert_eq!(f.row(0).transpose(), n);
+            if n.y == 0.0 {
+                assert_eq!(f, planar_frame(n));
+            }
+        }
     }
 }
