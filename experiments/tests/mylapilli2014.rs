@@ -217,7 +217,13 @@ fn cut_down_configs_run_and_report_the_papers_quantities() {
     assert!(out_of_plane > 1e-3, "{out_of_plane}");
     let left = readme.split("it leaves the plane by ").nth(1).unwrap();
     let metres: f64 = left.split(" m").next().unwrap().parse().unwrap();
-    assert!((metres - out_of_plane).abs() <= 0.01 * out_of_plane, "{left}");
+    assert!(
+        (metres - out_of_plane).abs() <= 0.01 * out_of_plane,
+        "{left}"
+    );
     let drift = root.csv("pendulum_spatial_drift.csv");
-    assert_eq!(column(&drift, "threshold_m"), ["1e-9", "1e-6", "1e-4", "1e-3"]);
+    assert_eq!(
+        column(&drift, "threshold_m"),
+        ["1e-9", "1e-6", "1e-4", "1e-3"]
+    );
 }

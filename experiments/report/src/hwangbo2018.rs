@@ -703,7 +703,9 @@ fn fig7(
         )
         .num(
             "hang.pgs_tight.unconverged",
-            tight_row.as_ref().map_or(f64::NAN, |x| x.unconverged as f64),
+            tight_row
+                .as_ref()
+                .map_or(f64::NAN, |x| x.unconverged as f64),
             Fmt::int(),
         )
         .num("hang.pgs_tight.tol", tight_spec.tol, Fmt::sci(0));

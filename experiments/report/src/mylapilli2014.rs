@@ -1116,7 +1116,11 @@ fn non_planar_section(r: &mut Report, mlcp: &[String], mncp: &[String]) -> Resul
         let cell = |t: f64| {
             C::pair(
                 secs_or_never(t),
-                if t.is_nan() { String::new() } else { format!("{t:.3}") },
+                if t.is_nan() {
+                    String::new()
+                } else {
+                    format!("{t:.3}")
+                },
             )
         };
         th.row(vec![
@@ -1154,9 +1158,21 @@ fn non_planar_section(r: &mut Report, mlcp: &[String], mncp: &[String]) -> Resul
         .num("spatial.max_y", max_y, sci().unit(" m"))
         .num("spatial.separation_time", t_sep, Fmt::fixed(1).unit(" s"))
         .num("spatial.separation_held", 100.0 * held, Fmt::percent(1))
-        .num("spatial.tail.within_mlcp", tail_max(&dz.within_a), sci().unit(" m"))
-        .num("spatial.tail.within_mncp", tail_max(&dz.within_b), sci().unit(" m"))
-        .num("spatial.tail.cross", tail_max(&dz.cross_min), sci().unit(" m"));
+        .num(
+            "spatial.tail.within_mlcp",
+            tail_max(&dz.within_a),
+            sci().unit(" m"),
+        )
+        .num(
+            "spatial.tail.within_mncp",
+            tail_max(&dz.within_b),
+            sci().unit(" m"),
+        )
+        .num(
+            "spatial.tail.cross",
+            tail_max(&dz.cross_min),
+            sci().unit(" m"),
+        );
     for s in &stats {
         facts.num(
             format!("spatial.{}.converged", s.solver),
