@@ -34,7 +34,8 @@
 //! run_seconds_range, duration, impact.*, energy_max,
 //! rest_from, rest_height_um.*,
 //! scene_ms_per_step}`, `spatial.{hinge_skew, max_y, separation_time, separation_held,
-//! tail.within_mlcp, tail.within_mncp, tail.cross, first_gap.<threshold>, <s>.converged}`,
+//! tail.within_mlcp, tail.within_mncp, tail.cross, first_gap.{any, within_mlcp, within_mncp,
+//! cross}.<threshold>, <s>.converged}`,
 //! `published.pendulum.<s>.seconds`, `published.pendulum.{spread_percent,
 //! seconds_range, ms_per_step}`.
 
@@ -1102,9 +1103,9 @@ fn non_planar_section(r: &mut Report, mlcp: &[String], mncp: &[String]) -> Resul
          that, the same five solvers run the same scene with each hinge's axis turned about its link by \
          +-{skew} rad, alternating along the chain (`hinge_skew`, `pendulum_spatial.toml`; the scene's module \
          doc): neighbouring hinges are no longer parallel and the chain swings out of the `x-z` plane, the last \
-         sphere up to **{} m** from it. Each contact then slips out of the plane too, where a four-sided \
+         sphere up to **{:.2} m** from it. Each contact then slips out of the plane too, where a four-sided \
          pyramid aligned with the slip is no longer the cone.",
-        sci().show(max_y)
+        max_y
     ));
     let mut th = Table::new(Some("pendulum_spatial_drift.csv"))
         .col("threshold (m)", "threshold_m")
@@ -1130,11 +1131,19 @@ fn non_planar_section(r: &mut Report, mlcp: &[String], mncp: &[String]) -> Resul
             cell(dz.first_above(&dz.cross_min, thr)),
             cell(dz.first_above(&dz.any, thr)),
         ])?;
-        r.facts().num(
-            format!("spatial.first_gap.{thr:.0e}"),
-            dz.first_above(&dz.any, thr),
-            Fmt::fixed(1).unit(" s"),
-        );
+        let secs = Fmt::fixed(3).unit(" s");
+        for (key, series) in [
+            ("any", &dz.any),
+            ("within_mlcp", &dz.within_a),
+            ("within_mncp", &dz.within_b),
+            ("cross", &dz.cross_min),
+        ] {
+            r.facts().num(
+                format!("spatial.first_gap.{key}.{thr:.0e}"),
+                dz.first_above(series, thr),
+                secs.clone(),
+            );
+        }
     }
     r.text(&format!(
         "When the last-link heights first differ by more than a threshold, as for the planar chain (also in \
@@ -1155,8 +1164,8 @@ fn non_planar_section(r: &mut Report, mlcp: &[String], mncp: &[String]) -> Resul
     let facts = r.facts();
     facts
         .num("spatial.hinge_skew", skew, Fmt::fixed(2).unit(" rad"))
-        .num("spatial.max_y", max_y, sci().unit(" m"))
-        .num("spatial.separation_time", t_sep, Fmt::fixed(1).unit(" s"))
+        .num("spatial.max_y", max_y, Fmt::fixed(2).unit(" m"))
+        .num("spatial.separation_time", t_sep, Fmt::fixed(3).unit(" s"))
         .num("spatial.separation_held", 100.0 * held, Fmt::percent(1))
         .num(
             "spatial.tail.within_mlcp",

@@ -1440,7 +1440,14 @@ mod tests {
         assert!(max_overlap < 0.01, "{max_overlap}");
         assert_eq!(
             obs.iter().map(|o| o.0).collect::<Vec<_>>(),
-            ["last_z", "last_vz", "last_y", "energy", "n_contacts", "max_overlap"]
+            [
+                "last_z",
+                "last_vz",
+                "last_y",
+                "energy",
+                "n_contacts",
+                "max_overlap"
+            ]
         );
     }
 
