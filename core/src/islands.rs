@@ -29,6 +29,19 @@ use crate::plugin::{timed_out_at, Init, Outcome};
 use crate::problem::{symmetric_part_eigenvalues, LocalProblem, Matrix};
 use crate::result::{SolveOptions, Status};
 
+/// Below this many contacts a problem is solved whole, in the storage it came in (dense for a
+/// generalized problem), whatever the layout asks: finding, splitting and solving its islands
+/// one by one costs more than it saves.
+///
+/// Measured on MuJoCo's exported steps (`reports/peers/`, `solvers.toml`: islands with
+/// block-sparse `W` against the whole problem with a dense `W`, per problem): from 4 to 20
+/// contacts the whole dense problem was the faster for PGS (islands at 0.13x to 0.89x its
+/// speed), bisection-SOR (0.16x to 1.17x) and the natural map with LM (0.30x to 1.10x); from 30
+/// contacts islands paid for all three (up to 3.6x, 12x and 10.6x), the one exception a step of
+/// 48 contacts in 20 islands of at most 4 (PGS 0.84x). The fixed cost of an island (its
+/// sub-problem, its own formulation build, one driver run) is what small problems cannot repay.
+pub const WHOLE_BELOW_CONTACTS: usize = 24;
+
 /// How a solve lays out its problem: split into islands or whole, and how `W` is stored.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Layout {
@@ -36,14 +49,18 @@ pub struct Layout {
     pub islands: bool,
     /// The storage of each (sub-)problem's `W`.
     pub storage: Storage,
+    /// With `islands`, problems of fewer contacts are solved whole in the storage they came in
+    /// ([`WHOLE_BELOW_CONTACTS`] by default; 0 always splits, `usize::MAX` never does).
+    pub whole_below: usize,
 }
 
 impl Default for Layout {
-    /// Islands, block-sparse `W`.
+    /// Islands, block-sparse `W`, small problems whole.
     fn default() -> Layout {
         Layout {
             islands: true,
             storage: Storage::Blocks,
+            whole_below: WHOLE_BELOW_CONTACTS,
         }
     }
 }
@@ -54,7 +71,13 @@ impl Layout {
         Layout {
             islands: false,
             storage: Storage::Dense,
+            whole_below: 0,
         }
+    }
+
+    /// Whether a problem of `contacts` contacts is split into islands.
+    pub fn splits(&self, contacts: usize) -> bool {
+        self.islands && contacts > 0 && contacts >= self.whole_below
     }
 }
 
@@ -342,9 +365,9 @@ fn sub_generalized(
 /// * counters are summed, diagnostics take the worst (largest) island's value;
 /// * `islands` and `largest_island` (its contacts) are counters.
 ///
-/// A problem without contacts, or with one island and dense storage (or with `layout.islands`
-/// off and dense storage), or a contact-space problem of one island, is passed through
-/// untouched: the path before islands existed.
+/// A problem without contacts, or below `layout.whole_below` contacts, or with one island and
+/// dense storage (or with `layout.islands` off and dense storage), or a contact-space problem
+/// of one island, is passed through untouched: the path before islands existed.
 pub fn solve_by_island(
     problem: &StepProblem,
     layout: Layout,
@@ -356,7 +379,8 @@ pub fn solve_by_island(
     // One deadline from the start: finding and splitting the islands count against the limit.
     let deadline = Deadline::after(opts.time_limit);
     let nc = problem.num_contacts();
-    let islands = if layout.islands && nc > 0 {
+    let small = layout.islands && nc > 0 && !layout.splits(nc);
+    let islands = if layout.splits(nc) {
         Islands::of(problem)?
     } else {
         Islands::whole(nc)
@@ -366,6 +390,7 @@ pub fn solve_by_island(
     // the solve of a 384-row problem, and the per-contact sweeps read a dense `W` block by
     // block anyway.
     let passthrough = islands.is_empty()
+        || small
         || (islands.len() == 1
             && (layout.storage == Storage::Dense
                 || problem.generalized().is_none()

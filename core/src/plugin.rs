@@ -199,6 +199,9 @@ pub trait FormulationPlugin:
     const NAME: &'static str;
     /// One line: what it is and where it comes from.
     const DESCRIPTION: &'static str;
+    /// Problems of fewer contacts are solved whole rather than island by island (the layout's
+    /// [`whole_below`](crate::Layout::whole_below)); a spec's `whole_below` overrides it.
+    const WHOLE_BELOW: usize = crate::islands::WHOLE_BELOW_CONTACTS;
 }
 
 /// A driver the registry can list and run by name: typed options (the struct itself) and the

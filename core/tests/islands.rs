@@ -5,7 +5,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use contactlab_core::drivers::pgs::ProjectedGaussSeidel;
-use contactlab_core::islands::{check_psd_by_island, PSD_REL_TOL};
+use contactlab_core::islands::{check_psd_by_island, PSD_REL_TOL, WHOLE_BELOW_CONTACTS};
 use contactlab_core::plugin::{judge, solve_formulation, Coulomb};
 use contactlab_core::{
     io::read_problem, Driver, GeneralizedProblem, Init, Islands, Layout, LocalProblem, Matrix,
@@ -99,9 +99,13 @@ fn solving_by_island_gives_the_whole_problems_answer() {
             Layout::whole_dense(),
             &opts,
         );
+        // Split whatever the size (the 20-contact step is below the default threshold).
         let split = pgs(
             &StepProblem::from_generalized(g.clone()),
-            Layout::default(),
+            Layout {
+                whole_below: 0,
+                ..Layout::default()
+            },
             &opts,
         );
         let dense_split = pgs(
@@ -109,6 +113,7 @@ fn solving_by_island_gives_the_whole_problems_answer() {
             Layout {
                 islands: true,
                 storage: Storage::Dense,
+                whole_below: 0,
             },
             &opts,
         );
@@ -137,6 +142,30 @@ fn solving_by_island_gives_the_whole_problems_answer() {
         assert_eq!(split.counter("largest_island"), islands.largest() as u64);
         assert!(split.counter("island_iterations") >= split.iterations);
     }
+}
+
+#[test]
+fn problems_below_the_threshold_are_solved_whole() {
+    let opts = SolveOptions {
+        tol: 1e-10,
+        max_iter: 5_000,
+        ..SolveOptions::default()
+    };
+    let g = mujoco("clutter_n8_seed7_step0100_nc20.json");
+    assert!(g.num_contacts() < WHOLE_BELOW_CONTACTS);
+    let p = || StepProblem::from_generalized(g.clone());
+    assert!(Islands::of(&p()).unwrap().len() > 1);
+    let default = pgs(&p(), Layout::default(), &opts);
+    let whole = pgs(&p(), Layout::whole_dense(), &opts);
+    // The same path as the whole dense layout: the same answer to the last bit, no islands.
+    assert_eq!(default.r, whole.r);
+    assert_eq!(default.counter("islands"), 0);
+    let at = |whole_below| Layout {
+        whole_below,
+        ..Layout::default()
+    };
+    assert!(!at(21).splits(20) && at(20).splits(20) && at(0).splits(1));
+    assert!(!at(0).splits(0) && !Layout::whole_dense().splits(100));
 }
 
 #[test]

@@ -76,6 +76,8 @@ pub trait ErasedFormulation: Send + Sync {
     fn model(&self) -> Model;
     /// Its options, as they were parsed (defaults filled in).
     fn options(&self) -> Value;
+    /// Below this many contacts its problems are solved whole ([`FormulationPlugin::WHOLE_BELOW`]).
+    fn whole_below(&self) -> usize;
     /// The solve flow ([`solve_formulation`]) with `driver`.
     fn solve(
         &self,
@@ -116,6 +118,10 @@ impl<F: FormulationPlugin> ErasedFormulation for TypedFormulation<F> {
 
     fn options(&self) -> Value {
         serde_json::to_value(&self.formulation).unwrap_or(Value::Null)
+    }
+
+    fn whole_below(&self) -> usize {
+        F::WHOLE_BELOW
     }
 
     fn solve(
@@ -434,13 +440,14 @@ impl Registry {
             });
         }
         spec.check_numbers().map_err(RegistryError::BadOption)?;
+        let formulation = (f.make)(&spec.formulation.options)?;
         Ok(ResolvedSolver {
             label: spec.name(),
-            formulation: (f.make)(&spec.formulation.options)?,
+            layout: layout(spec, formulation.as_ref()),
+            formulation,
             driver: (d.make)(&spec.optimizer.options)?,
             options: solve_options(spec),
             start: spec.start,
-            layout: layout(spec),
         })
     }
 
@@ -476,10 +483,14 @@ impl Pair {
     }
 }
 
-/// The layout a spec's `islands` and `dense` options ask for.
-fn layout(spec: &SolverSpec) -> Layout {
+/// The layout a spec's `islands`, `whole_below` and `dense` options ask for, the
+/// formulation's threshold where the spec names none.
+fn layout(spec: &SolverSpec, formulation: &dyn ErasedFormulation) -> Layout {
     Layout {
         islands: spec.islands,
+        whole_below: spec.whole_below.map_or(formulation.whole_below(), |n| {
+            usize::try_from(n).unwrap_or(usize::MAX)
+        }),
         storage: if spec.dense {
             Storage::Dense
         } else {

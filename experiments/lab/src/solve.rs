@@ -15,7 +15,7 @@ use crate::registry::{pair_model, Registry, RegistryError, SolverSpec};
 pub const SOLVE_MAX_ITER: u64 = 500;
 
 /// The options a spec itself takes (not a plugin's): [`spec_from_options`] routes them there.
-pub const SPEC_OPTIONS: [&str; 4] = ["rel_tol", "islands", "dense", "start"];
+pub const SPEC_OPTIONS: [&str; 5] = ["rel_tol", "islands", "whole_below", "dense", "start"];
 
 /// A solver spec from names, budgets and a flat set of options: a spec option
 /// ([`SPEC_OPTIONS`]) goes to the spec, any other to the formulation or the optimizer that
@@ -62,6 +62,13 @@ pub fn spec_from_options(
                 } else {
                     spec.dense = b;
                 }
+            }
+            ("whole_below", ..) => {
+                spec.whole_below = Some(value.as_u64().ok_or_else(|| {
+                    bad(format!(
+                        "option `whole_below`: expected a count of contacts, got {value}"
+                    ))
+                })?)
             }
             ("start", ..) => {
                 spec.start = serde_json::from_value(value.clone()).map_err(|e| {

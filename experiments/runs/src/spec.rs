@@ -143,6 +143,11 @@ pub struct SolverSpec {
     /// whole problem at once, to measure what islands gain).
     #[serde(default = "yes", skip_serializing_if = "is_true")]
     pub islands: bool,
+    /// With `islands`, problems of fewer contacts are solved whole (default: the
+    /// formulation's measured threshold, `contactlab_core::islands::WHOLE_BELOW_CONTACTS` for
+    /// most; 0 splits every problem, to measure islands themselves).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub whole_below: Option<u64>,
     /// Keep `W` dense (off by default: `W` is kept as the 3x3 blocks of contact pairs that
     /// share a body; formulations that need dense linear algebra densify one island).
     #[serde(default, skip_serializing_if = "is_false")]
@@ -162,6 +167,7 @@ impl SolverSpec {
             time_limit: None,
             start: Start::Default,
             islands: true,
+            whole_below: None,
             dense: false,
         }
     }
