@@ -29,18 +29,7 @@ use crate::plugin::{timed_out_at, Init, Outcome};
 use crate::problem::{symmetric_part_eigenvalues, LocalProblem, Matrix};
 use crate::result::{SolveOptions, Status};
 
-/// Below this many contacts a problem is solved whole, in the storage it came in (dense for a
-/// generalized problem), whatever the layout asks: finding, splitting and solving its islands
-/// one by one costs more than it saves.
-///
-/// Measured on MuJoCo's exported steps (`reports/peers/`, `solvers.toml`: islands with
-/// block-sparse `W` against the whole problem with a dense `W`, per problem): from 4 to 20
-/// contacts the whole dense problem was the faster for PGS (islands at 0.13x to 0.89x its
-/// speed), bisection-SOR (0.16x to 1.17x) and the natural map with LM (0.30x to 1.10x); from 30
-/// contacts islands paid for all three (up to 3.6x, 12x and 10.6x), the one exception a step of
-/// 48 contacts in 20 islands of at most 4 (PGS 0.84x). The fixed cost of an island (its
-/// sub-problem, its own formulation build, one driver run) is what small problems cannot repay.
-pub const WHOLE_BELOW_CONTACTS: usize = 24;
+pub use crate::plugin::WHOLE_BELOW_CONTACTS;
 
 /// How a solve lays out its problem: split into islands or whole, and how `W` is stored.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

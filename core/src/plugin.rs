@@ -182,6 +182,19 @@ pub fn fill_finite(warm: &[f64], default: Vec<f64>) -> Vec<f64> {
         .collect()
 }
 
+/// Below this many contacts a problem is solved whole, in the storage it came in (dense for a
+/// generalized problem), whatever the layout asks: finding, splitting and solving its islands
+/// one by one costs more than it saves.
+///
+/// Measured on MuJoCo's exported steps (`reports/peers/`, `solvers.toml`: islands with
+/// block-sparse `W` against the whole problem with a dense `W`, per problem): from 4 to 20
+/// contacts the whole dense problem was the faster for PGS (islands at 0.13x to 0.89x its
+/// speed), bisection-SOR (0.16x to 1.17x) and the natural map with LM (0.30x to 1.10x); from 30
+/// contacts islands paid for all three (up to 3.6x, 12x and 10.6x), the one exception a step of
+/// 48 contacts in 20 islands of at most 4 (PGS 0.84x). The fixed cost of an island (its
+/// sub-problem, its own formulation build, one driver run) is what small problems cannot repay.
+pub const WHOLE_BELOW_CONTACTS: usize = 24;
+
 /// A formulation the registry can list and build by name: typed options (the struct itself,
 /// deserialized with unknown fields refused) and a name.
 pub trait FormulationPlugin:
@@ -201,7 +214,7 @@ pub trait FormulationPlugin:
     const DESCRIPTION: &'static str;
     /// Problems of fewer contacts are solved whole rather than island by island (the layout's
     /// [`whole_below`](crate::Layout::whole_below)); a spec's `whole_below` overrides it.
-    const WHOLE_BELOW: usize = crate::islands::WHOLE_BELOW_CONTACTS;
+    const WHOLE_BELOW: usize = WHOLE_BELOW_CONTACTS;
 }
 
 /// A driver the registry can list and run by name: typed options (the struct itself) and the

@@ -499,7 +499,8 @@ fn an_indefinite_w_is_refused_unless_the_check_is_turned_off() {
 fn islands_and_dense_switches_reach_the_solve_and_agree() {
     let exe = env!("CARGO_BIN_EXE_contactlab");
     let file = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("../data/mujoco/global/clutter_n8_seed7_step0100_nc20.json");
+        // Above the size below which the default layout solves the whole problem.
+        .join("../data/mujoco/global/clutter_n20_seed7_step0080_nc40.json");
     let run = |extra: &[&str]| -> Value {
         let o = Command::new(exe)
             .args(["solve", file.to_str().unwrap(), "--json", "--tol", "1e-10"])

@@ -164,6 +164,7 @@ fn exempt_solvers_run_every_round_and_answers_and_layouts_are_kept() {
          slow_seconds = 1e-9\nslow_rounds = 1\nslow_exempt = [\"coulomb+pgs\"]\nanswers = true\n\
          [[sets]]\nname = \"mujoco\"\nfiles = [\"data/mujoco/global/clutter_n8_seed7_step0100_nc20.json\"]\n\
          [[solvers]]\nformulation = \"coulomb\"\noptimizer = \"pgs\"\ntol = 1e-8\nmax_iter = 5000\n\
+         whole_below = 0\n\
          [[solvers]]\nlabel = \"coulomb+pgs (whole dense)\"\nformulation = \"coulomb\"\noptimizer = \"pgs\"\n\
          tol = 1e-8\nmax_iter = 5000\nislands = false\ndense = true\n",
     )
