@@ -1561,8 +1561,8 @@ mod tests {
         let poses = model.body_poses(&p.q);
         let offset = p.config.sphere_radius * Vector3::new(0.6, -0.48, 0.64);
         let eps = 1e-6;
-        for i in 0..p.n() {
-            let body_point = poses[i].rotation.transpose() * offset + p.centre_in_link();
+        for (i, pose) in poses.iter().enumerate() {
+            let body_point = pose.rotation.transpose() * offset + p.centre_in_link();
             let at =
                 |q: &DVector<f64>| p.pivot() + model.body_poses(q)[i].transform_point(&body_point);
             let fd = (at(&(&p.q + eps * &p.qdot)) - at(&(&p.q - eps * &p.qdot))) / (2.0 * eps);
