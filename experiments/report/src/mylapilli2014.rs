@@ -47,8 +47,8 @@ use super::plots::{Axis, Chart, Series};
 use super::table::{Cell as C, Table};
 use super::{number, optional_number, read_csv_with_header, read_quantities, ReportError};
 use crate::analysis::mylapilli2014::{
-    drift, driver_series, largest_rise, max_gap, pendulum_stats, sphere_metrics_of, DriverSeries,
-    SphereMetrics, ACCURATE_RESIDUAL, PENDULUM_COLUMNS, SLIP_TOL, SPHERE_COLUMNS,
+    drift, driver_series, largest_rise, max_gap, pendulum_stats, sphere_metrics_of, Drift,
+    DriverSeries, SphereMetrics, ACCURATE_RESIDUAL, PENDULUM_COLUMNS, SLIP_TOL, SPHERE_COLUMNS,
 };
 use crate::analysis::{quantile, Spread};
 
@@ -880,33 +880,11 @@ fn pendulum_section(r: &mut Report) -> Result<(Vec<String>, Vec<String>), Report
     );
     r.table(&pairs)?;
     let dz = drift(&series, "last_z", &mlcp, &mncp, h)?;
-    let mut th = Table::new(Some("pendulum_drift.csv"))
-        .col("threshold (m)", "threshold_m")
-        .col("within MLCP", "within_mlcp_s")
-        .col("within MNCP", "within_mncp_s")
-        .col("MLCP vs MNCP", "mlcp_vs_mncp_s")
-        .col("any pair", "any_pair_s");
-    let time_cell = |t: f64| {
-        C::pair(
-            secs_or_never(t),
-            if t.is_nan() {
-                String::new()
-            } else {
-                format!("{t:.3}")
-            },
-        )
-    };
+    let parting = Parting::of(&dz, h, "pendulum_drift.csv")?;
     for (i, thr) in DRIFT_THRESHOLDS.iter().enumerate() {
         r.facts()
             .num(format!("pendulum.drift_threshold.{i}"), *thr, Fmt::sci(0));
         let thr = *thr;
-        th.row(vec![
-            C::text(format!("{thr:.0e}")),
-            time_cell(dz.first_above(&dz.within_a, thr)),
-            time_cell(dz.first_above(&dz.within_b, thr)),
-            time_cell(dz.first_above(&dz.cross_min, thr)),
-            time_cell(dz.first_above(&dz.any, thr)),
-        ])?;
         r.facts().num(
             format!("pendulum.first_gap.{thr:.0e}"),
             dz.first_above(&dz.any, thr),
@@ -920,26 +898,14 @@ fn pendulum_section(r: &mut Report) -> Result<(Vec<String>, Vec<String>), Report
         mlcp.join(", "),
         mncp.join(", ")
     ));
-    r.table(&th)?;
-    let (t_sep, held) = dz.separation(SEPARATION_FACTOR, SEPARATION_FLOOR);
-    let n = dz.time.len();
-    let last_second = n.saturating_sub((1.0 / h).round() as usize);
-    let tail_max = |v: &[f64]| v[last_second..].iter().copied().fold(0.0, f64::max);
+    r.table(&parting.table)?;
+    let (t_sep, [tail_mlcp, tail_mncp, tail_cross]) = (parting.t_sep, parting.tail);
     r.text(&format!(
         "**Group separation** (the paper: \"the MLCP set of solvers showing a similar solution and MNCP set of \
          solvers showing a similar solution\" at 20 s, Figs. 6 and 8). Rule: the groups are apart at a step \
          when the closest MLCP-MNCP pair is more than {SEPARATION_FACTOR} times farther apart than the farthest pair within \
-         either group, and more than {SEPARATION_FLOOR:e} m. First such time: **{}**{}. Over the final second: within MLCP at \
-         most {} m, within MNCP at most {} m, closest cross pair at most {} m.",
-        secs_or_never(t_sep),
-        if t_sep.is_nan() {
-            String::new()
-        } else {
-            format!(" (the rule holds at {:.1}% of the later steps)", 100.0 * held)
-        },
-        sci().show(tail_max(&dz.within_a)),
-        sci().show(tail_max(&dz.within_b)),
-        sci().show(tail_max(&dz.cross_min)),
+         either group, and more than {SEPARATION_FLOOR:e} m. {}",
+        parting.summary()
     ));
 
     // The MLCP's friction directions, as its first driver sets them.
@@ -962,21 +928,9 @@ fn pendulum_section(r: &mut Report) -> Result<(Vec<String>, Vec<String>), Report
         )
         .num("pendulum.max_gap_z", gap_z, sci())
         .num("pendulum.max_gap_vz", gap_vz, Fmt::fixed(2).unit(" m/s"))
-        .num(
-            "pendulum.tail.within_mlcp",
-            tail_max(&dz.within_a),
-            sci().unit(" m"),
-        )
-        .num(
-            "pendulum.tail.within_mncp",
-            tail_max(&dz.within_b),
-            sci().unit(" m"),
-        )
-        .num(
-            "pendulum.tail.cross",
-            tail_max(&dz.cross_min),
-            sci().unit(" m"),
-        )
+        .num("pendulum.tail.within_mlcp", tail_mlcp, sci().unit(" m"))
+        .num("pendulum.tail.within_mncp", tail_mncp, sci().unit(" m"))
+        .num("pendulum.tail.cross", tail_cross, sci().unit(" m"))
         .num("pendulum.separation_time", t_sep, Fmt::fixed(1).unit(" s"))
         .num("pendulum.separation_factor", SEPARATION_FACTOR, Fmt::int())
         .num("pendulum.accurate_residual", ACCURATE_RESIDUAL, Fmt::sci(0))
@@ -1053,7 +1007,101 @@ fn pendulum_section(r: &mut Report) -> Result<(Vec<String>, Vec<String>), Report
             &pick(name, end - 1.0)?,
         )?;
     }
-    let drift_series: Vec<Series> = vec![
+    drift_plot(
+        r,
+        &dz,
+        "pendulum_drift.svg",
+        "drift between the solvers",
+        "Gap between last-link heights (largest per 20 ms)",
+    )?;
+    Ok((mlcp, mncp))
+}
+
+/// How the groups' last-link heights part, shared by the planar and the non-planar chain: when
+/// each gap first passes each of [`DRIFT_THRESHOLDS`] (a table), when the report's separation
+/// rule first holds and on which share of the later steps, and the final second's largest gaps.
+struct Parting {
+    /// Threshold, then the first time within MLCP, within MNCP, between them and between any two.
+    table: Table,
+    /// The first step at which the groups are apart by the rule (NaN if never).
+    t_sep: f64,
+    /// The share of the later steps at which the rule still holds.
+    held: f64,
+    /// The final second's largest gap within MLCP, within MNCP and between the groups (m).
+    tail: [f64; 3],
+}
+
+impl Parting {
+    /// The parting of `dz` (steps of `h`), its table written to `csv`.
+    fn of(dz: &Drift, h: f64, csv: &str) -> Result<Parting, ReportError> {
+        let mut table = Table::new(Some(csv))
+            .col("threshold (m)", "threshold_m")
+            .col("within MLCP", "within_mlcp_s")
+            .col("within MNCP", "within_mncp_s")
+            .col("MLCP vs MNCP", "mlcp_vs_mncp_s")
+            .col("any pair", "any_pair_s");
+        let time_cell = |t: f64| {
+            let raw = if t.is_nan() {
+                String::new()
+            } else {
+                format!("{t:.3}")
+            };
+            C::pair(secs_or_never(t), raw)
+        };
+        for thr in DRIFT_THRESHOLDS {
+            table.row(vec![
+                C::text(format!("{thr:.0e}")),
+                time_cell(dz.first_above(&dz.within_a, thr)),
+                time_cell(dz.first_above(&dz.within_b, thr)),
+                time_cell(dz.first_above(&dz.cross_min, thr)),
+                time_cell(dz.first_above(&dz.any, thr)),
+            ])?;
+        }
+        let (t_sep, held) = dz.separation(SEPARATION_FACTOR, SEPARATION_FLOOR);
+        let last_second = dz.time.len().saturating_sub((1.0 / h).round() as usize);
+        let tail_max = |v: &[f64]| v[last_second..].iter().copied().fold(0.0, f64::max);
+        Ok(Parting {
+            table,
+            t_sep,
+            held,
+            tail: [
+                tail_max(&dz.within_a),
+                tail_max(&dz.within_b),
+                tail_max(&dz.cross_min),
+            ],
+        })
+    }
+
+    /// "First such time: ... Over the final second: ..." for the README.
+    fn summary(&self) -> String {
+        let held = if self.t_sep.is_nan() {
+            String::new()
+        } else {
+            format!(
+                " (the rule holds at {:.1}% of the later steps)",
+                100.0 * self.held
+            )
+        };
+        format!(
+            "First such time: **{}**{held}. Over the final second: within MLCP at most {} m, \
+             within MNCP at most {} m, closest cross pair at most {} m.",
+            secs_or_never(self.t_sep),
+            sci().show(self.tail[0]),
+            sci().show(self.tail[1]),
+            sci().show(self.tail[2]),
+        )
+    }
+}
+
+/// The gaps of `dz` over time, thinned to their envelope (log axis), as `file`.
+fn drift_plot(
+    r: &mut Report,
+    dz: &Drift,
+    file: &str,
+    alt: &str,
+    title: &str,
+) -> Result<(), ReportError> {
+    let series: Vec<Series> = vec![
         ("within MLCP".into(), envelope(&dz.time, &dz.within_a, 1000)),
         ("within MNCP".into(), envelope(&dz.time, &dz.within_b, 1000)),
         (
@@ -1062,18 +1110,9 @@ fn pendulum_section(r: &mut Report) -> Result<(Vec<String>, Vec<String>), Report
         ),
         ("any two of five".into(), envelope(&dz.time, &dz.any, 1000)),
     ];
-    r.plot(
-        "pendulum_drift.svg",
-        "drift between the solvers",
-        &Chart::new(
-            "Gap between last-link heights (largest per 20 ms)",
-            Axis::linear("t (s)"),
-            Axis::log("gap (m)"),
-        )
-        .lines_only(),
-        &drift_series,
-    )?;
-    Ok((mlcp, mncp))
+    let chart = Chart::new(title, Axis::linear("t (s)"), Axis::log("gap (m)")).lines_only();
+    r.plot(file, alt, &chart, &series)?;
+    Ok(())
 }
 
 /// The same five solvers on the chain with skewed hinges (`pendulum_spatial.toml`, the
@@ -1088,9 +1127,7 @@ fn non_planar_section(r: &mut Report, mlcp: &[String], mncp: &[String]) -> Resul
     let series = driver_series(&run.steps, &names)?;
     let stats = pendulum_stats(&series)?;
     let dz = drift(&series, "last_z", mlcp, mncp, pc.h)?;
-    let (t_sep, held) = dz.separation(SEPARATION_FACTOR, SEPARATION_FLOOR);
-    let last_second = dz.time.len().saturating_sub((1.0 / pc.h).round() as usize);
-    let tail_max = |v: &[f64]| v[last_second..].iter().copied().fold(0.0, f64::max);
+    let parting = Parting::of(&dz, pc.h, "pendulum_spatial_drift.csv")?;
     // How far the last sphere leaves the swing plane, over every solver's run.
     let mut max_y = 0.0f64;
     for s in &series {
@@ -1103,85 +1140,45 @@ fn non_planar_section(r: &mut Report, mlcp: &[String], mncp: &[String]) -> Resul
          that, the same five solvers run the same scene with each hinge's axis turned about its link by \
          +-{skew} rad, alternating along the chain (`hinge_skew`, `pendulum_spatial.toml`; the scene's module \
          doc): neighbouring hinges are no longer parallel and the chain swings out of the `x-z` plane, the last \
-         sphere up to **{:.2} m** from it. Each contact then slips out of the plane too, where a four-sided \
-         pyramid aligned with the slip is no longer the cone.",
-        max_y
+         sphere up to **{max_y:.2} m** from it. Each contact then slips out of the plane too, where a four-sided \
+         pyramid aligned with the slip is no longer the cone."
     ));
-    let mut th = Table::new(Some("pendulum_spatial_drift.csv"))
-        .col("threshold (m)", "threshold_m")
-        .col("within MLCP", "within_mlcp_s")
-        .col("within MNCP", "within_mncp_s")
-        .col("MLCP vs MNCP", "mlcp_vs_mncp_s")
-        .col("any pair", "any_pair_s");
+    r.text(&format!(
+        "When the last-link heights first differ by more than a threshold, as for the planar chain (also in \
+         [`pendulum_spatial_drift.csv`](pendulum_spatial_drift.csv)). Groups apart by the planar chain's rule \
+         ({SEPARATION_FACTOR} times, above {SEPARATION_FLOOR:e} m). {}",
+        parting.summary()
+    ));
+    r.table(&parting.table)?;
+    let secs = Fmt::fixed(3).unit(" s");
+    let facts = r.facts();
     for thr in DRIFT_THRESHOLDS {
-        let cell = |t: f64| {
-            C::pair(
-                secs_or_never(t),
-                if t.is_nan() {
-                    String::new()
-                } else {
-                    format!("{t:.3}")
-                },
-            )
-        };
-        th.row(vec![
-            C::text(format!("{thr:.0e}")),
-            cell(dz.first_above(&dz.within_a, thr)),
-            cell(dz.first_above(&dz.within_b, thr)),
-            cell(dz.first_above(&dz.cross_min, thr)),
-            cell(dz.first_above(&dz.any, thr)),
-        ])?;
-        let secs = Fmt::fixed(3).unit(" s");
-        for (key, series) in [
+        for (key, gaps) in [
             ("any", &dz.any),
             ("within_mlcp", &dz.within_a),
             ("within_mncp", &dz.within_b),
             ("cross", &dz.cross_min),
         ] {
-            r.facts().num(
+            facts.num(
                 format!("spatial.first_gap.{key}.{thr:.0e}"),
-                dz.first_above(series, thr),
+                dz.first_above(gaps, thr),
                 secs.clone(),
             );
         }
     }
-    r.text(&format!(
-        "When the last-link heights first differ by more than a threshold, as for the planar chain (also in \
-         [`pendulum_spatial_drift.csv`](pendulum_spatial_drift.csv)). Groups apart by the planar chain's rule \
-         ({SEPARATION_FACTOR} times, above {SEPARATION_FLOOR:e} m): first at **{}**{}. Over the final second: \
-         within MLCP at most {} m, within MNCP at most {} m, closest cross pair at most {} m.",
-        secs_or_never(t_sep),
-        if t_sep.is_nan() {
-            String::new()
-        } else {
-            format!(" (the rule holds at {:.1}% of the later steps)", 100.0 * held)
-        },
-        sci().show(tail_max(&dz.within_a)),
-        sci().show(tail_max(&dz.within_b)),
-        sci().show(tail_max(&dz.cross_min)),
-    ));
-    r.table(&th)?;
-    let facts = r.facts();
+    let [tail_mlcp, tail_mncp, tail_cross] = parting.tail;
     facts
         .num("spatial.hinge_skew", skew, Fmt::fixed(2).unit(" rad"))
         .num("spatial.max_y", max_y, Fmt::fixed(2).unit(" m"))
-        .num("spatial.separation_time", t_sep, Fmt::fixed(3).unit(" s"))
-        .num("spatial.separation_held", 100.0 * held, Fmt::percent(1))
+        .num("spatial.separation_time", parting.t_sep, secs)
         .num(
-            "spatial.tail.within_mlcp",
-            tail_max(&dz.within_a),
-            sci().unit(" m"),
+            "spatial.separation_held",
+            100.0 * parting.held,
+            Fmt::percent(1),
         )
-        .num(
-            "spatial.tail.within_mncp",
-            tail_max(&dz.within_b),
-            sci().unit(" m"),
-        )
-        .num(
-            "spatial.tail.cross",
-            tail_max(&dz.cross_min),
-            sci().unit(" m"),
-        );
+        .num("spatial.tail.within_mlcp", tail_mlcp, sci().unit(" m"))
+        .num("spatial.tail.within_mncp", tail_mncp, sci().unit(" m"))
+        .num("spatial.tail.cross", tail_cross, sci().unit(" m"));
     for s in &stats {
         facts.num(
             format!("spatial.{}.converged", s.solver),
@@ -1189,26 +1186,13 @@ fn non_planar_section(r: &mut Report, mlcp: &[String], mncp: &[String]) -> Resul
             Fmt::percent(1),
         );
     }
-    let drift_series: Vec<Series> = vec![
-        ("within MLCP".into(), envelope(&dz.time, &dz.within_a, 1000)),
-        ("within MNCP".into(), envelope(&dz.time, &dz.within_b, 1000)),
-        (
-            "MLCP vs MNCP (closest pair)".into(),
-            envelope(&dz.time, &dz.cross_min, 1000),
-        ),
-    ];
-    r.plot(
+    drift_plot(
+        r,
+        &dz,
         "pendulum_spatial_drift.svg",
         "drift between the solvers, non-planar chain",
-        &Chart::new(
-            "Non-planar chain: gap between last-link heights (largest per 20 ms)",
-            Axis::linear("t (s)"),
-            Axis::log("gap (m)"),
-        )
-        .lines_only(),
-        &drift_series,
-    )?;
-    Ok(())
+        "Non-planar chain: gap between last-link heights (largest per 20 ms)",
+    )
 }
 
 /// Per-solver and whole-run pendulum facts, with the published times.
