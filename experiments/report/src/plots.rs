@@ -574,14 +574,18 @@ pub fn histogram(
         .y_desc("steps")
         .draw()
         .map_err(plot_err(path))?;
-    chart
-        .draw_series(
-            Histogram::vertical(&chart)
-                .style(COLORS[0].filled())
-                .margin(2)
-                .data(values.iter().map(|&v| (v, 1u64))),
-        )
-        .map_err(plot_err(path))?;
+    // One bar per bin, in bin order: plotters' `Histogram` sums its data in a `HashMap`, whose
+    // order would change the SVG's bytes from one generation to the next.
+    for (bin, &count) in counts.iter().enumerate().filter(|(_, &c)| c > 0) {
+        chart
+            .draw_series(
+                Histogram::vertical(&chart)
+                    .style(COLORS[0].filled())
+                    .margin(2)
+                    .data(std::iter::once((bin as u64, count))),
+            )
+            .map_err(plot_err(path))?;
+    }
     root.present().map_err(plot_err(path))?;
     Ok(())
 }
