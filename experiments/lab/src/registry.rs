@@ -605,6 +605,21 @@ mod tests {
         }
     }
 
+    #[test]
+    fn the_layout_takes_the_formulations_threshold_unless_the_spec_names_one() {
+        let reg = Registry::standard();
+        let whole_below = |f: &str, o: &str, w: Option<u64>| {
+            let mut spec = SolverSpec::new(f, o, 1e-8, 10);
+            spec.whole_below = w;
+            reg.resolve(&spec).unwrap().layout.whole_below
+        };
+        let default = contactlab_core::islands::WHOLE_BELOW_CONTACTS;
+        assert_eq!(whole_below("coulomb", "pgs", None), default);
+        assert_eq!(whole_below("sap", "newton-merit", None), usize::MAX);
+        assert_eq!(whole_below("sap", "newton-merit", Some(0)), 0);
+        assert_eq!(whole_below("coulomb", "pgs", Some(100)), 100);
+    }
+
     fn min_map_impulse(problem: &LocalProblem, theta0_deg: f64, align: bool) -> Vec<f64> {
         let mut spec = SolverSpec::new("min-map", "newton", 1e-12, 50);
         spec.formulation = PluginChoice::named("min-map")

@@ -281,8 +281,16 @@ mod tests {
         o.insert("restarts".into(), 2.into());
         o.insert("edge_aware".into(), false.into());
         o.insert("rel_tol".into(), 1e-3.into());
+        o.insert("whole_below".into(), 0.into());
         let spec =
             spec_from_options(&reg, "implicit-ncp", "todorov", 1e-8, 50, Some(1.0), &o).unwrap();
+        assert_eq!(spec.whole_below, Some(0));
+        let mut bad = Map::new();
+        bad.insert("whole_below".into(), 1.5.into());
+        let e = spec_from_options(&reg, "coulomb", "pgs", 1e-8, 50, None, &bad)
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("`whole_below`") && e.contains("1.5"), "{e}");
         assert_eq!(spec.formulation.option("restarts"), Some(&Value::from(2)));
         assert_eq!(
             spec.optimizer.option("edge_aware"),
