@@ -368,8 +368,10 @@ pub fn solve_by_island(
     // One deadline from the start: finding and splitting the islands count against the limit.
     let deadline = Deadline::after(opts.time_limit);
     let nc = problem.num_contacts();
-    let small = layout.islands && nc > 0 && !layout.splits(nc);
-    let islands = if layout.splits(nc) {
+    let split = layout.splits(nc);
+    // Islands asked for, but the problem is below the layout's threshold: solved as it came.
+    let small = layout.islands && !split;
+    let islands = if split {
         Islands::of(problem)?
     } else {
         Islands::whole(nc)

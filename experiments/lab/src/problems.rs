@@ -263,12 +263,13 @@ pub fn run_problems(
     let mut times: BTreeMap<(usize, usize), (Vec<f64>, Vec<f64>)> = BTreeMap::new();
     for round in 0..cfg.rounds {
         for (pi, p) in loaded.iter().enumerate() {
-            let order: Box<dyn Iterator<Item = (usize, &ResolvedSolver)>> = if round % 2 == 0 {
-                Box::new(solvers.iter().enumerate())
-            } else {
-                Box::new(solvers.iter().enumerate().rev())
-            };
-            for (si, solver) in order {
+            for k in 0..solvers.len() {
+                let si = if round % 2 == 0 {
+                    k
+                } else {
+                    solvers.len() - 1 - k
+                };
+                let solver = &solvers[si];
                 let key = (pi, si);
                 if first.get(&key).is_some_and(Result::is_err) {
                     continue;

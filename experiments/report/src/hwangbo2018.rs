@@ -264,6 +264,7 @@ pub fn generate(root: &Path) -> Result<(), ReportError> {
     fig7(
         &mut r,
         &tasks.steps,
+        &rows,
         &tasks.config.scene.params,
         &labels,
         &claims,
@@ -589,16 +590,9 @@ fn hang_penetration(
     Ok((pts, rows.iter().map(|&k| 1e3 * pen[k]).collect()))
 }
 
-/// The solver's seconds per 100k steps of `solver` on the hang rows of `df`.
-fn hang_solver_seconds(df: &polars::prelude::DataFrame, solver: &str) -> Result<f64, ReportError> {
-    Ok(hang_row(df, solver)?.map_or(f64::NAN, |x| x.solver_seconds_per_100k))
-}
-
-/// `solver`'s row of the hang task in a tasks frame.
-fn hang_row(df: &polars::prelude::DataFrame, solver: &str) -> Result<Option<TaskRow>, ReportError> {
-    Ok(task_rows(df)?
-        .into_iter()
-        .find(|x| x.task == "hang" && x.solver == solver))
+/// `solver`'s row of the hang task among a run's [`task_rows`].
+fn hang_row<'a>(rows: &'a [TaskRow], solver: &str) -> Option<&'a TaskRow> {
+    rows.iter().find(|x| x.task == "hang" && x.solver == solver)
 }
 
 /// Fig. 7: the feet's mean penetration over time in the hang task, both drivers at the tasks'
@@ -606,6 +600,7 @@ fn hang_row(df: &polars::prelude::DataFrame, solver: &str) -> Result<Option<Task
 fn fig7(
     r: &mut Report,
     df: &polars::prelude::DataFrame,
+    rows: &[TaskRow],
     params: &toml::Table,
     labels: &Labels,
     claims: &[(String, f64)],
@@ -622,14 +617,24 @@ fn fig7(
         "hang_tight.toml",
     )?;
     let tight_label = tight_spec.name();
-    let mut runs: Vec<(&polars::prelude::DataFrame, String, String, f64)> = Vec::new();
+    let tight_rows = task_rows(&tight.steps)?;
+    // Per run: its frame, its task rows, the solver's label, the facts' key and the tolerance.
+    type Run<'a> = (
+        &'a polars::prelude::DataFrame,
+        &'a [TaskRow],
+        String,
+        &'static str,
+        f64,
+    );
+    let mut runs: Vec<Run<'_>> = Vec::new();
     for (s, key) in [(&labels.bisection, "bisection"), (&labels.pgs, "pgs")] {
-        runs.push((df, s.clone(), key.to_string(), f64::NAN));
+        runs.push((df, rows, s.clone(), key, f64::NAN));
     }
     runs.push((
         &tight.steps,
+        &tight_rows,
         tight_label.clone(),
-        "pgs_tight".into(),
+        "pgs_tight",
         tight_spec.tol,
     ));
     let mut series = Vec::new();
@@ -643,11 +648,11 @@ fn fig7(
         )
         .col("largest (mm)", "penetration_mm_max")
         .col("solver s per 100k", "solver_seconds_per_100k");
-    for (frame, label, key, tol_) in &runs {
+    for (frame, run_rows, label, key, tol_) in &runs {
         let (pts, all) = hang_penetration(frame, label, dt)?;
         let end = all.last().copied().unwrap_or(f64::NAN);
         let max = all.iter().copied().fold(f64::NAN, f64::max);
-        let solver_s = hang_solver_seconds(frame, label)?;
+        let solver_s = hang_row(run_rows, label).map_or(f64::NAN, |x| x.solver_seconds_per_100k);
         r.facts()
             .num(
                 format!("hang.{key}.penetration_mm_end"),
@@ -664,7 +669,7 @@ fn fig7(
                 solver_s,
                 Fmt::fixed(2).unit(" s"),
             );
-        let (config, tol_text) = if key == "pgs_tight" {
+        let (config, tol_text) = if *key == "pgs_tight" {
             ("hang_tight.toml", tol(*tol_))
         } else {
             ("tasks.toml", String::from("as Table II"))
@@ -679,15 +684,16 @@ fn fig7(
         ])?;
         series.push((label.clone(), pts));
     }
-    let pgs_s = hang_solver_seconds(df, &labels.pgs)?;
-    let tight_s = hang_solver_seconds(&tight.steps, &tight_label)?;
-    // Sweeps are what the time follows, and unlike the time they do not move with the load.
-    let sweeps = |row: &Option<TaskRow>| row.as_ref().map_or(f64::NAN, |x| x.iterations_mean);
     let (pgs_row, tight_row) = (
-        hang_row(df, &labels.pgs)?,
-        hang_row(&tight.steps, &tight_label)?,
+        hang_row(rows, &labels.pgs),
+        hang_row(&tight_rows, &tight_label),
     );
-    let (pgs_sweeps, tight_sweeps) = (sweeps(&pgs_row), sweeps(&tight_row));
+    let of = |row: Option<&TaskRow>, f: fn(&TaskRow) -> f64| row.map_or(f64::NAN, f);
+    let pgs_s = of(pgs_row, |x| x.solver_seconds_per_100k);
+    let tight_s = of(tight_row, |x| x.solver_seconds_per_100k);
+    // Sweeps are what the time follows, and unlike the time they do not move with the load.
+    let pgs_sweeps = of(pgs_row, |x| x.iterations_mean);
+    let tight_sweeps = of(tight_row, |x| x.iterations_mean);
     r.facts()
         .num(
             "hang.pgs_tight.time_increase",
@@ -703,9 +709,7 @@ fn fig7(
         )
         .num(
             "hang.pgs_tight.unconverged",
-            tight_row
-                .as_ref()
-                .map_or(f64::NAN, |x| x.unconverged as f64),
+            of(tight_row, |x| x.unconverged as f64),
             Fmt::int(),
         )
         .num("hang.pgs_tight.tol", tight_spec.tol, Fmt::sci(0));
