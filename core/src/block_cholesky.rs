@@ -69,8 +69,9 @@ struct Update {
 struct Column {
     /// The block (index into the caller's blocks).
     block: usize,
-    /// Offset of its diagonal block.
+    /// Offset of its diagonal block; its values (diagonal, then the blocks below) run to `end`.
     diag: usize,
+    end: usize,
     /// The off-diagonal blocks of its column: `(block, offset)`, rows of `block`.
     below: Vec<(usize, usize)>,
     /// Its trailing updates.
@@ -141,6 +142,7 @@ impl BlockCholesky {
             columns.push(Column {
                 block: b,
                 diag,
+                end: offset,
                 below,
                 updates: 0..0,
             });
@@ -268,27 +270,39 @@ impl BlockCholesky {
     /// Factors the assembled `H` in place. `Err(b)`: the diagonal block of block `b` met a
     /// pivot that is not positive (`H` is not positive definite, to working precision).
     pub fn factor(&mut self) -> Result<(), usize> {
+        self.factor_where(|_| true)
+    }
+
+    /// Copies the columns of the blocks `keep` selects from `h` (an assembled `H` in the layout
+    /// of [`BlockCholesky::values_mut`], kept by the caller across factorizations) and factors
+    /// them ([`BlockCholesky::factor_where`]): the other blocks keep their factor.
+    pub fn factor_from(&mut self, h: &[f64], keep: impl Fn(usize) -> bool) -> Result<(), usize> {
+        for col in self.columns.iter().filter(|c| keep(c.block)) {
+            self.values[col.diag..col.end].copy_from_slice(&h[col.diag..col.end]);
+        }
+        self.factor_where(keep)
+    }
+
+    /// [`BlockCholesky::factor`] on the blocks `keep` selects, which must be a union of
+    /// connected components of the block graph (islands): no update crosses between
+    /// components, so the kept blocks' factor is the one [`BlockCholesky::factor`] would
+    /// make, and the others' values are left as they were.
+    pub fn factor_where(&mut self, keep: impl Fn(usize) -> bool) -> Result<(), usize> {
         let v = &mut self.values;
-        for col in &self.columns {
+        for col in self.columns.iter().filter(|c| keep(c.block)) {
             let nk = self.start[col.block + 1] - self.start[col.block];
             if dense_llt(&mut v[col.diag..col.diag + nk * nk], nk).is_err() {
                 return Err(col.block);
             }
             for &(i, off) in &col.below {
                 let ni = self.start[i + 1] - self.start[i];
-                // L_ik <- H_ik L_kk^-T, row by row: x' L_kk' = h' is L_kk x = h.
                 let (head, tail) = v.split_at_mut(off);
-                let lkk = &head[col.diag..col.diag + nk * nk];
-                let lik = &mut tail[..ni * nk];
-                for r in 0..ni {
-                    for c in 0..nk {
-                        let mut s = lik[c * ni + r];
-                        for p in 0..c {
-                            s -= lkk[p * nk + c] * lik[p * ni + r];
-                        }
-                        lik[c * ni + r] = s / lkk[c * nk + c];
-                    }
-                }
+                solve_below(
+                    &head[col.diag..col.diag + nk * nk],
+                    nk,
+                    &mut tail[..ni * nk],
+                    ni,
+                );
             }
             for u in &self.updates[col.updates.clone()] {
                 apply_update(v, u);
@@ -299,54 +313,95 @@ impl BlockCholesky {
 
     /// Solves `H x = rhs` in place with the factor (after [`BlockCholesky::factor`]).
     pub fn solve_in_place(&self, rhs: &mut [f64]) {
+        self.solve_in_place_where(rhs, |_| true)
+    }
+
+    /// [`BlockCholesky::solve_in_place`] on the blocks `keep` selects (a union of components,
+    /// factored by [`BlockCholesky::factor_where`]); the other entries of `rhs` are untouched.
+    pub fn solve_in_place_where(&self, rhs: &mut [f64], keep: impl Fn(usize) -> bool) {
         let v = &self.values;
         // L y = rhs, column by column in elimination order.
-        for col in &self.columns {
+        for col in self.columns.iter().filter(|c| keep(c.block)) {
             let r = self.range(col.block);
             let nk = r.len();
-            let lkk = &v[col.diag..col.diag + nk * nk];
-            for c in 0..nk {
-                let mut s = rhs[r.start + c];
-                for p in 0..c {
-                    s -= lkk[p * nk + c] * rhs[r.start + p];
-                }
-                rhs[r.start + c] = s / lkk[c * nk + c];
-            }
+            dense_forward(&v[col.diag..col.diag + nk * nk], nk, &mut rhs[r.clone()]);
             for &(i, off) in &col.below {
                 let ri = self.range(i);
                 let ni = ri.len();
+                let l = &v[off..off + ni * nk];
                 for c in 0..nk {
                     let y = rhs[r.start + c];
-                    for row in 0..ni {
-                        rhs[ri.start + row] -= v[off + c * ni + row] * y;
+                    for (out, lv) in rhs[ri.clone()].iter_mut().zip(&l[c * ni..(c + 1) * ni]) {
+                        *out -= lv * y;
                     }
                 }
             }
         }
         // L' x = y, in reverse.
-        for col in self.columns.iter().rev() {
+        for col in self.columns.iter().rev().filter(|c| keep(c.block)) {
             let r = self.range(col.block);
             let nk = r.len();
             for &(i, off) in &col.below {
                 let ri = self.range(i);
                 let ni = ri.len();
+                let l = &v[off..off + ni * nk];
                 for c in 0..nk {
                     let mut s = 0.0;
-                    for row in 0..ni {
-                        s += v[off + c * ni + row] * rhs[ri.start + row];
+                    for (lv, x) in l[c * ni..(c + 1) * ni].iter().zip(&rhs[ri.clone()]) {
+                        s += lv * x;
                     }
                     rhs[r.start + c] -= s;
                 }
             }
-            let lkk = &v[col.diag..col.diag + nk * nk];
-            for c in (0..nk).rev() {
-                let mut s = rhs[r.start + c];
-                for p in c + 1..nk {
-                    s -= lkk[c * nk + p] * rhs[r.start + p];
-                }
-                rhs[r.start + c] = s / lkk[c * nk + c];
+            dense_backward(&v[col.diag..col.diag + nk * nk], nk, &mut rhs[r]);
+        }
+    }
+}
+
+/// `L_ik <- H_ik L_kk^-T` in place (`lik`: `ni x nk`, column-major), row by row `L_kk x = h`:
+/// column `c` is `(h_c - sum_{p < c} L_kk[c, p] L_ik[:, p]) / L_kk[c, c]`, whole columns at a
+/// time so that the inner loop runs down contiguous memory. Free bodies' `6 x 6` blocks take a
+/// fixed-size path.
+#[inline]
+fn solve_below(lkk: &[f64], nk: usize, lik: &mut [f64], ni: usize) {
+    if (ni, nk) == (6, 6) {
+        solve_below_fixed::<6, 6>(lkk, lik);
+        return;
+    }
+    for c in 0..nk {
+        let (done, rest) = lik.split_at_mut(c * ni);
+        let col = &mut rest[..ni];
+        for p in 0..c {
+            let l = lkk[p * nk + c];
+            for (x, s) in col.iter_mut().zip(&done[p * ni..(p + 1) * ni]) {
+                *x -= l * s;
             }
         }
+        let d = lkk[c * nk + c];
+        col.iter_mut().for_each(|x| *x /= d);
+    }
+}
+
+/// [`solve_below`] with the sizes known at compile time.
+#[inline]
+fn solve_below_fixed<const NI: usize, const NK: usize>(lkk: &[f64], lik: &mut [f64]) {
+    let mut x = [[0.0; NI]; NK];
+    for (c, xc) in x.iter_mut().enumerate() {
+        xc.copy_from_slice(&lik[c * NI..(c + 1) * NI]);
+    }
+    for c in 0..NK {
+        for p in 0..c {
+            let l = lkk[p * NK + c];
+            let xp = x[p];
+            for (xc, xp) in x[c].iter_mut().zip(xp) {
+                *xc -= l * xp;
+            }
+        }
+        let d = lkk[c * NK + c];
+        x[c].iter_mut().for_each(|v| *v /= d);
+    }
+    for (c, xc) in x.iter().enumerate() {
+        lik[c * NI..(c + 1) * NI].copy_from_slice(xc);
     }
 }
 
@@ -570,6 +625,38 @@ mod tests {
                 .map(|_| (rng.random_range(0..nb), rng.random_range(0..nb)))
                 .collect();
             check(seed, &sizes, &edges);
+        }
+    }
+
+    /// Two components, {0, 1, 3} and {2, 4}: factoring and solving one of them gives its part
+    /// of the whole solution and leaves the other's right-hand side as it was.
+    #[test]
+    fn one_component_factors_and_solves_on_its_own() {
+        let (sizes, edges) = ([6, 3, 6, 2, 6], [(0, 1), (3, 1), (0, 3), (2, 4)]);
+        let mut rng = ChaCha8Rng::seed_from_u64(7);
+        let h = random_problem(&mut rng, &sizes, &edges);
+        let n = h.nrows();
+        let rhs: Vec<f64> = (0..n).map(|i| (i as f64 * 0.71).cos()).collect();
+        let mut whole = BlockCholesky::new(&sizes, &edges).unwrap();
+        assemble(&mut whole, &h, &sizes, &edges);
+        whole.factor().unwrap();
+        let mut x = rhs.clone();
+        whole.solve_in_place(&mut x);
+        let keep = |b: usize| [0, 1, 3].contains(&b);
+        let mut part = BlockCholesky::new(&sizes, &edges).unwrap();
+        assemble(&mut part, &h, &sizes, &edges);
+        part.factor_where(keep).unwrap();
+        let mut y = rhs.clone();
+        part.solve_in_place_where(&mut y, keep);
+        for b in 0..sizes.len() {
+            for i in part.range(b) {
+                let want = if keep(b) { x[i] } else { rhs[i] };
+                assert!(
+                    (y[i] - want).abs() < 1e-12,
+                    "block {b}, entry {i}: {} vs {want}",
+                    y[i]
+                );
+            }
         }
     }
 
