@@ -3,11 +3,11 @@
 //! ([`crate::islands`]).
 
 /// Union-find with path halving; each set's root is its smallest member.
-pub(crate) struct DisjointSets(Vec<usize>);
+pub struct DisjointSets(Vec<usize>);
 
 impl DisjointSets {
     /// `n` singletons.
-    pub(crate) fn new(n: usize) -> DisjointSets {
+    pub fn new(n: usize) -> DisjointSets {
         DisjointSets((0..n).collect())
     }
 
@@ -20,7 +20,7 @@ impl DisjointSets {
     }
 
     /// Joins the sets of `a` and `b`.
-    pub(crate) fn union(&mut self, a: usize, b: usize) {
+    pub fn union(&mut self, a: usize, b: usize) {
         let (x, y) = (self.root(a), self.root(b));
         if x != y {
             self.0[x.max(y)] = x.min(y);
@@ -29,7 +29,7 @@ impl DisjointSets {
 
     /// Each item's set as a label `0, 1, ...`, numbered in the order of each set's smallest
     /// member.
-    pub(crate) fn labels(mut self) -> Vec<usize> {
+    pub fn labels(mut self) -> Vec<usize> {
         let n = self.0.len();
         let mut id = vec![usize::MAX; n];
         let mut next = 0;
@@ -46,7 +46,7 @@ impl DisjointSets {
     }
 
     /// The sets, each sorted, ordered by their smallest member.
-    pub(crate) fn groups(self) -> Vec<Vec<usize>> {
+    pub fn groups(self) -> Vec<Vec<usize>> {
         let mut groups: Vec<Vec<usize>> = Vec::new();
         for (i, label) in self.labels().into_iter().enumerate() {
             if label == groups.len() {

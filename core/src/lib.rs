@@ -38,7 +38,7 @@ pub mod blocks;
 pub mod cone;
 pub mod conic_program;
 pub mod dense;
-mod disjoint_sets;
+pub mod disjoint_sets;
 pub mod drivers;
 pub mod error;
 pub mod frame;

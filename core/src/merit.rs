@@ -8,6 +8,8 @@
 //! relative, unit-aware measure (eq. 26). The trait's optional methods carry those; a merit
 //! written in a notebook implements the four required ones and gets dense defaults.
 
+use std::ops::Range;
+
 use faer::sparse::SparseColMat;
 use faer::{Mat, MatMut};
 
@@ -126,6 +128,57 @@ pub trait Merit {
         OwnNewton::NotProvided
     }
 
+    /// The groups of unknowns the merit separates over, `l(x) = sum_k l_k(x_k)` with `x_k` the
+    /// unknowns `groups()[k]` (consecutive ranges, in order, covering `0..dim()`): a contact
+    /// problem's islands, whose Newton systems and lines do not interact. Empty (the default):
+    /// the merit is not known to separate.
+    fn groups(&self) -> &[Range<usize>] {
+        &[]
+    }
+
+    /// `l_k` along `alpha -> x_k + alpha dx_k` for group `k` of [`Merit::groups`] (`x` and
+    /// `dx` whole). The default moves only group `k` along the whole merit's line: its value
+    /// is `l_k` plus the other groups' constant terms, which no line search decision sees.
+    fn along_group(&self, k: usize, x: &[f64], dx: &[f64], alpha: f64) -> LinePoint {
+        let range = self.groups().get(k).cloned().unwrap_or(0..dx.len());
+        let dk: Vec<f64> = (0..dx.len())
+            .map(|i| if range.contains(&i) { dx[i] } else { 0.0 })
+            .collect();
+        self.along_line(x, &dk, alpha)
+    }
+
+    /// `l_k(x_k)` of group `k` plus any constant (the default: [`Merit::along_group`] at
+    /// `alpha = 0`, whose constant the line search shares).
+    fn group_value(&self, k: usize, x: &[f64], dx: &[f64]) -> f64 {
+        self.along_group(k, x, dx, 0.0).value
+    }
+
+    /// The optimality residual of each group, `residuals[k]`, whose squares sum to the square
+    /// of [`Merit::optimality`]'s residual (default: `|g_k|`).
+    fn group_residuals(&self, _x: &[f64], g: &[f64], residuals: &mut [f64]) {
+        for (r, range) in residuals.iter_mut().zip(self.groups()) {
+            *r = g[range.clone()].iter().map(|v| v * v).sum::<f64>().sqrt();
+        }
+    }
+
+    /// [`Merit::newton_direction`] on the groups `active` marks only, the others' entries of
+    /// `d` left at zero: the Hessian of a separable merit is block diagonal by group, so an
+    /// active group's direction is the one the whole system gives. The default solves the
+    /// whole system and zeroes the inactive groups.
+    fn group_newton_direction(
+        &self,
+        x: &[f64],
+        g: &[f64],
+        active: &[bool],
+        d: &mut [f64],
+    ) -> OwnNewton {
+        let own = self.newton_direction(x, g, d);
+        for (range, _) in self.groups().iter().zip(active).filter(|(_, &a)| !a) {
+            d[range.clone()].iter_mut().for_each(|v| *v = 0.0);
+        }
+        own
+    }
+
     /// `l`, `dl/dalpha` and `d2l/dalpha2` of `alpha -> l(x + alpha dx)`.
     ///
     /// The default forms the gradient and Hessian at the trial point; formulations with a
@@ -174,6 +227,25 @@ macro_rules! forward {
             }
             fn optimality(&self, x: &[f64], g: &[f64]) -> Optimality {
                 (**self).optimality(x, g)
+            }
+            fn groups(&self) -> &[Range<usize>] { (**self).groups() }
+            fn along_group(&self, k: usize, x: &[f64], dx: &[f64], alpha: f64) -> LinePoint {
+                (**self).along_group(k, x, dx, alpha)
+            }
+            fn group_value(&self, k: usize, x: &[f64], dx: &[f64]) -> f64 {
+                (**self).group_value(k, x, dx)
+            }
+            fn group_residuals(&self, x: &[f64], g: &[f64], residuals: &mut [f64]) {
+                (**self).group_residuals(x, g, residuals)
+            }
+            fn group_newton_direction(
+                &self,
+                x: &[f64],
+                g: &[f64],
+                active: &[bool],
+                d: &mut [f64],
+            ) -> OwnNewton {
+                (**self).group_newton_direction(x, g, active, d)
             }
         }
     )*};

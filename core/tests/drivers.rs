@@ -750,6 +750,96 @@ fn newton_minimizes_log_sum_exp_plus_quadratic() {
     assert!(s.counters.get("along_line_count").copied().unwrap_or(0) > 0);
 }
 
+/// Three groups of two unknowns, `l = lse_1(x_0, x_1) + lse_2(x_2, x_3) + |x_4, x_5|^2 / 2`: a
+/// separable merit through [`Merit::groups`] with the trait's defaults for everything else.
+struct ThreeIslands(LogSumExp, LogSumExp);
+
+impl ThreeIslands {
+    fn parts<'a>(&self, x: &'a [f64]) -> (&'a [f64], &'a [f64], &'a [f64]) {
+        (&x[0..2], &x[2..4], &x[4..6])
+    }
+}
+
+impl Merit for ThreeIslands {
+    fn dim(&self) -> usize {
+        6
+    }
+    fn value(&self, x: &[f64]) -> f64 {
+        let (a, b, c) = self.parts(x);
+        self.0.value(a) + self.1.value(b) + 0.5 * (c[0] * c[0] + c[1] * c[1])
+    }
+    fn gradient(&self, x: &[f64], g: &mut [f64]) {
+        let (a, b, c) = self.parts(x);
+        self.0.gradient(a, &mut g[0..2]);
+        self.1.gradient(b, &mut g[2..4]);
+        g[4] = c[0];
+        g[5] = c[1];
+    }
+    fn hessian(&self, x: &[f64], mut h: MatMut<'_, f64>) {
+        let (a, b, _) = self.parts(x);
+        for c in 0..6 {
+            for r in 0..6 {
+                h[(r, c)] = 0.0;
+            }
+        }
+        self.0.hessian(a, h.as_mut().submatrix_mut(0, 0, 2, 2));
+        self.1.hessian(b, h.as_mut().submatrix_mut(2, 2, 2, 2));
+        h[(4, 4)] = 1.0;
+        h[(5, 5)] = 1.0;
+    }
+    fn groups(&self) -> &[std::ops::Range<usize>] {
+        const GROUPS: [std::ops::Range<usize>; 3] = [0..2, 2..4, 4..6];
+        &GROUPS
+    }
+}
+
+/// Island by island (the default) and all together reach the same minimizer; each island
+/// takes its own step length; the island that starts at its minimum never steps, so the
+/// summed island iterations stay at most two per iteration.
+#[test]
+fn newton_steps_the_groups_of_a_separable_merit_on_their_own() {
+    let islands = || {
+        ThreeIslands(
+            LogSumExp {
+                a: vec![[1.0, 2.0], [-1.5, 0.5], [0.3, -2.0], [2.0, 1.0]],
+                b: vec![0.1, -0.4, 0.7, 0.0],
+                mu: 0.5,
+            },
+            LogSumExp {
+                a: vec![[3.0, -1.0], [-2.0, 2.5], [0.5, 0.5]],
+                b: vec![1.0, 0.0, -2.0],
+                mu: 0.1,
+            },
+        )
+    };
+    let x0 = vec![3.0, -4.0, -2.0, 5.0, 0.0, 0.0];
+    // Above the second island's gradient floor (about 1e-10 taken together).
+    let opts = SolveOptions {
+        tol: 1e-9,
+        ..tight()
+    };
+    let by_island = solve_merit(islands(), NewtonMerit::default(), x0.clone(), &opts).unwrap();
+    let mut together = NewtonMerit::default();
+    together.by_island = false;
+    let whole = solve_merit(islands(), together, x0, &opts).unwrap();
+    assert_eq!(by_island.status, Status::Converged);
+    assert_eq!(whole.status, Status::Converged);
+    for (a, b) in by_island.x.iter().zip(&whole.x) {
+        assert!((a - b).abs() < 1e-8, "{:?} vs {:?}", by_island.x, whole.x);
+    }
+    assert_eq!(&by_island.x[4..], &[0.0, 0.0]);
+    let stepped = by_island.counters["island_iterations"];
+    assert!(
+        stepped >= by_island.iterations && stepped <= 2 * by_island.iterations,
+        "{stepped} island steps in {} iterations",
+        by_island.iterations
+    );
+    assert!(!whole.counters.contains_key("island_iterations"));
+    for row in &by_island.trace.rows[1..] {
+        assert!(row.extra["groups_stepped"] <= 2.0, "{row:?}");
+    }
+}
+
 /// `F = x1 + x2 - 2`: one equation, two unknowns, a line of roots.
 #[derive(Clone)]
 struct Underdetermined;

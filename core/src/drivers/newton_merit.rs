@@ -9,6 +9,12 @@
 //! SAP's alternative, Armijo backtracking from `alpha_max` by `rho = 0.8` with `c = 1e-4`.
 //! With the same stopping rule as SAP this is Algorithm 2 of Castro et al.
 //!
+//! On a merit that separates over groups of unknowns ([`Merit::groups`]: a contact problem's
+//! islands) the driver steps each group on its own, as MuJoCo's Newton solver does per island:
+//! one factorization call for the groups that step, then each group's own exact line search,
+//! and a group whose residual meets its share of the stopping bound rests. The stopping rule
+//! is the whole merit's, unchanged; `island_iterations` counts the groups' steps.
+//!
 //! A merit that factors its own Hessian ([`Merit::newton_direction`]: SAP's body blocks) gives
 //! the direction itself; otherwise a sparse Hessian ([`MeritHessian::Sparse`]) is factored by
 //! faer's sparse Cholesky (supernodal where faer's analysis finds it pays), its symbolic
@@ -271,6 +277,12 @@ pub struct NewtonMerit {
     pub armijo: Armijo,
     /// The backtracking search of [`SearchKind::Backtracking`].
     pub backtracking: Backtracking,
+    /// On a merit that separates into groups ([`Merit::groups`]: a contact problem's islands),
+    /// step each group on its own: its own line search, and a group whose residual meets its
+    /// share of the stopping bound (`residual_k^2 <= bound^2 n_k / n`, so that all groups
+    /// meeting theirs meet the whole bound) rests until the bound moves past it. The stopping
+    /// test stays the whole merit's. Each group's steps count in `island_iterations`.
+    pub by_island: bool,
     #[serde(skip)]
     tol: Tolerances,
     #[serde(skip)]
@@ -284,13 +296,15 @@ pub struct NewtonMerit {
 }
 
 impl Default for NewtonMerit {
-    /// The exact search ([`ExactLineSearch::default`], [`Armijo::default`] as fallback).
+    /// The exact search ([`ExactLineSearch::default`], [`Armijo::default`] as fallback), island
+    /// by island on a separable merit.
     fn default() -> Self {
         NewtonMerit {
             search: SearchKind::Exact,
             line_search: ExactLineSearch::default(),
             armijo: Armijo::default(),
             backtracking: Backtracking::default(),
+            by_island: true,
             tol: Tolerances::default(),
             current: None,
             symbolic: Default::default(),
@@ -378,26 +392,16 @@ impl NewtonMerit {
     /// not positive, or when convergence is slow (the Newton step is not less than half the
     /// step before last: without that rule Newton can cycle between two points across a kink
     /// of `dl/dalpha`, as it did on clutter steps, ten trials for one line search).
-    fn exact_search<M: Merit>(
+    fn exact_search(
         &self,
-        problem: &mut Problem<MeritProblem<M>>,
-        x: &[f64],
-        d: &[f64],
+        mut along: impl FnMut(f64) -> Result<LinePoint, Error>,
         slope0: f64,
     ) -> Result<Option<(f64, LinePoint)>, Error> {
         let ls = self.line_search;
-        let mut along = |alpha: f64| {
-            problem.problem("along_line_count", |mp| {
-                Ok(mp.merit.along_line(x, d, alpha))
-            })
-        };
-        let at_max = along(ls.alpha_max)?;
-        if finite_point(&at_max) && at_max.slope <= 0.0 {
-            return Ok(Some((ls.alpha_max, at_max)));
-        }
         let (mut lo, mut hi) = (0.0, ls.alpha_max);
         let mut alpha = 1.0_f64.min(ls.alpha_max);
         let mut best = None;
+        let mut first = true;
         // The step before last (rtsafe's `dxold`), starting as the bracket's width.
         let (mut step, mut step_before) = (ls.alpha_max, ls.alpha_max);
         for _ in 0..ls.max_iters {
@@ -405,10 +409,24 @@ impl NewtonMerit {
             if !finite_point(&lp) {
                 hi = alpha;
                 alpha = 0.5 * (lo + hi);
+                first = false;
                 continue;
             }
+            let done = lp.slope.abs() <= ls.rel_slope_tol * slope0.abs();
+            // The Newton step first: when `l` still decreases there, the bracket's upper end is
+            // `alpha_max`, taken when `l` decreases all the way to it. A Newton step that is
+            // already the minimizer (the quadratic phase) costs one trial, not two.
+            if std::mem::take(&mut first) && lp.slope < 0.0 && !done {
+                if alpha >= ls.alpha_max {
+                    return Ok(Some((alpha, lp)));
+                }
+                let at_max = along(ls.alpha_max)?;
+                if finite_point(&at_max) && at_max.slope <= 0.0 {
+                    return Ok(Some((ls.alpha_max, at_max)));
+                }
+            }
             best = Some((alpha, lp));
-            if lp.slope.abs() <= ls.rel_slope_tol * slope0.abs() {
+            if done {
                 break;
             }
             if lp.slope < 0.0 {
@@ -436,11 +454,9 @@ impl NewtonMerit {
     /// SAP's backtracking from `alpha_max`: the first `alpha` with Armijo's decrease, or, at
     /// the rounding floor where values no longer resolve the decrease, the first whose slope has
     /// shrunk by half with a value no worse than rounding (the exact search's rule).
-    fn backtrack<M: Merit>(
+    fn backtrack(
         &self,
-        problem: &mut Problem<MeritProblem<M>>,
-        x: &[f64],
-        d: &[f64],
+        mut along: impl FnMut(f64) -> Result<LinePoint, Error>,
         value: f64,
         slope0: f64,
     ) -> Result<Option<(f64, f64)>, Error> {
@@ -448,7 +464,7 @@ impl NewtonMerit {
         let rounding = 4.0 * f64::EPSILON * value.abs().max(f64::MIN_POSITIVE);
         let mut a = b.alpha_max;
         for _ in 0..=b.max_reductions {
-            let lp = problem.problem("along_line_count", |mp| Ok(mp.merit.along_line(x, d, a)))?;
+            let lp = along(a)?;
             let armijo = lp.value.is_finite() && lp.value < value + b.c * a * slope0;
             let flat = lp.value.is_finite()
                 && lp.value <= value + rounding
@@ -463,7 +479,69 @@ impl NewtonMerit {
 }
 
 impl NewtonMerit {
-    /// Takes the step the line search found (or stops), evaluates the new point and tests it.
+    /// The Newton direction at `x`: the merit's own factorization, else its Hessian factored
+    /// here; `None` when the Hessian is not positive definite or the direction not finite.
+    fn newton<M: Merit>(
+        &self,
+        problem: &mut Problem<MeritProblem<M>>,
+        x: &[f64],
+        g: &[f64],
+    ) -> Result<Option<Vec<f64>>, Error> {
+        if let Some(own) = self.own_direction(problem, x, g) {
+            return Ok(own);
+        }
+        let neg_g: Vec<f64> = g.iter().map(|v| -v).collect();
+        let e = problem.problem("hessian_count", |mp| Ok(mp.evaluate(x, true)))?;
+        Ok(match &e.hessian {
+            Some(MeritHessian::Dense(h)) => kit::solve_spd(h, &neg_g),
+            Some(MeritHessian::Sparse(h)) => self.sparse_direction(problem, h, &neg_g),
+            None => None,
+        })
+    }
+
+    /// The step length along a direction from a point of value `value` and slope `slope0`
+    /// (`along` gives the line's points): SAP's backtracking alone, or the exact search,
+    /// accepted when it decreases enough or is flat at rounding, else Armijo's backtracking
+    /// from 1 (Nocedal and Wright, Alg. 3.1) on the line's values. `(alpha, value)`, and whether
+    /// the fallback found it.
+    fn step_length(
+        &self,
+        mut along: impl FnMut(f64) -> Result<LinePoint, Error>,
+        value: f64,
+        slope0: f64,
+    ) -> Result<(Option<(f64, f64)>, bool), Error> {
+        if self.search == SearchKind::Backtracking {
+            return Ok((self.backtrack(&mut along, value, slope0)?, false));
+        }
+        let exact = self.exact_search(&mut along, slope0)?;
+        let sufficient = |a: f64, v: f64| v.is_finite() && v <= value + self.armijo.c * a * slope0;
+        // Near the minimizer the decrease `~ |g|^2` drops below the rounding of `l` and the
+        // Armijo test on values becomes noise; the slope still resolves it, so a point no
+        // worse than rounding whose slope has shrunk is the exact search doing its job.
+        let rounding = 4.0 * f64::EPSILON * value.abs().max(f64::MIN_POSITIVE);
+        let flat = |lp: &LinePoint| {
+            lp.value.is_finite()
+                && lp.value <= value + rounding
+                && lp.slope.abs() < 0.5 * slope0.abs()
+        };
+        if let Some((a, lp)) = exact {
+            if sufficient(a, lp.value) || flat(&lp) {
+                return Ok((Some((a, lp.value)), false));
+            }
+        }
+        let mut a = 1.0;
+        for _ in 0..=self.armijo.max_reductions {
+            let v = along(a)?.value;
+            if sufficient(a, v) {
+                return Ok((Some((a, v)), true));
+            }
+            a *= self.armijo.rho;
+        }
+        Ok((None, true))
+    }
+
+    /// Takes the step the line search found (`step` and its largest `alpha`; none: stop),
+    /// evaluates the new point and tests it.
     #[allow(clippy::too_many_arguments)]
     fn finish<M: Merit>(
         &mut self,
@@ -472,12 +550,12 @@ impl NewtonMerit {
         x: Vec<f64>,
         value: f64,
         g: &[f64],
-        d: &[f64],
         kind: &str,
-        found: Option<(f64, f64)>,
+        step: Option<(Vec<f64>, f64)>,
         fallback: bool,
+        groups_stepped: Option<u64>,
     ) -> Result<(MeritState, Option<KV>), Error> {
-        let Some((alpha, _)) = found else {
+        let Some((step, alpha)) = step else {
             self.stop = Some(Status::LineSearchFailed);
             let kv = argmin::kv!(
                 "merit" => value; "grad_norm" => kit::norm2(g); "step_norm" => 0.0;
@@ -486,7 +564,6 @@ impl NewtonMerit {
             self.current = Some((x, value, g.to_vec()));
             return Ok((state, Some(kv)));
         };
-        let step: Vec<f64> = d.iter().map(|v| alpha * v).collect();
         let x_new = kit::axpy(&x, 1.0, &step);
         let e = problem.problem("evaluation_count", |mp| Ok(mp.evaluate(&x_new, false)))?;
         let (new_value, g_new) = (e.value, e.gradient);
@@ -506,12 +583,127 @@ impl NewtonMerit {
         if fallback {
             kv.insert("armijo_fallback", 1u64.into());
         }
+        if let Some(k) = groups_stepped {
+            kv.insert("groups_stepped", k.into());
+        }
         let state = state
             .param(x_new.clone())
             .cost(new_value)
             .gradient(g_new.clone());
         self.current = Some((x_new, new_value, g_new));
         Ok((state, Some(kv)))
+    }
+
+    /// One iteration on a separable merit ([`NewtonMerit::by_island`]): the groups whose
+    /// residual exceeds their share of the stopping bound take a Newton step each, with their
+    /// own line search, from one factorization of their blocks.
+    fn next_iter_by_group<M: Merit>(
+        &mut self,
+        problem: &mut Problem<MeritProblem<M>>,
+        state: MeritState,
+        x: Vec<f64>,
+        value: f64,
+        g: Vec<f64>,
+    ) -> Result<(MeritState, Option<KV>), Error> {
+        let Some(mp) = problem.problem.as_ref() else {
+            return Err(Error::msg("the merit problem is missing"));
+        };
+        let merit = &mp.merit;
+        let groups = merit.groups().to_vec();
+        let n = x.len().max(1) as f64;
+        let o = merit.optimality(&x, &g);
+        let bound = self.tol.tol + self.tol.rel_tol * o.scale;
+        let mut residuals = vec![0.0; groups.len()];
+        merit.group_residuals(&x, &g, &mut residuals);
+        // Shares proportional to the groups' sizes sum to the whole bound.
+        let mut active: Vec<bool> = groups
+            .iter()
+            .zip(&residuals)
+            .map(|(r, &e)| e * e > bound * bound * r.len() as f64 / n)
+            .collect();
+        if !active.contains(&true) {
+            // Every share met but not the whole bound: rounding at its edge.
+            active = residuals.iter().map(|&e| e > 0.0).collect();
+        }
+        let mut d = vec![0.0; x.len()];
+        let own = merit.group_newton_direction(&x, &g, &active, &mut d);
+        let newton = match own {
+            OwnNewton::NotProvided => match self.newton(problem, &x, &g)? {
+                Some(whole) => {
+                    for (r, _) in groups.iter().zip(&active).filter(|(_, &a)| a) {
+                        d[r.clone()].copy_from_slice(&whole[r.clone()]);
+                    }
+                    true
+                }
+                None => false,
+            },
+            OwnNewton::Solved { analysed } => {
+                bump(problem, "hessian_count");
+                if analysed {
+                    bump(problem, "symbolic_factorizations");
+                }
+                bump(problem, "numeric_factorizations");
+                kit::all_finite(&d)
+            }
+            OwnNewton::NotPositiveDefinite => {
+                bump(problem, "hessian_count");
+                false
+            }
+        };
+        let mut step = vec![0.0; x.len()];
+        let (mut kind, mut fallback, mut longest, mut stepped) = ("newton", false, 0.0_f64, 0);
+        for (k, r) in groups.iter().enumerate().filter(|&(k, _)| active[k]) {
+            let mut slope0 = kit::dot(&g[r.clone()], &d[r.clone()]);
+            if !(newton && slope0 < 0.0) {
+                for i in r.clone() {
+                    d[i] = -g[i];
+                }
+                slope0 = -kit::dot(&g[r.clone()], &g[r.clone()]);
+                kind = "gradient";
+            }
+            if slope0 == 0.0 {
+                continue;
+            }
+            // Counted here rather than through argmin's counters, a hash map entry per call.
+            let (found, fb, calls) = {
+                let merit = &problem
+                    .problem
+                    .as_ref()
+                    .ok_or_else(|| Error::msg("the merit problem is missing"))?
+                    .merit;
+                let mut calls = 0;
+                let mut along = |alpha: f64| {
+                    calls += 1;
+                    Ok(merit.along_group(k, &x, &d, alpha))
+                };
+                let value_k = merit.group_value(k, &x, &d);
+                let (found, fb) = self.step_length(&mut along, value_k, slope0)?;
+                (found, fb, calls)
+            };
+            *problem.counts.entry("along_line_count").or_insert(0) += calls;
+            let Some((alpha, _)) = found else {
+                return self.finish(problem, state, x, value, &g, kind, None, fb, None);
+            };
+            fallback |= fb;
+            longest = longest.max(alpha);
+            stepped += 1;
+            for i in r.clone() {
+                step[i] = alpha * d[i];
+            }
+        }
+        *problem.counts.entry("island_iterations").or_insert(0) += stepped;
+        let step = Some((step, longest));
+        self.finish(
+            problem,
+            state,
+            x,
+            value,
+            &g,
+            kind,
+            step,
+            fallback,
+            Some(stepped),
+        )
     }
 }
 
@@ -545,57 +737,26 @@ impl<M: Merit> Solver<MeritProblem<M>, MeritState> for NewtonMerit {
             self.stop = Some(Status::NotFinite);
             return Ok((state, None));
         };
-        let neg_g: Vec<f64> = g.iter().map(|v| -v).collect();
-        let newton = match self.own_direction(problem, &x, &g) {
-            Some(own) => own,
-            None => {
-                let e = problem.problem("hessian_count", |mp| Ok(mp.evaluate(&x, true)))?;
-                match &e.hessian {
-                    Some(MeritHessian::Dense(h)) => kit::solve_spd(h, &neg_g),
-                    Some(MeritHessian::Sparse(h)) => self.sparse_direction(problem, h, &neg_g),
-                    None => None,
-                }
-            }
-        };
-        let (d, kind) = match newton {
+        let groups = problem
+            .problem
+            .as_ref()
+            .map_or(0, |mp| mp.merit.groups().len());
+        if self.by_island && groups > 1 {
+            return self.next_iter_by_group(problem, state, x, value, g);
+        }
+        let (d, kind) = match self.newton(problem, &x, &g)? {
             Some(d) if kit::dot(&g, &d) < 0.0 => (d, "newton"),
-            _ => (neg_g, "gradient"),
+            _ => (g.iter().map(|v| -v).collect(), "gradient"),
         };
         let slope0 = kit::dot(&g, &d);
-        if self.search == SearchKind::Backtracking {
-            let found = self.backtrack(problem, &x, &d, value, slope0)?;
-            return self.finish(problem, state, x, value, &g, &d, kind, found, false);
-        }
-        let exact = self.exact_search(problem, &x, &d, slope0)?;
-        let sufficient = |a: f64, v: f64| v.is_finite() && v <= value + self.armijo.c * a * slope0;
-        // Near the minimizer the decrease `~ |g|^2` drops below the rounding of `l` and the
-        // Armijo test on values becomes noise; the slope still resolves it, so a point no
-        // worse than rounding whose slope has shrunk is the exact search doing its job.
-        let rounding = 4.0 * f64::EPSILON * value.abs().max(f64::MIN_POSITIVE);
-        let flat = |lp: &LinePoint| {
-            lp.value.is_finite()
-                && lp.value <= value + rounding
-                && lp.slope.abs() < 0.5 * slope0.abs()
+        let along = |alpha: f64| {
+            problem.problem("along_line_count", |mp| {
+                Ok(mp.merit.along_line(&x, &d, alpha))
+            })
         };
-        let mut fallback = false;
-        let found = match exact {
-            Some((a, lp)) if sufficient(a, lp.value) || flat(&lp) => Some((a, lp.value)),
-            _ => {
-                fallback = true;
-                let mut a = 1.0;
-                let mut hit = None;
-                for _ in 0..=self.armijo.max_reductions {
-                    let v = problem.cost(&kit::axpy(&x, a, &d))?;
-                    if sufficient(a, v) {
-                        hit = Some((a, v));
-                        break;
-                    }
-                    a *= self.armijo.rho;
-                }
-                hit
-            }
-        };
-        self.finish(problem, state, x, value, &g, &d, kind, found, fallback)
+        let (found, fallback) = self.step_length(along, value, slope0)?;
+        let step = found.map(|(alpha, _)| (d.iter().map(|v| alpha * v).collect(), alpha));
+        self.finish(problem, state, x, value, &g, kind, step, fallback, None)
     }
 
     fn terminate(&mut self, _state: &MeritState) -> TerminationStatus {
