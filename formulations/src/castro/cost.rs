@@ -26,10 +26,21 @@
 //!   at that point reuses them) and the line-search cache (`J dv` and the three quadratic
 //!   coefficients of `|v - v*|_A^2`, made once per direction): after the build, an iteration
 //!   allocates only its direction and gradient.
+//! - The unknowns are laid out island by island (trees joined by contacts), and the cost is
+//!   the sum of the islands' costs ([`Merit::groups`]): a driver steps each island on its own,
+//!   with its own line over its own contacts, and an island that has converged rests, where one
+//!   Newton step of the whole problem would factor and search every island every iteration
+//!   (MuJoCo solves island by island too). The workspace re-projects only the islands whose
+//!   velocities moved.
+//! - The Hessian is kept across iterations: a contact adds `J_i' (G_i - G_i,old) J_i` only
+//!   when its `G_i` changed (in stiction `G_i = R_i^-1`, constant), and an island none of whose
+//!   contacts changed keeps its factor (MuJoCo updates its factor where few constraints
+//!   change; here whole islands are refactored, blocks being small).
 
 use std::sync::Mutex;
 
 use contactlab_core::block_cholesky::BlockCholesky;
+use contactlab_core::disjoint_sets::DisjointSets;
 use contactlab_core::generalized::{sparse_mul_add, GeneralizedProblem};
 use contactlab_core::{
     CoreError, LinePoint, Merit, MeritEval, MeritHessian, Optimality, OwnNewton,
@@ -114,9 +125,27 @@ impl ContactRows {
 struct HessianMap {
     /// Per stored entry of `A` (column by column), its position.
     a_pos: Vec<usize>,
-    /// Per contact, the stored entries of its `m x m` block, from `entry_start[i]`.
+    /// Per contact, the stored entries of its `m x m` block, from `entry_start[i]` (the
+    /// scalar pattern's map; empty with tree blocks).
     entry_start: Vec<usize>,
     entries: Vec<Entry>,
+    /// Per contact, the stored blocks its `J_i' G_i J_i` lands in, from `pair_start[i]` (tree
+    /// blocks only).
+    pair_start: Vec<usize>,
+    pairs: Vec<PairSlot>,
+}
+
+/// One block of a contact's `J_i' G_i J_i` in the tree-block factor: rows `a0..a0 + na` and
+/// columns `b0..b0 + nb` of the contact's columns, stored column-major from `offset` with
+/// leading dimension `na` (of a diagonal block only the lower triangle).
+#[derive(Debug, Clone, Copy)]
+struct PairSlot {
+    a0: u32,
+    na: u32,
+    b0: u32,
+    nb: u32,
+    offset: usize,
+    diagonal: bool,
 }
 
 /// One stored entry of a contact's `J_i' G_i J_i`: rows `a` and `b` of its columns, and where
@@ -147,6 +176,30 @@ struct Work {
     ys: Vec<Vector3<f64>>,
     projections: Vec<Projection>,
     value: f64,
+    /// Per island, its part of the value at `x`.
+    island_value: Vec<f64>,
+    /// Per island, the line `x_k + alpha dx_k` its cache is for (NaN: none), and the quadratic's
+    /// coefficients on the island; `e`, `A e` and `A dx` of the island being cached.
+    island_line_x: Vec<f64>,
+    island_line_dx: Vec<f64>,
+    island_line_c: Vec<[f64; 3]>,
+    scratch_e: Vec<f64>,
+    scratch_ae: Vec<f64>,
+    scratch_adx: Vec<f64>,
+    /// Per contact, `J_i x + b_i - v^_i` at `x`.
+    z: Vec<Vector3<f64>>,
+    /// The gradient at `x`.
+    grad: Vec<f64>,
+    /// The Hessian `A + sum_i J_i' G_i J_i` in the tree-block factor's layout, kept across
+    /// iterations with each contact's `G_i` as added (`h_ready`: it holds them), and per island
+    /// whether the factor holds this `H`'s factor: a contact whose `G_i` did not change (in
+    /// stiction `G_i = R_i^-1`) adds nothing, and an island none of whose contacts changed keeps
+    /// its factor.
+    h: Vec<f64>,
+    g_used: Vec<Matrix3<f64>>,
+    h_ready: bool,
+    factored: Vec<bool>,
+    refactor: Vec<bool>,
     /// The line `x + alpha dx` the cache is for.
     line_x: Vec<f64>,
     line_dx: Vec<f64>,
@@ -196,6 +249,13 @@ pub struct SapCost {
     map: HessianMap,
     /// The contact velocities' offset `b` (for reporting `v_c = J v + b`).
     b: Vec<f64>,
+    /// The islands' unknowns (consecutive ranges; one island when nothing separates).
+    islands: Vec<std::ops::Range<usize>>,
+    /// Island `k`'s contacts are `island_contacts[island_start[k]..island_start[k + 1]]`.
+    island_start: Vec<usize>,
+    island_contacts: Vec<usize>,
+    /// Block (of the tree-block factor) -> island.
+    island_of_block: Vec<usize>,
     work: Mutex<Work>,
 }
 
@@ -216,6 +276,10 @@ impl Clone for SapCost {
             structure: self.structure.clone(),
             map: self.map.clone(),
             b: self.b.clone(),
+            islands: self.islands.clone(),
+            island_start: self.island_start.clone(),
+            island_contacts: self.island_contacts.clone(),
+            island_of_block: self.island_of_block.clone(),
             work: Mutex::new(work),
         }
     }
@@ -274,10 +338,42 @@ impl SapCost {
             }
         };
         let nc = regs.len();
+        let ni = layout.islands.len();
+        let mut island_start = vec![0; ni + 1];
+        for &k in &layout.contact_island {
+            island_start[k + 1] += 1;
+        }
+        for k in 0..ni {
+            island_start[k + 1] += island_start[k];
+        }
+        let mut fill = island_start.clone();
+        let mut island_contacts = vec![0; nc];
+        for (i, &k) in layout.contact_island.iter().enumerate() {
+            island_contacts[fill[k]] = i;
+            fill[k] += 1;
+        }
+        let island_of_block = layout
+            .start
+            .windows(2)
+            .map(|w| layout.islands.partition_point(|r| r.end <= w[0]))
+            .collect();
         let work = Work {
+            e: vec![0.0; n],
             ae: vec![0.0; n],
             ys: vec![Vector3::zeros(); nc],
-            projections: Vec::with_capacity(nc),
+            projections: vec![Projection::none(); nc],
+            island_value: vec![0.0; ni],
+            island_line_x: vec![f64::NAN; n],
+            island_line_dx: vec![f64::NAN; n],
+            island_line_c: vec![[0.0; 3]; ni],
+            scratch_e: vec![0.0; n],
+            scratch_ae: vec![0.0; n],
+            scratch_adx: vec![0.0; n],
+            z: vec![Vector3::zeros(); nc],
+            grad: vec![0.0; n],
+            g_used: vec![Matrix3::zeros(); nc],
+            factored: vec![false; ni],
+            refactor: vec![false; ni],
             line_z: vec![Vector3::zeros(); nc],
             line_dz: vec![Vector3::zeros(); nc],
             chol,
@@ -298,6 +394,10 @@ impl SapCost {
             structure,
             map,
             b: problem.b.clone(),
+            islands: layout.islands,
+            island_start,
+            island_contacts,
+            island_of_block,
             work: Mutex::new(work),
         }
     }
@@ -498,64 +598,159 @@ impl SapCost {
         Ok((plain, cond(&scaled)?))
     }
 
-    /// Projects every contact at `x` into `w` (value, `A (x - v*)`, `y`, projections), unless
-    /// `w` already holds `x`.
+    /// Projects every contact at `x` into `w` (value, `A (x - v*)`, `y`, projections), island
+    /// by island, skipping the islands whose unknowns `w` already holds.
     fn evaluate_into(&self, x: &[f64], w: &mut Work) {
-        if w.x.len() == x.len() && w.x == x && w.projections.len() == self.regs.len() {
+        let fresh = w.x.len() != x.len();
+        if !fresh && w.x == x {
             return;
         }
-        w.x.clear();
-        w.x.extend_from_slice(x);
-        // A (x - v*) from x - v* (not A x - A v*, which loses the digits of a small
-        // difference near the optimum, where the gradient is that difference).
-        w.e.clear();
-        w.e.extend(x.iter().zip(&self.v_star).map(|(a, b)| a - b));
-        w.ae.iter_mut().for_each(|v| *v = 0.0);
-        sparse_mul_add(&self.a, &w.e, &mut w.ae);
-        let quad = dot(&w.e, &w.ae);
-        w.projections.clear();
-        let mut value = 0.5 * quad;
-        for (i, r) in self.projectors.iter().enumerate() {
-            let y = r.y_of(self.biased(i, x));
-            let p = r.project(y);
-            value += p.cost;
-            w.ys[i] = y;
-            w.projections.push(p);
+        if fresh {
+            w.x.clear();
+            w.x.extend_from_slice(x);
         }
-        w.value = value;
+        for (k, r) in self.islands.iter().enumerate() {
+            if !fresh && w.x[r.clone()] == x[r.clone()] {
+                continue;
+            }
+            w.x[r.clone()].copy_from_slice(&x[r.clone()]);
+            // A (x - v*) from x - v* (not A x - A v*, which loses the digits of a small
+            // difference near the optimum, where the gradient is that difference).
+            for c in r.clone() {
+                w.e[c] = x[c] - self.v_star[c];
+            }
+            self.a_times_on(r.clone(), &w.e, &mut w.ae);
+            let mut value = 0.5 * dot(&w.e[r.clone()], &w.ae[r.clone()]);
+            for &i in self.contacts_of(k) {
+                let p = &self.projectors[i];
+                let z = self.biased(i, x);
+                w.z[i] = z;
+                let y = p.y_of(z);
+                let proj = p.project(y);
+                value += proj.cost;
+                w.ys[i] = y;
+                w.projections[i] = proj;
+            }
+            w.island_value[k] = value;
+            // -J' gamma first, then A (x - v*) added: the two nearly cancel at the optimum,
+            // and summing each on its own keeps the gradient's floor at the rounding of its
+            // terms.
+            w.grad[r.clone()].iter_mut().for_each(|v| *v = 0.0);
+            for &i in self.contacts_of(k) {
+                let p = &w.projections[i];
+                if p.region != SapRegion::NoContact {
+                    self.rows.sub_transpose(i, &p.gamma, &mut w.grad);
+                }
+            }
+            for c in r.clone() {
+                w.grad[c] += w.ae[c];
+            }
+        }
+        w.value = w.island_value.iter().sum();
+    }
+
+    /// Island `k`'s contacts.
+    fn contacts_of(&self, k: usize) -> &[usize] {
+        &self.island_contacts[self.island_start[k]..self.island_start[k + 1]]
+    }
+
+    /// `out[r] = A y[r]` for the unknowns `r` of whole trees (`A` couples within a tree only).
+    fn a_times_on(&self, r: std::ops::Range<usize>, y: &[f64], out: &mut [f64]) {
+        let (cp, ri, v) = (
+            self.a.symbolic().col_ptr(),
+            self.a.symbolic().row_idx(),
+            self.a.val(),
+        );
+        out[r.clone()].iter_mut().for_each(|o| *o = 0.0);
+        for c in r {
+            for k in cp[c]..cp[c + 1] {
+                out[ri[k]] += v[k] * y[c];
+            }
+        }
+    }
+
+    /// Makes island `k`'s line cache for `(x, dx)` if it is not the current one: the
+    /// quadratic's coefficients on the island and its contacts' `J x + b - v^` and `J dx`.
+    fn island_line_cache(&self, k: usize, x: &[f64], dx: &[f64], w: &mut Work) {
+        let r = self.islands[k].clone();
+        if w.island_line_x[r.clone()] == x[r.clone()]
+            && w.island_line_dx[r.clone()] == dx[r.clone()]
+        {
+            return;
+        }
+        for c in r.clone() {
+            w.scratch_e[c] = x[c] - self.v_star[c];
+        }
+        self.a_times_on(r.clone(), &w.scratch_e, &mut w.scratch_ae);
+        self.a_times_on(r.clone(), dx, &mut w.scratch_adx);
+        let (e, ae, adx) = (
+            &w.scratch_e[r.clone()],
+            &w.scratch_ae[r.clone()],
+            &w.scratch_adx[r.clone()],
+        );
+        w.island_line_c[k] = [
+            0.5 * dot(e, ae),
+            dot(&dx[r.clone()], ae),
+            dot(&dx[r.clone()], adx),
+        ];
+        // The evaluated point's `z` when the line starts there (the driver's case).
+        let at_point = w.x.len() == x.len() && w.x[r.clone()] == x[r.clone()];
+        for &i in self.contacts_of(k) {
+            w.line_z[i] = if at_point { w.z[i] } else { self.biased(i, x) };
+            w.line_dz[i] = self.rows.times(i, dx);
+        }
+        w.island_line_x[r.clone()].copy_from_slice(&x[r.clone()]);
+        w.island_line_dx[r.clone()].copy_from_slice(&dx[r]);
     }
 
     /// The gradient `A (x - v*) - J' gamma` from an evaluated workspace.
     fn gradient_from(&self, w: &Work, g: &mut [f64]) {
-        // -J' gamma first, then A (x - v*) added: the two nearly cancel at the optimum, and
-        // summing each on its own keeps the gradient's floor at the rounding of its terms.
-        g.iter_mut().for_each(|v| *v = 0.0);
-        for (i, p) in w.projections.iter().enumerate() {
-            if p.region != SapRegion::NoContact {
-                self.rows.sub_transpose(i, &p.gamma, g);
+        g.copy_from_slice(&w.grad);
+    }
+
+    /// Adds `A` and every contact's `J_i' G_i J_i` at the workspace's point into `vals`, on the
+    /// islands `active` marks (all when `None`).
+    fn assemble(
+        &self,
+        ys: &[Vector3<f64>],
+        projections: &[Projection],
+        vals: &mut [f64],
+        active: Option<&[bool]>,
+    ) {
+        let mut gj = Vec::new();
+        for k in 0..self.islands.len() {
+            if active.is_some_and(|a| !a[k]) {
+                continue;
             }
-        }
-        for (gk, ak) in g.iter_mut().zip(&w.ae) {
-            *gk += ak;
+            self.add_a(k, vals);
+            for &i in self.contacts_of(k) {
+                if projections[i].region == SapRegion::NoContact {
+                    continue;
+                }
+                let g = self.projectors[i].g(ys[i], projections[i].region);
+                let (cols, rows) = self.rows.of(i);
+                g_times_rows(cols.len(), rows, &g, &mut gj);
+                if self.map.pairs.is_empty() {
+                    let entries =
+                        &self.map.entries[self.map.entry_start[i]..self.map.entry_start[i + 1]];
+                    add_jtgj(cols.len(), rows, &gj, entries, vals);
+                } else {
+                    let pairs = &self.map.pairs[self.map.pair_start[i]..self.map.pair_start[i + 1]];
+                    add_jtgj_blocks(cols.len(), rows, &gj, pairs, vals);
+                }
+            }
         }
     }
 
-    /// Adds `A` and every contact's `J_i' G_i J_i` at the workspace's point into `vals`.
-    fn assemble(&self, ys: &[Vector3<f64>], projections: &[Projection], vals: &mut [f64]) {
-        for (k, &p) in self.map.a_pos.iter().enumerate() {
+    /// Adds island `k`'s part of `A` into `vals`.
+    fn add_a(&self, k: usize, vals: &mut [f64]) {
+        let acp = self.a.symbolic().col_ptr();
+        let r = &self.islands[k];
+        for e in acp[r.start]..acp[r.end] {
+            let p = self.map.a_pos[e];
             if p != usize::MAX {
-                vals[p] += self.a.val()[k];
+                vals[p] += self.a.val()[e];
             }
-        }
-        let mut gj = Vec::new();
-        for (i, r) in self.projectors.iter().enumerate() {
-            if projections[i].region == SapRegion::NoContact {
-                continue;
-            }
-            let g = r.g(ys[i], projections[i].region);
-            let (cols, rows) = self.rows.of(i);
-            let entries = &self.map.entries[self.map.entry_start[i]..self.map.entry_start[i + 1]];
-            add_jtgj(cols.len(), rows, &g, entries, &mut gj, vals);
         }
     }
 
@@ -666,7 +861,7 @@ impl Merit for SapCost {
             Structure::Sparse(pattern) => {
                 let mut vals = vec![0.0; pattern.row_idx().len()];
                 let w = self.lock();
-                self.assemble(&w.ys, &w.projections, &mut vals);
+                self.assemble(&w.ys, &w.projections, &mut vals, None);
                 MeritHessian::Sparse(SparseColMat::new(pattern.clone(), vals))
             }
             Structure::Blocks => {
@@ -695,7 +890,8 @@ impl Merit for SapCost {
             return OwnNewton::NotProvided;
         };
         chol.clear();
-        self.assemble(&w.ys, &w.projections, chol.values_mut());
+        self.assemble(&w.ys, &w.projections, chol.values_mut(), None);
+        w.factored.iter_mut().for_each(|f| *f = false);
         if chol.factor().is_err() {
             return OwnNewton::NotPositiveDefinite;
         }
@@ -742,18 +938,144 @@ impl Merit for SapCost {
             curvature,
         }
     }
+
+    /// The islands: the cost is a sum over them (`A` is block diagonal by tree, and each
+    /// contact's term depends on the trees it touches only), so their Newton systems and lines
+    /// are independent. None when there is one.
+    fn groups(&self) -> &[std::ops::Range<usize>] {
+        if self.islands.len() > 1 {
+            &self.islands
+        } else {
+            &[]
+        }
+    }
+
+    /// Section IV-C's line on island `k` alone: its quadratic and its contacts.
+    fn along_group(&self, k: usize, x: &[f64], dx: &[f64], alpha: f64) -> LinePoint {
+        let mut w = self.lock();
+        self.island_line_cache(k, x, dx, &mut w);
+        let [c0, c1, c2] = w.island_line_c[k];
+        let mut value = c0 + alpha * c1 + 0.5 * alpha * alpha * c2;
+        let mut slope = c1 + alpha * c2;
+        let mut curvature = c2;
+        for &i in self.contacts_of(k) {
+            let r = &self.projectors[i];
+            let dz = w.line_dz[i];
+            let y = r.y_of(w.line_z[i] + alpha * dz);
+            let p = r.project(y);
+            if p.region == SapRegion::NoContact {
+                continue;
+            }
+            value += p.cost;
+            slope -= dz.dot(&p.gamma);
+            curvature += r.curvature(y, p.region, dz);
+        }
+        LinePoint {
+            value,
+            slope,
+            curvature,
+        }
+    }
+
+    /// Island `k`'s value at `x`, as the workspace summed it (the same sum as
+    /// `along_group(k, x, dx, 0)`, term for term).
+    fn group_value(&self, k: usize, x: &[f64], _dx: &[f64]) -> f64 {
+        let mut w = self.lock();
+        let r = self.islands[k].clone();
+        if w.x.len() != x.len() || w.x[r.clone()] != x[r] {
+            self.evaluate_into(x, &mut w);
+        }
+        w.island_value[k]
+    }
+
+    /// Eq. 26's residual `|D grad|` island by island.
+    fn group_residuals(&self, _x: &[f64], g: &[f64], residuals: &mut [f64]) {
+        for (out, r) in residuals.iter_mut().zip(&self.islands) {
+            *out = r
+                .clone()
+                .map(|k| (self.d[k] * g[k]).powi(2))
+                .sum::<f64>()
+                .sqrt();
+        }
+    }
+
+    /// With tree blocks, on the active islands: bring the kept `H` up to date (a contact adds
+    /// `J_i' (G_i - G_i,old) J_i` when its `G_i` changed), refactor the islands whose `H`
+    /// changed, and solve on them.
+    fn group_newton_direction(
+        &self,
+        x: &[f64],
+        g: &[f64],
+        active: &[bool],
+        d: &mut [f64],
+    ) -> OwnNewton {
+        if !self.factors_by_tree_blocks() {
+            return OwnNewton::NotProvided;
+        }
+        let mut guard = self.lock();
+        self.evaluate_into(x, &mut guard);
+        let w = &mut *guard;
+        let Some(chol) = w.chol.as_mut() else {
+            return OwnNewton::NotProvided;
+        };
+        if !w.h_ready {
+            w.h.clear();
+            w.h.resize(chol.num_values(), 0.0);
+            for k in 0..self.islands.len() {
+                self.add_a(k, &mut w.h);
+            }
+            w.g_used.iter_mut().for_each(|g| *g = Matrix3::zeros());
+            w.factored.iter_mut().for_each(|f| *f = false);
+            w.h_ready = true;
+        }
+        let mut gj = Vec::new();
+        for (k, &on) in active.iter().enumerate() {
+            let mut changed = false;
+            if on {
+                for &i in self.contacts_of(k) {
+                    let p = &w.projections[i];
+                    let gi = match p.region {
+                        SapRegion::NoContact => Matrix3::zeros(),
+                        region => self.projectors[i].g(w.ys[i], region),
+                    };
+                    if gi != w.g_used[i] {
+                        let (cols, rows) = self.rows.of(i);
+                        g_times_rows(cols.len(), rows, &(gi - w.g_used[i]), &mut gj);
+                        let pairs =
+                            &self.map.pairs[self.map.pair_start[i]..self.map.pair_start[i + 1]];
+                        add_jtgj_blocks(cols.len(), rows, &gj, pairs, &mut w.h);
+                        w.g_used[i] = gi;
+                        changed = true;
+                    }
+                }
+            }
+            w.refactor[k] = on && (changed || !w.factored[k]);
+        }
+        let refactor = &w.refactor;
+        let factored = chol.factor_from(&w.h, |b| refactor[self.island_of_block[b]]);
+        for (f, &r) in w.factored.iter_mut().zip(refactor) {
+            if r {
+                *f = factored.is_ok();
+            }
+        }
+        if factored.is_err() {
+            return OwnNewton::NotPositiveDefinite;
+        }
+        d.iter_mut().for_each(|v| *v = 0.0);
+        for (r, _) in self.islands.iter().zip(active).filter(|(_, &a)| a) {
+            for k in r.clone() {
+                d[k] = -g[k];
+            }
+        }
+        chol.solve_in_place_where(d, |b| active[self.island_of_block[b]]);
+        let analysed = !w.analysis_reported;
+        w.analysis_reported = true;
+        OwnNewton::Solved { analysed }
+    }
 }
 
-/// Adds `J_i' G_i J_i` (`J_i`: `3 x m` row-major) to `vals` at the stored entries, with `gj`
-/// as scratch.
-fn add_jtgj(
-    m: usize,
-    rows: &[f64],
-    g: &Matrix3<f64>,
-    entries: &[Entry],
-    gj: &mut Vec<f64>,
-    vals: &mut [f64],
-) {
+/// `gj = G_i J_i` (`J_i`: `3 x m` row-major, `gj` likewise).
+fn g_times_rows(m: usize, rows: &[f64], g: &Matrix3<f64>, gj: &mut Vec<f64>) {
     gj.clear();
     gj.resize(3 * m, 0.0);
     for r in 0..3 {
@@ -762,9 +1084,31 @@ fn add_jtgj(
                 g[(r, 0)] * rows[k] + g[(r, 1)] * rows[m + k] + g[(r, 2)] * rows[2 * m + k];
         }
     }
+}
+
+/// Adds `J_i' G_i J_i` to `vals` at the stored entries, from `gj = G_i J_i`.
+fn add_jtgj(m: usize, rows: &[f64], gj: &[f64], entries: &[Entry], vals: &mut [f64]) {
     for e in entries {
         let (a, b) = (e.a as usize, e.b as usize);
         vals[e.at] += rows[a] * gj[b] + rows[m + a] * gj[m + b] + rows[2 * m + a] * gj[2 * m + b];
+    }
+}
+
+/// Adds `J_i' G_i J_i` to `vals` block by block (each stored block contiguous), from
+/// `gj = G_i J_i`.
+fn add_jtgj_blocks(m: usize, rows: &[f64], gj: &[f64], pairs: &[PairSlot], vals: &mut [f64]) {
+    let (j0, j1, j2) = (&rows[..m], &rows[m..2 * m], &rows[2 * m..3 * m]);
+    let (g0, g1, g2) = (&gj[..m], &gj[m..2 * m], &gj[2 * m..3 * m]);
+    for p in pairs {
+        let (a0, na, b0, nb) = (p.a0 as usize, p.na as usize, p.b0 as usize, p.nb as usize);
+        for c in 0..nb {
+            let (x0, x1, x2) = (g0[b0 + c], g1[b0 + c], g2[b0 + c]);
+            let first = if p.diagonal { c } else { 0 };
+            let col = &mut vals[p.offset + c * na..p.offset + (c + 1) * na];
+            for r in first..na {
+                col[r] += j0[a0 + r] * x0 + j1[a0 + r] * x1 + j2[a0 + r] * x2;
+            }
+        }
     }
 }
 
@@ -788,6 +1132,10 @@ struct BlockLayout {
     block_of: Vec<usize>,
     /// Velocities in the largest touched tree.
     largest_tree: usize,
+    /// The islands' unknowns: trees joined by contacts, laid out island by island.
+    islands: Vec<std::ops::Range<usize>>,
+    /// Contact -> island (a contact that touches no unknown sits in the first).
+    contact_island: Vec<usize>,
 }
 
 impl BlockLayout {
@@ -798,25 +1146,70 @@ impl BlockLayout {
             problem.j.symbolic().row_idx(),
         );
         let ntrees = problem.tree_of.iter().copied().max().map_or(0, |t| t + 1);
+        let nc = problem.j.nrows() / 3;
         let mut touched = vec![false; ntrees];
-        for c in 0..nv {
-            if jcp[c + 1] > jcp[c] {
-                touched[problem.tree_of[c]] = true;
-            }
-        }
-        // Counting sort of the touched velocities by tree (stable: ascending within a tree).
-        let mut tree_index = vec![usize::MAX; ntrees];
-        let mut count = Vec::new();
+        // Islands: the trees a contact touches are joined (A couples within a tree only).
+        let mut sets = DisjointSets::new(ntrees);
+        let mut first_tree = vec![usize::MAX; nc];
         for c in 0..nv {
             let t = problem.tree_of[c];
-            if touched[t] {
-                if tree_index[t] == usize::MAX {
-                    tree_index[t] = count.len();
-                    count.push(0);
+            if jcp[c + 1] > jcp[c] {
+                touched[t] = true;
+            }
+            for &r in &jri[jcp[c]..jcp[c + 1]] {
+                match first_tree[r / 3] {
+                    usize::MAX => first_tree[r / 3] = t,
+                    f => sets.union(f, t),
                 }
+            }
+        }
+        let label = sets.labels();
+        // The touched trees in order of appearance, then island by island (stable).
+        let mut order = Vec::new();
+        let mut seen = vec![false; ntrees];
+        for &t in &problem.tree_of {
+            if touched[t] && !seen[t] {
+                seen[t] = true;
+                order.push(t);
+            }
+        }
+        order.sort_by_key(|&t| label[t]);
+        let mut tree_index = vec![usize::MAX; ntrees];
+        for (k, &t) in order.iter().enumerate() {
+            tree_index[t] = k;
+        }
+        // Counting sort of the touched velocities by tree (stable: ascending within a tree).
+        let mut count = vec![0; order.len()];
+        for &t in &problem.tree_of {
+            if touched[t] {
                 count[tree_index[t]] += 1;
             }
         }
+        let mut islands = Vec::new();
+        let mut island_of_tree = vec![0; ntrees];
+        let mut at = 0;
+        for (k, &t) in order.iter().enumerate() {
+            if k == 0 || label[t] != label[order[k - 1]] {
+                islands.push(at..at);
+            }
+            at += count[k];
+            let last = islands.len() - 1;
+            islands[last].end = at;
+            island_of_tree[t] = last;
+        }
+        if islands.is_empty() {
+            islands.push(0..0);
+        }
+        let contact_island = first_tree
+            .iter()
+            .map(|&t| {
+                if t == usize::MAX {
+                    0
+                } else {
+                    island_of_tree[t]
+                }
+            })
+            .collect();
         let mut next = Vec::with_capacity(count.len());
         let mut total = 0;
         for &k in &count {
@@ -865,6 +1258,8 @@ impl BlockLayout {
             start,
             block_of,
             largest_tree: count.iter().copied().max().unwrap_or(0),
+            islands,
+            contact_island,
         }
     }
 
@@ -1017,15 +1412,73 @@ fn tree_blocks(
             a_pos.push(entry(r, c));
         }
     }
-    let (entry_start, entries) = contact_entries(rows, entry);
+    let (pair_start, pairs) = contact_pairs(rows, layout, &chol)?;
     Some((
         chol,
         HessianMap {
             a_pos,
-            entry_start,
-            entries,
+            entry_start: Vec::new(),
+            entries: Vec::new(),
+            pair_start,
+            pairs,
         },
     ))
+}
+
+/// Per contact, the stored blocks of its `J_i' G_i J_i`: its columns are whole blocks (a block
+/// is a run of unknowns touched by the same contacts), and each pair of them lands in the one
+/// stored orientation of its block of `H`.
+fn contact_pairs(
+    rows: &ContactRows,
+    layout: &BlockLayout,
+    chol: &BlockCholesky,
+) -> Option<(Vec<usize>, Vec<PairSlot>)> {
+    let mut pair_start = Vec::with_capacity(rows.num() + 1);
+    pair_start.push(0);
+    let mut pairs = Vec::new();
+    let mut parts: Vec<(usize, usize, usize)> = Vec::new();
+    for i in 0..rows.num() {
+        let (cols, _) = rows.of(i);
+        parts.clear();
+        for (k, &c) in cols.iter().enumerate() {
+            let b = layout.block_of[c];
+            match parts.last_mut() {
+                Some((last, _, n)) if *last == b => *n += 1,
+                _ => parts.push((b, k, 1)),
+            }
+        }
+        for x in 0..parts.len() {
+            for y in 0..=x {
+                let ((bx, kx, nx), (by, ky, ny)) = (parts[x], parts[y]);
+                // The stored orientation: rows of the block whose slot is not transposed.
+                let s = chol.slot(bx, by)?;
+                let (rows_part, cols_part) = if x == y || !s.transposed {
+                    ((kx, nx), (ky, ny))
+                } else {
+                    ((ky, ny), (kx, nx))
+                };
+                let (rb, cb) = if x == y || !s.transposed {
+                    (bx, by)
+                } else {
+                    (by, bx)
+                };
+                let slot = chol.slot(rb, cb)?;
+                if rows_part.1 != chol.range(rb).len() || cols_part.1 != chol.range(cb).len() {
+                    return None;
+                }
+                pairs.push(PairSlot {
+                    a0: rows_part.0 as u32,
+                    na: rows_part.1 as u32,
+                    b0: cols_part.0 as u32,
+                    nb: cols_part.1 as u32,
+                    offset: slot.offset,
+                    diagonal: x == y,
+                });
+            }
+        }
+        pair_start.push(pairs.len());
+    }
+    Some((pair_start, pairs))
 }
 
 /// Per contact, the stored entries of its `m x m` block by `entry(row, col)` (`usize::MAX`:
@@ -1108,6 +1561,8 @@ fn scalar_pattern(
             a_pos,
             entry_start,
             entries,
+            pair_start: Vec::new(),
+            pairs: Vec::new(),
         },
     )
 }

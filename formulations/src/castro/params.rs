@@ -131,7 +131,12 @@ pub fn delassus_rms(problem: &GeneralizedProblem) -> Result<Vec<f64>, CoreError>
     let mut out = Vec::with_capacity(nc);
     for i in 0..nc {
         let ents = &mut entries[start[i]..start[i + 1]];
-        ents.sort_unstable_by_key(|&(c, r, _)| (problem.tree_of[c], local[c], r));
+        // Filled column by column, so already in order when trees are runs of velocities (a
+        // multibody's layout); sorted otherwise.
+        let key = |&(c, r, _): &(usize, usize, f64)| (problem.tree_of[c], local[c], r);
+        if !ents.is_sorted_by_key(key) {
+            ents.sort_unstable_by_key(key);
+        }
         let mut w = [[0.0f64; 3]; 3];
         let mut a = 0;
         while a < ents.len() {

@@ -53,6 +53,17 @@ pub struct Projection {
     pub cost: f64,
 }
 
+impl Projection {
+    /// No contact: no impulse, no cost (a workspace's value before any projection).
+    pub fn none() -> Projection {
+        Projection {
+            gamma: Vector3::zeros(),
+            region: SapRegion::NoContact,
+            cost: 0.0,
+        }
+    }
+}
+
 impl ContactRegularization {
     /// `mu^ = mu R_t / R_n`.
     pub fn mu_hat(&self) -> f64 {

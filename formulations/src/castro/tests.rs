@@ -806,3 +806,125 @@ fn the_condition_numbers_agree_with_an_independent_eigen_decomposition() {
         .collect();
     assert_eq!(names, ["e_m", "e_mu"]);
 }
+
+fn mujoco_step(name: &str) -> GeneralizedProblem {
+    let Problem::Global(g) =
+        contactlab_core::io::read_problem(&data(&format!("global/{name}.json"))).unwrap()
+    else {
+        panic!("{name} is a global problem")
+    };
+    GeneralizedProblem::from_global(&g).unwrap()
+}
+
+/// A clutter step of 40 bodies whose contacts join them into 14 islands (of 14, 7, 4, 2, 2,
+/// 2 bodies and eight single ones, counted from its Jacobian outside this crate): SAP's cost
+/// is their sum, so its islands' lines, values and residuals add up to the whole cost's.
+#[test]
+fn saps_cost_separates_over_its_islands() {
+    let p = mujoco_step("clutter_n40_seed7_step0090_nc83");
+    let cost = cost_of(&p);
+    let groups = cost.groups().to_vec();
+    let mut sizes: Vec<usize> = groups.iter().map(|r| r.len()).collect();
+    sizes.sort_unstable_by(|a, b| b.cmp(a));
+    assert_eq!(sizes, [84, 42, 24, 12, 12, 12, 6, 6, 6, 6, 6, 6, 6, 6]);
+    assert!(groups.windows(2).all(|w| w[0].end == w[1].start));
+    assert_eq!((groups[0].start, groups[13].end), (0, cost.num_unknowns()));
+    let x = random_point(&cost, 11);
+    let d: Vec<f64> = random_point(&cost, 12)
+        .iter()
+        .zip(cost.v_star())
+        .map(|(a, b)| a - b)
+        .collect();
+    let close = |a: f64, b: f64| (a - b).abs() <= 1e-11 * (1.0 + a.abs().max(b.abs()));
+    for alpha in [0.0, 0.4, 1.0, 1.25] {
+        let whole = cost.along_line(&x, &d, alpha);
+        let parts: Vec<_> = (0..groups.len())
+            .map(|k| cost.along_group(k, &x, &d, alpha))
+            .collect();
+        let sum = |f: fn(&contactlab_core::LinePoint) -> f64| parts.iter().map(f).sum::<f64>();
+        assert!(close(sum(|l| l.value), whole.value), "alpha {alpha} value");
+        assert!(close(sum(|l| l.slope), whole.slope), "alpha {alpha} slope");
+        assert!(
+            close(sum(|l| l.curvature), whole.curvature),
+            "alpha {alpha} curvature"
+        );
+    }
+    let e = cost.evaluate(&x, false);
+    for k in 0..groups.len() {
+        // The driver's value at the line's start is the line's, term for term.
+        assert_eq!(
+            cost.group_value(k, &x, &d),
+            cost.along_group(k, &x, &d, 0.0).value
+        );
+    }
+    let mut residuals = vec![0.0; groups.len()];
+    cost.group_residuals(&x, &e.gradient, &mut residuals);
+    let whole = cost.optimality(&x, &e.gradient).residual;
+    let summed = residuals.iter().map(|r| r * r).sum::<f64>().sqrt();
+    assert!(close(summed, whole), "{summed} vs {whole}");
+}
+
+/// The kept Hessian (each contact adds `J' (G - G_old) J` when its `G` changed, an island
+/// whose contacts did not change keeps its factor) gives the direction a fresh assembly gives,
+/// on the islands asked for, and nothing on the others.
+#[test]
+fn the_kept_hessian_gives_the_fresh_newton_direction_island_by_island() {
+    let p = mujoco_step("clutter_n40_seed7_step0090_nc83");
+    let kept = cost_of(&p);
+    let n = kept.num_unknowns();
+    let islands = kept.groups().to_vec();
+    let mut active = vec![true; islands.len()];
+    let mut d = vec![0.0; n];
+    for (step, seed) in [21u64, 22, 22, 23].into_iter().enumerate() {
+        let x = random_point(&kept, seed);
+        let g = kept.evaluate(&x, false).gradient;
+        if step == 3 {
+            // Half the islands rest.
+            active.iter_mut().step_by(2).for_each(|a| *a = false);
+        }
+        let own = kept.group_newton_direction(&x, &g, &active, &mut d);
+        assert!(matches!(own, OwnNewton::Solved { .. }), "{own:?}");
+        let fresh = cost_of(&p);
+        let mut reference = vec![0.0; n];
+        fresh.newton_direction(&x, &g, &mut reference);
+        let scale = 1.0 + reference.iter().fold(0.0f64, |m, v| m.max(v.abs()));
+        for (k, r) in islands.iter().enumerate() {
+            for i in r.clone() {
+                let want = if active[k] { reference[i] } else { 0.0 };
+                assert!(
+                    (d[i] - want).abs() <= 1e-9 * scale,
+                    "step {step}, island {k}, unknown {i}: {} vs {want}",
+                    d[i]
+                );
+            }
+        }
+    }
+}
+
+/// Island by island (the driver's default) and all islands in one Newton step reach the same
+/// optimum of the clutter step; the islands' steps are counted.
+#[test]
+fn sap_island_by_island_reaches_the_whole_solves_optimum() {
+    let p = mujoco_step("clutter_n40_seed7_step0090_nc83");
+    let cost = cost_of(&p);
+    let by_island = NewtonMerit::default()
+        .solve(&cost, cost.v_star().to_vec(), &sap_options())
+        .unwrap();
+    let mut together = NewtonMerit::default();
+    together.by_island = false;
+    let whole = together
+        .solve(&cost_of(&p), cost.v_star().to_vec(), &sap_options())
+        .unwrap();
+    assert_eq!(by_island.status, Status::Converged);
+    assert_eq!(whole.status, Status::Converged);
+    let (a, b) = (cost.impulses(&by_island.x), cost.impulses(&whole.x));
+    let scale = 1.0 + a.iter().fold(0.0f64, |m, v| m.max(v.abs()));
+    assert!(
+        max_abs_diff(&a, &b) <= 1e-8 * scale,
+        "{}",
+        max_abs_diff(&a, &b)
+    );
+    check_dual_optimality(&p, &cost, &by_island.x, 1e-8);
+    let stepped = by_island.counters["island_iterations"];
+    assert!(stepped > by_island.iterations && stepped < 14 * by_island.iterations);
+}
