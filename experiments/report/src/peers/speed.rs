@@ -5,8 +5,11 @@
 //!
 //! Facts (`<slug>` as [`super::slug`] writes a label): per set and solver
 //! `speed.<set>.<slug>.{problems, converged, ratio, ratio_without_build, build_factor,
-//! iteration_ratio, per_iteration_ratio}`; `speed.rel_tol`, `speed.rounds` and
-//! `speed.mujoco_tolerance`.
+//! iteration_ratio, per_iteration_ratio}`, and `speed.<set>.<slug>.aim` (`within` or
+//! `short of`: the median ratio against the project's aim, `speed_aim` of
+//! `quoted_published.csv`); `speed.<slug>.answer_gap` (each other way of solving against
+//! SAP's default: the largest [`relative_gap`] of their impulses over the problems both solved);
+//! `speed.rel_tol`, `speed.rounds` and `speed.mujoco_tolerance`.
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -15,7 +18,7 @@ use contactlab_runs::problems::ProblemsConfig;
 use contactlab_runs::RunConfig;
 
 use super::{slug, ReportError};
-use crate::analysis::peers::{solves, MujocoSolve};
+use crate::analysis::peers::{relative_gap, solves, MujocoSolve, Solve};
 use crate::analysis::speed::{speed_rows, summaries, SpeedRow};
 use crate::builder::Report;
 use crate::findings::Fmt;
@@ -23,6 +26,42 @@ use crate::table::{Cell as C, Table};
 
 /// The speed protocol's config.
 pub const SPEED: &str = "speed.toml";
+
+/// The speed protocol's subject, SAP's Newton with its defaults.
+const REFERENCE: &str = "sap+newton-merit";
+
+/// Per solver other than [`REFERENCE`], the largest [`relative_gap`] of its impulses from the
+/// reference's over the problems both solved (NaN when there is none).
+fn answer_gaps(all: &[Solve]) -> BTreeMap<String, f64> {
+    let reference: BTreeMap<&str, &Solve> = all
+        .iter()
+        .filter(|s| s.solver == REFERENCE && s.converged())
+        .map(|s| (s.problem.as_str(), s))
+        .collect();
+    let mut gaps = BTreeMap::new();
+    for s in all.iter().filter(|s| s.solver != REFERENCE) {
+        let gap = gaps.entry(s.solver.clone()).or_insert(f64::NAN);
+        if let Some(b) = reference.get(s.problem.as_str()).filter(|_| s.converged()) {
+            let g = relative_gap(&s.answer, &b.answer);
+            if !g.is_nan() {
+                *gap = if gap.is_nan() { g } else { gap.max(g) };
+            }
+        }
+    }
+    gaps
+}
+
+/// The project's aim for SAP against MuJoCo, the `speed_aim` row of `quoted_published.csv`.
+fn speed_aim(r: &Report) -> Result<f64, ReportError> {
+    let path = r.config_file(crate::builder::QUOTED);
+    let want = ["quantity", "value", "source"];
+    let rows = crate::read_csv_with_header(&path, &want)?;
+    let row = rows
+        .iter()
+        .find(|row| row[0] == "speed_aim")
+        .ok_or_else(|| ReportError::Published(format!("{}: no `speed_aim` row", path.display())))?;
+    crate::number(&path, row, &want, 1)
+}
 
 /// Writes the section when the speed run and MuJoCo's cold solves are there; `false` when not.
 pub fn section(
@@ -39,7 +78,8 @@ pub fn section(
         return Ok(false);
     }
     let (df, _) = r.load_data(&cfg.name, &cfg.data_path(root))?;
-    let rows = speed_rows(&solves(&df)?, mujoco);
+    let all = solves(&df)?;
+    let rows = speed_rows(&all, mujoco);
     if rows.is_empty() {
         r.heading(2, "SAP at MuJoCo's speed");
         r.text(&format!(
@@ -60,6 +100,14 @@ pub fn section(
         .num("speed.rounds", cfg.rounds as f64, Fmt::int())
         .num("speed.mujoco_tolerance", mj_tol, Fmt::sci(0));
     let sums = summaries(&rows);
+    let aim = speed_aim(r)?;
+    for (label, gap) in answer_gaps(&all) {
+        r.facts().num(
+            format!("speed.{}.answer_gap", slug(&label)),
+            gap,
+            Fmt::sci(1),
+        );
+    }
     for s in &sums {
         let k = format!("speed.{}.{}", s.set, slug(&s.solver));
         let x = Fmt::fixed(1).unit("x");
@@ -82,7 +130,11 @@ pub fn section(
                 s.iteration_ratio,
                 Fmt::fixed(2).unit("x"),
             )
-            .num(format!("{k}.per_iteration_ratio"), s.per_iteration_ratio, x);
+            .num(format!("{k}.per_iteration_ratio"), s.per_iteration_ratio, x)
+            .text(
+                format!("{k}.aim"),
+                if s.ratio <= aim { "within" } else { "short of" },
+            );
     }
     r.heading(2, "SAP at MuJoCo's speed");
     r.text(
