@@ -167,8 +167,9 @@ enum Structure {
 /// The last evaluated point and the line-search cache.
 #[derive(Debug, Clone, Default)]
 struct Work {
-    /// The point the fields below were computed at (empty: none).
+    /// The point the fields below were computed at, once `evaluated`.
     x: Vec<f64>,
+    evaluated: bool,
     /// `x - v*` and `A (x - v*)`.
     e: Vec<f64>,
     ae: Vec<f64>,
@@ -601,10 +602,12 @@ impl SapCost {
     /// Projects every contact at `x` into `w` (value, `A (x - v*)`, `y`, projections), island
     /// by island, skipping the islands whose unknowns `w` already holds.
     fn evaluate_into(&self, x: &[f64], w: &mut Work) {
-        let fresh = w.x.len() != x.len();
+        // A cost with no unknowns still projects its contacts once.
+        let fresh = !w.evaluated || w.x.len() != x.len();
         if !fresh && w.x == x {
             return;
         }
+        w.evaluated = true;
         if fresh {
             w.x.clear();
             w.x.extend_from_slice(x);
