@@ -16,7 +16,8 @@ def stats(ts):
 
 
 # --------------------------------------------------------------------------- MuJoCo
-def run_mujoco(scene, cfg):
+def mj_start(scene, cfg):
+    """The model and data of `scene` at the first timed step (settled and launched)."""
     import mujoco
     m, d = S.mj_build(scene, cfg)
     if scene.get("settle"):
@@ -26,6 +27,44 @@ def run_mujoco(scene, cfg):
         d.time = 0.0
         mujoco.mj_forward(m, d)
         S.mj_set_velocities(m, d, [(l["v"], l["w"]) for l in scene["launch"]])
+    return m, d
+
+
+def mj_stages(scene, cfg):
+    """The same steps again, each made of mj_step's stages called one by one and timed apart
+    (mjData.timer stays empty without a timer callback, and a Python callback would distort a
+    step of a tenth of a millisecond): collision (mj_collision, run a second time on the
+    positions mj_fwdPosition just used, which gives the same contacts), the rest of
+    mj_fwdPosition (kinematics, M and its factor, the constraints and islands) with
+    mj_fwdVelocity, mj_fwdActuation and mj_fwdAcceleration (the smooth dynamics: together
+    "build"), mj_fwdConstraint ("solve") and mj_Euler ("integrate"). Sensors and energy, which
+    mj_step would also evaluate, are absent from these scenes. Medians over the steps, in ms,
+    and the medians of the per-step sums, whole and after collision (five Python calls where
+    mj_step is one)."""
+    import mujoco
+    m, d = mj_start(scene, cfg)
+    pc = time.perf_counter
+    parts = {"collision": [], "build": [], "solve": [], "integrate": [], "total": [],
+             "after_collision": []}
+    for _ in range(scene["nsteps"]):
+        t0 = pc(); mujoco.mj_fwdPosition(m, d); t1 = pc()
+        mujoco.mj_collision(m, d); t2 = pc()
+        mujoco.mj_fwdVelocity(m, d); mujoco.mj_fwdActuation(m, d); mujoco.mj_fwdAcceleration(m, d); t3 = pc()
+        mujoco.mj_fwdConstraint(m, d); t4 = pc()
+        mujoco.mj_Euler(m, d); t5 = pc()
+        collision = t2 - t1
+        parts["collision"].append(collision)
+        parts["build"].append((t1 - t0) - collision + (t3 - t2))
+        parts["solve"].append(t4 - t3)
+        parts["integrate"].append(t5 - t4)
+        parts["total"].append((t1 - t0) + (t5 - t2))
+        parts["after_collision"].append((t1 - t0) + (t5 - t2) - collision)
+    return {k + "_median_ms": float(np.median(v) * 1e3) for k, v in parts.items()}
+
+
+def run_mujoco(scene, cfg, stages=False):
+    import mujoco
+    m, d = mj_start(scene, cfg)
     ts, niter, niter_max, ncon, pen, traj = [], [], [], [], [], []
     for k in range(scene["nsteps"]):
         t0 = time.perf_counter()
@@ -51,6 +90,8 @@ def run_mujoco(scene, cfg):
            "final_KE": float(ke)}
     if traj:
         res.update(analyse_roll(scene, np.array(traj), np.array(ncon)))
+    if stages:
+        res["stages"] = mj_stages(scene, cfg)
     return res
 
 
@@ -146,6 +187,8 @@ def main():
     ap.add_argument("--drake-contact", default="point", help="comma list of point,hydro")
     ap.add_argument("--configs", default="mj_newton_elliptic,mj_newton_pyramidal,mj_default")
     ap.add_argument("--out", default=OUT, help="folder of results/bench_<tag>.json")
+    ap.add_argument("--stages", action="store_true",
+                    help="also time mj_step's stages one by one on the same steps (mj_stages)")
     ap.add_argument("--drake-paper-params", action="store_true",
                     help="Drake with Castro et al.'s clutter parameters: k = 1e12, tau_d = h")
     a = ap.parse_args()
@@ -154,7 +197,7 @@ def main():
     for sc in scene_list(a.only, a.quick, [int(x) for x in a.nclutter.split(",")]):
         for cfg in [c for c in a.configs.split(",") if c]:
             t0 = time.time()
-            r = run_mujoco(sc, cfg)
+            r = run_mujoco(sc, cfg, stages=a.stages)
             r["scene"] = sc["name"]; r["nbodies"] = len(sc["bodies"]); r["h"] = sc["h"]; r["nsteps"] = sc["nsteps"]
             r["total_wall_s"] = time.time() - t0
             allres.append(r); print(json.dumps(r), flush=True)

@@ -109,6 +109,13 @@ pub struct StepRow {
     /// (collision detection, assembly) and advancing with the driver's impulses. The same for
     /// every solver row of the step; a whole step of the driver is this plus its `seconds`.
     pub scene_seconds: f64,
+    /// The part of `scene_seconds` spent in `advance` (moving the bodies with the driver's
+    /// impulses, and in a scene that detects there, the new state's collision detection).
+    pub advance_seconds: f64,
+    /// The new state's collision detection, where the scene times it
+    /// ([`Scene::detect_seconds`]): a part of
+    /// `advance_seconds`. `NaN` otherwise.
+    pub detect_seconds: f64,
     /// For a shadow: how far the driver's impulses are from this solver's on the same
     /// problem, `|r_driver - r| / |r|` (2-norms over the step; Hwangbo et al.'s Fig. 6 measure
     /// with the shadow as the reference). `NaN` for the driver and for steps without contacts.
@@ -384,6 +391,8 @@ pub fn run_one(
                 seconds: s.seconds,
                 build_seconds: s.build_seconds,
                 scene_seconds: 0.0,
+                advance_seconds: 0.0,
+                detect_seconds: f64::NAN,
                 distance_to_driver,
                 velocity_gap_to_driver,
                 status: s.status.as_str().to_string(),
@@ -423,11 +432,15 @@ pub fn run_one(
             }
             Err(e) => return Err(scene_err(e)),
         }
-        scene_seconds += clock.elapsed().as_secs_f64();
+        let advance_seconds = clock.elapsed().as_secs_f64();
+        scene_seconds += advance_seconds;
+        let detect_seconds = scene.detect_seconds().unwrap_or(f64::NAN);
         let observables = scene.observables();
         for mut r in step_rows {
             r.observables = observables.clone();
             r.scene_seconds = scene_seconds;
+            r.advance_seconds = advance_seconds;
+            r.detect_seconds = detect_seconds;
             rows.push(r);
         }
     }
@@ -518,6 +531,8 @@ fn empty_row(
         seconds: 0.0,
         build_seconds: 0.0,
         scene_seconds: 0.0,
+        advance_seconds: 0.0,
+        detect_seconds: f64::NAN,
         distance_to_driver: f64::NAN,
         velocity_gap_to_driver: f64::NAN,
         status: "no_contacts".into(),
@@ -582,6 +597,8 @@ pub fn steps_frame(cfg: &ExperimentConfig, out: &ExperimentOutput) -> PolarsResu
         "seconds" => rows.iter().map(|(_, r)| r.seconds).collect::<Vec<_>>(),
         "build_seconds" => rows.iter().map(|(_, r)| r.build_seconds).collect::<Vec<_>>(),
         "scene_seconds" => rows.iter().map(|(_, r)| r.scene_seconds).collect::<Vec<_>>(),
+        "advance_seconds" => rows.iter().map(|(_, r)| r.advance_seconds).collect::<Vec<_>>(),
+        "detect_seconds" => rows.iter().map(|(_, r)| r.detect_seconds).collect::<Vec<_>>(),
         "distance_to_driver" => rows.iter().map(|(_, r)| r.distance_to_driver).collect::<Vec<_>>(),
         "velocity_gap_to_driver" => rows.iter().map(|(_, r)| r.velocity_gap_to_driver).collect::<Vec<_>>(),
         "status" => rows.iter().map(|(_, r)| r.status.clone()).collect::<Vec<_>>(),

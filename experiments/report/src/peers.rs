@@ -16,7 +16,7 @@
 //!
 //! Tables: per problem set and solver (`peers.csv`), what islands gain per pair (`gains.csv`),
 //! per problem, solver and layout (`problems.csv`), whole steps per scene and engine
-//! (`steps.csv`, and a summary per scene set).
+//! (`steps.csv`, and a summary per scene set), and their stages (`stages.csv`).
 //!
 //! Facts for the findings (`<slug>` is a label as [`slug`] writes it:
 //! `coulomb+pgs (whole dense)` is `coulomb+pgs_whole_dense`): `solvers.{problems, solvers,
@@ -27,12 +27,14 @@
 //! both_converged, answer_gap, unsolved_statuses, rounds_min, largest_island,
 //! largest_contacts}`; `mujoco.{measured, version, problems, replayed, repeats,
 //! abs_residual_median}`; per scene set and our solver `steps.<set>.<slug>.{scenes, contacts,
-//! ms, mujoco_ms, drake_ms, ratio}`, and `steps.measured`, `steps.drake`; the speed protocol's
+//! ms, mujoco_ms, drake_ms, ratio}`, and `steps.measured`, `steps.drake`; the stages of a whole
+//! step in the private module `stages`; the speed protocol's
 //! (`speed.toml`) in the private module `speed`, and Pinocchio's (`pinocchio.toml`,
 //! `pinocchio_engines.toml`) in `pinocchio`.
 
 mod pinocchio;
 mod speed;
+mod stages;
 
 use contactlab_runs::RunConfig;
 use std::collections::BTreeMap;
@@ -583,6 +585,8 @@ fn whole_step_section(r: &mut Report, root: &Path) -> Result<bool, ReportError> 
         ])?;
     }
     r.table(&t)?;
+    let aim = speed::speed_aim(r)?;
+    stages::section(r, &ours, &theirs, aim)?;
     let mut csv = Table::new(Some("steps.csv"));
     for c in [
         "scene",

@@ -741,8 +741,9 @@ pub struct Clutter {
     mean_slip: f64,
     /// Contacts pressed (positive normal impulse) in the last step.
     pressed: usize,
-    /// The contacts of the current state, found once (contact step and observables share them).
-    contacts: OnceLock<Vec<ClutterContact>>,
+    /// The contacts of the current state, found once (contact step and observables share them),
+    /// and the seconds their detection took.
+    contacts: OnceLock<(Vec<ClutterContact>, f64)>,
 }
 
 impl Clutter {
@@ -834,7 +835,14 @@ impl Clutter {
 
     /// The contacts at the current state (found on first use, then kept until the next step).
     pub fn contacts(&self) -> &[ClutterContact] {
-        self.contacts.get_or_init(|| self.detect())
+        &self
+            .contacts
+            .get_or_init(|| {
+                let clock = std::time::Instant::now();
+                let found = self.detect();
+                (found, clock.elapsed().as_secs_f64())
+            })
+            .0
     }
 
     /// Per body, how far its surface can move in one step (the speculative widening).
@@ -1233,6 +1241,11 @@ impl Scene for Clutter {
 
     fn contact_step(&self) -> Result<ContactStep, SceneError> {
         Clutter::contact_step(self)
+    }
+
+    /// The current state's detection (made by the `advance` that reached it).
+    fn detect_seconds(&self) -> Option<f64> {
+        self.contacts.get().map(|(_, seconds)| *seconds)
     }
 
     fn advance(&mut self, step: &ContactStep, r: &[f64]) -> Result<(), SceneError> {
@@ -2126,6 +2139,11 @@ mod tests {
         let get = |k: &str| obs.iter().find(|o| o.0 == k).unwrap().1;
         assert_eq!(get("contacts"), 4.0);
         assert_eq!(get("pressed_contacts"), 4.0);
+        // `advance` detected the new state's contacts and timed it; a moved scene has not yet.
+        let detect = Scene::detect_seconds(&s).expect("the new state's detection is timed");
+        assert!(detect > 0.0 && detect < 1.0, "{detect}");
+        s.contacts = OnceLock::new();
+        assert_eq!(Scene::detect_seconds(&s), None);
         assert!(get("kinetic_energy") < 1e-15 && get("max_penetration") < 1e-12);
         assert_relative_eq!(get("potential_energy"), 9.81 * H, epsilon = 1e-9);
     }

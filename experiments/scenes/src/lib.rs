@@ -225,6 +225,12 @@ pub trait Scene: Send {
     fn constants(&self) -> Vec<(&'static str, f64)> {
         Vec::new()
     }
+    /// Seconds the collision detection of the current state took, for scenes that find their
+    /// contacts in a phase of their own and time it (the clutter); `None` by default. The runner
+    /// reads it after `advance`, which detects the new state's contacts where a scene does so.
+    fn detect_seconds(&self) -> Option<f64> {
+        None
+    }
     /// Whether the scene's own simulated span is over (the runner then stops the run before
     /// `[scene] steps`): for scenes whose step count follows from their parameters, such as
     /// a time-step sweep over a fixed duration. Never, by default.

@@ -479,6 +479,61 @@ pub struct WholeStep {
     pub contacts_median: f64,
     /// Median wall time of a whole step (s).
     pub median_seconds: f64,
+    /// Where the step's time goes, when the run timed its stages apart.
+    pub stages: Option<Stages>,
+}
+
+/// Where a whole step's time goes (s, each the median over the steps of its own part): collision
+/// detection, building the contact problem (for us the scene's assembly and the formulation's
+/// build; for MuJoCo the rest of `mj_fwdPosition` and the smooth dynamics), the solve, and
+/// integration; with the medians of the per-step sums, whole and after collision.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Stages {
+    /// Collision detection.
+    pub collision: f64,
+    /// Building the contact problem.
+    pub build: f64,
+    /// The constraint solve.
+    pub solve: f64,
+    /// Integration.
+    pub integrate: f64,
+    /// The whole step.
+    pub total: f64,
+    /// The whole step without collision detection.
+    pub after_collision: f64,
+}
+
+impl Stages {
+    /// The stages as `(name, seconds)`, in a step's order, the sums last.
+    pub fn named(&self) -> [(&'static str, f64); 6] {
+        [
+            ("collision", self.collision),
+            ("build", self.build),
+            ("solve", self.solve),
+            ("integrate", self.integrate),
+            ("total", self.total),
+            ("after_collision", self.after_collision),
+        ]
+    }
+}
+
+/// Our stages from per-step parts `(detect, scene, advance, seconds, build)` ([`Stages`]): the
+/// scene's collision detection (timed by the scene inside `advance`), the rest of the scene's
+/// own time before the solve plus the formulation's build, the solve without its build, and
+/// `advance` without the detection. `None` when the scene did not time its detection.
+fn our_stages(parts: &[[f64; 5]]) -> Option<Stages> {
+    if parts.is_empty() || parts.iter().any(|p| !p[0].is_finite()) {
+        return None;
+    }
+    let med = |f: &dyn Fn(&[f64; 5]) -> f64| median(&parts.iter().map(f).collect::<Vec<_>>());
+    Some(Stages {
+        collision: med(&|p| p[0]),
+        build: med(&|p| (p[1] - p[2]) + p[4]),
+        solve: med(&|p| p[3] - p[4]),
+        integrate: med(&|p| p[2] - p[0]),
+        total: med(&|p| p[1] + p[3]),
+        after_collision: med(&|p| p[1] + p[3] - p[0]),
+    })
 }
 
 /// One row per (scene, driver) of an experiment's steps frame: the driver's own rows (not its
@@ -491,15 +546,34 @@ pub fn whole_steps(df: &DataFrame) -> Result<Vec<WholeStep>, AnalysisError> {
     let scene_seconds = f64s(df, "scene_seconds")?;
     let contacts = f64s(df, "n_c")?;
     let scene = scene_names(df)?;
-    // ((scene, solver), [(step seconds, contacts)]) in order of first appearance.
-    type Group = ((String, String), Vec<(f64, f64)>);
+    let has = |c: &str| df.get_column_names().iter().any(|n| n.as_str() == c);
+    let nan = vec![f64::NAN; df.height()];
+    let build = if has("build_seconds") {
+        f64s(df, "build_seconds")?
+    } else {
+        nan.clone()
+    };
+    let (advance, detect) = if has("advance_seconds") && has("detect_seconds") {
+        (f64s(df, "advance_seconds")?, f64s(df, "detect_seconds")?)
+    } else {
+        (nan.clone(), nan)
+    };
+    // ((scene, solver), [(step seconds, contacts, stage parts)]) in order of first appearance.
+    type Group = ((String, String), Vec<(f64, f64, [f64; 5])>);
     let mut groups: Vec<Group> = Vec::new();
     for i in 0..df.height() {
         if role[i] != "driver" {
             continue;
         }
         let key = (scene[i].clone(), solver[i].clone());
-        let point = (seconds[i] + scene_seconds[i], contacts[i]);
+        let parts = [
+            detect[i],
+            scene_seconds[i],
+            advance[i],
+            seconds[i],
+            build[i],
+        ];
+        let point = (seconds[i] + scene_seconds[i], contacts[i], parts);
         match groups.iter_mut().find(|(k, _)| *k == key) {
             Some((_, v)) => v.push(point),
             None => groups.push((key, vec![point])),
@@ -510,6 +584,7 @@ pub fn whole_steps(df: &DataFrame) -> Result<Vec<WholeStep>, AnalysisError> {
         .map(|((scene, solver), v)| {
             let times: Vec<f64> = v.iter().map(|p| p.0).collect();
             let contacts: Vec<f64> = v.iter().map(|p| p.1).collect();
+            let parts: Vec<[f64; 5]> = v.iter().map(|p| p.2).collect();
             WholeStep {
                 scene,
                 engine: "contactlab".into(),
@@ -517,6 +592,7 @@ pub fn whole_steps(df: &DataFrame) -> Result<Vec<WholeStep>, AnalysisError> {
                 steps: v.len(),
                 contacts_median: median(&contacts),
                 median_seconds: median(&times),
+                stages: our_stages(&parts),
             }
         })
         .collect())
@@ -583,6 +659,16 @@ pub fn peer_steps(df: &DataFrame) -> Result<PeerSteps, AnalysisError> {
         number("ncon_median")?,
         number("nsteps")?,
     );
+    // `bench.py --stages`: mj_step's stages timed one by one (ms).
+    let stage = |name: &str| number(&format!("stages_{name}_median_ms"));
+    let stage_ms = [
+        stage("collision")?,
+        stage("build")?,
+        stage("solve")?,
+        stage("integrate")?,
+        stage("total")?,
+        stage("after_collision")?,
+    ];
     let mut rows = Vec::new();
     let mut errors = Vec::new();
     for i in 0..df.height() {
@@ -611,6 +697,14 @@ pub fn peer_steps(df: &DataFrame) -> Result<PeerSteps, AnalysisError> {
             },
             contacts_median: contacts[i],
             median_seconds: ms[i] * 1e-3,
+            stages: stage_ms.iter().all(|s| s[i].is_finite()).then(|| Stages {
+                collision: stage_ms[0][i] * 1e-3,
+                build: stage_ms[1][i] * 1e-3,
+                solve: stage_ms[2][i] * 1e-3,
+                integrate: stage_ms[3][i] * 1e-3,
+                total: stage_ms[4][i] * 1e-3,
+                after_collision: stage_ms[5][i] * 1e-3,
+            }),
         });
     }
     Ok(PeerSteps { rows, errors })
@@ -941,9 +1035,18 @@ mod tests {
             "ncon_median" => [Some(102.0), Some(57.0), None],
             "nsteps" => [1000.0, 1000.0, 1000.0],
             "error" => [None, None, Some("ImportError")],
+            "stages_collision_median_ms" => [Some(0.05), None, None],
+            "stages_build_median_ms" => [Some(0.04), None, None],
+            "stages_solve_median_ms" => [Some(0.12), None, None],
+            "stages_integrate_median_ms" => [Some(0.01), None, None],
+            "stages_total_median_ms" => [Some(0.23), None, None],
+            "stages_after_collision_median_ms" => [Some(0.18), None, None],
         )
         .unwrap();
         let PeerSteps { rows, errors } = peer_steps(&bench).unwrap();
+        let st = rows[0].stages.expect("MuJoCo's stages");
+        assert!((st.solve - 1.2e-4).abs() < 1e-15 && (st.after_collision - 1.8e-4).abs() < 1e-15);
+        assert_eq!(rows[1].stages, None);
         assert_eq!(rows.len(), 2);
         assert_eq!(rows[0].engine, "mujoco");
         assert_eq!(rows[1].solver, "drake 1.51.1 drake_sap_point");
@@ -963,7 +1066,42 @@ mod tests {
             steps: 1,
             contacts_median: 3.0,
             median_seconds: s,
+            stages: None,
         }
+    }
+
+    /// Our stages: detection from the scene, the scene's time before the solve plus the
+    /// formulation's build, the solve without it, `advance` without detection; medians of each.
+    #[test]
+    fn our_steps_split_into_stages_where_the_scene_timed_its_detection() {
+        let df = df!(
+            "role" => ["driver", "driver", "driver"],
+            "solver" => ["sap", "sap", "sap"],
+            "seconds" => [3.0, 5.0, 4.0],
+            "build_seconds" => [1.0, 1.0, 2.0],
+            "scene_seconds" => [10.0, 12.0, 11.0],
+            "advance_seconds" => [6.0, 6.0, 7.0],
+            "detect_seconds" => [2.0, 3.0, 2.5],
+            "n_c" => [9u64, 9, 9],
+            "n_bodies" => [40i64, 40, 40],
+        )
+        .unwrap();
+        let s = whole_steps(&df).unwrap()[0]
+            .stages
+            .expect("detection was timed");
+        // Per step: build (4+1, 6+1, 4+2), solve (2, 4, 2), integrate (4, 3, 4.5).
+        assert_eq!(s.collision, 2.5);
+        assert_eq!(s.build, 6.0);
+        assert_eq!(s.solve, 2.0);
+        assert_eq!(s.integrate, 4.0);
+        assert_eq!(s.total, 15.0);
+        assert_eq!(s.after_collision, 12.5);
+        let untimed = df!(
+            "role" => ["driver"], "solver" => ["pgs"], "seconds" => [1.0],
+            "scene_seconds" => [1.0], "n_c" => [3u64], "n_bodies" => [40i64],
+        )
+        .unwrap();
+        assert_eq!(whole_steps(&untimed).unwrap()[0].stages, None);
     }
 
     #[test]

@@ -51,16 +51,19 @@ fn answer_gaps(all: &[Solve]) -> BTreeMap<String, f64> {
     gaps
 }
 
-/// The project's aim for SAP against MuJoCo, the `speed_aim` row of `quoted_published.csv`.
-fn speed_aim(r: &Report) -> Result<f64, ReportError> {
+/// The project's aim for SAP against MuJoCo, the `speed_aim` row of `quoted_published.csv`
+/// (`None` without the file or the row: the facts that compare with it are then not made).
+pub(super) fn speed_aim(r: &Report) -> Result<Option<f64>, ReportError> {
     let path = r.config_file(crate::builder::QUOTED);
+    if !path.exists() {
+        return Ok(None);
+    }
     let want = ["quantity", "value", "source"];
     let rows = crate::read_csv_with_header(&path, &want)?;
-    let row = rows
-        .iter()
+    rows.iter()
         .find(|row| row[0] == "speed_aim")
-        .ok_or_else(|| ReportError::Published(format!("{}: no `speed_aim` row", path.display())))?;
-    crate::number(&path, row, &want, 1)
+        .map(|row| crate::number(&path, row, &want, 1))
+        .transpose()
 }
 
 /// Writes the section when the speed run and MuJoCo's cold solves are there; `false` when not.
@@ -130,11 +133,11 @@ pub fn section(
                 s.iteration_ratio,
                 Fmt::fixed(2).unit("x"),
             )
-            .num(format!("{k}.per_iteration_ratio"), s.per_iteration_ratio, x)
-            .text(
-                format!("{k}.aim"),
-                if s.ratio <= aim { "within" } else { "short of" },
-            );
+            .num(format!("{k}.per_iteration_ratio"), s.per_iteration_ratio, x);
+        if let Some(aim) = aim {
+            let word = if s.ratio <= aim { "within" } else { "short of" };
+            r.facts().text(format!("{k}.aim"), word);
+        }
     }
     r.heading(2, "SAP at MuJoCo's speed");
     r.text(

@@ -1,0 +1,109 @@
+//! The subsection *Where a whole step's time goes*: the whole steps of the scenes that both
+//! sides timed stage by stage ([`Stages`]: ours from the runner's and the scene's clocks,
+//! MuJoCo's from `bench.py --stages`, its stages called one by one), as ms and as us per contact
+//! (the engines find different numbers of contacts on the same scene), with the ratio to MuJoCo
+//! per stage.
+//!
+//! Facts, per scene and our solver (`<slug>` as [`super::slug`] writes a label):
+//! `steps.<scene>.<slug>.stage.<stage>.{ms, mujoco_ms, ratio}` for the stages `collision`,
+//! `build`, `solve`, `integrate`, `total` and `after_collision`, and
+//! `steps.<scene>.<slug>.stage.after_collision.aim` (`within` or `over` the project's speed
+//! aim, `speed_aim` of `quoted_published.csv`).
+
+use super::{ms, slug, ReportError};
+use crate::analysis::peers::{Stages, WholeStep};
+use crate::builder::Report;
+use crate::findings::Fmt;
+use crate::table::{Cell as C, Table};
+
+/// A stage's name in the table.
+fn label(stage: &str) -> &'static str {
+    match stage {
+        "collision" => "collision detection",
+        "build" => "building the problem",
+        "solve" => "the solve",
+        "integrate" => "integration",
+        "total" => "the whole step",
+        _ => "after collision",
+    }
+}
+
+/// Our steps with their stages beside MuJoCo's step on the same scene.
+fn pairs<'a>(
+    ours: &'a [WholeStep],
+    theirs: &'a [WholeStep],
+) -> Vec<(&'a WholeStep, Stages, &'a WholeStep, Stages)> {
+    ours.iter()
+        .filter_map(|o| {
+            let mj = theirs
+                .iter()
+                .find(|t| t.engine == "mujoco" && t.scene == o.scene)?;
+            Some((o, o.stages?, mj, mj.stages?))
+        })
+        .collect()
+}
+
+/// Writes the subsection and `stages.csv` when some scene was timed by stage on both sides.
+pub fn section(
+    r: &mut Report,
+    ours: &[WholeStep],
+    theirs: &[WholeStep],
+    aim: Option<f64>,
+) -> Result<(), ReportError> {
+    let rows = pairs(ours, theirs);
+    if rows.is_empty() {
+        return Ok(());
+    }
+    for (o, mine, _, mj) in &rows {
+        let k = format!("steps.{}.{}.stage", o.scene, slug(&o.solver));
+        for ((name, s), (_, m)) in mine.named().into_iter().zip(mj.named()) {
+            r.facts()
+                .num(format!("{k}.{name}.ms"), s * 1e3, ms().unit(" ms"))
+                .num(format!("{k}.{name}.mujoco_ms"), m * 1e3, ms().unit(" ms"))
+                .num(format!("{k}.{name}.ratio"), s / m, Fmt::fixed(1).unit("x"));
+        }
+        if let Some(aim) = aim {
+            let after = mine.after_collision / mj.after_collision;
+            let word = if after <= aim { "within" } else { "over" };
+            r.facts().text(format!("{k}.after_collision.aim"), word);
+        }
+    }
+    r.heading(3, "Where a whole step's time goes");
+    r.text(
+        "The same steps, stage by stage. Ours: the scene's collision detection (timed by the \
+         scene), building the problem (the scene's assembly of `A`, `J` and `v*`, and the \
+         formulation's build: SAP's regularisation and Hessian structure), the solve, and \
+         integration (`advance` without its detection). MuJoCo's: `bench.py --stages` replays \
+         its steps with `mj_step`'s stages called one by one from Python: `mj_collision`, the \
+         rest of `mj_fwdPosition` with the smooth dynamics (`mj_fwdVelocity`, \
+         `mj_fwdActuation`, `mj_fwdAcceleration`), `mj_fwdConstraint`, and `mj_Euler`. Each \
+         stage is the median over the steps of its own time, so the stages need not add up to \
+         the whole step (the median of the per-step sums); per contact, each engine's time is \
+         divided by its own median contacts per step.",
+    );
+    let mut t = Table::new(Some("stages.csv"))
+        .col("scene", "scene")
+        .col("our solver", "solver")
+        .col("stage", "stage")
+        .col("our ms", "ms")
+        .col("our us per contact", "us_per_contact")
+        .col("MuJoCo ms", "mujoco_ms")
+        .col("MuJoCo us per contact", "mujoco_us_per_contact")
+        .col("ratio", "ratio");
+    for (o, mine, m_step, mj) in &rows {
+        let (nc, mj_nc) = (o.contacts_median, m_step.contacts_median);
+        for ((name, s), (_, m)) in mine.named().into_iter().zip(mj.named()) {
+            t.row(vec![
+                C::text(&o.scene),
+                C::text(&o.solver),
+                C::text(label(name)),
+                C::same(s * 1e3, &ms()),
+                C::same(s * 1e6 / nc, &Fmt::fixed(2)),
+                C::same(m * 1e3, &ms()),
+                C::same(m * 1e6 / mj_nc, &Fmt::fixed(2)),
+                C::same(s / m, &Fmt::fixed(2)),
+            ])?;
+        }
+    }
+    r.table(&t)
+}
