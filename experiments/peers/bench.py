@@ -33,8 +33,8 @@ def mj_start(scene, cfg):
 def mj_stages(scene, cfg):
     """The same steps again, each made of mj_step's stages called one by one and timed apart
     (mjData.timer stays empty without a timer callback, and a Python callback would distort a
-    step of a tenth of a millisecond): collision (mj_collision, run a second time on the
-    positions mj_fwdPosition just used, which gives the same contacts), the rest of
+    step of a tenth of a millisecond): collision (mj_collision, run a second time on a copy of
+    the data mj_fwdPosition just made, which gives the same contacts), the rest of
     mj_fwdPosition (kinematics, M and its factor, the constraints and islands) with
     mj_fwdVelocity, mj_fwdActuation and mj_fwdAcceleration (the smooth dynamics: together
     "build"), mj_fwdConstraint ("solve") and mj_Euler ("integrate"). Sensors and energy, which
@@ -43,16 +43,20 @@ def mj_stages(scene, cfg):
     mj_step is one)."""
     import mujoco
     m, d = mj_start(scene, cfg)
+    # mj_collision clears the arena that holds the constraints mj_fwdPosition made, so its
+    # second run is timed on a copy of the data (made untimed), not on the stepped data.
+    probe = mujoco.MjData(m)
     pc = time.perf_counter
     parts = {"collision": [], "build": [], "solve": [], "integrate": [], "total": [],
              "after_collision": []}
     for _ in range(scene["nsteps"]):
         t0 = pc(); mujoco.mj_fwdPosition(m, d); t1 = pc()
-        mujoco.mj_collision(m, d); t2 = pc()
+        mujoco.mj_copyData(probe, m, d)
+        t2 = pc(); mujoco.mj_collision(m, probe); collision = pc() - t2
+        t2 = pc()
         mujoco.mj_fwdVelocity(m, d); mujoco.mj_fwdActuation(m, d); mujoco.mj_fwdAcceleration(m, d); t3 = pc()
         mujoco.mj_fwdConstraint(m, d); t4 = pc()
         mujoco.mj_Euler(m, d); t5 = pc()
-        collision = t2 - t1
         parts["collision"].append(collision)
         parts["build"].append((t1 - t0) - collision + (t3 - t2))
         parts["solve"].append(t4 - t3)
