@@ -146,6 +146,7 @@ pub fn generate(root: &Path) -> Result<(), ReportError> {
 
     let fast = speed::section(&mut r, root, &mujoco)?;
     let pin = pinocchio::section(&mut r, root)?;
+    // `None`: no whole steps; `Some(staged)`: written, with the stages' table or without.
     let steps = whole_step_section(&mut r, root)?;
     r.text(&format!(
         "Files: `peers.csv` (per set and solver), `gains.csv` (what islands and blocks gain, per \
@@ -160,10 +161,13 @@ pub fn generate(root: &Path) -> Result<(), ReportError> {
         } else {
             ""
         },
-        if steps {
-            ", `steps.csv` (whole steps, per scene and engine)"
-        } else {
-            ""
+        match steps {
+            Some(true) => {
+                ", `steps.csv` (whole steps, per scene and engine) and `stages.csv` (where their \
+                 time goes, stage by stage)"
+            }
+            Some(false) => ", `steps.csv` (whole steps, per scene and engine)",
+            None => "",
         }
     ));
     r.finish()?;
@@ -464,8 +468,9 @@ fn problems_table(
     r.table(&t)
 }
 
-/// The whole-step section and `steps.csv`, when our sweeps have run; whether it was written.
-fn whole_step_section(r: &mut Report, root: &Path) -> Result<bool, ReportError> {
+/// The whole-step section and `steps.csv`, when our sweeps have run: `None` when it was not
+/// written, else whether the stages' table was.
+fn whole_step_section(r: &mut Report, root: &Path) -> Result<Option<bool>, ReportError> {
     let mut ours: Vec<WholeStep> = Vec::new();
     let mut theirs: Vec<WholeStep> = Vec::new();
     let mut notes: Vec<String> = Vec::new();
@@ -504,7 +509,7 @@ fn whole_step_section(r: &mut Report, root: &Path) -> Result<bool, ReportError> 
         theirs.extend(rows);
     }
     if !any {
-        return Ok(false);
+        return Ok(None);
     }
     let all: Vec<WholeStep> = ours.iter().chain(&theirs).cloned().collect();
     let sets = summary(&all);
@@ -586,7 +591,7 @@ fn whole_step_section(r: &mut Report, root: &Path) -> Result<bool, ReportError> 
     }
     r.table(&t)?;
     let aim = speed::speed_aim(r)?;
-    stages::section(r, &ours, &theirs, aim)?;
+    let staged = stages::section(r, &ours, &theirs, aim)?;
     let mut csv = Table::new(Some("steps.csv"));
     for c in [
         "scene",
@@ -610,7 +615,7 @@ fn whole_step_section(r: &mut Report, root: &Path) -> Result<bool, ReportError> 
         ])?;
     }
     r.table(&csv)?;
-    Ok(true)
+    Ok(Some(staged))
 }
 
 #[cfg(test)]

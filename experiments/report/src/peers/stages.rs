@@ -43,16 +43,17 @@ fn pairs<'a>(
         .collect()
 }
 
-/// Writes the subsection and `stages.csv` when some scene was timed by stage on both sides.
+/// Writes the subsection and `stages.csv` when some scene was timed by stage on both sides;
+/// whether it did.
 pub fn section(
     r: &mut Report,
     ours: &[WholeStep],
     theirs: &[WholeStep],
     aim: Option<f64>,
-) -> Result<(), ReportError> {
+) -> Result<bool, ReportError> {
     let rows = pairs(ours, theirs);
     if rows.is_empty() {
-        return Ok(());
+        return Ok(false);
     }
     for (o, mine, _, mj) in &rows {
         let k = format!("steps.{}.{}.stage", o.scene, slug(&o.solver));
@@ -105,5 +106,6 @@ pub fn section(
             ])?;
         }
     }
-    r.table(&t)
+    r.table(&t)?;
+    Ok(true)
 }
