@@ -772,6 +772,37 @@ impl SapCost {
         }
     }
 
+    /// Section IV-C at `alpha` from a line cache: the quadratic `c0 + c1 alpha + c2 alpha^2 / 2`
+    /// and, per contact of `contacts`, one projection at `z + alpha dz`.
+    fn line_point(
+        &self,
+        w: &Work,
+        [c0, c1, c2]: [f64; 3],
+        contacts: impl Iterator<Item = usize>,
+        alpha: f64,
+    ) -> LinePoint {
+        let mut value = c0 + alpha * c1 + 0.5 * alpha * alpha * c2;
+        let mut slope = c1 + alpha * c2;
+        let mut curvature = c2;
+        for i in contacts {
+            let r = &self.projectors[i];
+            let dz = w.line_dz[i];
+            let y = r.y_of(w.line_z[i] + alpha * dz);
+            let p = r.project(y);
+            if p.region == SapRegion::NoContact {
+                continue;
+            }
+            value += p.cost;
+            slope -= dz.dot(&p.gamma);
+            curvature += r.curvature(y, p.region, dz);
+        }
+        LinePoint {
+            value,
+            slope,
+            curvature,
+        }
+    }
+
     fn lock(&self) -> std::sync::MutexGuard<'_, Work> {
         self.work.lock().unwrap_or_else(|p| p.into_inner())
     }
@@ -920,26 +951,7 @@ impl Merit for SapCost {
     fn along_line(&self, x: &[f64], dx: &[f64], alpha: f64) -> LinePoint {
         let mut w = self.lock();
         self.line_cache(x, dx, &mut w);
-        let [c0, c1, c2] = w.line_c;
-        let mut value = c0 + alpha * c1 + 0.5 * alpha * alpha * c2;
-        let mut slope = c1 + alpha * c2;
-        let mut curvature = c2;
-        for (i, r) in self.projectors.iter().enumerate() {
-            let dz = w.line_dz[i];
-            let y = r.y_of(w.line_z[i] + alpha * dz);
-            let p = r.project(y);
-            if p.region == SapRegion::NoContact {
-                continue;
-            }
-            value += p.cost;
-            slope -= dz.dot(&p.gamma);
-            curvature += r.curvature(y, p.region, dz);
-        }
-        LinePoint {
-            value,
-            slope,
-            curvature,
-        }
+        self.line_point(&w, w.line_c, 0..self.projectors.len(), alpha)
     }
 
     /// The islands: the cost is a sum over them (`A` is block diagonal by tree, and each
@@ -957,27 +969,8 @@ impl Merit for SapCost {
     fn along_group(&self, k: usize, x: &[f64], dx: &[f64], alpha: f64) -> LinePoint {
         let mut w = self.lock();
         self.island_line_cache(k, x, dx, &mut w);
-        let [c0, c1, c2] = w.island_line_c[k];
-        let mut value = c0 + alpha * c1 + 0.5 * alpha * alpha * c2;
-        let mut slope = c1 + alpha * c2;
-        let mut curvature = c2;
-        for &i in self.contacts_of(k) {
-            let r = &self.projectors[i];
-            let dz = w.line_dz[i];
-            let y = r.y_of(w.line_z[i] + alpha * dz);
-            let p = r.project(y);
-            if p.region == SapRegion::NoContact {
-                continue;
-            }
-            value += p.cost;
-            slope -= dz.dot(&p.gamma);
-            curvature += r.curvature(y, p.region, dz);
-        }
-        LinePoint {
-            value,
-            slope,
-            curvature,
-        }
+        let c = w.island_line_c[k];
+        self.line_point(&w, c, self.contacts_of(k).iter().copied(), alpha)
     }
 
     /// Island `k`'s value at `x`, as the workspace summed it (the same sum as
