@@ -46,7 +46,7 @@ use super::table::{Cell as C, Table};
 use super::ReportError;
 use crate::analysis::peers::{
     layout_gains, mujoco_solves, peer_steps, set_rows, skipped, solves, summary, whole_steps,
-    MujocoSolve, PeerSteps, Solve, WholeStep,
+    LayoutGain, MujocoSolve, PeerSteps, Solve, WholeStep,
 };
 use crate::analysis::quantile;
 use contactlab_runs::engines::EnginesConfig;
@@ -74,6 +74,21 @@ pub fn slug(label: &str) -> String {
         }
     }
     out.trim_matches('_').to_string()
+}
+
+/// A number of `quoted_published.csv` by its quantity (`None` without the file or the row:
+/// the facts that compare with it are then not made).
+fn quoted(r: &Report, quantity: &str) -> Result<Option<f64>, ReportError> {
+    let path = r.config_file(crate::builder::QUOTED);
+    if !path.exists() {
+        return Ok(None);
+    }
+    let want = ["quantity", "value", "source"];
+    let rows = crate::read_csv_with_header(&path, &want)?;
+    rows.iter()
+        .find(|row| row[0] == quantity)
+        .map(|row| crate::number(&path, row, &want, 1))
+        .transpose()
 }
 
 /// Milliseconds with three decimals, `-` for NaN.
@@ -149,8 +164,9 @@ pub fn generate(root: &Path) -> Result<(), ReportError> {
     // `None`: no whole steps; `Some(staged)`: written, with the stages' table or without.
     let steps = whole_step_section(&mut r, root)?;
     r.text(&format!(
-        "Files: `peers.csv` (per set and solver), `gains.csv` (what islands and blocks gain, per \
-         pair and set), `problems.csv` (per problem, solver and layout){}{}{}.",
+        "Files: `peers.csv` (per set and solver), `gains.csv` and `gains_fastest.csv` (what \
+         islands and blocks gain, per pair and set, by the rounds' median and by the fastest \
+         round), `problems.csv` (per problem, solver and layout){}{}{}.",
         if fast {
             ", `speed_sets.csv` and `speed.csv` (SAP's speed protocol, per set and per problem)"
         } else {
@@ -256,6 +272,20 @@ fn problem_facts(
     for g in layout_gains(solves, &set_names) {
         let k = format!("{}.{}", g.set, slug(&g.pair));
         f.num(format!("{k}.gain"), g.gain, Fmt::fixed(2).unit("x"))
+            .num(
+                format!("{k}.gain_fastest"),
+                g.gain_fastest,
+                Fmt::fixed(2).unit("x"),
+            )
+            .num(
+                format!("{k}.worst_fastest"),
+                g.worst_fastest,
+                Fmt::fixed(2).unit("x"),
+            )
+            .text(
+                format!("{k}.worst_fastest_problem"),
+                &g.worst_fastest_problem,
+            )
             .num(
                 format!("{k}.gain_without_build"),
                 g.gain_without_build,
@@ -380,7 +410,11 @@ fn csv_number(v: f64, fmt: &Fmt) -> String {
     }
 }
 
-/// `gains.csv` and the table of what islands and blocks gain, one row per pair.
+/// `gains.csv` and the table of what islands and blocks gain, one row per pair; then
+/// `gains_fastest.csv`, the same by each solve's fastest round, with the facts that judge it
+/// (`gains.fastest_median_min` and `_at`, `gains.fastest_median_aim`: `meets` or `misses`
+/// `islands_median_aim`; `gains.fastest_worst` and `_at`; `gains.fastest_below`: solves of a
+/// problem below `islands_worst_aim`, both of `quoted_published.csv`).
 fn gain_table(
     r: &mut Report,
     solves: &[Solve],
@@ -388,33 +422,88 @@ fn gain_table(
 ) -> Result<(), ReportError> {
     let names: Vec<String> = sets.iter().map(|s| s.0.clone()).collect();
     let gains = layout_gains(solves, &names);
-    let mut t = Table::new(Some("gains.csv")).col("solver", "solver");
-    for (name, description) in sets {
-        let header = if description.is_empty() {
-            name
-        } else {
-            description
-        };
-        t = t.col(header, &format!("{name}_gain"));
-    }
     let mut pairs: Vec<&str> = Vec::new();
     for g in &gains {
         if !pairs.contains(&g.pair.as_str()) {
             pairs.push(&g.pair);
         }
     }
-    for pair in pairs {
-        let mut cells = vec![C::text(pair)];
-        for (name, _) in sets {
-            let gain = gains
-                .iter()
-                .find(|g| &g.set == name && g.pair == pair)
-                .map_or(f64::NAN, |g| g.gain);
-            cells.push(C::num(gain, &Fmt::fixed(2), &Fmt::fixed(3)));
+    let table = |file: &str, of: &dyn Fn(&LayoutGain) -> f64| -> Result<Table, ReportError> {
+        let mut t = Table::new(Some(file)).col("solver", "solver");
+        for (name, description) in sets {
+            let header = if description.is_empty() {
+                name
+            } else {
+                description
+            };
+            t = t.col(header, &format!("{name}_gain"));
         }
-        t.row(cells)?;
+        for pair in &pairs {
+            let mut cells = vec![C::text(*pair)];
+            for (name, _) in sets {
+                let gain = gains
+                    .iter()
+                    .find(|g| &g.set == name && g.pair == *pair)
+                    .map_or(f64::NAN, of);
+                cells.push(C::num(gain, &Fmt::fixed(2), &Fmt::fixed(3)));
+            }
+            t.row(cells)?;
+        }
+        Ok(t)
+    };
+    r.table(&table("gains.csv", &|g| g.gain)?)?;
+    let Some(median_min) = gains
+        .iter()
+        .filter(|g| !g.gain_fastest.is_nan())
+        .min_by(|a, b| a.gain_fastest.total_cmp(&b.gain_fastest))
+    else {
+        return Ok(());
+    };
+    let worst = gains
+        .iter()
+        .filter(|g| !g.worst_fastest.is_nan())
+        .min_by(|a, b| a.worst_fastest.total_cmp(&b.worst_fastest));
+    let x = Fmt::fixed(2).unit("x");
+    let f = r.facts();
+    f.num(
+        "gains.fastest_median_min",
+        median_min.gain_fastest,
+        x.clone(),
+    )
+    .text(
+        "gains.fastest_median_min_at",
+        format!("{} on {}", median_min.pair, median_min.set),
+    );
+    if let Some(w) = worst {
+        f.num("gains.fastest_worst", w.worst_fastest, x).text(
+            "gains.fastest_worst_at",
+            format!("{} on {}", w.pair, w.worst_fastest_problem),
+        );
     }
-    r.table(&t)
+    if let Some(aim) = quoted(r, "islands_median_aim")? {
+        let word = if median_min.gain_fastest >= aim {
+            "meets"
+        } else {
+            "misses"
+        };
+        r.facts().text("gains.fastest_median_aim", word);
+    }
+    if let Some(aim) = quoted(r, "islands_worst_aim")? {
+        let below = gains
+            .iter()
+            .flat_map(|g| &g.fastest_by_problem)
+            .filter(|(_, v)| *v < aim)
+            .count();
+        r.facts()
+            .num("gains.fastest_below", below as f64, Fmt::int());
+    }
+    r.text(
+        "The same by each solve's fastest round (the code is deterministic, so its fastest \
+         round is the statistic the machine's load moves least; on solves of tens of \
+         microseconds the rounds' median moves by several per cent between layouts that run \
+         the same code).",
+    );
+    r.table(&table("gains_fastest.csv", &|g| g.gain_fastest)?)
 }
 
 /// `problems.csv`: per problem (by name), solver and layout, beside MuJoCo's solve of it.

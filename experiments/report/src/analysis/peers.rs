@@ -87,6 +87,9 @@ pub struct Solve {
     pub rounds: usize,
     /// Median seconds over the rounds.
     pub seconds: f64,
+    /// The fastest round's seconds (NaN when the run did not record it): the statistic the
+    /// machine's load moves least, the code being deterministic.
+    pub seconds_min: f64,
     /// Median seconds of the formulation's build.
     pub build_seconds: f64,
     /// The answer's impulses (empty when the run did not keep answers).
@@ -130,6 +133,15 @@ pub fn solves(df: &DataFrame) -> Result<Vec<Solve>, AnalysisError> {
         counter_or_zero(df, "island_iterations")?,
     );
     let answers = answers(df)?;
+    let seconds_min = if df
+        .get_column_names()
+        .iter()
+        .any(|n| n.as_str() == "seconds_min")
+    {
+        f64s(df, "seconds_min")?
+    } else {
+        vec![f64::NAN; df.height()]
+    };
     Ok((0..df.height())
         .map(|i| {
             let contacts = n_c[i] as usize;
@@ -153,6 +165,7 @@ pub fn solves(df: &DataFrame) -> Result<Vec<Solve>, AnalysisError> {
                 residual: residual[i],
                 rounds: rounds[i] as usize,
                 seconds: seconds[i],
+                seconds_min: seconds_min[i],
                 build_seconds: build[i],
                 answer: answers.get(i).cloned().unwrap_or_default(),
             }
@@ -375,6 +388,14 @@ pub struct LayoutGain {
     pub problems: usize,
     /// Median over the problems of (whole, dense) seconds over (islands, blocks) seconds.
     pub gain: f64,
+    /// The same by each solve's fastest round.
+    pub gain_fastest: f64,
+    /// The smallest per-problem gain by the fastest rounds, and its problem.
+    pub worst_fastest: f64,
+    /// The problem of [`LayoutGain::worst_fastest`].
+    pub worst_fastest_problem: String,
+    /// Per problem, the gain by the fastest rounds.
+    pub fastest_by_problem: Vec<(String, f64)>,
     /// The same with each layout's build taken out of its seconds.
     pub gain_without_build: f64,
     /// Median over the problems of the build's share of the islands layout's seconds.
@@ -436,11 +457,23 @@ pub fn layout_gains(solves: &[Solve], sets: &[String]) -> Vec<LayoutGain> {
             unsolved.sort();
             unsolved.dedup();
             let largest = both.iter().max_by_key(|(a, _)| a.contacts);
+            let fastest = |(a, b): &(&Solve, &Solve)| b.seconds_min / a.seconds_min;
+            let worst = both
+                .iter()
+                .filter(|p| !fastest(p).is_nan())
+                .min_by(|p, q| fastest(p).total_cmp(&fastest(q)));
             out.push(LayoutGain {
                 set: set.clone(),
                 pair: pair.clone(),
                 problems: both.len(),
                 gain: over(&|a, b| b.seconds / a.seconds),
+                gain_fastest: over(&|a, b| b.seconds_min / a.seconds_min),
+                worst_fastest: worst.map_or(f64::NAN, fastest),
+                worst_fastest_problem: worst.map_or(String::new(), |(a, _)| a.problem.clone()),
+                fastest_by_problem: both
+                    .iter()
+                    .map(|p| (p.0.problem.clone(), fastest(p)))
+                    .collect(),
                 gain_without_build: over(&|a, b| after_build(b) / after_build(a)),
                 build_share_islands: over(&|a, _| a.build_seconds / a.seconds),
                 build_share_dense: over(&|_, b| b.build_seconds / b.seconds),
@@ -819,6 +852,7 @@ mod tests {
             residual: 1e-9,
             rounds: if status == "converged" { 20 } else { 3 },
             seconds,
+            seconds_min: 0.5 * seconds,
             build_seconds: build,
             answer: answer.to_vec(),
         }
@@ -952,6 +986,9 @@ mod tests {
             // A solver in one layout only has no gain.
             solve("big", "a", 90, "sap", ISLANDS, "converged", 1.0, 0.5, &[]),
         ];
+        let mut solves = solves;
+        // b's whole problem had one fast round: 0.5 against the islands' fastest 2.
+        solves[3].seconds_min = 0.5;
         let gains = layout_gains(&solves, &["big".into()]);
         assert_eq!(gains.len(), 1);
         let g = &gains[0];
@@ -968,6 +1005,12 @@ mod tests {
         assert_eq!(g.unsolved_statuses, ["timeout"]);
         assert_eq!(g.rounds_min, 3);
         assert_eq!((g.largest_contacts, g.largest_island), (120, 118));
+        // By the fastest rounds 3, 0.25 and 5: the median, and the worst with its problem.
+        assert_eq!(g.gain_fastest, 3.0);
+        assert_eq!(
+            (g.worst_fastest, g.worst_fastest_problem.as_str()),
+            (0.25, "b")
+        );
     }
 
     #[test]

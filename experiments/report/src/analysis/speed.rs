@@ -148,6 +148,7 @@ mod tests {
             residual: 0.0,
             rounds: 20,
             seconds,
+            seconds_min: seconds,
             build_seconds: build,
             answer: Vec::new(),
         }

@@ -52,18 +52,9 @@ fn answer_gaps(all: &[Solve]) -> BTreeMap<String, f64> {
 }
 
 /// The project's aim for SAP against MuJoCo, the `speed_aim` row of `quoted_published.csv`
-/// (`None` without the file or the row: the facts that compare with it are then not made).
+/// (`None` without it: the facts that compare with it are then not made).
 pub(super) fn speed_aim(r: &Report) -> Result<Option<f64>, ReportError> {
-    let path = r.config_file(crate::builder::QUOTED);
-    if !path.exists() {
-        return Ok(None);
-    }
-    let want = ["quantity", "value", "source"];
-    let rows = crate::read_csv_with_header(&path, &want)?;
-    rows.iter()
-        .find(|row| row[0] == "speed_aim")
-        .map(|row| crate::number(&path, row, &want, 1))
-        .transpose()
+    super::quoted(r, "speed_aim")
 }
 
 /// Writes the section when the speed run and MuJoCo's cold solves are there; `false` when not.
