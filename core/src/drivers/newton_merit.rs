@@ -321,6 +321,26 @@ fn bump<P>(problem: &mut Problem<P>, key: &'static str) {
     *problem.counts.entry(key).or_insert(0) += 1;
 }
 
+/// Counts what a merit's own factorization did (`hessian_count`, and the symbolic and numeric
+/// factorizations of a solve): `None` when it did not provide one, else whether `d` is a
+/// finite Newton direction (`false` when the Hessian was not positive definite).
+fn counted<P>(problem: &mut Problem<P>, own: OwnNewton, d: &[f64]) -> Option<bool> {
+    if own != OwnNewton::NotProvided {
+        bump(problem, "hessian_count");
+    }
+    match own {
+        OwnNewton::NotProvided => None,
+        OwnNewton::Solved { analysed } => {
+            if analysed {
+                bump(problem, "symbolic_factorizations");
+            }
+            bump(problem, "numeric_factorizations");
+            Some(kit::all_finite(d))
+        }
+        OwnNewton::NotPositiveDefinite => Some(false),
+    }
+}
+
 impl NewtonMerit {
     /// Solves `H d = -g` for a sparse SPD `H`, reusing the symbolic analysis while the pattern
     /// holds; `None` when the numeric factorization fails (not positive definite).
@@ -370,20 +390,7 @@ impl NewtonMerit {
             .map_or(OwnNewton::NotProvided, |mp| {
                 mp.merit.newton_direction(x, g, &mut d)
             });
-        if own != OwnNewton::NotProvided {
-            bump(problem, "hessian_count");
-        }
-        match own {
-            OwnNewton::NotProvided => None,
-            OwnNewton::Solved { analysed } => {
-                if analysed {
-                    bump(problem, "symbolic_factorizations");
-                }
-                bump(problem, "numeric_factorizations");
-                Some(kit::all_finite(&d).then_some(d))
-            }
-            OwnNewton::NotPositiveDefinite => Some(None),
-        }
+        counted(problem, own, &d).map(|solved| solved.then_some(d))
     }
 
     /// The root of `dl/dalpha` in `(0, alpha_max]` (or `alpha_max` if `l` still decreases
@@ -627,8 +634,9 @@ impl NewtonMerit {
         }
         let mut d = vec![0.0; x.len()];
         let own = merit.group_newton_direction(&x, &g, &active, &mut d);
-        let newton = match own {
-            OwnNewton::NotProvided => match self.newton(problem, &x, &g)? {
+        let newton = match counted(problem, own, &d) {
+            Some(solved) => solved,
+            None => match self.newton(problem, &x, &g)? {
                 Some(whole) => {
                     for (r, _) in groups.iter().zip(&active).filter(|(_, &a)| a) {
                         d[r.clone()].copy_from_slice(&whole[r.clone()]);
@@ -637,18 +645,6 @@ impl NewtonMerit {
                 }
                 None => false,
             },
-            OwnNewton::Solved { analysed } => {
-                bump(problem, "hessian_count");
-                if analysed {
-                    bump(problem, "symbolic_factorizations");
-                }
-                bump(problem, "numeric_factorizations");
-                kit::all_finite(&d)
-            }
-            OwnNewton::NotPositiveDefinite => {
-                bump(problem, "hessian_count");
-                false
-            }
         };
         let mut step = vec![0.0; x.len()];
         let (mut kind, mut fallback, mut longest, mut stepped) = ("newton", false, 0.0_f64, 0);
