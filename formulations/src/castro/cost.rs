@@ -180,12 +180,10 @@ struct Work {
     /// Per island, its part of the value at `x`.
     island_value: Vec<f64>,
     /// Per island, the line `x_k + alpha dx_k` its cache is for (NaN: none), and the quadratic's
-    /// coefficients on the island; `e`, `A e` and `A dx` of the island being cached.
+    /// coefficients on the island; `A dx` of the island being cached.
     island_line_x: Vec<f64>,
     island_line_dx: Vec<f64>,
     island_line_c: Vec<[f64; 3]>,
-    scratch_e: Vec<f64>,
-    scratch_ae: Vec<f64>,
     scratch_adx: Vec<f64>,
     /// Per contact, `J_i x + b_i - v^_i` at `x`.
     z: Vec<Vector3<f64>>,
@@ -367,8 +365,6 @@ impl SapCost {
             island_line_x: vec![f64::NAN; n],
             island_line_dx: vec![f64::NAN; n],
             island_line_c: vec![[0.0; 3]; ni],
-            scratch_e: vec![0.0; n],
-            scratch_ae: vec![0.0; n],
             scratch_adx: vec![0.0; n],
             z: vec![Vector3::zeros(); nc],
             grad: vec![0.0; n],
@@ -673,7 +669,8 @@ impl SapCost {
     }
 
     /// Makes island `k`'s line cache for `(x, dx)` if it is not the current one: the
-    /// quadratic's coefficients on the island and its contacts' `J x + b - v^` and `J dx`.
+    /// quadratic's coefficients on the island and its contacts' `J x + b - v^` and `J dx`,
+    /// from the workspace's `x - v*`, `A (x - v*)` and `J x + b - v^` at `x`.
     fn island_line_cache(&self, k: usize, x: &[f64], dx: &[f64], w: &mut Work) {
         let r = self.islands[k].clone();
         if w.island_line_x[r.clone()] == x[r.clone()]
@@ -681,25 +678,19 @@ impl SapCost {
         {
             return;
         }
-        for c in r.clone() {
-            w.scratch_e[c] = x[c] - self.v_star[c];
+        // The driver starts its lines at the point it evaluated; any other start is evaluated.
+        if !w.evaluated || w.x.len() != x.len() || w.x[r.clone()] != x[r.clone()] {
+            self.evaluate_into(x, w);
         }
-        self.a_times_on(r.clone(), &w.scratch_e, &mut w.scratch_ae);
         self.a_times_on(r.clone(), dx, &mut w.scratch_adx);
-        let (e, ae, adx) = (
-            &w.scratch_e[r.clone()],
-            &w.scratch_ae[r.clone()],
-            &w.scratch_adx[r.clone()],
-        );
+        let (e, ae, adx) = (&w.e[r.clone()], &w.ae[r.clone()], &w.scratch_adx[r.clone()]);
         w.island_line_c[k] = [
             0.5 * dot(e, ae),
             dot(&dx[r.clone()], ae),
             dot(&dx[r.clone()], adx),
         ];
-        // The evaluated point's `z` when the line starts there (the driver's case).
-        let at_point = w.x.len() == x.len() && w.x[r.clone()] == x[r.clone()];
         for &i in self.contacts_of(k) {
-            w.line_z[i] = if at_point { w.z[i] } else { self.biased(i, x) };
+            w.line_z[i] = w.z[i];
             w.line_dz[i] = self.rows.times(i, dx);
         }
         w.island_line_x[r.clone()].copy_from_slice(&x[r.clone()]);
@@ -816,7 +807,7 @@ impl SapCost {
         let adx = self.a_times(dx);
         w.line_c = [0.5 * dot(&w.e, &w.ae), dot(dx, &w.ae), dot(dx, &adx)];
         for i in 0..self.regs.len() {
-            w.line_z[i] = self.biased(i, x);
+            w.line_z[i] = w.z[i];
             w.line_dz[i] = self.rows.times(i, dx);
         }
         w.line_x.clear();
