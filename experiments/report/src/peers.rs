@@ -279,12 +279,12 @@ fn problem_facts(
             )
             .num(
                 format!("{k}.worst_fastest"),
-                g.worst_fastest,
+                g.worst_fastest().map_or(f64::NAN, |w| w.1),
                 Fmt::fixed(2).unit("x"),
             )
             .text(
                 format!("{k}.worst_fastest_problem"),
-                &g.worst_fastest_problem,
+                g.worst_fastest().map_or("", |w| w.0),
             )
             .num(
                 format!("{k}.gain_without_build"),
@@ -461,8 +461,8 @@ fn gain_table(
     };
     let worst = gains
         .iter()
-        .filter(|g| !g.worst_fastest.is_nan())
-        .min_by(|a, b| a.worst_fastest.total_cmp(&b.worst_fastest));
+        .filter_map(|g| g.worst_fastest().map(|(problem, v)| (&g.pair, problem, v)))
+        .min_by(|a, b| a.2.total_cmp(&b.2));
     let x = Fmt::fixed(2).unit("x");
     let f = r.facts();
     f.num(
@@ -474,11 +474,9 @@ fn gain_table(
         "gains.fastest_median_min_at",
         format!("{} on {}", median_min.pair, median_min.set),
     );
-    if let Some(w) = worst {
-        f.num("gains.fastest_worst", w.worst_fastest, x).text(
-            "gains.fastest_worst_at",
-            format!("{} on {}", w.pair, w.worst_fastest_problem),
-        );
+    if let Some((pair, problem, v)) = worst {
+        f.num("gains.fastest_worst", v, x)
+            .text("gains.fastest_worst_at", format!("{pair} on {problem}"));
     }
     if let Some(aim) = quoted(r, "islands_median_aim")? {
         let word = if median_min.gain_fastest >= aim {

@@ -390,10 +390,6 @@ pub struct LayoutGain {
     pub gain: f64,
     /// The same by each solve's fastest round.
     pub gain_fastest: f64,
-    /// The smallest per-problem gain by the fastest rounds, and its problem.
-    pub worst_fastest: f64,
-    /// The problem of [`LayoutGain::worst_fastest`].
-    pub worst_fastest_problem: String,
     /// Per problem, the gain by the fastest rounds.
     pub fastest_by_problem: Vec<(String, f64)>,
     /// The same with each layout's build taken out of its seconds.
@@ -415,6 +411,18 @@ pub struct LayoutGain {
     pub largest_contacts: usize,
     /// Contacts in that problem's largest island (islands layout).
     pub largest_island: u64,
+}
+
+impl LayoutGain {
+    /// The problem with the smallest gain by the fastest rounds, and that gain (`None` when no
+    /// problem has one).
+    pub fn worst_fastest(&self) -> Option<(&str, f64)> {
+        self.fastest_by_problem
+            .iter()
+            .filter(|(_, v)| !v.is_nan())
+            .min_by(|a, b| a.1.total_cmp(&b.1))
+            .map(|(p, v)| (p.as_str(), *v))
+    }
 }
 
 /// Per set (in `sets`' order) and pair (in the run's order) with both layouts, the gain of
@@ -457,22 +465,15 @@ pub fn layout_gains(solves: &[Solve], sets: &[String]) -> Vec<LayoutGain> {
             unsolved.sort();
             unsolved.dedup();
             let largest = both.iter().max_by_key(|(a, _)| a.contacts);
-            let fastest = |(a, b): &(&Solve, &Solve)| b.seconds_min / a.seconds_min;
-            let worst = both
-                .iter()
-                .filter(|p| !fastest(p).is_nan())
-                .min_by(|p, q| fastest(p).total_cmp(&fastest(q)));
             out.push(LayoutGain {
                 set: set.clone(),
                 pair: pair.clone(),
                 problems: both.len(),
                 gain: over(&|a, b| b.seconds / a.seconds),
                 gain_fastest: over(&|a, b| b.seconds_min / a.seconds_min),
-                worst_fastest: worst.map_or(f64::NAN, fastest),
-                worst_fastest_problem: worst.map_or(String::new(), |(a, _)| a.problem.clone()),
                 fastest_by_problem: both
                     .iter()
-                    .map(|p| (p.0.problem.clone(), fastest(p)))
+                    .map(|(a, b)| (a.problem.clone(), b.seconds_min / a.seconds_min))
                     .collect(),
                 gain_without_build: over(&|a, b| after_build(b) / after_build(a)),
                 build_share_islands: over(&|a, _| a.build_seconds / a.seconds),
@@ -1007,10 +1008,7 @@ mod tests {
         assert_eq!((g.largest_contacts, g.largest_island), (120, 118));
         // By the fastest rounds 3, 0.25 and 5: the median, and the worst with its problem.
         assert_eq!(g.gain_fastest, 3.0);
-        assert_eq!(
-            (g.worst_fastest, g.worst_fastest_problem.as_str()),
-            (0.25, "b")
-        );
+        assert_eq!(g.worst_fastest(), Some(("b", 0.25)));
     }
 
     #[test]
