@@ -359,7 +359,8 @@ impl BlockCholesky {
 }
 
 /// `L_ik <- H_ik L_kk^-T` in place (`lik`: `ni x nk`, column-major), row by row `L_kk x = h`:
-/// column `c` is `(h_c - sum_{p < c} L_kk[c, p] L_ik[:, p]) / L_kk[c, c]`, whole columns at a
+/// column `c` is `(h_c - sum_{p < c} L_kk[c, p] L_ik[:, p]) / L_kk[c, c]` (a product with the
+/// stored `1 / L_kk[c, c]`), whole columns at a
 /// time so that the inner loop runs down contiguous memory. Free bodies' `6 x 6` blocks take a
 /// fixed-size path.
 #[inline]
@@ -377,8 +378,9 @@ fn solve_below(lkk: &[f64], nk: usize, lik: &mut [f64], ni: usize) {
                 *x -= l * s;
             }
         }
-        let d = lkk[c * nk + c];
-        col.iter_mut().for_each(|x| *x /= d);
+        // The diagonal holds 1 / L_cc (dense_llt).
+        let inv = lkk[c * nk + c];
+        col.iter_mut().for_each(|x| *x *= inv);
     }
 }
 
@@ -397,8 +399,8 @@ fn solve_below_fixed<const NI: usize, const NK: usize>(lkk: &[f64], lik: &mut [f
                 *xc -= l * xp;
             }
         }
-        let d = lkk[c * NK + c];
-        x[c].iter_mut().for_each(|v| *v /= d);
+        let inv = lkk[c * NK + c];
+        x[c].iter_mut().for_each(|v| *v *= inv);
     }
     for (c, xc) in x.iter().enumerate() {
         lik[c * NI..(c + 1) * NI].copy_from_slice(xc);
@@ -452,7 +454,9 @@ fn update_fixed<const NI: usize, const NJ: usize, const NK: usize>(v: &mut [f64]
 }
 
 /// In-place dense Cholesky of the lower triangle of an `n x n` column-major block (the upper
-/// triangle is not read); `Err(j)` at a pivot `j` that is not positive.
+/// triangle is not read); `Err(j)` at a pivot `j` that is not positive. The diagonal is left
+/// holding `1 / L_jj`: every use of the factor divides by its diagonal, and a multiplication
+/// costs a fraction of a division (divisions were most of a small block's time).
 pub fn dense_llt(a: &mut [f64], n: usize) -> Result<(), usize> {
     for j in 0..n {
         let mut d = a[j * n + j];
@@ -462,38 +466,38 @@ pub fn dense_llt(a: &mut [f64], n: usize) -> Result<(), usize> {
         if !(d > 0.0 && d.is_finite()) {
             return Err(j);
         }
-        let d = d.sqrt();
-        a[j * n + j] = d;
+        let inv = 1.0 / d.sqrt();
+        a[j * n + j] = inv;
         for i in j + 1..n {
             let mut s = a[j * n + i];
             for p in 0..j {
                 s -= a[p * n + i] * a[p * n + j];
             }
-            a[j * n + i] = s / d;
+            a[j * n + i] = s * inv;
         }
     }
     Ok(())
 }
 
-/// Solves `L y = b` in place for the lower-triangular factor `l` of [`dense_llt`].
+/// Solves `L y = b` in place for the factor `l` of [`dense_llt`] (its diagonal `1 / L_jj`).
 pub fn dense_forward(l: &[f64], n: usize, b: &mut [f64]) {
     for c in 0..n {
         let mut s = b[c];
         for p in 0..c {
             s -= l[p * n + c] * b[p];
         }
-        b[c] = s / l[c * n + c];
+        b[c] = s * l[c * n + c];
     }
 }
 
-/// Solves `L' x = y` in place for the lower-triangular factor `l` of [`dense_llt`].
+/// Solves `L' x = y` in place for the factor `l` of [`dense_llt`] (its diagonal `1 / L_jj`).
 pub fn dense_backward(l: &[f64], n: usize, b: &mut [f64]) {
     for c in (0..n).rev() {
         let mut s = b[c];
         for p in c + 1..n {
             s -= l[c * n + p] * b[p];
         }
-        b[c] = s / l[c * n + c];
+        b[c] = s * l[c * n + c];
     }
 }
 
@@ -505,10 +509,13 @@ fn minimum_degree(sizes: &[usize], mut adj: Vec<Vec<usize>>) -> (Vec<usize>, Vec
     let mut order = Vec::with_capacity(nb);
     let mut patterns = Vec::with_capacity(nb);
     let weight = |row: &Vec<usize>| row.iter().map(|&n| sizes[n]).sum::<usize>();
+    // Each block's degree in unknowns, kept current: only the eliminated block's neighbours'
+    // rows change.
+    let mut degree: Vec<usize> = adj.iter().map(weight).collect();
     for _ in 0..nb {
         let Some(b) = (0..nb)
             .filter(|&b| alive[b])
-            .min_by_key(|&b| (weight(&adj[b]), b))
+            .min_by_key(|&b| (degree[b], b))
         else {
             break;
         };
@@ -521,6 +528,7 @@ fn minimum_degree(sizes: &[usize], mut adj: Vec<Vec<usize>>) -> (Vec<usize>, Vec
             row.extend(nbrs.iter().copied().filter(|&m| m != n));
             row.sort_unstable();
             row.dedup();
+            degree[n] = weight(row);
         }
         order.push(b);
         patterns.push(nbrs);

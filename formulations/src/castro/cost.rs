@@ -51,6 +51,7 @@ use nalgebra::{Matrix3, Vector3};
 use serde::{Deserialize, Serialize};
 
 use super::projection::{ContactRegularization, Projection, Projector, SapRegion};
+use super::rows::ContactRows;
 
 /// Which factorization solves SAP's Newton system `H d = -grad`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
@@ -70,54 +71,6 @@ pub enum HessianFactorization {
 /// a free body has 6, an arm or a legged robot 7 to a few tens; a tree of hundreds (a contact
 /// problem in contact space, `A = W^-1`) keeps the sparsity inside it.
 pub const TREE_BLOCK_MAX: usize = 64;
-
-/// Per contact, its Jacobian rows over the velocities they touch, flat across contacts.
-#[derive(Debug, Clone, Default)]
-struct ContactRows {
-    /// Contact `i`'s columns are `cols[start[i]..start[i + 1]]` (unknown indices, ascending).
-    start: Vec<usize>,
-    cols: Vec<usize>,
-    /// Contact `i`'s three rows over its `m` columns, row-major, from `3 start[i]`.
-    vals: Vec<f64>,
-}
-
-impl ContactRows {
-    fn num(&self) -> usize {
-        self.start.len() - 1
-    }
-
-    /// Contact `i`'s columns and its `3 x m` rows.
-    #[inline]
-    fn of(&self, i: usize) -> (&[usize], &[f64]) {
-        let (a, b) = (self.start[i], self.start[i + 1]);
-        (&self.cols[a..b], &self.vals[3 * a..3 * b])
-    }
-
-    /// `J_i x`.
-    #[inline]
-    fn times(&self, i: usize, x: &[f64]) -> Vector3<f64> {
-        let (cols, rows) = self.of(i);
-        let m = cols.len();
-        let mut out = Vector3::zeros();
-        for (k, &c) in cols.iter().enumerate() {
-            let xc = x[c];
-            out[0] += rows[k] * xc;
-            out[1] += rows[m + k] * xc;
-            out[2] += rows[2 * m + k] * xc;
-        }
-        out
-    }
-
-    /// `out -= J_i' gamma`.
-    #[inline]
-    fn sub_transpose(&self, i: usize, gamma: &Vector3<f64>, out: &mut [f64]) {
-        let (cols, rows) = self.of(i);
-        let m = cols.len();
-        for (k, &c) in cols.iter().enumerate() {
-            out[c] -= rows[k] * gamma[0] + rows[m + k] * gamma[1] + rows[2 * m + k] * gamma[2];
-        }
-    }
-}
 
 /// Where `A`'s and each contact's `J_i' G J_i` values land in the Hessian's values
 /// (`usize::MAX`: not stored, the symmetric entry is).
@@ -313,11 +266,25 @@ impl SapCost {
         v_hat: &[f64],
         factorization: HessianFactorization,
     ) -> SapCost {
+        let rows = ContactRows::of_jacobian(&problem.j);
+        SapCost::from_rows(problem, rows, regs, v_hat, factorization)
+    }
+
+    /// [`SapCost::with_factorization`] from `J` already turned around contact by contact
+    /// (the build shares it with the regularisation).
+    pub(super) fn from_rows(
+        problem: &GeneralizedProblem,
+        mut rows: ContactRows,
+        regs: Vec<ContactRegularization>,
+        v_hat: &[f64],
+        factorization: HessianFactorization,
+    ) -> SapCost {
         let nv = problem.num_dofs();
-        let layout = BlockLayout::touched(problem);
+        let layout = BlockLayout::touched(problem, &rows);
         let n = layout.dofs.len();
         let a = restrict_a(&problem.a, &layout);
-        let rows = contact_rows(&problem.j, &layout);
+        // Every column of a contact is a touched velocity, so every column has an unknown.
+        rows.rename_columns(&layout.map);
         let v_star: Vec<f64> = layout.dofs.iter().map(|&c| problem.v_star[c]).collect();
         let mut a_v_star = vec![0.0; n];
         sparse_mul_add(&a, &v_star, &mut a_v_star);
@@ -1126,27 +1093,31 @@ struct BlockLayout {
 }
 
 impl BlockLayout {
-    fn touched(problem: &GeneralizedProblem) -> BlockLayout {
+    fn touched(problem: &GeneralizedProblem, rows: &ContactRows) -> BlockLayout {
         let nv = problem.num_dofs();
         let (jcp, jri) = (
             problem.j.symbolic().col_ptr(),
             problem.j.symbolic().row_idx(),
         );
         let ntrees = problem.tree_of.iter().copied().max().map_or(0, |t| t + 1);
-        let nc = problem.j.nrows() / 3;
         let mut touched = vec![false; ntrees];
-        // Islands: the trees a contact touches are joined (A couples within a tree only).
+        // Islands: the trees a contact touches are joined (A couples within a tree only). A
+        // contact's columns ascend, so its trees come in runs when trees are runs of velocities:
+        // one union per run.
         let mut sets = DisjointSets::new(ntrees);
-        let mut first_tree = vec![usize::MAX; nc];
-        for c in 0..nv {
-            let t = problem.tree_of[c];
-            if jcp[c + 1] > jcp[c] {
+        let mut first_tree = vec![usize::MAX; rows.num()];
+        for (i, first) in first_tree.iter_mut().enumerate() {
+            let (cols, _) = rows.of(i);
+            let mut last = usize::MAX;
+            for &c in cols {
+                let t = problem.tree_of[c];
                 touched[t] = true;
-            }
-            for &r in &jri[jcp[c]..jcp[c + 1]] {
-                match first_tree[r / 3] {
-                    usize::MAX => first_tree[r / 3] = t,
-                    f => sets.union(f, t),
+                if t != last {
+                    match *first {
+                        usize::MAX => *first = t,
+                        f => sets.union(f, t),
+                    }
+                    last = t;
                 }
             }
         }
@@ -1231,7 +1202,8 @@ impl BlockLayout {
             let same = if jcp[c] == jcp[c + 1] {
                 jcp[p] == jcp[p + 1] && problem.tree_of[p] == problem.tree_of[c]
             } else {
-                contacts(p).eq(contacts(c))
+                // Equal rows mean equal contacts (a free body's six velocities, mostly).
+                jri[jcp[p]..jcp[p + 1]] == jri[jcp[c]..jcp[c + 1]] || contacts(p).eq(contacts(c))
             };
             if !same {
                 start.push(k);
@@ -1285,47 +1257,6 @@ fn restrict_a(a: &SparseColMat<usize, f64>, layout: &BlockLayout) -> SparseColMa
     SparseColMat::new(pattern, vals)
 }
 
-/// `J` on the unknowns, contact by contact, each over the unknowns its rows touch.
-fn contact_rows(j: &SparseColMat<usize, f64>, layout: &BlockLayout) -> ContactRows {
-    let nc = j.nrows() / 3;
-    let (jcp, jri, jv) = (j.symbolic().col_ptr(), j.symbolic().row_idx(), j.val());
-    // Columns per contact: count, then fill in unknown order (ascending per contact).
-    let mut last = vec![usize::MAX; nc];
-    let mut count = vec![0usize; nc];
-    for (k, &c) in layout.dofs.iter().enumerate() {
-        for &r in &jri[jcp[c]..jcp[c + 1]] {
-            let i = r / 3;
-            if last[i] != k {
-                last[i] = k;
-                count[i] += 1;
-            }
-        }
-    }
-    let mut start = Vec::with_capacity(nc + 1);
-    start.push(0);
-    for &m in &count {
-        start.push(start.last().copied().unwrap_or(0) + m);
-    }
-    let total = start[nc];
-    let mut cols = vec![0; total];
-    let mut vals = vec![0.0; 3 * total];
-    let mut fill = vec![0usize; nc];
-    last.iter_mut().for_each(|l| *l = usize::MAX);
-    for (k, &c) in layout.dofs.iter().enumerate() {
-        for e in jcp[c]..jcp[c + 1] {
-            let (i, row) = (jri[e] / 3, jri[e] % 3);
-            if last[i] != k {
-                last[i] = k;
-                cols[start[i] + fill[i]] = k;
-                fill[i] += 1;
-            }
-            let m = count[i];
-            vals[3 * start[i] + row * m + fill[i] - 1] += jv[e];
-        }
-    }
-    ContactRows { start, cols, vals }
-}
-
 /// `diag(A)^-1/2` (1 where the diagonal is not positive).
 fn diag_inv_sqrt(a: &SparseColMat<usize, f64>) -> Vec<f64> {
     let (cp, ri, v) = (a.symbolic().col_ptr(), a.symbolic().row_idx(), a.val());
@@ -1354,10 +1285,12 @@ fn tree_blocks(
 ) -> Option<(BlockCholesky, HessianMap)> {
     let sizes: Vec<usize> = layout.start.windows(2).map(|w| w[1] - w[0]).collect();
     let mut edges = Vec::new();
+    let mut blocks: Vec<usize> = Vec::new();
     for i in 0..rows.num() {
         let (cols, _) = rows.of(i);
         // Columns ascend and trees are contiguous: consecutive distinct blocks.
-        let mut blocks: Vec<usize> = cols.iter().map(|&c| layout.block_of[c]).collect();
+        blocks.clear();
+        blocks.extend(cols.iter().map(|&c| layout.block_of[c]));
         blocks.dedup();
         for x in 0..blocks.len() {
             for y in x + 1..blocks.len() {

@@ -15,6 +15,8 @@
 //! * [`plugin`]: `--formulation sap`. Algorithm 2 itself (Newton, exact line search on
 //!   `dl/dalpha`, or Armijo backtracking) is core's `newton-merit` driver on this cost; any
 //!   other `Merit` driver runs it too;
+//! * `rows`: the Jacobian contact by contact (`J_i`), turned around once per build and shared
+//!   by the regularisation and the cost;
 //! * [`conic`]: the primal problem (eq. 19) as a conic program, so an interior-point driver
 //!   (`clarabel`) solves the same problem, as the paper's comparison with Gurobi does.
 //!
@@ -39,14 +41,18 @@
 //!   near-rigid values; no switch on `tau_d`.
 //! * **Other constraints.** Drake's SAP also takes joint limits, couplers, distance and weld
 //!   constraints, which the paper only mentions; here only contact is in scope.
-//! * **Islands and threads.** Neither the paper nor this code splits the problem into islands;
-//!   only the trees some contact touches enter the Newton system, as in Drake.
+//! * **Islands.** The paper solves the step as one problem (its Algorithm 2: one Newton step
+//!   and one line search for all unknowns), and so does `newton-merit` with `by_island = false`
+//!   (castro2022's configs). The cost lays its unknowns out island by island, and by default the
+//!   driver steps each island with its own line search, the stopping test staying eq. 26 on the
+//!   whole ([`cost`]). Only the trees some contact touches enter the Newton system, as in Drake.
 
 pub mod conic;
 pub mod cost;
 pub mod params;
 pub mod plugin;
 pub mod projection;
+mod rows;
 
 pub use cost::{HessianFactorization, SapCost};
 pub use params::{regularization, Regularization, RegularizationParams};

@@ -17,11 +17,12 @@
 //! `W_ii` (norm over sqrt 3, with separate normal and tangential values); we follow the paper's
 //! Frobenius-norm rms.
 
-use contactlab_core::block_cholesky::{dense_forward, dense_llt};
+use contactlab_core::block_cholesky::dense_llt;
 use contactlab_core::generalized::GeneralizedProblem;
 use contactlab_core::CoreError;
 
 use super::projection::ContactRegularization;
+use super::rows::ContactRows;
 
 /// `beta` and `sigma` of eqs. 29-30.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -47,44 +48,32 @@ pub struct Regularization {
 
 /// The diagonal Delassus blocks' rms `w_i = |J_i A^-1 J_i'|_F / 3`, tree by tree: with the
 /// Cholesky factor `L_t` of tree `t`'s block of `A`, `W_ii = sum_t Y_it' Y_it` where
-/// `L_t Y_it = J_it'` (no `nv x nv` matrix is formed; trees are small). This runs every step, so
-/// it works in a few flat buffers.
+/// `Y_it = L_t^-1 J_it'` (no `nv x nv` matrix is formed; trees are small).
 pub fn delassus_rms(problem: &GeneralizedProblem) -> Result<Vec<f64>, CoreError> {
+    delassus_rms_of(problem, &ContactRows::of_jacobian(&problem.j))
+}
+
+/// [`delassus_rms`] from `J` turned around contact by contact. This runs every step, so it
+/// works in a few flat buffers.
+pub(super) fn delassus_rms_of(
+    problem: &GeneralizedProblem,
+    rows: &ContactRows,
+) -> Result<Vec<f64>, CoreError> {
     let nv = problem.num_dofs();
-    let ntrees = problem.tree_of.iter().copied().max().map_or(0, |t| t + 1);
+    let tree_of = &problem.tree_of;
+    let ntrees = tree_of.iter().copied().max().map_or(0, |t| t + 1);
     // Each velocity's place in its tree, and each tree's size.
     let mut size = vec![0usize; ntrees];
     let mut local = vec![0usize; nv];
-    for (c, &t) in problem.tree_of.iter().enumerate() {
+    for (c, &t) in tree_of.iter().enumerate() {
         local[c] = size[t];
         size[t] += 1;
     }
-    // J's entries contact by contact (counting sort of the rows by contact).
-    let nc = problem.num_contacts();
-    let (cp, ri, jv) = (
-        problem.j.symbolic().col_ptr(),
-        problem.j.symbolic().row_idx(),
-        problem.j.val(),
-    );
-    let mut start = vec![0usize; nc + 1];
-    for &r in ri {
-        start[r / 3 + 1] += 1;
-    }
-    for i in 0..nc {
-        start[i + 1] += start[i];
-    }
-    let mut next = start.clone();
-    let mut entries = vec![(0usize, 0usize, 0.0f64); ri.len()];
-    let mut touched = vec![false; ntrees];
-    for c in 0..nv {
-        for k in cp[c]..cp[c + 1] {
-            let i = ri[k] / 3;
-            entries[next[i]] = (c, ri[k] % 3, jv[k]);
-            next[i] += 1;
-            touched[problem.tree_of[c]] = true;
-        }
-    }
     // Factor each touched tree's block of A once.
+    let mut touched = vec![false; ntrees];
+    for &c in &rows.cols {
+        touched[tree_of[c]] = true;
+    }
     let mut offset = vec![usize::MAX; ntrees];
     let mut total = 0;
     for t in 0..ntrees {
@@ -100,7 +89,7 @@ pub fn delassus_rms(problem: &GeneralizedProblem) -> Result<Vec<f64>, CoreError>
         problem.a.val(),
     );
     for c in 0..nv {
-        let t = problem.tree_of[c];
+        let t = tree_of[c];
         if offset[t] == usize::MAX {
             continue;
         }
@@ -108,12 +97,15 @@ pub fn delassus_rms(problem: &GeneralizedProblem) -> Result<Vec<f64>, CoreError>
             factors[offset[t] + local[c] * size[t] + local[ari[k]]] += av[k];
         }
     }
+    // Factor each touched tree's block, A_t = L L' (its diagonal holding 1 / L_kk, so a
+    // contact's triangular solves multiply instead of divide).
     for t in 0..ntrees {
         if offset[t] == usize::MAX {
             continue;
         }
-        let block = &mut factors[offset[t]..offset[t] + size[t] * size[t]];
-        if let Err(index) = dense_llt(block, size[t]) {
+        let n = size[t];
+        let block = &mut factors[offset[t]..offset[t] + n * n];
+        if let Err(index) = dense_llt(block, n) {
             return Err(CoreError::Problem(
                 contactlab_core::ProblemError::NotPositive {
                     field: "A".into(),
@@ -126,41 +118,53 @@ pub fn delassus_rms(problem: &GeneralizedProblem) -> Result<Vec<f64>, CoreError>
             ));
         }
     }
-    // Per contact: group its entries by tree, solve L_t Y = J_it' row by row, W += Y'Y.
-    let mut y: Vec<f64> = Vec::new();
-    let mut out = Vec::with_capacity(nc);
-    for i in 0..nc {
-        let ents = &mut entries[start[i]..start[i + 1]];
-        // Filled column by column, so already in order when trees are runs of velocities (a
-        // multibody's layout); sorted otherwise.
-        let key = |&(c, r, _): &(usize, usize, f64)| (problem.tree_of[c], local[c], r);
-        if !ents.is_sorted_by_key(key) {
-            ents.sort_unstable_by_key(key);
+    // Per contact and tree it touches: Y = L^-1 J_it' (three columns), W += Y'Y.
+    let mut trees: Vec<usize> = Vec::new();
+    let mut y: Vec<[f64; 3]> = Vec::new();
+    let mut out = Vec::with_capacity(rows.num());
+    for i in 0..rows.num() {
+        let (cols, vals) = rows.of(i);
+        let m = cols.len();
+        trees.clear();
+        for &c in cols {
+            let t = tree_of[c];
+            if !trees.contains(&t) {
+                trees.push(t);
+            }
         }
         let mut w = [[0.0f64; 3]; 3];
-        let mut a = 0;
-        while a < ents.len() {
-            let t = problem.tree_of[ents[a].0];
-            let mut b = a;
-            while b < ents.len() && problem.tree_of[ents[b].0] == t {
-                b += 1;
-            }
+        for &t in &trees {
             let n = size[t];
+            // J_it' over the tree's velocities, velocity by velocity (three rows side by side),
+            // zero where the contact does not reach.
             y.clear();
-            y.resize(3 * n, 0.0);
-            for &(c, r, v) in &ents[a..b] {
-                y[r * n + local[c]] += v;
-            }
-            let l = &factors[offset[t]..offset[t] + n * n];
-            for r in 0..3 {
-                dense_forward(l, n, &mut y[r * n..(r + 1) * n]);
-            }
-            for r in 0..3 {
-                for s in 0..3 {
-                    w[r][s] += (0..n).map(|k| y[r * n + k] * y[s * n + k]).sum::<f64>();
+            y.resize(n, [0.0; 3]);
+            let mut first = n;
+            for (k, &c) in cols.iter().enumerate() {
+                if tree_of[c] == t {
+                    first = first.min(local[c]);
+                    y[local[c]] = [vals[k], vals[m + k], vals[2 * m + k]];
                 }
             }
-            a = b;
+            // L Y = J_it' by forward substitution (column-major L: L_cp at p n + c), from the
+            // first velocity the contact reaches (the entries above it stay zero); W += Y'Y.
+            let l = &factors[offset[t]..offset[t] + n * n];
+            for c in first..n {
+                let mut s = y[c];
+                for p in first..c {
+                    let lcp = l[p * n + c];
+                    for (sr, yr) in s.iter_mut().zip(&y[p]) {
+                        *sr -= lcp * yr;
+                    }
+                }
+                let yc = s.map(|v| v * l[c * n + c]);
+                y[c] = yc;
+                for r in 0..3 {
+                    for q in 0..3 {
+                        w[r][q] += yc[r] * yc[q];
+                    }
+                }
+            }
         }
         let frob: f64 = w.iter().flatten().map(|v| v * v).sum::<f64>().sqrt();
         out.push(frob / 3.0);
@@ -173,7 +177,16 @@ pub fn regularization(
     problem: &GeneralizedProblem,
     params: &RegularizationParams,
 ) -> Result<Regularization, CoreError> {
-    let w = delassus_rms(problem)?;
+    regularization_of(problem, &ContactRows::of_jacobian(&problem.j), params)
+}
+
+/// [`regularization`] from `J` turned around contact by contact.
+pub(super) fn regularization_of(
+    problem: &GeneralizedProblem,
+    rows: &ContactRows,
+    params: &RegularizationParams,
+) -> Result<Regularization, CoreError> {
+    let w = delassus_rms_of(problem, rows)?;
     let beta_factor = params.beta * params.beta / (4.0 * std::f64::consts::PI.powi(2));
     let mut out = Regularization {
         contacts: Vec::with_capacity(w.len()),

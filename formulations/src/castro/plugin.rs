@@ -5,7 +5,8 @@ use contactlab_core::{CoreError, GeneralizedProblem, StepProblem};
 use serde::{Deserialize, Serialize};
 
 use super::cost::{HessianFactorization, SapCost};
-use super::params::{regularization, RegularizationParams};
+use super::params::{regularization_of, RegularizationParams};
+use super::rows::ContactRows;
 
 /// SAP's formulation and its options (eqs. 29-30).
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
@@ -69,8 +70,11 @@ impl Formulation for SapFormulation {
                 &owned
             }
         };
-        let r = regularization(
+        // J turned around once, for the regularisation and the cost.
+        let rows = ContactRows::of_jacobian(&g.j);
+        let r = regularization_of(
             g,
+            &rows,
             &RegularizationParams {
                 beta: self.beta,
                 sigma: self.sigma,
@@ -85,8 +89,9 @@ impl Formulation for SapFormulation {
             )),
         })?;
         let v_hat: Vec<f64> = r.v_hat.iter().flat_map(|&vn| [vn, 0.0, 0.0]).collect();
-        Ok(SapCost::with_factorization(
+        Ok(SapCost::from_rows(
             g,
+            rows,
             r.contacts,
             &v_hat,
             self.hessian,

@@ -9,6 +9,7 @@ use contactlab_core::drivers::{solve_merit, Clarabel, Lbfgs, NewtonMerit};
 use contactlab_core::generalized::{ContactModel, GeneralizedProblem};
 use contactlab_core::plugin::{judge, solve_formulation, Driver, Formulation, Init};
 use contactlab_core::{Merit, MeritHessian, OwnNewton, Problem, SolveOptions, Status, StepProblem};
+use faer::linalg::solvers::SolveCore;
 use faer::sparse::{SparseColMat, Triplet};
 use nalgebra::Vector3;
 use rand::{Rng, SeedableRng};
@@ -927,4 +928,97 @@ fn sap_island_by_island_reaches_the_whole_solves_optimum() {
     check_dual_optimality(&p, &cost, &by_island.x, 1e-8);
     let stepped = by_island.counters["island_iterations"];
     assert!(stepped > by_island.iterations && stepped < 14 * by_island.iterations);
+}
+
+/// `p` with its velocities renumbered by `perm` (velocity `c` becomes `perm[c]`): `A` and `J`'s
+/// columns move with them, so trees that were runs of velocities interleave.
+fn permuted(p: &GeneralizedProblem, perm: &[usize]) -> GeneralizedProblem {
+    let nv = p.num_dofs();
+    let (a, j) = (p.a.to_dense(), p.j.to_dense());
+    let mut ta = Vec::new();
+    for r in 0..nv {
+        for c in 0..nv {
+            if a[(r, c)] != 0.0 {
+                ta.push(Triplet::new(perm[r], perm[c], a[(r, c)]));
+            }
+        }
+    }
+    let mut tj = Vec::new();
+    for r in 0..j.nrows() {
+        for c in 0..nv {
+            if j[(r, c)] != 0.0 {
+                tj.push(Triplet::new(r, perm[c], j[(r, c)]));
+            }
+        }
+    }
+    let mut v_star = vec![0.0; nv];
+    for c in 0..nv {
+        v_star[perm[c]] = p.v_star[c];
+    }
+    GeneralizedProblem::new(
+        SparseColMat::try_new_from_triplets(nv, nv, &ta).unwrap(),
+        SparseColMat::try_new_from_triplets(j.nrows(), nv, &tj).unwrap(),
+        v_star,
+        p.b.clone(),
+        p.contacts.clone(),
+        p.dt,
+        None,
+        None,
+    )
+    .unwrap()
+}
+
+#[test]
+fn the_delassus_estimate_is_the_rms_of_the_dense_diagonal_blocks_in_any_velocity_order() {
+    let p = random_problem(11, 5, 4, 9);
+    let nv = p.num_dofs();
+    // W = J A^-1 J', dense, as the reference.
+    let llt = p.a.to_dense().as_ref().llt(faer::Side::Lower).unwrap();
+    let mut a_inv = faer::Mat::<f64>::identity(nv, nv);
+    llt.solve_in_place_with_conj(faer::Conj::No, a_inv.as_mut());
+    let jd = p.j.to_dense();
+    let w = &jd * &a_inv * jd.transpose();
+    let want: Vec<f64> = (0..p.num_contacts())
+        .map(|i| {
+            let frob: f64 = (0..3)
+                .flat_map(|r| (0..3).map(move |s| (r, s)))
+                .map(|(r, s)| w[(3 * i + r, 3 * i + s)].powi(2))
+                .sum::<f64>()
+                .sqrt();
+            frob / 3.0
+        })
+        .collect();
+    let close = |got: &[f64]| {
+        for (i, (g, w)) in got.iter().zip(&want).enumerate() {
+            assert!((g - w).abs() <= 1e-12 * w, "contact {i}: {g} against {w}");
+        }
+    };
+    close(&super::params::delassus_rms(&p).unwrap());
+    // Interleave the trees: velocity c of tree t goes to slot c * n_trees + t.
+    let perm: Vec<usize> = (0..nv).map(|c| (c % 4) * 5 + c / 4).collect();
+    let q = permuted(&p, &perm);
+    assert!(q.tree_of.windows(2).any(|w| w[0] != w[1]) && q.tree_of[0] == q.tree_of[5]);
+    close(&super::params::delassus_rms(&q).unwrap());
+    // And the cost built on it finds the same optimum in either order.
+    let (cp, cq) = (cost_of(&p), cost_of(&q));
+    let (sp, sq) = (
+        solve_merit(
+            &cp,
+            NewtonMerit::default(),
+            cp.v_star().to_vec(),
+            &sap_options(),
+        )
+        .unwrap(),
+        solve_merit(
+            &cq,
+            NewtonMerit::default(),
+            cq.v_star().to_vec(),
+            &sap_options(),
+        )
+        .unwrap(),
+    );
+    let (vp, vq) = (cp.full_velocities(&sp.x), cq.full_velocities(&sq.x));
+    for c in 0..nv {
+        assert!((vp[c] - vq[perm[c]]).abs() < 1e-9, "velocity {c}");
+    }
 }
