@@ -3,6 +3,11 @@
 use clap::Parser;
 use contactlab_experiments::cli::{run, Cli};
 
+/// Every timed solve allocates (workspaces, the answer, its trace); mimalloc keeps freed memory
+/// for the next step where glibc's malloc gave it back to the kernel and faulted it in again.
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 fn main() {
     let cli = Cli::parse();
     let stdout = std::io::stdout();
