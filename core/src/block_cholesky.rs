@@ -360,9 +360,8 @@ impl BlockCholesky {
 
 /// `L_ik <- H_ik L_kk^-T` in place (`lik`: `ni x nk`, column-major), row by row `L_kk x = h`:
 /// column `c` is `(h_c - sum_{p < c} L_kk[c, p] L_ik[:, p]) / L_kk[c, c]` (a product with the
-/// stored `1 / L_kk[c, c]`), whole columns at a
-/// time so that the inner loop runs down contiguous memory. Free bodies' `6 x 6` blocks take a
-/// fixed-size path.
+/// stored `1 / L_kk[c, c]`), whole columns at a time so that the inner loop runs down
+/// contiguous memory. Free bodies' `6 x 6` blocks take a fixed-size path.
 #[inline]
 fn solve_below(lkk: &[f64], nk: usize, lik: &mut [f64], ni: usize) {
     if (ni, nk) == (6, 6) {

@@ -69,7 +69,7 @@ pub(super) fn delassus_rms_of(
         local[c] = size[t];
         size[t] += 1;
     }
-    // Factor each touched tree's block of A once.
+    // Each touched tree's block of A, dense, column-major.
     let mut touched = vec![false; ntrees];
     for &c in &rows.cols {
         touched[tree_of[c]] = true;
