@@ -8,7 +8,9 @@ default:
 # The whole test suite, exactly what CI runs: unit, property and end-to-end tests, doc tests
 # (including the compile_fail check that mismatched formulation/driver pairs do not compile),
 # then every notebook executed headless.
-# Prints the wall time of each stage (CI reads them).
+# Prints the wall time of each stage (CI reads them). With CONTACTLAB_FREE_DISK set (CI sets it),
+# the debug executables the Rust and Python tests ran are deleted before the notebooks build
+# theirs (a few GB; the libraries stay, so a rerun only links again).
 test:
     #!/usr/bin/env bash
     set -euo pipefail
@@ -18,6 +20,11 @@ test:
     start=$SECONDS
     just test-python
     echo "stage test-python: $((SECONDS - start)) s"
+    if [ -n "${CONTACTLAB_FREE_DISK:-}" ]; then
+        deps="${CARGO_TARGET_DIR:-$PWD/target}/debug/deps"
+        find "$deps" -maxdepth 1 -type f -perm -u+x ! -name '*.so' -delete
+        echo "debug executables deleted: $(du -sh "${CARGO_TARGET_DIR:-$PWD/target}" | cut -f1) left in target"
+    fi
     start=$SECONDS
     just notebook
     echo "stage notebook tools (evcxr, Jupyter): $((SECONDS - start)) s"

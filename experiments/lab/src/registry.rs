@@ -17,7 +17,8 @@
 //! No linker tricks: the registry is a value built in one place, so a notebook or a test adds
 //! its own plugins to a copy of it and hands it to a [`Lab`](crate::Lab), which passes it to
 //! everything that solves: a config's run, the matrix, the config check, dumps
-//! (`experiments/tests/toy_plugin.rs` runs a toy formulation and driver through all of them).
+//! (`experiments/tests/end_to_end/toy_plugin.rs` runs a toy formulation and driver through all
+//! of them).
 //!
 //! The specs a registry resolves ([`SolverSpec`], [`PluginChoice`], [`Start`]) are plain data
 //! of the `contactlab-runs` crate, so that configs and reports can name solvers without being

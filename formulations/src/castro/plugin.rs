@@ -162,7 +162,7 @@ mod tests {
 
     /// Siconos' NESpheres_30_1: its `W` passes a Cholesky test but is so close to singular that
     /// `A = W^-1` fails its own. The refusal says so instead of naming an inner field `A` and
-    /// a debug-printed pivot error (found by `experiments/tests/every_file.rs`).
+    /// a debug-printed pivot error (found by `experiments/tests/end_to_end/every_file.rs`).
     #[test]
     fn a_numerically_singular_w_is_refused_in_words() {
         let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))

@@ -3,9 +3,7 @@
 //! only reads those runs and the published CSVs, checking the CSVs the README promises (exact
 //! columns) and values that must hold at any length.
 
-mod common;
-
-use common::{column, set, Root};
+use crate::common::{column, set, Root};
 use contactlab_experiments::toml;
 
 #[test]

@@ -5,12 +5,10 @@
 //! not measured and why, and without the whole-step sweeps it leaves their section out. And the
 //! shipped problem sets split MuJoCo's exported steps as the report's tables name them.
 
-mod common;
-
 use std::collections::BTreeSet;
 use std::path::Path;
 
-use common::{column, floats, ints, set, Root};
+use crate::common::{column, floats, ints, set, Root};
 use contactlab_experiments::cli;
 use contactlab_experiments::config::{ExperimentConfig, RunConfig};
 use contactlab_experiments::store::RunMeta;

@@ -2,9 +2,7 @@
 //! engines run skipped (as on a machine without MuJoCo), then `contactlab report fidelity`,
 //! checking the long-form `metrics.csv` against the closed forms.
 
-mod common;
-
-use common::{column, set, Root};
+use crate::common::{column, set, Root};
 use contactlab_experiments::toml;
 
 #[test]

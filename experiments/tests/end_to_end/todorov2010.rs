@@ -5,11 +5,9 @@
 //! the traces, checked against the driver's counters), the damping settings, the unknowns per
 //! contact, and findings whose numbers are checked.
 
-mod common;
-
 use std::collections::BTreeMap;
 
-use common::{column, floats, ints, set, Root};
+use crate::common::{column, floats, ints, set, Root};
 use contactlab_experiments::report::{f64s, strs};
 use contactlab_experiments::toml;
 

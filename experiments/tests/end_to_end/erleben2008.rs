@@ -2,11 +2,9 @@
 //! each) through the runner, the steps DataFrame and the report's aggregation; and both shipped
 //! configs cut down the same way through `contactlab run` and `contactlab report`.
 
-mod common;
-
 use std::path::Path;
 
-use common::{column, ints, set, Root};
+use crate::common::{column, ints, set, Root};
 
 use contactlab_experiments::analysis::erleben2008::size_stats;
 use contactlab_experiments::config::{ExperimentConfig, RunConfig};

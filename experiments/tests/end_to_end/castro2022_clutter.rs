@@ -3,9 +3,7 @@
 //! the overlap stays within a few millimetres, the mechanical energy does not grow, and the DataFrame
 //! carries the scene's observables and SAP's accuracy figures.
 
-mod common;
-
-use common::Root;
+use crate::common::Root;
 use contactlab_experiments::analysis;
 use contactlab_experiments::polars::prelude::*;
 

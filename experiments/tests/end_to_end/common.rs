@@ -1,7 +1,7 @@
 //! A scratch workspace root for the end-to-end tests: a paper's shipped configs (cut down by
 //! the test), `contactlab run` and `contactlab report` into it, and readers for what they wrote.
 
-#![allow(dead_code)] // each test file uses its own part
+#![allow(dead_code)] // each test module uses its own part
 
 use std::path::{Path, PathBuf};
 

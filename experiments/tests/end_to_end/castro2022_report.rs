@@ -3,11 +3,9 @@
 //! some of their values. The peers' harness does not run here (`CONTACTLAB_NO_PEERS`): the
 //! peers' run records why, and the report's rows come from `peers_published.csv` and say so.
 
-mod common;
-
 use std::path::Path;
 
-use common::{column, ints, set, Root};
+use crate::common::{column, ints, set, Root};
 use contactlab_experiments::toml;
 
 #[test]

@@ -426,7 +426,8 @@ fn every_driver_on_every_file_ends_with_a_status_in_time() {
 /// The known overruns on the files with more than [`HEAVY_CONTACTS`] contacts, and every pair
 /// on the files of `data/problems/large/`: no panic, a status or an explained refusal, the
 /// time bound except for the known overruns. Minutes in a debug build; run it with
-/// `cargo nextest run --release -p contactlab-experiments --test every_file --run-ignored all`.
+/// `cargo nextest run --release -p contactlab-experiments --test end_to_end --run-ignored all
+/// every_file::`.
 #[test]
 #[ignore = "minutes in a debug build: the heavy known overruns (see KNOWN_OVERRUNS)"]
 fn known_overruns_on_the_large_files_end_with_a_status() {

@@ -4,11 +4,9 @@
 //! shipped configs cut down (fewer steps and solvers) through `contactlab run` and
 //! `contactlab report`.
 
-mod common;
-
 use std::path::Path;
 
-use common::{column, set, Root};
+use crate::common::{column, set, Root};
 use contactlab_experiments::toml;
 
 use contactlab_experiments::analysis::mylapilli2014::{sphere_metrics, SphereMetrics};

@@ -2,11 +2,9 @@
 //! matrix), `contactlab dump` writes what the scene solved, and `contactlab report matrix`
 //! writes its tables from a small matrix.
 
-mod common;
-
 use std::path::{Path, PathBuf};
 
-use common::{floats, ints, set, Root};
+use crate::common::{floats, ints, set, Root};
 use contactlab_core::io::read_problem;
 use contactlab_core::Problem;
 use contactlab_experiments::dump::Form;

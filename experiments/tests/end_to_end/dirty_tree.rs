@@ -2,12 +2,10 @@
 //! checkout whose tracked files outside `reports/` have uncommitted changes, unless given
 //! `--allow-dirty`, and a report so stamped says so in its provenance.
 
-mod common;
-
 use std::path::Path;
 use std::process::Command;
 
-use common::Root;
+use crate::common::Root;
 use contactlab_experiments::cli::{self, CliError};
 
 /// `git` in `dir` with a throwaway identity; panics when it fails.
