@@ -277,9 +277,114 @@ pub fn orthogonal_complement(normal: &[f64]) -> Mat<f64> {
     })
 }
 
+/// In-place LU with partial pivoting of an `n x n` column-major buffer: `P A = L U` with `L`
+/// unit lower (below the diagonal) and `U` upper, the diagonal left holding `1 / U_jj` (every
+/// solve divides by it; a multiplication costs a fraction of a division). `pivots[k]` is the
+/// row swapped with row `k` at step `k` (LAPACK's convention, applied in order). `Err(k)` at a
+/// step `k` whose largest candidate pivot is zero or not finite. For the few unknowns of a
+/// small contact problem, where a library LU's dispatch and workspace cost more than its
+/// arithmetic; it allocates nothing.
+pub fn dense_lu(a: &mut [f64], n: usize, pivots: &mut [usize]) -> Result<(), usize> {
+    for k in 0..n {
+        let (p, big) = (k..n).fold((k, 0.0f64), |(p, big), i| {
+            let v = a[k * n + i].abs();
+            if v > big {
+                (i, v)
+            } else {
+                (p, big)
+            }
+        });
+        if !(big > 0.0 && big.is_finite()) {
+            return Err(k);
+        }
+        pivots[k] = p;
+        if p != k {
+            for j in 0..n {
+                a.swap(j * n + k, j * n + p);
+            }
+        }
+        let inv = 1.0 / a[k * n + k];
+        a[k * n + k] = inv;
+        for i in k + 1..n {
+            a[k * n + i] *= inv;
+        }
+        for j in k + 1..n {
+            let u = a[j * n + k];
+            if u != 0.0 {
+                for i in k + 1..n {
+                    a[j * n + i] -= a[k * n + i] * u;
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Solves `A x = b` in place for the factor of [`dense_lu`]: the row swaps, then `L` forward
+/// and `U` backward, column by column.
+pub fn dense_lu_solve(lu: &[f64], n: usize, pivots: &[usize], b: &mut [f64]) {
+    for (k, &p) in pivots.iter().enumerate().take(n) {
+        b.swap(k, p);
+    }
+    for c in 0..n {
+        let bc = b[c];
+        for i in c + 1..n {
+            b[i] -= lu[c * n + i] * bc;
+        }
+    }
+    for c in (0..n).rev() {
+        let bc = b[c] * lu[c * n + c];
+        b[c] = bc;
+        for i in 0..c {
+            b[i] -= lu[c * n + i] * bc;
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_small_lu_solves_as_faers_and_refuses_a_singular_matrix() {
+        // Non-symmetric matrices that need row swaps (a zero and a small leading entry).
+        for n in [1usize, 2, 3, 7, 12] {
+            let a = Mat::from_fn(n, n, |i, j| {
+                let v = ((3 * i + 7 * j) % 11) as f64 - 5.0 + if i == j { 0.0 } else { 0.3 };
+                if i == 0 && j == 0 {
+                    1e-3
+                } else {
+                    v
+                }
+            });
+            let b: Vec<f64> = (0..n).map(|i| (i as f64 * 0.9).cos()).collect();
+            let mut lu: Vec<f64> = (0..n)
+                .flat_map(|j| (0..n).map(move |i| (i, j)))
+                .map(|(i, j)| a[(i, j)])
+                .collect();
+            let mut piv = vec![0; n];
+            dense_lu(&mut lu, n, &mut piv).unwrap();
+            let mut x = b.clone();
+            dense_lu_solve(&lu, n, &piv, &mut x);
+            let reference = a.partial_piv_lu().solve(col(&b));
+            for i in 0..n {
+                assert!(
+                    (x[i] - reference[i]).abs() <= 1e-10 * (1.0 + reference[i].abs()),
+                    "n {n}, x_{i}"
+                );
+            }
+            let ax = mat_vec(a.as_ref(), &x);
+            for i in 0..n {
+                assert!((ax[i] - b[i]).abs() <= 1e-11, "n {n}, residual {i}");
+            }
+        }
+        // Two equal columns: singular at the second step at the latest.
+        let mut s = vec![1.0, 2.0, 3.0, 1.0, 2.0, 3.0, 0.0, 1.0, 5.0];
+        let mut piv = vec![0; 3];
+        assert!(dense_lu(&mut s, 3, &mut piv).is_err());
+        let mut nan = vec![f64::NAN, 0.0, 0.0, 1.0];
+        assert_eq!(dense_lu(&mut nan, 2, &mut [0; 2]), Err(0));
+    }
 
     #[test]
     fn orthogonal_complement_is_orthonormal_and_orthogonal_to_the_normal() {

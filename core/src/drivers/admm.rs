@@ -51,12 +51,16 @@
 //! natural-map residual of [`crate::metrics`] at `y`, every iteration, as for every driver of the
 //! project; the paper's own criteria (`eps_p`, `eps_d`) drive only the `rho` update. A
 //! non-symmetric `W` (FCLib's files are symmetric to about `1e-3`) is factored by LU instead of
-//! Cholesky, so that the fixed point is the problem's own. The inner loop allocates nothing:
-//! its vectors are made once per solve, the velocity `W y` is a faer product into one of them,
-//! and the Cholesky solve is two triangular solves in place; a refactorization (a change of
-//! `rho`, two to four per solve in the paper's Table III) refills the same buffer below
-//! `SMALL` (32) unknowns and allocates faer's factor above. With the trace off
-//! ([`SolveOptions::trace`]) an iteration builds no key-value set either.
+//! Cholesky, so that the fixed point is the problem's own. The driver's inner loop allocates
+//! nothing: its vectors are made once per solve, the velocity `W y` is a product into one of
+//! them, and the solve is two triangular solves in place; a refactorization (a change of
+//! `rho`, two to four per solve in the paper's Table III) refills the same buffers below
+//! `SMALL` (32) unknowns, where the factors and `W y` are plain loops, and allocates faer's
+//! factor above. With the trace off ([`SolveOptions::trace`]) an iteration builds no key-value
+//! set either, and the time limit is the driver's own, read every `DEADLINE_EVERY` (8)
+//! iterations instead of argmin's timer around every one ([`Clock::Driver`]). What is left of
+//! a small problem's fixed cost per iteration is argmin's: the state keeps a copy of the best
+//! iterate so far.
 //!
 //! Counters: `factorizations` (of `W + (rho + eta) I`), `rho_updates`, `power_iterations`.
 //! Status: `converged` (natural map at most `tol`), `max_iterations`, `timeout`,
@@ -75,11 +79,12 @@ use faer::linalg::triangular_solve::{
 use faer::{Accum, ColMut, ColRef, Conj, Mat, Par, Side};
 use serde::{Deserialize, Serialize};
 
-use super::execute::execute;
+use super::execute::{execute_with_clock, Clock};
 use super::kit::Deadline;
 use super::sweep::block;
 use crate::block_cholesky::{dense_backward, dense_forward, dense_llt};
 use crate::cone;
+use crate::dense::{dense_lu, dense_lu_solve};
 use crate::error::CoreError;
 use crate::metrics::natural_map_block;
 use crate::problem::LocalProblem;
@@ -195,20 +200,29 @@ impl Admm {
     }
 }
 
-/// The factor of `W + c I`: Cholesky's `L` for a symmetric `W` (in a plain column-major buffer
-/// below [`SMALL`] unknowns, by faer above), LU otherwise.
+/// The factor of `W + c I`: Cholesky's `L` for a symmetric `W`, LU otherwise; in a plain
+/// column-major buffer below [`SMALL`] unknowns, by faer above.
 enum Factor {
     /// `L` column-major, `n x n`, refilled in place at every change of `rho`.
     Small(Vec<f64>),
+    /// `L U` column-major with its row swaps ([`dense_lu`]), refilled in place likewise.
+    SmallLu(Vec<f64>, Vec<usize>),
     Llt(Mat<f64>),
     Lu(PartialPivLu<f64>),
 }
 
-/// Below this many unknowns the Cholesky factor is a plain loop in a buffer kept across
-/// refactorizations: faer's blocked kernels allocate their factor and workspace on every call,
-/// which on a problem of a few contacts costs more than the arithmetic (measured on FCLib's
-/// one- and three-contact files, where ADMM changes `rho` a dozen times per solve).
+/// Below this many unknowns the factor is a plain loop in a buffer kept across
+/// refactorizations, and `W y` a plain loop: faer's blocked kernels allocate their factor and
+/// workspace on every call, and its LU solve a permutation workspace on every solve, which on
+/// a problem of a few contacts costs more than the arithmetic (measured on FCLib's one- and
+/// three-contact files, where ADMM changes `rho` a dozen times per solve, and whose `W` is
+/// not exactly symmetric).
 const SMALL: usize = 32;
+
+/// The deadline is read every this many iterations (the driver keeps its own clock,
+/// [`Clock::Driver`]): reading it costs a few percent of an iteration on a problem of a few
+/// contacts, and eight iterations of a large problem are still far below any useful limit.
+const DEADLINE_EVERY: u64 = 8;
 
 impl Factor {
     /// Solves in place; no allocation on the Cholesky path.
@@ -220,6 +234,7 @@ impl Factor {
                 dense_forward(l, n, b);
                 dense_backward(l, n, b);
             }
+            Factor::SmallLu(lu, pivots) => dense_lu_solve(lu, b.len(), pivots, b),
             Factor::Llt(l) => {
                 let mut rhs = rhs;
                 solve_lower_triangular_in_place(l.as_ref(), rhs.as_mut(), Par::Seq);
@@ -252,14 +267,24 @@ pub fn extreme_eigenvalues(
         let mut lambda = 0.0f64;
         for k in 0..iterations.max(1) {
             spent += 1;
-            faer::linalg::matmul::matmul(
-                ColMut::from_slice_mut(&mut w).as_mat_mut(),
-                Accum::Replace,
-                a,
-                ColRef::from_slice(&v).as_mat(),
-                1.0,
-                Par::Seq,
-            );
+            if n < SMALL {
+                // faer's product costs more in dispatch than in arithmetic at these sizes.
+                w.fill(0.0);
+                for (j, &vj) in v.iter().enumerate() {
+                    for (wi, aij) in w.iter_mut().zip(a.col(j).iter()) {
+                        *wi += aij * vj;
+                    }
+                }
+            } else {
+                faer::linalg::matmul::matmul(
+                    ColMut::from_slice_mut(&mut w).as_mat_mut(),
+                    Accum::Replace,
+                    a,
+                    ColRef::from_slice(&v).as_mat(),
+                    1.0,
+                    Par::Seq,
+                );
+            }
             if let Some(s) = shift {
                 w.iter_mut().zip(&v).for_each(|(wi, vi)| *wi = s * vi - *wi);
             }
@@ -306,9 +331,17 @@ impl<'a> AdmmProblem<'a> {
         }
     }
 
-    /// `u = W y + q` into `u`, with no allocation.
+    /// `u = W y + q` into `u`, with no allocation; column by column below [`SMALL`] unknowns.
     fn velocity(&self, y: &[f64], u: &mut [f64]) {
         u.copy_from_slice(&self.problem.q);
+        if y.len() < SMALL {
+            for (j, &yj) in y.iter().enumerate() {
+                for (ui, wij) in u.iter_mut().zip(self.w.col_as_slice(j)) {
+                    *ui += wij * yj;
+                }
+            }
+            return;
+        }
         faer::linalg::matmul::matmul(
             ColMut::from_slice_mut(u).as_mat_mut(),
             Accum::Add,
@@ -327,22 +360,28 @@ impl<'a> AdmmProblem<'a> {
         nm2.sqrt() / (1.0 + self.q_norm)
     }
 
-    /// Factors `W + c I`, in the buffer of `previous` when it is a small factor; `None` when
+    /// Factors `W + c I`, in the buffers of `previous` when it is a small factor; `None` when
     /// it is not positive definite (Cholesky) or singular (LU).
     fn factor(&self, c: f64, work: &mut Mat<f64>, previous: Option<Factor>) -> Option<Factor> {
         let n = self.w.nrows();
-        if self.symmetric && n < SMALL {
-            let mut l = match previous {
-                Some(Factor::Small(l)) => l,
-                _ => vec![0.0; n * n],
+        if n < SMALL {
+            let (mut a, pivots) = match previous {
+                Some(Factor::Small(l)) => (l, Vec::new()),
+                Some(Factor::SmallLu(lu, pivots)) => (lu, pivots),
+                _ => (vec![0.0; n * n], vec![0; n]),
             };
             for j in 0..n {
-                for i in 0..n {
-                    l[j * n + i] = self.w[(i, j)];
-                }
-                l[j * n + j] += c;
+                a[j * n..(j + 1) * n].copy_from_slice(self.w.col_as_slice(j));
+                a[j * n + j] += c;
             }
-            return dense_llt(&mut l, n).ok().map(|()| Factor::Small(l));
+            if self.symmetric {
+                return dense_llt(&mut a, n).ok().map(|()| Factor::Small(a));
+            }
+            let mut pivots = pivots;
+            pivots.resize(n, 0);
+            return dense_lu(&mut a, n, &mut pivots)
+                .ok()
+                .map(|()| Factor::SmallLu(a, pivots));
         }
         work.copy_from(&self.w);
         for i in 0..n {
@@ -382,6 +421,8 @@ pub struct AdmmSolver {
     deadline: Deadline,
     rho: f64,
     kappa: f64,
+    /// The spectral update's factor `kappa^p_inc`, constant over a solve.
+    rho_factor: f64,
     factor: Option<Factor>,
     work: Option<Work>,
     status: Option<Status>,
@@ -399,6 +440,7 @@ impl AdmmSolver {
             deadline: Deadline::none(),
             rho: f64::NAN,
             kappa: f64::NAN,
+            rho_factor: f64::NAN,
             factor: None,
             work: None,
             status: None,
@@ -451,6 +493,7 @@ impl<'a> Solver<AdmmProblem<'a>, AdmmState> for AdmmSolver {
         let big_l = lmax + o.eta;
         let m = lmin.unwrap_or(0.0) + o.eta;
         self.kappa = (big_l / m).max(1.0);
+        self.rho_factor = self.kappa.powf(o.rho_power_factor);
         self.rho = o
             .rho
             .unwrap_or_else(|| (m * big_l).sqrt() * self.kappa.powf(o.rho_power));
@@ -562,7 +605,7 @@ impl<'a> Solver<AdmmProblem<'a>, AdmmState> for AdmmSolver {
             Some(Status::Converged)
         } else if step <= self.step_tol * (1.0 + y_max) && primal <= self.step_tol * (1.0 + y_max) {
             Some(Status::Stagnated)
-        } else if self.deadline.expired() {
+        } else if state.get_iter().is_multiple_of(DEADLINE_EVERY) && self.deadline.expired() {
             Some(Status::Timeout)
         } else {
             None
@@ -570,7 +613,7 @@ impl<'a> Solver<AdmmProblem<'a>, AdmmState> for AdmmSolver {
         // The spectral update of rho, then one refactorization.
         if self.status.is_none() && self.options.rho_update == RhoUpdate::Spectral {
             let o = &self.options;
-            let factor = self.kappa.powf(o.rho_power_factor);
+            let factor = self.rho_factor;
             let next = if primal > o.ratio_primal_dual * dual {
                 rho * factor
             } else if dual > o.ratio_primal_dual * primal {
@@ -630,11 +673,12 @@ pub fn solve_admm(
     solver.deadline = Deadline::after(opts.time_limit);
     solver.trace = opts.trace;
     let tol = opts.tol;
-    execute(
+    execute_with_clock(
         AdmmProblem::new(problem),
         solver,
         r0,
         opts,
+        Clock::Driver,
         |s: &AdmmState| s.get_cost() <= tol,
     )
 }
@@ -870,6 +914,60 @@ mod tests {
         Factor::Small(l).solve_in_place(&mut solved);
         for (a, e) in solved.iter().zip(&mut x) {
             assert!((a - *e).abs() < 1e-10 * e.abs(), "{a} against {e}");
+        }
+    }
+
+    /// [`chain`] with a skew part of `1e-2` on the first off-diagonal (not symmetric).
+    fn skewed_chain(n: usize) -> LocalProblem {
+        let base = chain(n);
+        let m = 3 * n;
+        let dense = base.dense_w();
+        let mut w = vec![0.0; m * m];
+        for i in 0..m {
+            for j in 0..m {
+                w[i * m + j] = dense[(i, j)];
+            }
+            if i + 1 < m {
+                w[i * m + i + 1] += 0.01;
+                w[(i + 1) * m + i] -= 0.01;
+            }
+        }
+        LocalProblem {
+            w: Matrix::from_row_major("W", m, m, &w).unwrap(),
+            ..base
+        }
+    }
+
+    #[test]
+    fn asymmetric_small_and_blocked_factorizations_both_solve() {
+        // Ten contacts factor by the plain LU, twelve by faer's: both converge on W itself,
+        // and the plain LU solves W + c I to rounding, its W y is the problem's.
+        for n in [10, 12] {
+            let p = skewed_chain(n);
+            let ap = AdmmProblem::new(&p);
+            assert!(!ap.symmetric);
+            let s = solve_admm(&p, &Admm::default(), None, &tight(5000)).unwrap();
+            assert_eq!(s.status, Status::Converged, "{n} contacts");
+            assert!(local_metrics(&p, &s.x).natural_map <= 1e-12, "{n} contacts");
+            let mut u = vec![0.0; 3 * n];
+            ap.velocity(&s.x, &mut u);
+            for (a, e) in u.iter().zip(p.velocity(&s.x)) {
+                assert!((a - e).abs() <= 1e-12 * (1.0 + e.abs()), "{a} against {e}");
+            }
+        }
+        let small = skewed_chain(10);
+        let p = AdmmProblem::new(&small);
+        let n = small.q.len();
+        let Some(f @ Factor::SmallLu(..)) = p.factor(0.7, &mut Mat::zeros(n, n), None) else {
+            panic!("a non-symmetric 30 x 30 W factors by the plain LU");
+        };
+        let x: Vec<f64> = (0..n).map(|i| 1.0 + i as f64).collect();
+        let mut solved: Vec<f64> = (0..n)
+            .map(|i| (0..n).map(|j| p.w[(i, j)] * x[j]).sum::<f64>() + 0.7 * x[i])
+            .collect();
+        f.solve_in_place(&mut solved);
+        for (a, e) in solved.iter().zip(&x) {
+            assert!((a - e).abs() < 1e-10 * e.abs(), "{a} against {e}");
         }
     }
 

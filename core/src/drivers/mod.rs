@@ -50,7 +50,7 @@ mod trust_region;
 pub use self::admm::Admm;
 pub use self::clarabel::Clarabel;
 pub use dogleg::Dogleg;
-pub use execute::execute;
+pub use execute::{execute, execute_with_clock, Clock};
 pub use gauss_newton::GaussNewtonLs;
 pub use kit::{Armijo, Deadline, RadiusRule};
 pub use lbfgs::Lbfgs;

@@ -244,6 +244,17 @@ fn time_limit_holds_on_pgs() {
 }
 
 #[test]
+fn time_limit_holds_on_admm() {
+    // ADMM reads its own clock every few iterations (argmin's timer is off for it).
+    let p = ill_conditioned(120);
+    holds("admm", |o| {
+        contactlab_core::drivers::admm::Admm::default()
+            .solve(&p, vec![0.0; p.q.len()], o)
+            .unwrap()
+    });
+}
+
+#[test]
 fn time_limit_reaches_the_drivers_from_a_spec_start_and_restarts_included() {
     // Todorov's implicit NCP with many restarts on the ill-conditioned problem: the sticking
     // start, every attempt and the restarts share one limit.
