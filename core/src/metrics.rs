@@ -46,10 +46,16 @@ pub fn local_metrics(p: &LocalProblem, r: &[f64]) -> LocalMetrics {
     metrics_of(&p.mu, &p.q, r, &p.velocity(r))
 }
 
+/// `|q|_2` as the natural map's scale `1 + |q|` uses it, summed in order: a driver that
+/// measures its own progress by the natural map shares it to agree with the ruler exactly.
+pub fn free_velocity_norm(q: &[f64]) -> f64 {
+    q.iter().map(|x| x * x).sum::<f64>().sqrt()
+}
+
 /// All metrics of impulses `r` with contact velocities `u` (`W r + q`, however computed), free
 /// velocity `q` and friction `mu`: the ruler for problems whose `W` is never formed.
 pub fn metrics_of(mu: &[f64], q: &[f64], r: &[f64], u: &[f64]) -> LocalMetrics {
-    let q_norm = q.iter().map(|x| x * x).sum::<f64>().sqrt();
+    let q_norm = free_velocity_norm(q);
     let mut nm2 = 0.0;
     let mut m = LocalMetrics {
         natural_map: 0.0,

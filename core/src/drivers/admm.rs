@@ -52,11 +52,12 @@
 //! project; the paper's own criteria (`eps_p`, `eps_d`) drive only the `rho` update. A
 //! non-symmetric `W` (FCLib's files are symmetric to about `1e-3`) is factored by LU instead of
 //! Cholesky, so that the fixed point is the problem's own. The driver's inner loop allocates
-//! nothing: its vectors are made once per solve, the velocity `W y` is a product into one of
-//! them, and the solve is two triangular solves in place; a refactorization (a change of
+//! nothing: its vectors are made once per solve, the velocity `W y` is the problem's own
+//! product into one of them (the shared ruler's, so that the driver's residual is the ruler's
+//! exactly), and the solve is two triangular solves in place; a refactorization (a change of
 //! `rho`, two to four per solve in the paper's Table III) refills the same buffers below
-//! `SMALL` (32) unknowns, where the factors and `W y` are plain loops, and allocates faer's
-//! factor above. With the trace off ([`SolveOptions::trace`]) an iteration builds no key-value
+//! `SMALL` (32) unknowns, where the factors are plain loops, and allocates faer's factor
+//! above. With the trace off ([`SolveOptions::trace`]) an iteration builds no key-value
 //! set either, and the time limit is the driver's own, read every `DEADLINE_EVERY` (8)
 //! iterations instead of argmin's timer around every one ([`Clock::Driver`]). What is left of
 //! a small problem's fixed cost per iteration is argmin's: the state keeps a copy of the best
@@ -212,7 +213,7 @@ enum Factor {
 }
 
 /// Below this many unknowns the factor is a plain loop in a buffer kept across
-/// refactorizations, and `W y` a plain loop: faer's blocked kernels allocate their factor and
+/// refactorizations, and so is the power iteration's product: faer's blocked kernels allocate their factor and
 /// workspace on every call, and its LU solve a permutation workspace on every solve, which on
 /// a problem of a few contacts costs more than the arithmetic (measured on FCLib's one- and
 /// three-contact files, where ADMM changes `rho` a dozen times per solve, and whose `W` is
@@ -327,29 +328,19 @@ impl<'a> AdmmProblem<'a> {
             problem,
             w,
             symmetric,
-            q_norm: crate::dense::norm2(&problem.q),
+            q_norm: crate::metrics::free_velocity_norm(&problem.q),
         }
     }
 
-    /// `u = W y + q` into `u`, with no allocation; column by column below [`SMALL`] unknowns.
+    /// `u = W y + q` into `u`, with no allocation: the problem's own product, in the order the
+    /// shared ruler ([`crate::metrics::local_metrics`]) forms it, so that the driver's
+    /// residual is the ruler's to the last bit and a solve the driver stops at `tol` is judged
+    /// converged (column by column over `W`'s storage; a zero `y_j` skips its column).
     fn velocity(&self, y: &[f64], u: &mut [f64]) {
-        u.copy_from_slice(&self.problem.q);
-        if y.len() < SMALL {
-            for (j, &yj) in y.iter().enumerate() {
-                for (ui, wij) in u.iter_mut().zip(self.w.col_as_slice(j)) {
-                    *ui += wij * yj;
-                }
-            }
-            return;
-        }
-        faer::linalg::matmul::matmul(
-            ColMut::from_slice_mut(u).as_mat_mut(),
-            Accum::Add,
-            self.w.as_ref(),
-            ColRef::from_slice(y).as_mat(),
-            1.0,
-            Par::Seq,
-        );
+        self.problem.w.mul_vec(y, u);
+        u.iter_mut()
+            .zip(&self.problem.q)
+            .for_each(|(ui, qi)| *ui += qi);
     }
 
     /// The natural-map residual of [`crate::metrics`] at `r` with velocity `u`.
@@ -968,6 +959,25 @@ mod tests {
         f.solve_in_place(&mut solved);
         for (a, e) in solved.iter().zip(&x) {
             assert!((a - e).abs() < 1e-10 * e.abs(), "{a} against {e}");
+        }
+    }
+
+    #[test]
+    fn the_drivers_residual_is_the_rulers_to_the_last_bit() {
+        // A solve stopped at `tol` must be judged converged by the shared ruler: both form
+        // `W y + q` and the natural map in the same order (dense, non-symmetric, and larger
+        // than the small path).
+        for p in [chain(10), skewed_chain(10), chain(12)] {
+            for max_iter in [3, 40] {
+                let s = solve_admm(&p, &Admm::default(), None, &tight(max_iter)).unwrap();
+                let ruler = local_metrics(&p, &s.x).natural_map;
+                assert_eq!(
+                    s.merit.to_bits(),
+                    ruler.to_bits(),
+                    "{} against {ruler}",
+                    s.merit
+                );
+            }
         }
     }
 
