@@ -36,7 +36,7 @@ use contactlab_core::io::{read_local, read_problem};
 use contactlab_core::plugin::Model;
 use contactlab_core::{LocalSolve, Problem, StepProblem};
 use contactlab_runs::matrix::{ProblemEntry, Source};
-use contactlab_runs::problems::{ProblemForm, ProblemsConfig};
+use contactlab_runs::problems::{ProblemForm, ProblemsConfig, WARM_UP_BELOW_SECONDS};
 use nalgebra::{Matrix3, Vector3};
 use polars::prelude::*;
 
@@ -188,11 +188,6 @@ fn own_violation(model: Model, problem: &StepProblem, s: &LocalSolve) -> f64 {
         })
         .sum()
 }
-
-/// Solves faster than this (their last timing) get an untimed warm-up solve before each timed
-/// one (see the module's documentation); slower ones are not moved by what ran before them,
-/// and a warm-up would double their cost.
-pub const WARM_UP_BELOW_SECONDS: f64 = 2e-3;
 
 fn median(v: &[f64]) -> f64 {
     let mut s: Vec<f64> = v.iter().copied().filter(|x| x.is_finite()).collect();

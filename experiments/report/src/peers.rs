@@ -20,7 +20,7 @@
 //!
 //! Facts for the findings (`<slug>` is a label as [`slug`] writes it:
 //! `coulomb+pgs (whole dense)` is `coulomb+pgs_whole_dense`): `solvers.{problems, solvers,
-//! rounds, slow_seconds, slow_rounds, tol, time_limit}`; per set `<set>.{problems,
+//! rounds, slow_seconds, slow_rounds, warm_up_ms, tol, time_limit}`; per set `<set>.{problems,
 //! contacts_min, contacts_max, mujoco_ms}` and per set and solver `<set>.<slug>.{solved,
 //! iterations, ms, ratio_to_mujoco}`; per set and pair (both layouts)
 //! `<set>.<pair>.{gain, gain_without_build, build_share_islands, build_share_dense,
@@ -219,6 +219,11 @@ fn problem_facts(
             Fmt::fixed(1).unit(" s"),
         )
         .num("solvers.slow_rounds", cfg.slow_rounds as f64, Fmt::int())
+        .num(
+            "solvers.warm_up_ms",
+            contactlab_runs::problems::WARM_UP_BELOW_SECONDS * 1e3,
+            Fmt::fixed(0),
+        )
         .num("solvers.tol", tol, Fmt::sci(0))
         .num("solvers.time_limit", limit, Fmt::fixed(0).unit(" s"));
     for set in &set_names {

@@ -64,6 +64,13 @@ pub enum ProblemForm {
     Local,
 }
 
+/// A solve whose last timing was faster than this gets an untimed warm-up solve of the same
+/// solver on the same problem before each timed one (the runner's protocol,
+/// `contactlab_lab::problems`; the reports state it): what the previous solver left in cache
+/// moved such solves by 5-15%. Slower solves are not moved by it, and a warm-up would double
+/// their cost.
+pub const WARM_UP_BELOW_SECONDS: f64 = 2e-3;
+
 /// A whole problem-set config.
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]

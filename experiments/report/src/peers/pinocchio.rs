@@ -6,7 +6,8 @@
 //! Facts (`<slug>` as [`super::slug`] writes a solver): per set and solver
 //! `pin.<set>.<slug>.{problems, reached, ms, first}`; per set and Pinocchio ADMM
 //! `pin.<set>.admm_vs.<slug>.{both, ratio, short, ratio_short, long, ratio_long}` (short: Pinocchio's
-//! solve under [`crate::analysis::pinocchio::SHORT_SOLVE`]); per set `pin.<set>.first` (the solver first to the
+//! solve under [`crate::analysis::pinocchio::SHORT_SOLVE`]) and `.aim` (`within` or `over`: the
+//! median ratio against `admm_aim` of `quoted_published.csv`); per set `pin.<set>.first` (the solver first to the
 //! tolerance on most problems) and `pin.<set>.first_count`; `pin.tol`, `pin.version`, `pin.max_iter` (Pinocchio's iteration cap).
 
 use std::path::Path;
@@ -159,6 +160,14 @@ pub fn section(r: &mut Report, root: &Path) -> Result<bool, ReportError> {
                 )
                 .num(format!("{k}.long"), h.long.0 as f64, Fmt::int())
                 .num(format!("{k}.ratio_long"), h.long.1, Fmt::fixed(2).unit("x"));
+            if let Some(aim) = super::quoted(r, "admm_aim")? {
+                let word = if h.median_ratio <= aim {
+                    "within"
+                } else {
+                    "over"
+                };
+                r.facts().text(format!("{k}.aim"), word);
+            }
         }
     }
     Ok(true)
