@@ -213,11 +213,11 @@ enum Factor {
 }
 
 /// Below this many unknowns the factor is a plain loop in a buffer kept across
-/// refactorizations, and so is the power iteration's product: faer's blocked kernels allocate their factor and
-/// workspace on every call, and its LU solve a permutation workspace on every solve, which on
-/// a problem of a few contacts costs more than the arithmetic (measured on FCLib's one- and
-/// three-contact files, where ADMM changes `rho` a dozen times per solve, and whose `W` is
-/// not exactly symmetric).
+/// refactorizations, and so is the power iteration's product: faer's blocked kernels allocate
+/// their factor and workspace on every call, and its LU solve a permutation workspace on every
+/// solve, which on a problem of a few contacts costs more than the arithmetic (measured on
+/// FCLib's one- and three-contact files, where ADMM changes `rho` a dozen times per solve, and
+/// whose `W` is not exactly symmetric).
 const SMALL: usize = 32;
 
 /// The deadline is read every this many iterations (the driver keeps its own clock,
@@ -226,7 +226,7 @@ const SMALL: usize = 32;
 const DEADLINE_EVERY: u64 = 8;
 
 impl Factor {
-    /// Solves in place; no allocation on the Cholesky path.
+    /// Solves in place; no allocation but on faer's LU path (above [`SMALL`] unknowns).
     fn solve_in_place(&self, b: &mut [f64]) {
         let rhs = ColMut::from_slice_mut(b).as_mat_mut();
         match self {
