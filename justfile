@@ -85,7 +85,7 @@ bench *ARGS:
 # Open the notebooks in Jupyter with evcxr's compile directory kept between kernels
 # (target/evcxr-lab): a notebook reopened on an unchanged workspace starts in seconds, not minutes.
 notebooks: notebook
-    XDG_CACHE_HOME="${XDG_CACHE_HOME:-$PWD/target/evcxr-cache}" EVCXR_TMPDIR="${EVCXR_TMPDIR:-$PWD/target/evcxr-lab}" jupyter notebook experiments/notebooks/
+    env -u CARGO_INCREMENTAL XDG_CACHE_HOME="${XDG_CACHE_HOME:-$PWD/target/evcxr-cache}" EVCXR_TMPDIR="${EVCXR_TMPDIR:-$PWD/target/evcxr-lab}" jupyter notebook experiments/notebooks/
 
 # Install the evcxr Jupyter kernel and Jupyter itself, with matplotlib for the Python notebook
 # (once per machine; evcxr builds in 6-11 min).
@@ -105,6 +105,10 @@ notebook:
 notebook-check: notebook
     #!/usr/bin/env bash
     set -euo pipefail
+    # evcxr rebuilds its scratch crate cell after cell with incremental compilation (its own
+    # profile asks for it); CARGO_INCREMENTAL=0, which CI sets for the Rust tests, overrides that
+    # and a cell's library then fails to load (`dlsym failed`, measured on castro2022's third cell).
+    unset CARGO_INCREMENTAL
     export XDG_CACHE_HOME="${XDG_CACHE_HOME:-$PWD/target/evcxr-cache}"
     export EVCXR_TMPDIR="${EVCXR_TMPDIR:-$PWD/target/evcxr-check}"
     total=$SECONDS
@@ -117,6 +121,7 @@ notebook-check: notebook
 notebook-update *NOTEBOOKS: notebook
     #!/usr/bin/env bash
     set -euo pipefail
+    unset CARGO_INCREMENTAL # evcxr needs it (see notebook-check)
     export XDG_CACHE_HOME="${XDG_CACHE_HOME:-$PWD/target/evcxr-cache}"
     export EVCXR_TMPDIR="${EVCXR_TMPDIR:-$PWD/target/evcxr-check}"
     nbs="{{NOTEBOOKS}}"
