@@ -52,13 +52,22 @@ pub fn free_velocity_norm(q: &[f64]) -> f64 {
     q.iter().map(|x| x * x).sum::<f64>().sqrt()
 }
 
+/// The natural-map residual `|r - P_K(r - û)| / (1 + |q|)` of impulses `r` with contact
+/// velocities `u`, given `|q|` ([`free_velocity_norm`]): the ruler's own sum, which a driver
+/// measuring its progress by the natural map calls to agree with the ruler to the last bit.
+pub fn natural_map_of(mu: &[f64], q_norm: f64, r: &[f64], u: &[f64]) -> f64 {
+    let mut nm2 = 0.0;
+    for (a, &mu) in mu.iter().enumerate() {
+        nm2 += natural_map_block(mu, block(r, a), block(u, a)).norm_squared();
+    }
+    nm2.sqrt() / (1.0 + q_norm)
+}
+
 /// All metrics of impulses `r` with contact velocities `u` (`W r + q`, however computed), free
 /// velocity `q` and friction `mu`: the ruler for problems whose `W` is never formed.
 pub fn metrics_of(mu: &[f64], q: &[f64], r: &[f64], u: &[f64]) -> LocalMetrics {
-    let q_norm = free_velocity_norm(q);
-    let mut nm2 = 0.0;
     let mut m = LocalMetrics {
-        natural_map: 0.0,
+        natural_map: natural_map_of(mu, free_velocity_norm(q), r, u),
         cone_violation: 0.0,
         dual_cone_violation: 0.0,
         complementarity_gap: 0.0,
@@ -66,16 +75,14 @@ pub fn metrics_of(mu: &[f64], q: &[f64], r: &[f64], u: &[f64]) -> LocalMetrics {
     for (a, &mu) in mu.iter().enumerate() {
         let (ra, ua) = (block(r, a), block(u, a));
         let u_hat = cone::de_saxce(mu, ua);
-        nm2 += natural_map_block(mu, ra, ua).norm_squared();
         m.cone_violation = m.cone_violation.max(cone::distance(mu, ra));
         m.dual_cone_violation = m
             .dual_cone_violation
             .max((u_hat - cone::project_dual(mu, u_hat)).norm());
         m.complementarity_gap += ra.dot(&u_hat).abs();
     }
-    m.natural_map = nm2.sqrt() / (1.0 + q_norm);
     // NaN must not hide behind max(): a non-finite r makes every metric non-finite.
-    if !nm2.is_finite() {
+    if !m.natural_map.is_finite() {
         m.cone_violation = f64::NAN;
         m.dual_cone_violation = f64::NAN;
         m.complementarity_gap = f64::NAN;

@@ -88,7 +88,7 @@ use crate::block_cholesky::{dense_backward, dense_forward, dense_llt};
 use crate::cone;
 use crate::dense::{dense_lu, dense_lu_solve};
 use crate::error::CoreError;
-use crate::metrics::natural_map_block;
+use crate::metrics::natural_map_of;
 use crate::problem::LocalProblem;
 use crate::result::{Solution, SolveOptions, Status};
 
@@ -346,12 +346,10 @@ impl<'a> AdmmProblem<'a> {
             .for_each(|(ui, qi)| *ui += qi);
     }
 
-    /// The natural-map residual of [`crate::metrics`] at `r` with velocity `u`.
+    /// The natural-map residual of [`crate::metrics`] at `r` with velocity `u`: the ruler's
+    /// own function.
     fn natural_map(&self, r: &[f64], u: &[f64]) -> f64 {
-        let nm2: f64 = (0..self.problem.mu.len())
-            .map(|a| natural_map_block(self.problem.mu[a], block(r, a), block(u, a)).norm_squared())
-            .sum();
-        nm2.sqrt() / (1.0 + self.q_norm)
+        natural_map_of(&self.problem.mu, self.q_norm, r, u)
     }
 
     /// Factors `W + c I`, in the buffers of `previous` when it is a small factor; `None` when
@@ -359,7 +357,7 @@ impl<'a> AdmmProblem<'a> {
     fn factor(&self, c: f64, work: &mut Mat<f64>, previous: Option<Factor>) -> Option<Factor> {
         let n = self.w.nrows();
         if n < SMALL {
-            let (mut a, pivots) = match previous {
+            let (mut a, mut pivots) = match previous {
                 Some(Factor::Small(l)) => (l, Vec::new()),
                 Some(Factor::SmallLu(lu, pivots)) => (lu, pivots),
                 _ => (vec![0.0; n * n], vec![0; n]),
@@ -371,7 +369,6 @@ impl<'a> AdmmProblem<'a> {
             if self.symmetric {
                 return dense_llt(&mut a, n).ok().map(|()| Factor::Small(a));
             }
-            let mut pivots = pivots;
             pivots.resize(n, 0);
             return dense_lu(&mut a, n, &mut pivots)
                 .ok()
