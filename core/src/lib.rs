@@ -47,6 +47,7 @@ pub mod io;
 pub mod islands;
 pub mod merit;
 pub mod metrics;
+pub mod panels;
 pub mod plugin;
 pub mod problem;
 pub mod residual;

@@ -74,11 +74,9 @@ use argmin::core::{
     Error as ArgminError, IterState, Problem, Solver, State, TerminationStatus, KV,
 };
 use argmin::kv;
-use faer::linalg::solvers::{PartialPivLu, SolveCore};
-use faer::linalg::triangular_solve::{
-    solve_lower_triangular_in_place, solve_upper_triangular_in_place,
-};
-use faer::{Accum, ColMut, ColRef, Conj, Mat, Par, Side};
+use std::borrow::Cow;
+
+use faer::{Accum, ColMut, ColRef, Mat, MatRef, Par};
 use serde::{Deserialize, Serialize};
 
 use super::execute::{execute_with_clock, Clock};
@@ -89,6 +87,7 @@ use crate::cone;
 use crate::dense::{dense_lu, dense_lu_solve};
 use crate::error::CoreError;
 use crate::metrics::natural_map_of;
+use crate::panels::{llt_in_panels, llt_solve_in_place, lu_in_panels, lu_solve_in_place, Stop};
 use crate::problem::LocalProblem;
 use crate::result::{Solution, SolveOptions, Status};
 
@@ -203,14 +202,45 @@ impl Admm {
 }
 
 /// The factor of `W + c I`: Cholesky's `L` for a symmetric `W`, LU otherwise; in a plain
-/// column-major buffer below [`SMALL`] unknowns, by faer above.
+/// column-major buffer below [`SMALL`] unknowns, by panels ([`crate::panels`]) above. Every
+/// kind is refilled in place at a change of `rho`.
 enum Factor {
-    /// `L` column-major, `n x n`, refilled in place at every change of `rho`.
+    /// `L` column-major, `n x n`.
     Small(Vec<f64>),
-    /// `L U` column-major with its row swaps ([`dense_lu`]), refilled in place likewise.
+    /// `L U` column-major with its row swaps ([`dense_lu`]).
     SmallLu(Vec<f64>, Vec<usize>),
+    /// `L` in the lower triangle ([`llt_in_panels`]).
     Llt(Mat<f64>),
-    Lu(PartialPivLu<f64>),
+    /// `L U` with its row swaps ([`lu_in_panels`]).
+    Lu(Mat<f64>, Vec<usize>),
+}
+
+/// Why `W + c I` has no factor.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum NoFactor {
+    /// Not positive definite (Cholesky) or singular (LU).
+    Singular,
+    /// The deadline passed between two panels.
+    Interrupted,
+}
+
+impl From<Stop> for NoFactor {
+    fn from(stop: Stop) -> NoFactor {
+        match stop {
+            Stop::Interrupted => NoFactor::Interrupted,
+            Stop::Pivot(_) => NoFactor::Singular,
+        }
+    }
+}
+
+impl NoFactor {
+    /// The status a solve ends with.
+    fn status(self) -> Status {
+        match self {
+            NoFactor::Singular => Status::SingularSystem,
+            NoFactor::Interrupted => Status::Timeout,
+        }
+    }
 }
 
 /// Below this many unknowns the factor is a plain loop in a buffer kept across
@@ -225,13 +255,13 @@ const SMALL: usize = 32;
 /// its own clock, [`Clock::Driver`]): reading it costs a few percent of such an iteration.
 /// Larger problems read it every iteration, where it costs nothing beside the iteration and
 /// eight iterations can overrun a limit (measured: 10 ms over a 100 ms limit on 360 unknowns
-/// in a debug build).
+/// in a debug build), and also inside the phases longer than an iteration: each product of the
+/// power iteration and each panel of a factorization.
 const DEADLINE_EVERY: u64 = 8;
 
 impl Factor {
-    /// Solves in place; no allocation but on faer's LU path (above [`SMALL`] unknowns).
+    /// Solves in place; no allocation.
     fn solve_in_place(&self, b: &mut [f64]) {
-        let rhs = ColMut::from_slice_mut(b).as_mat_mut();
         match self {
             Factor::Small(l) => {
                 let n = b.len();
@@ -239,27 +269,25 @@ impl Factor {
                 dense_backward(l, n, b);
             }
             Factor::SmallLu(lu, pivots) => dense_lu_solve(lu, b.len(), pivots, b),
-            Factor::Llt(l) => {
-                let mut rhs = rhs;
-                solve_lower_triangular_in_place(l.as_ref(), rhs.as_mut(), Par::Seq);
-                solve_upper_triangular_in_place(l.transpose(), rhs, Par::Seq);
-            }
-            Factor::Lu(lu) => lu.solve_in_place_with_conj(Conj::No, rhs),
+            Factor::Llt(l) => llt_solve_in_place(l.as_ref(), b),
+            Factor::Lu(lu, pivots) => lu_solve_in_place(lu.as_ref(), pivots, b),
         }
     }
 }
 
 /// The extreme eigenvalues of a symmetric matrix `a`, by power iteration: `(L, lambda_min)`
 /// with `lambda_min` from the shifted matrix `L I - a` (`None` for it when not asked for), and
-/// the iterations spent. Deterministic: the start is a fixed non-constant vector.
+/// the iterations spent. Deterministic: the start is a fixed non-constant vector. `None` when
+/// `deadline` passed before an iteration (it is read before each product).
 pub fn extreme_eigenvalues(
-    a: faer::MatRef<'_, f64>,
+    a: MatRef<'_, f64>,
     iterations: usize,
     smallest: bool,
-) -> (f64, Option<f64>, u64) {
+    deadline: &Deadline,
+) -> Option<(f64, Option<f64>, u64)> {
     let n = a.nrows();
     if n == 0 {
-        return (0.0, Some(0.0), 0);
+        return Some((0.0, Some(0.0), 0));
     }
     let mut spent = 0u64;
     let mut run = |shift: Option<f64>| {
@@ -270,6 +298,9 @@ pub fn extreme_eigenvalues(
         v.iter_mut().for_each(|x| *x /= norm);
         let mut lambda = 0.0f64;
         for k in 0..iterations.max(1) {
+            if deadline.expired() {
+                return None;
+            }
             spent += 1;
             if n < SMALL {
                 // faer's product costs more in dispatch than in arithmetic at these sizes.
@@ -305,28 +336,41 @@ pub fn extreme_eigenvalues(
                 break;
             }
         }
-        lambda
+        Some(lambda)
     };
-    let l = run(None).max(0.0);
-    let min = smallest.then(|| (l - run(Some(l))).clamp(0.0, l));
-    (l, min, spent)
+    let l = run(None)?.max(0.0);
+    let min = match smallest {
+        true => Some((l - run(Some(l))?).clamp(0.0, l)),
+        false => None,
+    };
+    Some((l, min, spent))
 }
 
 /// The problem ADMM iterates on: `W` dense (and its symmetric part for the eigenvalues), `q`,
 /// `mu`.
 pub struct AdmmProblem<'a> {
     problem: &'a LocalProblem,
-    w: Mat<f64>,
+    /// The problem's own `W` when it is stored dense; a dense copy otherwise.
+    w: Cow<'a, Mat<f64>>,
     symmetric: bool,
     q_norm: f64,
 }
 
 impl<'a> AdmmProblem<'a> {
-    /// Forms `W` densely and checks whether it is exactly symmetric.
+    /// Borrows `W` when it is dense (forms it densely otherwise) and checks whether it is
+    /// exactly symmetric. Column slices throughout: in a debug build faer's element-wise
+    /// generic code (a clone, an indexed loop) costs tens of milliseconds at 360 unknowns,
+    /// all of it before the driver could read its deadline.
     pub fn new(problem: &'a LocalProblem) -> AdmmProblem<'a> {
-        let w = problem.dense_w();
+        let w = match &problem.w {
+            crate::problem::Matrix::Dense(w) => Cow::Borrowed(w),
+            other => Cow::Owned(other.to_dense()),
+        };
         let n = w.nrows();
-        let symmetric = (0..n).all(|j| (0..j).all(|i| w[(i, j)] == w[(j, i)]));
+        let symmetric = (0..n).all(|j| {
+            let col = w.col_as_slice(j);
+            (0..j).all(|i| col[i] == w.col_as_slice(i)[j])
+        });
         AdmmProblem {
             problem,
             w,
@@ -352,9 +396,14 @@ impl<'a> AdmmProblem<'a> {
         natural_map_of(&self.problem.mu, self.q_norm, r, u)
     }
 
-    /// Factors `W + c I`, in the buffers of `previous` when it is a small factor; `None` when
-    /// it is not positive definite (Cholesky) or singular (LU).
-    fn factor(&self, c: f64, work: &mut Mat<f64>, previous: Option<Factor>) -> Option<Factor> {
+    /// Factors `W + c I` in the buffers of `previous` (of the same kind and size: ADMM keeps
+    /// one factor per solve), reading `deadline` before every panel above [`SMALL`] unknowns.
+    fn factor(
+        &self,
+        c: f64,
+        previous: Option<Factor>,
+        deadline: &Deadline,
+    ) -> Result<Factor, NoFactor> {
         let n = self.w.nrows();
         if n < SMALL {
             let (mut a, mut pivots) = match previous {
@@ -367,28 +416,34 @@ impl<'a> AdmmProblem<'a> {
                 a[j * n + j] += c;
             }
             if self.symmetric {
-                return dense_llt(&mut a, n).ok().map(|()| Factor::Small(a));
+                dense_llt(&mut a, n).map_err(|_| NoFactor::Singular)?;
+                return Ok(Factor::Small(a));
             }
             pivots.resize(n, 0);
-            return dense_lu(&mut a, n, &mut pivots)
-                .ok()
-                .map(|()| Factor::SmallLu(a, pivots));
+            dense_lu(&mut a, n, &mut pivots).map_err(|_| NoFactor::Singular)?;
+            return Ok(Factor::SmallLu(a, pivots));
         }
-        work.copy_from(&self.w);
-        for i in 0..n {
-            work[(i, i)] += c;
+        let (mut a, mut pivots) = match previous {
+            Some(Factor::Llt(a)) => (a, Vec::new()),
+            Some(Factor::Lu(a, pivots)) => (a, pivots),
+            _ => (Mat::zeros(n, n), Vec::new()),
+        };
+        for j in 0..n {
+            let col = a.col_as_slice_mut(j);
+            col.copy_from_slice(self.w.col_as_slice(j));
+            col[j] += c;
         }
+        let proceed = || !deadline.expired();
         if self.symmetric {
-            let llt = work.llt(Side::Lower).ok()?;
-            let l = llt.L().to_owned();
-            let ok = (0..n).all(|i| l[(i, i)].is_finite() && l[(i, i)] > 0.0);
-            ok.then_some(Factor::Llt(l))
-        } else {
-            let lu = work.partial_piv_lu();
-            let u = lu.U();
-            let ok = (0..n).all(|i| u[(i, i)].is_finite() && u[(i, i)] != 0.0);
-            ok.then_some(Factor::Lu(lu))
+            llt_in_panels(a.as_mut(), proceed)?;
+            return Ok(Factor::Llt(a));
         }
+        pivots.resize(n, 0);
+        lu_in_panels(&mut a, &mut pivots, proceed)?;
+        if !(0..n).all(|i| a[(i, i)].is_finite() && a[(i, i)] != 0.0) {
+            return Err(NoFactor::Singular);
+        }
+        Ok(Factor::Lu(a, pivots))
     }
 }
 
@@ -401,7 +456,6 @@ struct Work {
     /// The right-hand side, then `x+`.
     b: Vec<f64>,
     u: Vec<f64>,
-    mat: Mat<f64>,
 }
 
 /// The ADMM solver state between argmin iterations.
@@ -443,6 +497,49 @@ impl AdmmSolver {
     pub fn rho(&self) -> f64 {
         self.rho
     }
+
+    /// The spectral start: `kappa`, `kappa^p_inc` and `rho_0` from the extreme eigenvalues of
+    /// the x step's Hessian `W + eta I` (for an asymmetric `W`, of its symmetric part). `None`
+    /// when the deadline passed during the power iteration.
+    fn spectral_start(
+        &mut self,
+        p: &AdmmProblem<'_>,
+        counts: &mut std::collections::HashMap<&'static str, u64>,
+    ) -> Option<()> {
+        let o = &self.options;
+        let sym;
+        let a = if p.symmetric {
+            p.w.as_ref().as_ref()
+        } else {
+            sym = symmetric_part(&p.w);
+            sym.as_ref()
+        };
+        let smallest = o.min_eigenvalue == MinEigenvalue::Power;
+        let found = extreme_eigenvalues(a, o.power_iterations, smallest, &self.deadline);
+        let (lmax, lmin, spent) = found?;
+        counts.insert("power_iterations", spent);
+        let big_l = lmax + o.eta;
+        let m = lmin.unwrap_or(0.0) + o.eta;
+        self.kappa = (big_l / m).max(1.0);
+        self.rho_factor = self.kappa.powf(o.rho_power_factor);
+        self.rho = o
+            .rho
+            .unwrap_or_else(|| (m * big_l).sqrt() * self.kappa.powf(o.rho_power));
+        Some(())
+    }
+}
+
+/// `(W + W') / 2`, column slice by column slice.
+fn symmetric_part(w: &Mat<f64>) -> Mat<f64> {
+    let n = w.nrows();
+    let mut sym = Mat::zeros(n, n);
+    for j in 0..n {
+        let col = sym.col_as_slice_mut(j);
+        for (i, s) in col.iter_mut().enumerate() {
+            *s = 0.5 * (w.col_as_slice(j)[i] + w.col_as_slice(i)[j]);
+        }
+    }
+    sym
 }
 
 /// `s_a = mu_a |z_a,t| e_n`, the De Saxcé shift of the dual (step 1), subtracted from `b`.
@@ -468,26 +565,6 @@ impl<'a> Solver<AdmmProblem<'a>, AdmmState> for AdmmSolver {
             .as_ref()
             .ok_or_else(|| ArgminError::msg("admm problem missing"))?;
         let n = x0.len();
-        let o = &self.options;
-        // The spectral start: extreme eigenvalues of the x step's Hessian W + eta I. For an
-        // asymmetric W, those of its symmetric part.
-        let sym;
-        let a = if p.symmetric {
-            p.w.as_ref()
-        } else {
-            sym = Mat::from_fn(n, n, |i, j| 0.5 * (p.w[(i, j)] + p.w[(j, i)]));
-            sym.as_ref()
-        };
-        let smallest = o.min_eigenvalue == MinEigenvalue::Power;
-        let (lmax, lmin, spent) = extreme_eigenvalues(a, o.power_iterations, smallest);
-        problem.counts.insert("power_iterations", spent);
-        let big_l = lmax + o.eta;
-        let m = lmin.unwrap_or(0.0) + o.eta;
-        self.kappa = (big_l / m).max(1.0);
-        self.rho_factor = self.kappa.powf(o.rho_power_factor);
-        self.rho = o
-            .rho
-            .unwrap_or_else(|| (m * big_l).sqrt() * self.kappa.powf(o.rho_power));
         let mut work = Work {
             x: x0.clone(),
             x_prev: vec![0.0; n],
@@ -495,7 +572,6 @@ impl<'a> Solver<AdmmProblem<'a>, AdmmState> for AdmmSolver {
             z: vec![0.0; n],
             b: vec![0.0; n],
             u: vec![0.0; n],
-            mat: Mat::zeros(n, n),
         };
         // y0 = P_K(x0); z0 = P_K*(sigma(y0)), the De Saxcé velocity of the start.
         let mut y = x0;
@@ -510,11 +586,16 @@ impl<'a> Solver<AdmmProblem<'a>, AdmmState> for AdmmSolver {
             work.z[3 * a..3 * a + 3].copy_from_slice(z.as_slice());
         }
         let res = p.natural_map(&y, &work.u);
-        self.factor = p.factor(self.rho + o.eta, &mut work.mat, None);
+        // The phases longer than an iteration read the deadline inside: each product of the
+        // power iteration, each panel of the factorization.
+        let factor = match self.spectral_start(p, &mut problem.counts) {
+            Some(()) => p.factor(self.rho + self.options.eta, None, &self.deadline),
+            None => Err(NoFactor::Interrupted),
+        };
         problem.counts.insert("factorizations", 1);
         problem.counts.insert("rho_updates", 0);
-        self.status = if self.factor.is_none() {
-            Some(Status::SingularSystem)
+        self.status = if let Err(e) = factor {
+            Some(e.status())
         } else if !res.is_finite() || !self.rho.is_finite() {
             Some(Status::NotFinite)
         } else if res <= self.tol {
@@ -522,6 +603,7 @@ impl<'a> Solver<AdmmProblem<'a>, AdmmState> for AdmmSolver {
         } else {
             None
         };
+        self.factor = factor.ok();
         self.work = Some(work);
         let kv = kv!(
             "merit" => res;
@@ -542,8 +624,8 @@ impl<'a> Solver<AdmmProblem<'a>, AdmmState> for AdmmSolver {
             .as_ref()
             .ok_or_else(|| ArgminError::msg("admm problem missing"))?;
         let (Some(w), Some(factor)) = (self.work.as_mut(), self.factor.as_ref()) else {
-            // No factor: `init` found W + (rho + eta) I not positive definite.
-            self.status = Some(Status::SingularSystem);
+            // No factor: `init` ended the solve (its status says why).
+            self.status.get_or_insert(Status::SingularSystem);
             let res = state.get_cost();
             return Ok((state.param(y).cost(res), None));
         };
@@ -619,11 +701,11 @@ impl<'a> Solver<AdmmProblem<'a>, AdmmState> for AdmmSolver {
                     self.status = Some(Status::NotFinite);
                 } else {
                     self.rho = next;
-                    self.factor = p.factor(next + eta, &mut w.mat, self.factor.take());
                     *problem.counts.entry("factorizations").or_insert(0) += 1;
                     *problem.counts.entry("rho_updates").or_insert(0) += 1;
-                    if self.factor.is_none() {
-                        self.status = Some(Status::SingularSystem);
+                    match p.factor(next + eta, self.factor.take(), &self.deadline) {
+                        Ok(f) => self.factor = Some(f),
+                        Err(e) => self.status = Some(e.status()),
                     }
                     if let Some(kv) = kv.as_mut() {
                         kv.insert("rho_next", next.into());
@@ -787,15 +869,44 @@ mod tests {
         let a = Mat::from_fn(n, n, |i, j| {
             (0..n).map(|k| h[(i, k)] * d[k] * h[(j, k)]).sum()
         });
-        let (l, m, spent) = extreme_eigenvalues(a.as_ref(), 500, true);
+        let none = Deadline::none();
+        let (l, m, spent) = extreme_eigenvalues(a.as_ref(), 500, true, &none).unwrap();
         assert!((l - 7.0).abs() < 1e-5, "{l}");
         assert!((m.unwrap() - 0.1).abs() < 1e-4, "{m:?}");
         assert!(spent <= 1000);
         // A singular matrix has m = 0; the smallest is not asked for with `false`.
         let s = Mat::from_fn(3, 3, |i, j| if i < 2 && j < 2 { 1.0 } else { 0.0 });
-        let (l, m, _) = extreme_eigenvalues(s.as_ref(), 200, true);
+        let (l, m, _) = extreme_eigenvalues(s.as_ref(), 200, true, &none).unwrap();
         assert!((l - 2.0).abs() < 1e-6 && m.unwrap() < 1e-6, "{l} {m:?}");
-        assert_eq!(extreme_eigenvalues(s.as_ref(), 5, false).1, None);
+        assert_eq!(
+            extreme_eigenvalues(s.as_ref(), 5, false, &none).unwrap().1,
+            None
+        );
+        // A passed deadline stops it before its first product.
+        let passed = Deadline::after(Some(std::time::Duration::ZERO));
+        assert_eq!(extreme_eigenvalues(a.as_ref(), 500, true, &passed), None);
+    }
+
+    #[test]
+    fn a_passed_deadline_ends_the_setup_and_every_refactorization_with_timeout() {
+        // 12 contacts (36 unknowns): the factor goes by panels and reads the deadline.
+        let p = chain(12);
+        let ap = AdmmProblem::new(&p);
+        let passed = Deadline::after(Some(std::time::Duration::ZERO));
+        assert_eq!(
+            ap.factor(0.7, None, &passed).err(),
+            Some(NoFactor::Interrupted)
+        );
+        assert!(ap.factor(0.7, None, &Deadline::none()).is_ok());
+        let opts = SolveOptions {
+            time_limit: Some(std::time::Duration::ZERO),
+            ..tight(5000)
+        };
+        let s = solve_admm(&p, &Admm::default(), None, &opts).unwrap();
+        assert_eq!(s.status, Status::Timeout);
+        assert_eq!(s.iterations, 0);
+        // The answer is still the start projected on the cones.
+        assert!(s.x.iter().all(|v| v.is_finite()));
     }
 
     #[test]
@@ -896,7 +1007,7 @@ mod tests {
         // The factor itself: L L' = W + c I to rounding on the small path.
         let p = AdmmProblem::new(&small);
         let n = small.q.len();
-        let Some(Factor::Small(l)) = p.factor(0.7, &mut Mat::zeros(n, n), None) else {
+        let Ok(Factor::Small(l)) = p.factor(0.7, None, &Deadline::none()) else {
             panic!("a symmetric 30 x 30 W factors in the plain buffer");
         };
         let mut x: Vec<f64> = (0..n).map(|i| 1.0 + i as f64).collect();
@@ -951,7 +1062,7 @@ mod tests {
         let small = skewed_chain(10);
         let p = AdmmProblem::new(&small);
         let n = small.q.len();
-        let Some(f @ Factor::SmallLu(..)) = p.factor(0.7, &mut Mat::zeros(n, n), None) else {
+        let Ok(f @ Factor::SmallLu(..)) = p.factor(0.7, None, &Deadline::none()) else {
             panic!("a non-symmetric 30 x 30 W factors by the plain LU");
         };
         let x: Vec<f64> = (0..n).map(|i| 1.0 + i as f64).collect();
