@@ -441,6 +441,7 @@ fn timed_out(part: &StepProblem) -> Result<Outcome, CoreError> {
         iterations: 0,
         seconds: 0.0,
         build_seconds: 0.0,
+        start_seconds: 0.0,
         counters: BTreeMap::new(),
     })
 }
@@ -473,6 +474,7 @@ fn merge(islands: &Islands, outcomes: Vec<Outcome>, seconds: f64) -> Outcome {
     }
     let iterations = outcomes.iter().map(|o| o.iterations).max().unwrap_or(0);
     let build_seconds = outcomes.iter().map(|o| o.build_seconds).sum();
+    let start_seconds = outcomes.iter().map(|o| o.start_seconds).sum();
     counters.insert(
         "island_iterations".into(),
         outcomes.iter().map(|o| o.iterations).sum(),
@@ -507,6 +509,7 @@ fn merge(islands: &Islands, outcomes: Vec<Outcome>, seconds: f64) -> Outcome {
         iterations,
         seconds,
         build_seconds,
+        start_seconds,
         counters,
     }
 }

@@ -661,6 +661,10 @@ pub struct Outcome {
     /// solver-against-solver comparison on one formulation subtracts, since every driver of
     /// that formulation pays it alike.
     pub build_seconds: f64,
+    /// The part of `seconds` spent in the formulation's start (summed over islands): Todorov's
+    /// sticking start is an eigendecomposition of the Delassus matrix, which no time limit
+    /// interrupts.
+    pub start_seconds: f64,
     /// The drivers' counters summed over attempts, plus the formulation's (`restarts`).
     pub counters: BTreeMap<String, u64>,
 }
@@ -684,7 +688,11 @@ pub fn solve_formulation<F: Formulation>(
     let clock = Instant::now();
     let built = formulation.build(problem)?;
     let build_seconds = clock.elapsed().as_secs_f64();
+    // A start can cost more than the build (Todorov's sticking start is an eigendecomposition
+    // of the Delassus matrix): none once the time is gone.
+    let started = Instant::now();
     let mut x0 = match init {
+        _ if deadline.expired() => vec![0.0; formulation.num_unknowns(&built)],
         Init::Zero => vec![0.0; formulation.num_unknowns(&built)],
         Init::Default => formulation.default_start(&built, problem)?,
         Init::Warm(w) => {
@@ -692,6 +700,7 @@ pub fn solve_formulation<F: Formulation>(
             formulation.start_from_warm(&built, problem, w, d)?
         }
     };
+    let start_seconds = started.elapsed().as_secs_f64();
     let mut iterations = 0;
     let mut counters = BTreeMap::new();
     let mut attempt = 0u32;
@@ -744,6 +753,7 @@ pub fn solve_formulation<F: Formulation>(
         iterations,
         seconds,
         build_seconds,
+        start_seconds,
         counters,
     })
 }
@@ -775,6 +785,9 @@ pub struct LocalSolve {
     pub seconds: f64,
     /// The part of `seconds` spent in the formulation's build.
     pub build_seconds: f64,
+    /// The part of `seconds` spent in the formulation's start (see [`Outcome::start_seconds`]).
+    #[serde(default)]
+    pub start_seconds: f64,
     /// The shared metrics of the returned impulses.
     pub metrics: LocalMetrics,
     /// The formulation's model.
@@ -831,6 +844,7 @@ pub fn judge(problem: &StepProblem, outcome: Outcome, tol: f64) -> Result<LocalS
         iterations: outcome.iterations,
         seconds: outcome.seconds,
         build_seconds: outcome.build_seconds,
+        start_seconds: outcome.start_seconds,
         metrics,
         counters: outcome.counters,
         model: outcome.model,

@@ -126,8 +126,23 @@ pub struct SolveOptions {
     /// Stagnated when the step changes no component of `x` by more than
     /// `step_tol * (1 + |x|_inf)`.
     pub step_tol: f64,
-    /// Wall-clock budget of the whole solve; `None` means none. Every driver honours it inside
-    /// its own loop and stops with [`Status::Timeout`].
+    /// Wall-clock budget of the whole solve; `None` means none. A solve ends with
+    /// [`Status::Timeout`] within `1.2 x` the limit plus one *indivisible step*, the longest
+    /// stretch in which nothing reads the clock:
+    ///
+    /// | where | read | indivisible step |
+    /// |---|---|---|
+    /// | the solve flow ([`crate::plugin::solve_formulation`]) | after the build, before the start, before each attempt | the formulation's build (forming `W = H' M^-1 H`, SAP's analysis, the MLCP's matrices) and its start (Todorov's and the MNCP's sticking start: an eigendecomposition of the Delassus matrix, `O(n^3)`) |
+    /// | islands ([`crate::islands::solve_by_island`]) | before each island's build | finding and splitting the islands |
+    /// | least-squares and merit drivers (Gauss-Newton, LM, projected LM, dogleg, trust region, Todorov's, Erleben's Newton, SAP's Newton, L-BFGS) | before every iteration, the first included ([`Timed`](crate::drivers::execute::Timed)); inside line searches and damping retries | the set-up (first residual and Jacobian) or one iteration (its factorization or least-squares solve) |
+    /// | sweeps (PGS, Hwangbo's bisection and PGS) | every 16 contacts of a sweep | 16 contacts' updates, or a sweep's residual |
+    /// | ADMM | every iteration above 32 unknowns (every 8 below), each product of the power iteration, each panel of 32 columns of a factorization ([`crate::panels`]) | one iteration without a refactorization, or one panel |
+    /// | Clarabel | before its iterations and after each (its termination callback) | forming the conic program, Clarabel's set-up and first iteration |
+    ///
+    /// What runs after the answer (the impulses and velocities from the unknowns, the shared
+    /// ruler) is not counted as a step. The end-to-end tests (`time_limit::` in
+    /// `experiments/tests/end_to_end/`) measure each step on the machine they run on and hold
+    /// every driver and every pair's whole flow to this bound.
     pub time_limit: Option<Duration>,
     /// Record the per-iteration [`Trace`] (on by default). Off where only the answer and the
     /// counters are kept, as in timed problem sets: a trace row is built from the driver's

@@ -438,9 +438,12 @@ fn a_tiny_timeout_gives_timeout() {
         time_limit: Some(Duration::from_micros(1)),
         ..tight()
     };
+    // The deadline is read before every iteration, the first included: a limit the set-up
+    // used up leaves no iteration (argmin's own timeout, read only after an iteration, let one
+    // run).
     for (name, s) in all_drivers(&Slow, &[-1.2, 1.0], &opts) {
         assert_eq!(s.status, Status::Timeout, "{name}");
-        assert_eq!(s.iterations, 1, "{name}");
+        assert_eq!(s.iterations, 0, "{name}");
     }
 }
 
