@@ -372,7 +372,10 @@ fn time_limit_holds_on_admm() {
 /// solve held to the bound (`limited`) or in the longer one (they vary by a few percent from
 /// run to run, and a start of 600 ms in a debug build varies by more than the limit's 20%),
 /// and the driver's set-up or longest iteration in the longer solve.
-fn flow_step(limited: &contactlab_core::LocalSolve, long: &contactlab_core::LocalSolve) -> Duration {
+fn flow_step(
+    limited: &contactlab_core::LocalSolve,
+    long: &contactlab_core::LocalSolve,
+) -> Duration {
     let phase = |s: &contactlab_core::LocalSolve| s.build_seconds.max(s.start_seconds);
     Duration::from_secs_f64(phase(limited).max(phase(long))).max(iteration(&long.solution))
 }
