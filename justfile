@@ -57,7 +57,10 @@ test-python:
 # Reproduce a paper: config -> data -> report, in release mode. `just reproduce --list` names them.
 # Refused when tracked files outside reports/ have uncommitted changes (the report's provenance
 # would name a commit without the code behind its numbers); `just reproduce <paper> --allow-dirty`
-# runs anyway and the report says it came from a dirty tree.
+# runs anyway and the report says it came from a dirty tree. The peers (MuJoCo, Drake) are run by
+# Python: CONTACTLAB_NO_PEERS=1 skips them, CONTACTLAB_PEERS_WITHOUT=pydrake (a comma list of
+# modules) plays a machine without those modules, e.g. `CONTACTLAB_PEERS_WITHOUT=pydrake just
+# reproduce fidelity`. A failing report leaves reports/<paper>/ as it was.
 reproduce *ARGS:
     cargo run --release -j2 -q -p contactlab-experiments --bin contactlab -- reproduce {{ARGS}}
 

@@ -6,12 +6,22 @@
 //! [`contactlab_runs::engines`]) and keeps the harness's result as rows: a run with provenance
 //! like any other, which a report sets beside ours. Where the harness cannot run, the run says
 //! why in a `skipped` column instead of failing.
+//!
+//! A module of the config's `[when_missing]` is missing when Python does not import it, or when
+//! `CONTACTLAB_PEERS_WITHOUT` (a comma-separated list, [`peers_without`]) names it or a package
+//! holding it: the lab then adds the config's arguments for it, and every row gets a column
+//! `missing_modules` that says which modules were missing and why ([`missing_module`]). The
+//! modules `CONTACTLAB_PEERS_WITHOUT` names are hidden from the harness too (and from the
+//! import check): a folder of stubs that raise `ModuleNotFoundError` goes first on the child's
+//! `PYTHONPATH`, so a harness that imports one anyway fails as on a machine without it. A
+//! module built into the interpreter cannot be hidden; a dotted name (`pydrake.all`) counts as
+//! missing for `[when_missing]` but hides nothing from the harness.
 
 use std::collections::BTreeMap;
 use std::path::Path;
 use std::process::Command;
 
-use contactlab_runs::engines::{EnginesConfig, NO_PEERS};
+use contactlab_runs::engines::{EnginesConfig, NO_PEERS, PEERS_WITHOUT};
 use polars::prelude::*;
 use serde_json::Value;
 
@@ -38,15 +48,141 @@ impl EnginesOutput {
 
 /// Whether Python imports `module`.
 pub fn python_has(module: &str) -> bool {
-    Command::new("python3")
+    python_has_with(module, &Hidden::none())
+}
+
+/// Whether `python3` with the modules of `hidden` hidden imports `module`.
+fn python_has_with(module: &str, hidden: &Hidden) -> bool {
+    hidden
+        .python()
         .args(["-c", &format!("import {module}")])
         .output()
         .is_ok_and(|o| o.status.success())
 }
 
+/// The Python modules `CONTACTLAB_PEERS_WITHOUT` names: its comma-separated items, trimmed,
+/// empty ones dropped (none when it is unset).
+pub fn peers_without() -> Vec<String> {
+    parse_peers_without(&std::env::var(PEERS_WITHOUT).unwrap_or_default())
+}
+
+/// The items of a `CONTACTLAB_PEERS_WITHOUT` value.
+fn parse_peers_without(value: &str) -> Vec<String> {
+    value
+        .split(',')
+        .map(str::trim)
+        .filter(|m| !m.is_empty())
+        .map(str::to_string)
+        .collect()
+}
+
+/// Why an engine run treats Python `module` as missing, or `None` when it is there:
+/// `hidden by CONTACTLAB_PEERS_WITHOUT` when `without` names it or a package holding it
+/// (`pydrake` hides `pydrake.all`), `does not import` when Python fails to import it.
+pub fn missing_module(module: &str, without: &[String]) -> Option<String> {
+    missing_module_with(module, without, &Hidden::none())
+}
+
+/// [`missing_module`], the import tried with `hidden`'s modules hidden.
+fn missing_module_with(module: &str, without: &[String], hidden: &Hidden) -> Option<String> {
+    let named = without.iter().any(|w| {
+        module == w
+            || module
+                .strip_prefix(w.as_str())
+                .is_some_and(|rest| rest.starts_with('.'))
+    });
+    if named {
+        Some(format!("hidden by {PEERS_WITHOUT}"))
+    } else if !python_has_with(module, hidden) {
+        Some("does not import".into())
+    } else {
+        None
+    }
+}
+
+/// A folder of stub packages that make Python fail to import the modules
+/// `CONTACTLAB_PEERS_WITHOUT` names, put first on the child's `PYTHONPATH`; removed when
+/// dropped.
+#[derive(Debug)]
+struct Hidden {
+    /// The stubs' folder; `None` when nothing is hidden.
+    dir: Option<std::path::PathBuf>,
+}
+
+impl Hidden {
+    /// Nothing hidden.
+    fn none() -> Hidden {
+        Hidden { dir: None }
+    }
+
+    /// Stubs for the top-level names of `modules` (valid Python identifiers without a dot; the
+    /// others hide nothing), in a fresh folder under the system's temporary one.
+    fn of(modules: &[String]) -> std::io::Result<Hidden> {
+        let names: Vec<&String> = modules
+            .iter()
+            .filter(|m| {
+                let mut c = m.chars();
+                c.next().is_some_and(|c| c.is_alphabetic() || c == '_')
+                    && c.all(|c| c.is_alphanumeric() || c == '_')
+            })
+            .collect();
+        if names.is_empty() {
+            return Ok(Hidden::none());
+        }
+        static COUNT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+        let n = COUNT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let dir = std::env::temp_dir().join(format!(
+            "contactlab-peers-without-{}-{n}",
+            std::process::id()
+        ));
+        let hidden = Hidden {
+            dir: Some(dir.clone()),
+        };
+        for name in names {
+            let package = dir.join(name);
+            std::fs::create_dir_all(&package)?;
+            std::fs::write(
+                package.join("__init__.py"),
+                format!(
+                    "# {PEERS_WITHOUT} names `{name}`: this run plays a machine without it.\n\
+                     raise ModuleNotFoundError(\"No module named '{name}' (hidden by \
+                     {PEERS_WITHOUT})\", name=\"{name}\")\n"
+                ),
+            )?;
+        }
+        Ok(hidden)
+    }
+
+    /// `python3`, with the stubs first on its `PYTHONPATH` when something is hidden.
+    fn python(&self) -> Command {
+        let mut c = Command::new("python3");
+        if let Some(dir) = &self.dir {
+            let mut paths = vec![dir.clone()];
+            if let Some(old) = std::env::var_os("PYTHONPATH") {
+                paths.extend(std::env::split_paths(&old));
+            }
+            if let Ok(joined) = std::env::join_paths(paths) {
+                c.env("PYTHONPATH", joined);
+            }
+        }
+        c
+    }
+}
+
+impl Drop for Hidden {
+    /// Removes the stubs' folder.
+    fn drop(&mut self) {
+        if let Some(dir) = &self.dir {
+            let _ = std::fs::remove_dir_all(dir);
+        }
+    }
+}
+
 /// Runs the harness of `cfg` with its arguments (those of `when_missing` added for each
-/// module Python lacks) and reads its JSON result back as rows. `CONTACTLAB_NO_PEERS`, a
-/// missing Python or a failing harness give [`EnginesOutput::Skipped`] with the reason.
+/// module that is missing, [`missing_module`], named in a `missing_modules` column of every
+/// row) and reads its JSON result back as rows. `CONTACTLAB_NO_PEERS`, a missing Python or a
+/// failing harness give [`EnginesOutput::Skipped`] with the reason; the modules
+/// `CONTACTLAB_PEERS_WITHOUT` names are missing and hidden from the harness.
 pub fn run_engines(root: &Path, cfg: &EnginesConfig) -> Result<EnginesOutput, RunError> {
     if std::env::var_os(NO_PEERS).is_some() {
         return Ok(EnginesOutput::Skipped(format!("{NO_PEERS} is set")));
@@ -60,12 +196,17 @@ pub fn run_engines(root: &Path, cfg: &EnginesConfig) -> Result<EnginesOutput, Ru
         .iter()
         .map(|a| cfg.substitute(a, &out, root))
         .collect();
+    let without = peers_without();
+    let hidden = Hidden::of(&without)?;
+    let mut missing = Vec::new();
     for (module, extra) in &cfg.when_missing {
-        if !python_has(module) {
+        if let Some(why) = missing_module_with(module, &without, &hidden) {
             args.extend(extra.iter().map(|a| cfg.substitute(a, &out, root)));
+            missing.push(format!("{module} ({why})"));
         }
     }
-    let run = Command::new("python3")
+    let run = hidden
+        .python()
         .arg(root.join(&cfg.script))
         .args(&args)
         .output();
@@ -95,10 +236,16 @@ pub fn run_engines(root: &Path, cfg: &EnginesConfig) -> Result<EnginesOutput, Ru
     let json: Value = serde_json::from_str(&text).map_err(|e| {
         RunError::Problem(format!("{}: output unreadable: {e}", cfg.script.display()))
     })?;
-    Ok(EnginesOutput::Measured(
-        records_frame(&json, &cfg.records)
-            .map_err(|e| RunError::Problem(format!("{}: {e}", cfg.script.display())))?,
-    ))
+    let mut frame = records_frame(&json, &cfg.records)
+        .map_err(|e| RunError::Problem(format!("{}: {e}", cfg.script.display())))?;
+    if !missing.is_empty() {
+        let note = missing.join("; ");
+        frame.with_column(Column::new(
+            "missing_modules".into(),
+            vec![note.as_str(); frame.height()],
+        ))?;
+    }
+    Ok(EnginesOutput::Measured(frame))
 }
 
 /// An object's scalar fields, nested objects flattened with `_` (lists as their JSON text).
@@ -204,6 +351,24 @@ pub fn records_frame(json: &Value, records: &str) -> Result<DataFrame, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn peers_without_names_modules_and_the_packages_they_hold() {
+        assert_eq!(
+            parse_peers_without(" pydrake, ,mujoco,"),
+            ["pydrake", "mujoco"]
+        );
+        assert!(parse_peers_without("").is_empty());
+        let without = parse_peers_without("pydrake");
+        let hidden = format!("hidden by {PEERS_WITHOUT}");
+        assert_eq!(missing_module("pydrake", &without), Some(hidden.clone()));
+        assert_eq!(missing_module("pydrake.all", &without), Some(hidden));
+        // A name that merely starts like a listed one is not hidden by it.
+        assert_eq!(
+            missing_module("pydrakes_surely_not_installed", &without).as_deref(),
+            Some("does not import")
+        );
+    }
 
     #[test]
     fn records_flatten_into_typed_columns_with_the_top_scalars_repeated() {

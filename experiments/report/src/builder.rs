@@ -30,6 +30,23 @@
 //! * `published.<quantity>`: each row of `experiments/configs/<paper>/quoted_published.csv`
 //!   (`quantity,value,source`): numbers the findings quote from the paper, another study or an
 //!   earlier run of this project, with where each comes from.
+//!
+//! Facts a report cannot compute in a run (an optional peer that did not run) are declared
+//! absent with [`Facts::absent`]: the findings that quote them are marked, not failed, and
+//! `facts.md` lists the absent patterns with their reasons.
+//!
+//! **All or nothing.** Everything a report writes (its tables' CSV files, its plots, anything a
+//! module draws into [`Report::out_dir`], `facts.md` and `README.md`) goes to a staging folder
+//! beside the report's, `reports/.<paper>.staging-<pid>-<n>`, and only a successful
+//! [`Report::finish`] puts it in place of `reports/<paper>/`: the old folder is renamed aside,
+//! the staging folder renamed to it, then the old one removed. So the report's folder holds
+//! exactly what one generation wrote (a file it no longer writes is gone; nothing in a report
+//! folder is written by hand: the prose is `experiments/configs/<paper>/findings.md`), and a
+//! generation that fails anywhere (an error from a table, a plot, a load, a stale or unknown
+//! finding, a panic) leaves `reports/<paper>/` byte for byte as it was and removes its staging
+//! folder when the [`Report`] is dropped. When the findings fail, the facts this generation
+//! computed, what the author of the findings needs, are kept in `reports/.<paper>.facts.md`
+//! (hidden and ignored by git; a later successful generation removes it).
 
 use contactlab_runs::RunConfig;
 use std::collections::BTreeMap;
@@ -38,7 +55,7 @@ use std::path::{Path, PathBuf};
 
 use polars::prelude::DataFrame;
 
-use super::findings::{fill, Facts, Fmt};
+use super::findings::{absent_note, fill, Facts, Fmt};
 use super::plots::{Chart, Series};
 use super::table::Table;
 use super::{markdown_table, ReportError};
@@ -148,6 +165,68 @@ impl RunData {
     }
 }
 
+/// The folder a report is written into until it is complete: a sibling of the report's folder,
+/// renamed into its place by [`Staging::commit`] and removed when dropped uncommitted.
+#[derive(Debug)]
+struct Staging {
+    /// `reports/.<paper>.staging-<pid>-<n>`.
+    dir: PathBuf,
+    /// `reports/<paper>`.
+    target: PathBuf,
+}
+
+impl Staging {
+    /// A staging folder for `target` (not created yet: writers create it as they write).
+    fn new(target: PathBuf) -> Staging {
+        Staging {
+            dir: sibling(&target, "staging"),
+            target,
+        }
+    }
+
+    /// Puts the staging folder in place of the target: the old target renamed aside, the
+    /// staging folder renamed to the target, the old one removed; when the second rename
+    /// fails, the old target is renamed back.
+    fn commit(&self) -> std::io::Result<()> {
+        std::fs::create_dir_all(&self.dir)?;
+        let old = sibling(&self.target, "old");
+        let had_old = match std::fs::rename(&self.target, &old) {
+            Ok(()) => true,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => false,
+            Err(e) => return Err(e),
+        };
+        if let Err(e) = std::fs::rename(&self.dir, &self.target) {
+            if had_old {
+                let _ = std::fs::rename(&old, &self.target);
+            }
+            return Err(e);
+        }
+        if had_old {
+            // What is left of the old folder is a hidden sibling; the new report is in place.
+            let _ = std::fs::remove_dir_all(&old);
+        }
+        Ok(())
+    }
+}
+
+impl Drop for Staging {
+    /// Removes the staging folder: after a commit it no longer exists; without one, the
+    /// generation failed or stopped and its files must not stay.
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
+
+/// `<parent>/.<name>.<what>-<pid>-<n>` for `path` = `<parent>/<name>`, unique in this process.
+fn sibling(path: &Path, what: &str) -> PathBuf {
+    static COUNT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    let n = COUNT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let name = path
+        .file_name()
+        .map_or_else(String::new, |n| n.to_string_lossy().into_owned());
+    path.with_file_name(format!(".{name}.{what}-{}-{n}", std::process::id()))
+}
+
 /// A report being written: see the module documentation.
 #[derive(Debug)]
 pub struct Report {
@@ -156,7 +235,8 @@ pub struct Report {
     citation: String,
     root: PathBuf,
     config_dir: PathBuf,
-    out: PathBuf,
+    /// Where every file of this generation is written until [`Report::finish`].
+    staging: Staging,
     body: String,
     facts: Facts,
     runs: Vec<(String, RunMeta)>,
@@ -171,7 +251,7 @@ impl Report {
             citation: citation.to_string(),
             root: root.to_path_buf(),
             config_dir: root.join("experiments/configs").join(paper),
-            out: root.join("reports").join(paper),
+            staging: Staging::new(root.join("reports").join(paper)),
             body: String::new(),
             facts: Facts::new(),
             runs: Vec::new(),
@@ -183,9 +263,17 @@ impl Report {
         &self.config_dir
     }
 
-    /// `reports/<paper>/`.
+    /// The folder to write this report's files into: the staging folder that
+    /// [`Report::finish`] puts in place of `reports/<paper>/` (not created until a file is
+    /// written; create it before writing into it yourself).
     pub fn out_dir(&self) -> &Path {
-        &self.out
+        &self.staging.dir
+    }
+
+    /// `reports/<paper>/`: where the report ends up, holding the last successful generation
+    /// until [`Report::finish`] replaces it.
+    pub fn report_dir(&self) -> &Path {
+        &self.staging.target
     }
 
     /// A file of the config folder (a published-numbers CSV).
@@ -336,7 +424,7 @@ impl Report {
             self.body += &t.markdown();
             self.body += "\n";
         }
-        t.write_csv(&self.out)
+        t.write_csv(self.out_dir())
     }
 
     /// Draws `chart` of `series` to `file` in the report folder and shows it with `alt` text.
@@ -347,8 +435,8 @@ impl Report {
         chart: &Chart,
         series: &[Series],
     ) -> Result<(), ReportError> {
-        std::fs::create_dir_all(&self.out)?;
-        chart.draw(&self.out.join(file), series)?;
+        std::fs::create_dir_all(self.out_dir())?;
+        chart.draw(&self.out_dir().join(file), series)?;
         self.image(file, alt);
         Ok(())
     }
@@ -462,14 +550,29 @@ impl Report {
             .names()
             .filter_map(|n| self.facts.get(n).map(|f| vec![format!("`{n}`"), f.show()]))
             .collect();
-        format!(
+        let mut page = format!(
             "# Facts of the {} report\n\nGenerated with `README.md`: every value \
              `experiments/configs/{}/findings.md` may quote, as `{{{{name}}}}` (filled in this format) \
              or `{{{{name = value}}}}` (checked at the written precision).\n\n{}",
             self.paper,
             self.paper,
             markdown_table(&["name", "value"], &rows)
-        )
+        );
+        let absent: Vec<Vec<String>> = self
+            .facts
+            .absences()
+            .map(|(pattern, reason)| vec![format!("`{pattern}`"), reason.to_string()])
+            .collect();
+        if !absent.is_empty() {
+            let _ = write!(
+                page,
+                "\n## Absent in this run\n\nA placeholder whose name contains one of these \
+                 patterns and that has no fact above is written as `{}`, its value unchecked.\n\n{}",
+                absent_note("<reason>"),
+                markdown_table(&["name contains", "reason"], &absent)
+            );
+        }
+        page
     }
 
     /// The `config.*` facts of every config of the paper's folder (see the module
@@ -530,22 +633,35 @@ impl Report {
         Ok(())
     }
 
-    /// Writes `facts.md`, then `README.md` (header, provenance, timing, body, filled findings)
-    /// and returns its path; a stale or unknown findings placeholder fails before the README is
-    /// written.
+    /// Writes `facts.md`, then `README.md` (header, provenance, timing, body, filled findings),
+    /// puts the generation in place of `reports/<paper>/` and returns the README's path there.
+    /// A stale or unknown findings placeholder fails before anything is put in place (the
+    /// facts are then in `reports/.<paper>.facts.md`); see the module documentation.
     pub fn finish(mut self) -> Result<PathBuf, ReportError> {
         self.add_setting_facts()?;
         self.add_quoted_facts()?;
         // The facts first: when a finding is stale, they are what its author needs.
-        std::fs::create_dir_all(&self.out)?;
-        std::fs::write(self.out.join("facts.md"), self.facts_page())?;
+        let out = self.out_dir().to_path_buf();
+        std::fs::create_dir_all(&out)?;
+        let facts_page = self.facts_page();
+        std::fs::write(out.join("facts.md"), &facts_page)?;
+        let failed_facts = self
+            .staging
+            .target
+            .with_file_name(format!(".{}.facts.md", self.paper));
         let findings_path = self.config_dir.join("findings.md");
         let findings = match std::fs::read_to_string(&findings_path) {
             Ok(text) => {
                 let shown = Path::new("experiments/configs")
                     .join(&self.paper)
                     .join("findings.md");
-                Some(fill(&text, &self.facts, &shown)?)
+                match fill(&text, &self.facts, &shown) {
+                    Ok(filled) => Some(filled),
+                    Err(e) => {
+                        let _ = std::fs::write(&failed_facts, &facts_page);
+                        return Err(e);
+                    }
+                }
             }
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
             Err(e) => return Err(ReportError::Io(e)),
@@ -566,9 +682,10 @@ impl Report {
             md += "\n";
             md += &f;
         }
-        let path = self.out.join("README.md");
-        std::fs::write(&path, md)?;
-        Ok(path)
+        std::fs::write(out.join("README.md"), md)?;
+        self.staging.commit()?;
+        let _ = std::fs::remove_file(&failed_facts);
+        Ok(self.staging.target.join("README.md"))
     }
 }
 
@@ -686,9 +803,159 @@ mod tests {
                 && e.contains("302"),
             "{e}"
         );
-        assert!(!root.join("reports/toy/README.md").exists());
-        let facts = std::fs::read_to_string(root.join("reports/toy/facts.md")).unwrap();
+        assert!(!root.join("reports/toy").exists());
+        // The facts the author needs to fix the finding are kept beside the report's folder.
+        let facts = std::fs::read_to_string(root.join("reports/.toy.facts.md")).unwrap();
         assert!(facts.contains("| `lm` | 302 |"), "{facts}");
+        assert_eq!(entries(&root.join("reports")), [".toy.facts.md"]);
+        std::fs::remove_dir_all(&root).unwrap();
+    }
+
+    /// The names in `dir`, sorted.
+    fn entries(dir: &Path) -> Vec<String> {
+        let mut names: Vec<String> = std::fs::read_dir(dir)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        names.sort();
+        names
+    }
+
+    /// Every file under `dir` with its bytes, by path relative to `dir`.
+    fn snapshot(dir: &Path) -> BTreeMap<PathBuf, Vec<u8>> {
+        let mut files = BTreeMap::new();
+        let mut todo = vec![dir.to_path_buf()];
+        while let Some(d) = todo.pop() {
+            for e in std::fs::read_dir(&d).unwrap() {
+                let path = e.unwrap().path();
+                if path.is_dir() {
+                    todo.push(path);
+                } else {
+                    let bytes = std::fs::read(&path).unwrap();
+                    files.insert(path.strip_prefix(dir).unwrap().to_path_buf(), bytes);
+                }
+            }
+        }
+        files
+    }
+
+    /// A toy report with one table (`t.csv`, `x` in its cell), one plot (`p.svg`) and a fact.
+    fn toy(root: &Path, x: u8) -> Report {
+        let mut r = Report::new(root, "toy", "Toy", "-");
+        r.facts().num("answer", f64::from(x), Fmt::int());
+        let mut t = Table::new(Some("t.csv")).col("x", "x");
+        t.row(vec![Cell::int(x)]).unwrap();
+        r.table(&t).unwrap();
+        let chart = Chart::new(
+            "toy",
+            crate::plots::Axis::linear("x"),
+            crate::plots::Axis::linear("y"),
+        );
+        r.plot(
+            "p.svg",
+            "a line",
+            &chart,
+            &[("line".to_string(), vec![(0.0, 0.0), (1.0, f64::from(x))])],
+        )
+        .unwrap();
+        r
+    }
+
+    #[test]
+    fn a_failed_generation_leaves_the_report_folder_as_it_was_and_a_good_one_replaces_it() {
+        let root = scratch("atomic");
+        let findings = root.join("experiments/configs/toy/findings.md");
+        let reports = root.join("reports");
+        let folder = reports.join("toy");
+        std::fs::write(&findings, "The answer is {{answer = 1}}.\n").unwrap();
+        let first = toy(&root, 1);
+        // Until `finish`, nothing is in the report's folder: the files go to the staging one.
+        assert!(first.out_dir().join("t.csv").exists() && !folder.exists());
+        assert_eq!(first.report_dir(), folder);
+        // A file this generation writes and the next does not.
+        std::fs::write(first.out_dir().join("only_once.txt"), "old").unwrap();
+        assert_eq!(first.finish().unwrap(), folder.join("README.md"));
+        let before = snapshot(&folder);
+        let names: Vec<&str> = before.keys().map(|p| p.to_str().unwrap()).collect();
+        assert_eq!(
+            names,
+            ["README.md", "facts.md", "only_once.txt", "p.svg", "t.csv"]
+        );
+        assert_eq!(entries(&reports), ["toy"]);
+
+        // Stale findings: the new table and plot were written, then the findings failed.
+        let e = toy(&root, 2).finish().unwrap_err();
+        assert!(matches!(e, ReportError::StaleFinding { .. }), "{e}");
+        assert_eq!(snapshot(&folder), before, "the old report, byte for byte");
+        assert_eq!(
+            entries(&reports),
+            [".toy.facts.md", "toy"],
+            "no staging folder"
+        );
+
+        // An unknown finding, and an error from a table (a row of the wrong width) that the
+        // module returns before `finish`: the same.
+        std::fs::write(&findings, "{{answer = 2}} {{no_such_fact}}\n").unwrap();
+        assert!(toy(&root, 2).finish().is_err());
+        assert_eq!(snapshot(&folder), before);
+        let failed_in_the_body = || -> Result<PathBuf, ReportError> {
+            let mut r = toy(&root, 2);
+            let mut t = Table::new(Some("bad.csv")).col("x", "x");
+            t.row(vec![Cell::int(1u8), Cell::int(2u8)])?;
+            r.table(&t)?;
+            r.finish()
+        };
+        assert!(matches!(failed_in_the_body(), Err(ReportError::Table(_))));
+        assert_eq!(snapshot(&folder), before);
+        assert_eq!(entries(&reports), [".toy.facts.md", "toy"]);
+
+        // A good generation replaces the folder: the file it no longer writes is gone, the
+        // failed generation's facts too.
+        std::fs::write(&findings, "The answer is {{answer = 2}}.\n").unwrap();
+        toy(&root, 2).finish().unwrap();
+        let after = snapshot(&folder);
+        let names: Vec<&str> = after.keys().map(|p| p.to_str().unwrap()).collect();
+        assert_eq!(names, ["README.md", "facts.md", "p.svg", "t.csv"]);
+        assert_eq!(after[Path::new("t.csv")], b"x\n2\n");
+        assert_ne!(after[Path::new("p.svg")], before[Path::new("p.svg")]);
+        assert!(
+            String::from_utf8_lossy(&after[Path::new("README.md")]).contains("The answer is 2.")
+        );
+        assert_eq!(entries(&reports), ["toy"]);
+        std::fs::remove_dir_all(&root).unwrap();
+    }
+
+    #[test]
+    fn absent_facts_mark_their_findings_and_are_listed_on_the_facts_page() {
+        let root = scratch("absent");
+        std::fs::write(
+            root.join("experiments/configs/toy/findings.md"),
+            "MuJoCo {{lift.mujoco = 1.5}}, Drake {{lift.drake.sap = 6.0}}.\n",
+        )
+        .unwrap();
+        let mut r = Report::new(&root, "toy", "Toy", "-");
+        r.facts()
+            .num("lift.mujoco", 1.5, Fmt::fixed(1))
+            .absent(".drake.", "Drake did not run: `pydrake` does not import");
+        let md = std::fs::read_to_string(r.finish().unwrap()).unwrap();
+        assert!(
+            md.contains(
+                "MuJoCo 1.5, Drake *[not measured: Drake did not run: `pydrake` does not import]*."
+            ),
+            "{md}"
+        );
+        let facts = std::fs::read_to_string(root.join("reports/toy/facts.md")).unwrap();
+        assert!(
+            facts.contains("## Absent in this run")
+                && facts.contains("| `.drake.` | Drake did not run: `pydrake` does not import |"),
+            "{facts}"
+        );
+        // Without absent patterns the facts page has no such section.
+        Report::new(&root, "toy", "Toy", "-").finish().unwrap_err();
+        std::fs::write(root.join("experiments/configs/toy/findings.md"), "none\n").unwrap();
+        Report::new(&root, "toy", "Toy", "-").finish().unwrap();
+        let facts = std::fs::read_to_string(root.join("reports/toy/facts.md")).unwrap();
+        assert!(!facts.contains("Absent"), "{facts}");
         std::fs::remove_dir_all(&root).unwrap();
     }
 

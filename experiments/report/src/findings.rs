@@ -17,6 +17,13 @@
 //! fails the report with the file, the line and the placeholder. `{{` always opens a
 //! placeholder; names use letters, digits and `_ . - +`.
 //!
+//! **Absent facts.** Where a report knows that some facts cannot be computed in this run (an
+//! optional peer such as Drake did not run), it says so with [`Facts::absent`]: a placeholder
+//! whose name contains the pattern and that has no fact is then written as
+//! `*[not measured: <reason>]*` ([`absent_note`]), its `= value` unchecked, instead of failing.
+//! A fact of that name, when there is one, is still written and checked as usual; a placeholder
+//! that matches no absent pattern and has no fact still fails.
+//!
 //! **Every number in findings is a placeholder.** A test scans every
 //! `experiments/configs/*/findings.md` ([`loose_numbers`]) and fails on digits outside
 //! placeholders, except the few kinds [`ALLOWED_DIGITS`] lists (a list marker, a reference
@@ -146,10 +153,19 @@ impl Fact {
     }
 }
 
-/// Named facts a report computed, for [`fill`].
+/// Named facts a report computed, for [`fill`], and the patterns of facts it could not compute
+/// with why ([`Facts::absent`]).
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Facts {
     map: BTreeMap<String, Fact>,
+    /// `(pattern, reason)`, in the order declared.
+    absent: Vec<(String, String)>,
+}
+
+/// What [`fill`] writes for a placeholder without a fact whose name matches an absent pattern
+/// with `reason`: `*[not measured: <reason>]*`.
+pub fn absent_note(reason: &str) -> String {
+    format!("*[not measured: {reason}]*")
 }
 
 impl Facts {
@@ -196,9 +212,43 @@ impl Facts {
         self.map.keys().map(String::as_str)
     }
 
-    /// Adds every fact of `other` (replacing facts of the same name).
+    /// Adds every fact of `other` (replacing facts of the same name) and its absent patterns.
     pub fn extend(&mut self, other: Facts) {
         self.map.extend(other.map);
+        for (pattern, reason) in other.absent {
+            self.absent(pattern, reason);
+        }
+    }
+
+    /// Declares the facts whose name contains `contains` absent from this run because of
+    /// `reason` (`absent(".drake.", "pydrake does not import on this machine")`): a placeholder
+    /// of such a name without a fact is written as [`absent_note`] by [`fill`] instead of
+    /// failing. Declaring a pattern again replaces its reason; an empty pattern is ignored (it
+    /// would match every name).
+    pub fn absent(&mut self, contains: impl Into<String>, reason: impl Into<String>) -> &mut Facts {
+        let (contains, reason) = (contains.into(), reason.into());
+        if contains.is_empty() {
+            return self;
+        }
+        match self.absent.iter_mut().find(|(p, _)| *p == contains) {
+            Some(entry) => entry.1 = reason,
+            None => self.absent.push((contains, reason)),
+        }
+        self
+    }
+
+    /// Why fact `name` is absent: the reason of the first declared pattern `name` contains,
+    /// whether or not the fact exists ([`fill`] asks only for names without a fact).
+    pub fn absent_reason(&self, name: &str) -> Option<&str> {
+        self.absent
+            .iter()
+            .find(|(p, _)| name.contains(p.as_str()))
+            .map(|(_, r)| r.as_str())
+    }
+
+    /// Every absent pattern with its reason, in the order declared.
+    pub fn absences(&self) -> impl Iterator<Item = (&str, &str)> {
+        self.absent.iter().map(|(p, r)| (p.as_str(), r.as_str()))
     }
 }
 
@@ -287,6 +337,11 @@ fn placeholder(
                 "`{{{{{inner}}}}}` is not a placeholder (`{{{{name}}}}` or `{{{{name = value}}}}`)"
             ),
         ));
+    }
+    if facts.get(name).is_none() {
+        if let Some(reason) = facts.absent_reason(name) {
+            return Ok(absent_note(reason));
+        }
     }
     let fact = facts.get(name).ok_or_else(|| {
         let prefix = name.split('.').next().unwrap_or(name);
@@ -651,6 +706,70 @@ mod tests {
         assert!(e.contains("not a placeholder"), "{e}");
         let e = run("{{ratio\n}}").unwrap_err().to_string();
         assert!(e.contains("does not close on its line"), "{e}");
+    }
+
+    #[test]
+    fn absent_facts_are_written_as_marked_notes_and_their_values_go_unchecked() {
+        let mut f = facts();
+        f.absent(".drake.", "Drake did not run (`pydrake` does not import)")
+            .num("stack.drake.sap.drift_mm", 0.12, Fmt::fixed(2));
+        let out = fill(
+            "Drake lifts {{sliding_cube.drake.sap.max_lift_mm = 5.99e0 mm}} and \
+             {{slope_30.drake.tamsi.max_lift_mm}}; MuJoCo {{ratio = 1.84}}; measured \
+             {{stack.drake.sap.drift_mm = 0.12}}.",
+            &f,
+            Path::new("configs/p/findings.md"),
+        )
+        .unwrap();
+        let note = "*[not measured: Drake did not run (`pydrake` does not import)]*";
+        assert_eq!(
+            out,
+            format!("Drake lifts {note} and {note}; MuJoCo 1.84; measured 0.12.")
+        );
+        // A fact that exists is still checked, even under an absent pattern.
+        let e = fill(
+            "{{stack.drake.sap.drift_mm = 0.13}}",
+            &f,
+            Path::new("configs/p/findings.md"),
+        )
+        .unwrap_err();
+        assert!(matches!(e, ReportError::StaleFinding { .. }), "{e}");
+        // The first pattern a name contains gives the reason; a pattern declared again
+        // replaces its reason; an empty pattern matches nothing.
+        f.absent("sap", "second")
+            .absent(".drake.", "again")
+            .absent("", "all");
+        assert_eq!(f.absent_reason("x.drake.sap"), Some("again"));
+        assert_eq!(f.absent_reason("x.mujoco.sap"), Some("second"));
+        assert_eq!(f.absent_reason("ratio"), None);
+        assert_eq!(
+            f.absences().collect::<Vec<_>>(),
+            [(".drake.", "again"), ("sap", "second")]
+        );
+        // `extend` carries the absent patterns over.
+        let mut g = Facts::new();
+        g.extend(f);
+        assert_eq!(g.absent_reason("a.drake.b"), Some("again"));
+    }
+
+    #[test]
+    fn a_name_that_matches_no_absent_pattern_still_fails() {
+        let mut f = facts();
+        f.absent(".drake.", "no pydrake");
+        let e = fill(
+            "{{a.drake.b}} then {{a.mujoco.b = 1}} and {{ratio = 1.84}}",
+            &f,
+            Path::new("configs/p/findings.md"),
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(
+            e.contains("unknown placeholder `{{a.mujoco.b = 1}}`") && !e.contains("drake"),
+            "{e}"
+        );
+        // A malformed placeholder is not rescued by a pattern it contains either.
+        let e = fill("{{x .drake. y}}", &f, Path::new("f.md")).unwrap_err();
+        assert!(e.to_string().contains("not a placeholder"), "{e}");
     }
 
     #[test]

@@ -21,6 +21,13 @@
 //! `step_median_ms`). Where the harness cannot run (no Python, a missing package, or
 //! `CONTACTLAB_NO_PEERS` set, as in CI), the run still writes its files: one row whose column
 //! `skipped` says why, so that a report can say it and show published numbers instead.
+//!
+//! Where a module of `[when_missing]` is missing, the harness runs with the extra arguments and
+//! every row gets a column `missing_modules` saying which and why (`pydrake (does not import)`).
+//! `CONTACTLAB_PEERS_WITHOUT`, a comma-separated list of Python modules
+//! (`CONTACTLAB_PEERS_WITHOUT=pydrake`), makes the lab treat them as missing although they are
+//! installed, and hides them from the harness too: what a machine without them gets, reproduced
+//! on one that has them (`CONTACTLAB_PEERS_WITHOUT=pydrake just reproduce fidelity`).
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -31,6 +38,10 @@ use crate::config::{invalid, ConfigError, OutputSection, RunConfig};
 
 /// The environment variable that skips every engine run (CI: no MuJoCo there).
 pub const NO_PEERS: &str = "CONTACTLAB_NO_PEERS";
+
+/// The environment variable naming Python modules (comma-separated) that engine runs treat as
+/// missing although installed, to reproduce a machine without them (`pydrake`).
+pub const PEERS_WITHOUT: &str = "CONTACTLAB_PEERS_WITHOUT";
 
 /// A whole other-engine config.
 #[derive(Debug, Clone, Deserialize)]

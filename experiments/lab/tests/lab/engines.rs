@@ -1,6 +1,7 @@
 //! Other-engine runs (`kind = "engines"`) end to end through `Lab::run`, with a stand-in
-//! harness: its JSON becomes rows, a Python module it lacks adds the configured arguments, and
-//! a harness that cannot run leaves a run whose `skipped` column says why.
+//! harness: its JSON becomes rows, a Python module it lacks adds the configured arguments (also
+//! one `CONTACTLAB_PEERS_WITHOUT` hides), and a harness that cannot run leaves a run whose
+//! `skipped` column says why.
 
 use std::path::PathBuf;
 
@@ -59,6 +60,81 @@ fn the_harness_json_becomes_rows_and_missing_modules_add_their_arguments() {
     );
     let ms = df.column("step_median_ms").unwrap().f64().unwrap().get(0);
     assert_eq!(ms, Some(0.5));
+    assert_eq!(
+        s("missing_modules"),
+        "surely_no_such_module_here (does not import)"
+    );
+    std::fs::remove_dir_all(&root).unwrap();
+}
+
+/// `CONTACTLAB_PEERS_WITHOUT` plays a machine without an installed module: the lab adds the
+/// module's `[when_missing]` arguments, says why in `missing_modules`, and the harness cannot
+/// import it either. `colorsys` stands for `pydrake`: a pure-Python module every Python has.
+#[test]
+fn peers_without_treats_an_installed_module_as_missing() {
+    let root = root("without");
+    let config = root.join("experiments/configs/p/engines.toml");
+    std::fs::write(
+        root.join("harness/fake.py"),
+        "import json, sys\nargs = sys.argv[1:]\nout = args[args.index('--out') + 1]\n\
+         try:\n    import colorsys\n    seen = 'imported'\nexcept ModuleNotFoundError as e:\n    seen = str(e)\n\
+         rows = [{'engine': 'fake', 'args': ' '.join(args), 'colorsys': seen}]\n\
+         json.dump({'results': rows}, open(out + '/fake.json', 'w'))\n",
+    )
+    .unwrap();
+    std::fs::write(
+        &config,
+        "kind = \"engines\"\npaper = \"p\"\nname = \"engines\"\nscript = \"harness/fake.py\"\n\
+         args = [\"--out\", \"{out}\"]\nresult = \"fake.json\"\nrecords = \"results\"\n\
+         [when_missing]\ncolorsys = [\"--engines\", \"without-colorsys\"]\n",
+    )
+    .unwrap();
+    let run = || {
+        let summary = Lab::standard()
+            .with_root(&root)
+            .run(&config, None, &mut Vec::new())
+            .unwrap();
+        let df = read_run(&summary.path).unwrap();
+        let text = |c: &str| {
+            df.column(c)
+                .ok()
+                .map(|c| c.str().unwrap().get(0).unwrap().to_string())
+        };
+        (
+            text("args").unwrap(),
+            text("colorsys").unwrap(),
+            text("missing_modules"),
+        )
+    };
+    // Installed and not named: no extra arguments, no note.
+    std::env::remove_var("CONTACTLAB_PEERS_WITHOUT");
+    let (args, seen, missing) = run();
+    assert!(!args.contains("without-colorsys"), "{args}");
+    assert_eq!((seen.as_str(), missing), ("imported", None));
+    // Named (among blanks and another name): missing, said so, hidden from the harness.
+    std::env::set_var("CONTACTLAB_PEERS_WITHOUT", " surely_not_here, colorsys,,");
+    let (args, seen, missing) = run();
+    std::env::remove_var("CONTACTLAB_PEERS_WITHOUT");
+    assert!(args.ends_with("--engines without-colorsys"), "{args}");
+    assert_eq!(
+        missing.as_deref(),
+        Some("colorsys (hidden by CONTACTLAB_PEERS_WITHOUT)")
+    );
+    assert!(
+        seen.contains("No module named 'colorsys'") && seen.contains("CONTACTLAB_PEERS_WITHOUT"),
+        "{seen}"
+    );
+    // The stubs are gone after the run.
+    let stubs = std::fs::read_dir(std::env::temp_dir())
+        .unwrap()
+        .filter_map(|e| e.ok())
+        .filter(|e| {
+            e.file_name()
+                .to_string_lossy()
+                .starts_with(&format!("contactlab-peers-without-{}-", std::process::id()))
+        })
+        .count();
+    assert_eq!(stubs, 0);
     std::fs::remove_dir_all(&root).unwrap();
 }
 
