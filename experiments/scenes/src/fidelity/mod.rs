@@ -36,12 +36,76 @@
 //! `rolling_sphere` body is one sphere of radius `R` (`radius`), `I = 2 m R^2 / 5`, resting at
 //! `z = R`.
 //!
-//! A sphere of world centre `c` is a contact when its gap `c_z - r` is below `margin`
-//! (`1e-3 m`, as the sphere scene); the contact point is `c - r e_z`, the frame is the crate's
-//! [`contact_frame`]`(+z)` (normal first), and its key is
+//! A sphere is a contact when its gap is below `margin` plus its speculative reach (next
+//! section); the contact point is `c - r e_z` for its world centre `c`, the frame is the
+//! crate's [`contact_frame`]`(+z)` (normal first), and its key is
 //! [`ContactKey::WallPoint`] `{ body: 0, obstacle: 0, feature: corner }`, so a corner keeps its
 //! key across steps (warm starts). The rows of `J` for a frame direction `d` are `d` on `v` and
 //! `(p - x) x d` on `omega` (the velocity of the touching point).
+//!
+//! # Which spheres are contacts: the speculative reach
+//!
+//! A sphere of world centre `c` is a contact when its gap `phi0 = c_z - r` satisfies
+//!
+//! `phi0 < margin + s`, `s = (dt + tau_d) max(0, mu |v*_t| - v*_n)` ([`Fidelity::reach`]),
+//!
+//! with `tau_d = 0` (the contacts are rigid) and `(v*_n, v*_t)` the velocity of the sphere's
+//! lowest point at the step's free velocities `[v*, omega*]` (before any contact impulse), in
+//! the contact frame. `s` is not a tuning knob: it is where SAP's impulse vanishes. With SAP's
+//! bias `v^_n = -phi0 / (dt + tau_d)` (Castro et al., sec. V-A) the impulse
+//! `gamma = P_F(y)`, `y = -R^-1 (v_c - v^)`, is zero exactly when `y` is in the polar cone,
+//! `y_n < -mu^ y_r` (appendix C, region III), which in velocities reads
+//! `v_n - v^_n > mu |v_t|`, that is `phi0 > (dt + tau_d) (mu |v_t| - v_n)`, for every `R`. A
+//! sphere beyond `s` gets no impulse from SAP's model at the free velocity, so leaving it out
+//! changes nothing; a sphere within it would be pushed, so it is in. (Exact for one contact;
+//! with several, the others' impulses move the point after the prediction: here they stop its
+//! approach and slow its slip, so `s` exceeds the solution's own bound by about
+//! `dt^2 g cos th (1 + mu^2)`: conservative.) The exact models' own condition, that the gap
+//! closes within the step (`phi0 < -dt v*_n`, Catto's speculative contact), is the case
+//! `mu |v_t| = 0` and lies inside. `margin` (default `1e-3 m`, as the sphere scene) is only a
+//! prediction distance on top of the reach, and `margin = 0` is a complete contact rule
+//! (below).
+//!
+//! Why (issue 38): a convex relaxation lifts a sliding contact to Castro et al.'s estimate
+//! `(dt + tau_d) mu |v_t|` (sec. V-A: SAP's steady state `v_n = v^_n + mu |v_t| = 0`, up to
+//! the near-rigid compliance `dt R_n gamma_n (1 + mu~^2)`, 1.4e-7 m here). With a fixed margin
+//! of 1 mm as the only rule, the cube on the 30 degree slope reached `|v_t| = 2 m/s` at
+//! `t = 3.044 s`, where `dt mu |v_t|` is 1 mm: two corners dropped out of the problem, the cube
+//! pitched and fell back inside the margin, and each returning contact (at `phi0` just under
+//! 1 mm, below SAP's equilibrium) was pushed out at `v_n = mu |v_t| - phi0 / dt`, a kick that
+//! grows with the speed: the chatter became a tumble 1.76 m high by 10 s (acceleration 0.686
+//! instead of 0.657 m/s^2, 9.3 m ahead of the exact position). The reach keeps SAP's
+//! equilibrium inside the contact set at every speed: at the equilibrium the gap is at most
+//! `dt mu |v_t|`, and the free velocity adds `dt g sin th` to the slip and `dt g cos th`
+//! towards the plane, so the gap stays `dt^2 g (cos th + mu sin th)` (11 micrometres at 30
+//! degrees) inside `s`, less the step's rise `dt^2 mu a` (0.3 micrometres). Measured (SAP with
+//! Newton, 10 s, either margin): four contacts every step, acceleration 0.65712 m/s^2 (exact
+//! 0.65715), lift 3.2855 mm at 6.5713 m/s against the estimate's 3.2856 mm. The dragged cube,
+//! at 6.46 m/s after its 1 s, lifted past the old margin the same way (from 0.70 s, 28.6 mm
+//! high); its 2.6 mm lift is now kept in contact.
+//!
+//! The other place a fix could go, how a positive gap enters SAP's bias, is the model itself
+//! and not the scene's to change: `v^_n = -phi0 / (dt + tau_d)` is the speculative constraint
+//! (the gap may close within the step, no more), and the steady lift that the study measures
+//! against Castro et al.'s estimate (`lift_over_estimate` = 1) is its consequence. Passing
+//! `phi0 = 0` for a contact in the margin (touching, as the exact models see it) would make
+//! SAP's steady state `v_n = mu |v_t|` every step, a climb; any other bias measures another
+//! model.
+//!
+//! The contact-space (exact complementarity) formulations see `q = J v*`, no bias (`b = 0`), so
+//! to them every contact in the set touches. The reach adds only spheres within
+//! `dt (mu |v*_t| - v*_n)` of the plane, at most 3.3 mm at the end of the 30 degree slide; under
+//! an exact model the four lowest spheres stay at gap 0 (to 1e-12 m) and the other four
+//! `a - 2 r_c` away in every setup, so the contact sets, and their answers, are unchanged
+//! (checked step by step on every setup against the former rule).
+//!
+//! `margin = 0` (`slopes_margin0.toml`; Drake's `margin` proximity property unset) is the reach
+//! alone. A cube resting at gap exactly 0 keeps its contacts: gravity's free velocity,
+//! `-dt g cos th` along the normal, gives them `s = dt^2 g cos th` (8.5 micrometres at 30
+//! degrees, 9.8 on the level), so no step starts without them. (Under the former rule
+//! `gap < margin`, `margin = 0` gave the resting cube no contact at all: it fell one step to
+//! `-dt^2 g cos th` and stayed there under the exact models, which never correct a penetration,
+//! while SAP, pushed out by `v^_n = -phi0 / dt > 0`, flew off from the first step.)
 //!
 //! # One step
 //!
@@ -98,14 +162,20 @@
 //!   says 0); 0 when no contact slides;
 //! - `friction_ratio_max`: over sliding contacts, the largest `|lambda_t| / (mu lambda_n)`
 //!   (Coulomb's law says 1 on sliding contacts; infinity when a friction impulse has no normal
-//!   impulse behind it); 0 when no contact slides.
+//!   impulse behind it); 0 when no contact slides;
+//! - `gap_lambda_max`: `max max(gap, 0) lambda_n` over the contacts, with the gap the contact's
+//!   at the step's start, divided by `m g dt` times [`GAP_SCALE`] (1 mm): the position-level
+//!   Signorini product, a contact that pushes while apart (the exact formulations treat every
+//!   contact in the set as touching, so they can);
+//! - `normal_work`: `sum lambda_n v_n` over the contacts (J), the work the normal impulses do at
+//!   the velocity they leave; the study sums it over the run.
 //!
 //! # Choices the study leaves open
 //!
 //! The corner radius `a / 50` is fixed (not a parameter); `margin`; the midpoint evaluation of
 //! the applied force; rigid contacts for SAP (the clutter scene's `stiffness`/`tau_d` are not
 //! carried here); `finished()` after `duration` (defaults: sliding 0.5 s, dragged 1 s, wall and
-//! a slope that holds 10 s, a slope that slides 2 s, rolling 1 s).
+//! both slopes 10 s, rolling 1 s).
 
 pub mod exact;
 pub mod grasp;
@@ -122,6 +192,9 @@ use super::{Contact, ContactKey, ContactStep, Scene, SceneError};
 
 /// The corner spheres' radius as a fraction of the cube's side (Le Lidec et al., T-RO 2024).
 pub const CORNER_RADIUS_FRACTION: f64 = 1.0 / 50.0;
+
+/// The distance that makes `gap_lambda_max` unit-free (m).
+pub const GAP_SCALE: f64 = 1e-3;
 
 /// The speed that makes `signorini_max` unit-free (m/s).
 pub const V_SCALE: f64 = 1.0;
@@ -176,17 +249,14 @@ impl Setup {
         }
     }
 
-    /// The simulated span (s): sliding 0.5, dragged 1, holds (the wall, a slope that holds)
-    /// 10 for the creep, a slope that slides 2, rolling 1. A slide is kept short because a
-    /// relaxed model's lift grows with the sliding speed (Castro et al. sec. V-A) and would
-    /// outrun the contact margin on an endless incline.
-    pub fn default_duration(self, holds: bool) -> f64 {
+    /// The simulated span (s): sliding 0.5, dragged 1, the wall and both slopes 10 (the creep
+    /// of a hold, or a slide's whole run: the speculative reach keeps a relaxed model's lift
+    /// `dt mu |v_t|` in contact at every speed, see the module doc), rolling 1.
+    pub fn default_duration(self) -> f64 {
         match self {
             Setup::SlidingCube | Setup::SlidingCubeDiagonal => 0.5,
             Setup::DraggedCube | Setup::RollingSphere => 1.0,
-            Setup::WallPress => 10.0,
-            Setup::Slope if holds => 10.0,
-            Setup::Slope => 2.0,
+            Setup::WallPress | Setup::Slope => 10.0,
         }
     }
 
@@ -265,7 +335,8 @@ pub struct FidelityConfig {
     /// The force pressing the cube into the wall (N).
     #[serde(default = "default_press_force")]
     pub press_force: f64,
-    /// A sphere is a contact while its gap is below this (m).
+    /// A prediction distance (m): a sphere is a contact while its gap is below this plus its
+    /// speculative reach ([`Fidelity::reach`]); 0 leaves the reach alone.
     #[serde(default = "default_margin")]
     pub margin: f64,
 }
@@ -316,9 +387,8 @@ impl FidelityConfig {
 
     /// The simulated span (s).
     pub fn duration(&self) -> f64 {
-        let holds = matches!(self.exact().profile, Profile::Rest);
         self.duration
-            .unwrap_or_else(|| self.setup.default_duration(holds))
+            .unwrap_or_else(|| self.setup.default_duration())
     }
 
     /// The mass (kg).
@@ -544,8 +614,8 @@ fn accelerate(a: f64) -> Profile {
     }
 }
 
-/// One touching sphere of the body: which, its gap, and the contact point relative to the
-/// centre of mass (plane frame).
+/// One contact sphere of the body: which, its gap, the contact point relative to the centre
+/// of mass (plane frame), and the speculative reach that admitted it.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct TouchPoint {
     /// The sphere's index (a corner of the cube, 0 for the rolling sphere).
@@ -554,6 +624,9 @@ pub struct TouchPoint {
     pub gap: f64,
     /// The contact point minus the centre of mass.
     pub arm: Vector3<f64>,
+    /// The speculative reach `s` of [`Fidelity::reach`] (m): the sphere is a contact because
+    /// `gap < margin + s`.
+    pub reach: f64,
 }
 
 /// The fidelity scene: one rigid body on the plane `z = 0`.
@@ -578,8 +651,8 @@ pub struct Fidelity {
     /// The exact motion.
     pub exact: ExactMotion,
     /// The last step's contact measures: `signorini_max`, `max_dissipation_angle_deg`,
-    /// `friction_ratio_max`.
-    pub measures: [f64; 3],
+    /// `friction_ratio_max`, `gap_lambda_max`, `normal_work`.
+    pub measures: [f64; 5],
 }
 
 impl Fidelity {
@@ -612,27 +685,43 @@ impl Fidelity {
             v,
             w: Vector3::zeros(),
             steps: 0,
-            measures: [0.0; 3],
+            measures: [0.0; 5],
             config,
         })
     }
 
-    /// The spheres within the margin of the plane.
+    /// This step's contact spheres: those whose gap is below `margin` plus their speculative
+    /// reach at the step's free velocities (the module doc's rule).
     pub fn touch_points(&self) -> Vec<TouchPoint> {
         let r = self.sphere_radius;
+        let free = self.free_velocity();
         self.spheres
             .iter()
             .enumerate()
             .filter_map(|(sphere, local)| {
                 let offset = self.q * local;
                 let gap = self.p.z + offset.z - r;
-                (gap < self.config.margin).then(|| TouchPoint {
+                let arm = offset - r * Vector3::z();
+                let reach = self.reach(&arm, &free);
+                (gap < self.config.margin + reach).then_some(TouchPoint {
                     sphere,
                     gap,
-                    arm: offset - r * Vector3::z(),
+                    arm,
+                    reach,
                 })
             })
             .collect()
+    }
+
+    /// The speculative reach of a contact point at `arm` from the centre for the free
+    /// velocities `free = [v*, omega*]`: `s = (dt + tau_d) max(0, mu |v*_t| - v*_n)` with
+    /// `tau_d = 0`, the gap below which SAP's impulse is not zero (Castro et al., sec. V-A's
+    /// bias `v^_n = -phi0 / (dt + tau_d)` and appendix C's region III, `v_n - v^_n > mu |v_t|`).
+    pub fn reach(&self, arm: &Vector3<f64>, free: &Vector6<f64>) -> f64 {
+        let (v, w) = (free.fixed_rows::<3>(0), free.fixed_rows::<3>(3));
+        let point = v + w.cross(arm);
+        let c = &self.config;
+        c.dt * (c.mu() * point.xy().norm() - point.z).max(0.0)
     }
 
     /// The rows `[n, t1, t2]` of `J` for a contact at `arm` from the centre with frame
@@ -734,7 +823,8 @@ impl Fidelity {
             .chunks_exact(3)
             .map(|c| Vector3::new(c[0], c[1], c[2]))
             .collect();
-        self.measures = self.contact_measures(r, &contact_velocities);
+        let gaps: Vec<f64> = step.contacts.iter().map(|c| c.gap).collect();
+        self.measures = self.contact_measures(r, &contact_velocities, &gaps);
         let dt = self.config.dt;
         self.v = Vector3::new(vel[0], vel[1], vel[2]);
         self.w = Vector3::new(vel[3], vel[4], vel[5]);
@@ -747,12 +837,15 @@ impl Fidelity {
         Ok(())
     }
 
-    /// `signorini_max`, `max_dissipation_angle_deg`, `friction_ratio_max` of impulses `r` and
-    /// post-step contact velocities `u` (see the module doc).
-    pub fn contact_measures(&self, r: &[f64], u: &[Vector3<f64>]) -> [f64; 3] {
+    /// `signorini_max`, `max_dissipation_angle_deg`, `friction_ratio_max`, `gap_lambda_max`
+    /// and `normal_work` of impulses `r`, post-step contact velocities `u` and the contacts'
+    /// gaps at the step's start (see the module doc).
+    pub fn contact_measures(&self, r: &[f64], u: &[Vector3<f64>], gaps: &[f64]) -> [f64; 5] {
         let c = &self.config;
         let scale = c.mass() * c.gravity * c.dt * V_SCALE;
+        let gap_scale = c.mass() * c.gravity * c.dt * GAP_SCALE;
         let (mut signorini, mut angle, mut ratio) = (0.0f64, 0.0f64, 0.0f64);
+        let (mut gap_lambda, mut work) = (0.0f64, 0.0f64);
         for (ci, uc) in u.iter().enumerate() {
             let (ln, lt) = (
                 r[3 * ci],
@@ -760,6 +853,9 @@ impl Fidelity {
             );
             let vt = nalgebra::Vector2::new(uc[1], uc[2]);
             signorini = signorini.max((ln * uc[0]).abs() / scale);
+            work += ln * uc[0];
+            let gap = gaps.get(ci).copied().unwrap_or(0.0);
+            gap_lambda = gap_lambda.max(gap.max(0.0) * ln / gap_scale);
             let slip = vt.norm();
             if slip <= SLIDING_SPEED {
                 continue;
@@ -778,7 +874,7 @@ impl Fidelity {
                 f64::INFINITY
             });
         }
-        [signorini, angle, ratio]
+        [signorini, angle, ratio, gap_lambda, work]
     }
 
     /// `m |v|^2 / 2 + I |omega|^2 / 2`.
@@ -829,6 +925,8 @@ impl Scene for Fidelity {
             ("signorini_max", self.measures[0]),
             ("max_dissipation_angle_deg", self.measures[1]),
             ("friction_ratio_max", self.measures[2]),
+            ("gap_lambda_max", self.measures[3]),
+            ("normal_work", self.measures[4]),
         ]
     }
 
