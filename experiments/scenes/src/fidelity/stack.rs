@@ -16,6 +16,12 @@
 //! the floor, `0.95` between the cubes. Both start exactly at rest and touching; the study
 //! runs 100 steps of 1 ms.
 //!
+//! Two ways the top cube rests ([`Resting`]): corner sphere on corner sphere (`spheres`, the
+//! default: a knife-edge balance, whose contact normals tilt as soon as the spheres slide off
+//! each other's tops), or its corner spheres on the bottom cube's top face (`face`: the bottom
+//! cube's upper spheres take no part, and the normals stay the face's), so that what the mass
+//! ratio does is measured apart from the balance.
+//!
 //! # Contacts
 //!
 //! Floor: a sphere of world centre `c` is a contact when `c_z - r < margin`, normal `+z`,
@@ -25,7 +31,10 @@
 //! [`ContactKey::PairPoint`]), point the midpoint `(c_i + c_j) / 2`. The rows of `J` for a frame
 //! direction `d` are `[d, (p - x_t) x d]` on the top cube's `[v, omega]` and
 //! `-[d, (p - x_b) x d]` on the bottom cube's: the relative velocity of the top cube's point.
-//! Contacts are rigid at their gaps (`k = inf`), as in [`super`].
+//! Contacts are rigid at their gaps (`k = inf`), as in [`super`]. On the face (`face`): a top
+//! sphere `i` whose centre, in the bottom cube's frame, lies over the face's square
+//! (`|x|, |y| <= a/2`, `z > 0`) is a contact when `z - a/2 - r < margin`, normal the face's
+//! `q_b e_z`, point `c_i - r n`.
 //!
 //! # One step
 //!
@@ -37,7 +46,12 @@
 //!
 //! `t`; `drift_bottom`, `drift_top` (each centre's distance from its start, m); `speed_max`
 //! (the larger centre speed, m/s); `penetration` (the largest overlap after the step, over the
-//! floor contacts and the sphere pairs, `max(0, -gap)`, m); `z_bottom`, `z_top`.
+//! floor contacts and the cube-on-cube contacts, `max(0, -gap)`, m); `z_bottom`, `z_top`;
+//! `offset` (the top centre's horizontal distance from the bottom's, m); `collapsed` (1 once
+//! the stack has fallen apart, by the study's test shared with the peers' harness: the top
+//! centre more than a corner radius `r` off the bottom's horizontally, or below it, or the
+//! cubes overlapping by more than a sphere's diameter, `a - (z_top - z_bottom) > 2 r`; less
+//! overlap is penetration, not a collapse).
 //!
 //! # Constants
 //!
@@ -85,6 +99,17 @@ fn default_margin() -> f64 {
     1e-3
 }
 
+/// How the top cube rests on the bottom one.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Resting {
+    /// Corner sphere on corner sphere: a knife-edge balance.
+    #[default]
+    Spheres,
+    /// The top cube's corner spheres on the bottom cube's top face.
+    Face,
+}
+
 /// The stack's parameters (`[scene.params]` of `kind = "cube_stack"`).
 #[derive(Debug, Clone, PartialEq, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
@@ -113,6 +138,9 @@ pub struct StackConfig {
     /// A pair of surfaces is a contact while its gap is below this (m).
     #[serde(default = "default_margin")]
     pub margin: f64,
+    /// How the top cube rests on the bottom one.
+    #[serde(default)]
+    pub resting: Resting,
 }
 
 impl Default for StackConfig {
@@ -126,6 +154,7 @@ impl Default for StackConfig {
             mu_cubes: default_mu_cubes(),
             gravity: default_gravity(),
             margin: default_margin(),
+            resting: Resting::default(),
         }
     }
 }
@@ -281,6 +310,10 @@ impl CubeStack {
                 }
             }
         }
+        if self.config.resting == Resting::Face {
+            self.face_contacts(margin, &mut out);
+            return out;
+        }
         for i in 0..8 {
             let ci = self.sphere(1, i);
             for j in 0..8 {
@@ -313,7 +346,48 @@ impl CubeStack {
         out
     }
 
-    /// The largest overlap of any sphere with the floor or with a sphere of the other cube.
+    /// The top cube's spheres on the bottom cube's top face (see the module doc).
+    fn face_contacts(&self, margin: f64, out: &mut Vec<Found>) {
+        let (r, half) = (self.config.corner_radius(), 0.5 * self.config.side);
+        let bottom = &self.cubes[0];
+        let n = bottom.q * Vector3::z();
+        for i in 0..8 {
+            let ci = self.sphere(1, i);
+            let local = bottom.q.inverse() * (ci - bottom.p);
+            let over = local.x.abs() <= half && local.y.abs() <= half && local.z > 0.0;
+            let gap = local.z - half - r;
+            if !over || gap >= margin {
+                continue;
+            }
+            let point = ci - r * n;
+            out.push(Found {
+                contact: Contact {
+                    key: ContactKey::PairPoint {
+                        a: 1,
+                        b: 0,
+                        feature: i as u64,
+                    },
+                    frame: contact_frame(n),
+                    gap,
+                },
+                mu: self.config.mu_cubes,
+                bodies: vec![
+                    (1, 1.0, point - self.cubes[1].p),
+                    (0, -1.0, point - bottom.p),
+                ],
+            });
+        }
+    }
+
+    /// Whether the stack has fallen apart (see the module doc's `collapsed`).
+    pub fn collapsed(&self) -> bool {
+        let [b, t] = &self.cubes;
+        let r = self.config.corner_radius();
+        let offset = (t.p - b.p).xy().norm();
+        t.p.z < b.p.z || self.config.side - (t.p.z - b.p.z) > 2.0 * r || offset > r
+    }
+
+    /// The largest overlap of any sphere with the floor or with the other cube.
     pub fn penetration(&self) -> f64 {
         self.contacts(0.0)
             .iter()
@@ -450,6 +524,8 @@ impl Scene for CubeStack {
             ("penetration", self.penetration()),
             ("z_bottom", b.p.z),
             ("z_top", t.p.z),
+            ("offset", (t.p - b.p).xy().norm()),
+            ("collapsed", f64::from(u8::from(self.collapsed()))),
         ]
     }
 
@@ -602,6 +678,75 @@ mod tests {
             get(&stack(1e6), "sap_penetration_estimate")
                 > 1e3 * get(&stack(1.0), "sap_penetration_estimate")
         );
+    }
+
+    /// On the face the top cube rests on four face contacts at zero gap under the bottom
+    /// cube's top spheres' places, the exact static impulses hold it, and moving the top cube
+    /// sideways keeps the face's normal (a sphere pair's would tilt).
+    #[test]
+    fn on_the_face_the_normals_stay_vertical() {
+        let config = StackConfig {
+            mass_ratio: 1e3,
+            resting: Resting::Face,
+            ..StackConfig::default()
+        };
+        let mut s = CubeStack::new(&config).unwrap();
+        let step = s.contact_step().unwrap();
+        assert_eq!(step.contacts.len(), 8);
+        assert!(step.contacts.iter().all(|c| c.gap.abs() < 1e-15));
+        let [mb, mt] = config.masses();
+        let g = config.gravity * config.dt;
+        let r: Vec<f64> = step
+            .contacts
+            .iter()
+            .flat_map(|c| {
+                let load = match c.key {
+                    ContactKey::WallPoint { .. } => 0.25 * (mb + mt) * g,
+                    _ => 0.25 * mt * g,
+                };
+                [load, 0.0, 0.0]
+            })
+            .collect();
+        let u = step.velocities(&r).unwrap();
+        assert!(u.iter().all(|x| x.abs() < 1e-9 * (mb + mt) * g), "{u:?}");
+        s.cubes[1].p.x += 2e-3;
+        let moved = s.contact_step().unwrap();
+        let pairs: Vec<_> = moved
+            .contacts
+            .iter()
+            .filter(|c| matches!(c.key, ContactKey::PairPoint { .. }))
+            .collect();
+        assert_eq!(pairs.len(), 4);
+        assert!(pairs.iter().all(|c| c.frame == contact_frame(Vector3::z())));
+        let mut spheres = CubeStack::new(&StackConfig::default()).unwrap();
+        spheres.cubes[1].p.x += 2e-3;
+        let tilted = spheres.contact_step().unwrap();
+        let pairs: Vec<_> = tilted
+            .contacts
+            .iter()
+            .filter(|c| matches!(c.key, ContactKey::PairPoint { .. }))
+            .collect();
+        assert_eq!(pairs.len(), 4);
+        assert!(pairs.iter().all(|c| c.frame != contact_frame(Vector3::z())));
+    }
+
+    /// The collapse test: standing at rest, collapsed when the top cube is a corner radius off,
+    /// below the bottom one, or sunk by more than a sphere's diameter.
+    #[test]
+    fn a_collapse_is_told_from_a_penetration() {
+        let s = stack(1e3);
+        assert!(!s.collapsed());
+        let r = s.config.corner_radius();
+        let with = |f: &dyn Fn(&mut CubeStack)| {
+            let mut t = s.clone();
+            f(&mut t);
+            t.collapsed()
+        };
+        assert!(!with(&|t| t.cubes[1].p.x += 0.9 * r));
+        assert!(with(&|t| t.cubes[1].p.x += 1.1 * r));
+        assert!(!with(&|t| t.cubes[1].p.z -= 1.9 * r));
+        assert!(with(&|t| t.cubes[1].p.z -= 2.1 * r));
+        assert!(with(&|t| t.cubes[1].p.z = t.cubes[0].p.z - 1e-3));
     }
 
     /// Bad parameters name the key.
