@@ -78,16 +78,36 @@ V_THR = 1e-3       # stop / breakaway speed threshold (m/s)
 TRAJ_EVERY = 10    # trajectory samples: every 10 steps
 
 MJ_CONFIGS = {
-    # name: (cone, impratio, noslip_iterations); solver Newton and everything else MuJoCo's default
-    "elliptic-impratio1-noslip0": ("elliptic", 1.0, 0),
-    "elliptic-impratio1-noslip10": ("elliptic", 1.0, 10),
-    "elliptic-impratio10-noslip0": ("elliptic", 10.0, 0),
-    "elliptic-impratio10-noslip10": ("elliptic", 10.0, 10),
-    "pyramidal-impratio1-noslip0": ("pyramidal", 1.0, 0),
-    "pyramidal-impratio1-noslip10": ("pyramidal", 1.0, 10),
+    # name: (cone, impratio, noslip_iterations, time constant); solver Newton and everything else
+    # MuJoCo's default. Time constant None: MuJoCo's default solref (0.02, 1); "2dt": solref
+    # (2 dt, 1), the stiffest MuJoCo allows (`refsafe` clamps a smaller one to 2 dt), named
+    # `tc2dt` in the configuration's name. solimp is MuJoCo's default in every configuration.
+    "elliptic-impratio1-noslip0": ("elliptic", 1.0, 0, None),
+    "elliptic-impratio1-noslip10": ("elliptic", 1.0, 10, None),
+    "elliptic-impratio10-noslip0": ("elliptic", 10.0, 0, None),
+    "elliptic-impratio10-noslip10": ("elliptic", 10.0, 10, None),
+    "pyramidal-impratio1-noslip0": ("pyramidal", 1.0, 0, None),
+    "pyramidal-impratio1-noslip10": ("pyramidal", 1.0, 10, None),
+    "elliptic-tc2dt-impratio10-noslip10": ("elliptic", 10.0, 10, "2dt"),
 }
-DRAKE_CONFIGS = ["sap", "tamsi", "similar", "lagged"]
-SMALL_CONFIGS = {"mujoco": ["elliptic-impratio1-noslip0"], "drake": ["sap"]}
+# MuJoCo at its best on these scenes: the stiffest time constant, impratio 10, noslip.
+MJ_BEST = "elliptic-tc2dt-impratio10-noslip10"
+# name: (discrete approximation, point stiffness per geometry N/m, SAP relaxation time). None:
+# SceneGraph's default proximity properties (point stiffness 1e6 N/m, Hunt-Crossley dissipation
+# 50 s/m, relaxation time 0.1 s). Near-rigid: Castro et al.'s clutter parameters (bench.py's
+# --drake-paper-params), k = 1e12 N/m and tau_d = dt; TAMSI, similar and lagged keep the
+# default Hunt-Crossley dissipation (they do not use the relaxation time).
+DRAKE_CONFIGS = {
+    "sap": ("sap", None, None),
+    "tamsi": ("tamsi", None, None),
+    "similar": ("similar", None, None),
+    "lagged": ("lagged", None, None),
+    "sap-k1e12-taudt": ("sap", 1e12, "dt"),
+    "tamsi-k1e12": ("tamsi", 1e12, None),
+    "similar-k1e12": ("similar", 1e12, None),
+    "lagged-k1e12": ("lagged", 1e12, None),
+}
+SMALL_CONFIGS = {"mujoco": ["elliptic-impratio1-noslip0", MJ_BEST], "drake": ["sap", "sap-k1e12-taudt"]}
 
 
 # ----------------------------------------------------------------------------- scenes
@@ -105,12 +125,14 @@ def scene_specs():
     out = {}
     mu = 0.4
     t_stop = 1.0 / (mu * G)
+    # Symplectic Euler's exact discrete distance: v0^2 / (2 mu g) - v0 dt / 2 (x += dt v_{k+1}).
+    slide = {"stop_time_s": t_stop, "stop_distance_m": 0.5 * t_stop,
+             "stop_distance_discrete_m": 0.5 * t_stop - 0.5 * DT}
     out["sliding_cube"] = dict(base, mu=mu, duration_s=0.6, v0=[1.0, 0.0, 0.0], kind="slide",
-                               analytic={"stop_time_s": t_stop, "stop_distance_m": 0.5 * t_stop})
+                               analytic=dict(slide))
     d = 1.0 / math.sqrt(2.0)
     out["sliding_cube_diagonal"] = dict(base, mu=mu, duration_s=0.6, v0=[d, d, 0.0], kind="slide",
-                                        analytic={"stop_time_s": t_stop,
-                                                  "stop_distance_m": 0.5 * t_stop})
+                                        analytic=dict(slide))
     t0 = mu * M_CUBE * G / 20.0
     out["dragged_cube"] = dict(base, mu=mu, duration_s=1.0, force_rate=[20.0, 0.0, 0.0],
                                kind="drag",
@@ -119,7 +141,7 @@ def scene_specs():
                                          "breakaway_time_s": t0 + math.sqrt(V_THR / 10.0),
                                          "v_0_5s": 10.0 * (0.5 - t0) ** 2,
                                          "v_1_0s": 10.0 * (1.0 - t0) ** 2})
-    for deg, dur, kind in ((15, 10.0, "hold"), (30, 2.0, "accel")):
+    for deg, dur, kind in ((15, 10.0, "hold"), (30, 10.0, "accel")):
         g, gs = slope_gravity(deg)
         mu = 0.5
         an = ({"creep_mm": 0.0} if kind == "hold" else
@@ -212,15 +234,13 @@ def pitch_of(R):
     return math.degrees(math.atan2(-a[2], a[0]))
 
 
-def grasp_mjcf(scene, cone, impratio, noslip):
+def grasp_mjcf(scene, config):
     """MJCF of the grasp: two slide-joint fingers with motors, the free plate, engine gravity."""
     g = GRASP
     fr = f'friction="{g["mu"]} 0.005 0.0001"'
     y0 = g["w"] + g["r_pad"]
     ix, iy, iz = plate_inertia()
-    out = ['<mujoco model="pinch_grasp">',
-           f'<option timestep="{scene["dt"]}" gravity="0 0 {-G}" solver="Newton" cone="{cone}" '
-           f'impratio="{impratio}" noslip_iterations="{noslip}"/>', '<worldbody>']
+    out = ['<mujoco model="pinch_grasp">', mj_option(scene, config, (0.0, 0.0, -G)), '<worldbody>']
     for k, side in enumerate((1.0, -1.0)):
         out.append(f'<body name="finger{k}" pos="0 {side * y0} 0">'
                    f'<joint name="slide{k}" type="slide" axis="0 1 0"/>'
@@ -242,8 +262,7 @@ def grasp_mjcf(scene, cone, impratio, noslip):
 def run_mujoco_grasp(scene, config):
     """Settle the grasp at the secure grip, then run it in one MuJoCo config."""
     import mujoco
-    cone, impratio, noslip = MJ_CONFIGS[config]
-    m = mujoco.MjModel.from_xml_string(grasp_mjcf(scene, cone, impratio, noslip))
+    m = mujoco.MjModel.from_xml_string(grasp_mjcf(scene, config))
     d = mujoco.MjData(m)
     pid = m.body("plate").id
     dt = scene["dt"]
@@ -282,20 +301,14 @@ def run_mujoco_grasp(scene, config):
     return out
 
 
-def run_drake_grasp(scene, approx):
+def run_drake_grasp(scene, config):
     """Settle the grasp at the secure grip, then run it in one Drake config."""
-    from pydrake.all import (AddMultibodyPlantSceneGraph, Box, ContactModel, CoulombFriction,
-                             DiagramBuilder, DiscreteContactApproximation, PrismaticJoint,
-                             ProximityProperties, RigidTransform, RotationalInertia, Simulator,
-                             SpatialInertia, Sphere, UnitInertia)
-    from pydrake.geometry import AddContactMaterial
+    from pydrake.all import (Box, DiagramBuilder, PrismaticJoint, RigidTransform,
+                             RotationalInertia, Simulator, SpatialInertia, Sphere, UnitInertia)
     g = GRASP
     builder = DiagramBuilder()
-    plant, _ = AddMultibodyPlantSceneGraph(builder, time_step=scene["dt"])
-    plant.set_contact_model(ContactModel.kPoint)
-    plant.set_discrete_contact_approximation(getattr(DiscreteContactApproximation, DRAKE_APPROX[approx]))
-    props = ProximityProperties()
-    AddContactMaterial(friction=CoulombFriction(g["mu"], g["mu"]), properties=props)
+    plant, _ = drake_plant(builder, scene, config)
+    props = drake_props(scene, config, g["mu"])
     y0 = g["w"] + g["r_pad"]
     joints = []
     for k, side in enumerate((1.0, -1.0)):
@@ -350,16 +363,21 @@ def run_drake_grasp(scene, approx):
         slip.append(grasp_slip(R, X.translation(), V.translational(), V.rotational(), fy, fv))
         secure.append(f == g["high"])
     out = grasp_metrics(T, pitch, slip, secure)
-    out.update({"step_times": times, "converged_fraction": 1.0})
+    out.update({"step_times": times, "converged_fraction": None})
     return out
 
 
-def stack_spec(ratio, steps=100):
-    """The stack at one mass ratio (top over bottom), as a scene dict."""
-    return dict(name="stack", body="stack", dt=DT, settle_s=SETTLE_S, duration_s=steps * DT,
+STACK_RESTING = {"stack": "spheres", "stack_face": "face"}
+
+
+def stack_spec(ratio, steps=100, name="stack"):
+    """The stack at one mass ratio (top over bottom), as a scene dict: `stack` corner sphere on
+    corner sphere (a knife-edge balance), `stack_face` the top cube's spheres on the bottom
+    cube's face. No settle: every engine starts from our pose, touching and at rest."""
+    return dict(name=name, body="stack", dt=DT, settle_s=0.0, duration_s=steps * DT,
                 mass_ratio=ratio, masses=[1.0 / math.sqrt(ratio), math.sqrt(ratio)],
                 mu=STACK_MU_FLOOR, mu_cubes=STACK_MU_CUBES, kind="stack",
-                analytic={"drift_mm": 0.0})
+                resting=STACK_RESTING[name], analytic={"drift_mm": 0.0, "collapsed": 0})
 
 
 def consistency_spec(dt):
@@ -397,15 +415,32 @@ def applied_force(scene, t, settling):
 
 
 # ----------------------------------------------------------------------------- MuJoCo
-def mjcf(scene, cone, impratio, noslip):
+def mj_option(scene, config, gravity=(0.0, 0.0, 0.0)):
+    """The <option> of a configuration (Newton, its cone, impratio and noslip) and, for a
+    time constant other than MuJoCo's default, a <default> giving every geom solref (2 dt, 1)."""
+    cone, impratio, noslip, tc = MJ_CONFIGS[config]
+    g = " ".join(str(x) for x in gravity)
+    out = (f'<option timestep="{scene["dt"]}" gravity="{g}" solver="Newton" cone="{cone}" '
+           f'impratio="{impratio}" noslip_iterations="{noslip}"/>')
+    if tc == "2dt":
+        out += f'<default><geom solref="{2 * scene["dt"]} 1"/></default>'
+    return out
+
+
+def mj_contact_params(m):
+    """solref and solimp as the compiled model has them on its first geom (every geom shares
+    them in every configuration here)."""
+    return {"solref": [float(x) for x in m.geom_solref[0]],
+            "solimp": [float(x) for x in m.geom_solimp[0]]}
+
+
+def mjcf(scene, config):
     """MJCF of a scene: plane z = 0, one free body, zero built-in gravity (applied as a force),
-    MuJoCo's default solref/solimp (not set), Newton solver, the given cone/impratio/noslip."""
+    Newton solver, the configuration's cone, impratio, noslip and time constant."""
     mu = scene["mu"]
     # condim 3 (MuJoCo's default): sliding friction only, no torsional or rolling friction.
     fr = f'friction="{mu} 0.005 0.0001"'
-    out = ['<mujoco model="{}">'.format(scene["name"]),
-           f'<option timestep="{scene["dt"]}" gravity="0 0 0" solver="Newton" cone="{cone}" '
-           f'impratio="{impratio}" noslip_iterations="{noslip}"/>',
+    out = ['<mujoco model="{}">'.format(scene["name"]), mj_option(scene, config),
            '<worldbody>', f'<geom name="plane" type="plane" size="0 0 1" {fr}/>',
            f'<body name="body" pos="0 0 {initial_height(scene)}"><freejoint/>']
     if scene["body"] == "cube":
@@ -424,19 +459,57 @@ def mjcf(scene, cone, impratio, noslip):
     return "\n".join(out)
 
 
-def mujoco_signorini(m, d, bid, weight):
-    """max |f_n v_n| / (m g v_scale) over the step's contacts (v_scale = 1 m/s): the normal
-    impulse f_n dt times the post-step normal velocity, over the weight's impulse m g dt. After
-    mj_step, d.contact, d.xipos and d.xmat are those of the step's start (the contact Jacobian's
-    configuration) and d.qvel is the new velocity, the pairing of our own measure."""
+GAP_SCALE = 1e-3  # m: the position-level Signorini product is over m g dt times 1 mm
+SLIDING = 1e-6    # m/s: a contact slides when its tangential speed exceeds this
+
+
+class ContactStats:
+    """Per-step contact measures, accumulated over a run, from each contact's normal impulse
+    `lambda_n` (force times dt), its friction impulse `lambda_t`, its gap (positive apart) and
+    its post-step velocity `(v_n, v_t)`; every engine's run reports the same four:
+
+    * `signorini_max`: max `|lambda_n v_n|` over `m g dt` times 1 m/s (velocity level);
+    * `gap_lambda_max`: max `max(gap, 0) lambda_n` over `m g dt` times 1 mm (position level:
+      a contact that pushes while apart);
+    * `normal_work_J`: the sum over the run of `lambda_n v_n` (J), the work the normal impulses
+      do at the velocity they leave (zero under exact complementarity);
+    * `friction_ratio_max`: over sliding contacts (`|v_t| > 1e-6 m/s`), max
+      `|lambda_t| / (mu lambda_n)` (Coulomb's law: 1).
+
+    It also keeps, per step, whether any contact was active (for the lift while in contact)."""
+
+    def __init__(self, weight, dt, mu):
+        self.scale = weight * dt
+        self.mu = mu
+        self.signorini = self.gap_lambda = self.work = self.ratio = 0.0
+        self.in_contact = []
+
+    def step(self, contacts):
+        """contacts: (lambda_n, |lambda_t|, gap, v_n, |v_t|) of each contact of one step."""
+        for ln, lt, gap, vn, vt in contacts:
+            self.signorini = max(self.signorini, abs(ln * vn) / self.scale)
+            self.gap_lambda = max(self.gap_lambda, max(gap, 0.0) * ln / (self.scale * GAP_SCALE))
+            self.work += ln * vn
+            if vt > SLIDING and ln > 0.0:
+                self.ratio = max(self.ratio, lt / (self.mu * ln))
+        self.in_contact.append(any(ln > 0.0 for ln, *_ in contacts))
+
+    def result(self):
+        """The run's four measures."""
+        return {"signorini_max": self.signorini, "gap_lambda_max": self.gap_lambda,
+                "normal_work_J": self.work, "friction_ratio_max": self.ratio}
+
+
+def mujoco_contacts(m, d, bid):
+    """(lambda_n, |lambda_t|, gap, v_n, |v_t|) of each contact of MuJoCo's last step: after
+    mj_step, d.contact, d.xipos and d.xmat are those of the step's start (the contact
+    Jacobian's configuration) and d.qvel is the new velocity, the pairing of our own measure."""
     import mujoco
-    if d.ncon == 0:
-        return 0.0
     v = d.qvel[0:3]
     # freejoint: angular velocity in the body frame; world = xmat times it.
     w = d.xmat[bid].reshape(3, 3) @ d.qvel[3:6]
     f6 = np.zeros(6)
-    worst = 0.0
+    out = []
     for i in range(d.ncon):
         c = d.contact[i]
         mujoco.mj_contactForce(m, d, i, f6)
@@ -444,15 +517,50 @@ def mujoco_signorini(m, d, bid, weight):
         vp = v + np.cross(w, c.pos - d.xipos[bid])
         # The body's point moving along n separates when the body is geom2, closes when geom1.
         vn = vp @ n if m.geom_bodyid[c.geom2] == bid else -(vp @ n)
-        worst = max(worst, abs(f6[0] * vn))
-    return worst / weight
+        vt = np.linalg.norm(vp - (vp @ n) * n)
+        dt = m.opt.timestep
+        out.append((f6[0] * dt, float(np.linalg.norm(f6[1:3])) * dt, float(c.dist), vn, vt))
+    return out
+
+
+def mujoco_friction_damping(m, d, u):
+    """The rate `d b` at which MuJoCo's soft friction damps a slip along the unit vector `u`
+    near zero slip, from its last step: unsaturated, the friction rows solve
+    `J a = (1 - D) J a0 + D a_ref` with `D = A (A + R)^-1` and `a_ref = -b v` (MuJoCo's
+    documentation, "Soft constraints"), so along the slip mode `e` (each friction row's tangent
+    direction dotted with `u`) the slip decays at `d b` with `d = A_e / (A_e + R_e)`,
+    `A_e = e'Ae / e'e` from `A = J M^-1 J'` (all four corners slip together, so `d` is the
+    mode's, not one row's impedance `efc_KBIP[:, 2]`), `R_e = e'Re / e'e` from `efc_R`, and
+    `b = efc_KBIP[:, 1]`. Elliptic cones only (their rows after each contact's first are its
+    friction); None without friction rows."""
+    import mujoco
+    if m.opt.cone != mujoco.mjtCone.mjCONE_ELLIPTIC or d.nefc == 0:
+        return None
+    nv, ne = m.nv, d.nefc
+    if mujoco.mj_isSparse(m):
+        J = np.zeros((ne, nv))
+        mujoco.mju_sparse2dense(J, d.efc_J, d.efc_J_rownnz, d.efc_J_rowadr, d.efc_J_colind)
+    else:
+        J = d.efc_J[:ne * nv].reshape(ne, nv).copy()
+    e, b = np.zeros(ne), []
+    for i in range(d.ncon):
+        c = d.contact[i]
+        for r in range(1, c.dim):
+            e[c.efc_address + r] = c.frame[3 * r:3 * r + 3] @ u
+            b.append(d.efc_KBIP[c.efc_address + r, 1])
+    if not b or not e.any():
+        return None
+    x = np.zeros((1, nv))
+    mujoco.mj_solveM(m, d, x, (e @ J)[None, :].copy())
+    a_e = float((J @ x[0]) @ e) / (e @ e)
+    r_e = float(e @ (d.efc_R[:ne] * e)) / (e @ e)
+    return a_e / (a_e + r_e) * float(np.median(b))
 
 
 def run_mujoco(scene, config):
     """Settle, then run one scene in one MuJoCo config; returns the samples and solver stats."""
     import mujoco
-    cone, impratio, noslip = MJ_CONFIGS[config]
-    m = mujoco.MjModel.from_xml_string(mjcf(scene, cone, impratio, noslip))
+    m = mujoco.MjModel.from_xml_string(mjcf(scene, config))
     d = mujoco.MjData(m)
     bid = m.body("body").id
     dt = scene["dt"]
@@ -462,7 +570,8 @@ def run_mujoco(scene, config):
     d.qvel[:3] += np.asarray(scene["v0"])  # freejoint qvel[:3]: world linear velocity of the CoM
     n = int(round(scene["duration_s"] / dt))
     P, V, times, niter = [d.qpos[:3].copy()], [d.qvel[:3].copy()], [], []
-    weight, signorini = body_mass(scene) * G, 0.0
+    stats = ContactStats(body_mass(scene) * G, dt, scene["mu"])
+    damping = []
     for k in range(n):
         d.xfrc_applied[bid, :3] = applied_force(scene, k * dt, False)
         t0 = time.perf_counter()
@@ -471,48 +580,64 @@ def run_mujoco(scene, config):
         niter.append(int(d.solver_niter[0]))  # one body, so one constraint island
         P.append(d.qpos[:3].copy())
         V.append(d.qvel[:3].copy())
-        signorini = max(signorini, mujoco_signorini(m, d, bid, weight))
+        stats.step(mujoco_contacts(m, d, bid))
+        damping.append(mujoco_friction_damping(m, d, slip_direction(scene)))
     it = np.asarray(niter)
-    return {"P": np.array(P), "V": np.array(V), "step_times": times,
-            "signorini_max": signorini,
-            "converged_fraction": float(np.mean(it < m.opt.iterations)),
-            "iterations_per_step_mean": float(it.mean()),
-            "iterations_per_step_max": int(it.max())}
+    out = {"P": np.array(P), "V": np.array(V), "step_times": times, "damping": damping,
+           "in_contact": stats.in_contact, **stats.result(), **mj_contact_params(m),
+           "converged_fraction": float(np.mean(it < m.opt.iterations)),
+           "iterations_per_step_mean": float(it.mean()),
+           "iterations_per_step_max": int(it.max())}
+    return out
 
 
-def stack_mjcf(scene, cone, impratio, noslip):
+def stack_mjcf(scene, config):
     """MJCF of the stack: two free cubes on corner spheres, zero built-in gravity; the floor's
-    priority makes its friction (0.9) win against the spheres' (0.95, used between the cubes)."""
+    priority makes its friction (0.9) win against the spheres' (0.95, used between the cubes).
+    Resting "face": the bottom cube's box collides with the top cube's spheres only (collision
+    bits 2), the bottom cube's spheres with the floor only (bits 1), so the top cube stands on
+    the bottom cube's face; "spheres": every sphere collides with every other and the floor."""
     i = lambda m: m * A * A / 6.0  # noqa: E731
     fr = lambda mu: f'friction="{mu} 0.005 0.0001"'  # noqa: E731
-    out = ['<mujoco model="stack">',
-           f'<option timestep="{scene["dt"]}" gravity="0 0 0" solver="Newton" cone="{cone}" '
-           f'impratio="{impratio}" noslip_iterations="{noslip}"/>',
-           '<worldbody>',
+    face = scene["resting"] == "face"
+    out = ['<mujoco model="stack">', mj_option(scene, config), '<worldbody>',
            f'<geom name="plane" type="plane" size="0 0 1" priority="1" {fr(scene["mu"])}/>']
     for b, (m, z) in enumerate(zip(scene["masses"], (A / 2, 1.5 * A))):
         out.append(f'<body name="cube{b}" pos="0 0 {z}"><freejoint/>')
         out.append(f'<inertial pos="0 0 0" mass="{m}" diaginertia="{i(m)} {i(m)} {i(m)}"/>')
+        bits = ('' if not face else ' contype="1" conaffinity="1"' if b == 0
+                else ' contype="2" conaffinity="2"')
         for k, c in enumerate(corner_centres()):
             out.append(f'<geom name="c{b}_{k}" type="sphere" size="{R_CORNER}" '
-                       f'pos="{c[0]} {c[1]} {c[2]}" {fr(scene["mu_cubes"])}/>')
+                       f'pos="{c[0]} {c[1]} {c[2]}" {fr(scene["mu_cubes"])}{bits}/>')
+        if face and b == 0:
+            out.append(f'<geom name="face" type="box" size="{A / 2} {A / 2} {A / 2}" '
+                       f'contype="2" conaffinity="2" {fr(scene["mu_cubes"])}/>')
         out.append('</body>')
     out += ['</worldbody>', '</mujoco>']
     return "\n".join(out)
 
 
-def stack_penetration(spheres_bottom, spheres_top):
-    """Largest overlap (m) of a corner sphere with the floor or a sphere of the other cube."""
+def stack_penetration(scene, spheres_bottom, spheres_top, x_bottom, R_bottom):
+    """Largest overlap (m) of a corner sphere with the floor or with the other cube: a sphere of
+    the other cube ("spheres") or the bottom cube's top face ("face", in the bottom cube's frame,
+    over the face's square)."""
     floor = R_CORNER - min(spheres_bottom[:, 2].min(), spheres_top[:, 2].min())
-    d = np.linalg.norm(spheres_top[:, None, :] - spheres_bottom[None, :, :], axis=2)
-    return max(0.0, floor, 2 * R_CORNER - d.min())
+    if scene["resting"] == "face":
+        local = (spheres_top - x_bottom) @ R_bottom  # rows: R_bottom' (c - x_bottom)
+        on = (np.abs(local[:, 0]) <= A / 2) & (np.abs(local[:, 1]) <= A / 2)
+        pair = float((A / 2 + R_CORNER - local[on, 2]).max()) if on.any() else 0.0
+    else:
+        d = np.linalg.norm(spheres_top[:, None, :] - spheres_bottom[None, :, :], axis=2)
+        pair = 2 * R_CORNER - d.min()
+    return max(0.0, floor, pair)
 
 
 def run_mujoco_stack(scene, config):
-    """Settle the stack, then run it in one MuJoCo config; centres, penetration, stats."""
+    """Run the stack in one MuJoCo config from the same pose as ours (touching, at rest, no
+    settle); centres, penetration, stats."""
     import mujoco
-    cone, impratio, noslip = MJ_CONFIGS[config]
-    m = mujoco.MjModel.from_xml_string(stack_mjcf(scene, cone, impratio, noslip))
+    m = mujoco.MjModel.from_xml_string(stack_mjcf(scene, config))
     d = mujoco.MjData(m)
     bids = [m.body(f"cube{b}").id for b in range(2)]
     gids = [[m.geom(f"c{b}_{k}").id for k in range(8)] for b in range(2)]
@@ -522,9 +647,7 @@ def run_mujoco_stack(scene, config):
         for b, bid in enumerate(bids):
             d.xfrc_applied[bid, :3] = [0.0, 0.0, -G * scene["masses"][b]]
 
-    for _ in range(int(round(scene["settle_s"] / dt))):
-        push_gravity()
-        mujoco.mj_step(m, d)
+    mujoco.mj_forward(m, d)
     centres = lambda: np.array([d.xpos[bid].copy() for bid in bids])  # noqa: E731
     C, pen, times, niter = [centres()], [], [], []
     for _ in range(int(round(scene["duration_s"] / dt))):
@@ -533,13 +656,17 @@ def run_mujoco_stack(scene, config):
         mujoco.mj_step(m, d)
         times.append(time.perf_counter() - t0)
         niter.append(int(d.solver_niter[0]))
+        mujoco.mj_kinematics(m, d)  # poses of the new state (mj_step leaves the step's start)
         C.append(centres())
-        pen.append(stack_penetration(d.geom_xpos[gids[0]], d.geom_xpos[gids[1]]))
+        pen.append(stack_penetration(scene, d.geom_xpos[gids[0]], d.geom_xpos[gids[1]],
+                                     d.xpos[bids[0]], d.xmat[bids[0]].reshape(3, 3)))
     it = np.asarray(niter)
-    return {"C": np.array(C), "penetration": pen, "step_times": times,
-            "converged_fraction": float(np.mean(it < m.opt.iterations)),
-            "iterations_per_step_mean": float(it.mean()),
-            "iterations_per_step_max": int(it.max())}
+    out = {"C": np.array(C), "penetration": pen, "step_times": times,
+           "converged_fraction": float(np.mean(it < m.opt.iterations)),
+           "iterations_per_step_mean": float(it.mean()),
+           "iterations_per_step_max": int(it.max())}
+    out.update(mj_contact_params(m))
+    return out
 
 
 def mujoco_defaults():
@@ -557,26 +684,43 @@ def mujoco_defaults():
 DRAKE_APPROX = {"sap": "kSap", "tamsi": "kTamsi", "similar": "kSimilar", "lagged": "kLagged"}
 
 
-def drake_build(scene, approx):
-    """Drake diagram of a scene: discrete MultibodyPlant at dt, point contact, the given discrete
-    contact approximation, zero plant gravity, Drake's default stiffness and dissipation (only
-    friction is set on the geometries)."""
-    from pydrake.all import (AddMultibodyPlantSceneGraph, ContactModel, CoulombFriction,
-                             DiagramBuilder, DiscreteContactApproximation, HalfSpace,
-                             ProximityProperties, RigidTransform, Simulator, SpatialInertia,
-                             Sphere, UnitInertia)
-    from pydrake.geometry import AddContactMaterial
-    builder = DiagramBuilder()
-    plant, _ = AddMultibodyPlantSceneGraph(builder, time_step=scene["dt"])
+def drake_plant(builder, scene, config):
+    """A discrete MultibodyPlant at the scene's dt with point contact and the configuration's
+    discrete approximation; returns (plant, scene_graph)."""
+    from pydrake.all import AddMultibodyPlantSceneGraph, ContactModel, DiscreteContactApproximation
+    plant, sg = AddMultibodyPlantSceneGraph(builder, time_step=scene["dt"])
     plant.set_contact_model(ContactModel.kPoint)
-    plant.set_discrete_contact_approximation(getattr(DiscreteContactApproximation, DRAKE_APPROX[approx]))
+    approx = DRAKE_APPROX[DRAKE_CONFIGS[config][0]]
+    plant.set_discrete_contact_approximation(getattr(DiscreteContactApproximation, approx))
+    return plant, sg
+
+
+def drake_props(scene, config, mu):
+    """Proximity properties of one geometry: friction mu (static = dynamic) and, in a
+    near-rigid configuration, its point stiffness and SAP relaxation time (everything unset
+    takes SceneGraph's defaults)."""
+    from pydrake.all import CoulombFriction, ProximityProperties
+    from pydrake.geometry import AddContactMaterial
+    _, k, tau = DRAKE_CONFIGS[config]
+    p = ProximityProperties()
+    AddContactMaterial(friction=CoulombFriction(mu, mu), point_stiffness=k, properties=p)
+    if tau == "dt":
+        p.AddProperty("material", "relaxation_time", scene["dt"])
+    return p
+
+
+def drake_build(scene, config):
+    """Drake diagram of a scene: discrete MultibodyPlant at dt, point contact, the
+    configuration's discrete approximation and contact parameters, zero plant gravity. Every
+    geometry's `margin` proximity property is left unset."""
+    from pydrake.all import (DiagramBuilder, HalfSpace, RigidTransform, Simulator,
+                             SpatialInertia, Sphere, UnitInertia)
+    builder = DiagramBuilder()
+    plant, _ = drake_plant(builder, scene, config)
     plant.mutable_gravity_field().set_gravity_vector([0.0, 0.0, 0.0])
 
     def props():
-        """Proximity properties carrying only the friction (mu static = mu dynamic)."""
-        p = ProximityProperties()
-        AddContactMaterial(friction=CoulombFriction(scene["mu"], scene["mu"]), properties=p)
-        return p
+        return drake_props(scene, config, scene["mu"])
 
     plant.RegisterCollisionGeometry(plant.world_body(), RigidTransform(), HalfSpace(), "plane", props())
     if scene["body"] == "cube":
@@ -596,10 +740,10 @@ def drake_build(scene, approx):
     return sim, plant, pctx, body
 
 
-def run_drake(scene, approx):
+def run_drake(scene, config):
     """Settle, then run one scene in one Drake config; returns the samples (and stats)."""
     from pydrake.all import ExternallyAppliedSpatialForce, SpatialForce, SpatialVelocity
-    sim, plant, pctx, body = drake_build(scene, approx)
+    sim, plant, pctx, body = drake_build(scene, config)
     port = plant.get_applied_spatial_force_input_port()
     dt = scene["dt"]
 
@@ -629,7 +773,7 @@ def run_drake(scene, approx):
         V_WB.rotational(), V_WB.translational() + np.asarray(scene["v0"])))
     p, v = pv()
     P, V, times = [p], [v], []
-    weight, signorini = body_mass(scene) * G, 0.0
+    stats = ContactStats(body_mass(scene) * G, dt, scene["mu"])
     results = plant.get_contact_results_output_port()
     for k in range(int(round(scene["duration_s"] / dt))):
         set_force(applied_force(scene, k * dt, False))
@@ -640,54 +784,63 @@ def run_drake(scene, approx):
         p, v = pv()
         P.append(p)
         V.append(v)
-        signorini = max(signorini, drake_signorini(results.Eval(pctx), weight))
-    return {"P": np.array(P), "V": np.array(V), "step_times": times, "converged_fraction": 1.0,
-            "signorini_max": signorini}
+        stats.step(drake_contacts(results.Eval(pctx), dt))
+    # pydrake exposes no solver statistics; a discrete update that fails raises instead.
+    return {"P": np.array(P), "V": np.array(V), "step_times": times, "converged_fraction": None,
+            "in_contact": stats.in_contact, **stats.result()}
 
 
-def drake_signorini(contacts, weight):
-    """max |f_n v_n| / (m g v_scale) over the point contacts of Drake's last discrete update:
-    the normal force along the pair's normal times its separation speed (Drake reports the
-    step's contact results with the velocities the update produced)."""
-    worst = 0.0
+def drake_contacts(contacts, dt):
+    """(lambda_n, |lambda_t|, gap, v_n, |v_t|) of each point contact of Drake's last discrete
+    update: the force along and across the pair's normal times dt, minus the penetration depth
+    as the gap, the separation and slip speeds (Drake reports the step's contact results with
+    the velocities the update produced). The force is the one on body B, and the normal
+    `nhat_BA_W` points from B into A, so the push on B is along minus it."""
+    out = []
     for i in range(contacts.num_point_pair_contacts()):
         info = contacts.point_pair_contact_info(i)
-        fn = info.contact_force() @ info.point_pair().nhat_BA_W
-        worst = max(worst, abs(fn * info.separation_speed()))
-    return worst / weight
+        n = info.point_pair().nhat_BA_W
+        f = info.contact_force()
+        fn = -(f @ n)
+        ft = float(np.linalg.norm(f - fn * n))
+        out.append((fn * dt, ft * dt, -info.point_pair().depth, info.separation_speed(),
+                    info.slip_speed()))
+    return out
 
 
-def run_drake_stack(scene, approx):
-    """Settle the stack, then run it in one Drake config; centres and penetration."""
-    from pydrake.all import (AddMultibodyPlantSceneGraph, ContactModel, CoulombFriction,
-                             DiagramBuilder, DiscreteContactApproximation,
-                             ExternallyAppliedSpatialForce, HalfSpace, ProximityProperties,
+def run_drake_stack(scene, config):
+    """Run the stack in one Drake config from the same pose as ours (touching, at rest, no
+    settle); centres and penetration. Resting "face": the bottom cube also carries its box,
+    which touches the top cube's spheres only (collision filters exclude it from the floor and
+    the bottom cube's own spheres, and the two cubes' spheres from each other)."""
+    from pydrake.all import (Box, CollisionFilterDeclaration, DiagramBuilder,
+                             ExternallyAppliedSpatialForce, GeometrySet, HalfSpace,
                              RigidTransform, Simulator, SpatialForce, SpatialInertia, Sphere,
                              UnitInertia)
-    from pydrake.geometry import AddContactMaterial
     builder = DiagramBuilder()
-    plant, _ = AddMultibodyPlantSceneGraph(builder, time_step=scene["dt"])
-    plant.set_contact_model(ContactModel.kPoint)
-    plant.set_discrete_contact_approximation(getattr(DiscreteContactApproximation, DRAKE_APPROX[approx]))
+    plant, sg = drake_plant(builder, scene, config)
     plant.mutable_gravity_field().set_gravity_vector([0.0, 0.0, 0.0])
-
-    def props(mu):
-        p = ProximityProperties()
-        AddContactMaterial(friction=CoulombFriction(mu, mu), properties=p)
-        return p
-
-    # Drake combines frictions as 2 a b / (a + b): this floor value gives mu_floor with the cubes'.
+    # Drake combines two frictions as 2 a b / (a + b): this floor value gives mu_floor with the
+    # cubes'.
     mc = scene["mu_cubes"]
     mf = scene["mu"] * mc / (2 * mc - scene["mu"])
-    plant.RegisterCollisionGeometry(plant.world_body(), RigidTransform(), HalfSpace(), "plane", props(mf))
-    bodies = []
+    floor = plant.RegisterCollisionGeometry(plant.world_body(), RigidTransform(), HalfSpace(),
+                                            "plane", drake_props(scene, config, mf))
+    bodies, spheres, face = [], [], None
     for b, m in enumerate(scene["masses"]):
         body = plant.AddRigidBody(f"cube{b}", SpatialInertia(m, [0, 0, 0], UnitInertia.SolidBox(A, A, A)))
-        for k, c in enumerate(corner_centres()):
-            plant.RegisterCollisionGeometry(body, RigidTransform(list(c)), Sphere(R_CORNER),
-                                            f"c{b}_{k}", props(mc))
+        spheres.append([plant.RegisterCollisionGeometry(body, RigidTransform(list(c)), Sphere(R_CORNER),
+                                                        f"c{b}_{k}", drake_props(scene, config, mc))
+                        for k, c in enumerate(corner_centres())])
+        if b == 0 and scene["resting"] == "face":
+            face = plant.RegisterCollisionGeometry(body, RigidTransform(), Box(A, A, A), "face",
+                                                   drake_props(scene, config, mc))
         bodies.append(body)
     plant.Finalize()
+    if face is not None:
+        f = sg.collision_filter_manager()
+        f.Apply(CollisionFilterDeclaration().ExcludeBetween(GeometrySet(face), GeometrySet(floor)))
+        f.Apply(CollisionFilterDeclaration().ExcludeBetween(GeometrySet(spheres[0]), GeometrySet(spheres[1])))
     sim = Simulator(builder.Build())
     ctx = sim.get_mutable_context()
     pctx = plant.GetMyMutableContextFromRoot(ctx)
@@ -705,14 +858,12 @@ def run_drake_stack(scene, approx):
 
     def state():
         X = [plant.EvalBodyPoseInWorld(pctx, b) for b in bodies]
-        spheres = [np.array([X[b].multiply(c) for c in corners]) for b in range(2)]
-        return np.array([x.translation() for x in X]), stack_penetration(*spheres)
+        sph = [np.array([X[b].multiply(c) for c in corners]) for b in range(2)]
+        return (np.array([x.translation() for x in X]),
+                stack_penetration(scene, sph[0], sph[1], X[0].translation(), X[0].rotation().matrix()))
 
     sim.Initialize()
     dt, step = scene["dt"], 0
-    for _ in range(int(round(scene["settle_s"] / dt))):
-        step += 1
-        sim.AdvanceTo((step - 0.5) * dt)
     c, _ = state()
     C, pen, times = [c], [], []
     for _ in range(int(round(scene["duration_s"] / dt))):
@@ -723,7 +874,8 @@ def run_drake_stack(scene, approx):
         c, p = state()
         C.append(c)
         pen.append(p)
-    return {"C": np.array(C), "penetration": pen, "step_times": times, "converged_fraction": 1.0}
+    return {"C": np.array(C), "penetration": pen, "step_times": times,
+            "converged_fraction": None}
 
 
 def drake_defaults():
@@ -773,9 +925,11 @@ def interp_rows(t, X, tq):
 
 
 def metrics(scene, P, V):
-    """Scene metrics from the samples P, V (rows at t = 0, dt, ..., the first one at t = 0)."""
+    """Scene metrics from the samples P, V (rows at t = 0, dt, ..., the first one at t = 0).
+    Speed is the tangential speed |(v_x, v_y)| (z is the normal in every scene), for every
+    engine, and stop and breakaway times are interpolated linearly between samples."""
     t = np.arange(len(P)) * scene["dt"]
-    s = np.linalg.norm(V, axis=1)
+    s = np.linalg.norm(V[:, :2], axis=1)
     D = P - P[0]
     an = scene["analytic"]
     out = {"max_lift_mm": float(max(0.0, (P[1:, 2] - P[0, 2]).max()) * 1e3),
@@ -835,6 +989,61 @@ def metrics(scene, P, V):
     return out
 
 
+def lift_over_estimate(scene, P, V, in_contact, tau_d):
+    """Median, over the steps in contact sliding faster than 1 cm/s, of the lift above the
+    first sample over Castro et al.'s estimate `(dt + tau_d) mu |v_t|` (sec. V-A)."""
+    s = np.linalg.norm(V[1:, :2], axis=1)
+    lift = P[1:, 2] - P[0, 2]
+    k = np.asarray(in_contact, bool) & (s > 1e-2)
+    if not k.any():
+        return None
+    return float(np.median(lift[k] / ((scene["dt"] + tau_d) * scene["mu"] * s[k])))
+
+
+def slip_direction(scene):
+    """The unit direction a scene's body slides along (its launch or drag, else +x)."""
+    v = np.asarray(scene["v0"], float) + np.asarray(scene["force_rate"], float)
+    n = np.linalg.norm(v)
+    return v / n if n > 0 else np.array([1.0, 0.0, 0.0])
+
+
+def stop_lag_prediction(scene, V, damping):
+    """MuJoCo's late stop from its soft friction: near zero slip friction is a damper of rate
+    `r = d b` (`mujoco_friction_damping`), so it saturates only above `v* = mu g / r` and below
+    it the speed decays by `1 - r dt` a step (Euler: the damping acts on the step's starting
+    velocity). It reaches the 1 mm/s threshold `ln(v* / 1 mm/s) / -ln(1 - r dt)` steps after
+    v*, where the exact motion stops `v* / (mu g) = 1 / r` after it: the lag is the difference.
+    `r` is the median over the steps sliding slower than 0.1 m/s (the tail the lag comes from)."""
+    s = np.linalg.norm(V[1:, :2], axis=1)
+    db = [x for x, v in zip(damping, s) if x is not None and V_THR < v < 0.1]
+    if not db:
+        return {}
+    rate, dt = float(np.median(db)), scene["dt"]
+    v_star = scene["mu"] * G / rate
+    if v_star <= V_THR or rate * dt >= 1.0:
+        # The damper kills the slip within a step (or friction saturates down to the
+        # threshold): the stop is the exact one, to a step.
+        return {"friction_damping_rate_per_s": rate, "stop_lag_predicted_s": 0.0}
+    steps = math.log(v_star / V_THR) / -math.log(1.0 - rate * dt)
+    return {"friction_damping_rate_per_s": rate,
+            "stop_lag_predicted_s": steps * dt - 1.0 / rate}
+
+
+def peer_model_checks(scene, engine, config, r, rec):
+    """What each peer's model predicts and the run can check: Drake SAP's lift over Castro et
+    al.'s estimate (tau_d: the configuration's relaxation time, SceneGraph's default 0.1 s
+    otherwise); MuJoCo's stop lag on the sliding scenes against its soft-friction prediction."""
+    out = {}
+    if engine == "drake" and DRAKE_CONFIGS[config][0] == "sap" and scene["kind"] in ("slide", "accel"):
+        tau = scene["dt"] if DRAKE_CONFIGS[config][2] == "dt" else 0.1
+        out["lift_over_estimate"] = lift_over_estimate(scene, r["P"], r["V"], r["in_contact"], tau)
+        out["relaxation_time_s"] = tau
+    if engine == "mujoco" and scene["kind"] == "slide" and rec.get("stop_time_s") is not None:
+        out["stop_lag_s"] = rec["stop_time_s"] - scene["analytic"]["stop_time_s"]
+        out.update(stop_lag_prediction(scene, r["V"], r["damping"]))
+    return out
+
+
 def consistency_error(scene, P):
     """Integral over the run of |x - x_exact| (m s), trapezoids over the samples, with the
     dragged cube's exact x = (10/3)(t - t0)^3 after t0 (F = 20 t N, m = 1 kg)."""
@@ -846,13 +1055,40 @@ def consistency_error(scene, P):
     return float(np.sum(0.5 * (err[1:] + err[:-1]) * np.diff(t)))
 
 
-def stack_metrics(C, pen):
-    """Drift of each centre from t = 0 (mm, the largest over the run) and penetration (mm)."""
+def stack_collapse(C):
+    """Per sample, why the stack has collapsed (None while it stands): the top centre more than
+    a corner radius off the bottom's horizontally ("off"), below it ("below"), or the cubes
+    overlapping by more than a corner sphere's diameter, `a - (z_top - z_bottom) > 2 r`, so the
+    spheres have passed through each other ("through"). Less overlap is penetration."""
+    out = []
+    for c in C:
+        off = np.linalg.norm(c[1, :2] - c[0, :2])
+        if c[1, 2] < c[0, 2]:
+            out.append("below")
+        elif A - (c[1, 2] - c[0, 2]) > 2 * R_CORNER:
+            out.append("through")
+        elif off > R_CORNER:
+            out.append("off")
+        else:
+            out.append(None)
+    return out
+
+
+def stack_metrics(scene, C, pen):
+    """Drift of each centre from t = 0 (mm, the largest over the run), whether and when the stack
+    collapsed (`stack_collapse`), and the penetration (mm) while it stood: after a collapse the
+    overlap is not a penetration."""
     drift = np.linalg.norm(C - C[0], axis=2)  # samples x bodies
+    why = stack_collapse(C)
+    k = next((i for i, w in enumerate(why) if w is not None), None)
+    standing = pen if k is None else pen[:max(k - 1, 0)]  # pen[i] is sample i + 1
     return {"drift_bottom_mm": float(drift[:, 0].max() * 1e3),
             "drift_top_mm": float(drift[:, 1].max() * 1e3),
             "drift_mm": float(drift.max() * 1e3),
-            "penetration_max_mm": float(max(pen) * 1e3)}
+            "collapsed": 0 if k is None else 1,
+            "collapse_time_s": None if k is None else k * scene["dt"],
+            "collapse_reason": None if k is None else why[k],
+            "penetration_max_mm": float(max(standing) * 1e3) if standing else None}
 
 
 def trajectory(scene, P, V):
@@ -881,7 +1117,7 @@ def run_one(scene, engine, config):
         elif scene["kind"] == "stack":
             r = (run_mujoco_stack(scene, config) if engine == "mujoco"
                  else run_drake_stack(scene, config))
-            rec.update(stack_metrics(r["C"], r["penetration"]))
+            rec.update(stack_metrics(scene, r["C"], r["penetration"]))
         else:
             r = run_mujoco(scene, config) if engine == "mujoco" else run_drake(scene, config)
             if scene["kind"] == "consistency":
@@ -892,16 +1128,16 @@ def run_one(scene, engine, config):
             else:
                 rec.update(metrics(scene, r["P"], r["V"]))
                 rec["trajectory"] = trajectory(scene, r["P"], r["V"])
+                rec.update(peer_model_checks(scene, engine, config, r, rec))
         # The solver statistics every engine run reports (MuJoCo's iterations only).
         for k in ("converged_fraction", "iterations_per_step_mean", "iterations_per_step_max",
-                  "signorini_max"):
+                  "signorini_max", "gap_lambda_max", "normal_work_J", "friction_ratio_max",
+                  "solref", "solimp"):
             if k in r:
                 rec[k] = r[k]
         rec["seconds_per_step_median"] = statistics.median(r["step_times"])
     except Exception as e:  # one failing engine/config must not stop the others
         rec["error"] = f"{type(e).__name__}: {e}"
-        if engine == "drake":
-            rec["converged_fraction"] = 0.0
     rec["wall_s"] = time.perf_counter() - w0
     return rec
 
@@ -937,7 +1173,7 @@ def main():
     if a.check:
         sys.exit(check())
     specs = scene_specs()
-    known = list(specs) + ["pinch_grasp", "stack", "consistency"]
+    known = list(specs) + ["pinch_grasp", "stack", "stack_face", "consistency"]
     names = a.only.split(",") if a.only else known
     bad = [n for n in names if n not in known]
     if bad:
@@ -946,9 +1182,8 @@ def main():
     w0 = time.perf_counter()
     records = []
     for n in names:
-        if n == "stack":
-            runs = [stack_spec(r, steps=20 if a.small else 100)
-                    for r in ([1e3] if a.small else STACK_RATIOS)]
+        if n in STACK_RESTING:
+            runs = [stack_spec(r, name=n) for r in ([1e3] if a.small else STACK_RATIOS)]
         elif n == "pinch_grasp":
             # CI size: 7 s covers the first secure and loose phases.
             runs = [grasp_spec(7.0 if a.small else 12.0)]
@@ -957,7 +1192,7 @@ def main():
         else:
             runs = [dict(specs[n])]
         for sc in runs:
-            if a.small and n not in ("stack", "pinch_grasp"):
+            if a.small and n not in ("stack", "stack_face", "pinch_grasp"):
                 sc["duration_s"] = min(sc["duration_s"], 0.3)
             for eng in engines:
                 for cfg in configs_for(eng, a.small):
