@@ -32,13 +32,19 @@ use crate::ReportError;
 mod grasp;
 mod motions;
 mod sweeps;
+mod threshold;
 
 /// Our runs of the fidelity setups.
 /// (The sweeps' runs, `stack.toml` and `consistency.toml`, are read by their own section.)
-pub const OUR_CONFIGS: [&str; 3] = ["slides.toml", "slopes.toml", "holds.toml"];
+pub const OUR_CONFIGS: [&str; 4] = [
+    "slides.toml",
+    "slopes.toml",
+    "slopes_margin0.toml",
+    "holds.toml",
+];
 
 /// The scenes in the report's order, with the metrics each one's table shows.
-pub const SCENES: [(&str, &[&str]); 8] = [
+pub const SCENES: [(&str, &[&str]); 10] = [
     (
         "sliding_cube",
         &[
@@ -46,30 +52,16 @@ pub const SCENES: [(&str, &[&str]); 8] = [
             "stop_distance_m",
             "max_lift_mm",
             "lift_over_estimate",
-            "signorini_max",
         ],
     ),
     (
         "sliding_cube_diagonal",
-        &[
-            "stop_time_s",
-            "stop_distance_m",
-            "max_lift_mm",
-            "signorini_max",
-        ],
+        &["stop_time_s", "stop_distance_m", "max_lift_mm"],
     ),
-    (
-        "dragged_cube",
-        &["breakaway_time_s", "max_lift_mm", "signorini_max"],
-    ),
+    ("dragged_cube", &["breakaway_time_s", "max_lift_mm"]),
     (
         "slope_15",
-        &[
-            "creep_mm",
-            "creep_after_1s_mm",
-            "max_lift_mm",
-            "signorini_max",
-        ],
+        &["creep_mm", "creep_after_1s_mm", "max_lift_mm"],
     ),
     (
         "slope_30",
@@ -78,14 +70,23 @@ pub const SCENES: [(&str, &[&str]); 8] = [
             "dissipation_angle_deg",
             "max_lift_mm",
             "lift_over_estimate",
-            "signorini_max",
         ],
     ),
     (
-        "wall_press",
-        &["creep_mm", "creep_after_1s_mm", "signorini_max"],
+        "slope_15_margin0",
+        &["creep_mm", "creep_after_1s_mm", "max_lift_mm"],
     ),
-    ("rolling_sphere", &["acceleration_error", "signorini_max"]),
+    (
+        "slope_30_margin0",
+        &[
+            "acceleration_error",
+            "dissipation_angle_deg",
+            "max_lift_mm",
+            "lift_over_estimate",
+        ],
+    ),
+    ("wall_press", &["creep_mm", "creep_after_1s_mm"]),
+    ("rolling_sphere", &["acceleration_error"]),
     ("pinch_grasp", &grasp::METRICS),
 ];
 
@@ -94,6 +95,24 @@ const SHARED: [&str; 3] = [
     "converged_fraction",
     "residual_median",
     "time_ratio_to_mujoco",
+];
+
+/// Metrics every run reports in `metrics.csv` without a column of the scene's table: the
+/// span simulated, a step's time, and MuJoCo's stop lag with its prediction.
+const CSV_ONLY: [&str; 5] = [
+    "seconds_per_step_median",
+    "duration_s",
+    "stop_lag_s",
+    "stop_lag_predicted_s",
+    "friction_damping_rate_per_s",
+];
+
+/// The contact measures every scene's table shows (see the report's introduction).
+const CONTACT: [&str; 4] = [
+    "signorini_max",
+    "gap_lambda_max",
+    "normal_work_J",
+    "friction_ratio_max",
 ];
 
 /// MuJoCo's default configuration: the one every time ratio divides by.
@@ -130,7 +149,8 @@ pub struct Metric {
 /// Per scene, the exact value of each of its metrics.
 type Exact = BTreeMap<String, BTreeMap<String, f64>>;
 
-/// The scene's name from a run's parameters (`slope` with its angle becomes `slope_15`).
+/// The scene's name from a run's parameters (`slope` with its angle becomes `slope_15`, and
+/// `slope_15_margin0` with `margin = 0`: the speculative reach alone).
 fn scene_name(params: &toml::Table) -> String {
     let setup = params.get("setup").and_then(|v| v.as_str()).unwrap_or("");
     if setup == "slope" {
@@ -138,7 +158,12 @@ fn scene_name(params: &toml::Table) -> String {
             .get("slope_deg")
             .and_then(|v| v.as_float())
             .unwrap_or(f64::NAN);
-        format!("slope_{deg:.0}")
+        let margin = params.get("margin").and_then(|v| v.as_float());
+        if margin == Some(0.0) {
+            format!("slope_{deg:.0}_margin0")
+        } else {
+            format!("slope_{deg:.0}")
+        }
     } else {
         setup.to_string()
     }
@@ -159,7 +184,7 @@ fn analytic(scene: &str, c: &BTreeMap<String, f64>, p: &toml::Table) -> BTreeMap
             let lag = (2.0 * num("mass") * SPEED_THRESHOLD / num("force_rate")).sqrt();
             out.insert("breakaway_time_s", get("breakaway_time_exact") + lag);
         }
-        "slope_15" | "wall_press" => {
+        "slope_15" | "slope_15_margin0" | "wall_press" => {
             out.insert("creep_mm", 0.0);
             out.insert("creep_after_1s_mm", 0.0);
         }
@@ -170,7 +195,34 @@ fn analytic(scene: &str, c: &BTreeMap<String, f64>, p: &toml::Table) -> BTreeMap
     }
     out.insert("max_lift_mm", 0.0);
     out.insert("signorini_max", 0.0);
+    out.insert("gap_lambda_max", 0.0);
+    out.insert("normal_work_J", 0.0);
     out.into_iter().map(|(k, v)| (k.to_string(), v)).collect()
+}
+
+/// The exact answer of the integrator, where it differs from the continuous one: symplectic
+/// Euler (`x += dt v_{k+1}`) stops the sliding cube after `v0^2 / (2 mu g) - v0 dt / 2`, short
+/// of the continuous distance by half a step's travel, whatever the contact model. A row of
+/// engine `exact`, label `symplectic-euler`, its `analytic` the continuous value.
+fn discrete_exact(scene: &str, c: &BTreeMap<String, f64>, p: &toml::Table) -> Option<Metric> {
+    if !scene.starts_with("sliding_cube") {
+        return None;
+    }
+    let num = |k: &str| p.get(k).and_then(|v| v.as_float()).unwrap_or(f64::NAN);
+    let continuous = c.get("stop_distance_exact").copied().unwrap_or(f64::NAN);
+    Some(Metric {
+        scene: scene.to_string(),
+        engine: "exact".into(),
+        formulation: "discrete".into(),
+        optimizer: String::new(),
+        model: "-".into(),
+        label: "symplectic-euler".into(),
+        param: String::new(),
+        dt: num("dt"),
+        metric: "stop_distance_m".into(),
+        value: continuous - 0.5 * num("v0") * num("dt"),
+        analytic: continuous,
+    })
 }
 
 /// Our metrics of one run's driver; `dt` and `mu` of the run scale Castro et al.'s lift
@@ -189,6 +241,9 @@ fn our_metrics(
         ("residual_median", m.residual_median()),
         ("seconds_per_step_median", m.step_seconds_median()),
         ("signorini_max", m.signorini_max()),
+        ("gap_lambda_max", m.gap_lambda_max()),
+        ("normal_work_J", m.normal_work()),
+        ("friction_ratio_max", m.friction_ratio_max()),
     ];
     match scene {
         "sliding_cube" | "sliding_cube_diagonal" => {
@@ -196,7 +251,7 @@ fn our_metrics(
             out.push(("stop_distance_m", m.stop_distance()));
         }
         "dragged_cube" => out.push(("breakaway_time_s", m.breakaway_time())),
-        "slope_15" | "wall_press" => {
+        "slope_15" | "slope_15_margin0" | "wall_press" => {
             out.push(("creep_mm", m.creep_mm()));
             out.push(("creep_after_1s_mm", m.creep_after_mm(1.0)));
         }
@@ -238,6 +293,14 @@ fn ours(r: &mut Report) -> Result<Ours, ReportError> {
             closed_forms.read(&scene, &record.constants, &record.parameters);
             let values = analytic(&scene, &record.constants, &record.parameters);
             exact.insert(scene.clone(), values.clone());
+            if let Some(m) = discrete_exact(&scene, &record.constants, &record.parameters) {
+                if !rows
+                    .iter()
+                    .any(|r: &Metric| r.scene == m.scene && r.engine == "exact")
+                {
+                    rows.push(m);
+                }
+            }
             // The span each scene simulates (a slide is shorter than a hold), for the findings.
             if let Some(d) = record.parameters.get("duration").and_then(|v| v.as_float()) {
                 r.facts()
@@ -280,7 +343,16 @@ fn ours(r: &mut Report) -> Result<Ours, ReportError> {
                 .get("mu")
                 .and_then(|v| v.as_float())
                 .unwrap_or(f64::NAN);
-            for (metric, value) in our_metrics(&scene, motion, acceleration, dt, mu) {
+            let duration = record
+                .parameters
+                .get("duration")
+                .and_then(|v| v.as_float())
+                .unwrap_or(f64::NAN);
+            let measures = our_metrics(&scene, motion, acceleration, dt, mu);
+            for (metric, value) in measures
+                .into_iter()
+                .chain([("duration_s".into(), duration)])
+            {
                 rows.push(Metric {
                     scene: scene.clone(),
                     engine: "contactlab".into(),
@@ -305,9 +377,22 @@ fn ours(r: &mut Report) -> Result<Ours, ReportError> {
     })
 }
 
-/// MuJoCo's and Drake's metrics from the other-engine run (the setups' and the sweeps') with
-/// their drawn motions, or why it did not measure.
-type PeerRun = Result<(Vec<Metric>, motions::Traces), String>;
+/// A peer run that raised instead of finishing: scene, engine, configuration, its sweep value
+/// (mass ratio or time step, empty otherwise) and the first line of the error.
+type Failure = [String; 5];
+
+/// What the other-engine run measured: the metrics (the setups' and the sweeps'), the drawn
+/// motions and the runs that failed.
+struct Peers {
+    rows: Vec<Metric>,
+    traces: motions::Traces,
+    failures: Vec<Failure>,
+    /// Why Drake has no rows (the run went without `pydrake`), when it has none.
+    drake_absent: Option<String>,
+}
+
+/// MuJoCo's and Drake's measures, or why the run did not measure.
+type PeerRun = Result<Peers, String>;
 
 /// MuJoCo's and Drake's rows and traces (see [`PeerRun`]).
 fn engines(r: &mut Report, root: &Path, exact: &Exact) -> Result<PeerRun, ReportError> {
@@ -318,7 +403,137 @@ fn engines(r: &mut Report, root: &Path, exact: &Exact) -> Result<PeerRun, Report
     }
     let mut rows = engine_rows(&df, exact)?;
     rows.extend(sweeps::peer_rows(&df)?);
-    Ok(Ok((rows, motions::peer_traces(&df)?)))
+    let drake_absent = (!strs(&df, "engine")?.iter().any(|e| e == "drake")).then(|| {
+        strs(&df, "missing_modules")
+            .ok()
+            .and_then(|m| m.first().cloned())
+            .filter(|m| !m.is_empty())
+            .map_or("the harness ran without it".to_string(), |m| {
+                format!("missing Python module {m}")
+            })
+    });
+    Ok(Ok(Peers {
+        rows,
+        traces: motions::peer_traces(&df)?,
+        failures: failures(&df)?,
+        drake_absent,
+    }))
+}
+
+/// The harness's records with an `error` (a run that raised: Drake's solvers throw when they do
+/// not converge).
+fn failures(df: &DataFrame) -> Result<Vec<Failure>, ReportError> {
+    let Ok(errors) = strs(df, "error") else {
+        return Ok(Vec::new());
+    };
+    let (scene, engine, config) = (strs(df, "scene")?, strs(df, "engine")?, strs(df, "config")?);
+    let (dt, param) = (
+        f64s(df, "dt")?,
+        f64s(df, "param").unwrap_or_else(|_| vec![f64::NAN; df.height()]),
+    );
+    Ok((0..df.height())
+        .filter(|&k| !errors[k].is_empty())
+        .map(|k| {
+            let at = if param[k].is_finite() {
+                format!("ratio {}", sweeps::ratio_param(param[k]))
+            } else if scene[k] == "consistency" {
+                format!("dt {:e}", dt[k])
+            } else {
+                String::new()
+            };
+            let first = errors[k].lines().next().unwrap_or_default().to_string();
+            [
+                scene[k].clone(),
+                engine[k].clone(),
+                config[k].clone(),
+                at,
+                first,
+            ]
+        })
+        .collect())
+}
+
+/// The peer runs that failed, one line each, so that a missing row is never read as a pass.
+fn failures_section(r: &mut Report, failed: &[Failure]) -> Result<(), ReportError> {
+    if failed.is_empty() {
+        return Ok(());
+    }
+    r.heading(3, "Peer runs that failed");
+    r.text(
+        "These runs raised instead of finishing, so their rows above are missing (Drake's \
+         solvers throw when a discrete update does not converge):",
+    );
+    let mut t = Table::new(None)
+        .md_col("scene")
+        .md_col("engine")
+        .md_col("configuration")
+        .md_col("at")
+        .md_col("error");
+    for f in failed {
+        t.row(vec![
+            C::code(f[0].clone()),
+            C::text(f[1].clone()),
+            C::code(f[2].clone()),
+            C::text(if f[3].is_empty() {
+                "-".into()
+            } else {
+                f[3].clone()
+            }),
+            C::text(f[4].clone()),
+        ])?;
+    }
+    r.facts()
+        .num("engines.failed_runs", failed.len() as f64, Fmt::int());
+    r.table(&t)
+}
+
+/// MuJoCo's late stop on the sliding scenes beside the lag its soft friction predicts
+/// (`stop_lag_prediction` in `experiments/peers/fidelity.py`).
+fn stop_lag_section(r: &mut Report, rows: &[Metric]) -> Result<(), ReportError> {
+    let lags: Vec<&Metric> = rows
+        .iter()
+        .filter(|m| m.engine == "mujoco" && m.metric == "stop_lag_s")
+        .collect();
+    if lags.is_empty() {
+        return Ok(());
+    }
+    r.heading(3, "MuJoCo's late stop, predicted");
+    r.text(
+        "Near zero slip MuJoCo's soft friction is a damper: unsaturated, a friction row solves \
+         `a = (1 - d) a0 + d a_ref` with `a_ref = -b v`, so the slip of the four corners together \
+         decays at `r = d b`, `d = A_e / (A_e + R_e)` along the slip mode (from MuJoCo's own `J`, \
+         `M`, `R`; `b = 2 / (d_max timeconst)` from `solref`). Friction saturates only above \
+         `v* = mu g / r`; below it Euler's step multiplies the speed by `1 - r dt`, so the speed \
+         reaches the 1 mm/s threshold `ln(v* / 1 mm/s) / -ln(1 - r dt)` steps after `v*`, where the \
+         exact motion stops `1 / r` after it: the difference is the predicted lag. Measured lag: the \
+         stop time over the exact one (elliptic cones; the prediction does not model the pyramid's \
+         rows).",
+    );
+    let mut t = Table::new(None)
+        .md_col("scene")
+        .md_col("configuration")
+        .md_col("lag (ms)")
+        .md_col("predicted (ms)")
+        .md_col("r = d b (1/s)");
+    for m in lags {
+        let find = |metric: &str| {
+            rows.iter()
+                .find(|x| x.scene == m.scene && x.label == m.label && x.metric == metric)
+                .map(|x| x.value)
+        };
+        let Some(predicted) = find("stop_lag_predicted_s") else {
+            continue;
+        };
+        t.row(vec![
+            C::code(m.scene.clone()),
+            C::code(m.label.clone()),
+            C::same(1e3 * m.value, &Fmt::fixed(1)),
+            C::same(1e3 * predicted, &Fmt::fixed(1)),
+            find("friction_damping_rate_per_s")
+                .map_or(C::text("-"), |v| C::same(v, &Fmt::fixed(0))),
+        ])?;
+    }
+    r.table(&t)
 }
 
 /// The harness's rows as metrics (its metric names are ours).
@@ -338,8 +553,16 @@ fn engine_rows(df: &DataFrame, exact: &Exact) -> Result<Vec<Metric>, ReportError
         "secure_slip_um_s",
         "loose_pitch_deg",
         "signorini_max",
+        "gap_lambda_max",
+        "normal_work_J",
+        "friction_ratio_max",
+        "lift_over_estimate",
         "converged_fraction",
         "seconds_per_step_median",
+        "duration_s",
+        "stop_lag_s",
+        "stop_lag_predicted_s",
+        "friction_damping_rate_per_s",
     ];
     let values: Vec<Vec<f64>> = names.iter().map(|n| column(n)).collect();
     let mut rows = Vec::new();
@@ -347,12 +570,9 @@ fn engine_rows(df: &DataFrame, exact: &Exact) -> Result<Vec<Metric>, ReportError
         if sweeps::SWEEP_SCENES.contains(&scene[k].as_str()) {
             continue;
         }
-        let wanted = SCENES
-            .iter()
-            .find(|(s, _)| *s == scene[k])
-            .map_or(&[][..], |(_, m)| *m);
+        let wanted = columns_of(&scene[k]);
         for (i, name) in names.iter().enumerate() {
-            let shared = SHARED.contains(name) || *name == "seconds_per_step_median";
+            let shared = CSV_ONLY.contains(name);
             if !(wanted.contains(name) || shared) || values[i][k].is_nan() {
                 continue;
             }
@@ -380,7 +600,8 @@ fn engine_rows(df: &DataFrame, exact: &Exact) -> Result<Vec<Metric>, ReportError
 }
 
 /// A peer configuration's family and friction model: MuJoCo's cones are regularised (soft
-/// constraints); Drake's discrete approximations are compliant point contact.
+/// constraints); Drake's discrete approximations are compliant point contact, near-rigid in
+/// the configurations at `k = 1e12` N/m (`-k1e12`).
 pub(crate) fn peer_model(engine: &str, config: &str) -> (String, String) {
     match engine {
         "mujoco" => {
@@ -392,7 +613,15 @@ pub(crate) fn peer_model(engine: &str, config: &str) -> (String, String) {
             };
             (cone, model.into())
         }
-        _ => (config.to_string(), "compliant_point".into()),
+        _ => {
+            let approximation = config.split('-').next().unwrap_or(config).to_string();
+            let model = if config.contains("-k1e12") {
+                "near_rigid_point"
+            } else {
+                "compliant_point"
+            };
+            (approximation, model.into())
+        }
     }
 }
 
@@ -438,25 +667,44 @@ pub fn generate(root: &Path) -> Result<(), ReportError> {
          slope and pressed against a wall (where the exact motion is no motion), sliding down a 30 degree slope, \
          and a sphere rolling down a 15 degree slope; a pinch grasp whose grip alternates between 16 N, above \
          the least grip that holds, and 1 N, below it (dt = 5 ms); then two sweeps: a light cube under a heavy \
-         one at rest over mass ratios 1 to 1e6, and the dragged cube over time steps 1e-4 to 1e-1 s. dt = 1 ms \
-         unless said or swept. Our side: every compatible (formulation, optimizer) pair of the registry (`[every_pair]`: a \
-         driver registered later joins the study), each with its model named, warm-started from the previous \
-         step, to the tolerance 1e-8, at most 0.1 s a solve (`slides.toml`, `slopes.toml`, `holds.toml`, \
-         `grasp.toml`, `stack.toml`, `consistency.toml`). MuJoCo (Newton; elliptic and pyramidal cones, impratio 1 and 10, \
-         with and without noslip, its default `solref`/`solimp`) and Drake (point contact; `sap`, `tamsi`, \
-         `similar`, `lagged`) run the same setups in `experiments/peers/fidelity.py` (`engines.toml`), after \
-         settling 0.5 s at rest. Stop: the first time the speed falls to 1 mm/s; breakaway: the first time it \
-         reaches 1 mm/s (the exact one is then 10 ms after friction saturates); creep: the final distance from \
-         the exact position; lift: the largest height above the resting height; `lift_over_estimate`: the \
-         median lift while sliding in contact over Castro et al.'s `(dt + tau_d) mu |v_t|` (sec. V-A; our \
-         contacts are rigid, tau_d = 0); acceleration error: the least-squares slope of the speed against \
-         the exact acceleration, relative; `signorini_max`: the largest `|lambda_n v_n|` over a step's contacts \
-         and the run, over `m g dt` times 1 m/s (unit-free; 0 for exact complementarity; MuJoCo's and Drake's \
-         from their contact forces times dt and post-step normal velocities). The model column is the law a \
-         pair's answers satisfy: the formulation's, or the driver's own where it imposes one (bisection-SOR: \
-         Hwangbo et al.'s maximum dissipation, whatever the formulation). Our contacts exist while a corner sphere's gap is below 1 mm, so a \
-         lift beyond that becomes a flight. Every number is also in [`metrics.csv`](metrics.csv), one row per \
-         number.",
+         one at rest over mass ratios 1 to 1e6 (two ways of resting), and the dragged cube over time steps \
+         1e-4 to 1e-1 s. dt = 1 ms unless said or swept. Our side: every compatible (formulation, optimizer) \
+         pair of the registry (`[every_pair]`: a driver registered later joins the study), each with its model \
+         named, warm-started from the previous step, to the tolerance 1e-8 (`slides.toml`, `slopes.toml`, \
+         `holds.toml`, `grasp.toml`, `stack.toml`, `consistency.toml`). MuJoCo (Newton; elliptic and \
+         pyramidal cones, impratio 1 and 10, with and without noslip, at its default `solref` (0.02, 1), \
+         and at its best, `elliptic-tc2dt-impratio10-noslip10`: `solref` (2 dt, 1), the stiffest its \
+         `refsafe` allows; `solimp` is its default everywhere; the configuration's name carries `solref` \
+         where it is not the default) and Drake (point contact; `sap`, `tamsi`, `similar`, `lagged` at \
+         SceneGraph's defaults: point stiffness 1e6 N/m, Hunt-Crossley dissipation 50 s/m, relaxation time \
+         0.1 s; and near-rigid, `-k1e12`: 1e12 N/m, with SAP's relaxation time `dt` (`sap-k1e12-taudt`, \
+         Castro et al.'s clutter parameters); the geometries' `margin` property is left unset) run the same \
+         setups in `experiments/peers/fidelity.py` (`engines.toml`); a single body first settles 0.5 s at \
+         rest under its normal load, the stack starts from our pose with no settling. Stop: the first time \
+         the tangential speed `|(v_x, v_y)|` falls to 1 mm/s, breakaway the first time it reaches 1 mm/s, \
+         both interpolated between steps, for every engine (the exact breakaway is then 10 ms after friction \
+         saturates); creep: the final distance from the exact position; lift: the largest height above the \
+         resting height; `lift_over_estimate`: the median lift while sliding in contact over Castro et al.'s \
+         `(dt + tau_d) mu |v_t|` (sec. V-A; our contacts are rigid, tau_d = 0; Drake's SAP: its relaxation \
+         time); acceleration error: the least-squares slope of the speed against the exact acceleration, \
+         relative. Contact measures, over every step's contacts and the run, from each contact's normal \
+         impulse `lambda_n`, friction impulse `lambda_t`, gap and post-step velocity `(v_n, v_t)` (MuJoCo's \
+         and Drake's from their contact forces times dt): `signorini_max`, the largest `|lambda_n v_n|` over \
+         `m g dt` times 1 m/s (velocity level); `gap_lambda_max`, the largest `max(gap, 0) lambda_n` over \
+         `m g dt` times 1 mm (position level: pushing while apart, which a rigid formulation that treats \
+         a contact inside its margin as touching can do); `normal_work_J`, the sum over the run of \
+         `lambda_n v_n`, the work the normal impulses do at the velocity they leave (J); \
+         `friction_ratio_max`, over sliding contacts, the largest `|lambda_t| / (mu lambda_n)` (Coulomb: 1). \
+         All are 0 for exact complementarity but the friction ratio. The model column is the law a pair's \
+         answers satisfy: the formulation's, or the driver's own where it imposes one (bisection-SOR: \
+         Hwangbo et al.'s maximum dissipation, whatever the formulation). A corner sphere of ours is a \
+         contact while its gap is below the scene's margin (1 mm) plus its speculative reach \
+         `dt max(0, mu |v*_t| - v*_n)` at the step's free velocity, where SAP's impulse would \
+         vanish (`experiments/scenes/src/fidelity/mod.rs`), so a relaxed model's lift `dt mu |v_t|` \
+         stays in contact at any speed. The exact \
+         rows are the continuous answer; where the integrator's own exact answer differs (symplectic Euler \
+         stops a slide `v0 dt / 2` short) an `exact` / `symplectic-euler` row gives it. Every number is also \
+         in [`metrics.csv`](metrics.csv), one row per number, with each run's `duration_s`.",
     );
     let Ours {
         mut rows,
@@ -468,18 +716,34 @@ pub fn generate(root: &Path) -> Result<(), ReportError> {
     rows.extend(grasp_rows);
     exact.insert("pinch_grasp".into(), grasp_exact);
     rows.extend(sweeps::ours_stack(&mut r)?);
+    rows.extend(threshold::rows(&mut r)?);
     rows.extend(sweeps::ours_consistency(&mut r)?);
+    let mut failed = Vec::new();
     match engines(&mut r, root, &exact)? {
-        Ok((peers, peer_traces)) => {
-            rows.extend(peers);
-            traces.extend(peer_traces);
+        Ok(peers) => {
+            rows.extend(peers.rows);
+            traces.extend(peers.traces);
+            failed = peers.failures;
             r.facts().text("engines.measured", "yes");
+            if let Some(why) = peers.drake_absent {
+                // Findings that quote Drake are marked, not failed: Drake is optional.
+                r.text(&format!(
+                    "**Drake was not measured in this run** ({why}; `pip install drake` adds it): \
+                     its rows are absent and the findings that quote it say so."
+                ));
+                r.facts()
+                    .absent(".drake.", format!("Drake not measured, {why}"));
+            }
         }
         Err(why) => {
             r.text(&format!(
                 "**MuJoCo and Drake were not measured in this run**: {why}. Only our rows are shown."
             ));
-            r.facts().text("engines.measured", why);
+            r.facts().text("engines.measured", why.clone());
+            for peer in [".mujoco.", ".drake."] {
+                r.facts()
+                    .absent(peer, format!("MuJoCo and Drake not measured, {why}"));
+            }
         }
     }
     let ratios = time_ratios(&rows);
@@ -488,7 +752,10 @@ pub fn generate(root: &Path) -> Result<(), ReportError> {
     rows.extend(slopes);
     rows.retain(|m| m.metric != "seconds_per_step_median" || m.engine == "contactlab");
     scene_tables(&mut r, &rows, &exact)?;
+    stop_lag_section(&mut r, &rows)?;
+    failures_section(&mut r, &failed)?;
     motions::section(&mut r, &traces, &closed_forms)?;
+    threshold::section(&mut r, &rows)?;
     sweeps::stack_section(&mut r, &rows)?;
     sweeps::consistency_section(&mut r, &rows)?;
     metrics_csv(&mut r, &rows)?;
@@ -528,9 +795,32 @@ fn metric_fmt(metric: &str) -> Fmt {
         "secure_pitch_deg" | "loose_pitch_deg" => Fmt::sci(2).unit(" deg"),
         "secure_slip_um_s" => Fmt::sci(2).unit(" um/s"),
         "position_error_m_s" => Fmt::sci(2).unit(" m s"),
-        "signorini_max" => Fmt::sci(1),
+        "signorini_max" | "gap_lambda_max" => Fmt::sci(1),
+        "normal_work_J" => Fmt::sci(2).unit(" J"),
+        "friction_ratio_max" => Fmt::fixed(3),
+        "collapsed" => Fmt::int(),
+        "own_test_failed_fraction" => Fmt::fixed(3),
+        "collapse_time_ms" => Fmt::fixed(0).unit(" ms"),
+        "duration_s" => Fmt::fixed(1).unit(" s"),
+        "stop_lag_s" | "stop_lag_predicted_s" => Fmt::fixed(4).unit(" s"),
+        "friction_damping_rate_per_s" => Fmt::fixed(1).unit(" /s"),
         _ => Fmt::sci(2).unit(" mm"),
     }
+}
+
+/// A scene's table columns: its own metrics, the contact measures (not on the grasp, whose
+/// metrics are its own), then the shared ones.
+fn columns_of(scene: &str) -> Vec<&'static str> {
+    let own = SCENES
+        .iter()
+        .find(|(s, _)| *s == scene)
+        .map_or(&[][..], |(_, m)| *m);
+    let contact: &[&str] = if scene == "pinch_grasp" {
+        &[]
+    } else {
+        &CONTACT
+    };
+    own.iter().chain(contact).chain(&SHARED).copied().collect()
 }
 
 /// The fact that names a number: `<scene>.<engine>.<label>.<metric>`, then `.ratio<r>` for
@@ -548,18 +838,27 @@ fn fact_key(m: &Metric) -> String {
 
 /// One table per scene: the exact answer first, then a row per engine, configuration and model.
 fn scene_tables(r: &mut Report, rows: &[Metric], exact: &Exact) -> Result<(), ReportError> {
-    for (scene, metrics) in SCENES {
+    for (scene, _) in SCENES {
         let here: Vec<&Metric> = rows.iter().filter(|m| m.scene == scene).collect();
         if here.is_empty() {
             continue;
         }
         r.heading(3, &format!("`{scene}`"));
+        if scene.ends_with("_margin0") {
+            r.text(
+                "Ours with `margin = 0`: no prediction distance, a corner is a contact only \
+                 within its speculative reach `dt max(0, mu |v*_t| - v*_n)` \
+                 (`slopes_margin0.toml`). MuJoCo runs at its default geom margin, 0, and Drake \
+                 with its `margin` proximity property unset: their rows are in the table of \
+                 the same slope above.",
+            );
+        }
         let mut t = Table::new(None)
             .md_col("engine")
             .md_col("formulation / configuration")
             .md_col("driver")
             .md_col("model");
-        let columns: Vec<&str> = metrics.iter().copied().chain(SHARED).collect();
+        let columns = columns_of(scene);
         for c in &columns {
             t = t.md_col(c);
         }

@@ -156,8 +156,9 @@ pub fn log_log_slope(x: &[f64], y: &[f64]) -> f64 {
 }
 
 /// The ill-conditioned stack under one solver (`contactlab_scenes::fidelity::stack`): per
-/// step, the judged status, the iterations, the larger of the two cubes' drifts and the
-/// penetration.
+/// step, the judged status, the iterations, the larger of the two cubes' drifts, the
+/// penetration, whether the stack has collapsed (the scene's test, shared with the peers'
+/// harness) and the time after the step.
 #[derive(Debug, Clone, Default)]
 pub struct StackRun {
     /// The solve's judged status per step.
@@ -168,6 +169,10 @@ pub struct StackRun {
     pub drift: Vec<f64>,
     /// The largest overlap after the step (m).
     pub penetration: Vec<f64>,
+    /// Whether the stack stood apart after the step.
+    pub collapsed: Vec<bool>,
+    /// Time after the step (s).
+    pub t: Vec<f64>,
 }
 
 impl StackRun {
@@ -180,6 +185,7 @@ impl StackRun {
             f64s(df, "drift_top")?,
             f64s(df, "penetration")?,
         );
+        let (collapsed, t) = (f64s(df, "collapsed")?, f64s(df, "t")?);
         Ok(groups(df)?
             .into_iter()
             .map(|(key, rows)| {
@@ -189,6 +195,8 @@ impl StackRun {
                     iterations: pick(&iterations),
                     drift: rows.iter().map(|&k| bottom[k].max(top[k])).collect(),
                     penetration: pick(&penetration),
+                    collapsed: rows.iter().map(|&k| collapsed[k] > 0.5).collect(),
+                    t: pick(&t),
                 };
                 (key, run)
             })
@@ -210,9 +218,30 @@ impl StackRun {
         1e3 * self.drift.iter().copied().fold(0.0, f64::max)
     }
 
-    /// The largest penetration over the run (mm).
+    /// The first step after which the stack had collapsed, if it did.
+    fn collapse_step(&self) -> Option<usize> {
+        self.collapsed.iter().position(|&c| c)
+    }
+
+    /// 1 when the stack collapsed during the run, else 0.
+    pub fn collapsed(&self) -> f64 {
+        f64::from(u8::from(self.collapse_step().is_some()))
+    }
+
+    /// The time of the first step after which the stack had collapsed (s); NaN when it stood.
+    pub fn collapse_time(&self) -> f64 {
+        self.collapse_step().map_or(f64::NAN, |k| self.t[k])
+    }
+
+    /// The largest penetration while the stack stood (mm): after a collapse an overlap is not a
+    /// penetration. NaN when it collapsed at the first step.
     pub fn penetration_mm(&self) -> f64 {
-        1e3 * self.penetration.iter().copied().fold(0.0, f64::max)
+        let standing = self.collapse_step().unwrap_or(self.penetration.len());
+        let p = &self.penetration[..standing];
+        if p.is_empty() {
+            return f64::NAN;
+        }
+        1e3 * p.iter().copied().fold(0.0, f64::max)
     }
 }
 
@@ -346,6 +375,14 @@ pub struct Motion {
     /// Per step, `max |lambda_n v_n| / (m g dt v_scale)` over its contacts (unit-free; 0 for
     /// an exact complementarity answer): the Signorini check.
     pub signorini: Vec<f64>,
+    /// Per step, `max max(gap, 0) lambda_n / (m g dt 1 mm)`: the position-level Signorini check.
+    pub gap_lambda: Vec<f64>,
+    /// Per step, `sum lambda_n v_n` over its contacts (J).
+    pub normal_work: Vec<f64>,
+    /// Per step, over sliding contacts, `max |lambda_t| / (mu lambda_n)` (0 when none slides).
+    pub friction_ratio: Vec<f64>,
+    /// The driver's own status per step (`no_contacts` without contacts), whatever the model.
+    pub own_status: Vec<String>,
 }
 
 impl Motion {
@@ -358,8 +395,11 @@ impl Motion {
         let (speed, lift, residual) = (read("speed")?, read("lift")?, read("residual")?);
         let angle = read("max_dissipation_angle_deg")?;
         let signorini = read("signorini_max")?;
+        let (gap_lambda, work) = (read("gap_lambda_max")?, read("normal_work")?);
+        let ratio = read("friction_ratio_max")?;
         let (seconds, scene) = (read("seconds")?, read("scene_seconds")?);
         let status = judged_status(df)?;
+        let (ruler, own) = (strs(df, "status")?, strs(df, "solver_status")?);
         Ok(groups(df)?
             .into_iter()
             .map(|(key, rows)| {
@@ -377,6 +417,16 @@ impl Motion {
                     residual: pick(&residual),
                     dissipation_angle: pick(&angle),
                     signorini: pick(&signorini),
+                    gap_lambda: pick(&gap_lambda),
+                    normal_work: pick(&work),
+                    friction_ratio: pick(&ratio),
+                    own_status: rows
+                        .iter()
+                        .map(|&k| match ruler[k].as_str() {
+                            "no_contacts" => ruler[k].clone(),
+                            _ => own[k].clone(),
+                        })
+                        .collect(),
                 };
                 (key, motion)
             })
@@ -483,9 +533,43 @@ impl Motion {
         median(self.dissipation_angle.clone())
     }
 
+    /// The median, over the steps on which the body moves (`speed > 1e-6` m/s), of the largest
+    /// angle between a sliding contact's friction and minus its slip (degrees); NaN when it
+    /// never moves.
+    pub fn dissipation_angle_moving_median(&self) -> f64 {
+        let moving: Vec<f64> = (0..self.speed.len())
+            .filter(|&k| self.speed[k] > 1e-6)
+            .map(|k| self.dissipation_angle[k])
+            .collect();
+        if moving.is_empty() {
+            return f64::NAN;
+        }
+        median(moving)
+    }
+
     /// The largest Signorini measure over the run (unit-free, see [`Motion::signorini`]).
     pub fn signorini_max(&self) -> f64 {
         self.signorini.iter().copied().fold(0.0, f64::max)
+    }
+
+    /// The largest position-level Signorini product over the run (unit-free).
+    pub fn gap_lambda_max(&self) -> f64 {
+        self.gap_lambda.iter().copied().fold(0.0, f64::max)
+    }
+
+    /// The work of the normal impulses at the velocities they leave, summed over the run (J).
+    pub fn normal_work(&self) -> f64 {
+        self.normal_work.iter().sum()
+    }
+
+    /// The largest friction over its Coulomb bound on a sliding contact over the run.
+    pub fn friction_ratio_max(&self) -> f64 {
+        self.friction_ratio.iter().copied().fold(0.0, f64::max)
+    }
+
+    /// The share of steps with contacts on which the driver's own test passed.
+    pub fn own_converged_fraction(&self) -> f64 {
+        converged_share(&self.own_status)
     }
 
     /// The median whole-step time (s).
@@ -576,11 +660,24 @@ mod tests {
             iterations: vec![2.0, 4.0],
             drift: vec![1e-6, 3e-6],
             penetration: vec![2e-6, 1e-6],
+            collapsed: vec![false, false],
+            t: vec![1e-3, 2e-3],
         };
         assert_eq!(s.converged_fraction(), 0.5);
         assert_eq!(s.iterations_mean(), 3.0);
         assert!((s.drift_mm() - 3e-3).abs() < 1e-15);
         assert!((s.penetration_mm() - 2e-3).abs() < 1e-15);
+        assert_eq!(s.collapsed(), 0.0);
+        assert!(s.collapse_time().is_nan());
+        // Collapsed after the second step: the overlap then is not a penetration.
+        let fell = StackRun {
+            penetration: vec![2e-6, 9e-3],
+            collapsed: vec![false, true],
+            ..s
+        };
+        assert_eq!(fell.collapsed(), 1.0);
+        assert_eq!(fell.collapse_time(), 2e-3);
+        assert!((fell.penetration_mm() - 2e-3).abs() < 1e-15);
     }
 
     #[test]
@@ -602,6 +699,14 @@ mod tests {
             residual: vec![1e-9, 0.0, 1e-3],
             dissipation_angle: vec![0.0, 11.0, 12.0],
             signorini: vec![1e-9, 0.0, 4e-3],
+            gap_lambda: vec![0.0, 0.0, 0.25],
+            normal_work: vec![1e-3, 0.0, -2e-4],
+            friction_ratio: vec![1.0, 0.0, 0.9],
+            own_status: vec![
+                "max_iterations".into(),
+                "no_contacts".into(),
+                "max_iterations".into(),
+            ],
         };
         let want = 0.2 + 0.1 * (0.002 - 1e-3) / 0.002;
         assert!((m.stop_time() - want).abs() < 1e-12);
@@ -620,6 +725,11 @@ mod tests {
         assert!((lifted.lift_over_estimate(1e-3, 0.5) - 1.0).abs() < 1e-12);
         assert_eq!(m.step_seconds_median(), 2.0);
         assert_eq!(m.signorini_max(), 4e-3);
+        assert_eq!(m.gap_lambda_max(), 0.25);
+        assert!((m.normal_work() - 8e-4).abs() < 1e-18);
+        assert_eq!(m.friction_ratio_max(), 1.0);
+        // The driver's own test failed on both steps with contacts, whatever the ruler said.
+        assert_eq!(m.own_converged_fraction(), 0.0);
         assert_eq!(
             m.residual_median(),
             1e-3,

@@ -130,7 +130,7 @@ pub fn section(r: &mut Report, traces: &Traces, exact: &ExactMotions) -> Result<
     }
     r.heading(3, "The motions beside their closed forms");
     r.text(
-        "One pair per model family of ours, MuJoCo's default and its best configuration, Drake's SAP and TAMSI \
+        "One pair per model family of ours, MuJoCo's default and its best configuration, Drake's SAP at its defaults and near-rigid, and TAMSI \
          (every configuration is in the tables). Ours are drawn every tenth step, as the harness records the \
          peers'.",
     );

@@ -2,8 +2,10 @@
 //! mass ratios (`stack.toml`; Le Lidec et al., T-RO 2024, sec. VI, `2cubes`) and the dragged
 //! cube over time steps (`consistency.toml`), with their tables and plots.
 //!
-//! Metrics: per stack run, `converged_fraction`, `iterations_mean`, `drift_mm` and
-//! `penetration_mm` ([`StackRun`]), `param` the mass ratio; per consistency run,
+//! Metrics: per stack run, `converged_fraction`, `iterations_mean`, `drift_mm`, `collapsed`
+//! (0 or 1), `collapse_time_ms` (only where it collapsed) and `penetration_mm` (while it
+//! stood) ([`StackRun`]), `param` the mass ratio, the scene `stack` (sphere on sphere) or
+//! `stack_face` (spheres on the face); per consistency run,
 //! `position_error_m_s` (`int |x - x_exact| dt` over 1 s, [`Motion::position_error_integral`]),
 //! `dt` its time step; per configuration, `consistency_slope`, the least-squares slope of that
 //! error against `dt` on log-log axes ([`log_log_slope`]).
@@ -22,11 +24,32 @@ use crate::table::{Cell as C, Table};
 use crate::ReportError;
 
 /// The scene names of the sweeps in `metrics.csv`.
-pub const SWEEP_SCENES: [&str; 2] = ["stack", "consistency"];
+pub const SWEEP_SCENES: [&str; 3] = ["stack", "stack_face", "consistency"];
+
+/// The stack's scenes: how the top cube rests, and what the section says of it.
+const STACKS: [(&str, &str); 2] = [
+    (
+        "stack",
+        "corner sphere on corner sphere, a knife-edge balance",
+    ),
+    (
+        "stack_face",
+        "the top cube's corner spheres on the bottom cube's top face",
+    ),
+];
+
+/// The scene of a stack run: `stack_face` for `resting = "face"`, else `stack`.
+fn stack_scene(record: &contactlab_runs::store::SceneRecord) -> &'static str {
+    match record.parameters.get("resting").and_then(|v| v.as_str()) {
+        Some("face") => "stack_face",
+        _ => "stack",
+    }
+}
 
 /// The configurations drawn in the sweeps' plots: one pair per model family of ours (the
-/// tables have every pair), MuJoCo's default and best, Drake's SAP and TAMSI.
-pub(crate) const DRAWN: [(&str, &str); 12] = [
+/// tables have every pair), MuJoCo's default and best, Drake's SAP at its defaults and
+/// near-rigid, and TAMSI.
+pub(crate) const DRAWN: [(&str, &str); 13] = [
     ("contactlab", "coulomb+pgs"),
     ("contactlab", "coulomb+bisection-sor"),
     ("contactlab", "implicit-ncp+todorov"),
@@ -36,8 +59,9 @@ pub(crate) const DRAWN: [(&str, &str); 12] = [
     ("contactlab", "mlcp-fb+plm"),
     ("contactlab", "sap+newton-merit"),
     ("mujoco", "elliptic-impratio1-noslip0"),
-    ("mujoco", "elliptic-impratio10-noslip10"),
+    ("mujoco", "elliptic-tc2dt-impratio10-noslip10"),
     ("drake", "sap"),
+    ("drake", "sap-k1e12-taudt"),
     ("drake", "tamsi"),
 ];
 
@@ -81,7 +105,8 @@ pub fn ours_stack(r: &mut Report) -> Result<Vec<Metric>, ReportError> {
     // SAP's near-rigid overlap, estimated from the scene's constants (one row per ratio).
     for record in &run.meta.scenes {
         let ratio = ratio_param(param(record, "mass_ratio"));
-        if rows.iter().any(|m| m.param == ratio) {
+        let scene = stack_scene(record);
+        if rows.iter().any(|m| m.param == ratio && m.scene == scene) {
             continue;
         }
         let estimate = record
@@ -90,7 +115,7 @@ pub fn ours_stack(r: &mut Report) -> Result<Vec<Metric>, ReportError> {
             .copied()
             .unwrap_or(f64::NAN);
         rows.push(Metric {
-            scene: "stack".into(),
+            scene: scene.into(),
             engine: "estimate".into(),
             formulation: "sap".into(),
             optimizer: String::new(),
@@ -109,7 +134,7 @@ pub fn ours_stack(r: &mut Report) -> Result<Vec<Metric>, ReportError> {
         };
         let (formulation, optimizer) = pair(&label);
         let base = Metric {
-            scene: "stack".into(),
+            scene: stack_scene(record).into(),
             engine: "contactlab".into(),
             formulation,
             optimizer,
@@ -128,8 +153,13 @@ pub fn ours_stack(r: &mut Report) -> Result<Vec<Metric>, ReportError> {
             ("converged_fraction", s.converged_fraction(), f64::NAN),
             ("iterations_mean", s.iterations_mean(), f64::NAN),
             ("drift_mm", s.drift_mm(), 0.0),
+            ("collapsed", s.collapsed(), 0.0),
+            ("collapse_time_ms", 1e3 * s.collapse_time(), f64::NAN),
             ("penetration_mm", s.penetration_mm(), 0.0),
         ] {
+            if value.is_nan() {
+                continue;
+            }
             rows.push(Metric {
                 metric: metric.into(),
                 value,
@@ -178,10 +208,13 @@ pub fn peer_rows(df: &DataFrame) -> Result<Vec<Metric>, ReportError> {
     let dt = f64s(df, "dt")?;
     let column = |name: &str| f64s(df, name).unwrap_or_else(|_| vec![f64::NAN; df.height()]);
     let ratio = column("param");
-    let names: [(&str, &str, f64); 6] = [
+    let collapse_ms: Vec<f64> = column("collapse_time_s").iter().map(|t| 1e3 * t).collect();
+    let names: [(&str, &str, f64); 8] = [
         ("converged_fraction", "converged_fraction", f64::NAN),
         ("iterations_per_step_mean", "iterations_mean", f64::NAN),
         ("drift_mm", "drift_mm", 0.0),
+        ("collapsed", "collapsed", 0.0),
+        ("collapse_time_ms", "collapse_time_ms", f64::NAN),
         ("penetration_max_mm", "penetration_mm", 0.0),
         ("consistency_error_m_s", "position_error_m_s", 0.0),
         (
@@ -190,7 +223,13 @@ pub fn peer_rows(df: &DataFrame) -> Result<Vec<Metric>, ReportError> {
             f64::NAN,
         ),
     ];
-    let values: Vec<Vec<f64>> = names.iter().map(|n| column(n.0)).collect();
+    let values: Vec<Vec<f64>> = names
+        .iter()
+        .map(|n| match n.0 {
+            "collapse_time_ms" => collapse_ms.clone(),
+            name => column(name),
+        })
+        .collect();
     let mut rows = Vec::new();
     for k in 0..df.height() {
         if !SWEEP_SCENES.contains(&scene[k].as_str()) {
@@ -208,7 +247,7 @@ pub fn peer_rows(df: &DataFrame) -> Result<Vec<Metric>, ReportError> {
                 optimizer: config[k].clone(),
                 model: model.clone(),
                 label: config[k].clone(),
-                param: if scene[k] == "stack" {
+                param: if scene[k].starts_with("stack") {
                     ratio_param(ratio[k])
                 } else {
                     String::new()
@@ -322,7 +361,7 @@ fn pivot(
 
 /// The column a sweep row belongs to: its mass ratio, or its time step.
 fn column_key(m: &Metric) -> String {
-    if m.scene == "stack" {
+    if m.scene.starts_with("stack") {
         m.param.clone()
     } else {
         format!("{:e}", m.dt)
@@ -345,24 +384,41 @@ fn series(rows: &[&Metric], metric: &str, x: impl Fn(&Metric) -> f64) -> Vec<Ser
         .collect()
 }
 
-/// The stack's tables and plots.
+/// The stack's tables and plots, one set per way the top cube rests ([`STACKS`]).
 pub fn stack_section(r: &mut Report, rows: &[Metric]) -> Result<(), ReportError> {
-    let here: Vec<&Metric> = rows.iter().filter(|m| m.scene == "stack").collect();
-    if here.is_empty() {
-        return Ok(());
+    for (scene, resting) in STACKS {
+        let here: Vec<&Metric> = rows.iter().filter(|m| m.scene == scene).collect();
+        if !here.is_empty() {
+            one_stack(r, scene, resting, &here)?;
+        }
     }
-    r.heading(3, "`stack`");
-    r.text(
-        "A light cube under a heavy one, at rest (`stack.toml`, `experiments/scenes/src/fidelity/stack.rs`; \
-         the harness's `stack`): 100 steps of 1 ms, mass ratio `m_top / m_bottom` from 1 to 1e6 with the \
-         geometric mean 1 kg, mu 0.9 on the floor and 0.95 between the cubes. Exact: nothing moves. Ours \
-         start exactly at rest; MuJoCo and Drake first settle 0.5 s. Converged fraction (ours: the shared \
-         ruler for the Coulomb cone, the solver's own test otherwise; MuJoCo: below its iteration limit; \
-         Drake: no exception), then the largest drift of either centre and the largest penetration, in mm. \
-         The penetration table's `estimate` row is the overlap at which SAP's near-rigid regularisation \
-         (Castro et al. eq. 29, beta = 1) holds the top cube's load at rest, `dt beta^2 w gamma / (4 pi^2)` \
-         with `w` the pair contact's Delassus diagonal (`experiments/scenes/src/fidelity/stack.rs`).",
-    );
+    Ok(())
+}
+
+/// One stack scene's tables, and for the sphere-on-sphere stack the plots.
+fn one_stack(
+    r: &mut Report,
+    scene: &str,
+    resting: &str,
+    here: &[&Metric],
+) -> Result<(), ReportError> {
+    r.heading(3, &format!("`{scene}`"));
+    r.text(&format!(
+        "A light cube under a heavy one, at rest, {resting} (`stack.toml`, \
+         `experiments/scenes/src/fidelity/stack.rs`; the harness's `{scene}`): 100 steps of 1 ms, mass \
+         ratio `m_top / m_bottom` from 1 to 1e6 with the geometric mean 1 kg, mu 0.9 on the floor and \
+         0.95 between the cubes. Exact: nothing moves. Every engine starts from the same pose, touching \
+         and at rest, with no settling. Converged fraction (ours: the shared ruler for the Coulomb \
+         cone, the solver's own test otherwise; MuJoCo: below its iteration limit; Drake: `n/a`, \
+         pydrake exposes no solver statistics and a failed update raises), then the largest drift of \
+         either centre (mm), when the stack collapsed, and the largest penetration while it stood \
+         (mm). Collapsed, by one test for every engine: the top centre more than a corner radius \
+         (4 mm) off the bottom one's horizontally, or below it, or the cubes overlapping by more than \
+         a corner sphere's diameter (8 mm: the spheres have passed through each other); less \
+         overlap is penetration. The penetration table's `estimate` row is the overlap at which \
+         SAP's near-rigid regularisation (Castro et al. eq. 29, beta = 1) holds the top cube's load \
+         at rest, `dt beta^2 w gamma / (4 pi^2)` with `w` the pair contact's Delassus diagonal."
+    ));
     let mut ratios: Vec<f64> = here.iter().filter_map(|m| m.param.parse().ok()).collect();
     ratios.sort_by(f64::total_cmp);
     ratios.dedup();
@@ -373,16 +429,21 @@ pub fn stack_section(r: &mut Report, rows: &[Metric]) -> Result<(), ReportError>
     r.text("**Converged fraction** of the steps, by mass ratio:");
     pivot(
         r,
-        &here,
+        here,
         "converged_fraction",
         &columns,
         &Fmt::fixed(2),
         None,
     )?;
     r.text("**Largest drift** of either cube (mm), by mass ratio:");
-    pivot(r, &here, "drift_mm", &columns, &Fmt::sci(1), None)?;
-    r.text("**Largest penetration** (mm), by mass ratio:");
-    pivot(r, &here, "penetration_mm", &columns, &Fmt::sci(1), None)?;
+    pivot(r, here, "drift_mm", &columns, &Fmt::sci(1), None)?;
+    r.text("**Collapse**: the time it fell apart (ms; `-`: it stood), by mass ratio:");
+    pivot(r, here, "collapse_time_ms", &columns, &Fmt::fixed(0), None)?;
+    r.text("**Largest penetration** while it stood (mm), by mass ratio:");
+    pivot(r, here, "penetration_mm", &columns, &Fmt::sci(1), None)?;
+    if scene != "stack" {
+        return Ok(());
+    }
     let x = |m: &Metric| m.param.parse().unwrap_or(f64::NAN);
     r.plot(
         "stack_drift.svg",
@@ -393,7 +454,7 @@ pub fn stack_section(r: &mut Report, rows: &[Metric]) -> Result<(), ReportError>
             Axis::log("drift (mm)"),
         )
         .legend_upper_left(),
-        &series(&here, "drift_mm", x),
+        &series(here, "drift_mm", x),
     )?;
     let ours: Vec<&Metric> = here
         .iter()
