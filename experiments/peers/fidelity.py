@@ -801,9 +801,9 @@ def drake_contacts(contacts, dt):
         info = contacts.point_pair_contact_info(i)
         n = info.point_pair().nhat_BA_W
         f = info.contact_force()
-        fn = -(f @ n)
-        ft = float(np.linalg.norm(f - fn * n))
-        out.append((fn * dt, ft * dt, -info.point_pair().depth, info.separation_speed(),
+        along = f @ n
+        ft = float(np.linalg.norm(f - along * n))
+        out.append((-along * dt, ft * dt, -info.point_pair().depth, info.separation_speed(),
                     info.slip_speed()))
     return out
 
