@@ -437,7 +437,10 @@ fn one_stack(
     )?;
     r.text("**Largest drift** of either cube (mm), by mass ratio:");
     pivot(r, here, "drift_mm", &columns, &Fmt::sci(1), None)?;
-    r.text("**Collapse**: the time it fell apart (ms; `-`: it stood), by mass ratio:");
+    r.text(
+        "**Collapse**: the time it fell apart (ms; `-`: it stood), by mass ratio; only the \
+         configurations that collapsed at some ratio are listed, every other stood at every ratio:",
+    );
     pivot(r, here, "collapse_time_ms", &columns, &Fmt::fixed(0), None)?;
     r.text("**Largest penetration** while it stood (mm), by mass ratio:");
     pivot(r, here, "penetration_mm", &columns, &Fmt::sci(1), None)?;
