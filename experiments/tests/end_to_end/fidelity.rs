@@ -205,6 +205,20 @@ fn cut_down_runs_report_each_models_motion_against_the_exact_answer() {
             .abs()
             < 1e-6
     );
+    // Every scene says how long it ran, per engine, in its own rows.
+    let (scenes, engines, metric) = (
+        column(&metrics, "scene"),
+        column(&metrics, "engine"),
+        column(&metrics, "metric"),
+    );
+    for k in &rows {
+        if engines[*k] == "contactlab" {
+            let has = rows.iter().any(|&j| {
+                scenes[j] == scenes[*k] && engines[j] == "contactlab" && metric[j] == "duration_s"
+            });
+            assert!(has, "{} has no duration_s row", scenes[*k]);
+        }
+    }
     // The stack: PGS gives up at a mass ratio of 1e6, Todorov's Newton holds it.
     let stack = |optimizer: &str, metric: &str, ratio: &str| -> f64 {
         let (s, o, m, p, v) = (

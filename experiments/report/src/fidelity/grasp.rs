@@ -57,6 +57,7 @@ pub fn ours(r: &mut Report) -> Result<(Vec<Metric>, BTreeMap<String, f64>), Repo
             ("secure_slip_um_s", g.secure_slip_um_s(secure_end)),
             ("loose_pitch_deg", g.pitch_swing(secure_end, period)),
             ("converged_fraction", g.converged_fraction()),
+            ("duration_s", g.t.last().copied().unwrap_or(f64::NAN)),
         ] {
             rows.push(Metric {
                 metric: metric.into(),

@@ -156,6 +156,11 @@ pub fn ours_stack(r: &mut Report) -> Result<Vec<Metric>, ReportError> {
             ("collapsed", s.collapsed(), 0.0),
             ("collapse_time_ms", 1e3 * s.collapse_time(), f64::NAN),
             ("penetration_mm", s.penetration_mm(), 0.0),
+            (
+                "duration_s",
+                s.t.last().copied().unwrap_or(f64::NAN),
+                f64::NAN,
+            ),
         ] {
             if value.is_nan() {
                 continue;
@@ -182,6 +187,7 @@ pub fn ours_consistency(r: &mut Report) -> Result<Vec<Metric>, ReportError> {
             continue;
         };
         let (formulation, optimizer) = pair(&label);
+        let duration = m.t.last().copied().unwrap_or(f64::NAN);
         rows.push(Metric {
             scene: "consistency".into(),
             engine: "contactlab".into(),
@@ -198,6 +204,15 @@ pub fn ours_consistency(r: &mut Report) -> Result<Vec<Metric>, ReportError> {
             value: m.position_error_integral(),
             analytic: 0.0,
         });
+        let last = rows.last().cloned();
+        if let Some(last) = last {
+            rows.push(Metric {
+                metric: "duration_s".into(),
+                value: duration,
+                analytic: f64::NAN,
+                ..last
+            });
+        }
     }
     Ok(rows)
 }
@@ -209,13 +224,14 @@ pub fn peer_rows(df: &DataFrame) -> Result<Vec<Metric>, ReportError> {
     let column = |name: &str| f64s(df, name).unwrap_or_else(|_| vec![f64::NAN; df.height()]);
     let ratio = column("param");
     let collapse_ms: Vec<f64> = column("collapse_time_s").iter().map(|t| 1e3 * t).collect();
-    let names: [(&str, &str, f64); 8] = [
+    let names: [(&str, &str, f64); 9] = [
         ("converged_fraction", "converged_fraction", f64::NAN),
         ("iterations_per_step_mean", "iterations_mean", f64::NAN),
         ("drift_mm", "drift_mm", 0.0),
         ("collapsed", "collapsed", 0.0),
         ("collapse_time_ms", "collapse_time_ms", f64::NAN),
         ("penetration_max_mm", "penetration_mm", 0.0),
+        ("duration_s", "duration_s", f64::NAN),
         ("consistency_error_m_s", "position_error_m_s", 0.0),
         (
             "seconds_per_step_median",

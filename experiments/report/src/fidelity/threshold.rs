@@ -85,6 +85,7 @@ pub fn rows(r: &mut Report) -> Result<Vec<Metric>, ReportError> {
                 1.0 - m.own_converged_fraction(),
                 0.0,
             ),
+            ("duration_s", t, f64::NAN),
         ] {
             if value.is_nan() {
                 continue;
