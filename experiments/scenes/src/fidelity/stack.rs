@@ -576,6 +576,23 @@ mod tests {
         .unwrap()
     }
 
+    /// The impulses that hold the stack at rest exactly: a quarter of both loads on each floor
+    /// contact and of the top cube's on each cube-on-cube contact, over one step.
+    fn static_impulses(step: &ContactStep, config: &StackConfig) -> Vec<f64> {
+        let [mb, mt] = config.masses();
+        let g = config.gravity * config.dt;
+        step.contacts
+            .iter()
+            .flat_map(|c| {
+                let load = match c.key {
+                    ContactKey::WallPoint { .. } => 0.25 * (mb + mt) * g,
+                    _ => 0.25 * mt * g,
+                };
+                [load, 0.0, 0.0]
+            })
+            .collect()
+    }
+
     /// At rest the stack has four floor contacts and four sphere pairs, all at zero gap, and
     /// the exact static impulses (a quarter of each load per contact, over one step) make every
     /// contact velocity zero: `u = W r + q = 0`.
@@ -588,17 +605,7 @@ mod tests {
             assert!(step.contacts.iter().all(|c| c.gap.abs() < 1e-15));
             let [mb, mt] = s.config.masses();
             let g = s.config.gravity * s.config.dt;
-            let r: Vec<f64> = step
-                .contacts
-                .iter()
-                .flat_map(|c| {
-                    let load = match c.key {
-                        ContactKey::WallPoint { .. } => 0.25 * (mb + mt) * g,
-                        _ => 0.25 * mt * g,
-                    };
-                    [load, 0.0, 0.0]
-                })
-                .collect();
+            let r = static_impulses(&step, &s.config);
             let u = step.velocities(&r).unwrap();
             let scale = (mb + mt) * g;
             assert!(
@@ -696,18 +703,7 @@ mod tests {
         assert!(step.contacts.iter().all(|c| c.gap.abs() < 1e-15));
         let [mb, mt] = config.masses();
         let g = config.gravity * config.dt;
-        let r: Vec<f64> = step
-            .contacts
-            .iter()
-            .flat_map(|c| {
-                let load = match c.key {
-                    ContactKey::WallPoint { .. } => 0.25 * (mb + mt) * g,
-                    _ => 0.25 * mt * g,
-                };
-                [load, 0.0, 0.0]
-            })
-            .collect();
-        let u = step.velocities(&r).unwrap();
+        let u = step.velocities(&static_impulses(&step, &config)).unwrap();
         assert!(u.iter().all(|x| x.abs() < 1e-9 * (mb + mt) * g), "{u:?}");
         s.cubes[1].p.x += 2e-3;
         let moved = s.contact_step().unwrap();
