@@ -278,7 +278,8 @@ impl Factor {
 /// The extreme eigenvalues of a symmetric matrix `a`, by power iteration: `(L, lambda_min)`
 /// with `lambda_min` from the shifted matrix `L I - a` (`None` for it when not asked for), and
 /// the iterations spent. Deterministic: the start is a fixed non-constant vector. `None` when
-/// `deadline` passed before an iteration (it is read before each product).
+/// `deadline` passed before an iteration: it is read before each product from [`SMALL`]
+/// unknowns up; below, a product costs less than the clock read and is never interrupted.
 pub fn extreme_eigenvalues(
     a: MatRef<'_, f64>,
     iterations: usize,
@@ -298,7 +299,7 @@ pub fn extreme_eigenvalues(
         v.iter_mut().for_each(|x| *x /= norm);
         let mut lambda = 0.0f64;
         for k in 0..iterations.max(1) {
-            if deadline.expired() {
+            if n >= SMALL && deadline.expired() {
                 return None;
             }
             spent += 1;
@@ -882,9 +883,16 @@ mod tests {
             extreme_eigenvalues(s.as_ref(), 5, false, &none).unwrap().1,
             None
         );
-        // A passed deadline stops it before its first product.
+        // Below SMALL unknowns a passed deadline is not read: the products are cheaper.
         let passed = Deadline::after(Some(std::time::Duration::ZERO));
-        assert_eq!(extreme_eigenvalues(a.as_ref(), 500, true, &passed), None);
+        assert!(extreme_eigenvalues(a.as_ref(), 500, true, &passed).is_some());
+        // From SMALL up it stops the iteration before its first product.
+        let big = Mat::from_fn(
+            SMALL,
+            SMALL,
+            |i, j| if i == j { 1.0 + i as f64 } else { 0.0 },
+        );
+        assert_eq!(extreme_eigenvalues(big.as_ref(), 500, true, &passed), None);
     }
 
     #[test]
