@@ -21,8 +21,8 @@ use faer::Mat;
 use nalgebra::Matrix3;
 
 use crate::blocks::dense_block;
+use crate::deadline::Deadline;
 use crate::disjoint_sets::DisjointSets;
-use crate::drivers::kit::Deadline;
 use crate::error::{CoreError, ProblemError};
 use crate::generalized::{GeneralizedProblem, StepProblem, Storage};
 use crate::plugin::{timed_out_at, Init, Outcome};

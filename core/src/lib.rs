@@ -37,6 +37,7 @@ pub mod block_cholesky;
 pub mod blocks;
 pub mod cone;
 pub mod conic_program;
+pub mod deadline;
 pub mod dense;
 pub mod disjoint_sets;
 pub mod drivers;

@@ -36,7 +36,7 @@ use std::time::Instant;
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 
-use crate::drivers::kit::Deadline;
+use crate::deadline::Deadline;
 use crate::metrics::{metrics_of, LocalMetrics};
 use crate::{CoreError, LocalProblem, Solution, SolveOptions, Status, StepProblem, Trace};
 

@@ -80,10 +80,10 @@ use faer::{Accum, ColMut, ColRef, Mat, MatRef, Par};
 use serde::{Deserialize, Serialize};
 
 use super::execute::{execute_with_clock, Clock};
-use super::kit::Deadline;
 use super::sweep::block;
 use crate::block_cholesky::{dense_backward, dense_forward, dense_llt};
 use crate::cone;
+use crate::deadline::Deadline;
 use crate::dense::{dense_lu, dense_lu_solve};
 use crate::error::CoreError;
 use crate::metrics::natural_map_of;

@@ -24,8 +24,8 @@ use clarabel::solver::{
 };
 use faer::sparse::SparseColMat;
 
-use super::kit::Deadline;
 use crate::conic_program::{Cone, ConicProgram};
+use crate::deadline::Deadline;
 use crate::{CoreError, Solution, SolveOptions, Status, Trace};
 
 /// Clarabel's tolerances (its defaults: `1e-8` each).

@@ -22,7 +22,7 @@ use argmin::core::{
     TerminationStatus, KV,
 };
 
-use super::kit::Deadline;
+use crate::deadline::Deadline;
 use crate::error::CoreError;
 use crate::result::{Solution, SolveOptions, Status, TraceObserver};
 

@@ -3,10 +3,10 @@
 //! copies. The dense linear solves and vector helpers of [`crate::dense`] (re-exported here),
 //! the stopping tests of [`SolveOptions`](crate::SolveOptions),
 //! evaluated points, Armijo backtracking (Nocedal and Wright, *Numerical Optimization*, 2nd
-//! ed., Alg. 3.1), the cubic interpolation step (eq. 3.59), the trust-radius rule (Alg. 4.1)
-//! and the wall-clock [`Deadline`].
+//! ed., Alg. 3.1), the cubic interpolation step (eq. 3.59) and the trust-radius rule (Alg.
+//! 4.1). The wall-clock deadline drivers check in their loops is [`crate::deadline`]'s.
 
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use argmin::core::{Error, Problem, State as _, TerminationStatus, KV};
 use faer::prelude::*;
@@ -19,35 +19,6 @@ pub use crate::dense::{
 };
 use crate::dense::{col, to_vec};
 use crate::{Residual, Status};
-
-/// A wall-clock deadline for one solve, derived from
-/// [`SolveOptions::time_limit`](crate::SolveOptions::time_limit). argmin checks its own timeout
-/// only between iterations; drivers also check this inside their loops (line searches, damping
-/// retries, sweeps, restarts), so that a solve ends close to its limit.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub struct Deadline(Option<Instant>);
-
-impl Deadline {
-    /// No deadline.
-    pub fn none() -> Deadline {
-        Deadline(None)
-    }
-
-    /// `limit` from now (`None`: no deadline).
-    pub fn after(limit: Option<Duration>) -> Deadline {
-        Deadline(limit.and_then(|l| Instant::now().checked_add(l)))
-    }
-
-    /// Whether the deadline has passed.
-    pub fn expired(&self) -> bool {
-        self.0.is_some_and(|t| Instant::now() >= t)
-    }
-
-    /// Time left (zero once expired); `None` without a deadline.
-    pub fn remaining(&self) -> Option<Duration> {
-        self.0.map(|t| t.saturating_duration_since(Instant::now()))
-    }
-}
 
 /// The Gauss-Newton step `-(J'J)^{-1} J'F` by LLT of the normal equations, falling back to QR
 /// least squares on `J d = -F` (better conditioned: `cond(J)` instead of `cond(J)^2`), and when
@@ -581,6 +552,8 @@ pub fn cubic_minimizer(m0: f64, s0: f64, m1: f64, s1: f64) -> Option<f64> {
 
 #[cfg(test)]
 pub mod tests {
+    use std::time::Duration;
+
     use super::*;
 
     /// A point with given Jacobian rows and residual.
@@ -632,14 +605,6 @@ pub mod tests {
         assert!((t - 0.3).abs() < 1e-12);
         // Monotone increasing: no interior minimiser.
         assert!(cubic_minimizer(0.0, 1.0, 2.0, 1.0).is_none());
-    }
-
-    #[test]
-    fn a_deadline_expires_and_none_never_does() {
-        assert!(!Deadline::none().expired());
-        assert_eq!(Deadline::none().remaining(), None);
-        assert!(Deadline::after(Some(Duration::ZERO)).expired());
-        assert!(!Deadline::after(Some(Duration::from_secs(3600))).expired());
     }
 
     #[test]

@@ -31,6 +31,7 @@
 use argmin::core::{CostFunction, Error, IterState, Jacobian, Operator, Solver};
 use faer::Mat;
 
+use crate::deadline::Deadline;
 use crate::{CoreError, Residual, Solution, SolveOptions};
 
 pub mod admm;
@@ -52,7 +53,7 @@ pub use self::clarabel::Clarabel;
 pub use dogleg::Dogleg;
 pub use execute::{execute, execute_with_clock, Clock};
 pub use gauss_newton::GaussNewtonLs;
-pub use kit::{Armijo, Deadline, RadiusRule};
+pub use kit::{Armijo, RadiusRule};
 pub use lbfgs::Lbfgs;
 pub use levenberg_marquardt::LevenbergMarquardt;
 pub use newton_merit::{solve_merit, ExactLineSearch, MeritProblem, MeritState, NewtonMerit};

@@ -26,8 +26,8 @@ use argmin::kv;
 use nalgebra::{Matrix3, Vector2, Vector3};
 
 use super::execute::{execute_with_clock, Clock};
-use super::kit::Deadline;
 use crate::blocks::BlockMatrix;
+use crate::deadline::Deadline;
 use crate::error::CoreError;
 use crate::metrics::natural_map_residual;
 use crate::problem::{LocalProblem, Matrix};

@@ -54,9 +54,10 @@ use argmin::core::{
     Error as ArgminError, IterState, Problem, Solver, State, TerminationStatus, KV,
 };
 use argmin::kv;
+use contactlab_core::deadline::Deadline;
 use contactlab_core::drivers::execute::execute;
 use contactlab_core::drivers::kit::{
-    self, dot, solve_square_transposed, Deadline, SquareSolution, SquareSolve,
+    self, dot, solve_square_transposed, SquareSolution, SquareSolve,
 };
 use contactlab_core::plugin::{Driver, DriverPlugin, NeedsBDerivative};
 use contactlab_core::{

@@ -40,8 +40,9 @@ use argmin::core::{
     Error as ArgminError, IterState, Problem, Solver, State, TerminationStatus, KV,
 };
 use argmin::kv;
+use contactlab_core::deadline::Deadline;
 use contactlab_core::drivers::execute::execute;
-use contactlab_core::drivers::kit::{self, axpy, cubic_minimizer, dot, Deadline};
+use contactlab_core::drivers::kit::{self, axpy, cubic_minimizer, dot};
 use contactlab_core::plugin::{Driver, DriverPlugin, NeedsNonSmooth};
 use contactlab_core::{
     CoreError, Edge, EdgeMix, NonSmoothResidual, Solution, SolveOptions, Status,
