@@ -21,7 +21,7 @@
 //! - Storage: one flat buffer; each block column-major; the diagonal blocks in full (only
 //!   their lower triangle is read), each off-diagonal block once, in the orientation `L` has.
 
-use crate::CoreError;
+use crate::error::CoreError;
 
 /// Where a block of `H` lives in the values buffer.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -8,7 +8,7 @@
 
 use faer::sparse::SparseColMat;
 
-use crate::CoreError;
+use crate::error::CoreError;
 
 /// One cone of the product, by dimension.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -51,7 +51,7 @@ impl ConicData {
         let n = self.q.len();
         let m = self.b.len();
         let shape = |field: &str, expected: String, found: String| {
-            Err(CoreError::Problem(crate::ProblemError::Shape {
+            Err(CoreError::Problem(crate::error::ProblemError::Shape {
                 field: field.to_string(),
                 expected,
                 found,
@@ -76,7 +76,7 @@ impl ConicData {
             return shape("cones", format!("{m} rows"), format!("{rows} rows"));
         }
         let finite = |field: &str, v: &[f64]| match v.iter().position(|x| !x.is_finite()) {
-            Some(index) => Err(CoreError::Problem(crate::ProblemError::NonFinite {
+            Some(index) => Err(CoreError::Problem(crate::error::ProblemError::NonFinite {
                 field: field.to_string(),
                 index,
                 value: v[index],

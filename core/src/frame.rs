@@ -10,8 +10,8 @@
 //! point, and this is how a pyramid formulation is solved with its faces turned (by a fixed
 //! angle, or against each contact's free slip, [`slip_angles`]).
 
-use crate::problem::check_finite_vec;
-use crate::{LocalProblem, Matrix, ProblemError};
+use crate::error::ProblemError;
+use crate::problem::{check_finite_vec, LocalProblem, Matrix};
 
 /// Reorders a per-contact vector from normal first `[n, t1, t2]` to normal last `[t1, t2, n]`.
 pub fn to_normal_last(v: &[f64]) -> Vec<f64> {

@@ -37,8 +37,11 @@ use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 
 use crate::deadline::Deadline;
+use crate::error::CoreError;
+use crate::generalized::StepProblem;
 use crate::metrics::{metrics_of, LocalMetrics};
-use crate::{CoreError, LocalProblem, Solution, SolveOptions, Status, StepProblem, Trace};
+use crate::problem::LocalProblem;
+use crate::result::{Solution, SolveOptions, Status, Trace};
 
 /// Solves a `P` from `x0` under `opts`.
 pub trait Driver<P: ?Sized> {
@@ -276,8 +279,8 @@ macro_rules! __for_each_capability {
             Residual {
                 field: residual,
                 marker: NeedsResidual,
-                object: dyn $crate::Residual + 'static,
-                detect: $crate::Residual, |v| v,
+                object: dyn $crate::residual::Residual + 'static,
+                detect: $crate::residual::Residual, |v| v,
                 probe: HasResidual, LacksResidual, residual_view,
                 type_probe: HasResidualT, LacksResidualT, has_residual,
                 trait_name: "Residual",
@@ -289,8 +292,8 @@ macro_rules! __for_each_capability {
             NonSmooth {
                 field: nonsmooth,
                 marker: NeedsNonSmooth,
-                object: dyn $crate::NonSmoothResidual + 'static,
-                detect: $crate::NonSmoothResidual, |v| v,
+                object: dyn $crate::residual::NonSmoothResidual + 'static,
+                detect: $crate::residual::NonSmoothResidual, |v| v,
                 probe: HasNonSmooth, LacksNonSmooth, nonsmooth_view,
                 type_probe: HasNonSmoothT, LacksNonSmoothT, has_nonsmooth,
                 trait_name: "NonSmoothResidual",
@@ -302,8 +305,8 @@ macro_rules! __for_each_capability {
             Projected {
                 field: projected,
                 marker: NeedsProjected,
-                object: dyn $crate::ProjectedResidual + 'static,
-                detect: $crate::ProjectedResidual, |v| v,
+                object: dyn $crate::residual::ProjectedResidual + 'static,
+                detect: $crate::residual::ProjectedResidual, |v| v,
                 probe: HasProjected, LacksProjected, projected_view,
                 type_probe: HasProjectedT, LacksProjectedT, has_projected,
                 trait_name: "ProjectedResidual",
@@ -316,8 +319,8 @@ macro_rules! __for_each_capability {
             BDerivative {
                 field: b_derivative,
                 marker: NeedsBDerivative,
-                object: dyn $crate::BDerivative + 'static,
-                detect: $crate::BDerivative, |v| v,
+                object: dyn $crate::residual::BDerivative + 'static,
+                detect: $crate::residual::BDerivative, |v| v,
                 probe: HasBDerivative, LacksBDerivative, b_derivative_view,
                 type_probe: HasBDerivativeT, LacksBDerivativeT, has_b_derivative,
                 trait_name: "BDerivative",
@@ -329,8 +332,8 @@ macro_rules! __for_each_capability {
             Merit {
                 field: merit,
                 marker: NeedsMerit,
-                object: dyn $crate::Merit + 'static,
-                detect: $crate::Merit, |v| v,
+                object: dyn $crate::merit::Merit + 'static,
+                detect: $crate::merit::Merit, |v| v,
                 probe: HasMerit, LacksMerit, merit_view,
                 type_probe: HasMeritT, LacksMeritT, has_merit,
                 trait_name: "Merit",
@@ -342,7 +345,7 @@ macro_rules! __for_each_capability {
             ContactProblem {
                 field: contact,
                 marker: NeedsContactProblem,
-                object: $crate::LocalProblem,
+                object: $crate::problem::LocalProblem,
                 detect: $crate::plugin::probe::AsContactProblem, |v| v.contact_problem(),
                 probe: HasContact, LacksContact, contact_view,
                 type_probe: HasContactT, LacksContactT, has_contact,
@@ -355,8 +358,8 @@ macro_rules! __for_each_capability {
             Conic {
                 field: conic,
                 marker: NeedsConic,
-                object: dyn $crate::ConicProgram + 'static,
-                detect: $crate::ConicProgram, |v| v,
+                object: dyn $crate::conic_program::ConicProgram + 'static,
+                detect: $crate::conic_program::ConicProgram, |v| v,
                 probe: HasConic, LacksConic, conic_view,
                 type_probe: HasConicT, LacksConicT, has_conic,
                 trait_name: "ConicProgram",
@@ -446,7 +449,7 @@ macro_rules! capability_items {
     };
 }
 
-crate::__for_each_capability!([capability_items]);
+__for_each_capability!([capability_items]);
 
 /// A need as a type: which trait object a driver takes and where it sits in [`Views`].
 pub trait Capability: 'static {
@@ -466,7 +469,7 @@ pub trait Capability: 'static {
 pub mod probe {
     use std::marker::PhantomData;
 
-    use crate::LocalProblem;
+    use crate::problem::LocalProblem;
 
     /// A value being probed.
     pub struct Probe<'a, T>(pub &'a T);
@@ -547,7 +550,7 @@ pub mod probe {
         )*};
     }
 
-    crate::__for_each_capability!([probe_traits]);
+    __for_each_capability!([probe_traits]);
 }
 
 /// The [`Views`] of a value of a concrete type, detected from the traits it implements.
@@ -897,7 +900,8 @@ mod tests {
 
     use super::*;
     use crate::drivers::pgs::ProjectedGaussSeidel;
-    use crate::{Matrix, ProjectedResidual, Residual};
+    use crate::problem::Matrix;
+    use crate::residual::{ProjectedResidual, Residual};
     use faer::MatMut;
 
     struct OnlyResidual;

@@ -26,7 +26,8 @@ use faer::sparse::SparseColMat;
 
 use crate::conic_program::{Cone, ConicProgram};
 use crate::deadline::Deadline;
-use crate::{CoreError, Solution, SolveOptions, Status, Trace};
+use crate::error::CoreError;
+use crate::result::{Solution, SolveOptions, Status, Trace};
 
 /// Clarabel's tolerances (its defaults: `1e-8` each).
 #[derive(Debug, Clone, Copy, PartialEq, serde::Serialize, serde::Deserialize)]

@@ -8,7 +8,8 @@ use argmin::core::{Error, Problem, Solver, TerminationStatus, KV};
 
 use super::kit::{self, finish, trust_region_trial, LsPoint, RadiusRule, TrustRegionDriver};
 use super::{LeastSquares, LsState, Tolerances};
-use crate::{Residual, Status};
+use crate::residual::Residual;
+use crate::result::Status;
 
 /// Dogleg trust region: the Gauss-Newton point (LLT, QR fallback) when it fits in the radius,
 /// else the Cauchy point or the dogleg path's crossing of the boundary.

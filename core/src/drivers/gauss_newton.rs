@@ -8,7 +8,8 @@ use argmin::core::{Error, Problem, Solver, TerminationStatus, KV};
 
 use super::kit::{self, Armijo, LsPoint};
 use super::{LeastSquares, LsState, Tolerances};
-use crate::{Residual, Status};
+use crate::residual::Residual;
+use crate::result::Status;
 
 /// Gauss-Newton with Armijo backtracking; the direction solves `(J'J) d = -J'F` by LLT and
 /// falls back to QR least squares on `J d = -F` when the normal equations are singular.

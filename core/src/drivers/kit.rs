@@ -1,7 +1,7 @@
 //! The driver kit: the pieces every driver is built from, public so that the papers' own
 //! drivers (Todorov's, Erleben and Ortiz's, SAP's, Hwangbo's) use them instead of private
 //! copies. The dense linear solves and vector helpers of [`crate::dense`] (re-exported here),
-//! the stopping tests of [`SolveOptions`](crate::SolveOptions),
+//! the stopping tests of [`SolveOptions`](crate::result::SolveOptions),
 //! evaluated points, Armijo backtracking (Nocedal and Wright, *Numerical Optimization*, 2nd
 //! ed., Alg. 3.1), the cubic interpolation step (eq. 3.59) and the trust-radius rule (Alg.
 //! 4.1). The wall-clock deadline drivers check in their loops is [`crate::deadline`]'s.
@@ -18,7 +18,8 @@ pub use crate::dense::{
     solve_spd, solve_square_transposed, stack_damped, SquareSolution, SquareSolve,
 };
 use crate::dense::{col, to_vec};
-use crate::{Residual, Status};
+use crate::residual::Residual;
+use crate::result::Status;
 
 /// The Gauss-Newton step `-(J'J)^{-1} J'F` by LLT of the normal equations, falling back to QR
 /// least squares on `J d = -F` (better conditioned: `cond(J)` instead of `cond(J)^2`), and when

@@ -8,7 +8,7 @@
 //!
 //! What this driver adds to argmin's solver: argmin's own stopping tests (`|g| < sqrt(eps)`,
 //! a cost change below `eps`) are switched off, and the run stops by the merit's
-//! [`Optimality`](crate::Optimality) with the solve's `tol` and `rel_tol` (eq. 26 on SAP), as
+//! [`Optimality`](crate::merit::Optimality) with the solve's `tol` and `rel_tol` (eq. 26 on SAP), as
 //! every other merit driver does; a failed line search ends the solve with
 //! [`Status::LineSearchFailed`] at the last accepted point, not with an error.
 
@@ -19,7 +19,8 @@ use argmin::solver::quasinewton::LBFGS;
 use super::kit;
 use super::newton_merit::{stop_after_step, MeritProblem, MeritStart, MeritState};
 use super::Tolerances;
-use crate::{Merit, Status};
+use crate::merit::Merit;
+use crate::result::Status;
 
 /// argmin's L-BFGS with its Moré-Thuente line search, on `Vec<f64>`.
 type Inner = LBFGS<MoreThuenteLineSearch<Vec<f64>, Vec<f64>, f64>, Vec<f64>, Vec<f64>, f64>;

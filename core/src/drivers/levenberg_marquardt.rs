@@ -17,7 +17,8 @@ use faer::Mat;
 
 use super::kit::{self, LsPoint};
 use super::{LeastSquares, LsState, Tolerances};
-use crate::{Residual, Status};
+use crate::residual::Residual;
+use crate::result::Status;
 
 /// Regular Levenberg-Marquardt: solves `(J'J + lambda I) d = -J'F` by LLT and adapts `lambda`
 /// from the ratio of actual to predicted decrease (Mylapilli and Jain 2014, RLM).

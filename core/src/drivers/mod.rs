@@ -10,14 +10,14 @@
 //! - [`GaussNewtonLs`]: Gauss-Newton with Armijo backtracking (Nocedal and Wright, ch. 10.3);
 //! - [`LevenbergMarquardt`]: Mylapilli and Jain's regular LM (RLM);
 //! - [`ProjectedLevenbergMarquardt`]: Kanzow and Petra's projected LM (PLM) for a
-//!   [`ProjectedResidual`](crate::ProjectedResidual);
+//!   [`ProjectedResidual`](crate::residual::ProjectedResidual);
 //! - [`Dogleg`]: Powell's dogleg trust region (Nocedal and Wright, sec. 4.1);
 //! - [`TrustRegionSteihaug`]: trust region with Steihaug's truncated CG (Nocedal and Wright,
 //!   Alg. 7.2).
 //!
-//! Convex merits ([`Merit`](crate::Merit)) run through [`solve_merit`] with [`NewtonMerit`]
+//! Convex merits ([`Merit`](crate::merit::Merit)) run through [`solve_merit`] with [`NewtonMerit`]
 //! (Newton, exact line search) or [`Lbfgs`] (argmin's L-BFGS, Moré-Thuente line search);
-//! conic programs ([`ConicProgram`](crate::ConicProgram)) by [`Clarabel`]'s interior point.
+//! conic programs ([`ConicProgram`](crate::conic_program::ConicProgram)) by [`Clarabel`]'s interior point.
 //!
 //! Conventions shared by every driver:
 //! - the stopping rules come from [`SolveOptions`] through [`Tolerances`], which
@@ -32,7 +32,9 @@ use argmin::core::{CostFunction, Error, IterState, Jacobian, Operator, Solver};
 use faer::Mat;
 
 use crate::deadline::Deadline;
-use crate::{CoreError, Residual, Solution, SolveOptions};
+use crate::error::CoreError;
+use crate::residual::Residual;
+use crate::result::{Solution, SolveOptions};
 
 pub mod admm;
 mod clarabel;
@@ -70,7 +72,7 @@ pub type LsState = IterState<Vec<f64>, Vec<f64>, (), (), Vec<f64>, f64>;
 pub struct Tolerances {
     /// Converged when the residual measure is at most this.
     pub tol: f64,
-    /// Relative tolerance on a merit's own scale ([`crate::Optimality`]).
+    /// Relative tolerance on a merit's own scale ([`Optimality`](crate::merit::Optimality)).
     pub rel_tol: f64,
     /// Local minimum when the merit gradient norm is at most this (and not converged).
     pub grad_tol: f64,
@@ -164,7 +166,7 @@ impl<R: Residual> Jacobian for LeastSquares<R> {
 /// `opts.tol`, `opts.grad_tol` and `opts.step_tol` from the [`LeastSquares`] problem, and a
 /// [`TraceObserver`](crate::result::TraceObserver) records one trace row for the initial point and one per iteration.
 /// Running out of iterations with `|F| <= opts.tol` counts as converged; a non-finite final
-/// iterate or merit is [`Status::NotFinite`](crate::Status::NotFinite).
+/// iterate or merit is [`Status::NotFinite`](crate::result::Status::NotFinite).
 pub fn solve_least_squares<R, S>(
     residual: R,
     solver: S,
@@ -186,8 +188,9 @@ where
 /// plugins.
 mod plugins {
     use super::*;
+    use crate::merit::Merit;
     use crate::plugin::{Driver, DriverPlugin, NeedsMerit, NeedsProjected, NeedsResidual};
-    use crate::{Merit, ProjectedResidual};
+    use crate::residual::ProjectedResidual;
 
     macro_rules! least_squares_driver {
         ($t:ty, $bound:path, $needs:ty, $name:literal, $desc:literal) => {
@@ -276,7 +279,7 @@ mod plugins {
         "argmin's L-BFGS on a convex merit (Moré-Thuente line search), stopped by its optimality"
     );
 
-    impl<C: crate::ConicProgram + ?Sized> Driver<C> for Clarabel {
+    impl<C: crate::conic_program::ConicProgram + ?Sized> Driver<C> for Clarabel {
         fn solve(
             &self,
             program: &C,

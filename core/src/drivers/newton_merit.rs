@@ -33,9 +33,9 @@ use faer::{Mat, Side};
 
 use super::kit::{self, Armijo};
 use super::{SolveOptions, Tolerances};
-use crate::{
-    CoreError, LinePoint, Merit, MeritEval, MeritHessian, Optimality, OwnNewton, Solution, Status,
-};
+use crate::error::CoreError;
+use crate::merit::{LinePoint, Merit, MeritEval, MeritHessian, Optimality, OwnNewton};
+use crate::result::{Solution, Status};
 
 /// argmin state of [`NewtonMerit`]: parameter `x`, gradient, cost `l(x)`.
 pub type MeritState = IterState<Vec<f64>, Vec<f64>, (), (), (), f64>;

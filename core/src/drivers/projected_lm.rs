@@ -27,7 +27,8 @@ use argmin::core::{Error, Problem, Solver, TerminationStatus, KV};
 
 use super::kit::{self, LsPoint, Trial};
 use super::{LeastSquares, LsState, Tolerances};
-use crate::{ProjectedResidual, Status};
+use crate::residual::ProjectedResidual;
+use crate::result::Status;
 
 /// Projected Levenberg-Marquardt with a non-monotone projected line search and watchdog
 /// restarts (Mylapilli and Jain 2014, PLM; Kanzow and Petra's LMMCP parameters).

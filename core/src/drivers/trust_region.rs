@@ -9,7 +9,8 @@ use argmin::core::{Error, Problem, Solver, TerminationStatus, KV};
 
 use super::kit::{self, finish, trust_region_trial, LsPoint, RadiusRule, TrustRegionDriver};
 use super::{LeastSquares, LsState, Tolerances};
-use crate::{Residual, Status};
+use crate::residual::Residual;
+use crate::result::Status;
 
 /// Trust region whose subproblem `min g'p + p'J'Jp/2, |p| <= radius` is solved approximately
 /// by Steihaug's truncated CG.
