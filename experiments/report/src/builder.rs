@@ -58,6 +58,7 @@ use polars::prelude::DataFrame;
 use super::findings::{absent_note, fill, Facts, Fmt};
 use super::plots::{Chart, Series};
 use super::table::Table;
+use super::template::{render, Shown, BODY, FOLDER};
 use super::{markdown_table, ReportError};
 use contactlab_runs::config::ExperimentConfig;
 use contactlab_runs::store::{read_run, run_exists, RunMeta, SceneRecord};
@@ -239,6 +240,8 @@ pub struct Report {
     staging: Staging,
     body: String,
     facts: Facts,
+    /// What the paper's templates show besides the facts ([`super::template`]).
+    shown: Shown,
     runs: Vec<(String, RunMeta)>,
 }
 
@@ -254,6 +257,7 @@ impl Report {
             staging: Staging::new(root.join("reports").join(paper)),
             body: String::new(),
             facts: Facts::new(),
+            shown: Shown::default(),
             runs: Vec::new(),
         }
     }
@@ -446,6 +450,35 @@ impl Report {
         let _ = writeln!(self.body, "![{alt}]({file})\n");
     }
 
+    /// Gives the templates table `name` (`{{ tables.<name> }}`, when it has markdown
+    /// columns) and writes its CSV file into the report folder (when it has one).
+    pub fn show_table(&mut self, name: &str, t: &Table) -> Result<(), ReportError> {
+        t.write_csv(self.out_dir())?;
+        if t.has_markdown() {
+            self.shown.table(name, t.markdown())?;
+        }
+        Ok(())
+    }
+
+    /// Draws `chart` of `series` to `<name>.svg` in the report folder and gives the templates
+    /// the file's name as plot `name` (`![what it shows]({{ plots.<name> }})`).
+    pub fn show_plot(
+        &mut self,
+        name: &str,
+        chart: &Chart,
+        series: &[Series],
+    ) -> Result<(), ReportError> {
+        let file = format!("{name}.svg");
+        std::fs::create_dir_all(self.out_dir())?;
+        chart.draw(&self.out_dir().join(&file), series)?;
+        self.shown.plot(name, file)
+    }
+
+    /// Gives the templates `value` as `name` (rows to loop over, a record).
+    pub fn show(&mut self, name: &str, value: impl serde::Serialize) -> Result<(), ReportError> {
+        self.shown.value(name, value)
+    }
+
     /// The provenance block: one row per loaded run, from its meta; runs that recorded none
     /// show what this report captures now, labelled so.
     fn provenance_block(&self) -> String {
@@ -633,6 +666,22 @@ impl Report {
         Ok(())
     }
 
+    /// Appends the page the paper's templates render to the body; an error when the module
+    /// gave the templates something to show but the paper has none.
+    fn render_templates(&mut self) -> Result<(), ReportError> {
+        match render(&self.config_dir.join(FOLDER), &self.facts, &self.shown)? {
+            Some(page) => self.body += &page.text,
+            None if !self.shown.is_empty() => {
+                return Err(ReportError::Template(format!(
+                    "{}: the report shows tables, plots or values but has no `{FOLDER}/{BODY}`",
+                    self.config_dir.display()
+                )))
+            }
+            None => {}
+        }
+        Ok(())
+    }
+
     /// Writes `facts.md`, then `README.md` (header, provenance, timing, body, filled findings),
     /// puts the generation in place of `reports/<paper>/` and returns the README's path there.
     /// A stale or unknown findings placeholder fails before anything is put in place (the
@@ -649,6 +698,10 @@ impl Report {
             .staging
             .target
             .with_file_name(format!(".{}.facts.md", self.paper));
+        if let Err(e) = self.render_templates() {
+            let _ = std::fs::write(&failed_facts, &facts_page);
+            return Err(e);
+        }
         let findings_path = self.config_dir.join("findings.md");
         let findings = match std::fs::read_to_string(&findings_path) {
             Ok(text) => {

@@ -9,16 +9,12 @@
 //! `theta <= 1e-6` on the friction-pyramid problem); the exact-cone natural-map ruler of the
 //! runner (`status`) is reported beside them.
 //!
-//! Facts for the findings, per run key `f` (`delassus`, `opentissue`, and the diagnostics'
-//! `variants`, `more_delassus`), solver `s` and size
-//! `n`: `f.s.s<n>.{converged, stagnated, line_search_failed, other, ruler, cases,
-//! iterations_avg, iterations_min, iterations_max, own_iterations_avg, ms_avg, ms_max,
-//! ms_vs_newton}`; lists over the sizes `f.s.{converged, ruler, iterations_avg}`;
-//! `f.s.{converged_range, iterations_avg_range, converged_total, cases_total, solve_seconds,
-//! time_growth}`, `opentissue.ruler_scale.s{192,384}` (the ruler's `1 + |q|` from the
-//! generator); published `published.s<n>.{converged, stagnated, backtracking_failed,
-//! iterations_avg, seconds_avg_ms}`, `published.{converged, backtracking_failed,
-//! iterations_avg, time_growth}`; `wall_total`, `newton_solve_seconds`.
+//! The page's prose and layout are `experiments/configs/erleben2008/templates/report.md`
+//! ([`crate::template`]); this module computes its tables, plots and facts. Every fact, with
+//! its value, is listed in `reports/erleben2008/facts.md`: per family (`delassus`,
+//! `opentissue`, and the diagnostics' `variants`, `more_delassus`), solver and size
+//! (`delassus.newton.s192.converged`), over the sizes (`delassus.newton.converged`), and the
+//! paper's numbers (`published.s384.converged`).
 
 use std::path::Path;
 
@@ -213,6 +209,31 @@ pub const TABLES_CSV_HEADER: [&str; 8] = [
     "avg_iterations_reproduced",
 ];
 
+/// A random family as the templates see it.
+#[derive(Debug, Clone, serde::Serialize)]
+struct FamilyShown {
+    /// `Delassus`, `OpenTissue`.
+    name: String,
+    /// The key of its facts and files.
+    key: String,
+    /// Cases per size.
+    cases: usize,
+    /// Seeds of its sweep.
+    seeds: usize,
+}
+
+impl FamilyShown {
+    fn of(f: &FamilyRun) -> FamilyShown {
+        let seeds = f.run.config.sweep.get("seed").map_or(1, Vec::len);
+        FamilyShown {
+            name: f.family.clone(),
+            key: f.key.clone(),
+            cases: f.run.config.scene.steps * seeds,
+            seeds,
+        }
+    }
+}
+
 /// Writes `reports/erleben2008/` from the run data under `root/data/runs/erleben2008/`.
 pub fn generate(root: &Path) -> Result<(), ReportError> {
     let mut r = Report::new(
@@ -226,45 +247,14 @@ pub fn generate(root: &Path) -> Result<(), ReportError> {
         .iter()
         .map(|c| load_family(&mut r, c))
         .collect::<Result<Vec<_>, _>>()?;
-    let names: Vec<&str> = families.iter().map(|f| f.family.as_str()).collect();
-    let per_family = |f: &dyn Fn(&FamilyRun) -> String| -> String {
-        let mut v: Vec<String> = families.iter().map(f).collect();
-        v.dedup();
-        v.join(" / ")
-    };
-    let cases = |f: &FamilyRun| {
-        f.run.config.scene.steps * f.run.config.sweep.get("seed").map_or(1, Vec::len)
-    };
-    r.text(&format!(
-        "Setup: random boxed LCPs with a friction pyramid of sizes {} (`3 x contacts`), {} cases per size \
-         ({} seeds), absolute tolerance `theta = |H|^2/2 <= 1e-6` (the configs' `tol = sqrt(2e-6)` bounds \
-         `|H|`), at most 100 iterations, the paper's Newton driver (`{NEWTON}`: B-derivative, Schur reduction, \
-         Armijo back-tracking, 4 projected Gauss-Seidel warm-start sweeps, stagnation below `1e-5`) from the \
-         zero start, and generic drivers on the very same problems and the same residual `H`. The paper does \
-         not say how its \"random symmetric positive definite systems\" were drawn, so two families run: \
-         **{}** (the main table) and **{}**; `formulations/src/erleben/generator.rs` documents both.",
-        published
-            .iter()
-            .map(|p| p.size.to_string())
-            .collect::<Vec<_>>()
-            .join(", "),
-        per_family(&|f| cases(f).to_string()),
-        per_family(&|f| f.run.config.sweep.get("seed").map_or(1, Vec::len).to_string()),
-        names.first().copied().unwrap_or("-"),
-        names.get(1).copied().unwrap_or("-"),
-    ));
-    let total_wall: Option<f64> = families.iter().map(|f| f.run.meta.wall_seconds).sum();
-    r.text(&format!(
-        "Wall time of the whole reproduction: **{}** (per family in the timing table above).",
-        total_wall.map_or("not recorded".into(), |w| format!("{w:.1} s"))
-    ));
-    r.text(
-        "Two judges of convergence: the paper's counts use the driver's own status (`solver_status`, \
-         `|H| <= sqrt(2e-6)` on the friction-pyramid problem); the project's shared ruler (`status`) asks for the \
-         exact Coulomb cone's natural-map residual divided by `1 + |q|` to be below the same number, which a \
-         pyramid solution with sliding contacts misses and which the `1 + |q|` scaling loosens where `|q|` is \
-         large (OpenTissue's `|q|` grows like `sqrt(n / 3)`).",
-    );
+    r.show(
+        "families",
+        families.iter().map(FamilyShown::of).collect::<Vec<_>>(),
+    )?;
+    r.show(
+        "sizes",
+        published.iter().map(|p| p.size).collect::<Vec<_>>(),
+    )?;
     table1(&mut r, &published, &families)?;
     table2(&mut r, &published, &families)?;
     every_driver(&mut r, &published, &families)?;
@@ -283,8 +273,15 @@ pub fn generate(root: &Path) -> Result<(), ReportError> {
     for f in families.iter().chain(&diagnostics) {
         family_facts(facts, &published, f);
     }
-    // The ruler's `1 + |q|` at the two largest sizes, from the OpenTissue generator's
-    // `|q| ~ sqrt(n / 3)` (the findings' "Two rulers").
+    totals(facts, &families);
+    r.finish()?;
+    Ok(())
+}
+
+/// The whole reproduction's wall time, the Newton driver's solve seconds, and the ruler's
+/// `1 + |q|` at the two largest sizes from the OpenTissue generator's `|q| ~ sqrt(n / 3)`
+/// (the findings' "Two rulers").
+fn totals(facts: &mut Facts, families: &[FamilyRun]) {
     for n in [192u32, 384] {
         facts.num(
             format!("opentissue.ruler_scale.s{n}"),
@@ -292,6 +289,7 @@ pub fn generate(root: &Path) -> Result<(), ReportError> {
             Fmt::int(),
         );
     }
+    let total_wall: Option<f64> = families.iter().map(|f| f.run.meta.wall_seconds).sum();
     facts.num(
         "wall_total",
         total_wall.unwrap_or(f64::NAN),
@@ -312,8 +310,6 @@ pub fn generate(root: &Path) -> Result<(), ReportError> {
         newton_seconds,
         Fmt::fixed(2).unit(" s"),
     );
-    r.finish()?;
-    Ok(())
 }
 
 /// A count read from one size's statistics.
@@ -373,14 +369,7 @@ fn table1(
         row.extend(families.iter().map(|f| newton(f, &|s| s.cases)));
         t.row(row)?;
     }
-    r.heading(2, "Table 1: outcomes of the Newton driver per size");
-    r.text(&format!(
-        "Each cell: paper / {fam_list}, out of the cases of each size, by the driver's own status. \"Other\": \
-         stops the paper has no column for (iteration budget, singular system, local minimum). The \
-         exact-cone ruler column is the shared natural-map ruler, for comparison only. Also in \
-         [`table1.csv`](table1.csv).",
-    ));
-    r.table(&t)
+    r.show_table("table1", &t)
 }
 
 /// Table 2: seconds and iterations per family, paper beside ours.
@@ -389,18 +378,6 @@ fn table2(
     published: &[PublishedRow],
     families: &[FamilyRun],
 ) -> Result<(), ReportError> {
-    r.heading(
-        2,
-        "Table 2: seconds and iterations per solve (min / avg / max)",
-    );
-    r.text(
-        "Over all cases of a size, converged or not. Iterations include the 4 PGS sweeps (as the paper's do; \
-         a start that already meets the tolerance takes none); the Newton iterations alone are the last column \
-         but one; the last column is a seeded 95% bootstrap interval of our average iterations over the cases. \
-         The paper's seconds are from a Dell M90 laptop (2008, 2-core Centrino Duo, 2 GB) with an SVD solve; ours \
-         from this machine's build (see the provenance above), LU with an SVD fallback, two solves running at \
-         a time.",
-    );
     let mam = |t: Table, md: &str, csv: &str| {
         t.col(md, &format!("{csv}_min"))
             .col(md, &format!("{csv}_avg"))
@@ -441,18 +418,9 @@ fn table2(
                 C::same(g(&|s| s.cases as f64), &it0),
             ])?;
         }
-        r.text(&format!(
-            "**{} family** (also in [`table2_{}.csv`](table2_{}.csv))",
-            f.family, f.key, f.key
-        ));
-        r.table(&t)?;
+        r.show_table(&format!("table2_{}", f.key), &t)?;
     }
-    r.table(&tables_csv(published, families)?)?;
-    r.text(
-        "Both tables' averages of every driver are also in [`tables.csv`](tables.csv), one row per size and \
-         `family/driver` (published values on the `newton` rows only).",
-    );
-    Ok(())
+    r.show_table("tables", &tables_csv(published, families)?)
 }
 
 /// Every driver of both families on the same problems.
@@ -461,15 +429,6 @@ fn every_driver(
     published: &[PublishedRow],
     families: &[FamilyRun],
 ) -> Result<(), ReportError> {
-    r.heading(2, "Every driver on the same problems");
-    r.text(
-        "The paper names trust-region methods as the untried alternative to its back-tracking. The shadow \
-         drivers solve the very same problems on the same residual `H` from the same zero start, without the PGS \
-         sweeps: `trust-region` (Steihaug-CG on the Gauss-Newton model), `lm` (Levenberg-Marquardt), and on the \
-         Delassus family also `gauss-newton` (Armijo), `dogleg` and `plm` (projected LM). Converged: by the \
-         driver's own status, with a seeded 95% bootstrap interval over the cases; iterations include \
-         warm-start sweeps where a driver has them, with the same kind of interval for their average.",
-    );
     for f in families {
         let mut t = Table::new(Some(&format!("drivers_{}.csv", f.key)))
             .col("size", "size")
@@ -508,11 +467,7 @@ fn every_driver(
                 ])?;
             }
         }
-        r.text(&format!(
-            "**{} family** (also in [`drivers_{}.csv`](drivers_{}.csv))",
-            f.family, f.key, f.key
-        ));
-        r.table(&t)?;
+        r.show_table(&format!("drivers_{}", f.key), &t)?;
     }
     Ok(())
 }
@@ -524,16 +479,6 @@ fn diagnostics_table(
     published: &[PublishedRow],
     runs: &[FamilyRun],
 ) -> Result<(), ReportError> {
-    r.heading(2, "What the failures are: the diagnostic runs");
-    r.text(
-        "Two runs of their own, cited by the findings: `variants_opentissue` solves the OpenTissue \
-         problems of Table 1 again with the choices the paper leaves open changed one at a time (`newton`: \
-         as above; `no-stagnation`: the stagnation test off; `backtrack-1e-12`: back-tracking down to step \
-         length 1e-12 instead of 1e-5; `svd`: every Newton system by the truncated SVD instead of LU; \
-         `no-pgs`: without the 4 PGS warm-start sweeps), and `more_delassus` runs the paper's driver on \
-         1,200 further Delassus cases (seeds 4 to 15). Counts by the driver's own status. Also in \
-         [`diagnostics.csv`](diagnostics.csv).",
-    );
     let mut t = Table::new(Some("diagnostics.csv"))
         .col("run", "run")
         .col("family", "family")
@@ -564,8 +509,7 @@ fn diagnostics_table(
             }
         }
     }
-    r.table(&t)?;
-    Ok(())
+    r.show_table("diagnostics", &t)
 }
 
 /// Average iterations and seconds against the size, on logarithmic size axes.
@@ -615,24 +559,18 @@ fn plots(
         }
     }
     let size_axis = || Axis::log("size (3 x contacts)").ticks(sizes.clone());
-    r.heading(2, "Plots");
-    r.plot(
-        "iterations_vs_size.svg",
-        "average iterations per solve vs size",
+    r.show_plot(
+        "iterations_vs_size",
         &Chart::new(
-            "Newton: average iterations per solve (4 PGS sweeps included)",
+            "Newton: iterations per solve, PGS included",
             size_axis(),
             Axis::linear("iterations"),
         )
         .legend_upper_left(),
         &it_series,
     )?;
-    r.plot(
-        "seconds_vs_size.svg",
-        &format!(
-            "average seconds per solve vs size: the paper, Newton on both families, every shadow driver on the {} family",
-            families.first().map_or("main", |f| f.family.as_str())
-        ),
+    r.show_plot(
+        "seconds_vs_size",
         &Chart::new(
             "Average seconds per solve",
             size_axis(),

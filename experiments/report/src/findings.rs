@@ -212,6 +212,15 @@ impl Facts {
         self.map.keys().map(String::as_str)
     }
 
+    /// The fact names that start with `prefix`, sorted.
+    pub fn names_from<'a>(&'a self, prefix: &'a str) -> impl Iterator<Item = &'a str> + 'a {
+        use std::ops::Bound;
+        self.map
+            .range::<str, _>((Bound::Included(prefix), Bound::Unbounded))
+            .map(|(k, _)| k.as_str())
+            .take_while(move |k| k.starts_with(prefix))
+    }
+
     /// Adds every fact of `other` (replacing facts of the same name) and its absent patterns.
     pub fn extend(&mut self, other: Facts) {
         self.map.extend(other.map);

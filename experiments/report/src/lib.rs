@@ -27,6 +27,7 @@ pub mod mylapilli2014;
 pub mod peers;
 pub mod plots;
 pub mod table;
+pub mod template;
 pub mod todorov2010;
 
 use std::fmt::Write as _;
@@ -141,6 +142,10 @@ pub enum ReportError {
         /// The value computed from the data, at the written precision.
         computed: String,
     },
+    /// A report template is malformed, names what the report did not compute, or leaves
+    /// something the report computed unshown.
+    #[error("template {0}")]
+    Template(String),
     /// A table was described inconsistently (a row with the wrong number of cells).
     #[error("table {0}")]
     Table(String),

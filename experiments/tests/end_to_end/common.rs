@@ -20,16 +20,27 @@ pub struct Root {
 }
 
 impl Root {
-    /// An empty root for `paper`, unique to this test process.
+    /// A root for `paper`, unique to this test process, with the paper's report templates
+    /// (they are the report's layout, not an input a test cuts down) and nothing else.
     pub fn new(paper: &str) -> Root {
         let path =
             std::env::temp_dir().join(format!("contactlab-e2e-{paper}-{}", std::process::id()));
         let _ = std::fs::remove_dir_all(&path);
         std::fs::create_dir_all(path.join("experiments/configs").join(paper)).unwrap();
-        Root {
+        let root = Root {
             path,
             paper: paper.to_string(),
+        };
+        let templates = root.shipped("templates");
+        if templates.is_dir() {
+            let into = root.config_dir().join("templates");
+            std::fs::create_dir_all(&into).unwrap();
+            for e in std::fs::read_dir(&templates).unwrap() {
+                let from = e.unwrap().path();
+                std::fs::copy(&from, into.join(from.file_name().unwrap())).unwrap();
+            }
         }
+        root
     }
 
     /// The root's config folder of the paper.

@@ -170,6 +170,13 @@ fn both_families_cut_down_run_and_report_the_counts_of_the_data() {
     let readme = root.report().unwrap();
     assert!(readme.contains("## Provenance") && readme.contains("| `tables_delassus` |"));
     assert!(readme.contains("Newton converged in 3 of 3 size-12 cases (the paper: 100)"));
+    // The page's prose comes from the shipped templates, with the data's families and sizes.
+    assert!(readme.contains("## Table 1: outcomes of the Newton driver per size"));
+    assert!(readme.contains("Each cell: paper / Delassus / OpenTissue, out of the cases"));
+    assert!(readme
+        .contains("sizes 12, 24, 48, 96, 192, 384 (`3 x contacts`), 3 cases per size (1 seeds)"));
+    assert!(readme.contains("**OpenTissue family** (also in [`drivers_opentissue.csv`]"));
+    assert!(readme.contains("![average iterations per solve vs size](iterations_vs_size.svg)"));
 
     // Table 1's CSV carries the paper beside each family, counted from the data.
     let t1 = root.csv("table1.csv");
