@@ -1,5 +1,10 @@
 //! The one report builder every paper's report is written with.
 //!
+//! The page around a paper's body and `facts.md` are the report crate's own templates
+//! (`experiments/report/templates/page.md` and `facts.md`, [`super::template::PAGE`]); the
+//! body is the paper's templates ([`super::template`]) or, for a report not yet moved to them,
+//! the text its module adds.
+//!
 //! [`Report`] loads a paper's runs (the steps DataFrame and the `.meta.json` of each config
 //! under `data/runs/<paper>/`; a missing run is [`ReportError::MissingData`]), and writes
 //! `reports/<paper>/README.md` in a fixed order: the title and what generated the page, a
@@ -58,7 +63,7 @@ use polars::prelude::DataFrame;
 use super::findings::{absent_note, fill, Facts, Fmt};
 use super::plots::{Chart, Series};
 use super::table::Table;
-use super::template::{render, Shown, BODY, FOLDER};
+use super::template::{render, render_layout, Shown, BODY, FACTS_PAGE, FOLDER, PAGE};
 use super::{markdown_table, ReportError};
 use contactlab_runs::config::ExperimentConfig;
 use contactlab_runs::store::{read_run, run_exists, RunMeta, SceneRecord};
@@ -68,6 +73,9 @@ use contactlab_runs::StoreError;
 /// The numbers the findings quote from papers, other studies and earlier runs, beside the
 /// configs (`quantity,value,source`).
 pub const QUOTED: &str = "quoted_published.csv";
+
+/// The provenance label of a run that recorded none.
+const NOT_RECORDED: &str = "not recorded; captured at report time";
 
 /// Sweeps of at most this many runs get per-run `scene.<name>.run<k>.*` facts for the scene
 /// values that differ between runs (a larger sweep's would swamp `facts.md`).
@@ -479,47 +487,39 @@ impl Report {
         self.shown.value(name, value)
     }
 
-    /// The provenance block: one row per loaded run, from its meta; runs that recorded none
-    /// show what this report captures now, labelled so.
-    fn provenance_block(&self) -> String {
+    /// The provenance table (one row per loaded run, from its meta; a run that recorded none
+    /// shows what this report captures now, labelled so), the capture of now, and whether a
+    /// commit is `+dirty`.
+    fn provenance(&self) -> (String, Provenance, bool) {
         let now = Provenance::capture(&self.root);
-        let mut rows = Vec::new();
-        for (name, meta) in &self.runs {
-            let (p, label) = match &meta.provenance {
-                Some(p) => (p.clone(), format!("`{name}`")),
-                None => (
-                    now.clone(),
-                    format!("`{name}` (not recorded by the run; report-time capture)"),
-                ),
-            };
-            rows.push(vec![
-                label,
-                format!("`{}`", p.commit),
-                p.rustc,
-                p.build,
-                format!("{} ({} CPUs)", p.cpu, p.cpus),
-                p.threads.to_string(),
-                p.date,
-            ]);
-        }
-        let mut s = String::from("## Provenance\n\n");
-        s += &markdown_table(
-            &[
-                "run data",
-                "commit",
-                "compiler",
-                "build",
-                "CPU",
-                "threads",
-                "run at (UTC)",
-            ],
-            &rows,
-        );
-        let _ = writeln!(
-            s,
-            "\nThis page was generated at {} (UTC) from commit `{}`.\n",
-            now.date, now.commit
-        );
+        let rows: Vec<Vec<String>> = self
+            .runs
+            .iter()
+            .map(|(name, meta)| {
+                let (p, label) = match &meta.provenance {
+                    Some(p) => (p.clone(), format!("`{name}`")),
+                    None => (now.clone(), format!("`{name}` ({NOT_RECORDED})")),
+                };
+                vec![
+                    label,
+                    format!("`{}`", p.commit),
+                    p.rustc,
+                    p.build,
+                    format!("{} ({} CPUs)", p.cpu, p.cpus),
+                    p.threads.to_string(),
+                    p.date,
+                ]
+            })
+            .collect();
+        let header = [
+            "run data",
+            "commit",
+            "compiler",
+            "build",
+            "CPU",
+            "threads",
+            "run at (UTC)",
+        ];
         let dirty = std::iter::once(now.commit.as_str())
             .chain(
                 self.runs
@@ -527,16 +527,11 @@ impl Report {
                     .filter_map(|(_, m)| m.provenance.as_ref().map(|p| p.commit.as_str())),
             )
             .any(contactlab_runs::provenance::is_dirty);
-        if dirty {
-            s += "**Not from a committed tree.** A commit above ends in `+dirty`: tracked files \
-                  outside `reports/` had uncommitted changes when a run or this page was made \
-                  (`--allow-dirty`), so no commit holds exactly the code behind these numbers.\n\n";
-        }
-        s
+        (markdown_table(&header, &rows), now, dirty)
     }
 
     /// The timing table: per run, its size and times as the run recorded them.
-    fn timing_block(&self) -> String {
+    fn timing_table(&self) -> String {
         let opt = |v: Option<f64>, d: usize, unit: &str| {
             v.map_or("not recorded".into(), |x| format!("{x:.d$}{unit}"))
         };
@@ -556,56 +551,41 @@ impl Report {
                 ]
             })
             .collect();
-        let mut s = String::from("## Timing\n\n");
-        s += "Wall time of each sweep and the time inside the solvers summed over all solves, as the run \
-              recorded them; the machine's 1-minute load average when the sweep ended (above the number \
-              of cores, the wall time was shared with other work).\n\n";
-        s += &markdown_table(
-            &[
-                "run data",
-                "runs",
-                "rows",
-                "wall time",
-                "in solvers",
-                "threads",
-                "load average",
-            ],
-            &rows,
-        );
-        s + "\n"
+        let header = [
+            "run data",
+            "runs",
+            "rows",
+            "wall time",
+            "in solvers",
+            "threads",
+            "load average",
+        ];
+        markdown_table(&header, &rows)
     }
 
     /// `facts.md`: every fact the findings may quote, with its value in its own format, for
-    /// the people who write the findings.
-    fn facts_page(&self) -> String {
+    /// the people who write the findings ([`FACTS_PAGE`]).
+    fn facts_page(&self) -> Result<String, ReportError> {
         let rows: Vec<Vec<String>> = self
             .facts
             .names()
             .filter_map(|n| self.facts.get(n).map(|f| vec![format!("`{n}`"), f.show()]))
             .collect();
-        let mut page = format!(
-            "# Facts of the {} report\n\nGenerated with `README.md`: every value \
-             `experiments/configs/{}/findings.md` may quote, as `{{{{name}}}}` (filled in this format) \
-             or `{{{{name = value}}}}` (checked at the written precision).\n\n{}",
-            self.paper,
-            self.paper,
-            markdown_table(&["name", "value"], &rows)
-        );
         let absent: Vec<Vec<String>> = self
             .facts
             .absences()
             .map(|(pattern, reason)| vec![format!("`{pattern}`"), reason.to_string()])
             .collect();
-        if !absent.is_empty() {
-            let _ = write!(
-                page,
-                "\n## Absent in this run\n\nA placeholder whose name contains one of these \
-                 patterns and that has no fact above is written as `{}`, its value unchecked.\n\n{}",
-                absent_note("<reason>"),
-                markdown_table(&["name contains", "reason"], &absent)
-            );
-        }
-        page
+        render_layout(
+            FACTS_PAGE,
+            serde_json::json!({
+                "paper": self.paper,
+                "facts": markdown_table(&["name", "value"], &rows),
+                "absent": (!absent.is_empty())
+                    .then(|| markdown_table(&["name contains", "reason"], &absent)),
+                "absent_note": absent_note("<reason>"),
+            }),
+        )
     }
 
     /// The `config.*` facts of every config of the paper's folder (see the module
@@ -692,7 +672,7 @@ impl Report {
         // The facts first: when a finding is stale, they are what its author needs.
         let out = self.out_dir().to_path_buf();
         std::fs::create_dir_all(&out)?;
-        let facts_page = self.facts_page();
+        let facts_page = self.facts_page()?;
         std::fs::write(out.join("facts.md"), &facts_page)?;
         let failed_facts = self
             .staging
@@ -719,22 +699,21 @@ impl Report {
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
             Err(e) => return Err(ReportError::Io(e)),
         };
-        let mut md = String::new();
-        let _ = writeln!(md, "# {}\n", self.title);
-        let _ = writeln!(
-            md,
-            "Generated by `just reproduce {p}` (`contactlab reproduce {p}`) from the configs in \
-             `experiments/configs/{p}/`; do not edit by hand. Paper: {}\n",
-            self.citation,
-            p = self.paper
-        );
-        md += &self.provenance_block();
-        md += &self.timing_block();
-        md += &self.body;
-        if let Some(f) = findings {
-            md += "\n";
-            md += &f;
-        }
+        let (provenance, now, dirty) = self.provenance();
+        let md = render_layout(
+            PAGE,
+            serde_json::json!({
+                "title": self.title,
+                "paper": self.paper,
+                "citation": self.citation,
+                "provenance": provenance,
+                "now": { "date": now.date, "commit": now.commit },
+                "dirty": dirty,
+                "timing": self.timing_table(),
+                "body": self.body,
+                "findings": findings,
+            }),
+        )?;
         std::fs::write(out.join("README.md"), md)?;
         self.staging.commit()?;
         let _ = std::fs::remove_file(&failed_facts);

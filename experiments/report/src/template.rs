@@ -264,12 +264,7 @@ pub fn render(dir: &Path, facts: &Facts, shown: &Shown) -> Result<Option<Rendere
 /// The environment: strict undefined names, block tags that take their line, no escaping,
 /// every template of `dir`, the `num` filter and the `fact` function.
 fn environment(dir: &Path) -> Result<Environment<'static>, ReportError> {
-    let mut env = Environment::new();
-    env.set_undefined_behavior(UndefinedBehavior::Strict);
-    env.set_trim_blocks(true);
-    env.set_lstrip_blocks(true);
-    env.set_keep_trailing_newline(true);
-    env.set_auto_escape_callback(|_| minijinja::AutoEscape::None);
+    let mut env = base_environment();
     let mut files: Vec<_> = std::fs::read_dir(dir)?
         .filter_map(|e| e.ok().map(|e| e.path()))
         .filter(|p| p.extension().is_some_and(|e| e == "md"))
@@ -294,6 +289,34 @@ fn environment(dir: &Path) -> Result<Environment<'static>, ReportError> {
         Ok(!node.facts.value(&node.name).is_nan())
     });
     Ok(env)
+}
+
+/// Strict undefined names, block tags that take their line, no escaping.
+fn base_environment() -> Environment<'static> {
+    let mut env = Environment::new();
+    env.set_undefined_behavior(UndefinedBehavior::Strict);
+    env.set_trim_blocks(true);
+    env.set_lstrip_blocks(true);
+    env.set_keep_trailing_newline(true);
+    env.set_auto_escape_callback(|_| minijinja::AutoEscape::None);
+    env
+}
+
+/// The page every report shares around its body (title, provenance, timing, findings).
+pub const PAGE: (&str, &str) = ("page.md", include_str!("../templates/page.md"));
+
+/// `facts.md` beside every report.
+pub const FACTS_PAGE: (&str, &str) = ("facts.md", include_str!("../templates/facts.md"));
+
+/// Renders one of the report crate's own templates ([`PAGE`], [`FACTS_PAGE`]) with `context`.
+pub fn render_layout(
+    (name, source): (&str, &str),
+    context: impl serde::Serialize,
+) -> Result<String, ReportError> {
+    let mut env = base_environment();
+    env.add_template(name, source)
+        .and_then(|()| env.get_template(name)?.render(context))
+        .map_err(|e| template_error(Path::new("experiments/report/templates"), &e))
 }
 
 /// The fact `v` is, for the filter or test `what`.
