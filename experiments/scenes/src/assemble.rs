@@ -7,7 +7,7 @@ use contactlab_core::generalized::{ContactModel, GeneralizedProblem};
 use contactlab_core::{CoreError, ProblemError};
 use faer::sparse::{SparseColMat, Triplet};
 
-use crate::SceneError;
+use crate::error::SceneError;
 
 /// One step's problem as triplets.
 pub(crate) struct Assembly {

@@ -27,62 +27,15 @@
 
 use std::collections::BTreeSet;
 
-use contactlab_core::{LocalProblem, Matrix, ProblemError};
+use contactlab_core::{LocalProblem, Matrix};
 
-use super::{Contact, ContactKey, ContactStep, Scene};
+use crate::error::SceneError;
+use crate::scene::{contact_frame, Contact, ContactKey, ContactStep, Scene};
 use faer::Mat;
 use nalgebra::{Matrix3, Vector3};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use serde::{Deserialize, Serialize};
-
-/// What can go wrong building or advancing a scene.
-#[derive(Debug, thiserror::Error)]
-pub enum SceneError {
-    /// A parameter out of its range.
-    #[error("scene parameter `{key}`: {message}")]
-    Param {
-        /// The parameter's name.
-        key: &'static str,
-        /// What is wrong.
-        message: String,
-    },
-    /// Random placement could not fit the balls into the cube.
-    #[error("could not place {n} balls without overlap in a cube of side {side} after {tries} tries; enlarge `side` or shrink the radii")]
-    Placement {
-        /// Balls asked for.
-        n: usize,
-        /// Cube side.
-        side: f64,
-        /// Attempts made.
-        tries: usize,
-    },
-    /// The impulses handed to `advance` do not fit the step's contacts.
-    #[error("impulses: expected {expected} values (3 per contact), got {found}")]
-    Impulses {
-        /// `3 n_c`.
-        expected: usize,
-        /// What was given.
-        found: usize,
-    },
-    /// A non-finite impulse or state.
-    #[error("non-finite value in {0}")]
-    NonFinite(&'static str),
-    /// The parameter table does not parse (unknown key, wrong type).
-    #[error("scene parameters: {0}")]
-    Parse(String),
-    /// The contact problem failed validation.
-    #[error(transparent)]
-    Problem(#[from] ProblemError),
-    /// The solver a caller stepped the scene with failed on a step.
-    #[error("step {step}: solve: {message}")]
-    Solve {
-        /// The step.
-        step: usize,
-        /// What the solver said.
-        message: String,
-    },
-}
 
 fn default_h() -> f64 {
     0.005
@@ -194,7 +147,7 @@ impl BallsConfig {
     /// Checks every parameter's range.
     pub fn validate(&self) -> Result<(), SceneError> {
         let bad = |key: &'static str, message: String| Err(SceneError::Param { key, message });
-        super::check_ranges(
+        crate::params::check_ranges(
             &[
                 ("h", self.h),
                 ("side", self.side),
@@ -289,21 +242,6 @@ fn walls(s: f64) -> [(Vector3<f64>, Vector3<f64>); 6] {
         (Vector3::z(), o),
         (-Vector3::z(), c),
     ]
-}
-
-/// An orthonormal frame with rows `n, t1, t2`: `t1` is `n x e`, normalized, for the axis `e`
-/// least aligned with `n` (so the frame is well conditioned and, for walls, fixed).
-pub fn contact_frame(n: Vector3<f64>) -> Matrix3<f64> {
-    let e = if n.x.abs() <= n.y.abs() && n.x.abs() <= n.z.abs() {
-        Vector3::x()
-    } else if n.y.abs() <= n.z.abs() {
-        Vector3::y()
-    } else {
-        Vector3::z()
-    };
-    let t1 = n.cross(&e).normalize();
-    let t2 = n.cross(&t1);
-    Matrix3::from_rows(&[n.transpose(), t1.transpose(), t2.transpose()])
 }
 
 /// The 3x6 block of `K` of one contact for one ball: rows `d = n, t1, t2`; linear part
@@ -606,7 +544,7 @@ impl BallsInCube {
 
 impl Scene for BallsInCube {
     fn parameters(&self) -> Result<toml::Table, SceneError> {
-        crate::config_table(&self.config)
+        crate::params::config_table(&self.config)
     }
 
     fn contact_step(&self) -> Result<ContactStep, SceneError> {

@@ -122,8 +122,9 @@ use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use serde::{Deserialize, Serialize};
 
-use super::balls::contact_frame;
-use super::{check_ranges, Contact, ContactKey, ContactStep, Scene, SceneError};
+use crate::error::SceneError;
+use crate::params::check_ranges;
+use crate::scene::{contact_frame, Contact, ContactKey, ContactStep, Scene};
 
 /// The obstacle index of the floor (floor box or ground) in [`ContactKey::WallPoint`]; the walls
 /// are 1 to 4 (`+x`, `-x`, `+y`, `-y`, the peers' order).
@@ -280,7 +281,7 @@ impl ClutterConfig {
     /// Parses a `[scene.params]` table (with sweep values applied); unknown keys are errors,
     /// and a value of the wrong type is named by its key.
     pub fn from_table(params: &toml::Table) -> Result<ClutterConfig, SceneError> {
-        super::parse_params(params)
+        crate::params::parse_params(params)
     }
 
     /// `round(duration / dt)`: the number of steps of the paper's span.
@@ -1233,7 +1234,7 @@ fn push_manifold(
 impl Scene for Clutter {
     /// The config, with `dissipation` resolved (`dt` when the config gives none).
     fn parameters(&self) -> Result<toml::Table, SceneError> {
-        crate::config_table(&ClutterConfig {
+        crate::params::config_table(&ClutterConfig {
             dissipation: Some(self.config.tau_d()),
             ..self.config.clone()
         })

@@ -12,6 +12,12 @@
 //! parameters as a TOML table, which the scene parses into its own typed config (unknown keys
 //! are errors that name the key).
 //!
+//! Every scene module builds on the same base, each part in a module of its own: the [`Scene`]
+//! trait and the step it states ([`ContactStep`], [`Contact`], [`ContactKey`], the
+//! normal-first [`contact_frame`]), [`SceneError`], and a config's table
+//! ([`parse_params`], [`config_table`], [`check_ranges`]). This root only declares the modules,
+//! re-exports their types and holds [`SceneKind`], the registry by which configs name a scene.
+//!
 //! - [`balls`]: Todorov 2010, section IV: balls of different radii in a closed cube under
 //!   gravity (Table 1), and the ball-drop test of Fig. 6.
 //! - [`sphere`]: Mylapilli and Jain 2014, sphere on a plane (examples 1-2, Figs. 1-3): slides,
@@ -39,11 +45,14 @@
 mod assemble;
 pub mod balls;
 pub mod clutter;
+mod error;
 pub mod fidelity;
 mod one_body;
+mod params;
 pub mod pendulum;
 pub mod quadruped;
 pub mod random_lcp;
+mod scene;
 pub mod sphere;
 pub mod spring_cylinder;
 pub mod theta;
@@ -51,193 +60,20 @@ pub mod theta;
 #[cfg(test)]
 mod testing;
 
-use contactlab_core::StepProblem;
-use nalgebra::Matrix3;
-
-pub use balls::{Ball, BallsConfig, BallsInCube, SceneError};
+pub use balls::{Ball, BallsConfig, BallsInCube};
 pub use clutter::{Clutter, ClutterConfig};
+pub use error::SceneError;
 pub use fidelity::grasp::{GraspConfig, PinchGrasp};
 pub use fidelity::stack::{CubeStack, StackConfig};
 pub use fidelity::{Fidelity, FidelityConfig, Setup};
+pub use params::{check_ranges, config_table, parse_params};
 pub use pendulum::{Pendulum, PendulumConfig};
 pub use quadruped::{Quadruped, QuadrupedConfig, Task};
 pub use random_lcp::{LcpFamily, RandomLcp, RandomLcpConfig};
+pub use scene::{contact_frame, Contact, ContactKey, ContactStep, Scene};
 pub use sphere::{SlideRoll, SphereConfig, SphereOnPlane};
 pub use spring_cylinder::{SpringCylinder, SpringCylinderConfig, SpringCylinderExact};
 pub use theta::{Scheme, Theta, ThetaSystem};
-
-/// Identifies a contact across time steps (for warm starts).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub enum ContactKey {
-    /// Body `ball` against the static obstacle `wall` (for the cube: 0: x = 0, 1: x = side,
-    /// 2: y = 0, 3: y = side, 4: floor z = 0, 5: ceiling z = side).
-    Wall {
-        /// The moving body.
-        ball: usize,
-        /// The obstacle.
-        wall: usize,
-    },
-    /// Bodies `a < b`.
-    Pair {
-        /// The first body (the normal points towards it).
-        a: usize,
-        /// The second body.
-        b: usize,
-    },
-    /// One point of the contact manifold of body `body` and static obstacle `obstacle` (clutter:
-    /// 0 the floor, 1-4 the walls); `feature` names the features in touch (the body's in the
-    /// high 32 bits), so a box corner resting on a face keeps its key.
-    WallPoint {
-        /// The moving body.
-        body: usize,
-        /// The obstacle.
-        obstacle: usize,
-        /// The features in touch.
-        feature: u64,
-    },
-    /// One point of the contact manifold of bodies `a < b` (the normal points towards `a`).
-    PairPoint {
-        /// The first body.
-        a: usize,
-        /// The second body.
-        b: usize,
-        /// The features in touch (`a`'s in the high 32 bits).
-        feature: u64,
-    },
-}
-
-/// One contact of a step.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Contact {
-    /// Which pair.
-    pub key: ContactKey,
-    /// Rows `n, t1, t2` of the contact frame (world coordinates).
-    pub frame: Matrix3<f64>,
-    /// Gap between the surfaces at the start of the step (negative: overlap).
-    pub gap: f64,
-}
-
-/// A step's contacts and its contact problem `u = W r + q` (normal first per contact).
-#[derive(Debug, Clone)]
-pub struct ContactStep {
-    /// The contacts, in the order of the problem's blocks.
-    pub contacts: Vec<Contact>,
-    /// The contact problem of this step (contact space, or generalized velocities with the
-    /// contact-space form derived on demand).
-    pub problem: StepProblem,
-    /// Generalized velocities without contact impulses (`M^-1 c`), in the scene's own layout.
-    pub free: Vec<f64>,
-}
-
-impl ContactStep {
-    /// The contact velocities `u = W r + q` of impulses `r`.
-    pub fn velocities(&self, r: &[f64]) -> Result<Vec<f64>, contactlab_core::CoreError> {
-        self.problem.velocity(r)
-    }
-
-    /// Checks impulses a solver returned before a scene applies them: three per contact, all
-    /// finite, and, when `dofs` is given, this step's free velocities of that length.
-    pub fn check_impulses(&self, r: &[f64], dofs: Option<usize>) -> Result<(), SceneError> {
-        let nc = self.contacts.len();
-        if r.len() != 3 * nc {
-            return Err(SceneError::Impulses {
-                expected: 3 * nc,
-                found: r.len(),
-            });
-        }
-        if r.iter().any(|x| !x.is_finite()) {
-            return Err(SceneError::NonFinite("impulses"));
-        }
-        match dofs {
-            Some(n) if self.free.len() != n => Err(SceneError::Impulses {
-                expected: n,
-                found: self.free.len(),
-            }),
-            _ => Ok(()),
-        }
-    }
-}
-
-/// Deserializes a scene's `[scene.params]` table (sweep values applied) into its config type;
-/// an unknown key or a value of the wrong type is an error naming the key.
-pub fn parse_params<T: serde::de::DeserializeOwned>(params: &toml::Table) -> Result<T, SceneError> {
-    serde_path_to_error::deserialize(toml::Value::Table(params.clone())).map_err(
-        |e: serde_path_to_error::Error<toml::de::Error>| {
-            let path = e.path().to_string();
-            let message = e.into_inner().message().to_string();
-            SceneError::Parse(if path == "." {
-                message
-            } else {
-                format!("`{path}`: {message}")
-            })
-        },
-    )
-}
-
-/// A scene's typed config as the TOML table it parses from, every field present (what
-/// [`Scene::parameters`] returns; [`parse_params`] reads it back into the same config). Fields
-/// that are `None` are left out; an integer beyond TOML's range is an error naming it.
-pub fn config_table<T: serde::Serialize>(config: &T) -> Result<toml::Table, SceneError> {
-    toml::Table::try_from(config).map_err(|e| SceneError::Parse(format!("parameters: {e}")))
-}
-
-/// Checks scene parameters' ranges: each of `positive` must be a finite number above zero,
-/// each of `nonnegative` a finite number at least zero. The first offender names the error.
-pub fn check_ranges(
-    positive: &[(&'static str, f64)],
-    nonnegative: &[(&'static str, f64)],
-) -> Result<(), SceneError> {
-    let bad = |key: &'static str, kind: &str, v: f64| SceneError::Param {
-        key,
-        message: format!("must be a {kind} number, got {v}"),
-    };
-    if let Some(&(key, v)) = positive.iter().find(|(_, v)| !(v.is_finite() && *v > 0.0)) {
-        return Err(bad(key, "positive", v));
-    }
-    if let Some(&(key, v)) = nonnegative
-        .iter()
-        .find(|(_, v)| !(v.is_finite() && *v >= 0.0))
-    {
-        return Err(bad(key, "nonnegative", v));
-    }
-    Ok(())
-}
-
-/// A time-stepped system that produces one contact problem per step.
-pub trait Scene: Send {
-    /// This step's contacts and contact problem.
-    fn contact_step(&self) -> Result<ContactStep, SceneError>;
-    /// Applies the impulses `r` (normal first per contact, the step's frames) and advances one
-    /// step; with no contacts, `r` is empty and the step is free motion.
-    fn advance(&mut self, step: &ContactStep, r: &[f64]) -> Result<(), SceneError>;
-    /// Named values of the state after the step, one DataFrame column each (the same names at
-    /// every step).
-    fn observables(&self) -> Vec<(&'static str, f64)>;
-    /// The scene's parameters with every default filled in: its typed config as the
-    /// `[scene.params]` table that gives it ([`config_table`]). Runs record them in their
-    /// `.meta.json`, so that reports read a run's parameters instead of parsing scene configs.
-    fn parameters(&self) -> Result<toml::Table, SceneError>;
-    /// Named numbers that follow from the parameters alone and that reports set beside the
-    /// observables: the constants of the scene's exact answer where it has a closed form (the
-    /// sphere's slide time, rolling speed and sliding friction, with an `_exact` suffix), or
-    /// geometry (the pendulum's rest height). Runs record them beside the parameters. None,
-    /// by default.
-    fn constants(&self) -> Vec<(&'static str, f64)> {
-        Vec::new()
-    }
-    /// Seconds the collision detection of the current state took, for scenes that find their
-    /// contacts in a phase of their own and time it (the clutter); `None` by default. The runner
-    /// reads it after `advance`, which detects the new state's contacts where a scene does so.
-    fn detect_seconds(&self) -> Option<f64> {
-        None
-    }
-    /// Whether the scene's own simulated span is over (the runner then stops the run before
-    /// `[scene] steps`): for scenes whose step count follows from their parameters, such as
-    /// a time-step sweep over a fixed duration. Never, by default.
-    fn finished(&self) -> bool {
-        false
-    }
-}
 
 /// Which scene an experiment config names (`[scene] kind = ...`, by [`SceneKind::name`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -10,7 +10,7 @@ use faer::sparse::Triplet;
 use nalgebra::{Matrix3x6, Vector6};
 
 use crate::assemble::Assembly;
-use crate::SceneError;
+use crate::error::SceneError;
 
 /// One contact of the body: its Jacobian block (rows `[n, t1, t2]`) and its signed gap.
 pub(crate) struct BodyContact {

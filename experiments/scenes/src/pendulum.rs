@@ -139,7 +139,8 @@ use nalgebra::{DMatrix, DVector, Matrix3, Vector3};
 use serde::{Deserialize, Serialize};
 use std::sync::Arc;
 
-use super::{Contact, ContactKey, ContactStep, Scene, SceneError};
+use crate::error::SceneError;
+use crate::scene::{Contact, ContactKey, ContactStep, Scene};
 
 /// The obstacle index of the floor in `ContactKey::Wall`.
 pub const FLOOR: usize = 0;
@@ -299,7 +300,7 @@ impl PendulumConfig {
                 format!("must be in 1..={MAX_LINKS}, got {}", self.n_links),
             );
         }
-        super::check_ranges(
+        crate::params::check_ranges(
             &[
                 ("link_length", self.link_length),
                 ("sphere_radius", self.sphere_radius),
@@ -909,7 +910,7 @@ impl Pendulum {
 
 impl Scene for Pendulum {
     fn parameters(&self) -> Result<toml::Table, SceneError> {
-        crate::config_table(&self.config)
+        crate::params::config_table(&self.config)
     }
 
     /// `rest_height`: the height of a sphere's centre resting on the floor,

@@ -27,7 +27,8 @@ use contactlab_formulations::erleben::generator::{
 use nalgebra::Matrix3;
 use serde::{Deserialize, Serialize};
 
-use super::{Contact, ContactKey, ContactStep, Scene, SceneError};
+use crate::error::SceneError;
+use crate::scene::{Contact, ContactKey, ContactStep, Scene};
 
 /// The smallest accepted `size` (the paper's smallest).
 pub const MIN_SIZE: usize = 12;
@@ -173,7 +174,7 @@ impl RandomLcp {
 
 impl Scene for RandomLcp {
     fn parameters(&self) -> Result<toml::Table, SceneError> {
-        crate::config_table(&self.config)
+        crate::params::config_table(&self.config)
     }
 
     fn contact_step(&self) -> Result<ContactStep, SceneError> {

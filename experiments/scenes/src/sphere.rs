@@ -71,9 +71,9 @@ use faer::Mat;
 use nalgebra::{Matrix3, Matrix3x6, Vector3, Vector6};
 use serde::{Deserialize, Serialize};
 
-use super::balls::contact_frame;
 use super::one_body::{self, BodyContact};
-use super::{Contact, ContactKey, ContactStep, Scene, SceneError};
+use crate::error::SceneError;
+use crate::scene::{contact_frame, Contact, ContactKey, ContactStep, Scene};
 
 fn default_mass() -> f64 {
     1.0
@@ -161,7 +161,7 @@ impl SphereConfig {
     /// Checks every parameter's range; the error names the key.
     pub fn validate(&self) -> Result<(), SceneError> {
         let bad = |key: &'static str, message: String| Err(SceneError::Param { key, message });
-        super::check_ranges(
+        crate::params::check_ranges(
             &[
                 ("mass", self.mass),
                 ("radius", self.radius),
@@ -509,7 +509,7 @@ impl Scene for SphereOnPlane {
     }
 
     fn parameters(&self) -> Result<toml::Table, SceneError> {
-        super::config_table(&self.config)
+        crate::params::config_table(&self.config)
     }
 
     /// `slide_time_exact`, `rolling_speed_exact`, `friction_exact` where the closed form

@@ -88,7 +88,8 @@ use nalgebra::{DMatrix, DVector, Matrix3};
 use serde::{Deserialize, Serialize};
 
 use super::theta::{self, FreeMotion, Scheme, Theta, ThetaError, ThetaOptions, ThetaSystem};
-use super::{Contact, ContactKey, ContactStep, Scene, SceneError};
+use crate::error::SceneError;
+use crate::scene::{Contact, ContactKey, ContactStep, Scene};
 
 fn default_scheme() -> Scheme {
     Scheme::Midpoint
@@ -185,12 +186,12 @@ impl SpringCylinderConfig {
     /// Parses a `[scene.params]` table; an unknown key or a bad value is an error naming the
     /// key.
     pub fn from_table(params: &toml::Table) -> Result<SpringCylinderConfig, SceneError> {
-        super::parse_params(params)
+        crate::params::parse_params(params)
     }
 
     /// Checks every parameter's range; the error names the key.
     pub fn validate(&self) -> Result<(), SceneError> {
-        super::check_ranges(
+        crate::params::check_ranges(
             &[
                 ("dt", self.dt),
                 ("radius", self.radius),
@@ -618,7 +619,7 @@ impl SpringCylinder {
 
 impl Scene for SpringCylinder {
     fn parameters(&self) -> Result<toml::Table, SceneError> {
-        crate::config_table(&self.config)
+        crate::params::config_table(&self.config)
     }
 
     fn contact_step(&self) -> Result<ContactStep, SceneError> {

@@ -70,8 +70,8 @@ use nalgebra::{Matrix3, UnitQuaternion, Vector3};
 use serde::{Deserialize, Serialize};
 
 use crate::assemble::Assembly;
-use crate::balls::contact_frame;
-use crate::{Contact, ContactKey, ContactStep, Scene, SceneError};
+use crate::error::SceneError;
+use crate::scene::{contact_frame, Contact, ContactKey, ContactStep, Scene};
 
 /// SAP's default `sigma` (Castro et al. sec. V-B), for the slip estimate.
 pub const SAP_SIGMA: f64 = 1e-3;
@@ -219,12 +219,12 @@ impl Default for GraspConfig {
 impl GraspConfig {
     /// Parses a `[scene.params]` table; unknown keys are errors naming the key.
     pub fn from_table(params: &toml::Table) -> Result<GraspConfig, SceneError> {
-        crate::parse_params(params)
+        crate::params::parse_params(params)
     }
 
     /// Checks every parameter's range; the error names the key.
     pub fn validate(&self) -> Result<(), SceneError> {
-        crate::check_ranges(
+        crate::params::check_ranges(
             &[
                 ("dt", self.dt),
                 ("duration", self.duration),
@@ -610,7 +610,7 @@ impl Scene for PinchGrasp {
     }
 
     fn parameters(&self) -> Result<toml::Table, SceneError> {
-        crate::config_table(&self.config)
+        crate::params::config_table(&self.config)
     }
 
     fn constants(&self) -> Vec<(&'static str, f64)> {

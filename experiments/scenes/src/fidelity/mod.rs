@@ -186,9 +186,9 @@ use nalgebra::{Matrix3, Matrix3x6, UnitQuaternion, Vector3, Vector6};
 use serde::{Deserialize, Serialize};
 
 use self::exact::{ExactMotion, Profile};
-use super::balls::contact_frame;
 use super::one_body::{self, BodyContact};
-use super::{Contact, ContactKey, ContactStep, Scene, SceneError};
+use crate::error::SceneError;
+use crate::scene::{contact_frame, Contact, ContactKey, ContactStep, Scene};
 
 /// The corner spheres' radius as a fraction of the cube's side (Le Lidec et al., T-RO 2024).
 pub const CORNER_RADIUS_FRACTION: f64 = 1.0 / 50.0;
@@ -372,7 +372,7 @@ impl FidelityConfig {
 
     /// Parses a `[scene.params]` table; unknown keys are errors naming the key.
     pub fn from_table(params: &toml::Table) -> Result<FidelityConfig, SceneError> {
-        super::parse_params(params)
+        crate::params::parse_params(params)
     }
 
     /// The config with the setup's defaults filled in (`mass`, `mu`, `duration`).
@@ -439,7 +439,7 @@ impl FidelityConfig {
 
     /// Checks every parameter's range; the error names the key.
     pub fn validate(&self) -> Result<(), SceneError> {
-        super::check_ranges(
+        crate::params::check_ranges(
             &[
                 ("dt", self.dt),
                 ("duration", self.duration()),
@@ -931,7 +931,7 @@ impl Scene for Fidelity {
     }
 
     fn parameters(&self) -> Result<toml::Table, SceneError> {
-        super::config_table(&self.config)
+        crate::params::config_table(&self.config)
     }
 
     fn constants(&self) -> Vec<(&'static str, f64)> {

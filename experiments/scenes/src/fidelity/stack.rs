@@ -71,8 +71,8 @@ use serde::{Deserialize, Serialize};
 
 use super::{Fidelity, CORNER_RADIUS_FRACTION};
 use crate::assemble::Assembly;
-use crate::balls::contact_frame;
-use crate::{Contact, ContactKey, ContactStep, Scene, SceneError};
+use crate::error::SceneError;
+use crate::scene::{contact_frame, Contact, ContactKey, ContactStep, Scene};
 
 fn default_dt() -> f64 {
     1e-3
@@ -162,12 +162,12 @@ impl Default for StackConfig {
 impl StackConfig {
     /// Parses a `[scene.params]` table; unknown keys are errors naming the key.
     pub fn from_table(params: &toml::Table) -> Result<StackConfig, SceneError> {
-        crate::parse_params(params)
+        crate::params::parse_params(params)
     }
 
     /// Checks every parameter's range; the error names the key.
     pub fn validate(&self) -> Result<(), SceneError> {
-        crate::check_ranges(
+        crate::params::check_ranges(
             &[
                 ("dt", self.dt),
                 ("duration", self.duration),
@@ -530,7 +530,7 @@ impl Scene for CubeStack {
     }
 
     fn parameters(&self) -> Result<toml::Table, SceneError> {
-        crate::config_table(&self.config)
+        crate::params::config_table(&self.config)
     }
 
     fn constants(&self) -> Vec<(&'static str, f64)> {

@@ -8,7 +8,8 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
-use crate::{check_ranges, SceneError};
+use crate::error::SceneError;
+use crate::params::check_ranges;
 
 /// The robot description the scene loads unless `robot` says otherwise (relative to the
 /// workspace root).
@@ -315,7 +316,7 @@ impl QuadrupedConfig {
     /// Parses a `[scene.params]` table (with sweep values applied); unknown keys, unknown task
     /// names and values of the wrong type are errors naming the key.
     pub fn from_table(params: &toml::Table) -> Result<QuadrupedConfig, SceneError> {
-        crate::parse_params(params)
+        crate::params::parse_params(params)
     }
 
     /// Checks every number's range; the first offender names the error.

@@ -12,7 +12,7 @@ use rand::Rng;
 use rand_chacha::ChaCha8Rng;
 
 use super::config::QuadrupedConfig;
-use crate::SceneError;
+use crate::error::SceneError;
 
 /// The four legs' names, in the order of [`JointLayout::legs`].
 pub const LEG_NAMES: [&str; 4] = ["LF", "RF", "LH", "RH"];

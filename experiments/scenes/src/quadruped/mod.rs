@@ -167,7 +167,8 @@ use rand_chacha::ChaCha8Rng;
 pub use config::{QuadrupedConfig, Task, TrotController, DEFAULT_ROBOT};
 pub use controller::{JointLayout, Leg, LEG_NAMES};
 
-use super::{Contact, ContactKey, ContactStep, Scene, SceneError};
+use crate::error::SceneError;
+use crate::scene::{Contact, ContactKey, ContactStep, Scene};
 
 /// The obstacle index of the ground plane `z = 0` in contact keys.
 pub const GROUND: usize = 0;
@@ -884,7 +885,7 @@ impl Quadruped {
 
 impl Scene for Quadruped {
     fn parameters(&self) -> Result<toml::Table, SceneError> {
-        crate::config_table(&self.config)
+        crate::params::config_table(&self.config)
     }
 
     fn contact_step(&self) -> Result<ContactStep, SceneError> {
