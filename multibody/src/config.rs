@@ -10,7 +10,7 @@
 //! components, so for the base it is the spatial acceleration in base coordinates.
 
 use crate::model::{Joint, Model};
-use crate::spatial::{exp_se3, Motion, Transform};
+use crate::spatial::{exp_se3, Transform};
 use nalgebra::{DVector, Quaternion, Rotation3, UnitQuaternion, Vector3};
 
 impl Model {
@@ -76,11 +76,6 @@ impl Model {
     /// The pose of the floating base whose coordinates start at `q_offset`.
     pub fn base_pose(&self, q: &DVector<f64>, q_offset: usize) -> Transform {
         Joint::Floating.transform(&q.as_slice()[q_offset..q_offset + 7])
-    }
-
-    /// The body twist that a floating base's velocity slice (starting at `v_offset`) denotes.
-    pub fn base_twist(&self, v: &DVector<f64>, v_offset: usize) -> Motion {
-        Joint::Floating.velocity(&v.as_slice()[v_offset..v_offset + 6])
     }
 }
 

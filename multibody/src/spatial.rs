@@ -63,11 +63,6 @@ impl Motion {
         stack(&self.angular, &self.linear)
     }
 
-    /// The motion vector of a 6-vector `[omega; v]`.
-    pub fn from_vector(x: &Vector6<f64>) -> Self {
-        Self::new(x.fixed_rows::<3>(0).into(), x.fixed_rows::<3>(3).into())
-    }
-
     /// The spatial cross product for motions, `self x m` (Featherstone eq. 2.31).
     pub fn cross_motion(&self, m: &Motion) -> Motion {
         Motion::new(

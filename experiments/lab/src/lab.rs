@@ -90,11 +90,6 @@ impl Lab {
         &self.registry
     }
 
-    /// The registry, to add plugins to.
-    pub fn registry_mut(&mut self) -> &mut Registry {
-        &mut self.registry
-    }
-
     /// The root configs and outputs resolve against.
     pub fn root(&self) -> &Path {
         &self.root

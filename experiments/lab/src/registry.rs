@@ -31,7 +31,7 @@ use contactlab_core::plugin::{
     Need, Outcome, Views,
 };
 use contactlab_core::{
-    solve_by_island, CoreError, Layout, LocalProblem, Solution, SolveOptions, StepProblem, Storage,
+    solve_by_island, CoreError, Layout, Solution, SolveOptions, StepProblem, Storage,
 };
 use contactlab_formulations::{
     BisectionSor, ErlebenNewton, HwangboPgs, ImplicitNcpFormulation, MinMapFormulation,
@@ -566,20 +566,6 @@ impl ResolvedSolver {
     }
 }
 
-/// Solves `problem` with the named formulation and optimizer and default options, with the
-/// standard registry (a notebook's shortcut: the lab's own paths use the registry they hold).
-/// `opts.tol` bounds the natural-map residual of the answer, whatever the driver's own rule.
-pub fn solve_local(
-    problem: &LocalProblem,
-    formulation: &str,
-    optimizer: &str,
-    opts: &SolveOptions,
-) -> Result<LocalSolve, RegistryError> {
-    let mut spec = SolverSpec::new(formulation, optimizer, opts.tol, opts.max_iter);
-    spec.time_limit = opts.time_limit.map(|d| d.as_secs_f64());
-    solve_spec(&StepProblem::from(problem.clone()), &spec, None)
-}
-
 /// Solves `problem` as `spec` says with the standard registry (a notebook's shortcut: the
 /// lab's own paths use the registry they hold), from `warm` when `spec.start` is `Warm` (three
 /// numbers per contact, `NaN` where a contact has no previous value).
@@ -594,7 +580,7 @@ pub fn solve_spec(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use contactlab_core::{Matrix, Status};
+    use contactlab_core::{LocalProblem, Matrix, Status};
 
     /// One contact, `W = I`, sliding: `q = (-1, q_t1, q_t2)`, `mu = 0.5`.
     fn sliding(q_t1: f64, q_t2: f64) -> LocalProblem {
