@@ -20,24 +20,14 @@
 //! scene parameters and constants, and the sphere's `*_exact` columns): this module rebuilds
 //! no scene.
 //!
-//! Statistics: [`crate::analysis::mylapilli2014`]. Facts for the findings: `sphere.exact.*`
-//! (`slide_time`, `roll_speed`, `friction`, `slide_time_x_sqrt2`, `slide_time_over_sqrt2`,
-//! `friction_over_sqrt2`, `friction_x_sqrt2`, `w_tangent`), per example `e` and solver `s`
-//! `sphere.ex<e>.<s>.{slide_time, roll_speed, friction, friction_ratio, max_hop, max_vy,
-//! max_omega_x, max_err_vx, max_err_omega_y, converged, iterations}`, `sphere.ex<e>.{exact_solvers,
-//! max_err_vx, max_hop, max_sideways}`, `sphere.max_hop`, `published.sphere.ex<e>.<s>.{slide_time,
-//! roll_speed}`, `peers.sphere_hop_mm`; `pendulum.<s>.{converged, unconverged, accurate,
-//! local_minimum, iterations, max_iterations, max_residual, solver_seconds, x_fastest,
-//! first_unconverged_time}`, `pendulum.{converged_range, unconverged_range, max_gap_z_mm,
-//! max_gap_vz, first_gap.<threshold>, tail.within_mlcp, tail.within_mncp, tail.cross,
-//! separation_time, slowest, fastest, slowest_over_fastest, run_spread_percent,
-//! run_seconds_range, duration, impact.*, energy_max,
-//! rest_from, rest_height_um.*,
-//! scene_ms_per_step}`, `spatial.{hinge_skew, max_y, separation_time, separation_held,
-//! tail.within_mlcp, tail.within_mncp, tail.cross, first_gap.{any, within_mlcp, within_mncp,
-//! cross}.<threshold>, <s>.converged}`,
-//! `published.pendulum.<s>.seconds`, `published.pendulum.{spread_percent,
-//! seconds_range, ms_per_step}`.
+//! The page's prose and layout are the templates in `experiments/configs/mylapilli2014/
+//! templates/` (`report.md` and one file per section, [`crate::template`]); this module
+//! computes its tables, plots and facts (statistics: [`crate::analysis::mylapilli2014`]).
+//! Every fact, with its value, is listed in `reports/mylapilli2014/facts.md`: the sphere's
+//! exact answer and setup (`sphere.exact.*`, `sphere.setup.*`), per example and solver
+//! (`sphere.ex2.MLCP-FB-RLM.slide_time`), the pendulum per solver and over the run
+//! (`pendulum.MNCP-PLM.converged`, `pendulum.impact.gain`), the non-planar chain
+//! (`spatial.*`) and the paper's numbers (`published.*`).
 
 use std::path::Path;
 
@@ -48,7 +38,8 @@ use super::table::{Cell as C, Table};
 use super::{number, optional_number, read_csv_with_header, read_quantities, ReportError};
 use crate::analysis::mylapilli2014::{
     drift, driver_series, largest_rise, max_gap, pendulum_stats, sphere_metrics_of, Drift,
-    DriverSeries, SphereMetrics, ACCURATE_RESIDUAL, PENDULUM_COLUMNS, SLIP_TOL, SPHERE_COLUMNS,
+    DriverSeries, PendulumStats, SphereMetrics, ACCURATE_RESIDUAL, PENDULUM_COLUMNS, SLIP_TOL,
+    SPHERE_COLUMNS,
 };
 use crate::analysis::{quantile, Spread};
 
@@ -239,19 +230,51 @@ fn envelope(t: &[f64], y: &[f64], max_points: usize) -> Vec<(f64, f64)> {
         .collect()
 }
 
-/// A plot of the sphere section: file, alt text, chart and series.
-type PlotSpec = (String, String, Chart, Vec<Series>);
+/// The sphere plots: (column, axis label, index into the exact answer's columns).
+const SPHERE_PLOTS: [(&str, &str, usize); 4] = [
+    ("vx", "v_x (m/s)", 0),
+    ("omega_y", "omega_y (rad/s)", 1),
+    ("vy", "v_y (m/s)", 2),
+    ("omega_x", "omega_x (rad/s)", 3),
+];
 
+/// The pendulum's whole-run plots.
+const PENDULUM_PLOTS: [(&str, &str, &str); 3] = [
+    ("last_z", "last-link height (m)", "Fig. 5"),
+    ("last_vz", "last-link v_z (m/s)", "Fig. 7"),
+    ("energy", "energy (J)", "energy"),
+];
+
+/// The pendulum's last-second plots.
+const PENDULUM_END_PLOTS: [(&str, &str, &str); 2] = [
+    ("last_z", "last-link height (m)", "Fig. 6"),
+    ("last_vz", "last-link v_z (m/s)", "Fig. 8"),
+];
+
+/// Numbers too small for fixed decimals: one decimal in scientific notation.
 fn sci() -> Fmt {
     Fmt::sci(1)
 }
 
+/// A drift table's time: `0.144 s`, or `never` for NaN.
 fn secs_or_never(t: f64) -> String {
     if t.is_nan() {
         "never".into()
     } else {
         format!("{t:.3} s")
     }
+}
+
+/// The format Rust's `{}` writes `x` in (`1`, `0.25`), for a parameter quoted as the
+/// scene recorded it.
+fn as_written(x: f64) -> Fmt {
+    let text = x.to_string();
+    Fmt::fixed(text.split_once('.').map_or(0, |(_, d)| d.len()))
+}
+
+/// Adds fact `name` = `x` in the format Rust's `{}` writes it.
+fn written(facts: &mut Facts, name: &str, x: f64) {
+    facts.num(name, x, as_written(x));
 }
 
 /// Writes `reports/mylapilli2014/` from the runs under `root/data/runs/mylapilli2014/`.
@@ -263,14 +286,6 @@ pub fn generate(root: &Path) -> Result<(), ReportError> {
         "H. Mylapilli and A. Jain, *Evaluation of complementarity techniques for minimal coordinate contact \
          dynamics*, ASME IDETC 2014 (DETC2014-34322), section \"Simulation results\".",
     );
-    r.text(
-        "Solvers, as in the paper: MLCP-FB-RLM and MLCP-FB-PLM (the MLCP with four friction directions, eq. 22, \
-         as Fischer-Burmeister equations, eq. 24, under the regular and the projected Levenberg-Marquardt), \
-         MNCP-RLM and MNCP-PLM (the implicit MNCP, eqs. 31-34). PATH is not available: **MinMap-Newton** \
-         (Erleben and Ortiz's non-smooth Newton on the min-map of the boxed LCP, a 4-sided pyramid) stands in \
-         for MLCP-PATH. Each solver advances its own copy of every run (`[[drivers]]`), warm-started from its \
-         previous step.",
-    );
     sphere_section(&mut r)?;
     let (mlcp, mncp) = pendulum_section(&mut r)?;
     non_planar_section(&mut r, &mlcp, &mncp)?;
@@ -278,14 +293,76 @@ pub fn generate(root: &Path) -> Result<(), ReportError> {
     Ok(())
 }
 
-/// The sphere part of the README, `sphere.csv`, `sphere_example<e>.csv` and the sphere plots.
+/// One sphere example as the templates see it.
+#[derive(Debug, Clone, serde::Serialize)]
+struct ExampleShown {
+    /// 1 (Fig. 2) or 2 (Fig. 3).
+    example: u8,
+    /// Its plots' quantities (`vx`, `omega_y`, ...): plot `sphere_example<e>_<quantity>`.
+    plots: Vec<&'static str>,
+}
+
+/// What one sphere example gives the section beside its table, plots and facts.
+struct ExampleOutcome {
+    shown: ExampleShown,
+    max_hop: f64,
+    /// Example 2's solvers that the paper calls MLCP (the 45-degree error's rows).
+    mlcp_45: Vec<String>,
+}
+
+/// What every row of one sphere example shares.
+struct ExampleRef<'a> {
+    example: u8,
+    scene: &'a SphereScene,
+    /// The peers' hop (m).
+    peers_hop: f64,
+}
+
+/// The sphere section's tables, plots, facts and values: per example (its table and plots)
+/// and over both (`sphere.csv`, the exact answer, the 45-degree MLCP rows).
 fn sphere_section(r: &mut Report) -> Result<(), ReportError> {
     let published = read_sphere_published(&r.config_file("sphere_published.csv"))?;
     let peers = read_quantities(&r.config_file("peers_published.csv"))?;
     let peers_hop = peers.get("sphere_hop_m").map(|v| v.0).ok_or_else(|| {
         ReportError::Published("peers_published.csv: no row for quantity `sphere_hop_m`".into())
     })?;
-    let mut all_csv = Table::new(Some("sphere.csv"));
+    let mut all_csv = sphere_csv();
+    let mut shown = Vec::new();
+    let (mut mlcp_45, mut max_hop_all, mut setup) = (Vec::new(), 0.0f64, None);
+    for (example, file) in SPHERE_CONFIGS {
+        let run = r.load(file)?;
+        let scene = SphereScene::read(&run)?;
+        let x = ExampleRef {
+            example,
+            scene: &scene,
+            peers_hop,
+        };
+        let out = sphere_example(r, &run, &x, &published, &mut all_csv)?;
+        max_hop_all = max_hop_all.max(out.max_hop);
+        mlcp_45.extend(out.mlcp_45);
+        shown.push(out.shown);
+        setup = Some(scene);
+    }
+    r.show_table("sphere", &all_csv)?;
+    r.show("sphere_examples", shown)?;
+    r.show("mlcp_45", mlcp_45)?;
+    let Some(sc) = setup else {
+        return Ok(());
+    };
+    sphere_exact_facts(r.facts(), &sc);
+    r.facts()
+        .num("sphere.max_hop", max_hop_all, Fmt::fixed(1).unit(" m"))
+        .num(
+            "peers.sphere_hop_mm",
+            1e3 * peers_hop,
+            Fmt::fixed(1).unit(" mm"),
+        );
+    Ok(())
+}
+
+/// `sphere.csv`: one row per solver and example, CSV only.
+fn sphere_csv() -> Table {
+    let mut t = Table::new(Some("sphere.csv"));
     for h in [
         "solver",
         "example",
@@ -303,360 +380,325 @@ fn sphere_section(r: &mut Report) -> Result<(), ReportError> {
         "max_abs_omega_x",
         "max_error_vx",
     ] {
-        all_csv = all_csv.csv_col(h);
+        t = t.csv_col(h);
     }
-    let mut sections: Vec<(Table, String, Vec<PlotSpec>)> = Vec::new();
-    let mut example2: Vec<(SphereMetrics, &SpherePublished)> = Vec::new();
-    let mut setup: Option<SphereScene> = None;
-    let mut max_hop_all = 0.0f64;
-    for (example, file) in SPHERE_CONFIGS {
-        let run = r.load(file)?;
-        let sc = SphereScene::read(&run)?;
-        let (exact_t, exact_v) = (sc.slide_time_exact, sc.rolling_speed_exact);
-        let mu_m_g = sc.friction_exact;
-        let series = driver_series(&run.steps, &SPHERE_COLUMNS)?;
-        // The exact answer at each step's end, as the run recorded it (the same for every
-        // driver): v_x, omega_y, v_y, omega_x, in the plots' order.
-        let exact: [Vec<f64>; 4] = match series.first() {
-            Some(s) => [
-                s.get("vx_exact")?.to_vec(),
-                s.get("omega_y_exact")?.to_vec(),
-                s.get("vy_exact")?.to_vec(),
-                s.get("omega_x_exact")?.to_vec(),
-            ],
-            None => Default::default(),
-        };
-        let mut t = Table::new(Some(&format!("sphere_example{example}.csv")))
-            .col("solver", "solver")
-            .col("slide time (s)", "slide_time_s")
-            .col("slide time (s)", "published_slide_time_s")
-            .col("slide time (s)", "exact_slide_time_s")
-            .col("rolling speed (m/s)", "roll_speed")
-            .col("rolling speed (m/s)", "published_roll_speed")
-            .col("rolling speed (m/s)", "exact_roll_speed")
-            .col("friction while sliding (N)", "friction_while_sliding_n")
-            .col("friction while sliding (N)", "exact_friction_n")
-            .col("max hop (m)", "max_hop_m")
-            .col("max hop (m)", "peers_hop_m")
-            .col("max abs v_y / omega_x", "max_abs_vy")
-            .col("max abs v_y / omega_x", "max_abs_omega_x")
-            .col("max error v_x / omega_y", "max_error_vx")
-            .col("max error v_x / omega_y", "max_error_omega_y")
-            .col("converged (own test)", "converged_percent")
-            .col("iterations / step", "iterations_per_contact_step");
-        let mut plot_data: Vec<(String, Vec<f64>, [Vec<f64>; 4])> = Vec::new();
-        let facts = r.facts();
-        let mut exact_solvers = 0.0;
-        let mut max_err_vx = 0.0f64;
-        let mut max_hop = 0.0f64;
-        let mut sideways = 0.0f64;
-        for s in &series {
-            let m = sphere_metrics_of(s, sc.radius, sc.h)?;
-            let p = published
-                .iter()
-                .find(|p| p.example == example && p.solver == m.solver);
-            let (pub_t, pub_v) = p.map_or((f64::NAN, f64::NAN), |p| (p.slide_time, p.roll_speed));
-            let (f3, f4, f6) = (Fmt::fixed(3), Fmt::fixed(4), Fmt::fixed(6));
-            t.row(vec![
-                C::code(m.solver.clone()),
-                C::num(m.slide_time, &f3, &f4),
-                C::num(pub_t, &f3, &f3),
-                C::num(exact_t, &f4, &f6),
-                C::num(m.roll_speed, &f4, &f6),
-                C::num(pub_v, &f3, &f3),
-                C::num(exact_v, &f4, &f6),
-                C::num(-m.friction_x, &f4, &f6),
-                C::num(mu_m_g, &f4, &f6),
-                C::num(m.max_hop, &sci(), &Fmt::sci(3)),
-                C::same(peers_hop, &f4),
-                C::num(m.max_vy, &sci(), &Fmt::sci(3)),
-                C::num(m.max_omega_x, &sci(), &Fmt::sci(3)),
-                C::num(m.max_err_vx, &sci(), &Fmt::sci(3)),
-                C::num(m.max_err_omega_y, &sci(), &Fmt::sci(3)),
-                C::num(100.0 * m.converged_share, &Fmt::percent(1), &Fmt::fixed(2)),
-                C::num(m.mean_iterations, &Fmt::fixed(2), &Fmt::fixed(4)),
-            ])?;
-            all_csv.row(vec![
-                C::text(m.solver.clone()),
-                C::int(example),
-                C::same(m.slide_time, &f4),
-                C::same(m.roll_speed, &f6),
-                C::same(m.max_hop, &Fmt::sci(3)),
-                C::same(exact_t, &f6),
-                C::same(exact_v, &f6),
-                C::same(pub_t, &f3),
-                C::same(pub_v, &f3),
-                C::same(peers_hop, &f4),
-                C::same(-m.friction_x, &f6),
-                C::same(mu_m_g, &f6),
-                C::same(m.max_vy, &Fmt::sci(3)),
-                C::same(m.max_omega_x, &Fmt::sci(3)),
-                C::same(m.max_err_vx, &Fmt::sci(3)),
-            ])?;
-            sphere_facts(facts, example, &m, mu_m_g);
-            if let Some(p) = p {
-                let k = format!("published.sphere.ex{example}.{}", m.solver);
-                facts
-                    .num(format!("{k}.slide_time"), p.slide_time, Fmt::fixed(3))
-                    .num(format!("{k}.roll_speed"), p.roll_speed, Fmt::fixed(3));
-            }
-            // The exact answer: slip ends in the step containing t*.
-            if (m.slide_time - (exact_t / sc.h).ceil() * sc.h).abs() < 0.5 * sc.h {
-                exact_solvers += 1.0;
-                max_err_vx = max_err_vx.max(m.max_err_vx);
-            }
-            max_hop = max_hop.max(m.max_hop);
-            if p.is_some_and(|p| p.paper_solver.starts_with("MLCP")) {
-                sideways = sideways.max(m.max_vy).max(m.max_omega_x);
-            }
-            plot_data.push((
-                m.solver.clone(),
-                s.step.iter().map(|&k| (k + 1) as f64 * sc.h).collect(),
-                [
-                    s.get("vx")?.to_vec(),
-                    s.get("omega_y")?.to_vec(),
-                    s.get("vy")?.to_vec(),
-                    s.get("omega_x")?.to_vec(),
-                ],
-            ));
+    t
+}
+
+/// The columns of `sphere_example<e>.csv` and its table.
+fn sphere_example_table(example: u8) -> Table {
+    Table::new(Some(&format!("sphere_example{example}.csv")))
+        .col("solver", "solver")
+        .col("slide time (s)", "slide_time_s")
+        .col("slide time (s)", "published_slide_time_s")
+        .col("slide time (s)", "exact_slide_time_s")
+        .col("rolling speed (m/s)", "roll_speed")
+        .col("rolling speed (m/s)", "published_roll_speed")
+        .col("rolling speed (m/s)", "exact_roll_speed")
+        .col("friction while sliding (N)", "friction_while_sliding_n")
+        .col("friction while sliding (N)", "exact_friction_n")
+        .col("max hop (m)", "max_hop_m")
+        .col("max hop (m)", "peers_hop_m")
+        .col("max abs v_y / omega_x", "max_abs_vy")
+        .col("max abs v_y / omega_x", "max_abs_omega_x")
+        .col("max error v_x / omega_y", "max_error_vx")
+        .col("max error v_x / omega_y", "max_error_omega_y")
+        .col("converged (own test)", "converged_percent")
+        .col("iterations / step", "iterations_per_contact_step")
+}
+
+/// One solver's curves of a sphere example: its label, times and the plotted columns in
+/// [`SPHERE_PLOTS`] order.
+type SphereCurves = (String, Vec<f64>, [Vec<f64>; 4]);
+
+/// One sphere example: its table (and rows of `sphere.csv`), plots and facts.
+fn sphere_example(
+    r: &mut Report,
+    run: &RunData,
+    x: &ExampleRef,
+    published: &[SpherePublished],
+    all_csv: &mut Table,
+) -> Result<ExampleOutcome, ReportError> {
+    let (example, sc) = (x.example, x.scene);
+    let series = driver_series(&run.steps, &SPHERE_COLUMNS)?;
+    let exact = exact_curves(&series)?;
+    let mut t = sphere_example_table(example);
+    let mut curves: Vec<SphereCurves> = Vec::new();
+    let (mut exact_solvers, mut max_err_vx, mut max_hop, mut sideways) =
+        (0.0, 0.0f64, 0.0f64, 0.0f64);
+    let mut mlcp_45 = Vec::new();
+    for s in &series {
+        let m = sphere_metrics_of(s, sc.radius, sc.h)?;
+        let p = published
+            .iter()
+            .find(|p| p.example == example && p.solver == m.solver);
+        sphere_rows(&mut t, all_csv, x, &m, p)?;
+        sphere_solver_facts(r.facts(), x, &m, p);
+        // The exact answer: slip ends in the step containing t*.
+        let step_end = (sc.slide_time_exact / sc.h).ceil() * sc.h;
+        if (m.slide_time - step_end).abs() < 0.5 * sc.h {
+            exact_solvers += 1.0;
+            max_err_vx = max_err_vx.max(m.max_err_vx);
+        }
+        max_hop = max_hop.max(m.max_hop);
+        let is_mlcp = p.is_some_and(|p| p.paper_solver.starts_with("MLCP"));
+        if is_mlcp {
+            sideways = sideways.max(m.max_vy).max(m.max_omega_x);
             if example == 2 {
-                if let Some(p) = p.filter(|p| p.paper_solver.starts_with("MLCP")) {
-                    example2.push((m, p));
-                }
+                mlcp_45.push(m.solver.clone());
             }
         }
-        max_hop_all = max_hop_all.max(max_hop);
-        facts
-            .num(
-                format!("sphere.ex{example}.exact_solvers"),
-                exact_solvers,
-                Fmt::int(),
-            )
-            .num(
-                format!("sphere.ex{example}.solvers"),
-                series.len() as f64,
-                Fmt::int(),
-            )
-            .num(format!("sphere.ex{example}.max_err_vx"), max_err_vx, sci())
-            .num(
-                format!("sphere.ex{example}.max_hop"),
-                max_hop,
-                Fmt::fixed(1).unit(" m"),
-            )
-            .num(format!("sphere.ex{example}.max_sideways"), sideways, sci());
-        let names: &[(&str, &str, usize)] = if example == 1 {
-            &[("vx", "v_x (m/s)", 0), ("omega_y", "omega_y (rad/s)", 1)]
-        } else {
-            &[
-                ("vx", "v_x (m/s)", 0),
-                ("omega_y", "omega_y (rad/s)", 1),
-                ("vy", "v_y (m/s)", 2),
-                ("omega_x", "omega_x (rad/s)", 3),
-            ]
-        };
-        let times: Vec<f64> = plot_data.first().map(|p| p.1.clone()).unwrap_or_default();
-        let plots = names
+        curves.push(solver_curves(s, sc.h)?);
+    }
+    let k = format!("sphere.ex{example}");
+    r.facts()
+        .num(format!("{k}.exact_solvers"), exact_solvers, Fmt::int())
+        .num(format!("{k}.solvers"), series.len() as f64, Fmt::int())
+        .num(format!("{k}.max_err_vx"), max_err_vx, sci())
+        .num(format!("{k}.max_hop"), max_hop, Fmt::fixed(1).unit(" m"))
+        .num(format!("{k}.max_sideways"), sideways, sci());
+    written(r.facts(), &format!("{k}.step_ms"), sc.h * 1e3);
+    r.show_table(&format!("sphere_example{example}"), &t)?;
+    let plots = sphere_plots(r, example, &curves, &exact)?;
+    Ok(ExampleOutcome {
+        shown: ExampleShown { example, plots },
+        max_hop,
+        mlcp_45,
+    })
+}
+
+/// The exact answer at each step's end, as the run recorded it (the same for every driver),
+/// in [`SPHERE_PLOTS`] order.
+fn exact_curves(series: &[DriverSeries]) -> Result<[Vec<f64>; 4], ReportError> {
+    let Some(s) = series.first() else {
+        return Ok(Default::default());
+    };
+    Ok([
+        s.get("vx_exact")?.to_vec(),
+        s.get("omega_y_exact")?.to_vec(),
+        s.get("vy_exact")?.to_vec(),
+        s.get("omega_x_exact")?.to_vec(),
+    ])
+}
+
+/// One solver's plotted curves, at the end of each step of `h`.
+fn solver_curves(s: &DriverSeries, h: f64) -> Result<SphereCurves, ReportError> {
+    Ok((
+        s.solver.clone(),
+        s.step.iter().map(|&k| (k + 1) as f64 * h).collect(),
+        [
+            s.get("vx")?.to_vec(),
+            s.get("omega_y")?.to_vec(),
+            s.get("vy")?.to_vec(),
+            s.get("omega_x")?.to_vec(),
+        ],
+    ))
+}
+
+/// One solver's row of its example's table and of `sphere.csv`.
+fn sphere_rows(
+    t: &mut Table,
+    all_csv: &mut Table,
+    x: &ExampleRef,
+    m: &SphereMetrics,
+    p: Option<&SpherePublished>,
+) -> Result<(), ReportError> {
+    let sc = x.scene;
+    let (exact_t, exact_v, mu_m_g) = (
+        sc.slide_time_exact,
+        sc.rolling_speed_exact,
+        sc.friction_exact,
+    );
+    let (pub_t, pub_v) = p.map_or((f64::NAN, f64::NAN), |p| (p.slide_time, p.roll_speed));
+    let (f3, f4, f6, s3) = (Fmt::fixed(3), Fmt::fixed(4), Fmt::fixed(6), Fmt::sci(3));
+    t.row(vec![
+        C::code(m.solver.clone()),
+        C::num(m.slide_time, &f3, &f4),
+        C::num(pub_t, &f3, &f3),
+        C::num(exact_t, &f4, &f6),
+        C::num(m.roll_speed, &f4, &f6),
+        C::num(pub_v, &f3, &f3),
+        C::num(exact_v, &f4, &f6),
+        C::num(-m.friction_x, &f4, &f6),
+        C::num(mu_m_g, &f4, &f6),
+        C::num(m.max_hop, &sci(), &s3),
+        C::same(x.peers_hop, &f4),
+        C::num(m.max_vy, &sci(), &s3),
+        C::num(m.max_omega_x, &sci(), &s3),
+        C::num(m.max_err_vx, &sci(), &s3),
+        C::num(m.max_err_omega_y, &sci(), &s3),
+        C::num(100.0 * m.converged_share, &Fmt::percent(1), &Fmt::fixed(2)),
+        C::num(m.mean_iterations, &Fmt::fixed(2), &f4),
+    ])?;
+    all_csv.row(vec![
+        C::text(m.solver.clone()),
+        C::int(x.example),
+        C::same(m.slide_time, &f4),
+        C::same(m.roll_speed, &f6),
+        C::same(m.max_hop, &s3),
+        C::same(exact_t, &f6),
+        C::same(exact_v, &f6),
+        C::same(pub_t, &f3),
+        C::same(pub_v, &f3),
+        C::same(x.peers_hop, &f4),
+        C::same(-m.friction_x, &f6),
+        C::same(mu_m_g, &f6),
+        C::same(m.max_vy, &s3),
+        C::same(m.max_omega_x, &s3),
+        C::same(m.max_err_vx, &s3),
+    ])
+}
+
+/// The plots of one sphere example against the exact solution (`v_x` and `omega_y`, and
+/// for Example 2 also `v_y` and `omega_x`); returns their quantities.
+fn sphere_plots(
+    r: &mut Report,
+    example: u8,
+    curves: &[SphereCurves],
+    exact: &[Vec<f64>; 4],
+) -> Result<Vec<&'static str>, ReportError> {
+    let quantities = if example == 1 {
+        &SPHERE_PLOTS[..2]
+    } else {
+        &SPHERE_PLOTS[..]
+    };
+    let times: Vec<f64> = curves.first().map(|c| c.1.clone()).unwrap_or_default();
+    for (name, label, i) in quantities {
+        let series: Vec<Series> = curves
             .iter()
-            .map(|(name, label, i)| {
-                let series: Vec<Series> = plot_data
-                    .iter()
-                    .map(|(s, t, v)| {
-                        (
-                            s.clone(),
-                            t.iter().copied().zip(v[*i].iter().copied()).collect(),
-                        )
-                    })
-                    .collect();
-                let reference: Series = (
-                    "exact".into(),
-                    times
-                        .iter()
-                        .copied()
-                        .zip(exact[*i].iter().copied())
-                        .collect(),
-                );
-                let chart = Chart::new(
-                    &format!("Sphere, example {example}: {label} against the exact solution"),
-                    Axis::linear("t (s)"),
-                    Axis::linear(label),
-                )
-                .lines_only()
-                .reference(reference);
+            .map(|(s, t, v)| {
                 (
-                    format!("sphere_example{example}_{name}.svg"),
-                    format!("{name}, example {example}"),
-                    chart,
-                    series,
+                    s.clone(),
+                    t.iter().copied().zip(v[*i].iter().copied()).collect(),
                 )
             })
             .collect();
-        let title = if example == 1 {
-            "Example 1 (Fig. 2): friction directions aligned with the motion"
-        } else {
-            "Example 2 (Fig. 3): friction directions at 45 degrees to the motion"
-        };
-        let intro = format!(
-            "### {title}\n\n{} steps of {} ms. Cells: ours / the paper / exact where three values appear; \
-             friction: `-F_x` averaged over the sliding steps / `mu m g`; hop: ours / MuJoCo and Drake \
-             (`docs/PEERS.md`). Also in [`sphere_example{example}.csv`](sphere_example{example}.csv).",
-            run.config.scene.steps,
-            sc.h * 1e3
+        let reference: Series = (
+            "exact".into(),
+            times
+                .iter()
+                .copied()
+                .zip(exact[*i].iter().copied())
+                .collect(),
         );
-        sections.push((t, intro, plots));
-        setup = Some(sc);
+        let chart = Chart::new(
+            &format!("Sphere example {example}: {label} vs exact"),
+            Axis::linear("t (s)"),
+            Axis::linear(label),
+        )
+        .lines_only()
+        .reference(reference);
+        r.show_plot(&format!("sphere_example{example}_{name}"), &chart, &series)?;
     }
-    let Some(sc) = setup else {
-        return Ok(());
+    Ok(quantities.iter().map(|q| q.0).collect())
+}
+
+/// The facts of one sphere solver, with the paper's values for it and, for an MLCP solver
+/// at 45 degrees, how far it is off.
+fn sphere_solver_facts(
+    facts: &mut Facts,
+    x: &ExampleRef,
+    m: &SphereMetrics,
+    p: Option<&SpherePublished>,
+) {
+    let mu_m_g = x.scene.friction_exact;
+    let k = format!("sphere.ex{}.{}", x.example, m.solver);
+    for (name, v, fmt) in [
+        ("slide_time", m.slide_time, Fmt::fixed(3).unit(" s")),
+        ("roll_speed", m.roll_speed, Fmt::fixed(4).unit(" m/s")),
+        ("friction", m.friction_norm, Fmt::fixed(4).unit(" N")),
+        ("friction_ratio", m.friction_norm / mu_m_g, Fmt::fixed(3)),
+        ("max_hop", m.max_hop, sci()),
+        ("max_vy", m.max_vy, sci()),
+        ("max_omega_x", m.max_omega_x, sci()),
+        ("max_err_vx", m.max_err_vx, sci()),
+        ("max_err_omega_y", m.max_err_omega_y, sci()),
+        ("converged", 100.0 * m.converged_share, Fmt::percent(1)),
+        ("iterations", m.mean_iterations, Fmt::fixed(2)),
+    ] {
+        facts.num(format!("{k}.{name}"), v, fmt);
+    }
+    let Some(p) = p else {
+        return;
     };
-    let (exact_t, exact_v) = (sc.slide_time_exact, sc.rolling_speed_exact);
-    let mu_m_g = sc.friction_exact;
-    let sqrt2 = std::f64::consts::SQRT_2;
-    // Tangential block of W for a solid sphere, 1/m + R^2 / I with I = 2 m R^2 / 5, as the run
-    // recorded it.
-    let w_tangent = sc.w_tangent;
-    r.facts()
-        .num("sphere.exact.slide_time", exact_t, Fmt::fixed(4).unit(" s"))
-        .num(
-            "sphere.exact.slide_time_step_end",
-            (exact_t / sc.h).ceil() * sc.h,
-            Fmt::fixed(3).unit(" s"),
-        )
-        .num(
-            "sphere.exact.roll_speed",
-            exact_v,
-            Fmt::fixed(6).unit(" m/s"),
-        )
-        .num("sphere.exact.friction", mu_m_g, Fmt::fixed(3).unit(" N"))
-        .num(
-            "sphere.exact.slide_time_x_sqrt2",
-            exact_t * sqrt2,
-            Fmt::fixed(4).unit(" s"),
-        )
-        .num(
-            "sphere.exact.slide_time_over_sqrt2",
-            exact_t / sqrt2,
-            Fmt::fixed(3).unit(" s"),
-        )
-        .num(
-            "sphere.exact.friction_over_sqrt2",
-            mu_m_g / sqrt2,
-            Fmt::fixed(3).unit(" N"),
-        )
-        .num(
-            "sphere.exact.friction_x_sqrt2",
-            mu_m_g * sqrt2,
-            Fmt::fixed(3).unit(" N"),
-        )
-        .num("sphere.exact.w_tangent", w_tangent, Fmt::fixed(1))
-        .num("sphere.max_hop", max_hop_all, Fmt::fixed(1).unit(" m"))
-        .num(
-            "peers.sphere_hop_mm",
-            1e3 * peers_hop,
-            Fmt::fixed(1).unit(" mm"),
-        );
-
-    r.heading(2, "Sphere on a fixed horizontal plane (Figs. 1-3)");
-    r.text(&format!(
-        "m = {}, R = {}, v0 = ({}, {}, {}), omega0 = ({}, {}, {}), mu = {}, h = {} ms, {} s. Exact answer \
-         (Trinkle): slides until t* = 2 |v0| / (7 mu g) = {exact_t:.4} s with the friction `mu m g = {mu_m_g:.4} N` \
-         against the motion, then rolls at 5 |v0| / 7 = {exact_v:.4} m/s with `omega_y = v_x / R`, at rest height. \
-         **Slide time**: the time `(k + 1) h` of the first step `k` after which the slip speed of the touching \
-         point, `|v + omega x (-R e_z)|`, is below {SLIP_TOL:.0e} m/s (an exact solver reaches it at the end \
-         of the step containing t*, {:.3} s). **Rolling speed**: `|(v_x, v_y)|` after the last step. **Hop**: \
-         the largest height of the centre above its rest height over the sliding steps. Also in \
-         [`sphere.csv`](sphere.csv) (one row per solver and example).",
-        sc.mass,
-        sc.radius,
-        sc.v0[0],
-        sc.v0[1],
-        sc.v0[2],
-        sc.omega0[0],
-        sc.omega0[1],
-        sc.omega0[2],
-        sc.mu,
-        sc.h * 1e3,
-        sc.duration,
-        (exact_t / sc.h).ceil() * sc.h,
-    ));
-    for (t, intro, plots) in &sections {
-        r.text(intro);
-        r.table(t)?;
-        for (file, alt, chart, series) in plots {
-            r.plot(file, alt, chart, series)?;
-        }
-    }
-    r.table(&all_csv)?;
-    if !example2.is_empty() {
-        r.heading(3, "The 45-degree MLCP error, quantified");
-        let mut lines = Vec::new();
-        for (m, p) in &example2 {
-            lines.push(format!(
-                "- `{}`: slides until **{} s** ({:+.0}% against t* = {exact_t:.4} s; the paper: about {} s) with a \
-                 friction force of {} N = {:.3} mu m g (a square pyramid whose edge is met mid-way gives \
-                 `mu m g / sqrt 2`, {:.3} mu m g, hence t* x sqrt 2 = {:.4} s); largest error in v_x {} m/s; \
-                 spurious |v_y| at most {} m/s and |omega_x| at most {} rad/s; final rolling speed {} m/s.",
-                m.solver,
-                Fmt::fixed(3).show(m.slide_time),
-                100.0 * (m.slide_time - exact_t) / exact_t,
-                Fmt::fixed(1).show(p.slide_time),
-                Fmt::fixed(4).show(m.friction_norm),
-                m.friction_norm / mu_m_g,
-                1.0 / sqrt2,
-                exact_t * sqrt2,
-                Fmt::fixed(3).show(m.max_err_vx),
-                sci().show(m.max_vy),
-                sci().show(m.max_omega_x),
-                Fmt::fixed(4).show(m.roll_speed),
-            ));
-        }
-        r.text(&lines.join("\n"));
-    }
-    Ok(())
-}
-
-/// The facts of one sphere solver.
-fn sphere_facts(facts: &mut Facts, example: u8, m: &SphereMetrics, mu_m_g: f64) {
-    let k = format!("sphere.ex{example}.{}", m.solver);
+    let k = format!("published.sphere.ex{}.{}", x.example, m.solver);
     facts
-        .num(
-            format!("{k}.slide_time"),
-            m.slide_time,
-            Fmt::fixed(3).unit(" s"),
-        )
-        .num(
-            format!("{k}.roll_speed"),
-            m.roll_speed,
-            Fmt::fixed(4).unit(" m/s"),
-        )
-        .num(
-            format!("{k}.friction"),
-            m.friction_norm,
-            Fmt::fixed(4).unit(" N"),
-        )
-        .num(
-            format!("{k}.friction_ratio"),
-            m.friction_norm / mu_m_g,
-            Fmt::fixed(3),
-        )
-        .num(format!("{k}.max_hop"), m.max_hop, sci())
-        .num(format!("{k}.max_vy"), m.max_vy, sci())
-        .num(format!("{k}.max_omega_x"), m.max_omega_x, sci())
-        .num(format!("{k}.max_err_vx"), m.max_err_vx, sci())
-        .num(format!("{k}.max_err_omega_y"), m.max_err_omega_y, sci())
-        .num(
-            format!("{k}.converged"),
-            100.0 * m.converged_share,
-            Fmt::percent(1),
-        )
-        .num(format!("{k}.iterations"), m.mean_iterations, Fmt::fixed(2));
+        .num(format!("{k}.slide_time"), p.slide_time, Fmt::fixed(3))
+        .num(format!("{k}.roll_speed"), p.roll_speed, Fmt::fixed(3));
+    if x.example == 2 && p.paper_solver.starts_with("MLCP") {
+        let exact_t = x.scene.slide_time_exact;
+        let k = format!("sphere.mlcp45.{}", m.solver);
+        facts
+            .num(
+                format!("{k}.slide_time_change"),
+                100.0 * (m.slide_time - exact_t) / exact_t,
+                Fmt::percent(0).signed(),
+            )
+            .num(
+                format!("{k}.max_err_vx"),
+                m.max_err_vx,
+                Fmt::fixed(3).unit(" m/s"),
+            );
+    }
 }
 
-/// The pendulum part of the README, its CSV files and plots; returns the paper's two groups
-/// (MLCP, MNCP) by their labels.
+/// The exact answer (Trinkle) and the setup of the sphere scene `sc`, as it recorded them.
+fn sphere_exact_facts(facts: &mut Facts, sc: &SphereScene) {
+    let (exact_t, exact_v, mu_m_g) = (
+        sc.slide_time_exact,
+        sc.rolling_speed_exact,
+        sc.friction_exact,
+    );
+    let sqrt2 = std::f64::consts::SQRT_2;
+    let secs = |d: usize| Fmt::fixed(d).unit(" s");
+    let newtons = || Fmt::fixed(3).unit(" N");
+    for (name, v, fmt) in [
+        ("slide_time", exact_t, secs(4)),
+        (
+            "slide_time_step_end",
+            (exact_t / sc.h).ceil() * sc.h,
+            secs(3),
+        ),
+        ("roll_speed", exact_v, Fmt::fixed(6).unit(" m/s")),
+        ("friction", mu_m_g, newtons()),
+        ("slide_time_x_sqrt2", exact_t * sqrt2, secs(4)),
+        ("slide_time_over_sqrt2", exact_t / sqrt2, secs(3)),
+        ("friction_over_sqrt2", mu_m_g / sqrt2, newtons()),
+        ("friction_x_sqrt2", mu_m_g * sqrt2, newtons()),
+        ("one_over_sqrt2", 1.0 / sqrt2, Fmt::fixed(3)),
+        // Tangential block of W for a solid sphere, 1/m + R^2 / I with I = 2 m R^2 / 5.
+        ("w_tangent", sc.w_tangent, Fmt::fixed(1)),
+    ] {
+        facts.num(format!("sphere.exact.{name}"), v, fmt);
+    }
+    facts
+        .num("sphere.slip_tol", SLIP_TOL, Fmt::sci(0))
+        .num("sphere.setup.friction", mu_m_g, Fmt::fixed(4).unit(" N"))
+        .num(
+            "sphere.setup.roll_speed",
+            exact_v,
+            Fmt::fixed(4).unit(" m/s"),
+        );
+    for (name, x) in [
+        ("mass", sc.mass),
+        ("radius", sc.radius),
+        ("mu", sc.mu),
+        ("step_ms", sc.h * 1e3),
+        ("duration", sc.duration),
+    ] {
+        written(facts, &format!("sphere.setup.{name}"), x);
+    }
+    for (i, axis) in ["x", "y", "z"].iter().enumerate() {
+        written(facts, &format!("sphere.setup.v0.{axis}"), sc.v0[i]);
+        written(facts, &format!("sphere.setup.omega0.{axis}"), sc.omega0[i]);
+    }
+}
+
+/// The pendulum's tables, plots and facts; returns the paper's two groups (MLCP, MNCP) by
+/// their labels.
 fn pendulum_section(r: &mut Report) -> Result<(Vec<String>, Vec<String>), ReportError> {
     let run = r.load("pendulum.toml")?;
     let pc = PendulumScene::read(&run)?;
-    let h = pc.h;
     let series = driver_series(&run.steps, &PENDULUM_COLUMNS)?;
     let stats = pendulum_stats(&series)?;
     let published = read_published_times(&r.config_file("pendulum_published.csv"))?;
@@ -669,53 +711,91 @@ fn pendulum_section(r: &mut Report) -> Result<(Vec<String>, Vec<String>), Report
             .collect()
     };
     let (mlcp, mncp) = (group("MLCP-FB"), group("MNCP"));
-    let steps = run.config.scene.steps;
-    let RunData { meta, config, .. } = &run;
-    let per_run = match (meta.wall_seconds, meta.threads, meta.runs) {
-        (Some(w), Some(t), Some(n)) if n > 0 => w * (t.min(n)) as f64 / n as f64,
-        _ => f64::NAN,
-    };
+    pendulum_setup_facts(r.facts(), &pc, run.config.scene.steps);
+    r.show_table("pendulum", &times_table(&stats, &series, &published)?)?;
+    r.show_table("pendulum_convergence", &convergence_table(&stats)?)?;
+    let (gaps, gap_z, gap_vz) = gaps_table(&series)?;
+    r.show_table("pendulum_gaps", &gaps)?;
+    let dz = drift(&series, "last_z", &mlcp, &mncp, pc.h)?;
+    let parting = Parting::of(&dz, pc.h, "pendulum_drift.csv")?;
+    r.show_table("pendulum_drift", &parting.table)?;
+    r.show(
+        "groups",
+        Groups {
+            mlcp: &mlcp,
+            mncp: &mncp,
+        },
+    )?;
+    for (i, thr) in DRIFT_THRESHOLDS.iter().enumerate() {
+        r.facts()
+            .num(format!("pendulum.drift_threshold.{i}"), *thr, Fmt::sci(0))
+            .num(
+                format!("pendulum.first_gap.{thr:.0e}"),
+                dz.first_above(&dz.any, *thr),
+                Fmt::fixed(1).unit(" s"),
+            );
+    }
+    parting.facts(r.facts(), "pendulum");
+    pendulum_facts(r.facts(), &stats, &published, pc.h);
+    r.facts()
+        .num(
+            "pendulum.max_gap_z_mm",
+            1e3 * gap_z,
+            Fmt::fixed(2).unit(" mm"),
+        )
+        .num("pendulum.max_gap_z", gap_z, sci())
+        .num("pendulum.max_gap_vz", gap_vz, Fmt::fixed(2).unit(" m/s"));
+    run_facts(r.facts(), &run, &stats, pc.h);
+    impact_and_hop_facts(r.facts(), &series, pc.rest_height, pc.h)?;
+    pendulum_plots(r, &series, pc.h)?;
+    drift_plot(
+        r,
+        &dz,
+        "pendulum_drift",
+        "Last-link height gaps (20 ms maxima)",
+    )?;
+    Ok((mlcp, mncp))
+}
 
-    r.heading(2, "Twelve-link pendulum (Figs. 4-8)");
-    r.text(&format!(
-        "{} spheres of {} kg (diameter {} m) on pin hinges, {} m long, pivot {} m up, floor {} m thick, wall \
-         {} m to the right, mu = {}, restitution {}, initial angle {:.4} rad and rate {} rad/s, h = {} ms, {} \
-         steps ({} s). The geometry readings and the restitution law are documented in \
-         `experiments/scenes/src/pendulum.rs`. MLCP: four directions per contact, one against the tangential \
-         contact velocity of the free motion at each step (`align_with_slip`), as in the paper.",
-        pc.n_links,
-        pc.sphere_mass,
-        2.0 * pc.sphere_radius,
-        pc.n_links as f64 * pc.link_length,
-        pc.pivot_height,
-        pc.floor_thickness,
-        pc.wall_x,
-        pc.mu,
-        pc.restitution,
+/// The paper's two groups of solvers, as the templates see them.
+#[derive(Debug, serde::Serialize)]
+struct Groups<'a> {
+    mlcp: &'a [String],
+    mncp: &'a [String],
+}
+
+/// The pendulum scene `pc` as it recorded it, run for `steps` steps.
+fn pendulum_setup_facts(facts: &mut Facts, pc: &PendulumScene, steps: usize) {
+    facts.num(
+        "pendulum.setup.initial_angle",
         pc.initial_angle.abs(),
-        pc.initial_rate.abs(),
-        h * 1e3,
-        steps,
-        steps as f64 * h
-    ));
+        Fmt::fixed(4),
+    );
+    for (name, x) in [
+        ("links", pc.n_links as f64),
+        ("sphere_mass", pc.sphere_mass),
+        ("diameter", 2.0 * pc.sphere_radius),
+        ("length", pc.n_links as f64 * pc.link_length),
+        ("pivot_height", pc.pivot_height),
+        ("floor_thickness", pc.floor_thickness),
+        ("wall_x", pc.wall_x),
+        ("mu", pc.mu),
+        ("restitution", pc.restitution),
+        ("initial_rate", pc.initial_rate.abs()),
+        ("step_ms", pc.h * 1e3),
+        ("seconds", steps as f64 * pc.h),
+    ] {
+        written(facts, &format!("pendulum.setup.{name}"), x);
+    }
+}
 
-    // Times.
-    r.heading(3, "Whole-run times");
-    r.text(&format!(
-        "The paper's times are whole 20 s simulations on its machine (dynamics, Bullet collision detection and \
-         the complementarity solve). Ours: **solver** = the driver's solve times summed over the run (what the \
-         five solvers differ in); the whole sweep ({} runs, scene and solver, {} threads in parallel) took \
-         **{}** of wall time{}, about **{} per run**. Solver times on a shared machine move with its \
-         load: compare ratios between solvers, not absolutes across machines. Also in \
-         [`pendulum.csv`](pendulum.csv).",
-        meta.runs.map_or("?".into(), |n| n.to_string()),
-        meta.threads.map_or("?".into(), |t| t.to_string()),
-        meta.wall_seconds.map_or("not recorded".into(), |w| format!("{w:.1} s")),
-        meta.load_average.map_or(String::new(), |l| format!(
-            " (1-minute load average when it ended: {l:.1})"
-        )),
-        if per_run.is_nan() { "?".into() } else { format!("{per_run:.1} s") },
-    ));
+/// `pendulum.csv`: whole-run times per solver beside the published ones, and each solver's
+/// convergence, iterations, largest gap to the others and final energy (CSV only).
+fn times_table(
+    stats: &[PendulumStats],
+    series: &[DriverSeries],
+    published: &[(String, String, f64)],
+) -> Result<Table, ReportError> {
     let fastest_pub = published.iter().map(|p| p.2).fold(f64::INFINITY, f64::min);
     let fastest = stats
         .iter()
@@ -731,28 +811,22 @@ fn pendulum_section(r: &mut Report) -> Result<(Vec<String>, Vec<String>), Report
         .col("published (x fastest)", "published_seconds")
         .col("ours: solver (x fastest)", "reproduced_solver_seconds")
         .md_col("us / contact step")
-        .col("ours: whole run (x fastest)", "reproduced_run_seconds")
-        .csv_col("contact_steps")
-        .csv_col("converged_percent")
-        .csv_col("accurate_percent")
-        .csv_col("mean_iterations")
-        .csv_col("max_iterations")
-        .csv_col("max_last_z_gap_m")
-        .csv_col("final_energy_j");
-    for s in &stats {
+        .col("ours: whole run (x fastest)", "reproduced_run_seconds");
+    for h in [
+        "contact_steps",
+        "converged_percent",
+        "accurate_percent",
+        "mean_iterations",
+        "max_iterations",
+        "max_last_z_gap_m",
+        "final_energy_j",
+    ] {
+        t = t.csv_col(h);
+    }
+    let times = |s: f64, fastest: f64| format!("{s:.2} s ({:.2}x)", s / fastest);
+    for s in stats {
         let p = published.iter().find(|p| p.0 == s.solver);
         let pub_s = p.map_or(f64::NAN, |p| p.2);
-        let me = series
-            .iter()
-            .find(|x| x.solver == s.solver)
-            .ok_or_else(|| ReportError::MissingData(s.solver.clone()))?;
-        let final_gap = series
-            .iter()
-            .filter(|o| o.solver != s.solver)
-            .map(|o| Ok(max_gap(me.get("last_z")?, o.get("last_z")?)))
-            .collect::<Result<Vec<_>, ReportError>>()?
-            .into_iter()
-            .fold(0.0, f64::max);
         t.row(vec![
             C::code(s.solver.clone()),
             C::text(p.map_or("-".into(), |p| p.1.clone())),
@@ -765,11 +839,7 @@ fn pendulum_section(r: &mut Report) -> Result<(Vec<String>, Vec<String>), Report
                 Fmt::fixed(2).show(pub_s),
             ),
             C::pair(
-                format!(
-                    "{:.2} s ({:.2}x)",
-                    s.solver_seconds,
-                    s.solver_seconds / fastest
-                ),
+                times(s.solver_seconds, fastest),
                 format!("{:.3}", s.solver_seconds),
             ),
             C::text(format!(
@@ -777,11 +847,7 @@ fn pendulum_section(r: &mut Report) -> Result<(Vec<String>, Vec<String>), Report
                 1e6 * s.solver_seconds / s.contact_steps.max(1) as f64
             )),
             C::pair(
-                format!(
-                    "{:.2} s ({:.2}x)",
-                    s.run_seconds,
-                    s.run_seconds / fastest_run
-                ),
+                times(s.run_seconds, fastest_run),
                 format!("{:.3}", s.run_seconds),
             ),
             C::int(s.contact_steps as u64),
@@ -789,25 +855,31 @@ fn pendulum_section(r: &mut Report) -> Result<(Vec<String>, Vec<String>), Report
             C::same(100.0 * s.accurate_share, &Fmt::fixed(2)),
             C::same(s.mean_iterations, &Fmt::fixed(3)),
             C::same(s.max_iterations, &Fmt::int()),
-            C::same(final_gap, &Fmt::sci(3)),
+            C::same(largest_gap_to_others(series, &s.solver)?, &Fmt::sci(3)),
             C::same(s.energy_last, &Fmt::fixed(3)),
         ])?;
     }
-    r.table(&t)?;
+    Ok(t)
+}
 
-    // Convergence.
-    r.heading(3, "Convergence per solver");
-    r.text(&format!(
-        "Over the steps with contacts. *Converged*: the driver's own test (`|F| <= tol`, tol = {}); *local \
-         minimum*: stopped by the gradient test before that; *accurate*: natural-map residual at most \
-         {ACCURATE_RESIDUAL:.0e} whatever the status. One run per solver (the scene is deterministic). Also in \
-         [`pendulum_convergence.csv`](pendulum_convergence.csv).",
-        config
-            .driver_specs()
-            .first()
-            .map_or("?".into(), |s| format!("{:.0e}", s.tol)),
-    ));
+/// The largest gap in last-link height between `solver` and any other solver.
+fn largest_gap_to_others(series: &[DriverSeries], solver: &str) -> Result<f64, ReportError> {
+    let me = series
+        .iter()
+        .find(|x| x.solver == solver)
+        .ok_or_else(|| ReportError::MissingData(solver.to_string()))?;
+    let mut gap = 0.0f64;
+    for o in series.iter().filter(|o| o.solver != solver) {
+        gap = gap.max(max_gap(me.get("last_z")?, o.get("last_z")?));
+    }
+    Ok(gap)
+}
+
+/// `pendulum_convergence.csv`: per solver, the shares of converged, local-minimum and
+/// accurate contact steps, iterations, energy and overlap.
+fn convergence_table(stats: &[PendulumStats]) -> Result<Table, ReportError> {
     let pct2 = Fmt::percent(2);
+    let energy = "energy first / max / last (J)";
     let mut conv = Table::new(Some("pendulum_convergence.csv"))
         .col("solver", "solver")
         .col("contact steps", "contact_steps")
@@ -818,48 +890,46 @@ fn pendulum_section(r: &mut Report) -> Result<(Vec<String>, Vec<String>), Report
         .col("max residual", "max_residual")
         .col("iterations / step", "mean_iterations")
         .col("max iterations", "max_iterations")
-        .col("energy first / max / last (J)", "energy_first_j")
-        .col("energy first / max / last (J)", "energy_max_j")
-        .col("energy first / max / last (J)", "energy_last_j")
+        .col(energy, "energy_first_j")
+        .col(energy, "energy_max_j")
+        .col(energy, "energy_last_j")
         .col("max overlap (m)", "max_overlap_m");
-    for s in &stats {
+    let (f1, f3) = (Fmt::fixed(1), Fmt::fixed(3));
+    for s in stats {
         conv.row(vec![
             C::code(s.solver.clone()),
             C::int(s.contact_steps as u64),
             C::int(s.max_contacts as u64),
-            C::num(100.0 * s.converged_share, &pct2, &Fmt::fixed(3)),
-            C::num(100.0 * s.local_minimum_share, &pct2, &Fmt::fixed(3)),
-            C::num(100.0 * s.accurate_share, &pct2, &Fmt::fixed(3)),
+            C::num(100.0 * s.converged_share, &pct2, &f3),
+            C::num(100.0 * s.local_minimum_share, &pct2, &f3),
+            C::num(100.0 * s.accurate_share, &pct2, &f3),
             C::num(s.max_residual, &sci(), &Fmt::sci(3)),
             C::num(s.mean_iterations, &Fmt::fixed(2), &Fmt::fixed(4)),
             C::same(s.max_iterations, &Fmt::int()),
-            C::num(s.energy_first, &Fmt::fixed(1), &Fmt::fixed(3)),
-            C::num(s.energy_max, &Fmt::fixed(1), &Fmt::fixed(3)),
-            C::num(s.energy_last, &Fmt::fixed(1), &Fmt::fixed(3)),
+            C::num(s.energy_first, &f1, &f3),
+            C::num(s.energy_max, &f1, &f3),
+            C::num(s.energy_last, &f1, &f3),
             C::num(s.max_overlap, &sci(), &Fmt::sci(3)),
         ])?;
     }
-    r.table(&conv)?;
+    Ok(conv)
+}
 
-    // Drift.
-    r.heading(3, "How far the trajectories drift apart");
+/// `pendulum_gaps.csv`: the largest gap between every two solvers' last-link height and
+/// vertical velocity; with the largest of each over all pairs.
+fn gaps_table(series: &[DriverSeries]) -> Result<(Table, f64, f64), ReportError> {
     let mut pairs =
         Table::new(Some("pendulum_gaps.csv")).col("max gap last_z (m) / last_vz (m/s)", "solver");
-    for b in &series {
+    for b in series {
+        let head = format!("`{}`", b.solver);
         pairs = pairs
-            .col(
-                &format!("`{}`", b.solver),
-                &format!("last_z_gap_m_vs_{}", b.solver),
-            )
-            .col(
-                &format!("`{}`", b.solver),
-                &format!("last_vz_gap_vs_{}", b.solver),
-            );
+            .col(&head, &format!("last_z_gap_m_vs_{}", b.solver))
+            .col(&head, &format!("last_vz_gap_vs_{}", b.solver));
     }
     let (mut gap_z, mut gap_vz) = (0.0f64, 0.0f64);
-    for a in &series {
+    for a in series {
         let mut row = vec![C::code(a.solver.clone())];
-        for b in &series {
+        for b in series {
             if a.solver == b.solver {
                 row.push(C::pair("-", ""));
                 row.push(C::pair("", ""));
@@ -874,65 +944,48 @@ fn pendulum_section(r: &mut Report) -> Result<(Vec<String>, Vec<String>), Report
         }
         pairs.row(row)?;
     }
-    r.text(
-        "Largest gap over the whole run between two solvers' last-link height / vertical velocity (also in \
-         [`pendulum_gaps.csv`](pendulum_gaps.csv)):",
-    );
-    r.table(&pairs)?;
-    let dz = drift(&series, "last_z", &mlcp, &mncp, h)?;
-    let parting = Parting::of(&dz, h, "pendulum_drift.csv")?;
-    for (i, thr) in DRIFT_THRESHOLDS.iter().enumerate() {
-        r.facts()
-            .num(format!("pendulum.drift_threshold.{i}"), *thr, Fmt::sci(0));
-        let thr = *thr;
-        r.facts().num(
-            format!("pendulum.first_gap.{thr:.0e}"),
-            dz.first_above(&dz.any, thr),
-            Fmt::fixed(1).unit(" s"),
-        );
-    }
-    r.text(&format!(
-        "When the last-link heights first differ by more than a threshold: within the MLCP group ({}), within \
-         the MNCP group ({}), between the groups (the closest cross pair), and between any two of the five (also \
-         in [`pendulum_drift.csv`](pendulum_drift.csv)):",
-        mlcp.join(", "),
-        mncp.join(", ")
-    ));
-    r.table(&parting.table)?;
-    let (t_sep, [tail_mlcp, tail_mncp, tail_cross]) = (parting.t_sep, parting.tail);
-    r.text(&format!(
-        "**Group separation** (the paper: \"the MLCP set of solvers showing a similar solution and MNCP set of \
-         solvers showing a similar solution\" at 20 s, Figs. 6 and 8). Rule: the groups are apart at a step \
-         when the closest MLCP-MNCP pair is more than {SEPARATION_FACTOR} times farther apart than the farthest pair within \
-         either group, and more than {SEPARATION_FLOOR:e} m. {}",
-        parting.summary()
-    ));
+    Ok((pairs, gap_z, gap_vz))
+}
 
+/// The pendulum run's own facts: duration, stopping tolerance, the separation rule, unknowns
+/// per contact, seconds per run and the scene's milliseconds per step.
+fn run_facts(facts: &mut Facts, run: &RunData, stats: &[PendulumStats], h: f64) {
+    let RunData { meta, config, .. } = run;
+    let steps = config.scene.steps;
+    let specs = config.driver_specs();
     // The MLCP's friction directions, as its first driver sets them.
-    let mlcp_n_f = config
-        .driver_specs()
+    let mlcp_n_f = specs
         .iter()
         .find(|s| s.formulation.name == "mlcp-fb")
         .and_then(|s| s.formulation.options.get("n_f"))
         .and_then(serde_json::Value::as_f64)
         .unwrap_or(f64::NAN);
-    // Facts.
-    let facts = r.facts();
-    pendulum_facts(facts, &stats, &published, h);
+    let per_run = match (meta.wall_seconds, meta.threads, meta.runs) {
+        (Some(w), Some(t), Some(n)) if n > 0 => w * (t.min(n)) as f64 / n as f64,
+        _ => f64::NAN,
+    };
+    // The scene's own cost per step: the run's time without the solver's.
+    let solver_total: f64 = stats.iter().map(|s| s.solver_seconds).sum();
+    let scene_ms = meta
+        .wall_seconds
+        .zip(meta.threads)
+        .map_or(f64::NAN, |(w, t)| {
+            1e3 * (w * t.min(stats.len() as u64) as f64 - solver_total)
+                / (stats.len() * steps) as f64
+        });
     facts
         .num("pendulum.duration", steps as f64 * h, Fmt::int().unit(" s"))
         .num(
-            "pendulum.max_gap_z_mm",
-            1e3 * gap_z,
-            Fmt::fixed(2).unit(" mm"),
+            "pendulum.tol",
+            specs.first().map_or(f64::NAN, |s| s.tol),
+            Fmt::sci(0),
         )
-        .num("pendulum.max_gap_z", gap_z, sci())
-        .num("pendulum.max_gap_vz", gap_vz, Fmt::fixed(2).unit(" m/s"))
-        .num("pendulum.tail.within_mlcp", tail_mlcp, sci().unit(" m"))
-        .num("pendulum.tail.within_mncp", tail_mncp, sci().unit(" m"))
-        .num("pendulum.tail.cross", tail_cross, sci().unit(" m"))
-        .num("pendulum.separation_time", t_sep, Fmt::fixed(1).unit(" s"))
         .num("pendulum.separation_factor", SEPARATION_FACTOR, Fmt::int())
+        .num(
+            "pendulum.separation_floor",
+            SEPARATION_FLOOR,
+            Fmt::sci(0).unit(" m"),
+        )
         .num("pendulum.accurate_residual", ACCURATE_RESIDUAL, Fmt::sci(0))
         // Unknowns per contact: the MLCP's normal, `n_f` friction directions and the sliding
         // speed (eq. 11); the MNCP's normal and two tangents.
@@ -946,25 +999,17 @@ fn pendulum_section(r: &mut Report) -> Result<(Vec<String>, Vec<String>), Report
             "pendulum.per_run_seconds",
             per_run,
             Fmt::fixed(1).unit(" s"),
+        )
+        .num(
+            "pendulum.scene_ms_per_step",
+            scene_ms,
+            Fmt::fixed(2).unit(" ms"),
         );
-    // The scene's own cost per step: the run's time without the solver's.
-    let solver_total: f64 = stats.iter().map(|s| s.solver_seconds).sum();
-    let scene_ms = meta
-        .wall_seconds
-        .zip(meta.threads)
-        .map_or(f64::NAN, |(w, t)| {
-            1e3 * (w * t.min(stats.len() as u64) as f64 - solver_total)
-                / (stats.len() * steps) as f64
-        });
-    facts.num(
-        "pendulum.scene_ms_per_step",
-        scene_ms,
-        Fmt::fixed(2).unit(" ms"),
-    );
-    impact_and_hop_facts(facts, &series, pc.rest_height, h)?;
+}
 
-    // Plots.
-    r.heading(3, "Plots");
+/// The pendulum's plots: last-link height, vertical velocity and energy over the whole run
+/// (Figs. 5 and 7) and over the last second (Figs. 6 and 8).
+fn pendulum_plots(r: &mut Report, series: &[DriverSeries], h: f64) -> Result<(), ReportError> {
     let times: Vec<Vec<f64>> = series
         .iter()
         .map(|s| s.step.iter().map(|&k| (k + 1) as f64 * h).collect())
@@ -984,37 +1029,19 @@ fn pendulum_section(r: &mut Report) -> Result<(Vec<String>, Vec<String>), Report
     let line = |title: &str, label: &str| {
         Chart::new(title, Axis::linear("t (s)"), Axis::linear(label)).lines_only()
     };
-    for (name, label, fig) in [
-        ("last_z", "last-link height (m)", "Fig. 5"),
-        ("last_vz", "last-link v_z (m/s)", "Fig. 7"),
-        ("energy", "energy (J)", "energy"),
-    ] {
-        r.plot(
-            &format!("pendulum_{name}.svg"),
-            name,
-            &line(&format!("Twelve-link pendulum: {label} ({fig})"), label),
-            &pick(name, 0.0)?,
-        )?;
+    for (name, label, fig) in PENDULUM_PLOTS {
+        let chart = line(&format!("Twelve-link pendulum: {label} ({fig})"), label);
+        r.show_plot(&format!("pendulum_{name}"), &chart, &pick(name, 0.0)?)?;
     }
-    for (name, label, fig) in [
-        ("last_z", "last-link height (m)", "Fig. 6"),
-        ("last_vz", "last-link v_z (m/s)", "Fig. 8"),
-    ] {
-        r.plot(
-            &format!("pendulum_{name}_end.svg"),
-            &format!("{name}, last second"),
-            &line(&format!("Last second: {label} ({fig})"), label),
+    for (name, label, fig) in PENDULUM_END_PLOTS {
+        let chart = line(&format!("Last second: {label} ({fig})"), label);
+        r.show_plot(
+            &format!("pendulum_{name}_end"),
+            &chart,
             &pick(name, end - 1.0)?,
         )?;
     }
-    drift_plot(
-        r,
-        &dz,
-        "pendulum_drift.svg",
-        "drift between the solvers",
-        "Gap between last-link heights (largest per 20 ms)",
-    )?;
-    Ok((mlcp, mncp))
+    Ok(())
 }
 
 /// How the groups' last-link heights part, shared by the planar and the non-planar chain: when
@@ -1072,35 +1099,37 @@ impl Parting {
         })
     }
 
-    /// "First such time: ... Over the final second: ..." for the README.
-    fn summary(&self) -> String {
-        let held = if self.t_sep.is_nan() {
-            String::new()
-        } else {
-            format!(
-                " (the rule holds at {:.1}% of the later steps)",
-                100.0 * self.held
+    /// `<chain>.separation_time`, `.separation_held` and `.tail.{within_mlcp, within_mncp,
+    /// cross}`: what the templates' `parting` macro writes.
+    fn facts(&self, facts: &mut Facts, chain: &str) {
+        let [within_mlcp, within_mncp, cross] = self.tail;
+        facts
+            .num(
+                format!("{chain}.separation_time"),
+                self.t_sep,
+                Fmt::fixed(3).unit(" s"),
             )
-        };
-        format!(
-            "First such time: **{}**{held}. Over the final second: within MLCP at most {} m, \
-             within MNCP at most {} m, closest cross pair at most {} m.",
-            secs_or_never(self.t_sep),
-            sci().show(self.tail[0]),
-            sci().show(self.tail[1]),
-            sci().show(self.tail[2]),
-        )
+            .num(
+                format!("{chain}.separation_held"),
+                100.0 * self.held,
+                Fmt::percent(1),
+            )
+            .num(
+                format!("{chain}.tail.within_mlcp"),
+                within_mlcp,
+                sci().unit(" m"),
+            )
+            .num(
+                format!("{chain}.tail.within_mncp"),
+                within_mncp,
+                sci().unit(" m"),
+            )
+            .num(format!("{chain}.tail.cross"), cross, sci().unit(" m"));
     }
 }
 
-/// The gaps of `dz` over time, thinned to their envelope (log axis), as `file`.
-fn drift_plot(
-    r: &mut Report,
-    dz: &Drift,
-    file: &str,
-    alt: &str,
-    title: &str,
-) -> Result<(), ReportError> {
+/// The gaps of `dz` over time, thinned to their envelope (log axis), as plot `name`.
+fn drift_plot(r: &mut Report, dz: &Drift, name: &str, title: &str) -> Result<(), ReportError> {
     let series: Vec<Series> = vec![
         ("within MLCP".into(), envelope(&dz.time, &dz.within_a, 1000)),
         ("within MNCP".into(), envelope(&dz.time, &dz.within_b, 1000)),
@@ -1111,8 +1140,7 @@ fn drift_plot(
         ("any two of five".into(), envelope(&dz.time, &dz.any, 1000)),
     ];
     let chart = Chart::new(title, Axis::linear("t (s)"), Axis::log("gap (m)")).lines_only();
-    r.plot(file, alt, &chart, &series)?;
-    Ok(())
+    r.show_plot(name, &chart, &series)
 }
 
 /// The same five solvers on the chain with skewed hinges (`pendulum_spatial.toml`, the
@@ -1128,29 +1156,12 @@ fn non_planar_section(r: &mut Report, mlcp: &[String], mncp: &[String]) -> Resul
     let stats = pendulum_stats(&series)?;
     let dz = drift(&series, "last_z", mlcp, mncp, pc.h)?;
     let parting = Parting::of(&dz, pc.h, "pendulum_spatial_drift.csv")?;
+    r.show_table("pendulum_spatial_drift", &parting.table)?;
     // How far the last sphere leaves the swing plane, over every solver's run.
     let mut max_y = 0.0f64;
     for s in &series {
         max_y = s.get("last_y")?.iter().fold(max_y, |m, y| m.max(y.abs()));
     }
-
-    r.heading(3, "A non-planar chain");
-    r.text(&format!(
-        "The planar chain's groups cannot separate if planarity makes the pyramid exact (finding 2). To test \
-         that, the same five solvers run the same scene with each hinge's axis turned about its link by \
-         +-{skew} rad, alternating along the chain (`hinge_skew`, `pendulum_spatial.toml`; the scene's module \
-         doc): neighbouring hinges are no longer parallel and the chain swings out of the `x-z` plane, the last \
-         sphere up to **{max_y:.2} m** from it. Each contact then slips out of the plane too, where a four-sided \
-         pyramid aligned with the slip is no longer the cone."
-    ));
-    r.text(&format!(
-        "When the last-link heights first differ by more than a threshold, as for the planar chain (also in \
-         [`pendulum_spatial_drift.csv`](pendulum_spatial_drift.csv)). Groups apart by the planar chain's rule \
-         ({SEPARATION_FACTOR} times, above {SEPARATION_FLOOR:e} m). {}",
-        parting.summary()
-    ));
-    r.table(&parting.table)?;
-    let secs = Fmt::fixed(3).unit(" s");
     let facts = r.facts();
     for thr in DRIFT_THRESHOLDS {
         for (key, gaps) in [
@@ -1162,23 +1173,15 @@ fn non_planar_section(r: &mut Report, mlcp: &[String], mncp: &[String]) -> Resul
             facts.num(
                 format!("spatial.first_gap.{key}.{thr:.0e}"),
                 dz.first_above(gaps, thr),
-                secs.clone(),
+                Fmt::fixed(3).unit(" s"),
             );
         }
     }
-    let [tail_mlcp, tail_mncp, tail_cross] = parting.tail;
+    parting.facts(facts, "spatial");
+    written(facts, "spatial.setup.hinge_skew", skew);
     facts
         .num("spatial.hinge_skew", skew, Fmt::fixed(2).unit(" rad"))
-        .num("spatial.max_y", max_y, Fmt::fixed(2).unit(" m"))
-        .num("spatial.separation_time", parting.t_sep, secs)
-        .num(
-            "spatial.separation_held",
-            100.0 * parting.held,
-            Fmt::percent(1),
-        )
-        .num("spatial.tail.within_mlcp", tail_mlcp, sci().unit(" m"))
-        .num("spatial.tail.within_mncp", tail_mncp, sci().unit(" m"))
-        .num("spatial.tail.cross", tail_cross, sci().unit(" m"));
+        .num("spatial.max_y", max_y, Fmt::fixed(2).unit(" m"));
     for s in &stats {
         facts.num(
             format!("spatial.{}.converged", s.solver),
@@ -1189,16 +1192,15 @@ fn non_planar_section(r: &mut Report, mlcp: &[String], mncp: &[String]) -> Resul
     drift_plot(
         r,
         &dz,
-        "pendulum_spatial_drift.svg",
-        "drift between the solvers, non-planar chain",
-        "Non-planar chain: gap between last-link heights (largest per 20 ms)",
+        "pendulum_spatial_drift",
+        "Non-planar: height gaps (20 ms maxima)",
     )
 }
 
 /// Per-solver and whole-run pendulum facts, with the published times.
 fn pendulum_facts(
     facts: &mut Facts,
-    stats: &[crate::analysis::mylapilli2014::PendulumStats],
+    stats: &[PendulumStats],
     published: &[(String, String, f64)],
     h: f64,
 ) {
@@ -1206,55 +1208,10 @@ fn pendulum_facts(
         .iter()
         .map(|s| s.solver_seconds)
         .fold(f64::INFINITY, f64::min);
-    let pct = |v: f64| 100.0 * v;
     for s in stats {
-        let k = format!("pendulum.{}", s.solver);
-        facts
-            .num(
-                format!("{k}.converged"),
-                pct(s.converged_share),
-                Fmt::percent(1),
-            )
-            .num(
-                format!("{k}.unconverged"),
-                100.0 - pct(s.converged_share),
-                Fmt::percent(1),
-            )
-            .num(
-                format!("{k}.accurate"),
-                pct(s.accurate_share),
-                Fmt::percent(1),
-            )
-            .num(
-                format!("{k}.local_minimum"),
-                pct(s.local_minimum_share),
-                Fmt::percent(1),
-            )
-            .num(format!("{k}.iterations"), s.mean_iterations, Fmt::fixed(1))
-            .num(format!("{k}.max_iterations"), s.max_iterations, Fmt::int())
-            .num(format!("{k}.max_residual"), s.max_residual, sci())
-            .num(
-                format!("{k}.solver_seconds"),
-                s.solver_seconds,
-                Fmt::fixed(2).unit(" s"),
-            )
-            .num(
-                format!("{k}.x_fastest"),
-                s.solver_seconds / fastest,
-                Fmt::fixed(2),
-            )
-            .num(
-                format!("{k}.run_seconds"),
-                s.run_seconds,
-                Fmt::fixed(2).unit(" s"),
-            )
-            .num(
-                format!("{k}.first_unconverged_time"),
-                s.first_unconverged_step
-                    .map_or(f64::NAN, |k| (k + 1) as f64 * h),
-                Fmt::fixed(1).unit(" s"),
-            );
+        solver_facts(facts, s, fastest, h);
     }
+    let pct = |v: f64| 100.0 * v;
     let range = |v: Vec<f64>| Spread::of(&v).range();
     facts
         .list(
@@ -1281,26 +1238,54 @@ fn pendulum_facts(
                 .map_or(f64::NAN, |k| (k + 1) as f64 * h),
             Fmt::fixed(1).unit(" s"),
         );
-    let by_time = |max: bool| {
-        stats
-            .iter()
-            .max_by(|a, b| {
-                let o = a.solver_seconds.total_cmp(&b.solver_seconds);
-                if max {
-                    o
-                } else {
-                    o.reverse()
-                }
-            })
-            .map(|s| (s.solver.clone(), s.solver_seconds))
-    };
-    if let (Some(slow), Some(fast)) = (by_time(true), by_time(false)) {
+    speed_facts(facts, stats);
+    published_time_facts(facts, published, h);
+}
+
+/// One pendulum solver's facts (`pendulum.<solver>.*`); `fastest` is the fastest solver's
+/// seconds.
+fn solver_facts(facts: &mut Facts, s: &PendulumStats, fastest: f64, h: f64) {
+    let k = format!("pendulum.{}", s.solver);
+    let (pct, secs) = (Fmt::percent(1), Fmt::fixed(2).unit(" s"));
+    let converged = 100.0 * s.converged_share;
+    let first_unconverged = s
+        .first_unconverged_step
+        .map_or(f64::NAN, |k| (k + 1) as f64 * h);
+    for (name, v, fmt) in [
+        ("converged", converged, pct.clone()),
+        ("unconverged", 100.0 - converged, pct.clone()),
+        ("accurate", 100.0 * s.accurate_share, pct.clone()),
+        ("local_minimum", 100.0 * s.local_minimum_share, pct),
+        ("iterations", s.mean_iterations, Fmt::fixed(1)),
+        ("max_iterations", s.max_iterations, Fmt::int()),
+        ("max_residual", s.max_residual, sci()),
+        ("solver_seconds", s.solver_seconds, secs.clone()),
+        ("x_fastest", s.solver_seconds / fastest, Fmt::fixed(2)),
+        ("run_seconds", s.run_seconds, secs),
+        (
+            "first_unconverged_time",
+            first_unconverged,
+            Fmt::fixed(1).unit(" s"),
+        ),
+    ] {
+        facts.num(format!("{k}.{name}"), v, fmt);
+    }
+}
+
+/// The slowest and fastest solver, their ratio, and how far the whole-run times spread.
+fn speed_facts(facts: &mut Facts, stats: &[PendulumStats]) {
+    let by_time =
+        |a: &&PendulumStats, b: &&PendulumStats| a.solver_seconds.total_cmp(&b.solver_seconds);
+    // The last of the slowest and the last of the fastest, as `max_by` picks them.
+    let slowest = stats.iter().max_by(by_time);
+    let fastest = stats.iter().max_by(|a, b| by_time(b, a));
+    if let (Some(slow), Some(fast)) = (slowest, fastest) {
         facts
-            .text("pendulum.slowest", slow.0)
-            .text("pendulum.fastest", fast.0)
+            .text("pendulum.slowest", slow.solver.clone())
+            .text("pendulum.fastest", fast.solver.clone())
             .num(
                 "pendulum.slowest_over_fastest",
-                slow.1 / fast.1,
+                slow.solver_seconds / fast.solver_seconds,
                 Fmt::fixed(1),
             );
     }
@@ -1316,6 +1301,10 @@ fn pendulum_facts(
             vec![runs.min, runs.max],
             Fmt::fixed(2),
         );
+}
+
+/// The paper's whole-run times (`published.pendulum.*`), for steps of `h`.
+fn published_time_facts(facts: &mut Facts, published: &[(String, String, f64)], h: f64) {
     let times = Spread::of(&published.iter().map(|p| p.2).collect::<Vec<_>>());
     let (lo, hi) = (times.min, times.max);
     for p in published {

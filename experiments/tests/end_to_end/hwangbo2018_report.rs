@@ -53,6 +53,15 @@ fn cut_down_hwangbo_configs_run_and_report_tables_one_and_two() {
     ]);
     let readme = root.report().unwrap();
     assert!(readme.contains("## One contact (Table I)"));
+    // The page's prose comes from the shipped templates, with the data's and configs' values.
+    assert!(readme.contains("recorded from the first 600 steps of each task"));
+    assert!(readme.contains("the methods interleaved over 3 rounds"));
+    assert!(readme.contains("stopping at 1e-6 (see `tasks.toml`)"));
+    assert!(readme.contains("(1e-8, `hang_tight.toml`; the paper reports about 50% more"));
+    assert!(readme.contains("`coulomb-sor` is the bisection's own block SOR"));
+    assert!(readme.contains(
+        "![mean penetration of the feet over time in the hang task (Fig. 7)](hang_penetration.svg)"
+    ));
 
     let t1 = root.csv("table1.csv");
     assert_eq!(

@@ -10,11 +10,13 @@
 //! - Table I ([`method_timings`]) and the problem files ([`file_solves`]): the rows of their
 //!   own runs (`kind = "single_contact"`: the methods timed on the tasks' slipping contacts;
 //!   `kind = "problems"`: both drivers on the shipped files, each with its own law's
-//!   violation), read as they are: the lab solved and timed, nothing here does.
+//!   violation), read as they are: the lab solved and timed, nothing here does;
+//! - where PGS's time goes on the random task ([`RandomStats`]) and the tasks at 50 Hz
+//!   ([`Dt50Task`]).
 
 use polars::prelude::DataFrame;
 
-use super::{f64s, strs, AnalysisError};
+use super::{f64s, quantile, strs, AnalysisError};
 
 /// One single-contact method timed on the tasks' slipping contacts (Table I): a row of the
 /// `single_contact` run.
@@ -237,6 +239,287 @@ pub fn model_differences(
         })
         .filter(|m| !m.distances.is_empty())
         .collect())
+}
+
+/// The columns of a tasks frame that the random-cost table reads.
+#[derive(Debug)]
+pub struct RandomCols {
+    /// The sweep's task per row.
+    pub task: Vec<String>,
+    /// The solver's label per row.
+    pub solver: Vec<String>,
+    /// The solver's seconds.
+    pub secs: Vec<f64>,
+    /// The scene's seconds (detection, dynamics, integration).
+    pub scene: Vec<f64>,
+    /// Sweeps of the solve.
+    pub iterations: Vec<f64>,
+    /// Contacts.
+    pub n_c: Vec<f64>,
+    /// Contacts of the torso's corners.
+    pub torso: Vec<f64>,
+    /// The scalar diagonal dominance of `W`.
+    pub dominance: Vec<f64>,
+    /// The base's height (m).
+    pub height: Vec<f64>,
+    /// Slipping contacts.
+    pub slipping: Vec<f64>,
+    /// The driver's own status.
+    pub status: Vec<String>,
+}
+
+impl RandomCols {
+    /// The columns of `df`.
+    pub fn of(df: &DataFrame) -> Result<RandomCols, AnalysisError> {
+        Ok(RandomCols {
+            task: strs(df, "task")?,
+            solver: strs(df, "solver")?,
+            secs: f64s(df, "seconds")?,
+            scene: f64s(df, "scene_seconds")?,
+            iterations: f64s(df, "iterations")?,
+            n_c: f64s(df, "n_c")?,
+            torso: f64s(df, "torso_contacts")?,
+            dominance: f64s(df, "delassus_row_dominance")?,
+            height: f64s(df, "base_height")?,
+            slipping: f64s(df, "slipping_contacts")?,
+            status: strs(df, "solver_status")?,
+        })
+    }
+
+    /// Whether step `k` stopped at the sweep cap.
+    pub fn capped(&self, k: usize) -> bool {
+        self.status[k] == "max_iterations"
+    }
+
+    /// The mean sweeps of the steps of `set` that did not reach the cap (NaN for none).
+    pub fn sweeps(&self, set: &[usize]) -> f64 {
+        let v: Vec<f64> = set
+            .iter()
+            .filter(|&&k| !self.capped(k))
+            .map(|&k| self.iterations[k])
+            .collect();
+        if v.is_empty() {
+            f64::NAN
+        } else {
+            v.iter().sum::<f64>() / v.len() as f64
+        }
+    }
+
+    /// The median of `v` over the steps of `set`.
+    pub fn median(set: &[usize], v: &[f64]) -> f64 {
+        quantile(&set.iter().map(|&k| v[k]).collect::<Vec<_>>(), 0.5)
+    }
+}
+
+/// One solver's steps of the random task in one run, as the random-cost table shows them.
+#[derive(Debug, Clone)]
+pub struct RandomStats {
+    /// Steps with contacts.
+    pub steps: usize,
+    /// Of which with a torso corner on the ground.
+    pub torso_steps: usize,
+    /// Mean sweeps off the cap, torso steps.
+    pub sweeps_torso: f64,
+    /// Mean sweeps off the cap, feet-only steps.
+    pub sweeps_feet: f64,
+    /// The solver time's share on torso steps.
+    pub share_torso: f64,
+    /// Steps at the sweep cap.
+    pub capped: usize,
+    /// The solver time's share at the cap.
+    pub share_capped: f64,
+    /// Whole-step seconds per 100k steps (NaN for a shadow).
+    pub s100k: f64,
+    /// Solver seconds per 100k steps.
+    pub solver_s100k: f64,
+    /// Whole-step seconds per 100k steps off the cap (NaN for a shadow).
+    pub s100k_uncapped: f64,
+    /// Solver seconds per 100k steps off the cap.
+    pub solver_s100k_uncapped: f64,
+    /// Median scalar dominance at the cap.
+    pub dominance_capped: f64,
+    /// Median scalar dominance, all steps with contacts.
+    pub dominance_all: f64,
+    /// Median contacts at the cap.
+    pub contacts_capped: f64,
+    /// Median slipping contacts at the cap.
+    pub slipping_capped: f64,
+    /// Median base height at the cap (m).
+    pub height_capped: f64,
+    /// Median base height, all steps with contacts (m).
+    pub height_all: f64,
+}
+
+impl RandomStats {
+    /// The statistics of `solver` on the random task of `c`, whose task row is `row`; a
+    /// `shadowing` run's rows carry no scene time (only its solver time is comparable).
+    pub fn of(c: &RandomCols, solver: &str, row: Option<&TaskRow>, shadowing: bool) -> RandomStats {
+        let all: Vec<usize> = (0..c.task.len())
+            .filter(|&k| c.task[k] == "random" && c.solver[k] == solver)
+            .collect();
+        let ks: Vec<usize> = all.iter().copied().filter(|&k| c.n_c[k] > 0.0).collect();
+        let on_torso: Vec<usize> = ks.iter().copied().filter(|&k| c.torso[k] > 0.0).collect();
+        let feet_only: Vec<usize> = ks.iter().copied().filter(|&k| c.torso[k] == 0.0).collect();
+        let capped: Vec<usize> = ks.iter().copied().filter(|&k| c.capped(k)).collect();
+        let total: f64 = ks.iter().map(|&k| c.secs[k]).sum();
+        // `+ 0.0` turns the empty sum's -0.0 into 0.
+        let share = |set: &[usize]| set.iter().map(|&k| c.secs[k]).sum::<f64>() / total + 0.0;
+        let (s100k, solver_s100k) = row.map_or((f64::NAN, f64::NAN), |x| {
+            let whole = if shadowing {
+                f64::NAN
+            } else {
+                x.seconds_per_100k
+            };
+            (whole, x.solver_seconds_per_100k)
+        });
+        // Seconds per 100k without the capped steps.
+        let uncapped: Vec<usize> = all.iter().copied().filter(|&k| !c.capped(k)).collect();
+        let per_100k = |f: &dyn Fn(usize) -> f64| {
+            uncapped.iter().map(|&k| f(k)).sum::<f64>() / uncapped.len().max(1) as f64 * 1e5
+        };
+        let s100k_uncapped = if shadowing {
+            f64::NAN
+        } else {
+            per_100k(&|k| c.secs[k] + c.scene[k])
+        };
+        let median = RandomCols::median;
+        RandomStats {
+            steps: ks.len(),
+            torso_steps: on_torso.len(),
+            sweeps_torso: c.sweeps(&on_torso),
+            sweeps_feet: c.sweeps(&feet_only),
+            share_torso: share(&on_torso),
+            capped: capped.len(),
+            share_capped: share(&capped),
+            s100k,
+            solver_s100k,
+            s100k_uncapped,
+            solver_s100k_uncapped: per_100k(&|k| c.secs[k]),
+            dominance_capped: median(&capped, &c.dominance),
+            dominance_all: median(&ks, &c.dominance),
+            contacts_capped: median(&capped, &c.n_c),
+            slipping_capped: median(&capped, &c.slipping),
+            height_capped: median(&capped, &c.height),
+            height_all: median(&ks, &c.height),
+        }
+    }
+}
+
+/// A kinetic energy no run of the robot reaches unless it has blown up (J; 35 kg at 24 m/s).
+pub const BLOW_UP_JOULES: f64 = 1e4;
+
+/// The columns of the 50 Hz run that the 50 Hz table reads.
+#[derive(Debug)]
+pub struct Dt50Cols {
+    /// The sweep's task per row.
+    pub task: Vec<String>,
+    /// The step's status (`diverged`).
+    pub status: Vec<String>,
+    /// The deepest penetration (m).
+    pub pen: Vec<f64>,
+    /// The feet's mean penetration (m).
+    pub foot: Vec<f64>,
+    /// The base's height (m).
+    pub z: Vec<f64>,
+    /// The base's forward position (m).
+    pub x: Vec<f64>,
+    /// Kinetic energy (J).
+    pub ke: Vec<f64>,
+    /// Contacts.
+    pub n_c: Vec<f64>,
+}
+
+impl Dt50Cols {
+    /// The columns of `df`.
+    pub fn of(df: &DataFrame) -> Result<Dt50Cols, AnalysisError> {
+        Ok(Dt50Cols {
+            task: strs(df, "task")?,
+            status: strs(df, "status")?,
+            pen: f64s(df, "max_penetration")?,
+            foot: f64s(df, "foot_penetration")?,
+            z: f64s(df, "base_height")?,
+            x: f64s(df, "base_x")?,
+            ke: f64s(df, "kinetic_energy")?,
+            n_c: f64s(df, "n_c")?,
+        })
+    }
+}
+
+/// One task at 50 Hz: how far it ran and, when it did not diverge, its magnitudes.
+#[derive(Debug, Clone)]
+pub struct Dt50Task {
+    /// Steps run.
+    pub steps: usize,
+    /// Diverged steps.
+    pub diverged: usize,
+    /// Steps with a non-finite observable.
+    pub non_finite: usize,
+    /// When the run diverged (s; NaN when it did not).
+    pub diverged_at: f64,
+    /// The most contacts of a step before the energy passed [`BLOW_UP_JOULES`].
+    pub contacts_before: f64,
+    /// The deepest penetration (mm; NaN for a diverged run).
+    pub max_pen: f64,
+    /// The feet's largest mean penetration (mm).
+    pub max_foot: f64,
+    /// The lowest base height (m).
+    pub min_z: f64,
+    /// The largest kinetic energy (J).
+    pub max_ke: f64,
+    /// The mean forward speed (m/s).
+    pub speed: f64,
+}
+
+impl Dt50Task {
+    /// Task `name` of `c`, run at step `dt`.
+    pub fn of(c: &Dt50Cols, name: &str, dt: f64) -> Dt50Task {
+        let all: Vec<usize> = (0..c.task.len()).filter(|&k| c.task[k] == name).collect();
+        let diverged = all.iter().filter(|&&k| c.status[k] == "diverged").count();
+        let non_finite = all
+            .iter()
+            .filter(|&&k| {
+                ![c.pen[k], c.foot[k], c.z[k], c.x[k], c.ke[k]]
+                    .iter()
+                    .all(|v| v.is_finite())
+            })
+            .count();
+        let bad = diverged + non_finite > 0;
+        // A run that diverged: when, and the most contacts of any step before its kinetic
+        // energy first passed BLOW_UP_JOULES (none: the controller blew up in the air, before
+        // the contact solver had anything to do); its magnitudes are left out.
+        let (diverged_at, contacts_before) = if bad {
+            let blow_up = all
+                .iter()
+                .position(|&k| c.ke[k].is_nan() || c.ke[k] >= BLOW_UP_JOULES)
+                .unwrap_or(all.len());
+            (
+                all.len() as f64 * dt,
+                all[..blow_up].iter().map(|&k| c.n_c[k]).fold(0.0, f64::max),
+            )
+        } else {
+            (f64::NAN, f64::NAN)
+        };
+        let ks: &[usize] = if bad { &[] } else { &all };
+        let fold = |v: &[f64], scale: f64, f: fn(f64, f64) -> f64| {
+            ks.iter().map(|&k| scale * v[k]).fold(f64::NAN, f)
+        };
+        let speed = match (ks.first(), ks.last()) {
+            (Some(&a), Some(&b)) if b > a => (c.x[b] - c.x[a]) / ((b - a) as f64 * dt),
+            _ => f64::NAN,
+        };
+        Dt50Task {
+            steps: all.len(),
+            diverged,
+            non_finite,
+            diverged_at,
+            contacts_before,
+            max_pen: fold(&c.pen, 1e3, f64::max),
+            max_foot: fold(&c.foot, 1e3, f64::max),
+            min_z: fold(&c.z, 1.0, f64::min),
+            max_ke: fold(&c.ke, 1.0, f64::max),
+            speed,
+        }
+    }
 }
 
 #[cfg(test)]
