@@ -3,12 +3,9 @@
 //! iterations, and the anchors of Acary, Bremond and Huber's FCLib study (solved fractions at
 //! their error measure) and of Siconos' own test expectations.
 //!
-//! Facts: `matrix.{problems, pairs, rows, refusals}`, `<set>.problems`,
-//! `<set>.<formulation>+<optimizer>.{solved, solved_coulomb, fraction}`,
-//! `<set>.best_pair`, `<set>.best_fraction`, `siconos_ci.<pair>.passed`,
-//! `fclib.<FCLib set>.<pair>.{solved, files, published, limit_seconds}` and, from the run at the
-//! FCLib study's time limit (`capsules_long.toml`), `capsules_long.{problems, solved,
-//! time_limit, tol, error_min, error_max, iterations_min, iterations_max, seconds_solved_max}`.
+//! The page's prose and layout are `experiments/configs/matrix/templates/report.md` and the
+//! sections it includes ([`crate::template`]); this module computes its tables, plots and facts.
+//! Every fact, with its value, is listed in `reports/matrix/facts.md`.
 
 use contactlab_runs::RunConfig;
 use std::collections::BTreeMap;
@@ -49,6 +46,7 @@ struct Solve {
     tol: f64,
 }
 
+/// The solves of a matrix run's frame.
 fn read_solves(df: &polars::prelude::DataFrame) -> Result<Vec<Solve>, ReportError> {
     let (set, problem, f, o, model, status) = (
         strs(df, "problem_set")?,
@@ -98,9 +96,11 @@ struct PairStats {
 }
 
 impl PairStats {
+    /// The share of the problems solved.
     fn fraction(&self) -> f64 {
         self.solved as f64 / self.problems.max(1) as f64
     }
+    /// The median seconds of the solved ones.
     fn median_seconds(&self) -> f64 {
         quantile(&self.seconds, 0.5)
     }
@@ -159,6 +159,37 @@ pub fn performance_profile(costs: &[Vec<f64>], tau_max: f64) -> Vec<Vec<(f64, f6
         .collect()
 }
 
+/// Which conditional sections the page has, as the templates see them.
+#[derive(Debug, serde::Serialize)]
+struct Sections {
+    /// Whether the matrix ran the `siconos_ci` set.
+    siconos_ci: bool,
+    /// The run at the FCLib study's time limit, when it is configured.
+    long: Option<LongRun>,
+}
+
+/// The run of [`LONG`], as its section names it.
+#[derive(Debug, serde::Serialize)]
+struct LongRun {
+    /// Its config file.
+    file: &'static str,
+    /// Its name (the CSV's and the facts').
+    name: String,
+    /// The pairs it runs.
+    pairs: Vec<String>,
+}
+
+/// A performance profile's plot, as the templates see it.
+#[derive(Debug, serde::Serialize)]
+struct Profile {
+    /// The problem set.
+    set: String,
+    /// `time` or `iterations`.
+    what: &'static str,
+    /// The plot's name.
+    plot: String,
+}
+
 /// Writes `reports/matrix/` from the matrix run.
 pub fn generate(root: &Path) -> Result<(), ReportError> {
     let mut r = Report::new(
@@ -174,18 +205,43 @@ pub fn generate(root: &Path) -> Result<(), ReportError> {
     let cfg = MatrixConfig::load(&cfg_path).map_err(|e| ReportError::Published(e.to_string()))?;
     let (df, _meta) = r.load_data(&cfg.name, &cfg.data_path(root))?;
     let solves = read_solves(&df)?;
-    // The pairs as the run wrote them: every problem's rows list the pairs in the registry's
-    // order, so the first appearances keep it.
+    let pairs = pairs_of(&solves);
+    let sets: Vec<String> = cfg.sets.iter().map(|s| s.name.clone()).collect();
+    let stats = pair_stats(&solves);
+    matrix_facts(&mut r, &cfg, &sets, &pairs, &solves);
+    sets_table(&mut r, &cfg, &sets, &solves)?;
+    overview_table(&mut r, &sets, &pairs, &stats)?;
+    pair_facts(&mut r, &sets, &pairs, &stats);
+    pairs_csv(&mut r, &sets, &pairs, &stats)?;
+    profiles(&mut r, &sets, &pairs, &stats, &solves)?;
+    fclib_anchor(&mut r, &solves)?;
+    let siconos_ci = siconos_ci(&mut r, &pairs, &solves)?;
+    let long = if r.config_file(LONG).exists() {
+        Some(long_limit(&mut r, root)?)
+    } else {
+        None
+    };
+    r.show("sections", Sections { siconos_ci, long })?;
+    r.finish()?;
+    Ok(())
+}
+
+/// The pairs as the run wrote them: every problem's rows list the pairs in the registry's
+/// order, so the first appearances keep it.
+fn pairs_of(solves: &[Solve]) -> Vec<String> {
     let mut pairs: Vec<String> = Vec::new();
-    for s in &solves {
+    for s in solves {
         if !pairs.contains(&s.pair) {
             pairs.push(s.pair.clone());
         }
     }
-    let sets: Vec<String> = cfg.sets.iter().map(|s| s.name.clone()).collect();
+    pairs
+}
 
+/// The statistics per (set, pair).
+fn pair_stats(solves: &[Solve]) -> BTreeMap<(String, String), PairStats> {
     let mut stats: BTreeMap<(String, String), PairStats> = BTreeMap::new();
-    for s in &solves {
+    for s in solves {
         let e = stats.entry((s.set.clone(), s.pair.clone())).or_default();
         e.model = s.model.clone();
         e.problems += 1;
@@ -197,12 +253,23 @@ pub fn generate(root: &Path) -> Result<(), ReportError> {
             e.iterations.push(s.iterations);
         }
     }
+    stats
+}
 
-    let n_problems: usize = sets.iter().map(|s| problems_of(&solves, s).len()).sum();
+/// The whole matrix's facts: problems, pairs, rows, refusals and the budget.
+fn matrix_facts(
+    r: &mut Report,
+    cfg: &MatrixConfig,
+    sets: &[String],
+    pairs: &[String],
+    solves: &[Solve],
+) {
+    let n_problems: usize = sets.iter().map(|s| problems_of(solves, s).len()).sum();
     let refusals = solves.iter().filter(|s| s.refused).count();
     r.facts()
         .num("matrix.problems", n_problems as f64, Fmt::int())
         .num("matrix.pairs", pairs.len() as f64, Fmt::int())
+        .num("matrix.sets", sets.len() as f64, Fmt::int())
         .num("matrix.rows", solves.len() as f64, Fmt::int())
         .num("matrix.refusals", refusals as f64, Fmt::int())
         .num(
@@ -210,39 +277,8 @@ pub fn generate(root: &Path) -> Result<(), ReportError> {
             cfg.time_limit,
             Fmt::fixed(1).unit(" s"),
         )
-        .num("matrix.max_iter", cfg.max_iter as f64, Fmt::int());
-
-    r.text(&format!(
-        "Every compatible (formulation, driver) pair of the registry ({} pairs) on {} problems \
-         in {} sets, each solve with the same budget: {} s and {} iterations. A solve is \
-         **solved** when its own model's test passes: the shared Coulomb ruler for formulations \
-         of the rigid cone (FCLib's relative error `|F_nat(r)|_2 / |q|_2` at most the set's \
-         tolerance, Acary et al.'s measure), the driver's own convergence for the friction \
-         pyramid (`min-map`, `mlcp-fb`), SAP's regularised model and Hwangbo's maximum \
-         dissipation, whose answers the rigid ruler does not measure as solutions. \
-         **Coulomb-solved** applies the rigid ruler to every pair: where a model differs from \
-         the rigid cone, a miss there is the model's distance from Coulomb's law, not a \
-         failure of the solver. Times are per solve (the ruler excluded), release build, \
-         problems spread over the run's threads. Iterations are each driver's own (a PGS sweep, \
-         a Newton step), so iteration profiles compare drivers of one kind best.",
-        pairs.len(),
-        n_problems,
-        sets.len(),
-        cfg.time_limit,
-        cfg.max_iter
-    ));
-
-    sets_table(&mut r, &cfg, &sets, &solves)?;
-    overview_table(&mut r, &sets, &pairs, &stats)?;
-    pairs_csv(&mut r, &sets, &pairs, &stats)?;
-    profiles(&mut r, &sets, &pairs, &stats, &solves)?;
-    fclib_anchor(&mut r, &solves)?;
-    siconos_ci(&mut r, &pairs, &solves)?;
-    if r.config_file(LONG).exists() {
-        long_limit(&mut r, root)?;
-    }
-    r.finish()?;
-    Ok(())
+        .num("matrix.max_iter", cfg.max_iter as f64, Fmt::int())
+        .num("matrix.profile_pairs", PROFILE_PAIRS as f64, Fmt::int());
 }
 
 /// One solve per problem of `set` (the first pair's), in order.
@@ -256,13 +292,13 @@ fn problems_of<'a>(solves: &'a [Solve], set: &str) -> Vec<&'a Solve> {
     seen
 }
 
+/// The problem sets: problems, contacts, tolerance and what each is.
 fn sets_table(
     r: &mut Report,
     cfg: &MatrixConfig,
     sets: &[String],
     solves: &[Solve],
 ) -> Result<(), ReportError> {
-    r.heading(2, "Problem sets");
     let mut t = Table::new(Some("sets.csv"))
         .col("set", "problem_set")
         .col("problems", "problems")
@@ -290,30 +326,27 @@ fn sets_table(
             C::text(cfg.sets[i].description.clone()),
         ])?;
     }
-    r.table(&t)
+    r.show_table("sets", &t)
 }
 
+/// Every pair on every set: solved / problems, the Coulomb ruler's count where it differs and
+/// the median time of the solved ones (ms).
 fn overview_table(
     r: &mut Report,
     sets: &[String],
     pairs: &[String],
     stats: &BTreeMap<(String, String), PairStats>,
 ) -> Result<(), ReportError> {
-    r.heading(2, "Every pair on every set");
-    r.text(
-        "Each cell: solved / problems (by the pair's own model), then the median time of the \
-         solved ones in ms; `c` marks how many the rigid Coulomb ruler accepts when it differs. \
-         Per set, the full numbers are in `pairs.csv`.",
-    );
-    let mut header: Vec<String> = vec!["pair".into(), "model".into()];
-    header.extend(sets.iter().map(|s| format!("`{s}`")));
-    let mut rows = Vec::new();
+    let mut t = Table::new(None).md_col("pair").md_col("model");
+    for s in sets {
+        t = t.md_col(&format!("`{s}`"));
+    }
     for pair in pairs {
-        let mut row = vec![format!("`{pair}`")];
+        let mut row = vec![C::code(pair.clone())];
         let mut model = String::new();
         for set in sets {
             let Some(s) = stats.get(&(set.clone(), pair.clone())) else {
-                row.push("-".into());
+                row.push(C::text("-"));
                 continue;
             };
             model = s.model.clone();
@@ -324,13 +357,21 @@ fn overview_table(
             if s.solved > 0 {
                 cell += &format!(" · {:.3}", 1e3 * s.median_seconds());
             }
-            row.push(cell);
+            row.push(C::text(cell));
         }
-        row.insert(1, model);
-        rows.push(row);
+        row.insert(1, C::text(model));
+        t.row(row)?;
     }
-    let header_refs: Vec<&str> = header.iter().map(String::as_str).collect();
-    r.text(&super::markdown_table(&header_refs, &rows));
+    r.show_table("overview", &t)
+}
+
+/// Per set: the most robust pair, and every pair's solved counts and fraction.
+fn pair_facts(
+    r: &mut Report,
+    sets: &[String],
+    pairs: &[String],
+    stats: &BTreeMap<(String, String), PairStats>,
+) {
     for set in sets {
         let best = pairs
             .iter()
@@ -360,9 +401,9 @@ fn overview_table(
             }
         }
     }
-    Ok(())
 }
 
+/// `pairs.csv`: every pair's numbers per set (no markdown).
 fn pairs_csv(
     r: &mut Report,
     sets: &[String],
@@ -400,9 +441,68 @@ fn pairs_csv(
             ])?;
         }
     }
-    r.table(&t)
+    r.show_table("pairs", &t)
 }
 
+/// The [`PROFILE_PAIRS`] pairs that solve the most of `set`, most robust first.
+fn ranked_pairs<'a>(
+    set: &str,
+    pairs: &'a [String],
+    stats: &BTreeMap<(String, String), PairStats>,
+) -> Vec<&'a String> {
+    let of = |p: &String| &stats[&(set.to_string(), p.clone())];
+    let mut ranked: Vec<&String> = pairs
+        .iter()
+        .filter(|p| {
+            stats
+                .get(&(set.to_string(), (*p).clone()))
+                .is_some_and(|s| s.solved > 0)
+        })
+        .collect();
+    ranked.sort_by(|a, b| more_robust_first(of(a), of(b)));
+    ranked.truncate(PROFILE_PAIRS);
+    ranked
+}
+
+/// The cost of each of `ranked` on each problem of `set` (`NaN` where unsolved): seconds, or
+/// iterations when `iterations`.
+fn profile_costs(
+    solves: &[Solve],
+    set: &str,
+    ranked: &[&String],
+    iterations: bool,
+) -> Vec<Vec<f64>> {
+    let problems: Vec<&String> = problems_of(solves, set)
+        .into_iter()
+        .map(|s| &s.problem)
+        .collect();
+    ranked
+        .iter()
+        .map(|p| {
+            problems
+                .iter()
+                .map(|prob| {
+                    solves
+                        .iter()
+                        .find(|s| s.set == set && &&s.problem == prob && &s.pair == *p)
+                        .filter(|s| s.solved)
+                        .map_or(
+                            f64::NAN,
+                            |s| {
+                                if iterations {
+                                    s.iterations
+                                } else {
+                                    s.seconds
+                                }
+                            },
+                        )
+                })
+                .collect()
+        })
+        .collect()
+}
+
+/// Dolan and More's profiles of time and iterations per set, for the most robust pairs.
 fn profiles(
     r: &mut Report,
     sets: &[String],
@@ -410,58 +510,16 @@ fn profiles(
     stats: &BTreeMap<(String, String), PairStats>,
     solves: &[Solve],
 ) -> Result<(), ReportError> {
-    r.heading(2, "Performance profiles");
-    r.text(&format!(
-        "Dolan and More's profiles as the FCLib study draws them: for each problem, a pair's \
-         cost over the best pair's cost on that problem; `rho(tau)` is the share of the set's \
-         problems a pair solves within `tau` times the best. Unsolved problems never count. \
-         Drawn per set for the {PROFILE_PAIRS} pairs that solve the most of it (ties by median \
-         time); every pair's numbers are in `pairs.csv`."
-    ));
+    let mut shown = Vec::new();
     for set in sets {
-        let problems: Vec<String> = problems_of(solves, set)
-            .iter()
-            .map(|s| s.problem.clone())
-            .collect();
-        let mut ranked: Vec<&String> = pairs
-            .iter()
-            .filter(|p| {
-                stats
-                    .get(&(set.clone(), (*p).clone()))
-                    .is_some_and(|s| s.solved > 0)
-            })
-            .collect();
-        ranked.sort_by(|a, b| {
-            more_robust_first(
-                &stats[&(set.clone(), (*a).clone())],
-                &stats[&(set.clone(), (*b).clone())],
-            )
-        });
-        ranked.truncate(PROFILE_PAIRS);
+        let ranked = ranked_pairs(set, pairs, stats);
         if ranked.is_empty() {
             continue;
         }
-        for (what, cost) in [("time", 0usize), ("iterations", 1)] {
-            let costs: Vec<Vec<f64>> = ranked
-                .iter()
-                .map(|p| {
-                    problems
-                        .iter()
-                        .map(|prob| {
-                            solves
-                                .iter()
-                                .find(|s| &s.set == set && &s.problem == prob && &s.pair == *p)
-                                .filter(|s| s.solved)
-                                .map_or(
-                                    f64::NAN,
-                                    |s| if cost == 0 { s.seconds } else { s.iterations },
-                                )
-                        })
-                        .collect()
-                })
-                .collect();
+        for (what, iterations) in [("time", false), ("iterations", true)] {
             let tau_max = 100.0;
-            let curves = performance_profile(&costs, tau_max);
+            let curves =
+                performance_profile(&profile_costs(solves, set, &ranked, iterations), tau_max);
             let series: Vec<Series> = ranked
                 .iter()
                 .zip(curves)
@@ -474,43 +532,39 @@ fn profiles(
                     .ticks(vec![0.0, 0.25, 0.5, 0.75, 1.0]),
             )
             .lines_only();
-            r.plot(
-                &format!("profile_{what}_{set}.svg"),
-                &format!("{set}: performance profile of {what}"),
-                &chart,
-                &series,
-            )?;
+            let plot = format!("profile_{what}_{set}");
+            r.show_plot(&plot, &chart, &series)?;
+            shown.push(Profile {
+                set: set.clone(),
+                what,
+                plot,
+            });
         }
     }
-    Ok(())
+    r.show("profiles", shown)
 }
 
 /// The published fractions (lower bounds read off the FCLib study's profiles).
 const FCLIB_PUBLISHED: &str = "fclib_published.csv";
 
+/// The header of [`FCLIB_PUBLISHED`].
+const FCLIB_COLUMNS: [&str; 9] = [
+    "fclib_set",
+    "file_prefix",
+    "tol",
+    "limit_seconds",
+    "siconos_solver",
+    "fraction_published",
+    "formulation",
+    "optimizer",
+    "note",
+];
+
+/// Our pairs beside the FCLib study's published fractions, on the files of each FCLib set
+/// we have.
 fn fclib_anchor(r: &mut Report, solves: &[Solve]) -> Result<(), ReportError> {
     let path = r.config_file(FCLIB_PUBLISHED);
-    let want = [
-        "fclib_set",
-        "file_prefix",
-        "tol",
-        "limit_seconds",
-        "siconos_solver",
-        "fraction_published",
-        "formulation",
-        "optimizer",
-        "note",
-    ];
-    let rows = read_csv_with_header(&path, &want)?;
-    r.heading(2, "Beside the FCLib study");
-    r.text(
-        "Acary, Bremond and Huber solved whole FCLib sets with Siconos; their solved fractions \
-         below are lower bounds read off their performance profiles (`../shared` digest, \
-         `experiments/configs/matrix/fclib_published.csv`), at their time limits of 50-200 s \
-         per problem, where ours is the matrix's limit. We have only a few files of each set \
-         (named by the file prefix), so a fraction here is a handful of problems, not a set. \
-         The counterpart is the Siconos solver closest to ours; `note` says where they differ.",
-    );
+    let rows = read_csv_with_header(&path, &FCLIB_COLUMNS)?;
     let mut t = Table::new(Some("fclib_anchor.csv"))
         .col("FCLib set", "fclib_set")
         .col("files here", "files")
@@ -551,7 +605,7 @@ fn fclib_anchor(r: &mut Report, solves: &[Solve]) -> Result<(), ReportError> {
             )
             .num(
                 format!("{key}.limit_seconds"),
-                number(&path, &row, &want, 3)?,
+                number(&path, &row, &FCLIB_COLUMNS, 3)?,
                 Fmt::int().unit(" s"),
             );
         t.row(vec![
@@ -565,32 +619,17 @@ fn fclib_anchor(r: &mut Report, solves: &[Solve]) -> Result<(), ReportError> {
             C::text(row[8].clone()),
         ])?;
     }
-    r.table(&t)
+    r.show_table("fclib_anchor", &t)
 }
 
 /// The pairs of [`LONG`] at the study's limit, problem by problem, beside their rows of the
 /// matrix at its own limit: whether the matrix's half second is why they fail.
-fn long_limit(r: &mut Report, root: &Path) -> Result<(), ReportError> {
+fn long_limit(r: &mut Report, root: &Path) -> Result<LongRun, ReportError> {
     let cfg = MatrixConfig::load(&r.config_file(LONG))
         .map_err(|e| ReportError::Published(e.to_string()))?;
     let (df, _) = r.load_data(&cfg.name, &cfg.data_path(root))?;
     let solves = read_solves(&df)?;
     let errors = f64s(&df, "error_fclib")?;
-    r.heading(2, "At the FCLib study's time limit");
-    r.text(&format!(
-        "`{LONG}`: {} on the same problems at {} s per solve and {} iterations (the study's \
-         budget for the set; `maxiter = 1e6` there, so its time limit binds), tolerance {:e} \
-         on FCLib's error. Also in `{}.csv`.",
-        cfg.only
-            .iter()
-            .map(|p| format!("`{p}`"))
-            .collect::<Vec<_>>()
-            .join(", "),
-        cfg.time_limit,
-        cfg.max_iter,
-        cfg.tol,
-        cfg.name
-    ));
     let mut t = Table::new(Some(&format!("{}.csv", cfg.name)))
         .col("problem", "problem")
         .col("contacts", "n_c")
@@ -610,7 +649,17 @@ fn long_limit(r: &mut Report, root: &Path) -> Result<(), ReportError> {
             C::same(*e, &Fmt::sci(1)),
         ])?;
     }
-    r.table(&t)?;
+    r.show_table("long", &t)?;
+    long_facts(r, &cfg, &solves, &errors);
+    Ok(LongRun {
+        file: LONG,
+        name: cfg.name.clone(),
+        pairs: cfg.only.clone(),
+    })
+}
+
+/// The facts of the run at the study's limit (`cfg`), from its `solves` and FCLib `errors`.
+fn long_facts(r: &mut Report, cfg: &MatrixConfig, solves: &[Solve], errors: &[f64]) {
     let n = &cfg.name;
     let finite: Vec<f64> = errors.iter().copied().filter(|e| e.is_finite()).collect();
     let solved: Vec<&Solve> = solves.iter().filter(|s| s.solved).collect();
@@ -626,6 +675,7 @@ fn long_limit(r: &mut Report, root: &Path) -> Result<(), ReportError> {
             cfg.time_limit,
             Fmt::int().unit(" s"),
         )
+        .num(format!("{n}.max_iter"), cfg.max_iter as f64, Fmt::int())
         .num(format!("{n}.tol"), cfg.tol, Fmt::sci(0))
         .num(format!("{n}.error_min"), fmin(&finite), Fmt::sci(1))
         .num(format!("{n}.error_max"), fmax(&finite), Fmt::sci(1))
@@ -636,29 +686,17 @@ fn long_limit(r: &mut Report, root: &Path) -> Result<(), ReportError> {
             fmax(&seconds),
             Fmt::fixed(1).unit(" s"),
         );
-    Ok(())
 }
 
 /// Siconos' CI expectation on its test files: NSGS variants, Alart-Curnier Newton and ADMM
-/// pass every `data_collection_1` file at 1e-5 on Siconos' error.
-fn siconos_ci(r: &mut Report, pairs: &[String], solves: &[Solve]) -> Result<(), ReportError> {
+/// pass every `data_collection_1` file at 1e-5 on Siconos' error. Whether the matrix ran the
+/// set (the section is shown only then).
+fn siconos_ci(r: &mut Report, pairs: &[String], solves: &[Solve]) -> Result<bool, ReportError> {
     let set = "siconos_ci";
     let ci: Vec<&Solve> = solves.iter().filter(|s| s.set == set).collect();
     if ci.is_empty() {
-        return Ok(());
+        return Ok(false);
     }
-    r.heading(2, "Siconos' own test expectations");
-    r.text(
-        "Siconos' CI (`numerics_tests.cmake`) expects its NSGS variants, the Alart-Curnier \
-         Newton and ADMM to pass every file of this set at 1e-5 on Siconos' error \
-         `|F_nat| / max(|q|, |r|, |u|)` (with up to 10,000 iterations; here the matrix's budget). \
-         Each pair below, by that error; our closest counterparts are `coulomb+pgs` (NSGS with \
-         a projected fixed-point local solve) and the natural-map drivers (Newton-type on the \
-         natural map, where Siconos' CI runs Alart-Curnier's). A pair whose model is not the rigid \
-         cone (a friction pyramid, SAP's regularisation, maximum dissipation) solves another \
-         problem: where contacts slide, its answer misses Coulomb's law by the models' \
-         difference, so its count here measures the model, not the solver.",
-    );
     let mut t = Table::new(Some("siconos_ci.csv"))
         .col("pair", "pair")
         .col("model", "model")
@@ -687,12 +725,66 @@ fn siconos_ci(r: &mut Report, pairs: &[String], solves: &[Solve]) -> Result<(), 
             C::text(failed.iter().take(4).cloned().collect::<Vec<_>>().join(" ")),
         ])?;
     }
-    r.table(&t)
+    r.show_table("siconos_ci", &t)?;
+    Ok(true)
 }
 
 #[cfg(test)]
 mod tests {
-    use super::performance_profile;
+    use super::{performance_profile, LongRun, Sections, LONG};
+    use crate::findings::{Facts, Fmt};
+    use crate::template::{render, Shown};
+
+    #[test]
+    fn the_shipped_templates_write_the_long_runs_section_from_its_facts() {
+        let dir =
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../configs/matrix/templates");
+        let mut facts = Facts::new();
+        for (name, v) in [
+            ("pairs", 36.0),
+            ("problems", 4.0),
+            ("sets", 2.0),
+            ("max_iter", 200.0),
+        ] {
+            facts.num(format!("matrix.{name}"), v, Fmt::int());
+        }
+        facts
+            .num("matrix.profile_pairs", 8.0, Fmt::int())
+            .num("matrix.time_limit", 0.5, Fmt::fixed(1).unit(" s"))
+            .num("capsules_long.time_limit", 50.0, Fmt::int().unit(" s"))
+            .num("capsules_long.max_iter", 1e6, Fmt::int())
+            .num("capsules_long.tol", 1e-8, Fmt::sci(0));
+        let mut shown = Shown::default();
+        for t in ["sets", "overview", "fclib_anchor", "long"] {
+            shown.table(t, format!("| {t} |\n")).unwrap();
+        }
+        shown.value("profiles", Vec::<u8>::new()).unwrap();
+        let long = LongRun {
+            file: LONG,
+            name: "capsules_long".into(),
+            pairs: vec!["coulomb+pgs".into(), "coulomb+admm".into()],
+        };
+        let sections = Sections {
+            siconos_ci: false,
+            long: Some(long),
+        };
+        shown.value("sections", sections).unwrap();
+        let page = render(&dir, &facts, &shown).unwrap().unwrap().text;
+        assert!(
+            page.contains(
+                "## At the FCLib study's time limit\n\n`capsules_long.toml`: `coulomb+pgs`, \
+             `coulomb+admm` on the same problems at 50 s per solve and 1000000 iterations (the \
+             study's budget for the set; `maxiter = 1e6` there, so its time limit binds), \
+             tolerance 1e-8 on FCLib's error. Also in `capsules_long.csv`.\n\n| long |\n"
+            ),
+            "{page}"
+        );
+        assert!(page.contains("budget: 0.5 s and 200 iterations."), "{page}");
+        assert!(
+            !page.contains("## Siconos' own test expectations"),
+            "{page}"
+        );
+    }
 
     #[test]
     fn a_profile_counts_problems_within_tau_of_the_best() {

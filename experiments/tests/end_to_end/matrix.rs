@@ -238,6 +238,16 @@ fn the_matrix_runs_every_pair_merges_its_shards_and_reports() {
     let md = root.read("README.md");
     assert!(md.contains("## Every pair on every set"), "{md}");
     assert!(md.contains("## Siconos' own test expectations"), "{md}");
+    // The page's prose comes from the shipped templates, with the run's counts and budget.
+    assert!(
+        md.contains(&format!("registry ({pairs} pairs) on 4 problems in 2 sets")),
+        "{md}"
+    );
+    assert!(
+        md.contains("Drawn per set for the 8 pairs that solve the most"),
+        "{md}"
+    );
+    assert!(md.contains("![siconos_ci: performance profile of time](profile_time_siconos_ci.svg)"));
     let csv = root.csv("pairs.csv");
     assert_eq!(
         &csv.0[..8],
