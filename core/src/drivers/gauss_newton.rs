@@ -7,7 +7,8 @@
 use argmin::core::{Error, Problem, Solver, TerminationStatus, KV};
 
 use super::kit::{self, Armijo, LsPoint};
-use super::{LeastSquares, LsState, Tolerances};
+use super::least_squares::{LeastSquares, LsState};
+use super::tolerances::Tolerances;
 use crate::residual::Residual;
 use crate::result::Status;
 

@@ -12,7 +12,9 @@ use argmin::core::{Error, Problem, State as _, TerminationStatus, KV};
 use faer::prelude::*;
 use faer::Mat;
 
-use super::{LeastSquares, LsState, Tolerances};
+pub use super::least_squares::merit_of;
+use super::least_squares::{LeastSquares, LsState};
+use super::tolerances::Tolerances;
 pub use crate::dense::{
     all_finite, axpy, dot, gram, lstsq, mat_t_vec, mat_vec, norm2, norm_inf, orthogonal_complement,
     solve_spd, solve_square_transposed, stack_damped, SquareSolution, SquareSolve,
@@ -109,17 +111,6 @@ pub struct Trial {
     pub psi: f64,
 }
 
-/// `psi = |F|^2 / 2`, or `+inf` when `F` has a non-finite entry, so that a trial point that
-/// leaves the residual's domain is rejected like any point with a large merit.
-pub fn merit_of(f: &[f64]) -> f64 {
-    let psi = 0.5 * dot(f, f);
-    if psi.is_finite() {
-        psi
-    } else {
-        f64::INFINITY
-    }
-}
-
 /// Evaluates `F` at `x`.
 pub fn trial<R: Residual>(
     problem: &mut Problem<LeastSquares<R>>,
@@ -150,8 +141,8 @@ pub fn accept<R: Residual>(
     }))
 }
 
-/// The state type of every least-squares driver (see [`super::LsState`]).
-type State = super::LsState;
+/// The state type of every least-squares driver (see [`LsState`]).
+type State = LsState;
 
 /// Writes an accepted point into argmin's state.
 pub fn write_state(state: State, p: &LsPoint) -> State {

@@ -8,8 +8,8 @@
 //!
 //! What this driver adds to argmin's solver: argmin's own stopping tests (`|g| < sqrt(eps)`,
 //! a cost change below `eps`) are switched off, and the run stops by the merit's
-//! [`Optimality`](crate::merit::Optimality) with the solve's `tol` and `rel_tol` (eq. 26 on SAP), as
-//! every other merit driver does; a failed line search ends the solve with
+//! [`Optimality`](crate::merit::Optimality) with the solve's `tol` and `rel_tol` (eq. 26 on
+//! SAP), as every other merit driver does; a failed line search ends the solve with
 //! [`Status::LineSearchFailed`] at the last accepted point, not with an error.
 
 use argmin::core::{Error, Problem, Solver, State as _, TerminationReason, TerminationStatus, KV};
@@ -18,7 +18,7 @@ use argmin::solver::quasinewton::LBFGS;
 
 use super::kit;
 use super::newton_merit::{stop_after_step, MeritProblem, MeritStart, MeritState};
-use super::Tolerances;
+use super::tolerances::Tolerances;
 use crate::merit::Merit;
 use crate::result::Status;
 

@@ -1,7 +1,8 @@
 //! Drivers (optimizers) on argmin's `Solver` trait.
 //!
-//! argmin supplies the framework (the [`Executor`](argmin::core::Executor) loop, [`IterState`], key-value logging,
-//! observers, time-outs and evaluation counts); the linear algebra is faer 0.24 (argmin's own
+//! argmin supplies the framework (the [`Executor`](argmin::core::Executor) loop,
+//! [`IterState`](argmin::core::IterState), key-value logging, observers, time-outs and
+//! evaluation counts); the linear algebra is faer 0.24 (argmin's own
 //! Gauss-Newton and dogleg invert dense matrices and its math backends stop at faer 0.23, see
 //! `docs/STACK.md`).
 //!
@@ -15,9 +16,10 @@
 //! - [`TrustRegionSteihaug`]: trust region with Steihaug's truncated CG (Nocedal and Wright,
 //!   Alg. 7.2).
 //!
-//! Convex merits ([`Merit`](crate::merit::Merit)) run through [`solve_merit`] with [`NewtonMerit`]
-//! (Newton, exact line search) or [`Lbfgs`] (argmin's L-BFGS, Moré-Thuente line search);
-//! conic programs ([`ConicProgram`](crate::conic_program::ConicProgram)) by [`Clarabel`]'s interior point.
+//! Convex merits ([`Merit`](crate::merit::Merit)) run through [`solve_merit`] with
+//! [`NewtonMerit`] (Newton, exact line search) or [`Lbfgs`] (argmin's L-BFGS, Moré-Thuente line
+//! search); conic programs ([`ConicProgram`](crate::conic_program::ConicProgram)) by
+//! [`Clarabel`]'s interior point.
 //!
 //! Conventions shared by every driver:
 //! - the stopping rules come from [`SolveOptions`] through [`Tolerances`], which
@@ -27,11 +29,11 @@
 //!   region) is an iteration whose `step_kind` is `"rejected"`, so iteration counts compare
 //!   linear solves across drivers;
 //! - the solution is the last accepted iterate.
+//!
+//! This module only declares the drivers, re-exports them and registers them as plugins; what
+//! they share lives beside them: [`Tolerances`] in `tolerances.rs`, the least-squares problem
+//! and its state in `least_squares.rs`, the pieces of every driver in [`kit`].
 
-use argmin::core::{CostFunction, Error, IterState, Jacobian, Operator, Solver};
-use faer::Mat;
-
-use crate::deadline::Deadline;
 use crate::error::CoreError;
 use crate::residual::Residual;
 use crate::result::{Solution, SolveOptions};
@@ -43,11 +45,13 @@ pub mod execute;
 mod gauss_newton;
 pub mod kit;
 mod lbfgs;
+mod least_squares;
 mod levenberg_marquardt;
 pub mod newton_merit;
 pub mod pgs;
 mod projected_lm;
 pub mod sweep;
+mod tolerances;
 mod trust_region;
 
 pub use self::admm::Admm;
@@ -57,132 +61,12 @@ pub use execute::{execute, execute_with_clock, Clock};
 pub use gauss_newton::GaussNewtonLs;
 pub use kit::{Armijo, RadiusRule};
 pub use lbfgs::Lbfgs;
+pub use least_squares::{solve_least_squares, LeastSquares, LsState};
 pub use levenberg_marquardt::LevenbergMarquardt;
 pub use newton_merit::{solve_merit, ExactLineSearch, MeritProblem, MeritState, NewtonMerit};
 pub use projected_lm::ProjectedLevenbergMarquardt;
+pub use tolerances::Tolerances;
 pub use trust_region::TrustRegionSteihaug;
-
-/// argmin state of the least-squares drivers: parameter `x`, gradient `J'F`, no Jacobian or
-/// Hessian slot (drivers keep the Jacobian themselves), residuals `F`, cost `|F|^2/2`.
-pub type LsState = IterState<Vec<f64>, Vec<f64>, (), (), Vec<f64>, f64>;
-
-/// The stopping rules of [`SolveOptions`] a driver needs, and the solve's [`Deadline`] for
-/// checks inside its loops (the executor enforces the iteration budget).
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Tolerances {
-    /// Converged when the residual measure is at most this.
-    pub tol: f64,
-    /// Relative tolerance on a merit's own scale ([`Optimality`](crate::merit::Optimality)).
-    pub rel_tol: f64,
-    /// Local minimum when the merit gradient norm is at most this (and not converged).
-    pub grad_tol: f64,
-    /// Stagnated when a step changes no component by more than `step_tol * (1 + |x|_inf)`.
-    pub step_tol: f64,
-    /// When the solve's time limit runs out.
-    pub deadline: Deadline,
-}
-
-impl Default for Tolerances {
-    /// The values of [`SolveOptions::default`].
-    fn default() -> Self {
-        Tolerances::from(&SolveOptions::default())
-    }
-}
-
-impl From<&SolveOptions> for Tolerances {
-    fn from(o: &SolveOptions) -> Self {
-        Tolerances {
-            tol: o.tol,
-            rel_tol: o.rel_tol,
-            grad_tol: o.grad_tol,
-            step_tol: o.step_tol,
-            deadline: Deadline::after(o.time_limit),
-        }
-    }
-}
-
-/// A [`Residual`] as an argmin problem: `apply` is `F(x)`, `cost` is `|F(x)|^2 / 2`,
-/// `jacobian` is `J(x)`; it also carries the [`Tolerances`] the drivers stop on.
-#[derive(Debug, Clone)]
-pub struct LeastSquares<R> {
-    /// The residual.
-    pub residual: R,
-    /// Stopping rules read by the drivers in `init`.
-    pub tolerances: Tolerances,
-}
-
-impl<R: Residual> LeastSquares<R> {
-    /// Wraps `residual` with the default tolerances.
-    pub fn new(residual: R) -> Self {
-        LeastSquares {
-            residual,
-            tolerances: Tolerances::default(),
-        }
-    }
-
-    /// Wraps `residual` with the stopping rules of `opts`.
-    pub fn with_options(residual: R, opts: &SolveOptions) -> Self {
-        LeastSquares {
-            residual,
-            tolerances: Tolerances::from(opts),
-        }
-    }
-}
-
-impl<R: Residual> Operator for LeastSquares<R> {
-    type Param = Vec<f64>;
-    type Output = Vec<f64>;
-
-    fn apply(&self, x: &Vec<f64>) -> Result<Vec<f64>, Error> {
-        let mut f = vec![0.0; self.residual.num_residuals()];
-        self.residual.residual(x, &mut f);
-        Ok(f)
-    }
-}
-
-impl<R: Residual> CostFunction for LeastSquares<R> {
-    type Param = Vec<f64>;
-    type Output = f64;
-
-    fn cost(&self, x: &Vec<f64>) -> Result<f64, Error> {
-        Ok(kit::merit_of(&self.apply(x)?))
-    }
-}
-
-impl<R: Residual> Jacobian for LeastSquares<R> {
-    type Param = Vec<f64>;
-    type Jacobian = Mat<f64>;
-
-    fn jacobian(&self, x: &Vec<f64>) -> Result<Mat<f64>, Error> {
-        let mut j = Mat::zeros(self.residual.num_residuals(), self.residual.num_unknowns());
-        self.residual.jacobian(x, j.as_mut());
-        Ok(j)
-    }
-}
-
-/// Solves `F(x) = 0` in the least-squares sense with `solver` from `x0`.
-///
-/// The solver runs in an argmin [`Executor`](argmin::core::Executor) with `opts.max_iter` and `opts.time_limit`, reads
-/// `opts.tol`, `opts.grad_tol` and `opts.step_tol` from the [`LeastSquares`] problem, and a
-/// [`TraceObserver`](crate::result::TraceObserver) records one trace row for the initial point and one per iteration.
-/// Running out of iterations with `|F| <= opts.tol` counts as converged; a non-finite final
-/// iterate or merit is [`Status::NotFinite`](crate::result::Status::NotFinite).
-pub fn solve_least_squares<R, S>(
-    residual: R,
-    solver: S,
-    x0: Vec<f64>,
-    opts: &SolveOptions,
-) -> Result<Solution, CoreError>
-where
-    R: Residual,
-    S: Solver<LeastSquares<R>, LsState>,
-{
-    let problem = LeastSquares::with_options(residual, opts);
-    let tol = opts.tol;
-    execute(problem, solver, x0, opts, |state: &LsState| {
-        (2.0 * state.get_cost()).sqrt() <= tol
-    })
-}
 
 /// The least-squares drivers as [`Driver`]s over any residual they can take, and as named
 /// plugins.

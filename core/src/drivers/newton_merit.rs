@@ -32,9 +32,10 @@ use faer::sparse::SparseColMat;
 use faer::{Mat, Side};
 
 use super::kit::{self, Armijo};
-use super::{SolveOptions, Tolerances};
+use super::tolerances::Tolerances;
 use crate::error::CoreError;
 use crate::merit::{LinePoint, Merit, MeritEval, MeritHessian, Optimality, OwnNewton};
+use crate::result::SolveOptions;
 use crate::result::{Solution, Status};
 
 /// argmin state of [`NewtonMerit`]: parameter `x`, gradient, cost `l(x)`.
@@ -119,7 +120,7 @@ where
     let rel_tol = opts.rel_tol;
     let stop =
         |s: &MeritState| s.get_gradient().is_some_and(|g| kit::norm2(g) <= tol) && rel_tol == 0.0;
-    super::execute(problem, solver, x0, opts, stop)
+    super::execute::execute(problem, solver, x0, opts, stop)
 }
 
 /// A merit driver's start: the stopping rules, the start point evaluated, and the stop it

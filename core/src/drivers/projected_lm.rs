@@ -26,7 +26,8 @@ use std::collections::VecDeque;
 use argmin::core::{Error, Problem, Solver, TerminationStatus, KV};
 
 use super::kit::{self, LsPoint, Trial};
-use super::{LeastSquares, LsState, Tolerances};
+use super::least_squares::{LeastSquares, LsState};
+use super::tolerances::Tolerances;
 use crate::residual::ProjectedResidual;
 use crate::result::Status;
 

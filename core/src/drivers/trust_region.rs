@@ -8,7 +8,8 @@
 use argmin::core::{Error, Problem, Solver, TerminationStatus, KV};
 
 use super::kit::{self, finish, trust_region_trial, LsPoint, RadiusRule, TrustRegionDriver};
-use super::{LeastSquares, LsState, Tolerances};
+use super::least_squares::{LeastSquares, LsState};
+use super::tolerances::Tolerances;
 use crate::residual::Residual;
 use crate::result::Status;
 
