@@ -15,7 +15,7 @@ use std::path::Path;
 use ndarray::{Array1, ArrayView1, ArrayView2};
 use ndarray_npy::ViewNpyExt;
 
-use super::file_error;
+use super::errors::{file_error, problem_error};
 use crate::error::{CoreError, ProblemError};
 use crate::problem::{GlobalProblem, LocalProblem, Matrix, Problem};
 
@@ -114,7 +114,7 @@ pub fn read_npy_problem(dir: &Path) -> Result<Problem, CoreError> {
             ))
         }
     };
-    problem.map_err(|e| super::problem_error(dir, e))
+    problem.map_err(|e| problem_error(dir, e))
 }
 
 /// One `.npy` file's bytes, viewed (not decoded) as the array its header declares.

@@ -30,7 +30,7 @@ use std::path::Path;
 
 use hdf5_reader::{Dataset, Datatype, Hdf5File, OpenOptions};
 
-use super::{file_error, problem_error};
+use super::errors::{file_error, problem_error};
 
 /// `(row, col, value)` entries, or the dataset at fault and what is wrong with it.
 type Entries = Result<Vec<(usize, usize, f64)>, (&'static str, String)>;

@@ -45,7 +45,7 @@ use std::path::Path;
 
 use serde_json::{Map, Value};
 
-use super::{file_error, problem_error};
+use super::errors::{file_error, problem_error};
 use crate::error::{CoreError, ProblemError};
 use crate::problem::{GlobalProblem, LocalProblem, Matrix, Problem};
 

@@ -11,12 +11,15 @@
 
 use std::path::Path;
 
-use crate::error::{CoreError, ProblemError};
+use crate::error::CoreError;
 use crate::problem::{LocalProblem, Problem};
 
 pub mod arrays;
+mod errors;
 pub mod fclib;
 pub mod json;
+
+use errors::{file_error, problem_error};
 
 pub use arrays::{global_from_arrays, local_from_arrays, read_npy_problem};
 pub use fclib::read_fclib;
@@ -53,33 +56,4 @@ pub fn read_local(path: &Path) -> Result<LocalProblem, CoreError> {
             other => other,
         }),
     }
-}
-
-/// A [`CoreError::File`] for `path`, optionally naming the field at fault.
-pub(crate) fn file_error(
-    path: &Path,
-    field: Option<&str>,
-    message: impl Into<String>,
-) -> CoreError {
-    CoreError::File {
-        path: path.to_path_buf(),
-        field: field.map(str::to_string),
-        message: message.into(),
-    }
-}
-
-/// A validation error of the data of `path`, as a [`CoreError::File`] naming its field.
-pub(crate) fn problem_error(path: &Path, e: ProblemError) -> CoreError {
-    let field = match &e {
-        ProblemError::Shape { field, .. }
-        | ProblemError::NonFinite { field, .. }
-        | ProblemError::NotSymmetric { field, .. }
-        | ProblemError::NotPositive { field, .. }
-        | ProblemError::TooLarge { field, .. } => field.clone(),
-        ProblemError::NegativeFriction { .. } => "mu".to_string(),
-    };
-    let text = e.to_string();
-    let prefix = format!("field `{field}`: ");
-    let message = text.strip_prefix(&prefix).unwrap_or(&text).to_string();
-    file_error(path, Some(&field), message)
 }
