@@ -9,18 +9,8 @@
 //! numbers in `table1_published.csv` and `ball_drop_published.csv` there; the statistics in
 //! [`crate::analysis::todorov2010`].
 //!
-//! Facts for the findings (besides the builder's per-run facts): per Table 1 cell
-//! `t1.mu<mu>.nb<n>.{iterations, iterations_paper, run_median_min, run_median_max, newton,
-//! newton_paper, converged, local_minima, local_minima_percent, zero_iterations_percent, n_c,
-//! ratio}` and
-//! `published.t1.mu<mu>.nb<n>.{iterations, newton, n_c}` (`mu` as in the CSV: `0.1`, `1.0`);
-//! `t1.n_c_range.nb<n>`, `t1.newton_gap_range`, `t1.outside_factor_1.5.nb5_10`, `t1.mard_ours`,
-//! `t1.mard_paper`, `t1.favoured`, `t1.local_minimum_residual_p10` / `_p90`,
-//! `t1.status.<status>.{steps, time}`; per solver `s` and `n_b`
-//! `solvers.<s>.nb<n>.{iterations, iterations_ratio, extra_iterations, converged,
-//! converged_minus_driver, local_minima, us, time_ratio}`, `solvers.runs`, `solvers.steps_per_solver`;
-//! `ball_drop.{n_balls, impact_step, n_c, iterations, vz_before, vz_after}` and
-//! `published.ball_drop.<quantity>`; and those of [`driver`].
+//! The prose is in `experiments/configs/todorov2010/templates/` (one template per section);
+//! `facts.md` beside the page lists every fact.
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -34,8 +24,10 @@ use super::table::{Cell as C, Table};
 use super::{number, read_csv_with_header, read_quantities, ReportError};
 use crate::analysis::todorov2010::{
     impact_step, mean_abs_relative_difference, solver_summary, status_shares, table1_cells, Cell,
+    SolverSummary,
 };
 use crate::analysis::{f64s, quantile, strs, Spread};
+use contactlab_runs::config::ExperimentConfig;
 use contactlab_runs::store::read_run;
 
 pub mod driver;
@@ -78,6 +70,17 @@ pub fn cell_key(mu: f64, n_balls: i64) -> String {
     format!("mu{mu:.1}.nb{n_balls}")
 }
 
+/// Which optional sections have data, for the templates.
+#[derive(Debug, Default, serde::Serialize)]
+struct Sections {
+    landing: bool,
+    damping: bool,
+    unknowns: bool,
+    solvers: bool,
+    ball_drop: bool,
+    impact: bool,
+}
+
 /// Writes `reports/todorov2010/` from the run data under `root/data/runs/todorov2010/`.
 pub fn generate(root: &Path) -> Result<(), ReportError> {
     let mut r = Report::new(
@@ -86,50 +89,54 @@ pub fn generate(root: &Path) -> Result<(), ReportError> {
         "Todorov 2010, implicit nonlinear complementarity: reproduction",
         "E. Todorov, *Implicit nonlinear complementarity: a new approach to contact dynamics*, ICRA 2010.",
     );
+    let mut sections = Sections::default();
     let table = r.load("table1.toml")?;
     let published = read_published(&r.config_file("table1_published.csv"))?;
     let cells = table1_cells(&table.steps)?;
     let driver = table.config.driver_specs()[0].name();
     let cfg = &table.config;
-    r.text(&format!(
-        "Table 1 sweep: {} cells x {} runs x {} steps, driver `{driver}` \
-         (`experiments/configs/todorov2010/table1.toml`).",
-        cfg.sweep.get("mu").map_or(0, Vec::len) * cfg.sweep.get("n_balls").map_or(0, Vec::len),
-        cfg.sweep.get("seed").map_or(1, Vec::len),
-        cfg.scene.steps,
-    ));
+    let cell_count = sweep_len(cfg, "mu", 0) * sweep_len(cfg, "n_balls", 0);
+    r.facts().num("t1.cells", cell_count as f64, Fmt::int());
     table1_section(&mut r, &table, &published, &cells, &driver)?;
-    driver::landing_section(&mut r, &table, &driver)?;
-    match r.load_if_run("damping.toml")? {
-        Some(damping) => driver::damping_section(&mut r, &damping, &published)?,
-        None => r.text(
-            "(The damping sweep `damping.toml` has not been run: \
-             `contactlab run experiments/configs/todorov2010/damping.toml`.)",
-        ),
+    sections.landing = driver::landing_section(&mut r, &table, &driver)?;
+    if let Some(damping) = r.load_if_run("damping.toml")? {
+        driver::damping_section(&mut r, &damping, &published)?;
+        sections.damping = true;
     }
-    match r.load_if_run("unknowns.toml")? {
-        Some(unknowns) => driver::unknowns_section(&mut r, &unknowns)?,
-        None => r.text(
-            "(The pyramid comparison `unknowns.toml` has not been run: \
-             `contactlab run experiments/configs/todorov2010/unknowns.toml`.)",
-        ),
+    if let Some(unknowns) = r.load_if_run("unknowns.toml")? {
+        driver::unknowns_section(&mut r, &unknowns)?;
+        sections.unknowns = true;
     }
-    match r.load_if_run("solvers.toml")? {
-        Some(solvers) => solvers_section(&mut r, &solvers)?,
-        None => r.text(
-            "(The solver comparison `solvers.toml` has not been run: \
-             `contactlab run experiments/configs/todorov2010/solvers.toml`.)",
-        ),
+    if let Some(solvers) = r.load_if_run("solvers.toml")? {
+        solvers_section(&mut r, &solvers)?;
+        sections.solvers = true;
     }
     plots_section(&mut r, &table, &driver)?;
     if let Some(drop) = r.load_if_run("ball_drop.toml")? {
-        ball_drop_section(&mut r, &drop)?;
+        sections.impact = ball_drop_section(&mut r, &drop)?;
+        sections.ball_drop = true;
     }
+    r.show("sections", &sections)?;
+    r.show("driver", &driver)?;
     r.finish()?;
     Ok(())
 }
 
-/// Table 1 beside the published numbers, `table1.csv`, the counting conventions and the facts.
+/// How many values the config sweeps `key` over; `none` when it does not sweep it.
+fn sweep_len(cfg: &ExperimentConfig, key: &str, none: usize) -> usize {
+    cfg.sweep.get(key).map_or(none, Vec::len)
+}
+
+/// The facts `<run>.sweep.mu` and `<run>.sweep.n_balls`: how many values the run sweeps.
+pub(crate) fn sweep_facts(r: &mut Report, run: &RunData) {
+    let name = &run.config.name;
+    for key in ["mu", "n_balls"] {
+        let n = sweep_len(&run.config, key, 0) as f64;
+        r.facts().num(format!("{name}.sweep.{key}"), n, Fmt::int());
+    }
+}
+
+/// Table 1 beside the published numbers (`table1.csv`), the counting conventions and the facts.
 fn table1_section(
     r: &mut Report,
     table: &RunData,
@@ -137,13 +144,26 @@ fn table1_section(
     cells: &[Cell],
     driver: &str,
 ) -> Result<(), ReportError> {
-    let ours = |p: &PublishedCell| {
-        cells
-            .iter()
-            .find(|c| c.solver == driver && c.mu == p.mu && c.n_balls == p.n_balls)
-    };
-    let (f1, f2, f3) = (Fmt::fixed(1), Fmt::fixed(2), Fmt::fixed(3));
-    let pct0 = Fmt::percent(0);
+    r.show_table("table1", &table1_table(published, cells, driver)?)?;
+    let facts = r.facts();
+    convention_facts(facts, published, cells, driver);
+    table1_facts(facts, published, cells, driver);
+    residual_facts(facts, &table.steps, driver)
+}
+
+/// The reproduced cell of the published cell `p`, when the data have it.
+fn ours<'a>(cells: &'a [Cell], p: &PublishedCell, driver: &str) -> Option<&'a Cell> {
+    cells
+        .iter()
+        .find(|c| c.solver == driver && c.mu == p.mu && c.n_balls == p.n_balls)
+}
+
+/// Table 1: published and reproduced numbers per cell.
+fn table1_table(
+    published: &[PublishedCell],
+    cells: &[Cell],
+    driver: &str,
+) -> Result<Table, ReportError> {
     let mut t = Table::new(Some("table1.csv"))
         .col("mu", "mu")
         .col("n_b", "n_b")
@@ -164,91 +184,79 @@ fn table1_section(
         .col("runs / contact steps", "runs")
         .col("runs / contact steps", "contact_steps")
         .csv_col("steps");
-    let nan = f64::NAN;
     for p in published {
-        let c = ours(p);
-        let get = |f: &dyn Fn(&Cell) -> f64| c.map_or(nan, f);
-        let it = get(&|c| c.iterations);
-        t.row(vec![
-            C::same(p.mu, &f1),
-            C::int(p.n_balls),
-            C::num(p.n_c, &Fmt::int(), &Fmt::int()),
-            C::num(get(&|c| c.n_c), &f1, &f2),
-            C::same(p.iterations, &f1),
-            C::num(it, &f2, &f3),
-            C::num(get(&|c| c.iterations_paper_convention), &f2, &f3),
-            C::same(get(&|c| c.iterations_spread.min), &f1),
-            C::same(get(&|c| c.iterations_spread.max), &f1),
-            C::text(
-                pct0.clone()
-                    .signed()
-                    .show(100.0 * (it / p.iterations - 1.0)),
-            ),
-            C::num(p.newton_accepted, &pct0, &Fmt::int()),
-            C::num(get(&|c| c.newton_share), &pct0, &f1),
-            C::text(c.map_or("-".into(), |c| {
-                format!(
-                    "{} ({} local minima)",
-                    Fmt::percent(1).show(c.converged_share),
-                    c.local_minima
-                )
-            })),
-            C::int(c.map_or(0, |c| c.iterations_spread.n as i64)),
-            C::int(c.map_or(0, |c| c.contact_steps as i64)),
-            C::int(c.map_or(0, |c| c.steps as i64)),
-        ])?;
+        t.row(table1_row(p, ours(cells, p, driver)))?;
     }
-    r.heading(2, "Table 1: iterations per step and accepted Newton points");
-    r.text(
-        "Each cell: published / reproduced. Iterations: the median over a run's steps with contacts, averaged \
-         over the runs (the paper's definition; ours counts an iteration per step of the driver, so a sticking \
-         start that already meets the tolerance takes zero); the paper's convention counts that start as an \
-         iteration too (one more on every step with contacts, then the same median and mean); the spread is the \
-         smallest and largest per-run median. Newton: the share of iterations whose Newton point was accepted. \
-         Relative difference of the iteration counts in its own column. Also in [`table1.csv`](table1.csv) \
-         (with the steps per cell).",
-    );
-    r.table(&t)?;
+    Ok(t)
+}
 
-    // Which counting convention the published counts follow.
+/// One row of Table 1: the published cell `p` and ours, `c`.
+fn table1_row(p: &PublishedCell, c: Option<&Cell>) -> Vec<C> {
+    let (f1, f2, f3) = (Fmt::fixed(1), Fmt::fixed(2), Fmt::fixed(3));
+    let pct0 = Fmt::percent(0);
+    let get = |f: &dyn Fn(&Cell) -> f64| c.map_or(f64::NAN, f);
+    let it = get(&|c| c.iterations);
+    vec![
+        C::same(p.mu, &f1),
+        C::int(p.n_balls),
+        C::num(p.n_c, &Fmt::int(), &Fmt::int()),
+        C::num(get(&|c| c.n_c), &f1, &f2),
+        C::same(p.iterations, &f1),
+        C::num(it, &f2, &f3),
+        C::num(get(&|c| c.iterations_paper_convention), &f2, &f3),
+        C::same(get(&|c| c.iterations_spread.min), &f1),
+        C::same(get(&|c| c.iterations_spread.max), &f1),
+        C::text(
+            pct0.clone()
+                .signed()
+                .show(100.0 * (it / p.iterations - 1.0)),
+        ),
+        C::num(p.newton_accepted, &pct0, &Fmt::int()),
+        C::num(get(&|c| c.newton_share), &pct0, &f1),
+        C::text(c.map_or("-".into(), |c| {
+            format!(
+                "{} ({} local minima)",
+                Fmt::percent(1).show(c.converged_share),
+                c.local_minima
+            )
+        })),
+        C::int(c.map_or(0, |c| c.iterations_spread.n as i64)),
+        C::int(c.map_or(0, |c| c.contact_steps as i64)),
+        C::int(c.map_or(0, |c| c.steps as i64)),
+    ]
+}
+
+/// Which counting convention the published counts follow: the mean relative distance of
+/// each, the favoured one and the number of cells compared (published and reproduced).
+fn convention_facts(facts: &mut Facts, published: &[PublishedCell], cells: &[Cell], driver: &str) {
     let pairs = |f: &dyn Fn(&Cell) -> f64| -> Vec<(f64, f64)> {
         published
             .iter()
-            .map(|p| (ours(p).map_or(nan, f), p.iterations))
+            .map(|p| (ours(cells, p, driver).map_or(f64::NAN, f), p.iterations))
             .collect()
     };
-    let mard_ours = 100.0 * mean_abs_relative_difference(&pairs(&|c| c.iterations));
+    let ours_pairs = pairs(&|c| c.iterations);
+    let compared = ours_pairs
+        .iter()
+        .filter(|(o, p)| o.is_finite() && p.is_finite() && *p != 0.0)
+        .count();
+    let mard_ours = 100.0 * mean_abs_relative_difference(&ours_pairs);
     let mard_paper =
         100.0 * mean_abs_relative_difference(&pairs(&|c| c.iterations_paper_convention));
     let favoured = if mard_paper < mard_ours {
-        "the paper's convention (the start counted)"
+        "paper"
     } else {
-        "ours (the start not counted)"
+        "ours"
     };
-    r.text(&format!(
-        "**Counting convention.** The paper's ball drop is \"solved in one iteration\" where our driver takes \
-         none (see the ball-drop test below), which suggests it counts the start. Over the {} cells, the \
-         iteration counts lie on average {} from the published ones in our convention and {} in the paper's \
-         (mean of `|reproduced / published - 1|`): the evidence favours **{favoured}**.",
-        published.len(),
-        pct0.show(mard_ours),
-        pct0.show(mard_paper),
-    ));
-    let facts = r.facts();
     facts
-        .num("t1.mard_ours", mard_ours, pct0.clone())
-        .num("t1.mard_paper", mard_paper, pct0.clone())
-        .text(
-            "t1.favoured",
-            if mard_paper < mard_ours {
-                "paper"
-            } else {
-                "ours"
-            },
-        );
-    table1_facts(facts, published, cells, driver);
-    // Residuals where the driver stopped at a local minimum, and where its time goes.
-    let steps = &table.steps;
+        .num("t1.mard_ours", mard_ours, Fmt::percent(0))
+        .num("t1.mard_paper", mard_paper, Fmt::percent(0))
+        .text("t1.favoured", favoured)
+        .num("t1.compared_cells", compared as f64, Fmt::int());
+}
+
+/// Residuals where the driver stopped at a local minimum, and where its time goes.
+fn residual_facts(facts: &mut Facts, steps: &DataFrame, driver: &str) -> Result<(), ReportError> {
     let (solver, status, res) = (
         strs(steps, "solver")?,
         strs(steps, "solver_status")?,
@@ -271,8 +279,8 @@ fn table1_section(
         );
     for (st, (step_share, time_share)) in status_shares(steps, driver)? {
         facts
-            .num(format!("t1.status.{st}.steps"), step_share, pct0.clone())
-            .num(format!("t1.status.{st}.time"), time_share, pct0.clone());
+            .num(format!("t1.status.{st}.steps"), step_share, Fmt::percent(0))
+            .num(format!("t1.status.{st}.time"), time_share, Fmt::percent(0));
     }
     Ok(())
 }
@@ -367,6 +375,14 @@ fn table1_facts(facts: &mut Facts, published: &[PublishedCell], cells: &[Cell], 
         .num("t1.outside_factor_1.5.nb5_10", outside, Fmt::int());
 }
 
+/// The hardest step of a solver comparison, for the templates.
+#[derive(Debug, serde::Serialize)]
+struct Hardest {
+    run: i64,
+    step: i64,
+    driver: String,
+}
+
 /// The comparison of every solver of `solvers.toml` on the same step problems: a compact
 /// table per solver and `n_b` (`solvers_summary.csv`), `solvers.csv` per cell, and the merit
 /// traces of all solvers on the hardest step (most driver iterations) of the sweep.
@@ -376,33 +392,44 @@ fn solvers_section(r: &mut Report, run: &RunData) -> Result<(), ReportError> {
     let cells = table1_cells(steps)?;
     let runs = steps.column("run")?.n_unique()?;
     let steps_per_solver = steps.height() / steps.column("solver")?.n_unique()?.max(1);
-    r.heading(2, "Every solver on the same step problems");
-    r.text(&format!(
-        "The driver's impulses advance the simulation; the other solvers solve the very same step problems \
-         (shadow solves, `experiments/configs/todorov2010/solvers.toml`), so their numbers compare like with \
-         like. This is the paper's open question: what the edge-aware machinery buys over generic drivers on \
-         the same residual, and what the section V-A recoveries (perturbed restarts, row-sum scaling) and warm \
-         starts recover. Each cell: iterations (Table 1's statistic, averaged over mu) with the smallest and \
-         largest per-run median in brackets / share of solves converged by the shared natural-map ruler \
-         (averaged over mu; smallest and largest per run in brackets) / solves whose driver reported a local \
-         minimum (the generic drivers report such steps as `stagnated` or `max_iterations` instead), and the \
-         mean time per solve. Per solver and `n_b` in [`solvers_summary.csv`](solvers_summary.csv), per cell \
-         in [`solvers.csv`](solvers.csv). Runs: {runs} (every mu x n_b x seed of the config), \
-         {steps_per_solver} steps per solver (steps without contacts included).",
-    ));
-    // The driver first, then every other solver of the data in name order.
-    let mut solvers: Vec<String> = vec![driver.clone()];
-    for c in &cells {
+    let solvers = solver_order(&driver, &cells);
+    let mut nbs: Vec<i64> = cells.iter().map(|c| c.n_balls).collect();
+    nbs.sort_unstable();
+    nbs.dedup();
+    r.show_table(
+        "solvers_summary",
+        &solvers_summary_table(&cells, &solvers, &nbs)?,
+    )?;
+    solvers_facts(r.facts(), &cells, &solvers, &nbs, &driver);
+    r.facts().num("solvers.runs", runs as f64, Fmt::int()).num(
+        "solvers.steps_per_solver",
+        steps_per_solver as f64,
+        Fmt::int(),
+    );
+    r.show_table("solvers", &solvers_cell_table(&cells)?)?;
+    let hardest = hardest_step(r, run, &driver, &solvers)?;
+    r.show("hardest", hardest)
+}
+
+/// The driver first, then every other solver of the data in name order.
+fn solver_order(driver: &str, cells: &[Cell]) -> Vec<String> {
+    let mut solvers: Vec<String> = vec![driver.to_string()];
+    for c in cells {
         if !solvers.contains(&c.solver) {
             solvers.push(c.solver.clone());
         }
     }
-    let mut nbs: Vec<i64> = cells.iter().map(|c| c.n_balls).collect();
-    nbs.sort_unstable();
-    nbs.dedup();
+    solvers
+}
+
+/// Per solver and `n_b`: iterations, convergence, local minima and time per solve.
+fn solvers_summary_table(
+    cells: &[Cell],
+    solvers: &[String],
+    nbs: &[i64],
+) -> Result<Table, ReportError> {
     let mut t = Table::new(Some("solvers_summary.csv")).col("solver", "solver");
-    for nb in &nbs {
-        let h = format!("n_b = {nb}");
+    for nb in nbs {
         for name in [
             "iterations",
             "iterations_run_min",
@@ -416,50 +443,52 @@ fn solvers_section(r: &mut Report, run: &RunData) -> Result<(), ReportError> {
         ] {
             t = t.csv_col(&format!("{name}_nb{nb}"));
         }
-        t = t.md_col(&h);
+        t = t.md_col(&format!("n_b = {nb}"));
     }
-    let (f1, pct1) = (Fmt::fixed(1), Fmt::percent(1));
-    for s in &solvers {
+    for s in solvers {
         let mut row = vec![C::code(s.clone())];
-        for nb in &nbs {
-            let Some(m) = solver_summary(&cells, s, *nb) else {
-                row.extend((0..9).map(|_| C::text("")));
-                row.push(C::text("-"));
-                continue;
-            };
-            row.extend([
-                C::num(m.iterations, &f1, &Fmt::fixed(3)),
-                C::same(m.iterations_spread.min, &f1),
-                C::same(m.iterations_spread.max, &f1),
-                C::num(m.converged_share, &pct1, &Fmt::fixed(2)),
-                C::same(m.converged_spread.min, &f1),
-                C::same(m.converged_spread.max, &f1),
-                C::int(m.local_minima as i64),
-                C::same(1e6 * m.seconds_per_solve, &Fmt::fixed(1)),
-                C::int(m.contact_steps as i64),
-            ]);
-            row.push(C::text(format!(
-                "{} ({}-{}) / {} ({}-{}) / {} ({:.0} us)",
-                f1.show(m.iterations),
-                Fmt::int().show(m.iterations_spread.min),
-                Fmt::int().show(m.iterations_spread.max),
-                pct1.show(m.converged_share),
-                Fmt::int().show(m.converged_spread.min),
-                Fmt::int().show(m.converged_spread.max),
-                m.local_minima,
-                1e6 * m.seconds_per_solve
-            )));
+        for nb in nbs {
+            match solver_summary(cells, s, *nb) {
+                Some(m) => row.extend(summary_cells(&m)),
+                None => {
+                    row.extend((0..9).map(|_| C::text("")));
+                    row.push(C::text("-"));
+                }
+            }
         }
         t.row(row)?;
     }
-    r.table(&t)?;
-    solvers_facts(r.facts(), &cells, &solvers, &nbs, &driver);
-    r.facts().num("solvers.runs", runs as f64, Fmt::int()).num(
-        "solvers.steps_per_solver",
-        steps_per_solver as f64,
-        Fmt::int(),
-    );
+    Ok(t)
+}
 
+/// The summary's cells of one solver and `n_b`: nine for the CSV, one for the markdown.
+fn summary_cells(m: &SolverSummary) -> Vec<C> {
+    let (f1, pct1, int) = (Fmt::fixed(1), Fmt::percent(1), Fmt::int());
+    let spread = |v: String, s: &Spread| format!("{v} ({}-{})", int.show(s.min), int.show(s.max));
+    let us = 1e6 * m.seconds_per_solve;
+    let md = [
+        spread(f1.show(m.iterations), &m.iterations_spread),
+        spread(pct1.show(m.converged_share), &m.converged_spread),
+        format!("{} ({us:.0} us)", m.local_minima),
+    ]
+    .join(" / ");
+    vec![
+        C::num(m.iterations, &f1, &Fmt::fixed(3)),
+        C::same(m.iterations_spread.min, &f1),
+        C::same(m.iterations_spread.max, &f1),
+        C::num(m.converged_share, &pct1, &Fmt::fixed(2)),
+        C::same(m.converged_spread.min, &f1),
+        C::same(m.converged_spread.max, &f1),
+        C::int(m.local_minima as i64),
+        C::same(us, &Fmt::fixed(1)),
+        C::int(m.contact_steps as i64),
+        C::text(md),
+    ]
+}
+
+/// `solvers.csv`: every solver per cell.
+fn solvers_cell_table(cells: &[Cell]) -> Result<Table, ReportError> {
+    let f1 = Fmt::fixed(1);
     let mut per_cell = Table::new(Some("solvers.csv"))
         .csv_col("mu")
         .csv_col("n_b")
@@ -472,7 +501,7 @@ fn solvers_section(r: &mut Report, run: &RunData) -> Result<(), ReportError> {
         .csv_col("iterations_run_max")
         .csv_col("runs")
         .csv_col("contact_steps");
-    for c in &cells {
+    for c in cells {
         per_cell.row(vec![
             C::same(c.mu, &f1),
             C::int(c.n_balls),
@@ -487,9 +516,17 @@ fn solvers_section(r: &mut Report, run: &RunData) -> Result<(), ReportError> {
             C::int(c.contact_steps as i64),
         ])?;
     }
-    r.table(&per_cell)?;
+    Ok(per_cell)
+}
 
-    // The hardest step of the sweep: the run whose driver took the most iterations on one step.
+/// The hardest step of the sweep (the run whose driver took the most iterations on one
+/// step): every solver's merit trace on it, drawn; `None` when the traces have no such step.
+fn hardest_step(
+    r: &mut Report,
+    run: &RunData,
+    driver: &str,
+    solvers: &[String],
+) -> Result<Option<Hardest>, ReportError> {
     let traces = read_run(
         &run.data_path
             .with_file_name(format!("{}_traces.parquet", run.config.name)),
@@ -505,37 +542,30 @@ fn solvers_section(r: &mut Report, run: &RunData) -> Result<(), ReportError> {
         .filter(|&i| t_solver[i] == driver)
         .max_by(|&a, &b| t_iter[a].total_cmp(&t_iter[b]))
         .map(|i| (t_run[i], t_step[i]));
-    if let Some((run_i, step)) = hardest {
-        let series: Vec<Series> = solvers
-            .iter()
-            .map(|s| {
-                let pts = (0..t_solver.len())
-                    .filter(|&j| &t_solver[j] == s && t_run[j] == run_i && t_step[j] == step)
-                    .map(|j| (t_iter[j], t_merit[j]))
-                    .collect();
-                (s.clone(), pts)
-            })
-            .collect();
-        let chart = Chart::new(
-            &format!(
-                "Merit |r|^2/2 per iteration, run {run_i}, step {step}: every solver, same problem"
-            ),
-            Axis::linear("iteration"),
-            Axis::log("merit"),
-        );
-        r.plot(
-            "hard_step_convergence.svg",
-            "convergence on the hardest step",
-            &chart,
-            &series,
-        )?;
-        r.text(&format!(
-            "The hardest step of the sweep (run {run_i}, step {step}: the most iterations of `{driver}`), every \
-             solver from the same start rule on the same problem (a merit of exactly zero cannot be drawn on \
-             the logarithmic axis: such a point is left out)."
-        ));
-    }
-    Ok(())
+    let Some((run_i, step)) = hardest else {
+        return Ok(None);
+    };
+    let series: Vec<Series> = solvers
+        .iter()
+        .map(|s| {
+            let pts = (0..t_solver.len())
+                .filter(|&j| &t_solver[j] == s && t_run[j] == run_i && t_step[j] == step)
+                .map(|j| (t_iter[j], t_merit[j]))
+                .collect();
+            (s.clone(), pts)
+        })
+        .collect();
+    let chart = Chart::new(
+        &format!("Merit |r|^2/2, run {run_i}, step {step}"),
+        Axis::linear("iteration"),
+        Axis::log("merit"),
+    );
+    r.show_plot("hard_step_convergence", &chart, &series)?;
+    Ok(Some(Hardest {
+        run: run_i as i64,
+        step: step as i64,
+        driver: driver.to_string(),
+    }))
 }
 
 /// Per solver and `n_b`: the summary's numbers and how they compare with the driver's.
@@ -620,17 +650,25 @@ fn plots_section(r: &mut Report, table: &RunData, driver: &str) -> Result<(), Re
             Ok((format!("mu = {mu}"), st.into_iter().zip(it).collect()))
         })
         .collect::<PolarsResult<_>>()?;
-    r.heading(2, "Plots");
-    r.plot(
-        "iterations_over_time.svg",
-        "iterations per step over time",
+    r.show_plot(
+        "iterations_over_time",
         &Chart::new(
-            &format!("Iterations per step, n_b = {largest_nb}, seed {first_seed} ({driver})"),
+            &format!("Iterations, n_b = {largest_nb}, seed {first_seed}"),
             Axis::linear("step"),
             Axis::linear("iterations"),
         ),
         &series,
     )?;
+    iterations_histogram(r, steps, driver)
+}
+
+/// The histogram of the driver's iterations over its contact steps (`iterations_histogram.svg`,
+/// given to the templates as `histogram`).
+fn iterations_histogram(
+    r: &mut Report,
+    steps: &DataFrame,
+    driver: &str,
+) -> Result<(), ReportError> {
     let contact = steps
         .clone()
         .lazy()
@@ -644,19 +682,20 @@ fn plots_section(r: &mut Report, table: &RunData, driver: &str) -> Result<(), Re
         .into_iter()
         .map(|v| v as u64)
         .collect();
+    let file = "iterations_histogram.svg";
     std::fs::create_dir_all(r.out_dir())?;
     histogram(
-        &r.out_dir().join("iterations_histogram.svg"),
+        &r.out_dir().join(file),
         &format!("Iterations per step, all cells ({driver})"),
         "iterations",
         &iters,
     )?;
-    r.image("iterations_histogram.svg", "histogram of iterations");
-    Ok(())
+    r.show("histogram", file)
 }
 
 /// The ball-drop test (Fig. 6): per-step data and the impact against the paper's account.
-fn ball_drop_section(r: &mut Report, drop: &RunData) -> Result<(), ReportError> {
+/// Whether a step stopped the stack's vertical motion.
+fn ball_drop_section(r: &mut Report, drop: &RunData) -> Result<bool, ReportError> {
     let published = read_quantities(&r.config_file("ball_drop_published.csv"))?;
     let paper = |q: &str| -> Result<f64, ReportError> {
         published.get(q).map(|v| v.0).ok_or_else(|| {
@@ -692,7 +731,7 @@ fn ball_drop_section(r: &mut Report, drop: &RunData) -> Result<(), ReportError> 
             C::same(vz[i], &Fmt::sci(3)),
         ])?;
     }
-    r.table(&t)?;
+    r.show_table("ball_drop", &t)?;
     let n_balls = drop
         .config
         .scene
@@ -700,7 +739,6 @@ fn ball_drop_section(r: &mut Report, drop: &RunData) -> Result<(), ReportError> 
         .get("n_balls")
         .and_then(|v| v.as_integer())
         .unwrap_or(0);
-    r.heading(2, "Ball-drop test (Fig. 6)");
     let facts = r.facts();
     facts
         .num("ball_drop.n_balls", n_balls as f64, Fmt::int())
@@ -710,33 +748,97 @@ fn ball_drop_section(r: &mut Report, drop: &RunData) -> Result<(), ReportError> 
             Fmt::int(),
         )
         .num("published.ball_drop.steps_to_stop", paper_steps, Fmt::int());
-    match impact_step(&vz) {
-        Some(k) => {
-            let before = if k > 0 { vz[k - 1] } else { f64::NAN };
-            facts
-                .num("ball_drop.impact_step", st[k], Fmt::int())
-                .num("ball_drop.n_c", nc[k], Fmt::int())
-                .num("ball_drop.iterations", it[k], Fmt::int())
-                .num("ball_drop.vz_before", before, Fmt::fixed(3))
-                .num("ball_drop.vz_after", vz[k], Fmt::sci(1));
-            r.text(&format!(
-                "{n_balls} balls stacked and dropped from rest. Impact at step {}: the largest vertical speed goes \
-                 from {before:.3} m/s before the step to {:.2e} m/s after it, with {} contacts, solved in **{} \
-                 iteration(s)** (the paper: all vertical velocities vanish in {} step, solved in {} iteration). \
-                 Per-step data in [`ball_drop.csv`](ball_drop.csv).",
-                st[k], vz[k], nc[k], it[k], paper_steps, paper_iterations
-            ));
-        }
-        None => r.text(
-            "No step in the ball-drop run stopped the stack's vertical motion: see `ball_drop.csv`.",
-        ),
-    }
-    Ok(())
+    let Some(k) = impact_step(&vz) else {
+        return Ok(false);
+    };
+    let before = if k > 0 { vz[k - 1] } else { f64::NAN };
+    facts
+        .num("ball_drop.impact_step", st[k], Fmt::int())
+        .num("ball_drop.n_c", nc[k], Fmt::int())
+        .num("ball_drop.iterations", it[k], Fmt::int())
+        .num("ball_drop.vz_before", before, Fmt::fixed(3))
+        .num("ball_drop.vz_after", vz[k], Fmt::sci(1))
+        .num("ball_drop.vz_after_sci2", vz[k], Fmt::sci(2));
+    Ok(true)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::template::{render, Shown};
+
+    /// The page of the shipped templates with `sections`, the solvers' `hardest` step and
+    /// the facts the always-present sections need.
+    fn page(sections: Sections, hardest: Option<Hardest>, facts: &mut Facts) -> String {
+        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../configs/todorov2010/templates");
+        facts
+            .num("t1.cells", 12.0, Fmt::int())
+            .num("table1.seeds", 10.0, Fmt::int())
+            .num("table1.steps", 200.0, Fmt::int())
+            .num("t1.compared_cells", 12.0, Fmt::int())
+            .num("t1.mard_ours", 35.2, Fmt::percent(0))
+            .num("t1.mard_paper", 24.6, Fmt::percent(0))
+            .num("ball_drop.n_balls", 5.0, Fmt::int());
+        let mut shown = Shown::default();
+        shown.table("table1", "| table1 |\n".into()).unwrap();
+        if sections.solvers {
+            shown
+                .table("solvers_summary", "| solvers |\n".into())
+                .unwrap();
+            shown.value("hardest", &hardest).unwrap();
+        }
+        shown.plot("iterations_over_time", "i.svg".into()).unwrap();
+        shown.value("histogram", "h.svg").unwrap();
+        shown.value("driver", "todorov").unwrap();
+        shown.value("sections", sections).unwrap();
+        render(&dir, facts, &shown).unwrap().unwrap().text
+    }
+
+    #[test]
+    fn the_shipped_templates_write_the_sections_the_e2e_run_does_not_reach() {
+        let sections = Sections {
+            ball_drop: true,
+            ..Sections::default()
+        };
+        let text = page(sections, None, &mut Facts::new());
+        for want in [
+            "Table 1 sweep: 12 cells x 10 runs x 200 steps, driver `todorov`",
+            "Over the 12 cells, the iteration counts lie on average 35% from the published ones \
+             in our convention and 25% in the paper's",
+            "the evidence favours **the paper's convention (the start counted)**.",
+            "## Where the line-search steps land (section IV)\n\n(The Table 1 run kept no \
+             per-iteration traces of every step: set `[output] all_traces = true` in `table1.toml`.)\n\n",
+            "(The damping sweep `damping.toml` has not been run: `contactlab run \
+             experiments/configs/todorov2010/damping.toml`.)\n\n(The pyramid comparison \
+             `unknowns.toml` has not been run:",
+            "(The solver comparison `solvers.toml` has not been run: `contactlab run \
+             experiments/configs/todorov2010/solvers.toml`.)\n\n## Plots\n\n\
+             ![iterations per step over time](i.svg)\n\n![histogram of iterations](h.svg)\n\n",
+            "## Ball-drop test (Fig. 6)\n\nNo step in the ball-drop run stopped the stack's \
+             vertical motion: see `ball_drop.csv`.\n",
+        ] {
+            assert!(text.contains(want), "{want}\n---\n{text}");
+        }
+        let solvers = Sections {
+            solvers: true,
+            ..Sections::default()
+        };
+        let mut facts = Facts::new();
+        facts.num("solvers.runs", 120.0, Fmt::int()).num(
+            "solvers.steps_per_solver",
+            24000.0,
+            Fmt::int(),
+        );
+        let text = page(solvers, None, &mut facts);
+        assert!(
+            text.contains(
+                "Runs: 120 (every mu x n_b x seed of the config), 24000 steps per solver"
+            ) && text.contains("| solvers |\n\n## Plots")
+                && !text.contains("hardest")
+                && !text.contains("Ball-drop"),
+            "{text}"
+        );
+    }
 
     #[test]
     fn the_shipped_published_files_parse() {

@@ -116,6 +116,18 @@ fn a_small_sweep_runs_and_reports_with_checked_findings() {
     );
     let readme = root.report().unwrap();
 
+    // The templates' prose, with the sweep's numbers: two cells (two mu, one n_b) of two
+    // seeds, only two of the twelve published cells compared.
+    for want in [
+        "Table 1 sweep: 2 cells x 2 runs x 120 steps, driver `todorov` (`experiments/configs/todorov2010/table1.toml`).",
+        "Over the 2 cells, the iteration counts lie on average",
+        "(`experiments/configs/todorov2010/damping.toml`: 2 mu x 1 n_b x 2 seeds x 120 steps, so like is compared with like)",
+        "on the same step problems, `implicit-ncp+lm` (formulation `implicit-ncp`, defaults, under `lm`) and `mlcp-fb-8+lm` (formulation `mlcp-fb`, n_f = 8, under `lm`).",
+        "Runs: 1 (every mu x n_b x seed of the config), 25 steps per solver",
+    ] {
+        assert!(readme.contains(want), "{want}\n---\n{readme}");
+    }
+
     // Provenance and timing come first, from the runs' metas.
     let prov = readme.find("## Provenance").expect("provenance block");
     let timing = readme.find("## Timing").expect("timing block");

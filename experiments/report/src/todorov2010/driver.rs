@@ -3,26 +3,17 @@
 //! points (Table 1's second row), and the size and time of its linear solves beside a pyramid
 //! LCP's (section I-B's factor of 30).
 //!
-//! Facts: `landing.<cell|nb<n>|all>.{iterations, newton, non_newton, line_search, first_leg,
-//! at_cauchy, second_leg, at_newton_point, on_edges, second_leg_on_edges, stopped}` (percent:
-//! `newton`, `non_newton` and `stopped` of the iterations, the others of the line-search steps;
-//! `iterations` and `line_search` counted), `landing.second_leg_range`, `landing.on_edges_range`
-//! (over the cells; `landing.mu<mu>` pools the cells of one mu); per damping setting `s` of
-//! `damping.toml` `damping.<s>.{newton, newton.nb<n>, <cell>.newton, gap, gap_range, gap.nb<n>,
-//! gap_range.nb<n>, newton_change, iterations.nb<n>, iterations_change, converged,
-//! local_minima, us}`, `damping.settings`,
-//! `damping.best_newton`, `damping.newton_spread`; per solver `s` of `unknowns.toml` and `n_b`
-//! `unknowns.<s>.nb<n>.{per_contact, per_solve, linear_solves, linear_solve_us,
-//! linear_solve_ratio, cubed_size_ratio, exponent, iterations, converged, own_converged,
-//! step_us, step_ratio}` (`exponent`: the power of the ratio of unknowns that the ratio of
-//! linear-solve times is).
+//! The prose is in `experiments/configs/todorov2010/templates/` (`landing.md`, `damping.md`,
+//! `unknowns.md`).
 
 use std::collections::BTreeMap;
 
 use contactlab_runs::store::read_run;
 
 use super::{cell_key, PublishedCell};
-use crate::analysis::todorov2010::{landing, solver_summary, table1_cells, Cell, Landing};
+use crate::analysis::todorov2010::{
+    landing, solver_summary, table1_cells, Cell, Landing, SolverSummary,
+};
 use crate::analysis::Spread;
 use crate::builder::{Report, RunData};
 use crate::findings::{Facts, Fmt};
@@ -30,35 +21,70 @@ use crate::table::{Cell as C, Table};
 use crate::ReportError;
 
 /// The landing section: from the Table 1 run's traces of every step, where the driver's
-/// iterations went, per cell and pooled. Says so and returns when the run kept no such traces.
-pub fn landing_section(r: &mut Report, table: &RunData, driver: &str) -> Result<(), ReportError> {
+/// iterations went, per cell and pooled. `false` when the run kept no such traces.
+pub fn landing_section(r: &mut Report, table: &RunData, driver: &str) -> Result<bool, ReportError> {
     let path = table
         .data_path
         .with_file_name(format!("{}_traces.parquet", table.config.name));
     let traces = read_run(&path)?;
     let cells = landing(&traces, &table.steps, driver)?;
-    r.heading(2, "Where the line-search steps land (section IV)");
     if cells.is_empty() {
-        r.text(
-            "(The Table 1 run kept no per-iteration traces of every step: set `[output] all_traces = true` \
-             in `table1.toml`.)",
-        );
-        return Ok(());
+        return Ok(false);
     }
-    r.text(&format!(
-        "The paper: on the iterations whose Newton point was not accepted \"the solution was almost always in \
-         the segment `x_C : x_N`. About half of these solutions were on edges, and the other half in smooth \
-         sub-segments between edges.\" Counted here from the per-iteration traces of `{driver}` on every step \
-         of the Table 1 sweep (`path_position`: where on the dogleg path `x -> x_C -> x_N` the line search's \
-         best point lies; `step_kind`: `edge` when it is a kink crossing). Each row: iterations, the share \
-         whose Newton point was accepted, the share that did not move (local minimum), then of the \
-         line-search steps the share inside `x : x_C`, at `x_C` itself, past it on `x_C : x_N` (with, in \
-         brackets, the share at `x_N` itself: rejected by the acceptance test, yet the best point of the path), and \
-         at an edge crossing (of all line-search steps / of those on `x_C : x_N`). Also in \
-         [`landing.csv`](landing.csv)."
-    ));
-    let pct = Fmt::percent(1);
-    let mut t = Table::new(Some("landing.csv"))
+    let pooled = Pooled::of(&cells);
+    let mut t = landing_table();
+    for c in cells.iter().chain(std::iter::once(&pooled.all)) {
+        t.row(landing_row(c))?;
+    }
+    r.show_table("landing", &t)?;
+    pooled_facts(r.facts(), &cells, &pooled);
+    Ok(true)
+}
+
+/// The landing counts pooled over every cell, per `n_b` and per mu.
+struct Pooled {
+    all: Landing,
+    by_nb: BTreeMap<i64, Landing>,
+    by_mu: BTreeMap<u64, Landing>,
+}
+
+impl Pooled {
+    /// Pools `cells`.
+    fn of(cells: &[Landing]) -> Pooled {
+        let mut p = Pooled {
+            all: Landing {
+                mu: f64::NAN,
+                ..Landing::default()
+            },
+            by_nb: BTreeMap::new(),
+            by_mu: BTreeMap::new(),
+        };
+        for c in cells {
+            p.all.add(c);
+            p.by_mu
+                .entry(c.mu.to_bits())
+                .or_insert_with(|| Landing {
+                    mu: c.mu,
+                    ..Landing::default()
+                })
+                .add(c);
+            p.by_nb
+                .entry(c.n_balls)
+                .or_insert_with(|| Landing {
+                    mu: f64::NAN,
+                    n_balls: c.n_balls,
+                    ..Landing::default()
+                })
+                .add(c);
+        }
+        p
+    }
+}
+
+/// The landing table's columns (`landing.csv`).
+fn landing_table() -> Table {
+    let edges = format!("on edges (all / on {SECOND_LEG})");
+    Table::new(Some("landing.csv"))
         .col("mu", "mu")
         .col("n_b", "n_b")
         .col("iterations", "iterations")
@@ -70,90 +96,60 @@ pub fn landing_section(r: &mut Report, table: &RunData, driver: &str) -> Result<
         .md_col("on x_C : x_N (at x_N)")
         .csv_col("second_leg_percent")
         .csv_col("at_newton_point_percent")
-        .col("on edges (all / on x_C : x_N)", "on_edges_percent")
-        .col(
-            "on edges (all / on x_C : x_N)",
-            "second_leg_on_edges_percent",
-        );
-    let mut all = Landing {
-        mu: f64::NAN,
-        ..Landing::default()
-    };
-    let mut by_nb: BTreeMap<i64, Landing> = BTreeMap::new();
-    let mut by_mu: BTreeMap<u64, Landing> = BTreeMap::new();
-    for c in &cells {
-        all.add(c);
-        by_mu
-            .entry(c.mu.to_bits())
-            .or_insert_with(|| Landing {
-                mu: c.mu,
-                ..Landing::default()
-            })
-            .add(c);
-        by_nb
-            .entry(c.n_balls)
-            .or_insert_with(|| Landing {
-                mu: f64::NAN,
-                n_balls: c.n_balls,
-                ..Landing::default()
-            })
-            .add(c);
-    }
-    for c in cells.iter().chain(std::iter::once(&all)) {
-        let ls = c.line_search;
-        let at_newton_point = Landing::percent(c.at_newton_point, ls);
-        t.row(vec![
-            if c.mu.is_nan() {
-                C::text("all")
-            } else {
-                C::same(c.mu, &Fmt::fixed(1))
-            },
-            if c.n_balls == 0 {
-                C::text("all")
-            } else {
-                C::int(c.n_balls)
-            },
-            C::int(c.iterations),
-            C::num(
-                Landing::percent(c.newton, c.iterations),
-                &pct,
-                &Fmt::fixed(2),
-            ),
-            C::num(
-                Landing::percent(c.stopped, c.iterations),
-                &pct,
-                &Fmt::fixed(2),
-            ),
-            C::int(ls),
-            C::num(Landing::percent(c.first_leg, ls), &pct, &Fmt::fixed(2)),
-            C::num(Landing::percent(c.at_cauchy, ls), &pct, &Fmt::fixed(2)),
-            C::text(format!(
-                "{} ({})",
-                pct.show(c.second_leg_percent()),
-                pct.show(at_newton_point)
-            )),
-            C::same(c.second_leg_percent(), &Fmt::fixed(2)),
-            C::same(at_newton_point, &Fmt::fixed(2)),
-            C::num(c.on_edges_percent(), &pct, &Fmt::fixed(2)),
-            C::num(
-                Landing::percent(c.second_leg_on_edges, c.second_leg),
-                &pct,
-                &Fmt::fixed(2),
-            ),
-        ])?;
-    }
-    r.table(&t)?;
-    let facts = r.facts();
-    for c in &cells {
+        .col(&edges, "on_edges_percent")
+        .col(&edges, "second_leg_on_edges_percent")
+}
+
+/// The second leg of the dogleg path, as the landing table's headers write it.
+const SECOND_LEG: &str = "x_C : x_N";
+
+/// One row of the landing table; `all` for a pooled mu or `n_b`.
+fn landing_row(c: &Landing) -> Vec<C> {
+    let (pct, f2) = (Fmt::percent(1), Fmt::fixed(2));
+    let ls = c.line_search;
+    let at_newton_point = Landing::percent(c.at_newton_point, ls);
+    let share = |v: f64| C::num(v, &pct, &f2);
+    vec![
+        if c.mu.is_nan() {
+            C::text("all")
+        } else {
+            C::same(c.mu, &Fmt::fixed(1))
+        },
+        if c.n_balls == 0 {
+            C::text("all")
+        } else {
+            C::int(c.n_balls)
+        },
+        C::int(c.iterations),
+        share(Landing::percent(c.newton, c.iterations)),
+        share(Landing::percent(c.stopped, c.iterations)),
+        C::int(ls),
+        share(Landing::percent(c.first_leg, ls)),
+        share(Landing::percent(c.at_cauchy, ls)),
+        C::text(format!(
+            "{} ({})",
+            pct.show(c.second_leg_percent()),
+            pct.show(at_newton_point)
+        )),
+        C::same(c.second_leg_percent(), &f2),
+        C::same(at_newton_point, &f2),
+        share(c.on_edges_percent()),
+        share(Landing::percent(c.second_leg_on_edges, c.second_leg)),
+    ]
+}
+
+/// The landing facts of every cell, pool and range.
+fn pooled_facts(facts: &mut Facts, cells: &[Landing], pooled: &Pooled) {
+    for c in cells {
         landing_facts(facts, &format!("landing.{}", cell_key(c.mu, c.n_balls)), c);
     }
-    for (nb, c) in &by_nb {
+    for (nb, c) in &pooled.by_nb {
         landing_facts(facts, &format!("landing.nb{nb}"), c);
     }
-    for c in by_mu.values() {
+    for c in pooled.by_mu.values() {
         landing_facts(facts, &format!("landing.mu{:.1}", c.mu), c);
     }
-    landing_facts(facts, "landing.all", &all);
+    landing_facts(facts, "landing.all", &pooled.all);
     let spread = |f: &dyn Fn(&Landing) -> f64| {
         Spread::of(&cells.iter().map(f).collect::<Vec<f64>>()).range()
     };
@@ -168,7 +164,6 @@ pub fn landing_section(r: &mut Report, table: &RunData, driver: &str) -> Result<
             spread(&|c| c.on_edges_percent()),
             Fmt::percent(0),
         );
-    Ok(())
 }
 
 /// The facts of one landing count under `key`.
@@ -270,6 +265,55 @@ fn given_options(run: &RunData, label: &str) -> Vec<String> {
     }
 }
 
+/// A sweep's cells beside the published ones: the lookups the damping section shares.
+struct Sweep<'a> {
+    cells: &'a [Cell],
+    published: &'a [PublishedCell],
+    driver: String,
+    nbs: Vec<i64>,
+}
+
+impl Sweep<'_> {
+    /// The cell of solver `s` at (`mu`, `nb`).
+    fn find(&self, s: &str, mu: f64, nb: i64) -> Option<&Cell> {
+        self.cells
+            .iter()
+            .find(|c| c.solver == s && c.mu == mu && c.n_balls == nb)
+    }
+
+    /// Published minus ours (`s`) over the cells both have, of `n_b` = `nb` when given.
+    fn gaps(&self, s: &str, nb: Option<i64>) -> Spread {
+        let v: Vec<f64> = self
+            .published
+            .iter()
+            .filter(|p| nb.is_none_or(|nb| p.n_balls == nb))
+            .filter_map(|p| {
+                self.find(s, p.mu, p.n_balls)
+                    .map(|c| p.newton_accepted - c.newton_share)
+            })
+            .collect();
+        Spread::of(&v)
+    }
+
+    /// `f` of solver `s` minus `f` of the driver, per cell both have.
+    fn changes(&self, s: &str, f: &dyn Fn(&Cell) -> f64) -> Vec<f64> {
+        self.cells
+            .iter()
+            .filter(|c| c.solver == s)
+            .filter_map(|c| {
+                self.find(&self.driver, c.mu, c.n_balls)
+                    .map(|d| f(c) - f(d))
+            })
+            .collect()
+    }
+
+    /// The mean of `f` over the cells of solver `s`.
+    fn mean(&self, s: &str, f: &dyn Fn(&Cell) -> f64) -> f64 {
+        let v: Vec<f64> = self.cells.iter().filter(|c| c.solver == s).map(f).collect();
+        Spread::of(&v).mean
+    }
+}
+
 /// The damping section: every setting of `damping.toml` on the Table 1 steps, its share of
 /// accepted Newton points beside the paper's, its iterations, convergence and time.
 pub fn damping_section(
@@ -277,55 +321,54 @@ pub fn damping_section(
     run: &RunData,
     published: &[PublishedCell],
 ) -> Result<(), ReportError> {
-    let driver = run.config.driver_specs()[0].name();
     let cells = table1_cells(&run.steps)?;
     let (settings, nbs) = solvers_and_sizes(run, &cells);
-    let cfg = &run.config;
-    r.heading(2, "The damping schedule and the accepted Newton points");
-    r.text(&format!(
-        "The paper gives the acceptance rule (actual decrease at least 50% of the predicted one) but not the \
-         schedule of `lambda`. Each setting below is Todorov's driver with the options shown (the schedule's; \
-         in one row the acceptance threshold itself), the others as the driver's defaults, solving the very \
-         step problems of the driver's simulation (`experiments/configs/todorov2010/damping.toml`: {} mu x {} n_b x {} seeds x {} steps, so like is \
-         compared with like). Newton accepted: the share of iterations whose Newton point was accepted, \
-         averaged over the mu cells, per `n_b`; gap: the published share minus ours, mean over the cells \
-         (smallest to largest); iterations: Table 1's statistic averaged over mu; converged: share of the \
-         solves converged by the shared ruler, mean over the cells. Per cell in [`damping.csv`](damping.csv).",
-        cfg.sweep.get("mu").map_or(0, Vec::len),
-        cfg.sweep.get("n_balls").map_or(0, Vec::len),
-        cfg.sweep.get("seed").map_or(1, Vec::len),
-        cfg.scene.steps,
-    ));
-    let find = |s: &str, mu: f64, nb: i64| {
-        cells
-            .iter()
-            .find(|c| c.solver == s && c.mu == mu && c.n_balls == nb)
+    let sweep = Sweep {
+        cells: &cells,
+        published,
+        driver: run.config.driver_specs()[0].name(),
+        nbs,
     };
-    // Published minus ours over the cells both have, and ours minus the driver's.
-    let gaps = |s: &str| -> Vec<f64> {
-        published
-            .iter()
-            .filter_map(|p| find(s, p.mu, p.n_balls).map(|c| p.newton_accepted - c.newton_share))
-            .collect()
-    };
-    let changes = |s: &str, f: &dyn Fn(&Cell) -> f64| -> Vec<f64> {
-        cells
-            .iter()
-            .filter(|c| c.solver == s)
-            .filter_map(|c| find(&driver, c.mu, c.n_balls).map(|d| f(c) - f(d)))
-            .collect()
-    };
-    let mean = |v: &[f64]| Spread::of(v).mean;
+    super::sweep_facts(r, run);
+    let mut t = damping_table(&sweep.nbs);
+    let mut newton_means = Vec::new();
+    for s in &settings {
+        t.row(damping_row(&sweep, s, &given_options(run, s)))?;
+        setting_facts(r.facts(), &sweep, s);
+        newton_means.push(sweep.mean(s, &|c| c.newton_share));
+    }
+    r.show_table("damping_summary", &t)?;
+    let mut best: Option<(&String, f64)> = None;
+    for (s, &n) in settings.iter().zip(&newton_means) {
+        if best.is_none_or(|b| n > b.1) {
+            best = Some((s, n));
+        }
+    }
+    let facts = r.facts();
+    facts
+        .num("damping.settings", settings.len() as f64, Fmt::int())
+        .num(
+            "damping.newton_spread",
+            Spread::of(&newton_means).width(),
+            Fmt::fixed(1),
+        );
+    if let Some((s, _)) = best {
+        facts.text("damping.best_newton", s.clone());
+    }
+    r.show_table("damping", &damping_cell_table(&cells, published)?)
+}
+
+/// The damping summary's columns (`damping_summary.csv`).
+fn damping_table(nbs: &[i64]) -> Table {
     let nbs_label = nbs
         .iter()
         .map(|n| n.to_string())
         .collect::<Vec<_>>()
         .join(" / ");
-    let (f1, pct0, pct1) = (Fmt::fixed(1), Fmt::percent(0), Fmt::percent(1));
     let mut t = Table::new(Some("damping_summary.csv"))
         .col("setting", "setting")
         .col("options", "options");
-    for nb in &nbs {
+    for nb in nbs {
         t = t.col(
             &format!("Newton accepted (n_b = {nbs_label})"),
             &format!("newton_percent_nb{nb}"),
@@ -336,134 +379,131 @@ pub fn damping_section(
         .csv_col("gap_mean")
         .csv_col("gap_min")
         .csv_col("gap_max");
-    for nb in &nbs {
+    for nb in nbs {
         t = t.col(
             &format!("iterations (n_b = {nbs_label})"),
             &format!("iterations_nb{nb}"),
         );
     }
-    t = t
-        .col("converged", "converged_percent")
+    t.col("converged", "converged_percent")
         .col("local minima", "local_minima")
-        .col("time per solve", "microseconds_per_solve");
-    let mut best: Option<(String, f64)> = None;
-    let mut newton_means = Vec::new();
-    for s in &settings {
-        // The CSV is read without quoting: its options are separated by `;`.
-        let opts = given_options(run, s);
-        let mut row = vec![
-            C::code(s.clone()),
-            C::pair(opts.join(", "), opts.join("; ")),
-        ];
-        let sel: Vec<&Cell> = cells.iter().filter(|c| &c.solver == s).collect();
-        let summaries: Vec<_> = nbs
+        .col("time per solve", "microseconds_per_solve")
+}
+
+/// One setting's row of the damping summary.
+fn damping_row(sweep: &Sweep, s: &str, opts: &[String]) -> Vec<C> {
+    // The CSV is read without quoting: its options are separated by `;`.
+    let mut row = vec![
+        C::code(s.to_string()),
+        C::pair(opts.join(", "), opts.join("; ")),
+    ];
+    let summaries: Vec<_> = sweep
+        .nbs
+        .iter()
+        .map(|nb| solver_summary(sweep.cells, s, *nb))
+        .collect();
+    let of = |f: &dyn Fn(&SolverSummary) -> f64| -> Vec<f64> {
+        summaries
             .iter()
-            .map(|nb| solver_summary(&cells, s, *nb))
-            .collect();
-        for m in &summaries {
-            row.push(C::num(
-                m.as_ref().map_or(f64::NAN, |m| m.newton_share),
-                &pct0,
-                &Fmt::fixed(2),
-            ));
-        }
-        let g = Spread::of(&gaps(s));
-        row.extend([
-            C::text(format!(
-                "{} ({} to {})",
-                f1.show(g.mean),
-                Fmt::int().show(g.min),
-                Fmt::int().show(g.max)
-            )),
-            C::same(g.mean, &Fmt::fixed(2)),
-            C::same(g.min, &Fmt::fixed(2)),
-            C::same(g.max, &Fmt::fixed(2)),
-        ]);
-        for m in &summaries {
-            row.push(C::num(
-                m.as_ref().map_or(f64::NAN, |m| m.iterations),
-                &Fmt::fixed(2),
-                &Fmt::fixed(3),
-            ));
-        }
-        let converged = mean(&sel.iter().map(|c| c.converged_share).collect::<Vec<_>>());
-        let local_minima: u64 = sel.iter().map(|c| c.local_minima).sum();
-        let us = 1e6 * mean(&sel.iter().map(|c| c.seconds_per_solve).collect::<Vec<_>>());
-        row.extend([
-            C::num(converged, &pct1, &Fmt::fixed(2)),
-            C::int(local_minima as i64),
-            C::num(us, &Fmt::int().unit(" us"), &Fmt::fixed(1)),
-        ]);
-        t.row(row)?;
+            .map(|m| m.as_ref().map_or(f64::NAN, f))
+            .collect()
+    };
+    row.extend(
+        of(&|m| m.newton_share)
+            .into_iter()
+            .map(|v| C::num(v, &Fmt::percent(0), &Fmt::fixed(2))),
+    );
+    let g = sweep.gaps(s, None);
+    row.extend([
+        C::text(format!(
+            "{} ({} to {})",
+            Fmt::fixed(1).show(g.mean),
+            Fmt::int().show(g.min),
+            Fmt::int().show(g.max)
+        )),
+        C::same(g.mean, &Fmt::fixed(2)),
+        C::same(g.min, &Fmt::fixed(2)),
+        C::same(g.max, &Fmt::fixed(2)),
+    ]);
+    row.extend(
+        of(&|m| m.iterations)
+            .into_iter()
+            .map(|v| C::num(v, &Fmt::fixed(2), &Fmt::fixed(3))),
+    );
+    let (converged, local_minima, us) = setting_totals(sweep, s);
+    row.extend([
+        C::num(converged, &Fmt::percent(1), &Fmt::fixed(2)),
+        C::int(local_minima as i64),
+        C::num(us, &Fmt::int().unit(" us"), &Fmt::fixed(1)),
+    ]);
+    row
+}
 
-        let newton = mean(&sel.iter().map(|c| c.newton_share).collect::<Vec<_>>());
-        newton_means.push(newton);
-        if best.as_ref().is_none_or(|b| newton > b.1) {
-            best = Some((s.clone(), newton));
-        }
-        let iterations = mean(&sel.iter().map(|c| c.iterations).collect::<Vec<_>>());
-        let driver_iterations = mean(
-            &cells
-                .iter()
-                .filter(|c| c.solver == driver)
-                .map(|c| c.iterations)
-                .collect::<Vec<_>>(),
-        );
-        let k = format!("damping.{s}");
-        let facts = r.facts();
-        facts
-            .num(format!("{k}.newton"), newton, pct1.clone())
-            .num(format!("{k}.gap"), g.mean, f1.clone())
-            .list(format!("{k}.gap_range"), g.range(), Fmt::int())
-            .num(
-                format!("{k}.newton_change"),
-                mean(&changes(s, &|c| c.newton_share)),
-                f1.clone().signed(),
-            )
-            .num(
-                format!("{k}.iterations_change"),
-                100.0 * (iterations / driver_iterations - 1.0),
-                pct0.clone().signed(),
-            )
-            .num(format!("{k}.converged"), converged, pct1.clone())
-            .num(format!("{k}.local_minima"), local_minima as f64, Fmt::int())
-            .num(format!("{k}.us"), us, Fmt::int().unit(" us"));
-        for (nb, m) in nbs.iter().zip(&summaries) {
-            if let Some(m) = m {
-                let g = Spread::of(
-                    &published
-                        .iter()
-                        .filter(|p| p.n_balls == *nb)
-                        .filter_map(|p| {
-                            find(s, p.mu, p.n_balls).map(|c| p.newton_accepted - c.newton_share)
-                        })
-                        .collect::<Vec<f64>>(),
-                );
-                facts
-                    .num(format!("{k}.newton.nb{nb}"), m.newton_share, pct0.clone())
-                    .num(format!("{k}.iterations.nb{nb}"), m.iterations, f1.clone())
-                    .num(format!("{k}.gap.nb{nb}"), g.mean, f1.clone())
-                    .list(format!("{k}.gap_range.nb{nb}"), g.range(), Fmt::int());
-            }
-        }
-        for c in &sel {
-            facts.num(
-                format!("{k}.{}.newton", cell_key(c.mu, c.n_balls)),
-                c.newton_share,
-                pct0.clone(),
-            );
-        }
-    }
-    r.table(&t)?;
-    let spread = Spread::of(&newton_means);
-    let facts = r.facts();
+/// A setting's mean converged share, its local minima and its mean microseconds per solve.
+fn setting_totals(sweep: &Sweep, s: &str) -> (f64, u64, f64) {
+    let local_minima = sweep
+        .cells
+        .iter()
+        .filter(|c| c.solver == s)
+        .map(|c| c.local_minima)
+        .sum();
+    (
+        sweep.mean(s, &|c| c.converged_share),
+        local_minima,
+        1e6 * sweep.mean(s, &|c| c.seconds_per_solve),
+    )
+}
+
+/// The facts `damping.<s>.*` of setting `s`.
+fn setting_facts(facts: &mut Facts, sweep: &Sweep, s: &str) {
+    let (f1, pct0, pct1) = (Fmt::fixed(1), Fmt::percent(0), Fmt::percent(1));
+    let k = format!("damping.{s}");
+    let g = sweep.gaps(s, None);
+    let iterations = sweep.mean(s, &|c| c.iterations);
+    let driver_iterations = sweep.mean(&sweep.driver, &|c| c.iterations);
+    let (converged, local_minima, us) = setting_totals(sweep, s);
     facts
-        .num("damping.settings", settings.len() as f64, Fmt::int())
-        .num("damping.newton_spread", spread.width(), f1.clone());
-    if let Some((s, _)) = best {
-        facts.text("damping.best_newton", s);
+        .num(
+            format!("{k}.newton"),
+            sweep.mean(s, &|c| c.newton_share),
+            pct1.clone(),
+        )
+        .num(format!("{k}.gap"), g.mean, f1.clone())
+        .list(format!("{k}.gap_range"), g.range(), Fmt::int())
+        .num(
+            format!("{k}.newton_change"),
+            Spread::of(&sweep.changes(s, &|c| c.newton_share)).mean,
+            f1.clone().signed(),
+        )
+        .num(
+            format!("{k}.iterations_change"),
+            100.0 * (iterations / driver_iterations - 1.0),
+            pct0.clone().signed(),
+        )
+        .num(format!("{k}.converged"), converged, pct1)
+        .num(format!("{k}.local_minima"), local_minima as f64, Fmt::int())
+        .num(format!("{k}.us"), us, Fmt::int().unit(" us"));
+    for nb in &sweep.nbs {
+        if let Some(m) = solver_summary(sweep.cells, s, *nb) {
+            let g = sweep.gaps(s, Some(*nb));
+            facts
+                .num(format!("{k}.newton.nb{nb}"), m.newton_share, pct0.clone())
+                .num(format!("{k}.iterations.nb{nb}"), m.iterations, f1.clone())
+                .num(format!("{k}.gap.nb{nb}"), g.mean, f1.clone())
+                .list(format!("{k}.gap_range.nb{nb}"), g.range(), Fmt::int());
+        }
     }
+    for c in sweep.cells.iter().filter(|c| c.solver == s) {
+        facts.num(
+            format!("{k}.{}.newton", cell_key(c.mu, c.n_balls)),
+            c.newton_share,
+            pct0.clone(),
+        );
+    }
+}
 
+/// `damping.csv`: every setting per cell, beside the published share.
+fn damping_cell_table(cells: &[Cell], published: &[PublishedCell]) -> Result<Table, ReportError> {
     let mut per_cell = Table::new(Some("damping.csv"))
         .csv_col("mu")
         .csv_col("n_b")
@@ -475,13 +515,13 @@ pub fn damping_section(
         .csv_col("local_minima")
         .csv_col("microseconds_per_solve")
         .csv_col("contact_steps");
-    for c in &cells {
+    for c in cells {
         let p = published
             .iter()
             .find(|p| p.mu == c.mu && p.n_balls == c.n_balls)
             .map_or(f64::NAN, |p| p.newton_accepted);
         per_cell.row(vec![
-            C::same(c.mu, &f1),
+            C::same(c.mu, &Fmt::fixed(1)),
             C::int(c.n_balls),
             C::text(c.solver.clone()),
             C::same(c.newton_share, &Fmt::fixed(2)),
@@ -493,8 +533,53 @@ pub fn damping_section(
             C::int(c.contact_steps as i64),
         ])?;
     }
-    r.table(&per_cell)?;
-    Ok(())
+    Ok(per_cell)
+}
+
+/// A shadow solver of `unknowns.toml` as the config gives it, for the templates.
+#[derive(Debug, serde::Serialize)]
+struct Shadow {
+    name: String,
+    formulation: String,
+    options: Vec<String>,
+    optimizer: String,
+}
+
+/// The pyramid comparison's driver and shadows, for the templates.
+#[derive(Debug, serde::Serialize)]
+struct Pyramid {
+    driver: String,
+    shadows: Vec<Shadow>,
+}
+
+/// One solver and `n_b` of the unknowns table, beside the driver's.
+struct Unknowns {
+    per_solve: f64,
+    solve_ratio: f64,
+    cubed: f64,
+    step_ratio: f64,
+    /// The power of the size ratio that the time ratio is: 3 for a cubic cost.
+    exponent: f64,
+}
+
+impl Unknowns {
+    /// Solver `m` against the driver `d`.
+    fn of(m: &SolverSummary, d: &SolverSummary) -> Unknowns {
+        let per_solve = m.unknowns_per_contact * m.contacts_per_solve;
+        let size_ratio = per_solve / (d.unknowns_per_contact * d.contacts_per_solve);
+        let solve_ratio = m.seconds_per_linear_solve / d.seconds_per_linear_solve;
+        Unknowns {
+            per_solve,
+            solve_ratio,
+            cubed: size_ratio.powi(3),
+            step_ratio: m.seconds_per_solve / d.seconds_per_solve,
+            exponent: if (size_ratio - 1.0).abs() > 1e-9 {
+                solve_ratio.ln() / size_ratio.ln()
+            } else {
+                f64::NAN
+            },
+        }
+    }
 }
 
 /// The unknowns section: per solver of `unknowns.toml` and `n_b`, the unknowns per contact and
@@ -503,63 +588,8 @@ pub fn unknowns_section(r: &mut Report, run: &RunData) -> Result<(), ReportError
     let driver = run.config.driver_specs()[0].name();
     let cells = table1_cells(&run.steps)?;
     let (solvers, nbs) = solvers_and_sizes(run, &cells);
-    let cfg = &run.config;
-    r.heading(
-        2,
-        "Unknowns per contact: a pyramid LCP beside the implicit NCP",
-    );
-    // Each shadow as the config gives it: formulation, its options, optimizer.
-    let shadows: Vec<String> = cfg
-        .shadow
-        .iter()
-        .map(|sp| {
-            let opts = given_options(run, &sp.name());
-            format!(
-                "`{}` (formulation `{}`, {}, under `{}`)",
-                sp.name(),
-                sp.formulation.name,
-                opts.join(", "),
-                sp.optimizer.name
-            )
-        })
-        .collect();
-    r.text(&format!(
-        "Section I-B: an LCP with an `n_p`-sided friction pyramid has `n_p + 2` unknowns per contact (\"in \
-         practice `n_p = 8` is often used\"), and since \"a direct linear solver for a system with n equations \
-         takes O(n^3) time\", reducing \"the number of unknowns per contact from 10 to 3\" \"could speed things \
-         up by a factor of 30\". Measured on the Table 1 steps \
-         (`experiments/configs/todorov2010/unknowns.toml`: {} mu x {} n_b x {} seeds x {} steps): the driver \
-         `{driver}` advances the simulation and, on the same step problems, {}. `mlcp-fb` is Mylapilli and \
-         Jain's pyramid MLCP as Fischer-Burmeister equations, the route section I-B describes (`n_f` friction \
-         directions, `n_f + 2` unknowns per contact). Per `n_b`, averaged over mu: unknowns per contact and \
-         per solve, linear systems factored per solve, the time of one factorization and solve (LLT of the \
-         damped normal equations, timed inside the driver; forming them excluded), its ratio to the driver's \
-         and what a cubic cost predicts (the cube of the ratio of unknowns per solve), then Table 1's \
-         iterations, the share of solves converged by the driver's own test and by the shared ruler (the \
-         Coulomb cone's natural map, which a pyramid's answer generally meets only when no contact slides) \
-         and the time per step (the whole solve: build, start and iterations) with its ratio to the \
-         driver's. Also in [`unknowns.csv`](unknowns.csv).",
-        cfg.sweep.get("mu").map_or(0, Vec::len),
-        cfg.sweep.get("n_balls").map_or(0, Vec::len),
-        cfg.sweep.get("seed").map_or(1, Vec::len),
-        cfg.scene.steps,
-        shadows.join(" and "),
-    ));
-    let (f1, f2) = (Fmt::fixed(1), Fmt::fixed(2));
-    let mut t = Table::new(Some("unknowns.csv"))
-        .col("solver", "solver")
-        .col("n_b", "n_b")
-        .col("unknowns per contact / per solve", "unknowns_per_contact")
-        .col("unknowns per contact / per solve", "unknowns_per_solve")
-        .col("linear solves per step", "linear_solves_per_solve")
-        .col("time per linear solve", "microseconds_per_linear_solve")
-        .col("ratio to the driver / predicted", "linear_solve_ratio")
-        .col("ratio to the driver / predicted", "cubed_size_ratio")
-        .col("iterations", "iterations")
-        .col("converged (own test / ruler)", "solver_converged_percent")
-        .col("converged (own test / ruler)", "converged_percent")
-        .col("time per step", "microseconds_per_step")
-        .col("ratio to the driver", "step_ratio");
+    super::sweep_facts(r, run);
+    let mut t = unknowns_table();
     for s in &solvers {
         for nb in &nbs {
             let (Some(m), Some(d)) = (
@@ -568,73 +598,105 @@ pub fn unknowns_section(r: &mut Report, run: &RunData) -> Result<(), ReportError
             ) else {
                 continue;
             };
-            let per_solve = m.unknowns_per_contact * m.contacts_per_solve;
-            let driver_per_solve = d.unknowns_per_contact * d.contacts_per_solve;
-            let solve_ratio = m.seconds_per_linear_solve / d.seconds_per_linear_solve;
-            let cubed = (per_solve / driver_per_solve).powi(3);
-            let step_ratio = m.seconds_per_solve / d.seconds_per_solve;
-            // The power of the size ratio that the time ratio is: 3 for a cubic cost.
-            let size_ratio = per_solve / driver_per_solve;
-            let exponent = if (size_ratio - 1.0).abs() > 1e-9 {
-                solve_ratio.ln() / size_ratio.ln()
-            } else {
-                f64::NAN
-            };
-            t.row(vec![
-                C::code(s.clone()),
-                C::int(*nb),
-                C::num(m.unknowns_per_contact, &f1, &f2),
-                C::num(per_solve, &f1, &f2),
-                C::num(m.linear_solves_per_solve, &f1, &f2),
-                C::num(
-                    1e6 * m.seconds_per_linear_solve,
-                    &f1.clone().unit(" us"),
-                    &f2,
-                ),
-                C::num(solve_ratio, &f1, &f2),
-                C::num(cubed, &f1, &f2),
-                C::num(m.iterations, &f2, &Fmt::fixed(3)),
-                C::num(m.solver_converged_share, &Fmt::percent(1), &f2),
-                C::num(m.converged_share, &Fmt::percent(1), &f2),
-                C::num(1e6 * m.seconds_per_solve, &Fmt::int().unit(" us"), &f1),
-                C::num(step_ratio, &f1, &f2),
-            ])?;
-            let k = format!("unknowns.{s}.nb{nb}");
-            r.facts()
-                .num(
-                    format!("{k}.per_contact"),
-                    m.unknowns_per_contact,
-                    f1.clone(),
-                )
-                .num(format!("{k}.per_solve"), per_solve, f1.clone())
-                .num(
-                    format!("{k}.linear_solves"),
-                    m.linear_solves_per_solve,
-                    f1.clone(),
-                )
-                .num(
-                    format!("{k}.linear_solve_us"),
-                    1e6 * m.seconds_per_linear_solve,
-                    f1.clone().unit(" us"),
-                )
-                .num(format!("{k}.linear_solve_ratio"), solve_ratio, f1.clone())
-                .num(format!("{k}.cubed_size_ratio"), cubed, Fmt::int())
-                .num(format!("{k}.exponent"), exponent, f1.clone())
-                .num(format!("{k}.iterations"), m.iterations, f1.clone())
-                .num(format!("{k}.converged"), m.converged_share, Fmt::percent(1))
-                .num(
-                    format!("{k}.own_converged"),
-                    m.solver_converged_share,
-                    Fmt::percent(1),
-                )
-                .num(
-                    format!("{k}.step_us"),
-                    1e6 * m.seconds_per_solve,
-                    Fmt::int().unit(" us"),
-                )
-                .num(format!("{k}.step_ratio"), step_ratio, f1.clone());
+            let u = Unknowns::of(&m, &d);
+            t.row(unknowns_row(s, *nb, &m, &u))?;
+            unknowns_facts(r.facts(), &format!("unknowns.{s}.nb{nb}"), &m, &u);
         }
     }
-    r.table(&t)?;
-    Ok(())
+    r.show_table("unknowns", &t)?;
+    let shadows = run
+        .config
+        .shadow
+        .iter()
+        .map(|sp| Shadow {
+            name: sp.name(),
+            formulation: sp.formulation.name.clone(),
+            options: given_options(run, &sp.name()),
+            optimizer: sp.optimizer.name.clone(),
+        })
+        .collect();
+    r.show("pyramid", Pyramid { driver, shadows })
+}
+
+/// The unknowns table's columns (`unknowns.csv`).
+fn unknowns_table() -> Table {
+    let sizes = "unknowns per contact / per solve";
+    let ratios = "ratio to the driver / predicted";
+    let converged = "converged (own test / ruler)";
+    Table::new(Some("unknowns.csv"))
+        .col("solver", "solver")
+        .col("n_b", "n_b")
+        .col(sizes, "unknowns_per_contact")
+        .col(sizes, "unknowns_per_solve")
+        .col("linear solves per step", "linear_solves_per_solve")
+        .col("time per linear solve", "microseconds_per_linear_solve")
+        .col(ratios, "linear_solve_ratio")
+        .col(ratios, "cubed_size_ratio")
+        .col("iterations", "iterations")
+        .col(converged, "solver_converged_percent")
+        .col(converged, "converged_percent")
+        .col("time per step", "microseconds_per_step")
+        .col("ratio to the driver", "step_ratio")
+}
+
+/// One row of the unknowns table: solver `s` at `nb` balls.
+fn unknowns_row(s: &str, nb: i64, m: &SolverSummary, u: &Unknowns) -> Vec<C> {
+    let (f1, f2) = (Fmt::fixed(1), Fmt::fixed(2));
+    vec![
+        C::code(s.to_string()),
+        C::int(nb),
+        C::num(m.unknowns_per_contact, &f1, &f2),
+        C::num(u.per_solve, &f1, &f2),
+        C::num(m.linear_solves_per_solve, &f1, &f2),
+        C::num(
+            1e6 * m.seconds_per_linear_solve,
+            &f1.clone().unit(" us"),
+            &f2,
+        ),
+        C::num(u.solve_ratio, &f1, &f2),
+        C::num(u.cubed, &f1, &f2),
+        C::num(m.iterations, &f2, &Fmt::fixed(3)),
+        C::num(m.solver_converged_share, &Fmt::percent(1), &f2),
+        C::num(m.converged_share, &Fmt::percent(1), &f2),
+        C::num(1e6 * m.seconds_per_solve, &Fmt::int().unit(" us"), &f1),
+        C::num(u.step_ratio, &f1, &f2),
+    ]
+}
+
+/// The facts `unknowns.<s>.nb<n>.*` under `k`.
+fn unknowns_facts(facts: &mut Facts, k: &str, m: &SolverSummary, u: &Unknowns) {
+    let f1 = Fmt::fixed(1);
+    facts
+        .num(
+            format!("{k}.per_contact"),
+            m.unknowns_per_contact,
+            f1.clone(),
+        )
+        .num(format!("{k}.per_solve"), u.per_solve, f1.clone())
+        .num(
+            format!("{k}.linear_solves"),
+            m.linear_solves_per_solve,
+            f1.clone(),
+        )
+        .num(
+            format!("{k}.linear_solve_us"),
+            1e6 * m.seconds_per_linear_solve,
+            f1.clone().unit(" us"),
+        )
+        .num(format!("{k}.linear_solve_ratio"), u.solve_ratio, f1.clone())
+        .num(format!("{k}.cubed_size_ratio"), u.cubed, Fmt::int())
+        .num(format!("{k}.exponent"), u.exponent, f1.clone())
+        .num(format!("{k}.iterations"), m.iterations, f1.clone())
+        .num(format!("{k}.converged"), m.converged_share, Fmt::percent(1))
+        .num(
+            format!("{k}.own_converged"),
+            m.solver_converged_share,
+            Fmt::percent(1),
+        )
+        .num(
+            format!("{k}.step_us"),
+            1e6 * m.seconds_per_solve,
+            Fmt::int().unit(" us"),
+        )
+        .num(format!("{k}.step_ratio"), u.step_ratio, f1);
 }
