@@ -18,34 +18,66 @@
 //!   next to our clutter run; where it could not measure, the numbers of `peers_published.csv`
 //!   (`docs/PEERS.md`), with the reason in the table's `source` column.
 //!
-//! Statistics: [`crate::analysis::castro2022`]. Facts: `sphere.{max_hop_mm, max_hop_time,
-//! glide_ratio_mean, glide_ratio_min, glide_ratio_max, glide_steps, slide_time, roll_speed,
-//! exact_slide_time, exact_roll_speed}`, `peers.sphere_hop_mm`, `set.{problems, contacts_max,
-//! oracle_worst_ratio, sap_converged, sap_iterations_max, sap_e_m_max, lbfgs_converged,
-//! lbfgs_iterations_median, ipm_converged, ipm_e_m_max, ipm_over_sap_median,
-//! distance_median, distance_max}`.
+//! Statistics: [`crate::analysis::castro2022`]. The page's prose and layout are
+//! `experiments/configs/castro2022/templates/report.md` and the sections it includes
+//! ([`crate::template`]); this module computes its tables, plots and facts. Every fact, with its
+//! value, is listed in `reports/castro2022/facts.md`.
 
-use contactlab_runs::RunConfig;
+mod peers;
+mod sigma;
+
+use contactlab_runs::{RunConfig, SolverSpec};
 use std::path::Path;
 
-use super::builder::Report;
+use super::builder::{Report, RunData};
 use super::findings::Fmt;
 use super::plots::{Axis, Chart, Series};
 use super::table::{Cell as C, Table};
 use super::{number, read_csv_with_header, read_quantities, ReportError};
 use crate::analysis::castro2022::{
-    clutter_rows, convergence_histories, engine_steps, order_of_accuracy, run_where, set_problems,
-    sphere_glide, ClutterRow, EngineRun, SetProblem,
+    clutter_rows, convergence_histories, cylinder_runs, energy_summaries, order_rows, run_where,
+    set_problems, sphere_glide, ClutterRow, EnergySummary, EnergyWindows, OrderRow, PublishedOrder,
+    SetProblem, SetSolve, SphereGlide,
 };
 use crate::analysis::quantile;
 use crate::analysis::{f64s, strs};
-use contactlab_runs::engines::EnginesConfig;
 use contactlab_runs::problems::ProblemsConfig;
 use contactlab_runs::store::read_run;
 
 /// Slip (m/s) above which a contact step counts as gliding (see
 /// [`crate::analysis::castro2022::sphere_glide`]).
 const GLIDE_MIN_SLIP: f64 = 0.1;
+
+/// Which conditional parts of the page it has, as the templates see them.
+#[derive(Debug, Default, serde::Serialize)]
+struct Sections {
+    /// Fig. 9 (the clutter run has 40 bodies with walls).
+    fig9: bool,
+    /// Fig. 10, when the clutter run kept traces at steps it reached.
+    fig10: Option<Fig10>,
+    /// The peers' section (the clutter run has 40 bodies with walls).
+    peers: bool,
+}
+
+/// Fig. 10's part, as the templates see it.
+#[derive(Debug, serde::Serialize)]
+struct Fig10 {
+    /// The traces' file.
+    traces: String,
+    /// The steps drawn.
+    steps: Vec<usize>,
+}
+
+/// The MuJoCo set's three solvers by name, as the templates see them.
+#[derive(Debug, serde::Serialize)]
+struct SetSolvers {
+    /// SAP's Algorithm 2.
+    sap: String,
+    /// L-BFGS on SAP's cost.
+    lbfgs: String,
+    /// Clarabel on SAP's primal.
+    ipm: String,
+}
 
 /// Writes `reports/castro2022/` from the runs under `data/runs/castro2022/`.
 pub fn generate(root: &Path) -> Result<(), ReportError> {
@@ -55,30 +87,77 @@ pub fn generate(root: &Path) -> Result<(), ReportError> {
         "Castro, Permenter and Han, SAP (the semi-analytic primal solver): reproduction",
         "A. M. Castro, F. N. Permenter and X. Han, *An Unconstrained Convex Formulation of Compliant Contact*, IEEE T-RO 2022.",
     );
-    r.text(
-        "SAP here is `--formulation sap` (the cost of eq. 24 with the analytic projection of \
-         sec. V-A, regularisation from physics by eqs. 29-30, `beta = 1`, `sigma = 1e-3`) solved by \
-         `newton-merit` (Algorithm 2: Newton on faer's sparse Cholesky with the symbolic analysis \
-         kept, exact line search on `dl/dalpha`). The same cost runs under `lbfgs` (argmin's \
-         L-BFGS), and its primal (eq. 19) under `clarabel` (an interior-point method, the paper's \
-         Gurobi stand-in), so every comparison below is on identical problems in one process.",
-    );
+    let mut sections = Sections::default();
     spring(&mut r)?;
     sphere(&mut r)?;
     set(&mut r, root)?;
-    let rows = clutter(&mut r)?;
-    sigma(&mut r)?;
-    peers(&mut r, root, &rows)?;
+    let rows = clutter(&mut r, &mut sections)?;
+    sigma::sigma(&mut r)?;
+    sections.peers = peers::peers(&mut r, root, &rows)?;
+    r.show("sections", sections)?;
     r.finish()?;
     Ok(())
 }
 
+/// The format that writes `x` as Rust's `{}` does (its decimals), once rounded to nine
+/// decimals (`12 * 0.01` is `0.12`).
+fn plain(x: f64) -> Fmt {
+    let rounded: f64 = format!("{x:.9}").parse().unwrap_or(x);
+    let text = format!("{rounded}");
+    Fmt::fixed(text.split_once('.').map_or(0, |(_, d)| d.len()))
+}
+
+/// The format that writes `x` as Rust's `{:e}` does: its mantissa's decimals.
+fn sci_of(x: f64) -> Fmt {
+    let text = format!("{x:e}");
+    let mantissa = text.split_once('e').map_or(text.as_str(), |(m, _)| m);
+    Fmt::sci(mantissa.split_once('.').map_or(0, |(_, d)| d.len()))
+}
+
+/// `walls` or `no walls`, as a series names a scene.
+fn walls_name(walls: bool) -> &'static str {
+    if walls {
+        "walls"
+    } else {
+        "no walls"
+    }
+}
+
+/// `walls` or `open`, as a fact names a scene.
+fn walls_key(walls: bool) -> &'static str {
+    if walls {
+        "walls"
+    } else {
+        "open"
+    }
+}
+
 /// The spring-cylinder (sec. VI-B): orders of accuracy and energy.
 fn spring(r: &mut Report) -> Result<(), ReportError> {
-    use crate::analysis::castro2022::{
-        cylinder_runs, energy_summaries, order_rows, EnergyWindows, PublishedOrder,
+    let published = published_orders(r)?;
+    let order = r.load("order.toml")?;
+    let energy = r.load("energy.toml")?;
+    let rows = order_rows(&order.steps, &published)?;
+    order_table(r, &rows)?;
+    order_plot(r, &rows)?;
+    let summaries = energy_summaries(&energy.steps, &EnergyWindows::default())?;
+    energy_table(r, &summaries)?;
+    energy_plots(r, &energy)?;
+    // The span of the energy runs, in minutes.
+    let minutes = energy.scene_value(|s| s.number("duration"))? / 60.0;
+    let decimals = if minutes.fract() == 0.0 { 0 } else { 2 };
+    r.facts()
+        .num("spring.energy_minutes", minutes, Fmt::fixed(decimals));
+    Ok(())
+}
+
+/// The paper's orders of accuracy, from `order_published.csv`.
+fn published_orders(r: &Report) -> Result<Vec<PublishedOrder>, ReportError> {
+    let parse = |what: &str, text: &str| {
+        text.parse::<f64>()
+            .map_err(|_| ReportError::Published(format!("{what} `{text}`")))
     };
-    let published: Vec<PublishedOrder> = super::read_csv_with_header(
+    read_csv_with_header(
         &r.config_file("order_published.csv"),
         &["scheme", "mu", "order", "source"],
     )?
@@ -86,35 +165,22 @@ fn spring(r: &mut Report) -> Result<(), ReportError> {
     .map(|row| {
         Ok(PublishedOrder {
             scheme: row[0].clone(),
-            mu: row[1]
-                .parse()
-                .map_err(|_| ReportError::Published(format!("mu `{}`", row[1])))?,
-            order: row[2]
-                .parse()
-                .map_err(|_| ReportError::Published(format!("order `{}`", row[2])))?,
+            mu: parse("mu", &row[1])?,
+            order: parse("order", &row[2])?,
         })
     })
-    .collect::<Result<_, ReportError>>()?;
-    let order = r.load("order.toml")?;
-    let energy = r.load("energy.toml")?;
-    r.heading(
-        2,
-        "Spring-cylinder (sec. VI-B): the theta-method's orders and energy",
-    );
-    r.text(
-        "A cylinder on a wall spring rolling (`mu = 1`) or sliding (`mu = 0`) on compliant ground, \
-         stepped by the two-stage theta-method (sec. II-D) with SAP. Orders: the slope of the \
-         position error `e_q` over 5 s against `dt` (`order.toml`); energy: `E / E0` at \
-         `dt = 0.02 s` over 10 minutes (`energy.toml`).",
-    );
-    let rows = order_rows(&order.steps, &published)?;
+    .collect()
+}
+
+/// The orders of accuracy beside the paper's (`order.csv`) and their facts.
+fn order_table(r: &mut Report, rows: &[OrderRow]) -> Result<(), ReportError> {
     let mut t = Table::new(Some("order.csv"))
         .col("scheme", "scheme")
         .col("mu", "mu")
         .col("order, paper", "order_published")
         .col("order here", "order_reproduced")
         .md_col("time steps (s)");
-    for o in &rows {
+    for o in rows {
         t.row(vec![
             C::code(o.scheme.clone()),
             C::same(o.mu, &Fmt::int()),
@@ -134,7 +200,11 @@ fn spring(r: &mut Report) -> Result<(), ReportError> {
             Fmt::fixed(2),
         );
     }
-    r.table(&t)?;
+    r.show_table("order", &t)
+}
+
+/// Fig. 7: the position error against the time step, per scheme and `mu`.
+fn order_plot(r: &mut Report, rows: &[OrderRow]) -> Result<(), ReportError> {
     let series: Vec<Series> = rows
         .iter()
         .map(|o| {
@@ -148,19 +218,21 @@ fn spring(r: &mut Report) -> Result<(), ReportError> {
             )
         })
         .collect();
-    r.plot(
-        "spring_order.svg",
-        "position error against time step (Fig. 7)",
+    r.show_plot(
+        "spring_order",
         &Chart::new(
-            "Spring-cylinder: position error e_q vs dt (Fig. 7)",
+            "Spring-cylinder: e_q vs dt (Fig. 7)",
             Axis::log("dt (s)"),
             Axis::log("e_q (m)"),
         )
         .legend_upper_left(),
         &series,
-    )?;
-    let summaries = energy_summaries(&energy.steps, &EnergyWindows::default())?;
-    let paper = super::read_csv_with_header(
+    )
+}
+
+/// The energy bands and losses beside the paper's (`energy.csv`) and their facts.
+fn energy_table(r: &mut Report, summaries: &[EnergySummary]) -> Result<(), ReportError> {
+    let paper = read_csv_with_header(
         &r.config_file("energy_published.csv"),
         &["scheme", "mu", "quantity", "value", "source"],
     )?;
@@ -183,7 +255,7 @@ fn spring(r: &mut Report) -> Result<(), ReportError> {
             "minutes_to_lose_10_percent_published",
         )
         .col("time to lose 10% (min)", "minutes_to_lose_10_percent");
-    for e in &summaries {
+    for e in summaries {
         t.row(vec![
             C::code(e.scheme.clone()),
             C::same(e.mu, &Fmt::int()),
@@ -207,9 +279,13 @@ fn spring(r: &mut Report) -> Result<(), ReportError> {
                 Fmt::fixed(1).unit(" min"),
             );
     }
-    r.table(&t)?;
+    r.show_table("energy", &t)
+}
+
+/// Figs. 5-6: `E / E0` over the first 2 s, per `mu`.
+fn energy_plots(r: &mut Report, energy: &RunData) -> Result<(), ReportError> {
+    let runs = cylinder_runs(&energy.steps)?;
     for mu in [0.0, 1.0] {
-        let runs = cylinder_runs(&energy.steps)?;
         let series: Vec<Series> = runs
             .iter()
             .filter(|c| c.mu == mu)
@@ -225,11 +301,10 @@ fn spring(r: &mut Report) -> Result<(), ReportError> {
                 )
             })
             .collect();
-        r.plot(
-            &format!("spring_energy_mu{mu}.svg"),
-            &format!("E / E0 over the first 2 s, mu = {mu} (Figs. 5-6)"),
+        r.show_plot(
+            &format!("spring_energy_mu{mu}"),
             &Chart::new(
-                &format!("Spring-cylinder, mu = {mu}: energy, dt = 0.02 s"),
+                &format!("Spring-cylinder energy, mu = {mu}"),
                 Axis::linear("time (s)"),
                 Axis::linear("E / E0"),
             )
@@ -240,19 +315,21 @@ fn spring(r: &mut Report) -> Result<(), ReportError> {
     Ok(())
 }
 
+/// The exact slide time and rolling speed of the sphere (Trinkle's answer for Mylapilli and
+/// Jain 2014, example 1), and MuJoCo's and Drake's hop (mm).
+struct SphereReference {
+    slide_time: f64,
+    roll_speed: f64,
+    peers_hop_mm: f64,
+}
+
 /// The sliding sphere: hop and glide. The sphere's parameters and its exact slide time and
-/// rolling speed (Trinkle's answer for Mylapilli and Jain 2014, example 1) are what the run
-/// recorded in its meta.
+/// rolling speed are what the run recorded in its meta.
 fn sphere(r: &mut Report) -> Result<(), ReportError> {
     let run = r.load("sphere.toml")?;
     let num = |k: &str| run.scene_value(|s| s.number(k));
     let (radius, h, mu, gravity) = (num("radius")?, num("h")?, num("mu")?, num("gravity")?);
     let g = sphere_glide(&run.steps, radius, h, mu, 1e-6, GLIDE_MIN_SLIP)?;
-    r.facts().num(
-        "sphere.glide_min_slip",
-        GLIDE_MIN_SLIP,
-        Fmt::fixed(1).unit(" m/s"),
-    );
     let published = r.config_file("sphere_published.csv");
     let peers_hop_mm = read_quantities(&published)?
         .get("peers_max_hop_mm")
@@ -265,18 +342,32 @@ fn sphere(r: &mut Report) -> Result<(), ReportError> {
         .first()
         .copied()
         .ok_or_else(|| ReportError::Published("sphere.toml: an empty `v0` recorded".into()))?;
-    let exact_slide = run.scene_value(|s| s.constant("slide_time_exact"))?;
-    let exact_roll = run.scene_value(|s| s.constant("rolling_speed_exact"))?;
-    r.heading(2, "The sliding sphere: SAP's glide (sec. V-A)");
-    r.text(&format!(
-        "Mylapilli and Jain's Example 1 (`v0 = {v0} m/s`, `mu = {}`, `h = {} s`) with SAP. The \
-         sphere's step is stated in generalized velocities with the contact's gap and `dt`, so SAP \
-         runs its near-rigid regime (`k = inf`, `tau_d = 0`). Sec. V-A predicts that a sliding \
-         contact acts as if its distance were `phi - (dt + tau_d) mu |v_t|`: the sphere should \
-         glide at `dt mu |v_t|` above the plane, and where a step starts in touch with full slip, \
-         leave it at a normal speed of about `mu |v_t|`.",
-        mu, h
-    ));
+    let exact = SphereReference {
+        slide_time: run.scene_value(|s| s.constant("slide_time_exact"))?,
+        roll_speed: run.scene_value(|s| s.constant("rolling_speed_exact"))?,
+        peers_hop_mm,
+    };
+    sphere_table(r, &g, &exact)?;
+    sphere_facts(r, &g, &exact);
+    r.facts()
+        .num("sphere.v0", v0, plain(v0))
+        .num("sphere.mu", mu, plain(mu))
+        .num("sphere.h", h, plain(h))
+        .num(
+            "sphere.hop_prediction_mm",
+            1e3 * (mu * v0).powi(2) / (2.0 * gravity),
+            Fmt::fixed(1).unit(" mm"),
+        );
+    Ok(())
+}
+
+/// The sphere's hop, glide, slide time and rolling speed beside the exact answer and the
+/// peers' hop (`sphere.csv`).
+fn sphere_table(
+    r: &mut Report,
+    g: &SphereGlide,
+    exact: &SphereReference,
+) -> Result<(), ReportError> {
     let mut t = Table::new(Some("sphere.csv"))
         .col("quantity", "quantity")
         .col("SAP here", "reproduced")
@@ -284,86 +375,66 @@ fn sphere(r: &mut Report) -> Result<(), ReportError> {
         .col("MuJoCo / Drake (docs/PEERS.md)", "peers");
     let mm = Fmt::fixed(2);
     let s3 = Fmt::fixed(3);
-    let ratio = Fmt::fixed(3);
     t.row(vec![
         C::text("largest hop (mm)"),
         C::same(1e3 * g.max_hop, &mm),
         C::same(0.0, &mm),
-        C::same(peers_hop_mm, &mm),
+        C::same(exact.peers_hop_mm, &mm),
     ])?;
     t.row(vec![
         C::text("glide height / (dt mu |slip|): mean over gliding steps"),
-        C::same(g.glide_ratio[0], &ratio),
+        C::same(g.glide_ratio[0], &Fmt::fixed(3)),
         C::text("-"),
         C::text("-"),
     ])?;
     t.row(vec![
         C::text("slide time (s)"),
         C::same(g.slide_time, &s3),
-        C::same(exact_slide, &s3),
+        C::same(exact.slide_time, &s3),
         C::text("-"),
     ])?;
     t.row(vec![
         C::text("rolling speed (m/s)"),
         C::same(g.roll_speed, &Fmt::fixed(4)),
-        C::same(exact_roll, &Fmt::fixed(4)),
+        C::same(exact.roll_speed, &Fmt::fixed(4)),
         C::text("-"),
     ])?;
-    r.table(&t)?;
-    let f = r.facts();
-    f.num(
-        "sphere.max_hop_mm",
-        1e3 * g.max_hop,
-        Fmt::fixed(1).unit(" mm"),
-    )
-    .num(
-        "sphere.max_hop_time",
-        g.max_hop_time,
+    r.show_table("sphere", &t)
+}
+
+/// The sphere's facts: hop, glide, slide and roll, and the references.
+fn sphere_facts(r: &mut Report, g: &SphereGlide, exact: &SphereReference) {
+    let (s, mm, ms) = (
         Fmt::fixed(3).unit(" s"),
-    )
-    .num("sphere.glide_ratio_mean", g.glide_ratio[0], Fmt::fixed(3))
-    .num("sphere.glide_ratio_min", g.glide_ratio[1], Fmt::fixed(3))
-    .num("sphere.glide_ratio_max", g.glide_ratio[2], Fmt::fixed(3))
-    .num("sphere.glide_steps", g.glide_steps as f64, Fmt::int())
-    .num(
-        "sphere.contact_share",
-        100.0 * g.contact_share,
-        Fmt::percent(0),
-    )
-    .num("sphere.slide_time", g.slide_time, Fmt::fixed(3).unit(" s"))
-    .num(
-        "sphere.roll_speed",
-        g.roll_speed,
-        Fmt::fixed(4).unit(" m/s"),
-    )
-    .num(
-        "sphere.exact_slide_time",
-        exact_slide,
-        Fmt::fixed(3).unit(" s"),
-    )
-    .num(
-        "sphere.exact_roll_speed",
-        exact_roll,
-        Fmt::fixed(4).unit(" m/s"),
-    )
-    .num(
-        "sphere.hop_prediction_mm",
-        1e3 * (mu * v0).powi(2) / (2.0 * gravity),
         Fmt::fixed(1).unit(" mm"),
-    )
-    .num(
-        "peers.sphere_hop_mm",
-        peers_hop_mm,
-        Fmt::fixed(1).unit(" mm"),
+        Fmt::fixed(4).unit(" m/s"),
     );
-    Ok(())
+    r.facts()
+        .num(
+            "sphere.glide_min_slip",
+            GLIDE_MIN_SLIP,
+            Fmt::fixed(1).unit(" m/s"),
+        )
+        .num("sphere.max_hop_mm", 1e3 * g.max_hop, mm.clone())
+        .num("sphere.max_hop_time", g.max_hop_time, s.clone())
+        .num("sphere.glide_ratio_mean", g.glide_ratio[0], Fmt::fixed(3))
+        .num("sphere.glide_ratio_min", g.glide_ratio[1], Fmt::fixed(3))
+        .num("sphere.glide_ratio_max", g.glide_ratio[2], Fmt::fixed(3))
+        .num("sphere.glide_steps", g.glide_steps as f64, Fmt::int())
+        .num(
+            "sphere.contact_share",
+            100.0 * g.contact_share,
+            Fmt::percent(0),
+        )
+        .num("sphere.slide_time", g.slide_time, s.clone())
+        .num("sphere.roll_speed", g.roll_speed, ms.clone())
+        .num("sphere.exact_slide_time", exact.slide_time, s)
+        .num("sphere.exact_roll_speed", exact.roll_speed, ms)
+        .num("peers.sphere_hop_mm", exact.peers_hop_mm, mm);
 }
 
 /// The solve of `solver` on `p`, if it ran.
-fn solve_of<'a>(
-    p: &'a SetProblem,
-    solver: &str,
-) -> Option<&'a crate::analysis::castro2022::SetSolve> {
+fn solve_of<'a>(p: &'a SetProblem, solver: &str) -> Option<&'a SetSolve> {
     p.solves.iter().find(|s| s.solver == solver)
 }
 
@@ -388,33 +459,38 @@ fn set(r: &mut Report, root: &Path) -> Result<(), ReportError> {
     };
     let (sap, lbfgs, ipm) = (spec("newton-merit")?, spec("lbfgs")?, spec("clarabel")?);
     let names: Vec<String> = [sap, lbfgs, ipm].iter().map(|s| s.name()).collect();
-    r.heading(2, "SAP on problems exported from MuJoCo");
-    r.text(&format!(
-        "The {} generalized problems in `data/mujoco/global/` (MuJoCo 4.0 runs of balls in a box \
-         and clutter; MuJoCo's impulses beside each). They carry no stiffness or time step, so SAP \
-         runs near-rigid (`phi0 = 0`, `v^ = 0`), from `v*` (no previous step to warm-start from). \
-         Solvers (`mujoco_set.toml`): `{}` (Algorithm 2, `eps_a = {:e}`, `eps_r = {:e}`), `{}` \
-         (L-BFGS on the same cost, `eps_r = {:e}`, at most {} iterations) and `{}` (Clarabel on \
-         the primal with its default tolerances, `1e-8`, its `e_m` measured at its own primal pair \
-         `(v, sigma)`; it cannot warm-start and its time includes its set-up). Times are medians \
-         of {} solves in interleaved rounds (one under {:.0} ms after an untimed one of the same \
-         solver, so that the previous solver's code in cache does not decide it). `distance` is \
-         `max |gamma - r_MuJoCo| / max |r_MuJoCo|`: both are regularised, differently (MuJoCo's \
-         `solref`/`solimp` against eqs. 29-30), so they are close, not equal. The oracle column \
-         (the run's `[reference]`) solves SAP with MuJoCo's own regulariser and `v_ref`: then SAP's \
-         dual is MuJoCo's problem, and the impulse error must be inside the ball MuJoCo's own KKT \
-         residual allows.",
-        rows.len(),
-        names[0],
-        sap.tol,
-        sap.rel_tol,
-        names[1],
-        lbfgs.rel_tol,
-        lbfgs.max_iter,
-        names[2],
-        cfg.rounds,
-        contactlab_runs::problems::WARM_UP_BELOW_SECONDS * 1e3,
-    ));
+    set_settings(r, &cfg, sap, lbfgs);
+    r.show(
+        "set_solvers",
+        SetSolvers {
+            sap: names[0].clone(),
+            lbfgs: names[1].clone(),
+            ipm: names[2].clone(),
+        },
+    )?;
+    set_table(r, &rows, &names)?;
+    set_facts(r, &rows, &names);
+    Ok(())
+}
+
+/// The settings of the MuJoCo set's run the prose quotes: tolerances, budget, rounds.
+fn set_settings(r: &mut Report, cfg: &ProblemsConfig, sap: &SolverSpec, lbfgs: &SolverSpec) {
+    r.facts()
+        .num("set.sap_tol", sap.tol, sci_of(sap.tol))
+        .num("set.sap_rel_tol", sap.rel_tol, sci_of(sap.rel_tol))
+        .num("set.lbfgs_rel_tol", lbfgs.rel_tol, sci_of(lbfgs.rel_tol))
+        .num("set.lbfgs_max_iter", lbfgs.max_iter as f64, Fmt::int())
+        .num("set.rounds", cfg.rounds as f64, Fmt::int())
+        .num(
+            "set.warm_up_ms",
+            contactlab_runs::problems::WARM_UP_BELOW_SECONDS * 1e3,
+            Fmt::int(),
+        );
+}
+
+/// Every problem of the MuJoCo set with each solver's status, iterations, time and `e_m`
+/// (`mujoco_set.csv`).
+fn set_table(r: &mut Report, rows: &[SetProblem], names: &[String]) -> Result<(), ReportError> {
     let mut t = Table::new(Some("mujoco_set.csv"))
         .col("problem", "problem")
         .col("contacts", "contacts")
@@ -430,22 +506,20 @@ fn set(r: &mut Report, root: &Path) -> Result<(), ReportError> {
     t = t
         .col("SAP distance to MuJoCo", "sap_distance_to_mujoco")
         .col("oracle error / bound", "oracle_error_over_bound");
-    let sci = Fmt::sci(1);
-    let ms = Fmt::fixed(3);
-    for p in &rows {
+    for p in rows {
         let mut cells = vec![
             C::code(p.name.clone()),
             C::int(p.contacts as i64),
             C::int(p.dofs as i64),
             C::same(p.mujoco_iterations, &Fmt::int()),
         ];
-        for n in &names {
+        for n in names {
             match solve_of(p, n) {
                 Some(s) => cells.extend([
                     C::text(s.status.clone()),
                     C::int(s.iterations as i64),
-                    C::num(1e3 * s.seconds, &ms, &Fmt::fixed(4)),
-                    C::same(s.e_m, &sci),
+                    C::num(1e3 * s.seconds, &Fmt::fixed(3), &Fmt::fixed(4)),
+                    C::same(s.e_m, &Fmt::sci(1)),
                 ]),
                 None => cells.extend((0..4).map(|_| C::text("-"))),
             }
@@ -455,13 +529,11 @@ fn set(r: &mut Report, root: &Path) -> Result<(), ReportError> {
         cells.push(C::same(p.oracle_error / p.oracle_bound, &Fmt::sci(1)));
         t.row(cells)?;
     }
-    r.table(&t)?;
-    set_facts(r, &rows, &names);
-    Ok(())
+    r.show_table("mujoco_set", &t)
 }
-
+/// The MuJoCo set's facts: convergence, iterations, accuracy, speed and distance to MuJoCo.
 fn set_facts(r: &mut Report, rows: &[SetProblem], names: &[String]) {
-    let per = |solver: &str, get: &dyn Fn(&crate::analysis::castro2022::SetSolve) -> f64| {
+    let per = |solver: &str, get: &dyn Fn(&SetSolve) -> f64| {
         rows.iter()
             .filter_map(|p| solve_of(p, solver).map(get))
             .collect::<Vec<f64>>()
@@ -564,32 +636,49 @@ fn published_speedups(r: &Report) -> Result<Vec<(usize, bool, f64)>, ReportError
 }
 
 /// Clutter (sec. VI-C): SAP along the trajectory, Clarabel on the same step problems.
-fn clutter(r: &mut Report) -> Result<Vec<ClutterRow>, ReportError> {
+fn clutter(r: &mut Report, sections: &mut Sections) -> Result<Vec<ClutterRow>, ReportError> {
     let run = r.load("clutter.toml")?;
     let rows = clutter_rows(&run.steps, SAP, IPM)?;
     let speedups = published_speedups(r)?;
-    let published_speedup = |bodies: usize, walls: bool| {
-        speedups
-            .iter()
-            .find(|p| p.0 == bodies && p.1 == walls)
-            .map_or(f64::NAN, |p| p.2)
-    };
-    r.heading(2, "Clutter (sec. VI-C)");
-    r.text(&format!(
-        "Spheres (r = 5 cm) and 10 cm boxes dropped in four columns into the 80 cm container, with \
-         and without walls, `k = 1e12`, `tau_d = dt`, `mu = 1`, `dt = 10 ms`, {} steps; contacts \
-         from parry3d with up to four points per box manifold. SAP (`eps_a = 1e-16`, \
-         `eps_r = 1e-5`) advances the scene, warm-started from the previous velocities; Clarabel \
-         solves the very same step problems beside it (`shadow`), from scratch each time \
-         (interior points cannot warm-start) and with its set-up in its time. The speed-up is the \
-         median over steps of Clarabel's time over SAP's on the same problem. Both solve times \
-         leave out the build of SAP's cost that both start from (`A` restricted to the touched \
-         trees, the Hessian's pattern, the regularization), which has its own column; the whole \
-         step keeps it. The paper's \
-         speed-ups are against Gurobi, whose reported time leaves out its set-up; its text gives \
-         values only at the ends of Fig. 12.",
-        rows.first().map_or(0, |x| x.steps)
-    ));
+    clutter_table(r, &rows, &speedups)?;
+    let bodies = bodies_ticks(&rows);
+    speedup_plot(r, &rows, &speedups, &bodies)?;
+    contacts_plot(r, &rows, &bodies)?;
+    fig13(r, &rows, &bodies)?;
+    sections.fig9 = fig9(r, &run.steps)?;
+    sections.fig10 = fig10(r, &run)?;
+    clutter_facts(r, &rows);
+    // The simulated span of every clutter run: its steps times its time step.
+    let dt = run.scene_value(|s| s.number("dt"))?;
+    r.facts()
+        .num(
+            "clutter.simulated_seconds",
+            run.config.scene.steps as f64 * dt,
+            Fmt::int(),
+        )
+        .num(
+            "clutter.steps",
+            rows.first().map_or(0, |x| x.steps) as f64,
+            Fmt::int(),
+        );
+    Ok(rows)
+}
+
+/// The paper's speed-up at `bodies` with or without `walls`, NaN where its text gives none.
+fn published_speedup(speedups: &[(usize, bool, f64)], bodies: usize, walls: bool) -> f64 {
+    speedups
+        .iter()
+        .find(|p| p.0 == bodies && p.1 == walls)
+        .map_or(f64::NAN, |p| p.2)
+}
+
+/// Every clutter run: contacts, both solvers' iterations, times, accuracy and the speed-up
+/// beside the paper's (`clutter.csv`).
+fn clutter_table(
+    r: &mut Report,
+    rows: &[ClutterRow],
+    speedups: &[(usize, bool, f64)],
+) -> Result<(), ReportError> {
     let mut t = Table::new(Some("clutter.csv"))
         .col("bodies", "bodies")
         .col("walls", "walls")
@@ -615,7 +704,7 @@ fn clutter(r: &mut Report) -> Result<Vec<ClutterRow>, ReportError> {
         .col("SAP e_mu max", "e_mu_max_sap")
         .col("Clarabel e_mu mean", "e_mu_mean_ipm")
         .col("SAP run, s", "sap_run_seconds");
-    for c in &rows {
+    for c in rows {
         t.row(vec![
             C::int(c.bodies as i64),
             C::text(c.walls.to_string()),
@@ -632,7 +721,7 @@ fn clutter(r: &mut Report) -> Result<Vec<ClutterRow>, ReportError> {
             seconds_cell(c.ipm_seconds_median),
             C::same(c.ipm_iterations_mean, &Fmt::fixed(1)),
             C::int(c.ipm_unconverged as i64),
-            C::same(published_speedup(c.bodies, c.walls), &Fmt::int()),
+            C::same(published_speedup(speedups, c.bodies, c.walls), &Fmt::int()),
             C::same(c.speedup, &Fmt::fixed(1)),
             C::same(c.e_m_max[0], &Fmt::sci(1)),
             C::same(c.e_m_max[1], &Fmt::sci(1)),
@@ -643,50 +732,53 @@ fn clutter(r: &mut Report) -> Result<Vec<ClutterRow>, ReportError> {
             C::same(c.sap_run_seconds, &Fmt::fixed(2)),
         ])?;
     }
-    r.table(&t)?;
-    let speed = |walls: bool| -> Series {
+    r.show_table("clutter", &t)
+}
+
+/// Fig. 12: the speed-up over the interior point against bodies, ours and the paper's.
+fn speedup_plot(
+    r: &mut Report,
+    rows: &[ClutterRow],
+    speedups: &[(usize, bool, f64)],
+    bodies: &[f64],
+) -> Result<(), ReportError> {
+    let here = |walls: bool| -> Series {
         (
-            format!(
-                "here, vs Clarabel, {}",
-                if walls { "walls" } else { "no walls" }
-            ),
+            format!("here, vs Clarabel, {}", walls_name(walls)),
             rows.iter()
                 .filter(|c| c.walls == walls)
                 .map(|c| (c.bodies as f64, c.speedup))
                 .collect(),
         )
     };
-    let published: Vec<Series> = [true, false]
-        .into_iter()
-        .map(|w| {
-            (
-                format!("paper, vs Gurobi, {}", if w { "walls" } else { "no walls" }),
-                speedups
-                    .iter()
-                    .filter(|p| p.1 == w)
-                    .map(|p| (p.0 as f64, p.2))
-                    .collect(),
-            )
-        })
-        .collect();
-    let bodies = bodies_ticks(&rows);
-    let mut series = vec![speed(true), speed(false)];
-    series.extend(published);
-    r.plot(
-        "speedup_vs_bodies.svg",
-        "speed-up of SAP over the interior point vs bodies (Fig. 12)",
+    let paper = |walls: bool| -> Series {
+        (
+            format!("paper, vs Gurobi, {}", walls_name(walls)),
+            speedups
+                .iter()
+                .filter(|p| p.1 == walls)
+                .map(|p| (p.0 as f64, p.2))
+                .collect(),
+        )
+    };
+    r.show_plot(
+        "speedup_vs_bodies",
         &Chart::new(
-            "SAP speed-up over an interior point, per step (Fig. 12)",
-            Axis::log("bodies").ticks(bodies.clone()),
+            "SAP speed-up per step (Fig. 12)",
+            Axis::log("bodies").ticks(bodies.to_vec()),
             Axis::log("IPM time / SAP time"),
         ),
-        &series,
-    )?;
+        &[here(true), here(false), paper(true), paper(false)],
+    )
+}
+
+/// Fig. 11: the median contacts per step against bodies.
+fn contacts_plot(r: &mut Report, rows: &[ClutterRow], bodies: &[f64]) -> Result<(), ReportError> {
     let contacts: Vec<Series> = [true, false]
         .into_iter()
         .map(|w| {
             (
-                if w { "walls" } else { "no walls" }.to_string(),
+                walls_name(w).to_string(),
                 rows.iter()
                     .filter(|c| c.walls == w)
                     .map(|c| (c.bodies as f64, c.contacts_median))
@@ -694,29 +786,16 @@ fn clutter(r: &mut Report) -> Result<Vec<ClutterRow>, ReportError> {
             )
         })
         .collect();
-    r.plot(
-        "contacts_vs_bodies.svg",
-        "median contacts per step vs bodies (Fig. 11)",
+    r.show_plot(
+        "contacts_vs_bodies",
         &Chart::new(
-            "Contacts per step (median) vs bodies (Fig. 11)",
-            Axis::log("bodies").ticks(bodies),
+            "Median contacts per step (Fig. 11)",
+            Axis::log("bodies").ticks(bodies.to_vec()),
             Axis::log("contacts"),
         )
         .legend_upper_left(),
         &contacts,
-    )?;
-    fig13(r, &rows, &bodies_ticks(&rows))?;
-    fig9(r, &run.steps)?;
-    fig10(r, &run)?;
-    clutter_facts(r, &rows);
-    // The simulated span of every clutter run: its steps times its time step.
-    let dt = run.scene_value(|s| s.number("dt"))?;
-    r.facts().num(
-        "clutter.simulated_seconds",
-        run.config.scene.steps as f64 * dt,
-        Fmt::int(),
-    );
-    Ok(rows)
+    )
 }
 
 /// The distinct body counts of the clutter rows, for an axis' ticks.
@@ -735,7 +814,7 @@ fn fig13(r: &mut Report, rows: &[ClutterRow], bodies: &[f64]) -> Result<(), Repo
             .into_iter()
             .map(|w| {
                 (
-                    format!("{who}, {}", if w { "walls" } else { "no walls" }),
+                    format!("{who}, {}", walls_name(w)),
                     rows.iter()
                         .filter(|c| c.walls == w)
                         .map(|c| (c.bodies as f64, what(c)))
@@ -745,23 +824,21 @@ fn fig13(r: &mut Report, rows: &[ClutterRow], bodies: &[f64]) -> Result<(), Repo
             })
             .collect()
     };
-    let mut e_m = series(&|c| c.e_m_mean[0], "SAP");
+    let mut e_m = series(&|c| c.e_m_mean[0], SAP);
     e_m.extend(series(&|c| c.e_m_mean[1], IPM));
-    r.plot(
-        "clutter_e_m.svg",
-        "mean momentum error e_m per solver vs bodies (Fig. 13, top)",
+    r.show_plot(
+        "clutter_e_m",
         &Chart::new(
-            "Mean momentum error e_m (eq. 32) vs bodies (Fig. 13)",
+            "Mean e_m vs bodies (Fig. 13)",
             Axis::log("bodies").ticks(bodies.to_vec()),
             Axis::log("e_m"),
         ),
         &e_m,
     )?;
-    r.plot(
-        "clutter_e_mu.svg",
-        "mean complementarity error e_mu of the interior point vs bodies (Fig. 13, bottom)",
+    r.show_plot(
+        "clutter_e_mu",
         &Chart::new(
-            "Mean complementarity error e_mu (eq. 33) vs bodies (Fig. 13)",
+            "Mean e_mu vs bodies (Fig. 13)",
             Axis::log("bodies").ticks(bodies.to_vec()),
             Axis::log("e_mu"),
         ),
@@ -769,13 +846,12 @@ fn fig13(r: &mut Report, rows: &[ClutterRow], bodies: &[f64]) -> Result<(), Repo
     )
 }
 
-/// Fig. 10: SAP's convergence on steps 60 and 520 of 40 bodies with walls, from the traces the
-/// clutter run keeps at the steps its `[output] traces_at` asks for; the paper's iterations from
-/// `convergence_published.csv`.
-fn fig10(r: &mut Report, run: &super::builder::RunData) -> Result<(), ReportError> {
+/// The paper's iterations at Fig. 10's steps, from `convergence_published.csv`: (step,
+/// iterations).
+fn published_convergence(r: &Report) -> Result<Vec<(usize, f64)>, ReportError> {
     let path = r.config_file("convergence_published.csv");
     let want = ["step", "iterations", "source"];
-    let published = read_csv_with_header(&path, &want)?
+    read_csv_with_header(&path, &want)?
         .iter()
         .map(|row| {
             Ok((
@@ -783,25 +859,33 @@ fn fig10(r: &mut Report, run: &super::builder::RunData) -> Result<(), ReportErro
                 number(&path, row, &want, 1)?,
             ))
         })
-        .collect::<Result<Vec<(usize, f64)>, ReportError>>()?;
+        .collect()
+}
+
+/// Fig. 10: SAP's convergence on steps 60 and 520 of 40 bodies with walls, from the traces the
+/// clutter run keeps at the steps its `[output] traces_at` asks for; the paper's iterations from
+/// `convergence_published.csv`. `None` when the run has no such traces.
+fn fig10(r: &mut Report, run: &RunData) -> Result<Option<Fig10>, ReportError> {
+    let published = published_convergence(r)?;
     let Some(run_index) = run_where(
         &run.steps,
         &[("n_bodies", "40"), ("walls", "true"), ("seed", "0")],
     )?
     else {
-        return Ok(());
+        return Ok(None);
     };
-    let traces = read_run(
-        &run.data_path
-            .with_file_name(format!("{}_traces.parquet", run.config.name)),
+    let traces = format!("{}_traces.parquet", run.config.name);
+    let h = convergence_histories(
+        &read_run(&run.data_path.with_file_name(&traces))?,
+        run_index,
+        SAP,
     )?;
-    let h = convergence_histories(&traces, run_index, SAP)?;
     // A cut-down run (CI) may not reach the paper's steps: draw what it reaches.
-    let mut at: Vec<usize> = h.iter().map(|p| p.step).collect();
-    at.sort_unstable();
-    at.dedup();
-    if at.is_empty() {
-        return Ok(());
+    let mut steps: Vec<usize> = h.iter().map(|p| p.step).collect();
+    steps.sort_unstable();
+    steps.dedup();
+    if steps.is_empty() {
+        return Ok(None);
     }
     let mut t = Table::new(Some("convergence.csv"))
         .col("step", "step")
@@ -809,7 +893,7 @@ fn fig10(r: &mut Report, run: &super::builder::RunData) -> Result<(), ReportErro
         .col("iterations here", "iterations_reproduced")
         .col("final |D grad|", "final_optimality");
     let mut series = Vec::new();
-    for &step in &at {
+    for &step in &steps {
         let paper = published
             .iter()
             .find(|p| p.0 == step)
@@ -829,50 +913,28 @@ fn fig10(r: &mut Report, run: &super::builder::RunData) -> Result<(), ReportErro
                 .map(|p| (p.iteration as f64, p.optimality))
                 .collect::<Vec<_>>(),
         ));
+        let k = format!("clutter.fig10.step{step}");
         r.facts()
-            .num(
-                format!("clutter.fig10.step{step}.iterations"),
-                iterations as f64,
-                Fmt::int(),
-            )
-            .num(
-                format!("clutter.fig10.step{step}.step"),
-                step as f64,
-                Fmt::int(),
-            )
-            .num(
-                format!("clutter.fig10.step{step}.iterations_published"),
-                paper,
-                Fmt::int(),
-            );
+            .num(format!("{k}.iterations"), iterations as f64, Fmt::int())
+            .num(format!("{k}.step"), step as f64, Fmt::int())
+            .num(format!("{k}.iterations_published"), paper, Fmt::int());
     }
-    r.text(&format!(
-        "Fig. 10: SAP's convergence on two steps of the 40-body run with walls (the traces the \
-         clutter run kept at the steps its `[output] traces_at` asks for, `{}_traces.parquet`; the \
-         optimality measure is eq. 26's `|D grad l|`).",
-        run.config.name
-    ));
-    r.table(&t)?;
-    let steps = at
-        .iter()
-        .map(ToString::to_string)
-        .collect::<Vec<_>>()
-        .join(" and ");
-    r.plot(
-        "clutter40_convergence.svg",
-        &format!("SAP convergence histories on steps {steps} (Fig. 10)"),
+    r.show_table("convergence", &t)?;
+    r.show_plot(
+        "clutter40_convergence",
         &Chart::new(
-            "Clutter, 40 bodies, walls: SAP convergence (Fig. 10)",
+            "SAP convergence, 40 bodies (Fig. 10)",
             Axis::linear("iteration"),
             Axis::log("|D grad l|"),
         ),
         &series,
     )?;
-    Ok(())
+    Ok(Some(Fig10 { traces, steps }))
 }
 
-/// Fig. 9: SAP's iterations and time per step over time, 40 bodies with walls.
-fn fig9(r: &mut Report, df: &polars::prelude::DataFrame) -> Result<(), ReportError> {
+/// Fig. 9: SAP's iterations and time per step over time, 40 bodies with walls; `false` when
+/// the run has none.
+fn fig9(r: &mut Report, df: &polars::prelude::DataFrame) -> Result<bool, ReportError> {
     let bodies = f64s(df, "n_bodies")?;
     let walls = strs(df, "walls")?;
     let solver = strs(df, "solver")?;
@@ -887,47 +949,42 @@ fn fig9(r: &mut Report, df: &polars::prelude::DataFrame) -> Result<(), ReportErr
     };
     let sap_it = pick(SAP, &it, 1.0);
     if sap_it.is_empty() {
-        return Ok(());
+        return Ok(false);
     }
-    r.plot(
-        "clutter40_iterations.svg",
-        "iterations per step, 40 bodies with walls (Fig. 9, top)",
+    r.show_plot(
+        "clutter40_iterations",
         &Chart::new(
-            "Clutter, 40 bodies, walls: iterations per step (Fig. 9)",
+            "Clutter-40 iterations per step (Fig. 9)",
             Axis::linear("time (s)"),
             Axis::linear("iterations"),
         )
         .lines_only(),
         &[
-            ("SAP".to_string(), sap_it),
-            ("Clarabel".to_string(), pick(IPM, &it, 1.0)),
+            (SAP.to_string(), sap_it),
+            (IPM.to_string(), pick(IPM, &it, 1.0)),
         ],
     )?;
-    r.plot(
-        "clutter40_time.svg",
-        "solver time per step, 40 bodies with walls (Fig. 9, bottom)",
+    r.show_plot(
+        "clutter40_time",
         &Chart::new(
-            "Clutter, 40 bodies, walls: solver time per step (Fig. 9)",
+            "Clutter-40 solver time (Fig. 9)",
             Axis::linear("time (s)"),
             Axis::log("ms"),
         )
         .lines_only(),
         &[
-            ("SAP".to_string(), pick(SAP, &secs, 1e3)),
-            ("Clarabel".to_string(), pick(IPM, &secs, 1e3)),
+            (SAP.to_string(), pick(SAP, &secs, 1e3)),
+            (IPM.to_string(), pick(IPM, &secs, 1e3)),
         ],
     )?;
-    Ok(())
+    Ok(true)
 }
-
+/// Per clutter run: SAP's iterations, speed-up, build share, contacts, times and accuracy;
+/// and the extremes over all runs.
 fn clutter_facts(r: &mut Report, rows: &[ClutterRow]) {
     let f = r.facts();
     for c in rows {
-        let k = format!(
-            "clutter.n{}.{}",
-            c.bodies,
-            if c.walls { "walls" } else { "open" }
-        );
+        let k = format!("clutter.n{}.{}", c.bodies, walls_key(c.walls));
         f.num(
             format!("{k}.iterations_mean"),
             c.sap_iterations[0],
@@ -1014,353 +1071,114 @@ fn clutter_facts(r: &mut Report, rows: &[ClutterRow]) {
     );
 }
 
-/// One engine's row of `peers_published.csv`: docs/PEERS.md's whole-step times.
-struct PublishedPeer {
-    bodies: usize,
-    engine: String,
-    configuration: String,
-    seconds: f64,
-    source: String,
-}
-
-fn published_peers(r: &Report) -> Result<Vec<PublishedPeer>, ReportError> {
-    let path = r.config_file("peers_published.csv");
-    let want = [
-        "scene",
-        "bodies",
-        "engine",
-        "configuration",
-        "ms_per_step_median",
-        "source",
-    ];
-    read_csv_with_header(&path, &want)?
-        .iter()
-        .map(|row| {
-            Ok(PublishedPeer {
-                bodies: number(&path, row, &want, 1)? as usize,
-                engine: row[2].clone(),
-                configuration: row[3].clone(),
-                seconds: 1e-3 * number(&path, row, &want, 4)?,
-                source: row[5].clone(),
-            })
-        })
-        .collect()
-}
-
-/// Per-step time on clutter with 40 bodies and walls beside MuJoCo's and Drake's, from the
-/// other-engine run `peers.toml`; where it did not measure an engine, `peers_published.csv`'s
-/// number with the reason in the `source` column.
-fn peers(r: &mut Report, root: &Path, rows: &[ClutterRow]) -> Result<(), ReportError> {
-    let Some(ours) = rows.iter().find(|c| c.bodies == 40 && c.walls) else {
-        return Ok(());
-    };
-    let cfg = EnginesConfig::load(&r.config_file("peers.toml"))?;
-    let (df, _) = r.load_data(&cfg.name, &cfg.data_path(root))?;
-    let run = engine_steps(&df)?;
-    let published: Vec<PublishedPeer> = published_peers(r)?
-        .into_iter()
-        .filter(|p| p.bodies == ours.bodies)
-        .collect();
-    let measured: Vec<_> = match &run {
-        EngineRun::Measured(m) => m.iter().filter(|e| e.bodies == ours.bodies).collect(),
-        EngineRun::Skipped(_) => Vec::new(),
-    };
-    let mut engines: Vec<&str> = published.iter().map(|p| p.engine.as_str()).collect();
-    for m in &measured {
-        if !engines.contains(&m.engine.as_str()) {
-            engines.push(&m.engine);
-        }
-    }
-    r.heading(2, "Beside MuJoCo and Drake (clutter, 40 bodies, walls)");
-    r.text(
-        "Whole-step wall time, median over the run: ours is collision detection, assembly, SAP \
-         and the update (`seconds + scene_seconds` of the run); MuJoCo's is `mj_step` (Newton, \
-         elliptic cones, soft contacts by its own `solref`/`solimp`); Drake's is one \
-         `AdvanceTo` of its SAP with the paper's `k = 1e12`, `tau_d = h`, called from Python \
-         (`experiments/peers/bench.py`, run by `peers.toml`). Drake gives one contact point per \
-         shape pair, MuJoCo up to four per box pair, we up to four: contacts per step are beside \
-         the times. Our run shares the machine's two cores with the sweep's other run. An engine \
-         the peers' run did not measure shows docs/PEERS.md's number (`peers_published.csv`, with \
-         its own configuration) and says why.",
-    );
-    let mut t = Table::new(Some("peers.csv"))
-        .col("scene", "scene")
-        .col("bodies", "bodies")
-        .col("engine", "engine")
-        .md_col("configuration")
-        .col("ms per step (median)", "seconds_per_step_median")
-        .col("contacts per step (median)", "contacts_per_step_median")
-        .col("source", "source");
-    let scene = format!("clutter_n{}", ours.bodies);
-    t.row(vec![
-        C::code(scene.clone()),
-        C::int(ours.bodies as i64),
-        C::code("contactlab-sap"),
-        C::text("SAP + newton-merit, eps_r = 1e-5"),
-        seconds_cell(ours.step_seconds_median),
-        C::same(ours.contacts_median, &Fmt::int()),
-        C::text("measured in this run"),
-    ])?;
-    let mut times = Vec::new();
-    let mut not_measured = Vec::new();
-    for engine in engines {
-        let m = measured.iter().find(|m| m.engine == engine);
-        if let Some(m) = m.filter(|m| m.error.is_empty()) {
-            t.row(vec![
-                C::code(m.scene.clone()),
-                C::int(m.bodies as i64),
-                C::code(engine),
-                C::text(m.config.clone()),
-                seconds_cell(m.seconds_per_step_median),
-                C::same(m.contacts_per_step_median, &Fmt::int()),
-                C::text("measured in this run"),
-            ])?;
-            times.push((engine.to_string(), m.seconds_per_step_median));
-            continue;
-        }
-        not_measured.push(engine);
-        let Some(p) = published.iter().find(|p| p.engine == engine) else {
-            continue;
-        };
-        let why = match (&run, m) {
-            (EngineRun::Skipped(why), _) => why.clone(),
-            (EngineRun::Measured(_), Some(m)) => m.error.clone(),
-            (EngineRun::Measured(_), None) => format!(
-                "the peers' run has no {engine} row; bench.py leaves Drake out without pydrake"
-            ),
-        };
-        t.row(vec![
-            C::code(scene.clone()),
-            C::int(p.bodies as i64),
-            C::code(engine),
-            C::text(p.configuration.clone()),
-            seconds_cell(p.seconds),
-            C::same(f64::NAN, &Fmt::int()),
-            // CSV cells carry no commas.
-            C::text(format!(
-                "{} (not measured in this run: {})",
-                p.source,
-                why.replace(',', ";")
-            )),
-        ])?;
-        times.push((engine.to_string(), p.seconds));
-    }
-    r.table(&t)?;
-    let time_of = |engine: &str| {
-        times
-            .iter()
-            .find(|(e, _)| e == engine)
-            .map_or(f64::NAN, |p| p.1)
-    };
-    let f = r.facts();
-    f.num(
-        "peers.drake_over_ours",
-        time_of("drake-sap") / ours.step_seconds_median,
-        Fmt::fixed(1),
-    )
-    .num(
-        "peers.ours_over_mujoco",
-        ours.step_seconds_median / time_of("mujoco"),
-        Fmt::fixed(1),
-    )
-    .text(
-        "peers.source",
-        if not_measured.is_empty() {
-            "measured in this run".to_string()
-        } else if times.len() == not_measured.len() {
-            "taken from docs/PEERS.md (not measured in this run)".to_string()
-        } else {
-            format!(
-                "measured in this run; {} taken from docs/PEERS.md",
-                not_measured.join(" and ")
-            )
-        },
-    );
-    Ok(())
-}
-
-/// Figs. 14-15: the slip parameter `sigma`: slip at rest against eq. 31's `sigma mu dt g`, and
-/// the mean Newton iterations.
-fn sigma(r: &mut Report) -> Result<(), ReportError> {
-    let run = r.load("sigma.toml")?;
-    let df = &run.steps;
-    let walls = strs(df, "walls")?;
-    let solver = strs(df, "solver")?;
-    let step = f64s(df, "step")?;
-    let it = f64s(df, "iterations")?;
-    let nc = f64s(df, "n_c")?;
-    let slip = f64s(df, "mean_slip")?;
-    let cond = f64s(df, "hessian_condition")?;
-    let cond_scaled = f64s(df, "hessian_condition_scaled")?;
-    let steps = run.config.scene.steps as f64;
-    let num = |k: &str| run.scene_value(|s| s.number(k));
-    let (dt, mu, g) = (num("dt")?, num("mu")?, num("gravity")?);
-    let mut labels: Vec<String> = solver.clone();
-    labels.sort();
-    labels.dedup();
-    let sigma_of = |label: &str| -> f64 {
-        label
-            .strip_prefix("sigma=")
-            .and_then(|v| v.parse().ok())
-            .unwrap_or(f64::NAN)
-    };
-    labels.sort_by(|a, b| sigma_of(a).total_cmp(&sigma_of(b)));
-    r.heading(2, "The slip parameter sigma (Figs. 14-15)");
-    r.text(
-        "40 clutter bodies, with and without walls, 10 s, SAP with `sigma` from 1e-5 to 1e-1 (each \
-         value advances its own copy of the scene). Slip at rest: the mean slip speed over the \
-         pressed contacts, averaged over the last 10 steps; the estimate of eq. 31 is \
-         `v_s = sigma mu dt g`. Iterations: mean Newton iterations over the steps with contacts. \
-         Condition: of SAP's Hessian `H = A + J' G J` at each step's solution (a dense \
-         eigen-decomposition, for this study only), its mean over the steps with contacts and its \
-         value at the last step (the paper plots the final configuration's); `scaled` is \
-         `D H D` with `D = diag(H)^-1/2`, which leaves out the spread of masses and inertias.",
-    );
-    let mut t = Table::new(Some("sigma.csv"))
-        .col("sigma", "sigma")
-        .col("walls", "walls")
-        .col("slip at rest (m/s)", "slip_at_rest")
-        .col("sigma mu dt g (m/s)", "slip_estimate")
-        .col("SAP iterations (mean)", "iterations_mean")
-        .col("cond(H), mean", "hessian_condition_mean")
-        .col("cond(H), last step", "hessian_condition_final")
-        .col("cond(DHD), mean", "hessian_condition_scaled_mean");
-    let mut slip_series = Vec::new();
-    let mut it_series = Vec::new();
-    let mut cond_series = Vec::new();
-    for w in ["true", "false"] {
-        let (mut sl, mut itp, mut cp, mut cps) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
-        for label in &labels {
-            let rows: Vec<usize> = (0..df.height())
-                .filter(|&k| walls[k] == w && &solver[k] == label)
-                .collect();
-            let rest: Vec<f64> = rows
-                .iter()
-                .filter(|&&k| step[k] >= steps - 10.0)
-                .map(|&k| slip[k])
-                .filter(|v| v.is_finite())
-                .collect();
-            let active: Vec<f64> = rows
-                .iter()
-                .filter(|&&k| nc[k] > 0.0)
-                .map(|&k| it[k])
-                .collect();
-            let at_rest = rest.iter().sum::<f64>() / rest.len().max(1) as f64;
-            let iters = active.iter().sum::<f64>() / active.len().max(1) as f64;
-            let with_contacts: Vec<usize> = rows.iter().copied().filter(|&k| nc[k] > 0.0).collect();
-            let mean_of = |v: &[f64]| {
-                let x: Vec<f64> = with_contacts
-                    .iter()
-                    .map(|&k| v[k])
-                    .filter(|c| c.is_finite())
-                    .collect();
-                x.iter().sum::<f64>() / x.len().max(1) as f64
-            };
-            let (cond_mean, cond_scaled_mean) = (mean_of(&cond), mean_of(&cond_scaled));
-            let cond_final = with_contacts
-                .iter()
-                .max_by(|&&a, &&b| step[a].total_cmp(&step[b]))
-                .map_or(f64::NAN, |&k| cond[k]);
-            let sg = sigma_of(label);
-            t.row(vec![
-                C::same(sg, &Fmt::sci(0)),
-                C::text(w),
-                C::same(at_rest, &Fmt::sci(2)),
-                C::same(sg * mu * dt * g, &Fmt::sci(2)),
-                C::same(iters, &Fmt::fixed(2)),
-                C::same(cond_mean, &Fmt::sci(2)),
-                C::same(cond_final, &Fmt::sci(2)),
-                C::same(cond_scaled_mean, &Fmt::sci(2)),
-            ])?;
-            let key = format!(
-                "sigma.{}.{}",
-                if w == "true" { "walls" } else { "open" },
-                label.replace('=', "_")
-            );
-            r.facts()
-                .num(
-                    format!("{key}.slip_over_estimate"),
-                    at_rest / (sg * mu * dt * g),
-                    Fmt::fixed(2),
-                )
-                .num(format!("{key}.iterations"), iters, Fmt::fixed(1))
-                .num(format!("{key}.condition"), cond_mean, Fmt::sci(1))
-                .num(
-                    format!("{key}.condition_scaled"),
-                    cond_scaled_mean,
-                    Fmt::sci(1),
-                );
-            sl.push((sg, at_rest));
-            itp.push((sg, iters));
-            cp.push((sg, cond_mean));
-            cps.push((sg, cond_scaled_mean));
-        }
-        let name = if w == "true" { "walls" } else { "no walls" };
-        slip_series.push((name.to_string(), sl));
-        it_series.push((name.to_string(), itp));
-        // Fig. 15's claim, cond ~ 1/sigma: the least-squares slope of log cond on log sigma.
-        let slope = |pts: &[(f64, f64)]| {
-            let (x, y): (Vec<f64>, Vec<f64>) = pts.iter().copied().unzip();
-            order_of_accuracy(&x, &y).unwrap_or(f64::NAN)
-        };
-        let key = if w == "true" { "walls" } else { "open" };
-        r.facts()
-            .num(
-                format!("sigma.{key}.condition_slope"),
-                slope(&cp),
-                Fmt::fixed(2),
-            )
-            .num(
-                format!("sigma.{key}.condition_scaled_slope"),
-                slope(&cps),
-                Fmt::fixed(2),
-            );
-        cond_series.push((format!("{name}, cond(H)"), cp));
-        cond_series.push((format!("{name}, cond(DHD)"), cps));
-    }
-    r.table(&t)?;
-    let sigmas: Vec<f64> = labels.iter().map(|l| sigma_of(l)).collect();
-    slip_series.push((
-        "sigma mu dt g (eq. 31)".to_string(),
-        sigmas.iter().map(|s| (*s, s * mu * dt * g)).collect(),
-    ));
-    r.plot(
-        "sigma_slip.svg",
-        "mean slip at rest vs sigma (Fig. 14)",
-        &Chart::new(
-            "Clutter, 40 bodies: mean slip at rest vs sigma (Fig. 14)",
-            Axis::log("sigma").ticks(sigmas.clone()),
-            Axis::log("slip (m/s)"),
-        )
-        .legend_upper_left(),
-        &slip_series,
-    )?;
-    r.plot(
-        "sigma_iterations.svg",
-        "mean SAP iterations vs sigma (Fig. 15, left)",
-        &Chart::new(
-            "Clutter, 40 bodies: mean Newton iterations vs sigma (Fig. 15)",
-            Axis::log("sigma").ticks(sigmas.clone()),
-            Axis::linear("iterations"),
-        ),
-        &it_series,
-    )?;
-    r.plot(
-        "sigma_condition.svg",
-        "mean condition number of SAP's Hessian vs sigma (Fig. 15, right)",
-        &Chart::new(
-            "Clutter, 40 bodies: mean cond(H) vs sigma (Fig. 15)",
-            Axis::log("sigma").ticks(sigmas),
-            Axis::log("condition number"),
-        ),
-        &cond_series,
-    )?;
-    Ok(())
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::findings::Facts;
+    use crate::template::{render, Shown};
+
+    /// The facts the templates write, at the shipped configs' values.
+    fn shipped_facts() -> Facts {
+        let mut f = Facts::new();
+        for (name, v) in [
+            ("config.order.scene.params.duration", 5.0),
+            ("spring.energy_minutes", 10.0),
+            ("sphere.v0", 2.0),
+            ("set.problems", 15.0),
+            ("set.lbfgs_max_iter", 2000.0),
+            ("set.rounds", 5.0),
+            ("set.warm_up_ms", 2.0),
+            ("config.clutter.scene.params.mu", 1.0),
+            ("clutter.steps", 1000.0),
+            ("config.sigma.scene.params.n_bodies", 40.0),
+            ("sigma.simulated_seconds", 10.0),
+            ("sigma.rest_steps", 10.0),
+        ] {
+            f.num(name, v, Fmt::int());
+        }
+        for (name, v) in [
+            ("config.energy.scene.params.dt", 0.02),
+            ("sphere.mu", 0.2),
+            ("sphere.h", 0.001),
+        ] {
+            f.num(name, v, plain(v));
+        }
+        for (name, v) in [
+            ("set.sap_tol", 1e-12),
+            ("set.sap_rel_tol", 1e-8),
+            ("set.lbfgs_rel_tol", 1e-5),
+            ("config.clutter.scene.params.stiffness", 1e12),
+            ("config.clutter.driver.tol", 1e-16),
+            ("config.clutter.driver.rel_tol", 1e-5),
+            ("sigma.sigma_min", 1e-5),
+            ("sigma.sigma_max", 1e-1),
+        ] {
+            f.num(name, v, sci_of(v));
+        }
+        f
+    }
+
+    #[test]
+    fn the_shipped_templates_write_the_shipped_settings_and_leave_out_what_did_not_run() {
+        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../configs/castro2022/templates");
+        let mut shown = Shown::default();
+        for t in [
+            "order",
+            "energy",
+            "sphere",
+            "mujoco_set",
+            "clutter",
+            "sigma",
+        ] {
+            shown.table(t, format!("| {t} |\n")).unwrap();
+        }
+        for p in [
+            "spring_order",
+            "spring_energy_mu0",
+            "spring_energy_mu1",
+            "speedup_vs_bodies",
+            "contacts_vs_bodies",
+            "clutter_e_m",
+            "clutter_e_mu",
+            "sigma_slip",
+            "sigma_iterations",
+            "sigma_condition",
+        ] {
+            shown.plot(p, format!("{p}.svg")).unwrap();
+        }
+        let solvers = SetSolvers {
+            sap: "SAP".into(),
+            lbfgs: "SAP-LBFGS".into(),
+            ipm: "Clarabel".into(),
+        };
+        shown.value("set_solvers", solvers).unwrap();
+        shown.value("sections", Sections::default()).unwrap();
+        let page = render(&dir, &shipped_facts(), &shown)
+            .unwrap()
+            .unwrap()
+            .text;
+        // As reports/castro2022/README.md writes them from the shipped configs.
+        for want in [
+            "over 5 s against `dt` (`order.toml`); energy: `E / E0` at `dt = 0.02 s` over 10 \
+             minutes (`energy.toml`).",
+            "(`v0 = 2 m/s`, `mu = 0.2`, `h = 0.001 s`)",
+            "The 15 generalized problems",
+            "`SAP` (Algorithm 2, `eps_a = 1e-12`, `eps_r = 1e-8`), `SAP-LBFGS` (L-BFGS on the \
+             same cost, `eps_r = 1e-5`, at most 2000 iterations) and `Clarabel`",
+            "Times are medians of 5 solves in interleaved rounds (one under 2 ms",
+            "`k = 1e12`, `tau_d = dt`, `mu = 1`, `dt = 10 ms`, 1000 steps;",
+            "SAP (`eps_a = 1e-16`, `eps_r = 1e-5`) advances",
+            "\n40 clutter bodies, with and without walls, 10 s, SAP with `sigma` from 1e-5 to \
+             1e-1",
+            "averaged over the last 10 steps;",
+            "| sigma |\n\n![mean slip at rest vs sigma (Fig. 14)](sigma_slip.svg)",
+        ] {
+            assert!(page.contains(want), "`{want}` in\n{page}");
+        }
+        for left_out in ["Fig. 9", "Fig. 10:", "## Beside MuJoCo and Drake"] {
+            assert!(!page.contains(left_out), "`{left_out}` in\n{page}");
+        }
+    }
 
     #[test]
     fn the_shipped_published_files_parse() {
@@ -1375,7 +1193,7 @@ mod tests {
                 (80, false, 10.0)
             ]
         );
-        let peers = published_peers(&r).unwrap();
+        let peers = peers::published_peers(&r).unwrap();
         let ms: Vec<(usize, &str, f64)> = peers
             .iter()
             .map(|p| (p.bodies, p.engine.as_str(), 1e3 * p.seconds))

@@ -80,6 +80,16 @@ fn cut_down_castro_configs_run_and_report_the_issues_csvs() {
     }
     let readme = root.report().unwrap();
     assert!(readme.contains("## Clutter (sec. VI-C)"));
+    // The templates' prose with the cut-down runs' numbers.
+    for want in [
+        "The 3 generalized problems in `data/mujoco/global/`",
+        "`dt = 10 ms`, 12 steps;",
+        "\n8 clutter bodies, with and without walls, 0.12 s, SAP with `sigma` from 1e-5 to 1e-1",
+        "the position error `e_q` over 0.5 s against `dt`",
+        "![SAP convergence histories on steps 10 and 11 (Fig. 10)](clutter40_convergence.svg)",
+    ] {
+        assert!(readme.contains(want), "`{want}` in\n{readme}");
+    }
 
     let order = root.csv("order.csv");
     assert_eq!(
