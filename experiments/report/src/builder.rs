@@ -64,7 +64,8 @@ use super::findings::{absent_note, fill, Facts, Fmt};
 use super::plots::{Chart, Series};
 use super::table::Table;
 use super::template::{render, render_layout, Shown, BODY, FACTS_PAGE, FOLDER, PAGE};
-use super::{markdown_table, ReportError};
+use crate::error::ReportError;
+use crate::table::markdown_table;
 use contactlab_runs::config::ExperimentConfig;
 use contactlab_runs::store::{read_run, run_exists, RunMeta, SceneRecord};
 use contactlab_runs::Provenance;
@@ -624,8 +625,8 @@ impl Report {
             return Ok(());
         }
         let want = ["quantity", "value", "source"];
-        for row in super::read_csv_with_header(&path, &want)? {
-            let value = super::number(&path, &row, &want, 1)?;
+        for row in crate::csv::read_csv_with_header(&path, &want)? {
+            let value = crate::csv::number(&path, &row, &want, 1)?;
             let name = format!("published.{}", row[0]);
             if self.facts.get(&name).is_some() {
                 return Err(ReportError::Published(format!(

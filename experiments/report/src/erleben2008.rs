@@ -22,9 +22,10 @@ use super::builder::{Report, RunData};
 use super::findings::{Facts, Fmt};
 use super::plots::{Axis, Chart, Series};
 use super::table::{Cell as C, Table};
-use super::{number, read_csv_with_header, ReportError};
 use crate::analysis::erleben2008::{size_stats, MinAvgMax, SizeStats};
 use crate::analysis::Spread;
+use crate::csv::{number, read_csv_with_header};
+use crate::error::ReportError;
 
 /// The configs of the report, in the order of its tables: the main (Delassus) family first.
 pub const CONFIGS: [&str; 2] = ["tables_delassus.toml", "tables_opentissue.toml"];

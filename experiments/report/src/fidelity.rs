@@ -25,9 +25,9 @@ use polars::prelude::DataFrame;
 use crate::analysis::fidelity::{Motion, SPEED_THRESHOLD};
 use crate::analysis::{f64s, strs};
 use crate::builder::Report;
+use crate::error::ReportError;
 use crate::findings::Fmt;
 use crate::table::{Cell as C, Table};
-use crate::ReportError;
 
 mod grasp;
 mod motions;

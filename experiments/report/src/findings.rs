@@ -37,7 +37,7 @@
 use std::collections::BTreeMap;
 use std::path::Path;
 
-use super::ReportError;
+use crate::error::ReportError;
 
 /// How a number is written: fixed decimals or scientific notation, an optional `+` sign, and
 /// a unit appended as is (`"%"`, `" s"`, `" m/s"`).

@@ -22,12 +22,13 @@ use super::builder::Report;
 use super::findings::Fmt;
 use super::plots::{Axis, Chart, Series};
 use super::table::{Cell as C, Table};
-use super::{number, read_csv_with_header, ReportError};
 use crate::analysis::hwangbo2018::{
     file_solves, method_timings, model_differences, task_rows, Dt50Cols, Dt50Task, FileSolve,
     MethodTiming, RandomCols, RandomStats, TaskRow, BLOW_UP_JOULES,
 };
 use crate::analysis::{f64s, quantile, strs};
+use crate::csv::{number, read_csv_with_header};
+use crate::error::ReportError;
 use contactlab_runs::problems::ProblemsConfig;
 use contactlab_runs::single_contact::SingleContactConfig;
 use contactlab_runs::{ExperimentConfig, SolverSpec};

@@ -15,8 +15,9 @@ use super::builder::Report;
 use super::findings::Fmt;
 use super::plots::{Axis, Chart, Series};
 use super::table::{Cell as C, Table};
-use super::{number, read_csv_with_header, ReportError};
 use crate::analysis::{f64s, quantile, strs};
+use crate::csv::{number, read_csv_with_header};
+use crate::error::ReportError;
 use contactlab_runs::matrix::MatrixConfig;
 
 /// The matrix config the report reads.

@@ -35,13 +35,14 @@ use super::builder::{Report, RunData};
 use super::findings::{Facts, Fmt};
 use super::plots::{Axis, Chart, Series};
 use super::table::{Cell as C, Table};
-use super::{number, optional_number, read_csv_with_header, read_quantities, ReportError};
 use crate::analysis::mylapilli2014::{
     drift, driver_series, largest_rise, max_gap, pendulum_stats, sphere_metrics_of, Drift,
     DriverSeries, PendulumStats, SphereMetrics, ACCURATE_RESIDUAL, PENDULUM_COLUMNS, SLIP_TOL,
     SPHERE_COLUMNS,
 };
 use crate::analysis::{quantile, Spread};
+use crate::csv::{number, optional_number, read_csv_with_header, read_quantities};
+use crate::error::ReportError;
 
 /// Gaps (m) between last-link heights at which the pendulum drift is timed.
 pub const DRIFT_THRESHOLDS: [f64; 4] = [1e-9, 1e-6, 1e-4, 1e-3];

@@ -43,12 +43,12 @@ use std::path::Path;
 use super::builder::Report;
 use super::findings::Fmt;
 use super::table::{Cell as C, Table};
-use super::ReportError;
 use crate::analysis::peers::{
     layout_gains, mujoco_solves, peer_steps, set_rows, skipped, solves, summary, whole_steps,
     LayoutGain, MujocoSolve, PeerSteps, Solve, WholeStep,
 };
 use crate::analysis::quantile;
+use crate::error::ReportError;
 use contactlab_runs::engines::EnginesConfig;
 use contactlab_runs::problems::ProblemsConfig;
 
@@ -84,10 +84,10 @@ fn quoted(r: &Report, quantity: &str) -> Result<Option<f64>, ReportError> {
         return Ok(None);
     }
     let want = ["quantity", "value", "source"];
-    let rows = crate::read_csv_with_header(&path, &want)?;
+    let rows = crate::csv::read_csv_with_header(&path, &want)?;
     rows.iter()
         .find(|row| row[0] == quantity)
-        .map(|row| crate::number(&path, row, &want, 1))
+        .map(|row| crate::csv::number(&path, row, &want, 1))
         .transpose()
 }
 

@@ -15,7 +15,7 @@ use plotters::coord::types::RangedCoordf64;
 use plotters::element::DashedPathElement;
 use plotters::prelude::*;
 
-use super::ReportError;
+use crate::error::ReportError;
 
 /// Named series of points.
 pub type Series = (String, Vec<(f64, f64)>);

@@ -7,10 +7,11 @@
 //! without a markdown header is CSV-only (extra precision, raw counts), one without a CSV name
 //! is markdown-only (a ratio or a note).
 
+use std::fmt::Write as _;
 use std::path::Path;
 
 use super::findings::Fmt;
-use super::ReportError;
+use crate::error::ReportError;
 
 /// One cell: its markdown text and its CSV text (they differ in precision or decoration).
 #[derive(Debug, Clone, PartialEq)]
@@ -198,7 +199,7 @@ impl Table {
                     .collect()
             })
             .collect();
-        super::markdown_table(&header, &rows)
+        markdown_table(&header, &rows)
     }
 
     /// The CSV header and rows (CSV leaves only).
@@ -224,7 +225,31 @@ impl Table {
             return Ok(());
         };
         let (header, rows) = self.csv();
-        super::write_csv(&dir.join(file), &header, &rows)
+        crate::csv::write_csv(&dir.join(file), &header, &rows)
+    }
+}
+
+/// A markdown table from a header and rows of cells.
+pub fn markdown_table(header: &[&str], rows: &[Vec<String>]) -> String {
+    let mut s = String::new();
+    let _ = writeln!(s, "| {} |", header.join(" | "));
+    let _ = writeln!(
+        s,
+        "|{}|",
+        header.iter().map(|_| "---").collect::<Vec<_>>().join("|")
+    );
+    for r in rows {
+        let _ = writeln!(s, "| {} |", r.join(" | "));
+    }
+    s
+}
+
+/// Formats a float with `digits` decimals, `-` for NaN.
+pub fn fmt(x: f64, digits: usize) -> String {
+    if x.is_nan() {
+        "-".into()
+    } else {
+        format!("{x:.digits$}")
     }
 }
 

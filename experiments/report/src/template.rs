@@ -38,7 +38,7 @@ use minijinja::value::{Object, ObjectRepr, Value};
 use minijinja::{Environment, Error, ErrorKind, UndefinedBehavior};
 
 use super::findings::{absent_note, Facts};
-use super::ReportError;
+use crate::error::ReportError;
 
 /// The folder of a paper's templates, inside its config folder.
 pub const FOLDER: &str = "templates";

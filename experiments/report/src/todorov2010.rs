@@ -21,12 +21,13 @@ use super::builder::{Report, RunData};
 use super::findings::{Facts, Fmt};
 use super::plots::{histogram, Axis, Chart, Series};
 use super::table::{Cell as C, Table};
-use super::{number, read_csv_with_header, read_quantities, ReportError};
 use crate::analysis::todorov2010::{
     impact_step, mean_abs_relative_difference, solver_summary, status_shares, table1_cells, Cell,
     SolverSummary,
 };
 use crate::analysis::{f64s, quantile, strs, Spread};
+use crate::csv::{number, read_csv_with_header, read_quantities};
+use crate::error::ReportError;
 use contactlab_runs::config::ExperimentConfig;
 use contactlab_runs::store::read_run;
 

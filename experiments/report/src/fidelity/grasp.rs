@@ -11,7 +11,7 @@ use super::sweeps::param;
 use super::Metric;
 use crate::analysis::fidelity::GraspRun;
 use crate::builder::Report;
-use crate::ReportError;
+use crate::error::ReportError;
 
 /// The grasp's metrics in its table's order.
 pub const METRICS: [&str; 3] = ["secure_pitch_deg", "secure_slip_um_s", "loose_pitch_deg"];

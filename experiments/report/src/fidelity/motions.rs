@@ -16,8 +16,8 @@ use super::sweeps::DRAWN;
 use crate::analysis::fidelity::Motion;
 use crate::analysis::strs;
 use crate::builder::Report;
+use crate::error::ReportError;
 use crate::plots::{Axis, Chart, Series};
-use crate::ReportError;
 
 /// One drawn motion: time (s), distance from the start (m), tangential speed (m/s).
 #[derive(Debug, Clone, Default, PartialEq)]

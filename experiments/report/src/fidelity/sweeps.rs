@@ -18,10 +18,10 @@ use super::{peer_model, Metric};
 use crate::analysis::fidelity::{log_log_slope, Motion, StackRun};
 use crate::analysis::{f64s, strs};
 use crate::builder::Report;
+use crate::error::ReportError;
 use crate::findings::Fmt;
 use crate::plots::{Axis, Chart, Series};
 use crate::table::{Cell as C, Table};
-use crate::ReportError;
 
 /// The scene names of the sweeps in `metrics.csv`.
 pub const SWEEP_SCENES: [&str; 3] = ["stack", "stack_face", "consistency"];

@@ -18,9 +18,9 @@
 use super::Metric;
 use crate::analysis::fidelity::Motion;
 use crate::builder::Report;
+use crate::error::ReportError;
 use crate::findings::Fmt;
 use crate::table::{Cell as C, Table};
-use crate::ReportError;
 
 /// The model that tilts friction off the slip.
 const MAXIMUM_DISSIPATION: &str = "maximum_dissipation";

@@ -16,10 +16,11 @@ use contactlab_runs::engines::EnginesConfig;
 use contactlab_runs::problems::ProblemsConfig;
 use contactlab_runs::RunConfig;
 
-use super::{slug, ReportError};
+use super::slug;
 use crate::analysis::peers::{skipped, solves};
 use crate::analysis::pinocchio::{head_to_head, ours, reach, theirs};
 use crate::builder::Report;
+use crate::error::ReportError;
 use crate::findings::Fmt;
 use crate::table::{Cell as C, Table};
 

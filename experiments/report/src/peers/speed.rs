@@ -17,10 +17,11 @@ use std::path::Path;
 use contactlab_runs::problems::ProblemsConfig;
 use contactlab_runs::RunConfig;
 
-use super::{slug, ReportError};
+use super::slug;
 use crate::analysis::peers::{relative_gap, solves, MujocoSolve, Solve};
 use crate::analysis::speed::{speed_rows, summaries, SpeedRow};
 use crate::builder::Report;
+use crate::error::ReportError;
 use crate::findings::Fmt;
 use crate::table::{Cell as C, Table};
 

@@ -10,9 +10,10 @@
 //! `steps.<scene>.<slug>.stage.after_collision.aim` (`within` or `over` the project's speed
 //! aim, `speed_aim` of `quoted_published.csv`).
 
-use super::{ms, slug, ReportError};
+use super::{ms, slug};
 use crate::analysis::peers::{Stages, WholeStep};
 use crate::builder::Report;
+use crate::error::ReportError;
 use crate::findings::Fmt;
 use crate::table::{Cell as C, Table};
 

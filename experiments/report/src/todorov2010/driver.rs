@@ -16,9 +16,9 @@ use crate::analysis::todorov2010::{
 };
 use crate::analysis::Spread;
 use crate::builder::{Report, RunData};
+use crate::error::ReportError;
 use crate::findings::{Facts, Fmt};
 use crate::table::{Cell as C, Table};
-use crate::ReportError;
 
 /// The landing section: from the Table 1 run's traces of every step, where the driver's
 /// iterations went, per cell and pooled. `false` when the run kept no such traces.
