@@ -29,11 +29,6 @@ mod sigma;
 use contactlab_runs::{RunConfig, SolverSpec};
 use std::path::Path;
 
-use super::builder::{Report, RunData};
-use super::findings::Fmt;
-use super::plots::{Axis, Chart, Series};
-use super::table::{Cell as C, Table};
-use super::{number, read_csv_with_header, read_quantities, ReportError};
 use crate::analysis::castro2022::{
     clutter_rows, convergence_histories, cylinder_runs, energy_summaries, order_rows, run_where,
     set_problems, sphere_glide, ClutterRow, EnergySummary, EnergyWindows, OrderRow, PublishedOrder,
@@ -41,6 +36,12 @@ use crate::analysis::castro2022::{
 };
 use crate::analysis::quantile;
 use crate::analysis::{f64s, strs};
+use crate::builder::{Report, RunData};
+use crate::csv::{number, read_csv_with_header, read_quantities};
+use crate::error::ReportError;
+use crate::findings::Fmt;
+use crate::plots::{Axis, Chart, Series};
+use crate::table::{Cell as C, Table};
 use contactlab_runs::problems::ProblemsConfig;
 use contactlab_runs::store::read_run;
 

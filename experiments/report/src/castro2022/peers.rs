@@ -3,11 +3,13 @@
 
 use std::path::Path;
 
-use super::{seconds_cell, Report, ReportError};
+use super::seconds_cell;
 use crate::analysis::castro2022::{engine_steps, ClutterRow, EngineRun, EngineStep};
+use crate::builder::Report;
+use crate::csv::{number, read_csv_with_header};
+use crate::error::ReportError;
 use crate::findings::Fmt;
 use crate::table::{Cell as C, Table};
-use crate::{number, read_csv_with_header};
 use contactlab_runs::engines::EnginesConfig;
 use contactlab_runs::RunConfig;
 

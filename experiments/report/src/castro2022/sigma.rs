@@ -1,8 +1,10 @@
 //! Castro 2022's page: the slip parameter `sigma` (Figs. 14-15; `sigma.toml`).
 
-use super::{plain, sci_of, walls_key, walls_name, Report, ReportError};
+use super::{plain, sci_of, walls_key, walls_name};
 use crate::analysis::castro2022::order_of_accuracy;
 use crate::analysis::{f64s, strs};
+use crate::builder::Report;
+use crate::error::ReportError;
 use crate::findings::Fmt;
 use crate::plots::{Axis, Chart, Series};
 use crate::table::{Cell as C, Table};
