@@ -9,28 +9,13 @@
 //! solves), `solvers_mujoco` (`kind = "engines"`: `experiments/peers/solver_times.py`, MuJoCo's
 //! `mj_fwdConstraint` on the same steps), `balls` and `clutter` (experiment sweeps on one
 //! thread: our whole steps) with `balls_engines` and `clutter_engines` (`kind = "engines"`:
-//! `experiments/peers/bench.py`, MuJoCo's and Drake's whole steps). An engines run that could
-//! not measure (no Python, a missing package, `CONTACTLAB_NO_PEERS`) is said so on the page,
-//! and its columns show `-`. The whole-step section is left out when `balls` and `clutter`
-//! have not been run. The statistics are [`crate::analysis::peers`].
-//!
-//! Tables: per problem set and solver (`peers.csv`), what islands gain per pair (`gains.csv`),
-//! per problem, solver and layout (`problems.csv`), whole steps per scene and engine
-//! (`steps.csv`, and a summary per scene set), and their stages (`stages.csv`).
-//!
-//! Facts for the findings (`<slug>` is a label as [`slug`] writes it:
-//! `coulomb+pgs (whole dense)` is `coulomb+pgs_whole_dense`): `solvers.{problems, solvers,
-//! rounds, slow_seconds, slow_rounds, warm_up_ms, tol, time_limit}`; per set `<set>.{problems,
-//! contacts_min, contacts_max, mujoco_ms}` and per set and solver `<set>.<slug>.{solved,
-//! iterations, ms, ratio_to_mujoco}`; per set and pair (both layouts)
-//! `<set>.<pair>.{gain, gain_without_build, build_share_islands, build_share_dense,
-//! both_converged, answer_gap, unsolved_statuses, rounds_min, largest_island,
-//! largest_contacts}`; `mujoco.{measured, version, problems, replayed, repeats,
-//! abs_residual_median}`; per scene set and our solver `steps.<set>.<slug>.{scenes, contacts,
-//! ms, mujoco_ms, drake_ms, ratio}`, and `steps.measured`, `steps.drake`; the stages of a whole
-//! step in the private module `stages`; the speed protocol's
-//! (`speed.toml`) in the private module `speed`, and Pinocchio's (`pinocchio.toml`,
-//! `pinocchio_engines.toml`) in `pinocchio`.
+//! `experiments/peers/bench.py`, MuJoCo's and Drake's whole steps). The statistics are
+//! [`crate::analysis::peers`]; the page's prose is `experiments/configs/peers/templates/`
+//! (`report.md` and one template per section), which the value `sections` ([`Sections`]) tells
+//! what ran: an engines run that could not measure (no Python, a missing package,
+//! `CONTACTLAB_NO_PEERS`, `CONTACTLAB_PEERS_WITHOUT`) is said so with its reason, and a section
+//! whose run is absent is left out. Fact names (`<slug>` is a label as [`slug`] writes it) are
+//! listed with their values in the generated `facts.md`.
 
 mod pinocchio;
 mod speed;
@@ -45,7 +30,7 @@ use super::findings::Fmt;
 use super::table::{Cell as C, Table};
 use crate::analysis::peers::{
     layout_gains, mujoco_solves, peer_steps, set_rows, skipped, solves, summary, whole_steps,
-    LayoutGain, MujocoSolve, PeerSteps, Solve, WholeStep,
+    LayoutGain, MujocoSolve, PeerSteps, SetSummary, Solve, WholeStep,
 };
 use crate::analysis::quantile;
 use crate::error::ReportError;
@@ -96,17 +81,91 @@ fn ms() -> Fmt {
     Fmt::fixed(3)
 }
 
+/// What the templates leave in or out (the value `sections`).
+#[derive(Debug, Default, serde::Serialize)]
+struct Sections {
+    /// MuJoCo's constraint solves, when their run could not measure.
+    mujoco_skipped: Option<Skipped>,
+    /// Whether the gains by each solve's fastest round were written.
+    gains_fastest: bool,
+    /// The speed protocol's section.
+    speed: speed::Part,
+    /// The section beside Pinocchio.
+    pinocchio: pinocchio::Part,
+    /// The whole steps' section, when our sweeps have run.
+    steps: Option<StepsPart>,
+}
+
+/// An engines run that did not measure, and why (its `skipped` row).
+#[derive(Debug, Clone, serde::Serialize)]
+pub(crate) struct Skipped {
+    /// The run's name.
+    run: String,
+    /// Why it did not measure.
+    why: String,
+}
+
+impl Skipped {
+    /// Run `run` did not measure, for `why`.
+    fn new(run: &str, why: String) -> Skipped {
+        Skipped {
+            run: run.to_string(),
+            why,
+        }
+    }
+}
+
+/// The whole steps' section, as the templates see it.
+#[derive(Debug, Default, serde::Serialize)]
+struct StepsPart {
+    /// Whether the stages' subsection was written.
+    staged: bool,
+    /// What the peers' runs could not measure, in the sweeps' order.
+    notes: Vec<StepNote>,
+}
+
+/// A note on a peers' run of whole steps.
+#[derive(Debug, Clone, serde::Serialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+enum StepNote {
+    /// The run measured nothing (`skipped`).
+    Skipped {
+        /// Our sweep.
+        sweep: String,
+        /// The engines' run.
+        run: String,
+        /// Why.
+        why: String,
+    },
+    /// A scene failed in the run.
+    Failed {
+        /// The scene's config.
+        config: String,
+        /// The engines' run.
+        run: String,
+        /// The error.
+        error: String,
+    },
+    /// Drake did not run, the config's `[when_missing]` leaving it out.
+    NoDrake {
+        /// The engines' run.
+        run: String,
+    },
+}
+
+/// The page's title.
+const TITLE: &str =
+    "Beside MuJoCo and Drake: every formulation, solver against solver and step against step";
+
+/// The papers the page measures beside.
+const CITATION: &str = "E. Todorov, T. Erez and Y. Tassa, *MuJoCo: A physics engine for \
+     model-based control*, IROS 2012 (MuJoCo's Newton solver on its soft contacts), and Drake's \
+     SAP (A. Castro, F. Permenter and X. Han, *An unconstrained convex formulation of compliant \
+     contact*, IEEE T-RO 2023), measured here beside this project's solvers.";
+
 /// Writes `reports/peers/` from the peers' runs.
 pub fn generate(root: &Path) -> Result<(), ReportError> {
-    let mut r = Report::new(
-        root,
-        "peers",
-        "Beside MuJoCo and Drake: every formulation, solver against solver and step against step",
-        "E. Todorov, T. Erez and Y. Tassa, *MuJoCo: A physics engine for model-based control*, \
-         IROS 2012 (MuJoCo's Newton solver on its soft contacts), and Drake's SAP (A. Castro, \
-         F. Permenter and X. Han, *An unconstrained convex formulation of compliant contact*, \
-         IEEE T-RO 2023), measured here beside this project's solvers.",
-    );
+    let mut r = Report::new(root, "peers", TITLE, CITATION);
     let cfg = ProblemsConfig::load(&r.config_file(SOLVERS))?;
     let (df, _) = r.load_data(&cfg.name, &cfg.data_path(root))?;
     let solves = solves(&df)?;
@@ -123,74 +182,37 @@ pub fn generate(root: &Path) -> Result<(), ReportError> {
         .map(|s| (s.name.clone(), s.description.clone()))
         .collect();
     let set_names: Vec<String> = sets.iter().map(|s| s.0.clone()).collect();
-
-    r.text(
-        "Every formulation of this workspace beside MuJoCo's constraint solver on steps MuJoCo \
-         exported (solver against solver), and this project's scenes beside MuJoCo's and Drake's \
-         whole steps on the same scenes (step against step): both sides measured by the runs \
-         listed above, on this machine, so that every ratio compares times measured side by \
-         side. How each number is measured, and what they show, is written under *How it is \
-         measured* and *Findings* below.",
-    );
-    if let Some(why) = &not_measured {
-        r.text(&format!(
-            "**MuJoCo's constraint solver was not measured in this run** (`{}`: {why}). Its \
-             columns show `-` and no ratio to it is given; with Python's `mujoco` installed \
-             (`pip install mujoco numpy`), `just peers` measures it.",
-            mcfg.name
-        ));
-    }
+    let mut sections = Sections {
+        mujoco_skipped: not_measured
+            .clone()
+            .map(|why| Skipped::new(&mcfg.name, why)),
+        ..Sections::default()
+    };
     problem_facts(&mut r, &cfg, &solves, &mujoco, &not_measured, &sets);
-
-    r.heading(2, "Per problem set");
-    r.text(
-        "`solved`: the natural-map residual at most the tolerance (for SAP, its own optimality: \
-         its model is regularised). Times in ms: per problem the median over the timed rounds, \
-         then the median over the set's problems; the ratio to MuJoCo is taken per problem, \
-         then its median over the set.",
-    );
     set_table(&mut r, &solves, &mujoco, &set_names)?;
-
-    r.heading(2, "What islands and block-sparse `W` gain");
-    r.text(
-        "Median over each set's problems of the time of the whole problem with a dense `W` over \
-         the time island by island with block-sparse `W`, same solver, same run.",
-    );
-    gain_table(&mut r, &solves, &sets)?;
+    sections.gains_fastest = gain_table(&mut r, &solves, &sets)?;
     problems_table(&mut r, &solves, &mujoco)?;
-
-    let fast = speed::section(&mut r, root, &mujoco)?;
-    let pin = pinocchio::section(&mut r, root)?;
-    // `None`: no whole steps; `Some(staged)`: written, with the stages' table or without.
-    let steps = whole_step_section(&mut r, root)?;
-    r.text(&format!(
-        "Files: `peers.csv` (per set and solver), `gains.csv` and `gains_fastest.csv` (what \
-         islands and blocks gain, per pair and set, by the rounds' median and by the fastest \
-         round), `problems.csv` (per problem, solver and layout){}{}{}.",
-        if fast {
-            ", `speed_sets.csv` and `speed.csv` (SAP's speed protocol, per set and per problem)"
-        } else {
-            ""
-        },
-        if pin {
-            ", `pinocchio.csv` (our ADMM and PGS beside Pinocchio's)"
-        } else {
-            ""
-        },
-        match steps {
-            Some(true) => {
-                ", `steps.csv` (whole steps, per scene and engine) and `stages.csv` (where their \
-                 time goes, stage by stage)"
-            }
-            Some(false) => ", `steps.csv` (whole steps, per scene and engine)",
-            None => "",
-        }
-    ));
+    sections.speed = speed::section(&mut r, root, &mujoco)?;
+    sections.pinocchio = pinocchio::section(&mut r, root)?;
+    sections.steps = whole_step_section(&mut r, root)?;
+    r.show("sections", sections)?;
     r.finish()?;
     Ok(())
 }
 
-/// The facts of the problem-set comparison (see the module documentation).
+/// The problems of `solves` (of set `set`, or of all with `None`), by name, each once.
+fn problem_names<'a>(solves: &'a [Solve], set: Option<&str>) -> Vec<&'a str> {
+    let mut p: Vec<&str> = solves
+        .iter()
+        .filter(|s| set.is_none_or(|set| s.set == set))
+        .map(|s| s.problem.as_str())
+        .collect();
+    p.sort();
+    p.dedup();
+    p
+}
+
+/// The facts of the problem-set comparison (`facts.md` lists them).
 fn problem_facts(
     r: &mut Report,
     cfg: &ProblemsConfig,
@@ -200,17 +222,26 @@ fn problem_facts(
     sets: &[(String, String)],
 ) {
     let set_names: Vec<String> = sets.iter().map(|s| s.0.clone()).collect();
-    let mut problems: Vec<&str> = solves.iter().map(|s| s.problem.as_str()).collect();
-    problems.sort();
-    problems.dedup();
+    let problems = problem_names(solves, None);
+    solver_facts(r, cfg, problems.len());
+    set_facts(r, solves, &set_names);
+    set_row_facts(r, solves, mujoco, &set_names);
+    for g in layout_gains(solves, &set_names) {
+        gain_facts(r, &g);
+    }
+    mujoco_facts(r, &problems, mujoco, not_measured);
+}
+
+/// `solvers.*`: the run's problems, solvers, rounds and settings.
+fn solver_facts(r: &mut Report, cfg: &ProblemsConfig, problems: usize) {
     let tol = cfg.solvers.first().map_or(f64::NAN, |s| s.tol);
     let limit = cfg
         .solvers
         .first()
         .and_then(|s| s.time_limit)
         .unwrap_or(f64::NAN);
-    let f = r.facts();
-    f.num("solvers.problems", problems.len() as f64, Fmt::int())
+    r.facts()
+        .num("solvers.problems", problems as f64, Fmt::int())
         .num("solvers.solvers", cfg.solvers.len() as f64, Fmt::int())
         .num("solvers.rounds", cfg.rounds as f64, Fmt::int())
         .num(
@@ -226,22 +257,18 @@ fn problem_facts(
         )
         .num("solvers.tol", tol, Fmt::sci(0))
         .num("solvers.time_limit", limit, Fmt::fixed(0).unit(" s"));
-    for set in &set_names {
+}
+
+/// Per set: its problems and their fewest and most contacts.
+fn set_facts(r: &mut Report, solves: &[Solve], set_names: &[String]) {
+    let f = r.facts();
+    for set in set_names {
         let contacts: Vec<f64> = solves
             .iter()
             .filter(|s| &s.set == set)
             .map(|s| s.contacts as f64)
             .collect();
-        let count = {
-            let mut p: Vec<&str> = solves
-                .iter()
-                .filter(|s| &s.set == set)
-                .map(|s| s.problem.as_str())
-                .collect();
-            p.sort();
-            p.dedup();
-            p.len()
-        };
+        let count = problem_names(solves, Some(set)).len();
         f.num(format!("{set}.problems"), count as f64, Fmt::int())
             .num(
                 format!("{set}.contacts_min"),
@@ -254,7 +281,17 @@ fn problem_facts(
                 Fmt::int(),
             );
     }
-    for row in set_rows(solves, mujoco, &set_names) {
+}
+
+/// Per set and solver: solved, iterations, time and the ratio to MuJoCo; per set MuJoCo's time.
+fn set_row_facts(
+    r: &mut Report,
+    solves: &[Solve],
+    mujoco: &BTreeMap<String, MujocoSolve>,
+    set_names: &[String],
+) {
+    let f = r.facts();
+    for row in set_rows(solves, mujoco, set_names) {
         let k = format!("{}.{}", row.set, slug(&row.solver));
         f.num(format!("{k}.solved"), row.solved as f64, Fmt::int())
             .num(format!("{k}.iterations"), row.median_iterations, Fmt::int())
@@ -274,64 +311,67 @@ fn problem_facts(
             ms().unit(" ms"),
         );
     }
-    for g in layout_gains(solves, &set_names) {
-        let k = format!("{}.{}", g.set, slug(&g.pair));
-        f.num(format!("{k}.gain"), g.gain, Fmt::fixed(2).unit("x"))
-            .num(
-                format!("{k}.gain_fastest"),
-                g.gain_fastest,
-                Fmt::fixed(2).unit("x"),
-            )
-            .num(
-                format!("{k}.worst_fastest"),
-                g.worst_fastest().map_or(f64::NAN, |w| w.1),
-                Fmt::fixed(2).unit("x"),
-            )
-            .text(
-                format!("{k}.worst_fastest_problem"),
-                g.worst_fastest().map_or("", |w| w.0),
-            )
-            .num(
-                format!("{k}.gain_without_build"),
-                g.gain_without_build,
-                Fmt::fixed(2).unit("x"),
-            )
-            .num(
-                format!("{k}.build_share_islands"),
-                100.0 * g.build_share_islands,
-                Fmt::percent(0),
-            )
-            .num(
-                format!("{k}.build_share_dense"),
-                100.0 * g.build_share_dense,
-                Fmt::percent(0),
-            )
-            .num(
-                format!("{k}.both_converged"),
-                g.both_converged as f64,
-                Fmt::int(),
-            )
-            .num(format!("{k}.answer_gap"), g.answer_gap, Fmt::sci(1))
-            .text(
-                format!("{k}.unsolved_statuses"),
-                if g.unsolved_statuses.is_empty() {
-                    "none".to_string()
-                } else {
-                    g.unsolved_statuses.join(" and ")
-                },
-            )
-            .num(format!("{k}.rounds_min"), g.rounds_min as f64, Fmt::int())
-            .num(
-                format!("{k}.largest_island"),
-                g.largest_island as f64,
-                Fmt::int(),
-            )
-            .num(
-                format!("{k}.largest_contacts"),
-                g.largest_contacts as f64,
-                Fmt::int(),
-            );
-    }
+}
+
+/// What islands gain for one set and pair, both layouts.
+fn gain_facts(r: &mut Report, g: &LayoutGain) {
+    let k = format!("{}.{}", g.set, slug(&g.pair));
+    let x = Fmt::fixed(2).unit("x");
+    let unsolved = if g.unsolved_statuses.is_empty() {
+        "none".to_string()
+    } else {
+        g.unsolved_statuses.join(" and ")
+    };
+    r.facts()
+        .num(format!("{k}.gain"), g.gain, x.clone())
+        .num(format!("{k}.gain_fastest"), g.gain_fastest, x.clone())
+        .num(
+            format!("{k}.worst_fastest"),
+            g.worst_fastest().map_or(f64::NAN, |w| w.1),
+            x.clone(),
+        )
+        .text(
+            format!("{k}.worst_fastest_problem"),
+            g.worst_fastest().map_or("", |w| w.0),
+        )
+        .num(format!("{k}.gain_without_build"), g.gain_without_build, x)
+        .num(
+            format!("{k}.build_share_islands"),
+            100.0 * g.build_share_islands,
+            Fmt::percent(0),
+        )
+        .num(
+            format!("{k}.build_share_dense"),
+            100.0 * g.build_share_dense,
+            Fmt::percent(0),
+        )
+        .num(
+            format!("{k}.both_converged"),
+            g.both_converged as f64,
+            Fmt::int(),
+        )
+        .num(format!("{k}.answer_gap"), g.answer_gap, Fmt::sci(1))
+        .text(format!("{k}.unsolved_statuses"), unsolved)
+        .num(format!("{k}.rounds_min"), g.rounds_min as f64, Fmt::int())
+        .num(
+            format!("{k}.largest_island"),
+            g.largest_island as f64,
+            Fmt::int(),
+        )
+        .num(
+            format!("{k}.largest_contacts"),
+            g.largest_contacts as f64,
+            Fmt::int(),
+        );
+}
+
+/// `mujoco.*`: whether MuJoCo's solves were measured, its version, replay and accuracy.
+fn mujoco_facts(
+    r: &mut Report,
+    problems: &[&str],
+    mujoco: &BTreeMap<String, MujocoSolve>,
+    not_measured: &Option<String>,
+) {
     let mj: Vec<&MujocoSolve> = problems.iter().filter_map(|p| mujoco.get(*p)).collect();
     let version = mj
         .first()
@@ -346,26 +386,29 @@ fn problem_facts(
             quantile(&mj.iter().map(|m| m.abs_residual).collect::<Vec<_>>(), 0.5),
         )
     };
-    f.text(
-        "mujoco.measured",
-        not_measured
-            .as_ref()
-            .map_or("measured in this run".to_string(), |why| {
-                format!("not measured in this run ({why})")
-            }),
-    )
-    .text("mujoco.version", version)
-    .num("mujoco.problems", count, Fmt::int())
-    .num("mujoco.replayed", replayed, Fmt::int())
-    .num("mujoco.repeats", repeats, Fmt::int())
-    .num(
-        "mujoco.abs_residual_median",
-        residual,
-        Fmt::sci(1).unit(" m/s"),
-    );
+    let measured = not_measured.as_ref().map_or(MEASURED.to_string(), |why| {
+        format!("{NOT_MEASURED} ({why})")
+    });
+    r.facts()
+        .text("mujoco.measured", measured)
+        .text("mujoco.version", version)
+        .num("mujoco.problems", count, Fmt::int())
+        .num("mujoco.replayed", replayed, Fmt::int())
+        .num("mujoco.repeats", repeats, Fmt::int())
+        .num(
+            "mujoco.abs_residual_median",
+            residual,
+            Fmt::sci(1).unit(" m/s"),
+        );
 }
 
-/// `peers.csv` and the per-set table.
+/// What a fact says of a peer measured in this run...
+const MEASURED: &str = "measured in this run";
+
+/// ...and of one not measured.
+const NOT_MEASURED: &str = "not measured in this run";
+
+/// `peers.csv` and the per-set table (`tables.sets`).
 fn set_table(
     r: &mut Report,
     solves: &[Solve],
@@ -403,7 +446,7 @@ fn set_table(
             C::num(row.ratio_to_mujoco, &Fmt::fixed(1), &Fmt::fixed(3)),
         ])?;
     }
-    r.table(&t)
+    r.show_table("sets", &t)
 }
 
 /// A number in `fmt`, empty for NaN (a CSV cell without a value).
@@ -415,54 +458,71 @@ fn csv_number(v: f64, fmt: &Fmt) -> String {
     }
 }
 
-/// `gains.csv` and the table of what islands and blocks gain, one row per pair; then
-/// `gains_fastest.csv`, the same by each solve's fastest round, with the facts that judge it
-/// (`gains.fastest_median_min` and `_at`, `gains.fastest_median_aim`: `meets` or `misses`
-/// `islands_median_aim`; `gains.fastest_worst` and `_at`; `gains.fastest_below`: solves of a
-/// problem below `islands_worst_aim`, both of `quoted_published.csv`).
-fn gain_table(
-    r: &mut Report,
-    solves: &[Solve],
+/// The table `file` of what islands and blocks gain by `of`, one row per pair, one column per set.
+fn gains_of(
+    file: &str,
     sets: &[(String, String)],
-) -> Result<(), ReportError> {
-    let names: Vec<String> = sets.iter().map(|s| s.0.clone()).collect();
-    let gains = layout_gains(solves, &names);
+    gains: &[LayoutGain],
+    of: &dyn Fn(&LayoutGain) -> f64,
+) -> Result<Table, ReportError> {
     let mut pairs: Vec<&str> = Vec::new();
-    for g in &gains {
+    for g in gains {
         if !pairs.contains(&g.pair.as_str()) {
             pairs.push(&g.pair);
         }
     }
-    let table = |file: &str, of: &dyn Fn(&LayoutGain) -> f64| -> Result<Table, ReportError> {
-        let mut t = Table::new(Some(file)).col("solver", "solver");
-        for (name, description) in sets {
-            let header = if description.is_empty() {
-                name
-            } else {
-                description
-            };
-            t = t.col(header, &format!("{name}_gain"));
+    let mut t = Table::new(Some(file)).col("solver", "solver");
+    for (name, description) in sets {
+        let header = if description.is_empty() {
+            name
+        } else {
+            description
+        };
+        t = t.col(header, &format!("{name}_gain"));
+    }
+    for pair in &pairs {
+        let mut cells = vec![C::text(*pair)];
+        for (name, _) in sets {
+            let gain = gains
+                .iter()
+                .find(|g| &g.set == name && g.pair == *pair)
+                .map_or(f64::NAN, of);
+            cells.push(C::num(gain, &Fmt::fixed(2), &Fmt::fixed(3)));
         }
-        for pair in &pairs {
-            let mut cells = vec![C::text(*pair)];
-            for (name, _) in sets {
-                let gain = gains
-                    .iter()
-                    .find(|g| &g.set == name && g.pair == *pair)
-                    .map_or(f64::NAN, of);
-                cells.push(C::num(gain, &Fmt::fixed(2), &Fmt::fixed(3)));
-            }
-            t.row(cells)?;
-        }
-        Ok(t)
-    };
-    r.table(&table("gains.csv", &|g| g.gain)?)?;
+        t.row(cells)?;
+    }
+    Ok(t)
+}
+
+/// `gains.csv` (`tables.gains`), what islands and blocks gain, one row per pair; then
+/// `gains_fastest.csv` (`tables.gains_fastest`), the same by each solve's fastest round, with
+/// the facts that judge it against `islands_median_aim` and `islands_worst_aim` of
+/// `quoted_published.csv`. Whether the fastest rounds' table was written.
+fn gain_table(
+    r: &mut Report,
+    solves: &[Solve],
+    sets: &[(String, String)],
+) -> Result<bool, ReportError> {
+    let names: Vec<String> = sets.iter().map(|s| s.0.clone()).collect();
+    let gains = layout_gains(solves, &names);
+    r.show_table("gains", &gains_of("gains.csv", sets, &gains, &|g| g.gain)?)?;
+    if !fastest_facts(r, &gains)? {
+        return Ok(false);
+    }
+    let fastest = gains_of("gains_fastest.csv", sets, &gains, &|g| g.gain_fastest)?;
+    r.show_table("gains_fastest", &fastest)?;
+    Ok(true)
+}
+
+/// `gains.fastest_*`: the least median gain by the fastest rounds, the worst problem, and
+/// both against the aims; `false` when no gain by the fastest rounds is measured.
+fn fastest_facts(r: &mut Report, gains: &[LayoutGain]) -> Result<bool, ReportError> {
     let Some(median_min) = gains
         .iter()
         .filter(|g| !g.gain_fastest.is_nan())
         .min_by(|a, b| a.gain_fastest.total_cmp(&b.gain_fastest))
     else {
-        return Ok(());
+        return Ok(false);
     };
     let worst = gains
         .iter()
@@ -500,13 +560,7 @@ fn gain_table(
         r.facts()
             .num("gains.fastest_below", below as f64, Fmt::int());
     }
-    r.text(
-        "The same by each solve's fastest round (the code is deterministic, so its fastest \
-         round is the statistic the machine's load moves least; on solves of tens of \
-         microseconds the rounds' median moves by several per cent between layouts that run \
-         the same code).",
-    );
-    r.table(&table("gains_fastest.csv", &|g| g.gain_fastest)?)
+    Ok(true)
 }
 
 /// `problems.csv`: per problem (by name), solver and layout, beside MuJoCo's solve of it.
@@ -557,72 +611,102 @@ fn problems_table(
             C::same(s.seconds / mj_seconds, &Fmt::fixed(3)),
         ])?;
     }
-    r.table(&t)
+    r.show_table("problems", &t)
 }
 
-/// The whole-step section and `steps.csv`, when our sweeps have run: `None` when it was not
-/// written, else whether the stages' table was.
-fn whole_step_section(r: &mut Report, root: &Path) -> Result<Option<bool>, ReportError> {
-    let mut ours: Vec<WholeStep> = Vec::new();
-    let mut theirs: Vec<WholeStep> = Vec::new();
-    let mut notes: Vec<String> = Vec::new();
-    let mut drake_missing = false;
+/// The whole steps of our sweeps and of the peers' runs, and what the runs could not measure.
+#[derive(Default)]
+struct Steps {
+    /// Ours, in the sweeps' order.
+    ours: Vec<WholeStep>,
+    /// The peers'.
+    theirs: Vec<WholeStep>,
+    /// What the peers' runs could not measure.
+    notes: Vec<StepNote>,
+    /// Whether some peers' run measured without Drake.
+    drake_missing: bool,
+}
+
+/// The whole steps of every sweep that ran, with the peers' on the same scenes; `None` when
+/// no sweep ran.
+fn load_steps(r: &mut Report, root: &Path) -> Result<Option<Steps>, ReportError> {
+    let mut steps = Steps::default();
     let mut any = false;
     for (sweep, engines) in STEPS {
         let Some(run) = r.load_if_run(sweep)? else {
             continue;
         };
         any = true;
-        ours.extend(whole_steps(&run.steps)?);
+        steps.ours.extend(whole_steps(&run.steps)?);
         let ecfg = EnginesConfig::load(&r.config_file(engines))?;
         let (edf, _) = r.load_data(&ecfg.name, &ecfg.data_path(root))?;
         if let Some(why) = skipped(&edf)? {
-            notes.push(format!(
-                "MuJoCo and Drake were not measured on `{}` in this run (`{}`: {why}).",
-                run.config.name, ecfg.name
-            ));
+            steps.notes.push(StepNote::Skipped {
+                sweep: run.config.name.clone(),
+                run: ecfg.name.clone(),
+                why,
+            });
             continue;
         }
-        let PeerSteps { rows, errors } = peer_steps(&edf)?;
-        for (config, error) in errors {
-            notes.push(format!("`{config}` failed in `{}`: {error}.", ecfg.name));
-        }
-        if !rows.iter().any(|w| w.engine == "drake-sap") {
-            drake_missing = true;
-            if ecfg.when_missing.contains_key("pydrake") {
-                notes.push(format!(
-                    "Drake did not run in `{}`: `pydrake` did not import, so `bench.py` ran \
-                     with `--no-drake` (the config's `[when_missing]`); `pip install drake` adds \
-                     its column.",
-                    ecfg.name
-                ));
-            }
-        }
-        theirs.extend(rows);
+        add_peer_steps(&mut steps, &ecfg, &edf)?;
     }
-    if !any {
+    Ok(any.then_some(steps))
+}
+
+/// Adds the peers' steps of the engines run `ecfg` (its data `edf`), with its failures and
+/// whether Drake is missing.
+fn add_peer_steps(
+    steps: &mut Steps,
+    ecfg: &EnginesConfig,
+    edf: &polars::prelude::DataFrame,
+) -> Result<(), ReportError> {
+    let PeerSteps { rows, errors } = peer_steps(edf)?;
+    for (config, error) in errors {
+        steps.notes.push(StepNote::Failed {
+            config,
+            run: ecfg.name.clone(),
+            error,
+        });
+    }
+    if !rows.iter().any(|w| w.engine == "drake-sap") {
+        steps.drake_missing = true;
+        if ecfg.when_missing.contains_key("pydrake") {
+            steps.notes.push(StepNote::NoDrake {
+                run: ecfg.name.clone(),
+            });
+        }
+    }
+    steps.theirs.extend(rows);
+    Ok(())
+}
+
+/// The whole-step section's facts, tables and `steps.csv`, when our sweeps have run.
+fn whole_step_section(r: &mut Report, root: &Path) -> Result<Option<StepsPart>, ReportError> {
+    let Some(steps) = load_steps(r, root)? else {
         return Ok(None);
-    }
-    let all: Vec<WholeStep> = ours.iter().chain(&theirs).cloned().collect();
+    };
+    let all: Vec<WholeStep> = steps.ours.iter().chain(&steps.theirs).cloned().collect();
     let sets = summary(&all);
+    step_facts(r, &steps, &sets);
+    steps_table(r, &sets)?;
+    let aim = speed::speed_aim(r)?;
+    let staged = stages::section(r, &steps.ours, &steps.theirs, aim)?;
+    steps_csv(r, &steps)?;
+    Ok(Some(StepsPart {
+        staged,
+        notes: steps.notes,
+    }))
+}
+
+/// `steps.measured`, `steps.drake`, and per scene set and our solver its times and ratio.
+fn step_facts(r: &mut Report, steps: &Steps, sets: &[SetSummary]) {
+    let mujoco = steps.theirs.iter().any(|w| w.engine == "mujoco");
+    let drake = !(steps.drake_missing || steps.theirs.is_empty());
+    let said = |measured: bool| if measured { MEASURED } else { NOT_MEASURED };
     let f = r.facts();
-    f.text(
-        "steps.measured",
-        if theirs.iter().any(|w| w.engine == "mujoco") {
-            "measured in this run"
-        } else {
-            "not measured in this run"
-        },
-    )
-    .text(
-        "steps.drake",
-        if drake_missing || theirs.is_empty() {
-            "not measured in this run"
-        } else {
-            "measured in this run"
-        },
-    );
-    for s in &sets {
+    f.text("steps.measured", said(mujoco))
+        .text("steps.drake", said(drake));
+    for s in sets {
         let k = format!("steps.{}.{}", s.set, slug(&s.solver));
         f.num(format!("{k}.scenes"), s.scenes as f64, Fmt::int())
             .num(format!("{k}.contacts"), s.contacts_median, Fmt::int())
@@ -643,23 +727,10 @@ fn whole_step_section(r: &mut Report, root: &Path) -> Result<Option<bool>, Repor
                 Fmt::fixed(1).unit("x"),
             );
     }
+}
 
-    r.heading(2, "Whole steps, scene against scene");
-    r.text(
-        "Ours: `experiments/configs/peers/balls.toml` and `clutter.toml` run on one thread \
-         (their `threads`) by the same runner as every experiment: each step's collision \
-         detection, assembly, solve and update (`scene_seconds + seconds` of the driver's rows), \
-         warm-started from the previous step. MuJoCo's: `mj_step` on the same scenes built by \
-         `experiments/peers/bench.py` (Newton, elliptic cones, its soft contacts); Drake's: one \
-         `AdvanceTo` of its SAP (point contact) per step, called from Python (`balls_engines.toml`, \
-         `clutter_engines.toml` say with which parameters). The balls are the cells `(n_b, mu)` \
-         of Todorov's Table 1, placed by different random generators on the two sides, so each \
-         cell compares the same scene statistically. The ratio is taken per scene, then its \
-         median over the set. Times in ms, medians over the steps of a run.",
-    );
-    for n in &notes {
-        r.text(n);
-    }
+/// The whole steps per scene set and our solver (`tables.steps`).
+fn steps_table(r: &mut Report, sets: &[SetSummary]) -> Result<(), ReportError> {
     let mut t = Table::new(None)
         .md_col("scene set")
         .md_col("our solver")
@@ -669,7 +740,7 @@ fn whole_step_section(r: &mut Report, root: &Path) -> Result<Option<bool>, Repor
         .md_col("MuJoCo ms per step")
         .md_col("Drake ms per step")
         .md_col("ratio to MuJoCo");
-    for s in &sets {
+    for s in sets {
         t.row(vec![
             C::text(&s.set),
             C::text(&s.solver),
@@ -681,9 +752,11 @@ fn whole_step_section(r: &mut Report, root: &Path) -> Result<Option<bool>, Repor
             C::same(s.ratio_to_mujoco, &Fmt::fixed(1)),
         ])?;
     }
-    r.table(&t)?;
-    let aim = speed::speed_aim(r)?;
-    let staged = stages::section(r, &ours, &theirs, aim)?;
+    r.show_table("steps", &t)
+}
+
+/// `steps.csv`: ours first (in the sweeps' order), then the peers' per scene.
+fn steps_csv(r: &mut Report, steps: &Steps) -> Result<(), ReportError> {
     let mut csv = Table::new(Some("steps.csv"));
     for c in [
         "scene",
@@ -695,8 +768,7 @@ fn whole_step_section(r: &mut Report, root: &Path) -> Result<Option<bool>, Repor
     ] {
         csv = csv.csv_col(c);
     }
-    // Ours first (in the sweeps' order), then the peers' per scene.
-    for w in ours.iter().chain(&theirs) {
+    for w in steps.ours.iter().chain(&steps.theirs) {
         csv.row(vec![
             C::text(&w.scene),
             C::text(&w.engine),
@@ -706,13 +778,15 @@ fn whole_step_section(r: &mut Report, root: &Path) -> Result<Option<bool>, Repor
             C::same(w.median_seconds, &Fmt::sci(4)),
         ])?;
     }
-    r.table(&csv)?;
-    Ok(Some(staged))
+    r.show_table("steps_csv", &csv)
 }
 
 #[cfg(test)]
 mod tests {
-    use super::slug;
+    use super::*;
+    use crate::findings::Facts;
+    use crate::template::{render, Shown};
+    use std::path::Path;
 
     #[test]
     fn labels_become_fact_names() {
@@ -723,5 +797,114 @@ mod tests {
             "sap+newton-merit_whole_step"
         );
         assert_eq!(slug("  a  b "), "a_b");
+    }
+
+    /// Every table the module can show.
+    const TABLES: [&str; 8] = [
+        "sets",
+        "gains",
+        "gains_fastest",
+        "speed_sets",
+        "speed",
+        "pinocchio",
+        "steps",
+        "stages",
+    ];
+
+    /// The page the shipped templates write with `sections` and `tables`.
+    fn page(sections: Sections, tables: &[&str]) -> String {
+        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../configs/peers/templates");
+        let mut shown = Shown::default();
+        for t in tables {
+            shown.table(t, format!("| {t} |\n")).unwrap();
+        }
+        shown.value("sections", sections).unwrap();
+        let mut facts = Facts::new();
+        facts.num(
+            "solvers.warm_up_ms",
+            contactlab_runs::problems::WARM_UP_BELOW_SECONDS * 1e3,
+            Fmt::fixed(0),
+        );
+        render(&dir, &facts, &shown).unwrap().unwrap().text
+    }
+
+    /// Every section measured, as the shipped runs are (`reports/peers/README.md`).
+    fn all_measured() -> Sections {
+        Sections {
+            mujoco_skipped: None,
+            gains_fastest: true,
+            speed: speed::Part {
+                written: true,
+                run: "speed".into(),
+                ratios: true,
+            },
+            pinocchio: pinocchio::Part {
+                ran: true,
+                skipped: None,
+            },
+            steps: Some(StepsPart {
+                staged: true,
+                notes: Vec::new(),
+            }),
+        }
+    }
+
+    #[test]
+    fn the_shipped_templates_write_every_measured_section_as_the_committed_page() {
+        let page = page(all_measured(), &TABLES);
+        let committed = std::fs::read_to_string(
+            Path::new(env!("CARGO_MANIFEST_DIR")).join("../../reports/peers/README.md"),
+        )
+        .unwrap();
+        // As reports/peers/README.md writes them from the shipped runs.
+        for want in [
+            "a solve under 2 ms after an untimed one of the same solver, so that its code is in \
+             cache as in MuJoCo's repeats",
+            "The medians of the factors need not multiply to the median ratio; per problem they \
+             do (`speed.csv`).",
+            "Pinocchio's repeats run back to back, and each of ours under 2 ms follows an \
+             untimed one of the same solver.",
+            "### Where a whole step's time goes\n\nThe same steps, stage by stage.",
+            ", `speed_sets.csv` and `speed.csv` (SAP's speed protocol, per set and per problem), \
+             `pinocchio.csv` (our ADMM and PGS beside Pinocchio's), `steps.csv` (whole steps, \
+             per scene and engine) and `stages.csv` (where their time goes, stage by stage).",
+        ] {
+            assert!(page.contains(want), "`{want}` in\n{page}");
+            assert!(committed.contains(want), "`{want}` in the committed page");
+        }
+        for left_out in ["was not measured", "not measured in this run", "ran, but"] {
+            assert!(!page.contains(left_out), "`{left_out}` in\n{page}");
+        }
+    }
+
+    #[test]
+    fn the_shipped_templates_say_what_a_peers_run_could_not_measure() {
+        let mut sections = all_measured();
+        sections.pinocchio.skipped = Some(Skipped::new("pinocchio_engines", "no pin".into()));
+        sections.steps = Some(StepsPart {
+            staged: false,
+            notes: vec![
+                StepNote::Failed {
+                    config: "clutter_n40".into(),
+                    run: "clutter_engines".into(),
+                    error: "boom".into(),
+                },
+                StepNote::NoDrake {
+                    run: "balls_engines".into(),
+                },
+            ],
+        });
+        let page = page(sections, &TABLES[..7]);
+        for want in [
+            "**Pinocchio's solvers were not measured in this run** (`pinocchio_engines`: no \
+             pin); with `pip install pin h5py`",
+            "\n\n`clutter_n40` failed in `clutter_engines`: boom.\n\nDrake did not run in \
+             `balls_engines`: `pydrake` did not import, so `bench.py` ran with `--no-drake` (the \
+             config's `[when_missing]`); `pip install drake` adds its column.\n\n| steps |",
+            "`steps.csv` (whole steps, per scene and engine).",
+        ] {
+            assert!(page.contains(want), "`{want}` in\n{page}");
+        }
+        assert!(!page.contains("Where a whole step's time goes"), "{page}");
     }
 }

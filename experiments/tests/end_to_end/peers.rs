@@ -152,6 +152,18 @@ fn a_cut_down_reproduction_reports_without_mujoco_and_says_why() {
     }
     assert!(readme
         .contains("On 3 problems, MuJoCo not measured in this run (CONTACTLAB_NO_PEERS is set)"));
+    // The templates' prose, with the data's values: the warm-up threshold of the runs, the
+    // sets' descriptions as the gains table's columns, and the files that were written.
+    for want in [
+        "Both sides' solves are warm in cache: Pinocchio's repeats run back to back, and each of \
+         ours under 2 ms follows an untimed one of the same solver.",
+        "## What islands and block-sparse `W` gain\n\nMedian over each set's problems",
+        "| solver | balls | clutter, under 80 contacts | clutter, 80 or more |",
+        "`problems.csv` (per problem, solver and layout), `pinocchio.csv` (our ADMM and PGS \
+         beside Pinocchio's), `steps.csv` (whole steps, per scene and engine).",
+    ] {
+        assert!(readme.contains(want), "`{want}` in\n{readme}");
+    }
     assert!(
         !readme.contains("{{") && !readme.contains("issue"),
         "{readme}"

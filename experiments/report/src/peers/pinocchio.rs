@@ -1,14 +1,8 @@
-//! The section *Beside Pinocchio's solvers*: our ADMM and PGS (`pinocchio.toml`) and Pinocchio's
-//! ADMM (its default rule for `rho` and the paper's spectral rule) and PGS
-//! (`pinocchio_engines.toml`) on the same problems, each by the time it needs to reach our
-//! natural-map residual tolerance ([`crate::analysis::pinocchio`]).
-//!
-//! Facts (`<slug>` as [`super::slug`] writes a solver): per set and solver
-//! `pin.<set>.<slug>.{problems, reached, ms, first}`; per set and Pinocchio ADMM
-//! `pin.<set>.admm_vs.<slug>.{both, ratio, short, ratio_short, long, ratio_long}` (short: Pinocchio's
-//! solve under [`crate::analysis::pinocchio::SHORT_SOLVE`]) and `.aim` (`within` or `over`: the
-//! median ratio against `admm_aim` of `quoted_published.csv`); per set `pin.<set>.first` (the solver first to the
-//! tolerance on most problems) and `pin.<set>.first_count`; `pin.tol`, `pin.version`, `pin.max_iter` (Pinocchio's iteration cap).
+//! The section *Beside Pinocchio's solvers* (`templates/pinocchio.md`): our ADMM and PGS
+//! (`pinocchio.toml`) and Pinocchio's ADMM (its default rule for `rho` and the paper's spectral
+//! rule) and PGS (`pinocchio_engines.toml`) on the same problems, each by the time it needs to
+//! reach our natural-map residual tolerance ([`crate::analysis::pinocchio`]). Its facts are
+//! `pin.*` (`facts.md` lists them).
 
 use std::path::Path;
 
@@ -16,9 +10,11 @@ use contactlab_runs::engines::EnginesConfig;
 use contactlab_runs::problems::ProblemsConfig;
 use contactlab_runs::RunConfig;
 
-use super::slug;
+use polars::prelude::DataFrame;
+
+use super::{slug, Skipped};
 use crate::analysis::peers::{skipped, solves};
-use crate::analysis::pinocchio::{head_to_head, ours, reach, theirs};
+use crate::analysis::pinocchio::{head_to_head, ours, reach, theirs, HeadToHead, Reach, ToTol};
 use crate::builder::Report;
 use crate::error::ReportError;
 use crate::findings::Fmt;
@@ -33,67 +29,71 @@ const OUR_ADMM: &str = "coulomb+admm (whole dense)";
 /// Pinocchio's ADMM variants in the harness.
 const THEIR_ADMMS: [&str; 2] = ["pinocchio-admm", "pinocchio-admm-spectral"];
 
-/// Writes the section when both runs are there; `false` when our run is not.
-pub fn section(r: &mut Report, root: &Path) -> Result<bool, ReportError> {
+/// What the templates see of the section.
+#[derive(Debug, Default, serde::Serialize)]
+pub(super) struct Part {
+    /// Whether the section is written (our run is there).
+    pub(super) ran: bool,
+    /// Pinocchio's run, when it could not measure.
+    pub(super) skipped: Option<Skipped>,
+}
+
+/// The section's facts and table when our run is there.
+pub(super) fn section(r: &mut Report, root: &Path) -> Result<Part, ReportError> {
     let (ours_file, theirs_file) = (r.config_file(OURS), r.config_file(THEIRS));
     if !ours_file.exists() || !theirs_file.exists() {
-        return Ok(false);
+        return Ok(Part::default());
     }
     let cfg = ProblemsConfig::load(&ours_file)?;
     if !contactlab_runs::store::run_exists(&cfg.data_path(root)) {
-        return Ok(false);
+        return Ok(Part::default());
     }
     let (df, _) = r.load_data(&cfg.name, &cfg.data_path(root))?;
     let mut all = ours(&solves(&df)?);
     let ecfg = EnginesConfig::load(&theirs_file)?;
-    r.heading(2, "Beside Pinocchio's solvers");
     let tol = cfg.solvers.first().map_or(f64::NAN, |s| s.tol);
     r.facts().num("pin.tol", tol, Fmt::sci(0));
+    let mut part = Part {
+        ran: true,
+        skipped: None,
+    };
     let measured = if contactlab_runs::store::run_exists(&ecfg.data_path(root)) {
         let (edf, _) = r.load_data(&ecfg.name, &ecfg.data_path(root))?;
-        match skipped(&edf)? {
-            Some(why) => {
-                r.text(&format!(
-                    "**Pinocchio's solvers were not measured in this run** (`{}`: {why}); with \
-                     `pip install pin h5py` (Pinocchio 4.1), `just peers` measures them.",
-                    ecfg.name
-                ));
-                false
-            }
-            None => {
-                let version = crate::analysis::strs(&edf, "pinocchio_version")?
-                    .into_iter()
-                    .find(|v| !v.is_empty())
-                    .unwrap_or_default();
-                let max_iter = crate::analysis::f64s(&edf, "max_iter")?
-                    .into_iter()
-                    .find(|v| v.is_finite())
-                    .unwrap_or(f64::NAN);
-                r.facts()
-                    .text("pin.version", version)
-                    .num("pin.max_iter", max_iter, Fmt::int());
-                all.extend(theirs(&edf)?);
-                true
-            }
+        part.skipped = skipped(&edf)?.map(|why| Skipped::new(&ecfg.name, why));
+        if part.skipped.is_none() {
+            their_facts(r, &edf)?;
+            all.extend(theirs(&edf)?);
         }
+        part.skipped.is_none()
     } else {
         false
     };
-    r.text(&format!(
-        "Our ADMM and PGS (`pinocchio.toml`: the whole problem with a dense `W`, as Pinocchio's \
-         `DelassusOperatorDense` gets it) and Pinocchio's ADMM (its default rule for `rho`, and \
-         the paper's spectral rule) and PGS (`pinocchio_engines.toml`) on the same problems, \
-         each judged by the same natural-map residual. Pinocchio's stopping tests are not that \
-         residual, so each of its solvers runs over a ladder of its own tolerances and its time \
-         is that of the cheapest rung whose answer meets ours; our time is the solve without \
-         forming `W` (Pinocchio is handed `W`). Both sides' solves are warm in cache: \
-         Pinocchio's repeats run back to back, and each of ours under {:.0} ms follows an \
-         untimed one of the same solver. `first`: problems on which the solver reached the \
-         tolerance before every other. Times in ms, medians over the problems a solver reached \
-         the tolerance on.",
-        contactlab_runs::problems::WARM_UP_BELOW_SECONDS * 1e3
-    ));
     let rows = reach(&all);
+    reach_table(r, &rows)?;
+    if measured {
+        head_to_head_facts(r, &all, &rows)?;
+    }
+    Ok(part)
+}
+
+/// `pin.version` and `pin.max_iter` (Pinocchio's iteration cap), from its run's data.
+fn their_facts(r: &mut Report, edf: &DataFrame) -> Result<(), ReportError> {
+    let version = crate::analysis::strs(edf, "pinocchio_version")?
+        .into_iter()
+        .find(|v| !v.is_empty())
+        .unwrap_or_default();
+    let max_iter = crate::analysis::f64s(edf, "max_iter")?
+        .into_iter()
+        .find(|v| v.is_finite())
+        .unwrap_or(f64::NAN);
+    r.facts()
+        .text("pin.version", version)
+        .num("pin.max_iter", max_iter, Fmt::int());
+    Ok(())
+}
+
+/// `pinocchio.csv` (`tables.pinocchio`) and per set and solver its facts.
+fn reach_table(r: &mut Report, rows: &[Reach]) -> Result<(), ReportError> {
     let mut t = Table::new(Some("pinocchio.csv"))
         .col("problem set", "problem_set")
         .col("solver", "solver")
@@ -101,11 +101,7 @@ pub fn section(r: &mut Report, root: &Path) -> Result<bool, ReportError> {
         .col("problems", "problems")
         .col("median ms", "median_seconds")
         .col("first", "first");
-    let mut sets: Vec<String> = Vec::new();
-    for row in &rows {
-        if !sets.contains(&row.set) {
-            sets.push(row.set.clone());
-        }
+    for row in rows {
         let k = format!("pin.{}.{}", row.set, slug(&row.solver));
         r.facts()
             .num(format!("{k}.problems"), row.problems as f64, Fmt::int())
@@ -125,19 +121,28 @@ pub fn section(r: &mut Report, root: &Path) -> Result<bool, ReportError> {
             C::int(row.first as i64),
         ])?;
     }
-    r.table(&t)?;
-    if !measured {
-        return Ok(true);
-    }
+    r.show_table("pinocchio", &t)
+}
+
+/// Per set the solver first to the tolerance most often, and our ADMM against each of
+/// Pinocchio's (`pin.<set>.admm_vs.*`).
+fn head_to_head_facts(r: &mut Report, all: &[ToTol], rows: &[Reach]) -> Result<(), ReportError> {
     r.facts().num(
         "pin.short_ms",
         crate::analysis::pinocchio::SHORT_SOLVE * 1e3,
         Fmt::fixed(1),
     );
-    for set in &sets {
+    let mut sets: Vec<&str> = Vec::new();
+    for row in rows {
+        if !sets.contains(&row.set.as_str()) {
+            sets.push(&row.set);
+        }
+    }
+    let aim = super::quoted(r, "admm_aim")?;
+    for set in sets {
         let best = rows
             .iter()
-            .filter(|row| &row.set == set)
+            .filter(|row| row.set == set)
             .max_by_key(|row| row.first)
             .map(|row| (row.solver.clone(), row.first));
         let (name, count) = best.unwrap_or_default();
@@ -147,32 +152,35 @@ pub fn section(r: &mut Report, root: &Path) -> Result<bool, ReportError> {
             Fmt::int(),
         );
         for theirs in THEIR_ADMMS {
-            let h = head_to_head(&all, set, OUR_ADMM, theirs);
-            let k = format!("pin.{set}.admm_vs.{}", slug(theirs));
-            r.facts()
-                .num(format!("{k}.both"), h.both as f64, Fmt::int())
-                .num(
-                    format!("{k}.ratio"),
-                    h.median_ratio,
-                    Fmt::fixed(2).unit("x"),
-                )
-                .num(format!("{k}.short"), h.short.0 as f64, Fmt::int())
-                .num(
-                    format!("{k}.ratio_short"),
-                    h.short.1,
-                    Fmt::fixed(2).unit("x"),
-                )
-                .num(format!("{k}.long"), h.long.0 as f64, Fmt::int())
-                .num(format!("{k}.ratio_long"), h.long.1, Fmt::fixed(2).unit("x"));
-            if let Some(aim) = super::quoted(r, "admm_aim")? {
-                let word = if h.median_ratio <= aim {
-                    "within"
-                } else {
-                    "over"
-                };
-                r.facts().text(format!("{k}.aim"), word);
-            }
+            admm_facts(
+                r,
+                &head_to_head(all, set, OUR_ADMM, theirs),
+                set,
+                theirs,
+                aim,
+            );
         }
     }
-    Ok(true)
+    Ok(())
+}
+
+/// Our ADMM against Pinocchio's `theirs` on `set`, and the median ratio against `aim`.
+fn admm_facts(r: &mut Report, h: &HeadToHead, set: &str, theirs: &str, aim: Option<f64>) {
+    let k = format!("pin.{set}.admm_vs.{}", slug(theirs));
+    let x = Fmt::fixed(2).unit("x");
+    r.facts()
+        .num(format!("{k}.both"), h.both as f64, Fmt::int())
+        .num(format!("{k}.ratio"), h.median_ratio, x.clone())
+        .num(format!("{k}.short"), h.short.0 as f64, Fmt::int())
+        .num(format!("{k}.ratio_short"), h.short.1, x.clone())
+        .num(format!("{k}.long"), h.long.0 as f64, Fmt::int())
+        .num(format!("{k}.ratio_long"), h.long.1, x);
+    if let Some(aim) = aim {
+        let word = if h.median_ratio <= aim {
+            "within"
+        } else {
+            "over"
+        };
+        r.facts().text(format!("{k}.aim"), word);
+    }
 }

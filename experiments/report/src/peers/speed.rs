@@ -1,15 +1,8 @@
-//! The section *SAP at MuJoCo's speed*: the speed protocol's run (`speed.toml`) beside MuJoCo's
-//! cold solve of the same steps (the `auto_cold` variant of `solvers_mujoco.toml`), per problem
-//! and per set, with each ratio split into build share, iteration ratio and per-iteration ratio
-//! ([`crate::analysis::speed`]).
-//!
-//! Facts (`<slug>` as [`super::slug`] writes a label): per set and solver
-//! `speed.<set>.<slug>.{problems, converged, ratio, ratio_without_build, build_factor,
-//! iteration_ratio, per_iteration_ratio}`, and `speed.<set>.<slug>.aim` (`within` or
-//! `short of`: the median ratio against the project's aim, `speed_aim` of
-//! `quoted_published.csv`); `speed.<slug>.answer_gap` (each other way of solving against
-//! SAP's default: the largest [`relative_gap`] of their impulses over the problems both solved);
-//! `speed.rel_tol`, `speed.rounds` and `speed.mujoco_tolerance`.
+//! The section *SAP at MuJoCo's speed* (`templates/speed.md`): the speed protocol's run
+//! (`speed.toml`) beside MuJoCo's cold solve of the same steps (the `auto_cold` variant of
+//! `solvers_mujoco.toml`), per problem and per set, with each ratio split into build share,
+//! iteration ratio and per-iteration ratio ([`crate::analysis::speed`]). Its facts are
+//! `speed.*` (`facts.md` lists them).
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -19,7 +12,7 @@ use contactlab_runs::RunConfig;
 
 use super::slug;
 use crate::analysis::peers::{relative_gap, solves, MujocoSolve, Solve};
-use crate::analysis::speed::{speed_rows, summaries, SpeedRow};
+use crate::analysis::speed::{speed_rows, summaries, SpeedRow, SpeedSummary};
 use crate::builder::Report;
 use crate::error::ReportError;
 use crate::findings::Fmt;
@@ -58,32 +51,58 @@ pub(super) fn speed_aim(r: &Report) -> Result<Option<f64>, ReportError> {
     super::quoted(r, "speed_aim")
 }
 
-/// Writes the section when the speed run and MuJoCo's cold solves are there; `false` when not.
-pub fn section(
+/// What the templates see of the section.
+#[derive(Debug, Default, serde::Serialize)]
+pub(super) struct Part {
+    /// Whether the section is written (the speed run is there).
+    pub(super) written: bool,
+    /// The speed run's name.
+    pub(super) run: String,
+    /// Whether MuJoCo's cold solves were there, so that the ratios are.
+    pub(super) ratios: bool,
+}
+
+/// The section's facts and tables when the speed run is there (with ratios when MuJoCo's cold
+/// solves are there too).
+pub(super) fn section(
     r: &mut Report,
     root: &Path,
     mujoco: &BTreeMap<String, MujocoSolve>,
-) -> Result<bool, ReportError> {
+) -> Result<Part, ReportError> {
     let file = r.config_file(SPEED);
     if !file.exists() {
-        return Ok(false);
+        return Ok(Part::default());
     }
     let cfg = ProblemsConfig::load(&file)?;
     if !contactlab_runs::store::run_exists(&cfg.data_path(root)) {
-        return Ok(false);
+        return Ok(Part::default());
     }
     let (df, _) = r.load_data(&cfg.name, &cfg.data_path(root))?;
     let all = solves(&df)?;
     let rows = speed_rows(&all, mujoco);
-    if rows.is_empty() {
-        r.heading(2, "SAP at MuJoCo's speed");
-        r.text(&format!(
-            "`{}` ran, but MuJoCo's cold solve of the same steps (the `auto_cold` variant of \
-             `solvers_mujoco`) was not measured in this run, so no ratio is given.",
-            cfg.name
-        ));
-        return Ok(false);
+    let ratios = !rows.is_empty();
+    if ratios {
+        let sums = summaries(&rows);
+        speed_facts(r, &cfg, mujoco, &all, &sums)?;
+        sets_table(r, &sums)?;
+        problem_table(r, &rows)?;
     }
+    Ok(Part {
+        written: true,
+        run: cfg.name.clone(),
+        ratios,
+    })
+}
+
+/// `speed.*`: the protocol's settings, each other way's answer gap, per set and solver the
+/// ratio and its factors, and the ratio against the aim.
+fn speed_facts(
+    r: &mut Report,
+    cfg: &ProblemsConfig,
+    mujoco: &BTreeMap<String, MujocoSolve>,
+    all: &[Solve],
+    sums: &[SpeedSummary],
+) -> Result<(), ReportError> {
     let rel_tol = cfg.solvers.first().map_or(f64::NAN, |s| s.rel_tol);
     let mj_tol = mujoco
         .values()
@@ -94,59 +113,52 @@ pub fn section(
         .num("speed.rel_tol", rel_tol, Fmt::sci(0))
         .num("speed.rounds", cfg.rounds as f64, Fmt::int())
         .num("speed.mujoco_tolerance", mj_tol, Fmt::sci(0));
-    let sums = summaries(&rows);
     let aim = speed_aim(r)?;
-    for (label, gap) in answer_gaps(&all) {
+    for (label, gap) in answer_gaps(all) {
         r.facts().num(
             format!("speed.{}.answer_gap", slug(&label)),
             gap,
             Fmt::sci(1),
         );
     }
-    for s in &sums {
-        let k = format!("speed.{}.{}", s.set, slug(&s.solver));
-        let x = Fmt::fixed(1).unit("x");
-        r.facts()
-            .num(format!("{k}.problems"), s.problems as f64, Fmt::int())
-            .num(format!("{k}.converged"), s.converged as f64, Fmt::int())
-            .num(format!("{k}.ratio"), s.ratio, x.clone())
-            .num(
-                format!("{k}.ratio_without_build"),
-                s.ratio_without_build,
-                x.clone(),
-            )
-            .num(
-                format!("{k}.build_factor"),
-                s.build_factor,
-                Fmt::fixed(2).unit("x"),
-            )
-            .num(
-                format!("{k}.iteration_ratio"),
-                s.iteration_ratio,
-                Fmt::fixed(2).unit("x"),
-            )
-            .num(format!("{k}.per_iteration_ratio"), s.per_iteration_ratio, x);
-        if let Some(aim) = aim {
-            let word = if s.ratio <= aim { "within" } else { "short of" };
-            r.facts().text(format!("{k}.aim"), word);
-        }
+    for s in sums {
+        summary_facts(r, s, aim);
     }
-    r.heading(2, "SAP at MuJoCo's speed");
-    r.text(&format!(
-        "SAP's Newton against MuJoCo's Newton, which solves the same class of problem (a convex, \
-         regularised primal in generalized velocities with an exact line search), by the speed \
-         protocol: each of our timed solves starts from the problem as read (the build, with the \
-         regularisation from the Delassus estimate and the Hessian's analysis, inside the time; \
-         a solve under {:.0} ms after an untimed one of the same solver, so that its code is in \
-         cache as in MuJoCo's repeats, with nothing it derived carried over), SAP's own stopping \
-         test (eq. 26) at the relative tolerance of `speed.toml`; MuJoCo's `mj_fwdConstraint` \
-         alone with its default Jacobian, warm start disabled and its `opt.tolerance` set to \
-         the same number. Ratios per problem, then their median over the set. The ratio is the \
-         product of three factors: the build's share (`T / (T - B)`), the iteration ratio (ours \
-         summed over islands against MuJoCo's summed over its islands) and the per-iteration \
-         ratio.",
-        contactlab_runs::problems::WARM_UP_BELOW_SECONDS * 1e3
-    ));
+    Ok(())
+}
+
+/// One set and solver's ratio, its factors, and the ratio against `aim`.
+fn summary_facts(r: &mut Report, s: &SpeedSummary, aim: Option<f64>) {
+    let k = format!("speed.{}.{}", s.set, slug(&s.solver));
+    let x = Fmt::fixed(1).unit("x");
+    r.facts()
+        .num(format!("{k}.problems"), s.problems as f64, Fmt::int())
+        .num(format!("{k}.converged"), s.converged as f64, Fmt::int())
+        .num(format!("{k}.ratio"), s.ratio, x.clone())
+        .num(
+            format!("{k}.ratio_without_build"),
+            s.ratio_without_build,
+            x.clone(),
+        )
+        .num(
+            format!("{k}.build_factor"),
+            s.build_factor,
+            Fmt::fixed(2).unit("x"),
+        )
+        .num(
+            format!("{k}.iteration_ratio"),
+            s.iteration_ratio,
+            Fmt::fixed(2).unit("x"),
+        )
+        .num(format!("{k}.per_iteration_ratio"), s.per_iteration_ratio, x);
+    if let Some(aim) = aim {
+        let word = if s.ratio <= aim { "within" } else { "short of" };
+        r.facts().text(format!("{k}.aim"), word);
+    }
+}
+
+/// `speed_sets.csv`: per set and solver (`tables.speed_sets`).
+fn sets_table(r: &mut Report, sums: &[SpeedSummary]) -> Result<(), ReportError> {
     let x2 = Fmt::fixed(2);
     let mut t = Table::new(Some("speed_sets.csv"))
         .col("problem set", "problem_set")
@@ -157,7 +169,7 @@ pub fn section(
         .col("= build share", "build_factor")
         .col("x iteration ratio", "iteration_ratio")
         .col("x per-iteration ratio", "per_iteration_ratio");
-    for s in &sums {
+    for s in sums {
         t.row(vec![
             C::text(&s.set),
             C::text(&s.solver),
@@ -169,16 +181,10 @@ pub fn section(
             C::num(s.per_iteration_ratio, &x2, &Fmt::fixed(4)),
         ])?;
     }
-    r.table(&t)?;
-    r.text(
-        "The medians of the factors need not multiply to the median ratio; per problem they do \
-         (`speed.csv`).",
-    );
-    problem_table(r, &rows)?;
-    Ok(true)
+    r.show_table("speed_sets", &t)
 }
 
-/// `speed.csv`: per problem and solver.
+/// `speed.csv`: per problem and solver (`tables.speed`).
 fn problem_table(r: &mut Report, rows: &[SpeedRow]) -> Result<(), ReportError> {
     let ms = Fmt::fixed(3);
     let x2 = Fmt::fixed(2);
@@ -214,5 +220,5 @@ fn problem_table(r: &mut Report, rows: &[SpeedRow]) -> Result<(), ReportError> {
             C::num(s.per_iteration_ratio, &x2, &Fmt::fixed(4)),
         ])?;
     }
-    r.table(&t)
+    r.show_table("speed", &t)
 }

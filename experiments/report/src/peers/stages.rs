@@ -1,14 +1,9 @@
-//! The subsection *Where a whole step's time goes*: the whole steps of the scenes that both
-//! sides timed stage by stage ([`Stages`]: ours from the runner's and the scene's clocks,
-//! MuJoCo's from `bench.py --stages`, its stages called one by one), as ms and as us per contact
-//! (the engines find different numbers of contacts on the same scene), with the ratio to MuJoCo
-//! per stage.
-//!
-//! Facts, per scene and our solver (`<slug>` as [`super::slug`] writes a label):
-//! `steps.<scene>.<slug>.stage.<stage>.{ms, mujoco_ms, ratio}` for the stages `collision`,
-//! `build`, `solve`, `integrate`, `total` and `after_collision`, and
-//! `steps.<scene>.<slug>.stage.after_collision.aim` (`within` or `over` the project's speed
-//! aim, `speed_aim` of `quoted_published.csv`).
+//! The subsection *Where a whole step's time goes* (`templates/stages.md`): the whole steps of
+//! the scenes that both sides timed stage by stage ([`Stages`]: ours from the runner's and the
+//! scene's clocks, MuJoCo's from `bench.py --stages`, its stages called one by one), as ms and
+//! as us per contact (the engines find different numbers of contacts on the same scene), with
+//! the ratio to MuJoCo per stage. Its facts are `steps.<scene>.<slug>.stage.*` (`facts.md`
+//! lists them).
 
 use super::{ms, slug};
 use crate::analysis::peers::{Stages, WholeStep};
@@ -44,8 +39,8 @@ fn pairs<'a>(
         .collect()
 }
 
-/// Writes the subsection and `stages.csv` when some scene was timed by stage on both sides;
-/// whether it did.
+/// The subsection's facts and `stages.csv` (`tables.stages`) when some scene was timed by
+/// stage on both sides; whether it was.
 pub fn section(
     r: &mut Report,
     ours: &[WholeStep],
@@ -57,32 +52,33 @@ pub fn section(
         return Ok(false);
     }
     for (o, mine, _, mj) in &rows {
-        let k = format!("steps.{}.{}.stage", o.scene, slug(&o.solver));
-        for ((name, s), (_, m)) in mine.named().into_iter().zip(mj.named()) {
-            r.facts()
-                .num(format!("{k}.{name}.ms"), s * 1e3, ms().unit(" ms"))
-                .num(format!("{k}.{name}.mujoco_ms"), m * 1e3, ms().unit(" ms"))
-                .num(format!("{k}.{name}.ratio"), s / m, Fmt::fixed(1).unit("x"));
-        }
-        if let Some(aim) = aim {
-            let after = mine.after_collision / mj.after_collision;
-            let word = if after <= aim { "within" } else { "over" };
-            r.facts().text(format!("{k}.after_collision.aim"), word);
-        }
+        stage_facts(r, o, mine, mj, aim);
     }
-    r.heading(3, "Where a whole step's time goes");
-    r.text(
-        "The same steps, stage by stage. Ours: the scene's collision detection (timed by the \
-         scene), building the problem (the scene's assembly of `A`, `J` and `v*`, and the \
-         formulation's build: SAP's regularisation and Hessian structure), the solve, and \
-         integration (`advance` without its detection). MuJoCo's: `bench.py --stages` replays \
-         its steps with `mj_step`'s stages called one by one from Python: `mj_collision`, the \
-         rest of `mj_fwdPosition` with the smooth dynamics (`mj_fwdVelocity`, \
-         `mj_fwdActuation`, `mj_fwdAcceleration`), `mj_fwdConstraint`, and `mj_Euler`. Each \
-         stage is the median over the steps of its own time, so the stages need not add up to \
-         the whole step (the median of the per-step sums); per contact, each engine's time is \
-         divided by its own median contacts per step.",
-    );
+    stages_table(r, &rows)?;
+    Ok(true)
+}
+
+/// Per stage of our step `o` (stages `mine`) beside MuJoCo's (`mj`): times, ratio and aim.
+fn stage_facts(r: &mut Report, o: &WholeStep, mine: &Stages, mj: &Stages, aim: Option<f64>) {
+    let k = format!("steps.{}.{}.stage", o.scene, slug(&o.solver));
+    for ((name, s), (_, m)) in mine.named().into_iter().zip(mj.named()) {
+        r.facts()
+            .num(format!("{k}.{name}.ms"), s * 1e3, ms().unit(" ms"))
+            .num(format!("{k}.{name}.mujoco_ms"), m * 1e3, ms().unit(" ms"))
+            .num(format!("{k}.{name}.ratio"), s / m, Fmt::fixed(1).unit("x"));
+    }
+    if let Some(aim) = aim {
+        let after = mine.after_collision / mj.after_collision;
+        let word = if after <= aim { "within" } else { "over" };
+        r.facts().text(format!("{k}.after_collision.aim"), word);
+    }
+}
+
+/// `stages.csv`: per scene and stage, ours beside MuJoCo's.
+fn stages_table(
+    r: &mut Report,
+    rows: &[(&WholeStep, Stages, &WholeStep, Stages)],
+) -> Result<(), ReportError> {
     let mut t = Table::new(Some("stages.csv"))
         .col("scene", "scene")
         .col("our solver", "solver")
@@ -92,7 +88,7 @@ pub fn section(
         .col("MuJoCo ms", "mujoco_ms")
         .col("MuJoCo us per contact", "mujoco_us_per_contact")
         .col("ratio", "ratio");
-    for (o, mine, m_step, mj) in &rows {
+    for (o, mine, m_step, mj) in rows {
         let (nc, mj_nc) = (o.contacts_median, m_step.contacts_median);
         for ((name, s), (_, m)) in mine.named().into_iter().zip(mj.named()) {
             t.row(vec![
@@ -107,6 +103,5 @@ pub fn section(
             ])?;
         }
     }
-    r.table(&t)?;
-    Ok(true)
+    r.show_table("stages", &t)
 }
