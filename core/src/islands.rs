@@ -407,7 +407,7 @@ pub fn solve_by_island(
         // residuals stacked meet `tol` (with the natural map's `1 + |q_i| <= 1 + |q|`).
         let share = (islands.contacts(i).len() as f64 / nc as f64).sqrt();
         let o = SolveOptions {
-            tol: opts.tol * share,
+            stop_tol: opts.stop_tol * share,
             time_limit: deadline.remaining(),
             ..opts.clone()
         };

@@ -820,10 +820,18 @@ impl LocalSolve {
     }
 }
 
-/// Applies the shared ruler to an outcome: the reported status is `converged` only when the
-/// natural-map residual of its impulses is at most `tol`. The contact velocities are the
-/// formulation's when it gives them, else `W r + q` of the problem.
-pub fn judge(problem: &StepProblem, outcome: Outcome, tol: f64) -> Result<LocalSolve, CoreError> {
+/// Applies the shared ruler to an outcome. `accept_tol` is the ruler's acceptance threshold,
+/// one meaning for every pair: the reported status is `converged` only when the natural-map
+/// residual of the impulses, `|r - P_K(r - û)| / (1 + |q|)` (dimensionless:
+/// [`crate::metrics::LocalMetrics::natural_map`]), is at most `accept_tol`; a
+/// driver that stopped `converged` by its own measure ([`SolveOptions::stop_tol`]) above it is
+/// [`Status::Inaccurate`]. A run's `tol` sets both to the same number. The contact
+/// velocities are the formulation's when it gives them, else `W r + q` of the problem.
+pub fn judge(
+    problem: &StepProblem,
+    outcome: Outcome,
+    accept_tol: f64,
+) -> Result<LocalSolve, CoreError> {
     let u = match &outcome.u {
         Some(u) => u.clone(),
         None => problem.velocity(&outcome.r)?,
@@ -834,7 +842,7 @@ pub fn judge(problem: &StepProblem, outcome: Outcome, tol: f64) -> Result<LocalS
         // A regularized model is judged by its own optimality (the driver's status); the
         // ruler's numbers say how far its answer is from rigid contact.
         solver_status.clone()
-    } else if metrics.natural_map <= tol {
+    } else if metrics.natural_map <= accept_tol {
         Status::Converged
     } else if solver_status == Status::Converged {
         Status::Inaccurate
@@ -1038,7 +1046,7 @@ mod tests {
     fn the_solve_flow_runs_a_driver_and_judges_by_the_shared_ruler() {
         let p = sliding();
         let opts = SolveOptions {
-            tol: 1e-12,
+            stop_tol: 1e-12,
             max_iter: 50,
             ..Default::default()
         };

@@ -115,13 +115,27 @@ impl std::fmt::Display for Status {
 pub struct SolveOptions {
     /// Maximum number of iterations.
     pub max_iter: u64,
-    /// Converged when the driver's residual measure (`|F|_2` for least squares, the
-    /// gradient norm for merits, the natural-map residual for PGS) is at most this.
-    pub tol: f64,
+    /// The driver's own stopping tolerance: the driver stops with [`Status::Converged`] when
+    /// its own measure is at most this. The measure is the driver's, not a shared one (the
+    /// shared ruler's threshold is [`crate::plugin::judge`]'s `accept_tol`):
+    ///
+    /// | driver | measure `stop_tol` bounds |
+    /// |---|---|
+    /// | Gauss-Newton, LM, projected LM, dogleg, trust region | `\|F(x)\|_2` of the formulation's residual |
+    /// | Todorov's driver | `\|r(x)\|_2` of the implicit NCP residual (Todorov 2010, eq. 9) |
+    /// | Erleben's Newton | `\|H(x)\|_2` of the min-map, or `theta = \|H\|^2/2` as its `measure` option says |
+    /// | SAP's Newton, L-BFGS | `\|D grad\|` with `rel_tol` (Castro et al. eq. 26: `\|D grad\| <= stop_tol + rel_tol max(\|D p\|, \|D j_c\|)`) |
+    /// | PGS, Hwangbo's sweeps | the sweep's stop rule after a sweep: the local problem's natural-map residual (PGS), the impulse change plus the approach speeds (Hwangbo's bisection), or the summed per-contact violation |
+    /// | ADMM | the local problem's natural-map residual at its impulse iterate |
+    /// | Clarabel | not `stop_tol`: its own options `tol_gap_abs`, `tol_gap_rel`, `tol_feas` |
+    ///
+    /// A run's `tol` (configs, `--tol`, the study DSL's `.tol()`, Python's `tol=`) sets both
+    /// this and the ruler's `accept_tol` to the same number.
+    pub stop_tol: f64,
     /// Relative tolerance of drivers whose merit defines a scale (Castro et al. eq. 26:
     /// converged when `|D grad| <= tol + rel_tol max(|D p|, |D j_c|)`); 0 by default.
     pub rel_tol: f64,
-    /// Local minimum when `|J' F|_2` is at most this while `|F|_2 > tol`.
+    /// Local minimum when `|J' F|_2` is at most this while `|F|_2 > stop_tol`.
     pub grad_tol: f64,
     /// Stagnated when the step changes no component of `x` by more than
     /// `step_tol * (1 + |x|_inf)`.
@@ -155,7 +169,7 @@ impl Default for SolveOptions {
     fn default() -> Self {
         SolveOptions {
             max_iter: 100,
-            tol: 1e-10,
+            stop_tol: 1e-10,
             rel_tol: 0.0,
             grad_tol: 1e-14,
             step_tol: 1e-14,

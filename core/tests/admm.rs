@@ -18,7 +18,7 @@ fn data(rel: &str) -> PathBuf {
 
 fn opts(tol: f64, max_iter: u64) -> SolveOptions {
     SolveOptions {
-        tol,
+        stop_tol: tol,
         max_iter,
         time_limit: Some(Duration::from_secs(5)),
         ..Default::default()

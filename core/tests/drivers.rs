@@ -199,7 +199,7 @@ fn exp_fit() -> (ExpFit, [f64; 2]) {
 fn tight() -> SolveOptions {
     SolveOptions {
         max_iter: 200,
-        tol: 1e-12,
+        stop_tol: 1e-12,
         ..SolveOptions::default()
     }
 }
@@ -818,7 +818,7 @@ fn newton_steps_the_groups_of_a_separable_merit_on_their_own() {
     let x0 = vec![3.0, -4.0, -2.0, 5.0, 0.0, 0.0];
     // Above the second island's gradient floor (about 1e-10 taken together).
     let opts = SolveOptions {
-        tol: 1e-9,
+        stop_tol: 1e-9,
         ..tight()
     };
     let by_island = solve_merit(islands(), NewtonMerit::default(), x0.clone(), &opts).unwrap();

@@ -33,7 +33,7 @@ fn pgs(problem: &StepProblem, layout: Layout, opts: &SolveOptions) -> contactlab
         solve_formulation(&Coulomb {}, p, init, o, |b, x0, o| driver.solve(b, x0, o))
     })
     .expect("solves");
-    judge(problem, out, opts.tol).expect("judged")
+    judge(problem, out, opts.stop_tol).expect("judged")
 }
 
 #[test]
@@ -88,7 +88,7 @@ fn islands_through_trees_match_islands_through_w() {
 #[test]
 fn solving_by_island_gives_the_whole_problems_answer() {
     let opts = SolveOptions {
-        tol: 1e-10,
+        stop_tol: 1e-10,
         max_iter: 5_000,
         ..SolveOptions::default()
     };
@@ -147,7 +147,7 @@ fn solving_by_island_gives_the_whole_problems_answer() {
 #[test]
 fn problems_below_the_threshold_are_solved_whole() {
     let opts = SolveOptions {
-        tol: 1e-10,
+        stop_tol: 1e-10,
         max_iter: 5_000,
         ..SolveOptions::default()
     };

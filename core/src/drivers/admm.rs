@@ -278,7 +278,7 @@ impl Factor {
 /// The extreme eigenvalues of a symmetric matrix `a`, by power iteration: `(L, lambda_min)`
 /// with `lambda_min` from the shifted matrix `L I - a` (`None` for it when not asked for), and
 /// the iterations spent. Deterministic: the start is a fixed non-constant vector. `None` when
-/// `deadline` passed before an iteration: it is read before each product from [`SMALL`]
+/// `deadline` passed before an iteration: it is read before each product from `SMALL` (32)
 /// unknowns up; below, a product costs less than the clock read and is never interrupted.
 pub fn extreme_eigenvalues(
     a: MatRef<'_, f64>,
@@ -462,7 +462,7 @@ struct Work {
 /// The ADMM solver state between argmin iterations.
 pub struct AdmmSolver {
     options: Admm,
-    tol: f64,
+    stop_tol: f64,
     step_tol: f64,
     deadline: Deadline,
     rho: f64,
@@ -481,7 +481,7 @@ impl AdmmSolver {
     pub fn new(options: Admm) -> AdmmSolver {
         AdmmSolver {
             options,
-            tol: 1e-10,
+            stop_tol: 1e-10,
             step_tol: 1e-14,
             deadline: Deadline::none(),
             rho: f64::NAN,
@@ -599,7 +599,7 @@ impl<'a> Solver<AdmmProblem<'a>, AdmmState> for AdmmSolver {
             Some(e.status())
         } else if !res.is_finite() || !self.rho.is_finite() {
             Some(Status::NotFinite)
-        } else if res <= self.tol {
+        } else if res <= self.stop_tol {
             Some(Status::Converged)
         } else {
             None
@@ -675,7 +675,7 @@ impl<'a> Solver<AdmmProblem<'a>, AdmmState> for AdmmSolver {
         });
         self.status = if !res.is_finite() || !primal.is_finite() || !dual.is_finite() {
             Some(Status::NotFinite)
-        } else if res <= self.tol {
+        } else if res <= self.stop_tol {
             Some(Status::Converged)
         } else if step <= self.step_tol * (1.0 + y_max) && primal <= self.step_tol * (1.0 + y_max) {
             Some(Status::Stagnated)
@@ -726,7 +726,7 @@ impl<'a> Solver<AdmmProblem<'a>, AdmmState> for AdmmSolver {
 }
 
 /// Solves a local problem by ADMM from `r0` (zero when `None`) under `opts`: the natural-map
-/// residual is compared with `opts.tol`, stagnation with `opts.step_tol`; bad options are an
+/// residual is compared with `opts.stop_tol`, stagnation with `opts.step_tol`; bad options are an
 /// error.
 pub fn solve_admm(
     problem: &LocalProblem,
@@ -744,11 +744,11 @@ pub fn solve_admm(
         )));
     }
     let mut solver = AdmmSolver::new(options.clone());
-    solver.tol = opts.tol;
+    solver.stop_tol = opts.stop_tol;
     solver.step_tol = opts.step_tol;
     solver.deadline = Deadline::after(opts.time_limit);
     solver.trace = opts.trace;
-    let tol = opts.tol;
+    let tol = opts.stop_tol;
     execute_with_clock(
         AdmmProblem::new(problem),
         solver,
@@ -808,7 +808,7 @@ mod tests {
 
     fn tight(max_iter: u64) -> SolveOptions {
         SolveOptions {
-            tol: 1e-12,
+            stop_tol: 1e-12,
             max_iter,
             ..Default::default()
         }
@@ -1250,7 +1250,7 @@ mod tests {
             &Admm::default(),
             None,
             &SolveOptions {
-                tol: 1e-300,
+                stop_tol: 1e-300,
                 max_iter: 3,
                 ..Default::default()
             },
@@ -1263,7 +1263,7 @@ mod tests {
             &Admm::default(),
             None,
             &SolveOptions {
-                tol: 1e-300,
+                stop_tol: 1e-300,
                 max_iter: 1_000_000,
                 time_limit: Some(std::time::Duration::from_millis(20)),
                 ..Default::default()
@@ -1312,7 +1312,7 @@ mod tests {
                 q: seed[36..42].to_vec(),
                 mu: vec![0.1 + seed[42].abs(), 0.1 + seed[43].abs()],
             };
-            let s = solve_admm(&p, &Admm::default(), None, &SolveOptions { tol: 1e-9, max_iter: 20000, ..Default::default() }).unwrap();
+            let s = solve_admm(&p, &Admm::default(), None, &SolveOptions { stop_tol: 1e-9, max_iter: 20000, ..Default::default() }).unwrap();
             for a in 0..2 {
                 proptest::prop_assert!(cone::distance(p.mu[a], block(&s.x, a)) <= 1e-14);
             }

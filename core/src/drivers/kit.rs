@@ -231,7 +231,7 @@ impl Tolerances {
     pub fn classify_norms(&self, fnorm: f64, gnorm: f64) -> Option<Status> {
         if !(fnorm.is_finite() && gnorm.is_finite()) {
             Some(Status::NotFinite)
-        } else if fnorm <= self.tol {
+        } else if fnorm <= self.stop_tol {
             Some(Status::Converged)
         } else if gnorm <= self.grad_tol {
             Some(Status::LocalMinimum)

@@ -90,9 +90,9 @@ impl<R: Residual> Jacobian for LeastSquares<R> {
 /// Solves `F(x) = 0` in the least-squares sense with `solver` from `x0`.
 ///
 /// The solver runs in an argmin [`Executor`](argmin::core::Executor) with `opts.max_iter` and `opts.time_limit`, reads
-/// `opts.tol`, `opts.grad_tol` and `opts.step_tol` from the [`LeastSquares`] problem, and a
+/// `opts.stop_tol`, `opts.grad_tol` and `opts.step_tol` from the [`LeastSquares`] problem, and a
 /// [`TraceObserver`](crate::result::TraceObserver) records one trace row for the initial point and one per iteration.
-/// Running out of iterations with `|F| <= opts.tol` counts as converged; a non-finite final
+/// Running out of iterations with `|F| <= opts.stop_tol` counts as converged; a non-finite final
 /// iterate or merit is [`Status::NotFinite`](crate::result::Status::NotFinite).
 pub fn solve_least_squares<R, S>(
     residual: R,
@@ -105,7 +105,7 @@ where
     S: Solver<LeastSquares<R>, LsState>,
 {
     let problem = LeastSquares::with_options(residual, opts);
-    let tol = opts.tol;
+    let tol = opts.stop_tol;
     execute(problem, solver, x0, opts, |state: &LsState| {
         (2.0 * state.get_cost()).sqrt() <= tol
     })

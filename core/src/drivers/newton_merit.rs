@@ -101,7 +101,7 @@ impl<M: Merit> MeritProblem<M> {
 }
 
 /// Minimizes a convex `merit` from `x0` with `solver`; converged when the merit's optimality
-/// measure meets `opts.tol` and `opts.rel_tol`.
+/// measure meets `opts.stop_tol` and `opts.rel_tol`.
 ///
 /// Same executor, trace and status conventions as
 /// [`solve_least_squares`](super::solve_least_squares).
@@ -116,7 +116,7 @@ where
     S: Solver<MeritProblem<M>, MeritState>,
 {
     let problem = MeritProblem::with_options(merit, opts);
-    let tol = opts.tol;
+    let tol = opts.stop_tol;
     let rel_tol = opts.rel_tol;
     let stop =
         |s: &MeritState| s.get_gradient().is_some_and(|g| kit::norm2(g) <= tol) && rel_tol == 0.0;
@@ -155,7 +155,7 @@ impl MeritStart {
             .map(|mp| mp.merit.optimality(&x0, &e.gradient));
         let stop = if !(e.value.is_finite() && gnorm.is_finite() && kit::all_finite(&x0)) {
             Some(Status::NotFinite)
-        } else if opt.is_some_and(|o| o.met(tol.tol, tol.rel_tol)) {
+        } else if opt.is_some_and(|o| o.met(tol.stop_tol, tol.rel_tol)) {
             Some(Status::Converged)
         } else {
             None
@@ -183,7 +183,7 @@ pub(super) fn stop_after_step(
 ) -> Option<Status> {
     if !(kit::norm2(g).is_finite() && value.is_finite()) {
         Some(Status::NotFinite)
-    } else if opt.is_some_and(|o| o.met(tol.tol, tol.rel_tol)) {
+    } else if opt.is_some_and(|o| o.met(tol.stop_tol, tol.rel_tol)) {
         Some(Status::Converged)
     } else if tol.negligible(x, step) {
         Some(Status::Stagnated)
@@ -620,7 +620,7 @@ impl NewtonMerit {
         let groups = merit.groups().to_vec();
         let n = x.len().max(1) as f64;
         let o = merit.optimality(&x, &g);
-        let bound = self.tol.tol + self.tol.rel_tol * o.scale;
+        let bound = self.tol.stop_tol + self.tol.rel_tol * o.scale;
         let mut residuals = vec![0.0; groups.len()];
         merit.group_residuals(&x, &g, &mut residuals);
         // Shares proportional to the groups' sizes sum to the whole bound.

@@ -167,7 +167,7 @@ impl ProjectedGaussSeidel {
     }
 }
 
-/// Solves a local problem by PGS from `r0` (zero when `None`); `opts.tol` bounds the
+/// Solves a local problem by PGS from `r0` (zero when `None`); `opts.stop_tol` bounds the
 /// natural-map residual.
 pub fn solve_pgs(
     problem: &LocalProblem,
@@ -224,7 +224,7 @@ mod tests {
             mu: vec![0.5],
         };
         let opts = SolveOptions {
-            tol: 1e-12,
+            stop_tol: 1e-12,
             max_iter: 50,
             ..Default::default()
         };
@@ -254,7 +254,7 @@ mod tests {
             mu: vec![0.3, 0.8],
         };
         let opts = SolveOptions {
-            tol: 1e-12,
+            stop_tol: 1e-12,
             max_iter: 200,
             ..Default::default()
         };
@@ -355,7 +355,7 @@ mod tests {
             mu: (0..nc).map(|a| 0.2 + 0.02 * a as f64).collect(),
         };
         let opts = SolveOptions {
-            tol: 1e-12,
+            stop_tol: 1e-12,
             max_iter: 5000,
             ..Default::default()
         };
@@ -391,7 +391,7 @@ mod tests {
             mu: vec![0.5],
         };
         let opts = SolveOptions {
-            tol: 1e-300,
+            stop_tol: 1e-300,
             max_iter: 1,
             ..Default::default()
         };

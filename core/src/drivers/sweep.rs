@@ -392,7 +392,7 @@ pub struct BlockSweep<S: ContactSolver> {
     solver: S,
     relaxation: Relaxation,
     stop: StopRule,
-    tol: f64,
+    stop_tol: f64,
     step_tol: f64,
     deadline: Deadline,
     alpha: f64,
@@ -407,7 +407,7 @@ impl<S: ContactSolver> BlockSweep<S> {
             solver,
             relaxation,
             stop,
-            tol: 1e-10,
+            stop_tol: 1e-10,
             step_tol: 1e-14,
             deadline: Deadline::none(),
             alpha: relaxation.start,
@@ -534,7 +534,7 @@ impl<'a, S: ContactSolver> Solver<BlockRows<'a>, SweepState> for BlockSweep<S> {
             Some(Status::NotFinite)
         } else if out.cut {
             Some(Status::Timeout)
-        } else if res <= self.tol {
+        } else if res <= self.stop_tol {
             Some(Status::Converged)
         } else if out.max_change <= self.step_tol * (1.0 + r_max) {
             Some(Status::Stagnated)
@@ -572,7 +572,7 @@ impl<'a, S: ContactSolver> Solver<BlockRows<'a>, SweepState> for BlockSweep<S> {
 }
 
 /// Solves a local problem by sweeps of `sweep` from `r0` (zero when `None`) under `opts`: the
-/// stop rule's measure is compared with `opts.tol`, stagnation with `opts.step_tol`.
+/// stop rule's measure is compared with `opts.stop_tol`, stagnation with `opts.step_tol`.
 pub fn solve_sweep<S: ContactSolver>(
     problem: &LocalProblem,
     mut sweep: BlockSweep<S>,
@@ -587,10 +587,10 @@ pub fn solve_sweep<S: ContactSolver>(
             r0.len()
         )));
     }
-    sweep.tol = opts.tol;
+    sweep.stop_tol = opts.stop_tol;
     sweep.step_tol = opts.step_tol;
     sweep.deadline = Deadline::after(opts.time_limit);
-    let tol = opts.tol;
+    let tol = opts.stop_tol;
     // The sweep keeps the time limit itself (it cuts a sweep short at the deadline).
     execute_with_clock(
         BlockRows::new(problem),

@@ -8,8 +8,8 @@ use crate::result::SolveOptions;
 /// checks inside its loops (the executor enforces the iteration budget).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Tolerances {
-    /// Converged when the residual measure is at most this.
-    pub tol: f64,
+    /// [`SolveOptions::stop_tol`]: converged when the driver's measure is at most this.
+    pub stop_tol: f64,
     /// Relative tolerance on a merit's own scale ([`Optimality`](crate::merit::Optimality)).
     pub rel_tol: f64,
     /// Local minimum when the merit gradient norm is at most this (and not converged).
@@ -30,7 +30,7 @@ impl Default for Tolerances {
 impl From<&SolveOptions> for Tolerances {
     fn from(o: &SolveOptions) -> Self {
         Tolerances {
-            tol: o.tol,
+            stop_tol: o.stop_tol,
             rel_tol: o.rel_tol,
             grad_tol: o.grad_tol,
             step_tol: o.step_tol,

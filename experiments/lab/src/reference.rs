@@ -114,7 +114,7 @@ impl Reference {
             .collect();
         let cost = SapCost::new(g, regs, &v_ref);
         let opts = SolveOptions {
-            tol: 1e-13,
+            stop_tol: 1e-13,
             max_iter: 100,
             ..SolveOptions::default()
         };

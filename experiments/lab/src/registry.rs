@@ -509,7 +509,7 @@ pub fn pair_model(formulation: &FormulationEntry, driver: &DriverEntry) -> Model
 /// A spec's stopping rules and budgets, as drivers read them.
 fn solve_options(spec: &SolverSpec) -> SolveOptions {
     SolveOptions {
-        tol: spec.tol,
+        stop_tol: spec.tol,
         rel_tol: spec.rel_tol,
         max_iter: spec.max_iter,
         time_limit: spec.time_limit.map(Duration::from_secs_f64),
@@ -542,7 +542,7 @@ impl ResolvedSolver {
         warm: Option<&[f64]>,
     ) -> Result<LocalSolve, CoreError> {
         let out = self.run(problem, warm)?;
-        judge(problem, out, self.options.tol)
+        judge(problem, out, self.options.stop_tol)
     }
 
     /// The solve without the ruler: island by island as the layout says

@@ -95,7 +95,7 @@ impl<'p> Study<'p> {
             formulation: (),
             driver: (),
             options: SolveOptions {
-                tol: 1e-8,
+                stop_tol: 1e-8,
                 ..SolveOptions::default()
             },
             warm: None,
@@ -131,7 +131,7 @@ impl<'p, F, D> Study<'p, F, D> {
 
     /// The tolerance: the driver's and the bound on the natural-map residual for `converged`.
     pub fn tol(mut self, tol: f64) -> Self {
-        self.options.tol = tol;
+        self.options.stop_tol = tol;
         self
     }
 
@@ -175,7 +175,7 @@ impl<F: Formulation, D: Driver<F::Built>> Study<'_, F, D> {
             &self.options,
             |built, x0, o| self.driver.solve(built, x0, o),
         )?;
-        judge(&self.problem, out, self.options.tol)
+        judge(&self.problem, out, self.options.stop_tol)
     }
 }
 

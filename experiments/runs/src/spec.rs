@@ -122,7 +122,10 @@ pub struct SolverSpec {
     pub formulation: PluginChoice,
     /// The optimizer (driver).
     pub optimizer: PluginChoice,
-    /// The driver's tolerance and the bound on the natural-map residual for `converged`.
+    /// The run's tolerance: the driver's stopping tolerance
+    /// ([`SolveOptions::stop_tol`](contactlab_core::SolveOptions::stop_tol), in the driver's own
+    /// measure) and the shared ruler's acceptance threshold on the natural-map residual
+    /// ([`judge`](contactlab_core::plugin::judge)'s `accept_tol`), set to the same number.
     #[serde(default = "default_tol")]
     pub tol: f64,
     /// Iteration budget (per attempt when restarting).

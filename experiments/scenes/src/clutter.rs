@@ -2126,7 +2126,7 @@ mod tests {
             let local = cs.problem.local().unwrap();
             let opts = SolveOptions {
                 max_iter: 10_000,
-                tol: 1e-12,
+                stop_tol: 1e-12,
                 ..SolveOptions::default()
             };
             let sol = solve_pgs(local, ProjectedGaussSeidel::default(), None, &opts).unwrap();

@@ -30,7 +30,7 @@ impl TestSolver {
             formulation,
             optimizer,
             options: SolveOptions {
-                tol,
+                stop_tol: tol,
                 max_iter,
                 ..SolveOptions::default()
             },
@@ -87,6 +87,6 @@ impl TestSolver {
             |p, i, o| solve_formulation(formulation, p, i, o, |b, x0, o| driver.solve(b, x0, o)),
         )
         .expect("the solve runs");
-        judge(problem, out, self.options.tol).expect("the ruler measures the answer")
+        judge(problem, out, self.options.stop_tol).expect("the ruler measures the answer")
     }
 }

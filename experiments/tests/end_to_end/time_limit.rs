@@ -100,7 +100,7 @@ impl Merit for SlowCube {
 /// Stopping rules that never fire before the limit: only time ends the solve.
 fn options(limit: Duration) -> SolveOptions {
     SolveOptions {
-        tol: 1e-300,
+        stop_tol: 1e-300,
         rel_tol: 0.0,
         grad_tol: 0.0,
         step_tol: 0.0,

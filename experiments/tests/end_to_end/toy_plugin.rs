@@ -150,7 +150,7 @@ impl<R: Residual + ?Sized> Driver<R> for ToyNewton {
                 seconds: 0.0,
                 extra: Default::default(),
             });
-            if kit::norm2(&f) <= opts.tol {
+            if kit::norm2(&f) <= opts.stop_tol {
                 status = Status::Converged;
                 break;
             }

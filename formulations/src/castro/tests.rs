@@ -233,7 +233,7 @@ fn line_derivatives_agree_with_the_full_evaluation() {
 /// 1e-13 an iterate lands on is luck of the summation order.
 fn sap_options() -> SolveOptions {
     SolveOptions {
-        tol: 1e-12,
+        stop_tol: 1e-12,
         max_iter: 100,
         ..SolveOptions::default()
     }
@@ -312,7 +312,7 @@ fn sap_converges_monotonically_to_the_dual_optimum_reusing_one_symbolic_factoriz
         bt.backtracking = Backtracking::default();
         // Backtracking resolves the decrease by values only: stop above their rounding floor.
         let opts = SolveOptions {
-            tol: 1e-9,
+            stop_tol: 1e-9,
             ..sap_options()
         };
         let s2 = bt.solve(&cost, cost.v_star().to_vec(), &opts).unwrap();
@@ -336,7 +336,7 @@ fn lbfgs_reaches_newtons_optimum_without_a_hessian_and_more_iterations() {
         // Moré-Thuente judges steps by values, whose rounding hides the decrease near the
         // optimum: stop by eq. 26's relative rule, as SAP does on clutter.
         let opts = SolveOptions {
-            tol: 1e-16,
+            stop_tol: 1e-16,
             rel_tol: 1e-7,
             max_iter: 2000,
             ..SolveOptions::default()
@@ -480,7 +480,7 @@ fn the_relative_stopping_rule_of_eq_26_stops_earlier_and_reports_e_m_below_it() 
     let p = random_problem(4, 5, 6, 10);
     let cost = cost_of(&p);
     let opts = SolveOptions {
-        tol: 1e-16,
+        stop_tol: 1e-16,
         rel_tol: 1e-5,
         max_iter: 100,
         ..SolveOptions::default()

@@ -68,7 +68,7 @@ use serde::{Deserialize, Serialize};
 
 use super::{check_start, MinMap, MinMapPoint, Piece};
 
-/// What the absolute tolerance `opts.tol` bounds.
+/// What the absolute tolerance `opts.stop_tol` bounds.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum ConvergenceMeasure {
@@ -105,7 +105,7 @@ pub struct ErlebenNewton {
     pub min_step_length: f64,
     /// Stagnated when an accepted step changes no component by more than this (paper: 1e-5).
     pub stagnation_tol: f64,
-    /// What `opts.tol` bounds.
+    /// What `opts.stop_tol` bounds.
     pub measure: ConvergenceMeasure,
     /// Use the formulation's own reduced Newton solve (the min-map's Schur complement, eq. 11;
     /// paper: yes); `false` solves the full `n x n` system.
@@ -148,7 +148,7 @@ impl ErlebenNewton {
     /// The paper's budgets: absolute tolerance `1e-6` and at most 100 iterations.
     pub fn paper_options() -> SolveOptions {
         SolveOptions {
-            tol: 1e-6,
+            stop_tol: 1e-6,
             max_iter: 100,
             ..SolveOptions::default()
         }
@@ -590,8 +590,8 @@ pub type NewtonState = IterState<Vec<f64>, (), (), (), (), f64>;
 pub struct NewtonProblem<'a, R: ?Sized> {
     /// The residual.
     pub residual: &'a R,
-    /// Absolute tolerance (in the measure of [`ErlebenNewton::measure`]).
-    pub tol: f64,
+    /// [`SolveOptions::stop_tol`]: absolute tolerance (in the measure of [`ErlebenNewton::measure`]).
+    pub stop_tol: f64,
     /// Local minimum when `|J'H|_2 <= grad_tol` and not converged.
     pub grad_tol: f64,
     /// When the time limit runs out.
@@ -625,7 +625,7 @@ impl<'a, R: BDerivative + ?Sized> Solver<NewtonProblem<'a, R>, NewtonState> for 
             .problem
             .as_ref()
             .ok_or_else(|| ArgminError::msg("Newton problem missing"))?;
-        let (r, tol, deadline) = (pr.residual, pr.tol, pr.deadline);
+        let (r, tol, deadline) = (pr.residual, pr.stop_tol, pr.deadline);
         let cold = NewtonPoint::at(r, x.clone());
         let mut sweeps = 0u64;
         let mut point = cold.clone();
@@ -664,7 +664,7 @@ impl<'a, R: BDerivative + ?Sized> Solver<NewtonProblem<'a, R>, NewtonState> for 
             .problem
             .as_ref()
             .ok_or_else(|| ArgminError::msg("Newton problem missing"))?;
-        let (r, tol, grad_tol, deadline) = (pr.residual, pr.tol, pr.grad_tol, pr.deadline);
+        let (r, tol, grad_tol, deadline) = (pr.residual, pr.stop_tol, pr.grad_tol, pr.deadline);
         let Some(p) = self.point.take() else {
             self.status = Some(Status::NotFinite);
             return Ok((state, None));
@@ -724,7 +724,7 @@ impl<'a, R: BDerivative + ?Sized> Solver<NewtonProblem<'a, R>, NewtonState> for 
 /// from `x0` (zero when `None`), warm-started by `params.pgs_sweeps` sweeps where the
 /// formulation has them.
 ///
-/// `opts.tol` is the absolute tolerance in `params.measure` (paper: `1e-6` on `theta`, see
+/// `opts.stop_tol` is the absolute tolerance in `params.measure` (paper: `1e-6` on `theta`, see
 /// [`ErlebenNewton::paper_options`]), `opts.max_iter` bounds the Newton iterations,
 /// `opts.grad_tol` the local-minimum test, `opts.time_limit` the wall clock; `opts.step_tol`
 /// is not used (the paper's stagnation threshold is `params.stagnation_tol`). A wrong-length
@@ -746,7 +746,7 @@ pub fn solve_newton<R: BDerivative + ?Sized>(
     check_start(&x0, n)?;
     let problem = NewtonProblem {
         residual,
-        tol: opts.tol,
+        stop_tol: opts.stop_tol,
         grad_tol: opts.grad_tol,
         deadline: Deadline::after(opts.time_limit),
     };
@@ -755,7 +755,7 @@ pub fn solve_newton<R: BDerivative + ?Sized>(
         point: None,
         status: None,
     };
-    let (tol, p) = (opts.tol, params.clone());
+    let (tol, p) = (opts.stop_tol, params.clone());
     execute(problem, solver, x0, opts, move |s: &NewtonState| {
         p.converged(s.get_cost(), tol)
     })

@@ -359,7 +359,7 @@ fn lu_with_svd_fallback_handles_a_singular_active_block_like_the_svd() {
     assert!(max_abs_diff(&a2.dx, &b2.dx) < 1e-12);
     // The driver solves the rank-deficient problem.
     let opts = SolveOptions {
-        tol: 1e-20,
+        stop_tol: 1e-20,
         ..ErlebenNewton::paper_options()
     };
     let s = solve_minmap_newton(&map, &lu, None, &opts).unwrap();
@@ -372,7 +372,7 @@ fn driver_reaches_the_known_solution() {
     let (p, xstar, _) = known_problem();
     let map = MinMap::new(&p).unwrap();
     let opts = SolveOptions {
-        tol: 1e-24,
+        stop_tol: 1e-24,
         ..ErlebenNewton::paper_options()
     };
     for params in [
@@ -443,7 +443,7 @@ fn driver_converges_on_a_generated_size_48_problem_and_newton_is_fast_locally() 
     // residual drops by many orders of magnitude per step (local quadratic convergence on
     // the piecewise-affine H: exact once the sets are right).
     let tight = SolveOptions {
-        tol: 1e-13,
+        stop_tol: 1e-13,
         ..ErlebenNewton::paper_options()
     };
     let params = ErlebenNewton {
@@ -550,7 +550,7 @@ fn every_generic_driver_reaches_the_known_solution() {
     let (p, xstar, _) = known_problem();
     let map = MinMap::new(&p).unwrap();
     let opts = SolveOptions {
-        tol: 1e-12,
+        stop_tol: 1e-12,
         max_iter: 200,
         ..Default::default()
     };

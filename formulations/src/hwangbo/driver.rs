@@ -206,7 +206,13 @@ impl Driver<LocalProblem> for BisectionSor {
         opts: &SolveOptions,
     ) -> Result<Solution, CoreError> {
         self.check()?;
-        run(problem, self.sweep(opts.tol), r0, self.max_iterations, opts)
+        run(
+            problem,
+            self.sweep(opts.stop_tol),
+            r0,
+            self.max_iterations,
+            opts,
+        )
     }
 }
 

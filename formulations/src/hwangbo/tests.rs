@@ -397,7 +397,7 @@ fn problem(seed: u64, nc: usize, ndof: usize, mu: f64, coupling: f64) -> LocalPr
 
 fn opts(tol: f64, max_iter: u64) -> SolveOptions {
     SolveOptions {
-        tol,
+        stop_tol: tol,
         max_iter,
         ..SolveOptions::default()
     }

@@ -116,7 +116,7 @@ pub const PAPER_PSI_TOL: f64 = 1e-30;
 /// gives no iteration budget and no stagnation or stationarity tests).
 pub fn paper_options() -> SolveOptions {
     SolveOptions {
-        tol: (2.0 * PAPER_PSI_TOL).sqrt(),
+        stop_tol: (2.0 * PAPER_PSI_TOL).sqrt(),
         ..SolveOptions::default()
     }
 }

@@ -793,9 +793,9 @@ fn paper_driver_helpers_have_the_papers_values_and_core_defaults_agree() {
     assert_eq!(paper_plm().lambda, 1e-16);
     assert_eq!(ProjectedLevenbergMarquardt::default().lambda, 1e-16);
     let o = paper_options();
-    assert!((0.5 * o.tol * o.tol - PAPER_PSI_TOL).abs() < 1e-45);
+    assert!((0.5 * o.stop_tol * o.stop_tol - PAPER_PSI_TOL).abs() < 1e-45);
     // Core's default stops at |F| <= 1e-10, i.e. psi <= 5e-21: coarser than the paper.
-    assert_eq!(SolveOptions::default().tol, 1e-10);
+    assert_eq!(SolveOptions::default().stop_tol, 1e-10);
 }
 
 /// Runs Gauss-Newton, RLM and PLM (paper parameters) on `res` from `x0`.
@@ -825,7 +825,7 @@ fn drivers_reach_known_mlcp_solutions() {
     use State::*;
     let opts = SolveOptions {
         max_iter: 300,
-        tol: 1e-12,
+        stop_tol: 1e-12,
         ..SolveOptions::default()
     };
     let cases: [(usize, &[State]); 4] = [
@@ -865,7 +865,7 @@ fn drivers_reach_known_mncp_solutions() {
     use State::*;
     let opts = SolveOptions {
         max_iter: 300,
-        tol: 1e-12,
+        stop_tol: 1e-12,
         ..SolveOptions::default()
     };
     let cases: [(usize, &[State]); 4] = [
@@ -903,7 +903,7 @@ fn dogleg_and_trust_region_run_both_formulations() {
     let exact = [rn, -0.2 * rn, 0.0];
     let opts = SolveOptions {
         max_iter: 300,
-        tol: 1e-13,
+        stop_tol: 1e-13,
         ..SolveOptions::default()
     };
     let m = MlcpFb::new(&p, Directions::uniform(4, 0.0, 1).unwrap()).unwrap();
@@ -947,7 +947,7 @@ fn bilateral_rows_give_the_solution_of_the_eliminated_problem() {
     let (p, b) = random_system(2, 2, 17);
     let opts = SolveOptions {
         max_iter: 300,
-        tol: 1e-12,
+        stop_tol: 1e-12,
         ..SolveOptions::default()
     };
     let c = b.eliminate(&p).unwrap();

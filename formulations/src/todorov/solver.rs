@@ -659,8 +659,8 @@ pub type TodorovState = IterState<Vec<f64>, (), (), (), (), f64>;
 pub struct TodorovProblem<'a, R: ?Sized> {
     /// The residual.
     pub residual: &'a R,
-    /// Converged when `|r(x)|_2 <= tol`.
-    pub tol: f64,
+    /// [`SolveOptions::stop_tol`]: converged when `|r(x)|_2 <= stop_tol`.
+    pub stop_tol: f64,
     /// When the time limit runs out.
     pub deadline: Deadline,
 }
@@ -700,7 +700,7 @@ impl<'a, R: NonSmoothResidual + ?Sized> Solver<TodorovProblem<'a, R>, TodorovSta
     ) -> Result<(TodorovState, Option<KV>), ArgminError> {
         let x = state.get_param().cloned().unwrap_or_default();
         let (merit, tol) = problem.problem("residual_count", |p| {
-            Ok((kit::merit_of(&eval(p.residual, &x)), p.tol))
+            Ok((kit::merit_of(&eval(p.residual, &x)), p.stop_tol))
         })?;
         problem.counts.entry("newton_accepted").or_insert(0);
         kit::count_linear_solves(problem, 0, 0);
@@ -718,7 +718,7 @@ impl<'a, R: NonSmoothResidual + ?Sized> Solver<TodorovProblem<'a, R>, TodorovSta
             .problem
             .as_ref()
             .ok_or_else(|| ArgminError::msg("Todorov problem missing"))?;
-        let (tol, deadline) = (p.tol, p.deadline);
+        let (tol, deadline) = (p.stop_tol, p.deadline);
         let (x_new, rep) = self.inner.iterate(p.residual, &x, deadline);
         self.status = match rep.kind {
             StepKind::LocalMinimum => Some(Status::LocalMinimum),
@@ -751,7 +751,7 @@ impl<'a, R: NonSmoothResidual + ?Sized> Solver<TodorovProblem<'a, R>, TodorovSta
     }
 }
 
-/// Solves `residual` from `x0` with Todorov's driver; `opts.tol` bounds `|r(x)|_2`. The
+/// Solves `residual` from `x0` with Todorov's driver; `opts.stop_tol` bounds `|r(x)|_2`. The
 /// solution's counters include `newton_accepted`, the iterations whose Newton point was taken,
 /// and `linear_solves` / `linear_solve_nanoseconds`, the systems of eq. 28 factored and the time
 /// in their LLT. The trace's `path_position` says where each line-search step landed
@@ -771,10 +771,10 @@ pub fn solve_todorov<R: NonSmoothResidual + ?Sized>(
     }
     let problem = TodorovProblem {
         residual,
-        tol: opts.tol,
+        stop_tol: opts.stop_tol,
         deadline: Deadline::after(opts.time_limit),
     };
-    let tol = opts.tol;
+    let tol = opts.stop_tol;
     let solver = TodorovArgmin {
         inner: solver,
         status: None,
@@ -891,7 +891,7 @@ mod tests {
     #[test]
     fn solves_random_contact_problems_to_tight_tolerance() {
         let opts = SolveOptions {
-            tol: 1e-10,
+            stop_tol: 1e-10,
             max_iter: 200,
             ..Default::default()
         };
@@ -919,7 +919,7 @@ mod tests {
     #[test]
     fn line_search_steps_say_where_they_landed_and_linear_solves_are_counted() {
         let opts = SolveOptions {
-            tol: 1e-10,
+            stop_tol: 1e-10,
             max_iter: 200,
             ..Default::default()
         };
@@ -1015,7 +1015,7 @@ mod tests {
         let f = ImplicitNcp::new(&p);
         // lambda0 = 1e-10 relative leaves a relative error of that order after an exact-model step.
         let opts = SolveOptions {
-            tol: 1e-8,
+            stop_tol: 1e-8,
             ..Default::default()
         };
         let s =
@@ -1033,7 +1033,7 @@ mod tests {
         let p = random_problem(3, 99, 0.1);
         let f = ImplicitNcp::new(&p);
         let opts = SolveOptions {
-            tol: 1e-9,
+            stop_tol: 1e-9,
             max_iter: 300,
             ..Default::default()
         };
