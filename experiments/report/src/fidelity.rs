@@ -9,11 +9,10 @@
 //! writes one table per scene and `metrics.csv` in long form, one row per number:
 //! `scene, engine, formulation, optimizer, model, param, dt, metric, value, analytic`.
 //!
-//! Facts for the findings: `<scene>.<engine>.<label>.<metric>` for every number of
-//! `metrics.csv` (`label`: our driver's label, or the engine's configuration),
-//! `<scene>.exact.<metric>` (the closed form beside them), `<scene>.duration_s` (the span
-//! simulated), `speed_threshold_mm_s` (the stop and breakaway test), and `engines.measured`
-//! (`yes` or why not).
+//! The page's prose and layout are `experiments/configs/fidelity/templates/report.md` and the
+//! sections it includes ([`crate::template`]); this module computes its tables, plots and
+//! facts, and which sections the page has ([`Sections`]). Every fact, with its value, is listed
+//! in `reports/fidelity/facts.md`.
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -275,6 +274,11 @@ struct Ours {
     closed_forms: motions::ExactMotions,
 }
 
+/// A number of a run's parameters, NaN when absent.
+fn float_param(p: &toml::Table, key: &str) -> f64 {
+    p.get(key).and_then(|v| v.as_float()).unwrap_or(f64::NAN)
+}
+
 /// Our runs' metrics, per scene its exact values, and the drawn motions.
 fn ours(r: &mut Report) -> Result<Ours, ReportError> {
     let mut rows = Vec::new();
@@ -306,11 +310,7 @@ fn ours(r: &mut Report) -> Result<Ours, ReportError> {
                 r.facts()
                     .num(format!("{scene}.duration_s"), d, Fmt::fixed(1).unit(" s"));
             }
-            let dt = record
-                .parameters
-                .get("dt")
-                .and_then(|v| v.as_float())
-                .unwrap_or(f64::NAN);
+            let dt = float_param(&record.parameters, "dt");
             let Some(k) =
                 (0..df.height()).find(|&k| runs[k] as u64 == record.run && roles[k] == "driver")
             else {
@@ -338,16 +338,8 @@ fn ours(r: &mut Report) -> Result<Ours, ReportError> {
                 .get("acceleration_exact")
                 .copied()
                 .unwrap_or(f64::NAN);
-            let mu = record
-                .parameters
-                .get("mu")
-                .and_then(|v| v.as_float())
-                .unwrap_or(f64::NAN);
-            let duration = record
-                .parameters
-                .get("duration")
-                .and_then(|v| v.as_float())
-                .unwrap_or(f64::NAN);
+            let mu = float_param(&record.parameters, "mu");
+            let duration = float_param(&record.parameters, "duration");
             let measures = our_metrics(&scene, motion, acceleration, dt, mu);
             for (metric, value) in measures
                 .into_iter()
@@ -453,16 +445,12 @@ fn failures(df: &DataFrame) -> Result<Vec<Failure>, ReportError> {
         .collect())
 }
 
-/// The peer runs that failed, one line each, so that a missing row is never read as a pass.
-fn failures_section(r: &mut Report, failed: &[Failure]) -> Result<(), ReportError> {
+/// The peer runs that failed, one line each, so that a missing row is never read as a pass
+/// (`tables.failures`); whether there were any.
+fn failures_section(r: &mut Report, failed: &[Failure]) -> Result<bool, ReportError> {
     if failed.is_empty() {
-        return Ok(());
+        return Ok(false);
     }
-    r.heading(3, "Peer runs that failed");
-    r.text(
-        "These runs raised instead of finishing, so their rows above are missing (Drake's \
-         solvers throw when a discrete update does not converge):",
-    );
     let mut t = Table::new(None)
         .md_col("scene")
         .md_col("engine")
@@ -484,31 +472,21 @@ fn failures_section(r: &mut Report, failed: &[Failure]) -> Result<(), ReportErro
     }
     r.facts()
         .num("engines.failed_runs", failed.len() as f64, Fmt::int());
-    r.table(&t)
+    r.show_table("failures", &t)?;
+    Ok(true)
 }
 
 /// MuJoCo's late stop on the sliding scenes beside the lag its soft friction predicts
-/// (`stop_lag_prediction` in `experiments/peers/fidelity.py`).
-fn stop_lag_section(r: &mut Report, rows: &[Metric]) -> Result<(), ReportError> {
+/// (`stop_lag_prediction` in `experiments/peers/fidelity.py`; `tables.stop_lag`); whether
+/// MuJoCo measured a lag.
+fn stop_lag_section(r: &mut Report, rows: &[Metric]) -> Result<bool, ReportError> {
     let lags: Vec<&Metric> = rows
         .iter()
         .filter(|m| m.engine == "mujoco" && m.metric == "stop_lag_s")
         .collect();
     if lags.is_empty() {
-        return Ok(());
+        return Ok(false);
     }
-    r.heading(3, "MuJoCo's late stop, predicted");
-    r.text(
-        "Near zero slip MuJoCo's soft friction is a damper: unsaturated, a friction row solves \
-         `a = (1 - d) a0 + d a_ref` with `a_ref = -b v`, so the slip of the four corners together \
-         decays at `r = d b`, `d = A_e / (A_e + R_e)` along the slip mode (from MuJoCo's own `J`, \
-         `M`, `R`; `b = 2 / (d_max timeconst)` from `solref`). Friction saturates only above \
-         `v* = mu g / r`; below it Euler's step multiplies the speed by `1 - r dt`, so the speed \
-         reaches the 1 mm/s threshold `ln(v* / 1 mm/s) / -ln(1 - r dt)` steps after `v*`, where the \
-         exact motion stops `1 / r` after it: the difference is the predicted lag. Measured lag: the \
-         stop time over the exact one (elliptic cones; the prediction does not model the pyramid's \
-         rows).",
-    );
     let mut t = Table::new(None)
         .md_col("scene")
         .md_col("configuration")
@@ -533,7 +511,8 @@ fn stop_lag_section(r: &mut Report, rows: &[Metric]) -> Result<(), ReportError> 
                 .map_or(C::text("-"), |v| C::same(v, &Fmt::fixed(0))),
         ])?;
     }
-    r.table(&t)
+    r.show_table("stop_lag", &t)?;
+    Ok(true)
 }
 
 /// The harness's rows as metrics (its metric names are ours).
@@ -652,6 +631,47 @@ fn time_ratios(rows: &[Metric]) -> Vec<Metric> {
         .collect()
 }
 
+/// Which parts of the page it has, as the templates see them.
+#[derive(Debug, Default, serde::Serialize)]
+struct Sections {
+    /// Why MuJoCo and Drake were not measured, when the engines run skipped.
+    peers_absent: Option<String>,
+    /// Why Drake was not measured, when the engines run went without it.
+    drake_absent: Option<String>,
+    /// The scenes with a table, in the page's order.
+    scenes: Vec<SceneSection>,
+    /// MuJoCo's late stop beside its prediction.
+    stop_lag: bool,
+    /// The peer runs that raised.
+    failures: bool,
+    /// The motions drawn beside their closed forms.
+    motions: bool,
+    /// The slope at its friction threshold.
+    threshold: bool,
+    /// The stack scenes with tables (`stack`, `stack_face`).
+    stacks: Vec<String>,
+    /// The time-step sweep.
+    consistency: bool,
+}
+
+/// One scene's table, as the templates see it (`tables.scene_<name>`).
+#[derive(Debug, serde::Serialize)]
+struct SceneSection {
+    /// The scene.
+    name: String,
+    /// Ours without the prediction margin (`slope_15_margin0`, ...).
+    margin0: bool,
+}
+
+/// Every number of the study and what the sections draw.
+struct Study {
+    rows: Vec<Metric>,
+    exact: Exact,
+    traces: motions::Traces,
+    closed_forms: motions::ExactMotions,
+    failed: Vec<Failure>,
+}
+
 /// Writes `reports/fidelity/` from the runs under `root`.
 pub fn generate(root: &Path) -> Result<(), ReportError> {
     let mut r = Report::new(
@@ -660,66 +680,40 @@ pub fn generate(root: &Path) -> Result<(), ReportError> {
         "What each contact model does to a motion: every formulation beside MuJoCo and Drake, against exact answers",
         "the project's physical-fidelity study, after Q. Le Lidec, W. Jallet, L. Montaut, I. Laptev, C. Schmid and J. Carpentier, *Contact Models in Robotics: a Comparative Analysis*, IEEE T-RO 2024.",
     );
-    r.text(
-        "Seven setups whose motion has a closed form (derivations in `experiments/scenes/src/fidelity/`): a \
-         0.2 m, 1 kg cube on eight corner spheres of radius a/50 sliding to a stop at 1 m/s (mu = 0.4) along x \
-         and along the diagonal, the same cube dragged by F = 20 t N (stick, then slip), held on a 15 degree \
-         slope and pressed against a wall (where the exact motion is no motion), sliding down a 30 degree slope, \
-         and a sphere rolling down a 15 degree slope; a pinch grasp whose grip alternates between 16 N, above \
-         the least grip that holds, and 1 N, below it (dt = 5 ms); then two sweeps: a light cube under a heavy \
-         one at rest over mass ratios 1 to 1e6 (two ways of resting), and the dragged cube over time steps \
-         1e-4 to 1e-1 s. dt = 1 ms unless said or swept. Our side: every compatible (formulation, optimizer) \
-         pair of the registry (`[every_pair]`: a driver registered later joins the study), each with its model \
-         named, warm-started from the previous step, to the tolerance 1e-8 (`slides.toml`, `slopes.toml`, \
-         `holds.toml`, `grasp.toml`, `stack.toml`, `consistency.toml`). MuJoCo (Newton; elliptic and \
-         pyramidal cones, impratio 1 and 10, with and without noslip, at its default `solref` (0.02, 1), \
-         and at its best, `elliptic-tc2dt-impratio10-noslip10`: `solref` (2 dt, 1), the stiffest its \
-         `refsafe` allows; `solimp` is its default everywhere; the configuration's name carries `solref` \
-         where it is not the default) and Drake (point contact; `sap`, `tamsi`, `similar`, `lagged` at \
-         SceneGraph's defaults: point stiffness 1e6 N/m, Hunt-Crossley dissipation 50 s/m, relaxation time \
-         0.1 s; and near-rigid, `-k1e12`: 1e12 N/m, with SAP's relaxation time `dt` (`sap-k1e12-taudt`, \
-         Castro et al.'s clutter parameters); the geometries' `margin` property is left unset) run the same \
-         setups in `experiments/peers/fidelity.py` (`engines.toml`); a single body first settles 0.5 s at \
-         rest under its normal load, the stack starts from our pose with no settling. Stop: the first time \
-         the tangential speed `|(v_x, v_y)|` falls to 1 mm/s, breakaway the first time it reaches 1 mm/s, \
-         both interpolated between steps, for every engine (the exact breakaway is then 10 ms after friction \
-         saturates); creep: the final distance from the exact position; lift: the largest height above the \
-         resting height; `lift_over_estimate`: the median lift while sliding in contact over Castro et al.'s \
-         `(dt + tau_d) mu |v_t|` (sec. V-A; our contacts are rigid, tau_d = 0; Drake's SAP: its relaxation \
-         time); acceleration error: the least-squares slope of the speed against the exact acceleration, \
-         relative. Contact measures, over every step's contacts and the run, from each contact's normal \
-         impulse `lambda_n`, friction impulse `lambda_t`, gap and post-step velocity `(v_n, v_t)` (MuJoCo's \
-         and Drake's from their contact forces times dt): `signorini_max`, the largest `|lambda_n v_n|` over \
-         `m g dt` times 1 m/s (velocity level); `gap_lambda_max`, the largest `max(gap, 0) lambda_n` over \
-         `m g dt` times 1 mm (position level: pushing while apart, which a rigid formulation that treats \
-         a contact inside its margin as touching can do); `normal_work_J`, the sum over the run of \
-         `lambda_n v_n`, the work the normal impulses do at the velocity they leave (J); \
-         `friction_ratio_max`, over sliding contacts, the largest `|lambda_t| / (mu lambda_n)` (Coulomb: 1). \
-         All are 0 for exact complementarity but the friction ratio. The model column is the law a pair's \
-         answers satisfy: the formulation's, or the driver's own where it imposes one (bisection-SOR: \
-         Hwangbo et al.'s maximum dissipation, whatever the formulation). A corner sphere of ours is a \
-         contact while its gap is below the scene's margin (1 mm) plus its speculative reach \
-         `dt max(0, mu |v*_t| - v*_n)` at the step's free velocity, where SAP's impulse would \
-         vanish (`experiments/scenes/src/fidelity/mod.rs`), so a relaxed model's lift `dt mu |v_t|` \
-         stays in contact at any speed. The exact \
-         rows are the continuous answer; where the integrator's own exact answer differs (symplectic Euler \
-         stops a slide `v0 dt / 2` short) an `exact` / `symplectic-euler` row gives it. Every number is also \
-         in [`metrics.csv`](metrics.csv), one row per number, with each run's `duration_s`.",
-    );
+    let mut sections = Sections::default();
+    let study = study(&mut r, root, &mut sections)?;
+    let rows = &study.rows;
+    sections.scenes = scene_tables(&mut r, rows, &study.exact)?;
+    sections.stop_lag = stop_lag_section(&mut r, rows)?;
+    sections.failures = failures_section(&mut r, &study.failed)?;
+    sections.motions = motions::section(&mut r, &study.traces, &study.closed_forms)?;
+    sections.threshold = threshold::section(&mut r, rows)?;
+    sections.stacks = sweeps::stack_section(&mut r, rows)?;
+    sections.consistency = sweeps::consistency_section(&mut r, rows)?;
+    metrics_csv(&mut r, rows)?;
+    r.show("sections", sections)?;
+    study_facts(&mut r, &study);
+    r.finish()?;
+    Ok(())
+}
+
+/// Our runs' and the peers' metrics with the derived ones (time ratios, consistency slopes);
+/// notes in `sections` whether the peers measured.
+fn study(r: &mut Report, root: &Path, sections: &mut Sections) -> Result<Study, ReportError> {
     let Ours {
         mut rows,
         mut exact,
         mut traces,
         closed_forms,
-    } = ours(&mut r)?;
-    let (grasp_rows, grasp_exact) = grasp::ours(&mut r)?;
+    } = ours(r)?;
+    let (grasp_rows, grasp_exact) = grasp::ours(r)?;
     rows.extend(grasp_rows);
     exact.insert("pinch_grasp".into(), grasp_exact);
-    rows.extend(sweeps::ours_stack(&mut r)?);
-    rows.extend(threshold::rows(&mut r)?);
-    rows.extend(sweeps::ours_consistency(&mut r)?);
+    rows.extend(sweeps::ours_stack(r)?);
+    rows.extend(threshold::rows(r)?);
+    rows.extend(sweeps::ours_consistency(r)?);
     let mut failed = Vec::new();
-    match engines(&mut r, root, &exact)? {
+    match engines(r, root, &exact)? {
         Ok(peers) => {
             rows.extend(peers.rows);
             traces.extend(peers.traces);
@@ -727,23 +721,18 @@ pub fn generate(root: &Path) -> Result<(), ReportError> {
             r.facts().text("engines.measured", "yes");
             if let Some(why) = peers.drake_absent {
                 // Findings that quote Drake are marked, not failed: Drake is optional.
-                r.text(&format!(
-                    "**Drake was not measured in this run** ({why}; `pip install drake` adds it): \
-                     its rows are absent and the findings that quote it say so."
-                ));
                 r.facts()
                     .absent(".drake.", format!("Drake not measured, {why}"));
+                sections.drake_absent = Some(why);
             }
         }
         Err(why) => {
-            r.text(&format!(
-                "**MuJoCo and Drake were not measured in this run**: {why}. Only our rows are shown."
-            ));
             r.facts().text("engines.measured", why.clone());
             for peer in [".mujoco.", ".drake."] {
                 r.facts()
                     .absent(peer, format!("MuJoCo and Drake not measured, {why}"));
             }
+            sections.peers_absent = Some(why);
         }
     }
     let ratios = time_ratios(&rows);
@@ -751,16 +740,19 @@ pub fn generate(root: &Path) -> Result<(), ReportError> {
     let slopes = sweeps::slopes(&rows);
     rows.extend(slopes);
     rows.retain(|m| m.metric != "seconds_per_step_median" || m.engine == "contactlab");
-    scene_tables(&mut r, &rows, &exact)?;
-    stop_lag_section(&mut r, &rows)?;
-    failures_section(&mut r, &failed)?;
-    motions::section(&mut r, &traces, &closed_forms)?;
-    threshold::section(&mut r, &rows)?;
-    sweeps::stack_section(&mut r, &rows)?;
-    sweeps::consistency_section(&mut r, &rows)?;
-    metrics_csv(&mut r, &rows)?;
+    Ok(Study {
+        rows,
+        exact,
+        traces,
+        closed_forms,
+        failed,
+    })
+}
+
+/// The facts of every number, the stop test's speed and the closed forms.
+fn study_facts(r: &mut Report, study: &Study) {
     let facts = r.facts();
-    for m in &rows {
+    for m in &study.rows {
         facts.num(fact_key(m), m.value, metric_fmt(&m.metric));
     }
     // The stop and breakaway test's speed, in mm/s.
@@ -770,15 +762,13 @@ pub fn generate(root: &Path) -> Result<(), ReportError> {
         Fmt::int().unit(" mm/s"),
     );
     // The closed forms, `<scene>.exact.<metric>`, for the findings to quote beside ours.
-    for (scene, values) in &exact {
+    for (scene, values) in &study.exact {
         for (metric, v) in values {
             if v.is_finite() {
                 facts.num(format!("{scene}.exact.{metric}"), *v, metric_fmt(metric));
             }
         }
     }
-    r.finish()?;
-    Ok(())
 }
 
 /// How a metric's facts are written.
@@ -836,78 +826,90 @@ fn fact_key(m: &Metric) -> String {
     }
 }
 
-/// One table per scene: the exact answer first, then a row per engine, configuration and model.
-fn scene_tables(r: &mut Report, rows: &[Metric], exact: &Exact) -> Result<(), ReportError> {
+/// One table per scene (`tables.scene_<scene>`): the exact answer first, then a row per
+/// engine, configuration and model; the scenes shown.
+fn scene_tables(
+    r: &mut Report,
+    rows: &[Metric],
+    exact: &Exact,
+) -> Result<Vec<SceneSection>, ReportError> {
+    let mut shown = Vec::new();
     for (scene, _) in SCENES {
         let here: Vec<&Metric> = rows.iter().filter(|m| m.scene == scene).collect();
         if here.is_empty() {
             continue;
         }
-        r.heading(3, &format!("`{scene}`"));
-        if scene.ends_with("_margin0") {
-            r.text(
-                "Ours with `margin = 0`: no prediction distance, a corner is a contact only \
-                 within its speculative reach `dt max(0, mu |v*_t| - v*_n)` \
-                 (`slopes_margin0.toml`). MuJoCo runs at its default geom margin, 0, and Drake \
-                 with its `margin` proximity property unset: their rows are in the table of \
-                 the same slope above.",
-            );
-        }
-        let mut t = Table::new(None)
-            .md_col("engine")
-            .md_col("formulation / configuration")
-            .md_col("driver")
-            .md_col("model");
-        let columns = columns_of(scene);
-        for c in &columns {
-            t = t.md_col(c);
-        }
-        let show = |v: f64, metric: &str| -> C {
-            let fmt = match metric {
-                "stop_time_s" | "breakaway_time_s" | "stop_distance_m" => Fmt::fixed(4),
-                "converged_fraction" => Fmt::fixed(3),
-                "time_ratio_to_mujoco" => Fmt::fixed(1),
-                _ => Fmt::sci(2),
-            };
-            C::same(v, &fmt)
-        };
-        let mut first = vec![C::text("exact"), C::text("-"), C::text("-"), C::text("-")];
-        for c in &columns {
-            let v = exact.get(scene).and_then(|e| e.get(*c)).copied();
-            first.push(v.map_or(C::text("-"), |v| show(v, c)));
-        }
-        t.row(first)?;
-        let mut keys: Vec<(&str, &str, &str, &str)> = Vec::new();
-        for m in &here {
-            let key = (
-                m.engine.as_str(),
-                m.formulation.as_str(),
-                m.label.as_str(),
-                m.model.as_str(),
-            );
-            if !keys.contains(&key) {
-                keys.push(key);
-            }
-        }
-        for (engine, formulation, label, model) in keys {
-            let mut row = vec![
-                C::text(engine),
-                C::code(formulation),
-                C::code(label),
-                C::text(model),
-            ];
-            for c in &columns {
-                let v = here
-                    .iter()
-                    .find(|m| m.engine == engine && m.label == label && m.metric == *c)
-                    .map(|m| m.value);
-                row.push(v.map_or(C::text("-"), |v| show(v, c)));
-            }
-            t.row(row)?;
-        }
-        r.table(&t)?;
+        let t = scene_table(scene, &here, exact.get(scene))?;
+        r.show_table(&format!("scene_{scene}"), &t)?;
+        shown.push(SceneSection {
+            name: scene.to_string(),
+            margin0: scene.ends_with("_margin0"),
+        });
     }
-    Ok(())
+    Ok(shown)
+}
+
+/// How a scene table writes a metric's value.
+fn scene_cell(v: f64, metric: &str) -> C {
+    let fmt = match metric {
+        "stop_time_s" | "breakaway_time_s" | "stop_distance_m" => Fmt::fixed(4),
+        "converged_fraction" => Fmt::fixed(3),
+        "time_ratio_to_mujoco" => Fmt::fixed(1),
+        _ => Fmt::sci(2),
+    };
+    C::same(v, &fmt)
+}
+
+/// One scene's table from its rows and its exact values.
+fn scene_table(
+    scene: &str,
+    here: &[&Metric],
+    exact: Option<&BTreeMap<String, f64>>,
+) -> Result<Table, ReportError> {
+    let mut t = Table::new(None)
+        .md_col("engine")
+        .md_col("formulation / configuration")
+        .md_col("driver")
+        .md_col("model");
+    let columns = columns_of(scene);
+    for c in &columns {
+        t = t.md_col(c);
+    }
+    let mut first = vec![C::text("exact"), C::text("-"), C::text("-"), C::text("-")];
+    for c in &columns {
+        let v = exact.and_then(|e| e.get(*c)).copied();
+        first.push(v.map_or(C::text("-"), |v| scene_cell(v, c)));
+    }
+    t.row(first)?;
+    let mut keys: Vec<(&str, &str, &str, &str)> = Vec::new();
+    for m in here {
+        let key = (
+            m.engine.as_str(),
+            m.formulation.as_str(),
+            m.label.as_str(),
+            m.model.as_str(),
+        );
+        if !keys.contains(&key) {
+            keys.push(key);
+        }
+    }
+    for (engine, formulation, label, model) in keys {
+        let mut row = vec![
+            C::text(engine),
+            C::code(formulation),
+            C::code(label),
+            C::text(model),
+        ];
+        for c in &columns {
+            let v = here
+                .iter()
+                .find(|m| m.engine == engine && m.label == label && m.metric == *c)
+                .map(|m| m.value);
+            row.push(v.map_or(C::text("-"), |v| scene_cell(v, c)));
+        }
+        t.row(row)?;
+    }
+    Ok(t)
 }
 
 /// `metrics.csv`: every number of the study, one row each.
@@ -945,5 +947,145 @@ fn metrics_csv(r: &mut Report, rows: &[Metric]) -> Result<(), ReportError> {
             C::same(m.analytic, &Fmt::sci(4)),
         ])?;
     }
-    r.table(&t)
+    // CSV columns only: the file, not a table of the page.
+    r.show_table("metrics", &t)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::findings::Facts;
+    use crate::template::{render, Shown};
+
+    /// The shipped templates rendered with `sections`, every table and plot shown as its name.
+    fn page(sections: Sections) -> String {
+        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../configs/fidelity/templates");
+        let mut shown = Shown::default();
+        for s in &sections.scenes {
+            let name = format!("scene_{}", s.name);
+            shown.table(&name, format!("| {name} |\n")).unwrap();
+        }
+        let mut tables = vec!["stop_lag", "failures", "threshold", "consistency"];
+        let stacks = ["stack", "stack_face"].map(|s| {
+            [
+                "converged_fraction",
+                "drift_mm",
+                "collapse_time_ms",
+                "penetration_mm",
+            ]
+            .map(|m| format!("{s}_{m}"))
+        });
+        tables.extend(stacks.iter().flatten().map(String::as_str));
+        for t in tables {
+            shown.table(t, format!("| {t} |\n")).unwrap();
+        }
+        for p in [
+            "sliding_energy",
+            "dragged_velocity",
+            "creep",
+            "stack_drift",
+            "stack_convergence",
+            "consistency",
+        ] {
+            shown.plot(p, format!("{p}.svg")).unwrap();
+        }
+        shown.value("sections", sections).unwrap();
+        render(&dir, &facts(), &shown).unwrap().unwrap().text
+    }
+
+    /// The facts the templates write, at the shipped configs' values.
+    fn facts() -> Facts {
+        let mut facts = Facts::new();
+        facts
+            .num("speed_threshold_mm_s", 1.0, Fmt::int().unit(" mm/s"))
+            .num("stack.steps", 100.0, Fmt::int());
+        facts
+    }
+
+    /// Every section on: the scenes, the failed peer runs, MuJoCo's lag, both stacks.
+    fn every_section() -> Sections {
+        Sections {
+            scenes: ["sliding_cube", "slope_15_margin0"]
+                .map(|name| SceneSection {
+                    name: name.into(),
+                    margin0: name.ends_with("_margin0"),
+                })
+                .into(),
+            stop_lag: true,
+            failures: true,
+            motions: true,
+            threshold: true,
+            stacks: vec!["stack".into(), "stack_face".into()],
+            consistency: true,
+            ..Sections::default()
+        }
+    }
+
+    #[test]
+    fn the_shipped_templates_write_every_section_in_the_page_order() {
+        let text = page(every_section());
+        let order = [
+            "Seven setups whose motion has a closed form",
+            "the tangential speed `|(v_x, v_y)|` falls to 1 mm/s, breakaway the first time it \
+             reaches 1 mm/s",
+            "### `sliding_cube`\n\n| scene_sliding_cube |\n\n### `slope_15_margin0`\n\nOurs \
+             with `margin = 0`",
+            "| scene_slope_15_margin0 |\n\n### MuJoCo's late stop, predicted\n\nNear zero slip",
+            "### Peer runs that failed\n\nThese runs raised",
+            "### The motions beside their closed forms",
+            "![the dragged cube's speed against time, beside the exact curve]\
+             (dragged_velocity.svg)",
+            "### At the friction threshold",
+            "### `stack`\n\nA light cube under a heavy one, at rest, corner sphere on corner \
+             sphere, a knife-edge balance (`stack.toml`, `experiments/scenes/src/fidelity/stack.rs`; the \
+             harness's `stack`): 100 steps of 1 ms,",
+            "![largest drift of the stack against the mass ratio](stack_drift.svg)",
+            "### `stack_face`\n\nA light cube under a heavy one, at rest, the top cube's corner \
+             spheres on the bottom cube's top face",
+            "| stack_face_penetration_mm |\n\n### `consistency`",
+            "| consistency |\n\n![position error against the time step, log-log](consistency.svg)",
+        ];
+        let mut at = 0;
+        for want in order {
+            let found = text[at..].find(want);
+            assert!(found.is_some(), "`{want}` after byte {at} in\n{text}");
+            at += found.unwrap_or(0);
+        }
+        assert!(!text.contains("not measured in this run"), "{text}");
+        // One stack's plots only: the face stack has none.
+        assert_eq!(text.matches("stack_drift.svg").count(), 1);
+    }
+
+    #[test]
+    fn an_absent_peer_is_said_and_an_absent_section_left_out() {
+        let text = page(Sections {
+            drake_absent: Some("missing Python module pydrake".into()),
+            ..every_section()
+        });
+        assert!(text.contains(
+            "**Drake was not measured in this run** (missing Python module pydrake; `pip \
+             install drake` adds it): its rows are absent"
+        ));
+        let shown = |sections: Sections| {
+            let mut s = Shown::default();
+            s.value("sections", sections).unwrap();
+            s
+        };
+        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../configs/fidelity/templates");
+        let bare = Sections {
+            peers_absent: Some("CONTACTLAB_NO_PEERS is set".into()),
+            drake_absent: Some("never shown with the line above".into()),
+            ..Sections::default()
+        };
+        let text = render(&dir, &facts(), &shown(bare)).unwrap().unwrap().text;
+        assert!(text.contains(
+            "**MuJoCo and Drake were not measured in this run**: CONTACTLAB_NO_PEERS is set. \
+             Only our rows are shown."
+        ));
+        assert!(!text.contains("never shown"), "{text}");
+        assert!(
+            !text.contains("###"),
+            "no section without its data:\n{text}"
+        );
+    }
 }

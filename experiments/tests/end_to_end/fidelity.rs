@@ -118,8 +118,25 @@ fn cut_down_runs_report_each_models_motion_against_the_exact_answer() {
         "PGS stops the cube at {{sliding_cube.contactlab.coulomb+pgs.stop_time_s}}.\n",
     );
     let readme = root.report().unwrap();
-    assert!(readme.contains("MuJoCo and Drake were not measured in this run"));
+    assert!(readme.contains(
+        "**MuJoCo and Drake were not measured in this run**: CONTACTLAB_NO_PEERS is set. Only \
+         our rows are shown."
+    ));
     assert!(readme.contains("PGS stops the cube at 0.2547 s."));
+    // The templates' prose with the run's values: the stop test's speed, the stack's steps.
+    assert!(readme.contains(
+        "falls to 1 mm/s, breakaway the first time it reaches 1 mm/s, both interpolated"
+    ));
+    assert!(readme.contains(
+        "### `stack`\n\nA light cube under a heavy one, at rest, corner sphere on corner sphere, \
+         a knife-edge balance (`stack.toml`, `experiments/scenes/src/fidelity/stack.rs`; the \
+         harness's `stack`): 20 steps of 1 ms,"
+    ));
+    assert!(readme.contains("### `slope_15_margin0`\n\nOurs with `margin = 0`"));
+    assert!(
+        !readme.contains("### MuJoCo's late stop"),
+        "no MuJoCo, no lag"
+    );
 
     let metrics = root.csv("metrics.csv");
     assert_eq!(
@@ -399,7 +416,12 @@ fn without_drake_the_report_says_so_and_a_failed_generation_changes_nothing() {
         readme.contains("**Drake was not measured in this run**"),
         "{readme}"
     );
-    assert!(readme.contains("pydrake"), "the reason names the module");
+    assert!(
+        readme.contains("**Drake was not measured in this run** (missing Python module pydrake"),
+        "the reason names the module"
+    );
+    assert!(readme.contains("### MuJoCo's late stop, predicted\n\nNear zero slip"));
+    assert!(readme.contains("| `sliding_cube` | `elliptic-impratio1-noslip0` |"));
     assert!(
         readme.contains("Drake's SAP at *[not measured: Drake not measured"),
         "the Drake finding is marked"

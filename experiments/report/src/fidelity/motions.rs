@@ -123,28 +123,29 @@ fn curve(end: f64, f: impl Fn(f64) -> f64) -> Vec<(f64, f64)> {
 /// The lowest creep drawn (mm): an exact answer's zero has no place on a log axis.
 pub const CREEP_FLOOR_MM: f64 = 1e-6;
 
-/// The three plots, from the traces and the closed forms.
-pub fn section(r: &mut Report, traces: &Traces, exact: &ExactMotions) -> Result<(), ReportError> {
+/// The three plots (`plots.sliding_energy`, `plots.dragged_velocity`, `plots.creep`), from
+/// the traces and the closed forms; whether there was anything to draw.
+pub fn section(r: &mut Report, traces: &Traces, exact: &ExactMotions) -> Result<bool, ReportError> {
     if traces.is_empty() {
-        return Ok(());
+        return Ok(false);
     }
-    r.heading(3, "The motions beside their closed forms");
-    r.text(
-        "One pair per model family of ours, MuJoCo's default and its best configuration, Drake's SAP at its defaults and near-rigid, and TAMSI \
-         (every configuration is in the tables). Ours are drawn every tenth step, as the harness records the \
-         peers'.",
-    );
-    let e = exact;
+    sliding_plot(r, traces, exact)?;
+    dragged_plot(r, traces, exact)?;
+    creep_plot(r, traces)?;
+    Ok(true)
+}
+
+/// The sliding cube's kinetic energy beside `m (v0 - mu g t)^2 / 2`.
+fn sliding_plot(r: &mut Report, traces: &Traces, e: &ExactMotions) -> Result<(), ReportError> {
     let energy = |v: f64| 0.5 * e.slide_mass * v * v;
     let stop = e.slide_stop;
     let slide_exact = curve(1.4 * stop, |t| {
         energy((e.slide_v0 - e.slide_decel * t).max(0.0))
     });
-    r.plot(
-        "sliding_energy.svg",
-        "the sliding cube's kinetic energy against time, beside the exact curve",
+    r.show_plot(
+        "sliding_energy",
         &Chart::new(
-            "Sliding cube: translational kinetic energy (exact: m (v0 - mu g t)^2 / 2)",
+            "Sliding cube: kinetic energy",
             Axis::linear("t (s)"),
             Axis::linear("kinetic energy (J)"),
         )
@@ -154,14 +155,17 @@ pub fn section(r: &mut Report, traces: &Traces, exact: &ExactMotions) -> Result<
             series(traces, "sliding_cube", |tr, k| energy(tr.speed[k])),
             1.4 * stop,
         ),
-    )?;
+    )
+}
+
+/// The dragged cube's speed beside `(F'/2m)(t - t0)^2` after `t0`.
+fn dragged_plot(r: &mut Report, traces: &Traces, e: &ExactMotions) -> Result<(), ReportError> {
     let (t0, rate) = (e.drag_t0, e.drag_rate);
     let drag_exact = curve(1.0, |t| 0.5 * rate * (t - t0).max(0.0).powi(2));
-    r.plot(
-        "dragged_velocity.svg",
-        "the dragged cube's speed against time, beside the exact curve",
+    r.show_plot(
+        "dragged_velocity",
         &Chart::new(
-            "Dragged cube: speed (exact: (F'/2m)(t - t0)^2 after t0)",
+            "Dragged cube: speed",
             Axis::linear("t (s)"),
             Axis::linear("speed (m/s)"),
         )
@@ -169,12 +173,16 @@ pub fn section(r: &mut Report, traces: &Traces, exact: &ExactMotions) -> Result<
         .legend_upper_left()
         .reference(("exact".into(), drag_exact)),
         &series(traces, "dragged_cube", |tr, k| tr.speed[k]),
-    )?;
-    r.plot(
-        "creep.svg",
-        "distance crept on the 15 degree slope against time, logarithmic",
+    )
+}
+
+/// The distance crept on the 15 degree slope, logarithmic (exact: 0, drawn at
+/// [`CREEP_FLOOR_MM`]).
+fn creep_plot(r: &mut Report, traces: &Traces) -> Result<(), ReportError> {
+    r.show_plot(
+        "creep",
         &Chart::new(
-            "Cube on a 15 degree slope, mu = 0.5: distance moved (exact: 0; below 1e-6 mm drawn at 1e-6)",
+            "15 degree slope: distance moved",
             Axis::linear("t (s)"),
             Axis::log("distance moved (mm)"),
         )
@@ -182,8 +190,7 @@ pub fn section(r: &mut Report, traces: &Traces, exact: &ExactMotions) -> Result<
         &series(traces, "slope_15", |tr, k| {
             (1e3 * tr.distance[k]).max(CREEP_FLOOR_MM)
         }),
-    )?;
-    Ok(())
+    )
 }
 
 /// Keeps each series' points up to `end`.

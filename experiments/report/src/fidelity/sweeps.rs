@@ -26,17 +26,9 @@ use crate::table::{Cell as C, Table};
 /// The scene names of the sweeps in `metrics.csv`.
 pub const SWEEP_SCENES: [&str; 3] = ["stack", "stack_face", "consistency"];
 
-/// The stack's scenes: how the top cube rests, and what the section says of it.
-const STACKS: [(&str, &str); 2] = [
-    (
-        "stack",
-        "corner sphere on corner sphere, a knife-edge balance",
-    ),
-    (
-        "stack_face",
-        "the top cube's corner spheres on the bottom cube's top face",
-    ),
-];
+/// The stack's scenes, one per way the top cube rests: corner sphere on corner sphere, and
+/// on the bottom cube's face.
+const STACKS: [&str; 2] = ["stack", "stack_face"];
 
 /// The scene of a stack run: `stack_face` for `resting = "face"`, else `stack`.
 fn stack_scene(record: &contactlab_runs::store::SceneRecord) -> &'static str {
@@ -322,9 +314,11 @@ fn configurations(rows: &[&Metric]) -> Vec<(String, String, String, String)> {
     keys
 }
 
-/// A table of one metric with a column per value of `axis` (`param` or `dt`).
+/// A table of one metric with a column per value of `axis` (`param` or `dt`), shown as
+/// `tables.<name>`.
 fn pivot(
     r: &mut Report,
+    name: &str,
     rows: &[&Metric],
     metric: &str,
     columns: &[(String, String)],
@@ -372,7 +366,7 @@ fn pivot(
         }
         t.row(row)?;
     }
-    r.table(&t)
+    r.show_table(name, &t)
 }
 
 /// The column a sweep row belongs to: its mass ratio, or its time step.
@@ -400,41 +394,23 @@ fn series(rows: &[&Metric], metric: &str, x: impl Fn(&Metric) -> f64) -> Vec<Ser
         .collect()
 }
 
-/// The stack's tables and plots, one set per way the top cube rests ([`STACKS`]).
-pub fn stack_section(r: &mut Report, rows: &[Metric]) -> Result<(), ReportError> {
-    for (scene, resting) in STACKS {
+/// The stack's tables and plots, one set per way the top cube rests ([`STACKS`]); the
+/// stack scenes shown.
+pub fn stack_section(r: &mut Report, rows: &[Metric]) -> Result<Vec<String>, ReportError> {
+    let mut shown = Vec::new();
+    for scene in STACKS {
         let here: Vec<&Metric> = rows.iter().filter(|m| m.scene == scene).collect();
         if !here.is_empty() {
-            one_stack(r, scene, resting, &here)?;
+            one_stack(r, scene, &here)?;
+            shown.push(scene.to_string());
         }
     }
-    Ok(())
+    Ok(shown)
 }
 
-/// One stack scene's tables, and for the sphere-on-sphere stack the plots.
-fn one_stack(
-    r: &mut Report,
-    scene: &str,
-    resting: &str,
-    here: &[&Metric],
-) -> Result<(), ReportError> {
-    r.heading(3, &format!("`{scene}`"));
-    r.text(&format!(
-        "A light cube under a heavy one, at rest, {resting} (`stack.toml`, \
-         `experiments/scenes/src/fidelity/stack.rs`; the harness's `{scene}`): 100 steps of 1 ms, mass \
-         ratio `m_top / m_bottom` from 1 to 1e6 with the geometric mean 1 kg, mu 0.9 on the floor and \
-         0.95 between the cubes. Exact: nothing moves. Every engine starts from the same pose, touching \
-         and at rest, with no settling. Converged fraction (ours: the shared ruler for the Coulomb \
-         cone, the solver's own test otherwise; MuJoCo: below its iteration limit; Drake: `n/a`, \
-         pydrake exposes no solver statistics and a failed update raises), then the largest drift of \
-         either centre (mm), when the stack collapsed, and the largest penetration while it stood \
-         (mm). Collapsed, by one test for every engine: the top centre more than a corner radius \
-         (4 mm) off the bottom one's horizontally, or below it, or the cubes overlapping by more than \
-         a corner sphere's diameter (8 mm: the spheres have passed through each other); less \
-         overlap is penetration. The penetration table's `estimate` row is the overlap at which \
-         SAP's near-rigid regularisation (Castro et al. eq. 29, beta = 1) holds the top cube's load \
-         at rest, `dt beta^2 w gamma / (4 pi^2)` with `w` the pair contact's Delassus diagonal."
-    ));
+/// One stack scene's tables (`tables.<scene>_<metric>`), and for the sphere-on-sphere stack
+/// the plots.
+fn one_stack(r: &mut Report, scene: &str, here: &[&Metric]) -> Result<(), ReportError> {
     let mut ratios: Vec<f64> = here.iter().filter_map(|m| m.param.parse().ok()).collect();
     ratios.sort_by(f64::total_cmp);
     ratios.dedup();
@@ -442,33 +418,29 @@ fn one_stack(
         .iter()
         .map(|&q| (ratio_param(q), format!("ratio {}", ratio_param(q))))
         .collect();
-    r.text("**Converged fraction** of the steps, by mass ratio:");
-    pivot(
-        r,
-        here,
-        "converged_fraction",
-        &columns,
-        &Fmt::fixed(2),
-        None,
-    )?;
-    r.text("**Largest drift** of either cube (mm), by mass ratio:");
-    pivot(r, here, "drift_mm", &columns, &Fmt::sci(1), None)?;
-    r.text(
-        "**Collapse**: the time it fell apart (ms; `-`: it stood), by mass ratio; only the \
-         configurations that collapsed at some ratio are listed, every other stood at every ratio:",
-    );
-    pivot(r, here, "collapse_time_ms", &columns, &Fmt::fixed(0), None)?;
-    r.text("**Largest penetration** while it stood (mm), by mass ratio:");
-    pivot(r, here, "penetration_mm", &columns, &Fmt::sci(1), None)?;
-    if scene != "stack" {
-        return Ok(());
+    for (metric, fmt) in [
+        ("converged_fraction", Fmt::fixed(2)),
+        ("drift_mm", Fmt::sci(1)),
+        ("collapse_time_ms", Fmt::fixed(0)),
+        ("penetration_mm", Fmt::sci(1)),
+    ] {
+        let name = format!("{scene}_{metric}");
+        pivot(r, &name, here, metric, &columns, &fmt, None)?;
     }
+    if scene == "stack" {
+        stack_plots(r, here)?;
+    }
+    Ok(())
+}
+
+/// The sphere-on-sphere stack's drift and our pairs' converged fraction against the mass
+/// ratio (`plots.stack_drift`, `plots.stack_convergence`).
+fn stack_plots(r: &mut Report, here: &[&Metric]) -> Result<(), ReportError> {
     let x = |m: &Metric| m.param.parse().unwrap_or(f64::NAN);
-    r.plot(
-        "stack_drift.svg",
-        "largest drift of the stack against the mass ratio",
+    r.show_plot(
+        "stack_drift",
         &Chart::new(
-            "Stack at rest: largest drift in 100 steps (exact: 0)",
+            "Stack at rest: largest drift",
             Axis::log("mass ratio m_top / m_bottom"),
             Axis::log("drift (mm)"),
         )
@@ -480,32 +452,24 @@ fn one_stack(
         .copied()
         .filter(|m| m.engine == "contactlab")
         .collect();
-    r.plot(
-        "stack_convergence.svg",
-        "our pairs' converged fraction against the mass ratio",
+    r.show_plot(
+        "stack_convergence",
         &Chart::new(
-            "Stack at rest: converged fraction of the steps",
+            "Stack at rest: converged fraction",
             Axis::log("mass ratio m_top / m_bottom"),
             Axis::linear("converged fraction"),
         ),
         &series(&ours, "converged_fraction", x),
-    )?;
-    Ok(())
+    )
 }
 
-/// The consistency sweep's table and plot.
-pub fn consistency_section(r: &mut Report, rows: &[Metric]) -> Result<(), ReportError> {
+/// The consistency sweep's table and plot (`tables.consistency`, `plots.consistency`);
+/// whether it ran.
+pub fn consistency_section(r: &mut Report, rows: &[Metric]) -> Result<bool, ReportError> {
     let here: Vec<&Metric> = rows.iter().filter(|m| m.scene == "consistency").collect();
     if here.is_empty() {
-        return Ok(());
+        return Ok(false);
     }
-    r.heading(3, "`consistency`");
-    r.text(
-        "The dragged cube (F = 20 t N, mu = 0.4; exact `x = (10/3)(t - t0)^3` after t0 = 0.1962 s) over 1 s \
-         at time steps from 1e-4 to 1e-1 s (`consistency.toml`; the harness's `consistency`, each settled \
-         0.5 s at its own step): the error `int |x - x_exact| dt` over the second (m s), and its least-squares \
-         slope against dt on log-log axes (1 for a first-order scheme).",
-    );
     let mut dts: Vec<f64> = here
         .iter()
         .filter(|m| m.metric == "position_error_m_s")
@@ -519,22 +483,22 @@ pub fn consistency_section(r: &mut Report, rows: &[Metric]) -> Result<(), Report
         .collect();
     pivot(
         r,
+        "consistency",
         &here,
         "position_error_m_s",
         &columns,
         &Fmt::sci(1),
         Some("consistency_slope"),
     )?;
-    r.plot(
-        "consistency.svg",
-        "position error against the time step, log-log",
+    r.show_plot(
+        "consistency",
         &Chart::new(
-            "Dragged cube: int |x - x_exact| dt over 1 s against dt",
+            "Dragged cube: position error against dt",
             Axis::log("dt (s)"),
             Axis::log("error (m s)"),
         )
         .legend_upper_left(),
         &series(&here, "position_error_m_s", |m| m.dt),
     )?;
-    Ok(())
+    Ok(true)
 }

@@ -101,27 +101,16 @@ pub fn rows(r: &mut Report) -> Result<Vec<Metric>, ReportError> {
     Ok(out)
 }
 
-/// The threshold section: per slope, every pair's displacement beside the exact one and the
-/// maximum-dissipation prediction.
-pub fn section(r: &mut Report, rows: &[Metric]) -> Result<(), ReportError> {
+/// The threshold section's table (`tables.threshold`): per slope, every pair's displacement
+/// beside the exact one and the maximum-dissipation prediction; whether the run has rows.
+pub fn section(r: &mut Report, rows: &[Metric]) -> Result<bool, ReportError> {
     let here: Vec<&Metric> = rows
         .iter()
         .filter(|m| m.scene.starts_with("threshold_"))
         .collect();
     if here.is_empty() {
-        return Ok(());
+        return Ok(false);
     }
-    r.heading(3, "At the friction threshold");
-    r.text(
-        "The cube at mu = 0.45 (it holds while `tan th <= mu`, up to 24.23 degrees) on 24 degrees, \
-         where it must hold, and 25 degrees, where it slides at `g (sin th - mu cos th)`, 3 s each \
-         (`threshold.toml`). Maximum dissipation's prediction: a sliding corner's friction points \
-         `theta` off minus its slip (the median over the steps on which the cube moves), so along \
-         the slope friction is `mu N cos theta` and the cube moves `g (sin th - mu cos th cos theta) \
-         T^2 / 2`, or holds when that is negative; given for the pairs whose model is maximum \
-         dissipation. `own test failed`: the share of steps on which the driver's own stopping \
-         test was not met (its status, whatever the shared ruler says).",
-    );
     let mut t = Table::new(None)
         .md_col("slope")
         .md_col("pair")
@@ -157,7 +146,8 @@ pub fn section(r: &mut Report, rows: &[Metric]) -> Result<(), ReportError> {
             num("own_test_failed_fraction", &Fmt::fixed(3)),
         ])?;
     }
-    r.table(&t)
+    r.show_table("threshold", &t)?;
+    Ok(true)
 }
 
 #[cfg(test)]
