@@ -998,7 +998,21 @@ mod tests {
         let mut facts = Facts::new();
         facts
             .num("speed_threshold_mm_s", 1.0, Fmt::int().unit(" mm/s"))
-            .num("stack.steps", 100.0, Fmt::int());
+            .num("stack.steps", 100.0, Fmt::int())
+            .num(
+                "threshold.holding_limit_deg",
+                24.23,
+                Fmt::fixed(2).unit(" degrees"),
+            )
+            .num("config.threshold.scene.params.mu", 0.45, Fmt::fixed(2))
+            .num("config.threshold.scene.params.duration", 3.0, Fmt::int())
+            .list(
+                "config.threshold.sweep.slope_deg",
+                vec![24.0, 25.0],
+                Fmt::int(),
+            )
+            .num("config.threshold.sweep.slope_deg.0", 24.0, Fmt::int())
+            .num("config.threshold.sweep.slope_deg.1", 25.0, Fmt::int());
         facts
     }
 
@@ -1035,7 +1049,9 @@ mod tests {
             "### The motions beside their closed forms",
             "![the dragged cube's speed against time, beside the exact curve]\
              (dragged_velocity.svg)",
-            "### At the friction threshold",
+            "### At the friction threshold\n\nThe cube at mu = 0.45 (it holds while `tan th <= \
+             mu`, up to 24.23 degrees) on 24 degrees, where it must hold, and 25 degrees, where \
+             it slides at `g (sin th - mu cos th)`, 3 s each (`threshold.toml`).",
             "### `stack`\n\nA light cube under a heavy one, at rest, corner sphere on corner \
              sphere, a knife-edge balance (`stack.toml`, `experiments/scenes/src/fidelity/stack.rs`; the \
              harness's `stack`): 100 steps of 1 ms,",

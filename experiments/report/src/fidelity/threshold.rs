@@ -44,6 +44,12 @@ pub fn rows(r: &mut Report) -> Result<Vec<Metric>, ReportError> {
         };
         let p = |k: &str| super::sweeps::param(record, k);
         let (deg, mu, g, dt) = (p("slope_deg"), p("mu"), p("gravity"), p("dt"));
+        // The steepest slope the cube holds on, `atan mu`, for the section's prose.
+        r.facts().num(
+            "threshold.holding_limit_deg",
+            mu.atan().to_degrees(),
+            Fmt::fixed(2).unit(" degrees"),
+        );
         let (Some(&t), Some(&x), Some(&x_exact)) = (m.t.last(), m.x.last(), m.x_exact.last())
         else {
             continue;
