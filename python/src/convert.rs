@@ -12,7 +12,7 @@ use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyDict, PyFloat, PyInt, PyList, PyString, PyTuple};
 use serde_json::{Map, Value};
 
-use crate::SolverError;
+use crate::guard::SolverError;
 
 /// A core error as the Python exception for it: bad data (a field, a file, an option) is a
 /// `ValueError`; a failure of the solver's own machinery is a `SolverError`.

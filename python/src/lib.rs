@@ -11,8 +11,6 @@
 //! [`std::panic::catch_unwind`], so a panic surfaces as `contactlab.SolverError` (a
 //! `RuntimeError`), never as PyO3's `PanicException`.
 
-use std::any::Any;
-use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, OnceLock};
 
@@ -23,54 +21,26 @@ use contactlab_lab::solve::{
 };
 use contactlab_lab::{Lab, Settings};
 use contactlab_runs::store::read_parquet;
-use pyo3::create_exception;
-use pyo3::exceptions::{PyRuntimeError, PyTypeError, PyValueError};
+use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
 use pyo3::types::PyDict;
 
 mod arrow;
 mod convert;
+mod guard;
 mod problem;
 mod solution;
 
 use convert::{core_err, options, registry_err};
+use guard::{guard, SolverError};
 use problem::{PyGeneralizedProblem, PyLocalProblem};
 use solution::PySolution;
-
-create_exception!(
-    contactlab,
-    SolverError,
-    PyRuntimeError,
-    "A failure inside the library (a factorization, the solver's machinery, an internal error): not bad input."
-);
 
 /// The standard lab (the standard registry), made once.
 fn lab() -> &'static Lab {
     static LAB: OnceLock<Lab> = OnceLock::new();
     LAB.get_or_init(Lab::standard)
-}
-
-fn panic_message(p: Box<dyn Any + Send>) -> String {
-    p.downcast_ref::<&str>()
-        .map(|s| s.to_string())
-        .or_else(|| p.downcast_ref::<String>().cloned())
-        .unwrap_or_else(|| "a panic without a message".into())
-}
-
-/// Runs `f` with the GIL released, a panic turned into `SolverError`.
-pub(crate) fn guard<T: Send>(
-    py: Python<'_>,
-    f: impl FnOnce() -> PyResult<T> + Send,
-) -> PyResult<T> {
-    py.detach(|| {
-        catch_unwind(AssertUnwindSafe(f)).unwrap_or_else(|p| {
-            Err(SolverError::new_err(format!(
-                "internal error (a panic in the library, please report it): {}",
-                panic_message(p)
-            )))
-        })
-    })
 }
 
 /// The problem a Python object holds, as the lab solves it.

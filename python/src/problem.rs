@@ -14,7 +14,7 @@ use numpy::{IntoPyArray, PyArray1, PyArray2};
 use pyo3::prelude::*;
 
 use crate::convert::{core_err, matrix, problem_err, vector};
-use crate::guard;
+use crate::guard::guard;
 
 /// A matrix as a dense 2-D NumPy array.
 pub fn dense<'py>(py: Python<'py>, m: &Matrix) -> Bound<'py, PyArray2<f64>> {

@@ -15,7 +15,7 @@ use serde_json::Value;
 
 use crate::arrow::to_polars;
 use crate::convert::{core_err, to_python};
-use crate::guard;
+use crate::guard::guard;
 use crate::problem::array;
 
 /// The answer of one solve.
@@ -163,7 +163,7 @@ impl PySolution {
     fn trace(&self, py: Python<'_>) -> PyResult<Py<PyAny>> {
         let df = self.trace.get_or_try_init(py, || -> PyResult<_> {
             let df = trace_to_dataframe(&self.solve.solution.trace)
-                .map_err(|e| crate::SolverError::new_err(e.to_string()))?;
+                .map_err(|e| crate::guard::SolverError::new_err(e.to_string()))?;
             to_polars(py, df)
         })?;
         Ok(df.clone_ref(py))
