@@ -2,16 +2,17 @@
 //!
 //! The page around a paper's body and `facts.md` are the report crate's own templates
 //! (`experiments/report/templates/page.md` and `facts.md`, [`super::template::PAGE`]); the
-//! body is the paper's templates ([`super::template`]) or, for a report not yet moved to them,
-//! the text its module adds.
+//! body is what the paper's templates render ([`super::template`]) from the facts, tables,
+//! plots and values its module gives them ([`Report::show_table`], [`Report::show_plot`],
+//! [`Report::show`]).
 //!
 //! [`Report`] loads a paper's runs (the steps DataFrame and the `.meta.json` of each config
 //! under `data/runs/<paper>/`; a missing run is [`ReportError::MissingData`]), and writes
 //! `reports/<paper>/README.md` in a fixed order: the title and what generated the page, a
 //! provenance block (commit, rustc, build, CPU, threads and date of every run, read from its
 //! meta; a bold warning when a commit is `+dirty`, which only `--allow-dirty` lets through), a
-//! timing table, the body the paper's module adds (text, [`Table`]s written once to both
-//! markdown and CSV, plots), and the people-written findings
+//! timing table, the body (its [`Table`]s written once to both markdown and CSV, its plots),
+//! and the people-written findings
 //! `experiments/configs/<paper>/findings.md` with their placeholders filled and checked
 //! against the facts the module computed (syntax in [`super::findings`]).
 //!
@@ -55,7 +56,6 @@
 
 use contactlab_runs::RunConfig;
 use std::collections::BTreeMap;
-use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
 use polars::prelude::DataFrame;
@@ -247,7 +247,6 @@ pub struct Report {
     config_dir: PathBuf,
     /// Where every file of this generation is written until [`Report::finish`].
     staging: Staging,
-    body: String,
     facts: Facts,
     /// What the paper's templates show besides the facts ([`super::template`]).
     shown: Shown,
@@ -264,7 +263,6 @@ impl Report {
             root: root.to_path_buf(),
             config_dir: root.join("experiments/configs").join(paper),
             staging: Staging::new(root.join("reports").join(paper)),
-            body: String::new(),
             facts: Facts::new(),
             shown: Shown::default(),
             runs: Vec::new(),
@@ -420,45 +418,6 @@ impl Report {
         &self.facts
     }
 
-    /// A heading of `level` (2 for `##`).
-    pub fn heading(&mut self, level: usize, text: &str) {
-        let _ = writeln!(self.body, "{} {text}\n", "#".repeat(level.max(1)));
-    }
-
-    /// A paragraph (or any markdown block), followed by a blank line.
-    pub fn text(&mut self, text: &str) {
-        let _ = writeln!(self.body, "{}\n", text.trim_end());
-    }
-
-    /// A table: its markdown into the page (when it has markdown columns) and its CSV file
-    /// into the report folder (when it has one).
-    pub fn table(&mut self, t: &Table) -> Result<(), ReportError> {
-        if t.has_markdown() {
-            self.body += &t.markdown();
-            self.body += "\n";
-        }
-        t.write_csv(self.out_dir())
-    }
-
-    /// Draws `chart` of `series` to `file` in the report folder and shows it with `alt` text.
-    pub fn plot(
-        &mut self,
-        file: &str,
-        alt: &str,
-        chart: &Chart,
-        series: &[Series],
-    ) -> Result<(), ReportError> {
-        std::fs::create_dir_all(self.out_dir())?;
-        chart.draw(&self.out_dir().join(file), series)?;
-        self.image(file, alt);
-        Ok(())
-    }
-
-    /// Shows an image of the report folder (drawn by the caller into [`Report::out_dir`]).
-    pub fn image(&mut self, file: &str, alt: &str) {
-        let _ = writeln!(self.body, "![{alt}]({file})\n");
-    }
-
     /// Gives the templates table `name` (`{{ tables.<name> }}`, when it has markdown
     /// columns) and writes its CSV file into the report folder (when it has one).
     pub fn show_table(&mut self, name: &str, t: &Table) -> Result<(), ReportError> {
@@ -477,10 +436,15 @@ impl Report {
         chart: &Chart,
         series: &[Series],
     ) -> Result<(), ReportError> {
-        let file = format!("{name}.svg");
         std::fs::create_dir_all(self.out_dir())?;
-        chart.draw(&self.out_dir().join(&file), series)?;
-        self.shown.plot(name, file)
+        chart.draw(&self.out_dir().join(format!("{name}.svg")), series)?;
+        self.show_drawn(name)
+    }
+
+    /// Gives the templates plot `name` that the caller drew itself into `<name>.svg` of
+    /// [`Report::out_dir`] (a chart kind [`Chart`] does not draw, such as a histogram).
+    pub fn show_drawn(&mut self, name: &str) -> Result<(), ReportError> {
+        self.shown.plot(name, format!("{name}.svg"))
     }
 
     /// Gives the templates `value` as `name` (rows to loop over, a record).
@@ -647,20 +611,17 @@ impl Report {
         Ok(())
     }
 
-    /// Appends the page the paper's templates render to the body; an error when the module
-    /// gave the templates something to show but the paper has none.
-    fn render_templates(&mut self) -> Result<(), ReportError> {
+    /// The body the paper's templates render, empty for a paper without them; an error when
+    /// the module gave the templates something to show but the paper has none.
+    fn render_templates(&self) -> Result<String, ReportError> {
         match render(&self.config_dir.join(FOLDER), &self.facts, &self.shown)? {
-            Some(page) => self.body += &page.text,
-            None if !self.shown.is_empty() => {
-                return Err(ReportError::Template(format!(
-                    "{}: the report shows tables, plots or values but has no `{FOLDER}/{BODY}`",
-                    self.config_dir.display()
-                )))
-            }
-            None => {}
+            Some(page) => Ok(page.text),
+            None if !self.shown.is_empty() => Err(ReportError::Template(format!(
+                "{}: the report shows tables, plots or values but has no `{FOLDER}/{BODY}`",
+                self.config_dir.display()
+            ))),
+            None => Ok(String::new()),
         }
-        Ok(())
     }
 
     /// Writes `facts.md`, then `README.md` (header, provenance, timing, body, filled findings),
@@ -679,10 +640,13 @@ impl Report {
             .staging
             .target
             .with_file_name(format!(".{}.facts.md", self.paper));
-        if let Err(e) = self.render_templates() {
-            let _ = std::fs::write(&failed_facts, &facts_page);
-            return Err(e);
-        }
+        let body = match self.render_templates() {
+            Ok(body) => body,
+            Err(e) => {
+                let _ = std::fs::write(&failed_facts, &facts_page);
+                return Err(e);
+            }
+        };
         let findings_path = self.config_dir.join("findings.md");
         let findings = match std::fs::read_to_string(&findings_path) {
             Ok(text) => {
@@ -711,7 +675,7 @@ impl Report {
                 "now": { "date": now.date, "commit": now.commit },
                 "dirty": dirty,
                 "timing": self.timing_table(),
-                "body": self.body,
+                "body": body,
                 "findings": findings,
             }),
         )?;
@@ -747,12 +711,14 @@ mod tests {
         r.facts()
             .num("answer", 41.7, Fmt::int())
             .num("wall", 1.25, Fmt::fixed(2).unit(" s"));
-        r.heading(2, "Table");
+        let templates = root.join("experiments/configs/toy").join(FOLDER);
+        std::fs::create_dir_all(&templates).unwrap();
+        std::fs::write(templates.join(BODY), "## Table\n\n{{ tables.t }}\n").unwrap();
         let mut t = Table::new(Some("t.csv"))
             .col("x", "x_published")
             .col("x", "x_reproduced");
         t.row(vec![Cell::int(1u8), Cell::int(2u8)]).unwrap();
-        r.table(&t).unwrap();
+        r.show_table("t", &t).unwrap();
         let path = r.finish().unwrap();
         let md = std::fs::read_to_string(&path).unwrap();
         let order = [
@@ -872,21 +838,28 @@ mod tests {
         files
     }
 
-    /// A toy report with one table (`t.csv`, `x` in its cell), one plot (`p.svg`) and a fact.
+    /// A toy report with one table (`t.csv`, `x` in its cell), one plot (`p.svg`) and a fact,
+    /// shown by a one-line template.
     fn toy(root: &Path, x: u8) -> Report {
+        let templates = root.join("experiments/configs/toy").join(FOLDER);
+        std::fs::create_dir_all(&templates).unwrap();
+        std::fs::write(
+            templates.join(BODY),
+            "{{ tables.t }}\n![a line]({{ plots.p }})\n",
+        )
+        .unwrap();
         let mut r = Report::new(root, "toy", "Toy", "-");
         r.facts().num("answer", f64::from(x), Fmt::int());
         let mut t = Table::new(Some("t.csv")).col("x", "x");
         t.row(vec![Cell::int(x)]).unwrap();
-        r.table(&t).unwrap();
+        r.show_table("t", &t).unwrap();
         let chart = Chart::new(
             "toy",
             crate::plots::Axis::linear("x"),
             crate::plots::Axis::linear("y"),
         );
-        r.plot(
-            "p.svg",
-            "a line",
+        r.show_plot(
+            "p",
             &chart,
             &[("line".to_string(), vec![(0.0, 0.0), (1.0, f64::from(x))])],
         )
@@ -935,7 +908,7 @@ mod tests {
             let mut r = toy(&root, 2);
             let mut t = Table::new(Some("bad.csv")).col("x", "x");
             t.row(vec![Cell::int(1u8), Cell::int(2u8)])?;
-            r.table(&t)?;
+            r.show_table("bad", &t)?;
             r.finish()
         };
         assert!(matches!(failed_in_the_body(), Err(ReportError::Table(_))));
