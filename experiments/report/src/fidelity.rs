@@ -881,23 +881,11 @@ fn scene_table(
         first.push(v.map_or(C::text("-"), |v| scene_cell(v, c)));
     }
     t.row(first)?;
-    let mut keys: Vec<(&str, &str, &str, &str)> = Vec::new();
-    for m in here {
-        let key = (
-            m.engine.as_str(),
-            m.formulation.as_str(),
-            m.label.as_str(),
-            m.model.as_str(),
-        );
-        if !keys.contains(&key) {
-            keys.push(key);
-        }
-    }
-    for (engine, formulation, label, model) in keys {
+    for (engine, formulation, label, model) in sweeps::configurations(here) {
         let mut row = vec![
-            C::text(engine),
+            C::text(engine.as_str()),
             C::code(formulation),
-            C::code(label),
+            C::code(label.as_str()),
             C::text(model),
         ];
         for c in &columns {

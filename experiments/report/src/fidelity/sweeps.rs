@@ -298,7 +298,7 @@ pub fn slopes(rows: &[Metric]) -> Vec<Metric> {
 }
 
 /// The rows' configurations in order of appearance: engine, family, label, model.
-fn configurations(rows: &[&Metric]) -> Vec<(String, String, String, String)> {
+pub(super) fn configurations(rows: &[&Metric]) -> Vec<(String, String, String, String)> {
     let mut keys = Vec::new();
     for m in rows {
         let key = (
