@@ -11,7 +11,7 @@
 //!
 //! The page's prose and layout are `experiments/configs/fidelity/templates/report.md` and the
 //! sections it includes ([`crate::template`]); this module computes its tables, plots and
-//! facts, and which sections the page has ([`Sections`]). Every fact, with its value, is listed
+//! facts, and which sections the page has (`Sections`). Every fact, with its value, is listed
 //! in `reports/fidelity/facts.md`.
 
 use std::collections::BTreeMap;

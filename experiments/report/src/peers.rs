@@ -11,7 +11,7 @@
 //! thread: our whole steps) with `balls_engines` and `clutter_engines` (`kind = "engines"`:
 //! `experiments/peers/bench.py`, MuJoCo's and Drake's whole steps). The statistics are
 //! [`crate::analysis::peers`]; the page's prose is `experiments/configs/peers/templates/`
-//! (`report.md` and one template per section), which the value `sections` ([`Sections`]) tells
+//! (`report.md` and one template per section), which the value `sections` (`Sections`) tells
 //! what ran: an engines run that could not measure (no Python, a missing package,
 //! `CONTACTLAB_NO_PEERS`, `CONTACTLAB_PEERS_WITHOUT`) is said so with its reason, and a section
 //! whose run is absent is left out. Fact names (`<slug>` is a label as [`slug`] writes it) are
