@@ -20,10 +20,10 @@ use contactlab_runs::config::{ConfigError, ExperimentConfig};
 use contactlab_runs::engines::EnginesConfig;
 use contactlab_runs::matrix::{config_kind, MatrixConfig};
 use contactlab_runs::problems::ProblemsConfig;
+use contactlab_runs::schema::{RunMeta, RunSample};
 use contactlab_runs::single_contact::SingleContactConfig;
 use contactlab_runs::store::{placed, write_meta, write_parquet};
 use contactlab_runs::SolverSpec;
-use serde_json::json;
 
 use crate::check;
 use crate::context::{Context, Settings};
@@ -356,16 +356,17 @@ impl Lab {
             &self.root,
             None,
             1,
-            json!({
-                "paper": cfg.paper,
-                "experiment": cfg.name,
-                "runs": result.problems,
-                "rows": frame.height(),
-                "rounds": cfg.rounds,
-                "left_out": result.left_out,
-                "wall_seconds": result.wall_seconds,
-                "solve_seconds": solve_seconds,
-            }),
+            RunMeta {
+                paper: Some(cfg.paper.clone()),
+                experiment: Some(cfg.name.clone()),
+                runs: Some(result.problems as u64),
+                rows: Some(frame.height() as u64),
+                rounds: Some(cfg.rounds as u64),
+                left_out: Some(result.left_out.clone()),
+                wall_seconds: Some(result.wall_seconds),
+                solve_seconds: Some(solve_seconds),
+                ..RunMeta::default()
+            },
         )?;
         Ok(RunSummary {
             name: format!("{}/{}", cfg.paper, cfg.name),
@@ -382,23 +383,20 @@ impl Lab {
         let data = cfg.data_path(&self.root);
         let mut frame = single_contact_frame(&result.rows)?;
         write_parquet(&mut frame, &data)?;
-        let runs: Vec<_> = result
+        let runs: Vec<RunSample> = result
             .runs
             .iter()
-            .map(|r| {
-                let keys: serde_json::Map<String, serde_json::Value> = r
+            .map(|r| RunSample {
+                run: r.spec.index as u64,
+                sweep: r
                     .spec
                     .keys
                     .iter()
                     .map(|(k, v)| (k.clone(), serde_json::to_value(v).unwrap_or_default()))
-                    .collect();
-                json!({
-                    "run": r.spec.index,
-                    "sweep": keys,
-                    "steps": r.steps,
-                    "slipping": r.slipping,
-                    "samples": r.samples.len(),
-                })
+                    .collect(),
+                steps: r.steps as u64,
+                slipping: r.slipping as u64,
+                samples: r.samples.len() as u64,
             })
             .collect();
         write_meta(
@@ -406,17 +404,18 @@ impl Lab {
             &self.root,
             None,
             self.threads(),
-            json!({
-                "paper": cfg.paper,
-                "experiment": cfg.name,
-                "runs": result.runs.len(),
-                "rows": frame.height(),
-                "rounds": cfg.rounds,
-                "samples": result.rows.first().map_or(0, |r| r.samples),
-                "per_run": runs,
-                "wall_seconds": result.wall_seconds,
-                "solve_seconds": result.rows.iter().map(|r| r.timed_seconds).sum::<f64>(),
-            }),
+            RunMeta {
+                paper: Some(cfg.paper.clone()),
+                experiment: Some(cfg.name.clone()),
+                runs: Some(result.runs.len() as u64),
+                rows: Some(frame.height() as u64),
+                rounds: Some(cfg.rounds as u64),
+                samples: Some(result.rows.first().map_or(0, |r| r.samples) as u64),
+                per_run: Some(runs),
+                wall_seconds: Some(result.wall_seconds),
+                solve_seconds: Some(result.rows.iter().map(|r| r.timed_seconds).sum::<f64>()),
+                ..RunMeta::default()
+            },
         )?;
         Ok(RunSummary {
             name: format!("{}/{}", cfg.paper, cfg.name),
@@ -444,14 +443,15 @@ impl Lab {
             &self.root,
             None,
             1,
-            json!({
-                "paper": cfg.paper,
-                "experiment": cfg.name,
-                "runs": 1,
-                "rows": frame.height(),
-                "skipped": skipped,
-                "wall_seconds": wall_seconds,
-            }),
+            RunMeta {
+                paper: Some(cfg.paper.clone()),
+                experiment: Some(cfg.name.clone()),
+                runs: Some(1),
+                rows: Some(frame.height() as u64),
+                skipped,
+                wall_seconds: Some(wall_seconds),
+                ..RunMeta::default()
+            },
         )?;
         Ok(RunSummary {
             name: format!("{}/{}", cfg.paper, cfg.name),
@@ -493,15 +493,16 @@ impl Lab {
             &self.root,
             shard,
             cfg.threads.unwrap_or_else(|| self.threads()),
-            json!({
-                "paper": cfg.paper,
-                "experiment": cfg.name,
-                "runs": result.runs.len(),
-                "rows": steps.height(),
-                "wall_seconds": result.wall_seconds,
-                "solve_seconds": solve_seconds,
-                "scenes": result.runs.iter().map(|r| r.scene.to_json()).collect::<Vec<_>>(),
-            }),
+            RunMeta {
+                paper: Some(cfg.paper.clone()),
+                experiment: Some(cfg.name.clone()),
+                runs: Some(result.runs.len() as u64),
+                rows: Some(steps.height() as u64),
+                wall_seconds: Some(result.wall_seconds),
+                solve_seconds: Some(solve_seconds),
+                scenes: result.runs.iter().map(|r| r.scene.clone()).collect(),
+                ..RunMeta::default()
+            },
         )?;
         Ok(RunSummary {
             name: format!("{}/{}", cfg.paper, cfg.name),
@@ -535,15 +536,16 @@ impl Lab {
             &self.root,
             shard,
             self.threads(),
-            json!({
-                "paper": "matrix",
-                "experiment": cfg.name,
-                "runs": result.problems,
-                "pairs": result.pairs,
-                "rows": frame.height(),
-                "wall_seconds": result.wall_seconds,
-                "solve_seconds": solve_seconds,
-            }),
+            RunMeta {
+                paper: Some(MatrixConfig::KIND.into()),
+                experiment: Some(cfg.name.clone()),
+                runs: Some(result.problems as u64),
+                pairs: Some(result.pairs as u64),
+                rows: Some(frame.height() as u64),
+                wall_seconds: Some(result.wall_seconds),
+                solve_seconds: Some(solve_seconds),
+                ..RunMeta::default()
+            },
         )?;
         Ok(RunSummary {
             name: format!("matrix/{}", cfg.name),

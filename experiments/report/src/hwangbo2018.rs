@@ -31,7 +31,7 @@ use crate::csv::{number, read_csv_with_header};
 use crate::error::ReportError;
 use contactlab_runs::problems::ProblemsConfig;
 use contactlab_runs::single_contact::SingleContactConfig;
-use contactlab_runs::{ExperimentConfig, SolverSpec};
+use contactlab_runs::{ExperimentConfig, RunMeta, SolverSpec};
 
 /// The optimizers of the paper's two drivers: the solvers of a config that run them are the
 /// bisection's and PGS's rows, whatever their labels.
@@ -1291,17 +1291,7 @@ fn model_checks(r: &mut Report, df: &DataFrame, cfg: &ExperimentConfig) -> Resul
 
 /// The files a problems run left out (no contact-space form), as its meta at `data` lists them.
 fn left_out(data: &Path) -> Vec<String> {
-    std::fs::read_to_string(data.with_extension("meta.json"))
-        .ok()
-        .and_then(|t| serde_json::from_str::<serde_json::Value>(&t).ok())
-        .and_then(|m| {
-            m.get("left_out")?.as_array().map(|a| {
-                a.iter()
-                    .filter_map(|f| f.as_str().map(str::to_string))
-                    .collect()
-            })
-        })
-        .unwrap_or_default()
+    RunMeta::of_run(data).left_out.unwrap_or_default()
 }
 
 /// Both drivers on the shipped problem files, as the `files.toml` run solved them: each

@@ -6,7 +6,8 @@
 //! methods timed on the slipping contacts of a scene; [`engines`]: MuJoCo and Drake through
 //! the Python harness), the solver specs they name ([`spec`]), the files a run leaves
 //! ([`store`]: `data/runs/<paper>/<name>.parquet` with its `.meta.json` and [`provenance`]) and
-//! the readers of their columns ([`columns`]). The lab (`contactlab-lab`) executes configs and writes these files;
+//! the readers of their columns ([`columns`]), and the contract between writer and readers:
+//! every fixed column's name and the typed metadata ([`schema`]). The lab (`contactlab-lab`) executes configs and writes these files;
 //! the reports (`contactlab-report`) read them. This crate knows neither solvers nor scenes:
 //! it cannot run anything, which is what lets a report depend on it and stay a pure reader.
 //!
@@ -21,6 +22,7 @@ pub mod engines;
 pub mod matrix;
 pub mod problems;
 pub mod provenance;
+pub mod schema;
 pub mod single_contact;
 pub mod spec;
 pub mod store;

@@ -29,7 +29,10 @@ use std::path::{Path, PathBuf};
 use polars::prelude::*;
 use serde_json::json;
 
+use serde::Deserialize;
+
 use crate::provenance::Provenance;
+pub use crate::schema::RunMeta;
 
 /// Errors of reading or writing a run's files.
 #[derive(Debug, thiserror::Error)]
@@ -179,7 +182,7 @@ pub fn placed(path: &Path, shard: Option<(usize, usize)>) -> PathBuf {
 }
 
 /// Writes the `.meta.json` of the run whose data go to `data` (the shard's own when sharded):
-/// the run's own `fields`, plus what every run records: threads, the machine's load when it
+/// the run's own `record`, plus what every run records: threads, the machine's load when it
 /// ended (a wall time measured on a busy machine says little without it), the shard, and the
 /// commit, compiler, CPU and date printed at the top of its report.
 pub fn write_meta(
@@ -187,55 +190,32 @@ pub fn write_meta(
     root: &Path,
     shard: Option<(usize, usize)>,
     threads: usize,
-    mut fields: serde_json::Value,
+    record: RunMeta,
 ) -> Result<(), StoreError> {
     let load = std::fs::read_to_string("/proc/loadavg").ok().and_then(|s| {
         s.split_whitespace()
             .next()
             .and_then(|v| v.parse::<f64>().ok())
     });
-    if let Some(m) = fields.as_object_mut() {
-        m.insert("threads".into(), json!(threads));
-        m.insert("load_average_1min".into(), json!(load));
-        m.insert(
-            "shard".into(),
-            json!(shard.map(|(k, n)| format!("{k}/{n}"))),
-        );
+    let meta = RunMeta {
+        threads: Some(threads as u64),
+        load_average: load,
+        shard: shard.map(|(k, n)| format!("{k}/{n}")),
         // The threads the run itself ran on (a config's `threads`, or one for a timing run),
         // not those of the pool that writes the meta.
-        let provenance = Provenance {
+        provenance: Some(Provenance {
             threads,
             ..Provenance::capture(root)
-        };
-        m.insert("provenance".into(), json!(provenance));
-    }
+        }),
+        ..record
+    };
+    let text = serde_json::to_string_pretty(&meta)
+        .map_err(|e| StoreError::Io(std::io::Error::other(e)))?;
     std::fs::write(
         placed(&data.with_extension("meta.json"), shard),
-        format!("{fields:#}\n"),
+        format!("{text}\n"),
     )?;
     Ok(())
-}
-
-/// What a run's `.meta.json` recorded (every field `None` when the file is absent or lacks it).
-#[derive(Debug, Clone, Default, PartialEq)]
-pub struct RunMeta {
-    /// Wall-clock seconds of the sweep.
-    pub wall_seconds: Option<f64>,
-    /// Seconds inside the solvers, summed over all solves.
-    pub solve_seconds: Option<f64>,
-    /// Threads the sweep ran on.
-    pub threads: Option<u64>,
-    /// The machine's 1-minute load average when the sweep ended.
-    pub load_average: Option<f64>,
-    /// Runs of the sweep.
-    pub runs: Option<u64>,
-    /// Rows of the steps frame.
-    pub rows: Option<u64>,
-    /// Commit, compiler, CPU and date of the run.
-    pub provenance: Option<Provenance>,
-    /// Each run's scene, in run order (empty for a matrix and for runs written before scenes
-    /// were recorded).
-    pub scenes: Vec<SceneRecord>,
 }
 
 impl RunMeta {
@@ -266,6 +246,7 @@ impl RunMeta {
             runs: sum_u(|m| m.runs),
             rows: sum_u(|m| m.rows),
             scenes: merged_scenes(shards.iter().flat_map(|m| m.scenes.iter().cloned())),
+            shard: None,
             ..first
         }
     }
@@ -282,34 +263,34 @@ impl RunMeta {
 
     /// Reads a meta JSON file; a missing or unreadable file gives an empty meta (old runs).
     pub fn read(path: &Path) -> RunMeta {
-        let v: serde_json::Value = std::fs::read_to_string(path)
+        std::fs::read_to_string(path)
             .ok()
             .and_then(|s| serde_json::from_str(&s).ok())
-            .unwrap_or(serde_json::Value::Null);
-        RunMeta::from_json(&v)
+            .unwrap_or_default()
     }
 
-    /// The fields of a parsed meta JSON.
+    /// The fields of a parsed meta JSON; an empty meta when it is not one.
     pub fn from_json(v: &serde_json::Value) -> RunMeta {
-        let f = |k: &str| v.get(k).and_then(serde_json::Value::as_f64);
-        let u = |k: &str| v.get(k).and_then(serde_json::Value::as_u64);
-        RunMeta {
-            wall_seconds: f("wall_seconds"),
-            solve_seconds: f("solve_seconds"),
-            threads: u("threads"),
-            load_average: f("load_average_1min"),
-            runs: u("runs"),
-            rows: u("rows"),
-            provenance: Provenance::from_meta(v),
-            scenes: merged_scenes(
-                v.get("scenes")
-                    .and_then(serde_json::Value::as_array)
-                    .into_iter()
-                    .flatten()
-                    .filter_map(SceneRecord::from_json),
-            ),
-        }
+        RunMeta::deserialize(v).unwrap_or_default()
     }
+}
+
+/// The meta's `"scenes"` as [`SceneRecord::to_json`] writes each record.
+pub(crate) fn scenes_to_json<S: serde::Serializer>(
+    scenes: &[SceneRecord],
+    s: S,
+) -> Result<S::Ok, S::Error> {
+    s.collect_seq(scenes.iter().map(SceneRecord::to_json))
+}
+
+/// The meta's `"scenes"` read back, sorted by run; records without a run are dropped.
+pub(crate) fn scenes_from_json<'de, D: serde::Deserializer<'de>>(
+    d: D,
+) -> Result<Vec<SceneRecord>, D::Error> {
+    let values = Option::<Vec<serde_json::Value>>::deserialize(d)?.unwrap_or_default();
+    Ok(merged_scenes(
+        values.iter().filter_map(SceneRecord::from_json),
+    ))
 }
 
 /// Scene records sorted by run (stable: a run's record keeps its place among equals).
@@ -576,7 +557,17 @@ mod tests {
             std::env::temp_dir().join(format!("contactlab-store-threads-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
         let data = dir.join("timed.parquet");
-        write_meta(&data, &dir, None, 1, json!({"runs": 1})).unwrap();
+        write_meta(
+            &data,
+            &dir,
+            None,
+            1,
+            RunMeta {
+                runs: Some(1),
+                ..RunMeta::default()
+            },
+        )
+        .unwrap();
         let m = RunMeta::of_run(&data);
         assert_eq!(m.threads, Some(1));
         assert_eq!(m.provenance.map(|p| p.threads), Some(1));

@@ -1,0 +1,299 @@
+//! The contract between the lab, which writes runs, and the reports and notebooks, which read
+//! them: the name of every fixed column of each run kind's Parquet file, and the run's
+//! metadata ([`RunMeta`], its `.meta.json`) as one typed record written and read through serde.
+//!
+//! The lab builds its frames with these names and the report reads columns by them, so a
+//! column is renamed in one place; the house rules (`experiments/house`) fail on a string
+//! literal in `experiments/lab/src` or `experiments/report/src` that spells one of these
+//! names or a field of [`RunMeta`] instead of naming it through this module.
+//!
+//! Not here: the columns a run adds by name at run time, which belong to whoever names them
+//! (a driver's counters and diagnostics such as `newton_accepted`, a scene's observables such
+//! as `energy`, the sweep's keys from the config, the extra trace values a driver reports),
+//! and the engine harness's records, whose columns the Python harness defines
+//! (`experiments/peers/`).
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+
+use crate::provenance::Provenance;
+use crate::store::SceneRecord;
+
+/// Columns shared by several run kinds, spelled once.
+pub mod common {
+    /// Index of the run in the expanded sweep (or of the problem in a problem set).
+    pub const RUN: &str = "run";
+    /// Time step index within a run.
+    pub const STEP: &str = "step";
+    /// The solver's label: `<formulation>+<driver>` or a named spec.
+    pub const SOLVER: &str = "solver";
+    /// The contact model the solve answered (`coulomb`, `pyramid`, `compliant`, ...).
+    pub const MODEL: &str = "model";
+    /// Contacts in the problem.
+    pub const N_C: &str = "n_c";
+    /// The solve's iterations.
+    pub const ITERATIONS: &str = "iterations";
+    /// The shared ruler's residual of the answer (natural map over `1 + |q|`).
+    pub const RESIDUAL: &str = "residual";
+    /// Wall seconds of the solve.
+    pub const SECONDS: &str = "seconds";
+    /// Seconds to build the formulation before the solve.
+    pub const BUILD_SECONDS: &str = "build_seconds";
+    /// The verdict of the shared ruler (`converged`, `inaccurate`, `timeout`, ...).
+    pub const STATUS: &str = "status";
+    /// The driver's own stopping status, as the driver reported it.
+    pub const SOLVER_STATUS: &str = "solver_status";
+    /// The paper whose config ran.
+    pub const PAPER: &str = "paper";
+    /// The config's name.
+    pub const EXPERIMENT: &str = "experiment";
+    /// Why a row failed or was skipped, empty when it did not.
+    pub const MESSAGE: &str = "message";
+    /// The formulation's registry name.
+    pub const FORMULATION: &str = "formulation";
+    /// The optimizer's (driver's) registry name.
+    pub const OPTIMIZER: &str = "optimizer";
+    /// The problem set of a problem file (`fclib`, `siconos`, `mujoco`, ...).
+    pub const PROBLEM_SET: &str = "problem_set";
+    /// The problem's file stem.
+    pub const PROBLEM: &str = "problem";
+    /// The problem's form (`contact` space or `generalized`).
+    pub const FORM: &str = "form";
+    /// Largest violation of the friction cone by the answer.
+    pub const CONE_VIOLATION: &str = "cone_violation";
+    /// The answer's complementarity gap.
+    pub const COMPLEMENTARITY_GAP: &str = "complementarity_gap";
+    /// Timed repetitions of a solve.
+    pub const ROUNDS: &str = "rounds";
+}
+
+/// The steps frame of an experiment sweep (`<name>.parquet`): one row per solve of a step.
+/// Besides these, the sweep's keys, one column per counter, diagnostic and scene observable.
+pub mod steps {
+    pub use super::common::{
+        BUILD_SECONDS, EXPERIMENT, ITERATIONS, MODEL, N_C, PAPER, RESIDUAL, RUN, SECONDS, SOLVER,
+        SOLVER_STATUS, STATUS, STEP,
+    };
+    /// The solver that drove the scene (whose answer advanced it).
+    pub const DRIVER: &str = "driver";
+    /// `driver` for the solver that advanced the scene, `shadow` for one solving its problems.
+    pub const ROLE: &str = "role";
+    /// Unknowns of the solved problem.
+    pub const UNKNOWNS: &str = "unknowns";
+    /// Seconds of the scene's own work in the step (detection, assembly, advance).
+    pub const SCENE_SECONDS: &str = "scene_seconds";
+    /// Seconds of the scene's advance after the solve.
+    pub const ADVANCE_SECONDS: &str = "advance_seconds";
+    /// Seconds of collision detection in the step.
+    pub const DETECT_SECONDS: &str = "detect_seconds";
+    /// A shadow's relative distance to the driver's impulses.
+    pub const DISTANCE_TO_DRIVER: &str = "distance_to_driver";
+    /// A shadow's largest velocity gap to the driver's answer.
+    pub const VELOCITY_GAP_TO_DRIVER: &str = "velocity_gap_to_driver";
+}
+
+/// The traces frame of an experiment sweep (`<name>_traces.parquet`): one row per iteration of
+/// a kept solve. Besides these, one column per extra value a driver reports.
+pub mod traces {
+    pub use super::common::{RUN, SOLVER, STEP};
+    /// Why the solve was kept (`first`, `failed`, ...).
+    pub const WHY: &str = "why";
+    /// Iteration index.
+    pub const ITER: &str = "iter";
+    /// The driver's merit after the iteration.
+    pub const MERIT: &str = "merit";
+    /// Norm of the merit's gradient, null where the driver has none.
+    pub const GRAD_NORM: &str = "grad_norm";
+    /// Length of the step taken, null where the driver has none.
+    pub const STEP_LENGTH: &str = "step_length";
+    /// Levenberg-Marquardt's damping, null where the driver has none.
+    pub const LAMBDA: &str = "lambda";
+    /// The kind of step (`newton`, `gradient`, `dogleg`, ...).
+    pub const STEP_KIND: &str = "step_kind";
+}
+
+/// The frame of a matrix run: one row per pair and problem.
+pub mod matrix {
+    pub use super::common::{
+        COMPLEMENTARITY_GAP, CONE_VIOLATION, FORM, FORMULATION, ITERATIONS, MESSAGE, MODEL, N_C,
+        OPTIMIZER, PROBLEM, PROBLEM_SET, RESIDUAL, RUN, SECONDS, SOLVER_STATUS, STATUS,
+    };
+    /// The acceptance tolerance the pair was judged by.
+    pub const TOL: &str = "tol";
+    /// Whether the ruler accepted the answer.
+    pub const SOLVED: &str = "solved";
+    /// Whether the answer also solves the Coulomb problem.
+    pub const SOLVED_COULOMB: &str = "solved_coulomb";
+    /// FCLib's relative error of the answer.
+    pub const ERROR_FCLIB: &str = "error_fclib";
+    /// Siconos' error of the answer.
+    pub const ERROR_SICONOS: &str = "error_siconos";
+}
+
+/// The frame of a problems run: one row per named solver and problem file. Besides these, one
+/// column per counter, diagnostic and reference figure.
+pub mod problems {
+    pub use super::common::{
+        BUILD_SECONDS, COMPLEMENTARITY_GAP, CONE_VIOLATION, FORM, FORMULATION, ITERATIONS, MESSAGE,
+        MODEL, N_C, OPTIMIZER, PROBLEM, PROBLEM_SET, RESIDUAL, ROUNDS, RUN, SECONDS, SOLVER,
+        SOLVER_STATUS, STATUS,
+    };
+    /// Degrees of freedom of a generalized problem.
+    pub const DOFS: &str = "dofs";
+    /// The layout the formulation was built with.
+    pub const LAYOUT: &str = "layout";
+    /// The violation the solver's own model measures.
+    pub const OWN_VIOLATION: &str = "own_violation";
+    /// The fastest of the timed rounds.
+    pub const SECONDS_MIN: &str = "seconds_min";
+    /// The answers' impulses, a list column kept when the config asks for it.
+    pub const R: &str = "r";
+}
+
+/// The frame of a single-contact run: one row per method.
+pub mod single_contact {
+    pub use super::common::ROUNDS;
+    /// The single-contact method's name.
+    pub const METHOD: &str = "method";
+    /// Slipping contacts sampled.
+    pub const SAMPLES: &str = "samples";
+    /// Median microseconds a solve.
+    pub const MICROS_MEDIAN: &str = "micros_median";
+    /// Fastest microseconds a solve.
+    pub const MICROS_MIN: &str = "micros_min";
+    /// Largest relative impulse error against the reference.
+    pub const MAX_ERROR: &str = "max_error";
+    /// Largest absolute impulse error against the reference.
+    pub const MAX_ABS_ERROR: &str = "max_abs_error";
+    /// Mean steps of the method's iteration.
+    pub const MEAN_STEPS: &str = "mean_steps";
+    /// Mean steps of the bracketing phase.
+    pub const MEAN_BRACKET_STEPS: &str = "mean_bracket_steps";
+    /// Share of solves whose bracket took two steps.
+    pub const SHARE_BRACKET_TWO: &str = "share_bracket_two";
+    /// Samples the method failed.
+    pub const FAILURES: &str = "failures";
+    /// Samples the reference failed.
+    pub const REFERENCE_FAILURES: &str = "reference_failures";
+    /// Seconds inside the timed solves.
+    pub const TIMED_SECONDS: &str = "timed_seconds";
+}
+
+/// The frame of an engines run: the harness's records, or this one column when it did not run.
+pub mod engines {
+    /// Why the harness did not run (the frame's only column then).
+    pub const SKIPPED: &str = "skipped";
+}
+
+/// What one run of a single-contact sweep recorded (the meta's `per_run`).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct RunSample {
+    /// Run index in the expanded sweep.
+    pub run: u64,
+    /// The sweep keys of the run and their values.
+    pub sweep: BTreeMap<String, serde_json::Value>,
+    /// Steps the scene took.
+    pub steps: u64,
+    /// Slipping contacts the scene produced.
+    pub slipping: u64,
+    /// Of those, the ones sampled.
+    pub samples: u64,
+}
+
+/// A run's `.meta.json`: what every run records (timing, threads, load, shard, provenance)
+/// and what its kind adds; every field `None` (or empty) where a run did not record it, so
+/// older runs still read. Written by [`crate::store::write_meta`] from the lab's record, read
+/// back by [`RunMeta::of_run`].
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct RunMeta {
+    /// The paper whose config ran (`matrix` for a matrix).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub paper: Option<String>,
+    /// The config's name.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub experiment: Option<String>,
+    /// Runs of the sweep (problems of a problem or matrix run).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub runs: Option<u64>,
+    /// Rows of the frame written.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub rows: Option<u64>,
+    /// Wall-clock seconds of the sweep.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub wall_seconds: Option<f64>,
+    /// Seconds inside the solvers, summed over all solves.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub solve_seconds: Option<f64>,
+    /// Timed repetitions of each solve (problems and single-contact runs).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub rounds: Option<u64>,
+    /// Slipping contacts sampled per method (single-contact runs).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub samples: Option<u64>,
+    /// Pairs of the matrix.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub pairs: Option<u64>,
+    /// Problem files a problems run left out (no contact-space form).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub left_out: Option<Vec<String>>,
+    /// Each run of a single-contact sweep.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub per_run: Option<Vec<RunSample>>,
+    /// Why an engines run did not run its harness.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub skipped: Option<String>,
+    /// Threads the sweep ran on.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub threads: Option<u64>,
+    /// The machine's 1-minute load average when the sweep ended.
+    #[serde(rename = "load_average_1min")]
+    pub load_average: Option<f64>,
+    /// `k/N` for one shard of a sharded run.
+    pub shard: Option<String>,
+    /// Commit, compiler, CPU and date of the run.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub provenance: Option<Provenance>,
+    /// Each run's scene, in run order (empty for a matrix and for runs written before scenes
+    /// were recorded).
+    #[serde(
+        skip_serializing_if = "Vec::is_empty",
+        serialize_with = "crate::store::scenes_to_json",
+        deserialize_with = "crate::store::scenes_from_json"
+    )]
+    pub scenes: Vec<SceneRecord>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_meta_round_trips_and_an_older_one_reads_with_what_it_has() {
+        let meta = RunMeta {
+            paper: Some("hwangbo2018".into()),
+            runs: Some(2),
+            left_out: Some(vec!["Rover4396".into()]),
+            per_run: Some(vec![RunSample {
+                run: 1,
+                sweep: BTreeMap::from([("mu".to_string(), serde_json::json!(0.5))]),
+                steps: 10,
+                slipping: 4,
+                samples: 3,
+            }]),
+            load_average: Some(0.5),
+            ..RunMeta::default()
+        };
+        let text = serde_json::to_string(&meta).unwrap();
+        assert_eq!(serde_json::from_str::<RunMeta>(&text).unwrap(), meta);
+        // Absent kinds' fields are not written; the load and shard always are.
+        assert!(!text.contains("skipped") && text.contains("\"shard\":null"));
+        // Keys this version does not know are ignored; absent ones are None.
+        let old: RunMeta =
+            serde_json::from_str(r#"{"wall_seconds": 2.5, "threads": 2, "legacy": 1}"#).unwrap();
+        assert_eq!(old.wall_seconds, Some(2.5));
+        assert_eq!(old.threads, Some(2));
+        assert_eq!(old.runs, None);
+    }
+}
