@@ -80,6 +80,19 @@ pub struct GeneralizedProblem {
     pub tree_of: Vec<usize>,
 }
 
+/// What a [`GeneralizedProblem`] knows of the simulation step it comes from, for
+/// [`GeneralizedProblem::new`]; FCLib's files know none of it ([`StepContext::default`]).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct StepContext {
+    /// The time step.
+    pub dt: Option<f64>,
+    /// The previous step's velocities (SAP's warm start).
+    pub v0: Option<Vec<f64>>,
+    /// The kinematic tree of each velocity; `None` infers the trees from `A`'s sparsity.
+    pub tree_of: Option<Vec<usize>>,
+}
+
+/// A shape error of `field`.
 fn shape(field: &str, expected: String, found: String) -> ProblemError {
     ProblemError::Shape {
         field: field.into(),
@@ -88,6 +101,7 @@ fn shape(field: &str, expected: String, found: String) -> ProblemError {
     }
 }
 
+/// An out-of-range entry of `field`, with what it should be.
 fn bad_value(field: &str, index: usize, value: f64, want: &str) -> ProblemError {
     ProblemError::Shape {
         field: field.into(),
@@ -97,18 +111,18 @@ fn bad_value(field: &str, index: usize, value: f64, want: &str) -> ProblemError 
 }
 
 impl GeneralizedProblem {
-    /// A validated problem (see [`GeneralizedProblem::validate`]).
-    #[allow(clippy::too_many_arguments)]
+    /// A validated problem (see [`GeneralizedProblem::validate`]): the balance of momentum
+    /// `A (v - v*) = J' gamma`, the offset `b`, the contacts' models and what is known of the
+    /// simulation step (`context`; the trees inferred from `A`'s sparsity when not given).
     pub fn new(
         a: SparseColMat<usize, f64>,
         j: SparseColMat<usize, f64>,
         v_star: Vec<f64>,
         b: Vec<f64>,
         contacts: Vec<ContactModel>,
-        dt: Option<f64>,
-        v0: Option<Vec<f64>>,
-        tree_of: Option<Vec<usize>>,
+        context: StepContext,
     ) -> Result<GeneralizedProblem, CoreError> {
+        let StepContext { dt, v0, tree_of } = context;
         let tree_of = match tree_of {
             Some(t) => t,
             None => components(&a),
@@ -269,9 +283,7 @@ impl GeneralizedProblem {
             v_star,
             g.w.clone(),
             g.mu.iter().map(|&mu| ContactModel::rigid(mu)).collect(),
-            None,
-            None,
-            None,
+            StepContext::default(),
         )
     }
 
@@ -302,9 +314,10 @@ impl GeneralizedProblem {
             p.q.clone(),
             vec![0.0; n],
             p.mu.iter().map(|&mu| ContactModel::rigid(mu)).collect(),
-            None,
-            None,
-            Some(vec![0; n]),
+            StepContext {
+                tree_of: Some(vec![0; n]),
+                ..Default::default()
+            },
         )
     }
 
@@ -667,9 +680,10 @@ mod tests {
             vec![0.5, 0.0, -1.0, -0.5, 0.2, 0.0],
             vec![0.0; 6],
             vec![ContactModel::rigid(0.5), ContactModel::rigid(0.3)],
-            Some(0.01),
-            None,
-            None,
+            StepContext {
+                dt: Some(0.01),
+                ..Default::default()
+            },
         )
         .unwrap()
     }

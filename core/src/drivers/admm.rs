@@ -550,6 +550,116 @@ fn subtract_de_saxce(mu: &[f64], z: &[f64], b: &mut [f64]) {
     }
 }
 
+/// The paper's residuals of one iteration, in the infinity norm.
+struct Residuals {
+    /// `eps_p = |x+ - y+|`.
+    primal: f64,
+    /// `eps_d = |rho (y+ - y) + eta (x+ - x)|`.
+    dual: f64,
+    /// `|y+ - y|`, the step that tells stagnation.
+    step: f64,
+}
+
+impl Work {
+    /// Steps 1 and 2: `b = eta x + rho y + z - q - s` with De Saxcé's shift `s = Gamma(z)`,
+    /// then `x+ = (W + (rho + eta) I)^{-1} b` by the current factor, in place.
+    fn x_step(&mut self, problem: &LocalProblem, factor: &Factor, y: &[f64], eta: f64, rho: f64) {
+        self.x_prev.copy_from_slice(&self.x);
+        let q = &problem.q;
+        let rhs = self.b.iter_mut().zip(&self.x).zip(y).zip(&self.z).zip(q);
+        for ((((b, x), yi), z), qi) in rhs {
+            *b = eta * x + rho * yi + z - qi;
+        }
+        subtract_de_saxce(&problem.mu, &self.z, &mut self.b);
+        factor.solve_in_place(&mut self.b);
+        self.x.copy_from_slice(&self.b);
+    }
+
+    /// Steps 3 and 4, contact by contact: `y+ = P_K(x+ - z / rho)` and
+    /// `z+ = z - rho (x+ - y+)`; `y` becomes `y+`. Returns the step's residuals.
+    fn y_z_step(&mut self, mu: &[f64], y: &mut [f64], eta: f64, rho: f64) -> Residuals {
+        self.y_prev.copy_from_slice(y);
+        let mut r = Residuals {
+            primal: 0.0,
+            dual: 0.0,
+            step: 0.0,
+        };
+        for (a, &m) in mu.iter().enumerate() {
+            let xa = block(&self.x, a);
+            let za = block(&self.z, a);
+            let ya = cone::project(m, xa - za / rho);
+            let za = za - rho * (xa - ya);
+            let dy = ya - block(&self.y_prev, a);
+            let dx = xa - block(&self.x_prev, a);
+            r.primal = r.primal.max((xa - ya).amax());
+            r.dual = r.dual.max((rho * dy + eta * dx).amax());
+            r.step = r.step.max(dy.amax());
+            y[3 * a..3 * a + 3].copy_from_slice(ya.as_slice());
+            self.z[3 * a..3 * a + 3].copy_from_slice(za.as_slice());
+        }
+        r
+    }
+}
+
+impl AdmmSolver {
+    /// The status after iteration `iter`: not finite, converged (the natural map `res` at most
+    /// the tolerance), stagnated (ADMM at its fixed point to rounding) or out of time; `None`
+    /// to go on.
+    fn judge(&self, res: f64, r: &Residuals, y: &[f64], iter: u64) -> Option<Status> {
+        let y_max = crate::dense::norm_inf(y);
+        if !res.is_finite() || !r.primal.is_finite() || !r.dual.is_finite() {
+            Some(Status::NotFinite)
+        } else if res <= self.stop_tol {
+            Some(Status::Converged)
+        } else if r.step <= self.step_tol * (1.0 + y_max)
+            && r.primal <= self.step_tol * (1.0 + y_max)
+        {
+            Some(Status::Stagnated)
+        } else if (y.len() >= SMALL || iter.is_multiple_of(DEADLINE_EVERY))
+            && self.deadline.expired()
+        {
+            Some(Status::Timeout)
+        } else {
+            None
+        }
+    }
+
+    /// The spectral update of `rho` (the paper's section on it): times `kappa^p_inc` when the
+    /// primal residual exceeds `alpha` times the dual, divided by it in the opposite case, and
+    /// then one refactorization of `W + (rho + eta) I`. Returns the new `rho` when it changed
+    /// (a bad one ends the solve as not finite instead).
+    fn update_rho(
+        &mut self,
+        p: &AdmmProblem<'_>,
+        counts: &mut std::collections::HashMap<&'static str, u64>,
+        r: &Residuals,
+    ) -> Option<f64> {
+        let (rho, eta, ratio) = (self.rho, self.options.eta, self.options.ratio_primal_dual);
+        let next = if r.primal > ratio * r.dual {
+            rho * self.rho_factor
+        } else if r.dual > ratio * r.primal {
+            rho / self.rho_factor
+        } else {
+            rho
+        };
+        if next == rho {
+            return None;
+        }
+        if !next.is_finite() || next <= 0.0 {
+            self.status = Some(Status::NotFinite);
+            return None;
+        }
+        self.rho = next;
+        *counts.entry("factorizations").or_insert(0) += 1;
+        *counts.entry("rho_updates").or_insert(0) += 1;
+        match p.factor(next + eta, self.factor.take(), &self.deadline) {
+            Ok(f) => self.factor = Some(f),
+            Err(e) => self.status = Some(e.status()),
+        }
+        Some(next)
+    }
+}
+
 impl<'a> Solver<AdmmProblem<'a>, AdmmState> for AdmmSolver {
     fn name(&self) -> &str {
         "proximal ADMM (Carpentier, Le Lidec and Montaut 2024)"
@@ -614,6 +724,8 @@ impl<'a> Solver<AdmmProblem<'a>, AdmmState> for AdmmSolver {
         Ok((state.param(y).cost(res), Some(kv)))
     }
 
+    /// One iteration of Algorithm 1 (steps 1 to 4), the shared natural map at `y+`, the
+    /// status and, while the solve goes on, the spectral update of `rho`.
     fn next_iter(
         &mut self,
         problem: &mut Problem<AdmmProblem<'a>>,
@@ -632,86 +744,28 @@ impl<'a> Solver<AdmmProblem<'a>, AdmmState> for AdmmSolver {
         };
         let (eta, rho) = (self.options.eta, self.rho);
         let mu = &p.problem.mu;
-        // Step 2: b = eta x + rho y + z - q - s, x+ = (W + (rho + eta) I)^{-1} b.
-        w.x_prev.copy_from_slice(&w.x);
-        let q = &p.problem.q;
-        for ((((b, x), yi), z), qi) in w.b.iter_mut().zip(&w.x).zip(&y).zip(&w.z).zip(q) {
-            *b = eta * x + rho * yi + z - qi;
-        }
-        subtract_de_saxce(mu, &w.z, &mut w.b); // step 1
-        factor.solve_in_place(&mut w.b);
-        w.x.copy_from_slice(&w.b);
-        // Step 3: y+ = P_K(x+ - z / rho); step 4: z+ = z - rho (x+ - y+).
-        w.y_prev.copy_from_slice(&y);
-        let (mut primal, mut dual, mut step) = (0.0f64, 0.0f64, 0.0f64);
-        for (a, &m) in mu.iter().enumerate() {
-            let xa = block(&w.x, a);
-            let za = block(&w.z, a);
-            let ya = cone::project(m, xa - za / rho);
-            let za = za - rho * (xa - ya);
-            let dy = ya - block(&w.y_prev, a);
-            let dx = xa - block(&w.x_prev, a);
-            primal = primal.max((xa - ya).amax());
-            dual = dual.max((rho * dy + eta * dx).amax());
-            step = step.max(dy.amax());
-            y[3 * a..3 * a + 3].copy_from_slice(ya.as_slice());
-            w.z[3 * a..3 * a + 3].copy_from_slice(za.as_slice());
-        }
+        w.x_step(p.problem, factor, &y, eta, rho);
+        let r = w.y_z_step(mu, &mut y, eta, rho);
         p.velocity(&y, &mut w.u);
         let res = p.natural_map(&y, &w.u);
-        let y_max = crate::dense::norm_inf(&y);
         // Without a trace nobody reads the key values: building them (a string per key) would
         // cost more than a small problem's iteration.
         let mut kv: Option<KV> = self.trace.then(|| {
             kv!(
                 "merit" => res;
-                "step_norm" => step;
+                "step_norm" => r.step;
                 "step_kind" => "admm";
                 "rho" => rho;
-                "primal" => primal;
-                "dual" => dual;
+                "primal" => r.primal;
+                "dual" => r.dual;
                 "active" => (0..mu.len()).filter(|&a| y[3 * a] > 0.0).count() as u64;
             )
         });
-        self.status = if !res.is_finite() || !primal.is_finite() || !dual.is_finite() {
-            Some(Status::NotFinite)
-        } else if res <= self.stop_tol {
-            Some(Status::Converged)
-        } else if step <= self.step_tol * (1.0 + y_max) && primal <= self.step_tol * (1.0 + y_max) {
-            Some(Status::Stagnated)
-        } else if (y.len() >= SMALL || state.get_iter().is_multiple_of(DEADLINE_EVERY))
-            && self.deadline.expired()
-        {
-            Some(Status::Timeout)
-        } else {
-            None
-        };
-        // The spectral update of rho, then one refactorization.
+        self.status = self.judge(res, &r, &y, state.get_iter());
         if self.status.is_none() && self.options.rho_update == RhoUpdate::Spectral {
-            let o = &self.options;
-            let factor = self.rho_factor;
-            let next = if primal > o.ratio_primal_dual * dual {
-                rho * factor
-            } else if dual > o.ratio_primal_dual * primal {
-                rho / factor
-            } else {
-                rho
-            };
-            if next != rho {
-                if !next.is_finite() || next <= 0.0 {
-                    self.status = Some(Status::NotFinite);
-                } else {
-                    self.rho = next;
-                    *problem.counts.entry("factorizations").or_insert(0) += 1;
-                    *problem.counts.entry("rho_updates").or_insert(0) += 1;
-                    match p.factor(next + eta, self.factor.take(), &self.deadline) {
-                        Ok(f) => self.factor = Some(f),
-                        Err(e) => self.status = Some(e.status()),
-                    }
-                    if let Some(kv) = kv.as_mut() {
-                        kv.insert("rho_next", next.into());
-                    }
-                }
+            let next = self.update_rho(p, &mut problem.counts, &r);
+            if let (Some(next), Some(kv)) = (next, kv.as_mut()) {
+                kv.insert("rho_next", next.into());
             }
         }
         Ok((state.param(y).cost(res), kv))

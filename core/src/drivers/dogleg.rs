@@ -107,18 +107,9 @@ impl<R: Residual> Solver<LeastSquares<R>, LsState> for Dogleg {
             self.stop = Some(Status::NotFinite);
             return Ok((state, None));
         };
-        let radius = self.radius;
-        let (s, kind) = dogleg_step(&p, radius);
-        let (accepted, state, kv) = trust_region_trial(
-            problem,
-            state,
-            &p,
-            &s,
-            kind,
-            radius,
-            &self.rule,
-            &mut self.radius,
-        )?;
+        let (s, kind) = dogleg_step(&p, self.radius);
+        let (accepted, state, kv) =
+            trust_region_trial(problem, state, &p, &s, kind, &self.rule, &mut self.radius)?;
         finish(self, p, accepted, &s, state, kv)
     }
 

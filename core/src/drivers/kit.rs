@@ -452,18 +452,18 @@ pub enum Accepted {
     NotFinite,
 }
 
-/// Evaluates the trial `x + s`, computes `rho`, updates `radius` and builds the key-values.
-#[allow(clippy::too_many_arguments)]
+/// Evaluates the trial `x + s`, computes `rho`, moves `radius` (the trial's, then the next
+/// iteration's) by `rule` and builds the key-values, the trial's radius among them.
 pub fn trust_region_trial<R: Residual>(
     problem: &mut Problem<LeastSquares<R>>,
     state: LsState,
     p: &LsPoint,
     s: &[f64],
     kind: &str,
-    radius: f64,
     rule: &RadiusRule,
-    next_radius: &mut f64,
+    radius: &mut f64,
 ) -> Result<(Accepted, LsState, KV), Error> {
+    let trial_radius = *radius;
     let pred = predicted_decrease(p, s);
     let t = trial(problem, axpy(&p.x, 1.0, s))?;
     let rho = if pred > 0.0 {
@@ -473,17 +473,17 @@ pub fn trust_region_trial<R: Residual>(
     };
     let rho = if rho.is_nan() { f64::NEG_INFINITY } else { rho };
     let step_norm = norm2(s);
-    let (accepted, r) = rule.update(rho, step_norm, radius);
-    *next_radius = r;
+    let (accepted, next) = rule.update(rho, step_norm, trial_radius);
+    *radius = next;
     if !accepted {
-        let mut kv = iter_kv(p, step_norm, "rejected", radius, None);
+        let mut kv = iter_kv(p, step_norm, "rejected", trial_radius, None);
         kv.insert("ratio", rho.max(-1e300).into());
         return Ok((Accepted::No, state, kv));
     }
     let Some(q) = accept(problem, t)? else {
         return Ok((Accepted::NotFinite, state.cost(f64::NAN), KV::new()));
     };
-    let mut kv = iter_kv(&q, step_norm, kind, radius, None);
+    let mut kv = iter_kv(&q, step_norm, kind, trial_radius, None);
     kv.insert("ratio", rho.into());
     let state = write_state(state, &q);
     Ok((Accepted::Yes(q), state, kv))

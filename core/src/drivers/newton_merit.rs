@@ -314,6 +314,20 @@ impl Default for NewtonMerit {
     }
 }
 
+/// What an iteration's line search found, for [`NewtonMerit::finish`].
+struct Found<'a> {
+    /// The direction's kind: `"newton"` or `"gradient"`.
+    kind: &'a str,
+    /// The step and its length (on a separable merit, the longest group's); `None` when the
+    /// line search failed.
+    step: Option<(Vec<f64>, f64)>,
+    /// Whether the Armijo fallback was taken.
+    fallback: bool,
+    /// How many groups stepped, on a separable merit.
+    groups_stepped: Option<u64>,
+}
+
+/// Whether the line search's point has a finite value, slope and curvature.
 fn finite_point(lp: &LinePoint) -> bool {
     lp.value.is_finite() && lp.slope.is_finite() && lp.curvature.is_finite()
 }
@@ -548,9 +562,8 @@ impl NewtonMerit {
         Ok((None, true))
     }
 
-    /// Takes the step the line search found (`step` and its largest `alpha`; none: stop),
-    /// evaluates the new point and tests it.
-    #[allow(clippy::too_many_arguments)]
+    /// Takes the step the line search found from `x` (its merit `value`, its gradient `g`;
+    /// no step: stop), evaluates the new point and tests it.
     fn finish<M: Merit>(
         &mut self,
         problem: &mut Problem<MeritProblem<M>>,
@@ -558,11 +571,14 @@ impl NewtonMerit {
         x: Vec<f64>,
         value: f64,
         g: &[f64],
-        kind: &str,
-        step: Option<(Vec<f64>, f64)>,
-        fallback: bool,
-        groups_stepped: Option<u64>,
+        found: Found<'_>,
     ) -> Result<(MeritState, Option<KV>), Error> {
+        let Found {
+            kind,
+            step,
+            fallback,
+            groups_stepped,
+        } = found;
         let Some((step, alpha)) = step else {
             self.stop = Some(Status::LineSearchFailed);
             let kv = argmin::kv!(
@@ -679,7 +695,13 @@ impl NewtonMerit {
             };
             *problem.counts.entry("along_line_count").or_insert(0) += calls;
             let Some((alpha, _)) = found else {
-                return self.finish(problem, state, x, value, &g, kind, None, fb, None);
+                let found = Found {
+                    kind,
+                    step: None,
+                    fallback: fb,
+                    groups_stepped: None,
+                };
+                return self.finish(problem, state, x, value, &g, found);
             };
             fallback |= fb;
             longest = longest.max(alpha);
@@ -689,18 +711,13 @@ impl NewtonMerit {
             }
         }
         *problem.counts.entry("island_iterations").or_insert(0) += stepped;
-        let step = Some((step, longest));
-        self.finish(
-            problem,
-            state,
-            x,
-            value,
-            &g,
+        let found = Found {
             kind,
-            step,
+            step: Some((step, longest)),
             fallback,
-            Some(stepped),
-        )
+            groups_stepped: Some(stepped),
+        };
+        self.finish(problem, state, x, value, &g, found)
     }
 }
 
@@ -753,7 +770,13 @@ impl<M: Merit> Solver<MeritProblem<M>, MeritState> for NewtonMerit {
         };
         let (found, fallback) = self.step_length(along, value, slope0)?;
         let step = found.map(|(alpha, _)| (d.iter().map(|v| alpha * v).collect(), alpha));
-        self.finish(problem, state, x, value, &g, kind, step, fallback, None)
+        let found = Found {
+            kind,
+            step,
+            fallback,
+            groups_stepped: None,
+        };
+        self.finish(problem, state, x, value, &g, found)
     }
 
     fn terminate(&mut self, _state: &MeritState) -> TerminationStatus {

@@ -125,24 +125,15 @@ impl<R: Residual> Solver<LeastSquares<R>, LsState> for TrustRegionSteihaug {
             self.stop = Some(Status::NotFinite);
             return Ok((state, None));
         };
-        let radius = self.radius;
         let max_cg = self.cg_iters_per_unknown.max(1) * p.x.len().max(1);
-        let (s, boundary, cg) = steihaug(&p, radius, max_cg);
+        let (s, boundary, cg) = steihaug(&p, self.radius, max_cg);
         let kind = if boundary {
             "steihaug_boundary"
         } else {
             "steihaug"
         };
-        let (accepted, state, mut kv) = trust_region_trial(
-            problem,
-            state,
-            &p,
-            &s,
-            kind,
-            radius,
-            &self.rule,
-            &mut self.radius,
-        )?;
+        let (accepted, state, mut kv) =
+            trust_region_trial(problem, state, &p, &s, kind, &self.rule, &mut self.radius)?;
         kv.insert("cg_iters", (cg as u64).into());
         finish(self, p, accepted, &s, state, kv)
     }

@@ -163,6 +163,7 @@ fn push_matrix(s: &mut String, key: &str, a: &Matrix) {
     }
 }
 
+/// A JSON value's kind, as an error message names it ("an array").
 fn kind_of(v: &Value) -> &'static str {
     match v {
         Value::Null => "null",
@@ -186,10 +187,12 @@ struct Parser<'a> {
 }
 
 impl Parser<'_> {
+    /// An error naming the file and `field`.
     fn err(&self, field: &str, message: impl Into<String>) -> CoreError {
         file_error(self.path, Some(field), message)
     }
 
+    /// Every top-level key is a known field, and `description` a string.
     fn check_keys(&self) -> Result<(), CoreError> {
         for key in self.obj.keys() {
             let known = key == "kind"
@@ -215,6 +218,7 @@ impl Parser<'_> {
         Ok(())
     }
 
+    /// The problem's kind, given or inferred from its matrices; the other kind's fields are errors.
     fn kind(&self) -> Result<Kind, CoreError> {
         let has = |k: &str| self.obj.contains_key(k);
         let kind = match self.obj.get("kind") {
@@ -257,6 +261,7 @@ impl Parser<'_> {
         Ok(kind)
     }
 
+    /// The field `key`, an error listing the `kind`'s `fields` when it is missing.
     fn get(&self, key: &str, kind: &str, fields: &[&str]) -> Result<&Value, CoreError> {
         self.obj.get(key).ok_or_else(|| {
             let list: Vec<String> = fields.iter().map(|f| format!("`{f}`")).collect();
@@ -267,6 +272,7 @@ impl Parser<'_> {
         })
     }
 
+    /// A number as `f64` (`null` is an error); `what` names the entry in errors.
     fn number(&self, field: &str, what: &str, v: &Value) -> Result<f64, CoreError> {
         match v {
             Value::Number(n) => n
@@ -285,6 +291,7 @@ impl Parser<'_> {
         }
     }
 
+    /// An array of numbers.
     fn vector(&self, field: &str, v: &Value) -> Result<Vec<f64>, CoreError> {
         let Value::Array(items) = v else {
             return Err(self.err(
@@ -299,6 +306,7 @@ impl Parser<'_> {
             .collect()
     }
 
+    /// A zero-based index below `bound`; `what` names it in errors.
     fn index(&self, field: &str, what: &str, v: &Value, bound: usize) -> Result<usize, CoreError> {
         let i = v.as_u64().ok_or_else(|| {
             self.err(
@@ -321,91 +329,9 @@ impl Parser<'_> {
         shape: (usize, usize),
         why: &str,
     ) -> Result<Matrix, CoreError> {
-        let shape_err = |found: String| {
-            problem_error(
-                self.path,
-                ProblemError::Shape {
-                    field: field.to_string(),
-                    expected: format!("{}x{} ({why})", shape.0, shape.1),
-                    found,
-                },
-            )
-        };
         match v {
-            Value::Array(rows) => {
-                let mut data = Vec::new();
-                let mut ncols = None;
-                for (r, row) in rows.iter().enumerate() {
-                    let Value::Array(entries) = row else {
-                        return Err(self.err(
-                            field,
-                            format!(
-                                "row {r} is {}; a dense matrix is an array of rows (arrays of numbers)",
-                                kind_of(row)
-                            ),
-                        ));
-                    };
-                    let c = *ncols.get_or_insert(entries.len());
-                    if entries.len() != c {
-                        return Err(self.err(
-                            field,
-                            format!("row {r} has {} entries, row 0 has {c}", entries.len()),
-                        ));
-                    }
-                    for (j, x) in entries.iter().enumerate() {
-                        data.push(self.number(field, &format!("entry ({r}, {j})"), x)?);
-                    }
-                }
-                let (nr, nc) = (rows.len(), ncols.unwrap_or(0));
-                if (nr, nc) != shape {
-                    return Err(shape_err(format!("{nr}x{nc}")));
-                }
-                Matrix::from_row_major(field, nr, nc, &data).map_err(|e| problem_error(self.path, e))
-            }
-            Value::Object(m) => {
-                if let Some(k) = m.keys().find(|k| !["rows", "cols", "triplets"].contains(&k.as_str())) {
-                    return Err(self.err(
-                        field,
-                        format!("unknown key `{k}` in a sparse matrix; expected `rows`, `cols`, `triplets`"),
-                    ));
-                }
-                let dim = |key: &str| -> Result<u64, CoreError> {
-                    let d = m
-                        .get(key)
-                        .ok_or_else(|| self.err(field, format!("sparse matrix without `{key}`")))?;
-                    d.as_u64().ok_or_else(|| {
-                        self.err(field, format!("`{key}` must be a nonnegative integer, found {d}"))
-                    })
-                };
-                let (nr, nc) = (dim("rows")?, dim("cols")?);
-                if usize::try_from(nr).ok() != Some(shape.0) || usize::try_from(nc).ok() != Some(shape.1) {
-                    return Err(shape_err(format!("{nr}x{nc}")));
-                }
-                let Some(Value::Array(items)) = m.get("triplets") else {
-                    return Err(self.err(
-                        field,
-                        "sparse matrix without a `triplets` array of [row, col, value]",
-                    ));
-                };
-                let mut t = Vec::with_capacity(items.len());
-                for (k, item) in items.iter().enumerate() {
-                    let triple = match item {
-                        Value::Array(a) if a.len() == 3 => a,
-                        _ => {
-                            return Err(self.err(
-                                field,
-                                format!("triplet {k} is not a [row, col, value] array: {item}"),
-                            ))
-                        }
-                    };
-                    let i = self.index(field, &format!("triplet {k}: row"), &triple[0], shape.0)?;
-                    let j = self.index(field, &format!("triplet {k}: column"), &triple[1], shape.1)?;
-                    let x = self.number(field, &format!("triplet {k}: value"), &triple[2])?;
-                    t.push((i, j, x));
-                }
-                Matrix::from_triplets(field, shape.0, shape.1, &t)
-                    .map_err(|e| problem_error(self.path, e))
-            }
+            Value::Array(rows) => self.dense(field, rows, shape, why),
+            Value::Object(m) => self.sparse(field, m, shape, why),
             other => Err(self.err(
                 field,
                 format!(
@@ -416,6 +342,134 @@ impl Parser<'_> {
         }
     }
 
+    /// The error of a matrix whose shape is `found` where the vectors imply `shape` (`why`).
+    fn shape_error(
+        &self,
+        field: &str,
+        shape: (usize, usize),
+        why: &str,
+        found: String,
+    ) -> CoreError {
+        problem_error(
+            self.path,
+            ProblemError::Shape {
+                field: field.to_string(),
+                expected: format!("{}x{} ({why})", shape.0, shape.1),
+                found,
+            },
+        )
+    }
+
+    /// A dense matrix: row-major nested arrays, every row the same length.
+    fn dense(
+        &self,
+        field: &str,
+        rows: &[Value],
+        shape: (usize, usize),
+        why: &str,
+    ) -> Result<Matrix, CoreError> {
+        let mut data = Vec::new();
+        let mut ncols = None;
+        for (r, row) in rows.iter().enumerate() {
+            let Value::Array(entries) = row else {
+                return Err(self.err(
+                    field,
+                    format!(
+                        "row {r} is {}; a dense matrix is an array of rows (arrays of numbers)",
+                        kind_of(row)
+                    ),
+                ));
+            };
+            let c = *ncols.get_or_insert(entries.len());
+            if entries.len() != c {
+                return Err(self.err(
+                    field,
+                    format!("row {r} has {} entries, row 0 has {c}", entries.len()),
+                ));
+            }
+            for (j, x) in entries.iter().enumerate() {
+                data.push(self.number(field, &format!("entry ({r}, {j})"), x)?);
+            }
+        }
+        let (nr, nc) = (rows.len(), ncols.unwrap_or(0));
+        if (nr, nc) != shape {
+            return Err(self.shape_error(field, shape, why, format!("{nr}x{nc}")));
+        }
+        Matrix::from_row_major(field, nr, nc, &data).map_err(|e| problem_error(self.path, e))
+    }
+
+    /// A sparse matrix, `{"rows", "cols", "triplets"}`: its dimensions are checked against
+    /// `shape` before its triplets are read.
+    fn sparse(
+        &self,
+        field: &str,
+        m: &Map<String, Value>,
+        shape: (usize, usize),
+        why: &str,
+    ) -> Result<Matrix, CoreError> {
+        if let Some(k) = m
+            .keys()
+            .find(|k| !["rows", "cols", "triplets"].contains(&k.as_str()))
+        {
+            return Err(self.err(
+                field,
+                format!(
+                    "unknown key `{k}` in a sparse matrix; expected `rows`, `cols`, `triplets`"
+                ),
+            ));
+        }
+        let dim = |key: &str| -> Result<u64, CoreError> {
+            let d = m
+                .get(key)
+                .ok_or_else(|| self.err(field, format!("sparse matrix without `{key}`")))?;
+            d.as_u64().ok_or_else(|| {
+                self.err(
+                    field,
+                    format!("`{key}` must be a nonnegative integer, found {d}"),
+                )
+            })
+        };
+        let (nr, nc) = (dim("rows")?, dim("cols")?);
+        if usize::try_from(nr).ok() != Some(shape.0) || usize::try_from(nc).ok() != Some(shape.1) {
+            return Err(self.shape_error(field, shape, why, format!("{nr}x{nc}")));
+        }
+        let Some(Value::Array(items)) = m.get("triplets") else {
+            return Err(self.err(
+                field,
+                "sparse matrix without a `triplets` array of [row, col, value]",
+            ));
+        };
+        let t = self.triplets(field, items, shape)?;
+        Matrix::from_triplets(field, shape.0, shape.1, &t).map_err(|e| problem_error(self.path, e))
+    }
+
+    /// A sparse matrix's `[row, col, value]` triplets, each index within `shape`.
+    fn triplets(
+        &self,
+        field: &str,
+        items: &[Value],
+        shape: (usize, usize),
+    ) -> Result<Vec<(usize, usize, f64)>, CoreError> {
+        let mut t = Vec::with_capacity(items.len());
+        for (k, item) in items.iter().enumerate() {
+            let triple = match item {
+                Value::Array(a) if a.len() == 3 => a,
+                _ => {
+                    return Err(self.err(
+                        field,
+                        format!("triplet {k} is not a [row, col, value] array: {item}"),
+                    ))
+                }
+            };
+            let i = self.index(field, &format!("triplet {k}: row"), &triple[0], shape.0)?;
+            let j = self.index(field, &format!("triplet {k}: column"), &triple[1], shape.1)?;
+            let x = self.number(field, &format!("triplet {k}: value"), &triple[2])?;
+            t.push((i, j, x));
+        }
+        Ok(t)
+    }
+
+    /// A local problem, `u = W r + q`, shapes from `mu`.
     fn local(&self) -> Result<LocalProblem, CoreError> {
         let get = |k: &str| self.get(k, "local", &LOCAL_FIELDS);
         let mu = self.vector("mu", get("mu")?)?;
@@ -426,6 +480,7 @@ impl Parser<'_> {
         LocalProblem::new(w, q, mu).map_err(|e| problem_error(self.path, e))
     }
 
+    /// A global problem, `M v = H r + f`, `u = H' v + w`, shapes from `mu` and `f`.
     fn global(&self) -> Result<GlobalProblem, CoreError> {
         let get = |k: &str| self.get(k, "global", &GLOBAL_FIELDS);
         let mu = self.vector("mu", get("mu")?)?;

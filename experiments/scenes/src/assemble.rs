@@ -3,7 +3,7 @@
 //! gaps (`k = inf`: SAP's near-rigid regime, Castro et al. sec. V), with the scene's errors. The
 //! single-body, stack and grasp scenes fill one [`Assembly`] each step.
 
-use contactlab_core::generalized::{ContactModel, GeneralizedProblem};
+use contactlab_core::generalized::{ContactModel, GeneralizedProblem, StepContext};
 use contactlab_core::{CoreError, ProblemError};
 use faer::sparse::{SparseColMat, Triplet};
 
@@ -63,9 +63,11 @@ impl Assembly {
             self.free,
             vec![0.0; 3 * nc],
             models,
-            Some(self.dt),
-            Some(self.velocity),
-            Some(self.tree_of),
+            StepContext {
+                dt: Some(self.dt),
+                v0: Some(self.velocity),
+                tree_of: Some(self.tree_of),
+            },
         )
         .map_err(|e| match e {
             CoreError::Problem(p) => SceneError::Problem(p),

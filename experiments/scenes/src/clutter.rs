@@ -1341,6 +1341,7 @@ mod tests {
     use approx::assert_relative_eq;
     use contactlab_core::drivers::pgs::{solve_pgs, ProjectedGaussSeidel};
     use contactlab_core::SolveOptions;
+    use contactlab_core::StepContext;
     use nalgebra::Matrix6;
 
     use crate::SceneKind;
@@ -2005,9 +2006,11 @@ mod tests {
             g.v_star.clone(),
             g.b.clone(),
             g.contacts.clone(),
-            g.dt,
-            g.v0.clone(),
-            Some(g.tree_of.clone()),
+            StepContext {
+                dt: g.dt,
+                v0: g.v0.clone(),
+                tree_of: Some(g.tree_of.clone()),
+            },
         );
         assert!(again.is_ok(), "{:?}", again.err());
         for (i, b) in s.bodies.iter().enumerate() {

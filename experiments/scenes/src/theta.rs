@@ -64,7 +64,7 @@
 //! three), so `M`, `K`, `D` and `A` are nalgebra matrices; the problem handed to solvers is
 //! sparse ([`to_sparse`] drops exact zeros, so a diagonal `A` stays diagonal).
 
-use contactlab_core::{ContactModel, CoreError, GeneralizedProblem};
+use contactlab_core::{ContactModel, CoreError, GeneralizedProblem, StepContext};
 use faer::sparse::{SparseColMat, Triplet};
 use nalgebra::{DMatrix, DVector};
 use serde::{Deserialize, Serialize};
@@ -557,9 +557,11 @@ impl FreeMotion {
             self.v_star.iter().copied().collect(),
             vec![0.0; j.nrows()],
             contacts,
-            Some(self.dt),
-            Some(self.v0.iter().copied().collect()),
-            self.trees.clone(),
+            StepContext {
+                dt: Some(self.dt),
+                v0: Some(self.v0.iter().copied().collect()),
+                tree_of: self.trees.clone(),
+            },
         )?)
     }
 }

@@ -6,7 +6,7 @@ use std::path::PathBuf;
 
 use contactlab_core::drivers::newton_merit::{Backtracking, SearchKind};
 use contactlab_core::drivers::{solve_merit, Clarabel, Lbfgs, NewtonMerit};
-use contactlab_core::generalized::{ContactModel, GeneralizedProblem};
+use contactlab_core::generalized::{ContactModel, GeneralizedProblem, StepContext};
 use contactlab_core::plugin::{judge, solve_formulation, Driver, Formulation, Init};
 use contactlab_core::{Merit, MeritHessian, OwnNewton, Problem, SolveOptions, Status, StepProblem};
 use faer::linalg::solvers::SolveCore;
@@ -70,9 +70,10 @@ fn random_problem(seed: u64, n_trees: usize, dofs: usize, nc: usize) -> Generali
         (0..nv).map(|_| rng.random_range(-1.0..1.0)).collect(),
         vec![0.0; 3 * nc],
         contacts,
-        Some(0.01),
-        None,
-        None,
+        StepContext {
+            dt: Some(0.01),
+            ..Default::default()
+        },
     )
     .unwrap()
 }
@@ -547,9 +548,10 @@ fn the_regularization_follows_eqs_29_30() {
             vec![0.0; 3],
             vec![0.0; 3],
             vec![c],
-            dt,
-            None,
-            None,
+            StepContext {
+                dt,
+                ..Default::default()
+            },
         )
         .unwrap()
     };
@@ -723,9 +725,10 @@ fn resting_particle(sigma: f64) -> (SapCost, Vec<f64>) {
             stiffness: 1e12,
             dissipation: 0.01,
         }],
-        Some(0.01),
-        None,
-        None,
+        StepContext {
+            dt: Some(0.01),
+            ..Default::default()
+        },
     )
     .unwrap();
     let f = SapFormulation {
@@ -961,9 +964,10 @@ fn permuted(p: &GeneralizedProblem, perm: &[usize]) -> GeneralizedProblem {
         v_star,
         p.b.clone(),
         p.contacts.clone(),
-        p.dt,
-        None,
-        None,
+        StepContext {
+            dt: p.dt,
+            ..Default::default()
+        },
     )
     .unwrap()
 }
