@@ -23,11 +23,15 @@
 //! `#[cfg(all(test, ..))]`), not in a `#[test]` function, and not in a file under a crate's
 //! `tests/` or `benches/`.
 //!
-//! The rule that no string literal in `experiments/report/src` or `experiments/lab/src` may
-//! equal a run schema's column or metadata key is not checked yet: it is added when `runs`
-//! owns the schema (there is no schema module to read the names from today). Likewise the
-//! rule on template placeholders without a fact and facts no template uses comes with the
-//! templates.
+//! 4. **schema names spelled out**: every string literal in `experiments/lab/src` or
+//!    `experiments/report/src` outside tests and error messages equal to a fixed column name
+//!    or a metadata key of the run schema (`experiments/runs/src/schema.rs`, read by
+//!    [`schema`]): the lab writes runs and the report reads them through the schema's names,
+//!    so a column is renamed in one place. [`rules::OTHER_MEANINGS`] lists the few literals
+//!    that spell such a name with another meaning, each with what it means there.
+//!
+//! The templates hold themselves to the rest: a placeholder without a fact, table, plot or
+//! value fails the report that renders it (`contactlab_report::template`).
 //!
 //! **A ratchet, not a wall.** Main carried offenders when the rules came in, and they are paid
 //! off over several sessions, so `experiments/house/debt.toml` lists every current offender by
@@ -47,4 +51,5 @@
 
 pub mod rules;
 pub mod scan;
+pub mod schema;
 pub mod workspace;

@@ -1,11 +1,12 @@
 //! The rules over the whole workspace, their offenders, the debt file and the ratchet between
 //! them, and the summary the test prints.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write as _;
 use std::path::Path;
 
 use crate::scan::{self, Scan};
+use crate::schema::SCHEMA_FILE;
 use crate::workspace::{self, SourceFile};
 
 /// A function may span this many lines, first to last.
@@ -18,6 +19,26 @@ pub const MAX_FILE_LINES: usize = 1500;
 pub const MAX_LITERAL_WORDS: usize = 6;
 /// Where prose must not be written in Rust (it lives in templates).
 pub const PROSE_FOLDERS: &[&str] = &["experiments/report/src/"];
+/// Where runs are written and read: a literal here must not spell a run schema's name.
+pub const SCHEMA_FOLDERS: &[&str] = &["experiments/lab/src/", "experiments/report/src/"];
+/// Literals that spell a schema name with another meaning, each with what it means there.
+pub const OTHER_MEANINGS: &[(&str, &str, &str)] = &[
+    (
+        "experiments/lab/src/reference.rs",
+        "r",
+        "a key of MuJoCo's exported reference answer (data/mujoco), not a run column",
+    ),
+    (
+        "experiments/lab/src/registry.rs",
+        "formulation",
+        "the kind of plugin an options error names",
+    ),
+    (
+        "experiments/lab/src/registry.rs",
+        "optimizer",
+        "the kind of plugin an options error names",
+    ),
+];
 /// The report crate's sources, whose size and longest functions the summary shows.
 pub const REPORT_SRC: &str = "experiments/report/src/";
 /// A literal's name in the debt: its first this many words.
@@ -32,14 +53,16 @@ pub enum Rule {
     ManyParameters,
     LongFile,
     ProseLiteral,
+    SchemaLiteral,
 }
 
 impl Rule {
-    pub const ALL: [Rule; 4] = [
+    pub const ALL: [Rule; 5] = [
         Rule::LongFunction,
         Rule::ManyParameters,
         Rule::LongFile,
         Rule::ProseLiteral,
+        Rule::SchemaLiteral,
     ];
 
     /// Its name in the debt file.
@@ -49,6 +72,7 @@ impl Rule {
             Rule::ManyParameters => "many_parameters",
             Rule::LongFile => "long_file",
             Rule::ProseLiteral => "prose_literal",
+            Rule::SchemaLiteral => "schema_literal",
         }
     }
 
@@ -63,6 +87,7 @@ impl Rule {
             Rule::ManyParameters => ("parameters", MAX_PARAMETERS),
             Rule::LongFile => ("lines", MAX_FILE_LINES),
             Rule::ProseLiteral => ("words", MAX_LITERAL_WORDS),
+            Rule::SchemaLiteral => ("spellings", 0),
         }
     }
 }
@@ -90,6 +115,17 @@ impl Offender {
 
 impl std::fmt::Display for Offender {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        if self.rule == Rule::SchemaLiteral {
+            return write!(
+                f,
+                "{}:{} {} `{}`: a run schema name spelled out (name it through \
+                 contactlab_runs::schema)",
+                self.file,
+                self.line,
+                self.rule.key(),
+                self.item
+            );
+        }
         let (unit, limit) = self.rule.limit();
         write!(
             f,
@@ -116,6 +152,8 @@ pub struct FileScan {
 #[derive(Debug)]
 pub struct House {
     pub files: Vec<FileScan>,
+    /// The run schema's column names and record keys ([`crate::schema`]).
+    pub schema: BTreeSet<String>,
 }
 
 /// The first words of a literal, its name in the debt.
@@ -147,7 +185,12 @@ impl House {
                 }
             })
             .collect();
-        House { files }
+        let schema_path = root.join(SCHEMA_FILE);
+        let schema = std::fs::read_to_string(&schema_path)
+            .map_err(|e| e.to_string())
+            .and_then(|text| crate::schema::names(&text).map_err(|e| e.to_string()))
+            .unwrap_or_else(|e| panic!("{SCHEMA_FILE}: {e}"));
+        House { files, schema }
     }
 
     /// Every offender, sorted by rule, file and line.
@@ -179,6 +222,16 @@ impl House {
                     if lit.words() > MAX_LITERAL_WORDS {
                         let item = first_words(&lit.value);
                         out.push(at(Rule::ProseLiteral, item, lit.line, lit.words()));
+                    }
+                }
+            }
+            if SCHEMA_FOLDERS.iter().any(|p| f.file.rel.starts_with(p)) {
+                for lit in &f.scan.literals {
+                    let other = OTHER_MEANINGS
+                        .iter()
+                        .any(|(file, l, _)| f.file.rel == *file && lit.value == *l);
+                    if self.schema.contains(&lit.value) && !other {
+                        out.push(at(Rule::SchemaLiteral, lit.value.clone(), lit.line, 1));
                     }
                 }
             }
@@ -391,7 +444,21 @@ mod tests {
                 scan: scan::scan(source, &file.module).unwrap(),
                 file,
             }],
+            schema: BTreeSet::from(["solver".to_string()]),
         }
+    }
+
+    #[test]
+    fn a_schema_name_spelled_in_the_lab_or_the_report_is_flagged() {
+        let source = "fn f() -> [&'static str; 2] { [\"solver\", \"solvers\"] }\n";
+        let lab = house_of("experiments/lab/src/x.rs", source).offenders();
+        let keys: Vec<(Rule, String)> = lab.iter().map(|o| (o.rule, o.item.clone())).collect();
+        assert_eq!(keys, [(Rule::SchemaLiteral, "solver".to_string())]);
+        assert!(lab[0].to_string().contains("contactlab_runs::schema"));
+        // Elsewhere (the schema's own crate, the scenes) the spelling is no offence.
+        assert!(house_of("experiments/runs/src/x.rs", source)
+            .offenders()
+            .is_empty());
     }
 
     /// `fn name(..) { .. }` spanning `lines` lines with `params` parameters besides `&self`.
