@@ -19,9 +19,11 @@
 pub mod columns;
 pub mod config;
 pub mod engines;
+pub mod error;
 pub mod matrix;
 pub mod problems;
 pub mod provenance;
+pub mod scene_record;
 pub mod schema;
 pub mod single_contact;
 pub mod spec;

@@ -18,7 +18,7 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 
 use crate::provenance::Provenance;
-use crate::store::SceneRecord;
+use crate::scene_record::SceneRecord;
 
 /// Columns shared by several run kinds, spelled once.
 pub mod common {
@@ -259,8 +259,8 @@ pub struct RunMeta {
     /// were recorded).
     #[serde(
         skip_serializing_if = "Vec::is_empty",
-        serialize_with = "crate::store::scenes_to_json",
-        deserialize_with = "crate::store::scenes_from_json"
+        serialize_with = "crate::scene_record::scenes_to_json",
+        deserialize_with = "crate::scene_record::scenes_from_json"
     )]
     pub scenes: Vec<SceneRecord>,
 }
