@@ -40,7 +40,6 @@
 use std::sync::Mutex;
 
 use contactlab_core::block_cholesky::BlockCholesky;
-use contactlab_core::disjoint_sets::DisjointSets;
 use contactlab_core::generalized::{sparse_mul_add, GeneralizedProblem};
 use contactlab_core::{
     CoreError, LinePoint, Merit, MeritEval, MeritHessian, Optimality, OwnNewton,
@@ -52,6 +51,9 @@ use serde::{Deserialize, Serialize};
 
 use super::projection::{ContactRegularization, Projection, Projector, SapRegion};
 use super::rows::ContactRows;
+use layout::BlockLayout;
+
+mod layout;
 
 /// Which factorization solves SAP's Newton system `H d = -grad`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
@@ -1063,174 +1065,6 @@ fn add_jtgj_blocks(m: usize, rows: &[f64], gj: &[f64], pairs: &[PairSlot], vals:
                 col[r] += j0[a0 + r] * x0 + j1[a0 + r] * x1 + j2[a0 + r] * x2;
             }
         }
-    }
-}
-
-/// The unknowns (the touched trees' velocities, tree by tree, ascending within a tree) and
-/// their blocks for the factorization.
-///
-/// A block is a run of consecutive unknowns touched by the same contacts (a fundamental
-/// supernode: equal columns of `J' G J`). The blocks are not the trees: MuJoCo's mass matrix of
-/// a free body whose frame sits at its centre of mass is diagonal, so its six velocities are six
-/// "trees" of `A`, yet every contact on the body touches all six; and a contact on an arm's
-/// third link touches its first three joints only. `A`'s couplings between blocks become
-/// edges of the block graph like the contacts'.
-struct BlockLayout {
-    /// Unknown -> velocity index of the full problem.
-    dofs: Vec<usize>,
-    /// Velocity index -> unknown (`usize::MAX`: untouched).
-    map: Vec<usize>,
-    /// Block `b` is unknowns `start[b]..start[b + 1]`.
-    start: Vec<usize>,
-    /// Unknown -> block.
-    block_of: Vec<usize>,
-    /// Velocities in the largest touched tree.
-    largest_tree: usize,
-    /// The islands' unknowns: trees joined by contacts, laid out island by island.
-    islands: Vec<std::ops::Range<usize>>,
-    /// Contact -> island (a contact that touches no unknown sits in the first).
-    contact_island: Vec<usize>,
-}
-
-impl BlockLayout {
-    fn touched(problem: &GeneralizedProblem, rows: &ContactRows) -> BlockLayout {
-        let nv = problem.num_dofs();
-        let (jcp, jri) = (
-            problem.j.symbolic().col_ptr(),
-            problem.j.symbolic().row_idx(),
-        );
-        let ntrees = problem.tree_of.iter().copied().max().map_or(0, |t| t + 1);
-        let mut touched = vec![false; ntrees];
-        // Islands: the trees a contact touches are joined (A couples within a tree only). A
-        // contact's columns ascend, so its trees come in runs when trees are runs of velocities:
-        // one union per run.
-        let mut sets = DisjointSets::new(ntrees);
-        let mut first_tree = vec![usize::MAX; rows.num()];
-        for (i, first) in first_tree.iter_mut().enumerate() {
-            let (cols, _) = rows.of(i);
-            let mut last = usize::MAX;
-            for &c in cols {
-                let t = problem.tree_of[c];
-                touched[t] = true;
-                if t != last {
-                    match *first {
-                        usize::MAX => *first = t,
-                        f => sets.union(f, t),
-                    }
-                    last = t;
-                }
-            }
-        }
-        let label = sets.labels();
-        // The touched trees in order of appearance, then island by island (stable).
-        let mut order = Vec::new();
-        let mut seen = vec![false; ntrees];
-        for &t in &problem.tree_of {
-            if touched[t] && !seen[t] {
-                seen[t] = true;
-                order.push(t);
-            }
-        }
-        order.sort_by_key(|&t| label[t]);
-        let mut tree_index = vec![usize::MAX; ntrees];
-        for (k, &t) in order.iter().enumerate() {
-            tree_index[t] = k;
-        }
-        // Counting sort of the touched velocities by tree (stable: ascending within a tree).
-        let mut count = vec![0; order.len()];
-        for &t in &problem.tree_of {
-            if touched[t] {
-                count[tree_index[t]] += 1;
-            }
-        }
-        let mut islands = Vec::new();
-        let mut island_of_tree = vec![0; ntrees];
-        let mut at = 0;
-        for (k, &t) in order.iter().enumerate() {
-            if k == 0 || label[t] != label[order[k - 1]] {
-                islands.push(at..at);
-            }
-            at += count[k];
-            let last = islands.len() - 1;
-            islands[last].end = at;
-            island_of_tree[t] = last;
-        }
-        if islands.is_empty() {
-            islands.push(0..0);
-        }
-        let contact_island = first_tree
-            .iter()
-            .map(|&t| {
-                if t == usize::MAX {
-                    0
-                } else {
-                    island_of_tree[t]
-                }
-            })
-            .collect();
-        let mut next = Vec::with_capacity(count.len());
-        let mut total = 0;
-        for &k in &count {
-            next.push(total);
-            total += k;
-        }
-        let mut dofs = vec![0; total];
-        let mut map = vec![usize::MAX; nv];
-        for (c, (&t, slot)) in problem.tree_of.iter().zip(map.iter_mut()).enumerate() {
-            if touched[t] {
-                let k = next[tree_index[t]];
-                next[tree_index[t]] += 1;
-                dofs[k] = c;
-                *slot = k;
-            }
-        }
-        // The contacts touching a velocity: its J column's rows over 3, deduplicated.
-        let contacts = |c: usize| {
-            let mut last = usize::MAX;
-            jri[jcp[c]..jcp[c + 1]].iter().filter_map(move |&r| {
-                let i = r / 3;
-                (i != last).then(|| {
-                    last = i;
-                    i
-                })
-            })
-        };
-        let mut start = vec![0];
-        let mut block_of = vec![0; total];
-        for k in 1..total {
-            let (p, c) = (dofs[k - 1], dofs[k]);
-            let same = if jcp[c] == jcp[c + 1] {
-                jcp[p] == jcp[p + 1] && problem.tree_of[p] == problem.tree_of[c]
-            } else {
-                // Equal rows mean equal contacts (a free body's six velocities, mostly).
-                jri[jcp[p]..jcp[p + 1]] == jri[jcp[c]..jcp[c + 1]] || contacts(p).eq(contacts(c))
-            };
-            if !same {
-                start.push(k);
-            }
-            block_of[k] = start.len() - 1;
-        }
-        start.push(total);
-        BlockLayout {
-            dofs,
-            map,
-            start,
-            block_of,
-            largest_tree: count.iter().copied().max().unwrap_or(0),
-            islands,
-            contact_island,
-        }
-    }
-
-    /// Velocities in the largest block or touched tree, whichever is larger.
-    fn largest(&self) -> usize {
-        let block = self
-            .start
-            .windows(2)
-            .map(|w| w[1] - w[0])
-            .max()
-            .unwrap_or(0);
-        block.max(self.largest_tree)
     }
 }
 

@@ -59,72 +59,13 @@ pub(super) fn delassus_rms_of(
     problem: &GeneralizedProblem,
     rows: &ContactRows,
 ) -> Result<Vec<f64>, CoreError> {
-    let nv = problem.num_dofs();
     let tree_of = &problem.tree_of;
-    let ntrees = tree_of.iter().copied().max().map_or(0, |t| t + 1);
-    // Each velocity's place in its tree, and each tree's size.
-    let mut size = vec![0usize; ntrees];
-    let mut local = vec![0usize; nv];
-    for (c, &t) in tree_of.iter().enumerate() {
-        local[c] = size[t];
-        size[t] += 1;
-    }
-    // Each touched tree's block of A, dense, column-major.
-    let mut touched = vec![false; ntrees];
-    for &c in &rows.cols {
-        touched[tree_of[c]] = true;
-    }
-    let mut offset = vec![usize::MAX; ntrees];
-    let mut total = 0;
-    for t in 0..ntrees {
-        if touched[t] {
-            offset[t] = total;
-            total += size[t] * size[t];
-        }
-    }
-    let mut factors = vec![0.0; total];
-    let (acp, ari, av) = (
-        problem.a.symbolic().col_ptr(),
-        problem.a.symbolic().row_idx(),
-        problem.a.val(),
-    );
-    for c in 0..nv {
-        let t = tree_of[c];
-        if offset[t] == usize::MAX {
-            continue;
-        }
-        for k in acp[c]..acp[c + 1] {
-            factors[offset[t] + local[c] * size[t] + local[ari[k]]] += av[k];
-        }
-    }
-    // Factor each touched tree's block, A_t = L L' (its diagonal holding 1 / L_kk, so a
-    // contact's triangular solves multiply instead of divide).
-    for t in 0..ntrees {
-        if offset[t] == usize::MAX {
-            continue;
-        }
-        let n = size[t];
-        let block = &mut factors[offset[t]..offset[t] + n * n];
-        if let Err(index) = dense_llt(block, n) {
-            return Err(CoreError::Problem(
-                contactlab_core::ProblemError::NotPositive {
-                    field: "A".into(),
-                    kind: "definite".into(),
-                    detail: format!(
-                        "the block of kinematic tree {t}: its Cholesky factorization meets a \
-                     nonpositive pivot at index {index}"
-                    ),
-                },
-            ));
-        }
-    }
-    // Per contact and tree it touches: Y = L^-1 J_it' (three columns), W += Y'Y.
+    let factors = TreeFactors::of(problem, rows)?;
     let mut trees: Vec<usize> = Vec::new();
     let mut y: Vec<[f64; 3]> = Vec::new();
     let mut out = Vec::with_capacity(rows.num());
     for i in 0..rows.num() {
         let (cols, vals) = rows.of(i);
-        let m = cols.len();
         trees.clear();
         for &c in cols {
             let t = tree_of[c];
@@ -134,42 +75,149 @@ pub(super) fn delassus_rms_of(
         }
         let mut w = [[0.0f64; 3]; 3];
         for &t in &trees {
-            let n = size[t];
-            // J_it' over the tree's velocities, velocity by velocity (three rows side by side),
-            // zero where the contact does not reach.
-            y.clear();
-            y.resize(n, [0.0; 3]);
-            let mut first = n;
-            for (k, &c) in cols.iter().enumerate() {
-                if tree_of[c] == t {
-                    first = first.min(local[c]);
-                    y[local[c]] = [vals[k], vals[m + k], vals[2 * m + k]];
-                }
-            }
-            // L Y = J_it' by forward substitution (column-major L: L_cp at p n + c), from the
-            // first velocity the contact reaches (the entries above it stay zero); W += Y'Y.
-            let l = &factors[offset[t]..offset[t] + n * n];
-            for c in first..n {
-                let mut s = y[c];
-                for p in first..c {
-                    let lcp = l[p * n + c];
-                    for (sr, yr) in s.iter_mut().zip(&y[p]) {
-                        *sr -= lcp * yr;
-                    }
-                }
-                let yc = s.map(|v| v * l[c * n + c]);
-                y[c] = yc;
-                for r in 0..3 {
-                    for q in 0..3 {
-                        w[r][q] += yc[r] * yc[q];
-                    }
-                }
-            }
+            factors.add_tree(t, tree_of, (cols, vals), &mut y, &mut w);
         }
         let frob: f64 = w.iter().flatten().map(|v| v * v).sum::<f64>().sqrt();
         out.push(frob / 3.0);
     }
     Ok(out)
+}
+
+/// The touched trees' blocks of `A`, dense and column-major, as Cholesky factors
+/// `A_t = L L'` (section V-B's tree by tree estimate).
+struct TreeFactors {
+    /// Tree -> its number of velocities.
+    size: Vec<usize>,
+    /// Velocity -> its place in its tree.
+    local: Vec<usize>,
+    /// Tree -> where its block starts in `factors` (`usize::MAX`: no contact touches it).
+    offset: Vec<usize>,
+    /// The blocks, one after the other; a factor's diagonal holds `1 / L_kk`, so that a
+    /// contact's triangular solves multiply instead of divide.
+    factors: Vec<f64>,
+}
+
+impl TreeFactors {
+    /// The factors of the blocks of `problem`'s `A` whose trees the contacts' `rows` touch.
+    fn of(problem: &GeneralizedProblem, rows: &ContactRows) -> Result<TreeFactors, CoreError> {
+        let mut blocks = TreeFactors::assembled(problem, rows);
+        blocks.factor()?;
+        Ok(blocks)
+    }
+
+    /// The touched trees' blocks of `A`, not yet factored.
+    fn assembled(problem: &GeneralizedProblem, rows: &ContactRows) -> TreeFactors {
+        let nv = problem.num_dofs();
+        let tree_of = &problem.tree_of;
+        let ntrees = tree_of.iter().copied().max().map_or(0, |t| t + 1);
+        let mut size = vec![0usize; ntrees];
+        let mut local = vec![0usize; nv];
+        for (c, &t) in tree_of.iter().enumerate() {
+            local[c] = size[t];
+            size[t] += 1;
+        }
+        let mut touched = vec![false; ntrees];
+        for &c in &rows.cols {
+            touched[tree_of[c]] = true;
+        }
+        let mut offset = vec![usize::MAX; ntrees];
+        let mut total = 0;
+        for t in 0..ntrees {
+            if touched[t] {
+                offset[t] = total;
+                total += size[t] * size[t];
+            }
+        }
+        let mut factors = vec![0.0; total];
+        let (acp, ari, av) = (
+            problem.a.symbolic().col_ptr(),
+            problem.a.symbolic().row_idx(),
+            problem.a.val(),
+        );
+        for c in 0..nv {
+            let t = tree_of[c];
+            if offset[t] == usize::MAX {
+                continue;
+            }
+            for k in acp[c]..acp[c + 1] {
+                factors[offset[t] + local[c] * size[t] + local[ari[k]]] += av[k];
+            }
+        }
+        TreeFactors {
+            size,
+            local,
+            offset,
+            factors,
+        }
+    }
+
+    /// Factors each touched tree's block in place; a nonpositive pivot is an error naming the
+    /// tree.
+    fn factor(&mut self) -> Result<(), CoreError> {
+        for t in 0..self.size.len() {
+            if self.offset[t] == usize::MAX {
+                continue;
+            }
+            let n = self.size[t];
+            let block = &mut self.factors[self.offset[t]..self.offset[t] + n * n];
+            if let Err(index) = dense_llt(block, n) {
+                return Err(CoreError::Problem(
+                    contactlab_core::ProblemError::NotPositive {
+                        field: "A".into(),
+                        kind: "definite".into(),
+                        detail: format!(
+                            "the block of kinematic tree {t}: its Cholesky factorization meets a \
+                         nonpositive pivot at index {index}"
+                        ),
+                    },
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    /// `W += Y' Y` with `Y = L_t^-1 J_it'` (three columns) for the contact whose Jacobian rows
+    /// are `(cols, vals)` (three rows side by side) and its tree `t`; `y` is scratch.
+    fn add_tree(
+        &self,
+        t: usize,
+        tree_of: &[usize],
+        (cols, vals): (&[usize], &[f64]),
+        y: &mut Vec<[f64; 3]>,
+        w: &mut [[f64; 3]; 3],
+    ) {
+        let (n, local, m) = (self.size[t], &self.local, cols.len());
+        // J_it' over the tree's velocities, velocity by velocity (three rows side by side),
+        // zero where the contact does not reach.
+        y.clear();
+        y.resize(n, [0.0; 3]);
+        let mut first = n;
+        for (k, &c) in cols.iter().enumerate() {
+            if tree_of[c] == t {
+                first = first.min(local[c]);
+                y[local[c]] = [vals[k], vals[m + k], vals[2 * m + k]];
+            }
+        }
+        // L Y = J_it' by forward substitution (column-major L: L_cp at p n + c), from the
+        // first velocity the contact reaches (the entries above it stay zero); W += Y'Y.
+        let l = &self.factors[self.offset[t]..self.offset[t] + n * n];
+        for c in first..n {
+            let mut s = y[c];
+            for p in first..c {
+                let lcp = l[p * n + c];
+                for (sr, yr) in s.iter_mut().zip(&y[p]) {
+                    *sr -= lcp * yr;
+                }
+            }
+            let yc = s.map(|v| v * l[c * n + c]);
+            y[c] = yc;
+            for r in 0..3 {
+                for q in 0..3 {
+                    w[r][q] += yc[r] * yc[q];
+                }
+            }
+        }
+    }
 }
 
 /// Eqs. 29-30 for every contact of `problem`.

@@ -191,6 +191,7 @@ pub struct TodorovSolver {
 }
 
 impl Default for TodorovSolver {
+    /// A solver with the default parameters.
     fn default() -> Self {
         TodorovSolver::new(Todorov::default())
     }
@@ -278,117 +279,44 @@ impl TodorovSolver {
         }
     }
 
-    /// One iteration from `x`: the new point and what happened. Convergence is tested by the
-    /// caller; `deadline` stops the damping retries and the line search (the point stays).
+    /// One iteration from `x` (section III-E): the new point and what happened. Convergence is
+    /// tested by the caller; `deadline` stops the damping retries and the line search (the
+    /// point stays).
     pub fn iterate<R: NonSmoothResidual + ?Sized>(
         &mut self,
         f: &R,
         x: &[f64],
         deadline: Deadline,
     ) -> (Vec<f64>, IterationReport) {
-        let n = x.len();
         let lin = self.linearize(f, x);
-        let (jtj, g) = (&lin.jtj, &lin.g);
-        if self.lambda.is_none() {
-            let mean_diag = (0..n).map(|i| jtj[(i, i)]).sum::<f64>() / n.max(1) as f64;
-            self.scale = if mean_diag > 0.0 && mean_diag.is_finite() {
-                mean_diag
-            } else {
-                1.0
-            };
-        }
-        let lambda_floor = self.params.lambda_min * self.scale;
-        let lambda = *self.lambda.get_or_insert(self.params.lambda0 * self.scale);
-        let basis = (!lin.active.is_empty()).then(|| Basis::new(n, &lin.active));
-        let grad_norm = dot(g, g).sqrt();
-        let active_edges = lin.active.len();
-        let (mut linear_solves, mut linear_solve_nanoseconds) = (0u64, 0u64);
-        let report = |kind: StepKind,
-                      lambda: f64,
-                      merit: f64,
-                      step: &[f64],
-                      path_position: Option<f64>,
-                      solves: (u64, u64)| IterationReport {
-            kind,
-            lambda,
-            active_edges,
-            merit,
-            grad_norm,
-            step_norm: dot(step, step).sqrt(),
-            path_position,
-            linear_solves: solves.0,
-            linear_solve_nanoseconds: solves.1,
-        };
-
-        // Quadratic model (23): predicted decrease of a step e is -(e'g + e'He/2).
-        let h_times = |e: &[f64], lam: f64| -> Vec<f64> {
-            let ecol = faer::Col::from_fn(n, |i| e[i]);
-            let he = jtj * &ecol;
-            (0..n).map(|i| he[i] + lam * e[i]).collect()
-        };
-        let predicted = |e: &[f64], lam: f64| -(dot(e, g) + 0.5 * dot(e, &h_times(e, lam)));
-
-        // Newton point (eq. 28), retried with a larger lambda if H is numerically singular.
+        let lambda = self.current_lambda(&lin.jtj, x.len());
+        let mut model = Model::new(lin, x.len());
+        let merit0 = model.lin.merit;
         let mut lam = lambda;
-        let x_n = loop {
-            let (step, nanos) = newton_step(jtj, g, lam, basis.as_ref());
-            linear_solves += 1;
-            linear_solve_nanoseconds += nanos;
-            if let Some(step) = step {
-                let mut xn = axpy(x, 1.0, &step);
-                Self::project_active(f, &lin, &mut xn);
-                break xn;
-            }
-            lam *= self.params.lambda_up;
-            if !lam.is_finite() {
-                break x.to_vec();
-            }
-            if deadline.expired() {
-                let solves = (linear_solves, linear_solve_nanoseconds);
-                return (
-                    x.to_vec(),
-                    report(StepKind::Timeout, lam, lin.merit, &[], None, solves),
-                );
-            }
+        let Some(x_n) = self.newton_point(f, x, &mut model, &mut lam, deadline) else {
+            let report = model.report(StepKind::Timeout, lam, merit0, &[], None);
+            return (x.to_vec(), report);
         };
-        let solves = (linear_solves, linear_solve_nanoseconds);
         let e_n: Vec<f64> = x_n.iter().zip(x).map(|(a, b)| a - b).collect();
         let merit_n = kit::merit_of(&eval(f, &x_n));
-        let pred_n = predicted(&e_n, lam);
-        if pred_n > 0.0 && lin.merit - merit_n >= self.params.accept_ratio * pred_n {
-            let next = (lam / self.params.lambda_down).max(lambda_floor);
+        let pred_n = model.predicted(&e_n, lam);
+        if pred_n > 0.0 && merit0 - merit_n >= self.params.accept_ratio * pred_n {
+            let floor = self.params.lambda_min * self.scale;
+            let next = (lam / self.params.lambda_down).max(floor);
             self.lambda = Some(next);
-            return (
-                x_n,
-                report(StepKind::Newton, next, merit_n, &e_n, None, solves),
-            );
+            let report = model.report(StepKind::Newton, next, merit_n, &e_n, None);
+            return (x_n, report);
         }
         lam *= self.params.lambda_up;
         self.lambda = Some(lam);
         if deadline.expired() {
-            return (
-                x.to_vec(),
-                report(StepKind::Timeout, lam, lin.merit, &[], None, solves),
-            );
+            let report = model.report(StepKind::Timeout, lam, merit0, &[], None);
+            return (x.to_vec(), report);
         }
-
-        // Cauchy point (eq. 28) on the restricted model with the increased lambda.
-        let bg = match &basis {
-            Some(b) => b.times(&b.t_times(g)),
-            None => g.clone(),
-        };
-        let curvature = dot(&bg, &h_times(&bg, lam));
-        let mut x_c = if curvature > 0.0 {
-            axpy(x, -dot(g, &bg) / curvature, &bg)
-        } else {
-            x.to_vec()
-        };
-        Self::project_active(f, &lin, &mut x_c);
-
+        let x_c = model.cauchy_point(f, x, lam);
         // Edge-aware line search over x -> x_C -> x_N.
-        let best = self.search_path(f, &[x.to_vec(), x_c, x_n], lin.merit, deadline);
-        let step: Vec<f64> = best.x.iter().zip(x).map(|(a, b)| a - b).collect();
-        let kind = if best.merit < lin.merit {
+        let best = self.search_path(f, &[x.to_vec(), x_c, x_n], merit0, deadline);
+        let kind = if best.merit < merit0 {
             if best.on_edge {
                 StepKind::Edge
             } else {
@@ -400,10 +328,56 @@ impl TodorovSolver {
             StepKind::LocalMinimum
         };
         if matches!(kind, StepKind::LocalMinimum | StepKind::Timeout) {
-            return (x.to_vec(), report(kind, lam, lin.merit, &[], None, solves));
+            return (x.to_vec(), model.report(kind, lam, merit0, &[], None));
         }
-        let at = Some(best.position);
-        (best.x, report(kind, lam, best.merit, &step, at, solves))
+        let step: Vec<f64> = best.x.iter().zip(x).map(|(a, b)| a - b).collect();
+        let report = model.report(kind, lam, best.merit, &step, Some(best.position));
+        (best.x, report)
+    }
+
+    /// This iteration's `lambda`. The first sets the schedule's scale, the mean diagonal of
+    /// `J'J` (1 when that is not positive), and starts at `lambda_0` times it.
+    fn current_lambda(&mut self, jtj: &Mat<f64>, n: usize) -> f64 {
+        if self.lambda.is_none() {
+            let mean_diag = (0..n).map(|i| jtj[(i, i)]).sum::<f64>() / n.max(1) as f64;
+            self.scale = if mean_diag > 0.0 && mean_diag.is_finite() {
+                mean_diag
+            } else {
+                1.0
+            };
+        }
+        *self.lambda.get_or_insert(self.params.lambda0 * self.scale)
+    }
+
+    /// The Newton point (eq. 28) from `x`, projected onto the active curved edges; while `H`
+    /// is numerically singular, `lam` grows by `lambda_up` and the step is retried. `x` itself
+    /// once `lam` is no longer finite; `None` when the deadline passed between retries.
+    fn newton_point<R: NonSmoothResidual + ?Sized>(
+        &self,
+        f: &R,
+        x: &[f64],
+        model: &mut Model,
+        lam: &mut f64,
+        deadline: Deadline,
+    ) -> Option<Vec<f64>> {
+        loop {
+            let lin = &model.lin;
+            let (step, nanos) = newton_step(&lin.jtj, &lin.g, *lam, model.basis.as_ref());
+            model.linear_solves += 1;
+            model.linear_solve_nanoseconds += nanos;
+            if let Some(step) = step {
+                let mut xn = axpy(x, 1.0, &step);
+                Self::project_active(f, lin, &mut xn);
+                return Some(xn);
+            }
+            *lam *= self.params.lambda_up;
+            if !lam.is_finite() {
+                return Some(x.to_vec());
+            }
+            if deadline.expired() {
+                return None;
+            }
+        }
     }
 
     /// Searches the polyline through `points` and returns the best point found: its merit,
@@ -474,6 +448,86 @@ impl TodorovSolver {
             }
         }
         best
+    }
+}
+
+/// One iteration's quadratic model (23) around `x`: the linearisation, the basis of the step
+/// restricted to the active edges, and the linear solves spent so far.
+struct Model {
+    lin: Linearization,
+    basis: Option<Basis>,
+    /// `|g|` at `x`.
+    grad_norm: f64,
+    linear_solves: u64,
+    linear_solve_nanoseconds: u64,
+}
+
+impl Model {
+    /// The model of the linearisation `lin` at a point of `n` unknowns.
+    fn new(lin: Linearization, n: usize) -> Model {
+        let basis = (!lin.active.is_empty()).then(|| Basis::new(n, &lin.active));
+        let grad_norm = dot(&lin.g, &lin.g).sqrt();
+        Model {
+            lin,
+            basis,
+            grad_norm,
+            linear_solves: 0,
+            linear_solve_nanoseconds: 0,
+        }
+    }
+
+    /// `(J'J + lam I) e`.
+    fn h_times(&self, e: &[f64], lam: f64) -> Vec<f64> {
+        let n = e.len();
+        let ecol = faer::Col::from_fn(n, |i| e[i]);
+        let he = &self.lin.jtj * &ecol;
+        (0..n).map(|i| he[i] + lam * e[i]).collect()
+    }
+
+    /// The decrease of the merit the model predicts for a step `e`: `-(e'g + e'He/2)`.
+    fn predicted(&self, e: &[f64], lam: f64) -> f64 {
+        -(dot(e, &self.lin.g) + 0.5 * dot(e, &self.h_times(e, lam)))
+    }
+
+    /// The Cauchy point (eq. 28) from `x` on the restricted model with `lam`, projected onto
+    /// the active curved edges (`x` itself where the model has no positive curvature).
+    fn cauchy_point<R: NonSmoothResidual + ?Sized>(&self, f: &R, x: &[f64], lam: f64) -> Vec<f64> {
+        let g = &self.lin.g;
+        let bg = match &self.basis {
+            Some(b) => b.times(&b.t_times(g)),
+            None => g.clone(),
+        };
+        let curvature = dot(&bg, &self.h_times(&bg, lam));
+        let mut x_c = if curvature > 0.0 {
+            axpy(x, -dot(g, &bg) / curvature, &bg)
+        } else {
+            x.to_vec()
+        };
+        TodorovSolver::project_active(f, &self.lin, &mut x_c);
+        x_c
+    }
+
+    /// The iteration's record: it moved by `step` (empty when it did not), `lambda` after it,
+    /// `merit` at the new point.
+    fn report(
+        &self,
+        kind: StepKind,
+        lambda: f64,
+        merit: f64,
+        step: &[f64],
+        path_position: Option<f64>,
+    ) -> IterationReport {
+        IterationReport {
+            kind,
+            lambda,
+            active_edges: self.lin.active.len(),
+            merit,
+            grad_norm: self.grad_norm,
+            step_norm: dot(step, step).sqrt(),
+            path_position,
+            linear_solves: self.linear_solves,
+            linear_solve_nanoseconds: self.linear_solve_nanoseconds,
+        }
     }
 }
 
