@@ -17,7 +17,7 @@ use contactlab_core::problem::{check_finite_matrix, check_finite_vec, check_symm
 use contactlab_core::{LocalProblem, Matrix, ProblemError};
 use faer::{Mat, Side};
 
-use super::{validate_problem, MylapilliError};
+use super::error::{validate_problem, MylapilliError};
 
 /// `n_b` bilateral rows coupled to a local problem's contacts (see the module doc for the
 /// system they form).

@@ -12,7 +12,7 @@
 
 use nalgebra::Vector3;
 
-use super::MylapilliError;
+use super::error::MylapilliError;
 
 /// Cosines and sines within this of 0 or 1 are snapped to the exact value, so that directions at
 /// multiples of a quarter turn are the exact axes (`cos(pi / 2)` evaluates to `6e-17`, which is

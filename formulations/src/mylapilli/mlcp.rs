@@ -26,7 +26,7 @@ use nalgebra::{Matrix3, Vector3};
 
 use super::bilateral::{Bilateral, DenseSystem};
 use super::directions::Directions;
-use super::MylapilliError;
+use super::error::MylapilliError;
 
 /// The Fischer-Burmeister function `phi(a, b) = sqrt(a^2 + b^2) - a - b` (eq. 24), zero exactly
 /// when `a >= 0`, `b >= 0`, `a b = 0` (eq. 23).

@@ -24,7 +24,7 @@ use faer::MatMut;
 use nalgebra::{Matrix3, Vector3};
 
 use super::bilateral::{Bilateral, DenseSystem};
-use super::MylapilliError;
+use super::error::MylapilliError;
 use crate::todorov::{self, Region};
 
 /// Mylapilli and Jain's implicit MNCP residual `Phi(p_b, z)` (eq. 32).

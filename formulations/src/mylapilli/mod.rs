@@ -18,7 +18,7 @@
 //!
 //! # Input
 //!
-//! A local contact problem `u = W r + q` ([`LocalProblem`], three rows per contact, **normal
+//! A local contact problem `u = W r + q` ([`LocalProblem`](contactlab_core::LocalProblem), three rows per contact, **normal
 //! first** `[n, t1, t2]` as everywhere in this project), the friction directions
 //! ([`Directions`]: `d_j` at angle `theta0_i + 2 pi j / n_f` in the `(t1, t2)` plane of contact
 //! `i`) and optionally a block of `n_b` bilateral (equality) rows ([`Bilateral`]):
@@ -61,10 +61,11 @@
 //!   impulses exact to rounding.
 
 use contactlab_core::drivers::{LevenbergMarquardt, ProjectedLevenbergMarquardt};
-use contactlab_core::{LocalProblem, ProblemError, SolveOptions};
+use contactlab_core::SolveOptions;
 
 mod bilateral;
 mod directions;
+mod error;
 mod mlcp;
 mod mncp;
 pub mod plugin;
@@ -73,40 +74,10 @@ mod tests;
 
 pub use bilateral::Bilateral;
 pub use directions::Directions;
+pub use error::MylapilliError;
 pub use mlcp::{fischer_burmeister, fischer_burmeister_gradient, KinkRule, MlcpFb};
 pub use mncp::ImplicitMncp;
 pub use plugin::{MlcpFbFormulation, MncpFormulation};
-
-/// Errors of this module's constructors: invalid directions, bilateral data or problems.
-#[derive(Debug, Clone, PartialEq, thiserror::Error)]
-pub enum MylapilliError {
-    /// Fewer than three friction directions: they would not positively span the tangent plane.
-    #[error("n_f = {0}: the polyhedral friction cone needs at least 3 directions per contact")]
-    TooFewDirections(usize),
-    /// A direction angle that is NaN or infinite.
-    #[error("theta0 of contact {contact} is not finite ({value})")]
-    NonFiniteAngle {
-        /// Contact index.
-        contact: usize,
-        /// The value found.
-        value: f64,
-    },
-    /// The directions were built for a different number of contacts than the problem has.
-    #[error("directions are given for {found} contacts, the problem has {expected}")]
-    DirectionCount {
-        /// Contacts in the problem.
-        expected: usize,
-        /// Contacts in the directions.
-        found: usize,
-    },
-    /// Inconsistent problem or bilateral data (shape, non-finite entry, negative friction).
-    #[error("{0}")]
-    Problem(#[from] ProblemError),
-    /// `W_bb` is not symmetric positive definite, so the bilateral impulses cannot be
-    /// eliminated.
-    #[error("field `W_bb`: cannot eliminate the bilateral rows: {0}")]
-    SingularBilateral(String),
-}
 
 /// The paper's stopping rule: `psi = |phi|^2 / 2 < 1e-30` (both algorithm boxes).
 pub const PAPER_PSI_TOL: f64 = 1e-30;
@@ -145,10 +116,4 @@ pub fn paper_plm() -> ProjectedLevenbergMarquardt {
     let mut plm = ProjectedLevenbergMarquardt::default();
     plm.lambda = 1e-16;
     plm
-}
-
-/// Validates a local problem for this module (shapes, finite entries, `mu >= 0`).
-fn validate_problem(problem: &LocalProblem) -> Result<(), MylapilliError> {
-    problem.validate()?;
-    Ok(())
 }

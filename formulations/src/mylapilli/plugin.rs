@@ -7,7 +7,10 @@ use contactlab_core::plugin::{fill_finite, Formulation, FormulationPlugin, Model
 use contactlab_core::{CoreError, Residual, StepProblem};
 use serde::{Deserialize, Serialize};
 
-use super::{Directions, ImplicitMncp, MlcpFb, MylapilliError};
+use super::directions::Directions;
+use super::error::MylapilliError;
+use super::mlcp::MlcpFb;
+use super::mncp::ImplicitMncp;
 use crate::pyramid::PyramidTurn;
 use crate::todorov::ImplicitNcp;
 
