@@ -6,7 +6,8 @@
 //! spatial inertia in the body frame. The body frame is the joint frame moved by the joint.
 
 use crate::description::{
-    Axis, Description, InertiaDescription, JointDescription, RotationDescription,
+    Axis, BoxDescription, Description, InertiaDescription, JointDescription, LinkDescription,
+    RotationDescription, SphereDescription,
 };
 pub use crate::error::ModelError;
 use crate::spatial::{Motion, SpatialInertia, Transform};
@@ -174,6 +175,7 @@ pub struct Model {
     nv: usize,
 }
 
+/// Refuses a non-finite number in `link`'s `field`.
 fn finite(link: &str, field: &str, xs: &[f64]) -> Result<(), ModelError> {
     if xs.iter().all(|x| x.is_finite()) {
         Ok(())
@@ -185,6 +187,7 @@ fn finite(link: &str, field: &str, xs: &[f64]) -> Result<(), ModelError> {
     }
 }
 
+/// Refuses a dimension `what` of `link` that is not positive.
 fn positive(link: &str, what: &str, value: f64) -> Result<(), ModelError> {
     if value > 0.0 {
         Ok(())
@@ -197,6 +200,7 @@ fn positive(link: &str, what: &str, value: f64) -> Result<(), ModelError> {
     }
 }
 
+/// A rotation matrix from roll-pitch-yaw angles or a unit quaternion (norm within `1e-6`).
 fn rotation(link: &str, r: &RotationDescription) -> Result<Matrix3<f64>, ModelError> {
     match r {
         RotationDescription::Rpy(rpy) => {
@@ -222,6 +226,7 @@ fn rotation(link: &str, r: &RotationDescription) -> Result<Matrix3<f64>, ModelEr
     }
 }
 
+/// A joint's unit axis from a finite nonzero vector.
 fn axis(link: &str, a: &[f64; 3]) -> Result<Vector3<f64>, ModelError> {
     finite(link, "joint.axis", a)?;
     let v = Vector3::from(*a);
@@ -232,6 +237,9 @@ fn axis(link: &str, a: &[f64; 3]) -> Result<Vector3<f64>, ModelError> {
     Ok(v / n)
 }
 
+/// The inertia about the centre of mass, given (a matrix or principal moments) or computed from
+/// a solid of `mass`: symmetric positive definite, its principal moments satisfying the
+/// triangle inequality.
 fn inertia_com(link: &str, mass: f64, d: &InertiaDescription) -> Result<Matrix3<f64>, ModelError> {
     let m = match d {
         InertiaDescription::Matrix(rows) => {
@@ -304,6 +312,160 @@ fn inertia_com(link: &str, mass: f64, d: &InertiaDescription) -> Result<Matrix3<
     Ok(m)
 }
 
+/// Each link's parent, as an index into the description's links: names are unique, parents
+/// exist, and a floating joint has none.
+fn parents(d: &Description) -> Result<Vec<Option<usize>>, ModelError> {
+    let mut by_name = HashMap::new();
+    for (i, l) in d.links.iter().enumerate() {
+        if by_name.insert(l.name.as_str(), i).is_some() {
+            return Err(ModelError::DuplicateName(l.name.clone()));
+        }
+    }
+    let mut parent_of = Vec::with_capacity(d.links.len());
+    for l in &d.links {
+        let p = match &l.parent {
+            None => None,
+            Some(p) => Some(
+                *by_name
+                    .get(p.as_str())
+                    .ok_or_else(|| ModelError::MissingParent {
+                        link: l.name.clone(),
+                        parent: p.clone(),
+                    })?,
+            ),
+        };
+        if p.is_some() && l.joint == JointDescription::Floating {
+            return Err(ModelError::FloatingWithParent(l.name.clone()));
+        }
+        parent_of.push(p);
+    }
+    Ok(parent_of)
+}
+
+/// Refuses a loop of parents, naming its links.
+fn check_acyclic(d: &Description, parent_of: &[Option<usize>]) -> Result<(), ModelError> {
+    // Walk up from each link: meeting a link already on the path closes a loop.
+    for start in 0..d.links.len() {
+        let mut path = vec![start];
+        let mut at = start;
+        while let Some(p) = parent_of[at] {
+            if let Some(k) = path.iter().position(|&x| x == p) {
+                let links = path[k..]
+                    .iter()
+                    .chain(std::iter::once(&p))
+                    .map(|&i| d.links[i].name.clone())
+                    .collect();
+                return Err(ModelError::Cycle { links });
+            }
+            path.push(p);
+            at = p;
+        }
+    }
+    Ok(())
+}
+
+/// The stable topological order of acyclic `parent_of` (repeatedly the first listed link whose
+/// parent is placed) and each link's place in it.
+fn topological_order(parent_of: &[Option<usize>]) -> (Vec<usize>, Vec<usize>) {
+    let n = parent_of.len();
+    let mut new_index = vec![usize::MAX; n];
+    let mut order = Vec::with_capacity(n);
+    while order.len() < n {
+        let next = (0..n)
+            .find(|&i| {
+                new_index[i] == usize::MAX
+                    && parent_of[i].is_none_or(|p| new_index[p] != usize::MAX)
+            })
+            .expect("acyclic parents always leave a placeable link");
+        new_index[next] = order.len();
+        order.push(next);
+    }
+    (order, new_index)
+}
+
+/// A link's validated body, its parent already placed, its coordinates starting at
+/// `(q_offset, v_offset)`.
+fn body(
+    l: &LinkDescription,
+    parent: Option<usize>,
+    (q_offset, v_offset): (usize, usize),
+) -> Result<Body, ModelError> {
+    let name = l.name.as_str();
+    finite(name, "translation", &l.translation)?;
+    finite(name, "mass", &[l.mass])?;
+    finite(name, "com", &l.com)?;
+    if l.mass <= 0.0 {
+        return Err(ModelError::NonPositiveMass {
+            link: name.into(),
+            mass: l.mass,
+        });
+    }
+    let joint = joint(name, &l.joint)?;
+    let placement = Transform::new(rotation(name, &l.rotation)?, l.translation.into());
+    let com = Vector3::from(l.com);
+    let inertia_com = inertia_com(name, l.mass, &l.inertia)?;
+    Ok(Body {
+        name: l.name.clone(),
+        parent,
+        joint,
+        placement,
+        mass: l.mass,
+        com,
+        inertia_com,
+        inertia: SpatialInertia::from_com(l.mass, com, inertia_com),
+        spheres: spheres(name, &l.spheres)?,
+        boxes: boxes(name, &l.boxes)?,
+        q_offset,
+        v_offset,
+    })
+}
+
+/// A link's joint, its axis normalised.
+fn joint(link: &str, j: &JointDescription) -> Result<Joint, ModelError> {
+    Ok(match j {
+        JointDescription::Floating => Joint::Floating,
+        JointDescription::Revolute { axis: a } => Joint::Revolute {
+            axis: axis(link, a)?,
+        },
+        JointDescription::Prismatic { axis: a } => Joint::Prismatic {
+            axis: axis(link, a)?,
+        },
+        JointDescription::Fixed => Joint::Fixed,
+    })
+}
+
+/// A link's spheres: finite offsets, positive radii.
+fn spheres(link: &str, ss: &[SphereDescription]) -> Result<Vec<Sphere>, ModelError> {
+    let mut spheres = Vec::new();
+    for s in ss {
+        finite(link, "spheres.offset", &s.offset)?;
+        finite(link, "spheres.radius", &[s.radius])?;
+        positive(link, "spheres.radius", s.radius)?;
+        spheres.push(Sphere {
+            radius: s.radius,
+            offset: s.offset.into(),
+        });
+    }
+    Ok(spheres)
+}
+
+/// A link's boxes: finite poses, positive half extents, valid rotations.
+fn boxes(link: &str, bs: &[BoxDescription]) -> Result<Vec<BoxShape>, ModelError> {
+    let mut boxes = Vec::new();
+    for b in bs {
+        finite(link, "boxes.half_extents", &b.half_extents)?;
+        finite(link, "boxes.translation", &b.translation)?;
+        for (k, x) in b.half_extents.iter().enumerate() {
+            positive(link, &format!("boxes.half_extents[{k}]"), *x)?;
+        }
+        boxes.push(BoxShape {
+            half_extents: b.half_extents.into(),
+            pose: Transform::new(rotation(link, &b.rotation)?, b.translation.into()),
+        });
+    }
+    Ok(boxes)
+}
+
 impl Description {
     /// Validates the description into a [`Model`] (here, not in the description module: the description is data and knows no model) (see [`ModelError`] for what is refused).
     pub fn build(&self) -> Result<Model, ModelError> {
@@ -322,129 +484,17 @@ impl Model {
         if d.links.is_empty() {
             return Err(ModelError::Empty);
         }
-        let mut by_name = HashMap::new();
-        for (i, l) in d.links.iter().enumerate() {
-            if by_name.insert(l.name.as_str(), i).is_some() {
-                return Err(ModelError::DuplicateName(l.name.clone()));
-            }
-        }
-        let mut parent_of = Vec::with_capacity(d.links.len());
-        for l in &d.links {
-            let p = match &l.parent {
-                None => None,
-                Some(p) => {
-                    Some(
-                        *by_name
-                            .get(p.as_str())
-                            .ok_or_else(|| ModelError::MissingParent {
-                                link: l.name.clone(),
-                                parent: p.clone(),
-                            })?,
-                    )
-                }
-            };
-            if p.is_some() && l.joint == JointDescription::Floating {
-                return Err(ModelError::FloatingWithParent(l.name.clone()));
-            }
-            parent_of.push(p);
-        }
-        // Cycles: walk up from each link; more than n steps means a loop.
-        for start in 0..d.links.len() {
-            let mut path = vec![start];
-            let mut at = start;
-            while let Some(p) = parent_of[at] {
-                if let Some(k) = path.iter().position(|&x| x == p) {
-                    let links = path[k..]
-                        .iter()
-                        .chain(std::iter::once(&p))
-                        .map(|&i| d.links[i].name.clone())
-                        .collect();
-                    return Err(ModelError::Cycle { links });
-                }
-                path.push(p);
-                at = p;
-            }
-        }
-        // Stable topological order.
-        let n = d.links.len();
-        let mut new_index = vec![usize::MAX; n];
-        let mut order = Vec::with_capacity(n);
-        while order.len() < n {
-            let next = (0..n)
-                .find(|&i| {
-                    new_index[i] == usize::MAX
-                        && parent_of[i].is_none_or(|p| new_index[p] != usize::MAX)
-                })
-                .expect("acyclic parents always leave a placeable link");
-            new_index[next] = order.len();
-            order.push(next);
-        }
-
-        let mut bodies = Vec::with_capacity(n);
+        let parent_of = parents(d)?;
+        check_acyclic(d, &parent_of)?;
+        let (order, new_index) = topological_order(&parent_of);
+        let mut bodies = Vec::with_capacity(order.len());
         let (mut nq, mut nv) = (0, 0);
         for &i in &order {
-            let l = &d.links[i];
-            let name = l.name.as_str();
-            finite(name, "translation", &l.translation)?;
-            finite(name, "mass", &[l.mass])?;
-            finite(name, "com", &l.com)?;
-            if l.mass <= 0.0 {
-                return Err(ModelError::NonPositiveMass {
-                    link: name.into(),
-                    mass: l.mass,
-                });
-            }
-            let joint = match &l.joint {
-                JointDescription::Floating => Joint::Floating,
-                JointDescription::Revolute { axis: a } => Joint::Revolute {
-                    axis: axis(name, a)?,
-                },
-                JointDescription::Prismatic { axis: a } => Joint::Prismatic {
-                    axis: axis(name, a)?,
-                },
-                JointDescription::Fixed => Joint::Fixed,
-            };
-            let placement = Transform::new(rotation(name, &l.rotation)?, l.translation.into());
-            let com = Vector3::from(l.com);
-            let inertia_com = inertia_com(name, l.mass, &l.inertia)?;
-            let mut spheres = Vec::new();
-            for s in &l.spheres {
-                finite(name, "spheres.offset", &s.offset)?;
-                finite(name, "spheres.radius", &[s.radius])?;
-                positive(name, "spheres.radius", s.radius)?;
-                spheres.push(Sphere {
-                    radius: s.radius,
-                    offset: s.offset.into(),
-                });
-            }
-            let mut boxes = Vec::new();
-            for b in &l.boxes {
-                finite(name, "boxes.half_extents", &b.half_extents)?;
-                finite(name, "boxes.translation", &b.translation)?;
-                for (k, x) in b.half_extents.iter().enumerate() {
-                    positive(name, &format!("boxes.half_extents[{k}]"), *x)?;
-                }
-                boxes.push(BoxShape {
-                    half_extents: b.half_extents.into(),
-                    pose: Transform::new(rotation(name, &b.rotation)?, b.translation.into()),
-                });
-            }
-            bodies.push(Body {
-                name: l.name.clone(),
-                parent: parent_of[i].map(|p| new_index[p]),
-                joint,
-                placement,
-                mass: l.mass,
-                com,
-                inertia_com,
-                inertia: SpatialInertia::from_com(l.mass, com, inertia_com),
-                spheres,
-                boxes,
-                q_offset: nq,
-                v_offset: nv,
-            });
-            nq += joint.nq();
-            nv += joint.nv();
+            let parent = parent_of[i].map(|p| new_index[p]);
+            let body = body(&d.links[i], parent, (nq, nv))?;
+            nq += body.joint.nq();
+            nv += body.joint.nv();
+            bodies.push(body);
         }
         Ok(Model {
             name: d.name.clone(),
