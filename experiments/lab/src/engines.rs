@@ -22,6 +22,7 @@ use std::path::Path;
 use std::process::Command;
 
 use contactlab_runs::engines::{EnginesConfig, NO_PEERS, PEERS_WITHOUT};
+use contactlab_runs::schema::engines;
 use polars::prelude::*;
 use serde_json::Value;
 
@@ -41,7 +42,7 @@ impl EnginesOutput {
     pub fn frame(&self) -> PolarsResult<DataFrame> {
         match self {
             EnginesOutput::Measured(df) => Ok(df.clone()),
-            EnginesOutput::Skipped(why) => df!("skipped" => [why.as_str()]),
+            EnginesOutput::Skipped(why) => df!(engines::SKIPPED => [why.as_str()]),
         }
     }
 }

@@ -1,6 +1,7 @@
 //! Conversions of core's results into polars DataFrames (polars lives here, not in `core`).
 
 use contactlab_core::Trace;
+use contactlab_runs::schema::{common, traces};
 use polars::prelude::*;
 
 /// One row per trace record: `iter`, `merit`, `grad_norm`, `step_norm`, `step_kind`,
@@ -9,15 +10,15 @@ use polars::prelude::*;
 pub fn trace_to_dataframe(trace: &Trace) -> PolarsResult<DataFrame> {
     let rows = &trace.rows;
     let mut df = df!(
-        "iter" => rows.iter().map(|r| r.iter).collect::<Vec<u64>>(),
-        "merit" => rows.iter().map(|r| r.merit).collect::<Vec<f64>>(),
-        "grad_norm" => rows.iter().map(|r| r.grad_norm).collect::<Vec<f64>>(),
+        traces::ITER => rows.iter().map(|r| r.iter).collect::<Vec<u64>>(),
+        traces::MERIT => rows.iter().map(|r| r.merit).collect::<Vec<f64>>(),
+        traces::GRAD_NORM => rows.iter().map(|r| r.grad_norm).collect::<Vec<f64>>(),
         "step_norm" => rows.iter().map(|r| r.step_norm).collect::<Vec<f64>>(),
-        "step_kind" => rows.iter().map(|r| r.step_kind.clone()).collect::<Vec<Option<String>>>(),
-        "step_length" => rows.iter().map(|r| r.step_length).collect::<Vec<f64>>(),
-        "lambda" => rows.iter().map(|r| r.lambda).collect::<Vec<f64>>(),
+        traces::STEP_KIND => rows.iter().map(|r| r.step_kind.clone()).collect::<Vec<Option<String>>>(),
+        traces::STEP_LENGTH => rows.iter().map(|r| r.step_length).collect::<Vec<f64>>(),
+        traces::LAMBDA => rows.iter().map(|r| r.lambda).collect::<Vec<f64>>(),
         "active" => rows.iter().map(|r| r.active).collect::<Vec<Option<u64>>>(),
-        "seconds" => rows.iter().map(|r| r.seconds).collect::<Vec<f64>>(),
+        common::SECONDS => rows.iter().map(|r| r.seconds).collect::<Vec<f64>>(),
     )?;
     let keys: std::collections::BTreeSet<&String> =
         rows.iter().flat_map(|r| r.extra.keys()).collect();

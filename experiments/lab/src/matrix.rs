@@ -13,6 +13,7 @@ use polars::prelude::*;
 use rayon::prelude::*;
 
 use contactlab_runs::matrix::{MatrixConfig, ProblemEntry, Source};
+use contactlab_runs::schema::matrix;
 
 use crate::context::Context;
 use crate::registry::{Pair, Registry, SolverSpec};
@@ -327,27 +328,27 @@ pub fn matrix_frame(rows: &[MatrixRow]) -> PolarsResult<DataFrame> {
         };
     }
     df!(
-        "run" => rows.iter().map(|r| r.run as u64).collect::<Vec<_>>(),
-        "problem_set" => col!(problem_set),
-        "problem" => col!(problem),
-        "form" => col!(form),
-        "n_c" => rows.iter().map(|r| r.n_c as u64).collect::<Vec<_>>(),
-        "formulation" => col!(formulation),
-        "optimizer" => col!(optimizer),
-        "model" => col!(model),
-        "tol" => col!(tol),
-        "status" => col!(status),
-        "solver_status" => col!(solver_status),
-        "solved" => col!(solved),
-        "solved_coulomb" => col!(solved_coulomb),
-        "iterations" => col!(iterations),
-        "seconds" => col!(seconds),
-        "residual" => col!(residual),
-        "error_fclib" => col!(error_fclib),
-        "error_siconos" => col!(error_siconos),
-        "cone_violation" => col!(cone_violation),
-        "complementarity_gap" => col!(complementarity_gap),
-        "message" => col!(message),
+        matrix::RUN => rows.iter().map(|r| r.run as u64).collect::<Vec<_>>(),
+        matrix::PROBLEM_SET => col!(problem_set),
+        matrix::PROBLEM => col!(problem),
+        matrix::FORM => col!(form),
+        matrix::N_C => rows.iter().map(|r| r.n_c as u64).collect::<Vec<_>>(),
+        matrix::FORMULATION => col!(formulation),
+        matrix::OPTIMIZER => col!(optimizer),
+        matrix::MODEL => col!(model),
+        matrix::TOL => col!(tol),
+        matrix::STATUS => col!(status),
+        matrix::SOLVER_STATUS => col!(solver_status),
+        matrix::SOLVED => col!(solved),
+        matrix::SOLVED_COULOMB => col!(solved_coulomb),
+        matrix::ITERATIONS => col!(iterations),
+        matrix::SECONDS => col!(seconds),
+        matrix::RESIDUAL => col!(residual),
+        matrix::ERROR_FCLIB => col!(error_fclib),
+        matrix::ERROR_SICONOS => col!(error_siconos),
+        matrix::CONE_VIOLATION => col!(cone_violation),
+        matrix::COMPLEMENTARITY_GAP => col!(complementarity_gap),
+        matrix::MESSAGE => col!(message),
     )
 }
 

@@ -37,6 +37,7 @@ use contactlab_core::plugin::Model;
 use contactlab_core::{LocalSolve, Problem, StepProblem};
 use contactlab_runs::matrix::{ProblemEntry, Source};
 use contactlab_runs::problems::{ProblemForm, ProblemsConfig, WARM_UP_BELOW_SECONDS};
+use contactlab_runs::schema::problems;
 use nalgebra::{Matrix3, Vector3};
 use polars::prelude::*;
 
@@ -399,29 +400,29 @@ pub fn problems_frame(rows: &[ProblemRow]) -> PolarsResult<DataFrame> {
         };
     }
     let mut df = df!(
-        "run" => rows.iter().map(|r| r.run as u64).collect::<Vec<_>>(),
-        "problem_set" => col!(problem_set),
-        "problem" => col!(problem),
-        "form" => col!(form),
-        "n_c" => rows.iter().map(|r| r.n_c as u64).collect::<Vec<_>>(),
-        "dofs" => rows.iter().map(|r| r.dofs as u64).collect::<Vec<_>>(),
-        "solver" => col!(solver),
-        "formulation" => col!(formulation),
-        "optimizer" => col!(optimizer),
-        "layout" => col!(layout),
-        "model" => col!(model),
-        "status" => col!(status),
-        "solver_status" => col!(solver_status),
-        "iterations" => col!(iterations),
-        "residual" => col!(residual),
-        "cone_violation" => col!(cone_violation),
-        "complementarity_gap" => col!(complementarity_gap),
-        "own_violation" => col!(own_violation),
-        "rounds" => rows.iter().map(|r| r.rounds as u64).collect::<Vec<_>>(),
-        "seconds" => col!(seconds),
-        "seconds_min" => col!(seconds_min),
-        "build_seconds" => col!(build_seconds),
-        "message" => col!(message),
+        problems::RUN => rows.iter().map(|r| r.run as u64).collect::<Vec<_>>(),
+        problems::PROBLEM_SET => col!(problem_set),
+        problems::PROBLEM => col!(problem),
+        problems::FORM => col!(form),
+        problems::N_C => rows.iter().map(|r| r.n_c as u64).collect::<Vec<_>>(),
+        problems::DOFS => rows.iter().map(|r| r.dofs as u64).collect::<Vec<_>>(),
+        problems::SOLVER => col!(solver),
+        problems::FORMULATION => col!(formulation),
+        problems::OPTIMIZER => col!(optimizer),
+        problems::LAYOUT => col!(layout),
+        problems::MODEL => col!(model),
+        problems::STATUS => col!(status),
+        problems::SOLVER_STATUS => col!(solver_status),
+        problems::ITERATIONS => col!(iterations),
+        problems::RESIDUAL => col!(residual),
+        problems::CONE_VIOLATION => col!(cone_violation),
+        problems::COMPLEMENTARITY_GAP => col!(complementarity_gap),
+        problems::OWN_VIOLATION => col!(own_violation),
+        problems::ROUNDS => rows.iter().map(|r| r.rounds as u64).collect::<Vec<_>>(),
+        problems::SECONDS => col!(seconds),
+        problems::SECONDS_MIN => col!(seconds_min),
+        problems::BUILD_SECONDS => col!(build_seconds),
+        problems::MESSAGE => col!(message),
     )?;
     let counters: BTreeSet<&String> = rows.iter().flat_map(|r| r.counters.keys()).collect();
     for name in counters {
@@ -460,7 +461,7 @@ pub fn problems_frame(rows: &[ProblemRow]) -> PolarsResult<DataFrame> {
             })
             .collect();
         let list: ListChunked = answers.into_iter().collect();
-        df.with_column(Column::new("r".into(), list.into_series()))?;
+        df.with_column(Column::new(problems::R.into(), list.into_series()))?;
     }
     Ok(df)
 }

@@ -15,6 +15,7 @@ use std::time::{Duration, Instant};
 
 use contactlab_core::ProblemError;
 use contactlab_runs::config::{ConfigError, ExperimentConfig, RunSpec};
+use contactlab_runs::schema::{steps, traces};
 use contactlab_runs::spec::SolverSpec;
 use contactlab_runs::store::{SceneRecord, StoreError};
 use contactlab_scenes::{Contact, ContactKey, ContactStep, Scene, SceneError, SceneKind};
@@ -323,7 +324,7 @@ pub fn run_one(
             .collect(),
     };
     let solvers: Vec<(ResolvedSolver, &'static str, &'static str)> =
-        std::iter::once((cfg.driver_specs()[spec.driver], "driver"))
+        std::iter::once((cfg.driver_specs()[spec.driver], steps::ROLE_DRIVER))
             .chain(cfg.shadow.iter().map(|s| (s, "shadow")))
             .map(|(s, role)| {
                 let model = registry
@@ -582,27 +583,27 @@ pub fn steps_frame(cfg: &ExperimentConfig, out: &ExperimentOutput) -> PolarsResu
         .flat_map(|r| r.rows.iter().map(move |row| (r, row)))
         .collect();
     let mut df = df!(
-        "paper" => rows.iter().map(|_| cfg.paper.clone()).collect::<Vec<_>>(),
-        "driver" => rows.iter().map(|(run, _)| cfg.driver_specs()[run.spec.driver].name()).collect::<Vec<_>>(),
-        "experiment" => rows.iter().map(|_| cfg.name.clone()).collect::<Vec<_>>(),
-        "run" => rows.iter().map(|(_, r)| r.run as u64).collect::<Vec<_>>(),
-        "step" => rows.iter().map(|(_, r)| r.step as u64).collect::<Vec<_>>(),
-        "solver" => rows.iter().map(|(_, r)| r.solver.clone()).collect::<Vec<_>>(),
-        "role" => rows.iter().map(|(_, r)| r.role).collect::<Vec<_>>(),
-        "model" => rows.iter().map(|(_, r)| r.model).collect::<Vec<_>>(),
-        "n_c" => rows.iter().map(|(_, r)| r.n_c as u64).collect::<Vec<_>>(),
-        "unknowns" => rows.iter().map(|(_, r)| r.unknowns as u64).collect::<Vec<_>>(),
-        "iterations" => rows.iter().map(|(_, r)| r.iterations).collect::<Vec<_>>(),
-        "residual" => rows.iter().map(|(_, r)| r.residual).collect::<Vec<_>>(),
-        "seconds" => rows.iter().map(|(_, r)| r.seconds).collect::<Vec<_>>(),
-        "build_seconds" => rows.iter().map(|(_, r)| r.build_seconds).collect::<Vec<_>>(),
-        "scene_seconds" => rows.iter().map(|(_, r)| r.scene_seconds).collect::<Vec<_>>(),
-        "advance_seconds" => rows.iter().map(|(_, r)| r.advance_seconds).collect::<Vec<_>>(),
-        "detect_seconds" => rows.iter().map(|(_, r)| r.detect_seconds).collect::<Vec<_>>(),
-        "distance_to_driver" => rows.iter().map(|(_, r)| r.distance_to_driver).collect::<Vec<_>>(),
-        "velocity_gap_to_driver" => rows.iter().map(|(_, r)| r.velocity_gap_to_driver).collect::<Vec<_>>(),
-        "status" => rows.iter().map(|(_, r)| r.status.clone()).collect::<Vec<_>>(),
-        "solver_status" => rows.iter().map(|(_, r)| r.solver_status.clone()).collect::<Vec<_>>(),
+        steps::PAPER => rows.iter().map(|_| cfg.paper.clone()).collect::<Vec<_>>(),
+        steps::ROLE_DRIVER => rows.iter().map(|(run, _)| cfg.driver_specs()[run.spec.driver].name()).collect::<Vec<_>>(),
+        steps::EXPERIMENT => rows.iter().map(|_| cfg.name.clone()).collect::<Vec<_>>(),
+        steps::RUN => rows.iter().map(|(_, r)| r.run as u64).collect::<Vec<_>>(),
+        steps::STEP => rows.iter().map(|(_, r)| r.step as u64).collect::<Vec<_>>(),
+        steps::SOLVER => rows.iter().map(|(_, r)| r.solver.clone()).collect::<Vec<_>>(),
+        steps::ROLE => rows.iter().map(|(_, r)| r.role).collect::<Vec<_>>(),
+        steps::MODEL => rows.iter().map(|(_, r)| r.model).collect::<Vec<_>>(),
+        steps::N_C => rows.iter().map(|(_, r)| r.n_c as u64).collect::<Vec<_>>(),
+        steps::UNKNOWNS => rows.iter().map(|(_, r)| r.unknowns as u64).collect::<Vec<_>>(),
+        steps::ITERATIONS => rows.iter().map(|(_, r)| r.iterations).collect::<Vec<_>>(),
+        steps::RESIDUAL => rows.iter().map(|(_, r)| r.residual).collect::<Vec<_>>(),
+        steps::SECONDS => rows.iter().map(|(_, r)| r.seconds).collect::<Vec<_>>(),
+        steps::BUILD_SECONDS => rows.iter().map(|(_, r)| r.build_seconds).collect::<Vec<_>>(),
+        steps::SCENE_SECONDS => rows.iter().map(|(_, r)| r.scene_seconds).collect::<Vec<_>>(),
+        steps::ADVANCE_SECONDS => rows.iter().map(|(_, r)| r.advance_seconds).collect::<Vec<_>>(),
+        steps::DETECT_SECONDS => rows.iter().map(|(_, r)| r.detect_seconds).collect::<Vec<_>>(),
+        steps::DISTANCE_TO_DRIVER => rows.iter().map(|(_, r)| r.distance_to_driver).collect::<Vec<_>>(),
+        steps::VELOCITY_GAP_TO_DRIVER => rows.iter().map(|(_, r)| r.velocity_gap_to_driver).collect::<Vec<_>>(),
+        steps::STATUS => rows.iter().map(|(_, r)| r.status.clone()).collect::<Vec<_>>(),
+        steps::SOLVER_STATUS => rows.iter().map(|(_, r)| r.solver_status.clone()).collect::<Vec<_>>(),
     )?;
     // One column per counter any solver reported; 0 where a solver did not report it.
     let counters: BTreeSet<&String> = rows.iter().flat_map(|(_, r)| r.counters.keys()).collect();
@@ -668,16 +669,16 @@ pub fn traces_frame(out: &ExperimentOutput) -> PolarsResult<DataFrame> {
         .flat_map(|t| t.trace.rows.iter().map(move |row| (t, row)))
         .collect();
     let mut df = df!(
-        "run" => rows.iter().map(|(t, _)| t.run as u64).collect::<Vec<_>>(),
-        "step" => rows.iter().map(|(t, _)| t.step as u64).collect::<Vec<_>>(),
-        "solver" => rows.iter().map(|(t, _)| t.solver.clone()).collect::<Vec<_>>(),
-        "why" => rows.iter().map(|(t, _)| t.why).collect::<Vec<_>>(),
-        "iter" => rows.iter().map(|(_, r)| r.iter).collect::<Vec<_>>(),
-        "merit" => rows.iter().map(|(_, r)| r.merit).collect::<Vec<_>>(),
-        "grad_norm" => rows.iter().map(|(_, r)| reported(r.grad_norm)).collect::<Vec<_>>(),
-        "step_length" => rows.iter().map(|(_, r)| reported(r.step_length)).collect::<Vec<_>>(),
-        "lambda" => rows.iter().map(|(_, r)| reported(r.lambda)).collect::<Vec<_>>(),
-        "step_kind" => rows.iter().map(|(_, r)| r.step_kind.clone()).collect::<Vec<_>>(),
+        traces::RUN => rows.iter().map(|(t, _)| t.run as u64).collect::<Vec<_>>(),
+        traces::STEP => rows.iter().map(|(t, _)| t.step as u64).collect::<Vec<_>>(),
+        traces::SOLVER => rows.iter().map(|(t, _)| t.solver.clone()).collect::<Vec<_>>(),
+        traces::WHY => rows.iter().map(|(t, _)| t.why).collect::<Vec<_>>(),
+        traces::ITER => rows.iter().map(|(_, r)| r.iter).collect::<Vec<_>>(),
+        traces::MERIT => rows.iter().map(|(_, r)| r.merit).collect::<Vec<_>>(),
+        traces::GRAD_NORM => rows.iter().map(|(_, r)| reported(r.grad_norm)).collect::<Vec<_>>(),
+        traces::STEP_LENGTH => rows.iter().map(|(_, r)| reported(r.step_length)).collect::<Vec<_>>(),
+        traces::LAMBDA => rows.iter().map(|(_, r)| reported(r.lambda)).collect::<Vec<_>>(),
+        traces::STEP_KIND => rows.iter().map(|(_, r)| r.step_kind.clone()).collect::<Vec<_>>(),
     )?;
     // argmin's own `time` is a wall-clock reading: a trace keeps what the solve computed.
     let extras: BTreeSet<&String> = rows

@@ -44,6 +44,7 @@ use contactlab_formulations::hwangbo::{
     SlipMethod,
 };
 use contactlab_runs::config::{ConfigError, RunSpec};
+use contactlab_runs::schema::single_contact;
 use contactlab_runs::single_contact::SingleContactConfig;
 use nalgebra::{Matrix3, Vector3};
 use polars::prelude::*;
@@ -370,18 +371,18 @@ pub fn single_contact_frame(rows: &[MethodRow]) -> PolarsResult<DataFrame> {
         };
     }
     df!(
-        "method" => col!(method),
-        "samples" => col!(samples as u64),
-        "rounds" => col!(rounds as u64),
-        "micros_median" => col!(micros_median),
-        "micros_min" => col!(micros_min),
-        "max_error" => col!(max_error),
-        "max_abs_error" => col!(max_abs_error),
-        "mean_steps" => col!(mean_steps),
-        "mean_bracket_steps" => col!(mean_bracket_steps),
-        "share_bracket_two" => col!(share_bracket_two),
-        "failures" => col!(failures as u64),
-        "reference_failures" => col!(reference_failures as u64),
-        "timed_seconds" => col!(timed_seconds),
+        single_contact::METHOD => col!(method),
+        single_contact::SAMPLES => col!(samples as u64),
+        single_contact::ROUNDS => col!(rounds as u64),
+        single_contact::MICROS_MEDIAN => col!(micros_median),
+        single_contact::MICROS_MIN => col!(micros_min),
+        single_contact::MAX_ERROR => col!(max_error),
+        single_contact::MAX_ABS_ERROR => col!(max_abs_error),
+        single_contact::MEAN_STEPS => col!(mean_steps),
+        single_contact::MEAN_BRACKET_STEPS => col!(mean_bracket_steps),
+        single_contact::SHARE_BRACKET_TWO => col!(share_bracket_two),
+        single_contact::FAILURES => col!(failures as u64),
+        single_contact::REFERENCE_FAILURES => col!(reference_failures as u64),
+        single_contact::TIMED_SECONDS => col!(timed_seconds),
     )
 }

@@ -4,6 +4,7 @@
 //! per pair), and the table of pairs with the reason each incompatible one cannot run.
 
 use contactlab_core::{CoreError, GlobalProblem, StepProblem};
+use contactlab_runs::schema::matrix;
 use faer::linalg::solvers::Solve;
 use faer::Side;
 use polars::prelude::*;
@@ -246,17 +247,17 @@ pub fn pair_solves_frame(rows: &[PairSolve]) -> PolarsResult<DataFrame> {
         };
     }
     df!(
-        "formulation" => col!(formulation),
-        "optimizer" => col!(optimizer),
-        "model" => col!(model),
-        "status" => col!(status),
-        "solver_status" => col!(solver_status),
-        "iterations" => col!(iterations),
-        "seconds" => col!(seconds),
-        "residual" => col!(residual),
-        "cone_violation" => col!(cone_violation),
-        "complementarity_gap" => col!(complementarity_gap),
-        "message" => col!(message),
+        matrix::FORMULATION => col!(formulation),
+        matrix::OPTIMIZER => col!(optimizer),
+        matrix::MODEL => col!(model),
+        matrix::STATUS => col!(status),
+        matrix::SOLVER_STATUS => col!(solver_status),
+        matrix::ITERATIONS => col!(iterations),
+        matrix::SECONDS => col!(seconds),
+        matrix::RESIDUAL => col!(residual),
+        matrix::CONE_VIOLATION => col!(cone_violation),
+        matrix::COMPLEMENTARITY_GAP => col!(complementarity_gap),
+        matrix::MESSAGE => col!(message),
     )
 }
 

@@ -79,6 +79,8 @@ pub mod steps {
     pub const DRIVER: &str = "driver";
     /// `driver` for the solver that advanced the scene, `shadow` for one solving its problems.
     pub const ROLE: &str = "role";
+    /// The [`ROLE`] of the solver that advanced the scene.
+    pub const ROLE_DRIVER: &str = "driver";
     /// Unknowns of the solved problem.
     pub const UNKNOWNS: &str = "unknowns";
     /// Seconds of the scene's own work in the step (detection, assembly, advance).
