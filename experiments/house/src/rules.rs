@@ -38,6 +38,26 @@ pub const OTHER_MEANINGS: &[(&str, &str, &str)] = &[
         "optimizer",
         "the kind of plugin an options error names",
     ),
+    (
+        "experiments/report/src/analysis/peers.rs",
+        "problem",
+        "a column of MuJoCo's harness records (experiments/peers/solver_times.py), not a run column",
+    ),
+    (
+        "experiments/report/src/analysis/pinocchio.rs",
+        "problem",
+        "a column of Pinocchio's harness records (experiments/peers/pinocchio_solvers.py)",
+    ),
+    (
+        "experiments/report/src/analysis/pinocchio.rs",
+        "solver",
+        "a column of Pinocchio's harness records (experiments/peers/pinocchio_solvers.py)",
+    ),
+    (
+        "experiments/report/src/todorov2010/driver.rs",
+        "unknowns",
+        "the name of the page's table `tables.unknowns` in its template, not a run column",
+    ),
 ];
 /// The report crate's sources, whose size and longest functions the summary shows.
 pub const REPORT_SRC: &str = "experiments/report/src/";

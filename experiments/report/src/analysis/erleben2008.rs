@@ -4,6 +4,7 @@
 
 use std::collections::BTreeMap;
 
+use contactlab_runs::schema::steps;
 use polars::prelude::*;
 
 use super::{
@@ -14,12 +15,12 @@ use super::{
 /// absent, see [`super::counter`]).
 pub const REQUIRED_COLUMNS: [&str; 7] = [
     "size",
-    "solver",
-    "run",
-    "iterations",
-    "seconds",
-    "status",
-    "solver_status",
+    steps::SOLVER,
+    steps::RUN,
+    steps::ITERATIONS,
+    steps::SECONDS,
+    steps::STATUS,
+    steps::SOLVER_STATUS,
 ];
 
 /// Minimum, mean and maximum of a sample.
@@ -113,13 +114,17 @@ pub fn size_stats(steps: &DataFrame) -> Result<Vec<SizeStats>, AnalysisError> {
         }
     }
     let df = with_counters(steps, &["pgs_sweeps"])?;
-    let (size, solver, run) = (f64s(&df, "size")?, strs(&df, "solver")?, f64s(&df, "run")?);
-    let (iters, sweeps, secs) = (
-        f64s(&df, "iterations")?,
-        f64s(&df, "pgs_sweeps")?,
-        f64s(&df, "seconds")?,
+    let (size, solver, run) = (
+        f64s(&df, "size")?,
+        strs(&df, steps::SOLVER)?,
+        f64s(&df, steps::RUN)?,
     );
-    let (status, own) = (strs(&df, "status")?, strs(&df, "solver_status")?);
+    let (iters, sweeps, secs) = (
+        f64s(&df, steps::ITERATIONS)?,
+        f64s(&df, "pgs_sweeps")?,
+        f64s(&df, steps::SECONDS)?,
+    );
+    let (status, own) = (strs(&df, steps::STATUS)?, strs(&df, steps::SOLVER_STATUS)?);
     let mut groups: BTreeMap<(String, i64), Vec<usize>> = BTreeMap::new();
     for i in 0..df.height() {
         groups

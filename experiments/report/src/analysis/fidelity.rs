@@ -53,6 +53,7 @@
 
 use std::collections::BTreeMap;
 
+use contactlab_runs::schema::steps;
 use polars::prelude::DataFrame;
 
 use super::{f64s, strs, AnalysisError};
@@ -104,9 +105,9 @@ fn median(mut v: Vec<f64>) -> f64 {
 /// not measure, as the matrix does.
 fn judged_status(df: &DataFrame) -> Result<Vec<String>, AnalysisError> {
     let (ruler, own, model) = (
-        strs(df, "status")?,
-        strs(df, "solver_status")?,
-        strs(df, "model")?,
+        strs(df, steps::STATUS)?,
+        strs(df, steps::SOLVER_STATUS)?,
+        strs(df, steps::MODEL)?,
     );
     Ok((0..df.height())
         .map(|k| {
@@ -121,7 +122,11 @@ fn judged_status(df: &DataFrame) -> Result<Vec<String>, AnalysisError> {
 
 /// The rows of each (run, solver) of a steps frame, in step order.
 fn groups(df: &DataFrame) -> Result<BTreeMap<(u64, String), Vec<usize>>, AnalysisError> {
-    let (runs, solvers, steps) = (f64s(df, "run")?, strs(df, "solver")?, f64s(df, "step")?);
+    let (runs, solvers, steps) = (
+        f64s(df, steps::RUN)?,
+        strs(df, steps::SOLVER)?,
+        f64s(df, steps::STEP)?,
+    );
     let mut out: BTreeMap<(u64, String), Vec<usize>> = BTreeMap::new();
     for k in 0..df.height() {
         out.entry((runs[k] as u64, solvers[k].clone()))
@@ -180,7 +185,7 @@ impl StackRun {
     pub fn all(df: &DataFrame) -> Result<BTreeMap<(u64, String), StackRun>, AnalysisError> {
         let status = judged_status(df)?;
         let (iterations, bottom, top, penetration) = (
-            f64s(df, "iterations")?,
+            f64s(df, steps::ITERATIONS)?,
             f64s(df, "drift_bottom")?,
             f64s(df, "drift_top")?,
             f64s(df, "penetration")?,
@@ -392,14 +397,14 @@ impl Motion {
         let read = |name: &str| f64s(df, name);
         let (t, x, y) = (read("t")?, read("x")?, read("y")?);
         let (x_exact, y_exact) = (read("x_exact")?, read("y_exact")?);
-        let (speed, lift, residual) = (read("speed")?, read("lift")?, read("residual")?);
+        let (speed, lift, residual) = (read("speed")?, read("lift")?, read(steps::RESIDUAL)?);
         let angle = read("max_dissipation_angle_deg")?;
         let signorini = read("signorini_max")?;
         let (gap_lambda, work) = (read("gap_lambda_max")?, read("normal_work")?);
         let ratio = read("friction_ratio_max")?;
-        let (seconds, scene) = (read("seconds")?, read("scene_seconds")?);
+        let (seconds, scene) = (read(steps::SECONDS)?, read(steps::SCENE_SECONDS)?);
         let status = judged_status(df)?;
-        let (ruler, own) = (strs(df, "status")?, strs(df, "solver_status")?);
+        let (ruler, own) = (strs(df, steps::STATUS)?, strs(df, steps::SOLVER_STATUS)?);
         Ok(groups(df)?
             .into_iter()
             .map(|(key, rows)| {

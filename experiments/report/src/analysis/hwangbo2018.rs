@@ -14,6 +14,7 @@
 //! - where PGS's time goes on the random task ([`RandomStats`]) and the tasks at 50 Hz
 //!   ([`Dt50Task`]).
 
+use contactlab_runs::schema::{problems, single_contact, steps};
 use polars::prelude::DataFrame;
 
 use super::{f64s, quantile, strs, AnalysisError};
@@ -44,15 +45,15 @@ pub struct MethodTiming {
 
 /// Table I's rows, in the run's order (the config's methods).
 pub fn method_timings(df: &DataFrame) -> Result<Vec<MethodTiming>, AnalysisError> {
-    let method = strs(df, "method")?;
-    let samples = f64s(df, "samples")?;
-    let us = f64s(df, "micros_median")?;
-    let error = f64s(df, "max_error")?;
-    let abs_error = f64s(df, "max_abs_error")?;
-    let steps = f64s(df, "mean_steps")?;
-    let bracket = f64s(df, "mean_bracket_steps")?;
-    let two = f64s(df, "share_bracket_two")?;
-    let failures = f64s(df, "failures")?;
+    let method = strs(df, single_contact::METHOD)?;
+    let samples = f64s(df, single_contact::SAMPLES)?;
+    let us = f64s(df, single_contact::MICROS_MEDIAN)?;
+    let error = f64s(df, single_contact::MAX_ERROR)?;
+    let abs_error = f64s(df, single_contact::MAX_ABS_ERROR)?;
+    let steps = f64s(df, single_contact::MEAN_STEPS)?;
+    let bracket = f64s(df, single_contact::MEAN_BRACKET_STEPS)?;
+    let two = f64s(df, single_contact::SHARE_BRACKET_TWO)?;
+    let failures = f64s(df, single_contact::FAILURES)?;
     Ok((0..df.height())
         .map(|k| MethodTiming {
             method: method[k].clone(),
@@ -91,13 +92,13 @@ pub struct FileSolve {
 
 /// The problem files' rows, in the run's order (files by name, solvers in the config's).
 pub fn file_solves(df: &DataFrame) -> Result<Vec<FileSolve>, AnalysisError> {
-    let file = strs(df, "problem")?;
-    let contacts = f64s(df, "n_c")?;
-    let solver = strs(df, "solver")?;
-    let status = strs(df, "solver_status")?;
-    let iterations = f64s(df, "iterations")?;
-    let own = f64s(df, "own_violation")?;
-    let residual = f64s(df, "residual")?;
+    let file = strs(df, problems::PROBLEM)?;
+    let contacts = f64s(df, problems::N_C)?;
+    let solver = strs(df, problems::SOLVER)?;
+    let status = strs(df, problems::SOLVER_STATUS)?;
+    let iterations = f64s(df, problems::ITERATIONS)?;
+    let own = f64s(df, problems::OWN_VIOLATION)?;
+    let residual = f64s(df, problems::RESIDUAL)?;
     Ok((0..df.height())
         .map(|k| FileSolve {
             file: file[k].clone(),
@@ -138,12 +139,12 @@ pub struct TaskRow {
 /// drivers each advance their own copy of the scene.
 pub fn task_rows(df: &DataFrame) -> Result<Vec<TaskRow>, AnalysisError> {
     let task = strs(df, "task")?;
-    let solver = strs(df, "solver")?;
-    let nc = f64s(df, "n_c")?;
-    let it = f64s(df, "iterations")?;
-    let secs = f64s(df, "seconds")?;
-    let scene = f64s(df, "scene_seconds")?;
-    let status = strs(df, "solver_status")?;
+    let solver = strs(df, steps::SOLVER)?;
+    let nc = f64s(df, steps::N_C)?;
+    let it = f64s(df, steps::ITERATIONS)?;
+    let secs = f64s(df, steps::SECONDS)?;
+    let scene = f64s(df, steps::SCENE_SECONDS)?;
+    let status = strs(df, steps::SOLVER_STATUS)?;
     let mut keys: Vec<(String, String)> =
         task.iter().cloned().zip(solver.iter().cloned()).collect();
     keys.sort();
@@ -196,17 +197,17 @@ pub fn model_differences(
     shadow: &str,
 ) -> Result<Vec<ModelDifference>, AnalysisError> {
     let task = strs(df, "task")?;
-    let role = strs(df, "role")?;
-    let solver = strs(df, "solver")?;
-    let run = f64s(df, "run")?;
-    let step = f64s(df, "step")?;
-    let nc = f64s(df, "n_c")?;
+    let role = strs(df, steps::ROLE)?;
+    let solver = strs(df, steps::SOLVER)?;
+    let run = f64s(df, steps::RUN)?;
+    let step = f64s(df, steps::STEP)?;
+    let nc = f64s(df, steps::N_C)?;
     let slipping = f64s(df, "slipping_contacts")?;
-    let d = f64s(df, "distance_to_driver")?;
-    let gap = f64s(df, "velocity_gap_to_driver")?;
+    let d = f64s(df, steps::DISTANCE_TO_DRIVER)?;
+    let gap = f64s(df, steps::VELOCITY_GAP_TO_DRIVER)?;
     // The driver's slipping count per (run, step), to pair with each shadow row.
     let driver_slips: std::collections::HashMap<(u64, u64), f64> = (0..df.height())
-        .filter(|&k| role[k] == "driver")
+        .filter(|&k| role[k] == steps::ROLE_DRIVER)
         .map(|k| ((run[k].to_bits(), step[k].to_bits()), slipping[k]))
         .collect();
     let mut tasks: Vec<String> = task.clone();
@@ -273,16 +274,16 @@ impl RandomCols {
     pub fn of(df: &DataFrame) -> Result<RandomCols, AnalysisError> {
         Ok(RandomCols {
             task: strs(df, "task")?,
-            solver: strs(df, "solver")?,
-            secs: f64s(df, "seconds")?,
-            scene: f64s(df, "scene_seconds")?,
-            iterations: f64s(df, "iterations")?,
-            n_c: f64s(df, "n_c")?,
+            solver: strs(df, steps::SOLVER)?,
+            secs: f64s(df, steps::SECONDS)?,
+            scene: f64s(df, steps::SCENE_SECONDS)?,
+            iterations: f64s(df, steps::ITERATIONS)?,
+            n_c: f64s(df, steps::N_C)?,
             torso: f64s(df, "torso_contacts")?,
             dominance: f64s(df, "delassus_row_dominance")?,
             height: f64s(df, "base_height")?,
             slipping: f64s(df, "slipping_contacts")?,
-            status: strs(df, "solver_status")?,
+            status: strs(df, steps::SOLVER_STATUS)?,
         })
     }
 
@@ -434,13 +435,13 @@ impl Dt50Cols {
     pub fn of(df: &DataFrame) -> Result<Dt50Cols, AnalysisError> {
         Ok(Dt50Cols {
             task: strs(df, "task")?,
-            status: strs(df, "status")?,
+            status: strs(df, steps::STATUS)?,
             pen: f64s(df, "max_penetration")?,
             foot: f64s(df, "foot_penetration")?,
             z: f64s(df, "base_height")?,
             x: f64s(df, "base_x")?,
             ke: f64s(df, "kinetic_energy")?,
-            n_c: f64s(df, "n_c")?,
+            n_c: f64s(df, steps::N_C)?,
         })
     }
 }

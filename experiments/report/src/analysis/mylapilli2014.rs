@@ -8,6 +8,7 @@
 
 use std::collections::HashMap;
 
+use contactlab_runs::schema::steps;
 use polars::prelude::*;
 
 use super::{f64s, strs, AnalysisError};
@@ -68,10 +69,10 @@ fn col_str(df: &DataFrame, name: &str) -> Result<Vec<String>, AnalysisError> {
 /// Splits the driver rows (`role == "driver"`) of a steps frame by `solver`, in order of first
 /// appearance (the config's driver order), each sorted by step, with the columns `names`.
 pub fn driver_series(df: &DataFrame, names: &[&str]) -> Result<Vec<DriverSeries>, AnalysisError> {
-    let role = col_str(df, "role")?;
-    let solver = col_str(df, "solver")?;
-    let step = col_f64(df, "step")?;
-    let status = col_str(df, "solver_status")?;
+    let role = col_str(df, steps::ROLE)?;
+    let solver = col_str(df, steps::SOLVER)?;
+    let step = col_f64(df, steps::STEP)?;
+    let status = col_str(df, steps::SOLVER_STATUS)?;
     let cols = names
         .iter()
         .map(|n| col_f64(df, n))
@@ -79,7 +80,7 @@ pub fn driver_series(df: &DataFrame, names: &[&str]) -> Result<Vec<DriverSeries>
     let mut order: Vec<String> = Vec::new();
     let mut rows: HashMap<String, Vec<usize>> = HashMap::new();
     for i in 0..df.height() {
-        if role[i] != "driver" {
+        if role[i] != steps::ROLE_DRIVER {
             continue;
         }
         if !rows.contains_key(&solver[i]) {
@@ -109,8 +110,8 @@ pub fn driver_series(df: &DataFrame, names: &[&str]) -> Result<Vec<DriverSeries>
 /// The columns [`sphere_metrics`] reads (and the report plots): the sphere's observables,
 /// with the exact answer's velocities at each step's end (`NaN` where the scene has none).
 pub const SPHERE_COLUMNS: [&str; 14] = [
-    "n_c",
-    "iterations",
+    steps::N_C,
+    steps::ITERATIONS,
     "z",
     "vx",
     "vy",
@@ -118,7 +119,7 @@ pub const SPHERE_COLUMNS: [&str; 14] = [
     "omega_y",
     "force_x",
     "force_y",
-    "residual",
+    steps::RESIDUAL,
     "vx_exact",
     "vy_exact",
     "omega_x_exact",
@@ -178,7 +179,11 @@ pub fn sphere_metrics_of(
         s.get("omega_y")?,
     );
     let (z, fx, fy) = (s.get("z")?, s.get("force_x")?, s.get("force_y")?);
-    let (n_c, iters, residual) = (s.get("n_c")?, s.get("iterations")?, s.get("residual")?);
+    let (n_c, iters, residual) = (
+        s.get(steps::N_C)?,
+        s.get(steps::ITERATIONS)?,
+        s.get(steps::RESIDUAL)?,
+    );
     let (vx_exact, wy_exact) = (s.get("vx_exact")?, s.get("omega_y_exact")?);
     let n = s.step.len();
     let t: Vec<f64> = s.step.iter().map(|&k| (k + 1) as f64 * h).collect();
@@ -244,11 +249,11 @@ pub fn sphere_metrics(
 
 /// The columns [`pendulum_stats`] reads.
 pub const PENDULUM_COLUMNS: [&str; 9] = [
-    "n_c",
-    "iterations",
-    "residual",
-    "seconds",
-    "scene_seconds",
+    steps::N_C,
+    steps::ITERATIONS,
+    steps::RESIDUAL,
+    steps::SECONDS,
+    steps::SCENE_SECONDS,
     "last_z",
     "last_vz",
     "energy",
@@ -302,12 +307,12 @@ pub fn pendulum_stats(series: &[DriverSeries]) -> Result<Vec<PendulumStats>, Ana
         .map(|s| {
             s.require_rows("pendulum")?;
             let (n_c, it, res, sec) = (
-                s.get("n_c")?,
-                s.get("iterations")?,
-                s.get("residual")?,
-                s.get("seconds")?,
+                s.get(steps::N_C)?,
+                s.get(steps::ITERATIONS)?,
+                s.get(steps::RESIDUAL)?,
+                s.get(steps::SECONDS)?,
             );
-            let scene_seconds: f64 = s.get("scene_seconds")?.iter().sum();
+            let scene_seconds: f64 = s.get(steps::SCENE_SECONDS)?.iter().sum();
             let (energy, overlap) = (s.get("energy")?, s.get("max_overlap")?);
             let contact: Vec<usize> = (0..s.step.len()).filter(|&k| n_c[k] > 0.0).collect();
             let m = contact.len().max(1) as f64;

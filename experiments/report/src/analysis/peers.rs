@@ -15,6 +15,7 @@
 
 use std::collections::BTreeMap;
 
+use contactlab_runs::schema::{engines, problems, steps};
 use polars::prelude::{DataFrame, DataType};
 
 use super::{f64s, quantile, strs, AnalysisError};
@@ -111,21 +112,21 @@ fn counter_or_zero(df: &DataFrame, name: &str) -> Result<Vec<f64>, AnalysisError
 /// The rows of a problem-set run (`contactlab_lab::problems`), in the run's order.
 pub fn solves(df: &DataFrame) -> Result<Vec<Solve>, AnalysisError> {
     let (problem, set, solver, f, o, layout, status) = (
-        strs(df, "problem")?,
-        strs(df, "problem_set")?,
-        strs(df, "solver")?,
-        strs(df, "formulation")?,
-        strs(df, "optimizer")?,
-        strs(df, "layout")?,
-        strs(df, "status")?,
+        strs(df, problems::PROBLEM)?,
+        strs(df, problems::PROBLEM_SET)?,
+        strs(df, problems::SOLVER)?,
+        strs(df, problems::FORMULATION)?,
+        strs(df, problems::OPTIMIZER)?,
+        strs(df, problems::LAYOUT)?,
+        strs(df, problems::STATUS)?,
     );
     let (n_c, iterations, residual, rounds, seconds, build) = (
-        f64s(df, "n_c")?,
-        f64s(df, "iterations")?,
-        f64s(df, "residual")?,
-        f64s(df, "rounds")?,
-        f64s(df, "seconds")?,
-        f64s(df, "build_seconds")?,
+        f64s(df, problems::N_C)?,
+        f64s(df, problems::ITERATIONS)?,
+        f64s(df, problems::RESIDUAL)?,
+        f64s(df, problems::ROUNDS)?,
+        f64s(df, problems::SECONDS)?,
+        f64s(df, problems::BUILD_SECONDS)?,
     );
     let (islands, largest, summed) = (
         counter_or_zero(df, "islands")?,
@@ -136,9 +137,9 @@ pub fn solves(df: &DataFrame) -> Result<Vec<Solve>, AnalysisError> {
     let seconds_min = if df
         .get_column_names()
         .iter()
-        .any(|n| n.as_str() == "seconds_min")
+        .any(|n| n.as_str() == problems::SECONDS_MIN)
     {
-        f64s(df, "seconds_min")?
+        f64s(df, problems::SECONDS_MIN)?
     } else {
         vec![f64::NAN; df.height()]
     };
@@ -175,7 +176,7 @@ pub fn solves(df: &DataFrame) -> Result<Vec<Solve>, AnalysisError> {
 
 /// The list column `r` (each row's impulses), empty lists where absent.
 fn answers(df: &DataFrame) -> Result<Vec<Vec<f64>>, AnalysisError> {
-    let Ok(col) = df.column("r") else {
+    let Ok(col) = df.column(problems::R) else {
         return Ok(vec![Vec::new(); df.height()]);
     };
     let list = col
@@ -193,10 +194,12 @@ fn answers(df: &DataFrame) -> Result<Vec<Vec<f64>>, AnalysisError> {
 
 /// Why an other-engine run did not measure (its `skipped` column), `None` when it did.
 pub fn skipped(df: &DataFrame) -> Result<Option<String>, AnalysisError> {
-    if df.column("skipped").is_err() {
+    if df.column(engines::SKIPPED).is_err() {
         return Ok(None);
     }
-    Ok(strs(df, "skipped")?.into_iter().find(|s| !s.is_empty()))
+    Ok(strs(df, engines::SKIPPED)?
+        .into_iter()
+        .find(|s| !s.is_empty()))
 }
 
 /// MuJoCo's constraint solve of one problem (`experiments/peers/solver_times.py`).
@@ -574,21 +577,24 @@ fn our_stages(parts: &[[f64; 5]]) -> Option<Stages> {
 /// shadows'), the median of `seconds + scene_seconds` (the solve, and the scene's collision
 /// detection, assembly and update) over the run's steps.
 pub fn whole_steps(df: &DataFrame) -> Result<Vec<WholeStep>, AnalysisError> {
-    let role = strs(df, "role")?;
-    let solver = strs(df, "solver")?;
-    let seconds = f64s(df, "seconds")?;
-    let scene_seconds = f64s(df, "scene_seconds")?;
-    let contacts = f64s(df, "n_c")?;
+    let role = strs(df, steps::ROLE)?;
+    let solver = strs(df, steps::SOLVER)?;
+    let seconds = f64s(df, steps::SECONDS)?;
+    let scene_seconds = f64s(df, steps::SCENE_SECONDS)?;
+    let contacts = f64s(df, steps::N_C)?;
     let scene = scene_names(df)?;
     let has = |c: &str| df.get_column_names().iter().any(|n| n.as_str() == c);
     let nan = vec![f64::NAN; df.height()];
-    let build = if has("build_seconds") {
-        f64s(df, "build_seconds")?
+    let build = if has(steps::BUILD_SECONDS) {
+        f64s(df, steps::BUILD_SECONDS)?
     } else {
         nan.clone()
     };
-    let (advance, detect) = if has("advance_seconds") && has("detect_seconds") {
-        (f64s(df, "advance_seconds")?, f64s(df, "detect_seconds")?)
+    let (advance, detect) = if has(steps::ADVANCE_SECONDS) && has(steps::DETECT_SECONDS) {
+        (
+            f64s(df, steps::ADVANCE_SECONDS)?,
+            f64s(df, steps::DETECT_SECONDS)?,
+        )
     } else {
         (nan.clone(), nan)
     };
@@ -596,7 +602,7 @@ pub fn whole_steps(df: &DataFrame) -> Result<Vec<WholeStep>, AnalysisError> {
     type Group = ((String, String), Vec<(f64, f64, [f64; 5])>);
     let mut groups: Vec<Group> = Vec::new();
     for i in 0..df.height() {
-        if role[i] != "driver" {
+        if role[i] != steps::ROLE_DRIVER {
             continue;
         }
         let key = (scene[i].clone(), solver[i].clone());

@@ -5,6 +5,7 @@
 
 use std::collections::BTreeMap;
 
+use contactlab_runs::schema::{steps, traces};
 use polars::prelude::*;
 
 use super::{f64s, strs, with_counters, Spread};
@@ -74,15 +75,20 @@ pub fn run_stats(steps: &DataFrame) -> PolarsResult<Vec<RunStats>> {
         ],
     )?;
     // Runs written before the column existed: no unknowns recorded.
-    if df.column("unknowns").is_err() {
+    if df.column(steps::UNKNOWNS).is_err() {
         let zeros = vec![0.0; df.height()];
-        df.with_column(Column::new("unknowns".into(), zeros))?;
+        df.with_column(Column::new(steps::UNKNOWNS.into(), zeros))?;
     }
-    let contact = col("n_c").gt(lit(0));
-    let it = || col("iterations").cast(DataType::Float64);
+    let contact = col(steps::N_C).gt(lit(0));
+    let it = || col(steps::ITERATIONS).cast(DataType::Float64);
     let runs = df
         .lazy()
-        .group_by([col("mu"), col("n_balls"), col("solver"), col("run")])
+        .group_by([
+            col("mu"),
+            col("n_balls"),
+            col(steps::SOLVER),
+            col(steps::RUN),
+        ])
         .agg([
             it().filter(contact.clone()).median().alias("median"),
             (it() + lit(1.0))
@@ -99,19 +105,19 @@ pub fn run_stats(steps: &DataFrame) -> PolarsResult<Vec<RunStats>> {
                 .filter(contact.clone())
                 .sum()
                 .alias("newton"),
-            col("status")
+            col(steps::STATUS)
                 .eq(lit("converged"))
                 .and(contact.clone())
                 .cast(DataType::Float64)
                 .sum()
                 .alias("converged"),
-            col("solver_status")
+            col(steps::SOLVER_STATUS)
                 .eq(lit("converged"))
                 .and(contact.clone())
                 .cast(DataType::Float64)
                 .sum()
                 .alias("solver_converged"),
-            col("solver_status")
+            col(steps::SOLVER_STATUS)
                 .eq(lit("local_minimum"))
                 .and(contact.clone())
                 .cast(DataType::Float64)
@@ -122,13 +128,13 @@ pub fn run_stats(steps: &DataFrame) -> PolarsResult<Vec<RunStats>> {
                 .cast(DataType::Float64)
                 .sum()
                 .alias("zero_iterations"),
-            col("seconds").sum().alias("seconds"),
-            col("unknowns")
+            col(steps::SECONDS).sum().alias(steps::SECONDS),
+            col(steps::UNKNOWNS)
                 .cast(DataType::Float64)
                 .filter(contact.clone())
                 .sum()
-                .alias("unknowns"),
-            col("n_c")
+                .alias(steps::UNKNOWNS),
+            col(steps::N_C)
                 .cast(DataType::Float64)
                 .filter(contact.clone())
                 .sum()
@@ -144,13 +150,13 @@ pub fn run_stats(steps: &DataFrame) -> PolarsResult<Vec<RunStats>> {
         ])
         .filter(col("contact_steps").gt(lit(0.0)))
         .sort(
-            ["n_balls", "mu", "solver", "run"],
+            ["n_balls", "mu", steps::SOLVER, steps::RUN],
             SortMultipleOptions::default(),
         )
         .collect()?;
     let g = |name: &str| f64s(&runs, name);
-    let (mu, nb, run) = (g("mu")?, g("n_balls")?, g("run")?);
-    let solver = strs(&runs, "solver")?;
+    let (mu, nb, run) = (g("mu")?, g("n_balls")?, g(steps::RUN)?);
+    let solver = strs(&runs, steps::SOLVER)?;
     let (median, paper, contact_steps, all) = (
         g("median")?,
         g("median_paper")?,
@@ -162,11 +168,11 @@ pub fn run_stats(steps: &DataFrame) -> PolarsResult<Vec<RunStats>> {
         g("newton")?,
         g("converged")?,
         g("local_minima")?,
-        g("seconds")?,
+        g(steps::SECONDS)?,
     );
     let (zero, solver_conv) = (g("zero_iterations")?, g("solver_converged")?);
     let (unknowns, contacts, solves, solve_ns) = (
-        g("unknowns")?,
+        g(steps::UNKNOWNS)?,
         g("contacts")?,
         g("linear_solves")?,
         g("linear_solve_ns")?,
@@ -264,14 +270,17 @@ pub fn table1_cells(steps: &DataFrame) -> PolarsResult<Vec<Cell>> {
     let n_c = steps
         .clone()
         .lazy()
-        .filter(col("role").eq(lit("driver")))
+        .filter(col(steps::ROLE).eq(lit(steps::ROLE_DRIVER)))
         .group_by([col("mu"), col("n_balls")])
-        .agg([col("n_c").cast(DataType::Float64).mean().alias("n_c")])
+        .agg([col(steps::N_C)
+            .cast(DataType::Float64)
+            .mean()
+            .alias(steps::N_C)])
         .collect()?;
     let (nc_mu, nc_nb, nc) = (
         f64s(&n_c, "mu")?,
         f64s(&n_c, "n_balls")?,
-        f64s(&n_c, "n_c")?,
+        f64s(&n_c, steps::N_C)?,
     );
     // Runs come sorted by (n_balls, mu, solver, run): group consecutive runs of one cell.
     let mut groups: BTreeMap<(i64, u64, String), Vec<&RunStats>> = BTreeMap::new();
@@ -453,10 +462,10 @@ pub fn status_shares(
     solver: &str,
 ) -> PolarsResult<BTreeMap<String, (f64, f64)>> {
     let (s, n_c, status, secs) = (
-        strs(steps, "solver")?,
-        f64s(steps, "n_c")?,
-        strs(steps, "solver_status")?,
-        f64s(steps, "seconds")?,
+        strs(steps, steps::SOLVER)?,
+        f64s(steps, steps::N_C)?,
+        strs(steps, steps::SOLVER_STATUS)?,
+        f64s(steps, steps::SECONDS)?,
     );
     let mut by: BTreeMap<String, (f64, f64)> = BTreeMap::new();
     let (mut n, mut t) = (0.0f64, 0.0f64);
@@ -558,7 +567,7 @@ impl Landing {
 /// missing `path_position` column (no line-search step in the data) reads as no positions.
 pub fn landing(traces: &DataFrame, steps: &DataFrame, solver: &str) -> PolarsResult<Vec<Landing>> {
     let (run, mu, nb) = (
-        f64s(steps, "run")?,
+        f64s(steps, steps::RUN)?,
         f64s(steps, "mu")?,
         f64s(steps, "n_balls")?,
     );
@@ -566,15 +575,15 @@ pub fn landing(traces: &DataFrame, steps: &DataFrame, solver: &str) -> PolarsRes
         .map(|i| (run[i] as u64, (mu[i].to_bits(), nb[i] as i64)))
         .collect();
     let (t_solver, why, t_run, iter) = (
-        strs(traces, "solver")?,
-        strs(traces, "why")?,
-        f64s(traces, "run")?,
-        f64s(traces, "iter")?,
+        strs(traces, traces::SOLVER)?,
+        strs(traces, traces::WHY)?,
+        f64s(traces, traces::RUN)?,
+        f64s(traces, traces::ITER)?,
     );
-    if traces.column("step_kind").is_err() {
+    if traces.column(traces::STEP_KIND).is_err() {
         return Ok(Vec::new());
     }
-    let kind = strs(traces, "step_kind")?;
+    let kind = strs(traces, traces::STEP_KIND)?;
     let pos = match traces.column("path_position") {
         Ok(_) => f64s(traces, "path_position")?,
         Err(_) => vec![f64::NAN; traces.height()],

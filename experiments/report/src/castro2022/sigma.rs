@@ -1,5 +1,7 @@
 //! Castro 2022's page: the slip parameter `sigma` (Figs. 14-15; `sigma.toml`).
 
+use contactlab_runs::schema::steps;
+
 use super::{plain, sci_of, walls_key, walls_name};
 use crate::analysis::castro2022::order_of_accuracy;
 use crate::analysis::{f64s, strs};
@@ -29,10 +31,10 @@ impl SigmaColumns {
     fn read(df: &polars::prelude::DataFrame) -> Result<SigmaColumns, ReportError> {
         Ok(SigmaColumns {
             walls: strs(df, "walls")?,
-            solver: strs(df, "solver")?,
-            step: f64s(df, "step")?,
-            iterations: f64s(df, "iterations")?,
-            contacts: f64s(df, "n_c")?,
+            solver: strs(df, steps::SOLVER)?,
+            step: f64s(df, steps::STEP)?,
+            iterations: f64s(df, steps::ITERATIONS)?,
+            contacts: f64s(df, steps::N_C)?,
             slip: f64s(df, "mean_slip")?,
             condition: f64s(df, "hessian_condition")?,
             condition_scaled: f64s(df, "hessian_condition_scaled")?,
@@ -250,7 +252,7 @@ fn sigma_plots(
         &Chart::new(
             "Mean Newton iterations (Fig. 15)",
             sigma_axis(),
-            Axis::linear("iterations"),
+            Axis::linear(steps::ITERATIONS),
         ),
         &iterations,
     )?;

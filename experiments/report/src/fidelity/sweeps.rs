@@ -14,6 +14,8 @@ use std::collections::BTreeMap;
 
 use polars::prelude::DataFrame;
 
+use contactlab_runs::schema::steps;
+
 use super::{peer_model, Metric};
 use crate::analysis::fidelity::{log_log_slope, Motion, StackRun};
 use crate::analysis::{f64s, strs};
@@ -64,7 +66,11 @@ pub fn ratio_param(ratio: f64) -> String {
 
 /// Each (run, solver)'s friction model, from the steps frame.
 pub fn models(df: &DataFrame) -> Result<BTreeMap<(u64, String), String>, ReportError> {
-    let (runs, solvers, models) = (f64s(df, "run")?, strs(df, "solver")?, strs(df, "model")?);
+    let (runs, solvers, models) = (
+        f64s(df, steps::RUN)?,
+        strs(df, steps::SOLVER)?,
+        strs(df, steps::MODEL)?,
+    );
     Ok((0..df.height())
         .map(|k| ((runs[k] as u64, solvers[k].clone()), models[k].clone()))
         .collect())
@@ -328,8 +334,8 @@ fn pivot(
     let mut t = Table::new(None)
         .md_col("engine")
         .md_col("formulation / configuration")
-        .md_col("driver")
-        .md_col("model");
+        .md_col(steps::ROLE_DRIVER)
+        .md_col(steps::MODEL);
     for (_, head) in columns {
         t = t.md_col(head);
     }

@@ -15,6 +15,8 @@
 //! `dissipation_angle_deg` (the median above), `predicted_displacement_mm` (maximum-dissipation
 //! pairs only), `own_test_failed_fraction`; the exact displacement is the `analytic` value.
 
+use contactlab_runs::schema::common;
+
 use super::Metric;
 use crate::analysis::fidelity::Motion;
 use crate::builder::Report;
@@ -120,7 +122,7 @@ pub fn section(r: &mut Report, rows: &[Metric]) -> Result<bool, ReportError> {
     let mut t = Table::new(None)
         .md_col("slope")
         .md_col("pair")
-        .md_col("model")
+        .md_col(common::MODEL)
         .md_col("displacement (mm)")
         .md_col("exact (mm)")
         .md_col("theta (deg)")

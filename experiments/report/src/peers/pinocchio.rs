@@ -8,6 +8,7 @@ use std::path::Path;
 
 use contactlab_runs::engines::EnginesConfig;
 use contactlab_runs::problems::ProblemsConfig;
+use contactlab_runs::schema::common;
 use contactlab_runs::RunConfig;
 
 use polars::prelude::DataFrame;
@@ -95,8 +96,8 @@ fn their_facts(r: &mut Report, edf: &DataFrame) -> Result<(), ReportError> {
 /// `pinocchio.csv` (`tables.pinocchio`) and per set and solver its facts.
 fn reach_table(r: &mut Report, rows: &[Reach]) -> Result<(), ReportError> {
     let mut t = Table::new(Some("pinocchio.csv"))
-        .col("problem set", "problem_set")
-        .col("solver", "solver")
+        .col("problem set", common::PROBLEM_SET)
+        .col(common::SOLVER, common::SOLVER)
         .col("reached the tolerance", "reached")
         .col("problems", "problems")
         .col("median ms", "median_seconds")

@@ -8,6 +8,7 @@ use std::collections::BTreeMap;
 use std::path::Path;
 
 use contactlab_runs::problems::ProblemsConfig;
+use contactlab_runs::schema::problems;
 use contactlab_runs::RunConfig;
 
 use super::slug;
@@ -161,8 +162,8 @@ fn summary_facts(r: &mut Report, s: &SpeedSummary, aim: Option<f64>) {
 fn sets_table(r: &mut Report, sums: &[SpeedSummary]) -> Result<(), ReportError> {
     let x2 = Fmt::fixed(2);
     let mut t = Table::new(Some("speed_sets.csv"))
-        .col("problem set", "problem_set")
-        .col("solver", "solver")
+        .col("problem set", problems::PROBLEM_SET)
+        .col(problems::SOLVER, problems::SOLVER)
         .col("converged", "converged")
         .col("ratio to MuJoCo", "ratio")
         .col("without the build", "ratio_without_build")
@@ -190,13 +191,13 @@ fn problem_table(r: &mut Report, rows: &[SpeedRow]) -> Result<(), ReportError> {
     let x2 = Fmt::fixed(2);
     let sci = Fmt::sci(4);
     let mut t = Table::new(Some("speed.csv"))
-        .col("problem", "problem")
+        .col(problems::PROBLEM, problems::PROBLEM)
         .col("contacts", "contacts")
-        .col("solver", "solver")
-        .col("status", "status")
-        .col("ms", "seconds")
-        .col("build ms", "build_seconds")
-        .col("iterations", "iterations")
+        .col(problems::SOLVER, problems::SOLVER)
+        .col(problems::STATUS, problems::STATUS)
+        .col("ms", problems::SECONDS)
+        .col("build ms", problems::BUILD_SECONDS)
+        .col(problems::ITERATIONS, problems::ITERATIONS)
         .col("MuJoCo ms", "mujoco_seconds")
         .col("MuJoCo iterations", "mujoco_iterations")
         .col("ratio", "ratio")

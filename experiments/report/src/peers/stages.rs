@@ -5,6 +5,8 @@
 //! the ratio to MuJoCo per stage. Its facts are `steps.<scene>.<slug>.stage.*` (`facts.md`
 //! lists them).
 
+use contactlab_runs::schema::steps;
+
 use super::{ms, slug};
 use crate::analysis::peers::{Stages, WholeStep};
 use crate::builder::Report;
@@ -81,7 +83,7 @@ fn stages_table(
 ) -> Result<(), ReportError> {
     let mut t = Table::new(Some("stages.csv"))
         .col("scene", "scene")
-        .col("our solver", "solver")
+        .col("our solver", steps::SOLVER)
         .col("stage", "stage")
         .col("our ms", "ms")
         .col("our us per contact", "us_per_contact")

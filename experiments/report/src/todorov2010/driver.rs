@@ -8,6 +8,7 @@
 
 use std::collections::BTreeMap;
 
+use contactlab_runs::schema::steps;
 use contactlab_runs::store::read_run;
 
 use super::{cell_key, PublishedCell};
@@ -87,7 +88,7 @@ fn landing_table() -> Table {
     Table::new(Some("landing.csv"))
         .col("mu", "mu")
         .col("n_b", "n_b")
-        .col("iterations", "iterations")
+        .col(steps::ITERATIONS, steps::ITERATIONS)
         .col("Newton accepted", "newton_percent")
         .col("no move", "stopped_percent")
         .col("line-search steps", "line_search")
@@ -510,7 +511,7 @@ fn damping_cell_table(cells: &[Cell], published: &[PublishedCell]) -> Result<Tab
         .csv_col("setting")
         .csv_col("newton_percent")
         .csv_col("newton_percent_published")
-        .csv_col("iterations")
+        .csv_col(steps::ITERATIONS)
         .csv_col("converged_percent")
         .csv_col("local_minima")
         .csv_col("microseconds_per_solve")
@@ -624,7 +625,7 @@ fn unknowns_table() -> Table {
     let ratios = "ratio to the driver / predicted";
     let converged = "converged (own test / ruler)";
     Table::new(Some("unknowns.csv"))
-        .col("solver", "solver")
+        .col(steps::SOLVER, steps::SOLVER)
         .col("n_b", "n_b")
         .col(sizes, "unknowns_per_contact")
         .col(sizes, "unknowns_per_solve")
@@ -632,7 +633,7 @@ fn unknowns_table() -> Table {
         .col("time per linear solve", "microseconds_per_linear_solve")
         .col(ratios, "linear_solve_ratio")
         .col(ratios, "cubed_size_ratio")
-        .col("iterations", "iterations")
+        .col(steps::ITERATIONS, steps::ITERATIONS)
         .col(converged, "solver_converged_percent")
         .col(converged, "converged_percent")
         .col("time per step", "microseconds_per_step")

@@ -10,6 +10,7 @@
 
 use std::collections::BTreeMap;
 
+use contactlab_runs::schema::steps;
 use polars::prelude::DataFrame;
 
 use crate::analysis::{f64s, strs, AnalysisError};
@@ -84,11 +85,11 @@ fn missing(name: &str) -> AnalysisError {
 
 /// Splits the driver rows of a spring-cylinder steps frame into runs, in run order.
 pub fn cylinder_runs(df: &DataFrame) -> Result<Vec<CylinderRun>, AnalysisError> {
-    let role = column_str(df, "role")?;
-    let solver = column_str(df, "solver")?;
+    let role = column_str(df, steps::ROLE)?;
+    let solver = column_str(df, steps::SOLVER)?;
     let scheme = column_str(df, "scheme")?;
-    let run = column_f64(df, "run")?;
-    let step = column_f64(df, "step")?;
+    let run = column_f64(df, steps::RUN)?;
+    let step = column_f64(df, steps::STEP)?;
     let mu = column_f64(df, "mu")?;
     let time = column_f64(df, "time")?;
     let x = column_f64(df, "x")?;
@@ -96,7 +97,7 @@ pub fn cylinder_runs(df: &DataFrame) -> Result<Vec<CylinderRun>, AnalysisError> 
     let energy = column_f64(df, "relative_energy")?;
     let mut rows: BTreeMap<u64, Vec<usize>> = BTreeMap::new();
     for i in 0..df.height() {
-        if role[i] == "driver" {
+        if role[i] == steps::ROLE_DRIVER {
             rows.entry(run[i] as u64).or_default().push(i);
         }
     }
