@@ -23,6 +23,7 @@
 //! `W` is symmetric to the last bit (only the lower triangle is computed) and the result is a
 //! validated [`LocalProblem`].
 
+use contactlab_core::drivers::kit::dot;
 use contactlab_core::{CoreError, LocalProblem, Matrix, ProblemError};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
@@ -178,7 +179,7 @@ fn delassus_w(n: usize, dof_ratio: f64, regularization: f64, rng: &mut ChaCha8Rn
     let mut w = vec![0.0; n * n];
     for i in 0..n {
         for j in 0..=i {
-            let v = super::dot(&b[i * m..(i + 1) * m], &b[j * m..(j + 1) * m])
+            let v = dot(&b[i * m..(i + 1) * m], &b[j * m..(j + 1) * m])
                 + if i == j { regularization } else { 0.0 };
             w[i * n + j] = v;
             w[j * n + i] = v;
@@ -223,7 +224,7 @@ fn opentissue_w(n: usize, rng: &mut ChaCha8Rng) -> Vec<f64> {
     let mut w = vec![0.0; n * n];
     for i in 0..n {
         for j in 0..=i {
-            let v = super::dot(&r[i * n..(i + 1) * n], &r[j * n..(j + 1) * n]);
+            let v = dot(&r[i * n..(i + 1) * n], &r[j * n..(j + 1) * n]);
             w[i * n + j] = v;
             w[j * n + i] = v;
         }

@@ -66,7 +66,7 @@ use contactlab_core::{
 use faer::Mat;
 use serde::{Deserialize, Serialize};
 
-use super::{check_start, MinMap, MinMapPoint, Piece};
+use super::minmap::{check_start, MinMap, MinMapPoint, Piece};
 
 /// What the absolute tolerance `opts.stop_tol` bounds.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]

@@ -5,7 +5,7 @@ use contactlab_core::plugin::{Formulation, FormulationPlugin, Model};
 use contactlab_core::{CoreError, StepProblem};
 use serde::{Deserialize, Serialize};
 
-use super::MinMap;
+use super::minmap::MinMap;
 use crate::pyramid::PyramidTurn;
 
 /// The min-map formulation and its options.

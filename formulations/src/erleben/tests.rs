@@ -6,9 +6,12 @@ use contactlab_core::drivers::{
     solve_least_squares, Dogleg, GaussNewtonLs, LevenbergMarquardt, ProjectedLevenbergMarquardt,
     TrustRegionSteihaug,
 };
-use contactlab_core::{Matrix, Solution, SolveOptions, Status};
+use contactlab_core::{
+    LocalProblem, Matrix, NonSmoothResidual, Residual, Solution, SolveOptions, Status,
+};
 use faer::prelude::*;
 use faer::Mat;
+use nalgebra::Vector3;
 use proptest::prelude::*;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;

@@ -33,7 +33,11 @@ use contactlab_core::{CoreError, LocalProblem, Solution, SolveOptions};
 use nalgebra::{Matrix3, Vector3};
 use serde::{Deserialize, Serialize};
 
-use super::{Analytical, Bisection, CoulombExact, GoldenSection, PgsStep};
+use super::analytical::Analytical;
+use super::bisection::Bisection;
+use super::coulomb::CoulombExact;
+use super::golden::GoldenSection;
+use super::pgs::PgsStep;
 
 /// The single-contact method of the bisection-SOR.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]

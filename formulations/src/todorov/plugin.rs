@@ -6,7 +6,7 @@ use contactlab_core::plugin::{Formulation, FormulationPlugin, Model};
 use contactlab_core::{CoreError, Residual, Status, StepProblem};
 use serde::{Deserialize, Serialize};
 
-use super::ImplicitNcp;
+use super::ncp::ImplicitNcp;
 
 /// The implicit-NCP formulation and its options.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
