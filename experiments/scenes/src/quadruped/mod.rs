@@ -160,7 +160,7 @@ use contactlab_core::{ContactModel, GeneralizedProblem, LocalProblem, Matrix, Pr
 use contactlab_multibody::{BoxShape, Joint, Model, Sphere, Transform};
 use faer::sparse::{SparseColMat, Triplet};
 use faer::Mat;
-use nalgebra::{DMatrix, DVector, Matrix3, Vector3};
+use nalgebra::{Cholesky, DMatrix, DVector, Dyn, Matrix3, Vector3};
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 
@@ -233,6 +233,43 @@ fn robot_error(message: String) -> SceneError {
         key: "robot",
         message,
     }
+}
+
+/// The Delassus matrix `W = J M^-1 J'` as `Y'Y` with `Y = L^-1 J'` (`M = L L'` by `chol`),
+/// copied symmetric: symmetric positive semidefinite to the last bit.
+fn delassus(chol: &Cholesky<f64, Dyn>, j: &DMatrix<f64>) -> Result<Mat<f64>, SceneError> {
+    let y = chol
+        .l()
+        .solve_lower_triangular(&j.transpose())
+        .ok_or(SceneError::NonFinite("mass matrix (singular factor)"))?;
+    let yy = y.transpose() * &y;
+    let n = j.nrows();
+    Ok(Mat::<f64>::from_fn(n, n, |r, c| {
+        if r >= c {
+            yy[(r, c)]
+        } else {
+            yy[(c, r)]
+        }
+    }))
+}
+
+/// The sparse form of the dense `x` (its nonzero entries), an error naming `field`.
+fn sparse(x: &DMatrix<f64>, field: &str) -> Result<SparseColMat<usize, f64>, SceneError> {
+    let mut t = Vec::new();
+    for c in 0..x.ncols() {
+        for r in 0..x.nrows() {
+            if x[(r, c)] != 0.0 {
+                t.push(Triplet::new(r, c, x[(r, c)]));
+            }
+        }
+    }
+    SparseColMat::try_new_from_triplets(x.nrows(), x.ncols(), &t).map_err(|e| {
+        SceneError::Problem(ProblemError::Shape {
+            field: field.into(),
+            expected: "a valid sparse matrix".into(),
+            found: format!("{e:?}"),
+        })
+    })
 }
 
 fn non_finite(field: &str, values: &[f64]) -> Result<(), SceneError> {
@@ -669,26 +706,9 @@ impl Quadruped {
         let tau = self.layout.generalized(nv, &torques);
         let v_star = &self.v + cfg.dt * chol.solve(&(tau - h));
         non_finite("v*", v_star.as_slice())?;
-
-        let poses = self.model.body_poses(&self.q);
-        let margin = cfg.margin;
-        let active: Vec<Candidate> = self
-            .candidates_with(&poses)
-            .into_iter()
-            .filter(|c| c.gap <= margin)
-            .collect();
-        let nc = active.len();
-        // J, three rows per contact in the ground frame's order: z (normal), x, y.
-        let mut j = DMatrix::zeros(3 * nc, nv);
-        for (k, c) in active.iter().enumerate() {
-            let jp = self
-                .model
-                .point_jacobian_with_poses(&poses, c.body, &c.point);
-            for (row, axis) in [2, 0, 1].into_iter().enumerate() {
-                j.row_mut(3 * k + row).copy_from(&jp.row(axis));
-            }
-        }
+        let (active, j) = self.contacts_and_jacobian();
         non_finite("J", j.as_slice())?;
+        let nc = active.len();
         // A contact found early by the margin may close its gap within the step but not cross
         // it: b_n = gap / dt (zero for touching and penetrating contacts, module doc).
         let mut b = vec![0.0; 3 * nc];
@@ -697,48 +717,11 @@ impl Quadruped {
         }
         let free = &j * &v_star;
         let q_local: Vec<f64> = (0..3 * nc).map(|i| free[i] + b[i]).collect();
-        // W = Y'Y with Y = L^-1 J' (M = L L'), copied symmetric: symmetric PSD to the last bit.
-        let y = chol
-            .l()
-            .solve_lower_triangular(&j.transpose())
-            .ok_or(SceneError::NonFinite("mass matrix (singular factor)"))?;
-        let yy = y.transpose() * &y;
-        let w = Mat::<f64>::from_fn(
-            3 * nc,
-            3 * nc,
-            |r, c| {
-                if r >= c {
-                    yy[(r, c)]
-                } else {
-                    yy[(c, r)]
-                }
-            },
-        );
+        let w = delassus(&chol, &j)?;
         let local = LocalProblem::new(Matrix::Dense(w), q_local, vec![cfg.mu; nc])?;
-
-        let sparse = |rows: usize, cols: usize, t: &[Triplet<usize, usize, f64>], field: &str| {
-            SparseColMat::try_new_from_triplets(rows, cols, t).map_err(|e| {
-                SceneError::Problem(ProblemError::Shape {
-                    field: field.into(),
-                    expected: "a valid sparse matrix".into(),
-                    found: format!("{e:?}"),
-                })
-            })
-        };
-        let triplets = |x: &DMatrix<f64>| {
-            let mut t = Vec::new();
-            for c in 0..x.ncols() {
-                for r in 0..x.nrows() {
-                    if x[(r, c)] != 0.0 {
-                        t.push(Triplet::new(r, c, x[(r, c)]));
-                    }
-                }
-            }
-            t
-        };
         let generalized = GeneralizedProblem {
-            a: sparse(nv, nv, &triplets(&m), "A")?,
-            j: sparse(3 * nc, nv, &triplets(&j), "J")?,
+            a: sparse(&m, "A")?,
+            j: sparse(&j, "J")?,
             v_star: v_star.iter().copied().collect(),
             b,
             contacts: active
@@ -765,6 +748,28 @@ impl Quadruped {
             problem: contactlab_core::StepProblem::with_local(generalized, local),
             free: v_star.iter().copied().collect(),
         })
+    }
+
+    /// [`Quadruped::active_contacts`] and their Jacobian `J` at `q` (one pass over the poses),
+    /// three rows per contact in the ground frame's order: z (normal), x, y.
+    fn contacts_and_jacobian(&self) -> (Vec<Candidate>, DMatrix<f64>) {
+        let poses = self.model.body_poses(&self.q);
+        let margin = self.config.margin;
+        let active: Vec<Candidate> = self
+            .candidates_with(&poses)
+            .into_iter()
+            .filter(|c| c.gap <= margin)
+            .collect();
+        let mut j = DMatrix::zeros(3 * active.len(), self.model.nv());
+        for (k, c) in active.iter().enumerate() {
+            let jp = self
+                .model
+                .point_jacobian_with_poses(&poses, c.body, &c.point);
+            for (row, axis) in [2, 0, 1].into_iter().enumerate() {
+                j.row_mut(3 * k + row).copy_from(&jp.row(axis));
+            }
+        }
+        (active, j)
     }
 
     /// Applies the impulses `r` (normal first per contact, the step's frames):

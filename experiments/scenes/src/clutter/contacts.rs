@@ -1,0 +1,325 @@
+//! Collision detection: the broad phase (sweep and prune), parry's contact manifolds reduced
+//! to at most [`MANIFOLD_POINTS`] points, and the contacts they make (module doc of
+//! [`crate::clutter`]).
+
+use nalgebra::{Matrix3, Vector3};
+use parry3d_f64::math::{Pose, Vector};
+use parry3d_f64::query::details::{
+    contact_manifold_ball_ball, contact_manifold_convex_ball, contact_manifold_cuboid_cuboid,
+    contact_manifold_halfspace_pfm, NormalConstraints,
+};
+use parry3d_f64::query::ContactManifold;
+use parry3d_f64::shape::{Ball, Cuboid, HalfSpace, PackedFeatureId};
+
+use super::{BodyShape, Clutter, Obstacle, RigidBody, MANIFOLD_POINTS};
+use crate::scene::{contact_frame, ContactKey};
+
+/// Manifold points closer than this (m) are one point.
+const DUPLICATE_DISTANCE: f64 = 1e-7;
+
+/// One contact point at the start of a step.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ClutterContact {
+    /// Persistent identity.
+    pub key: ContactKey,
+    /// The body the normal points towards.
+    pub a: usize,
+    /// The other body (`None`: an obstacle).
+    pub b: Option<usize>,
+    /// The contact point (world): the midpoint of the two surfaces' witness points.
+    pub point: Vector3<f64>,
+    /// Rows `n, t1, t2` (world).
+    pub frame: Matrix3<f64>,
+    /// Signed distance (negative: overlap).
+    pub phi0: f64,
+}
+
+/// One point of a manifold, in world coordinates.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct ManifoldPoint {
+    /// The contact point.
+    pub point: Vector3<f64>,
+    /// Signed distance.
+    pub phi: f64,
+    /// The features in touch (the first shape's id in the high 32 bits).
+    pub feature: u64,
+}
+
+/// Keeps at most [`MANIFOLD_POINTS`] of a manifold's points (normal `n`), in their given order:
+/// near-duplicates merged (the deeper kept), then the deepest point, the one farthest from it in
+/// the contact plane, the one spanning the largest triangle with those two, and the one adding
+/// the most area outside that triangle (none if all the rest lie inside it).
+pub fn reduce_manifold(points: &[ManifoldPoint], n: &Vector3<f64>) -> Vec<ManifoldPoint> {
+    let mut pts: Vec<ManifoldPoint> = Vec::with_capacity(points.len());
+    for p in points {
+        match pts
+            .iter_mut()
+            .find(|q| (q.point - p.point).norm() < DUPLICATE_DISTANCE)
+        {
+            Some(q) if p.phi < q.phi => *q = *p,
+            Some(_) => {}
+            None => pts.push(*p),
+        }
+    }
+    if pts.len() <= MANIFOLD_POINTS {
+        return pts;
+    }
+    // In-plane vectors and areas: the normal component does not matter for the spread.
+    let flat = |d: Vector3<f64>| d - n * n.dot(&d);
+    let argmax = |score: &dyn Fn(&ManifoldPoint) -> f64| {
+        let mut best = (0, f64::NEG_INFINITY);
+        for (i, p) in pts.iter().enumerate() {
+            let s = score(p);
+            if s > best.1 {
+                best = (i, s);
+            }
+        }
+        best
+    };
+    let i0 = argmax(&|p| -p.phi).0;
+    let p0 = pts[i0].point;
+    let i1 = argmax(&|p| flat(p.point - p0).norm()).0;
+    let p1 = pts[i1].point;
+    let i2 = argmax(&|p| n.dot(&(p1 - p0).cross(&(p.point - p0))).abs()).0;
+    let p2 = pts[i2].point;
+    let mut keep = vec![i0, i1, i2];
+    // Orientation of the triangle about n; a point outside edge (e0, e1) has a cross product of
+    // the opposite sign.
+    let sign = n.dot(&(p1 - p0).cross(&(p2 - p0))).signum();
+    let outside = |p: &ManifoldPoint| {
+        [(p0, p1), (p1, p2), (p2, p0)]
+            .iter()
+            .map(|(e0, e1)| (-sign * n.dot(&(e1 - e0).cross(&(p.point - e0)))).max(0.0))
+            .sum::<f64>()
+    };
+    let (i3, area) = argmax(&outside);
+    if area > 0.0 {
+        keep.push(i3);
+    }
+    keep.sort_unstable();
+    keep.dedup();
+    keep.into_iter().map(|i| pts[i]).collect()
+}
+
+/// A shape as parry sees it.
+#[derive(Debug, Clone, Copy)]
+pub(super) enum Geom {
+    Ball(Ball),
+    Cuboid(Cuboid),
+    Ground(HalfSpace),
+}
+
+pub(super) fn to_parry(v: &Vector3<f64>) -> Vector {
+    Vector::new(v.x, v.y, v.z)
+}
+
+fn from_parry(v: Vector) -> Vector3<f64> {
+    Vector3::new(v.x, v.y, v.z)
+}
+
+fn pack(f1: PackedFeatureId, f2: PackedFeatureId) -> u64 {
+    (u64::from(f1.0) << 32) | u64::from(f2.0)
+}
+
+/// The contact manifold of `g1` at `pose1` against `g2` at `pose2` within `prediction`: the
+/// normal (world, from shape 1 towards shape 2) and the points (midpoint, signed distance,
+/// features of shape 1 then shape 2), unreduced.
+pub(super) fn manifold(
+    g1: Geom,
+    pose1: &Pose,
+    g2: Geom,
+    pose2: &Pose,
+    prediction: f64,
+) -> Option<(Vector3<f64>, Vec<ManifoldPoint>)> {
+    // Cases with the ball or the box second are answered by swapping the shapes and flipping
+    // the answer back, so each of parry's routines is called the way round it is written.
+    let swap = |g1, pose1, g2, pose2| {
+        manifold(g2, pose2, g1, pose1, prediction).map(|(n, pts)| {
+            let pts = pts
+                .into_iter()
+                .map(|p| ManifoldPoint {
+                    feature: p.feature.rotate_left(32),
+                    ..p
+                })
+                .collect();
+            (-n, pts)
+        })
+    };
+    let pos12 = pose1.inv_mul(pose2);
+    let mut m = ContactManifold::<(), ()>::new();
+    let none = None::<&dyn NormalConstraints>;
+    match (g1, g2) {
+        (Geom::Ball(b1), Geom::Ball(b2)) => {
+            contact_manifold_ball_ball(&pos12, &b1, &b2, prediction, &mut m)
+        }
+        (Geom::Cuboid(c1), Geom::Cuboid(c2)) => {
+            contact_manifold_cuboid_cuboid(&pos12, &c1, &c2, prediction, &mut m)
+        }
+        (Geom::Cuboid(c1), Geom::Ball(b2)) => {
+            contact_manifold_convex_ball(&pos12, &c1, &b2, none, none, prediction, &mut m, false)
+        }
+        (Geom::Ground(h1), Geom::Ball(b2)) => {
+            contact_manifold_convex_ball(&pos12, &h1, &b2, none, none, prediction, &mut m, false)
+        }
+        (Geom::Ground(h1), Geom::Cuboid(c2)) => {
+            contact_manifold_halfspace_pfm(&pos12, &h1, &c2, 0.0, prediction, &mut m, false)
+        }
+        (Geom::Ball(_), Geom::Cuboid(_) | Geom::Ground(_)) | (Geom::Cuboid(_), Geom::Ground(_)) => {
+            return swap(g1, pose1, g2, pose2)
+        }
+        (Geom::Ground(_), Geom::Ground(_)) => return None,
+    }
+    if m.points.is_empty() {
+        return None;
+    }
+    let n = from_parry(pose1.rotation * m.local_n1);
+    if !(n.iter().all(|c| c.is_finite()) && (n.norm() - 1.0).abs() < 1e-9) {
+        // parry has no direction to give (coincident centres): no usable contact.
+        return None;
+    }
+    let pts = m
+        .points
+        .iter()
+        // Face clipping returns the whole clipped polygon; keep what is within reach.
+        .filter(|c| c.dist <= prediction)
+        .map(|c| ManifoldPoint {
+            point: 0.5 * (from_parry(*pose1 * c.local_p1) + from_parry(*pose2 * c.local_p2)),
+            phi: c.dist,
+            feature: pack(c.fid1, c.fid2),
+        })
+        .collect::<Vec<_>>();
+    (!pts.is_empty()).then_some((n, pts))
+}
+
+impl Clutter {
+    /// Per body, how far its surface can move in one step (the speculative widening).
+    fn reach(&self) -> Vec<f64> {
+        let cfg = &self.config;
+        self.bodies
+            .iter()
+            .map(|b| {
+                if cfg.speculative {
+                    cfg.dt * (b.speed_bound() + cfg.dt * cfg.gravity)
+                } else {
+                    0.0
+                }
+            })
+            .collect()
+    }
+
+    /// Pairs of bodies whose bounding spheres come within their prediction distance, `a < b`,
+    /// sorted: sweep and prune along `x`.
+    fn candidate_pairs(&self, reach: &[f64]) -> Vec<(usize, usize)> {
+        let half_margin = 0.5 * self.config.margin;
+        let interval = |i: usize| {
+            let b = &self.bodies[i];
+            let r = b.bounding_radius() + reach[i] + half_margin;
+            (b.x.x - r, b.x.x + r)
+        };
+        let mut order: Vec<usize> = (0..self.bodies.len()).collect();
+        order.sort_by(|&i, &j| interval(i).0.total_cmp(&interval(j).0).then(i.cmp(&j)));
+        let mut pairs = Vec::new();
+        for (k, &i) in order.iter().enumerate() {
+            let hi = interval(i).1;
+            for &j in &order[k + 1..] {
+                if interval(j).0 > hi {
+                    break;
+                }
+                let (a, b) = (i.min(j), i.max(j));
+                let (ba, bb) = (&self.bodies[a], &self.bodies[b]);
+                let limit = ba.bounding_radius()
+                    + bb.bounding_radius()
+                    + self.config.margin
+                    + reach[a]
+                    + reach[b];
+                if (ba.x - bb.x).norm() <= limit {
+                    pairs.push((a, b));
+                }
+            }
+        }
+        pairs.sort_unstable();
+        pairs
+    }
+
+    pub(super) fn geom(&self, i: usize) -> Geom {
+        match self.bodies[i].shape {
+            BodyShape::Sphere { radius } => Geom::Ball(Ball::new(radius)),
+            BodyShape::Cuboid { half } => Geom::Cuboid(Cuboid::new(to_parry(&half))),
+        }
+    }
+
+    /// Narrow phase: every body against every obstacle in reach, then every candidate pair.
+    pub(super) fn detect(&self) -> Vec<ClutterContact> {
+        let cfg = &self.config;
+        let reach = self.reach();
+        let poses: Vec<Pose> = self.bodies.iter().map(RigidBody::pose).collect();
+        let mut out = Vec::new();
+        for (i, body) in self.bodies.iter().enumerate() {
+            let prediction = cfg.margin + reach[i];
+            for (k, obstacle) in self.obstacles.iter().enumerate() {
+                if obstacle.distance(&body.x) > body.bounding_radius() + prediction {
+                    continue;
+                }
+                let (g2, pose2) = match obstacle {
+                    Obstacle::Cuboid { half, center } => (
+                        Geom::Cuboid(Cuboid::new(to_parry(half))),
+                        Pose::from_translation(to_parry(center)),
+                    ),
+                    Obstacle::Ground => (Geom::Ground(HalfSpace::new(Vector::Z)), Pose::identity()),
+                };
+                if let Some((n12, pts)) = manifold(self.geom(i), &poses[i], g2, &pose2, prediction)
+                {
+                    push_manifold(&mut out, i, None, k, -n12, &pts);
+                }
+            }
+        }
+        for (a, b) in self.candidate_pairs(&reach) {
+            let prediction = cfg.margin + reach[a] + reach[b];
+            if let Some((n12, pts)) =
+                manifold(self.geom(a), &poses[a], self.geom(b), &poses[b], prediction)
+            {
+                push_manifold(&mut out, a, Some(b), 0, -n12, &pts);
+            }
+        }
+        out
+    }
+}
+
+/// Appends one manifold (normal `n` towards body `a`) as contacts, reduced to
+/// [`MANIFOLD_POINTS`], keyed by the bodies (or the obstacle) and the features.
+fn push_manifold(
+    out: &mut Vec<ClutterContact>,
+    a: usize,
+    b: Option<usize>,
+    obstacle: usize,
+    n: Vector3<f64>,
+    pts: &[ManifoldPoint],
+) {
+    let frame = contact_frame(n);
+    let kept = reduce_manifold(pts, &n);
+    for (k, p) in kept.iter().enumerate() {
+        // Features are distinct within one manifold from parry's clipping; if two ever agree,
+        // the later one gets a key no feature pair can have, so keys stay unique.
+        let feature = if kept[..k].iter().any(|q| q.feature == p.feature) {
+            u64::MAX - k as u64
+        } else {
+            p.feature
+        };
+        let key = match b {
+            Some(b) => ContactKey::PairPoint { a, b, feature },
+            None => ContactKey::WallPoint {
+                body: a,
+                obstacle,
+                feature,
+            },
+        };
+        out.push(ClutterContact {
+            key,
+            a,
+            b,
+            point: p.point,
+            frame,
+            phi0: p.phi,
+        });
+    }
+}
