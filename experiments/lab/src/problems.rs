@@ -190,6 +190,7 @@ fn own_violation(model: Model, problem: &StepProblem, s: &LocalSolve) -> f64 {
         .sum()
 }
 
+/// The median of the finite values of `v` (NaN when there are none).
 fn median(v: &[f64]) -> f64 {
     let mut s: Vec<f64> = v.iter().copied().filter(|x| x.is_finite()).collect();
     if s.is_empty() {
@@ -211,8 +212,34 @@ pub fn run_problems(
     path: &Path,
 ) -> Result<ProblemsOutput, RunError> {
     let start = std::time::Instant::now();
-    let solvers: Vec<ResolvedSolver> = cfg
+    let solvers = resolve_solvers(ctx, cfg)?;
+    let exempt: Vec<bool> = cfg
         .solvers
+        .iter()
+        .map(|s| cfg.slow_exempt.contains(&s.name()))
+        .collect();
+    let (loaded, left_out) = load_problems(ctx, cfg, path)?;
+    let mut rounds = Rounds::default();
+    for round in 0..cfg.rounds {
+        rounds.run(cfg, round, &solvers, &exempt, &loaded);
+    }
+    let rows = rows(ctx, cfg, &solvers, &loaded, rounds);
+    Ok(ProblemsOutput {
+        rows,
+        problems: loaded.len(),
+        left_out,
+        wall_seconds: start.elapsed().as_secs_f64(),
+    })
+}
+
+/// The config's solvers, resolved by the registry, without traces: a problems run keeps
+/// answers and counters, and recording a trace would be timed with the solve
+/// (`SolveOptions::trace`).
+fn resolve_solvers(
+    ctx: Context<'_>,
+    cfg: &ProblemsConfig,
+) -> Result<Vec<ResolvedSolver>, RunError> {
+    cfg.solvers
         .iter()
         .map(|s| {
             let mut solver = ctx.registry.resolve(s).map_err(|source| RunError::Solver {
@@ -220,17 +247,19 @@ pub fn run_problems(
                 step: 0,
                 source,
             })?;
-            // A problems run keeps answers and counters, never traces; recording them would
-            // be timed with the solve (SolveOptions::trace).
             solver.options.trace = false;
             Ok(solver)
         })
-        .collect::<Result<_, RunError>>()?;
-    let exempt: Vec<bool> = cfg
-        .solvers
-        .iter()
-        .map(|s| cfg.slow_exempt.contains(&s.name()))
-        .collect();
+        .collect()
+}
+
+/// The config's problems, each loaded once with its reference answer (where the config names
+/// a reference), and the names of those left out for want of a contact-space form.
+fn load_problems(
+    ctx: Context<'_>,
+    cfg: &ProblemsConfig,
+    path: &Path,
+) -> Result<(Vec<Loaded>, Vec<String>), RunError> {
     let entries = cfg.problems(ctx.root, path)?;
     let scenes = crate::matrix::scene_steps(ctx, &entries)?;
     let reference = cfg
@@ -266,128 +295,180 @@ pub fn run_problems(
             reference: answer,
         });
     }
-    // Per (problem, solver): the first round's answer and every round's seconds.
-    let mut first: BTreeMap<(usize, usize), Result<LocalSolve, String>> = BTreeMap::new();
-    let mut times: BTreeMap<(usize, usize), (Vec<f64>, Vec<f64>)> = BTreeMap::new();
-    for round in 0..cfg.rounds {
+    Ok((loaded, left_out))
+}
+
+/// What the rounds gave per (problem, solver): the first round's answer (or why the solve
+/// failed) and every round's seconds and build seconds.
+#[derive(Default)]
+struct Rounds {
+    first: BTreeMap<(usize, usize), Result<LocalSolve, String>>,
+    times: BTreeMap<(usize, usize), (Vec<f64>, Vec<f64>)>,
+}
+
+impl Rounds {
+    /// Round `round`: every problem, every solver once, the solvers in reverse order on odd
+    /// rounds (module doc); `exempt` marks the solvers the slow cut spares.
+    fn run(
+        &mut self,
+        cfg: &ProblemsConfig,
+        round: usize,
+        solvers: &[ResolvedSolver],
+        exempt: &[bool],
+        loaded: &[Loaded],
+    ) {
         for (pi, p) in loaded.iter().enumerate() {
             for k in 0..solvers.len() {
-                let si = if round % 2 == 0 {
+                let si = if round.is_multiple_of(2) {
                     k
                 } else {
                     solvers.len() - 1 - k
                 };
-                let solver = &solvers[si];
-                let key = (pi, si);
-                if first.get(&key).is_some_and(Result::is_err) {
-                    continue;
-                }
-                if let (Some(limit), Some((t, _))) = (cfg.slow_seconds, times.get(&key)) {
-                    if round >= cfg.slow_rounds && median(t) > limit && !exempt[si] {
-                        continue;
-                    }
-                }
-                // A fast solve is preceded by one untimed, so that its code and the
-                // allocator's state are its own and not the previous solver's.
-                let fast = times
-                    .get(&key)
-                    .and_then(|(t, _)| t.last())
-                    .is_some_and(|&t| t < WARM_UP_BELOW_SECONDS);
-                if fast {
-                    let _ = solver.run(&p.problem.clone(), None);
-                }
-                // A fresh copy: nothing an earlier round derived is reused.
-                let fresh = p.problem.clone();
-                // The first solve is judged and kept; later rounds only time the solver.
-                let timed = if first.contains_key(&key) {
-                    solver
-                        .run(&fresh, None)
-                        .map(|o| (o.seconds, o.build_seconds, None))
-                } else {
-                    solver
-                        .solve(&fresh, None)
-                        .map(|s| (s.seconds, s.build_seconds, Some(s)))
-                };
-                match timed {
-                    Ok((seconds, build, judged)) => {
-                        let t = times.entry(key).or_default();
-                        t.0.push(seconds);
-                        t.1.push(build);
-                        if let Some(s) = judged {
-                            first.insert(key, Ok(s));
-                        }
-                    }
-                    Err(e) => {
-                        first.insert(key, Err(e.to_string()));
-                    }
+                if !self.skips(cfg, round, (pi, si), exempt[si]) {
+                    self.solve(&solvers[si], (pi, si), &p.problem);
                 }
             }
         }
     }
+
+    /// Whether the pair `key` sits out round `round`: its first solve failed, or its median
+    /// time passed `slow_seconds` after `slow_rounds` rounds and it is not `exempt`.
+    fn skips(&self, cfg: &ProblemsConfig, round: usize, key: (usize, usize), exempt: bool) -> bool {
+        if self.first.get(&key).is_some_and(Result::is_err) {
+            return true;
+        }
+        match (cfg.slow_seconds, self.times.get(&key)) {
+            (Some(limit), Some((t, _))) => round >= cfg.slow_rounds && median(t) > limit && !exempt,
+            _ => false,
+        }
+    }
+
+    /// One timed solve of `problem` by `solver`, the pair `key`: the first is judged and kept,
+    /// later ones only timed.
+    fn solve(&mut self, solver: &ResolvedSolver, key: (usize, usize), problem: &StepProblem) {
+        // A fast solve is preceded by one untimed, so that its code and the allocator's state
+        // are its own and not the previous solver's.
+        let fast = self
+            .times
+            .get(&key)
+            .and_then(|(t, _)| t.last())
+            .is_some_and(|&t| t < WARM_UP_BELOW_SECONDS);
+        if fast {
+            let _ = solver.run(&problem.clone(), None);
+        }
+        // A fresh copy: nothing an earlier round derived is reused.
+        let fresh = problem.clone();
+        let timed = if self.first.contains_key(&key) {
+            solver
+                .run(&fresh, None)
+                .map(|o| (o.seconds, o.build_seconds, None))
+        } else {
+            solver
+                .solve(&fresh, None)
+                .map(|s| (s.seconds, s.build_seconds, Some(s)))
+        };
+        match timed {
+            Ok((seconds, build, judged)) => {
+                let t = self.times.entry(key).or_default();
+                t.0.push(seconds);
+                t.1.push(build);
+                if let Some(s) = judged {
+                    self.first.insert(key, Ok(s));
+                }
+            }
+            Err(e) => {
+                self.first.insert(key, Err(e.to_string()));
+            }
+        }
+    }
+}
+
+/// The rows of the run, problems in order, solvers in the config's.
+fn rows(
+    ctx: Context<'_>,
+    cfg: &ProblemsConfig,
+    solvers: &[ResolvedSolver],
+    loaded: &[Loaded],
+    mut rounds: Rounds,
+) -> Vec<ProblemRow> {
     let mut rows = Vec::with_capacity(loaded.len() * solvers.len());
     for (pi, p) in loaded.iter().enumerate() {
         for (si, (solver, spec)) in solvers.iter().zip(&cfg.solvers).enumerate() {
             let model = own_model(ctx, solver, spec);
-            let (seconds, builds) = times.remove(&(pi, si)).unwrap_or_default();
-            let mut row = ProblemRow {
-                run: p.entry.index,
-                problem_set: cfg.sets[p.entry.set].name.clone(),
-                problem: p.entry.name.clone(),
-                form: p.form,
-                n_c: p.problem.num_contacts(),
-                dofs: p.problem.generalized().map_or(0, |g| g.num_dofs()),
-                solver: spec.name(),
-                formulation: spec.formulation.name.clone(),
-                optimizer: spec.optimizer.name.clone(),
-                layout: layout_name(spec),
-                model: model.as_str().to_string(),
-                status: "error".into(),
-                solver_status: "error".into(),
-                iterations: 0,
-                residual: f64::NAN,
-                cone_violation: f64::NAN,
-                complementarity_gap: f64::NAN,
-                own_violation: f64::NAN,
-                rounds: seconds.len(),
-                seconds: median(&seconds),
-                seconds_min: seconds.iter().copied().fold(f64::NAN, f64::min),
-                build_seconds: median(&builds),
-                counters: BTreeMap::new(),
-                diagnostics: BTreeMap::new(),
-                reference: BTreeMap::new(),
-                message: String::new(),
-                answer: None,
-            };
-            match first.remove(&(pi, si)) {
-                Some(Ok(s)) => {
-                    row.own_violation = own_violation(model, &p.problem, &s);
-                    if let Some(a) = &p.reference {
-                        row.reference = a.figures(&s.r);
-                    }
-                    row.status = s.status.as_str().to_string();
-                    row.solver_status = s.solver_status.as_str().to_string();
-                    row.iterations = s.iterations;
-                    row.residual = s.metrics.natural_map;
-                    row.cone_violation = s.metrics.cone_violation;
-                    row.complementarity_gap = s.metrics.complementarity_gap;
-                    row.counters = s.counters;
-                    row.diagnostics = s.diagnostics;
-                    if cfg.answers {
-                        row.answer = Some(s.r);
-                    }
-                }
+            let (seconds, builds) = rounds.times.remove(&(pi, si)).unwrap_or_default();
+            let mut row = ProblemRow::timed(cfg, p, spec, model, &seconds, &builds);
+            match rounds.first.remove(&(pi, si)) {
+                Some(Ok(s)) => row.judged(s, model, p, cfg.answers),
                 Some(Err(message)) => row.message = message,
                 None => row.message = "not solved".into(),
             }
             rows.push(row);
         }
     }
-    Ok(ProblemsOutput {
-        rows,
-        problems: loaded.len(),
-        left_out,
-        wall_seconds: start.elapsed().as_secs_f64(),
-    })
+    rows
+}
+
+impl ProblemRow {
+    /// The row of problem `p` and solver `spec` (its friction `model`) with its rounds'
+    /// `seconds` and `builds`, not yet judged (status `error`, NaN figures).
+    fn timed(
+        cfg: &ProblemsConfig,
+        p: &Loaded,
+        spec: &contactlab_runs::SolverSpec,
+        model: Model,
+        seconds: &[f64],
+        builds: &[f64],
+    ) -> ProblemRow {
+        ProblemRow {
+            run: p.entry.index,
+            problem_set: cfg.sets[p.entry.set].name.clone(),
+            problem: p.entry.name.clone(),
+            form: p.form,
+            n_c: p.problem.num_contacts(),
+            dofs: p.problem.generalized().map_or(0, |g| g.num_dofs()),
+            solver: spec.name(),
+            formulation: spec.formulation.name.clone(),
+            optimizer: spec.optimizer.name.clone(),
+            layout: layout_name(spec),
+            model: model.as_str().to_string(),
+            status: "error".into(),
+            solver_status: "error".into(),
+            iterations: 0,
+            residual: f64::NAN,
+            cone_violation: f64::NAN,
+            complementarity_gap: f64::NAN,
+            own_violation: f64::NAN,
+            rounds: seconds.len(),
+            seconds: median(seconds),
+            seconds_min: seconds.iter().copied().fold(f64::NAN, f64::min),
+            build_seconds: median(builds),
+            counters: BTreeMap::new(),
+            diagnostics: BTreeMap::new(),
+            reference: BTreeMap::new(),
+            message: String::new(),
+            answer: None,
+        }
+    }
+
+    /// Fills in the first round's answer `s` on problem `p`: the shared ruler's figures, the
+    /// solver's own law's violation, the reference's figures and, when kept, the impulses.
+    fn judged(&mut self, s: LocalSolve, model: Model, p: &Loaded, answers: bool) {
+        self.own_violation = own_violation(model, &p.problem, &s);
+        if let Some(a) = &p.reference {
+            self.reference = a.figures(&s.r);
+        }
+        self.status = s.status.as_str().to_string();
+        self.solver_status = s.solver_status.as_str().to_string();
+        self.iterations = s.iterations;
+        self.residual = s.metrics.natural_map;
+        self.cone_violation = s.metrics.cone_violation;
+        self.complementarity_gap = s.metrics.complementarity_gap;
+        self.counters = s.counters;
+        self.diagnostics = s.diagnostics;
+        if answers {
+            self.answer = Some(s.r);
+        }
+    }
 }
 
 /// The rows as a DataFrame: one column per [`ProblemRow`] field, one per counter (0 where a

@@ -14,7 +14,7 @@ use std::path::Path;
 use std::time::{Duration, Instant};
 
 use contactlab_core::ProblemError;
-use contactlab_runs::config::{ConfigError, ExperimentConfig, RunSpec};
+use contactlab_runs::config::{ConfigError, ExperimentConfig, OutputSection, RunSpec};
 use contactlab_runs::schema::{steps, traces};
 use contactlab_runs::spec::SolverSpec;
 use contactlab_runs::store::{SceneRecord, StoreError};
@@ -323,21 +323,9 @@ pub fn run_one(
             .map(|(k, v)| (k.to_string(), v))
             .collect(),
     };
-    let solvers: Vec<(ResolvedSolver, &'static str, &'static str)> =
-        std::iter::once((cfg.driver_specs()[spec.driver], steps::ROLE_DRIVER))
-            .chain(cfg.shadow.iter().map(|s| (s, "shadow")))
-            .map(|(s, role)| {
-                let model = registry
-                    .model_of(&s.formulation.name, &s.optimizer.name)
-                    .map_or("", |m| m.as_str());
-                Ok((resolve_for_run(registry, s, run, time_limit)?, role, model))
-            })
-            .collect::<Result<_, RunError>>()?;
+    let solvers = run_solvers(registry, cfg, spec, time_limit)?;
     let mut warm: Vec<WarmMap> = vec![HashMap::new(); solvers.len()];
-    let mut hardest: Vec<StepTrace> = Vec::new();
-    let mut asked: Vec<StepTrace> = Vec::new();
-    let mut every: Vec<StepTrace> = Vec::new();
-    let mut hardest_iterations = 0;
+    let mut kept = KeptTraces::default();
     let mut rows = Vec::with_capacity(cfg.scene.steps * solvers.len());
     for step in 0..cfg.scene.steps {
         if scene.finished() {
@@ -352,80 +340,12 @@ pub fn run_one(
             }
             Err(e) => return Err(scene_err(e)),
         };
-        let mut scene_seconds = clock.elapsed().as_secs_f64();
-        let n_c = cs.contacts.len();
-        let mut step_rows = Vec::with_capacity(solvers.len());
-        let mut driver_r = Vec::new();
-        let mut driver_u = Vec::new();
-        let mut traces = Vec::with_capacity(solvers.len());
-        for (i, (solver, role, model)) in solvers.iter().enumerate() {
-            if n_c == 0 {
-                step_rows.push(empty_row(run, step, &solver.label, role, model));
-                continue;
-            }
-            let s = solve_warm(solver, &cs, &mut warm[i], run, step)?;
-            let (distance_to_driver, velocity_gap_to_driver) = if i == 0 {
-                (f64::NAN, f64::NAN)
-            } else {
-                (
-                    relative_distance(&driver_r, &s.r),
-                    largest_gap(&driver_u, &s.u),
-                )
-            };
-            traces.push(StepTrace {
-                run,
-                step,
-                solver: solver.label.clone(),
-                why: "hardest",
-                trace: s.solution.trace.clone(),
-            });
-            step_rows.push(StepRow {
-                run,
-                step,
-                solver: solver.label.clone(),
-                role,
-                model,
-                n_c,
-                unknowns: s.x.len(),
-                iterations: s.iterations,
-                residual: s.metrics.natural_map,
-                seconds: s.seconds,
-                build_seconds: s.build_seconds,
-                scene_seconds: 0.0,
-                advance_seconds: 0.0,
-                detect_seconds: f64::NAN,
-                distance_to_driver,
-                velocity_gap_to_driver,
-                status: s.status.as_str().to_string(),
-                solver_status: s.solver_status.as_str().to_string(),
-                counters: s.counters.clone(),
-                diagnostics: s.diagnostics.clone(),
-                observables: Vec::new(),
-            });
-            if i == 0 {
-                driver_r = s.r;
-                driver_u = s.u;
-            }
-        }
-        if cfg.output.traces_at.contains(&step) {
-            asked.extend(traces.iter().map(|t| StepTrace {
-                why: "asked",
-                ..t.clone()
-            }));
-        }
-        if cfg.output.all_traces {
-            every.extend(traces.iter().map(|t| StepTrace {
-                why: "every_step",
-                ..t.clone()
-            }));
-        }
-        let driver_iterations = step_rows.first().map_or(0, |r| r.iterations);
-        if driver_iterations > hardest_iterations {
-            hardest_iterations = driver_iterations;
-            hardest = traces;
-        }
+        let contact_seconds = clock.elapsed().as_secs_f64();
+        let solved = solve_step(&solvers, &cs, &mut warm, run, step)?;
+        let driver_iterations = solved.rows.first().map_or(0, |r| r.iterations);
+        kept.keep(&cfg.output, step, solved.traces, driver_iterations);
         let clock = Instant::now();
-        match scene.advance(&cs, &driver_r) {
+        match scene.advance(&cs, &solved.driver_r) {
             Ok(()) => {}
             Err(e) if diverged(&e) => {
                 rows.extend(diverged_rows(run, step, &solvers, scene.as_ref()));
@@ -434,25 +354,187 @@ pub fn run_one(
             Err(e) => return Err(scene_err(e)),
         }
         let advance_seconds = clock.elapsed().as_secs_f64();
-        scene_seconds += advance_seconds;
         let detect_seconds = scene.detect_seconds().unwrap_or(f64::NAN);
         let observables = scene.observables();
-        for mut r in step_rows {
+        for mut r in solved.rows {
             r.observables = observables.clone();
-            r.scene_seconds = scene_seconds;
+            r.scene_seconds = contact_seconds + advance_seconds;
             r.advance_seconds = advance_seconds;
             r.detect_seconds = detect_seconds;
             rows.push(r);
         }
     }
-    hardest.extend(asked);
-    hardest.extend(every);
     Ok(RunOutput {
         spec: spec.clone(),
         rows,
-        traces: hardest,
+        traces: kept.into_traces(),
         scene: record,
     })
+}
+
+/// A run's solver: resolved, its role (the driver or a shadow) and the name of the friction
+/// model its answers satisfy (empty when the registry does not know it).
+type RunSolver = (ResolvedSolver, &'static str, &'static str);
+
+/// The run's solvers: its driver first, then the config's shadows.
+fn run_solvers(
+    registry: &Registry,
+    cfg: &ExperimentConfig,
+    spec: &RunSpec,
+    time_limit: Duration,
+) -> Result<Vec<RunSolver>, RunError> {
+    std::iter::once((cfg.driver_specs()[spec.driver], steps::ROLE_DRIVER))
+        .chain(cfg.shadow.iter().map(|s| (s, "shadow")))
+        .map(|(s, role)| {
+            let model = registry
+                .model_of(&s.formulation.name, &s.optimizer.name)
+                .map_or("", |m| m.as_str());
+            Ok((
+                resolve_for_run(registry, s, spec.index, time_limit)?,
+                role,
+                model,
+            ))
+        })
+        .collect()
+}
+
+/// What every solver made of one step problem.
+struct SolvedStep {
+    /// Their rows, without the scene's figures (which come after the advance).
+    rows: Vec<StepRow>,
+    /// Their traces (none without contacts).
+    traces: Vec<StepTrace>,
+    /// The driver's impulses, which advance the scene (empty without contacts).
+    driver_r: Vec<f64>,
+}
+
+/// Every solver on the step problem `cs`, warm started from its own previous step.
+fn solve_step(
+    solvers: &[RunSolver],
+    cs: &ContactStep,
+    warm: &mut [WarmMap],
+    run: usize,
+    step: usize,
+) -> Result<SolvedStep, RunError> {
+    let n_c = cs.contacts.len();
+    let mut step_rows = Vec::with_capacity(solvers.len());
+    let mut driver_r = Vec::new();
+    let mut driver_u = Vec::new();
+    let mut traces = Vec::with_capacity(solvers.len());
+    for (i, (solver, role, model)) in solvers.iter().enumerate() {
+        if n_c == 0 {
+            step_rows.push(empty_row(run, step, &solver.label, role, model));
+            continue;
+        }
+        let s = solve_warm(solver, cs, &mut warm[i], run, step)?;
+        let to_driver = if i == 0 {
+            (f64::NAN, f64::NAN)
+        } else {
+            (
+                relative_distance(&driver_r, &s.r),
+                largest_gap(&driver_u, &s.u),
+            )
+        };
+        traces.push(StepTrace {
+            run,
+            step,
+            solver: solver.label.clone(),
+            why: "hardest",
+            trace: s.solution.trace.clone(),
+        });
+        step_rows.push(solved_row(
+            run,
+            step,
+            (solver, role, model),
+            n_c,
+            &s,
+            to_driver,
+        ));
+        if i == 0 {
+            driver_r = s.r;
+            driver_u = s.u;
+        }
+    }
+    Ok(SolvedStep {
+        rows: step_rows,
+        traces,
+        driver_r,
+    })
+}
+
+/// The row of `solver`'s solve `s` of a step with `n_c` contacts, `to_driver` its answer's
+/// distance and velocity gap to the driver's (NaN for the driver); the scene's figures are
+/// the caller's.
+fn solved_row(
+    run: usize,
+    step: usize,
+    (solver, role, model): (&ResolvedSolver, &'static str, &'static str),
+    n_c: usize,
+    s: &LocalSolve,
+    (distance_to_driver, velocity_gap_to_driver): (f64, f64),
+) -> StepRow {
+    StepRow {
+        n_c,
+        unknowns: s.x.len(),
+        iterations: s.iterations,
+        residual: s.metrics.natural_map,
+        seconds: s.seconds,
+        build_seconds: s.build_seconds,
+        distance_to_driver,
+        velocity_gap_to_driver,
+        status: s.status.as_str().to_string(),
+        solver_status: s.solver_status.as_str().to_string(),
+        counters: s.counters.clone(),
+        diagnostics: s.diagnostics.clone(),
+        ..empty_row(run, step, &solver.label, role, model)
+    }
+}
+
+/// The traces a run keeps ([`StepTrace`]): those of the step whose driver took the most
+/// iterations, then the steps the config asks for, then every step when it asks for all.
+#[derive(Default)]
+struct KeptTraces {
+    hardest: Vec<StepTrace>,
+    hardest_iterations: u64,
+    asked: Vec<StepTrace>,
+    every: Vec<StepTrace>,
+}
+
+impl KeptTraces {
+    /// Keeps what `output` asks of step `step`'s `traces`, the driver having taken
+    /// `driver_iterations`.
+    fn keep(
+        &mut self,
+        output: &OutputSection,
+        step: usize,
+        traces: Vec<StepTrace>,
+        driver_iterations: u64,
+    ) {
+        if output.traces_at.contains(&step) {
+            self.asked.extend(traces.iter().map(|t| StepTrace {
+                why: "asked",
+                ..t.clone()
+            }));
+        }
+        if output.all_traces {
+            self.every.extend(traces.iter().map(|t| StepTrace {
+                why: "every_step",
+                ..t.clone()
+            }));
+        }
+        if driver_iterations > self.hardest_iterations {
+            self.hardest_iterations = driver_iterations;
+            self.hardest = traces;
+        }
+    }
+
+    /// The kept traces: the hardest step's, the asked ones, every step's.
+    fn into_traces(self) -> Vec<StepTrace> {
+        let mut out = self.hardest;
+        out.extend(self.asked);
+        out.extend(self.every);
+        out
+    }
 }
 
 /// `|a - b| / |b|` (2-norms); `NaN` when the lengths differ, 0 when both are zero.
@@ -497,7 +579,7 @@ fn diverged(e: &SceneError) -> bool {
 fn diverged_rows(
     run: usize,
     step: usize,
-    solvers: &[(ResolvedSolver, &'static str, &'static str)],
+    solvers: &[RunSolver],
     scene: &dyn Scene,
 ) -> Vec<StepRow> {
     let observables = scene.observables();
@@ -512,6 +594,7 @@ fn diverged_rows(
         .collect()
 }
 
+/// The row of a solver at a step without contacts (`no_contacts`: no solve, no figures).
 fn empty_row(
     run: usize,
     step: usize,
