@@ -488,31 +488,23 @@ pub fn solve_file(
         }
         writeln!(out, "{obj}")?;
     } else {
-        write_summary(
-            file,
-            step.num_contacts(),
-            global.is_some(),
-            formulation,
-            optimizer,
-            tol,
-            &s,
-            out,
-        )?;
+        write_summary(file, step.num_contacts(), global.is_some(), spec, &s, out)?;
     }
     Ok(())
 }
 
-#[allow(clippy::too_many_arguments)]
+/// `contactlab solve`'s summary of the answer `s` to `file` (`num_contacts` contacts, a
+/// `global` problem or a local one) by `spec`'s solver: its status, the formulation's own
+/// accuracy figures and the shared ruler's metrics, the residual against `spec.tol`.
 fn write_summary(
     file: &Path,
     num_contacts: usize,
     global: bool,
-    formulation: &str,
-    optimizer: &str,
-    tol: f64,
+    spec: &SolverSpec,
     s: &LocalSolve,
     out: &mut dyn Write,
 ) -> std::io::Result<()> {
+    let (formulation, optimizer, tol) = (&spec.formulation.name, &spec.optimizer.name, spec.tol);
     let active = (0..num_contacts).filter(|&a| s.r[3 * a] > 0.0).count();
     writeln!(
         out,
