@@ -65,10 +65,9 @@ fn step_of(problem: &Bound<'_, PyAny>) -> PyResult<(Arc<StepProblem>, Option<Arc
 /// `start`); an unknown one is a `ValueError` naming it and those that exist.
 #[pyfunction]
 #[pyo3(signature = (problem, formulation = "coulomb", optimizer = "pgs", tol = 1e-8, max_iter = None, time_limit = None, **options))]
-// The Python signature is the API (keyword arguments with defaults); PyO3 maps it one to one.
-#[allow(clippy::too_many_arguments)]
+// The Python signature is the API (keyword arguments with defaults), PyO3 maps it one to one;
+// the GIL token comes from `problem` rather than as one more parameter.
 fn solve(
-    py: Python<'_>,
     problem: &Bound<'_, PyAny>,
     formulation: &str,
     optimizer: &str,
@@ -77,6 +76,7 @@ fn solve(
     time_limit: Option<f64>,
     options: Option<&Bound<'_, PyDict>>,
 ) -> PyResult<PySolution> {
+    let py = problem.py();
     let (step, global) = step_of(problem)?;
     let opts = options.map(self::options).transpose()?.unwrap_or_default();
     let (f, o) = (formulation.to_string(), optimizer.to_string());
