@@ -8,7 +8,8 @@
 //!
 //! [`Report`] loads a paper's runs (the steps DataFrame and the `.meta.json` of each config
 //! under `data/runs/<paper>/`; a missing run is [`ReportError::MissingData`]), and writes
-//! `reports/<paper>/README.md` in a fixed order: the title and what generated the page, a
+//! `reports/<paper>/README.md` in a fixed order: the title and what generated the page (the
+//! title and the citation of the paper are [`PAPER_PAGE`] beside the paper's templates), a
 //! provenance block (commit, rustc, build, CPU, threads and date of every run, read from its
 //! meta; a bold warning when a commit is `+dirty`, which only `--allow-dirty` lets through), a
 //! timing table, the body (its [`Table`]s written once to both markdown and CSV, its plots),
@@ -74,6 +75,29 @@ use contactlab_runs::StoreError;
 /// The numbers the findings quote from papers, other studies and earlier runs, beside the
 /// configs (`quantity,value,source`).
 pub const QUOTED: &str = "quoted_published.csv";
+
+/// The page's title and citation, a TOML file (`title = ".."`, `citation = ".."`) in the
+/// paper's templates folder ([`FOLDER`]): words of the page, not a config `reproduce` runs.
+pub const PAPER_PAGE: &str = "paper.toml";
+
+/// What [`PAPER_PAGE`] holds.
+#[derive(Debug, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+struct PaperPage {
+    /// The page's heading.
+    title: String,
+    /// The paper (or papers) the page names under its heading.
+    citation: String,
+}
+
+impl PaperPage {
+    /// Reads `path`; a missing or malformed file is an error naming it.
+    fn read(path: &Path) -> Result<PaperPage, ReportError> {
+        let named = |e: &dyn std::fmt::Display| format!("{}: {e}", path.display());
+        let text = std::fs::read_to_string(path).map_err(|e| ReportError::Published(named(&e)))?;
+        toml::from_str(&text).map_err(|e| ReportError::Published(named(&e)))
+    }
+}
 
 /// The provenance label of a run that recorded none.
 const NOT_RECORDED: &str = "not recorded; captured at report time";
@@ -254,19 +278,23 @@ pub struct Report {
 }
 
 impl Report {
-    /// Starts `reports/<paper>/` under `root`: `title` for the page, `citation` names the paper.
-    pub fn new(root: &Path, paper: &str, title: &str, citation: &str) -> Report {
-        Report {
+    /// Starts `reports/<paper>/` under `root`, with the title and citation of
+    /// `experiments/configs/<paper>/templates/paper.toml` ([`PAPER_PAGE`]); a missing or
+    /// malformed one is [`ReportError::Published`] naming the file.
+    pub fn new(root: &Path, paper: &str) -> Result<Report, ReportError> {
+        let config_dir = root.join("experiments/configs").join(paper);
+        let page = PaperPage::read(&config_dir.join(FOLDER).join(PAPER_PAGE))?;
+        Ok(Report {
             paper: paper.to_string(),
-            title: title.to_string(),
-            citation: citation.to_string(),
+            title: page.title,
+            citation: page.citation,
             root: root.to_path_buf(),
-            config_dir: root.join("experiments/configs").join(paper),
+            config_dir,
             staging: Staging::new(root.join("reports").join(paper)),
             facts: Facts::new(),
             shown: Shown::default(),
             runs: Vec::new(),
-        }
+        })
     }
 
     /// `experiments/configs/<paper>/`: the configs, the published numbers and the findings.
@@ -691,12 +719,23 @@ mod tests {
     use super::*;
     use crate::table::Cell;
 
+    /// A root with the toy paper's config folder and its page, titled `Toy`.
     fn scratch(name: &str) -> PathBuf {
         let d =
             std::env::temp_dir().join(format!("contactlab-builder-{name}-{}", std::process::id()));
         let _ = std::fs::remove_dir_all(&d);
-        std::fs::create_dir_all(d.join("experiments/configs/toy")).unwrap();
+        std::fs::create_dir_all(d.join("experiments/configs/toy").join(FOLDER)).unwrap();
+        page(&d, "title = \"Toy\"\ncitation = \"-\"\n");
         d
+    }
+
+    /// Writes the toy paper's `paper.toml`.
+    fn page(root: &Path, text: &str) {
+        let path = root
+            .join("experiments/configs/toy")
+            .join(FOLDER)
+            .join(PAPER_PAGE);
+        std::fs::write(path, text).unwrap();
     }
 
     #[test]
@@ -707,7 +746,11 @@ mod tests {
             "## Findings\n\nThe answer is {{answer = 42}} and took {{wall}}.\n",
         )
         .unwrap();
-        let mut r = Report::new(&root, "toy", "Toy: reproduction", "A. Author, *Toy*, 2024.");
+        page(
+            &root,
+            "title = \"Toy: reproduction\"\ncitation = 'A. Author, *Toy*, \"Toys\", 2024.'\n",
+        );
+        let mut r = Report::new(&root, "toy").unwrap();
         r.facts()
             .num("answer", 41.7, Fmt::int())
             .num("wall", 1.25, Fmt::fixed(2).unit(" s"));
@@ -722,8 +765,8 @@ mod tests {
         let path = r.finish().unwrap();
         let md = std::fs::read_to_string(&path).unwrap();
         let order = [
-            "# Toy: reproduction",
-            "Paper: A. Author",
+            "# Toy: reproduction\n",
+            "Paper: A. Author, *Toy*, \"Toys\", 2024.\n",
             "## Provenance",
             "## Timing",
             "## Table",
@@ -741,6 +784,28 @@ mod tests {
             std::fs::read_to_string(root.join("reports/toy/t.csv")).unwrap(),
             "x_published,x_reproduced\n1,2\n"
         );
+        std::fs::remove_dir_all(&root).unwrap();
+    }
+
+    #[test]
+    fn a_missing_or_malformed_page_file_is_an_error_naming_it() {
+        let root = scratch("page");
+        let file = Path::new("experiments/configs/toy/templates/paper.toml");
+        for text in [
+            "title = \"Toy\"\n",
+            "title = \"Toy\"\ncitation = \"-\"\nauthor = \"A.\"\n",
+            "title = \"Toy\ncitation = \"-\"\n",
+        ] {
+            page(&root, text);
+            let e = Report::new(&root, "toy").unwrap_err();
+            assert!(
+                matches!(&e, ReportError::Published(m) if m.contains(file.to_str().unwrap())),
+                "{e}"
+            );
+        }
+        std::fs::remove_file(root.join(file)).unwrap();
+        let e = Report::new(&root, "toy").unwrap_err().to_string();
+        assert!(e.contains(file.to_str().unwrap()), "{e}");
         std::fs::remove_dir_all(&root).unwrap();
     }
 
@@ -765,7 +830,7 @@ mod tests {
              paper {{published.band = 28}}%.\n",
         )
         .unwrap();
-        let path = Report::new(&root, "toy", "Toy", "-").finish().unwrap();
+        let path = Report::new(&root, "toy").unwrap().finish().unwrap();
         let md = std::fs::read_to_string(path).unwrap();
         assert!(
             md.contains("h 0.005, mu 0.1 and 2, the second 2.0, tol 1e-8, paper 28%."),
@@ -777,10 +842,10 @@ mod tests {
             "{{config.run.scene.params.h = 0.004}}\n",
         )
         .unwrap();
-        let e = Report::new(&root, "toy", "Toy", "-").finish().unwrap_err();
+        let e = Report::new(&root, "toy").unwrap().finish().unwrap_err();
         assert!(e.to_string().contains("0.004"), "{e}");
         std::fs::write(dir.join(QUOTED), "quantity,value,source\nband,28,\n").unwrap();
-        let e = Report::new(&root, "toy", "Toy", "-").finish().unwrap_err();
+        let e = Report::new(&root, "toy").unwrap().finish().unwrap_err();
         assert!(e.to_string().contains("no source"), "{e}");
         std::fs::remove_dir_all(&root).unwrap();
     }
@@ -793,7 +858,7 @@ mod tests {
             "Restarts leave {{lm = 301}} local minima.\n",
         )
         .unwrap();
-        let mut r = Report::new(&root, "toy", "Toy", "-");
+        let mut r = Report::new(&root, "toy").unwrap();
         r.facts().num("lm", 302.0, Fmt::int());
         let e = r.finish().unwrap_err().to_string();
         assert!(
@@ -848,7 +913,7 @@ mod tests {
             "{{ tables.t }}\n![a line]({{ plots.p }})\n",
         )
         .unwrap();
-        let mut r = Report::new(root, "toy", "Toy", "-");
+        let mut r = Report::new(root, "toy").unwrap();
         r.facts().num("answer", f64::from(x), Fmt::int());
         let mut t = Table::new(Some("t.csv")).col("x", "x");
         t.row(vec![Cell::int(x)]).unwrap();
@@ -939,7 +1004,7 @@ mod tests {
             "MuJoCo {{lift.mujoco = 1.5}}, Drake {{lift.drake.sap = 6.0}}.\n",
         )
         .unwrap();
-        let mut r = Report::new(&root, "toy", "Toy", "-");
+        let mut r = Report::new(&root, "toy").unwrap();
         r.facts()
             .num("lift.mujoco", 1.5, Fmt::fixed(1))
             .absent(".drake.", "Drake did not run: `pydrake` does not import");
@@ -957,9 +1022,9 @@ mod tests {
             "{facts}"
         );
         // Without absent patterns the facts page has no such section.
-        Report::new(&root, "toy", "Toy", "-").finish().unwrap_err();
+        Report::new(&root, "toy").unwrap().finish().unwrap_err();
         std::fs::write(root.join("experiments/configs/toy/findings.md"), "none\n").unwrap();
-        Report::new(&root, "toy", "Toy", "-").finish().unwrap();
+        Report::new(&root, "toy").unwrap().finish().unwrap();
         let facts = std::fs::read_to_string(root.join("reports/toy/facts.md")).unwrap();
         assert!(!facts.contains("Absent"), "{facts}");
         std::fs::remove_dir_all(&root).unwrap();
@@ -974,7 +1039,7 @@ mod tests {
              [driver]\nformulation = \"coulomb\"\noptimizer = \"pgs\"\n",
         )
         .unwrap();
-        let mut r = Report::new(&root, "toy", "Toy", "-");
+        let mut r = Report::new(&root, "toy").unwrap();
         let e = r.load("a.toml").unwrap_err();
         assert!(
             matches!(&e, ReportError::MissingData(p) if p.ends_with("data/runs/toy/a.parquet")),

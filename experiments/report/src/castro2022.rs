@@ -82,12 +82,7 @@ struct SetSolvers {
 
 /// Writes `reports/castro2022/` from the runs under `data/runs/castro2022/`.
 pub fn generate(root: &Path) -> Result<(), ReportError> {
-    let mut r = Report::new(
-        root,
-        "castro2022",
-        "Castro, Permenter and Han, SAP (the semi-analytic primal solver): reproduction",
-        "A. M. Castro, F. N. Permenter and X. Han, *An Unconstrained Convex Formulation of Compliant Contact*, IEEE T-RO 2022.",
-    );
+    let mut r = Report::new(root, "castro2022")?;
     let mut sections = Sections::default();
     spring(&mut r)?;
     sphere(&mut r)?;
@@ -383,7 +378,7 @@ fn sphere_table(
         C::same(exact.peers_hop_mm, &mm),
     ])?;
     t.row(vec![
-        C::text("glide height / (dt mu |slip|): mean over gliding steps"),
+        C::text("glide height/(dt mu |slip|) (mean)"),
         C::same(g.glide_ratio[0], &Fmt::fixed(3)),
         C::text("-"),
         C::text("-"),
@@ -1184,7 +1179,7 @@ mod tests {
     #[test]
     fn the_shipped_published_files_parse() {
         let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
-        let r = Report::new(&root, "castro2022", "t", "c");
+        let r = Report::new(&root, "castro2022").unwrap();
         assert_eq!(
             published_speedups(&r).unwrap(),
             [

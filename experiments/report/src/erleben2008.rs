@@ -237,12 +237,7 @@ impl FamilyShown {
 
 /// Writes `reports/erleben2008/` from the run data under `root/data/runs/erleben2008/`.
 pub fn generate(root: &Path) -> Result<(), ReportError> {
-    let mut r = Report::new(
-        root,
-        "erleben2008",
-        "Erleben and Ortiz, non-smooth Newton on the min-map: reproduction",
-        "K. Erleben and R. Ortiz, *A non-smooth Newton method for multibody dynamics*, ICNAAM 2008, Tables 1-2.",
-    );
+    let mut r = Report::new(root, "erleben2008")?;
     let published = read_published(&r.config_file("published.csv"))?;
     let families = CONFIGS
         .iter()
@@ -770,16 +765,27 @@ mod tests {
         std::fs::write(&bad, "size,converged\n12,x\n").unwrap();
         let e = read_published(&bad).unwrap_err().to_string();
         assert!(e.contains("bad.csv") && e.contains("header"), "{e}");
+        shipped_page(&dir);
         let e = generate(&dir).unwrap_err().to_string();
         assert!(e.contains("published.csv"), "{e}");
         std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    /// Copies the shipped page title and citation (`templates/paper.toml`) under `root`.
+    fn shipped_page(root: &Path) {
+        let page = Path::new("experiments/configs/erleben2008/templates/paper.toml");
+        let shipped = Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../..")
+            .join(page);
+        std::fs::create_dir_all(root.join(page).parent().unwrap()).unwrap();
+        std::fs::copy(shipped, root.join(page)).unwrap();
     }
 
     #[test]
     fn a_root_without_run_data_is_missing_data() {
         let root = std::env::temp_dir().join(format!("erleben2008-root-{}", std::process::id()));
         let cfg = root.join("experiments/configs/erleben2008");
-        std::fs::create_dir_all(&cfg).unwrap();
+        shipped_page(&root);
         let shipped = Path::new(env!("CARGO_MANIFEST_DIR")).join("../configs/erleben2008");
         for f in CONFIGS.iter().copied().chain(["published.csv"]) {
             std::fs::copy(shipped.join(f), cfg.join(f)).unwrap();

@@ -674,12 +674,7 @@ struct Study {
 
 /// Writes `reports/fidelity/` from the runs under `root`.
 pub fn generate(root: &Path) -> Result<(), ReportError> {
-    let mut r = Report::new(
-        root,
-        "fidelity",
-        "What each contact model does to a motion: every formulation beside MuJoCo and Drake, against exact answers",
-        "the project's physical-fidelity study, after Q. Le Lidec, W. Jallet, L. Montaut, I. Laptev, C. Schmid and J. Carpentier, *Contact Models in Robotics: a Comparative Analysis*, IEEE T-RO 2024.",
-    );
+    let mut r = Report::new(root, "fidelity")?;
     let mut sections = Sections::default();
     let study = study(&mut r, root, &mut sections)?;
     let rows = &study.rows;

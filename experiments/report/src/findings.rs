@@ -527,25 +527,20 @@ pub struct LooseNumber {
     pub text: String,
 }
 
-/// What findings may hold outside placeholders although it has digits, each with why: every
-/// other number must be a placeholder, so that a changed run, config or source cannot leave
-/// the prose stale. Applied in this order to each line, placeholders taken out first.
-pub const ALLOWED_DIGITS: &[(&str, &str)] = &[
-    (
-        "an ordered list's marker at the start of a line (`2. **The MLCP ...`)",
-        r"^\s*\d+\.\s",
-    ),
-    (
-        "a reference into a paper: equation, figure, table, algorithm, section, example or \
-         an algorithm's line numbers, alone or as a list or range (`eq. 26`, `Figs. 5 and 7`, \
-         `eqs. 29-30`, `lines 24-33`)",
-        r"(?i)\b(?:eqs?\.|figs?\.|tables?|algorithms?|sec\.|sections?|examples?|lines?)\s+\d+[a-z]?(?:\s*(?:-|,|and|to)\s*\d+[a-z]?)*",
-    ),
-    (
-        "a name in a code span: one word that starts with a letter (a file, a problem, a \
-         config's label: `Rover4396`, `FrictionContact3D_1c`, `up-1000`, `floor-1e-3`)",
-        r"`[A-Za-z_][^`\s]*`",
-    ),
+/// What findings may hold outside placeholders although it has digits, each pattern with why
+/// above it: every other number must be a placeholder, so that a changed run, config or source
+/// cannot leave the prose stale. Applied in this order to each line, placeholders taken out
+/// first.
+pub const ALLOWED_DIGITS: &[&str] = &[
+    // An ordered list's marker at the start of a line (`2. **The MLCP ...`).
+    r"^\s*\d+\.\s",
+    // A reference into a paper: equation, figure, table, algorithm, section, example or an
+    // algorithm's line numbers, alone or as a list or range (`eq. 26`, `Figs. 5 and 7`,
+    // `eqs. 29-30`, `lines 24-33`).
+    r"(?i)\b(?:eqs?\.|figs?\.|tables?|algorithms?|sec\.|sections?|examples?|lines?)\s+\d+[a-z]?(?:\s*(?:-|,|and|to)\s*\d+[a-z]?)*",
+    // A name in a code span: one word that starts with a letter (a file, a problem, a config's
+    // label: `Rover4396`, `FrictionContact3D_1c`, `up-1000`, `floor-1e-3`).
+    r"`[A-Za-z_][^`\s]*`",
 ];
 
 /// Formula constants: in a code span with a letter in it, a number that does not follow
@@ -589,7 +584,7 @@ pub fn loose_numbers(text: &str) -> Vec<LooseNumber> {
     let placeholder = regex::Regex::new(r"\{\{[^}]*\}\}").expect("a valid pattern");
     let allowed: Vec<regex::Regex> = ALLOWED_DIGITS
         .iter()
-        .map(|(_, p)| regex::Regex::new(p).expect("a valid pattern"))
+        .map(|p| regex::Regex::new(p).expect("a valid pattern"))
         .collect();
     let code = regex::Regex::new(r"`[^`]*`").expect("a valid pattern");
     // A number starts at a digit that is not inside a word (a name's digits are).

@@ -222,13 +222,7 @@ fn claims_published(r: &mut Report) -> Result<(), ReportError> {
 /// Writes `reports/hwangbo2018/` from the runs of `table1.toml`, `tasks.toml`, `model.toml`
 /// and `files.toml` and the published CSVs.
 pub fn generate(root: &Path) -> Result<(), ReportError> {
-    let mut r = Report::new(
-        root,
-        "hwangbo2018",
-        "Hwangbo, Lee and Hutter 2018, per-contact bisection: reproduction",
-        "J. Hwangbo, J. Lee and M. Hutter, *Per-Contact Iteration Method for Solving Contact \
-         Dynamics*, IEEE RA-L 3(2), 2018.",
-    );
+    let mut r = Report::new(root, "hwangbo2018")?;
     let table1_paper = table1_published(&r)?;
     let table2_paper = table2_published(&r)?;
     let tasks = r.load("tasks.toml")?;
@@ -650,11 +644,8 @@ fn random_cost_columns() -> Table {
         .col("solver", "solver")
         .col("steps with contacts", "steps_with_contacts")
         .col("of which with the torso", "steps_with_torso")
-        .col("sweeps off the cap (mean), torso", "iterations_mean_torso")
-        .col(
-            "sweeps off the cap (mean), feet only",
-            "iterations_mean_feet",
-        )
+        .col("sweeps off cap (mean), torso", "iterations_mean_torso")
+        .col("sweeps off cap (mean), feet only", "iterations_mean_feet")
         .col("solver time share on torso steps", "solver_share_torso")
         .col("steps at the cap", "steps_at_cap")
         .col("solver time share at the cap", "solver_share_cap")
@@ -962,10 +953,7 @@ fn fig7(
         .col("solver", "solver")
         .col("run", "config")
         .col("tolerance", "tol")
-        .col(
-            "mean foot penetration at the end (mm)",
-            "penetration_mm_end",
-        )
+        .col("mean final foot penetration (mm)", "penetration_mm_end")
         .col("largest (mm)", "penetration_mm_max")
         .col("solver s per 100k", "solver_seconds_per_100k");
     let mut series = Vec::new();
@@ -1087,7 +1075,7 @@ fn dt50_columns() -> Table {
         .col("steps", "steps")
         .col("diverged at (s)", "diverged_at")
         .col(
-            "most contacts before the energy passed 1e4 J",
+            "most contacts before blow-up (1e4 J)",
             "contacts_before_blow_up",
         )
         .col("deepest penetration (mm)", "max_penetration_mm")
@@ -1149,7 +1137,7 @@ fn model_columns() -> Table {
             "share with velocities within 1e-4 m/s",
             "share_velocity_within_1e-4",
         )
-        .col("share of steps with a slipping contact", "share_slipping")
+        .col("share of steps with slipping contact", "share_slipping")
         .col("share under 1%, no slip", "share_under_1pct_no_slip")
 }
 

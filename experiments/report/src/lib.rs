@@ -46,7 +46,9 @@ pub use crate::table::{fmt, markdown_table};
 pub struct Paper {
     /// The key of `just reproduce <id>` and of `experiments/configs/<id>/`, `reports/<id>/`.
     pub id: &'static str,
-    /// Authors, year and title (or what the study compares).
+    /// Authors, year and method (or what the study compares), in six words or fewer: the
+    /// line `contactlab list` prints; the page's own title is in its `paper.toml`
+    /// ([`builder::PAPER_PAGE`]).
     pub title: &'static str,
     /// Writes `reports/<id>/` from the runs under the workspace root given.
     pub generate: fn(&Path) -> Result<(), ReportError>,
@@ -62,38 +64,37 @@ pub const PAPERS: &[Paper] = &[
     },
     Paper {
         id: "erleben2008",
-        title: "Erleben and Ortiz, non-smooth Newton on the min-map",
+        title: "Erleben and Ortiz 2008, min-map Newton",
         generate: erleben2008::generate,
     },
     Paper {
         id: "mylapilli2014",
-        title: "Mylapilli and Jain 2014, complementarity with Levenberg-Marquardt",
+        title: "Mylapilli and Jain 2014, Levenberg-Marquardt complementarity",
         generate: mylapilli2014::generate,
     },
     Paper {
         id: "castro2022",
-        title: "Castro, Permenter and Han, SAP convex compliant contact",
+        title: "Castro, Permenter and Han 2022, SAP",
         generate: castro2022::generate,
     },
     Paper {
         id: "hwangbo2018",
-        title: "Hwangbo, Lee and Hutter 2018, per-contact bisection",
+        title: "Hwangbo et al. 2018, per-contact bisection",
         generate: hwangbo2018::generate,
     },
     Paper {
         id: "matrix",
-        title: "every formulation against every driver on shared problem sets",
+        title: "every formulation against every driver",
         generate: matrix::generate,
     },
     Paper {
         id: "fidelity",
-        title: "what each contact model does to a motion, beside MuJoCo and Drake, against exact answers",
+        title: "each contact model against exact answers",
         generate: fidelity::generate,
     },
     Paper {
         id: "peers",
-        title: "every formulation beside MuJoCo's constraint solver and Drake, solver against \
-                solver and step against step",
+        title: "every formulation beside MuJoCo and Drake",
         generate: peers::generate,
     },
 ];

@@ -193,15 +193,7 @@ struct Profile {
 
 /// Writes `reports/matrix/` from the matrix run.
 pub fn generate(root: &Path) -> Result<(), ReportError> {
-    let mut r = Report::new(
-        root,
-        "matrix",
-        "The cross-paper matrix: every formulation against every driver",
-        "V. Acary, M. Bremond and O. Huber, *On solving contact problems with Coulomb friction: \
-         formulations and numerical comparisons*, in Advanced Topics in Nonsmooth Dynamics, \
-         Springer 2018 (the error measure, the profiles and the published fractions), and the \
-         five papers this project reproduces.",
-    );
+    let mut r = Report::new(root, "matrix")?;
     let cfg_path = r.config_file(CONFIG);
     let cfg = MatrixConfig::load(&cfg_path).map_err(|e| ReportError::Published(e.to_string()))?;
     let (df, _meta) = r.load_data(&cfg.name, &cfg.data_path(root))?;

@@ -280,13 +280,7 @@ fn written(facts: &mut Facts, name: &str, x: f64) {
 
 /// Writes `reports/mylapilli2014/` from the runs under `root/data/runs/mylapilli2014/`.
 pub fn generate(root: &Path) -> Result<(), ReportError> {
-    let mut r = Report::new(
-        root,
-        "mylapilli2014",
-        "Mylapilli and Jain 2014, complementarity + Levenberg-Marquardt: reproduction",
-        "H. Mylapilli and A. Jain, *Evaluation of complementarity techniques for minimal coordinate contact \
-         dynamics*, ASME IDETC 2014 (DETC2014-34322), section \"Simulation results\".",
-    );
+    let mut r = Report::new(root, "mylapilli2014")?;
     sphere_section(&mut r)?;
     let (mlcp, mncp) = pendulum_section(&mut r)?;
     non_planar_section(&mut r, &mlcp, &mncp)?;
@@ -880,7 +874,7 @@ fn largest_gap_to_others(series: &[DriverSeries], solver: &str) -> Result<f64, R
 /// accurate contact steps, iterations, energy and overlap.
 fn convergence_table(stats: &[PendulumStats]) -> Result<Table, ReportError> {
     let pct2 = Fmt::percent(2);
-    let energy = "energy first / max / last (J)";
+    let energy = "energy first/max/last (J)";
     let mut conv = Table::new(Some("pendulum_convergence.csv"))
         .col("solver", "solver")
         .col("contact steps", "contact_steps")
@@ -920,7 +914,7 @@ fn convergence_table(stats: &[PendulumStats]) -> Result<Table, ReportError> {
 /// vertical velocity; with the largest of each over all pairs.
 fn gaps_table(series: &[DriverSeries]) -> Result<(Table, f64, f64), ReportError> {
     let mut pairs =
-        Table::new(Some("pendulum_gaps.csv")).col("max gap last_z (m) / last_vz (m/s)", "solver");
+        Table::new(Some("pendulum_gaps.csv")).col("max gap last_z (m)/last_vz (m/s)", "solver");
     for b in series {
         let head = format!("`{}`", b.solver);
         pairs = pairs

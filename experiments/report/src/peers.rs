@@ -153,19 +153,9 @@ enum StepNote {
     },
 }
 
-/// The page's title.
-const TITLE: &str =
-    "Beside MuJoCo and Drake: every formulation, solver against solver and step against step";
-
-/// The papers the page measures beside.
-const CITATION: &str = "E. Todorov, T. Erez and Y. Tassa, *MuJoCo: A physics engine for \
-     model-based control*, IROS 2012 (MuJoCo's Newton solver on its soft contacts), and Drake's \
-     SAP (A. Castro, F. Permenter and X. Han, *An unconstrained convex formulation of compliant \
-     contact*, IEEE T-RO 2023), measured here beside this project's solvers.";
-
 /// Writes `reports/peers/` from the peers' runs.
 pub fn generate(root: &Path) -> Result<(), ReportError> {
-    let mut r = Report::new(root, "peers", TITLE, CITATION);
+    let mut r = Report::new(root, "peers")?;
     let cfg = ProblemsConfig::load(&r.config_file(SOLVERS))?;
     let (df, _) = r.load_data(&cfg.name, &cfg.data_path(root))?;
     let solves = solves(&df)?;

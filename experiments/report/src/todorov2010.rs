@@ -84,12 +84,7 @@ struct Sections {
 
 /// Writes `reports/todorov2010/` from the run data under `root/data/runs/todorov2010/`.
 pub fn generate(root: &Path) -> Result<(), ReportError> {
-    let mut r = Report::new(
-        root,
-        "todorov2010",
-        "Todorov 2010, implicit nonlinear complementarity: reproduction",
-        "E. Todorov, *Implicit nonlinear complementarity: a new approach to contact dynamics*, ICRA 2010.",
-    );
+    let mut r = Report::new(root, "todorov2010")?;
     let mut sections = Sections::default();
     let table = r.load("table1.toml")?;
     let published = read_published(&r.config_file("table1_published.csv"))?;

@@ -317,7 +317,7 @@ pub fn engine_steps(df: &DataFrame) -> Result<EngineRun, AnalysisError> {
                 seconds_per_step_median: 1e-3 * ms[k],
                 contacts_per_step_median: ncon[k],
                 error: if error[k].is_empty() && !ms[k].is_finite() {
-                    "no step time in the harness's result".into()
+                    "the harness recorded no step time".into()
                 } else {
                     error[k].clone()
                 },
