@@ -1,10 +1,9 @@
 //! The bodies (free spheres and boxes, their inertia and free motion) and the container.
 
 use nalgebra::{Matrix3, UnitQuaternion, Vector3};
-use parry3d_f64::math::{Pose, Rotation};
+use parry3d_f64::math::{Pose, Rotation, Vector};
 
-use super::contacts::to_parry;
-use super::ClutterConfig;
+use super::config::ClutterConfig;
 
 /// A body's shape, centred on its centre of mass.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -159,6 +158,11 @@ impl Obstacle {
     }
 }
 
+/// The obstacle index of the floor (floor box or ground) in
+/// [`ContactKey::WallPoint`](crate::ContactKey::WallPoint); the walls are 1 to 4 (`+x`, `-x`,
+/// `+y`, `-y`, the peers' order).
+pub const FLOOR: usize = 0;
+
 /// The container of `peers/scenes.py` (`_box_walls(L, t, closed=False)`): floor box with its
 /// top at `z = 0`, then the walls at `+x`, `-x`, `+y`, `-y`; or the ground alone.
 pub fn container(cfg: &ClutterConfig) -> Vec<Obstacle> {
@@ -177,4 +181,9 @@ pub fn container(cfg: &ClutterConfig) -> Vec<Obstacle> {
         cuboid([h, 0.5 * t, h], [0.0, h + 0.5 * t, h]),
         cuboid([h, 0.5 * t, h], [0.0, -h - 0.5 * t, h]),
     ]
+}
+
+/// A vector as parry's.
+pub(super) fn to_parry(v: &Vector3<f64>) -> Vector {
+    Vector::new(v.x, v.y, v.z)
 }

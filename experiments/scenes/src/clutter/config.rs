@@ -2,9 +2,12 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::MAX_BODIES;
 use crate::error::SceneError;
 use crate::params::check_ranges;
+
+/// The largest `n_bodies` accepted (the paper goes to 160; beyond a few thousand the columns
+/// are tens of metres tall).
+pub const MAX_BODIES: usize = 4096;
 
 fn default_n_bodies() -> usize {
     40

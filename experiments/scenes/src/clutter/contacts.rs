@@ -11,9 +11,12 @@ use parry3d_f64::query::details::{
 use parry3d_f64::query::ContactManifold;
 use parry3d_f64::shape::{Ball, Cuboid, HalfSpace, PackedFeatureId};
 
-use super::{BodyShape, Clutter, Obstacle, RigidBody, MANIFOLD_POINTS};
+use super::body::{to_parry, BodyShape, Obstacle, RigidBody};
+use super::config::ClutterConfig;
 use crate::scene::{contact_frame, ContactKey};
 
+/// At most this many points per contact manifold.
+pub const MANIFOLD_POINTS: usize = 4;
 /// Manifold points closer than this (m) are one point.
 const DUPLICATE_DISTANCE: f64 = 1e-7;
 
@@ -109,10 +112,6 @@ pub(super) enum Geom {
     Ground(HalfSpace),
 }
 
-pub(super) fn to_parry(v: &Vector3<f64>) -> Vector {
-    Vector::new(v.x, v.y, v.z)
-}
-
 fn from_parry(v: Vector) -> Vector3<f64> {
     Vector3::new(v.x, v.y, v.z)
 }
@@ -191,98 +190,100 @@ pub(super) fn manifold(
     (!pts.is_empty()).then_some((n, pts))
 }
 
-impl Clutter {
-    /// Per body, how far its surface can move in one step (the speculative widening).
-    fn reach(&self) -> Vec<f64> {
-        let cfg = &self.config;
-        self.bodies
-            .iter()
-            .map(|b| {
-                if cfg.speculative {
-                    cfg.dt * (b.speed_bound() + cfg.dt * cfg.gravity)
-                } else {
-                    0.0
-                }
-            })
-            .collect()
-    }
+/// Per body, how far its surface can move in one step (the speculative widening).
+fn reach(bodies: &[RigidBody], cfg: &ClutterConfig) -> Vec<f64> {
+    bodies
+        .iter()
+        .map(|b| {
+            if cfg.speculative {
+                cfg.dt * (b.speed_bound() + cfg.dt * cfg.gravity)
+            } else {
+                0.0
+            }
+        })
+        .collect()
+}
 
-    /// Pairs of bodies whose bounding spheres come within their prediction distance, `a < b`,
-    /// sorted: sweep and prune along `x`.
-    fn candidate_pairs(&self, reach: &[f64]) -> Vec<(usize, usize)> {
-        let half_margin = 0.5 * self.config.margin;
-        let interval = |i: usize| {
-            let b = &self.bodies[i];
-            let r = b.bounding_radius() + reach[i] + half_margin;
-            (b.x.x - r, b.x.x + r)
-        };
-        let mut order: Vec<usize> = (0..self.bodies.len()).collect();
-        order.sort_by(|&i, &j| interval(i).0.total_cmp(&interval(j).0).then(i.cmp(&j)));
-        let mut pairs = Vec::new();
-        for (k, &i) in order.iter().enumerate() {
-            let hi = interval(i).1;
-            for &j in &order[k + 1..] {
-                if interval(j).0 > hi {
-                    break;
-                }
-                let (a, b) = (i.min(j), i.max(j));
-                let (ba, bb) = (&self.bodies[a], &self.bodies[b]);
-                let limit = ba.bounding_radius()
-                    + bb.bounding_radius()
-                    + self.config.margin
-                    + reach[a]
-                    + reach[b];
-                if (ba.x - bb.x).norm() <= limit {
-                    pairs.push((a, b));
-                }
+/// Pairs of bodies whose bounding spheres come within their prediction distance (`margin`
+/// widened by their `reach`), `a < b`, sorted: sweep and prune along `x`.
+fn candidate_pairs(bodies: &[RigidBody], margin: f64, reach: &[f64]) -> Vec<(usize, usize)> {
+    let half_margin = 0.5 * margin;
+    let interval = |i: usize| {
+        let b = &bodies[i];
+        let r = b.bounding_radius() + reach[i] + half_margin;
+        (b.x.x - r, b.x.x + r)
+    };
+    let mut order: Vec<usize> = (0..bodies.len()).collect();
+    order.sort_by(|&i, &j| interval(i).0.total_cmp(&interval(j).0).then(i.cmp(&j)));
+    let mut pairs = Vec::new();
+    for (k, &i) in order.iter().enumerate() {
+        let hi = interval(i).1;
+        for &j in &order[k + 1..] {
+            if interval(j).0 > hi {
+                break;
+            }
+            let (a, b) = (i.min(j), i.max(j));
+            let (ba, bb) = (&bodies[a], &bodies[b]);
+            let limit = ba.bounding_radius() + bb.bounding_radius() + margin + reach[a] + reach[b];
+            if (ba.x - bb.x).norm() <= limit {
+                pairs.push((a, b));
             }
         }
-        pairs.sort_unstable();
-        pairs
     }
+    pairs.sort_unstable();
+    pairs
+}
 
-    pub(super) fn geom(&self, i: usize) -> Geom {
-        match self.bodies[i].shape {
-            BodyShape::Sphere { radius } => Geom::Ball(Ball::new(radius)),
-            BodyShape::Cuboid { half } => Geom::Cuboid(Cuboid::new(to_parry(&half))),
-        }
+/// A body's shape as parry sees it.
+pub(super) fn geom(body: &RigidBody) -> Geom {
+    match body.shape {
+        BodyShape::Sphere { radius } => Geom::Ball(Ball::new(radius)),
+        BodyShape::Cuboid { half } => Geom::Cuboid(Cuboid::new(to_parry(&half))),
     }
+}
 
-    /// Narrow phase: every body against every obstacle in reach, then every candidate pair.
-    pub(super) fn detect(&self) -> Vec<ClutterContact> {
-        let cfg = &self.config;
-        let reach = self.reach();
-        let poses: Vec<Pose> = self.bodies.iter().map(RigidBody::pose).collect();
-        let mut out = Vec::new();
-        for (i, body) in self.bodies.iter().enumerate() {
-            let prediction = cfg.margin + reach[i];
-            for (k, obstacle) in self.obstacles.iter().enumerate() {
-                if obstacle.distance(&body.x) > body.bounding_radius() + prediction {
-                    continue;
-                }
-                let (g2, pose2) = match obstacle {
-                    Obstacle::Cuboid { half, center } => (
-                        Geom::Cuboid(Cuboid::new(to_parry(half))),
-                        Pose::from_translation(to_parry(center)),
-                    ),
-                    Obstacle::Ground => (Geom::Ground(HalfSpace::new(Vector::Z)), Pose::identity()),
-                };
-                if let Some((n12, pts)) = manifold(self.geom(i), &poses[i], g2, &pose2, prediction)
-                {
-                    push_manifold(&mut out, i, None, k, -n12, &pts);
-                }
+/// The contacts of `bodies` among themselves and with the `obstacles` under `cfg`'s margin
+/// and speculative widening. Narrow phase: every body against every obstacle in reach, then
+/// every candidate pair.
+pub(super) fn detect(
+    bodies: &[RigidBody],
+    obstacles: &[Obstacle],
+    cfg: &ClutterConfig,
+) -> Vec<ClutterContact> {
+    let reach = reach(bodies, cfg);
+    let poses: Vec<Pose> = bodies.iter().map(RigidBody::pose).collect();
+    let mut out = Vec::new();
+    for (i, body) in bodies.iter().enumerate() {
+        let prediction = cfg.margin + reach[i];
+        for (k, obstacle) in obstacles.iter().enumerate() {
+            if obstacle.distance(&body.x) > body.bounding_radius() + prediction {
+                continue;
+            }
+            let (g2, pose2) = match obstacle {
+                Obstacle::Cuboid { half, center } => (
+                    Geom::Cuboid(Cuboid::new(to_parry(half))),
+                    Pose::from_translation(to_parry(center)),
+                ),
+                Obstacle::Ground => (Geom::Ground(HalfSpace::new(Vector::Z)), Pose::identity()),
+            };
+            if let Some((n12, pts)) = manifold(geom(body), &poses[i], g2, &pose2, prediction) {
+                push_manifold(&mut out, i, None, k, -n12, &pts);
             }
         }
-        for (a, b) in self.candidate_pairs(&reach) {
-            let prediction = cfg.margin + reach[a] + reach[b];
-            if let Some((n12, pts)) =
-                manifold(self.geom(a), &poses[a], self.geom(b), &poses[b], prediction)
-            {
-                push_manifold(&mut out, a, Some(b), 0, -n12, &pts);
-            }
-        }
-        out
     }
+    for (a, b) in candidate_pairs(bodies, cfg.margin, &reach) {
+        let prediction = cfg.margin + reach[a] + reach[b];
+        if let Some((n12, pts)) = manifold(
+            geom(&bodies[a]),
+            &poses[a],
+            geom(&bodies[b]),
+            &poses[b],
+            prediction,
+        ) {
+            push_manifold(&mut out, a, Some(b), 0, -n12, &pts);
+        }
+    }
+    out
 }
 
 /// Appends one manifold (normal `n` towards body `a`) as contacts, reduced to

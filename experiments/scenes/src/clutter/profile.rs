@@ -2,7 +2,7 @@
 
 use contactlab_core::StepProblem;
 
-use super::Clutter;
+use super::scene::Clutter;
 use crate::error::SceneError;
 
 /// Where one step's time went ([`profile`]), in seconds, and what the solver did.

@@ -8,7 +8,8 @@ use contactlab_core::{ContactModel, GeneralizedProblem, ProblemError};
 use faer::sparse::{SparseColMat, SymbolicSparseColMat};
 use nalgebra::{UnitQuaternion, Vector3};
 
-use super::{Clutter, ClutterContact};
+use super::contacts::ClutterContact;
+use super::scene::Clutter;
 use crate::error::SceneError;
 use crate::scene::{Contact, ContactStep};
 

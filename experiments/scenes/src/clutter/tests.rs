@@ -1,15 +1,20 @@
 //! The scene's tests: layout, contacts, the problem's rows and blocks, and runs under PGS
 //! and SAP.
 
-use super::contacts::manifold;
+use std::sync::OnceLock;
+
+use super::contacts::{geom, manifold};
 use super::*;
 use approx::assert_relative_eq;
 use contactlab_core::drivers::pgs::{solve_pgs, ProjectedGaussSeidel};
 use contactlab_core::generalized::sparse_mul_add;
 use contactlab_core::{GeneralizedProblem, SolveOptions, StepContext};
 use faer::sparse::SparseColMat;
-use nalgebra::{Matrix3, Matrix6};
+use nalgebra::{Matrix3, Matrix6, UnitQuaternion, Vector3};
+use rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha8Rng;
 
+use crate::scene::Scene;
 use crate::{ContactKey, SceneKind};
 
 const H: f64 = 0.05;
@@ -463,9 +468,9 @@ fn sphere_box_box_box_sphere_sphere_and_wall_contacts() {
             assert!(local.x.abs().max(local.y.abs()) <= H + 1e-12);
         }
         let (_, pts) = manifold(
-            s.geom(0),
+            geom(&s.bodies[0]),
             &s.bodies[0].pose(),
-            s.geom(1),
+            geom(&s.bodies[1]),
             &s.bodies[1].pose(),
             1e-3,
         )

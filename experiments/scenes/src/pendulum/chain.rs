@@ -4,7 +4,7 @@ use contactlab_multibody::{
     Description, InertiaDescription, JointDescription, LinkDescription, Model, RotationDescription,
 };
 
-use super::PendulumConfig;
+use super::config::PendulumConfig;
 use crate::error::SceneError;
 
 /// The chain as a kinematic tree of the `multibody` crate, the pivot at its origin: link `i`

@@ -2,8 +2,10 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::MAX_LINKS;
 use crate::error::SceneError;
+
+/// The largest accepted number of links.
+pub const MAX_LINKS: usize = 200;
 
 fn default_n_links() -> usize {
     12

@@ -3,8 +3,13 @@
 
 use nalgebra::{DMatrix, DVector, Matrix3, Vector3};
 
-use super::{Pendulum, FLOOR, WALL};
+use super::scene::Pendulum;
 use crate::scene::{Contact, ContactKey, ContactStep};
+
+/// The obstacle index of the floor in `ContactKey::Wall`.
+pub const FLOOR: usize = 0;
+/// The obstacle index of the wall in `ContactKey::Wall`.
+pub const WALL: usize = 1;
 
 /// The contact frame `[n, e_y x n, e_y]` of a normal `n` in the `x-z` plane: normal first,
 /// in-plane tangent, out-of-plane tangent (right-handed).

@@ -5,7 +5,8 @@ use contactlab_core::{LocalProblem, Matrix};
 use faer::Mat;
 use nalgebra::DVector;
 
-use super::{normal_shift, Pendulum};
+use super::contacts::normal_shift;
+use super::scene::Pendulum;
 use crate::error::SceneError;
 use crate::scene::ContactStep;
 

@@ -1,11 +1,15 @@
 //! The scene's tests: dynamics against finite differences, contact rows, the restitution
 //! law, runs, parameters and the non-planar variant.
 
+use std::sync::Arc;
+
+use super::chain::chain_model;
 use super::*;
+use crate::scene::Scene;
 use crate::testing::TestSolver;
 use crate::ContactKey;
 use approx::assert_relative_eq;
-use nalgebra::{Matrix3, Rotation3};
+use nalgebra::{DMatrix, DVector, Matrix3, Rotation3, Vector3};
 
 /// A configuration with every kind of contact: the chain hangs with two folds so that
 /// spheres (1, 3) touch and (5, 7) nearly do, the lowest sphere sinks into the floor and the
