@@ -54,9 +54,94 @@ pub const OTHER_MEANINGS: &[(&str, &str, &str)] = &[
         "a column of Pinocchio's harness records (experiments/peers/pinocchio_solvers.py)",
     ),
     (
-        "experiments/report/src/todorov2010/driver.rs",
-        "unknowns",
-        "the name of the page's table `tables.unknowns` in its template, not a run column",
+        "experiments/report/src/builder.rs",
+        "provenance",
+        "the page template's variable holding the provenance table",
+    ),
+    (
+        "experiments/report/src/builder.rs",
+        "rows",
+        "the timing table's header over RunMeta::rows (a meta key has no const)",
+    ),
+    (
+        "experiments/report/src/builder.rs",
+        "runs",
+        "the timing table's header over RunMeta::runs (a meta key has no const)",
+    ),
+    (
+        "experiments/report/src/builder.rs",
+        "threads",
+        "the header of the provenance and timing tables' thread counts",
+    ),
+    (
+        "experiments/report/src/erleben2008.rs",
+        "driver",
+        "the tables' header over each solver compared, driver or shadow",
+    ),
+    (
+        "experiments/report/src/erleben2008.rs",
+        "paper",
+        "the plots' legend of the published curve",
+    ),
+    (
+        "experiments/report/src/erleben2008.rs",
+        "run",
+        "diagnostics.csv's column of the config run's name, not its index",
+    ),
+    (
+        "experiments/report/src/erleben2008.rs",
+        "seconds_min",
+        "a column of the paper's published.csv: a size's fastest case",
+    ),
+    (
+        "experiments/report/src/fidelity.rs",
+        "failures",
+        "the name of the page's table of failed peer runs",
+    ),
+    (
+        "experiments/report/src/hwangbo2018.rs",
+        "run",
+        "a header naming the config file a row comes from",
+    ),
+    (
+        "experiments/report/src/hwangbo2018.rs",
+        "tol",
+        "hang_penetration.csv's column of the solver spec's tolerance",
+    ),
+    (
+        "experiments/report/src/matrix.rs",
+        "pairs",
+        "the name of the page's table of pairs",
+    ),
+    (
+        "experiments/report/src/matrix.rs",
+        "solved",
+        "the text of a solved problem's cell",
+    ),
+    (
+        "experiments/report/src/mylapilli2014.rs",
+        "seconds",
+        "the fact `pendulum.setup.seconds`: the simulated duration",
+    ),
+    (
+        "experiments/report/src/peers.rs",
+        "scenes",
+        "the steps table's header over the scenes of a set",
+    ),
+    (
+        "experiments/report/src/peers.rs",
+        "solved",
+        "peers.csv's count of solved problems (a problems run has none)",
+    ),
+    (
+        "experiments/report/src/todorov2010.rs",
+        "paper",
+        "the value of the fact `t1.favoured`: the paper's convention",
+    ),
+    (
+        "experiments/report/src/todorov2010.rs",
+        "runs",
+        "table1.csv's and solvers.csv's count of runs per cell",
     ),
 ];
 /// The report crate's sources, whose size and longest functions the summary shows.

@@ -384,7 +384,7 @@ fn run_solvers(
     time_limit: Duration,
 ) -> Result<Vec<RunSolver>, RunError> {
     std::iter::once((cfg.driver_specs()[spec.driver], steps::ROLE_DRIVER))
-        .chain(cfg.shadow.iter().map(|s| (s, "shadow")))
+        .chain(cfg.shadow.iter().map(|s| (s, steps::ROLE_SHADOW)))
         .map(|(s, role)| {
             let model = registry
                 .model_of(&s.formulation.name, &s.optimizer.name)

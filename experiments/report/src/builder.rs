@@ -68,6 +68,7 @@ use super::template::{render, render_layout, Shown, BODY, FACTS_PAGE, FOLDER, PA
 use crate::error::ReportError;
 use crate::table::markdown_table;
 use contactlab_runs::config::ExperimentConfig;
+use contactlab_runs::schema::common;
 use contactlab_runs::store::{read_run, run_exists, RunMeta, SceneRecord};
 use contactlab_runs::Provenance;
 use contactlab_runs::StoreError;
@@ -572,7 +573,7 @@ impl Report {
         render_layout(
             FACTS_PAGE,
             serde_json::json!({
-                "paper": self.paper,
+                (common::PAPER): self.paper,
                 "facts": markdown_table(&["name", "value"], &rows),
                 "absent": (!absent.is_empty())
                     .then(|| markdown_table(&["name contains", "reason"], &absent)),
@@ -697,7 +698,7 @@ impl Report {
             PAGE,
             serde_json::json!({
                 "title": self.title,
-                "paper": self.paper,
+                (common::PAPER): self.paper,
                 "citation": self.citation,
                 "provenance": provenance,
                 "now": { "date": now.date, "commit": now.commit },

@@ -43,6 +43,7 @@ use crate::findings::Fmt;
 use crate::plots::{Axis, Chart, Series};
 use crate::table::{Cell as C, Table};
 use contactlab_runs::problems::ProblemsConfig;
+use contactlab_runs::schema::{problems, steps};
 use contactlab_runs::store::read_run;
 
 /// Slip (m/s) above which a contact step counts as gliding (see
@@ -488,9 +489,9 @@ fn set_settings(r: &mut Report, cfg: &ProblemsConfig, sap: &SolverSpec, lbfgs: &
 /// (`mujoco_set.csv`).
 fn set_table(r: &mut Report, rows: &[SetProblem], names: &[String]) -> Result<(), ReportError> {
     let mut t = Table::new(Some("mujoco_set.csv"))
-        .col("problem", "problem")
+        .col(problems::PROBLEM, problems::PROBLEM)
         .col("contacts", "contacts")
-        .col("dofs", "dofs")
+        .col(problems::DOFS, problems::DOFS)
         .col("MuJoCo iterations", "mujoco_iterations");
     for (label, key) in [("SAP", "sap"), ("L-BFGS", "lbfgs"), ("Clarabel", "ipm")] {
         t = t
@@ -846,7 +847,7 @@ fn fig13(r: &mut Report, rows: &[ClutterRow], bodies: &[f64]) -> Result<(), Repo
 /// iterations).
 fn published_convergence(r: &Report) -> Result<Vec<(usize, f64)>, ReportError> {
     let path = r.config_file("convergence_published.csv");
-    let want = ["step", "iterations", "source"];
+    let want = [steps::STEP, steps::ITERATIONS, "source"];
     read_csv_with_header(&path, &want)?
         .iter()
         .map(|row| {
@@ -884,7 +885,7 @@ fn fig10(r: &mut Report, run: &RunData) -> Result<Option<Fig10>, ReportError> {
         return Ok(None);
     }
     let mut t = Table::new(Some("convergence.csv"))
-        .col("step", "step")
+        .col(steps::STEP, steps::STEP)
         .col("iterations, paper", "iterations_published")
         .col("iterations here", "iterations_reproduced")
         .col("final |D grad|", "final_optimality");
@@ -933,10 +934,10 @@ fn fig10(r: &mut Report, run: &RunData) -> Result<Option<Fig10>, ReportError> {
 fn fig9(r: &mut Report, df: &polars::prelude::DataFrame) -> Result<bool, ReportError> {
     let bodies = f64s(df, "n_bodies")?;
     let walls = strs(df, "walls")?;
-    let solver = strs(df, "solver")?;
-    let step = f64s(df, "step")?;
-    let it = f64s(df, "iterations")?;
-    let secs = f64s(df, "seconds")?;
+    let solver = strs(df, steps::SOLVER)?;
+    let step = f64s(df, steps::STEP)?;
+    let it = f64s(df, steps::ITERATIONS)?;
+    let secs = f64s(df, steps::SECONDS)?;
     let pick = |label: &str, v: &[f64], scale: f64| -> Vec<(f64, f64)> {
         (0..df.height())
             .filter(|&k| bodies[k] == 40.0 && walls[k] == "true" && solver[k] == label)
@@ -952,7 +953,7 @@ fn fig9(r: &mut Report, df: &polars::prelude::DataFrame) -> Result<bool, ReportE
         &Chart::new(
             "Clutter-40 iterations per step (Fig. 9)",
             Axis::linear("time (s)"),
-            Axis::linear("iterations"),
+            Axis::linear(steps::ITERATIONS),
         )
         .lines_only(),
         &[

@@ -18,6 +18,8 @@
 
 use std::path::Path;
 
+use contactlab_runs::schema::steps;
+
 use super::builder::{Report, RunData};
 use super::findings::{Facts, Fmt};
 use super::plots::{Axis, Chart, Series};
@@ -560,7 +562,7 @@ fn plots(
         &Chart::new(
             "Newton: iterations per solve, PGS included",
             size_axis(),
-            Axis::linear("iterations"),
+            Axis::linear(steps::ITERATIONS),
         )
         .legend_upper_left(),
         &it_series,
@@ -570,7 +572,7 @@ fn plots(
         &Chart::new(
             "Average seconds per solve",
             size_axis(),
-            Axis::log("seconds"),
+            Axis::log(steps::SECONDS),
         )
         .legend_upper_left(),
         &sec_series,

@@ -18,6 +18,7 @@ use std::collections::BTreeMap;
 use std::path::Path;
 
 use contactlab_runs::engines::EnginesConfig;
+use contactlab_runs::schema::{common, engines, steps};
 use contactlab_runs::RunConfig;
 use polars::prelude::DataFrame;
 
@@ -288,8 +289,12 @@ fn ours(r: &mut Report) -> Result<Ours, ReportError> {
     for file in OUR_CONFIGS {
         let run = r.load(file)?;
         let df = &run.steps;
-        let (runs, roles, solvers) = (f64s(df, "run")?, strs(df, "role")?, strs(df, "solver")?);
-        let models = strs(df, "model")?;
+        let (runs, roles, solvers) = (
+            f64s(df, steps::RUN)?,
+            strs(df, steps::ROLE)?,
+            strs(df, steps::SOLVER)?,
+        );
+        let models = strs(df, steps::MODEL)?;
         let specs = run.config.driver_specs();
         let motions = Motion::all(df)?;
         for record in &run.meta.scenes {
@@ -311,8 +316,8 @@ fn ours(r: &mut Report) -> Result<Ours, ReportError> {
                     .num(format!("{scene}.duration_s"), d, Fmt::fixed(1).unit(" s"));
             }
             let dt = float_param(&record.parameters, "dt");
-            let Some(k) =
-                (0..df.height()).find(|&k| runs[k] as u64 == record.run && roles[k] == "driver")
+            let Some(k) = (0..df.height())
+                .find(|&k| runs[k] as u64 == record.run && roles[k] == steps::ROLE_DRIVER)
             else {
                 continue;
             };
@@ -390,7 +395,7 @@ type PeerRun = Result<Peers, String>;
 fn engines(r: &mut Report, root: &Path, exact: &Exact) -> Result<PeerRun, ReportError> {
     let cfg = EnginesConfig::load(&r.config_file("engines.toml"))?;
     let (df, _) = r.load_data(&cfg.name, &cfg.data_path(root))?;
-    if let Ok(why) = strs(&df, "skipped") {
+    if let Ok(why) = strs(&df, engines::SKIPPED) {
         return Ok(Err(why.first().cloned().unwrap_or_default()));
     }
     let mut rows = engine_rows(&df, exact)?;
@@ -864,8 +869,8 @@ fn scene_table(
     let mut t = Table::new(None)
         .md_col("engine")
         .md_col("formulation / configuration")
-        .md_col("driver")
-        .md_col("model");
+        .md_col(steps::DRIVER)
+        .md_col(steps::MODEL);
     let columns = columns_of(scene);
     for c in &columns {
         t = t.md_col(c);
@@ -901,9 +906,9 @@ fn metrics_csv(r: &mut Report, rows: &[Metric]) -> Result<(), ReportError> {
     for c in [
         "scene",
         "engine",
-        "formulation",
-        "optimizer",
-        "model",
+        common::FORMULATION,
+        common::OPTIMIZER,
+        common::MODEL,
         "param",
         "dt",
         "metric",

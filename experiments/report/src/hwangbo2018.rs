@@ -30,6 +30,7 @@ use crate::analysis::{f64s, quantile, strs};
 use crate::csv::{number, read_csv_with_header};
 use crate::error::ReportError;
 use contactlab_runs::problems::ProblemsConfig;
+use contactlab_runs::schema::{problems, single_contact, steps};
 use contactlab_runs::single_contact::SingleContactConfig;
 use contactlab_runs::{ExperimentConfig, RunMeta, SolverSpec};
 
@@ -142,7 +143,7 @@ struct PublishedMethod {
 
 /// The header of `table1_published.csv`.
 const TABLE1_COLUMNS: [&str; 5] = [
-    "method",
+    single_contact::METHOD,
     "paper_method",
     "microseconds",
     "machine",
@@ -151,7 +152,7 @@ const TABLE1_COLUMNS: [&str; 5] = [
 /// The header of `table2_published.csv`.
 const TABLE2_COLUMNS: [&str; 5] = [
     "task",
-    "solver",
+    steps::SOLVER,
     "paper_solver",
     "seconds_per_100k",
     "source",
@@ -302,15 +303,21 @@ fn table1(r: &mut Report, root: &Path, published: &[PublishedMethod]) -> Result<
 /// Table I's columns.
 fn table1_columns() -> Table {
     Table::new(Some("table1.csv"))
-        .col("method", "method")
+        .col(single_contact::METHOD, single_contact::METHOD)
         .col("us, paper", "microseconds_published")
         .col("us, here", "microseconds_reproduced")
         .col("largest error vs reference", "max_error_vs_reference")
         .col("largest absolute error (N s)", "max_abs_error_vs_reference")
-        .col("mean inner steps", "mean_steps")
-        .col("of which finding the interval", "mean_bracket_steps")
-        .col("share of intervals in two evaluations", "share_bracket_two")
-        .col("failures", "failures")
+        .col("mean inner steps", single_contact::MEAN_STEPS)
+        .col(
+            "of which finding the interval",
+            single_contact::MEAN_BRACKET_STEPS,
+        )
+        .col(
+            "share of intervals in two evaluations",
+            single_contact::SHARE_BRACKET_TWO,
+        )
+        .col(single_contact::FAILURES, single_contact::FAILURES)
 }
 
 /// The facts of one method of Table I (`published`: the paper's microseconds).
@@ -339,7 +346,7 @@ fn method_facts(r: &mut Report, m: &MethodTiming, published: f64) {
             ("us_published", published, Fmt::fixed(2)),
             ("abs_error", m.max_abs_error, Fmt::sci(1)),
             ("error", m.max_error, Fmt::sci(1)),
-            ("mean_steps", m.mean_steps, Fmt::fixed(1)),
+            (single_contact::MEAN_STEPS, m.mean_steps, Fmt::fixed(1)),
         ],
     );
 }
@@ -387,7 +394,7 @@ fn table2(
 ) -> Result<(), ReportError> {
     let mut t = Table::new(Some("table2.csv"))
         .col("task", "task")
-        .col("solver", "solver")
+        .col(steps::SOLVER, steps::SOLVER)
         .col("steps", "steps")
         .col("s per 100k, paper", "seconds_per_100k_published")
         .col("s per 100k, here", "seconds_per_100k_reproduced")
@@ -510,7 +517,7 @@ fn fig4(r: &mut Report, rows: &[TaskRow]) -> Result<(), ReportError> {
         })
         .collect();
     r.show_plot(
-        "iterations",
+        steps::ITERATIONS,
         &Chart::new(
             "Sweeps per step (Fig. 4)",
             Axis::log("sweeps k").ticks(xs.clone()),
@@ -529,12 +536,12 @@ fn step_times(
     published: &[PublishedTask],
 ) -> Result<(), ReportError> {
     let task = strs(df, "task")?;
-    let solver = strs(df, "solver")?;
-    let secs = f64s(df, "seconds")?;
-    let scene = f64s(df, "scene_seconds")?;
+    let solver = strs(df, steps::SOLVER)?;
+    let secs = f64s(df, steps::SECONDS)?;
+    let scene = f64s(df, steps::SCENE_SECONDS)?;
     let mut t = Table::new(Some("step_times.csv"))
         .col("task", "task")
-        .col("solver", "solver")
+        .col(steps::SOLVER, steps::SOLVER)
         .col("us per step, paper (Table II)", "us_per_step_published")
         .col("us per step, mean", "us_per_step_mean")
         .col("us per step, median", "us_per_step_median")
@@ -641,7 +648,7 @@ impl RandomStats {
 fn random_cost_columns() -> Table {
     Table::new(Some("random_cost.csv"))
         .col("run", "config")
-        .col("solver", "solver")
+        .col(steps::SOLVER, steps::SOLVER)
         .col("steps with contacts", "steps_with_contacts")
         .col("of which with the torso", "steps_with_torso")
         .col("sweeps off cap (mean), torso", "iterations_mean_torso")
@@ -752,16 +759,16 @@ fn trot(
     labels: &Labels,
 ) -> Result<(), ReportError> {
     let task = strs(df, "task")?;
-    let solver = strs(df, "solver")?;
-    let step = f64s(df, "step")?;
+    let solver = strs(df, steps::SOLVER)?;
+    let step = f64s(df, steps::STEP)?;
     let x = f64s(df, "base_x")?;
     let z = f64s(df, "base_height")?;
     let nc = f64s(df, "active_contacts")?;
     let torque = f64s(df, "max_joint_torque")?;
-    let status = strs(df, "status")?;
+    let status = strs(df, steps::STATUS)?;
     let dt = param(params, "dt", 1e-3);
     let mut t = Table::new(Some("trot.csv"))
-        .col("solver", "solver")
+        .col(steps::SOLVER, steps::SOLVER)
         .col("steady window (s)", "window_seconds")
         .col("mean forward speed (m/s)", "steady_speed")
         .col("lowest base height (m)", "min_base_height")
@@ -821,8 +828,8 @@ fn trot(
 /// win on the trot, sec. VI), from the scene's observables on the bisection's rows.
 fn dominance(r: &mut Report, df: &DataFrame, labels: &Labels) -> Result<(), ReportError> {
     let task = strs(df, "task")?;
-    let solver = strs(df, "solver")?;
-    let nc = f64s(df, "n_c")?;
+    let solver = strs(df, steps::SOLVER)?;
+    let nc = f64s(df, steps::N_C)?;
     let row_dom = f64s(df, "delassus_row_dominance")?;
     let block_dom = f64s(df, "delassus_block_dominance")?;
     let mut t = Table::new(Some("dominance.csv"))
@@ -876,8 +883,8 @@ fn hang_penetration(
     dt: f64,
 ) -> Result<(Series1, Vec<f64>), ReportError> {
     let task = strs(df, "task")?;
-    let solvers = strs(df, "solver")?;
-    let step = f64s(df, "step")?;
+    let solvers = strs(df, steps::SOLVER)?;
+    let step = f64s(df, steps::STEP)?;
     let pen = f64s(df, "foot_penetration")?;
     let rows: Vec<usize> = (0..df.height())
         .filter(|&k| task[k] == "hang" && solvers[k] == solver)
@@ -950,7 +957,7 @@ fn fig7(
         tol: tol(spec.tol),
     });
     let mut t = Table::new(Some("hang_penetration.csv"))
-        .col("solver", "solver")
+        .col(steps::SOLVER, steps::SOLVER)
         .col("run", "config")
         .col("tolerance", "tol")
         .col("mean final foot penetration (mm)", "penetration_mm_end")
@@ -1188,7 +1195,7 @@ fn fig6(r: &mut Report, df: &DataFrame, cfg: &ExperimentConfig) -> Result<(), Re
         all.extend_from_slice(d);
         all_no_slip.extend(no_slip);
     }
-    r.show_table("model", &t)?;
+    r.show_table(steps::MODEL, &t)?;
     model_facts(r, &all, &all_no_slip);
     r.show_plot(
         "model_difference",
@@ -1247,7 +1254,7 @@ fn model_checks(r: &mut Report, df: &DataFrame, cfg: &ExperimentConfig) -> Resul
     )?;
     let mut t = Table::new(Some("model_checks.csv"))
         .col("task", "task")
-        .col("shadow", "shadow")
+        .col(steps::ROLE_SHADOW, steps::ROLE_SHADOW)
         .col("median distance", "distance_median")
         .col("share under 1%", "share_under_1pct")
         .col("median velocity gap (m/s)", "velocity_gap_median");
@@ -1322,10 +1329,10 @@ fn files_table(rows: &[FileSolve]) -> Result<Table, ReportError> {
     let mut t = Table::new(Some("files.csv"))
         .col("file", "file")
         .col("contacts", "contacts")
-        .col("solver", "solver")
+        .col(problems::SOLVER, problems::SOLVER)
         .col("own status", "own_status")
-        .col("sweeps", "iterations")
-        .col("own violation", "own_violation")
+        .col("sweeps", problems::ITERATIONS)
+        .col("own violation", problems::OWN_VIOLATION)
         .col("Coulomb residual", "coulomb_residual");
     for x in rows {
         t.row(vec![

@@ -19,6 +19,7 @@ use crate::analysis::{f64s, quantile, strs};
 use crate::csv::{number, read_csv_with_header};
 use crate::error::ReportError;
 use contactlab_runs::matrix::MatrixConfig;
+use contactlab_runs::schema::matrix;
 
 /// The matrix config the report reads.
 pub const CONFIG: &str = "matrix.toml";
@@ -50,21 +51,21 @@ struct Solve {
 /// The solves of a matrix run's frame.
 fn read_solves(df: &polars::prelude::DataFrame) -> Result<Vec<Solve>, ReportError> {
     let (set, problem, f, o, model, status) = (
-        strs(df, "problem_set")?,
-        strs(df, "problem")?,
-        strs(df, "formulation")?,
-        strs(df, "optimizer")?,
-        strs(df, "model")?,
-        strs(df, "status")?,
+        strs(df, matrix::PROBLEM_SET)?,
+        strs(df, matrix::PROBLEM)?,
+        strs(df, matrix::FORMULATION)?,
+        strs(df, matrix::OPTIMIZER)?,
+        strs(df, matrix::MODEL)?,
+        strs(df, matrix::STATUS)?,
     );
     let (n_c, solved, coulomb, seconds, iterations, err, tol) = (
-        f64s(df, "n_c")?,
-        f64s(df, "solved")?,
-        f64s(df, "solved_coulomb")?,
-        f64s(df, "seconds")?,
-        f64s(df, "iterations")?,
-        f64s(df, "error_siconos")?,
-        f64s(df, "tol")?,
+        f64s(df, matrix::N_C)?,
+        f64s(df, matrix::SOLVED)?,
+        f64s(df, matrix::SOLVED_COULOMB)?,
+        f64s(df, matrix::SECONDS)?,
+        f64s(df, matrix::ITERATIONS)?,
+        f64s(df, matrix::ERROR_SICONOS)?,
+        f64s(df, matrix::TOL)?,
     );
     Ok((0..df.height())
         .map(|i| Solve {
@@ -293,10 +294,10 @@ fn sets_table(
     solves: &[Solve],
 ) -> Result<(), ReportError> {
     let mut t = Table::new(Some("sets.csv"))
-        .col("set", "problem_set")
+        .col("set", matrix::PROBLEM_SET)
         .col("problems", "problems")
         .col("contacts", "contacts")
-        .col("tolerance", "tol")
+        .col("tolerance", matrix::TOL)
         .md_col("what");
     for (i, set) in sets.iter().enumerate() {
         let ps = problems_of(solves, set);
@@ -330,7 +331,7 @@ fn overview_table(
     pairs: &[String],
     stats: &BTreeMap<(String, String), PairStats>,
 ) -> Result<(), ReportError> {
-    let mut t = Table::new(None).md_col("pair").md_col("model");
+    let mut t = Table::new(None).md_col("pair").md_col(matrix::MODEL);
     for s in sets {
         t = t.md_col(&format!("`{s}`"));
     }
@@ -404,15 +405,15 @@ fn pairs_csv(
     stats: &BTreeMap<(String, String), PairStats>,
 ) -> Result<(), ReportError> {
     let mut t = Table::new(Some("pairs.csv"))
-        .csv_col("problem_set")
-        .csv_col("formulation")
-        .csv_col("optimizer")
-        .csv_col("model")
+        .csv_col(matrix::PROBLEM_SET)
+        .csv_col(matrix::FORMULATION)
+        .csv_col(matrix::OPTIMIZER)
+        .csv_col(matrix::MODEL)
         .csv_col("problems")
-        .csv_col("solved")
+        .csv_col(matrix::SOLVED)
         .csv_col("median_seconds")
         .csv_col("median_iterations")
-        .csv_col("solved_coulomb")
+        .csv_col(matrix::SOLVED_COULOMB)
         .csv_col("refused");
     for set in sets {
         for p in pairs {
@@ -509,7 +510,7 @@ fn profiles(
         if ranked.is_empty() {
             continue;
         }
-        for (what, iterations) in [("time", false), ("iterations", true)] {
+        for (what, iterations) in [("time", false), (matrix::ITERATIONS, true)] {
             let tau_max = 100.0;
             let curves =
                 performance_profile(&profile_costs(solves, set, &ranked, iterations), tau_max);
@@ -544,12 +545,12 @@ const FCLIB_PUBLISHED: &str = "fclib_published.csv";
 const FCLIB_COLUMNS: [&str; 9] = [
     "fclib_set",
     "file_prefix",
-    "tol",
+    matrix::TOL,
     "limit_seconds",
     "siconos_solver",
     "fraction_published",
-    "formulation",
-    "optimizer",
+    matrix::FORMULATION,
+    matrix::OPTIMIZER,
     "note",
 ];
 
@@ -561,9 +562,9 @@ fn fclib_anchor(r: &mut Report, solves: &[Solve]) -> Result<(), ReportError> {
     let mut t = Table::new(Some("fclib_anchor.csv"))
         .col("FCLib set", "fclib_set")
         .col("files here", "files")
-        .col("tol", "tol")
+        .col(matrix::TOL, matrix::TOL)
         .col("our pair", "pair")
-        .col("ours solved", "solved")
+        .col("ours solved", matrix::SOLVED)
         .col("Siconos solver", "siconos_solver")
         .col("published (at least)", "fraction_published")
         .col("note", "note");
@@ -622,15 +623,15 @@ fn long_limit(r: &mut Report, root: &Path) -> Result<LongRun, ReportError> {
         .map_err(|e| ReportError::Published(e.to_string()))?;
     let (df, _) = r.load_data(&cfg.name, &cfg.data_path(root))?;
     let solves = read_solves(&df)?;
-    let errors = f64s(&df, "error_fclib")?;
+    let errors = f64s(&df, matrix::ERROR_FCLIB)?;
     let mut t = Table::new(Some(&format!("{}.csv", cfg.name)))
-        .col("problem", "problem")
-        .col("contacts", "n_c")
+        .col(matrix::PROBLEM, matrix::PROBLEM)
+        .col("contacts", matrix::N_C)
         .col("pair", "pair")
-        .col("status", "status")
-        .col("iterations", "iterations")
-        .col("seconds", "seconds")
-        .col("FCLib error", "error_fclib");
+        .col(matrix::STATUS, matrix::STATUS)
+        .col(matrix::ITERATIONS, matrix::ITERATIONS)
+        .col(matrix::SECONDS, matrix::SECONDS)
+        .col("FCLib error", matrix::ERROR_FCLIB);
     for (s, e) in solves.iter().zip(&errors) {
         t.row(vec![
             C::text(s.problem.clone()),
@@ -692,7 +693,7 @@ fn siconos_ci(r: &mut Report, pairs: &[String], solves: &[Solve]) -> Result<bool
     }
     let mut t = Table::new(Some("siconos_ci.csv"))
         .col("pair", "pair")
-        .col("model", "model")
+        .col(matrix::MODEL, matrix::MODEL)
         .col("passed", "passed")
         .col("files", "files")
         .col("failed files (first 4)", "failed");

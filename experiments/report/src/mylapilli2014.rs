@@ -31,6 +31,8 @@
 
 use std::path::Path;
 
+use contactlab_runs::schema::steps;
+
 use super::builder::{Report, RunData};
 use super::findings::{Facts, Fmt};
 use super::plots::{Axis, Chart, Series};
@@ -176,7 +178,7 @@ pub struct SpherePublished {
 pub fn read_sphere_published(path: &Path) -> Result<Vec<SpherePublished>, ReportError> {
     let want = [
         "example",
-        "solver",
+        steps::SOLVER,
         "paper_solver",
         "slide_time_s",
         "roll_speed",
@@ -199,7 +201,7 @@ pub fn read_sphere_published(path: &Path) -> Result<Vec<SpherePublished>, Report
 
 /// Published whole-run times: `(driver label, paper's solver name, seconds)`.
 pub fn read_published_times(path: &Path) -> Result<Vec<(String, String, f64)>, ReportError> {
-    let want = ["solver", "paper_solver", "published_seconds"];
+    let want = [steps::SOLVER, "paper_solver", "published_seconds"];
     read_csv_with_header(path, &want)?
         .iter()
         .map(|r| Ok((r[0].clone(), r[1].clone(), number(path, r, &want, 2)?)))
@@ -359,7 +361,7 @@ fn sphere_section(r: &mut Report) -> Result<(), ReportError> {
 fn sphere_csv() -> Table {
     let mut t = Table::new(Some("sphere.csv"));
     for h in [
-        "solver",
+        steps::SOLVER,
         "example",
         "slide_time_s",
         "roll_speed",
@@ -383,7 +385,7 @@ fn sphere_csv() -> Table {
 /// The columns of `sphere_example<e>.csv` and its table.
 fn sphere_example_table(example: u8) -> Table {
     Table::new(Some(&format!("sphere_example{example}.csv")))
-        .col("solver", "solver")
+        .col(steps::SOLVER, steps::SOLVER)
         .col("slide time (s)", "slide_time_s")
         .col("slide time (s)", "published_slide_time_s")
         .col("slide time (s)", "exact_slide_time_s")
@@ -609,7 +611,7 @@ fn sphere_solver_facts(
         ("max_err_vx", m.max_err_vx, sci()),
         ("max_err_omega_y", m.max_err_omega_y, sci()),
         ("converged", 100.0 * m.converged_share, Fmt::percent(1)),
-        ("iterations", m.mean_iterations, Fmt::fixed(2)),
+        (steps::ITERATIONS, m.mean_iterations, Fmt::fixed(2)),
     ] {
         facts.num(format!("{k}.{name}"), v, fmt);
     }
@@ -801,7 +803,7 @@ fn times_table(
         .map(|s| s.run_seconds)
         .fold(f64::INFINITY, f64::min);
     let mut t = Table::new(Some("pendulum.csv"))
-        .col("solver", "solver")
+        .col(steps::SOLVER, steps::SOLVER)
         .col("paper's solver", "paper_solver")
         .col("published (x fastest)", "published_seconds")
         .col("ours: solver (x fastest)", "reproduced_solver_seconds")
@@ -876,7 +878,7 @@ fn convergence_table(stats: &[PendulumStats]) -> Result<Table, ReportError> {
     let pct2 = Fmt::percent(2);
     let energy = "energy first/max/last (J)";
     let mut conv = Table::new(Some("pendulum_convergence.csv"))
-        .col("solver", "solver")
+        .col(steps::SOLVER, steps::SOLVER)
         .col("contact steps", "contact_steps")
         .col("max contacts", "max_contacts")
         .col("converged", "converged_percent")
@@ -913,8 +915,8 @@ fn convergence_table(stats: &[PendulumStats]) -> Result<Table, ReportError> {
 /// `pendulum_gaps.csv`: the largest gap between every two solvers' last-link height and
 /// vertical velocity; with the largest of each over all pairs.
 fn gaps_table(series: &[DriverSeries]) -> Result<(Table, f64, f64), ReportError> {
-    let mut pairs =
-        Table::new(Some("pendulum_gaps.csv")).col("max gap last_z (m)/last_vz (m/s)", "solver");
+    let mut pairs = Table::new(Some("pendulum_gaps.csv"))
+        .col("max gap last_z (m)/last_vz (m/s)", steps::SOLVER);
     for b in series {
         let head = format!("`{}`", b.solver);
         pairs = pairs
@@ -1251,7 +1253,7 @@ fn solver_facts(facts: &mut Facts, s: &PendulumStats, fastest: f64, h: f64) {
         ("unconverged", 100.0 - converged, pct.clone()),
         ("accurate", 100.0 * s.accurate_share, pct.clone()),
         ("local_minimum", 100.0 * s.local_minimum_share, pct),
-        ("iterations", s.mean_iterations, Fmt::fixed(1)),
+        (steps::ITERATIONS, s.mean_iterations, Fmt::fixed(1)),
         ("max_iterations", s.max_iterations, Fmt::int()),
         ("max_residual", s.max_residual, sci()),
         ("solver_seconds", s.solver_seconds, secs.clone()),

@@ -36,6 +36,7 @@ use crate::analysis::quantile;
 use crate::error::ReportError;
 use contactlab_runs::engines::EnginesConfig;
 use contactlab_runs::problems::ProblemsConfig;
+use contactlab_runs::schema::{problems, steps};
 
 /// Our solves on MuJoCo's steps.
 pub const SOLVERS: &str = "solvers.toml";
@@ -407,8 +408,8 @@ fn set_table(
 ) -> Result<(), ReportError> {
     let sci = Fmt::sci(4);
     let mut t = Table::new(Some("peers.csv"))
-        .col("problem set", "problem_set")
-        .col("solver", "solver")
+        .col("problem set", problems::PROBLEM_SET)
+        .col(problems::SOLVER, problems::SOLVER)
         .csv_col("problems")
         .col("solved", "solved")
         .md_col("median iterations")
@@ -461,7 +462,7 @@ fn gains_of(
             pairs.push(&g.pair);
         }
     }
-    let mut t = Table::new(Some(file)).col("solver", "solver");
+    let mut t = Table::new(Some(file)).col(problems::SOLVER, problems::SOLVER);
     for (name, description) in sets {
         let header = if description.is_empty() {
             name
@@ -561,15 +562,15 @@ fn problems_table(
 ) -> Result<(), ReportError> {
     let mut t = Table::new(Some("problems.csv"));
     for c in [
-        "problem",
-        "problem_set",
+        problems::PROBLEM,
+        problems::PROBLEM_SET,
         "contacts",
-        "solver",
-        "layout",
-        "status",
-        "iterations",
+        problems::SOLVER,
+        problems::LAYOUT,
+        problems::STATUS,
+        problems::ITERATIONS,
         "islands",
-        "residual",
+        problems::RESIDUAL,
         "repeats",
         "median_seconds",
         "mujoco_median_seconds",
@@ -751,7 +752,7 @@ fn steps_csv(r: &mut Report, steps: &Steps) -> Result<(), ReportError> {
     for c in [
         "scene",
         "engine",
-        "solver",
+        steps::SOLVER,
         "steps",
         "contacts_median",
         "median_seconds",

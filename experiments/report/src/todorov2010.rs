@@ -29,6 +29,7 @@ use crate::analysis::{f64s, quantile, strs, Spread};
 use crate::csv::{number, read_csv_with_header, read_quantities};
 use crate::error::ReportError;
 use contactlab_runs::config::ExperimentConfig;
+use contactlab_runs::schema::{steps, traces};
 use contactlab_runs::store::read_run;
 
 pub mod driver;
@@ -50,7 +51,13 @@ pub struct PublishedCell {
 
 /// Reads `table1_published.csv` (`mu,n_b,n_c,iterations,newton_accepted`).
 pub fn read_published(path: &Path) -> Result<Vec<PublishedCell>, ReportError> {
-    let want = ["mu", "n_b", "n_c", "iterations", "newton_accepted"];
+    let want = [
+        "mu",
+        "n_b",
+        steps::N_C,
+        steps::ITERATIONS,
+        "newton_accepted",
+    ];
     read_csv_with_header(path, &want)?
         .iter()
         .map(|r| {
@@ -113,7 +120,7 @@ pub fn generate(root: &Path) -> Result<(), ReportError> {
         sections.ball_drop = true;
     }
     r.show("sections", &sections)?;
-    r.show("driver", &driver)?;
+    r.show(steps::DRIVER, &driver)?;
     r.finish()?;
     Ok(())
 }
@@ -163,10 +170,10 @@ fn table1_table(
     let mut t = Table::new(Some("table1.csv"))
         .col("mu", "mu")
         .col("n_b", "n_b")
-        .col("n_c", "n_c_published")
-        .col("n_c", "n_c_reproduced")
-        .col("iterations", "iterations_published")
-        .col("iterations", "iterations_reproduced")
+        .col(steps::N_C, "n_c_published")
+        .col(steps::N_C, "n_c_reproduced")
+        .col(steps::ITERATIONS, "iterations_published")
+        .col(steps::ITERATIONS, "iterations_reproduced")
         .col(
             "paper's convention",
             "iterations_reproduced_paper_convention",
@@ -254,9 +261,9 @@ fn convention_facts(facts: &mut Facts, published: &[PublishedCell], cells: &[Cel
 /// Residuals where the driver stopped at a local minimum, and where its time goes.
 fn residual_facts(facts: &mut Facts, steps: &DataFrame, driver: &str) -> Result<(), ReportError> {
     let (solver, status, res) = (
-        strs(steps, "solver")?,
-        strs(steps, "solver_status")?,
-        f64s(steps, "residual")?,
+        strs(steps, steps::SOLVER)?,
+        strs(steps, steps::SOLVER_STATUS)?,
+        f64s(steps, steps::RESIDUAL)?,
     );
     let at_minima: Vec<f64> = (0..steps.height())
         .filter(|&i| solver[i] == driver && status[i] == "local_minimum")
@@ -386,8 +393,8 @@ fn solvers_section(r: &mut Report, run: &RunData) -> Result<(), ReportError> {
     let steps = &run.steps;
     let driver = run.config.driver_specs()[0].name();
     let cells = table1_cells(steps)?;
-    let runs = steps.column("run")?.n_unique()?;
-    let steps_per_solver = steps.height() / steps.column("solver")?.n_unique()?.max(1);
+    let runs = steps.column(steps::RUN)?.n_unique()?;
+    let steps_per_solver = steps.height() / steps.column(steps::SOLVER)?.n_unique()?.max(1);
     let solvers = solver_order(&driver, &cells);
     let mut nbs: Vec<i64> = cells.iter().map(|c| c.n_balls).collect();
     nbs.sort_unstable();
@@ -424,10 +431,10 @@ fn solvers_summary_table(
     solvers: &[String],
     nbs: &[i64],
 ) -> Result<Table, ReportError> {
-    let mut t = Table::new(Some("solvers_summary.csv")).col("solver", "solver");
+    let mut t = Table::new(Some("solvers_summary.csv")).col(steps::SOLVER, steps::SOLVER);
     for nb in nbs {
         for name in [
-            "iterations",
+            steps::ITERATIONS,
             "iterations_run_min",
             "iterations_run_max",
             "converged_percent",
@@ -488,8 +495,8 @@ fn solvers_cell_table(cells: &[Cell]) -> Result<Table, ReportError> {
     let mut per_cell = Table::new(Some("solvers.csv"))
         .csv_col("mu")
         .csv_col("n_b")
-        .csv_col("solver")
-        .csv_col("iterations")
+        .csv_col(steps::SOLVER)
+        .csv_col(steps::ITERATIONS)
         .csv_col("converged_percent")
         .csv_col("local_minima")
         .csv_col("microseconds_per_solve")
@@ -528,11 +535,11 @@ fn hardest_step(
             .with_file_name(format!("{}_traces.parquet", run.config.name)),
     )?;
     let (t_solver, t_run, t_step, t_iter, t_merit) = (
-        strs(&traces, "solver")?,
-        f64s(&traces, "run")?,
-        f64s(&traces, "step")?,
-        f64s(&traces, "iter")?,
-        f64s(&traces, "merit")?,
+        strs(&traces, traces::SOLVER)?,
+        f64s(&traces, traces::RUN)?,
+        f64s(&traces, traces::STEP)?,
+        f64s(&traces, traces::ITER)?,
+        f64s(&traces, traces::MERIT)?,
     );
     let hardest = (0..t_solver.len())
         .filter(|&i| t_solver[i] == driver)
@@ -554,7 +561,7 @@ fn hardest_step(
     let chart = Chart::new(
         &format!("Merit |r|^2/2, run {run_i}, step {step}"),
         Axis::linear("iteration"),
-        Axis::log("merit"),
+        Axis::log(traces::MERIT),
     );
     r.show_plot("hard_step_convergence", &chart, &series)?;
     Ok(Some(Hardest {
@@ -634,15 +641,15 @@ fn plots_section(r: &mut Report, table: &RunData, driver: &str) -> Result<(), Re
                 .clone()
                 .lazy()
                 .filter(
-                    col("solver")
+                    col(steps::SOLVER)
                         .eq(lit(driver.to_string()))
                         .and(col("mu").eq(lit(mu)))
                         .and(col("n_balls").cast(DataType::Float64).eq(lit(largest_nb)))
                         .and(col("seed").eq(lit(first_seed))),
                 )
-                .sort(["step"], SortMultipleOptions::default())
+                .sort([steps::STEP], SortMultipleOptions::default())
                 .collect()?;
-            let (st, it) = (f64s(&sel, "step")?, f64s(&sel, "iterations")?);
+            let (st, it) = (f64s(&sel, steps::STEP)?, f64s(&sel, steps::ITERATIONS)?);
             Ok((format!("mu = {mu}"), st.into_iter().zip(it).collect()))
         })
         .collect::<PolarsResult<_>>()?;
@@ -650,8 +657,8 @@ fn plots_section(r: &mut Report, table: &RunData, driver: &str) -> Result<(), Re
         "iterations_over_time",
         &Chart::new(
             &format!("Iterations, n_b = {largest_nb}, seed {first_seed}"),
-            Axis::linear("step"),
-            Axis::linear("iterations"),
+            Axis::linear(steps::STEP),
+            Axis::linear(steps::ITERATIONS),
         ),
         &series,
     )?;
@@ -669,12 +676,12 @@ fn iterations_histogram(
         .clone()
         .lazy()
         .filter(
-            col("solver")
+            col(steps::SOLVER)
                 .eq(lit(driver.to_string()))
-                .and(col("n_c").gt(lit(0))),
+                .and(col(steps::N_C).gt(lit(0))),
         )
         .collect()?;
-    let iters: Vec<u64> = f64s(&contact, "iterations")?
+    let iters: Vec<u64> = f64s(&contact, steps::ITERATIONS)?
         .into_iter()
         .map(|v| v as u64)
         .collect();
@@ -683,7 +690,7 @@ fn iterations_histogram(
     histogram(
         &r.out_dir().join(format!("{name}.svg")),
         &format!("Iterations per step, all cells ({driver})"),
-        "iterations",
+        steps::ITERATIONS,
         &iters,
     )?;
     r.show_drawn(name)
@@ -705,19 +712,19 @@ fn ball_drop_section(r: &mut Report, drop: &RunData) -> Result<bool, ReportError
         .steps
         .clone()
         .lazy()
-        .filter(col("role").eq(lit("driver")))
-        .sort(["step"], SortMultipleOptions::default())
+        .filter(col(steps::ROLE).eq(lit(steps::ROLE_DRIVER)))
+        .sort([steps::STEP], SortMultipleOptions::default())
         .collect()?;
     let (st, nc, it, vz) = (
-        f64s(&dd, "step")?,
-        f64s(&dd, "n_c")?,
-        f64s(&dd, "iterations")?,
+        f64s(&dd, steps::STEP)?,
+        f64s(&dd, steps::N_C)?,
+        f64s(&dd, steps::ITERATIONS)?,
         f64s(&dd, "max_abs_vz")?,
     );
     let mut t = Table::new(Some("ball_drop.csv"))
-        .csv_col("step")
-        .csv_col("n_c")
-        .csv_col("iterations")
+        .csv_col(steps::STEP)
+        .csv_col(steps::N_C)
+        .csv_col(steps::ITERATIONS)
         .csv_col("max_abs_vz");
     for i in 0..st.len() {
         t.row(vec![

@@ -81,6 +81,8 @@ pub mod steps {
     pub const ROLE: &str = "role";
     /// The [`ROLE`] of the solver that advanced the scene.
     pub const ROLE_DRIVER: &str = "driver";
+    /// The [`ROLE`] of a solver solving the driver's problems without advancing the scene.
+    pub const ROLE_SHADOW: &str = "shadow";
     /// Unknowns of the solved problem.
     pub const UNKNOWNS: &str = "unknowns";
     /// Seconds of the scene's own work in the step (detection, assembly, advance).

@@ -23,6 +23,7 @@ pub mod spring;
 
 pub use spring::*;
 
+use contactlab_runs::schema::{engines, problems, steps, traces};
 use polars::prelude::DataFrame;
 
 use super::{f64s, quantile, AnalysisError};
@@ -72,7 +73,7 @@ pub fn sphere_glide(
     let z = f64s(df, "z")?;
     let vx = f64s(df, "vx")?;
     let wy = f64s(df, "omega_y")?;
-    let nc = f64s(df, "n_c")?;
+    let nc = f64s(df, steps::N_C)?;
     let vz = f64s(df, "vz")?;
     let n = z.len();
     if n == 0 {
@@ -197,14 +198,14 @@ pub fn set_problems(df: &DataFrame) -> Result<Vec<SetProblem>, AnalysisError> {
             )));
         }
     }
-    let run = f64s(df, "run")?;
-    let problem = super::strs(df, "problem")?;
-    let nc = f64s(df, "n_c")?;
-    let dofs = f64s(df, "dofs")?;
-    let solver = super::strs(df, "solver")?;
-    let status = super::strs(df, "solver_status")?;
-    let iterations = f64s(df, "iterations")?;
-    let seconds = f64s(df, "seconds")?;
+    let run = f64s(df, problems::RUN)?;
+    let problem = super::strs(df, problems::PROBLEM)?;
+    let nc = f64s(df, problems::N_C)?;
+    let dofs = f64s(df, problems::DOFS)?;
+    let solver = super::strs(df, problems::SOLVER)?;
+    let status = super::strs(df, problems::SOLVER_STATUS)?;
+    let iterations = f64s(df, problems::ITERATIONS)?;
+    let seconds = f64s(df, problems::SECONDS)?;
     let e_m = f64s_or_nan(df, "e_m")?;
     let distance = f64s(df, "reference_distance")?;
     let mujoco_iterations = f64s_or_nan(df, "reference_iterations")?;
@@ -290,8 +291,8 @@ fn engine_name(engine: &str, config: &str) -> String {
 /// `config`, `scene`, `nbodies`, `step_median_ms`, `ncon_median` and, where an engine failed,
 /// `error`; or the run's `skipped` reason.
 pub fn engine_steps(df: &DataFrame) -> Result<EngineRun, AnalysisError> {
-    if df.column("skipped").is_ok() {
-        let why = super::strs(df, "skipped")?;
+    if df.column(engines::SKIPPED).is_ok() {
+        let why = super::strs(df, engines::SKIPPED)?;
         return Ok(EngineRun::Skipped(
             why.into_iter().find(|w| !w.is_empty()).unwrap_or_default(),
         ));
@@ -583,20 +584,20 @@ pub fn clutter_rows(
 ) -> Result<Vec<ClutterRow>, AnalysisError> {
     let bodies = f64s(df, "n_bodies")?;
     let walls = super::strs(df, "walls")?;
-    let solver = super::strs(df, "solver")?;
-    let step = f64s(df, "step")?;
-    let nc = f64s(df, "n_c")?;
-    let it = f64s(df, "iterations")?;
-    let secs = f64s(df, "seconds")?;
-    let scene = f64s(df, "scene_seconds")?;
+    let solver = super::strs(df, steps::SOLVER)?;
+    let step = f64s(df, steps::STEP)?;
+    let nc = f64s(df, steps::N_C)?;
+    let it = f64s(df, steps::ITERATIONS)?;
+    let secs = f64s(df, steps::SECONDS)?;
+    let scene = f64s(df, steps::SCENE_SECONDS)?;
     // The formulation's build, part of `seconds` (absent from runs made before it was
     // recorded: zero there). SAP and the interior point share it, so solver-against-solver
     // numbers leave it out and the whole step keeps it.
-    let build = f64s(df, "build_seconds").unwrap_or_else(|_| vec![0.0; df.height()]);
+    let build = f64s(df, steps::BUILD_SECONDS).unwrap_or_else(|_| vec![0.0; df.height()]);
     let solve: Vec<f64> = secs.iter().zip(&build).map(|(s, b)| s - b).collect();
     let e_m = f64s(df, "e_m")?;
     let e_mu = f64s(df, "e_mu")?;
-    let status = super::strs(df, "solver_status")?;
+    let status = super::strs(df, steps::SOLVER_STATUS)?;
     let mut keys: Vec<(usize, bool)> = bodies
         .iter()
         .zip(&walls)
@@ -696,7 +697,7 @@ pub struct HistoryPoint {
 /// "40")`, `("walls", "true")`), from the steps DataFrame's `run` and sweep columns; `None`
 /// when no run matches.
 pub fn run_where(steps: &DataFrame, keys: &[(&str, &str)]) -> Result<Option<u64>, AnalysisError> {
-    let run = f64s(steps, "run")?;
+    let run = f64s(steps, steps::RUN)?;
     let columns = keys
         .iter()
         .map(|(k, v)| Ok((super::strs(steps, k)?, *v)))
@@ -716,13 +717,13 @@ pub fn convergence_histories(
     run: u64,
     solver: &str,
 ) -> Result<Vec<HistoryPoint>, AnalysisError> {
-    let runs = f64s(traces, "run")?;
-    let step = f64s(traces, "step")?;
-    let solvers = super::strs(traces, "solver")?;
-    let why = super::strs(traces, "why")?;
-    let iter = f64s(traces, "iter")?;
-    let merit = f64s(traces, "merit")?;
-    let step_length = f64s_or_nan(traces, "step_length")?;
+    let runs = f64s(traces, traces::RUN)?;
+    let step = f64s(traces, traces::STEP)?;
+    let solvers = super::strs(traces, traces::SOLVER)?;
+    let why = super::strs(traces, traces::WHY)?;
+    let iter = f64s(traces, traces::ITER)?;
+    let merit = f64s(traces, traces::MERIT)?;
+    let step_length = f64s_or_nan(traces, traces::STEP_LENGTH)?;
     let optimality = f64s_or_nan(traces, "optimality")?;
     Ok((0..traces.height())
         .filter(|&k| runs[k] as u64 == run && solvers[k] == solver && why[k] == "asked")

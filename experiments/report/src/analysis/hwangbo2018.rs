@@ -217,7 +217,7 @@ pub fn model_differences(
         .into_iter()
         .map(|t| {
             let rows: Vec<usize> = (0..df.height())
-                .filter(|&k| task[k] == t && role[k] == "shadow" && solver[k] == shadow)
+                .filter(|&k| task[k] == t && role[k] == steps::ROLE_SHADOW && solver[k] == shadow)
                 .filter(|&k| nc[k] > 0.0 && d[k].is_finite() && gap[k].is_finite())
                 .collect();
             ModelDifference {

@@ -604,7 +604,7 @@ pub fn unknowns_section(r: &mut Report, run: &RunData) -> Result<(), ReportError
             unknowns_facts(r.facts(), &format!("unknowns.{s}.nb{nb}"), &m, &u);
         }
     }
-    r.show_table("unknowns", &t)?;
+    r.show_table(steps::UNKNOWNS, &t)?;
     let shadows = run
         .config
         .shadow
