@@ -38,6 +38,15 @@
 //!   (`quantity,value,source`): numbers the findings quote from the paper, another study or an
 //!   earlier run of this project, with where each comes from.
 //!
+//! **Nothing computed for nothing.** The facts the paper's module computes come in families,
+//! by the first segment of their names (`delassus` of `delassus.newton.s192.converged`): a
+//! grid over solvers and sizes is computed whole, and `facts.md` lists every member for the
+//! next finding. `facts.md` ends with the verdict on the families, judged by the paper's
+//! findings and what the templates used while rendering: the ones of which no template and no
+//! finding quotes a member (the builder's own facts above are exempt), or that there are none,
+//! or that there are no findings to judge by. The report crate's test `committed_reports`
+//! fails on a committed report whose verdict names a family.
+//!
 //! Facts a report cannot compute in a run (an optional peer that did not run) are declared
 //! absent with [`Facts::absent`]: the findings that quote them are marked, not failed, and
 //! `facts.md` lists the absent patterns with their reasons.
@@ -56,12 +65,12 @@
 //! (hidden and ignored by git; a later successful generation removes it).
 
 use contactlab_runs::RunConfig;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
 use polars::prelude::DataFrame;
 
-use super::findings::{absent_note, fill, Facts, Fmt};
+use super::findings::{absent_note, fill, placeholder_names, Facts, Fmt};
 use super::plots::{Chart, Series};
 use super::table::Table;
 use super::template::{render, render_layout, Shown, BODY, FACTS_PAGE, FOLDER, PAGE};
@@ -273,6 +282,9 @@ pub struct Report {
     /// Where every file of this generation is written until [`Report::finish`].
     staging: Staging,
     facts: Facts,
+    /// The facts this builder adds to every report (each run's, scene's, setting's and
+    /// quoted number's): the paper's module computes the rest, and each of those must be used.
+    provided: BTreeSet<String>,
     /// What the paper's templates show besides the facts ([`super::template`]).
     shown: Shown,
     runs: Vec<(String, RunMeta)>,
@@ -293,6 +305,7 @@ impl Report {
             config_dir,
             staging: Staging::new(root.join("reports").join(paper)),
             facts: Facts::new(),
+            provided: BTreeSet::new(),
             shown: Shown::default(),
             runs: Vec::new(),
         })
@@ -332,7 +345,7 @@ impl Report {
         let config = self.config(file)?;
         let data_path = config.data_path(&self.root);
         let (steps, meta) = self.load_data(&config.name, &data_path)?;
-        self.add_config_facts(&config);
+        self.provide(|r| r.add_config_facts(&config));
         Ok(RunData {
             file: file.to_string(),
             config,
@@ -355,8 +368,10 @@ impl Report {
         }
         let steps = read_run(data_path)?;
         let meta = RunMeta::of_run(data_path);
-        self.add_run_facts(name, &meta);
-        self.add_scene_facts(name, &meta);
+        self.provide(|r| {
+            r.add_run_facts(name, &meta);
+            r.add_scene_facts(name, &meta);
+        });
         self.runs.push((name.to_string(), meta.clone()));
         Ok((steps, meta))
     }
@@ -369,6 +384,20 @@ impl Report {
         } else {
             Ok(None)
         }
+    }
+
+    /// Runs `add` and records the facts it added as the builder's own ([`Report::provided`]).
+    fn provide<T>(&mut self, add: impl FnOnce(&mut Report) -> T) -> T {
+        let before: BTreeSet<String> = self.facts.names().map(str::to_string).collect();
+        let out = add(self);
+        let added: Vec<String> = self
+            .facts
+            .names()
+            .filter(|n| !before.contains(*n))
+            .map(str::to_string)
+            .collect();
+        self.provided.extend(added);
+        out
     }
 
     fn add_run_facts(&mut self, n: &str, meta: &RunMeta) {
@@ -558,8 +587,10 @@ impl Report {
     }
 
     /// `facts.md`: every fact the findings may quote, with its value in its own format, for
-    /// the people who write the findings ([`FACTS_PAGE`]).
-    fn facts_page(&self) -> Result<String, ReportError> {
+    /// the people who write the findings ([`FACTS_PAGE`]), and once the page is rendered, the
+    /// module's fact families no template or finding quotes (`None` when there are no
+    /// findings to judge by).
+    fn facts_page(&self, families: Option<Option<Vec<String>>>) -> Result<String, ReportError> {
         let rows: Vec<Vec<String>> = self
             .facts
             .names()
@@ -578,6 +609,10 @@ impl Report {
                 "absent": (!absent.is_empty())
                     .then(|| markdown_table(&["name contains", "reason"], &absent)),
                 "absent_note": absent_note("<reason>"),
+                "families": families.map(|judged| serde_json::json!({
+                    "judged": judged.is_some(),
+                    "unquoted": judged.map(|f| f.iter().map(|n| format!("`{n}`")).collect::<Vec<_>>().join(", ")),
+                })),
             }),
         )
     }
@@ -642,15 +677,38 @@ impl Report {
 
     /// The body the paper's templates render, empty for a paper without them; an error when
     /// the module gave the templates something to show but the paper has none.
-    fn render_templates(&self) -> Result<String, ReportError> {
+    fn render_templates(&self) -> Result<(String, BTreeSet<String>), ReportError> {
         match render(&self.config_dir.join(FOLDER), &self.facts, &self.shown)? {
-            Some(page) => Ok(page.text),
+            Some(page) => Ok((page.text, page.used_facts)),
             None if !self.shown.is_empty() => Err(ReportError::Template(format!(
                 "{}: the report shows tables, plots or values but has no `{FOLDER}/{BODY}`",
                 self.config_dir.display()
             ))),
-            None => Ok(String::new()),
+            None => Ok((String::new(), BTreeSet::new())),
         }
+    }
+
+    /// The families of facts the paper's module computed (a family: the facts whose names
+    /// share their first segment, `delassus` of `delassus.newton.s192.converged`) of which
+    /// neither a template nor a finding quotes a member, sorted. Nothing is computed for
+    /// nothing: a family is computed to be shown. Within a quoted family, every member is the
+    /// vocabulary `facts.md` lists for the next finding (a grid over solvers and sizes is
+    /// computed whole). The builder's own facts (runs, scenes, settings, quoted published
+    /// numbers) are not the module's and are exempt.
+    fn unused_families(&self, templates: &BTreeSet<String>, findings: &str) -> Vec<String> {
+        let family = |n: &str| n.split('.').next().unwrap_or(n).to_string();
+        let quoted: BTreeSet<String> = placeholder_names(findings)
+            .iter()
+            .chain(templates)
+            .map(|n| family(n))
+            .collect();
+        let computed: BTreeSet<String> = self
+            .facts
+            .names()
+            .filter(|n| !self.provided.contains(*n))
+            .map(family)
+            .collect();
+        computed.difference(&quoted).cloned().collect()
     }
 
     /// Writes `facts.md`, then `README.md` (header, provenance, timing, body, filled findings),
@@ -658,18 +716,18 @@ impl Report {
     /// A stale or unknown findings placeholder fails before anything is put in place (the
     /// facts are then in `reports/.<paper>.facts.md`); see the module documentation.
     pub fn finish(mut self) -> Result<PathBuf, ReportError> {
-        self.add_setting_facts()?;
-        self.add_quoted_facts()?;
+        self.provide(Report::add_setting_facts)?;
+        self.provide(Report::add_quoted_facts)?;
         // The facts first: when a finding is stale, they are what its author needs.
         let out = self.out_dir().to_path_buf();
         std::fs::create_dir_all(&out)?;
-        let facts_page = self.facts_page()?;
+        let facts_page = self.facts_page(None)?;
         std::fs::write(out.join("facts.md"), &facts_page)?;
         let failed_facts = self
             .staging
             .target
             .with_file_name(format!(".{}.facts.md", self.paper));
-        let body = match self.render_templates() {
+        let (body, used) = match self.render_templates() {
             Ok(body) => body,
             Err(e) => {
                 let _ = std::fs::write(&failed_facts, &facts_page);
@@ -693,6 +751,14 @@ impl Report {
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
             Err(e) => return Err(ReportError::Io(e)),
         };
+        // Judged against the paper's findings: a generation without them has nothing to judge
+        // by. The verdict goes on the facts page, where a test holds the committed reports to
+        // it (a test's cut-down run, with findings of its own, quotes less and is not held).
+        let unquoted = match std::fs::read_to_string(&findings_path) {
+            Ok(text) => Some(self.unused_families(&used, &text)),
+            Err(_) => None,
+        };
+        std::fs::write(out.join("facts.md"), self.facts_page(Some(unquoted))?)?;
         let (provenance, now, dirty) = self.provenance();
         let md = render_layout(
             PAGE,
@@ -902,6 +968,50 @@ mod tests {
             }
         }
         files
+    }
+
+    #[test]
+    fn the_facts_page_names_the_fact_families_no_template_or_finding_quotes() {
+        let root = scratch("unused");
+        page(&root, "title = \"Toy\"\ncitation = \"-\"\n");
+        let templates = root.join("experiments/configs/toy").join(FOLDER);
+        std::fs::create_dir_all(&templates).unwrap();
+        std::fs::write(templates.join(BODY), "{{ grid.a.x }}\n").unwrap();
+        std::fs::write(
+            root.join("experiments/configs/toy/findings.md"),
+            "Quoted: {{quoted.y}}.\n",
+        )
+        .unwrap();
+        let report = |orphan: bool| {
+            let mut r = Report::new(&root, "toy").unwrap();
+            // A grid is quoted through one member; the builder's own facts are exempt.
+            r.facts()
+                .num("grid.a.x", 1.0, Fmt::int())
+                .num("grid.b.x", 2.0, Fmt::int())
+                .num("quoted.y", 3.0, Fmt::int());
+            r.provide(|r| {
+                r.facts().num("run.rows", 4.0, Fmt::int());
+            });
+            if orphan {
+                r.facts().num("orphan.z", 5.0, Fmt::int());
+            }
+            r.finish()
+        };
+        let facts = || std::fs::read_to_string(root.join("reports/toy/facts.md")).unwrap();
+        report(false).unwrap();
+        assert!(facts().contains("## Families of facts\n\nEvery family"), "{}", facts());
+        report(true).unwrap();
+        assert!(
+            facts().contains("Quoted by no template and no finding: `orphan`."),
+            "{}",
+            facts()
+        );
+        // Without findings there is nothing to judge by.
+        std::fs::remove_file(root.join("experiments/configs/toy/findings.md")).unwrap();
+        std::fs::write(templates.join(BODY), "{{ grid.a.x }} {{ quoted.y }}\n").unwrap();
+        report(true).unwrap();
+        assert!(facts().contains("Not judged: the paper has no findings."));
+        std::fs::remove_dir_all(&root).unwrap();
     }
 
     /// A toy report with one table (`t.csv`, `x` in its cell), one plot (`p.svg`) and a fact,

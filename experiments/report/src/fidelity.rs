@@ -666,6 +666,8 @@ struct SceneSection {
     name: String,
     /// Ours without the prediction margin (`slope_15_margin0`, ...).
     margin0: bool,
+    /// Whether the runs recorded how long the scene was simulated (`<name>.duration_s`).
+    timed: bool,
 }
 
 /// Every number of the study and what the sections draw.
@@ -844,6 +846,7 @@ fn scene_tables(
         shown.push(SceneSection {
             name: scene.to_string(),
             margin0: scene.ends_with("_margin0"),
+            timed: r.facts_ref().get(&format!("{scene}.duration_s")).is_some(),
         });
     }
     Ok(shown)
@@ -1011,6 +1014,7 @@ mod tests {
                 .map(|name| SceneSection {
                     name: name.into(),
                     margin0: name.ends_with("_margin0"),
+                    timed: false,
                 })
                 .into(),
             stop_lag: true,

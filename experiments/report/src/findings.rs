@@ -34,7 +34,7 @@
 //! `quoted_published.csv` with its source (`{{published.band = 28}}`); the builder module says
 //! how these facts are named.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 
 use crate::error::ReportError;
@@ -306,6 +306,23 @@ pub fn fill(text: &str, facts: &Facts, file: &Path) -> Result<String, ReportErro
                 .join("\n")
         ))),
     }
+}
+
+/// The fact names the placeholders of `text` quote (`{{name}}` and `{{name = value}}`).
+pub fn placeholder_names(text: &str) -> BTreeSet<String> {
+    let mut names = BTreeSet::new();
+    let mut rest = text;
+    while let Some(open) = rest.find("{{") {
+        let after = &rest[open + 2..];
+        let Some(close) = after.find("}}") else { break };
+        let inner = &after[..close];
+        let name = inner.split_once('=').map_or(inner, |(n, _)| n).trim();
+        if valid_name(name) {
+            names.insert(name.to_string());
+        }
+        rest = &after[close + 2..];
+    }
+    names
 }
 
 /// `file:line:` for byte offset `at` of `text`.

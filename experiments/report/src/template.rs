@@ -22,7 +22,8 @@
 //! the template's file and line (minijinja's strict undefined), and so does a table or a plot the
 //! module computed that no template shows: nothing is computed for nothing, and no hand-written
 //! list of keys is kept. [`render`] returns the facts the templates used, so that the builder
-//! can hold the report's own facts to the same rule.
+//! holds the report's own facts to the same rule: a family of facts that no template and no
+//! finding quotes fails the report ([`crate::builder`]).
 //!
 //! Numbers a person writes and the data must confirm (`{{name = 302}}`) stay in the findings
 //! ([`crate::findings`]): a template writes only what the data give, so it has no checked form.
