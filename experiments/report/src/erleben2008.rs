@@ -640,103 +640,115 @@ fn family_facts(facts: &mut Facts, published: &[PublishedRow], f: &FamilyRun) {
         }
         let k = format!("{}.{solver}", f.key);
         for s in &stats {
-            let newton_ms = f.get(NEWTON, s.size).map_or(f64::NAN, |n| n.seconds.avg);
-            let ks = format!("{k}.s{}", s.size);
-            facts
-                .num(
-                    format!("{ks}.converged"),
-                    s.stopped("converged") as f64,
-                    Fmt::int(),
-                )
-                .num(
-                    format!("{ks}.stagnated"),
-                    s.stopped("stagnated") as f64,
-                    Fmt::int(),
-                )
-                .num(
-                    format!("{ks}.line_search_failed"),
-                    s.stopped("line_search_failed") as f64,
-                    Fmt::int(),
-                )
-                .num(format!("{ks}.other"), s.other_stops() as f64, Fmt::int())
-                .num(format!("{ks}.ruler"), s.ruler_converged as f64, Fmt::int())
-                .num(format!("{ks}.cases"), s.cases as f64, Fmt::int())
-                .num(
-                    format!("{ks}.iterations_avg"),
-                    s.iterations.avg,
-                    Fmt::fixed(2),
-                )
-                .num(format!("{ks}.iterations_min"), s.iterations.min, Fmt::int())
-                .num(format!("{ks}.iterations_max"), s.iterations.max, Fmt::int())
-                .num(
-                    format!("{ks}.own_iterations_avg"),
-                    s.own_iterations_avg,
-                    Fmt::fixed(2),
-                )
-                .num(
-                    format!("{ks}.ms_avg"),
-                    1e3 * s.seconds.avg,
-                    Fmt::fixed(1).unit(" ms"),
-                )
-                .num(
-                    format!("{ks}.ms_max"),
-                    1e3 * s.seconds.max,
-                    Fmt::fixed(1).unit(" ms"),
-                )
-                .num(
-                    format!("{ks}.ms_vs_newton"),
-                    s.seconds.avg / newton_ms,
-                    Fmt::int(),
-                );
+            size_facts(facts, &k, s, f);
         }
-        let list = |g: &dyn Fn(&SizeStats) -> f64| stats.iter().map(|s| g(s)).collect::<Vec<_>>();
-        let range = |v: Vec<f64>| Spread::of(&v).range();
-        let converged = list(&|s| s.stopped("converged") as f64);
-        let total_seconds: f64 = stats.iter().map(|s| s.seconds.avg * s.cases as f64).sum();
-        facts
-            .list(format!("{k}.converged"), converged.clone(), Fmt::int())
-            .list(
-                format!("{k}.ruler"),
-                list(&|s| s.ruler_converged as f64),
-                Fmt::int(),
-            )
-            .list(
-                format!("{k}.iterations_avg"),
-                list(&|s| s.iterations.avg),
-                Fmt::fixed(2),
-            )
-            .list(
-                format!("{k}.converged_range"),
-                range(converged.clone()),
-                Fmt::int(),
-            )
-            .list(
-                format!("{k}.iterations_avg_range"),
-                range(list(&|s| s.iterations.avg)),
-                Fmt::int(),
-            )
-            .num(
-                format!("{k}.converged_total"),
-                converged.iter().sum(),
-                Fmt::int(),
-            )
-            .num(
-                format!("{k}.cases_total"),
-                stats.iter().map(|s| s.cases as f64).sum(),
-                Fmt::int(),
-            )
-            .num(
-                format!("{k}.solve_seconds"),
-                total_seconds,
-                Fmt::fixed(1).unit(" s"),
-            );
-        if let (Some(a), Some(b)) = (stats.first(), stats.last()) {
-            facts.num(
-                format!("{k}.time_growth"),
-                b.seconds.avg / a.seconds.avg,
-                Fmt::int(),
-            );
-        }
+        summary_facts(facts, &k, &stats);
+    }
+}
+
+/// The facts of one solver at one size of a family (`<family>.<solver>.s<size>.*`): how its
+/// solves stopped, their iterations and times, the time against Newton's at that size.
+fn size_facts(facts: &mut Facts, k: &str, s: &SizeStats, f: &FamilyRun) {
+    let newton_ms = f.get(NEWTON, s.size).map_or(f64::NAN, |n| n.seconds.avg);
+    let ks = format!("{k}.s{}", s.size);
+    facts
+        .num(
+            format!("{ks}.converged"),
+            s.stopped("converged") as f64,
+            Fmt::int(),
+        )
+        .num(
+            format!("{ks}.stagnated"),
+            s.stopped("stagnated") as f64,
+            Fmt::int(),
+        )
+        .num(
+            format!("{ks}.line_search_failed"),
+            s.stopped("line_search_failed") as f64,
+            Fmt::int(),
+        )
+        .num(format!("{ks}.other"), s.other_stops() as f64, Fmt::int())
+        .num(format!("{ks}.ruler"), s.ruler_converged as f64, Fmt::int())
+        .num(format!("{ks}.cases"), s.cases as f64, Fmt::int())
+        .num(
+            format!("{ks}.iterations_avg"),
+            s.iterations.avg,
+            Fmt::fixed(2),
+        )
+        .num(format!("{ks}.iterations_min"), s.iterations.min, Fmt::int())
+        .num(format!("{ks}.iterations_max"), s.iterations.max, Fmt::int())
+        .num(
+            format!("{ks}.own_iterations_avg"),
+            s.own_iterations_avg,
+            Fmt::fixed(2),
+        )
+        .num(
+            format!("{ks}.ms_avg"),
+            1e3 * s.seconds.avg,
+            Fmt::fixed(1).unit(" ms"),
+        )
+        .num(
+            format!("{ks}.ms_max"),
+            1e3 * s.seconds.max,
+            Fmt::fixed(1).unit(" ms"),
+        )
+        .num(
+            format!("{ks}.ms_vs_newton"),
+            s.seconds.avg / newton_ms,
+            Fmt::int(),
+        );
+}
+
+/// The facts of one solver over the sizes of a family (`<family>.<solver>.*`): lists by size,
+/// their ranges and totals, and the time's growth from the smallest size to the largest.
+fn summary_facts(facts: &mut Facts, k: &str, stats: &[&SizeStats]) {
+    let list = |g: &dyn Fn(&SizeStats) -> f64| stats.iter().map(|s| g(s)).collect::<Vec<_>>();
+    let range = |v: Vec<f64>| Spread::of(&v).range();
+    let converged = list(&|s| s.stopped("converged") as f64);
+    let total_seconds: f64 = stats.iter().map(|s| s.seconds.avg * s.cases as f64).sum();
+    facts
+        .list(format!("{k}.converged"), converged.clone(), Fmt::int())
+        .list(
+            format!("{k}.ruler"),
+            list(&|s| s.ruler_converged as f64),
+            Fmt::int(),
+        )
+        .list(
+            format!("{k}.iterations_avg"),
+            list(&|s| s.iterations.avg),
+            Fmt::fixed(2),
+        )
+        .list(
+            format!("{k}.converged_range"),
+            range(converged.clone()),
+            Fmt::int(),
+        )
+        .list(
+            format!("{k}.iterations_avg_range"),
+            range(list(&|s| s.iterations.avg)),
+            Fmt::int(),
+        )
+        .num(
+            format!("{k}.converged_total"),
+            converged.iter().sum(),
+            Fmt::int(),
+        )
+        .num(
+            format!("{k}.cases_total"),
+            stats.iter().map(|s| s.cases as f64).sum(),
+            Fmt::int(),
+        )
+        .num(
+            format!("{k}.solve_seconds"),
+            total_seconds,
+            Fmt::fixed(1).unit(" s"),
+        );
+    if let (Some(a), Some(b)) = (stats.first(), stats.last()) {
+        facts.num(
+            format!("{k}.time_growth"),
+            b.seconds.avg / a.seconds.avg,
+            Fmt::int(),
+        );
     }
 }
 

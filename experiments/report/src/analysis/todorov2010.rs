@@ -66,6 +66,12 @@ impl RunStats {
 /// The per-run statistics of every (mu, n_balls, solver, run) with at least one contact step,
 /// sorted by n_balls, mu, solver, run.
 pub fn run_stats(steps: &DataFrame) -> PolarsResult<Vec<RunStats>> {
+    stats_of(&run_frame(steps)?)
+}
+
+/// One row per (mu, n_balls, solver, run) with a contact step: the sums and medians of
+/// [`run_aggregates`], sorted by n_balls, mu, solver, run.
+fn run_frame(steps: &DataFrame) -> PolarsResult<DataFrame> {
     let mut df = with_counters(
         steps,
         &[
@@ -79,84 +85,93 @@ pub fn run_stats(steps: &DataFrame) -> PolarsResult<Vec<RunStats>> {
         let zeros = vec![0.0; df.height()];
         df.with_column(Column::new(steps::UNKNOWNS.into(), zeros))?;
     }
-    let contact = col(steps::N_C).gt(lit(0));
-    let it = || col(steps::ITERATIONS).cast(DataType::Float64);
-    let runs = df
-        .lazy()
+    df.lazy()
         .group_by([
             col("mu"),
             col("n_balls"),
             col(steps::SOLVER),
             col(steps::RUN),
         ])
-        .agg([
-            it().filter(contact.clone()).median().alias("median"),
-            (it() + lit(1.0))
-                .filter(contact.clone())
-                .median()
-                .alias("median_paper"),
-            it().filter(contact.clone())
-                .count()
-                .cast(DataType::Float64)
-                .alias("contact_steps"),
-            it().count().cast(DataType::Float64).alias("steps"),
-            it().filter(contact.clone()).sum().alias("iters"),
-            col("newton_accepted")
-                .filter(contact.clone())
-                .sum()
-                .alias("newton"),
-            col(steps::STATUS)
-                .eq(lit("converged"))
-                .and(contact.clone())
-                .cast(DataType::Float64)
-                .sum()
-                .alias("converged"),
-            col(steps::SOLVER_STATUS)
-                .eq(lit("converged"))
-                .and(contact.clone())
-                .cast(DataType::Float64)
-                .sum()
-                .alias("solver_converged"),
-            col(steps::SOLVER_STATUS)
-                .eq(lit("local_minimum"))
-                .and(contact.clone())
-                .cast(DataType::Float64)
-                .sum()
-                .alias("local_minima"),
-            it().eq(lit(0.0))
-                .and(contact.clone())
-                .cast(DataType::Float64)
-                .sum()
-                .alias("zero_iterations"),
-            col(steps::SECONDS).sum().alias(steps::SECONDS),
-            col(steps::UNKNOWNS)
-                .cast(DataType::Float64)
-                .filter(contact.clone())
-                .sum()
-                .alias(steps::UNKNOWNS),
-            col(steps::N_C)
-                .cast(DataType::Float64)
-                .filter(contact.clone())
-                .sum()
-                .alias("contacts"),
-            col("linear_solves")
-                .filter(contact.clone())
-                .sum()
-                .alias("linear_solves"),
-            col("linear_solve_nanoseconds")
-                .filter(contact.clone())
-                .sum()
-                .alias("linear_solve_ns"),
-        ])
+        .agg(run_aggregates())
         .filter(col("contact_steps").gt(lit(0.0)))
         .sort(
             ["n_balls", "mu", steps::SOLVER, steps::RUN],
             SortMultipleOptions::default(),
         )
-        .collect()?;
-    let g = |name: &str| f64s(&runs, name);
+        .collect()
+}
+
+/// What [`run_frame`] sums or takes the median of over a run's steps, most of it over the
+/// steps with a contact only.
+fn run_aggregates() -> Vec<Expr> {
+    let contact = col(steps::N_C).gt(lit(0));
+    let it = || col(steps::ITERATIONS).cast(DataType::Float64);
+    vec![
+        it().filter(contact.clone()).median().alias("median"),
+        (it() + lit(1.0))
+            .filter(contact.clone())
+            .median()
+            .alias("median_paper"),
+        it().filter(contact.clone())
+            .count()
+            .cast(DataType::Float64)
+            .alias("contact_steps"),
+        it().count().cast(DataType::Float64).alias("steps"),
+        it().filter(contact.clone()).sum().alias("iters"),
+        col("newton_accepted")
+            .filter(contact.clone())
+            .sum()
+            .alias("newton"),
+        col(steps::STATUS)
+            .eq(lit("converged"))
+            .and(contact.clone())
+            .cast(DataType::Float64)
+            .sum()
+            .alias("converged"),
+        col(steps::SOLVER_STATUS)
+            .eq(lit("converged"))
+            .and(contact.clone())
+            .cast(DataType::Float64)
+            .sum()
+            .alias("solver_converged"),
+        col(steps::SOLVER_STATUS)
+            .eq(lit("local_minimum"))
+            .and(contact.clone())
+            .cast(DataType::Float64)
+            .sum()
+            .alias("local_minima"),
+        it().eq(lit(0.0))
+            .and(contact.clone())
+            .cast(DataType::Float64)
+            .sum()
+            .alias("zero_iterations"),
+        col(steps::SECONDS).sum().alias(steps::SECONDS),
+        col(steps::UNKNOWNS)
+            .cast(DataType::Float64)
+            .filter(contact.clone())
+            .sum()
+            .alias(steps::UNKNOWNS),
+        col(steps::N_C)
+            .cast(DataType::Float64)
+            .filter(contact.clone())
+            .sum()
+            .alias("contacts"),
+        col("linear_solves")
+            .filter(contact.clone())
+            .sum()
+            .alias("linear_solves"),
+        col("linear_solve_nanoseconds")
+            .filter(contact.clone())
+            .sum()
+            .alias("linear_solve_ns"),
+    ]
+}
+
+/// The [`RunStats`] of each row of [`run_frame`].
+fn stats_of(runs: &DataFrame) -> PolarsResult<Vec<RunStats>> {
+    let g = |name: &str| f64s(runs, name);
     let (mu, nb, run) = (g("mu")?, g("n_balls")?, g(steps::RUN)?);
-    let solver = strs(&runs, steps::SOLVER)?;
+    let solver = strs(runs, steps::SOLVER)?;
     let (median, paper, contact_steps, all) = (
         g("median")?,
         g("median_paper")?,
