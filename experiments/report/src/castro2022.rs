@@ -23,6 +23,7 @@
 //! ([`crate::template`]); this module computes its tables, plots and facts. Every fact, with its
 //! value, is listed in `reports/castro2022/facts.md`.
 
+mod format;
 mod peers;
 mod sigma;
 
@@ -45,6 +46,7 @@ use crate::table::{Cell as C, Table};
 use contactlab_runs::problems::ProblemsConfig;
 use contactlab_runs::schema::{problems, steps};
 use contactlab_runs::store::read_run;
+use format::{plain, sci_of, seconds_cell, walls_key, walls_name};
 
 /// Slip (m/s) above which a contact step counts as gliding (see
 /// [`crate::analysis::castro2022::sphere_glide`]).
@@ -94,39 +96,6 @@ pub fn generate(root: &Path) -> Result<(), ReportError> {
     r.show("sections", sections)?;
     r.finish()?;
     Ok(())
-}
-
-/// The format that writes `x` as Rust's `{}` does (its decimals), once rounded to nine
-/// decimals (`12 * 0.01` is `0.12`).
-fn plain(x: f64) -> Fmt {
-    let rounded: f64 = format!("{x:.9}").parse().unwrap_or(x);
-    let text = format!("{rounded}");
-    Fmt::fixed(text.split_once('.').map_or(0, |(_, d)| d.len()))
-}
-
-/// The format that writes `x` as Rust's `{:e}` does: its mantissa's decimals.
-fn sci_of(x: f64) -> Fmt {
-    let text = format!("{x:e}");
-    let mantissa = text.split_once('e').map_or(text.as_str(), |(m, _)| m);
-    Fmt::sci(mantissa.split_once('.').map_or(0, |(_, d)| d.len()))
-}
-
-/// `walls` or `no walls`, as a series names a scene.
-fn walls_name(walls: bool) -> &'static str {
-    if walls {
-        "walls"
-    } else {
-        "no walls"
-    }
-}
-
-/// `walls` or `open`, as a fact names a scene.
-fn walls_key(walls: bool) -> &'static str {
-    if walls {
-        "walls"
-    } else {
-        "open"
-    }
 }
 
 /// The spring-cylinder (sec. VI-B): orders of accuracy and energy.
@@ -594,11 +563,6 @@ fn set_facts(r: &mut Report, rows: &[SetProblem], names: &[String]) {
         )
         .num("set.distance_median", quantile(&dist, 0.5), Fmt::sci(1))
         .num("set.distance_max", max(dist), Fmt::sci(1));
-}
-
-/// A time: milliseconds in the markdown, seconds in the CSV (the CSV headers say seconds).
-fn seconds_cell(seconds: f64) -> C {
-    C::pair(Fmt::fixed(3).show(1e3 * seconds), Fmt::sci(4).show(seconds))
 }
 
 /// The clutter config's solver labels.

@@ -30,9 +30,13 @@ use crate::findings::Fmt;
 use crate::table::{Cell as C, Table};
 
 mod grasp;
+mod metric;
 mod motions;
 mod sweeps;
 mod threshold;
+
+use metric::peer_model;
+pub use metric::Metric;
 
 /// Our runs of the fidelity setups.
 /// (The sweeps' runs, `stack.toml` and `consistency.toml`, are read by their own section.)
@@ -117,34 +121,6 @@ const CONTACT: [&str; 4] = [
 
 /// MuJoCo's default configuration: the one every time ratio divides by.
 pub const MUJOCO_DEFAULT: &str = "elliptic-impratio1-noslip0";
-
-/// One number of the study: a row of `metrics.csv`.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Metric {
-    /// The scene (`sliding_cube`, `slope_15`, ...).
-    pub scene: String,
-    /// `contactlab`, `mujoco` or `drake`.
-    pub engine: String,
-    /// Our formulation, or the peer's configuration family (`elliptic`, `sap`, ...).
-    pub formulation: String,
-    /// Our optimizer, or the peer's configuration.
-    pub optimizer: String,
-    /// The friction model.
-    pub model: String,
-    /// Our driver's label, or the peer's configuration: the key of facts.
-    pub label: String,
-    /// A scene parameter that tells runs of a sweep apart (the stack's mass ratio, `1e3`);
-    /// empty otherwise.
-    pub param: String,
-    /// The time step (s).
-    pub dt: f64,
-    /// The metric's name.
-    pub metric: String,
-    /// Its value.
-    pub value: f64,
-    /// The exact value, NaN where there is none.
-    pub analytic: f64,
-}
 
 /// Per scene, the exact value of each of its metrics.
 type Exact = BTreeMap<String, BTreeMap<String, f64>>;
@@ -581,32 +557,6 @@ fn engine_rows(df: &DataFrame, exact: &Exact) -> Result<Vec<Metric>, ReportError
         }
     }
     Ok(rows)
-}
-
-/// A peer configuration's family and friction model: MuJoCo's cones are regularised (soft
-/// constraints); Drake's discrete approximations are compliant point contact, near-rigid in
-/// the configurations at `k = 1e12` N/m (`-k1e12`).
-pub(crate) fn peer_model(engine: &str, config: &str) -> (String, String) {
-    match engine {
-        "mujoco" => {
-            let cone = config.split('-').next().unwrap_or(config).to_string();
-            let model = if cone == "pyramidal" {
-                "regularized_pyramid"
-            } else {
-                "regularized_cone"
-            };
-            (cone, model.into())
-        }
-        _ => {
-            let approximation = config.split('-').next().unwrap_or(config).to_string();
-            let model = if config.contains("-k1e12") {
-                "near_rigid_point"
-            } else {
-                "compliant_point"
-            };
-            (approximation, model.into())
-        }
-    }
 }
 
 /// Each row's whole-step time over MuJoCo's default configuration's on the same scene.

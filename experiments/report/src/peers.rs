@@ -17,6 +17,7 @@
 //! whose run is absent is left out. Fact names (`<slug>` is a label as [`slug`] writes it) are
 //! listed with their values in the generated `facts.md`.
 
+mod common;
 mod pinocchio;
 mod speed;
 mod stages;
@@ -34,6 +35,8 @@ use crate::analysis::peers::{
 };
 use crate::analysis::quantile;
 use crate::error::ReportError;
+pub use common::slug;
+use common::{ms, quoted, Skipped};
 use contactlab_runs::engines::EnginesConfig;
 use contactlab_runs::problems::ProblemsConfig;
 use contactlab_runs::schema::{problems, steps};
@@ -48,40 +51,6 @@ pub const STEPS: [(&str, &str); 2] = [
     ("clutter.toml", "clutter_engines.toml"),
 ];
 
-/// A label as a fact name's part: letters, digits and `_ . - +` kept, any other run of
-/// characters one `_`, none at either end (`coulomb+pgs (whole dense)` -> `coulomb+pgs_whole_dense`).
-pub fn slug(label: &str) -> String {
-    let mut out = String::new();
-    for c in label.chars() {
-        if c.is_ascii_alphanumeric() || "_.-+".contains(c) {
-            out.push(c);
-        } else if !out.ends_with('_') {
-            out.push('_');
-        }
-    }
-    out.trim_matches('_').to_string()
-}
-
-/// A number of `quoted_published.csv` by its quantity (`None` without the file or the row:
-/// the facts that compare with it are then not made).
-fn quoted(r: &Report, quantity: &str) -> Result<Option<f64>, ReportError> {
-    let path = r.config_file(crate::builder::QUOTED);
-    if !path.exists() {
-        return Ok(None);
-    }
-    let want = ["quantity", "value", "source"];
-    let rows = crate::csv::read_csv_with_header(&path, &want)?;
-    rows.iter()
-        .find(|row| row[0] == quantity)
-        .map(|row| crate::csv::number(&path, row, &want, 1))
-        .transpose()
-}
-
-/// Milliseconds with three decimals, `-` for NaN.
-fn ms() -> Fmt {
-    Fmt::fixed(3)
-}
-
 /// What the templates leave in or out (the value `sections`).
 #[derive(Debug, Default, serde::Serialize)]
 struct Sections {
@@ -95,25 +64,6 @@ struct Sections {
     pinocchio: pinocchio::Part,
     /// The whole steps' section, when our sweeps have run.
     steps: Option<StepsPart>,
-}
-
-/// An engines run that did not measure, and why (its `skipped` row).
-#[derive(Debug, Clone, serde::Serialize)]
-pub(crate) struct Skipped {
-    /// The run's name.
-    run: String,
-    /// Why it did not measure.
-    why: String,
-}
-
-impl Skipped {
-    /// Run `run` did not measure, for `why`.
-    fn new(run: &str, why: String) -> Skipped {
-        Skipped {
-            run: run.to_string(),
-            why,
-        }
-    }
 }
 
 /// The whole steps' section, as the templates see it.
@@ -778,17 +728,6 @@ mod tests {
     use crate::findings::Facts;
     use crate::template::{render, Shown};
     use std::path::Path;
-
-    #[test]
-    fn labels_become_fact_names() {
-        assert_eq!(slug("coulomb+pgs"), "coulomb+pgs");
-        assert_eq!(slug("coulomb+pgs (whole dense)"), "coulomb+pgs_whole_dense");
-        assert_eq!(
-            slug("sap+newton-merit (whole step)"),
-            "sap+newton-merit_whole_step"
-        );
-        assert_eq!(slug("  a  b "), "a_b");
-    }
 
     /// Every table the module can show.
     const TABLES: [&str; 8] = [

@@ -26,57 +26,16 @@ use crate::analysis::todorov2010::{
     SolverSummary,
 };
 use crate::analysis::{f64s, quantile, strs, Spread};
-use crate::csv::{number, read_csv_with_header, read_quantities};
+use crate::csv::read_quantities;
 use crate::error::ReportError;
-use contactlab_runs::config::ExperimentConfig;
 use contactlab_runs::schema::{steps, traces};
 use contactlab_runs::store::read_run;
 
+mod cells;
 pub mod driver;
 
-/// One published Table 1 cell.
-#[derive(Debug, Clone, PartialEq)]
-pub struct PublishedCell {
-    /// Friction coefficient.
-    pub mu: f64,
-    /// Number of balls.
-    pub n_balls: i64,
-    /// Average contacts (the column label).
-    pub n_c: f64,
-    /// Iterations per step.
-    pub iterations: f64,
-    /// Percent of accepted Newton points.
-    pub newton_accepted: f64,
-}
-
-/// Reads `table1_published.csv` (`mu,n_b,n_c,iterations,newton_accepted`).
-pub fn read_published(path: &Path) -> Result<Vec<PublishedCell>, ReportError> {
-    let want = [
-        "mu",
-        "n_b",
-        steps::N_C,
-        steps::ITERATIONS,
-        "newton_accepted",
-    ];
-    read_csv_with_header(path, &want)?
-        .iter()
-        .map(|r| {
-            let num = |i: usize| number(path, r, &want, i);
-            Ok(PublishedCell {
-                mu: num(0)?,
-                n_balls: num(1)? as i64,
-                n_c: num(2)?,
-                iterations: num(3)?,
-                newton_accepted: num(4)?,
-            })
-        })
-        .collect()
-}
-
-/// The fact-name key of a Table 1 cell: `mu1.0.nb15`.
-pub fn cell_key(mu: f64, n_balls: i64) -> String {
-    format!("mu{mu:.1}.nb{n_balls}")
-}
+use cells::sweep_len;
+pub use cells::{cell_key, read_published, PublishedCell};
 
 /// Which optional sections have data, for the templates.
 #[derive(Debug, Default, serde::Serialize)]
@@ -123,20 +82,6 @@ pub fn generate(root: &Path) -> Result<(), ReportError> {
     r.show(steps::DRIVER, &driver)?;
     r.finish()?;
     Ok(())
-}
-
-/// How many values the config sweeps `key` over; `none` when it does not sweep it.
-fn sweep_len(cfg: &ExperimentConfig, key: &str, none: usize) -> usize {
-    cfg.sweep.get(key).map_or(none, Vec::len)
-}
-
-/// The facts `<run>.sweep.mu` and `<run>.sweep.n_balls`: how many values the run sweeps.
-pub(crate) fn sweep_facts(r: &mut Report, run: &RunData) {
-    let name = &run.config.name;
-    for key in ["mu", "n_balls"] {
-        let n = sweep_len(&run.config, key, 0) as f64;
-        r.facts().num(format!("{name}.sweep.{key}"), n, Fmt::int());
-    }
 }
 
 /// Table 1 beside the published numbers (`table1.csv`), the counting conventions and the facts.

@@ -3,7 +3,7 @@
 
 use std::path::Path;
 
-use super::seconds_cell;
+use super::format::seconds_cell;
 use crate::analysis::castro2022::{engine_steps, ClutterRow, EngineRun, EngineStep};
 use crate::builder::Report;
 use crate::csv::{number, read_csv_with_header};

@@ -2,7 +2,7 @@
 
 use contactlab_runs::schema::steps;
 
-use super::{plain, sci_of, walls_key, walls_name};
+use super::format::{plain, sci_of, walls_key, walls_name};
 use crate::analysis::castro2022::order_of_accuracy;
 use crate::analysis::{f64s, strs};
 use crate::builder::Report;

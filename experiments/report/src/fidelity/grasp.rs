@@ -7,8 +7,8 @@
 
 use std::collections::BTreeMap;
 
+use super::metric::Metric;
 use super::sweeps::param;
-use super::Metric;
 use crate::analysis::fidelity::GraspRun;
 use crate::builder::Report;
 use crate::error::ReportError;

@@ -16,7 +16,7 @@ use polars::prelude::DataFrame;
 
 use contactlab_runs::schema::steps;
 
-use super::{peer_model, Metric};
+use super::metric::{peer_model, Metric};
 use crate::analysis::fidelity::{log_log_slope, Motion, StackRun};
 use crate::analysis::{f64s, strs};
 use crate::builder::Report;

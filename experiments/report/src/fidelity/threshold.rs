@@ -17,7 +17,7 @@
 
 use contactlab_runs::schema::common;
 
-use super::Metric;
+use super::metric::Metric;
 use crate::analysis::fidelity::Motion;
 use crate::builder::Report;
 use crate::error::ReportError;

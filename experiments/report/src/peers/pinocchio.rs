@@ -13,7 +13,7 @@ use contactlab_runs::RunConfig;
 
 use polars::prelude::DataFrame;
 
-use super::{slug, Skipped};
+use super::common::{quoted, slug, Skipped};
 use crate::analysis::peers::{skipped, solves};
 use crate::analysis::pinocchio::{head_to_head, ours, reach, theirs, HeadToHead, Reach, ToTol};
 use crate::builder::Report;
@@ -139,7 +139,7 @@ fn head_to_head_facts(r: &mut Report, all: &[ToTol], rows: &[Reach]) -> Result<(
             sets.push(&row.set);
         }
     }
-    let aim = super::quoted(r, "admm_aim")?;
+    let aim = quoted(r, "admm_aim")?;
     for set in sets {
         let best = rows
             .iter()

@@ -11,7 +11,7 @@ use contactlab_runs::problems::ProblemsConfig;
 use contactlab_runs::schema::problems;
 use contactlab_runs::RunConfig;
 
-use super::slug;
+use super::common::{quoted, slug};
 use crate::analysis::peers::{relative_gap, solves, MujocoSolve, Solve};
 use crate::analysis::speed::{speed_rows, summaries, SpeedRow, SpeedSummary};
 use crate::builder::Report;
@@ -49,7 +49,7 @@ fn answer_gaps(all: &[Solve]) -> BTreeMap<String, f64> {
 /// The project's aim for SAP against MuJoCo, the `speed_aim` row of `quoted_published.csv`
 /// (`None` without it: the facts that compare with it are then not made).
 pub(super) fn speed_aim(r: &Report) -> Result<Option<f64>, ReportError> {
-    super::quoted(r, "speed_aim")
+    quoted(r, "speed_aim")
 }
 
 /// What the templates see of the section.

@@ -7,7 +7,7 @@
 
 use contactlab_runs::schema::steps;
 
-use super::{ms, slug};
+use super::common::{ms, slug};
 use crate::analysis::peers::{Stages, WholeStep};
 use crate::builder::Report;
 use crate::error::ReportError;

@@ -11,7 +11,7 @@ use std::collections::BTreeMap;
 use contactlab_runs::schema::steps;
 use contactlab_runs::store::read_run;
 
-use super::{cell_key, PublishedCell};
+use super::cells::{cell_key, sweep_facts, PublishedCell};
 use crate::analysis::todorov2010::{
     landing, solver_summary, table1_cells, Cell, Landing, SolverSummary,
 };
@@ -330,7 +330,7 @@ pub fn damping_section(
         driver: run.config.driver_specs()[0].name(),
         nbs,
     };
-    super::sweep_facts(r, run);
+    sweep_facts(r, run);
     let mut t = damping_table(&sweep.nbs);
     let mut newton_means = Vec::new();
     for s in &settings {
@@ -589,7 +589,7 @@ pub fn unknowns_section(r: &mut Report, run: &RunData) -> Result<(), ReportError
     let driver = run.config.driver_specs()[0].name();
     let cells = table1_cells(&run.steps)?;
     let (solvers, nbs) = solvers_and_sizes(run, &cells);
-    super::sweep_facts(r, run);
+    sweep_facts(r, run);
     let mut t = unknowns_table();
     for s in &solvers {
         for nb in &nbs {
