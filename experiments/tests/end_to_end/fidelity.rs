@@ -132,7 +132,16 @@ fn cut_down_runs_report_each_models_motion_against_the_exact_answer() {
          a knife-edge balance (`stack.toml`, `experiments/scenes/src/fidelity/stack.rs`; the \
          harness's `stack`): 20 steps of 1 ms,"
     ));
-    assert!(readme.contains("### `slope_15_margin0`\n\nOurs with `margin = 0`"));
+    // A scene's section: its simulated duration (a fact of the scene's family), then its note.
+    let section = readme
+        .split_once("### `slope_15_margin0`\n\nSimulated for ")
+        .map(|(_, rest)| rest)
+        .expect("the margin-0 slope's section starts with its duration");
+    let (duration, rest) = section
+        .split_once(" s.\n\n")
+        .expect("its duration in seconds");
+    assert!(duration.parse::<f64>().is_ok_and(|d| d > 0.0), "{duration}");
+    assert!(rest.starts_with("Ours with `margin = 0`"), "{rest}");
     assert!(
         !readme.contains("### MuJoCo's late stop"),
         "no MuJoCo, no lag"
