@@ -999,7 +999,11 @@ mod tests {
         };
         let facts = || std::fs::read_to_string(root.join("reports/toy/facts.md")).unwrap();
         report(false).unwrap();
-        assert!(facts().contains("## Families of facts\n\nEvery family"), "{}", facts());
+        assert!(
+            facts().contains("## Families of facts\n\nEvery family"),
+            "{}",
+            facts()
+        );
         report(true).unwrap();
         assert!(
             facts().contains("Quoted by no template and no finding: `orphan`."),

@@ -257,8 +257,8 @@ impl RunMeta {
 
 #[cfg(test)]
 mod tests {
-    use serde_json::json;
     use super::*;
+    use serde_json::json;
 
     fn record() -> SceneRecord {
         let parameters: toml::Table =
