@@ -164,6 +164,9 @@ pub fn performance_profile(costs: &[Vec<f64>], tau_max: f64) -> Vec<Vec<(f64, f6
 /// Which conditional sections the page has, as the templates see them.
 #[derive(Debug, serde::Serialize)]
 struct Sections {
+    /// The sets, in the config's order, of which some pair solves a problem (each has a
+    /// `<set>.best_pair`).
+    best: Vec<String>,
     /// Whether the matrix ran the `siconos_ci` set.
     siconos_ci: bool,
     /// The run at the FCLib study's time limit, when it is configured.
@@ -215,7 +218,19 @@ pub fn generate(root: &Path) -> Result<(), ReportError> {
     } else {
         None
     };
-    r.show("sections", Sections { siconos_ci, long })?;
+    let best = sets
+        .iter()
+        .filter(|s| r.facts_ref().get(&format!("{s}.best_pair")).is_some())
+        .cloned()
+        .collect();
+    r.show(
+        "sections",
+        Sections {
+            best,
+            siconos_ci,
+            long,
+        },
+    )?;
     r.finish()?;
     Ok(())
 }
@@ -759,6 +774,7 @@ mod tests {
             pairs: vec!["coulomb+pgs".into(), "coulomb+admm".into()],
         };
         let sections = Sections {
+            best: Vec::new(),
             siconos_ci: false,
             long: Some(long),
         };
