@@ -60,7 +60,12 @@ pub(super) fn section(r: &mut Report, root: &Path) -> Result<Part, ReportError> 
     };
     let measured = if contactlab_runs::store::run_exists(&ecfg.data_path(root)) {
         let (edf, _) = r.load_data(&ecfg.name, &ecfg.data_path(root))?;
-        part.skipped = skipped(&edf)?.map(|why| Skipped::new(&ecfg.name, why));
+        part.skipped = skipped(&edf)?.map(|why| {
+            // The findings that quote Pinocchio's numbers say why they are missing.
+            r.facts()
+                .absent("pin.", format!("Pinocchio not measured, {why}"));
+            Skipped::new(&ecfg.name, why)
+        });
         if part.skipped.is_none() {
             their_facts(r, &edf)?;
             all.extend(theirs(&edf)?);
