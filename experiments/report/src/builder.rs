@@ -735,28 +735,25 @@ impl Report {
             }
         };
         let findings_path = self.config_dir.join("findings.md");
-        let findings = match std::fs::read_to_string(&findings_path) {
+        // The findings' verdict on the fact families is judged by the findings read here: a
+        // generation without them has nothing to judge by. It goes on the facts page, where a
+        // test holds the committed reports to it (a test's cut-down run, with findings of its
+        // own, quotes less and is not held).
+        let (findings, unquoted) = match std::fs::read_to_string(&findings_path) {
             Ok(text) => {
                 let shown = Path::new("experiments/configs")
                     .join(&self.paper)
                     .join("findings.md");
                 match fill(&text, &self.facts, &shown) {
-                    Ok(filled) => Some(filled),
+                    Ok(filled) => (Some(filled), Some(self.unused_families(&used, &text))),
                     Err(e) => {
                         let _ = std::fs::write(&failed_facts, &facts_page);
                         return Err(e);
                     }
                 }
             }
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => (None, None),
             Err(e) => return Err(ReportError::Io(e)),
-        };
-        // Judged against the paper's findings: a generation without them has nothing to judge
-        // by. The verdict goes on the facts page, where a test holds the committed reports to
-        // it (a test's cut-down run, with findings of its own, quotes less and is not held).
-        let unquoted = match std::fs::read_to_string(&findings_path) {
-            Ok(text) => Some(self.unused_families(&used, &text)),
-            Err(_) => None,
         };
         std::fs::write(out.join("facts.md"), self.facts_page(Some(unquoted))?)?;
         let (provenance, now, dirty) = self.provenance();
