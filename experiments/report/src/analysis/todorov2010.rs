@@ -106,6 +106,15 @@ fn run_frame(steps: &DataFrame) -> PolarsResult<DataFrame> {
 fn run_aggregates() -> Vec<Expr> {
     let contact = col(steps::N_C).gt(lit(0));
     let it = || col(steps::ITERATIONS).cast(DataType::Float64);
+    // Over the contact steps: the sum of `e`, and the count of the steps where `e` holds.
+    let sum = |e: Expr, name: &str| e.filter(contact.clone()).sum().alias(name);
+    let count = |e: Expr, name: &str| {
+        e.and(contact.clone())
+            .cast(DataType::Float64)
+            .sum()
+            .alias(name)
+    };
+    let float = |name: &str| col(name).cast(DataType::Float64);
     vec![
         it().filter(contact.clone()).median().alias("median"),
         (it() + lit(1.0))
@@ -117,53 +126,23 @@ fn run_aggregates() -> Vec<Expr> {
             .cast(DataType::Float64)
             .alias("contact_steps"),
         it().count().cast(DataType::Float64).alias("steps"),
-        it().filter(contact.clone()).sum().alias("iters"),
-        col("newton_accepted")
-            .filter(contact.clone())
-            .sum()
-            .alias("newton"),
-        col(steps::STATUS)
-            .eq(lit("converged"))
-            .and(contact.clone())
-            .cast(DataType::Float64)
-            .sum()
-            .alias("converged"),
-        col(steps::SOLVER_STATUS)
-            .eq(lit("converged"))
-            .and(contact.clone())
-            .cast(DataType::Float64)
-            .sum()
-            .alias("solver_converged"),
-        col(steps::SOLVER_STATUS)
-            .eq(lit("local_minimum"))
-            .and(contact.clone())
-            .cast(DataType::Float64)
-            .sum()
-            .alias("local_minima"),
-        it().eq(lit(0.0))
-            .and(contact.clone())
-            .cast(DataType::Float64)
-            .sum()
-            .alias("zero_iterations"),
+        sum(it(), "iters"),
+        sum(col("newton_accepted"), "newton"),
+        count(col(steps::STATUS).eq(lit("converged")), "converged"),
+        count(
+            col(steps::SOLVER_STATUS).eq(lit("converged")),
+            "solver_converged",
+        ),
+        count(
+            col(steps::SOLVER_STATUS).eq(lit("local_minimum")),
+            "local_minima",
+        ),
+        count(it().eq(lit(0.0)), "zero_iterations"),
         col(steps::SECONDS).sum().alias(steps::SECONDS),
-        col(steps::UNKNOWNS)
-            .cast(DataType::Float64)
-            .filter(contact.clone())
-            .sum()
-            .alias(steps::UNKNOWNS),
-        col(steps::N_C)
-            .cast(DataType::Float64)
-            .filter(contact.clone())
-            .sum()
-            .alias("contacts"),
-        col("linear_solves")
-            .filter(contact.clone())
-            .sum()
-            .alias("linear_solves"),
-        col("linear_solve_nanoseconds")
-            .filter(contact.clone())
-            .sum()
-            .alias("linear_solve_ns"),
+        sum(float(steps::UNKNOWNS), steps::UNKNOWNS),
+        sum(float(steps::N_C), "contacts"),
+        sum(col("linear_solves"), "linear_solves"),
+        sum(col("linear_solve_nanoseconds"), "linear_solve_ns"),
     ]
 }
 
