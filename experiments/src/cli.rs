@@ -10,11 +10,11 @@ use clap::{Parser, Subcommand};
 use contactlab_core::io::read_problem;
 use contactlab_core::islands::{check_psd_by_island, PSD_REL_TOL};
 use contactlab_core::{CoreError, Problem, StepProblem};
-use serde_json::json;
+use serde_json::{json, Map, Value};
 
-use contactlab_lab::registry::{LocalSolve, PluginChoice, Registry, RegistryError, SolverSpec};
+use contactlab_lab::registry::{LocalSolve, Registry, RegistryError, SolverSpec};
 use contactlab_lab::runner::RunError;
-use contactlab_lab::solve::generalized_velocity;
+use contactlab_lab::solve::{generalized_velocity, spec_from_options, PLUGIN_PREFIXES};
 use contactlab_lab::{Lab, Settings};
 use contactlab_report::{ReportError, PAPERS};
 use contactlab_runs::config::ConfigError;
@@ -89,45 +89,62 @@ fn key_value(s: &str) -> Result<(String, serde_json::Value), CliError> {
 }
 
 impl SolveOptionArgs {
-    /// The full solver spec these options give to `formulation + optimizer`.
+    /// These options as the flat set [`spec_from_options`] routes: the papers' flags and
+    /// `-F`/`-O` under the plugin they name (`formulation.KEY`, `optimizer.KEY`), the spec's
+    /// own under their names.
+    pub fn options(&self) -> Result<Map<String, Value>, CliError> {
+        let mut o = Map::new();
+        let f = |k: &str| format!("{}{k}", PLUGIN_PREFIXES[0]);
+        if let Some(t) = self.theta0_deg {
+            o.insert(f("theta0_deg"), t.into());
+        }
+        if self.align_with_slip {
+            o.insert(f("align_with_slip"), true.into());
+        }
+        if let Some(n) = self.n_f {
+            o.insert(f("n_f"), n.into());
+        }
+        if let Some(k) = self.restarts {
+            o.insert(f("restarts"), k.into());
+        }
+        if self.row_sum_scaling {
+            o.insert(f("row_sum_scaling"), true.into());
+        }
+        for (prefix, items) in PLUGIN_PREFIXES
+            .iter()
+            .zip([&self.formulation_options, &self.optimizer_options])
+        {
+            for item in items {
+                let (k, v) = key_value(item)?;
+                o.insert(format!("{prefix}{k}"), v);
+            }
+        }
+        o.insert("rel_tol".into(), self.rel_tol.into());
+        o.insert("islands".into(), (!self.no_islands).into());
+        o.insert("dense".into(), self.dense.into());
+        Ok(o)
+    }
+
+    /// The full solver spec these options give to `formulation + optimizer`, checked (names,
+    /// pairing, options, numbers) by [`spec_from_options`].
     pub fn spec(
         &self,
+        registry: &Registry,
         formulation: &str,
         optimizer: &str,
         tol: f64,
         max_iter: u64,
     ) -> Result<SolverSpec, CliError> {
-        let mut spec = SolverSpec::new(formulation, optimizer, tol, max_iter);
-        let f = &mut spec.formulation;
-        if let Some(t) = self.theta0_deg {
-            f.options.insert("theta0_deg".into(), t.into());
-        }
-        if self.align_with_slip {
-            f.options.insert("align_with_slip".into(), true.into());
-        }
-        if let Some(n) = self.n_f {
-            f.options.insert("n_f".into(), n.into());
-        }
-        if let Some(k) = self.restarts {
-            f.options.insert("restarts".into(), k.into());
-        }
-        if self.row_sum_scaling {
-            f.options.insert("row_sum_scaling".into(), true.into());
-        }
-        let set = |choice: &mut PluginChoice, items: &[String]| -> Result<(), CliError> {
-            for item in items {
-                let (k, v) = key_value(item)?;
-                choice.options.insert(k, v);
-            }
-            Ok(())
-        };
-        set(&mut spec.formulation, &self.formulation_options)?;
-        set(&mut spec.optimizer, &self.optimizer_options)?;
-        spec.time_limit = self.time_limit;
-        spec.rel_tol = self.rel_tol;
-        spec.islands = !self.no_islands;
-        spec.dense = self.dense;
-        Ok(spec)
+        let options = self.options()?;
+        Ok(spec_from_options(
+            registry,
+            formulation,
+            optimizer,
+            tol,
+            max_iter,
+            self.time_limit,
+            &options,
+        )?)
     }
 }
 
@@ -349,7 +366,7 @@ pub fn run_with(lab: &Lab, cli: Cli, out: &mut dyn Write) -> Result<(), CliError
             options,
             json,
         } => {
-            let spec = options.spec(&formulation, &optimizer, tol, max_iter)?;
+            let spec = options.spec(lab.registry(), &formulation, &optimizer, tol, max_iter)?;
             solve_file(lab, &file, &spec, !options.no_psd_check, json, out)
         }
         Command::List { json } => list_registry(lab.registry(), json, out),
@@ -384,16 +401,6 @@ pub fn run_with(lab: &Lab, cli: Cli, out: &mut dyn Write) -> Result<(), CliError
     }
 }
 
-/// `--tol` must be a positive number.
-fn check_tol(tol: f64) -> Result<(), CliError> {
-    if !(tol > 0.0 && tol.is_finite()) {
-        return Err(CliError::Usage(format!(
-            "--tol must be a positive number, got {tol}"
-        )));
-    }
-    Ok(())
-}
-
 /// The solver spec `contactlab solve` builds from its arguments, checked as the command checks
 /// it (names, pairing, options, `--tol`, `--rel-tol`, `--time-limit`) but without reading the
 /// problem file or solving anything.
@@ -405,10 +412,7 @@ pub fn check_solve_args(
     max_iter: u64,
     options: &SolveOptionArgs,
 ) -> Result<SolverSpec, CliError> {
-    let spec = options.spec(formulation, optimizer, tol, max_iter)?;
-    check_tol(spec.tol)?;
-    registry.check(&spec)?;
-    Ok(spec)
+    options.spec(registry, formulation, optimizer, tol, max_iter)
 }
 
 /// `contactlab solve` with every option of `spec`, `W` checked for semidefiniteness.
@@ -439,7 +443,7 @@ pub fn solve_file(
         spec.optimizer.name.as_str(),
         spec.tol,
     );
-    check_tol(tol)?;
+    let resolved = lab.resolve(spec)?;
     let problem = read_problem(file)?;
     if let (true, Problem::Local(p)) = (check_psd, &problem) {
         check_psd_by_island(p, PSD_REL_TOL).map_err(|e| CoreError::File {
@@ -455,7 +459,6 @@ pub fn solve_file(
         Problem::Local(_) => None,
         Problem::Global(g) => Some(g),
     };
-    let resolved = lab.resolve(spec)?;
     let s = resolved.solve(&step, None)?;
     let v = global.map(|g| generalized_velocity(g, &s.r)).transpose()?;
     if as_json {

@@ -62,7 +62,9 @@ fn step_of(problem: &Bound<'_, PyAny>) -> PyResult<(Arc<StepProblem>, Option<Arc
 /// time_limit=None, **options)`: one solve, as `contactlab solve` does it. `max_iter` defaults
 /// to the command line's 500; `options` go to the formulation or the optimizer that has them
 /// (`restarts=3`, `edge_aware=False`), or to the spec (`rel_tol`, `islands`, `whole_below`, `dense`,
-/// `start`); an unknown one is a `ValueError` naming it and those that exist.
+/// `start`); `**{"formulation.KEY": value}` names the plugin outright; an unknown one is a
+/// `ValueError` naming it and those that exist (the lab's `spec_from_options`, which the
+/// command line shares).
 #[pyfunction]
 #[pyo3(signature = (problem, formulation = "coulomb", optimizer = "pgs", tol = 1e-8, max_iter = None, time_limit = None, **options))]
 // The Python signature is the API (keyword arguments with defaults), PyO3 maps it one to one;

@@ -18,11 +18,16 @@ pub const SOLVE_MAX_ITER: u64 = 500;
 /// The options a spec itself takes (not a plugin's): [`spec_from_options`] routes them there.
 pub const SPEC_OPTIONS: [&str; 5] = ["rel_tol", "islands", "whole_below", "dense", "start"];
 
-/// A solver spec from names, budgets and a flat set of options: a spec option
-/// ([`SPEC_OPTIONS`]) goes to the spec, any other to the formulation or the optimizer that
-/// has it (with a default). An option that neither has, or that both have, is refused with a
-/// message naming it and the options that exist. The spec is checked (names, pairing, option
-/// values, numbers) before it is returned.
+/// A key that names the plugin its option is for: `formulation.KEY` or `optimizer.KEY`
+/// ([`spec_from_options`] routes it there without asking which plugin has it).
+pub const PLUGIN_PREFIXES: [&str; 2] = ["formulation.", "optimizer."];
+
+/// A solver spec from names, budgets and a flat set of options: the one option parser that
+/// `contactlab solve` and the Python package share. A spec option ([`SPEC_OPTIONS`]) goes
+/// to the spec; `formulation.KEY` and `optimizer.KEY` go to the plugin they name; any other
+/// key to the formulation or the optimizer that has it (with a default). An option that
+/// neither has, or that both have, is refused with a message naming it and the options that
+/// exist. The spec is checked (names, pairing, option values, numbers) before it is returned.
 pub fn spec_from_options(
     registry: &Registry,
     formulation: &str,
@@ -34,82 +39,109 @@ pub fn spec_from_options(
 ) -> Result<SolverSpec, RegistryError> {
     let mut spec = SolverSpec::new(formulation, optimizer, tol, max_iter);
     spec.time_limit = time_limit;
-    let f = registry.formulation(formulation)?;
-    let d = registry.driver(optimizer)?;
     let keys = |v: &Value| -> Vec<String> {
         v.as_object()
             .map(|m| m.keys().cloned().collect())
             .unwrap_or_default()
     };
-    let (f_keys, d_keys) = (keys(&f.defaults), keys(&d.defaults));
-    let bad = |m: String| RegistryError::BadOption(m);
+    let owners = Owners {
+        formulation: keys(&registry.formulation(formulation)?.defaults),
+        optimizer: keys(&registry.driver(optimizer)?.defaults),
+    };
     for (key, value) in options {
-        let in_f = f_keys.contains(key);
-        let in_d = d_keys.contains(key);
-        match (key.as_str(), in_f, in_d) {
-            ("rel_tol", ..) => {
-                spec.rel_tol = value.as_f64().ok_or_else(|| {
-                    bad(format!("option `rel_tol`: expected a number, got {value}"))
-                })?
-            }
-            ("islands", ..) | ("dense", ..) => {
-                let b = value.as_bool().ok_or_else(|| {
-                    bad(format!(
-                        "option `{key}`: expected true or false, got {value}"
-                    ))
-                })?;
-                if key == "islands" {
-                    spec.islands = b;
-                } else {
-                    spec.dense = b;
-                }
-            }
-            ("whole_below", ..) => {
-                spec.whole_below = Some(value.as_u64().ok_or_else(|| {
-                    bad(format!(
-                        "option `whole_below`: expected a count of contacts, got {value}"
-                    ))
-                })?)
-            }
-            ("start", ..) => {
-                spec.start = serde_json::from_value(value.clone()).map_err(|e| {
-                    bad(format!(
-                        "option `start`: {e} (one of \"default\", \"zero\", \"warm\")"
-                    ))
-                })?
-            }
-            (_, true, true) => {
-                return Err(bad(format!(
-                    "option `{key}` belongs to both formulation `{formulation}` and optimizer \
-                     `{optimizer}`: name the plugin it is for"
-                )))
-            }
-            (_, true, false) => {
-                spec.formulation.options.insert(key.clone(), value.clone());
-            }
-            (_, false, true) => {
-                spec.optimizer.options.insert(key.clone(), value.clone());
-            }
-            (_, false, false) => {
-                let list = |k: &[String]| {
-                    if k.is_empty() {
-                        "none".to_string()
-                    } else {
-                        k.join(", ")
-                    }
-                };
-                return Err(bad(format!(
-                    "unknown option `{key}`: formulation `{formulation}` has {}, optimizer \
-                     `{optimizer}` has {}, every solve has {}",
-                    list(&f_keys),
-                    list(&d_keys),
-                    SPEC_OPTIONS.join(", ")
-                )));
-            }
-        }
+        route_option(&mut spec, &owners, key, value)?;
     }
     registry.check(&spec)?;
     Ok(spec)
+}
+
+/// The option names each plugin of a spec has.
+struct Owners {
+    formulation: Vec<String>,
+    optimizer: Vec<String>,
+}
+
+/// Puts one option where it belongs (see [`spec_from_options`]).
+fn route_option(
+    spec: &mut SolverSpec,
+    owners: &Owners,
+    key: &str,
+    value: &Value,
+) -> Result<(), RegistryError> {
+    if let Some(k) = key.strip_prefix(PLUGIN_PREFIXES[0]) {
+        spec.formulation.options.insert(k.into(), value.clone());
+        return Ok(());
+    }
+    if let Some(k) = key.strip_prefix(PLUGIN_PREFIXES[1]) {
+        spec.optimizer.options.insert(k.into(), value.clone());
+        return Ok(());
+    }
+    if SPEC_OPTIONS.contains(&key) {
+        return set_spec_option(spec, key, value);
+    }
+    let (formulation, optimizer) = (&spec.formulation.name, &spec.optimizer.name);
+    let in_f = owners.formulation.iter().any(|k| k == key);
+    let in_d = owners.optimizer.iter().any(|k| k == key);
+    match (in_f, in_d) {
+        (true, true) => Err(RegistryError::BadOption(format!(
+            "option `{key}` belongs to both formulation `{formulation}` and optimizer \
+             `{optimizer}`: name the plugin it is for (`formulation.{key}` or \
+             `optimizer.{key}`)"
+        ))),
+        (true, false) => {
+            spec.formulation.options.insert(key.into(), value.clone());
+            Ok(())
+        }
+        (false, true) => {
+            spec.optimizer.options.insert(key.into(), value.clone());
+            Ok(())
+        }
+        (false, false) => {
+            let list = |k: &[String]| {
+                if k.is_empty() {
+                    "none".to_string()
+                } else {
+                    k.join(", ")
+                }
+            };
+            Err(RegistryError::BadOption(format!(
+                "unknown option `{key}`: formulation `{formulation}` has {}, optimizer \
+                 `{optimizer}` has {}, every solve has {}",
+                list(&owners.formulation),
+                list(&owners.optimizer),
+                SPEC_OPTIONS.join(", ")
+            )))
+        }
+    }
+}
+
+/// Sets one of the spec's own options ([`SPEC_OPTIONS`]) from its value.
+fn set_spec_option(spec: &mut SolverSpec, key: &str, value: &Value) -> Result<(), RegistryError> {
+    let bad = |expected: &str| {
+        RegistryError::BadOption(format!("option `{key}`: expected {expected}, got {value}"))
+    };
+    match key {
+        "rel_tol" => spec.rel_tol = value.as_f64().ok_or_else(|| bad("a number"))?,
+        "islands" => spec.islands = value.as_bool().ok_or_else(|| bad("true or false"))?,
+        "dense" => spec.dense = value.as_bool().ok_or_else(|| bad("true or false"))?,
+        "whole_below" => {
+            spec.whole_below = Some(value.as_u64().ok_or_else(|| bad("a count of contacts"))?)
+        }
+        "start" => {
+            spec.start = serde_json::from_value(value.clone()).map_err(|e| {
+                RegistryError::BadOption(format!(
+                    "option `start`: {e} (one of \"default\", \"zero\", \"warm\")"
+                ))
+            })?
+        }
+        other => {
+            return Err(RegistryError::BadOption(format!(
+                "`{other}` is not an option of the spec ({})",
+                SPEC_OPTIONS.join(", ")
+            )))
+        }
+    }
+    Ok(())
 }
 
 /// `v = M^-1 (H r + f)`: the generalized velocity of impulses `r` on a global problem (a dense
@@ -308,6 +340,22 @@ mod tests {
             e.contains("unknown option `theta0_deg`") && e.contains("restarts"),
             "{e}"
         );
+        // A prefix names the plugin: the option goes there unasked, and the plugin judges it.
+        let mut o = Map::new();
+        o.insert("formulation.restarts".into(), 3.into());
+        o.insert("optimizer.edge_aware".into(), true.into());
+        let spec = spec_from_options(&reg, "implicit-ncp", "todorov", 1e-8, 50, None, &o).unwrap();
+        assert_eq!(spec.formulation.option("restarts"), Some(&Value::from(3)));
+        assert_eq!(
+            spec.optimizer.option("edge_aware"),
+            Some(&Value::from(true))
+        );
+        let mut o = Map::new();
+        o.insert("optimizer.restarts".into(), 3.into());
+        let e = spec_from_options(&reg, "implicit-ncp", "todorov", 1e-8, 50, None, &o)
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("restarts") && e.contains("todorov"), "{e}");
         let e = spec_from_options(&reg, "coulomb", "nope", 1e-8, 50, None, &Map::new())
             .unwrap_err()
             .to_string();

@@ -160,7 +160,7 @@ fn bad_requests_name_what_is_wrong() {
     )
     .unwrap_err()
     .to_string();
-    assert!(e.contains("--tol"), "{e}");
+    assert!(e.contains("tol must be a positive number"), "{e}");
     let missing = problems().join("does_not_exist.json");
     let e = cli::solve_spec(
         &Lab::standard(),
