@@ -1,21 +1,16 @@
-//! The checks a config's schema cannot make, against a registry and the scenes: whether its
-//! solvers' names, pairings and options exist, whether its scene exists and takes its
-//! parameters (every run's, sweep values applied), whether a matrix's `skip` names pairs,
-//! whether a single-contact config's methods exist. Every error names the file and the key at
-//! fault.
+//! The checks a matrix or problem-set config's schema cannot make, against a registry: whether
+//! its solvers' names, pairings and options exist, whether a matrix's `skip` and `only` name
+//! pairs. (An experiment config is checked by planning it, [`crate::plan`].) Every error names
+//! the file and the key at fault.
 
-use contactlab_runs::RunConfig;
 use std::path::Path;
 
-use contactlab_runs::config::{ConfigError, ExperimentConfig};
+use contactlab_runs::config::ConfigError;
 use contactlab_runs::matrix::MatrixConfig;
 use contactlab_runs::problems::ProblemsConfig;
-use contactlab_runs::single_contact::SingleContactConfig;
 use contactlab_runs::SolverSpec;
-use contactlab_scenes::SceneKind;
 
 use crate::registry::{Pair, Registry};
-use crate::single_contact;
 
 fn invalid(path: &Path, key: &str, message: String) -> ConfigError {
     ConfigError::Invalid {
@@ -34,47 +29,6 @@ fn solver(
     registry
         .check(spec)
         .map_err(|e| invalid(path, key, e.to_string()))
-}
-
-/// Reads an experiment config, expands its `[every_pair]` over `registry`'s compatible pairs
-/// and checks it ([`check_experiment`]).
-pub fn experiment(registry: &Registry, path: &Path) -> Result<ExperimentConfig, ConfigError> {
-    let pairs: Vec<(String, String)> = registry
-        .pairs()
-        .iter()
-        .map(|p| (p.formulation.to_string(), p.optimizer.to_string()))
-        .collect();
-    let cfg = ExperimentConfig::load(path)?.with_pairs(&pairs, path)?;
-    check_experiment(registry, &cfg, path)?;
-    Ok(cfg)
-}
-
-/// Checks every solver of an experiment config against `registry`, its scene's kind, and every
-/// run's scene parameters.
-pub fn check_experiment(
-    registry: &Registry,
-    cfg: &ExperimentConfig,
-    path: &Path,
-) -> Result<(), ConfigError> {
-    if cfg.every_pair.is_some() {
-        return Err(invalid(
-            path,
-            "every_pair",
-            "is not expanded: load the config with `Lab::experiment` (or call \
-             `ExperimentConfig::with_pairs` with the registry's pairs) before running it"
-                .into(),
-        ));
-    }
-    for (key, spec) in cfg.solver_keys() {
-        solver(registry, path, &key, spec)?;
-    }
-    let kind = SceneKind::from_name(&cfg.scene.kind)
-        .map_err(|e| invalid(path, "scene.kind", e.to_string()))?;
-    for run in cfg.runs(path)? {
-        kind.check_params(&run.params)
-            .map_err(|e| invalid(path, "scene.params / sweep", e.to_string()))?;
-    }
-    Ok(())
 }
 
 /// Checks a matrix's `skip` and `only` against `registry`'s pairs.
@@ -117,16 +71,4 @@ pub fn check_problems(
         solver(registry, path, &format!("solvers[{i}]"), spec)?;
     }
     Ok(())
-}
-
-/// Checks a single-contact config against `registry` and the scenes: its simulations as an
-/// experiment config ([`check_experiment`]: the driver, the scene, every run's parameters) and
-/// its method names.
-pub fn check_single_contact(
-    registry: &Registry,
-    cfg: &SingleContactConfig,
-    path: &Path,
-) -> Result<(), ConfigError> {
-    check_experiment(registry, &cfg.simulation(), path)?;
-    single_contact::methods(cfg, path).map(|_| ())
 }

@@ -22,9 +22,8 @@ use faer::sparse::SparseColMat;
 
 use contactlab_runs::config::ConfigError;
 
-use crate::check;
-use crate::context::Context;
-use crate::runner::{build_scene, resolve_for_run, solve_warm, RunError, WarmMap};
+use crate::plan::ExperimentPlan;
+use crate::runner::{build_scene, solve_warm, RunError, WarmMap};
 
 /// The most steps one dump may keep (a bound on memory: a clutter step's problem is ~1 MB).
 pub const MAX_DUMP_STEPS: usize = 1_000;
@@ -80,19 +79,16 @@ fn invalid(config: &Path, key: &str, message: String) -> RunError {
     })
 }
 
-/// The problems of `steps` of run `run` of the config at `config`: the run is simulated from
-/// its first step with the config's driver, from the context's registry. Steps past the end of the run
-/// are an error naming the last step the run has; steps without contacts are kept (their
-/// problem is empty).
+/// The problems of `steps` of run `run` of `plan`: the run is simulated from its first step
+/// with the plan's driver. Steps past the end of the run are an error naming the last step the
+/// run has; steps without contacts are kept (their problem is empty).
 pub fn scene_problems(
-    ctx: Context<'_>,
-    config: &Path,
+    plan: &ExperimentPlan,
     run: usize,
     steps: &[usize],
 ) -> Result<Vec<DumpedStep>, RunError> {
-    let cfg = check::experiment(ctx.registry, config)?;
-    let runs = cfg.runs(config)?;
-    let spec = runs.get(run).ok_or_else(|| {
+    let (cfg, config, runs) = (plan.config(), plan.path(), plan.runs());
+    let planned = runs.get(run).ok_or_else(|| {
         invalid(
             config,
             "run",
@@ -123,13 +119,8 @@ pub fn scene_problems(
         ));
     }
     let scene_err = |source| RunError::Scene { run, source };
-    let mut scene = build_scene(&cfg.scene.kind, &spec.params, run)?;
-    let driver = resolve_for_run(
-        ctx.registry,
-        cfg.driver_specs()[spec.driver],
-        run,
-        ctx.settings.sweep_time_limit,
-    )?;
+    let mut scene = build_scene(planned)?;
+    let driver = &plan.driver(planned).solver;
     let mut warm = WarmMap::new();
     let mut kept = Vec::with_capacity(steps.len());
     for step in 0..=last {
@@ -154,7 +145,7 @@ pub fn scene_problems(
         let r = if cs.contacts.is_empty() {
             Vec::new()
         } else {
-            solve_warm(&driver, &cs, &mut warm, run, step)?.r
+            solve_warm(driver, &cs, &mut warm, run, step)?.r
         };
         scene.advance(&cs, &r).map_err(scene_err)?;
     }
@@ -201,15 +192,14 @@ pub fn file_name(config_name: &str, run: usize, step: usize, form: Form) -> Stri
 /// `contactlab dump`: writes the chosen steps' problems to `out`, one JSON file each, and
 /// returns the files written.
 pub fn dump(
-    ctx: Context<'_>,
-    config: &Path,
+    plan: &ExperimentPlan,
     run: usize,
     steps: &[usize],
     form: Form,
     out: &Path,
 ) -> Result<Vec<PathBuf>, RunError> {
-    let cfg = check::experiment(ctx.registry, config)?;
-    let kept = scene_problems(ctx, config, run, steps)?;
+    let cfg = plan.config();
+    let kept = scene_problems(plan, run, steps)?;
     std::fs::create_dir_all(out)?;
     let mut written = Vec::with_capacity(kept.len());
     for k in &kept {

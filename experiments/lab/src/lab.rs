@@ -30,10 +30,11 @@ use crate::context::{Context, Settings};
 use crate::dump::{self, DumpedStep, Form};
 use crate::engines::{run_engines, EnginesOutput};
 use crate::matrix::{matrix_frame, run_matrix, shard_problems, worst_case_seconds, MatrixOutput};
+use crate::plan::ExperimentPlan;
 use crate::problems::{problems_frame, run_problems, ProblemsOutput};
 use crate::registry::{LocalSolve, Pair, Registry, RegistryError, ResolvedSolver};
 use crate::runner::{run_experiment, steps_frame, traces_frame, ExperimentOutput, RunError};
-use crate::single_contact::{run_single_contact, single_contact_frame, SingleContactOutput};
+use crate::single_contact::{self, run_single_contact, single_contact_frame, SingleContactOutput};
 
 /// What [`Lab::run`] wrote.
 #[derive(Debug, Clone, PartialEq)]
@@ -124,16 +125,23 @@ impl Lab {
         }
     }
 
-    /// Reads an experiment config and checks it against this lab ([`Lab::check_experiment`]).
-    pub fn experiment(&self, path: &Path) -> Result<ExperimentConfig, ConfigError> {
-        check::experiment(&self.registry, path)
+    /// Reads an experiment config, expands its `[every_pair]` over this lab's compatible pairs
+    /// and plans it ([`Lab::plan`]).
+    pub fn experiment(&self, path: &Path) -> Result<ExperimentPlan, ConfigError> {
+        ExperimentPlan::load(self.context(), path)
     }
 
-    /// Checks what the config's schema cannot: every solver's names, pairing and options
-    /// against the registry, the scene's kind, and every run's scene parameters (sweep values
-    /// applied). The error names the file and the key at fault.
+    /// Checks what the config's schema cannot (every solver's names, pairing and options
+    /// against the registry, the scene's kind, every run's scene parameters with the sweep
+    /// values applied) and keeps what the checks found: the solvers resolved, the scenes'
+    /// configs parsed ([`ExperimentPlan`]). The error names the file and the key at fault.
+    pub fn plan(&self, cfg: ExperimentConfig, path: &Path) -> Result<ExperimentPlan, ConfigError> {
+        ExperimentPlan::new(self.context(), cfg, path)
+    }
+
+    /// Checks an experiment config as [`Lab::plan`] does, keeping nothing.
     pub fn check_experiment(&self, cfg: &ExperimentConfig, path: &Path) -> Result<(), ConfigError> {
-        check::check_experiment(&self.registry, cfg, path)
+        self.plan(cfg.clone(), path).map(|_| ())
     }
 
     /// Reads a matrix config and checks it against this lab ([`Lab::check_matrix`]).
@@ -185,25 +193,27 @@ impl Lab {
         Ok(cfg)
     }
 
-    /// Checks a single-contact config's driver against the registry, its scene and every run's
-    /// parameters against the scenes, and its method names.
+    /// Checks a single-contact config: its simulation as an experiment ([`Lab::plan`]: the
+    /// driver, the scene, every run's parameters) and its method names.
     pub fn check_single_contact(
         &self,
         cfg: &SingleContactConfig,
         path: &Path,
     ) -> Result<(), ConfigError> {
-        check::check_single_contact(&self.registry, cfg, path)
+        self.plan(cfg.simulation(), path)?;
+        single_contact::methods(cfg, path).map(|_| ())
     }
 
     /// Runs a single-contact config in memory ([`crate::single_contact`]): the runs' samples
-    /// on the settings' threads, the timing on one. The config is checked first.
+    /// on the settings' threads, the timing on one. Its simulation is planned first (the
+    /// check), and its method names checked.
     pub fn run_single_contact(
         &self,
         cfg: &SingleContactConfig,
         path: &Path,
     ) -> Result<SingleContactOutput, RunError> {
-        self.check_single_contact(cfg, path)?;
-        self.in_pool(|| run_single_contact(self.context(), cfg, path))
+        let plan = self.plan(cfg.simulation(), path)?;
+        self.in_pool(|| run_single_contact(&plan, cfg, path))
     }
 
     /// Runs an other-engine config's harness ([`crate::engines`]).
@@ -236,24 +246,27 @@ impl Lab {
     }
 
     /// Runs an experiment config in memory (the shard's runs), without writing anything: what
-    /// a notebook plots from. The config is checked first; its `threads`, when it sets them,
-    /// override the settings'.
+    /// a notebook plots from. The config is planned first ([`Lab::plan`]), then run
+    /// ([`Lab::run_plan`]).
     pub fn run_experiment(
         &self,
         cfg: &ExperimentConfig,
         path: &Path,
         shard: Option<(usize, usize)>,
     ) -> Result<ExperimentOutput, RunError> {
-        self.check_experiment(cfg, path)?;
-        self.in_pool_of(cfg.threads.or(self.settings.threads), || {
-            run_experiment(
-                &self.registry,
-                cfg,
-                path,
-                shard,
-                self.settings.progress,
-                self.settings.sweep_time_limit,
-            )
+        let plan = self.plan(cfg.clone(), path)?;
+        self.run_plan(&plan, shard)
+    }
+
+    /// Runs a plan in memory (the shard's runs), without writing anything. Its config's
+    /// `threads`, when it sets them, override the settings'.
+    pub fn run_plan(
+        &self,
+        plan: &ExperimentPlan,
+        shard: Option<(usize, usize)>,
+    ) -> Result<ExperimentOutput, RunError> {
+        self.in_pool_of(plan.config().threads.or(self.settings.threads), || {
+            run_experiment(plan, shard, self.settings.progress)
         })
     }
 
@@ -290,7 +303,7 @@ impl Lab {
         run: usize,
         steps: &[usize],
     ) -> Result<Vec<DumpedStep>, RunError> {
-        dump::scene_problems(self.context(), config, run, steps)
+        dump::scene_problems(&self.experiment(config)?, run, steps)
     }
 
     /// `contactlab dump`: writes those steps' problems to `out` as JSON problem files.
@@ -302,7 +315,7 @@ impl Lab {
         form: Form,
         out: &Path,
     ) -> Result<Vec<PathBuf>, RunError> {
-        dump::dump(self.context(), config, run, steps, form, out)
+        dump::dump(&self.experiment(config)?, run, steps, form, out)
     }
 
     /// `contactlab run`: runs the config at `path` (any kind: an experiment sweep, a matrix,
@@ -378,7 +391,7 @@ impl Lab {
     }
 
     fn write_single_contact(&self, path: &Path) -> Result<RunSummary, RunError> {
-        let cfg = self.single_contact(path)?;
+        let cfg = SingleContactConfig::load(path)?;
         let result = self.run_single_contact(&cfg, path)?;
         let data = cfg.data_path(&self.root);
         let mut frame = single_contact_frame(&result.rows)?;
@@ -473,11 +486,12 @@ impl Lab {
         path: &Path,
         shard: Option<(usize, usize)>,
     ) -> Result<RunSummary, RunError> {
-        let cfg = self.experiment(path)?;
-        let result = self.run_experiment(&cfg, path, shard)?;
+        let plan = self.experiment(path)?;
+        let result = self.run_plan(&plan, shard)?;
+        let cfg = plan.config();
         let data = cfg.data_path(&self.root);
         let out = placed(&data, shard);
-        let mut steps = steps_frame(&cfg, &result)?;
+        let mut steps = steps_frame(cfg, &result)?;
         write_parquet(&mut steps, &out)?;
         let mut traces = traces_frame(&result)?;
         let traces_path = data.with_file_name(format!("{}_traces.parquet", cfg.name));

@@ -10,7 +10,9 @@
 //! - [`Lab`]: the registry, the data root and the run settings, the one value the command
 //!   line, the notebooks and the Python package call;
 //! - [`registry`]: formulations and drivers by name, specs resolved into solvers;
-//! - [`check`]: what a config's schema cannot check, against the registry and the scenes;
+//! - [`plan`]: an experiment config checked once and made ready to run (solvers resolved,
+//!   scenes parsed);
+//! - [`check`]: what a matrix or problem-set config's schema cannot check, against the registry;
 //! - [`context`]: the lab's registry, root and settings borrowed, as the runners take them;
 //! - [`runner`]: an experiment config's sweep, step by step, one row per solve;
 //! - [`matrix`]: every compatible pair on shared problem sets;
@@ -33,6 +35,7 @@ pub mod engines;
 pub mod frames;
 mod lab;
 pub mod matrix;
+pub mod plan;
 pub mod problems;
 pub mod reference;
 pub mod registry;

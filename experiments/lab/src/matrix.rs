@@ -16,6 +16,7 @@ use contactlab_runs::matrix::{MatrixConfig, ProblemEntry, Source};
 use contactlab_runs::schema::matrix;
 
 use crate::context::Context;
+use crate::plan::ExperimentPlan;
 use crate::registry::{Pair, Registry, SolverSpec};
 use crate::runner::RunError;
 
@@ -165,7 +166,8 @@ pub(crate) fn scene_steps(
         .into_par_iter()
         .map(|((config, run), steps)| {
             let numbers: Vec<usize> = steps.iter().map(|s| s.0).collect();
-            let kept = crate::dump::scene_problems(ctx, &config, run, &numbers)?;
+            let plan = ExperimentPlan::load(ctx, &config)?;
+            let kept = crate::dump::scene_problems(&plan, run, &numbers)?;
             Ok(kept
                 .into_iter()
                 .flat_map(|k| {

@@ -10,15 +10,13 @@
 //! ([`contactlab_runs::store`]).
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
-use std::path::Path;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use contactlab_core::ProblemError;
 use contactlab_runs::config::{ConfigError, ExperimentConfig, OutputSection, RunSpec};
 use contactlab_runs::schema::{steps, traces};
-use contactlab_runs::spec::SolverSpec;
 use contactlab_runs::store::{SceneRecord, StoreError};
-use contactlab_scenes::{Contact, ContactKey, ContactStep, Scene, SceneError, SceneKind};
+use contactlab_scenes::{Contact, ContactKey, ContactStep, Scene, SceneError};
 use indicatif::{ProgressBar, ProgressStyle};
 use nalgebra::Vector3;
 use polars::prelude::*;
@@ -26,7 +24,8 @@ use rayon::prelude::*;
 
 use contactlab_core::Trace;
 
-use crate::registry::{LocalSolve, Registry, RegistryError, ResolvedSolver};
+use crate::plan::{ExperimentPlan, PlannedRun};
+use crate::registry::{LocalSolve, RegistryError, ResolvedSolver};
 
 /// Errors of a run.
 #[derive(Debug, thiserror::Error)]
@@ -183,25 +182,17 @@ pub struct ExperimentOutput {
     pub wall_seconds: f64,
 }
 
-/// The time limit of every solve in a sweep whose solver sets none, so that no step can stall
-/// a run: far above any solve the papers' scenes need (the slowest take well under a second).
-pub const SWEEP_TIME_LIMIT: Duration = Duration::from_secs(10);
-
-/// Runs the experiment (the shard's part of it) with `registry`'s solvers, in parallel on the
-/// current rayon pool, with an optional progress bar; `time_limit` bounds every solve whose spec
-/// sets none. The config is taken as checked ([`crate::Lab::check_experiment`]).
+/// Runs the plan (the shard's part of it), in parallel on the current rayon pool, with an
+/// optional progress bar.
 pub fn run_experiment(
-    registry: &Registry,
-    cfg: &ExperimentConfig,
-    config_path: &Path,
+    plan: &ExperimentPlan,
     shard: Option<(usize, usize)>,
     progress: bool,
-    time_limit: Duration,
 ) -> Result<ExperimentOutput, RunError> {
-    let runs: Vec<RunSpec> = cfg
-        .runs(config_path)?
-        .into_iter()
-        .filter(|r| shard.is_none_or(|(k, n)| r.index % n == k - 1))
+    let runs: Vec<&PlannedRun> = plan
+        .runs()
+        .iter()
+        .filter(|r| shard.is_none_or(|(k, n)| r.spec.index % n == k - 1))
         .collect();
     let bar = if progress {
         ProgressBar::new(runs.len() as u64)
@@ -214,12 +205,13 @@ pub fn run_experiment(
         )
         .unwrap_or_else(|_| ProgressStyle::default_bar()),
     );
+    let cfg = plan.config();
     bar.set_prefix(format!("{}/{}", cfg.paper, cfg.name));
     let start = Instant::now();
     let results: Vec<Result<RunOutput, RunError>> = runs
         .par_iter()
-        .map(|spec| {
-            let out = run_one(registry, cfg, spec, time_limit);
+        .map(|run| {
+            let out = run_one(plan, run);
             bar.inc(1);
             out
         })
@@ -276,44 +268,20 @@ pub fn remember(contacts: &[Contact], x: &[f64], warm: &mut WarmMap) {
     }
 }
 
-/// Builds run `run`'s scene of kind `kind` from its parameters.
-pub fn build_scene(
-    kind: &str,
-    params: &toml::Table,
-    run: usize,
-) -> Result<Box<dyn Scene>, RunError> {
-    SceneKind::from_name(kind)
-        .and_then(|kind| kind.build(params))
-        .map_err(|source| RunError::Scene { run, source })
-}
-
-/// Resolves the solver of run `run` against `registry`; `time_limit` bounds every solve when
-/// `spec` sets none.
-pub fn resolve_for_run(
-    registry: &Registry,
-    spec: &SolverSpec,
-    run: usize,
-    time_limit: Duration,
-) -> Result<ResolvedSolver, RunError> {
-    let solver = registry.resolve(spec).map_err(|source| RunError::Solver {
-        run,
-        step: 0,
+/// Builds run `run`'s scene from its checked config.
+pub fn build_scene(planned: &PlannedRun) -> Result<Box<dyn Scene>, RunError> {
+    planned.scene.build().map_err(|source| RunError::Scene {
+        run: planned.spec.index,
         source,
-    })?;
-    Ok(solver.with_default_time_limit(time_limit))
+    })
 }
 
-/// Simulates one run with `registry`'s solvers; `time_limit` bounds every solve whose spec sets
-/// none.
-pub fn run_one(
-    registry: &Registry,
-    cfg: &ExperimentConfig,
-    spec: &RunSpec,
-    time_limit: Duration,
-) -> Result<RunOutput, RunError> {
+/// Simulates one run of `plan` with its solvers.
+pub fn run_one(plan: &ExperimentPlan, planned: &PlannedRun) -> Result<RunOutput, RunError> {
+    let (cfg, spec) = (plan.config(), &planned.spec);
     let run = spec.index;
     let scene_err = |source| RunError::Scene { run, source };
-    let mut scene = build_scene(&cfg.scene.kind, &spec.params, run)?;
+    let mut scene = build_scene(planned)?;
     let record = SceneRecord {
         run: run as u64,
         parameters: scene.parameters().map_err(scene_err)?,
@@ -323,7 +291,11 @@ pub fn run_one(
             .map(|(k, v)| (k.to_string(), v))
             .collect(),
     };
-    let solvers = run_solvers(registry, cfg, spec, time_limit)?;
+    let solvers: Vec<RunSolver> = plan
+        .solvers(planned)
+        .into_iter()
+        .map(|(s, role)| (&s.solver, role, s.model))
+        .collect();
     let mut warm: Vec<WarmMap> = vec![HashMap::new(); solvers.len()];
     let mut kept = KeptTraces::default();
     let mut rows = Vec::with_capacity(cfg.scene.steps * solvers.len());
@@ -374,29 +346,7 @@ pub fn run_one(
 
 /// A run's solver: resolved, its role (the driver or a shadow) and the name of the friction
 /// model its answers satisfy (empty when the registry does not know it).
-type RunSolver = (ResolvedSolver, &'static str, &'static str);
-
-/// The run's solvers: its driver first, then the config's shadows.
-fn run_solvers(
-    registry: &Registry,
-    cfg: &ExperimentConfig,
-    spec: &RunSpec,
-    time_limit: Duration,
-) -> Result<Vec<RunSolver>, RunError> {
-    std::iter::once((cfg.driver_specs()[spec.driver], steps::ROLE_DRIVER))
-        .chain(cfg.shadow.iter().map(|s| (s, steps::ROLE_SHADOW)))
-        .map(|(s, role)| {
-            let model = registry
-                .model_of(&s.formulation.name, &s.optimizer.name)
-                .map_or("", |m| m.as_str());
-            Ok((
-                resolve_for_run(registry, s, spec.index, time_limit)?,
-                role,
-                model,
-            ))
-        })
-        .collect()
-}
+type RunSolver<'a> = (&'a ResolvedSolver, &'static str, &'static str);
 
 /// What every solver made of one step problem.
 struct SolvedStep {
@@ -410,7 +360,7 @@ struct SolvedStep {
 
 /// Every solver on the step problem `cs`, warm started from its own previous step.
 fn solve_step(
-    solvers: &[RunSolver],
+    solvers: &[RunSolver<'_>],
     cs: &ContactStep,
     warm: &mut [WarmMap],
     run: usize,
@@ -579,7 +529,7 @@ fn diverged(e: &SceneError) -> bool {
 fn diverged_rows(
     run: usize,
     step: usize,
-    solvers: &[RunSolver],
+    solvers: &[RunSolver<'_>],
     scene: &dyn Scene,
 ) -> Vec<StepRow> {
     let observables = scene.observables();

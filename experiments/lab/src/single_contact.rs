@@ -50,8 +50,8 @@ use nalgebra::{Matrix3, Vector3};
 use polars::prelude::*;
 use rayon::prelude::*;
 
-use crate::context::Context;
-use crate::runner::{build_scene, resolve_for_run, solve_warm, RunError, WarmMap};
+use crate::plan::{ExperimentPlan, PlannedRun};
+use crate::runner::{build_scene, solve_warm, RunError, WarmMap};
 
 /// The median of `v` (NaN when empty): for an odd count, as the rounds are, the middle round.
 fn median(v: &[f64]) -> f64 {
@@ -181,22 +181,19 @@ pub fn methods(cfg: &SingleContactConfig, path: &Path) -> Result<Vec<NamedMethod
         .collect()
 }
 
-/// Simulates run `spec` of `cfg` with its driver and keeps its slipping contacts (see the
-/// module documentation), at most `cfg.samples_per_run`, spread evenly over the run.
+/// Simulates run `planned` of `plan` (the config's simulation, [`SingleContactConfig::simulation`])
+/// with its driver and keeps its slipping contacts (see the module documentation), at most
+/// `cfg.samples_per_run`, spread evenly over the run.
 pub fn slipping_samples(
-    ctx: Context<'_>,
+    plan: &ExperimentPlan,
     cfg: &SingleContactConfig,
-    spec: &RunSpec,
+    planned: &PlannedRun,
 ) -> Result<RunSamples, RunError> {
+    let spec = &planned.spec;
     let run = spec.index;
     let scene_err = |source| RunError::Scene { run, source };
-    let mut scene = build_scene(&cfg.scene.kind, &spec.params, run)?;
-    let driver = resolve_for_run(
-        ctx.registry,
-        &cfg.driver,
-        run,
-        ctx.settings.sweep_time_limit,
-    )?;
+    let mut scene = build_scene(planned)?;
+    let driver = &plan.driver(planned).solver;
     let mut warm = WarmMap::new();
     let mut all = Vec::new();
     let mut steps = 0;
@@ -208,7 +205,7 @@ pub fn slipping_samples(
         let r = if cs.contacts.is_empty() {
             Vec::new()
         } else {
-            let s = solve_warm(&driver, &cs, &mut warm, run, step)?;
+            let s = solve_warm(driver, &cs, &mut warm, run, step)?;
             let local = cs.problem.local().map_err(|e| RunError::Solver {
                 run,
                 step,
@@ -334,19 +331,20 @@ pub fn time_methods(
         .collect()
 }
 
-/// Runs a checked single-contact config (`Lab::check_single_contact`): the runs' samples on
-/// the current rayon pool, then the timing on the calling thread.
+/// Runs a single-contact config whose simulation is planned as `plan`
+/// ([`SingleContactConfig::simulation`], `Lab::plan`): the runs' samples on the current rayon
+/// pool, then the timing on the calling thread. The method names are checked first.
 pub fn run_single_contact(
-    ctx: Context<'_>,
+    plan: &ExperimentPlan,
     cfg: &SingleContactConfig,
     path: &Path,
 ) -> Result<SingleContactOutput, RunError> {
     let start = Instant::now();
     let methods = methods(cfg, path)?;
-    let runs = cfg
-        .runs(path)?
+    let runs = plan
+        .runs()
         .par_iter()
-        .map(|spec| slipping_samples(ctx, cfg, spec))
+        .map(|planned| slipping_samples(plan, cfg, planned))
         .collect::<Result<Vec<_>, _>>()?;
     let samples: Vec<SlipSample> = runs
         .iter()

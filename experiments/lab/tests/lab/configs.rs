@@ -11,6 +11,7 @@ use contactlab_runs::engines::EnginesConfig;
 use contactlab_runs::matrix::config_kind;
 use contactlab_runs::RunConfig;
 use contactlab_scenes::quadruped::{Quadruped, QuadrupedConfig, Task};
+use contactlab_scenes::SceneConfig;
 
 fn configs() -> Vec<PathBuf> {
     let root = Lab::standard().root().join("experiments/configs");
@@ -85,17 +86,22 @@ fn the_tasks_config_expands_to_the_four_tasks() {
     let path = lab
         .root()
         .join("experiments/configs/hwangbo2018/tasks.toml");
-    let cfg = lab.experiment(&path).unwrap();
+    let plan = lab.experiment(&path).unwrap();
+    let cfg = plan.config();
     assert_eq!(cfg.paper, "hwangbo2018");
     assert_eq!(cfg.scene.kind, "quadruped");
     assert_eq!(cfg.scene.steps, 10000);
-    let runs = cfg.runs(&path).unwrap();
-    let tasks: Vec<Task> = runs
+    // The plan keeps each run's scene parsed: the same config its raw table gives.
+    let tasks: Vec<Task> = plan
+        .runs()
         .iter()
         .map(|r| {
-            let c = QuadrupedConfig::from_table(&r.params).unwrap();
+            let SceneConfig::Quadruped(c) = &r.scene else {
+                panic!("run {} is not a quadruped: {:?}", r.spec.index, r.scene);
+            };
+            assert_eq!(*c, QuadrupedConfig::from_table(&r.spec.params).unwrap());
             assert_eq!((c.dt, c.height), (1e-3, 1.0));
-            Quadruped::new(&c).unwrap();
+            Quadruped::new(c).unwrap();
             c.task
         })
         .collect();
@@ -114,6 +120,7 @@ fn table_one_samples_the_tasks_of_table_two() {
     let lab = Lab::standard();
     let dir = lab.root().join("experiments/configs/hwangbo2018");
     let tasks = lab.experiment(&dir.join("tasks.toml")).unwrap();
+    let tasks = tasks.config();
     let table1 = lab.single_contact(&dir.join("table1.toml")).unwrap();
     assert_eq!(table1.scene.kind, tasks.scene.kind);
     assert_eq!(table1.scene.params, tasks.scene.params);
@@ -140,6 +147,7 @@ fn the_extra_hwangbo_runs_use_the_tasks_scene() {
     let lab = Lab::standard();
     let dir = lab.root().join("experiments/configs/hwangbo2018");
     let tasks = lab.experiment(&dir.join("tasks.toml")).unwrap();
+    let tasks = tasks.config();
     for (file, changes) in [
         ("hang_tight.toml", vec![]),
         ("random_shadow.toml", vec![]),
@@ -155,7 +163,8 @@ fn the_extra_hwangbo_runs_use_the_tasks_scene() {
             ],
         ),
     ] {
-        let cfg = lab.experiment(&dir.join(file)).unwrap();
+        let plan = lab.experiment(&dir.join(file)).unwrap();
+        let cfg = plan.config();
         let mut want = tasks.scene.params.clone();
         // The trot's controller matters only where the trot runs.
         if !cfg
@@ -180,7 +189,8 @@ fn the_extra_hwangbo_runs_use_the_tasks_scene() {
 fn every_pair_runs_every_compatible_pair_of_the_registry() {
     let lab = Lab::standard();
     let path = lab.root().join("experiments/configs/fidelity/stack.toml");
-    let cfg = lab.experiment(&path).unwrap();
+    let plan = lab.experiment(&path).unwrap();
+    let cfg = plan.config();
     let names: Vec<String> = cfg.driver_specs().iter().map(|d| d.name()).collect();
     let pairs: Vec<String> = lab.registry().pairs().iter().map(|p| p.label()).collect();
     assert_eq!(names, pairs);
