@@ -20,7 +20,9 @@
 //! **Absent facts.** Where a report knows that some facts cannot be computed in this run (an
 //! optional peer such as Drake did not run), it says so with [`Facts::absent`]: a placeholder
 //! whose name contains the pattern and that has no fact is then written as
-//! `*[not measured: <reason>]*` ([`absent_note`]), its `= value` unchecked, instead of failing.
+//! `*[not measured: <reason>]*` ([`absent_note`]), its `= value` unchecked, instead of failing;
+//! a paragraph (or list item) states a reason once, its later placeholders of the same reason
+//! read `*[not measured]*` ([`ABSENT_AGAIN`]).
 //! A fact of that name, when there is one, is still written and checked as usual; a placeholder
 //! that matches no absent pattern and has no fact still fails.
 //!
@@ -168,6 +170,19 @@ pub fn absent_note(reason: &str) -> String {
     format!("*[not measured: {reason}]*")
 }
 
+/// What [`fill`] writes for an absent fact whose reason the paragraph already stated.
+pub const ABSENT_AGAIN: &str = "*[not measured]*";
+
+/// Why the placeholder `inner` is written as absent: the fact it names does not exist and an
+/// absent pattern matches its name ([`Facts::absent_reason`]).
+fn absent_reason_of<'f>(inner: &str, facts: &'f Facts) -> Option<&'f str> {
+    let name = inner.split_once('=').map_or(inner, |(n, _)| n).trim();
+    if facts.get(name).is_some() {
+        return None;
+    }
+    facts.absent_reason(name)
+}
+
 impl Facts {
     /// No facts.
     pub fn new() -> Facts {
@@ -270,6 +285,7 @@ pub fn fill(text: &str, facts: &Facts, file: &Path) -> Result<String, ReportErro
     // Every bad placeholder is collected, so that one run of `contactlab report` names all the
     // lines to fix.
     let mut errors = Vec::new();
+    let mut said = BTreeSet::new();
     while let Some(open) = rest.find("{{") {
         out.push_str(&rest[..open]);
         let at = consumed + open;
@@ -286,9 +302,17 @@ pub fn fill(text: &str, facts: &Facts, file: &Path) -> Result<String, ReportErro
                 format!("`{{{{{inner}` does not close on its line"),
             ));
         }
-        match placeholder(inner, facts, file, text, at) {
-            Ok(v) => out.push_str(&v),
-            Err(e) => errors.push(e),
+        // A paragraph or a list item states each absent reason once.
+        let between = &text[consumed..at];
+        if between.contains("\n\n") || between.contains("\n- ") {
+            said.clear();
+        }
+        match absent_reason_of(inner, facts) {
+            Some(reason) if !said.insert(reason) => out.push_str(ABSENT_AGAIN),
+            _ => match placeholder(inner, facts, file, text, at) {
+                Ok(v) => out.push_str(&v),
+                Err(e) => errors.push(e),
+            },
         }
         consumed = at + 2 + close + 2;
         rest = &text[consumed..];
@@ -745,8 +769,16 @@ mod tests {
         let note = "*[not measured: Drake did not run (`pydrake` does not import)]*";
         assert_eq!(
             out,
-            format!("Drake lifts {note} and {note}; MuJoCo 1.84; measured 0.12.")
+            format!("Drake lifts {note} and {ABSENT_AGAIN}; MuJoCo 1.84; measured 0.12.")
         );
+        // A new paragraph or list item states the reason again.
+        let out = fill(
+            "- {{a.drake.x}} {{b.drake.y}}\n- {{c.drake.z}}\n\n{{d.drake.w}}",
+            &f,
+            Path::new("configs/p/findings.md"),
+        )
+        .unwrap();
+        assert_eq!(out, format!("- {note} {ABSENT_AGAIN}\n- {note}\n\n{note}"));
         // A fact that exists is still checked, even under an absent pattern.
         let e = fill(
             "{{stack.drake.sap.drift_mm = 0.13}}",
