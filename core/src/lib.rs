@@ -37,10 +37,12 @@ pub mod block_cholesky;
 pub mod blocks;
 pub mod cone;
 pub mod conic_program;
+pub mod constraint;
 pub mod deadline;
 pub mod dense;
 pub mod disjoint_sets;
 pub mod drivers;
+pub mod elliptic_cone;
 pub mod error;
 pub mod frame;
 pub mod generalized;
@@ -56,6 +58,7 @@ pub mod result;
 
 pub use blocks::BlockMatrix;
 pub use conic_program::{ConicData, ConicProgram};
+pub use constraint::{Constraint, Constraints};
 pub use error::{CoreError, ProblemError};
 /// faer, whose matrix views the [`Residual`] trait takes, re-exported for notebooks.
 pub use faer;

@@ -1,0 +1,475 @@
+//! The kinds of constraint a problem's rows can hold, as MuJoCo has them (`mjtConstraint`): one
+//! block of rows per constraint, with its kind and parameters, the set its impulse lives in, the
+//! Euclidean projection onto that set, and the per-block terms of the shared ruler.
+//!
+//! A block's rows are judged on its impulse `r` and its velocity `u` (in a local problem
+//! `u = W r + q`), the constraint's target already in the offset (`q`, or `w` of a global
+//! problem, carries `-t`, so that every condition reads on `u`):
+//!
+//! | kind | rows | impulse set `C` | condition | natural map `r - P_C(r - y)` |
+//! |---|---|---|---|---|
+//! | `equality` | 1 (joint, tendon), 3 (connect), 6 (weld) | `R^m` | `u = 0` | `u` |
+//! | `limit` | 1 (a joint or tendon limit's active side) | `R+` | `0 <= r ⟂ u >= 0` | `r - max(0, r - u)` |
+//! | `friction_loss` | 1 (a dof or tendon) | `[-f, f]` | `-u` in the normal cone of the box at `r` | `r - clip(r - u, -f, f)` |
+//! | `contact`, `condim` 1 | 1 | `R+` | as a limit | `r - max(0, r - u)` |
+//! | `contact`, `condim` 3, 4, 6 | `d` | `K_mu` ([`crate::elliptic_cone`]) | `K_mu ∋ r ⟂ û ∈ K*_mu`, `û = u + |D u_f| e_n` | `r - P_K(r - û)` |
+//!
+//! (`y = u` but for the cones, where it is De Saxce's `û`.) The friction loss is a box because
+//! MuJoCo's dry joint friction bounds the impulse and opposes the motion: sliding (`u != 0`) at
+//! `r = -f sign(u)`, stuck (`u = 0`) anywhere inside. A contact of `condim` 3 whose two
+//! coefficients are equal is today's Coulomb cone ([`crate::cone`]), term for term.
+//!
+//! The other figures of the ruler, per block: the primal violation `dist(r, C)`; the dual
+//! violation, the distance of `y` from the dual set (`{0}` for an equality, `R+` for a limit and
+//! a frictionless contact, `K*_mu` for a cone; a box has no dual cone, its term is 0 and its
+//! conditions show in the natural map and the gap); and the complementarity gap, Fenchel's
+//! `|<r, y> + sigma_C(-y)|` with `sigma_C` the support function of `C` (`f |u|` for the box, 0
+//! on the dual cone for the cones).
+
+use serde::{Deserialize, Serialize};
+
+use crate::elliptic_cone;
+
+/// One constraint: its kind and parameters. The rows of a problem are a sequence of these
+/// ([`Constraints`]), each owning consecutive rows in the order given.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum Constraint {
+    /// Bilateral rows, impulse free, velocity driven to its target (`u = 0` on the offset
+    /// velocity): MuJoCo's `mjCNSTR_EQUALITY` (a joint or tendon equality 1 row, a connect 3, a
+    /// weld 6).
+    Equality {
+        /// Rows, 1 to 6.
+        rows: usize,
+    },
+    /// One unilateral row, `0 <= r ⟂ u >= 0`: MuJoCo's `mjCNSTR_LIMIT_JOINT` and
+    /// `mjCNSTR_LIMIT_TENDON`, the active side's sign in `J`.
+    Limit,
+    /// One row with its impulse in the box `[-f_max, f_max]` opposing the motion: MuJoCo's
+    /// `mjCNSTR_FRICTION_DOF` and `mjCNSTR_FRICTION_TENDON` (dry joint friction).
+    FrictionLoss {
+        /// The bound `f_max >= 0` (MuJoCo's `frictionloss` times the time step, in impulse
+        /// units).
+        f_max: f64,
+    },
+    /// A contact, normal row first, then one row per coefficient of `mu`: none (`condim` 1,
+    /// frictionless), two tangential (3), then torsional (4), then two rolling (6); its impulse
+    /// in the elliptic cone `K_mu`.
+    Contact {
+        /// The coefficient of each frictional row (MuJoCo's `contact.friction` expanded: sliding
+        /// twice, torsional, rolling twice), each `>= 0`.
+        mu: Vec<f64>,
+    },
+}
+
+/// The names of the kinds, as files, `contactlab list` and the errors spell them.
+pub const KIND_NAMES: [&str; 4] = ["equality", "limit", "friction_loss", "contact"];
+
+impl Constraint {
+    /// A frictional point contact of three rows with isotropic friction `mu`: the only kind of
+    /// the FCLib files and of every problem before the constraint kinds.
+    pub fn coulomb(mu: f64) -> Constraint {
+        Constraint::Contact { mu: vec![mu, mu] }
+    }
+
+    /// The kind's name ([`KIND_NAMES`]).
+    pub fn kind(&self) -> &'static str {
+        match self {
+            Constraint::Equality { .. } => KIND_NAMES[0],
+            Constraint::Limit => KIND_NAMES[1],
+            Constraint::FrictionLoss { .. } => KIND_NAMES[2],
+            Constraint::Contact { .. } => KIND_NAMES[3],
+        }
+    }
+
+    /// The kind's name with its size where it has one (`contact (condim 4)`, `equality (6 rows)`),
+    /// as a refusal names it.
+    pub fn describe(&self) -> String {
+        match self {
+            Constraint::Equality { rows } => format!("equality ({rows} rows)"),
+            Constraint::Contact { mu } => format!("contact (condim {})", 1 + mu.len()),
+            other => other.kind().to_string(),
+        }
+    }
+
+    /// The rows the constraint owns.
+    pub fn rows(&self) -> usize {
+        match self {
+            Constraint::Equality { rows } => *rows,
+            Constraint::Limit | Constraint::FrictionLoss { .. } => 1,
+            Constraint::Contact { mu } => 1 + mu.len(),
+        }
+    }
+
+    /// Whether this is a three-row contact with equal coefficients, the Coulomb contact every
+    /// formulation takes.
+    pub fn is_coulomb(&self) -> bool {
+        matches!(self, Constraint::Contact { mu } if mu.len() == 2 && mu[0] == mu[1])
+    }
+
+    /// Checks the parameters: an equality of 1 to 6 rows, a friction loss bound finite and
+    /// `>= 0`, a contact of `condim` 1, 3, 4 or 6 with finite coefficients `>= 0`. The message
+    /// names the parameter and the value.
+    pub fn check(&self) -> Result<(), String> {
+        match self {
+            Constraint::Equality { rows } if !(1..=6).contains(rows) => Err(format!(
+                "an equality has 1 to 6 rows (joint or tendon 1, connect 3, weld 6), got {rows}"
+            )),
+            Constraint::FrictionLoss { f_max } if !(f_max.is_finite() && *f_max >= 0.0) => Err(
+                format!("a friction loss's bound f_max must be finite and >= 0, got {f_max}"),
+            ),
+            Constraint::Contact { mu } if ![0, 2, 3, 5].contains(&mu.len()) => Err(format!(
+                "a contact has condim 1, 3, 4 or 6 (0, 2, 3 or 5 coefficients), got {} \
+                 coefficients",
+                mu.len()
+            )),
+            Constraint::Contact { mu } => {
+                match mu.iter().position(|m| !(m.is_finite() && *m >= 0.0)) {
+                    Some(i) => Err(format!(
+                        "a contact's friction coefficient mu[{i}] must be finite and >= 0, got {}",
+                        mu[i]
+                    )),
+                    None => Ok(()),
+                }
+            }
+            _ => Ok(()),
+        }
+    }
+
+    /// Projects `z` (this constraint's rows) onto its impulse set `C`, into `out`.
+    pub fn project(&self, z: &[f64], out: &mut [f64]) {
+        match self {
+            Constraint::Equality { .. } => out.copy_from_slice(z),
+            Constraint::Limit => out[0] = z[0].max(0.0),
+            Constraint::FrictionLoss { f_max } => out[0] = z[0].clamp(-f_max, *f_max),
+            Constraint::Contact { mu } if mu.is_empty() => out[0] = z[0].max(0.0),
+            Constraint::Contact { mu } => elliptic_cone::project(mu, z, out),
+        }
+    }
+
+    /// The velocity the natural map pairs with `r`: `u`, or De Saxce's `û` for a cone.
+    pub fn dual_velocity(&self, u: &[f64], out: &mut [f64]) {
+        match self {
+            Constraint::Contact { mu } if !mu.is_empty() => elliptic_cone::de_saxce(mu, u, out),
+            _ => out.copy_from_slice(u),
+        }
+    }
+
+    /// The natural map `r - P_C(r - y)` of this block's impulse `r` and velocity `u`, into
+    /// `out` (see the module documentation).
+    pub fn natural_map(&self, r: &[f64], u: &[f64], out: &mut [f64]) {
+        if let Constraint::Equality { .. } = self {
+            // `r - (r - u)`, without the rounding of the subtractions.
+            out.copy_from_slice(u);
+            return;
+        }
+        let mut y = [0.0; 6];
+        let y = &mut y[..r.len()];
+        self.dual_velocity(u, y);
+        let mut z = [0.0; 6];
+        let z = &mut z[..r.len()];
+        z.iter_mut()
+            .zip(r.iter().zip(y.iter()))
+            .for_each(|(z, (r, y))| *z = r - y);
+        self.project(z, out);
+        out.iter_mut().zip(r).for_each(|(o, r)| *o = r - *o);
+    }
+
+    /// The block's figures of the ruler: `(dist(r, C), dual violation, complementarity gap)`
+    /// (see the module documentation).
+    pub fn violations(&self, r: &[f64], u: &[f64]) -> (f64, f64, f64) {
+        let n = r.len();
+        let mut p = [0.0; 6];
+        self.project(r, &mut p[..n]);
+        let primal = distance(r, &p[..n]);
+        let mut y = [0.0; 6];
+        self.dual_velocity(u, &mut y[..n]);
+        let y = &y[..n];
+        let inner: f64 = r.iter().zip(y).map(|(a, b)| a * b).sum();
+        let (dual, gap) = match self {
+            Constraint::Equality { .. } => (norm(y), inner.abs()),
+            Constraint::Limit => ((-y[0]).max(0.0), inner.abs()),
+            Constraint::FrictionLoss { f_max } => (0.0, (inner + f_max * y[0].abs()).abs()),
+            Constraint::Contact { mu } if mu.is_empty() => ((-y[0]).max(0.0), inner.abs()),
+            Constraint::Contact { mu } => {
+                let mut d = [0.0; 6];
+                elliptic_cone::project_dual(mu, y, &mut d[..n]);
+                (distance(y, &d[..n]), inner.abs())
+            }
+        };
+        (primal, dual, gap)
+    }
+}
+
+fn norm(v: &[f64]) -> f64 {
+    v.iter().map(|x| x * x).sum::<f64>().sqrt()
+}
+
+fn distance(a: &[f64], b: &[f64]) -> f64 {
+    a.iter()
+        .zip(b)
+        .map(|(x, y)| (x - y) * (x - y))
+        .sum::<f64>()
+        .sqrt()
+}
+
+/// The constraints of a problem, in row order: each block with the first row it owns.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Constraints {
+    blocks: Vec<Constraint>,
+    starts: Vec<usize>,
+    rows: usize,
+}
+
+impl Constraints {
+    /// The blocks in row order, each checked ([`Constraint::check`]); the error names the block
+    /// by its index and kind.
+    pub fn new(blocks: Vec<Constraint>) -> Result<Constraints, String> {
+        let mut starts = Vec::with_capacity(blocks.len());
+        let mut rows = 0;
+        for (i, b) in blocks.iter().enumerate() {
+            b.check()
+                .map_err(|e| format!("constraint {i} ({}): {e}", b.kind()))?;
+            starts.push(rows);
+            rows += b.rows();
+        }
+        Ok(Constraints {
+            blocks,
+            starts,
+            rows,
+        })
+    }
+
+    /// Three-row Coulomb contacts with the friction coefficients `mu`, one per contact (the
+    /// problems of FCLib and of every scene before the constraint kinds). Unchecked values are
+    /// the problem's own check's to refuse.
+    pub fn coulomb(mu: &[f64]) -> Constraints {
+        Constraints {
+            blocks: mu.iter().map(|&m| Constraint::coulomb(m)).collect(),
+            starts: (0..mu.len()).map(|a| 3 * a).collect(),
+            rows: 3 * mu.len(),
+        }
+    }
+
+    /// The total number of rows.
+    pub fn rows(&self) -> usize {
+        self.rows
+    }
+
+    /// The number of blocks.
+    pub fn len(&self) -> usize {
+        self.blocks.len()
+    }
+
+    /// Whether there is no block.
+    pub fn is_empty(&self) -> bool {
+        self.blocks.is_empty()
+    }
+
+    /// Each block with the range of rows it owns, in row order.
+    pub fn iter(&self) -> impl Iterator<Item = (std::ops::Range<usize>, &Constraint)> {
+        self.blocks
+            .iter()
+            .zip(&self.starts)
+            .map(|(b, &s)| (s..s + b.rows(), b))
+    }
+
+    /// Whether every block is a three-row Coulomb contact ([`Constraint::is_coulomb`]): the
+    /// problems every formulation takes.
+    pub fn coulomb_only(&self) -> bool {
+        self.blocks.iter().all(Constraint::is_coulomb)
+    }
+
+    /// The first block that `accepts` refuses, described ([`Constraint::describe`]) for the
+    /// refusal's message.
+    pub fn first_refused(&self, accepts: impl Fn(&Constraint) -> bool) -> Option<String> {
+        self.blocks
+            .iter()
+            .find(|b| !accepts(b))
+            .map(Constraint::describe)
+    }
+
+    /// The distinct kinds present, in [`KIND_NAMES`] order.
+    pub fn kinds(&self) -> Vec<&'static str> {
+        KIND_NAMES
+            .into_iter()
+            .filter(|k| self.blocks.iter().any(|b| b.kind() == *k))
+            .collect()
+    }
+
+    /// The shared ruler over every block: `(|r - P_C(r - y)|_2, max dist(r, C), max dual
+    /// violation, sum of the gaps)` of impulses `r` and velocities `u` (see the module
+    /// documentation; the natural map is not yet divided by `1 + |q|`).
+    pub fn ruler(&self, r: &[f64], u: &[f64]) -> (f64, f64, f64, f64) {
+        let (mut nm2, mut primal, mut dual, mut gap) = (0.0, 0.0f64, 0.0f64, 0.0);
+        let mut f = [0.0; 6];
+        for (rows, b) in self.iter() {
+            let (rb, ub) = (&r[rows.clone()], &u[rows]);
+            let fb = &mut f[..rb.len()];
+            b.natural_map(rb, ub, fb);
+            nm2 += fb.iter().map(|x| x * x).sum::<f64>();
+            let (p, d, g) = b.violations(rb, ub);
+            primal = primal.max(p);
+            dual = dual.max(d);
+            gap += g;
+        }
+        (nm2.sqrt(), primal, dual, gap)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cone;
+    use nalgebra::Vector3;
+    use proptest::prelude::*;
+
+    fn any_constraint() -> impl Strategy<Value = Constraint> {
+        prop_oneof![
+            (1usize..=6).prop_map(|rows| Constraint::Equality { rows }),
+            Just(Constraint::Limit),
+            (0.0..5.0f64).prop_map(|f_max| Constraint::FrictionLoss { f_max }),
+            prop_oneof![Just(0usize), Just(2), Just(3), Just(5)].prop_flat_map(|k| {
+                proptest::collection::vec(0.0..2.0f64, k).prop_map(|mu| Constraint::Contact { mu })
+            }),
+        ]
+    }
+
+    fn with_rows() -> impl Strategy<Value = (Constraint, Vec<f64>, Vec<f64>)> {
+        any_constraint().prop_flat_map(|c| {
+            let n = c.rows();
+            (
+                Just(c),
+                proptest::collection::vec(-5.0..5.0f64, n),
+                proptest::collection::vec(-5.0..5.0f64, n),
+            )
+        })
+    }
+
+    proptest! {
+        /// Every kind's projection is the Euclidean projection onto a closed convex set: its
+        /// value is in the set, it is idempotent, and no point of the set sampled along the
+        /// segment to another projected point is nearer.
+        #[test]
+        fn each_projection_projects_onto_its_set((c, z, w) in with_rows()) {
+            let n = z.len();
+            let (mut p, mut p2, mut q) = (vec![0.0; n], vec![0.0; n], vec![0.0; n]);
+            c.project(&z, &mut p);
+            c.project(&p, &mut p2);
+            prop_assert!(distance(&p, &p2) <= 1e-9 * (1.0 + norm(&z)));
+            c.project(&w, &mut q);
+            for k in 0..=10 {
+                let s = k as f64 / 10.0;
+                let y: Vec<f64> = p.iter().zip(&q).map(|(a, b)| (1.0 - s) * a + s * b).collect();
+                prop_assert!(distance(&z, &p) <= distance(&z, &y) + 1e-9 * (1.0 + norm(&z)));
+            }
+        }
+
+        /// At a solution built by construction (r in C, y in the dual set, complementary), the
+        /// natural map and every figure of the ruler vanish.
+        #[test]
+        fn complementary_pairs_have_zero_natural_map((c, a, b) in with_rows()) {
+            // r = P_C(a), and a velocity making r a solution: y = r - a when C is a cone
+            // (Moreau: a - P_C(a) is in the polar cone, so y = P_C(a) - a is in the dual), the
+            // normal cone's direction for the box.
+            let n = a.len();
+            let mut r = vec![0.0; n];
+            c.project(&a, &mut r);
+            let y: Vec<f64> = r.iter().zip(&a).map(|(r, a)| r - a).collect();
+            // u from y: invert De Saxce where it applies (u_n = y_n - |D y_f|, same friction rows).
+            let mut u = y.clone();
+            if let Constraint::Contact { mu } = &c {
+                if !mu.is_empty() {
+                    u[0] -= elliptic_cone::dual_norm(mu, &y[1..]);
+                }
+            }
+            let mut f = vec![0.0; n];
+            c.natural_map(&r, &u, &mut f);
+            let scale = 1.0 + norm(&a);
+            prop_assert!(norm(&f) <= 1e-9 * scale, "{c:?}: F = {f:?}");
+            let (p, d, g) = c.violations(&r, &u);
+            prop_assert!(p <= 1e-9 * scale && d <= 1e-9 * scale && g <= 1e-8 * scale * scale,
+                "{c:?}: {p} {d} {g}");
+            let _ = b;
+        }
+    }
+
+    #[test]
+    fn coulomb_blocks_match_todays_natural_map() {
+        let c = Constraint::coulomb(0.5);
+        let (r, u) = ([1.0, 0.3, -0.2], [0.1, 1.5, 0.4]);
+        let mut f = [0.0; 3];
+        c.natural_map(&r, &u, &mut f);
+        let want = Vector3::from(r)
+            - cone::project(
+                0.5,
+                Vector3::from(r) - cone::de_saxce(0.5, Vector3::from(u)),
+            );
+        for i in 0..3 {
+            assert!((f[i] - want[i]).abs() < 1e-15, "{f:?} vs {want:?}");
+        }
+    }
+
+    #[test]
+    fn each_kind_on_a_known_point() {
+        let mut f = [0.0; 1];
+        // A limit pushing while the row separates: violates complementarity by min(r, u).
+        Constraint::Limit.natural_map(&[2.0], &[0.5], &mut f);
+        assert_eq!(f, [0.5]);
+        // A friction loss sliding forward (u > 0) must hold r = -f_max.
+        let fl = Constraint::FrictionLoss { f_max: 1.0 };
+        fl.natural_map(&[-1.0], &[0.3], &mut f);
+        assert_eq!(f, [0.0]);
+        // Pushing forward instead: the natural map is the distance to the answer's set, here
+        // `r - clip(r - u) = 1 - 0.7`.
+        fl.natural_map(&[1.0], &[0.3], &mut f);
+        assert!((f[0] - 0.3).abs() < 1e-15, "{f:?}");
+        assert_eq!(fl.violations(&[-1.0], &[0.3]), (0.0, 0.0, 0.0));
+        // Stuck inside the box: u = 0.
+        fl.natural_map(&[0.4], &[0.0], &mut f);
+        assert_eq!(f, [0.0]);
+        // An equality's natural map is its velocity.
+        let mut f3 = [0.0; 3];
+        Constraint::Equality { rows: 3 }.natural_map(&[5.0, -1.0, 2.0], &[0.1, 0.0, -0.2], &mut f3);
+        assert_eq!(f3, [0.1, 0.0, -0.2]);
+    }
+
+    #[test]
+    fn bad_parameters_are_named() {
+        let e = Constraints::new(vec![
+            Constraint::coulomb(0.5),
+            Constraint::FrictionLoss { f_max: -1.0 },
+        ])
+        .unwrap_err();
+        assert!(
+            e.contains("constraint 1 (friction_loss)") && e.contains("-1"),
+            "{e}"
+        );
+        let e = Constraint::Contact {
+            mu: vec![1.0, f64::NAN, 0.1],
+        }
+        .check()
+        .unwrap_err();
+        assert!(e.contains("mu[1]") && e.contains("NaN"), "{e}");
+        assert!(Constraint::Contact { mu: vec![1.0] }.check().is_err());
+        assert!(Constraint::Equality { rows: 7 }.check().is_err());
+        let ok = Constraints::new(vec![
+            Constraint::Equality { rows: 6 },
+            Constraint::Limit,
+            Constraint::Contact {
+                mu: vec![1.0, 1.0, 0.01],
+            },
+        ])
+        .unwrap();
+        assert_eq!(ok.rows(), 11);
+        assert_eq!(ok.kinds(), ["equality", "limit", "contact"]);
+        assert!(!ok.coulomb_only());
+        assert_eq!(
+            ok.first_refused(Constraint::is_coulomb).as_deref(),
+            Some("equality (6 rows)")
+        );
+        assert!(Constraints::coulomb(&[0.3, 0.5]).coulomb_only());
+        let ranges: Vec<_> = ok.iter().map(|(r, _)| r).collect();
+        assert_eq!(ranges, [0..6, 6..7, 7..11]);
+    }
+}
