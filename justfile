@@ -41,12 +41,15 @@ test-rust:
 # profile (MATURIN_PEP517_ARGS), which reuses the debug build the Rust tests just made instead of
 # a cold release build of the whole tree; then run its pytest suite against the command line's
 # answers (the debug `contactlab`, rebuilt here if missing). Installs NumPy, polars, pytest,
-# scipy and mujoco when missing.
+# scipy and mujoco when missing, and the robot models' packages (dm_control, gymnasium-robotics)
+# whose models the MuJoCo bridge's tests load.
 test-python:
     #!/usr/bin/env bash
     set -euo pipefail
     python3 -c "import numpy, polars, pytest, scipy, mujoco" 2>/dev/null \
         || python3 -m pip install --quiet --disable-pip-version-check numpy polars pytest scipy mujoco
+    python3 -c "import dm_control, gymnasium_robotics" 2>/dev/null \
+        || python3 -m pip install --quiet --disable-pip-version-check dm-control gymnasium-robotics
     start=$SECONDS
     MATURIN_PEP517_ARGS="--profile dev" python3 -m pip install --quiet --disable-pip-version-check --force-reinstall --no-deps ./python
     echo "python package built and installed in $((SECONDS - start)) s"

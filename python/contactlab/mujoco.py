@@ -1,19 +1,17 @@
 """The contact problem of a MuJoCo state, in the project's convention (normal first).
 
-After ``mujoco.mj_forward(model, data)``, MuJoCo's constraint solver faces, in impulses
-``r = h * efc_force`` (``h`` the time step), the problem ``M v = J' r + M v*`` with
-``v* = qvel + h * qacc_smooth`` and contact velocities ``u = J v``: FCLib's global form
-with ``M`` (``mj_fullM``), ``H = J'`` (``efc_J``, dense or sparse), ``f = M v*``, ``w = 0``
-and one friction coefficient per contact. :func:`problem` gives it as a
-:class:`contactlab.GeneralizedProblem`, whose ``to_local()`` is ``W = J M^-1 J'`` and
-``q = J v*``.
+After ``mujoco.mj_forward(model, data)``, the step's constraint impulses ``r = h * efc_force``
+(``h`` the time step) act in the integrator's metric ``Mhat`` (:func:`metric`: ``M``, or
+``M + h D`` under Euler with joint damping, ``M + h D + h^2 K`` under the discrete integrator):
+``Mhat v = J' r + Mhat v*`` with contact velocities ``u = J v``. :func:`problem` gives it as a
+:class:`contactlab.GeneralizedProblem` (FCLib's global form with ``M = Mhat``, ``H = J'``,
+``f = Mhat v*``, ``w = 0``), whose ``to_local()`` is ``W = J Mhat^-1 J'`` and ``q = J v*``.
 
-Only elliptic-cone contacts of ``condim`` 3 are the Coulomb problem the project solves, and
-only where MuJoCo's solver metric is ``M``: any other constraint row (joint or tendon limits,
-equality constraints, friction loss, frictionless or pyramidal contacts, condim 4 or 6),
-joint damping under the Euler integrator (MuJoCo integrates it implicitly, so the step's
-metric is ``M + h D``), and the implicit integrators with any velocity-dependent force are
-refused with a ``ValueError`` naming the cause.
+:func:`blocks` groups every row MuJoCo has (equality, friction loss, limit, contact of condim
+1, 3, 4 or 6) into the project's constraint blocks with their parameters and target velocities.
+:func:`problem` takes, for now, the rows every formulation solves: elliptic contacts of
+condim 3 with isotropic friction; any other row is refused with a ``ValueError`` naming it,
+as are pyramidal cones (with how to switch) and the RK4 integrator.
 
 MuJoCo itself solves a regularised problem, ``min 1/2 r'(W + R) r + r'(q - v_ref)`` over the
 cones; :func:`impulses` gives its answer with its ``R`` and ``v_ref`` so that the comparison
@@ -26,8 +24,10 @@ from __future__ import annotations
 import numpy as np
 
 from ._contactlab import GeneralizedProblem
+from ._mujoco_metric import metric
+from ._mujoco_rows import blocks, kinds
 
-__all__ = ["problem", "impulses", "jacobian"]
+__all__ = ["problem", "impulses", "jacobian", "metric", "blocks", "kinds"]
 
 
 def _mj():
@@ -52,13 +52,14 @@ _KINDS = {
 
 
 def _check(model, data):
-    """Refuses what is not the rigid Coulomb problem in the metric ``M``."""
+    """Refuses what is not the rigid Coulomb problem of elliptic condim-3 contacts."""
     mj = _mj()
     nefc = int(data.nefc)
     if model.opt.cone != mj.mjtCone.mjCONE_ELLIPTIC and data.ncon > 0:
         raise ValueError(
             "MuJoCo model: pyramidal friction cones (opt.cone = pyramidal); contactlab takes "
-            'elliptic cones only: set <option cone="elliptic"/>'
+            "elliptic cones only: set model.opt.cone = mujoco.mjtCone.mjCONE_ELLIPTIC (or "
+            '<option cone="elliptic"/>) and call mj_forward again'
         )
     types = np.asarray(data.efc_type[:nefc])
     elliptic = int(mj.mjtConstraint.mjCNSTR_CONTACT_ELLIPTIC)
@@ -82,28 +83,16 @@ def _check(model, data):
             continue  # excluded (e.g. beyond its margin): no rows
         if int(c.dim) != 3:
             raise ValueError(
-                f"MuJoCo state: contact {i} has condim {int(c.dim)}; contactlab takes condim 3 "
-                "(normal and two tangential directions) only"
+                f"MuJoCo state: contact {i} has condim {int(c.dim)}; contactlab's problem takes "
+                "condim 3 (normal and two tangential directions) only"
             )
-    integrator = int(model.opt.integrator)
-    damped = bool(np.any(np.asarray(model.dof_damping) != 0.0))
-    if integrator == int(mj.mjtIntegrator.mjINT_EULER) and damped:
-        disabled = int(model.opt.disableflags) & int(mj.mjtDisableBit.mjDSBL_EULERDAMP)
-        if not disabled:
+        f = np.asarray(c.friction, dtype=float)
+        if f[0] != f[1]:
             raise ValueError(
-                "MuJoCo model: joint damping under the Euler integrator, which MuJoCo integrates "
-                "implicitly: the step's metric is M + h D, not M (remove the damping or disable "
-                "eulerdamp)"
+                f"MuJoCo state: contact {i} has anisotropic friction {f[0]} and {f[1]}; "
+                "contactlab's Coulomb problem takes one coefficient per contact (contactlab.mujoco"
+                ".blocks gives the coefficient of each row)"
             )
-    implicit = integrator in (
-        int(mj.mjtIntegrator.mjINT_IMPLICIT),
-        int(mj.mjtIntegrator.mjINT_IMPLICITFAST),
-    )
-    if implicit and (damped or model.nu > 0 or model.opt.viscosity > 0 or model.opt.density > 0):
-        raise ValueError(
-            "MuJoCo model: an implicit integrator with velocity-dependent forces (joint damping, "
-            "actuators or fluid drag): the step's metric is not M"
-        )
 
 
 def jacobian(model, data) -> np.ndarray:
@@ -145,14 +134,6 @@ def _sparse_jacobian_t(model, data):
     return J.T.tocsc()
 
 
-def _mass(model, data) -> np.ndarray:
-    mj = _mj()
-    nv = int(model.nv)
-    M = np.zeros((nv, nv))
-    mj.mj_fullM(model, data, M)
-    return M
-
-
 def _friction(model, data) -> np.ndarray:
     """One friction coefficient per contact with constraint rows, in row order."""
     mus = []
@@ -166,17 +147,16 @@ def _friction(model, data) -> np.ndarray:
 
 def problem(model, data) -> GeneralizedProblem:
     """The contact problem of the state ``data`` (after ``mj_forward``) as a
-    :class:`contactlab.GeneralizedProblem`: ``M`` from ``mj_fullM``, ``H = J'`` (sparse when
-    MuJoCo's Jacobian is), ``f = M v*`` with ``v* = qvel + h qacc_smooth``, ``w = 0``, ``mu``
-    per contact. Refuses (``ValueError`` naming the cause) any constraint row that is not an
-    elliptic condim-3 contact, pyramidal cones, and a solver metric other than ``M``."""
+    :class:`contactlab.GeneralizedProblem`: the integrator's metric ``Mhat`` and free velocity
+    ``v*`` (:func:`metric`), ``H = J'`` (sparse when MuJoCo's Jacobian is), ``f = Mhat v*``,
+    ``w = 0``, ``mu`` per contact. Refuses (``ValueError`` naming the cause) any constraint row
+    that is not an elliptic condim-3 contact with isotropic friction, pyramidal cones and RK4."""
     _check(model, data)
-    M = _mass(model, data)
-    v_star = np.asarray(data.qvel) + model.opt.timestep * np.asarray(data.qacc_smooth)
+    Mhat, v_star, _ = metric(model, data)
     H = _sparse_jacobian_t(model, data)
     mu = _friction(model, data)
     nc = mu.size
-    return GeneralizedProblem(M, H, M @ v_star, np.zeros(3 * nc), mu)
+    return GeneralizedProblem(Mhat, H, Mhat @ v_star, np.zeros(3 * nc), mu)
 
 
 def impulses(model, data) -> dict:

@@ -95,14 +95,6 @@ def test_the_rigid_solution_differs_from_mujocos_regularised_one():
             ),
             ["friction loss"],
         ),
-        (
-            balls_xml(
-                2,
-                extra='<body pos="1.5 0 0.5"><joint type="hinge" damping="1"/>'
-                '<geom type="capsule" size="0.05 0.2" contype="0" conaffinity="0"/></body>',
-            ),
-            ["damping", "M + h D"],
-        ),
         (balls_xml(3).replace('condim="3"', 'condim="4"'), ["condim 4"]),
     ],
 )
@@ -118,6 +110,44 @@ def test_what_is_not_the_rigid_coulomb_problem_in_m_is_refused(xml, words):
         contactlab.mujoco.problem(m, d)
     for w in words:
         assert w in str(e.value), str(e.value)
+
+
+def test_a_damped_model_under_euler_is_solved_in_the_steps_metric():
+    # MuJoCo integrates joint damping implicitly (eulerdamp): the step's impulses act in
+    # M + h D, and the free velocity is the one MuJoCo's step reaches without constraints.
+    xml = balls_xml(
+        2,
+        extra='<body pos="1.5 0 0.5"><joint type="hinge" damping="3"/>'
+        '<geom type="capsule" size="0.05 0.2" contype="0" conaffinity="0"/></body>',
+    )
+    m, d = settled(xml, steps=60)
+    d.qvel[-1] = 2.0  # the damped hinge moves
+    mujoco.mj_forward(m, d)
+    p = contactlab.mujoco.problem(m, d)
+    J = np.asarray(contactlab.mujoco.jacobian(m, d))
+    M = np.zeros((m.nv, m.nv))
+    mujoco.mj_fullM(m, d, M)
+    h = m.opt.timestep
+    Mhat = M + h * np.diag(m.dof_damping)
+    v_star = d.qvel + h * np.linalg.solve(Mhat, d.qfrc_smooth)
+    local = p.to_local()
+    assert rel(local.W, J @ np.linalg.solve(Mhat, J.T)) <= 1e-10
+    assert rel(local.q, J @ v_star) <= 1e-10
+    # The damping matters: in M alone the free velocity is another.
+    assert abs(v_star[-1] - (d.qvel[-1] + h * d.qacc_smooth[-1])) > 1e-3
+    np.testing.assert_allclose(contactlab.mujoco.metric(m, d)[1], v_star, rtol=1e-12, atol=1e-15)
+
+
+def test_anisotropic_friction_is_refused_not_read_as_its_first_coefficient():
+    # An explicit <pair> can give a contact two sliding coefficients; the Coulomb problem has
+    # one per contact, so the second is not silently dropped.
+    m, d = settled(balls_xml(3), steps=60)
+    d.contact[0].friction[1] = 0.3
+    with pytest.raises(ValueError, match="anisotropic friction"):
+        contactlab.mujoco.problem(m, d)
+    # The blocks keep each row's coefficient.
+    first = [b for b in contactlab.mujoco.blocks(m, d) if b["kind"] == "contact"][0]
+    assert first["mu"] == [0.6, 0.3]
 
 
 def test_mujoco_is_imported_only_when_used():
