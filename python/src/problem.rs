@@ -94,7 +94,7 @@ impl PyLocalProblem {
     /// Friction coefficients, one per contact.
     #[getter]
     fn mu<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyArray1<f64>>> {
-        Ok(array(py, &self.local()?.mu))
+        Ok(array(py, self.local()?.mu()))
     }
 
     /// Number of contacts.
@@ -182,7 +182,7 @@ impl PyGeneralizedProblem {
     /// Friction coefficients, one per contact.
     #[getter]
     fn mu<'py>(&self, py: Python<'py>) -> Bound<'py, PyArray1<f64>> {
-        array(py, &self.global.mu)
+        array(py, self.global.mu())
     }
 
     /// Number of contacts.

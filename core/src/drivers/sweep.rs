@@ -432,7 +432,7 @@ impl<S: ContactSolver> BlockSweep<S> {
                 out.cut = true;
                 return out;
             }
-            let mu = b.problem.mu[a];
+            let mu = b.problem.mu()[a];
             let old = block(r, a);
             let (w_aa, c) = b.local_problem::<S>(a, b.free_velocity(a, r), &old);
             let local = match self.solver.solve(&self.prepared[a], w_aa, &c, mu, &old) {
@@ -473,7 +473,7 @@ impl<S: ContactSolver> BlockSweep<S> {
                         contact_violation(
                             model,
                             &b.diag[a],
-                            b.problem.mu[a],
+                            b.problem.mu()[a],
                             &block(r, a),
                             &block(&u, a),
                         )
@@ -500,7 +500,7 @@ impl<'a, S: ContactSolver> Solver<BlockRows<'a>, SweepState> for BlockSweep<S> {
             .as_ref()
             .ok_or_else(|| ArgminError::msg("sweep problem missing"))?;
         self.prepared = (0..b.diag.len())
-            .map(|a| self.solver.prepare(&b.diag[a], b.problem.mu[a]))
+            .map(|a| self.solver.prepare(&b.diag[a], b.problem.mu()[a]))
             .collect();
         self.alpha = self.relaxation.start;
         // No sweep has changed anything yet: the start's measure has no impulse change.

@@ -90,7 +90,7 @@ pub fn to_json_string(problem: &Problem) -> Result<String, ProblemError> {
             s.push_str("  \"kind\": \"local\",\n");
             push_matrix(&mut s, "W", &p.w);
             push_vec(&mut s, "q", &p.q, false);
-            push_vec(&mut s, "mu", &p.mu, true);
+            push_vec(&mut s, "mu", &p.mu(), true);
         }
         Problem::Global(p) => {
             p.validate()?;
@@ -99,7 +99,7 @@ pub fn to_json_string(problem: &Problem) -> Result<String, ProblemError> {
             push_matrix(&mut s, "H", &p.h);
             push_vec(&mut s, "f", &p.f, false);
             push_vec(&mut s, "w", &p.w, false);
-            push_vec(&mut s, "mu", &p.mu, true);
+            push_vec(&mut s, "mu", &p.mu(), true);
         }
     }
     s.push_str("}\n");

@@ -300,11 +300,11 @@ mod tests {
 
     fn sliding() -> StepProblem {
         let eye = [1.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 1.0];
-        StepProblem::local_only(LocalProblem {
-            w: Matrix::from_row_major("W", 3, 3, &eye).unwrap(),
-            q: vec![-1.0, 2.0, 0.0],
-            mu: vec![0.5],
-        })
+        StepProblem::local_only(LocalProblem::coulomb(
+            Matrix::from_row_major("W", 3, 3, &eye).unwrap(),
+            vec![-1.0, 2.0, 0.0],
+            &vec![0.5],
+        ))
     }
 
     #[test]
