@@ -214,7 +214,7 @@ fn distance(a: &[f64], b: &[f64]) -> f64 {
 }
 
 /// The constraints of a problem, in row order: each block with the first row it owns.
-#[derive(Debug, Clone, PartialEq, Default)]
+#[derive(Debug, Clone, Default)]
 pub struct Constraints {
     blocks: Vec<Constraint>,
     starts: Vec<usize>,
@@ -222,6 +222,13 @@ pub struct Constraints {
     /// Per block, its first friction coefficient (0 for a frictionless contact, NaN for a
     /// block that is not a contact): the `mu` of a Coulomb problem, read without a copy.
     mu: Vec<f64>,
+}
+
+/// Equal when their blocks are (the rest follows from them; `mu`'s NaN would not compare).
+impl PartialEq for Constraints {
+    fn eq(&self, other: &Constraints) -> bool {
+        self.blocks == other.blocks
+    }
 }
 
 /// A block's first friction coefficient ([`Constraints::mu`]).

@@ -463,7 +463,7 @@ pub fn check_constraints(c: &Constraints) -> Result<(), ProblemError> {
 
 /// What sets a problem's row count, for shape errors: `3 per contact, nc contacts in `mu``
 /// for Coulomb contacts, else the rows of the blocks.
-fn rows_why(c: &Constraints) -> String {
+pub(crate) fn rows_why(c: &Constraints) -> String {
     if c.blocks().iter().all(Constraint::is_coulomb) {
         format!("3 per contact, {} contacts in `mu`", c.len())
     } else {

@@ -140,3 +140,62 @@ fn a_formulation_refuses_a_kind_it_does_not_take_naming_it() {
     )
     .is_ok());
 }
+
+#[test]
+fn json_files_carry_the_blocks_and_read_back_bit_for_bit() {
+    use contactlab_core::io::json::{parse_json, to_json_string};
+    use contactlab_core::Problem;
+    use std::path::Path;
+    let p = mixed();
+    let text = to_json_string(&Problem::Local(p.clone())).unwrap();
+    assert!(
+        text.contains("\"constraints\"") && !text.contains("\"mu\": ["),
+        "{text}"
+    );
+    assert!(
+        text.contains(r#"{"kind":"friction_loss","f_max":0.2}"#),
+        "{text}"
+    );
+    let Problem::Local(back) = parse_json(&text, Path::new("mixed.json")).unwrap() else {
+        panic!("not local")
+    };
+    assert_eq!(back.constraints, p.constraints);
+    assert_eq!(back.q, p.q);
+    // A Coulomb problem keeps FCLib's `mu`.
+    let c = LocalProblem::new(
+        Matrix::from_row_major("W", 3, 3, &[1.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 1.0]).unwrap(),
+        vec![-1.0, 2.0, 0.0],
+        vec![0.5],
+    )
+    .unwrap();
+    let text = to_json_string(&Problem::Local(c)).unwrap();
+    assert!(
+        text.contains("\"mu\": [0.5]") && !text.contains("constraints"),
+        "{text}"
+    );
+    // Errors name the file and the field.
+    let both = r#"{"W": [[1.0]], "q": [0.0], "mu": [], "constraints": [{"kind": "limit"}]}"#;
+    let e = parse_json(both, Path::new("both.json"))
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("both.json") && e.contains("not both"), "{e}");
+    let unknown = r#"{"W": [[1.0]], "q": [0.0], "constraints": [{"kind": "spring"}]}"#;
+    let e = parse_json(unknown, Path::new("u.json"))
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("constraints") && e.contains("spring"), "{e}");
+    let negative =
+        r#"{"W": [[1.0]], "q": [0.0], "constraints": [{"kind": "friction_loss", "f_max": -1}]}"#;
+    let e = parse_json(negative, Path::new("n.json"))
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("constraints") && e.contains("f_max") && e.contains("-1"),
+        "{e}"
+    );
+    let short = r#"{"W": [[1.0]], "q": [0.0], "constraints": [{"kind": "equality", "rows": 3}]}"#;
+    let e = parse_json(short, Path::new("s.json"))
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("3 rows of 1 constraint blocks"), "{e}");
+}
