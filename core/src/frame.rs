@@ -145,7 +145,7 @@ mod tests {
         LocalProblem::coulomb(
             Matrix::from_row_major("W", n, n, &w).unwrap(),
             vec![-1.0, 2.0, -0.5, 0.3, -0.4, 1.1],
-            &vec![0.5, 0.8],
+            &[0.5, 0.8],
         )
     }
 

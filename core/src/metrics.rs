@@ -132,7 +132,7 @@ mod tests {
         LocalProblem::coulomb(
             Matrix::from_row_major("W", 3, 3, &w).unwrap(),
             q.to_vec(),
-            &vec![mu],
+            &[mu],
         )
     }
 

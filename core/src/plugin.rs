@@ -1054,7 +1054,7 @@ mod tests {
 
     fn sliding() -> LocalProblem {
         let w = Matrix::from_row_major("W", 3, 3, &[1., 0., 0., 0., 2., 0., 0., 0., 2.]).unwrap();
-        LocalProblem::coulomb(w, vec![-1.0, 3.0, 0.0], &vec![0.5])
+        LocalProblem::coulomb(w, vec![-1.0, 3.0, 0.0], &[0.5])
     }
 
     #[test]

@@ -121,8 +121,7 @@ fn a_formulation_refuses_a_kind_it_does_not_take_naming_it() {
         &SolveOptions::default(),
         |p, x, o| solve_pgs(p, ProjectedGaussSeidel::default(), Some(x), o),
     )
-    .err()
-    .expect("refused");
+    .expect_err("refused");
     let text = e.to_string();
     assert!(text.contains("does not take limit"), "{text}");
     // The same formulation solves a Coulomb problem.

@@ -300,7 +300,7 @@ fn json_round_trip_is_bit_exact_local_sparse_and_dense() {
         assert_eq!(entries(&p.w), entries(&r.w), "{name}: W");
         let bits = |v: &[f64]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
         assert_eq!(bits(&p.q), bits(&r.q), "{name}: q");
-        assert_eq!(bits(&p.mu()), bits(&r.mu()), "{name}: mu");
+        assert_eq!(bits(p.mu()), bits(r.mu()), "{name}: mu");
     }
 }
 
@@ -756,7 +756,7 @@ fn writing_an_invalid_problem_fails() {
     let p = LocalProblem::coulomb(
         dense(&[&[1.0, 0.0, 0.0], &[0.0, 1.0, 0.0], &[0.0, 0.0, 1.0]]),
         vec![0.0, f64::NAN, 0.0],
-        &vec![0.5],
+        &[0.5],
     );
     let path = scratch("invalid_out.json");
     let e = write_json(&Problem::Local(p), &path)

@@ -243,7 +243,7 @@ mod tests {
         let p = LocalProblem::coulomb(
             Matrix::from_row_major("W", 3, 3, &[1., 0., 0., 0., 1., 0., 0., 0., 1.]).unwrap(),
             vec![-1.0, 2.0, 0.0],
-            &vec![0.5],
+            &[0.5],
         );
         let f = NaturalMap::new(&p);
         let mut out = vec![1.0; 3];

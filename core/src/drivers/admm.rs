@@ -394,7 +394,7 @@ impl<'a> AdmmProblem<'a> {
     /// The natural-map residual of [`crate::metrics`] at `r` with velocity `u`: the ruler's
     /// own function.
     fn natural_map(&self, r: &[f64], u: &[f64]) -> f64 {
-        natural_map_of(&self.problem.mu(), self.q_norm, r, u)
+        natural_map_of(self.problem.mu(), self.q_norm, r, u)
     }
 
     /// Factors `W + c I` in the buffers of `previous` (of the same kind and size: ADMM keeps
@@ -570,7 +570,7 @@ impl Work {
         for ((((b, x), yi), z), qi) in rhs {
             *b = eta * x + rho * yi + z - qi;
         }
-        subtract_de_saxce(&problem.mu(), &self.z, &mut self.b);
+        subtract_de_saxce(problem.mu(), &self.z, &mut self.b);
         factor.solve_in_place(&mut self.b);
         self.x.copy_from_slice(&self.b);
     }
@@ -856,7 +856,7 @@ mod tests {
         LocalProblem::coulomb(
             Matrix::from_row_major("W", 3, 3, &w).unwrap(),
             q.to_vec(),
-            &vec![mu],
+            &[mu],
         )
     }
 
@@ -985,7 +985,7 @@ mod tests {
         let p = LocalProblem::coulomb(
             Matrix::from_row_major("W", 6, 6, &w).unwrap(),
             vec![-1.0, 0.4, -0.2, -0.5, -1.0, 0.3],
-            &vec![0.3, 0.8],
+            &[0.3, 0.8],
         );
         let s = solve_admm(&p, &Admm::default(), None, &tight(5000)).unwrap();
         assert_eq!(s.status, Status::Converged);
@@ -1363,7 +1363,7 @@ mod tests {
             let w = Mat::from_fn(n, n, |i, j| {
                 (0..n).map(|k| b[(i, k)] * b[(j, k)]).sum::<f64>() + if i == j { 0.05 } else { 0.0 }
             });
-            let p = LocalProblem::coulomb(Matrix::Dense(w), seed[36..42].to_vec(), &vec![0.1 + seed[42].abs(), 0.1 + seed[43].abs()]);
+            let p = LocalProblem::coulomb(Matrix::Dense(w), seed[36..42].to_vec(), &[0.1 + seed[42].abs(), 0.1 + seed[43].abs()]);
             let s = solve_admm(&p, &Admm::default(), None, &SolveOptions { stop_tol: 1e-9, max_iter: 20000, ..Default::default() }).unwrap();
             for a in 0..2 {
                 proptest::prop_assert!(cone::distance(p.mu()[a], block(&s.x, a)) <= 1e-14);

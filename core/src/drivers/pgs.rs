@@ -218,7 +218,7 @@ mod tests {
         // W = diag(1, 2, 2), q = (-1, 3, 0), mu = 0.5: r_n = 1, sliding with r_t = -0.5,
         // u_t = 3 - 2*0.5 = 2 > 0.
         let w = Matrix::from_row_major("W", 3, 3, &[1., 0., 0., 0., 2., 0., 0., 0., 2.]).unwrap();
-        let p = LocalProblem::coulomb(w, vec![-1.0, 3.0, 0.0], &vec![0.5]);
+        let p = LocalProblem::coulomb(w, vec![-1.0, 3.0, 0.0], &[0.5]);
         let opts = SolveOptions {
             stop_tol: 1e-12,
             max_iter: 50,
@@ -247,7 +247,7 @@ mod tests {
         let p = LocalProblem::coulomb(
             Matrix::from_row_major("W", 6, 6, &w).unwrap(),
             vec![-1.0, 0.4, -0.2, -0.5, -1.0, 0.3],
-            &vec![0.3, 0.8],
+            &[0.3, 0.8],
         );
         let opts = SolveOptions {
             stop_tol: 1e-12,
@@ -381,7 +381,7 @@ mod tests {
     #[test]
     fn budget_and_bad_start_are_reported() {
         let w = Matrix::from_row_major("W", 3, 3, &[1., 0.9, 0., 0.9, 1., 0., 0., 0., 1.]).unwrap();
-        let p = LocalProblem::coulomb(w, vec![-1.0, 3.0, 0.0], &vec![0.5]);
+        let p = LocalProblem::coulomb(w, vec![-1.0, 3.0, 0.0], &[0.5]);
         let opts = SolveOptions {
             stop_tol: 1e-300,
             max_iter: 1,

@@ -588,7 +588,7 @@ mod tests {
         LocalProblem::coulomb(
             Matrix::from_row_major("W", 3, 3, &eye).unwrap(),
             vec![-1.0, q_t1, q_t2],
-            &vec![0.5],
+            &[0.5],
         )
     }
 
@@ -719,7 +719,7 @@ mod tests {
         let p = LocalProblem::coulomb(
             Matrix::from_row_major("W", 6, 6, &w).unwrap(),
             vec![-1.0, 2.0, -1.0, -1.0, 0.05, 0.0],
-            &vec![0.5, 0.5],
+            &[0.5, 0.5],
         );
         let pgs = solve_spec(
             &p.clone().into(),

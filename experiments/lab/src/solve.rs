@@ -303,7 +303,7 @@ mod tests {
         StepProblem::local_only(LocalProblem::coulomb(
             Matrix::from_row_major("W", 3, 3, &eye).unwrap(),
             vec![-1.0, 2.0, 0.0],
-            &vec![0.5],
+            &[0.5],
         ))
     }
 

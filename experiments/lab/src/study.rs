@@ -310,7 +310,7 @@ mod tests {
         LocalProblem::coulomb(
             Matrix::from_row_major("W", 6, 6, &w).unwrap(),
             vec![-1.0, 0.0, 0.0, -1.0, 0.0, 0.0],
-            &vec![0.5, 0.5],
+            &[0.5, 0.5],
         )
     }
 

@@ -218,7 +218,7 @@ fn frictionless() -> LocalProblem {
     LocalProblem::coulomb(
         Matrix::from_row_major("W", 6, 6, &w).unwrap(),
         vec![-1.0, 0.0, 0.0, 0.5, 0.0, 0.0],
-        &vec![0.0, 0.0],
+        &[0.0, 0.0],
     )
 }
 

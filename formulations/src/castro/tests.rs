@@ -589,7 +589,7 @@ fn sap_takes_contact_space_problems_with_a_definite_w_and_refuses_others_with_a_
         contactlab_core::LocalProblem::coulomb(
             contactlab_core::Matrix::from_row_major("W", 3, 3, &w).unwrap(),
             vec![-1.0, 0.0, 0.0],
-            &vec![0.5],
+            &[0.5],
         )
     };
     // W = I: v = u, A = I; the contact pushes with the near-rigid regularisation.

@@ -628,7 +628,7 @@ fn with_skew(p: &LocalProblem, seed: u64, eps: f64) -> LocalProblem {
     LocalProblem::coulomb(
         Matrix::from_row_major("W", n, n, &data).unwrap(),
         p.q.clone(),
-        &p.mu().to_vec(),
+        p.mu(),
     )
 }
 

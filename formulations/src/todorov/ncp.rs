@@ -929,7 +929,7 @@ mod tests {
         let p = LocalProblem::coulomb(
             Matrix::from_row_major("W", 3, 3, &[1., 0., 0., 0., 1., 0., 0., 0., 1.]).unwrap(),
             vec![-1.0, 2.0, 0.0],
-            &vec![0.5],
+            &[0.5],
         );
         let r = ImplicitNcp::new(&p);
         // x = v - f (eq. 14).
@@ -962,7 +962,7 @@ mod tests {
         let p = LocalProblem::coulomb(
             Matrix::from_row_major("W", n, n, &w).unwrap(),
             vec![-1.0, 0.0, 0.0, -1.0, 0.0, 0.0],
-            &vec![0.5, 0.5],
+            &[0.5, 0.5],
         );
         let x0 = ImplicitNcp::new(&p).sticking_start(1e-10);
         // The minimum-norm split shares the load: f_n = 0.5 each, finite.

@@ -150,7 +150,7 @@ mod tests {
             )
             .unwrap(),
             vec![-1.0, 0.0, 0.0],
-            &vec![0.5],
+            &[0.5],
         );
         let b = f.build(&p.into()).unwrap();
         let x = [0.1, 0.2, 0.3];

@@ -1066,7 +1066,7 @@ mod tests {
         let p = LocalProblem::coulomb(
             Matrix::from_row_major("W", 3, 3, &[2., 0.1, 0., 0.1, 1., 0., 0., 0., 1.]).unwrap(),
             vec![-1.0, 0.05, 0.0],
-            &vec![0.5],
+            &[0.5],
         );
         let f = ImplicitNcp::new(&p);
         // lambda0 = 1e-10 relative leaves a relative error of that order after an exact-model step.
