@@ -913,6 +913,12 @@ impl Formulation for Coulomb {
     fn impulses(&self, _built: &LocalProblem, x: &[f64]) -> Vec<f64> {
         x.to_vec()
     }
+
+    /// The problem itself takes every kind; the driver that walks it says which it takes
+    /// (PGS every kind, block by block; the contact sweeps and ADMM Coulomb contacts only).
+    fn takes(&self, _block: &Constraint) -> bool {
+        true
+    }
 }
 
 impl FormulationPlugin for Coulomb {

@@ -86,6 +86,7 @@ use crate::cone;
 use crate::deadline::Deadline;
 use crate::dense::{dense_lu, dense_lu_solve};
 use crate::error::CoreError;
+use crate::generalized::coulomb_only;
 use crate::metrics::natural_map_of;
 use crate::panels::{llt_in_panels, llt_solve_in_place, lu_in_panels, lu_solve_in_place, Stop};
 use crate::problem::LocalProblem;
@@ -789,6 +790,7 @@ pub fn solve_admm(
     opts: &SolveOptions,
 ) -> Result<Solution, CoreError> {
     options.check()?;
+    coulomb_only(&problem.constraints, "ADMM")?;
     let n = problem.q.len();
     let r0 = r0.unwrap_or_else(|| vec![0.0; n]);
     if r0.len() != n {

@@ -168,13 +168,17 @@ impl ProjectedGaussSeidel {
 }
 
 /// Solves a local problem by PGS from `r0` (zero when `None`); `opts.stop_tol` bounds the
-/// natural-map residual.
+/// natural-map residual. A problem with other constraint blocks than Coulomb contacts is swept
+/// block by block ([`super::block_pgs`]), with the same options.
 pub fn solve_pgs(
     problem: &LocalProblem,
     solver: ProjectedGaussSeidel,
     r0: Option<Vec<f64>>,
     opts: &SolveOptions,
 ) -> Result<Solution, CoreError> {
+    if !problem.constraints.coulomb_only() {
+        return super::block_pgs::solve_block_pgs(problem, solver, r0, opts);
+    }
     solve_sweep(problem, solver.sweep(), r0, opts)
 }
 

@@ -29,6 +29,7 @@ use super::execute::{execute_with_clock, Clock};
 use crate::blocks::BlockMatrix;
 use crate::deadline::Deadline;
 use crate::error::CoreError;
+use crate::generalized::coulomb_only;
 use crate::metrics::natural_map_residual;
 use crate::problem::{LocalProblem, Matrix};
 use crate::result::{Solution, SolveOptions, Status};
@@ -579,6 +580,7 @@ pub fn solve_sweep<S: ContactSolver>(
     r0: Option<Vec<f64>>,
     opts: &SolveOptions,
 ) -> Result<Solution, CoreError> {
+    coulomb_only(&problem.constraints, "the contact sweep")?;
     let n = problem.q.len();
     let r0 = r0.unwrap_or_else(|| vec![0.0; n]);
     if r0.len() != n {
