@@ -132,7 +132,6 @@ impl BlockPgs {
 
     /// One sweep; the largest change of an impulse, or `None` when the deadline cut it.
     fn sweep(&self, b: &BlockProblem<'_>, r: &mut [f64]) -> Option<f64> {
-        let n = r.len();
         let mut max_change = 0.0f64;
         let (mut c, mut new, mut old) = ([0.0; 6], [0.0; 6], [0.0; 6]);
         for (rows, kind, local) in &b.blocks {
@@ -141,14 +140,10 @@ impl BlockPgs {
             }
             let (s, m) = (rows.start, rows.len());
             // c_R = q_R + W_R: r - W_RR r_R.
-            for i in 0..m {
-                let mut sum = b.problem.q[s + i];
-                for j in 0..n {
-                    if !(s..s + m).contains(&j) {
-                        sum += b.w[(s + i, j)] * r[j];
-                    }
-                }
-                c[i] = sum;
+            for (i, ci) in c[..m].iter_mut().enumerate() {
+                let row = s + i;
+                let outside = r.iter().enumerate().filter(|(j, _)| !(s..s + m).contains(j));
+                *ci = b.problem.q[row] + outside.map(|(j, rj)| b.w[(row, j)] * rj).sum::<f64>();
             }
             old[..m].copy_from_slice(&r[s..s + m]);
             self.local(b, (rows, kind, local), &c[..m], &old[..m], &mut new[..m]);
