@@ -527,6 +527,10 @@ fn merge(islands: &Islands, outcomes: Vec<Outcome>, seconds: f64) -> Outcome {
 /// decomposed densely (`O(n^3)` in its rows): cheap for real islands, and the reason to test
 /// per island. The error names `W`, the island's contacts and the eigenvalue.
 pub fn check_psd_by_island(problem: &LocalProblem, rel_tol: f64) -> Result<(), ProblemError> {
+    // Islands are of Coulomb contacts: a problem of other blocks is checked whole.
+    if !problem.constraints.coulomb_only() {
+        return crate::problem::check_positive_semidefinite("W", &problem.w, rel_tol);
+    }
     let step = StepProblem::local_only(problem.clone());
     let islands = Islands::of(&step).map_err(|e| ProblemError::NotPositive {
         field: "W".into(),

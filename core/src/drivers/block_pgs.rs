@@ -142,7 +142,10 @@ impl BlockPgs {
             // c_R = q_R + W_R: r - W_RR r_R.
             for (i, ci) in c[..m].iter_mut().enumerate() {
                 let row = s + i;
-                let outside = r.iter().enumerate().filter(|(j, _)| !(s..s + m).contains(j));
+                let outside = r
+                    .iter()
+                    .enumerate()
+                    .filter(|(j, _)| !(s..s + m).contains(j));
                 *ci = b.problem.q[row] + outside.map(|(j, rj)| b.w[(row, j)] * rj).sum::<f64>();
             }
             old[..m].copy_from_slice(&r[s..s + m]);
