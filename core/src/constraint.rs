@@ -86,6 +86,7 @@ impl Constraint {
     /// as a refusal names it.
     pub fn describe(&self) -> String {
         match self {
+            Constraint::Equality { rows: 1 } => "equality (1 row)".to_string(),
             Constraint::Equality { rows } => format!("equality ({rows} rows)"),
             Constraint::Contact { mu } => format!("contact (condim {})", 1 + mu.len()),
             other => other.kind().to_string(),
