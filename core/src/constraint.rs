@@ -86,6 +86,7 @@ impl Constraint {
     /// as a refusal names it.
     pub fn describe(&self) -> String {
         match self {
+            Constraint::Equality { rows: 1 } => "equality (1 row)".to_string(),
             Constraint::Equality { rows } => format!("equality ({rows} rows)"),
             Constraint::Contact { mu } => format!("contact (condim {})", 1 + mu.len()),
             other => other.kind().to_string(),
@@ -214,30 +215,86 @@ fn distance(a: &[f64], b: &[f64]) -> f64 {
 }
 
 /// The constraints of a problem, in row order: each block with the first row it owns.
-#[derive(Debug, Clone, PartialEq, Default)]
+#[derive(Debug, Clone, Default)]
 pub struct Constraints {
     blocks: Vec<Constraint>,
     starts: Vec<usize>,
     rows: usize,
+    /// Per block, its first friction coefficient (0 for a frictionless contact, NaN for a
+    /// block that is not a contact): the `mu` of a Coulomb problem, read without a copy.
+    mu: Vec<f64>,
+}
+
+/// Equal when their blocks are (the rest follows from them; `mu`'s NaN would not compare).
+impl PartialEq for Constraints {
+    fn eq(&self, other: &Constraints) -> bool {
+        self.blocks == other.blocks
+    }
+}
+
+/// A block's first friction coefficient ([`Constraints::mu`]).
+fn first_mu(b: &Constraint) -> f64 {
+    match b {
+        Constraint::Contact { mu } => mu.first().copied().unwrap_or(0.0),
+        _ => f64::NAN,
+    }
 }
 
 impl Constraints {
     /// The blocks in row order, each checked ([`Constraint::check`]); the error names the block
     /// by its index and kind.
     pub fn new(blocks: Vec<Constraint>) -> Result<Constraints, String> {
+        let c = Constraints::unchecked(blocks);
+        c.check()?;
+        Ok(c)
+    }
+
+    /// The blocks in row order, their parameters not checked (the problem's validation checks
+    /// them, [`Constraints::check`]).
+    pub fn unchecked(blocks: Vec<Constraint>) -> Constraints {
         let mut starts = Vec::with_capacity(blocks.len());
         let mut rows = 0;
-        for (i, b) in blocks.iter().enumerate() {
-            b.check()
-                .map_err(|e| format!("constraint {i} ({}): {e}", b.kind()))?;
+        for b in &blocks {
             starts.push(rows);
             rows += b.rows();
         }
-        Ok(Constraints {
+        let mu = blocks.iter().map(first_mu).collect();
+        Constraints {
             blocks,
             starts,
             rows,
-        })
+            mu,
+        }
+    }
+
+    /// Checks every block's parameters ([`Constraint::check`]); the error names the block by
+    /// its index and kind.
+    pub fn check(&self) -> Result<(), String> {
+        for (i, b) in self.blocks.iter().enumerate() {
+            b.check()
+                .map_err(|e| format!("constraint {i} ({}): {e}", b.kind()))?;
+        }
+        Ok(())
+    }
+
+    /// The first block whose parameters are out of range, as `(index, kind, message)`.
+    pub fn first_bad(&self) -> Option<(usize, &'static str, String)> {
+        self.blocks
+            .iter()
+            .enumerate()
+            .find_map(|(i, b)| b.check().err().map(|e| (i, b.kind(), e)))
+    }
+
+    /// Per block, its first friction coefficient: for the Coulomb problems every formulation
+    /// takes ([`Constraints::coulomb_only`]), the friction coefficient of each contact (0 for a
+    /// frictionless contact, NaN for a block that is not a contact).
+    pub fn mu(&self) -> &[f64] {
+        &self.mu
+    }
+
+    /// The blocks, in row order.
+    pub fn blocks(&self) -> &[Constraint] {
+        &self.blocks
     }
 
     /// Three-row Coulomb contacts with the friction coefficients `mu`, one per contact (the
@@ -248,6 +305,7 @@ impl Constraints {
             blocks: mu.iter().map(|&m| Constraint::coulomb(m)).collect(),
             starts: (0..mu.len()).map(|a| 3 * a).collect(),
             rows: 3 * mu.len(),
+            mu: mu.to_vec(),
         }
     }
 

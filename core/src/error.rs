@@ -33,6 +33,17 @@ pub enum ProblemError {
         /// The value found.
         value: f64,
     },
+    /// A constraint block whose parameters are out of range
+    /// ([`Constraint::check`](crate::constraint::Constraint::check)).
+    #[error("field `constraints`: constraint {index} ({kind}): {message}")]
+    BadConstraint {
+        /// Block index, in row order.
+        index: usize,
+        /// The kind's name.
+        kind: String,
+        /// What is wrong.
+        message: String,
+    },
     /// A matrix that must be symmetric is not, beyond a relative tolerance.
     #[error("field `{field}`: not symmetric: max |A - A'| = {max_asymmetry:.3e} exceeds {tolerance:.3e} (relative to max |A| = {scale:.3e})")]
     NotSymmetric {

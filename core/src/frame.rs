@@ -82,11 +82,11 @@ pub fn rotate_tangents(
         let row = &rtw[i * n..(i + 1) * n];
         wr[i * n..(i + 1) * n].copy_from_slice(&to_rotated(row, angles));
     }
-    Ok(LocalProblem {
-        w: Matrix::from_row_major("W", n, n, &wr)?,
-        q: to_rotated(&problem.q, angles),
-        mu: problem.mu.clone(),
-    })
+    Ok(LocalProblem::coulomb(
+        Matrix::from_row_major("W", n, n, &wr)?,
+        to_rotated(&problem.q, angles),
+        problem.mu(),
+    ))
 }
 
 /// Per contact, the angle (radians, from `t1`) of `-v_t`, the opposite of the tangential part
@@ -142,11 +142,11 @@ mod tests {
                 }
             })
             .collect();
-        LocalProblem {
-            w: Matrix::from_row_major("W", n, n, &w).unwrap(),
-            q: vec![-1.0, 2.0, -0.5, 0.3, -0.4, 1.1],
-            mu: vec![0.5, 0.8],
-        }
+        LocalProblem::coulomb(
+            Matrix::from_row_major("W", n, n, &w).unwrap(),
+            vec![-1.0, 2.0, -0.5, 0.3, -0.4, 1.1],
+            &[0.5, 0.8],
+        )
     }
 
     #[test]
@@ -168,7 +168,7 @@ mod tests {
         }
         // Normals and friction coefficients are untouched, W' stays symmetric.
         assert_eq!(turned.q[0], p.q[0]);
-        assert_eq!(turned.mu, p.mu);
+        assert_eq!(turned.mu(), p.mu());
         let wt = turned.w.to_dense();
         for i in 0..6 {
             for j in 0..6 {

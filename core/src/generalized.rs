@@ -26,6 +26,7 @@ use serde::{Deserialize, Serialize};
 use crate::blocks::BlockMatrix;
 use crate::disjoint_sets::DisjointSets;
 
+use crate::constraint::{Constraint, Constraints};
 use crate::error::{CoreError, ProblemError};
 use crate::problem::{
     check_finite_vec, check_symmetric, Cholesky, GlobalProblem, LocalProblem, Matrix, Problem,
@@ -90,6 +91,18 @@ pub struct StepContext {
     pub v0: Option<Vec<f64>>,
     /// The kinematic tree of each velocity; `None` infers the trees from `A`'s sparsity.
     pub tree_of: Option<Vec<usize>>,
+}
+
+/// Refuses constraint blocks other than Coulomb contacts where `what` holds those only,
+/// naming the first.
+pub fn coulomb_only(c: &Constraints, what: &str) -> Result<(), CoreError> {
+    match c.first_refused(Constraint::is_coulomb) {
+        None => Ok(()),
+        Some(kind) => Err(CoreError::Unsupported(format!(
+            "{what} holds Coulomb contacts (three rows, one friction coefficient) only; this \
+             problem has {kind}"
+        ))),
+    }
 }
 
 /// A shape error of `field`.
@@ -264,6 +277,7 @@ impl GeneralizedProblem {
     /// `k = inf`, `phi0 = 0`, `tau_d = 0`, no time step, trees from `M`'s sparsity.
     pub fn from_global(g: &GlobalProblem) -> Result<GeneralizedProblem, CoreError> {
         g.validate()?;
+        coulomb_only(&g.constraints, "a generalized problem")?;
         let chol = Cholesky::new("M", &g.m)?;
         let mut f = Mat::from_fn(g.f.len(), 1, |i, _| g.f[i]);
         chol.solve_in_place(f.as_mut());
@@ -282,7 +296,7 @@ impl GeneralizedProblem {
             j,
             v_star,
             g.w.clone(),
-            g.mu.iter().map(|&mu| ContactModel::rigid(mu)).collect(),
+            g.mu().iter().map(|&mu| ContactModel::rigid(mu)).collect(),
             StepContext::default(),
         )
     }
@@ -293,6 +307,7 @@ impl GeneralizedProblem {
     /// often is not: the error says so); `A` is dense, one tree; contacts rigid, no time step.
     pub fn from_local(p: &LocalProblem) -> Result<GeneralizedProblem, CoreError> {
         p.validate()?;
+        coulomb_only(&p.constraints, "a generalized problem")?;
         let n = p.q.len();
         let chol = Cholesky::new("W", &p.w)?;
         let mut inv = Mat::<f64>::identity(n, n);
@@ -313,7 +328,7 @@ impl GeneralizedProblem {
             sparse(&eye)?,
             p.q.clone(),
             vec![0.0; n],
-            p.mu.iter().map(|&mu| ContactModel::rigid(mu)).collect(),
+            p.mu().iter().map(|&mu| ContactModel::rigid(mu)).collect(),
             StepContext {
                 tree_of: Some(vec![0; n]),
                 ..Default::default()
@@ -597,11 +612,21 @@ impl StepProblem {
         }
     }
 
+    /// The first constraint block `accepts` refuses, described (`contact (condim 4)`): a
+    /// generalized problem holds Coulomb contacts only, so only a contact-space one can have one.
+    pub fn first_refused(&self, accepts: impl Fn(&Constraint) -> bool) -> Option<String> {
+        match (&self.generalized, self.local_if_formed()) {
+            (Some(_), _) => None,
+            (None, Some(l)) => l.constraints.first_refused(accepts),
+            (None, None) => None,
+        }
+    }
+
     /// Friction coefficients.
     pub fn mu(&self) -> Vec<f64> {
         match &self.generalized {
             Some(g) => g.mu(),
-            None => self.local().map(|l| l.mu.clone()).unwrap_or_default(),
+            None => self.local().map(|l| l.mu().to_vec()).unwrap_or_default(),
         }
     }
 

@@ -21,6 +21,7 @@ use faer::Mat;
 use nalgebra::Matrix3;
 
 use crate::blocks::dense_block;
+use crate::constraint::Constraint;
 use crate::deadline::Deadline;
 use crate::disjoint_sets::DisjointSets;
 use crate::error::{CoreError, ProblemError};
@@ -261,9 +262,9 @@ fn sub_local(l: &LocalProblem, w: &Matrix, contacts: &[usize], storage: Storage)
         .iter()
         .flat_map(|&c| l.q[3 * c..3 * c + 3].iter().copied())
         .collect();
-    let mu = contacts.iter().map(|&c| l.mu[c]).collect();
+    let mu: Vec<f64> = contacts.iter().map(|&c| l.mu()[c]).collect();
     // The parts of a validated problem are valid: no second validation.
-    LocalProblem { w, q, mu }
+    LocalProblem::coulomb(w, q, &mu)
 }
 
 /// The generalized problem of `contacts`: the velocities of the trees they touch, their rows
@@ -368,7 +369,9 @@ pub fn solve_by_island(
     // One deadline from the start: finding and splitting the islands count against the limit.
     let deadline = Deadline::after(opts.time_limit);
     let nc = problem.num_contacts();
-    let split = layout.splits(nc);
+    // Islands split Coulomb contacts (three rows each); a problem with other constraint
+    // blocks is solved whole, and its formulation judges whether it takes them.
+    let split = layout.splits(nc) && problem.first_refused(Constraint::is_coulomb).is_none();
     // Islands asked for, but the problem is below the layout's threshold: solved as it came.
     let small = layout.islands && !split;
     let islands = if split {
@@ -524,6 +527,10 @@ fn merge(islands: &Islands, outcomes: Vec<Outcome>, seconds: f64) -> Outcome {
 /// decomposed densely (`O(n^3)` in its rows): cheap for real islands, and the reason to test
 /// per island. The error names `W`, the island's contacts and the eigenvalue.
 pub fn check_psd_by_island(problem: &LocalProblem, rel_tol: f64) -> Result<(), ProblemError> {
+    // Islands are of Coulomb contacts: a problem of other blocks is checked whole.
+    if !problem.constraints.coulomb_only() {
+        return crate::problem::check_positive_semidefinite("W", &problem.w, rel_tol);
+    }
     let step = StepProblem::local_only(problem.clone());
     let islands = Islands::of(&step).map_err(|e| ProblemError::NotPositive {
         field: "W".into(),

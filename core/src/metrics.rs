@@ -1,5 +1,7 @@
 //! Accuracy metrics shared by all solvers, computed on the contact-space problem
 //! `u = W r + q` from the impulses `r` alone, so every formulation is judged by one ruler.
+//! Below for the Coulomb contact; every other constraint kind's terms (equality, limit, friction
+//! loss, contacts of condim 1, 4 and 6) are in [`crate::constraint`], summed the same way.
 //!
 //! * Natural-map residual (FCLib's reference merit, Acary et al., RT-0444 §2, with De Saxcé's
 //!   modified velocity `û = u + mu |u_t| e_n`):
@@ -17,6 +19,7 @@ use nalgebra::Vector3;
 use serde::{Deserialize, Serialize};
 
 use crate::cone;
+use crate::constraint::Constraints;
 use crate::problem::LocalProblem;
 
 /// The shared accuracy figures of one contact-space solution.
@@ -41,9 +44,34 @@ pub fn natural_map_block(mu: f64, r: Vector3<f64>, u: Vector3<f64>) -> Vector3<f
     r - cone::project(mu, r - cone::de_saxce(mu, u))
 }
 
-/// All metrics of the impulses `r` (length `3 nc`) for the problem `p`.
+/// All metrics of the impulses `r` for the problem `p`, over every constraint block.
 pub fn local_metrics(p: &LocalProblem, r: &[f64]) -> LocalMetrics {
-    metrics_of(&p.mu, &p.q, r, &p.velocity(r))
+    metrics_for(&p.constraints, &p.q, r, &p.velocity(r))
+}
+
+/// All metrics of impulses `r` with velocities `u` over the blocks `c` (see
+/// [`crate::constraint`] for each kind's terms): the Coulomb contacts' own sums
+/// ([`metrics_of`]) when every block is one, so that those numbers do not change by a bit.
+pub fn metrics_for(c: &Constraints, q: &[f64], r: &[f64], u: &[f64]) -> LocalMetrics {
+    if c.coulomb_only() {
+        return metrics_of(c.mu(), q, r, u);
+    }
+    let (nm, primal, dual, gap) = c.ruler(r, u);
+    let natural_map = nm / (1.0 + free_velocity_norm(q));
+    if !natural_map.is_finite() {
+        return LocalMetrics {
+            natural_map,
+            cone_violation: f64::NAN,
+            dual_cone_violation: f64::NAN,
+            complementarity_gap: f64::NAN,
+        };
+    }
+    LocalMetrics {
+        natural_map,
+        cone_violation: primal,
+        dual_cone_violation: dual,
+        complementarity_gap: gap,
+    }
 }
 
 /// `|q|_2` as the natural map's scale `1 + |q|` uses it, summed in order: a driver that
@@ -101,11 +129,11 @@ mod tests {
     use crate::problem::Matrix;
 
     fn one_contact(w: [f64; 9], q: [f64; 3], mu: f64) -> LocalProblem {
-        LocalProblem {
-            w: Matrix::from_row_major("W", 3, 3, &w).unwrap(),
-            q: q.to_vec(),
-            mu: vec![mu],
-        }
+        LocalProblem::coulomb(
+            Matrix::from_row_major("W", 3, 3, &w).unwrap(),
+            q.to_vec(),
+            &[mu],
+        )
     }
 
     #[test]

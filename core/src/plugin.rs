@@ -36,10 +36,11 @@ use std::time::Instant;
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 
+use crate::constraint::Constraint;
 use crate::deadline::Deadline;
 use crate::error::CoreError;
 use crate::generalized::StepProblem;
-use crate::metrics::{metrics_of, LocalMetrics};
+use crate::metrics::{metrics_for, metrics_of, LocalMetrics};
 use crate::problem::LocalProblem;
 use crate::result::{Solution, SolveOptions, Status, Trace};
 
@@ -110,6 +111,14 @@ pub trait Formulation {
     /// Checks the option values; the error names the option.
     fn check(&self) -> Result<(), CoreError> {
         Ok(())
+    }
+
+    /// Whether it takes a constraint block of this kind ([`crate::constraint`]). Every
+    /// formulation takes the Coulomb contact (three rows, one friction coefficient); one that
+    /// takes more says so here, and [`solve_formulation`] refuses a problem with a block it
+    /// does not take before building anything.
+    fn takes(&self, block: &Constraint) -> bool {
+        block.is_coulomb()
     }
 
     /// Builds the object drivers solve; the error names what is wrong with the problem.
@@ -684,6 +693,12 @@ pub fn solve_formulation<F: Formulation>(
     mut run: impl FnMut(&F::Built, Vec<f64>, &SolveOptions) -> Result<Solution, CoreError>,
 ) -> Result<Outcome, CoreError> {
     formulation.check()?;
+    if let Some(kind) = problem.first_refused(|b| formulation.takes(b)) {
+        return Err(CoreError::Unsupported(format!(
+            "the formulation does not take {kind}: it takes Coulomb contacts (three rows, one \
+             friction coefficient) only"
+        )));
+    }
     let deadline = Deadline::after(opts.time_limit);
     // The build is timed: for SAP it is more than a copy (A's pattern and the regularization
     // from the Delassus estimate), and the island flow, which builds per island, counts it
@@ -836,7 +851,11 @@ pub fn judge(
         Some(u) => u.clone(),
         None => problem.velocity(&outcome.r)?,
     };
-    let metrics = metrics_of(&problem.mu(), &problem.free_velocity()?, &outcome.r, &u);
+    let q = problem.free_velocity()?;
+    let metrics = match problem.local_if_formed() {
+        Some(l) if !l.constraints.coulomb_only() => metrics_for(&l.constraints, &q, &outcome.r, &u),
+        _ => metrics_of(&problem.mu(), &q, &outcome.r, &u),
+    };
     let solver_status = outcome.solution.status.clone();
     let status = if outcome.model == Model::Regularized {
         // A regularized model is judged by its own optimality (the driver's status); the
@@ -893,6 +912,12 @@ impl Formulation for Coulomb {
 
     fn impulses(&self, _built: &LocalProblem, x: &[f64]) -> Vec<f64> {
         x.to_vec()
+    }
+
+    /// The problem itself takes every kind; the driver that walks it says which it takes
+    /// (PGS every kind, block by block; the contact sweeps and ADMM Coulomb contacts only).
+    fn takes(&self, _block: &Constraint) -> bool {
+        true
     }
 }
 
@@ -1035,11 +1060,7 @@ mod tests {
 
     fn sliding() -> LocalProblem {
         let w = Matrix::from_row_major("W", 3, 3, &[1., 0., 0., 0., 2., 0., 0., 0., 2.]).unwrap();
-        LocalProblem {
-            w,
-            q: vec![-1.0, 3.0, 0.0],
-            mu: vec![0.5],
-        }
+        LocalProblem::coulomb(w, vec![-1.0, 3.0, 0.0], &[0.5])
     }
 
     #[test]

@@ -17,6 +17,7 @@ use faer::{Mat, MatRef, Side};
 use nalgebra::Matrix3;
 
 use crate::blocks::BlockMatrix;
+use crate::constraint::{Constraint, Constraints};
 use crate::error::{CoreError, ProblemError};
 
 /// Relative symmetry tolerance of [`LocalProblem::validate`] and [`GlobalProblem::validate`]:
@@ -299,12 +300,14 @@ impl Matrix {
 /// A contact-space ("local") problem: `u = W r + q`.
 #[derive(Debug, Clone)]
 pub struct LocalProblem {
-    /// Delassus matrix `W` (`3 nc x 3 nc`), symmetric positive semidefinite.
+    /// Delassus matrix `W` (`m x m`, `m` the constraints' rows; `3 nc` for `nc` Coulomb
+    /// contacts), symmetric positive semidefinite.
     pub w: Matrix,
-    /// Free contact velocity `q` (`3 nc`).
+    /// Free velocity `q` (`m`), each row's target already subtracted.
     pub q: Vec<f64>,
-    /// Friction coefficient per contact (`nc`).
-    pub mu: Vec<f64>,
+    /// The constraint blocks of the rows ([`crate::constraint`]): three-row Coulomb contacts in
+    /// the FCLib files and the scenes.
+    pub constraints: Constraints,
 }
 
 /// `(max |A_ij - A_ji|, max |A_ij|)` over the stored entries of a square matrix.
@@ -436,6 +439,38 @@ fn check_dims(
 }
 
 /// Friction coefficients must be finite and nonnegative.
+/// Checks a problem's constraint blocks: for three-row contacts, `mu` finite and nonnegative
+/// with the errors of the FCLib fields (`mu`, [`ProblemError::NegativeFriction`]); any other
+/// block's parameters by [`crate::constraint::Constraint::check`]
+/// ([`ProblemError::BadConstraint`]).
+pub fn check_constraints(c: &Constraints) -> Result<(), ProblemError> {
+    let three_row_contacts = c
+        .blocks()
+        .iter()
+        .all(|b| matches!(b, Constraint::Contact { mu } if mu.len() == 2));
+    if three_row_contacts {
+        check_mu(c.mu())?;
+    }
+    match c.first_bad() {
+        Some((index, kind, message)) => Err(ProblemError::BadConstraint {
+            index,
+            kind: kind.to_string(),
+            message,
+        }),
+        None => Ok(()),
+    }
+}
+
+/// What sets a problem's row count, for shape errors: `3 per contact, nc contacts in `mu``
+/// for Coulomb contacts, else the rows of the blocks.
+pub(crate) fn rows_why(c: &Constraints) -> String {
+    if c.blocks().iter().all(Constraint::is_coulomb) {
+        format!("3 per contact, {} contacts in `mu`", c.len())
+    } else {
+        format!("{} rows of {} constraint blocks", c.rows(), c.len())
+    }
+}
+
 fn check_mu(mu: &[f64]) -> Result<(), ProblemError> {
     check_finite_vec("mu", mu)?;
     match mu.iter().position(|&m| m < 0.0) {
@@ -631,27 +666,55 @@ fn transpose_mul(h: &Matrix, x: MatRef<'_, f64>) -> Mat<f64> {
 }
 
 impl LocalProblem {
-    /// A validated local problem (see [`LocalProblem::validate`]).
+    /// A validated local problem of Coulomb contacts with friction `mu` (see
+    /// [`LocalProblem::validate`]).
     pub fn new(w: Matrix, q: Vec<f64>, mu: Vec<f64>) -> Result<LocalProblem, ProblemError> {
-        let p = LocalProblem { w, q, mu };
+        LocalProblem::with_constraints(w, q, Constraints::coulomb(&mu))
+    }
+
+    /// A validated local problem with any constraint blocks.
+    pub fn with_constraints(
+        w: Matrix,
+        q: Vec<f64>,
+        constraints: Constraints,
+    ) -> Result<LocalProblem, ProblemError> {
+        let p = LocalProblem { w, q, constraints };
         p.validate()?;
         Ok(p)
     }
 
-    /// Checks, in order: `mu` finite and nonnegative; `W` is `3nc x 3nc` and `q` has `3nc`
-    /// entries (`nc = mu.len()`); `W`, `q` finite; `W` symmetric to [`SYMMETRY_REL_TOL`].
+    /// A local problem of Coulomb contacts with friction `mu`, not validated (for data known
+    /// good, such as a scene's own).
+    pub fn coulomb(w: Matrix, q: Vec<f64>, mu: &[f64]) -> LocalProblem {
+        LocalProblem {
+            w,
+            q,
+            constraints: Constraints::coulomb(mu),
+        }
+    }
+
+    /// Checks, in order: the constraints' parameters ([`check_constraints`]: for Coulomb
+    /// contacts, `mu` finite and nonnegative); `W` is `m x m` and `q` has `m` entries (`m` the
+    /// constraints' rows, `3nc` for `nc` contacts); `W`, `q` finite; `W` symmetric to
+    /// [`SYMMETRY_REL_TOL`].
     ///
     /// Definiteness is not checked here (only some methods need it): see
     /// [`check_positive_semidefinite`].
     pub fn validate(&self) -> Result<(), ProblemError> {
-        check_mu(&self.mu)?;
-        let nc = self.mu.len();
-        let why = format!("3 per contact, {nc} contacts in `mu`");
-        check_dims("W", &self.w, 3 * nc, 3 * nc, &why)?;
-        check_len("q", 3 * nc, self.q.len(), &why)?;
+        check_constraints(&self.constraints)?;
+        let m = self.constraints.rows();
+        let why = rows_why(&self.constraints);
+        check_dims("W", &self.w, m, m, &why)?;
+        check_len("q", m, self.q.len(), &why)?;
         check_finite_matrix("W", &self.w)?;
         check_finite_vec("q", &self.q)?;
         check_symmetric("W", &self.w, SYMMETRY_REL_TOL)
+    }
+
+    /// The friction coefficient of each contact of a Coulomb problem (one per block:
+    /// [`Constraints::mu`]).
+    pub fn mu(&self) -> &[f64] {
+        self.constraints.mu()
     }
 
     /// A dense copy of `W`.
@@ -659,9 +722,9 @@ impl LocalProblem {
         self.w.to_dense()
     }
 
-    /// Number of contacts `nc`.
+    /// Number of constraint blocks: the contacts `nc` of a Coulomb problem.
     pub fn num_contacts(&self) -> usize {
-        self.mu.len()
+        self.constraints.len()
     }
 
     /// `u = W r + q`.
@@ -678,14 +741,14 @@ impl LocalProblem {
 pub struct GlobalProblem {
     /// Mass matrix `M` (`n x n`), symmetric positive definite.
     pub m: Matrix,
-    /// `H = J'` (`n x 3 nc`): maps contact impulses to generalized impulses.
+    /// `H = J'` (`n x m`): maps constraint impulses to generalized impulses.
     pub h: Matrix,
     /// Generalized free impulse `f` (`n`).
     pub f: Vec<f64>,
-    /// Contact-velocity offset `w` (`3 nc`).
+    /// Velocity offset `w` (`m`, the constraints' rows), each row's target subtracted.
     pub w: Vec<f64>,
-    /// Friction coefficient per contact (`nc`).
-    pub mu: Vec<f64>,
+    /// The constraint blocks of the rows ([`crate::constraint`]).
+    pub constraints: Constraints,
 }
 
 impl GlobalProblem {
@@ -697,31 +760,60 @@ impl GlobalProblem {
         w: Vec<f64>,
         mu: Vec<f64>,
     ) -> Result<GlobalProblem, ProblemError> {
-        let p = GlobalProblem { m, h, f, w, mu };
+        GlobalProblem::with_constraints(m, h, f, w, Constraints::coulomb(&mu))
+    }
+
+    /// A validated global problem with any constraint blocks.
+    pub fn with_constraints(
+        m: Matrix,
+        h: Matrix,
+        f: Vec<f64>,
+        w: Vec<f64>,
+        constraints: Constraints,
+    ) -> Result<GlobalProblem, ProblemError> {
+        let p = GlobalProblem {
+            m,
+            h,
+            f,
+            w,
+            constraints,
+        };
         p.validate()?;
         Ok(p)
     }
 
-    /// Checks, in order: `mu` finite and nonnegative; `M` square (`n x n`), `H` `n x 3nc`,
-    /// `f` `n` entries, `w` `3nc` entries; all entries finite; `M` symmetric to
-    /// [`SYMMETRY_REL_TOL`].
+    /// A global problem of Coulomb contacts with friction `mu`, not validated (for data known
+    /// good).
+    pub fn coulomb(m: Matrix, h: Matrix, f: Vec<f64>, w: Vec<f64>, mu: &[f64]) -> GlobalProblem {
+        GlobalProblem {
+            m,
+            h,
+            f,
+            w,
+            constraints: Constraints::coulomb(mu),
+        }
+    }
+
+    /// The friction coefficient of each contact of a Coulomb problem ([`Constraints::mu`]).
+    pub fn mu(&self) -> &[f64] {
+        self.constraints.mu()
+    }
+
+    /// Checks, in order: the constraints' parameters ([`check_constraints`]); `M` square
+    /// (`n x n`), `H` `n x m`, `f` `n` entries, `w` `m` entries (`m` the constraints' rows, `3nc`
+    /// for `nc` contacts); all entries finite; `M` symmetric to [`SYMMETRY_REL_TOL`].
     ///
     /// Definiteness of `M` is not checked here: see [`check_positive_definite`] (and
     /// [`GlobalProblem::to_local`], which needs it).
     pub fn validate(&self) -> Result<(), ProblemError> {
-        check_mu(&self.mu)?;
-        let nc = self.mu.len();
+        check_constraints(&self.constraints)?;
+        let rows = self.constraints.rows();
         check_square("M", &self.m)?;
         let n = self.m.nrows();
-        let why = format!("{n} dofs from `M`, 3 per contact, {nc} contacts in `mu`");
-        check_dims("H", &self.h, n, 3 * nc, &why)?;
+        let why = rows_why(&self.constraints);
+        check_dims("H", &self.h, n, rows, &format!("{n} dofs from `M`, {why}"))?;
         check_len("f", n, self.f.len(), &format!("{n} dofs from `M`"))?;
-        check_len(
-            "w",
-            3 * nc,
-            self.w.len(),
-            &format!("3 per contact, {nc} contacts in `mu`"),
-        )?;
+        check_len("w", rows, self.w.len(), &why)?;
         check_finite_matrix("M", &self.m)?;
         check_finite_matrix("H", &self.h)?;
         check_finite_vec("f", &self.f)?;
@@ -755,12 +847,16 @@ impl GlobalProblem {
         let y = transpose_mul(&self.h, x.as_ref());
         let w = Mat::from_fn(m, m, |i, j| 0.5 * (y[(i, j)] + y[(j, i)]));
         let q = (0..m).map(|i| y[(i, m)] + self.w[i]).collect();
-        Ok(LocalProblem::new(Matrix::Dense(w), q, self.mu.clone())?)
+        Ok(LocalProblem::with_constraints(
+            Matrix::Dense(w),
+            q,
+            self.constraints.clone(),
+        )?)
     }
 
-    /// Number of contacts `nc`.
+    /// Number of constraint blocks: the contacts `nc` of a Coulomb problem.
     pub fn num_contacts(&self) -> usize {
-        self.mu.len()
+        self.constraints.len()
     }
 }
 

@@ -60,7 +60,7 @@ fn survey() {
         println!(
             "{:45} nc {:4} | power {:15} {:5} it {:3} fac {:8.2} ms | zero {:15} {:5} it {:3} fac {:8.2} ms | pgs {:15} {:5} it {:8.2} ms",
             f.file_name().unwrap().to_string_lossy(),
-            p.mu.len(),
+            p.mu().len(),
             power.status.as_str(),
             power.iterations,
             power.counters["factorizations"],

@@ -78,7 +78,7 @@ fn local_fclib_files_have_expected_sizes_and_mu() {
         assert_eq!(p.num_contacts(), nc, "{name}");
         assert_eq!((p.w.nrows(), p.w.ncols()), (3 * nc, 3 * nc), "{name}");
         assert_eq!(p.q.len(), 3 * nc, "{name}");
-        assert!(p.mu.iter().all(|&m| m == mu), "{name}: {:?}", p.mu);
+        assert!(p.mu().iter().all(|&m| m == mu), "{name}: {:?}", p.mu());
         assert!(
             matches!(p.w, Matrix::Sparse(_)),
             "{name}: FCLib W is sparse"
@@ -97,7 +97,7 @@ fn frictioncontact3d_1c_values() {
         }
     }
     assert_eq!(p.q, vec![-1.0, 2.0, 3.0]);
-    assert_eq!(p.mu, vec![0.1]);
+    assert_eq!(p.mu(), vec![0.1]);
     check_positive_definite("W", &p.w).unwrap();
 }
 
@@ -189,7 +189,7 @@ fn lmgc_global_to_local_matches_dense_computation() {
     assert_eq!((g.m.nrows(), g.m.ncols()), (48, 48));
     assert_eq!((g.h.nrows(), g.h.ncols()), (48, 3));
     assert_eq!(g.f.len(), 48);
-    assert_eq!(g.mu, vec![0.3]);
+    assert_eq!(g.mu(), vec![0.3]);
     check_positive_definite("M", &g.m).unwrap();
 
     let l = g.to_local().unwrap();
@@ -212,7 +212,7 @@ fn lmgc_global_to_local_matches_dense_computation() {
         }
         assert_relative_eq!(l.q[i], q_ref[i], max_relative = 1e-9, epsilon = 1e-12);
     }
-    assert_eq!(l.mu, g.mu);
+    assert_eq!(l.mu(), g.mu());
 }
 
 #[test]
@@ -221,7 +221,7 @@ fn box_stacks_global_has_diagonal_mass_and_converts() {
     assert_eq!(g.num_contacts(), 82);
     assert_eq!((g.m.nrows(), g.h.nrows(), g.h.ncols()), (450, 450, 246));
     assert_eq!((g.f.len(), g.w.len()), (450, 246));
-    assert!(g.mu.iter().all(|&m| m == 0.3));
+    assert!(g.mu().iter().all(|&m| m == 0.3));
     let mut off_diagonal = 0;
     g.m.for_each_entry(|i, j, v| off_diagonal += usize::from(i != j && v != 0.0));
     assert_eq!(off_diagonal, 0);
@@ -253,7 +253,7 @@ fn two_contacts_json_values() {
         (2.0, 0.5, 0.5, 0.2)
     );
     assert_eq!(p.q, vec![-1.0, 0.3, 0.0, -0.5, 0.0, -0.2]);
-    assert_eq!(p.mu, vec![0.5, 0.5]);
+    assert_eq!(p.mu(), vec![0.5, 0.5]);
     check_positive_definite("W", &p.w).unwrap();
     // Pushing into the ground: u = W 0 + q has negative normal parts.
     let u = p.velocity(&[0.0; 6]);
@@ -300,7 +300,7 @@ fn json_round_trip_is_bit_exact_local_sparse_and_dense() {
         assert_eq!(entries(&p.w), entries(&r.w), "{name}: W");
         let bits = |v: &[f64]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
         assert_eq!(bits(&p.q), bits(&r.q), "{name}: q");
-        assert_eq!(bits(&p.mu), bits(&r.mu), "{name}: mu");
+        assert_eq!(bits(p.mu()), bits(r.mu()), "{name}: mu");
     }
 }
 
@@ -317,7 +317,7 @@ fn json_round_trip_is_bit_exact_global() {
         assert_eq!(entries(&g.h), entries(&r.h), "{name}: H");
         assert_eq!(g.f, r.f);
         assert_eq!(g.w, r.w);
-        assert_eq!(g.mu, r.mu);
+        assert_eq!(g.mu(), r.mu());
     }
 }
 
@@ -753,11 +753,11 @@ fn truncated_and_garbage_hdf5_give_errors() {
 
 #[test]
 fn writing_an_invalid_problem_fails() {
-    let p = LocalProblem {
-        w: dense(&[&[1.0, 0.0, 0.0], &[0.0, 1.0, 0.0], &[0.0, 0.0, 1.0]]),
-        q: vec![0.0, f64::NAN, 0.0],
-        mu: vec![0.5],
-    };
+    let p = LocalProblem::coulomb(
+        dense(&[&[1.0, 0.0, 0.0], &[0.0, 1.0, 0.0], &[0.0, 0.0, 1.0]]),
+        vec![0.0, f64::NAN, 0.0],
+        &[0.5],
+    );
     let path = scratch("invalid_out.json");
     let e = write_json(&Problem::Local(p), &path)
         .unwrap_err()

@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 use clap::{Parser, Subcommand};
 use contactlab_core::io::read_problem;
 use contactlab_core::islands::{check_psd_by_island, PSD_REL_TOL};
-use contactlab_core::{CoreError, Problem, StepProblem};
+use contactlab_core::{Constraints, CoreError, Problem, StepProblem};
 use serde_json::{json, Map, Value};
 
 use contactlab_lab::registry::{LocalSolve, Registry, RegistryError, SolverSpec};
@@ -491,31 +491,48 @@ pub fn solve_file(
         }
         writeln!(out, "{obj}")?;
     } else {
-        write_summary(file, step.num_contacts(), global.is_some(), spec, &s, out)?;
+        let rows = match step.local_if_formed() {
+            Some(l) => l.constraints.clone(),
+            None => Constraints::coulomb(&step.mu()),
+        };
+        write_summary(file, (&rows, global.is_some()), spec, &s, out)?;
     }
     Ok(())
 }
 
-/// `contactlab solve`'s summary of the answer `s` to `file` (`num_contacts` contacts, a
+/// `contactlab solve`'s summary of the answer `s` to `file` (its rows' constraint blocks, a
 /// `global` problem or a local one) by `spec`'s solver: its status, the formulation's own
 /// accuracy figures and the shared ruler's metrics, the residual against `spec.tol`.
 fn write_summary(
     file: &Path,
-    num_contacts: usize,
-    global: bool,
+    (rows, global): (&Constraints, bool),
     spec: &SolverSpec,
     s: &LocalSolve,
     out: &mut dyn Write,
 ) -> std::io::Result<()> {
     let (formulation, optimizer, tol) = (&spec.formulation.name, &spec.optimizer.name, spec.tol);
-    let active = (0..num_contacts).filter(|&a| s.r[3 * a] > 0.0).count();
+    // A block is active when its impulse is not zero (a contact: when it pushes).
+    let active = rows
+        .iter()
+        .filter(|(r, _)| {
+            s.r.get(r.clone())
+                .is_some_and(|x| x.iter().any(|v| *v != 0.0))
+        })
+        .count();
+    let what = if rows.coulomb_only() {
+        format!("{} contacts", rows.len())
+    } else {
+        format!(
+            "{} constraint blocks ({})",
+            rows.len(),
+            rows.kinds().join(", ")
+        )
+    };
     writeln!(
         out,
-        "{}: {} problem, {} contacts ({} active at the solution)",
+        "{}: {} problem, {what} ({active} active at the solution)",
         file.display(),
         if global { "global" } else { "local" },
-        num_contacts,
-        active
     )?;
     writeln!(
         out,

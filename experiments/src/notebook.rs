@@ -425,11 +425,7 @@ mod tests {
         use contactlab_core::{LocalProblem, Matrix};
         use contactlab_formulations::{ImplicitNcpFormulation, Todorov};
         let w = Matrix::from_row_major("W", 3, 3, &[1., 0., 0., 0., 2., 0., 0., 0., 2.]).unwrap();
-        let p = LocalProblem {
-            w,
-            q: vec![-1.0, 3.0, 0.0],
-            mu: vec![0.5],
-        };
+        let p = LocalProblem::coulomb(w, vec![-1.0, 3.0, 0.0], &[0.5]);
         let s = Study::on(&p)
             .formulation(ImplicitNcpFormulation::default())
             .driver(Todorov::default())

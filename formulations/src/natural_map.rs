@@ -64,7 +64,7 @@ impl NaturalMap {
 
     /// `z_a = r_a - rho_a û_a` and `g_a`, the gradient of `mu |u_t|` w.r.t. `u_a`.
     fn contact_state(&self, r: &[f64], u: &[f64], a: usize) -> (Vector3<f64>, Vector3<f64>) {
-        let mu = self.problem.mu[a];
+        let mu = self.problem.mu()[a];
         let ua = block(u, a);
         let z = block(r, a) - self.rho[a] * cone::de_saxce(mu, ua);
         let t = ua[1].hypot(ua[2]);
@@ -90,7 +90,7 @@ impl Residual for NaturalMap {
         let u = self.problem.velocity(x);
         for a in 0..self.problem.num_contacts() {
             let (z, _) = self.contact_state(x, &u, a);
-            let f = block(x, a) - cone::project(self.problem.mu[a], z);
+            let f = block(x, a) - cone::project(self.problem.mu()[a], z);
             out[3 * a..3 * a + 3].copy_from_slice(f.as_slice());
         }
     }
@@ -102,7 +102,7 @@ impl Residual for NaturalMap {
         let mut b_blocks = Vec::with_capacity(self.problem.num_contacts());
         for a in 0..self.problem.num_contacts() {
             let (z, g) = self.contact_state(x, &u, a);
-            let d = cone::project_jacobian(self.problem.mu[a], z);
+            let d = cone::project_jacobian(self.problem.mu()[a], z);
             let mut lift = Matrix3::identity();
             lift[(0, 1)] += g[1];
             lift[(0, 2)] += g[2];
@@ -135,7 +135,7 @@ impl Residual for NaturalMap {
 
 impl ProjectedResidual for NaturalMap {
     fn project(&self, x: &mut [f64]) {
-        for (a, &mu) in self.problem.mu.iter().enumerate() {
+        for (a, &mu) in self.problem.mu().iter().enumerate() {
             let p = cone::project(mu, block(x, a));
             x[3 * a..3 * a + 3].copy_from_slice(p.as_slice());
         }
@@ -195,11 +195,13 @@ mod tests {
                     + if i == j { 0.1 } else { 0.0 };
             }
         }
-        LocalProblem {
-            w: Matrix::from_row_major("W", n, n, &w).unwrap(),
-            q: (0..n).map(|_| rng.random_range(-1.0..1.0)).collect(),
-            mu: (0..nc).map(|_| rng.random_range(0.1..1.0)).collect(),
-        }
+        LocalProblem::coulomb(
+            Matrix::from_row_major("W", n, n, &w).unwrap(),
+            (0..n).map(|_| rng.random_range(-1.0..1.0)).collect(),
+            &(0..nc)
+                .map(|_| rng.random_range(0.1..1.0))
+                .collect::<Vec<f64>>(),
+        )
     }
 
     #[test]
@@ -238,11 +240,11 @@ mod tests {
     #[test]
     fn zero_exactly_at_a_known_solution_and_projection_lands_in_cone() {
         // W = I, q = (-1, 2, 0), mu = 0.5: sliding solution r = (1, -0.5, 0).
-        let p = LocalProblem {
-            w: Matrix::from_row_major("W", 3, 3, &[1., 0., 0., 0., 1., 0., 0., 0., 1.]).unwrap(),
-            q: vec![-1.0, 2.0, 0.0],
-            mu: vec![0.5],
-        };
+        let p = LocalProblem::coulomb(
+            Matrix::from_row_major("W", 3, 3, &[1., 0., 0., 0., 1., 0., 0., 0., 1.]).unwrap(),
+            vec![-1.0, 2.0, 0.0],
+            &[0.5],
+        );
         let f = NaturalMap::new(&p);
         let mut out = vec![1.0; 3];
         f.residual(&[1.0, -0.5, 0.0], &mut out);

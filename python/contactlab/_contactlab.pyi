@@ -15,12 +15,21 @@ class SolverError(RuntimeError):
     error): not bad input."""
 
 class LocalProblem:
-    """A contact-space problem `u = W r + q`, one friction coefficient per contact, contacts
-    normal first `[n, t1, t2]`."""
+    """A contact-space problem `u = W r + q`: Coulomb contacts normal first `[n, t1, t2]`, or
+    any constraint blocks (`constraints`)."""
 
-    def __init__(self, W: _Matrix, q: _Vector, mu: _Vector, check_psd: bool = True) -> None:
-        """Validated as a problem file is (`ValueError` naming the field); `W` is checked
-        positive semidefinite island by island unless `check_psd` is false."""
+    def __init__(
+        self,
+        W: _Matrix,
+        q: _Vector,
+        mu: _Vector | None = None,
+        check_psd: bool = True,
+        constraints: list[dict[str, object]] | None = None,
+    ) -> None:
+        """`mu` (one coefficient per Coulomb contact) or `constraints` (blocks in row order,
+        e.g. `{"kind": "limit"}`, `{"kind": "contact", "mu": [0.8, 0.8, 0.01]}`), one of the
+        two. Validated as a problem file is (`ValueError` naming the field); `W` is checked
+        positive semidefinite unless `check_psd` is false."""
     @property
     def W(self) -> npt.NDArray[np.float64]:
         """`W` as a dense array."""
@@ -29,10 +38,13 @@ class LocalProblem:
         """The free velocity `q`."""
     @property
     def mu(self) -> npt.NDArray[np.float64]:
-        """Friction coefficients, one per contact."""
+        """Friction coefficients, one per contact (NaN for a block that is not a contact)."""
+    @property
+    def kinds(self) -> list[str]:
+        """The kinds of constraint present."""
     @property
     def num_contacts(self) -> int:
-        """Number of contacts."""
+        """Number of contacts (of constraint blocks, for a problem of other kinds)."""
     def to_local(self) -> LocalProblem:
         """The problem itself (already in contact space)."""
 

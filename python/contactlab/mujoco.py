@@ -23,11 +23,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._contactlab import GeneralizedProblem
+from ._contactlab import GeneralizedProblem, LocalProblem
 from ._mujoco_metric import metric
 from ._mujoco_rows import blocks, kinds
 
-__all__ = ["problem", "impulses", "jacobian", "metric", "blocks", "kinds"]
+__all__ = ["problem", "local_problem", "impulses", "jacobian", "metric", "blocks", "kinds"]
 
 
 def _mj():
@@ -157,6 +157,31 @@ def problem(model, data) -> GeneralizedProblem:
     mu = _friction(model, data)
     nc = mu.size
     return GeneralizedProblem(Mhat, H, Mhat @ v_star, np.zeros(3 * nc), mu)
+
+
+def local_problem(model, data) -> LocalProblem:
+    """Every row MuJoCo has at ``data`` (after ``mj_forward``) as a contact-space
+    :class:`contactlab.LocalProblem` of constraint blocks (:func:`blocks`): ``W = J Mhat^-1 J'``
+    in the integrator's metric (:func:`metric`), ``q = J v* - t`` with each row's target ``t``,
+    rows in MuJoCo's order. Pyramidal cones and RK4 are refused, naming the cause."""
+    groups = blocks(model, data)
+    Mhat, v_star, _ = metric(model, data)
+    J = jacobian(model, data)
+    W = J @ np.linalg.solve(Mhat, J.T)
+    W = 0.5 * (W + W.T)
+    t = np.concatenate([np.asarray(b["target"], dtype=float) for b in groups] or [np.zeros(0)])
+    q = J @ v_star - t
+    rows = []
+    for b in groups:
+        if b["kind"] == "equality":
+            rows.append({"kind": "equality", "rows": b["rows"][1] - b["rows"][0]})
+        elif b["kind"] == "friction_loss":
+            rows.append({"kind": "friction_loss", "f_max": b["f_max"]})
+        elif b["kind"] == "contact":
+            rows.append({"kind": "contact", "mu": b["mu"]})
+        else:
+            rows.append({"kind": b["kind"]})
+    return LocalProblem(W, q, constraints=rows, check_psd=False)
 
 
 def impulses(model, data) -> dict:

@@ -8,7 +8,9 @@ use std::sync::Arc;
 
 use contactlab_core::io::read_problem;
 use contactlab_core::islands::{check_psd_by_island, PSD_REL_TOL};
-use contactlab_core::{GlobalProblem, LocalProblem, Matrix, Problem, StepProblem};
+use contactlab_core::{
+    Constraint, Constraints, GlobalProblem, LocalProblem, Matrix, Problem, StepProblem,
+};
 use numpy::ndarray::Array2;
 use numpy::{IntoPyArray, PyArray1, PyArray2};
 use pyo3::prelude::*;
@@ -33,8 +35,36 @@ fn check_psd(p: &LocalProblem) -> PyResult<()> {
     check_psd_by_island(p, PSD_REL_TOL).map_err(problem_err)
 }
 
-/// A contact-space problem `u = W r + q`, one friction coefficient per contact, contacts
-/// normal first `[n, t1, t2]`.
+/// The rows' constraints from `mu` (Coulomb contacts) or `constraints` (a list of blocks, read
+/// as a problem file's `constraints`), exactly one.
+fn rows(
+    py: Python<'_>,
+    mu: Option<&Bound<'_, PyAny>>,
+    constraints: Option<&Bound<'_, PyAny>>,
+) -> PyResult<Constraints> {
+    let bad = |m: String| pyo3::exceptions::PyValueError::new_err(m);
+    match (mu, constraints) {
+        (Some(mu), None) => Ok(Constraints::coulomb(&vector("mu", mu)?)),
+        (None, Some(list)) => {
+            let text: String = py
+                .import("json")?
+                .call_method1("dumps", (list,))?
+                .extract()?;
+            let blocks: Vec<Constraint> = serde_json::from_str(&text)
+                .map_err(|e| bad(format!("field `constraints`: {e}")))?;
+            Ok(Constraints::unchecked(blocks))
+        }
+        (Some(_), Some(_)) => Err(bad(
+            "give `mu` (Coulomb contacts) or `constraints`, not both".into(),
+        )),
+        (None, None) => Err(bad(
+            "field `mu`: missing (give `mu` or `constraints`)".into()
+        )),
+    }
+}
+
+/// A contact-space problem `u = W r + q`: Coulomb contacts normal first `[n, t1, t2]`, or any
+/// constraint blocks (`constraints`).
 #[pyclass(module = "contactlab", name = "LocalProblem", frozen)]
 pub struct PyLocalProblem {
     pub(crate) step: Arc<StepProblem>,
@@ -55,23 +85,28 @@ impl PyLocalProblem {
 
 #[pymethods]
 impl PyLocalProblem {
-    /// `LocalProblem(W, q, mu, check_psd=True)`: `W` (`3nc x 3nc`, NumPy or scipy.sparse),
-    /// `q` (`3nc`), `mu` (`nc`), validated as a problem file is (`ValueError` naming the
-    /// field); `W` is checked positive semidefinite island by island unless `check_psd` is
-    /// false.
+    /// `LocalProblem(W, q, mu=None, check_psd=True, constraints=None)`: `W` (`m x m`, NumPy or
+    /// scipy.sparse), `q` (`m`), and the rows' constraints: `mu` (one friction coefficient per
+    /// Coulomb contact, `m = 3nc`) or `constraints` (a list of blocks in row order as a problem
+    /// file writes them: `{"kind": "limit"}`, `{"kind": "equality", "rows": 3}`,
+    /// `{"kind": "friction_loss", "f_max": 0.1}`, `{"kind": "contact", "mu": [0.8, 0.8, 0.01]}`),
+    /// one of the two. Validated as a problem file is (`ValueError` naming the field); `W` is
+    /// checked positive semidefinite (island by island for contacts) unless `check_psd` is false.
     #[new]
-    #[pyo3(signature = (W, q, mu, check_psd = true))]
+    #[pyo3(signature = (W, q, mu = None, check_psd = true, constraints = None))]
     #[allow(non_snake_case)]
     fn new(
         py: Python<'_>,
         W: &Bound<'_, PyAny>,
         q: &Bound<'_, PyAny>,
-        mu: &Bound<'_, PyAny>,
+        mu: Option<&Bound<'_, PyAny>>,
         check_psd: bool,
+        constraints: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<PyLocalProblem> {
-        let (w, q, mu) = (matrix("W", W)?, vector("q", q)?, vector("mu", mu)?);
+        let rows = rows(py, mu, constraints)?;
+        let (w, q) = (matrix("W", W)?, vector("q", q)?);
         guard(py, move || {
-            let p = LocalProblem::new(w, q, mu).map_err(problem_err)?;
+            let p = LocalProblem::with_constraints(w, q, rows).map_err(problem_err)?;
             if check_psd {
                 self::check_psd(&p)?;
             }
@@ -91,10 +126,18 @@ impl PyLocalProblem {
         Ok(array(py, &self.local()?.q))
     }
 
-    /// Friction coefficients, one per contact.
+    /// Friction coefficients, one per contact (per block: NaN for a block that is not a
+    /// contact).
     #[getter]
     fn mu<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyArray1<f64>>> {
-        Ok(array(py, &self.local()?.mu))
+        Ok(array(py, self.local()?.mu()))
+    }
+
+    /// The kinds of constraint present (`["limit", "contact"]`), in the order of
+    /// `contactlab_core::constraint::KIND_NAMES`.
+    #[getter]
+    fn kinds(&self) -> PyResult<Vec<&'static str>> {
+        Ok(self.local()?.constraints.kinds())
     }
 
     /// Number of contacts.
@@ -182,7 +225,7 @@ impl PyGeneralizedProblem {
     /// Friction coefficients, one per contact.
     #[getter]
     fn mu<'py>(&self, py: Python<'py>) -> Bound<'py, PyArray1<f64>> {
-        array(py, &self.global.mu)
+        array(py, self.global.mu())
     }
 
     /// Number of contacts.

@@ -115,3 +115,22 @@ def test_read_names_the_file_that_is_wrong(tmp_path):
     bad.write_text('{"W": [[1, 0, 0], [0, 1, 0], [0, 0, 1]], "q": [0, 0, 0], "mu": [-1]}')
     with pytest.raises(ValueError, match="bad.json.*negative friction"):
         contactlab.read(bad)
+
+
+def test_a_local_problem_of_constraint_blocks_and_its_errors():
+    import numpy as np
+
+    W = np.diag([2.0, 1.0, 1.0, 1.0, 1.0])
+    q = np.array([-1.0, -1.0, 2.0, 0.0, 0.5])
+    blocks = [{"kind": "limit"}, {"kind": "contact", "mu": [0.5, 0.5]}, {"kind": "friction_loss", "f_max": 0.2}]
+    p = contactlab.LocalProblem(W, q, constraints=blocks)
+    assert p.kinds == ["limit", "friction_loss", "contact"]
+    s = contactlab.solve(p, "coulomb", "pgs", tol=1e-12)
+    assert s.status == "converged"
+    np.testing.assert_allclose(s.r, [0.5, 1.0, -0.5, 0.0, -0.2], atol=1e-12)
+    with pytest.raises(ValueError, match="not both"):
+        contactlab.LocalProblem(W, q, mu=[0.5], constraints=blocks)
+    with pytest.raises(ValueError, match="constraints"):
+        contactlab.LocalProblem(W, q, constraints=[{"kind": "spring"}])
+    with pytest.raises(ValueError, match="f_max"):
+        contactlab.LocalProblem(W, q, constraints=blocks[:2] + [{"kind": "friction_loss", "f_max": -1.0}])

@@ -86,6 +86,7 @@ use crate::cone;
 use crate::deadline::Deadline;
 use crate::dense::{dense_lu, dense_lu_solve};
 use crate::error::CoreError;
+use crate::generalized::coulomb_only;
 use crate::metrics::natural_map_of;
 use crate::panels::{llt_in_panels, llt_solve_in_place, lu_in_panels, lu_solve_in_place, Stop};
 use crate::problem::LocalProblem;
@@ -394,7 +395,7 @@ impl<'a> AdmmProblem<'a> {
     /// The natural-map residual of [`crate::metrics`] at `r` with velocity `u`: the ruler's
     /// own function.
     fn natural_map(&self, r: &[f64], u: &[f64]) -> f64 {
-        natural_map_of(&self.problem.mu, self.q_norm, r, u)
+        natural_map_of(self.problem.mu(), self.q_norm, r, u)
     }
 
     /// Factors `W + c I` in the buffers of `previous` (of the same kind and size: ADMM keeps
@@ -570,7 +571,7 @@ impl Work {
         for ((((b, x), yi), z), qi) in rhs {
             *b = eta * x + rho * yi + z - qi;
         }
-        subtract_de_saxce(&problem.mu, &self.z, &mut self.b);
+        subtract_de_saxce(problem.mu(), &self.z, &mut self.b);
         factor.solve_in_place(&mut self.b);
         self.x.copy_from_slice(&self.b);
     }
@@ -686,12 +687,12 @@ impl<'a> Solver<AdmmProblem<'a>, AdmmState> for AdmmSolver {
         };
         // y0 = P_K(x0); z0 = P_K*(sigma(y0)), the De Saxcé velocity of the start.
         let mut y = x0;
-        for (a, &mu) in p.problem.mu.iter().enumerate() {
+        for (a, &mu) in p.problem.mu().iter().enumerate() {
             let r = cone::project(mu, block(&y, a));
             y[3 * a..3 * a + 3].copy_from_slice(r.as_slice());
         }
         p.velocity(&y, &mut work.u);
-        for (a, &mu) in p.problem.mu.iter().enumerate() {
+        for (a, &mu) in p.problem.mu().iter().enumerate() {
             let sigma = cone::de_saxce(mu, block(&work.u, a));
             let z = cone::project_dual(mu, sigma);
             work.z[3 * a..3 * a + 3].copy_from_slice(z.as_slice());
@@ -743,7 +744,7 @@ impl<'a> Solver<AdmmProblem<'a>, AdmmState> for AdmmSolver {
             return Ok((state.param(y).cost(res), None));
         };
         let (eta, rho) = (self.options.eta, self.rho);
-        let mu = &p.problem.mu;
+        let mu = &p.problem.mu();
         w.x_step(p.problem, factor, &y, eta, rho);
         let r = w.y_z_step(mu, &mut y, eta, rho);
         p.velocity(&y, &mut w.u);
@@ -789,6 +790,7 @@ pub fn solve_admm(
     opts: &SolveOptions,
 ) -> Result<Solution, CoreError> {
     options.check()?;
+    coulomb_only(&problem.constraints, "ADMM")?;
     let n = problem.q.len();
     let r0 = r0.unwrap_or_else(|| vec![0.0; n]);
     if r0.len() != n {
@@ -853,11 +855,11 @@ mod tests {
     use crate::problem::Matrix;
 
     fn one_contact(w: [f64; 9], q: [f64; 3], mu: f64) -> LocalProblem {
-        LocalProblem {
-            w: Matrix::from_row_major("W", 3, 3, &w).unwrap(),
-            q: q.to_vec(),
-            mu: vec![mu],
-        }
+        LocalProblem::coulomb(
+            Matrix::from_row_major("W", 3, 3, &w).unwrap(),
+            q.to_vec(),
+            &[mu],
+        )
     }
 
     fn tight(max_iter: u64) -> SolveOptions {
@@ -982,11 +984,11 @@ mod tests {
             0.0, 0.3, 0.0, 0.1, 2.0, 0.0,
             0.0, 0.0, 0.3, 0.0, 0.0, 2.0,
         ];
-        let p = LocalProblem {
-            w: Matrix::from_row_major("W", 6, 6, &w).unwrap(),
-            q: vec![-1.0, 0.4, -0.2, -0.5, -1.0, 0.3],
-            mu: vec![0.3, 0.8],
-        };
+        let p = LocalProblem::coulomb(
+            Matrix::from_row_major("W", 6, 6, &w).unwrap(),
+            vec![-1.0, 0.4, -0.2, -0.5, -1.0, 0.3],
+            &[0.3, 0.8],
+        );
         let s = solve_admm(&p, &Admm::default(), None, &tight(5000)).unwrap();
         assert_eq!(s.status, Status::Converged);
         let m = local_metrics(&p, &s.x);
@@ -1044,11 +1046,11 @@ mod tests {
                 }
             })
             .collect();
-        LocalProblem {
-            w: Matrix::from_row_major("W", m, m, &w).unwrap(),
+        LocalProblem::coulomb(
+            Matrix::from_row_major("W", m, m, &w).unwrap(),
             q,
-            mu: vec![0.5; n],
-        }
+            &vec![0.5; n],
+        )
     }
 
     #[test]
@@ -1187,11 +1189,11 @@ mod tests {
             d + 0.3 / (1.0 + (i as f64 - j as f64).abs())
         });
         let q: Vec<f64> = (0..n).map(|k| ((k as f64) * 1.7).sin()).collect();
-        let p = LocalProblem {
-            w: Matrix::Dense(w),
+        let p = LocalProblem::coulomb(
+            Matrix::Dense(w),
             q,
-            mu: (0..nc).map(|a| 0.2 + 0.1 * a as f64).collect(),
-        };
+            &(0..nc).map(|a| 0.2 + 0.1 * a as f64).collect::<Vec<f64>>(),
+        );
         let ap = AdmmProblem::new(&p);
         let mut solver = AdmmSolver::new(Admm::default());
         let mut prob = Problem::new(ap);
@@ -1204,8 +1206,10 @@ mod tests {
             let z = &solver.work.as_ref().unwrap().z;
             for a in 0..nc {
                 let (ya, za) = (block(y, a), block(z, a));
-                assert!(cone::distance(p.mu[a], ya) < 1e-14);
-                assert!((za - cone::project_dual(p.mu[a], za)).norm() < 1e-12 * (1.0 + za.norm()));
+                assert!(cone::distance(p.mu()[a], ya) < 1e-14);
+                assert!(
+                    (za - cone::project_dual(p.mu()[a], za)).norm() < 1e-12 * (1.0 + za.norm())
+                );
                 assert!(ya.dot(&za).abs() < 1e-12 * (1.0 + ya.norm() * za.norm()));
             }
         }
@@ -1361,14 +1365,10 @@ mod tests {
             let w = Mat::from_fn(n, n, |i, j| {
                 (0..n).map(|k| b[(i, k)] * b[(j, k)]).sum::<f64>() + if i == j { 0.05 } else { 0.0 }
             });
-            let p = LocalProblem {
-                w: Matrix::Dense(w),
-                q: seed[36..42].to_vec(),
-                mu: vec![0.1 + seed[42].abs(), 0.1 + seed[43].abs()],
-            };
+            let p = LocalProblem::coulomb(Matrix::Dense(w), seed[36..42].to_vec(), &[0.1 + seed[42].abs(), 0.1 + seed[43].abs()]);
             let s = solve_admm(&p, &Admm::default(), None, &SolveOptions { stop_tol: 1e-9, max_iter: 20000, ..Default::default() }).unwrap();
             for a in 0..2 {
-                proptest::prop_assert!(cone::distance(p.mu[a], block(&s.x, a)) <= 1e-14);
+                proptest::prop_assert!(cone::distance(p.mu()[a], block(&s.x, a)) <= 1e-14);
             }
             proptest::prop_assert_eq!(&s.status, &Status::Converged);
         }

@@ -39,6 +39,7 @@ use crate::residual::Residual;
 use crate::result::{Solution, SolveOptions};
 
 pub mod admm;
+pub mod block_pgs;
 mod clarabel;
 mod dogleg;
 pub mod execute;

@@ -168,13 +168,17 @@ impl ProjectedGaussSeidel {
 }
 
 /// Solves a local problem by PGS from `r0` (zero when `None`); `opts.stop_tol` bounds the
-/// natural-map residual.
+/// natural-map residual. A problem with other constraint blocks than Coulomb contacts is swept
+/// block by block ([`super::block_pgs`]), with the same options.
 pub fn solve_pgs(
     problem: &LocalProblem,
     solver: ProjectedGaussSeidel,
     r0: Option<Vec<f64>>,
     opts: &SolveOptions,
 ) -> Result<Solution, CoreError> {
+    if !problem.constraints.coulomb_only() {
+        return super::block_pgs::solve_block_pgs(problem, solver, r0, opts);
+    }
     solve_sweep(problem, solver.sweep(), r0, opts)
 }
 
@@ -218,11 +222,7 @@ mod tests {
         // W = diag(1, 2, 2), q = (-1, 3, 0), mu = 0.5: r_n = 1, sliding with r_t = -0.5,
         // u_t = 3 - 2*0.5 = 2 > 0.
         let w = Matrix::from_row_major("W", 3, 3, &[1., 0., 0., 0., 2., 0., 0., 0., 2.]).unwrap();
-        let p = LocalProblem {
-            w,
-            q: vec![-1.0, 3.0, 0.0],
-            mu: vec![0.5],
-        };
+        let p = LocalProblem::coulomb(w, vec![-1.0, 3.0, 0.0], &[0.5]);
         let opts = SolveOptions {
             stop_tol: 1e-12,
             max_iter: 50,
@@ -248,11 +248,11 @@ mod tests {
             0.0, 0.3, 0.0, 0.1, 2.0, 0.0,
             0.0, 0.0, 0.3, 0.0, 0.0, 2.0,
         ];
-        let p = LocalProblem {
-            w: Matrix::from_row_major("W", 6, 6, &w).unwrap(),
-            q: vec![-1.0, 0.4, -0.2, -0.5, -1.0, 0.3],
-            mu: vec![0.3, 0.8],
-        };
+        let p = LocalProblem::coulomb(
+            Matrix::from_row_major("W", 6, 6, &w).unwrap(),
+            vec![-1.0, 0.4, -0.2, -0.5, -1.0, 0.3],
+            &[0.3, 0.8],
+        );
         let opts = SolveOptions {
             stop_tol: 1e-12,
             max_iter: 200,
@@ -349,11 +349,11 @@ mod tests {
                 _ => 0.3 * ((k as f64) * 1.3).cos(),
             })
             .collect();
-        let p = LocalProblem {
-            w: Matrix::from_row_major("W", n, n, &w).unwrap(),
+        let p = LocalProblem::coulomb(
+            Matrix::from_row_major("W", n, n, &w).unwrap(),
             q,
-            mu: (0..nc).map(|a| 0.2 + 0.02 * a as f64).collect(),
-        };
+            &(0..nc).map(|a| 0.2 + 0.02 * a as f64).collect::<Vec<f64>>(),
+        );
         let opts = SolveOptions {
             stop_tol: 1e-12,
             max_iter: 5000,
@@ -373,7 +373,7 @@ mod tests {
         assert!(gap.fold(0.0, f64::max) < 1e-10);
         // The modes of the answer are all present, and the closed forms save local steps.
         let modes: Vec<_> = (0..nc)
-            .map(|a| ContactMode::of(p.mu[a], &crate::drivers::sweep::block(&fast.x, a)))
+            .map(|a| ContactMode::of(p.mu()[a], &crate::drivers::sweep::block(&fast.x, a)))
             .collect();
         assert!(modes.contains(&ContactMode::Opening) && modes.contains(&ContactMode::Sticking));
         assert!(modes.contains(&ContactMode::Slipping));
@@ -385,11 +385,7 @@ mod tests {
     #[test]
     fn budget_and_bad_start_are_reported() {
         let w = Matrix::from_row_major("W", 3, 3, &[1., 0.9, 0., 0.9, 1., 0., 0., 0., 1.]).unwrap();
-        let p = LocalProblem {
-            w,
-            q: vec![-1.0, 3.0, 0.0],
-            mu: vec![0.5],
-        };
+        let p = LocalProblem::coulomb(w, vec![-1.0, 3.0, 0.0], &[0.5]);
         let opts = SolveOptions {
             stop_tol: 1e-300,
             max_iter: 1,

@@ -29,6 +29,7 @@ use super::execute::{execute_with_clock, Clock};
 use crate::blocks::BlockMatrix;
 use crate::deadline::Deadline;
 use crate::error::CoreError;
+use crate::generalized::coulomb_only;
 use crate::metrics::natural_map_residual;
 use crate::problem::{LocalProblem, Matrix};
 use crate::result::{Solution, SolveOptions, Status};
@@ -432,7 +433,7 @@ impl<S: ContactSolver> BlockSweep<S> {
                 out.cut = true;
                 return out;
             }
-            let mu = b.problem.mu[a];
+            let mu = b.problem.mu()[a];
             let old = block(r, a);
             let (w_aa, c) = b.local_problem::<S>(a, b.free_velocity(a, r), &old);
             let local = match self.solver.solve(&self.prepared[a], w_aa, &c, mu, &old) {
@@ -473,7 +474,7 @@ impl<S: ContactSolver> BlockSweep<S> {
                         contact_violation(
                             model,
                             &b.diag[a],
-                            b.problem.mu[a],
+                            b.problem.mu()[a],
                             &block(r, a),
                             &block(&u, a),
                         )
@@ -500,7 +501,7 @@ impl<'a, S: ContactSolver> Solver<BlockRows<'a>, SweepState> for BlockSweep<S> {
             .as_ref()
             .ok_or_else(|| ArgminError::msg("sweep problem missing"))?;
         self.prepared = (0..b.diag.len())
-            .map(|a| self.solver.prepare(&b.diag[a], b.problem.mu[a]))
+            .map(|a| self.solver.prepare(&b.diag[a], b.problem.mu()[a]))
             .collect();
         self.alpha = self.relaxation.start;
         // No sweep has changed anything yet: the start's measure has no impulse change.
@@ -579,6 +580,7 @@ pub fn solve_sweep<S: ContactSolver>(
     r0: Option<Vec<f64>>,
     opts: &SolveOptions,
 ) -> Result<Solution, CoreError> {
+    coulomb_only(&problem.constraints, "the contact sweep")?;
     let n = problem.q.len();
     let r0 = r0.unwrap_or_else(|| vec![0.0; n]);
     if r0.len() != n {

@@ -27,6 +27,7 @@ pub(crate) fn problem_error(path: &Path, e: ProblemError) -> CoreError {
         | ProblemError::NotPositive { field, .. }
         | ProblemError::TooLarge { field, .. } => field.clone(),
         ProblemError::NegativeFriction { .. } => "mu".to_string(),
+        ProblemError::BadConstraint { .. } => "constraints".to_string(),
     };
     let text = e.to_string();
     let prefix = format!("field `{field}`: ");

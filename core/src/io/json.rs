@@ -27,6 +27,22 @@
 //! }
 //! ```
 //!
+//! A problem whose rows are other constraints than Coulomb contacts gives `constraints` in place
+//! of `mu`: one block per constraint in row order, each with its kind and parameters
+//! ([`crate::constraint`]), e.g. a joint limit, a contact of `condim` 4 and a friction loss
+//! (`W` then `6 x 6`):
+//!
+//! ```json
+//! "constraints": [
+//!   {"kind": "limit"},
+//!   {"kind": "contact", "mu": [0.8, 0.8, 0.01]},
+//!   {"kind": "friction_loss", "f_max": 0.05}
+//! ]
+//! ```
+//!
+//! (`{"kind": "equality", "rows": 3}` for a connect, `{"kind": "contact", "mu": []}` for a
+//! frictionless one.) Each row's target is in the offset (`q` or `w` carries `-t`).
+//!
 //! Rules:
 //! * `kind` (`"local"` or `"global"`) may be omitted: it is inferred from `W` (local) or
 //!   `M`/`H` (global). Other keys than those above are errors (they are usually typos).
@@ -46,11 +62,12 @@ use std::path::Path;
 use serde_json::{Map, Value};
 
 use super::errors::{file_error, problem_error};
+use crate::constraint::{Constraint, Constraints};
 use crate::error::{CoreError, ProblemError};
-use crate::problem::{GlobalProblem, LocalProblem, Matrix, Problem};
+use crate::problem::{rows_why, GlobalProblem, LocalProblem, Matrix, Problem};
 
-const LOCAL_FIELDS: [&str; 3] = ["W", "q", "mu"];
-const GLOBAL_FIELDS: [&str; 5] = ["M", "H", "f", "w", "mu"];
+const LOCAL_FIELDS: [&str; 4] = ["W", "q", "mu", "constraints"];
+const GLOBAL_FIELDS: [&str; 6] = ["M", "H", "f", "w", "mu", "constraints"];
 
 /// Reads a JSON problem file (format in the module doc) and validates it.
 pub fn read_json(path: &Path) -> Result<Problem, CoreError> {
@@ -90,7 +107,7 @@ pub fn to_json_string(problem: &Problem) -> Result<String, ProblemError> {
             s.push_str("  \"kind\": \"local\",\n");
             push_matrix(&mut s, "W", &p.w);
             push_vec(&mut s, "q", &p.q, false);
-            push_vec(&mut s, "mu", &p.mu, true);
+            push_rows(&mut s, &p.constraints);
         }
         Problem::Global(p) => {
             p.validate()?;
@@ -99,7 +116,7 @@ pub fn to_json_string(problem: &Problem) -> Result<String, ProblemError> {
             push_matrix(&mut s, "H", &p.h);
             push_vec(&mut s, "f", &p.f, false);
             push_vec(&mut s, "w", &p.w, false);
-            push_vec(&mut s, "mu", &p.mu, true);
+            push_rows(&mut s, &p.constraints);
         }
     }
     s.push_str("}\n");
@@ -118,6 +135,21 @@ fn num(x: f64) -> String {
     // Finite values always serialize; `null` would only come from a non-finite value, which
     // validation excluded.
     serde_json::to_string(&x).unwrap_or_else(|_| "null".to_string())
+}
+
+/// The rows' blocks as the last field: `mu` for Coulomb contacts (FCLib's field, so that those
+/// files do not change), `constraints` otherwise, one block per line.
+fn push_rows(s: &mut String, c: &Constraints) {
+    if c.coulomb_only() {
+        push_vec(s, "mu", c.mu(), true);
+        return;
+    }
+    let blocks: Vec<String> = c
+        .blocks()
+        .iter()
+        .map(|b| format!("    {}", serde_json::to_string(b).unwrap_or_default()))
+        .collect();
+    let _ = writeln!(s, "  \"constraints\": [\n{}\n  ]", blocks.join(",\n"));
 }
 
 fn push_vec(s: &mut String, key: &str, v: &[f64], last: bool) {
@@ -203,7 +235,7 @@ impl Parser<'_> {
                 return Err(self.err(
                     key,
                     "unknown field; expected `kind`, `description`, local `W`, `q`, `mu` \
-                     or global `M`, `H`, `f`, `w`, `mu`",
+                     or global `M`, `H`, `f`, `w`, `mu` (or `constraints` for `mu`)",
                 ));
             }
         }
@@ -472,27 +504,52 @@ impl Parser<'_> {
     /// A local problem, `u = W r + q`, shapes from `mu`.
     fn local(&self) -> Result<LocalProblem, CoreError> {
         let get = |k: &str| self.get(k, "local", &LOCAL_FIELDS);
-        let mu = self.vector("mu", get("mu")?)?;
+        let c = self.constraints("local")?;
         let q = self.vector("q", get("q")?)?;
-        let m = 3 * mu.len();
-        let why = format!("3 per contact, {} contacts in `mu`", mu.len());
-        let w = self.matrix("W", get("W")?, (m, m), &why)?;
-        LocalProblem::new(w, q, mu).map_err(|e| problem_error(self.path, e))
+        let m = c.rows();
+        let w = self.matrix("W", get("W")?, (m, m), &rows_why(&c))?;
+        LocalProblem::with_constraints(w, q, c).map_err(|e| problem_error(self.path, e))
     }
 
-    /// A global problem, `M v = H r + f`, `u = H' v + w`, shapes from `mu` and `f`.
+    /// A global problem, `M v = H r + f`, `u = H' v + w`, shapes from the rows and `f`.
     fn global(&self) -> Result<GlobalProblem, CoreError> {
         let get = |k: &str| self.get(k, "global", &GLOBAL_FIELDS);
-        let mu = self.vector("mu", get("mu")?)?;
+        let c = self.constraints("global")?;
         let f = self.vector("f", get("f")?)?;
         let w = self.vector("w", get("w")?)?;
-        let (n, m) = (f.len(), 3 * mu.len());
+        let (n, m) = (f.len(), c.rows());
         let mm = self.matrix("M", get("M")?, (n, n), &format!("{n} dofs from `f`"))?;
-        let why = format!(
-            "{n} dofs from `f`, 3 per contact, {} contacts in `mu`",
-            mu.len()
-        );
+        let why = format!("{n} dofs from `f`, {}", rows_why(&c));
         let h = self.matrix("H", get("H")?, (n, m), &why)?;
-        GlobalProblem::new(mm, h, f, w, mu).map_err(|e| problem_error(self.path, e))
+        GlobalProblem::with_constraints(mm, h, f, w, c).map_err(|e| problem_error(self.path, e))
+    }
+
+    /// The rows' constraint blocks: `mu` (Coulomb contacts, one coefficient each) or
+    /// `constraints` (a list of blocks, [`crate::constraint::Constraint`]), exactly one.
+    fn constraints(&self, kind: &str) -> Result<Constraints, CoreError> {
+        match (self.obj.get("mu"), self.obj.get("constraints")) {
+            (Some(mu), None) => Ok(Constraints::coulomb(&self.vector("mu", mu)?)),
+            (None, Some(list)) => {
+                let blocks: Vec<Constraint> =
+                    serde_json::from_value(list.clone()).map_err(|e| {
+                        self.err(
+                            "constraints",
+                            format!(
+                                "{e} (a list of blocks such as {{\"kind\": \"limit\"}}, \
+                                 {{\"kind\": \"contact\", \"mu\": [0.5, 0.5]}})"
+                            ),
+                        )
+                    })?;
+                Ok(Constraints::unchecked(blocks))
+            }
+            (Some(_), Some(_)) => Err(self.err(
+                "constraints",
+                "give `mu` (Coulomb contacts) or `constraints`, not both",
+            )),
+            (None, None) => Err(self.err(
+                "mu",
+                format!("missing (a {kind} problem needs `mu` or `constraints`)"),
+            )),
+        }
     }
 }

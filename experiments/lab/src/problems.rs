@@ -185,7 +185,7 @@ fn own_violation(model: Model, problem: &StepProblem, s: &LocalSolve) -> f64 {
     (0..local.num_contacts())
         .map(|a| {
             let w: Matrix3<f64> = local.w.block3(a, a);
-            contact_violation(law, &w, local.mu[a], &at(&s.r, a), &at(&s.u, a))
+            contact_violation(law, &w, local.mu()[a], &at(&s.r, a), &at(&s.u, a))
         })
         .sum()
 }

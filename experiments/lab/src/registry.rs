@@ -585,11 +585,11 @@ mod tests {
     /// One contact, `W = I`, sliding: `q = (-1, q_t1, q_t2)`, `mu = 0.5`.
     fn sliding(q_t1: f64, q_t2: f64) -> LocalProblem {
         let eye = [1.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 1.0];
-        LocalProblem {
-            w: Matrix::from_row_major("W", 3, 3, &eye).unwrap(),
-            q: vec![-1.0, q_t1, q_t2],
-            mu: vec![0.5],
-        }
+        LocalProblem::coulomb(
+            Matrix::from_row_major("W", 3, 3, &eye).unwrap(),
+            vec![-1.0, q_t1, q_t2],
+            &[0.5],
+        )
     }
 
     #[test]
@@ -716,11 +716,11 @@ mod tests {
             0.0, 0.1, 0.0, 0.0, 1.0, 0.0,
             0.0, 0.0, 0.1, 0.0, 0.0, 1.0,
         ];
-        let p = LocalProblem {
-            w: Matrix::from_row_major("W", 6, 6, &w).unwrap(),
-            q: vec![-1.0, 2.0, -1.0, -1.0, 0.05, 0.0],
-            mu: vec![0.5, 0.5],
-        };
+        let p = LocalProblem::coulomb(
+            Matrix::from_row_major("W", 6, 6, &w).unwrap(),
+            vec![-1.0, 2.0, -1.0, -1.0, 0.05, 0.0],
+            &[0.5, 0.5],
+        );
         let pgs = solve_spec(
             &p.clone().into(),
             &SolverSpec::new("coulomb", "pgs", 1e-12, 1000),

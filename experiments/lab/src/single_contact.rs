@@ -215,7 +215,7 @@ pub fn slipping_samples(
                 let w = local.w.block3(a, a);
                 let at = |v: &[f64]| Vector3::new(v[3 * a], v[3 * a + 1], v[3 * a + 2]);
                 let c = at(&s.u) - w * at(&s.r);
-                let mu = local.mu[a];
+                let mu = local.mu()[a];
                 if matches!(classify(&w, &c, mu), Ok(Case::Slipping(_))) {
                     all.push(SlipSample { w, c, mu });
                 }

@@ -300,11 +300,11 @@ mod tests {
 
     fn sliding() -> StepProblem {
         let eye = [1.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 1.0];
-        StepProblem::local_only(LocalProblem {
-            w: Matrix::from_row_major("W", 3, 3, &eye).unwrap(),
-            q: vec![-1.0, 2.0, 0.0],
-            mu: vec![0.5],
-        })
+        StepProblem::local_only(LocalProblem::coulomb(
+            Matrix::from_row_major("W", 3, 3, &eye).unwrap(),
+            vec![-1.0, 2.0, 0.0],
+            &[0.5],
+        ))
     }
 
     #[test]
@@ -381,5 +381,70 @@ mod tests {
             reg.pairs().len()
         );
         assert!(table.iter().all(|p| p.compatible == p.reason.is_empty()));
+    }
+
+    /// A limit, a friction loss and a contact of condim 4 beside a Coulomb contact, `W`
+    /// diagonal-dominant and coupled.
+    fn mixed() -> StepProblem {
+        use contactlab_core::{Constraint, Constraints};
+        let c = Constraints::new(vec![
+            Constraint::Limit,
+            Constraint::FrictionLoss { f_max: 0.2 },
+            Constraint::coulomb(0.5),
+            Constraint::Contact {
+                mu: vec![0.7, 0.7, 0.01],
+            },
+        ])
+        .unwrap();
+        let m = c.rows();
+        let w: Vec<f64> = (0..m * m)
+            .map(|k| {
+                let (i, j) = (k / m, k % m);
+                if i == j {
+                    2.0
+                } else {
+                    0.1 / (1.0 + (i as f64 - j as f64).abs())
+                }
+            })
+            .collect();
+        let q = (0..m)
+            .map(|i| if i % 3 == 0 { -1.0 } else { 0.4 })
+            .collect();
+        StepProblem::local_only(
+            LocalProblem::with_constraints(Matrix::from_row_major("W", m, m, &w).unwrap(), q, c)
+                .unwrap(),
+        )
+    }
+
+    #[test]
+    fn every_pair_solves_a_problem_of_other_kinds_or_names_the_kind_it_does_not_take() {
+        let reg = Registry::standard();
+        let rows = solve_all(&reg, &mixed(), 1e-10, 2000, Some(5.0)).unwrap();
+        let pgs = rows
+            .iter()
+            .find(|r| r.formulation == "coulomb" && r.optimizer == "pgs")
+            .unwrap();
+        assert_eq!(pgs.status, "converged", "{}", pgs.message);
+        assert!(pgs.residual <= 1e-10);
+        for r in rows.iter().filter(|r| r.status == "error") {
+            assert!(
+                r.message.contains("limit") && r.message.contains("Coulomb contacts"),
+                "{}+{}: {}",
+                r.formulation,
+                r.optimizer,
+                r.message
+            );
+        }
+        // Only PGS takes them today.
+        let solved: Vec<_> = rows.iter().filter(|r| r.status != "error").collect();
+        assert_eq!(
+            solved.len(),
+            1,
+            "{:?}",
+            solved
+                .iter()
+                .map(|r| (r.formulation, r.optimizer))
+                .collect::<Vec<_>>()
+        );
     }
 }

@@ -307,11 +307,11 @@ mod tests {
             0., 0., 0., 0., 1., 0.,
             0., 0., 0., 0., 0., 1.,
         ];
-        LocalProblem {
-            w: Matrix::from_row_major("W", 6, 6, &w).unwrap(),
-            q: vec![-1.0, 0.0, 0.0, -1.0, 0.0, 0.0],
-            mu: vec![0.5, 0.5],
-        }
+        LocalProblem::coulomb(
+            Matrix::from_row_major("W", 6, 6, &w).unwrap(),
+            vec![-1.0, 0.0, 0.0, -1.0, 0.0, 0.0],
+            &[0.5, 0.5],
+        )
     }
 
     #[test]

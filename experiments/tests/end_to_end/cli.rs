@@ -254,7 +254,7 @@ fn a_folder_of_npy_files_solves_like_the_same_problem_as_json() {
         Array1::from(p.q.clone()).write_npy(f).unwrap()
     });
     save("mu.npy", &|f| {
-        Array1::from(p.mu.clone()).write_npy(f).unwrap()
+        Array1::from(p.mu().to_vec()).write_npy(f).unwrap()
     });
     let run = |path: &std::path::Path| -> Value {
         let out = Command::new(exe)

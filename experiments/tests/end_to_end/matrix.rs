@@ -97,9 +97,9 @@ fn dump_writes_the_problems_the_scene_solved() {
         panic!("a local dump reads back as a local problem")
     };
     let want = kept[0].problem.local().unwrap();
-    assert!(!p.mu.is_empty());
+    assert!(!p.mu().is_empty());
     assert_eq!(p.q, want.q);
-    assert_eq!(p.mu, want.mu);
+    assert_eq!(p.mu(), want.mu());
     assert_eq!(p.w.to_dense(), want.w.to_dense());
     // Balls in a cube are in contact space only: no global form, and the error says so.
     let e = Lab::standard()

@@ -307,11 +307,11 @@ fn ill_conditioned(nc: usize) -> LocalProblem {
             w[i * n + j] = s / n as f64 + if i == j { 1e-9 } else { 0.0 };
         }
     }
-    LocalProblem {
-        w: Matrix::from_row_major("W", n, n, &w).unwrap(),
-        q: (0..n).map(|_| rng.random_range(-1.0..1.0)).collect(),
-        mu: vec![0.8; nc],
-    }
+    LocalProblem::coulomb(
+        Matrix::from_row_major("W", n, n, &w).unwrap(),
+        (0..n).map(|_| rng.random_range(-1.0..1.0)).collect(),
+        &vec![0.8; nc],
+    )
 }
 
 #[test]

@@ -215,11 +215,11 @@ fn frictionless() -> LocalProblem {
         0., 0., 0., 0., 1., 0.,
         0., 0., 0., 0., 0., 1.,
     ];
-    LocalProblem {
-        w: Matrix::from_row_major("W", 6, 6, &w).unwrap(),
-        q: vec![-1.0, 0.0, 0.0, 0.5, 0.0, 0.0],
-        mu: vec![0.0, 0.0],
-    }
+    LocalProblem::coulomb(
+        Matrix::from_row_major("W", 6, 6, &w).unwrap(),
+        vec![-1.0, 0.0, 0.0, 0.5, 0.0, 0.0],
+        &[0.0, 0.0],
+    )
 }
 
 #[test]

@@ -585,10 +585,12 @@ fn the_regularization_follows_eqs_29_30() {
 
 #[test]
 fn sap_takes_contact_space_problems_with_a_definite_w_and_refuses_others_with_a_reason() {
-    let local = |w: [f64; 9]| contactlab_core::LocalProblem {
-        w: contactlab_core::Matrix::from_row_major("W", 3, 3, &w).unwrap(),
-        q: vec![-1.0, 0.0, 0.0],
-        mu: vec![0.5],
+    let local = |w: [f64; 9]| {
+        contactlab_core::LocalProblem::coulomb(
+            contactlab_core::Matrix::from_row_major("W", 3, 3, &w).unwrap(),
+            vec![-1.0, 0.0, 0.0],
+            &[0.5],
+        )
     };
     // W = I: v = u, A = I; the contact pushes with the near-rigid regularisation.
     let f = SapFormulation::default();

@@ -182,7 +182,7 @@ impl MinMap {
         if Self::normal_of(i) == i {
             0.0
         } else {
-            self.problem.mu[i / 3]
+            self.problem.mu()[i / 3]
         }
     }
 
@@ -196,7 +196,7 @@ impl MinMap {
         if Self::normal_of(i) == i {
             (0.0, f64::INFINITY)
         } else {
-            let m = self.problem.mu[i / 3] * x[Self::normal_of(i)];
+            let m = self.problem.mu()[i / 3] * x[Self::normal_of(i)];
             (-m, m)
         }
     }
@@ -468,7 +468,7 @@ impl ProjectedResidual for MinMap {
     /// Projects each contact onto its friction pyramid: every zero of `H` lies in the product
     /// of pyramids (a zero row forces `x_n >= 0` and `l(x) <= x <= u(x)`).
     fn project(&self, x: &mut [f64]) {
-        for (a, &mu) in self.problem.mu.iter().enumerate() {
+        for (a, &mu) in self.problem.mu().iter().enumerate() {
             let p = project_pyramid(mu, Vector3::new(x[3 * a], x[3 * a + 1], x[3 * a + 2]));
             x[3 * a..3 * a + 3].copy_from_slice(p.as_slice());
         }

@@ -476,7 +476,7 @@ fn pgs_warm_start_reduces_theta() {
         assert!(warm < 0.5 * cold, "seed {seed}: {cold} -> {warm}");
         // Every PGS iterate lies in the pyramids.
         for c in 0..16 {
-            let mu = p.mu[c];
+            let mu = p.mu()[c];
             assert!(x[3 * c] >= 0.0);
             assert!(x[3 * c + 1].abs() <= mu * x[3 * c] && x[3 * c + 2].abs() <= mu * x[3 * c]);
         }
@@ -661,7 +661,7 @@ fn generator_is_seeded_valid_and_shaped_as_documented() {
         let c = small(size, 4);
         assert_eq!(a.q, b.q);
         assert_ne!(a.q, c.q);
-        assert_eq!((a.q.len(), a.mu.len()), (size, size / 3));
+        assert_eq!((a.q.len(), a.mu().len()), (size, size / 3));
         let w = a.dense_w();
         assert!(w.llt(faer::Side::Lower).is_ok(), "SPD");
         for i in 0..size {
@@ -669,7 +669,7 @@ fn generator_is_seeded_valid_and_shaped_as_documented() {
                 assert_eq!(w[(i, j)], w[(j, i)]);
             }
         }
-        assert!(a.mu.iter().all(|&m| (0.1..=1.0).contains(&m)));
+        assert!(a.mu().iter().all(|&m| (0.1..=1.0).contains(&m)));
     }
     // Diagonal near 1 + eps and a mix of contact kinds on a large problem.
     let p = small(384, 1);
@@ -680,7 +680,7 @@ fn generator_is_seeded_valid_and_shaped_as_documented() {
     assert!((16..=48).contains(&separating), "{separating}");
     // OpenTissue family: every b negative, mu = 1, SPD.
     let o = random_boxed_lcp(24, 9, &RandomProblemParams::opentissue()).unwrap();
-    assert!(o.q.iter().all(|&v| v <= 0.0) && o.mu.iter().all(|&m| m == 1.0));
+    assert!(o.q.iter().all(|&v| v <= 0.0) && o.mu().iter().all(|&m| m == 1.0));
     assert!(o.dense_w().llt(faer::Side::Lower).is_ok());
     // Bad sizes and parameters are errors.
     assert!(random_boxed_lcp(10, 0, &RandomProblemParams::default()).is_err());

@@ -8,6 +8,7 @@ use contactlab_core::drivers::sweep::{
 };
 use contactlab_core::metrics::local_metrics;
 use contactlab_core::plugin::{Driver, DriverPlugin};
+use contactlab_core::Constraints;
 use contactlab_core::{LocalProblem, Matrix, SolveOptions, Status};
 use nalgebra::{Matrix3, Quaternion, UnitQuaternion, Vector3};
 use rand::{Rng, SeedableRng};
@@ -388,11 +389,11 @@ fn problem(seed: u64, nc: usize, ndof: usize, mu: f64, coupling: f64) -> LocalPr
             }
         })
         .collect();
-    LocalProblem {
-        w: Matrix::from_row_major("W", n, n, &w).unwrap(),
+    LocalProblem::coulomb(
+        Matrix::from_row_major("W", n, n, &w).unwrap(),
         q,
-        mu: vec![mu; nc],
-    }
+        &vec![mu; nc],
+    )
 }
 
 fn opts(tol: f64, max_iter: u64) -> SolveOptions {
@@ -590,9 +591,10 @@ fn drivers_refuse_bad_problems_and_options_and_report_budgets() {
     };
     let s = short.solve(&p, x0.clone(), &opts(1e-300, 1000)).unwrap();
     assert_eq!((s.status, s.iterations), (Status::MaxIterations, 3));
-    p.mu[1] = -0.5;
+    let mu = p.mu().to_vec();
+    p.constraints = Constraints::coulomb(&[mu[0], -0.5]);
     assert!(d.solve(&p, x0.clone(), &opts(1e-8, 0)).is_err());
-    p.mu[1] = 0.5;
+    p.constraints = Constraints::coulomb(&mu);
     p.q[0] = f64::NAN;
     assert!(HwangboPgs::default()
         .solve(&p, x0.clone(), &opts(1e-8, 0))
@@ -623,11 +625,11 @@ fn with_skew(p: &LocalProblem, seed: u64, eps: f64) -> LocalProblem {
         }
     }
     let data: Vec<f64> = (0..n * n).map(|e| w[(e / n, e % n)] + k[e]).collect();
-    LocalProblem {
-        w: Matrix::from_row_major("W", n, n, &data).unwrap(),
-        q: p.q.clone(),
-        mu: p.mu.clone(),
-    }
+    LocalProblem::coulomb(
+        Matrix::from_row_major("W", n, n, &data).unwrap(),
+        p.q.clone(),
+        p.mu(),
+    )
 }
 
 #[test]

@@ -183,7 +183,7 @@ impl Bilateral {
         Ok(LocalProblem::new(
             Matrix::Dense(wc),
             qc,
-            problem.mu.clone(),
+            problem.mu().to_vec(),
         )?)
     }
 
@@ -253,7 +253,7 @@ impl DenseSystem {
             q_b,
             w: problem.w.to_dense(),
             q: problem.q.clone(),
-            mu: problem.mu.clone(),
+            mu: problem.mu().to_vec(),
         })
     }
 

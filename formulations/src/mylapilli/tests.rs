@@ -69,7 +69,7 @@ fn known_solution(
     let mut r = vec![0.0; 3 * nc];
     let mut u = vec![0.0; 3 * nc];
     for (i, st) in states.iter().enumerate() {
-        let mu = base.mu[i];
+        let mu = base.mu()[i];
         let rn = rng.random_range(0.2..1.5);
         match *st {
             State::Separate => {
@@ -118,7 +118,8 @@ fn known_solution(
             -(a + b)
         })
         .collect();
-    let problem = LocalProblem::new(base.w, q, base.mu).unwrap();
+    let mu = base.mu().to_vec();
+    let problem = LocalProblem::new(base.w, q, mu).unwrap();
     let bil = Bilateral::new(bil.w_bb, bil.w_bu, q_b).unwrap();
     (problem, bil, p_b, r)
 }
@@ -237,7 +238,7 @@ fn mlcp_matrix_has_the_blocks_of_eq_22() {
     assert!((mm[(m.beta_index(1, 3), 1)] - e).abs() < 1e-15);
     // E^ and E- (eq. 17), zero sigma-sigma block.
     for i in 0..3 {
-        assert_eq!(mm[(m.sigma_index(i), m.beta_index(i, 0))], p.mu[i]);
+        assert_eq!(mm[(m.sigma_index(i), m.beta_index(i, 0))], p.mu()[i]);
         assert_eq!(mm[(m.beta_index(i, 0), m.sigma_index(i))], 0.0);
         for k in 1..6 {
             assert_eq!(mm[(m.sigma_index(i), m.beta_index(i, k))], -1.0);
@@ -268,7 +269,9 @@ fn constructors_reject_bad_input() {
         }
     );
     let mut neg = p.clone();
-    neg.mu[1] = -0.1;
+    let mut mu = p.mu().to_vec();
+    mu[1] = -0.1;
+    neg.constraints = contactlab_core::Constraints::coulomb(&mu);
     let d = Directions::uniform(4, 0.0, 2).unwrap();
     assert!(matches!(
         MlcpFb::new(&neg, d.clone()),
@@ -480,7 +483,7 @@ fn mlcp_residual_vanishes_at_constructed_solutions() {
             .filter(|&&v| v > 1e-12)
             .collect();
         assert_eq!(carried.len(), 1);
-        assert!((carried[0] - p.mu[3] * r[9]).abs() < 1e-12);
+        assert!((carried[0] - p.mu()[3] * r[9]).abs() < 1e-12);
         // The MNCP residual vanishes at the same impulses (they are a Coulomb solution).
         let n = ImplicitMncp::with_bilateral(&p, &b).unwrap();
         let x = n.unknowns_from_impulse(&p_b, &r).unwrap();
@@ -520,7 +523,7 @@ fn mncp_jacobian_matches_finite_differences_away_from_edges() {
         let x: Vec<f64> = (0..n_b + 9).map(|_| rng.random_range(-2.0..2.0)).collect();
         let near_edge = (0..3).any(|k| {
             let zk = todorov::block(&x[n_b..], k);
-            zk[0].abs() < 1e-4 || (p.mu[k] * -zk[0] - zk[1].hypot(zk[2])).abs() < 1e-4
+            zk[0].abs() < 1e-4 || (p.mu()[k] * -zk[0] - zk[1].hypot(zk[2])).abs() < 1e-4
         });
         if near_edge {
             continue;
@@ -545,7 +548,7 @@ fn mncp_jacobian_matches_finite_differences_away_from_edges() {
 fn mncp_one_sided_jacobian_on_an_edge_matches_one_sided_differences() {
     let (p, b) = random_system(1, 2, 8);
     let r = ImplicitMncp::with_bilateral(&p, &b).unwrap();
-    let mu0 = p.mu[0];
+    let mu0 = p.mu()[0];
     // Contact 0 on its cone edge (mu (-z_n) = |z_t|), contact 1 sliding.
     let x = vec![0.3, -1.0, 0.6 * mu0, 0.8 * mu0, -0.2, 3.0, 0.5];
     let mut kinks = Vec::new();
@@ -623,7 +626,7 @@ proptest! {
         let f = r.impulse(&xs);
         let v = r.encoded_velocity(&xs);
         for i in 0..2 {
-            let (fi, vi, mu) = (&f[3 * i..3 * i + 3], &v[3 * i..3 * i + 3], p.mu[i]);
+            let (fi, vi, mu) = (&f[3 * i..3 * i + 3], &v[3 * i..3 * i + 3], p.mu()[i]);
             let tol = 1e-12;
             prop_assert!(fi[0] >= 0.0 && vi[0] >= 0.0 && (fi[0] * vi[0]).abs() <= tol);
             prop_assert!(fi[1].hypot(fi[2]) <= mu * fi[0] + tol);

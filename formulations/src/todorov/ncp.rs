@@ -200,7 +200,7 @@ impl ImplicitNcp {
         ImplicitNcp {
             a: problem.w.to_dense(),
             v0: problem.q.clone(),
-            mu: problem.mu.clone(),
+            mu: problem.mu().to_vec(),
             b: vec![0.0; nc],
             d: vec![1.0; 3 * nc],
             products: OnceLock::new(),
@@ -789,11 +789,13 @@ mod tests {
                 (0..n).map(|k| l[i * n + k] * l[j * n + k]).sum::<f64>() / n as f64
             })
             .collect();
-        LocalProblem {
-            w: Matrix::from_row_major("W", n, n, &w).unwrap(),
-            q: (0..n).map(|_| rng.random_range(-1.0..1.0)).collect(),
-            mu: (0..nc).map(|_| rng.random_range(0.1..2.0)).collect(),
-        }
+        LocalProblem::coulomb(
+            Matrix::from_row_major("W", n, n, &w).unwrap(),
+            (0..n).map(|_| rng.random_range(-1.0..1.0)).collect(),
+            &(0..nc)
+                .map(|_| rng.random_range(0.1..2.0))
+                .collect::<Vec<f64>>(),
+        )
     }
 
     #[test]
@@ -897,7 +899,7 @@ mod tests {
         let p = random_problem(2, 7);
         let r = ImplicitNcp::new(&p);
         // Contact 0 exactly on its cone (mu (0 - x_n) = |x_F|), contact 1 sliding.
-        let mu0 = p.mu[0];
+        let mu0 = p.mu()[0];
         let x = vec![-1.0, 0.6 * mu0, 0.8 * mu0, -0.2, 3.0, 0.5];
         for dir in [
             vec![0.3, -0.2, 0.1, 0.0, 0.0, 0.0],
@@ -924,11 +926,11 @@ mod tests {
     #[test]
     fn residual_vanishes_at_a_known_solution_and_sticking_start_solves_sticking_problems() {
         // One sliding contact: A = I, v0 = (-1, 2, 0), mu = 0.5: f = (1, -0.5, 0), v = (0, 1.5, 0).
-        let p = LocalProblem {
-            w: Matrix::from_row_major("W", 3, 3, &[1., 0., 0., 0., 1., 0., 0., 0., 1.]).unwrap(),
-            q: vec![-1.0, 2.0, 0.0],
-            mu: vec![0.5],
-        };
+        let p = LocalProblem::coulomb(
+            Matrix::from_row_major("W", 3, 3, &[1., 0., 0., 0., 1., 0., 0., 0., 1.]).unwrap(),
+            vec![-1.0, 2.0, 0.0],
+            &[0.5],
+        );
         let r = ImplicitNcp::new(&p);
         // x = v - f (eq. 14).
         let x = [-1.0, 2.0, 0.0];
@@ -957,11 +959,11 @@ mod tests {
                 w[a * n + b] = 1.0;
             }
         }
-        let p = LocalProblem {
-            w: Matrix::from_row_major("W", n, n, &w).unwrap(),
-            q: vec![-1.0, 0.0, 0.0, -1.0, 0.0, 0.0],
-            mu: vec![0.5, 0.5],
-        };
+        let p = LocalProblem::coulomb(
+            Matrix::from_row_major("W", n, n, &w).unwrap(),
+            vec![-1.0, 0.0, 0.0, -1.0, 0.0, 0.0],
+            &[0.5, 0.5],
+        );
         let x0 = ImplicitNcp::new(&p).sticking_start(1e-10);
         // The minimum-norm split shares the load: f_n = 0.5 each, finite.
         assert!(

@@ -141,17 +141,17 @@ mod tests {
             restarts: 2,
             ..Default::default()
         };
-        let p = LocalProblem {
-            w: contactlab_core::Matrix::from_row_major(
+        let p = LocalProblem::coulomb(
+            contactlab_core::Matrix::from_row_major(
                 "W",
                 3,
                 3,
                 &[1., 0., 0., 0., 1., 0., 0., 0., 1.],
             )
             .unwrap(),
-            q: vec![-1.0, 0.0, 0.0],
-            mu: vec![0.5],
-        };
+            vec![-1.0, 0.0, 0.0],
+            &[0.5],
+        );
         let b = f.build(&p.into()).unwrap();
         let x = [0.1, 0.2, 0.3];
         assert!(f.restart(&b, &x, &Status::LocalMinimum, 0).is_some());

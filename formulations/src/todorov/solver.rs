@@ -927,9 +927,9 @@ mod tests {
                     + if i == j { eps } else { 0.0 }
             })
             .collect();
-        LocalProblem {
-            w: Matrix::from_row_major("W", n, n, &w).unwrap(),
-            q: (0..n)
+        LocalProblem::coulomb(
+            Matrix::from_row_major("W", n, n, &w).unwrap(),
+            (0..n)
                 .map(|i| {
                     if i % 3 == 0 {
                         rng.random_range(-1.0..0.2)
@@ -938,8 +938,10 @@ mod tests {
                     }
                 })
                 .collect(),
-            mu: (0..nc).map(|_| rng.random_range(0.1..2.0)).collect(),
-        }
+            &(0..nc)
+                .map(|_| rng.random_range(0.1..2.0))
+                .collect::<Vec<f64>>(),
+        )
     }
 
     #[test]
@@ -1061,11 +1063,11 @@ mod tests {
 
     #[test]
     fn a_solved_start_takes_zero_iterations_and_sticking_problems_one() {
-        let p = LocalProblem {
-            w: Matrix::from_row_major("W", 3, 3, &[2., 0.1, 0., 0.1, 1., 0., 0., 0., 1.]).unwrap(),
-            q: vec![-1.0, 0.05, 0.0],
-            mu: vec![0.5],
-        };
+        let p = LocalProblem::coulomb(
+            Matrix::from_row_major("W", 3, 3, &[2., 0.1, 0., 0.1, 1., 0., 0., 0., 1.]).unwrap(),
+            vec![-1.0, 0.05, 0.0],
+            &[0.5],
+        );
         let f = ImplicitNcp::new(&p);
         // lambda0 = 1e-10 relative leaves a relative error of that order after an exact-model step.
         let opts = SolveOptions {

@@ -1,0 +1,372 @@
+//! Projected Gauss-Seidel over constraint blocks of every kind ([`crate::constraint`]): the method
+//! of [`super::pgs`] on problems whose rows are MuJoCo's (equalities, limits, friction loss,
+//! contacts of condim 1, 3, 4 and 6), which the contact sweep of [`super::sweep`] (three rows a
+//! contact) does not walk.
+//!
+//! One iteration is one sweep over the blocks in row order. Block `k`, rows `R`, sees the others
+//! frozen, `u_R = c_R + W_RR r_R` with `c_R = q_R + sum_{j not in R} W_Rj r_j`, and solves its
+//! local problem:
+//!
+//! - an equality, `W_RR r_R = -c_R`, exactly (Cholesky of the block; a singular block, such as
+//!   redundant rows, takes the fixed point below instead: with `C = R^m` it is a gradient step
+//!   on `1/2 r' W_RR r + c' r`);
+//! - a limit, a friction loss or a frictionless contact (one row, set `C` an interval):
+//!   `r = P_C(-c / W_kk)`, exact;
+//! - a cone: PGS's projected fixed point of the natural map,
+//!   `r_R <- P_K(r_R - rho (u_R + |D u_f| e_n))`, `rho = 1 / lambda_max(W_RR)`, up to
+//!   `local_iterations` times, with the opening closed form first (`r_R = 0` when `c_n >= 0`,
+//!   [`super::pgs`]'s argument, which holds for any elliptic cone).
+//!
+//! The update is relaxed by `omega`; the run stops when the shared ruler
+//! ([`crate::metrics::metrics_for`]) is at most the tolerance, or when a sweep changes no
+//! impulse by more than `step_tol (1 + |r|_inf)` (`Stagnated`). `W` is read dense: the robot
+//! problems this is for have tens to hundreds of rows.
+
+use argmin::core::{
+    Error as ArgminError, IterState, Problem, Solver, State, TerminationStatus, KV,
+};
+use argmin::kv;
+use faer::linalg::solvers::{Llt, Solve};
+use faer::{Mat, Side};
+
+use super::execute::{execute_with_clock, Clock};
+use super::pgs::ProjectedGaussSeidel;
+use crate::constraint::{Constraint, Constraints};
+use crate::deadline::Deadline;
+use crate::error::CoreError;
+use crate::metrics::metrics_for;
+use crate::problem::LocalProblem;
+use crate::result::{Solution, SolveOptions, Status};
+
+/// Argmin state of a block sweep: the impulses and the ruler's natural map as cost.
+pub type BlockPgsState = IterState<Vec<f64>, (), (), (), (), f64>;
+
+/// How one block is solved, prepared once per solve.
+#[derive(Debug, Clone)]
+enum Local {
+    /// An equality with a regular block: its Cholesky factorization.
+    Exact(Llt<f64>),
+    /// A one-row kind: `1 / W_kk` (0 for a row that moves nothing).
+    Scalar(f64),
+    /// A cone, or an equality whose block is singular: `rho = 1 / lambda_max(W_RR)`.
+    FixedPoint(f64),
+}
+
+/// The problem a block sweep walks: `W` dense, the blocks with their rows and local solves.
+#[derive(Debug, Clone)]
+pub struct BlockProblem<'a> {
+    problem: &'a LocalProblem,
+    w: Mat<f64>,
+    blocks: Vec<(std::ops::Range<usize>, Constraint, Local)>,
+}
+
+impl<'a> BlockProblem<'a> {
+    /// `W` dense and each block's local solve prepared.
+    pub fn new(problem: &'a LocalProblem) -> BlockProblem<'a> {
+        let w = problem.w.to_dense();
+        let blocks = problem
+            .constraints
+            .iter()
+            .map(|(rows, c)| {
+                let local = prepare(&w, rows.clone(), c);
+                (rows, c.clone(), local)
+            })
+            .collect();
+        BlockProblem { problem, w, blocks }
+    }
+
+    /// The problem's constraint blocks.
+    pub fn constraints(&self) -> &Constraints {
+        &self.problem.constraints
+    }
+}
+
+/// The local solve of block `c` on rows `rows` of `w`.
+fn prepare(w: &Mat<f64>, rows: std::ops::Range<usize>, c: &Constraint) -> Local {
+    let (s, m) = (rows.start, rows.len());
+    let block = Mat::from_fn(m, m, |i, j| w[(s + i, s + j)]);
+    let one_row = m == 1 && !matches!(c, Constraint::Equality { .. });
+    if one_row {
+        let d = block[(0, 0)];
+        return Local::Scalar(if d > 0.0 { 1.0 / d } else { 0.0 });
+    }
+    if let Constraint::Equality { .. } = c {
+        if let Ok(llt) = block.llt(Side::Lower) {
+            return Local::Exact(llt);
+        }
+    }
+    let sym = Mat::from_fn(m, m, |i, j| 0.5 * (block[(i, j)] + block[(j, i)]));
+    let lambda_max = sym
+        .self_adjoint_eigenvalues(Side::Lower)
+        .ok()
+        .and_then(|e| e.into_iter().reduce(f64::max))
+        .unwrap_or(0.0);
+    Local::FixedPoint(if lambda_max > 0.0 {
+        1.0 / lambda_max
+    } else {
+        0.0
+    })
+}
+
+/// Block Gauss-Seidel over constraint blocks: an argmin solver on [`BlockProblem`].
+#[derive(Debug, Clone)]
+pub struct BlockPgs {
+    options: ProjectedGaussSeidel,
+    stop_tol: f64,
+    step_tol: f64,
+    deadline: Deadline,
+    status: Option<Status>,
+}
+
+impl BlockPgs {
+    /// PGS over blocks with `options`' local iterations and relaxation.
+    pub fn new(options: ProjectedGaussSeidel) -> BlockPgs {
+        BlockPgs {
+            options,
+            stop_tol: 1e-10,
+            step_tol: 1e-14,
+            deadline: Deadline::none(),
+            status: None,
+        }
+    }
+
+    /// One sweep; the largest change of an impulse, or `None` when the deadline cut it.
+    fn sweep(&self, b: &BlockProblem<'_>, r: &mut [f64]) -> Option<f64> {
+        let mut max_change = 0.0f64;
+        let (mut c, mut new, mut old) = ([0.0; 6], [0.0; 6], [0.0; 6]);
+        for (rows, kind, local) in &b.blocks {
+            if self.deadline.expired() {
+                return None;
+            }
+            let (s, m) = (rows.start, rows.len());
+            // c_R = q_R + W_R: r - W_RR r_R.
+            for (i, ci) in c[..m].iter_mut().enumerate() {
+                let row = s + i;
+                let outside = r
+                    .iter()
+                    .enumerate()
+                    .filter(|(j, _)| !(s..s + m).contains(j));
+                *ci = b.problem.q[row] + outside.map(|(j, rj)| b.w[(row, j)] * rj).sum::<f64>();
+            }
+            old[..m].copy_from_slice(&r[s..s + m]);
+            self.local(b, (rows, kind, local), &c[..m], &old[..m], &mut new[..m]);
+            for i in 0..m {
+                let v = old[i] + self.options.omega * (new[i] - old[i]);
+                max_change = max_change.max((v - old[i]).abs());
+                r[s + i] = v;
+            }
+        }
+        Some(max_change)
+    }
+
+    /// A block's new impulse from its free velocity `c` and current impulse `old`.
+    fn local(
+        &self,
+        b: &BlockProblem<'_>,
+        (rows, kind, local): (&std::ops::Range<usize>, &Constraint, &Local),
+        c: &[f64],
+        old: &[f64],
+        out: &mut [f64],
+    ) {
+        let (s, m) = (rows.start, rows.len());
+        match local {
+            Local::Scalar(inv) => kind.project(&[-c[0] * inv], out),
+            Local::Exact(llt) => {
+                let rhs = Mat::from_fn(m, 1, |i, _| -c[i]);
+                let x = llt.solve(&rhs);
+                (0..m).for_each(|i| out[i] = x[(i, 0)]);
+            }
+            Local::FixedPoint(rho) => {
+                if matches!(kind, Constraint::Contact { .. }) && c[0] >= 0.0 {
+                    out.fill(0.0);
+                    return;
+                }
+                out.copy_from_slice(old);
+                let (mut u, mut y, mut z) = ([0.0; 6], [0.0; 6], [0.0; 6]);
+                for _ in 0..self.options.local_iterations.max(1) {
+                    for i in 0..m {
+                        u[i] = c[i] + (0..m).map(|j| b.w[(s + i, s + j)] * out[j]).sum::<f64>();
+                    }
+                    kind.dual_velocity(&u[..m], &mut y[..m]);
+                    (0..m).for_each(|i| z[i] = out[i] - rho * y[i]);
+                    kind.project(&z[..m], out);
+                }
+            }
+        }
+    }
+}
+
+impl<'a> Solver<BlockProblem<'a>, BlockPgsState> for BlockPgs {
+    fn name(&self) -> &str {
+        "block Gauss-Seidel over constraint blocks"
+    }
+
+    fn init(
+        &mut self,
+        problem: &mut Problem<BlockProblem<'a>>,
+        state: BlockPgsState,
+    ) -> Result<(BlockPgsState, Option<KV>), ArgminError> {
+        let r = state.get_param().cloned().unwrap_or_default();
+        let res = problem.problem("natural_map_count", |b| Ok(ruler(b, &r)))?;
+        Ok((state.param(r).cost(res), Some(kv!("merit" => res;))))
+    }
+
+    fn next_iter(
+        &mut self,
+        problem: &mut Problem<BlockProblem<'a>>,
+        mut state: BlockPgsState,
+    ) -> Result<(BlockPgsState, Option<KV>), ArgminError> {
+        let mut r = state.take_param().unwrap_or_default();
+        let b = problem
+            .problem
+            .as_ref()
+            .ok_or_else(|| ArgminError::msg("block sweep problem missing"))?;
+        let change = self.sweep(b, &mut r);
+        let res = ruler(b, &r);
+        let r_max = r.iter().fold(0.0f64, |m, x| m.max(x.abs()));
+        self.status = match change {
+            _ if !res.is_finite() => Some(Status::NotFinite),
+            None => Some(Status::Timeout),
+            Some(_) if res <= self.stop_tol => Some(Status::Converged),
+            Some(d) if d <= self.step_tol * (1.0 + r_max) => Some(Status::Stagnated),
+            Some(_) => None,
+        };
+        let step = change.unwrap_or(f64::NAN);
+        let kv = kv!("merit" => res; "step_norm" => step; "step_kind" => "sweep";);
+        Ok((state.param(r).cost(res), Some(kv)))
+    }
+
+    fn terminate(&mut self, _state: &BlockPgsState) -> TerminationStatus {
+        self.status
+            .as_ref()
+            .map(Status::to_termination)
+            .unwrap_or(TerminationStatus::NotTerminated)
+    }
+}
+
+/// The shared ruler's natural map at `r`.
+fn ruler(b: &BlockProblem<'_>, r: &[f64]) -> f64 {
+    let u = b.problem.velocity(r);
+    metrics_for(b.constraints(), &b.problem.q, r, &u).natural_map
+}
+
+/// Solves a problem of any constraint blocks by block PGS from `r0` (zero when `None`) under
+/// `opts`: the ruler's natural map is compared with `opts.stop_tol`, stagnation with
+/// `opts.step_tol`.
+pub fn solve_block_pgs(
+    problem: &LocalProblem,
+    options: ProjectedGaussSeidel,
+    r0: Option<Vec<f64>>,
+    opts: &SolveOptions,
+) -> Result<Solution, CoreError> {
+    let n = problem.q.len();
+    let r0 = r0.unwrap_or_else(|| vec![0.0; n]);
+    if r0.len() != n {
+        return Err(CoreError::Unsupported(format!(
+            "initial impulses have {} entries, the problem has {n}",
+            r0.len()
+        )));
+    }
+    let mut solver = BlockPgs::new(options);
+    solver.stop_tol = opts.stop_tol;
+    solver.step_tol = opts.step_tol;
+    solver.deadline = Deadline::after(opts.time_limit);
+    let tol = opts.stop_tol;
+    execute_with_clock(
+        BlockProblem::new(problem),
+        solver,
+        r0,
+        opts,
+        Clock::Driver,
+        |s: &BlockPgsState| s.get_cost() <= tol,
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::metrics::local_metrics;
+    use crate::problem::Matrix;
+    use rand::{Rng, SeedableRng};
+    use rand_chacha::ChaCha8Rng;
+
+    /// Every kind in one problem, `W = A A' / m + 0.2 I` (positive definite, coupled), `q`
+    /// drawn so that blocks push, slide and rest.
+    fn every_kind(seed: u64) -> LocalProblem {
+        let c = Constraints::new(vec![
+            Constraint::Equality { rows: 3 },
+            Constraint::Limit,
+            Constraint::FrictionLoss { f_max: 0.3 },
+            Constraint::coulomb(0.6),
+            Constraint::Contact {
+                mu: vec![0.9, 0.5, 0.02],
+            },
+            Constraint::Contact { mu: vec![] },
+            Constraint::Contact {
+                mu: vec![0.8, 0.8, 0.01, 0.001, 0.001],
+            },
+        ])
+        .unwrap();
+        let m = c.rows();
+        let mut rng = ChaCha8Rng::seed_from_u64(seed);
+        let a: Vec<f64> = (0..m * m).map(|_| rng.random_range(-1.0..1.0)).collect();
+        let w: Vec<f64> = (0..m * m)
+            .map(|k| {
+                let (i, j) = (k / m, k % m);
+                let s: f64 = (0..m).map(|l| a[i * m + l] * a[j * m + l]).sum();
+                s / m as f64 + if i == j { 0.2 } else { 0.0 }
+            })
+            .collect();
+        let q = (0..m).map(|_| rng.random_range(-1.0..0.5)).collect();
+        LocalProblem::with_constraints(Matrix::from_row_major("W", m, m, &w).unwrap(), q, c)
+            .unwrap()
+    }
+
+    #[test]
+    fn pgs_solves_a_problem_of_every_kind_to_the_rulers_tolerance() {
+        for seed in 0..5 {
+            let p = every_kind(seed);
+            let opts = SolveOptions {
+                stop_tol: 1e-10,
+                max_iter: 20_000,
+                ..Default::default()
+            };
+            let s = solve_block_pgs(&p, ProjectedGaussSeidel::default(), None, &opts).unwrap();
+            assert_eq!(s.status, Status::Converged, "seed {seed}: {:?}", s.status);
+            let m = local_metrics(&p, &s.x);
+            assert!(m.natural_map <= 1e-10, "seed {seed}: {m:?}");
+            // Every block meets its own law at the answer: the equality's velocity, the
+            // limit's and the contacts' complementarity, the box.
+            let u = p.velocity(&s.x);
+            for (rows, c) in p.constraints.iter() {
+                let mut f = vec![0.0; rows.len()];
+                c.natural_map(&s.x[rows.clone()], &u[rows.clone()], &mut f);
+                let norm = f.iter().map(|x| x * x).sum::<f64>().sqrt();
+                assert!(norm <= 1e-8, "seed {seed}, {}: {f:?}", c.describe());
+            }
+        }
+    }
+
+    #[test]
+    fn the_pgs_driver_sweeps_blocks_when_the_problem_has_other_kinds() {
+        let p = every_kind(7);
+        let opts = SolveOptions {
+            stop_tol: 1e-9,
+            max_iter: 20_000,
+            ..Default::default()
+        };
+        let s =
+            super::super::pgs::solve_pgs(&p, ProjectedGaussSeidel::default(), None, &opts).unwrap();
+        assert_eq!(s.status, Status::Converged);
+        // The contact sweep itself refuses them, naming the first.
+        let e = super::super::sweep::solve_sweep(
+            &p,
+            ProjectedGaussSeidel::default().sweep(),
+            None,
+            &opts,
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(e.contains("equality (3 rows)"), "{e}");
+    }
+}
