@@ -567,7 +567,7 @@ pub mod probe {
 /// ```
 /// use contactlab_core::plugin::Need;
 /// use contactlab_core::{views_of, LocalProblem, Matrix};
-/// let p = LocalProblem { w: Matrix::from_row_major("W", 3, 3, &[1., 0., 0., 0., 1., 0., 0., 0., 1.]).unwrap(), q: vec![-1.0, 0.0, 0.0], mu: vec![0.5] };
+/// let p = LocalProblem::coulomb(Matrix::from_row_major("W", 3, 3, &[1., 0., 0., 0., 1., 0., 0., 0., 1.]).unwrap(), vec![-1.0, 0.0, 0.0], &[0.5]);
 /// assert_eq!(views_of!(&p).provides(), vec![Need::ContactProblem]);
 /// ```
 #[macro_export]

@@ -5,11 +5,11 @@
 //! use contactlab_lab::study::{Study, TraceFrame};
 //! use contactlab_formulations::{ImplicitNcpFormulation, Todorov};
 //!
-//! let problem = LocalProblem {
-//!     w: Matrix::from_row_major("W", 3, 3, &[1., 0., 0., 0., 2., 0., 0., 0., 2.]).unwrap(),
-//!     q: vec![-1.0, 3.0, 0.0],
-//!     mu: vec![0.5],
-//! };
+//! let problem = LocalProblem::coulomb(
+//!     Matrix::from_row_major("W", 3, 3, &[1., 0., 0., 0., 2., 0., 0., 0., 2.]).unwrap(),
+//!     vec![-1.0, 3.0, 0.0],
+//!     &[0.5],
+//! );
 //! let out = Study::on(&problem)
 //!     .formulation(ImplicitNcpFormulation::default())
 //!     .driver(Todorov::default())
@@ -31,7 +31,7 @@
 //! use contactlab_core::{LocalProblem, Matrix};
 //! use contactlab_lab::study::Study;
 //! use contactlab_formulations::{MlcpFbFormulation, Todorov};
-//! let problem = LocalProblem { w: Matrix::from_row_major("W", 3, 3, &[1., 0., 0., 0., 1., 0., 0., 0., 1.]).unwrap(), q: vec![-1.0, 0.0, 0.0], mu: vec![0.5] };
+//! let problem = LocalProblem::coulomb(Matrix::from_row_major("W", 3, 3, &[1., 0., 0., 0., 1., 0., 0., 0., 1.]).unwrap(), vec![-1.0, 0.0, 0.0], &[0.5]);
 //! // The FB-MLCP is not a NonSmoothResidual: Todorov's driver cannot take it.
 //! let _ = Study::on(&problem).formulation(MlcpFbFormulation::default()).driver(Todorov::default()).run();
 //! ```
