@@ -663,6 +663,17 @@ pub fn list_registry(reg: &Registry, as_json: bool, out: &mut dyn Write) -> Resu
         )?;
         writeln!(out, "  {:<14} options: {}", "", options(&d.defaults))?;
     }
+    write_pair_kinds(reg, out)?;
+    writeln!(out, "pairs that cannot run, and why:")?;
+    for (_, _, why) in &incompatible {
+        writeln!(out, "  {why}")?;
+    }
+    writeln!(out, "papers:")?;
+    write_papers(out)
+}
+
+/// The pairs that take more than the Coulomb contact, with the kinds they take.
+fn write_pair_kinds(reg: &Registry, out: &mut dyn Write) -> Result<(), CliError> {
     writeln!(
         out,
         "constraint kinds (coulomb: the three-row contact every pair takes; the others: MuJoCo's):"
@@ -677,12 +688,7 @@ pub fn list_registry(reg: &Registry, as_json: bool, out: &mut dyn Write) -> Resu
         }
     }
     writeln!(out, "  {:<28} coulomb", "every other pair")?;
-    writeln!(out, "pairs that cannot run, and why:")?;
-    for (_, _, why) in &incompatible {
-        writeln!(out, "  {why}")?;
-    }
-    writeln!(out, "papers:")?;
-    write_papers(out)
+    Ok(())
 }
 
 fn write_papers(out: &mut dyn Write) -> Result<(), CliError> {
