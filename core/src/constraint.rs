@@ -65,6 +65,17 @@ pub enum Constraint {
 /// The names of the kinds, as files, `contactlab list` and the errors spell them.
 pub const KIND_NAMES: [&str; 4] = ["equality", "limit", "friction_loss", "contact"];
 
+/// What a formulation or a driver can take, by [`Constraint::label`]: the Coulomb contact
+/// (three rows, one coefficient), any other contact (condim 1, 4, 6 or per-row
+/// coefficients), and the other kinds.
+pub const LABELS: [&str; 5] = ["coulomb", "contact", "equality", "limit", "friction_loss"];
+
+/// The Coulomb contact alone: what every formulation and driver takes.
+pub const COULOMB_ONLY: &[&str] = &["coulomb"];
+
+/// Every kind.
+pub const EVERY_KIND: &[&str] = &LABELS;
+
 impl Constraint {
     /// A frictional point contact of three rows with isotropic friction `mu`: the only kind of
     /// the FCLib files and of every problem before the constraint kinds.
@@ -79,6 +90,16 @@ impl Constraint {
             Constraint::Limit => KIND_NAMES[1],
             Constraint::FrictionLoss { .. } => KIND_NAMES[2],
             Constraint::Contact { .. } => KIND_NAMES[3],
+        }
+    }
+
+    /// What a plugin must take to take this block ([`LABELS`]): `coulomb` for a Coulomb
+    /// contact, else the kind's name.
+    pub fn label(&self) -> &'static str {
+        if self.is_coulomb() {
+            LABELS[0]
+        } else {
+            self.kind()
         }
     }
 

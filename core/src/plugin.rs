@@ -36,7 +36,7 @@ use std::time::Instant;
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 
-use crate::constraint::Constraint;
+use crate::constraint::{Constraint, COULOMB_ONLY, EVERY_KIND};
 use crate::deadline::Deadline;
 use crate::error::CoreError;
 use crate::generalized::StepProblem;
@@ -227,6 +227,9 @@ pub trait FormulationPlugin:
     /// Problems of fewer contacts are solved whole rather than island by island (the layout's
     /// [`whole_below`](crate::Layout::whole_below)); a spec's `whole_below` overrides it.
     const WHOLE_BELOW: usize = WHOLE_BELOW_CONTACTS;
+    /// The constraint kinds it takes ([`crate::constraint::LABELS`]); the Coulomb contact alone
+    /// unless it says more. Its [`Formulation::takes`] must agree.
+    const KINDS: &'static [&'static str] = COULOMB_ONLY;
 }
 
 /// A driver the registry can list and run by name: typed options (the struct itself) and the
@@ -253,6 +256,11 @@ pub trait DriverPlugin:
     fn model(&self) -> Option<Model> {
         None
     }
+
+    /// The constraint kinds it takes ([`crate::constraint::LABELS`]): every kind for a driver
+    /// that sees only what the formulation built; a driver that walks the problem's rows itself
+    /// (the contact sweeps, ADMM) names those it walks.
+    const KINDS: &'static [&'static str] = EVERY_KIND;
 }
 
 /// The capability table: one row per capability, each a trait a formulation can provide and a
@@ -922,6 +930,7 @@ impl Formulation for Coulomb {
 }
 
 impl FormulationPlugin for Coulomb {
+    const KINDS: &'static [&'static str] = EVERY_KIND;
     const NAME: &'static str = "coulomb";
     const DESCRIPTION: &'static str =
         "the local Coulomb problem itself, solved contact by contact (no residual)";

@@ -198,3 +198,22 @@ fn json_files_carry_the_blocks_and_read_back_bit_for_bit() {
         .to_string();
     assert!(e.contains("3 rows of 1 constraint blocks"), "{e}");
 }
+
+#[test]
+fn the_pgs_driver_sweeps_blocks_and_the_contact_sweep_refuses_them() {
+    use contactlab_core::drivers::sweep::solve_sweep;
+    let p = mixed();
+    let opts = SolveOptions {
+        stop_tol: 1e-12,
+        max_iter: 1000,
+        ..Default::default()
+    };
+    let pgs = ProjectedGaussSeidel::default();
+    let s = solve_pgs(&p, pgs.clone(), None, &opts).unwrap();
+    assert_eq!(s.status, contactlab_core::Status::Converged);
+    assert!(local_metrics(&p, &s.x).natural_map <= 1e-12);
+    let e = solve_sweep(&p, pgs.sweep(), None, &opts)
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("limit"), "{e}");
+}

@@ -607,7 +607,12 @@ pub fn list_registry(reg: &Registry, as_json: bool, out: &mut dyn Write) -> Resu
             })).collect::<Vec<_>>(),
             "drivers": reg.drivers().iter().map(|d| json!({
                 "optimizer": d.name, "needs": d.needs, "options": d.defaults,
-                "model": d.model.map(|m| m.as_str()),
+                "model": d.model.map(|m| m.as_str()), "kinds": d.kinds,
+            })).collect::<Vec<_>>(),
+            "pairs": reg.pairs().iter().map(|p| json!({
+                "formulation": p.formulation, "optimizer": p.optimizer,
+                "kinds": reg.formulation(p.formulation).ok().zip(reg.driver(p.optimizer).ok())
+                    .map(|(f, d)| Registry::pair_kinds(f, d)).unwrap_or_default(),
             })).collect::<Vec<_>>(),
             "incompatible": incompatible.iter().map(|(f, d, why)| json!({
                 "formulation": f, "optimizer": d, "reason": why,
@@ -658,12 +663,32 @@ pub fn list_registry(reg: &Registry, as_json: bool, out: &mut dyn Write) -> Resu
         )?;
         writeln!(out, "  {:<14} options: {}", "", options(&d.defaults))?;
     }
+    write_pair_kinds(reg, out)?;
     writeln!(out, "pairs that cannot run, and why:")?;
     for (_, _, why) in &incompatible {
         writeln!(out, "  {why}")?;
     }
     writeln!(out, "papers:")?;
     write_papers(out)
+}
+
+/// The pairs that take more than the Coulomb contact, with the kinds they take.
+fn write_pair_kinds(reg: &Registry, out: &mut dyn Write) -> Result<(), CliError> {
+    writeln!(
+        out,
+        "constraint kinds (coulomb: the three-row contact every pair takes; the others: MuJoCo's):"
+    )?;
+    for p in reg.pairs() {
+        let (Ok(f), Ok(d)) = (reg.formulation(p.formulation), reg.driver(p.optimizer)) else {
+            continue;
+        };
+        let kinds = Registry::pair_kinds(f, d);
+        if kinds != ["coulomb"] {
+            writeln!(out, "  {:<28} {}", p.label(), kinds.join(", "))?;
+        }
+    }
+    writeln!(out, "  {:<28} coulomb", "every other pair")?;
+    Ok(())
 }
 
 fn write_papers(out: &mut dyn Write) -> Result<(), CliError> {

@@ -183,6 +183,7 @@ fn pairs(py: Python<'_>) -> PyResult<Vec<Bound<'_, PyDict>>> {
             d.set_item("model", p.model)?;
             d.set_item("compatible", p.compatible)?;
             d.set_item("reason", p.reason)?;
+            d.set_item("kinds", p.kinds)?;
             Ok(d)
         })
         .collect()

@@ -128,6 +128,11 @@ def test_a_local_problem_of_constraint_blocks_and_its_errors():
     s = contactlab.solve(p, "coulomb", "pgs", tol=1e-12)
     assert s.status == "converged"
     np.testing.assert_allclose(s.r, [0.5, 1.0, -0.5, 0.0, -0.2], atol=1e-12)
+    with pytest.raises(Exception, match="sap\\+newton-merit does not take limit: it takes coulomb"):
+        contactlab.solve(p, "sap", "newton-merit")
+    kinds = {(r["formulation"], r["optimizer"]): r["kinds"] for r in contactlab.pairs()}
+    assert kinds[("coulomb", "pgs")] == ["coulomb", "contact", "equality", "limit", "friction_loss"]
+    assert kinds[("coulomb", "admm")] == ["coulomb"]
     with pytest.raises(ValueError, match="not both"):
         contactlab.LocalProblem(W, q, mu=[0.5], constraints=blocks)
     with pytest.raises(ValueError, match="constraints"):

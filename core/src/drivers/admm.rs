@@ -829,6 +829,7 @@ impl crate::plugin::Driver<LocalProblem> for Admm {
 impl crate::plugin::DriverPlugin for Admm {
     type Needs = crate::plugin::NeedsContactProblem;
     const NAME: &'static str = "admm";
+    const KINDS: &'static [&'static str] = crate::constraint::COULOMB_ONLY;
     const DESCRIPTION: &'static str =
         "proximal ADMM with De Saxce's correction and the spectral rho (Carpentier, Le Lidec and Montaut 2024)";
 

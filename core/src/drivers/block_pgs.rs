@@ -30,7 +30,6 @@ use faer::linalg::solvers::{Llt, Solve};
 use faer::{Mat, Side};
 
 use super::execute::{execute_with_clock, Clock};
-use super::pgs::ProjectedGaussSeidel;
 use crate::constraint::{Constraint, Constraints};
 use crate::deadline::Deadline;
 use crate::error::CoreError;
@@ -108,10 +107,19 @@ fn prepare(w: &Mat<f64>, rows: std::ops::Range<usize>, c: &Constraint) -> Local 
     })
 }
 
+/// The options of [`super::pgs::ProjectedGaussSeidel`] a block sweep uses.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct BlockPgsOptions {
+    /// Fixed-point iterations of a cone block's local problem per sweep.
+    pub local_iterations: usize,
+    /// Relaxation `omega` of the block update.
+    pub omega: f64,
+}
+
 /// Block Gauss-Seidel over constraint blocks: an argmin solver on [`BlockProblem`].
 #[derive(Debug, Clone)]
 pub struct BlockPgs {
-    options: ProjectedGaussSeidel,
+    options: BlockPgsOptions,
     stop_tol: f64,
     step_tol: f64,
     deadline: Deadline,
@@ -120,7 +128,7 @@ pub struct BlockPgs {
 
 impl BlockPgs {
     /// PGS over blocks with `options`' local iterations and relaxation.
-    pub fn new(options: ProjectedGaussSeidel) -> BlockPgs {
+    pub fn new(options: BlockPgsOptions) -> BlockPgs {
         BlockPgs {
             options,
             stop_tol: 1e-10,
@@ -255,7 +263,7 @@ fn ruler(b: &BlockProblem<'_>, r: &[f64]) -> f64 {
 /// `opts.step_tol`.
 pub fn solve_block_pgs(
     problem: &LocalProblem,
-    options: ProjectedGaussSeidel,
+    options: BlockPgsOptions,
     r0: Option<Vec<f64>>,
     opts: &SolveOptions,
 ) -> Result<Solution, CoreError> {
@@ -322,6 +330,14 @@ mod tests {
             .unwrap()
     }
 
+    /// The options of PGS's defaults (ten local iterations, no relaxation).
+    fn defaults() -> BlockPgsOptions {
+        BlockPgsOptions {
+            local_iterations: 10,
+            omega: 1.0,
+        }
+    }
+
     #[test]
     fn pgs_solves_a_problem_of_every_kind_to_the_rulers_tolerance() {
         for seed in 0..5 {
@@ -331,7 +347,7 @@ mod tests {
                 max_iter: 20_000,
                 ..Default::default()
             };
-            let s = solve_block_pgs(&p, ProjectedGaussSeidel::default(), None, &opts).unwrap();
+            let s = solve_block_pgs(&p, defaults(), None, &opts).unwrap();
             assert_eq!(s.status, Status::Converged, "seed {seed}: {:?}", s.status);
             let m = local_metrics(&p, &s.x);
             assert!(m.natural_map <= 1e-10, "seed {seed}: {m:?}");
@@ -345,28 +361,5 @@ mod tests {
                 assert!(norm <= 1e-8, "seed {seed}, {}: {f:?}", c.describe());
             }
         }
-    }
-
-    #[test]
-    fn the_pgs_driver_sweeps_blocks_when_the_problem_has_other_kinds() {
-        let p = every_kind(7);
-        let opts = SolveOptions {
-            stop_tol: 1e-9,
-            max_iter: 20_000,
-            ..Default::default()
-        };
-        let s =
-            super::super::pgs::solve_pgs(&p, ProjectedGaussSeidel::default(), None, &opts).unwrap();
-        assert_eq!(s.status, Status::Converged);
-        // The contact sweep itself refuses them, naming the first.
-        let e = super::super::sweep::solve_sweep(
-            &p,
-            ProjectedGaussSeidel::default().sweep(),
-            None,
-            &opts,
-        )
-        .unwrap_err()
-        .to_string();
-        assert!(e.contains("equality (3 rows)"), "{e}");
     }
 }

@@ -177,7 +177,11 @@ pub fn solve_pgs(
     opts: &SolveOptions,
 ) -> Result<Solution, CoreError> {
     if !problem.constraints.coulomb_only() {
-        return super::block_pgs::solve_block_pgs(problem, solver, r0, opts);
+        let options = super::block_pgs::BlockPgsOptions {
+            local_iterations: solver.local_iterations,
+            omega: solver.omega,
+        };
+        return super::block_pgs::solve_block_pgs(problem, options, r0, opts);
     }
     solve_sweep(problem, solver.sweep(), r0, opts)
 }

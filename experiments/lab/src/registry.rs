@@ -26,6 +26,7 @@
 
 use std::time::Duration;
 
+use contactlab_core::constraint::LABELS;
 use contactlab_core::plugin::{
     judge, solve_formulation, Capability, Driver, DriverPlugin, FormulationPlugin, Init, Model,
     Need, Outcome, Views,
@@ -204,6 +205,8 @@ pub struct FormulationEntry {
     pub model: Model,
     /// Its options with their default values.
     pub defaults: Value,
+    /// The constraint kinds it takes ([`FormulationPlugin::KINDS`]).
+    pub kinds: &'static [&'static str],
     make: MakeFormulation,
 }
 
@@ -220,6 +223,8 @@ pub struct DriverEntry {
     pub model: Option<Model>,
     /// Its options with their default values.
     pub defaults: Value,
+    /// The constraint kinds it takes ([`DriverPlugin::KINDS`]).
+    pub kinds: &'static [&'static str],
     make: MakeDriver,
 }
 
@@ -299,6 +304,7 @@ impl Registry {
             provides,
             model: contactlab_core::plugin::Formulation::model(&F::default()),
             defaults: serde_json::to_value(F::default()).unwrap_or(Value::Null),
+            kinds: F::KINDS,
             make,
         };
         self.formulations.retain(|f| f.name != F::NAME);
@@ -322,6 +328,7 @@ impl Registry {
             needs: D::Needs::NEED,
             model: D::default().model(),
             defaults: serde_json::to_value(D::default()).unwrap_or(Value::Null),
+            kinds: D::KINDS,
             make,
         };
         self.drivers.retain(|d| d.name != D::NAME);
@@ -428,6 +435,15 @@ impl Registry {
         })
     }
 
+    /// The constraint kinds a pair takes: those both its formulation and its driver take, in
+    /// [`LABELS`] order.
+    pub fn pair_kinds(f: &FormulationEntry, d: &DriverEntry) -> Vec<&'static str> {
+        LABELS
+            .into_iter()
+            .filter(|k| f.kinds.contains(k) && d.kinds.contains(k))
+            .collect()
+    }
+
     /// Checks a spec and builds its formulation and driver with their options.
     pub fn resolve(&self, spec: &SolverSpec) -> Result<ResolvedSolver, RegistryError> {
         let f = self.formulation(&spec.formulation.name)?;
@@ -444,6 +460,7 @@ impl Registry {
         let formulation = (f.make)(&spec.formulation.options)?;
         Ok(ResolvedSolver {
             label: spec.name(),
+            kinds: Registry::pair_kinds(f, d),
             layout: layout(spec, formulation.as_ref()),
             formulation,
             driver: (d.make)(&spec.optimizer.options)?,
@@ -521,6 +538,8 @@ fn solve_options(spec: &SolverSpec) -> SolveOptions {
 pub struct ResolvedSolver {
     /// The label for tables.
     pub label: String,
+    /// The constraint kinds the pair takes ([`Registry::pair_kinds`]).
+    pub kinds: Vec<&'static str>,
     /// The formulation with its options.
     pub formulation: Box<dyn ErasedFormulation>,
     /// The driver with its options.
@@ -549,6 +568,13 @@ impl ResolvedSolver {
     /// ([`solve_by_island`]), the contact-space form derived in its storage. This is what a
     /// timing of the solver measures (the shared ruler's work is not the solver's).
     pub fn run(&self, problem: &StepProblem, warm: Option<&[f64]>) -> Result<Outcome, CoreError> {
+        if let Some(kind) = problem.first_refused(|b| self.kinds.contains(&b.label())) {
+            return Err(CoreError::Unsupported(format!(
+                "{} does not take {kind}: it takes {}",
+                self.label,
+                self.kinds.join(", ")
+            )));
+        }
         let init = match (self.start, warm) {
             (Start::Zero, _) => Init::Zero,
             (Start::Warm, Some(w)) => Init::Warm(w),

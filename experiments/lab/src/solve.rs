@@ -173,6 +173,8 @@ pub struct PairInfo {
     pub compatible: bool,
     /// Why it cannot (empty when it can).
     pub reason: String,
+    /// The constraint kinds it takes ([`Registry::pair_kinds`]; `coulomb` alone for most).
+    pub kinds: Vec<&'static str>,
 }
 
 /// Every (formulation, optimizer) of the registry, formulations and drivers in registration
@@ -188,6 +190,7 @@ pub fn pair_table(registry: &Registry) -> Vec<PairInfo> {
                 model: pair_model(f, d).as_str(),
                 compatible: reason.is_none(),
                 reason: reason.unwrap_or_default(),
+                kinds: Registry::pair_kinds(f, d),
             });
         }
     }
@@ -428,14 +431,21 @@ mod tests {
         assert!(pgs.residual <= 1e-10);
         for r in rows.iter().filter(|r| r.status == "error") {
             assert!(
-                r.message.contains("limit") && r.message.contains("Coulomb contacts"),
+                r.message.contains("does not take limit") && r.message.contains("it takes coulomb"),
                 "{}+{}: {}",
                 r.formulation,
                 r.optimizer,
                 r.message
             );
         }
-        // Only PGS takes them today.
+        // Only PGS takes them today, and the pair table says so.
+        let table = pair_table(&reg);
+        let takes_all: Vec<_> = table
+            .iter()
+            .filter(|p| p.compatible && p.kinds.len() == contactlab_core::constraint::LABELS.len())
+            .map(|p| (p.formulation, p.optimizer))
+            .collect();
+        assert_eq!(takes_all, [("coulomb", "pgs")]);
         let solved: Vec<_> = rows.iter().filter(|r| r.status != "error").collect();
         assert_eq!(
             solved.len(),

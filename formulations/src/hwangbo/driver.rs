@@ -233,6 +233,7 @@ fn in_open(name: &str, x: f64, lo: f64, hi: f64) -> Result<(), CoreError> {
 impl DriverPlugin for BisectionSor {
     type Needs = NeedsContactProblem;
     const NAME: &'static str = "bisection-sor";
+    const KINDS: &'static [&'static str] = contactlab_core::constraint::COULOMB_ONLY;
     const DESCRIPTION: &'static str = "Hwangbo et al. 2018 Algorithm 2: block SOR over contacts with \
          the per-contact bisection (or golden section, quartic, Coulomb), maximum-dissipation model";
 
@@ -314,6 +315,7 @@ impl Driver<LocalProblem> for HwangboPgs {
 impl DriverPlugin for HwangboPgs {
     type Needs = NeedsContactProblem;
     const NAME: &'static str = "pgs-hwangbo";
+    const KINDS: &'static [&'static str] = contactlab_core::constraint::COULOMB_ONLY;
     const DESCRIPTION: &'static str = "Hwangbo et al. 2018 sec. IV: projected Gauss-Seidel per \
          force component (eqs. 17-18, alpha 0.6), stopped on impulse change plus penetration";
 
