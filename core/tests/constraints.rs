@@ -217,3 +217,30 @@ fn the_pgs_driver_sweeps_blocks_and_the_contact_sweep_refuses_them() {
         .to_string();
     assert!(e.contains("limit"), "{e}");
 }
+
+#[test]
+fn redundant_equalities_are_solved_when_consistent_and_end_with_a_status_when_not() {
+    // A weld and a connect closing one loop give equal rows: W = J J' with J = [1 0; 1 0] is
+    // singular. Consistent targets (q = (-1, -1)) have a family of answers with r1 + r2 = 1;
+    // contradicting ones (q = (-1, -2)) have none.
+    let c = Constraints::new(vec![
+        Constraint::Equality { rows: 1 },
+        Constraint::Equality { rows: 1 },
+    ])
+    .unwrap();
+    let w = Matrix::from_row_major("W", 2, 2, &[1.0, 1.0, 1.0, 1.0]).unwrap();
+    let opts = SolveOptions {
+        stop_tol: 1e-12,
+        max_iter: 200,
+        ..Default::default()
+    };
+    let consistent =
+        LocalProblem::with_constraints(w.clone(), vec![-1.0, -1.0], c.clone()).unwrap();
+    let s = solve_pgs(&consistent, ProjectedGaussSeidel::default(), None, &opts).unwrap();
+    assert_eq!(s.status, contactlab_core::Status::Converged);
+    assert!((s.x[0] + s.x[1] - 1.0).abs() < 1e-12, "{:?}", s.x);
+    let contradicting = LocalProblem::with_constraints(w, vec![-1.0, -2.0], c).unwrap();
+    let s = solve_pgs(&contradicting, ProjectedGaussSeidel::default(), None, &opts).unwrap();
+    assert_ne!(s.status, contactlab_core::Status::Converged);
+    assert!(local_metrics(&contradicting, &s.x).natural_map > 0.1);
+}
