@@ -16,6 +16,7 @@ use ndarray::{Array1, ArrayView1, ArrayView2};
 use ndarray_npy::ViewNpyExt;
 
 use super::errors::{file_error, problem_error};
+use crate::constraint::{Constraint, Constraints};
 use crate::error::{CoreError, ProblemError};
 use crate::problem::{GlobalProblem, LocalProblem, Matrix, Problem};
 
@@ -66,7 +67,9 @@ pub fn to_array(v: &[f64]) -> Array1<f64> {
 
 /// Reads a problem from a folder of `.npy` files, one per field: `W.npy`, `q.npy`, `mu.npy` for a
 /// local problem, or `M.npy`, `H.npy`, `f.npy`, `w.npy`, `mu.npy` for a global one (float64,
-/// little-endian, C or Fortran order, as `numpy.save` writes them).
+/// little-endian, C or Fortran order, as `numpy.save` writes them). A problem of other
+/// constraint kinds has `constraints.json` (a JSON problem file's `constraints` list) in place of
+/// `mu.npy`.
 pub fn read_npy_problem(dir: &Path) -> Result<Problem, CoreError> {
     if !dir.is_dir() {
         return Err(file_error(dir, None, "not a folder of .npy files"));
@@ -75,29 +78,27 @@ pub fn read_npy_problem(dir: &Path) -> Result<Problem, CoreError> {
     let global = dir.join("M.npy").exists();
     let problem = match (local, global) {
         (true, false) => {
-            let (w, q, mu) = (
-                NpyFile::read(dir, "W")?,
-                NpyFile::read(dir, "q")?,
-                NpyFile::read(dir, "mu")?,
-            );
-            local_from_arrays(w.matrix()?, q.vector()?, mu.vector()?).map(Problem::Local)
+            let (w, q) = (NpyFile::read(dir, "W")?, NpyFile::read(dir, "q")?);
+            let rows = read_rows(dir)?;
+            let q = q.vector()?.to_vec();
+            matrix_from_array("W", w.matrix()?).and_then(|w| {
+                LocalProblem::with_constraints(w, q, rows).map(Problem::Local)
+            })
         }
         (false, true) => {
-            let (m, h, f, w, mu) = (
+            let (m, h, f, w) = (
                 NpyFile::read(dir, "M")?,
                 NpyFile::read(dir, "H")?,
                 NpyFile::read(dir, "f")?,
                 NpyFile::read(dir, "w")?,
-                NpyFile::read(dir, "mu")?,
             );
-            global_from_arrays(
-                m.matrix()?,
-                h.matrix()?,
-                f.vector()?,
-                w.vector()?,
-                mu.vector()?,
-            )
-            .map(Problem::Global)
+            let rows = read_rows(dir)?;
+            let (m, h) = (m.matrix()?, h.matrix()?);
+            let (f, w) = (f.vector()?.to_vec(), w.vector()?.to_vec());
+            matrix_from_array("M", m).and_then(|m| {
+                let h = matrix_from_array("H", h)?;
+                GlobalProblem::with_constraints(m, h, f, w, rows).map(Problem::Global)
+            })
         }
         (true, true) => {
             return Err(file_error(
@@ -115,6 +116,42 @@ pub fn read_npy_problem(dir: &Path) -> Result<Problem, CoreError> {
         }
     };
     problem.map_err(|e| problem_error(dir, e))
+}
+
+/// The rows' constraint blocks of a folder: `mu.npy` (Coulomb contacts, one coefficient each)
+/// or `constraints.json` (a list of blocks as a JSON problem file's `constraints`), one of them.
+fn read_rows(dir: &Path) -> Result<Constraints, CoreError> {
+    let json = dir.join("constraints.json");
+    match (dir.join("mu.npy").exists(), json.exists()) {
+        (true, true) => Err(file_error(
+            dir,
+            Some("constraints"),
+            "holds both `mu.npy` (Coulomb contacts) and `constraints.json`: keep one",
+        )),
+        (false, true) => {
+            let len = std::fs::metadata(&json).map(|m| m.len()).unwrap_or(0);
+            if len > MAX_NPY_BYTES {
+                return Err(file_error(
+                    &json,
+                    Some("constraints"),
+                    format!("file of {len} bytes exceeds the {MAX_NPY_BYTES}-byte maximum"),
+                ));
+            }
+            let text = std::fs::read_to_string(&json)
+                .map_err(|e| file_error(&json, Some("constraints"), format!("cannot read: {e}")))?;
+            let blocks: Vec<Constraint> = serde_json::from_str(&text).map_err(|e| {
+                file_error(
+                    &json,
+                    Some("constraints"),
+                    format!("{e} (a list of blocks such as {{\"kind\": \"limit\"}})"),
+                )
+            })?;
+            Ok(Constraints::unchecked(blocks))
+        }
+        (_, false) => Ok(Constraints::coulomb(
+            &NpyFile::read(dir, "mu")?.vector()?.to_vec(),
+        )),
+    }
 }
 
 /// One `.npy` file's bytes, viewed (not decoded) as the array its header declares.
@@ -204,6 +241,31 @@ mod tests {
         bad[(1, 1)] = f64::NAN;
         let e = local_from_arrays(bad.view(), array![0.0, 0.0, 0.0].view(), array![0.5].view());
         assert!(e.unwrap_err().to_string().contains("`W`"));
+    }
+
+    #[test]
+    fn an_npy_folder_gives_its_constraint_blocks_as_json() {
+        let d = tmp("kinds");
+        write(&d, "W", &array![[2.0, 0.0], [0.0, 1.0]]);
+        write(&d, "q", &array![-1.0, 0.5]);
+        let json = r#"[{"kind": "limit"}, {"kind": "friction_loss", "f_max": 0.2}]"#;
+        std::fs::write(d.join("constraints.json"), json).unwrap();
+        match read_npy_problem(&d).unwrap() {
+            Problem::Local(p) => assert_eq!(p.constraints.kinds(), ["limit", "friction_loss"]),
+            Problem::Global(_) => panic!("read as global"),
+        }
+        // With `mu.npy` too it is ambiguous; a bad block is named.
+        write(&d, "mu", &array![0.5]);
+        let e = read_npy_problem(&d).unwrap_err().to_string();
+        assert!(e.contains("keep one"), "{e}");
+        std::fs::remove_file(d.join("mu.npy")).unwrap();
+        std::fs::write(
+            d.join("constraints.json"),
+            r#"[{"kind": "limit"}, {"kind": "friction_loss", "f_max": -1}]"#,
+        )
+        .unwrap();
+        let e = read_npy_problem(&d).unwrap_err().to_string();
+        assert!(e.contains("f_max") && e.contains("constraints"), "{e}");
     }
 
     #[test]
