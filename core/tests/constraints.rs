@@ -244,3 +244,50 @@ fn redundant_equalities_are_solved_when_consistent_and_end_with_a_status_when_no
     assert_ne!(s.status, contactlab_core::Status::Converged);
     assert!(local_metrics(&contradicting, &s.x).natural_map > 0.1);
 }
+
+#[test]
+fn admm_solves_a_problem_of_mixed_blocks_to_the_rulers_tolerance() {
+    use contactlab_core::drivers::admm::solve_admm;
+    use contactlab_core::drivers::Admm;
+    // Coupled: W = A A' / 5 + 0.3 I over the mixed blocks, q from a fixed draw.
+    let c = mixed().constraints;
+    let a = [
+        0.3, -0.7, 0.2, 0.9, -0.1, 0.5, 0.1, -0.4, 0.6, 0.2, -0.8, 0.3, 0.7, -0.2, 0.1, 0.4, 0.6,
+        -0.5, 0.2, -0.3, 0.1, 0.9, -0.6, 0.4, 0.8,
+    ];
+    let w: Vec<f64> = (0..25)
+        .map(|k| {
+            let (i, j) = (k / 5, k % 5);
+            let s: f64 = (0..5).map(|l| a[i * 5 + l] * a[j * 5 + l]).sum();
+            s / 5.0 + if i == j { 0.3 } else { 0.0 }
+        })
+        .collect();
+    let p = LocalProblem::with_constraints(
+        Matrix::from_row_major("W", 5, 5, &w).unwrap(),
+        vec![-1.0, -0.8, 0.6, -0.2, 0.4],
+        c,
+    )
+    .unwrap();
+    let opts = SolveOptions {
+        stop_tol: 1e-10,
+        max_iter: 20_000,
+        ..Default::default()
+    };
+    let s = solve_admm(&p, &Admm::default(), None, &opts).unwrap();
+    assert_eq!(
+        s.status,
+        contactlab_core::Status::Converged,
+        "{:?}",
+        s.status
+    );
+    let m = local_metrics(&p, &s.x);
+    assert!(m.natural_map <= 1e-10, "{m:?}");
+    // PGS finds the same answer (W positive definite: it is unique).
+    let g = solve_pgs(&p, ProjectedGaussSeidel::default(), None, &opts).unwrap();
+    let gap =
+        s.x.iter()
+            .zip(&g.x)
+            .map(|(a, b)| (a - b).abs())
+            .fold(0.0, f64::max);
+    assert!(gap <= 1e-7, "ADMM {:?} against PGS {:?}", s.x, g.x);
+}

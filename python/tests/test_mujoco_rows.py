@@ -165,6 +165,11 @@ def test_rk4_and_pyramidal_cones_are_refused_with_how_to_switch():
 #: slow, not diverging), the rigid problem's conditioning, which MuJoCo's regularisation hides.
 PGS_CONVERGES = {"adroit", "cheetah", "fetch", "manipulator", "quadruped", "stacker"}
 
+#: The states ADMM solves to 1e-8 within 3,000 iterations (measured): the humanoid and the
+#: kitchen among them; on Fetch (a mocap weld) its iterates end not finite near 3e-8, on the
+#: Shadow hand it is at 2e-5.
+ADMM_CONVERGES = {"adroit", "cheetah", "humanoid", "kitchen", "manipulator", "quadruped", "stacker"}
+
 
 @pytest.mark.parametrize("name", sorted(MODELS))
 def test_every_robot_state_is_a_problem_pgs_solves_to_the_rulers_tolerance(name):
@@ -185,6 +190,12 @@ def test_every_robot_state_is_a_problem_pgs_solves_to_the_rulers_tolerance(name)
         assert s.metrics["natural_map"] <= 1e-8
     else:
         assert s.status == "max_iterations" and s.metrics["natural_map"] <= 1e-4, s.metrics
+    a = contactlab.solve(p, "coulomb", "admm", tol=1e-8, max_iter=3000, time_limit=60.0)
+    if name in ADMM_CONVERGES:
+        assert a.status == "converged", (a.status, a.metrics)
+        assert a.metrics["natural_map"] <= 1e-8
+    else:
+        assert a.status != "converged"
     # A pair that does not take these kinds says which.
     if set(p.kinds) != {"contact"}:
         with pytest.raises(Exception, match="does not take|Coulomb contacts"):

@@ -132,7 +132,8 @@ def test_a_local_problem_of_constraint_blocks_and_its_errors():
         contactlab.solve(p, "sap", "newton-merit")
     kinds = {(r["formulation"], r["optimizer"]): r["kinds"] for r in contactlab.pairs()}
     assert kinds[("coulomb", "pgs")] == ["coulomb", "contact", "equality", "limit", "friction_loss"]
-    assert kinds[("coulomb", "admm")] == ["coulomb"]
+    assert kinds[("coulomb", "admm")] == kinds[("coulomb", "pgs")]
+    assert kinds[("coulomb", "bisection-sor")] == ["coulomb"]
     with pytest.raises(ValueError, match="not both"):
         contactlab.LocalProblem(W, q, mu=[0.5], constraints=blocks)
     with pytest.raises(ValueError, match="constraints"):

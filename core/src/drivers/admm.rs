@@ -64,6 +64,12 @@
 //! a small problem's fixed cost per iteration is argmin's: the state keeps a copy of the best
 //! iterate so far.
 //!
+//! **Other constraint kinds** ([`crate::constraint`]: equalities, limits, friction loss, contacts
+//! of condim 1, 4 and 6): the same splitting with step 3 onto each block's set and De Saxcé's
+//! shift of step 1 only on the cones (`|D z_f| e_n`, one coefficient per row). On a set that is
+//! not a cone (the friction loss's box) `z` is the multiplier in the normal cone of the set at
+//! `y` rather than a member of a dual cone; the iteration and its stopping test are unchanged.
+//!
 //! Counters: `factorizations` (of `W + (rho + eta) I`), `rho_updates`, `power_iterations`.
 //! Status: `converged` (natural map at most `tol`), `max_iterations`, `timeout`,
 //! `not_finite` (a NaN or infinity in the iterates), `singular_system` (the factorization failed:
@@ -83,11 +89,12 @@ use super::execute::{execute_with_clock, Clock};
 use super::sweep::block;
 use crate::block_cholesky::{dense_backward, dense_forward, dense_llt};
 use crate::cone;
+use crate::constraint::{Constraint, Constraints};
 use crate::deadline::Deadline;
 use crate::dense::{dense_lu, dense_lu_solve};
+use crate::elliptic_cone;
 use crate::error::CoreError;
-use crate::generalized::coulomb_only;
-use crate::metrics::natural_map_of;
+use crate::metrics::{metrics_for, natural_map_of};
 use crate::panels::{llt_in_panels, llt_solve_in_place, lu_in_panels, lu_solve_in_place, Stop};
 use crate::problem::LocalProblem;
 use crate::result::{Solution, SolveOptions, Status};
@@ -356,6 +363,9 @@ pub struct AdmmProblem<'a> {
     w: Cow<'a, Mat<f64>>,
     symmetric: bool,
     q_norm: f64,
+    /// The constraint blocks when they are not all Coulomb contacts (steps 1 and 3 then go
+    /// block by block, [`crate::constraint`]); `None` keeps the contact-by-contact loops.
+    blocks: Option<&'a Constraints>,
 }
 
 impl<'a> AdmmProblem<'a> {
@@ -378,6 +388,7 @@ impl<'a> AdmmProblem<'a> {
             w,
             symmetric,
             q_norm: crate::metrics::free_velocity_norm(&problem.q),
+            blocks: (!problem.constraints.coulomb_only()).then_some(&problem.constraints),
         }
     }
 
@@ -395,7 +406,10 @@ impl<'a> AdmmProblem<'a> {
     /// The natural-map residual of [`crate::metrics`] at `r` with velocity `u`: the ruler's
     /// own function.
     fn natural_map(&self, r: &[f64], u: &[f64]) -> f64 {
-        natural_map_of(self.problem.mu(), self.q_norm, r, u)
+        match self.blocks {
+            Some(c) => metrics_for(c, &self.problem.q, r, u).natural_map,
+            None => natural_map_of(self.problem.mu(), self.q_norm, r, u),
+        }
     }
 
     /// Factors `W + c I` in the buffers of `previous` (of the same kind and size: ADMM keeps
@@ -551,6 +565,41 @@ fn subtract_de_saxce(mu: &[f64], z: &[f64], b: &mut [f64]) {
     }
 }
 
+/// The De Saxcé shift of step 1 block by block: `|D z_f| e_n` for a cone (elliptic, one
+/// coefficient per row), none for the other kinds, whose sets are not cones of friction.
+fn subtract_de_saxce_blocks(c: &Constraints, z: &[f64], b: &mut [f64]) {
+    for (rows, k) in c.iter() {
+        if let Constraint::Contact { mu } = k {
+            if !mu.is_empty() {
+                b[rows.start] -= elliptic_cone::dual_norm(mu, &z[rows.start + 1..rows.end]);
+            }
+        }
+    }
+}
+
+/// The start block by block: `y0 = P_C(x0)` and `z0` the De Saxcé velocity of `y0` projected
+/// onto each cone's dual (for the other kinds, the velocity itself).
+fn start_blocks(c: &Constraints, p: &AdmmProblem<'_>, y: &mut [f64], work: &mut Work) {
+    let mut out = [0.0; 6];
+    for (rows, k) in c.iter() {
+        k.project(&y[rows.clone()], &mut out[..rows.len()]);
+        y[rows.clone()].copy_from_slice(&out[..rows.len()]);
+    }
+    p.velocity(y, &mut work.u);
+    let mut hat = [0.0; 6];
+    for (rows, k) in c.iter() {
+        let m = rows.len();
+        match k {
+            Constraint::Contact { mu } if !mu.is_empty() => {
+                elliptic_cone::de_saxce(mu, &work.u[rows.clone()], &mut hat[..m]);
+                elliptic_cone::project_dual(mu, &hat[..m], &mut out[..m]);
+                work.z[rows].copy_from_slice(&out[..m]);
+            }
+            _ => work.z[rows.clone()].copy_from_slice(&work.u[rows]),
+        }
+    }
+}
+
 /// The paper's residuals of one iteration, in the infinity norm.
 struct Residuals {
     /// `eps_p = |x+ - y+|`.
@@ -564,16 +613,51 @@ struct Residuals {
 impl Work {
     /// Steps 1 and 2: `b = eta x + rho y + z - q - s` with De Saxcé's shift `s = Gamma(z)`,
     /// then `x+ = (W + (rho + eta) I)^{-1} b` by the current factor, in place.
-    fn x_step(&mut self, problem: &LocalProblem, factor: &Factor, y: &[f64], eta: f64, rho: f64) {
+    fn x_step(&mut self, p: &AdmmProblem<'_>, factor: &Factor, y: &[f64], (eta, rho): (f64, f64)) {
+        let (problem, blocks) = (p.problem, p.blocks);
         self.x_prev.copy_from_slice(&self.x);
         let q = &problem.q;
         let rhs = self.b.iter_mut().zip(&self.x).zip(y).zip(&self.z).zip(q);
         for ((((b, x), yi), z), qi) in rhs {
             *b = eta * x + rho * yi + z - qi;
         }
-        subtract_de_saxce(problem.mu(), &self.z, &mut self.b);
+        match blocks {
+            Some(c) => subtract_de_saxce_blocks(c, &self.z, &mut self.b),
+            None => subtract_de_saxce(problem.mu(), &self.z, &mut self.b),
+        }
         factor.solve_in_place(&mut self.b);
         self.x.copy_from_slice(&self.b);
+    }
+
+    /// Steps 3 and 4 block by block, onto each block's set ([`Constraint::project`]): ADMM on a
+    /// convex set other than a cone is the same splitting, `z` then the multiplier in the
+    /// normal cone of the set at `y`.
+    fn y_z_step_blocks(&mut self, c: &Constraints, y: &mut [f64], eta: f64, rho: f64) -> Residuals {
+        self.y_prev.copy_from_slice(y);
+        let mut r = Residuals {
+            primal: 0.0,
+            dual: 0.0,
+            step: 0.0,
+        };
+        let (mut v, mut ya) = ([0.0; 6], [0.0; 6]);
+        for (rows, k) in c.iter() {
+            let m = rows.len();
+            for (i, j) in rows.clone().enumerate() {
+                v[i] = self.x[j] - self.z[j] / rho;
+            }
+            k.project(&v[..m], &mut ya[..m]);
+            for (i, j) in rows.enumerate() {
+                let (xj, yj) = (self.x[j], ya[i]);
+                self.z[j] -= rho * (xj - yj);
+                let dy = yj - self.y_prev[j];
+                let dx = xj - self.x_prev[j];
+                r.primal = r.primal.max((xj - yj).abs());
+                r.dual = r.dual.max((rho * dy + eta * dx).abs());
+                r.step = r.step.max(dy.abs());
+                y[j] = yj;
+            }
+        }
+        r
     }
 
     /// Steps 3 and 4, contact by contact: `y+ = P_K(x+ - z / rho)` and
@@ -687,15 +771,20 @@ impl<'a> Solver<AdmmProblem<'a>, AdmmState> for AdmmSolver {
         };
         // y0 = P_K(x0); z0 = P_K*(sigma(y0)), the De Saxcé velocity of the start.
         let mut y = x0;
-        for (a, &mu) in p.problem.mu().iter().enumerate() {
-            let r = cone::project(mu, block(&y, a));
-            y[3 * a..3 * a + 3].copy_from_slice(r.as_slice());
-        }
-        p.velocity(&y, &mut work.u);
-        for (a, &mu) in p.problem.mu().iter().enumerate() {
-            let sigma = cone::de_saxce(mu, block(&work.u, a));
-            let z = cone::project_dual(mu, sigma);
-            work.z[3 * a..3 * a + 3].copy_from_slice(z.as_slice());
+        match p.blocks {
+            Some(c) => start_blocks(c, p, &mut y, &mut work),
+            None => {
+                for (a, &mu) in p.problem.mu().iter().enumerate() {
+                    let r = cone::project(mu, block(&y, a));
+                    y[3 * a..3 * a + 3].copy_from_slice(r.as_slice());
+                }
+                p.velocity(&y, &mut work.u);
+                for (a, &mu) in p.problem.mu().iter().enumerate() {
+                    let sigma = cone::de_saxce(mu, block(&work.u, a));
+                    let z = cone::project_dual(mu, sigma);
+                    work.z[3 * a..3 * a + 3].copy_from_slice(z.as_slice());
+                }
+            }
         }
         let res = p.natural_map(&y, &work.u);
         // The phases longer than an iteration read the deadline inside: each product of the
@@ -744,9 +833,11 @@ impl<'a> Solver<AdmmProblem<'a>, AdmmState> for AdmmSolver {
             return Ok((state.param(y).cost(res), None));
         };
         let (eta, rho) = (self.options.eta, self.rho);
-        let mu = &p.problem.mu();
-        w.x_step(p.problem, factor, &y, eta, rho);
-        let r = w.y_z_step(mu, &mut y, eta, rho);
+        w.x_step(p, factor, &y, (eta, rho));
+        let r = match p.blocks {
+            Some(c) => w.y_z_step_blocks(c, &mut y, eta, rho),
+            None => w.y_z_step(p.problem.mu(), &mut y, eta, rho),
+        };
         p.velocity(&y, &mut w.u);
         let res = p.natural_map(&y, &w.u);
         // Without a trace nobody reads the key values: building them (a string per key) would
@@ -759,7 +850,7 @@ impl<'a> Solver<AdmmProblem<'a>, AdmmState> for AdmmSolver {
                 "rho" => rho;
                 "primal" => r.primal;
                 "dual" => r.dual;
-                "active" => (0..mu.len()).filter(|&a| y[3 * a] > 0.0).count() as u64;
+                "active" => p.problem.constraints.iter().filter(|(rows, _)| y[rows.start] > 0.0).count() as u64;
             )
         });
         self.status = self.judge(res, &r, &y, state.get_iter());
@@ -790,7 +881,6 @@ pub fn solve_admm(
     opts: &SolveOptions,
 ) -> Result<Solution, CoreError> {
     options.check()?;
-    coulomb_only(&problem.constraints, "ADMM")?;
     let n = problem.q.len();
     let r0 = r0.unwrap_or_else(|| vec![0.0; n]);
     if r0.len() != n {
@@ -829,7 +919,6 @@ impl crate::plugin::Driver<LocalProblem> for Admm {
 impl crate::plugin::DriverPlugin for Admm {
     type Needs = crate::plugin::NeedsContactProblem;
     const NAME: &'static str = "admm";
-    const KINDS: &'static [&'static str] = crate::constraint::COULOMB_ONLY;
     const DESCRIPTION: &'static str =
         "proximal ADMM with De Saxce's correction and the spectral rho (Carpentier, Le Lidec and Montaut 2024)";
 

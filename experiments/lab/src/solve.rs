@@ -429,6 +429,11 @@ mod tests {
             .unwrap();
         assert_eq!(pgs.status, "converged", "{}", pgs.message);
         assert!(pgs.residual <= 1e-10);
+        let admm = rows
+            .iter()
+            .find(|r| r.formulation == "coulomb" && r.optimizer == "admm")
+            .unwrap();
+        assert_eq!(admm.status, "converged", "{}", admm.message);
         for r in rows.iter().filter(|r| r.status == "error") {
             assert!(
                 r.message.contains("does not take limit") && r.message.contains("it takes coulomb"),
@@ -438,18 +443,18 @@ mod tests {
                 r.message
             );
         }
-        // Only PGS takes them today, and the pair table says so.
+        // Only PGS and ADMM take them today, and the pair table says so.
         let table = pair_table(&reg);
         let takes_all: Vec<_> = table
             .iter()
             .filter(|p| p.compatible && p.kinds.len() == contactlab_core::constraint::LABELS.len())
             .map(|p| (p.formulation, p.optimizer))
             .collect();
-        assert_eq!(takes_all, [("coulomb", "pgs")]);
+        assert_eq!(takes_all, [("coulomb", "pgs"), ("coulomb", "admm")]);
         let solved: Vec<_> = rows.iter().filter(|r| r.status != "error").collect();
         assert_eq!(
             solved.len(),
-            1,
+            2,
             "{:?}",
             solved
                 .iter()
