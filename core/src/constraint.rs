@@ -376,23 +376,32 @@ impl Constraints {
             .collect()
     }
 
-    /// The shared ruler over every block: `(|r - P_C(r - y)|_2, max dist(r, C), max dual
-    /// violation, sum of the gaps)` of impulses `r` and velocities `u` (see the module
-    /// documentation; the natural map is not yet divided by `1 + |q|`).
-    pub fn ruler(&self, r: &[f64], u: &[f64]) -> (f64, f64, f64, f64) {
-        let (mut nm2, mut primal, mut dual, mut gap) = (0.0, 0.0f64, 0.0f64, 0.0);
+    /// The natural map over every block, `|r - P_C(r - y)|_2`, of impulses `r` and velocities
+    /// `u` (see the module documentation; not yet divided by `1 + |q|`).
+    pub fn natural_map(&self, r: &[f64], u: &[f64]) -> f64 {
+        let mut nm2 = 0.0;
         let mut f = [0.0; 6];
         for (rows, b) in self.iter() {
             let (rb, ub) = (&r[rows.clone()], &u[rows]);
             let fb = &mut f[..rb.len()];
             b.natural_map(rb, ub, fb);
             nm2 += fb.iter().map(|x| x * x).sum::<f64>();
-            let (p, d, g) = b.violations(rb, ub);
+        }
+        nm2.sqrt()
+    }
+
+    /// The shared ruler over every block: `(|r - P_C(r - y)|_2, max dist(r, C), max dual
+    /// violation, sum of the gaps)` of impulses `r` and velocities `u` (see the module
+    /// documentation; the natural map is not yet divided by `1 + |q|`).
+    pub fn ruler(&self, r: &[f64], u: &[f64]) -> (f64, f64, f64, f64) {
+        let (mut primal, mut dual, mut gap) = (0.0f64, 0.0f64, 0.0);
+        for (rows, b) in self.iter() {
+            let (p, d, g) = b.violations(&r[rows.clone()], &u[rows]);
             primal = primal.max(p);
             dual = dual.max(d);
             gap += g;
         }
-        (nm2.sqrt(), primal, dual, gap)
+        (self.natural_map(r, u), primal, dual, gap)
     }
 }
 

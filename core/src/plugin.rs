@@ -36,7 +36,7 @@ use std::time::Instant;
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 
-use crate::constraint::{Constraint, COULOMB_ONLY, EVERY_KIND};
+use crate::constraint::{COULOMB_ONLY, EVERY_KIND};
 use crate::deadline::Deadline;
 use crate::error::CoreError;
 use crate::generalized::StepProblem;
@@ -113,13 +113,11 @@ pub trait Formulation {
         Ok(())
     }
 
-    /// Whether it takes a constraint block of this kind ([`crate::constraint`]). Every
-    /// formulation takes the Coulomb contact (three rows, one friction coefficient); one that
-    /// takes more says so here, and [`solve_formulation`] refuses a problem with a block it
-    /// does not take before building anything.
-    fn takes(&self, block: &Constraint) -> bool {
-        block.is_coulomb()
-    }
+    /// The constraint kinds it takes ([`crate::constraint::LABELS`]): the Coulomb contact
+    /// (three rows, one friction coefficient) unless it says more. [`solve_formulation`]
+    /// refuses a problem with a block of another kind before building anything, and the
+    /// registry lists a pair's kinds from it.
+    const KINDS: &'static [&'static str] = COULOMB_ONLY;
 
     /// Builds the object drivers solve; the error names what is wrong with the problem.
     fn build(&self, problem: &StepProblem) -> Result<Self::Built, CoreError>;
@@ -227,9 +225,6 @@ pub trait FormulationPlugin:
     /// Problems of fewer contacts are solved whole rather than island by island (the layout's
     /// [`whole_below`](crate::Layout::whole_below)); a spec's `whole_below` overrides it.
     const WHOLE_BELOW: usize = WHOLE_BELOW_CONTACTS;
-    /// The constraint kinds it takes ([`crate::constraint::LABELS`]); the Coulomb contact alone
-    /// unless it says more. Its [`Formulation::takes`] must agree.
-    const KINDS: &'static [&'static str] = COULOMB_ONLY;
 }
 
 /// A driver the registry can list and run by name: typed options (the struct itself) and the
@@ -701,7 +696,7 @@ pub fn solve_formulation<F: Formulation>(
     mut run: impl FnMut(&F::Built, Vec<f64>, &SolveOptions) -> Result<Solution, CoreError>,
 ) -> Result<Outcome, CoreError> {
     formulation.check()?;
-    if let Some(kind) = problem.first_refused(|b| formulation.takes(b)) {
+    if let Some(kind) = problem.first_refused(|b| F::KINDS.contains(&b.label())) {
         return Err(CoreError::Unsupported(format!(
             "the formulation does not take {kind}: it takes Coulomb contacts (three rows, one \
              friction coefficient) only"
@@ -861,8 +856,8 @@ pub fn judge(
     };
     let q = problem.free_velocity()?;
     let metrics = match problem.local_if_formed() {
-        Some(l) if !l.constraints.coulomb_only() => metrics_for(&l.constraints, &q, &outcome.r, &u),
-        _ => metrics_of(&problem.mu(), &q, &outcome.r, &u),
+        Some(l) => metrics_for(&l.constraints, &q, &outcome.r, &u),
+        None => metrics_of(&problem.mu(), &q, &outcome.r, &u),
     };
     let solver_status = outcome.solution.status.clone();
     let status = if outcome.model == Model::Regularized {
@@ -904,6 +899,10 @@ pub struct Coulomb {}
 impl Formulation for Coulomb {
     type Built = LocalProblem;
 
+    /// The problem itself takes every kind; the driver that walks it says which it takes
+    /// (PGS and ADMM every kind, block by block; the contact sweeps Coulomb contacts only).
+    const KINDS: &'static [&'static str] = EVERY_KIND;
+
     fn model(&self) -> Model {
         Model::CoulombCone
     }
@@ -921,16 +920,9 @@ impl Formulation for Coulomb {
     fn impulses(&self, _built: &LocalProblem, x: &[f64]) -> Vec<f64> {
         x.to_vec()
     }
-
-    /// The problem itself takes every kind; the driver that walks it says which it takes
-    /// (PGS every kind, block by block; the contact sweeps and ADMM Coulomb contacts only).
-    fn takes(&self, _block: &Constraint) -> bool {
-        true
-    }
 }
 
 impl FormulationPlugin for Coulomb {
-    const KINDS: &'static [&'static str] = EVERY_KIND;
     const NAME: &'static str = "coulomb";
     const DESCRIPTION: &'static str =
         "the local Coulomb problem itself, solved contact by contact (no residual)";

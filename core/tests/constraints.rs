@@ -92,7 +92,7 @@ fn the_ruler_judges_every_block_and_reads_zero_at_the_solution() {
 }
 
 /// A formulation that solves the contact-space problem by PGS, taking Coulomb contacts only
-/// (the default of [`Formulation::takes`]).
+/// (the default of [`Formulation::KINDS`]).
 struct Plain;
 
 impl Formulation for Plain {

@@ -94,7 +94,7 @@ use crate::deadline::Deadline;
 use crate::dense::{dense_lu, dense_lu_solve};
 use crate::elliptic_cone;
 use crate::error::CoreError;
-use crate::metrics::{metrics_for, natural_map_of};
+use crate::metrics::natural_map_of;
 use crate::panels::{llt_in_panels, llt_solve_in_place, lu_in_panels, lu_solve_in_place, Stop};
 use crate::problem::LocalProblem;
 use crate::result::{Solution, SolveOptions, Status};
@@ -407,7 +407,8 @@ impl<'a> AdmmProblem<'a> {
     /// own function.
     fn natural_map(&self, r: &[f64], u: &[f64]) -> f64 {
         match self.blocks {
-            Some(c) => metrics_for(c, &self.problem.q, r, u).natural_map,
+            // The ruler's own sum ([`crate::metrics::metrics_for`]), without its other figures.
+            Some(c) => c.natural_map(r, u) / (1.0 + self.q_norm),
             None => natural_map_of(self.problem.mu(), self.q_norm, r, u),
         }
     }
@@ -881,14 +882,7 @@ pub fn solve_admm(
     opts: &SolveOptions,
 ) -> Result<Solution, CoreError> {
     options.check()?;
-    let n = problem.q.len();
-    let r0 = r0.unwrap_or_else(|| vec![0.0; n]);
-    if r0.len() != n {
-        return Err(CoreError::Unsupported(format!(
-            "initial impulses have {} entries, the problem has {n}",
-            r0.len()
-        )));
-    }
+    let r0 = super::kit::start_impulses(r0, problem.q.len())?;
     let mut solver = AdmmSolver::new(options.clone());
     solver.stop_tol = opts.stop_tol;
     solver.step_tol = opts.step_tol;

@@ -18,7 +18,7 @@
 //!   [`super::pgs`]'s argument, which holds for any elliptic cone).
 //!
 //! The update is relaxed by `omega`; the run stops when the shared ruler
-//! ([`crate::metrics::metrics_for`]) is at most the tolerance, or when a sweep changes no
+//! ([`crate::metrics::natural_map_residual`]) is at most the tolerance, or when a sweep changes no
 //! impulse by more than `step_tol (1 + |r|_inf)` (`Stagnated`). `W` is read dense: the robot
 //! problems this is for have tens to hundreds of rows.
 
@@ -30,10 +30,10 @@ use faer::linalg::solvers::{Llt, Solve};
 use faer::{Mat, Side};
 
 use super::execute::{execute_with_clock, Clock};
-use crate::constraint::{Constraint, Constraints};
+use crate::constraint::Constraint;
 use crate::deadline::Deadline;
 use crate::error::CoreError;
-use crate::metrics::metrics_for;
+use crate::metrics::natural_map_residual;
 use crate::problem::LocalProblem;
 use crate::result::{Solution, SolveOptions, Status};
 
@@ -72,11 +72,6 @@ impl<'a> BlockProblem<'a> {
             })
             .collect();
         BlockProblem { problem, w, blocks }
-    }
-
-    /// The problem's constraint blocks.
-    pub fn constraints(&self) -> &Constraints {
-        &self.problem.constraints
     }
 }
 
@@ -215,7 +210,9 @@ impl<'a> Solver<BlockProblem<'a>, BlockPgsState> for BlockPgs {
         state: BlockPgsState,
     ) -> Result<(BlockPgsState, Option<KV>), ArgminError> {
         let r = state.get_param().cloned().unwrap_or_default();
-        let res = problem.problem("natural_map_count", |b| Ok(ruler(b, &r)))?;
+        let res = problem.problem("natural_map_count", |b| {
+            Ok(natural_map_residual(b.problem, &r))
+        })?;
         Ok((state.param(r).cost(res), Some(kv!("merit" => res;))))
     }
 
@@ -230,7 +227,7 @@ impl<'a> Solver<BlockProblem<'a>, BlockPgsState> for BlockPgs {
             .as_ref()
             .ok_or_else(|| ArgminError::msg("block sweep problem missing"))?;
         let change = self.sweep(b, &mut r);
-        let res = ruler(b, &r);
+        let res = natural_map_residual(b.problem, &r);
         let r_max = r.iter().fold(0.0f64, |m, x| m.max(x.abs()));
         self.status = match change {
             _ if !res.is_finite() => Some(Status::NotFinite),
@@ -252,12 +249,6 @@ impl<'a> Solver<BlockProblem<'a>, BlockPgsState> for BlockPgs {
     }
 }
 
-/// The shared ruler's natural map at `r`.
-fn ruler(b: &BlockProblem<'_>, r: &[f64]) -> f64 {
-    let u = b.problem.velocity(r);
-    metrics_for(b.constraints(), &b.problem.q, r, &u).natural_map
-}
-
 /// Solves a problem of any constraint blocks by block PGS from `r0` (zero when `None`) under
 /// `opts`: the ruler's natural map is compared with `opts.stop_tol`, stagnation with
 /// `opts.step_tol`.
@@ -267,14 +258,7 @@ pub fn solve_block_pgs(
     r0: Option<Vec<f64>>,
     opts: &SolveOptions,
 ) -> Result<Solution, CoreError> {
-    let n = problem.q.len();
-    let r0 = r0.unwrap_or_else(|| vec![0.0; n]);
-    if r0.len() != n {
-        return Err(CoreError::Unsupported(format!(
-            "initial impulses have {} entries, the problem has {n}",
-            r0.len()
-        )));
-    }
+    let r0 = super::kit::start_impulses(r0, problem.q.len())?;
     let mut solver = BlockPgs::new(options);
     solver.stop_tol = opts.stop_tol;
     solver.step_tol = opts.step_tol;
@@ -293,6 +277,7 @@ pub fn solve_block_pgs(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::constraint::Constraints;
     use crate::metrics::local_metrics;
     use crate::problem::Matrix;
     use rand::{Rng, SeedableRng};

@@ -20,6 +20,7 @@ pub use crate::dense::{
     solve_spd, solve_square_transposed, stack_damped, SquareSolution, SquareSolve,
 };
 use crate::dense::{col, to_vec};
+use crate::error::CoreError;
 use crate::residual::Residual;
 use crate::result::Status;
 
@@ -540,6 +541,19 @@ pub fn cubic_minimizer(m0: f64, s0: f64, m1: f64, s1: f64) -> Option<f64> {
     }
     let t = 1.0 - (s1 + d2 - d1) / denom;
     (t > 0.0 && t < 1.0 && t.is_finite()).then_some(t)
+}
+
+/// The starting impulses of a driver over a problem of `n` unknowns: `r0`, or zeros when
+/// `None`; an `r0` of another length is an error naming both.
+pub fn start_impulses(r0: Option<Vec<f64>>, n: usize) -> Result<Vec<f64>, CoreError> {
+    let r0 = r0.unwrap_or_else(|| vec![0.0; n]);
+    if r0.len() != n {
+        return Err(CoreError::Unsupported(format!(
+            "initial impulses have {} entries, the problem has {n}",
+            r0.len()
+        )));
+    }
+    Ok(r0)
 }
 
 #[cfg(test)]

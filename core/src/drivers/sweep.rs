@@ -581,14 +581,7 @@ pub fn solve_sweep<S: ContactSolver>(
     opts: &SolveOptions,
 ) -> Result<Solution, CoreError> {
     coulomb_only(&problem.constraints, "the contact sweep")?;
-    let n = problem.q.len();
-    let r0 = r0.unwrap_or_else(|| vec![0.0; n]);
-    if r0.len() != n {
-        return Err(CoreError::Unsupported(format!(
-            "initial impulses have {} entries, the problem has {n}",
-            r0.len()
-        )));
-    }
+    let r0 = super::kit::start_impulses(r0, problem.q.len())?;
     sweep.stop_tol = opts.stop_tol;
     sweep.step_tol = opts.step_tol;
     sweep.deadline = Deadline::after(opts.time_limit);

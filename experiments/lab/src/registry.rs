@@ -205,7 +205,7 @@ pub struct FormulationEntry {
     pub model: Model,
     /// Its options with their default values.
     pub defaults: Value,
-    /// The constraint kinds it takes ([`FormulationPlugin::KINDS`]).
+    /// The constraint kinds it takes ([`Formulation::KINDS`](contactlab_core::Formulation::KINDS)).
     pub kinds: &'static [&'static str],
     make: MakeFormulation,
 }
