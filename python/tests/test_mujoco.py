@@ -7,20 +7,14 @@ import mujoco
 
 import contactlab
 from conftest import balls_xml, settled
+from robots import jacobian
 
 
 def independent(m, d):
     """`W = J M^-1 J'` and `q = J (qvel + h qacc_smooth)` from MuJoCo's arrays, with NumPy,
-    expanding a sparse `efc_J` by hand."""
-    nefc, nv = d.nefc, m.nv
-    if mujoco.mj_isSparse(m):
-        J = np.zeros((nefc, nv))
-        for i in range(nefc):
-            a, n = d.efc_J_rowadr[i], d.efc_J_rownnz[i]
-            for k in range(a, a + n):
-                J[i, d.efc_J_colind[k]] += d.efc_J[k]
-    else:
-        J = d.efc_J[: nefc * nv].reshape(nefc, nv)
+    expanding a sparse `efc_J` by hand (`robots.jacobian`)."""
+    nv = m.nv
+    J = jacobian(m, d)
     M = np.zeros((nv, nv))
     mujoco.mj_fullM(m, d, M)
     W = J @ np.linalg.solve(M, J.T)
