@@ -58,8 +58,47 @@ impl ContactModel {
     }
 }
 
-/// One step's contact problem in generalized velocities: `A (v - v*) = J' gamma`, contact
-/// velocities `v_c = J v + b` (normal first per contact), and each contact's model.
+/// A constraint block other than a Coulomb contact (a limit, an equality, a friction loss, or
+/// a contact of condim 1, 4 or 6 or per-row friction), with its physics: what SAP's
+/// constraint-agnostic term needs (Castro et al., sec. V; Drake's holonomic and limit
+/// constraints), and what the rigid formulations ignore but for the kind and its parameters.
+#[derive(Debug, Clone, PartialEq)]
+pub struct BlockModel {
+    /// The kind and its parameters.
+    pub constraint: Constraint,
+    /// Per row, the position error at the start of the step, in the row's units: a contact's
+    /// signed distance on its normal row, a limit's distance to the limit, an equality's
+    /// violation (MuJoCo's `efc_pos`); 0 on frictional and friction-loss rows. SAP drives it to
+    /// zero over the step (`v^ = -phi0 / (dt + tau_d)`).
+    pub phi0: Vec<f64>,
+    /// Stiffness `k > 0` of the rows with a position (infinity: rigid, SAP's near-rigid term).
+    pub stiffness: f64,
+    /// Dissipation time scale `tau_d >= 0`.
+    pub dissipation: f64,
+}
+
+impl BlockModel {
+    /// A rigid block of `constraint` at zero position error.
+    pub fn rigid(constraint: Constraint) -> BlockModel {
+        let rows = constraint.rows();
+        BlockModel {
+            constraint,
+            phi0: vec![0.0; rows],
+            stiffness: f64::INFINITY,
+            dissipation: 0.0,
+        }
+    }
+}
+
+/// One step's contact problem in generalized velocities: `A (v - v*) = J' gamma`, row
+/// velocities `u = J v + b - t`, the Coulomb contacts' rows first (three each, normal first),
+/// then the other constraint blocks' ([`GeneralizedProblem::others`]).
+///
+/// Two models of the position error live side by side, each named: the targets `t`, the
+/// velocity the rigid formulations drive each row to (a MuJoCo state's position part of its
+/// reference; zero in the scenes and FCLib files), and `phi0`, which SAP's own model drives to
+/// zero over the step and which the rigid formulations ignore. SAP reads `J v + b` and `phi0`,
+/// never `t`.
 #[derive(Debug, Clone)]
 pub struct GeneralizedProblem {
     /// `A` (`nv x nv`), symmetric positive definite, both triangles stored.
@@ -68,10 +107,14 @@ pub struct GeneralizedProblem {
     pub j: SparseColMat<usize, f64>,
     /// Free-motion velocities `v*` (`nv`).
     pub v_star: Vec<f64>,
-    /// Contact-velocity offset `b` (`3 nc`; zero in scenes, FCLib's `w` in files).
+    /// Row-velocity offset `b` (one per row; zero in scenes, FCLib's `w` in files).
     pub b: Vec<f64>,
-    /// Per contact, its physics.
+    /// Per Coulomb contact, its physics; contact `i` owns rows `3i..3i+3`.
     pub contacts: Vec<ContactModel>,
+    /// The other constraint blocks, in row order after the contacts' `3 nc` rows.
+    pub others: Vec<BlockModel>,
+    /// The rigid formulations' target velocity of each row (empty: zero everywhere).
+    pub target: Vec<f64>,
     /// The time step, when the problem comes from a simulation (`None` for FCLib files: SAP
     /// then runs in its near-rigid regime).
     pub dt: Option<f64>,
@@ -91,6 +134,28 @@ pub struct StepContext {
     pub v0: Option<Vec<f64>>,
     /// The kinematic tree of each velocity; `None` infers the trees from `A`'s sparsity.
     pub tree_of: Option<Vec<usize>>,
+}
+
+/// The rows of a [`GeneralizedProblem`] beyond its dynamics: the Coulomb contacts, the other
+/// blocks after them, and the rigid targets of every row (empty: zero).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct RowModels {
+    /// Per Coulomb contact, its physics.
+    pub contacts: Vec<ContactModel>,
+    /// The other constraint blocks, after the contacts.
+    pub others: Vec<BlockModel>,
+    /// Per row, the rigid formulations' target velocity (empty: zero).
+    pub target: Vec<f64>,
+}
+
+impl RowModels {
+    /// Coulomb contacts only, no targets.
+    pub fn coulomb(contacts: Vec<ContactModel>) -> RowModels {
+        RowModels {
+            contacts,
+            ..Default::default()
+        }
+    }
 }
 
 /// Refuses constraint blocks other than Coulomb contacts where `what` holds those only,
@@ -135,7 +200,25 @@ impl GeneralizedProblem {
         contacts: Vec<ContactModel>,
         context: StepContext,
     ) -> Result<GeneralizedProblem, CoreError> {
+        GeneralizedProblem::with_rows(a, j, v_star, b, RowModels::coulomb(contacts), context)
+    }
+
+    /// [`GeneralizedProblem::new`] with constraint blocks other than Coulomb contacts and rigid
+    /// targets (`rows`).
+    pub fn with_rows(
+        a: SparseColMat<usize, f64>,
+        j: SparseColMat<usize, f64>,
+        v_star: Vec<f64>,
+        b: Vec<f64>,
+        rows: RowModels,
+        context: StepContext,
+    ) -> Result<GeneralizedProblem, CoreError> {
         let StepContext { dt, v0, tree_of } = context;
+        let RowModels {
+            contacts,
+            others,
+            target,
+        } = rows;
         let tree_of = match tree_of {
             Some(t) => t,
             None => components(&a),
@@ -146,6 +229,8 @@ impl GeneralizedProblem {
             v_star,
             b,
             contacts,
+            others,
+            target,
             dt,
             v0,
             tree_of,
@@ -159,14 +244,40 @@ impl GeneralizedProblem {
         self.v_star.len()
     }
 
-    /// Number of contacts `nc`.
+    /// Number of Coulomb contacts `nc`.
     pub fn num_contacts(&self) -> usize {
         self.contacts.len()
     }
 
-    /// Friction coefficients, one per contact.
+    /// Number of rows of `J`: the contacts' `3 nc` and the other blocks'.
+    pub fn num_rows(&self) -> usize {
+        3 * self.contacts.len()
+            + self
+                .others
+                .iter()
+                .map(|o| o.constraint.rows())
+                .sum::<usize>()
+    }
+
+    /// Friction coefficients, one per Coulomb contact.
     pub fn mu(&self) -> Vec<f64> {
         self.contacts.iter().map(|c| c.mu).collect()
+    }
+
+    /// Whether every row is a Coulomb contact's (the problems before the constraint kinds).
+    pub fn coulomb_only(&self) -> bool {
+        self.others.is_empty()
+    }
+
+    /// Every block in row order: the Coulomb contacts, then the others.
+    pub fn constraints(&self) -> Constraints {
+        let blocks = self
+            .contacts
+            .iter()
+            .map(|c| Constraint::coulomb(c.mu))
+            .chain(self.others.iter().map(|o| o.constraint.clone()))
+            .collect();
+        Constraints::unchecked(blocks)
     }
 
     /// Checks, naming the field: shapes (`A` `nv x nv`, `J` `3nc x nv`, `v*`, `b`, `v0`,
@@ -174,48 +285,11 @@ impl GeneralizedProblem {
     /// `phi0`, `dt > 0`, `A` symmetric and block diagonal by tree. Definiteness of `A` is checked
     /// where it is factored.
     pub fn validate(&self) -> Result<(), ProblemError> {
-        let nv = self.v_star.len();
-        let nc = self.contacts.len();
-        if self.a.nrows() != nv || self.a.ncols() != nv {
-            return Err(shape(
-                "A",
-                format!("{nv} x {nv} (one row per velocity of v*)"),
-                format!("{} x {}", self.a.nrows(), self.a.ncols()),
-            ));
-        }
-        if self.j.nrows() != 3 * nc || self.j.ncols() != nv {
-            return Err(shape(
-                "J",
-                format!("{} x {nv} (3 rows per contact, {nc} contacts)", 3 * nc),
-                format!("{} x {}", self.j.nrows(), self.j.ncols()),
-            ));
-        }
-        if self.b.len() != 3 * nc {
-            return Err(shape(
-                "b",
-                format!("{} entries (3 per contact)", 3 * nc),
-                format!("{} entries", self.b.len()),
-            ));
-        }
-        if self.tree_of.len() != nv {
-            return Err(shape(
-                "tree_of",
-                format!("{nv} entries (one per velocity)"),
-                format!("{} entries", self.tree_of.len()),
-            ));
-        }
-        if let Some(v0) = &self.v0 {
-            if v0.len() != nv {
-                return Err(shape(
-                    "v0",
-                    format!("{nv} entries"),
-                    format!("{} entries", v0.len()),
-                ));
-            }
-            check_finite_vec("v0", v0)?;
-        }
+        self.validate_shapes()?;
         check_finite_vec("v*", &self.v_star)?;
         check_finite_vec("b", &self.b)?;
+        check_finite_vec("target", &self.target)?;
+        self.validate_others()?;
         for (field, m) in [("A", &self.a), ("J", &self.j)] {
             if let Some((k, v)) = m.val().iter().enumerate().find(|(_, v)| !v.is_finite()) {
                 return Err(ProblemError::NonFinite {
@@ -256,7 +330,7 @@ impl GeneralizedProblem {
         }
         check_symmetric("A", &Matrix::Sparse(self.a.clone()), SYMMETRY_REL_TOL)?;
         let (cols, rows) = (self.a.symbolic().col_ptr(), self.a.symbolic().row_idx());
-        for c in 0..nv {
+        for c in 0..self.v_star.len() {
             for &r in &rows[cols[c]..cols[c + 1]] {
                 if self.tree_of[r] != self.tree_of[c] {
                     return Err(shape(
@@ -273,11 +347,128 @@ impl GeneralizedProblem {
         Ok(())
     }
 
+    /// Checks the shapes: `A` `nv x nv`, `J` one row per row of the blocks, `b`, `target`,
+    /// `tree_of` and `v0`.
+    fn validate_shapes(&self) -> Result<(), ProblemError> {
+        let nv = self.v_star.len();
+        let nc = self.contacts.len();
+        let m = self.num_rows();
+        if self.a.nrows() != nv || self.a.ncols() != nv {
+            return Err(shape(
+                "A",
+                format!("{nv} x {nv} (one row per velocity of v*)"),
+                format!("{} x {}", self.a.nrows(), self.a.ncols()),
+            ));
+        }
+        if self.j.nrows() != m || self.j.ncols() != nv {
+            return Err(shape(
+                "J",
+                format!(
+                    "{m} x {nv} (3 rows per contact, {nc} contacts, and {} rows of {} other \
+                     blocks)",
+                    m - 3 * nc,
+                    self.others.len()
+                ),
+                format!("{} x {}", self.j.nrows(), self.j.ncols()),
+            ));
+        }
+        if self.b.len() != m {
+            return Err(shape(
+                "b",
+                format!("{m} entries (one per row of J)"),
+                format!("{} entries", self.b.len()),
+            ));
+        }
+        if !self.target.is_empty() && self.target.len() != m {
+            return Err(shape(
+                "target",
+                format!("{m} entries (one per row of J) or none"),
+                format!("{} entries", self.target.len()),
+            ));
+        }
+        if self.tree_of.len() != nv {
+            return Err(shape(
+                "tree_of",
+                format!("{nv} entries (one per velocity)"),
+                format!("{} entries", self.tree_of.len()),
+            ));
+        }
+        if let Some(v0) = &self.v0 {
+            if v0.len() != nv {
+                return Err(shape(
+                    "v0",
+                    format!("{nv} entries"),
+                    format!("{} entries", v0.len()),
+                ));
+            }
+            check_finite_vec("v0", v0)?;
+        }
+        Ok(())
+    }
+
+    /// Checks the other blocks: each kind's parameters, one finite `phi0` per row, the
+    /// compliance as the contacts'.
+    fn validate_others(&self) -> Result<(), ProblemError> {
+        for (i, o) in self.others.iter().enumerate() {
+            let block = i + self.contacts.len();
+            if let Err(why) = o.constraint.check() {
+                return Err(ProblemError::BadConstraint {
+                    index: block,
+                    kind: o.constraint.kind().into(),
+                    message: why,
+                });
+            }
+            if o.phi0.len() != o.constraint.rows() {
+                return Err(shape(
+                    "phi0",
+                    format!(
+                        "{} entries for block {block} (one per row)",
+                        o.constraint.rows()
+                    ),
+                    format!("{} entries", o.phi0.len()),
+                ));
+            }
+            if let Some((k, v)) = o.phi0.iter().enumerate().find(|(_, v)| !v.is_finite()) {
+                return Err(bad_value("phi0", k, *v, &format!("finite (block {block})")));
+            }
+            if o.stiffness.is_nan() || o.stiffness <= 0.0 {
+                return Err(bad_value("stiffness", block, o.stiffness, "positive"));
+            }
+            if !(o.dissipation >= 0.0 && o.dissipation.is_finite()) {
+                return Err(bad_value(
+                    "dissipation",
+                    block,
+                    o.dissipation,
+                    "nonnegative",
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    /// Splits a problem's blocks into the Coulomb contacts that lead (rigid, with friction
+    /// `mu`) and the rest, from the first block that is not one (rigid, at zero position error):
+    /// a Coulomb contact after another kind is kept in its place as an `others` block.
+    fn rows_of(c: &Constraints) -> RowModels {
+        let lead = c.blocks().iter().take_while(|b| b.is_coulomb()).count();
+        RowModels {
+            contacts: c.mu()[..lead]
+                .iter()
+                .map(|&mu| ContactModel::rigid(mu))
+                .collect(),
+            others: c.blocks()[lead..]
+                .iter()
+                .cloned()
+                .map(BlockModel::rigid)
+                .collect(),
+            target: Vec::new(),
+        }
+    }
+
     /// FCLib's global problem as rigid contacts: `A = M`, `J = H'`, `v* = M^-1 f`, `b = w`,
     /// `k = inf`, `phi0 = 0`, `tau_d = 0`, no time step, trees from `M`'s sparsity.
     pub fn from_global(g: &GlobalProblem) -> Result<GeneralizedProblem, CoreError> {
         g.validate()?;
-        coulomb_only(&g.constraints, "a generalized problem")?;
         let chol = Cholesky::new("M", &g.m)?;
         let mut f = Mat::from_fn(g.f.len(), 1, |i, _| g.f[i]);
         chol.solve_in_place(f.as_mut());
@@ -291,12 +482,12 @@ impl GeneralizedProblem {
         });
         let j = SparseColMat::try_new_from_triplets(g.h.ncols(), g.h.nrows(), &jt)
             .map_err(|e| CoreError::LinearAlgebra(format!("J = H': {e:?}")))?;
-        GeneralizedProblem::new(
+        GeneralizedProblem::with_rows(
             a,
             j,
             v_star,
             g.w.clone(),
-            g.mu().iter().map(|&mu| ContactModel::rigid(mu)).collect(),
+            GeneralizedProblem::rows_of(&g.constraints),
             StepContext::default(),
         )
     }
@@ -307,7 +498,6 @@ impl GeneralizedProblem {
     /// often is not: the error says so); `A` is dense, one tree; contacts rigid, no time step.
     pub fn from_local(p: &LocalProblem) -> Result<GeneralizedProblem, CoreError> {
         p.validate()?;
-        coulomb_only(&p.constraints, "a generalized problem")?;
         let n = p.q.len();
         let chol = Cholesky::new("W", &p.w)?;
         let mut inv = Mat::<f64>::identity(n, n);
@@ -323,12 +513,12 @@ impl GeneralizedProblem {
             SparseColMat::try_new_from_triplets(n, n, t)
                 .map_err(|e| CoreError::LinearAlgebra(format!("{e:?}")))
         };
-        GeneralizedProblem::new(
+        GeneralizedProblem::with_rows(
             sparse(&a)?,
             sparse(&eye)?,
             p.q.clone(),
             vec![0.0; n],
-            p.mu().iter().map(|&mu| ContactModel::rigid(mu)).collect(),
+            GeneralizedProblem::rows_of(&p.constraints),
             StepContext {
                 tree_of: Some(vec![0; n]),
                 ..Default::default()
@@ -336,17 +526,18 @@ impl GeneralizedProblem {
         )
     }
 
-    /// `v_c = J v + b`.
+    /// The row velocities the conditions read on, `u = J v + b - t` (`t` the rigid targets).
     pub fn contact_velocity(&self, v: &[f64]) -> Vec<f64> {
         let mut out = self.b.clone();
+        out.iter_mut().zip(&self.target).for_each(|(o, t)| *o -= t);
         sparse_mul_add(&self.j, v, &mut out);
         out
     }
 
-    /// The contact-space form: `W = J A^-1 J'` (dense), `q = J v* + b`.
+    /// The contact-space form: `W = J A^-1 J'` (dense), `q = J v* + b - t`, every block.
     pub fn to_local(&self) -> Result<LocalProblem, CoreError> {
         let nv = self.num_dofs();
-        let m = 3 * self.num_contacts();
+        let m = self.num_rows();
         let chol = Cholesky::new("A", &Matrix::Sparse(self.a.clone()))?;
         // X = A^-1 J', then W = J X.
         let mut x = Mat::<f64>::zeros(nv, m);
@@ -372,7 +563,14 @@ impl GeneralizedProblem {
         }
         let w = Mat::from_fn(m, m, |i, j| 0.5 * (w[(i, j)] + w[(j, i)]));
         let q = self.contact_velocity(&self.v_star);
-        Ok(LocalProblem::new(Matrix::Dense(w), q, self.mu())?)
+        if self.coulomb_only() {
+            return Ok(LocalProblem::new(Matrix::Dense(w), q, self.mu())?);
+        }
+        Ok(LocalProblem::with_constraints(
+            Matrix::Dense(w),
+            q,
+            self.constraints(),
+        )?)
     }
 
     /// The contact-space form with `W = J A^-1 J'` kept as 3x3 blocks, built tree by tree
@@ -381,8 +579,12 @@ impl GeneralizedProblem {
     /// of the pairs in `C_t`. Block `(a, b)` is non-zero only when contacts `a` and `b` share a
     /// tree. Costs one factorization per tree (dense for trees of at most 64 velocities, sparse
     /// above) and `O(|C_t|^2)` blocks per tree; each tree's part is symmetrized like
-    /// [`GeneralizedProblem::to_local`]'s `W`.
+    /// [`GeneralizedProblem::to_local`]'s `W`. Blocks are of Coulomb contacts: a problem with
+    /// other blocks gets the dense form.
     pub fn to_local_blocks(&self) -> Result<LocalProblem, CoreError> {
+        if !self.coulomb_only() {
+            return self.to_local();
+        }
         let nc = self.num_contacts();
         let trees = self.tree_of.iter().max().map_or(0, |&t| t + 1);
         let mut dofs_of: Vec<Vec<usize>> = vec![Vec::new(); trees];
@@ -612,13 +814,22 @@ impl StepProblem {
         }
     }
 
-    /// The first constraint block `accepts` refuses, described (`contact (condim 4)`): a
-    /// generalized problem holds Coulomb contacts only, so only a contact-space one can have one.
+    /// The first constraint block `accepts` refuses, described (`contact (condim 4)`).
     pub fn first_refused(&self, accepts: impl Fn(&Constraint) -> bool) -> Option<String> {
         match (&self.generalized, self.local_if_formed()) {
-            (Some(_), _) => None,
+            (Some(g), _) if g.coulomb_only() => None,
+            (Some(g), _) => g.constraints().first_refused(accepts),
             (None, Some(l)) => l.constraints.first_refused(accepts),
             (None, None) => None,
+        }
+    }
+
+    /// Every block in row order (the contact-space form's, or the generalized one's).
+    pub fn constraints(&self) -> Result<Constraints, CoreError> {
+        match (&self.generalized, self.local_if_formed()) {
+            (_, Some(l)) => Ok(l.constraints.clone()),
+            (Some(g), None) => Ok(g.constraints()),
+            (None, None) => Ok(self.local()?.constraints.clone()),
         }
     }
 
@@ -711,6 +922,109 @@ mod tests {
             },
         )
         .unwrap()
+    }
+
+    /// [`two_particles`] with a limit on particle 0's `z` and a one-row equality tying the
+    /// particles' `y` after the contacts, and rigid targets on every row.
+    pub(crate) fn two_particles_with_blocks() -> GeneralizedProblem {
+        let g = two_particles();
+        let (cols, rows, vals) = (
+            g.j.symbolic().col_ptr(),
+            g.j.symbolic().row_idx(),
+            g.j.val(),
+        );
+        let mut t: Vec<_> = (0..6)
+            .flat_map(|c| (cols[c]..cols[c + 1]).map(move |e| (c, e)))
+            .map(|(c, e)| Triplet::new(rows[e], c, vals[e]))
+            .collect();
+        t.push(Triplet::new(6, 2, 1.0));
+        t.push(Triplet::new(7, 1, 1.0));
+        t.push(Triplet::new(7, 4, -1.0));
+        let j = SparseColMat::try_new_from_triplets(8, 6, &t).unwrap();
+        let rows = RowModels {
+            contacts: g.contacts.clone(),
+            others: vec![
+                BlockModel {
+                    phi0: vec![-0.01],
+                    ..BlockModel::rigid(Constraint::Limit)
+                },
+                BlockModel::rigid(Constraint::Equality { rows: 1 }),
+            ],
+            target: vec![0.0, 0.0, 0.0, 0.1, 0.0, 0.0, 0.2, -0.3],
+        };
+        let context = StepContext {
+            dt: g.dt,
+            ..Default::default()
+        };
+        GeneralizedProblem::with_rows(g.a, j, g.v_star, vec![0.0; 8], rows, context).unwrap()
+    }
+
+    #[test]
+    fn other_blocks_follow_the_contacts_in_the_local_form() {
+        let g = two_particles_with_blocks();
+        assert_eq!(g.num_rows(), 8);
+        let l = g.to_local().unwrap();
+        assert_eq!(l.constraints.kinds(), vec!["equality", "limit", "contact"]);
+        assert_eq!(l.constraints.blocks()[2], Constraint::Limit);
+        let w = l.w.to_dense();
+        // The limit's row is z0 (mass 2): W = 1/2; the equality y0 - y1: 1/2 + 1.
+        assert!((w[(6, 6)] - 0.5).abs() < 1e-15 && (w[(7, 7)] - 1.5).abs() < 1e-15);
+        // The limit row and contact 1's normal are both z0: coupled by 1/2.
+        assert!((w[(6, 3)] - 0.5).abs() < 1e-15);
+        // q = J v* + b - t: the limit row's z0* = -1 less its target 0.2; y0* - y1* = -0.2 + 0.3.
+        assert!((l.q[6] + 1.2).abs() < 1e-15 && (l.q[7] - 0.1).abs() < 1e-15);
+        assert!(
+            (l.q[3] + 1.1).abs() < 1e-15,
+            "contact 1's normal target 0.1"
+        );
+        let s = StepProblem::from_generalized(g.clone());
+        let r = [1.0, 0.5, -0.2, 2.0, 0.1, 0.0, 0.3, -0.4];
+        let through_a = s.velocity(&r).unwrap();
+        for (a, b) in through_a.iter().zip(l.velocity(&r)) {
+            assert!((a - b).abs() < 1e-14);
+        }
+        assert_eq!(
+            s.first_refused(Constraint::is_coulomb).as_deref(),
+            Some("limit")
+        );
+        assert_eq!(g.to_local_blocks().unwrap().constraints, l.constraints);
+    }
+
+    #[test]
+    fn local_problems_of_blocks_become_generalized_ones() {
+        let eye = |n: usize| Matrix::Dense(Mat::<f64>::identity(n, n));
+        // The leading Coulomb contacts stay contacts; from the first other block on, a
+        // contact is an other block in its place.
+        for (blocks, split) in [
+            (vec![Constraint::coulomb(0.5), Constraint::Limit], (1, 1)),
+            (vec![Constraint::Limit, Constraint::coulomb(0.5)], (0, 2)),
+        ] {
+            let c = Constraints::new(blocks).unwrap();
+            let l = LocalProblem::with_constraints(eye(4), vec![0.1; 4], c.clone()).unwrap();
+            let g = GeneralizedProblem::from_local(&l).unwrap();
+            assert_eq!((g.num_contacts(), g.others.len()), split);
+            let back = g.to_local().unwrap();
+            assert_eq!(back.constraints, c);
+            assert_eq!(back.q, l.q);
+        }
+    }
+
+    #[test]
+    fn bad_other_blocks_are_named() {
+        let g = two_particles_with_blocks();
+        let mut short = g.clone();
+        short.others[0].phi0 = vec![];
+        assert!(short.validate().unwrap_err().to_string().contains("phi0"));
+        let mut nan = g.clone();
+        nan.target[7] = f64::NAN;
+        assert!(nan.validate().unwrap_err().to_string().contains("target"));
+        let mut box_ = g.clone();
+        box_.others[1].constraint = Constraint::FrictionLoss { f_max: -1.0 };
+        let e = box_.validate().unwrap_err().to_string();
+        assert!(e.contains("friction_loss") && e.contains("3"), "{e}");
+        let mut rows = g;
+        rows.others.pop();
+        assert!(rows.validate().unwrap_err().to_string().contains("J"));
     }
 
     #[test]

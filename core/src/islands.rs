@@ -333,6 +333,16 @@ fn sub_generalized(
             .flat_map(|&c| g.b[3 * c..3 * c + 3].iter().copied())
             .collect(),
         contacts: contacts.iter().map(|&c| g.contacts[c]).collect(),
+        // Islands split Coulomb problems only (`solve_by_island`).
+        others: Vec::new(),
+        target: if g.target.is_empty() {
+            Vec::new()
+        } else {
+            contacts
+                .iter()
+                .flat_map(|&c| g.target[3 * c..3 * c + 3].iter().copied())
+                .collect()
+        },
         dt: g.dt,
         v0: g.v0.as_deref().map(pick),
         tree_of: dofs.iter().map(|&d| g.tree_of[d]).collect(),

@@ -62,7 +62,9 @@ pub use constraint::{Constraint, Constraints};
 pub use error::{CoreError, ProblemError};
 /// faer, whose matrix views the [`Residual`] trait takes, re-exported for notebooks.
 pub use faer;
-pub use generalized::{ContactModel, GeneralizedProblem, StepContext, StepProblem, Storage};
+pub use generalized::{
+    BlockModel, ContactModel, GeneralizedProblem, RowModels, StepContext, StepProblem, Storage,
+};
 pub use islands::{solve_by_island, Islands, Layout};
 pub use merit::{LinePoint, Merit, MeritEval, MeritHessian, Optimality, OwnNewton};
 /// nalgebra, whose 3x3 blocks the per-contact solvers take, re-exported for notebooks.

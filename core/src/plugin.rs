@@ -698,8 +698,9 @@ pub fn solve_formulation<F: Formulation>(
     formulation.check()?;
     if let Some(kind) = problem.first_refused(|b| F::KINDS.contains(&b.label())) {
         return Err(CoreError::Unsupported(format!(
-            "the formulation does not take {kind}: it takes Coulomb contacts (three rows, one \
-             friction coefficient) only"
+            "the formulation does not take {kind}: it takes {} only (coulomb: three rows, one \
+             friction coefficient)",
+            F::KINDS.join(", ")
         )));
     }
     let deadline = Deadline::after(opts.time_limit);
@@ -857,7 +858,10 @@ pub fn judge(
     let q = problem.free_velocity()?;
     let metrics = match problem.local_if_formed() {
         Some(l) => metrics_for(&l.constraints, &q, &outcome.r, &u),
-        None => metrics_of(&problem.mu(), &q, &outcome.r, &u),
+        None => match problem.generalized() {
+            Some(g) if !g.coulomb_only() => metrics_for(&g.constraints(), &q, &outcome.r, &u),
+            _ => metrics_of(&problem.mu(), &q, &outcome.r, &u),
+        },
     };
     let solver_status = outcome.solution.status.clone();
     let status = if outcome.model == Model::Regularized {

@@ -41,7 +41,10 @@ class LocalProblem:
         """Friction coefficients, one per contact (NaN for a block that is not a contact)."""
     @property
     def kinds(self) -> list[str]:
-        """The kinds of constraint present."""
+        """The kind of each constraint block, in row order."""
+    @property
+    def constraints(self) -> list[dict[str, Any]]:
+        """The constraint blocks in row order, as a problem file's `constraints` list."""
     @property
     def num_contacts(self) -> int:
         """Number of contacts (of constraint blocks, for a problem of other kinds)."""
@@ -51,8 +54,36 @@ class LocalProblem:
 class GeneralizedProblem:
     """A generalized-space problem `M v = H r + f`, `u = H' v + w` (FCLib's global form)."""
 
-    def __init__(self, M: _Matrix, H: _Matrix, f: _Vector, w: _Vector, mu: _Vector) -> None:
-        """Validated as a problem file is (`ValueError` naming the field)."""
+    def __init__(
+        self,
+        M: _Matrix,
+        H: _Matrix,
+        f: _Vector,
+        w: _Vector,
+        mu: _Vector | None = None,
+        *,
+        constraints: list[dict[str, Any]] | None = None,
+        phi0: _Vector | None = None,
+        dt: float | None = None,
+        target: _Vector | None = None,
+    ) -> None:
+        """Validated as a problem file is (`ValueError` naming the field); `phi0` and `target`
+        one per row, `dt` the time step (SAP's own model)."""
+    @property
+    def kinds(self) -> list[str]:
+        """The kind of each constraint block, in row order."""
+    @property
+    def constraints(self) -> list[dict[str, Any]]:
+        """The constraint blocks in row order, as a problem file's `constraints` list."""
+    @property
+    def target(self) -> npt.NDArray[np.float64]:
+        """Each row's rigid target velocity (zeros when none was given)."""
+    @property
+    def phi0(self) -> npt.NDArray[np.float64]:
+        """Each row's position error (SAP's own model; zeros when none was given)."""
+    @property
+    def dt(self) -> float | None:
+        """The time step, when given."""
     @property
     def M(self) -> npt.NDArray[np.float64]:
         """The mass matrix, dense."""

@@ -3,15 +3,16 @@
 After ``mujoco.mj_forward(model, data)``, the step's constraint impulses ``r = h * efc_force``
 (``h`` the time step) act in the integrator's metric ``Mhat`` (:func:`metric`: ``M``, or
 ``M + h D`` under Euler with joint damping, ``M + h D + h^2 K`` under the discrete integrator):
-``Mhat v = J' r + Mhat v*`` with contact velocities ``u = J v``. :func:`problem` gives it as a
-:class:`contactlab.GeneralizedProblem` (FCLib's global form with ``M = Mhat``, ``H = J'``,
-``f = Mhat v*``, ``w = 0``), whose ``to_local()`` is ``W = J Mhat^-1 J'`` and ``q = J v*``.
+``Mhat v = J' r + Mhat v*`` with row velocities ``u = J v``.
 
 :func:`blocks` groups every row MuJoCo has (equality, friction loss, limit, contact of condim
-1, 3, 4 or 6) into the project's constraint blocks with their parameters and target velocities.
-:func:`problem` takes, for now, the rows every formulation solves: elliptic contacts of
-condim 3 with isotropic friction; any other row is refused with a ``ValueError`` naming it,
-as are pyramidal cones (with how to switch) and the RK4 integrator.
+1, 3, 4 or 6, per-row friction) into the project's constraint blocks with their parameters and
+target velocities. :func:`problem` gives every row as a :class:`contactlab.GeneralizedProblem`
+(FCLib's global form with ``M = Mhat``, ``H = J'``, ``f = Mhat v*``, ``w = 0``, the blocks, the
+rigid targets ``t`` and, for SAP's own model, ``phi0`` and ``dt``), whose ``to_local()`` is
+:func:`local_problem`: ``W = J Mhat^-1 J'`` and ``q = J v* - t``. Pyramidal cones are refused
+(with how to switch), as is the RK4 integrator; each formulation says which kinds it takes
+(``contactlab.pairs()``).
 
 MuJoCo itself solves a regularised problem, ``min 1/2 r'(W + R) r + r'(q - v_ref)`` over the
 cones; :func:`impulses` gives its answer with its ``R`` and ``v_ref`` so that the comparison
@@ -40,59 +41,16 @@ def _mj():
     return mujoco
 
 
-_KINDS = {
-    "mjCNSTR_EQUALITY": "an equality constraint",
-    "mjCNSTR_FRICTION_DOF": "joint friction loss",
-    "mjCNSTR_FRICTION_TENDON": "tendon friction loss",
-    "mjCNSTR_LIMIT_JOINT": "a joint limit",
-    "mjCNSTR_LIMIT_TENDON": "a tendon limit",
-    "mjCNSTR_CONTACT_FRICTIONLESS": "a frictionless contact (condim 1)",
-    "mjCNSTR_CONTACT_PYRAMIDAL": "a pyramidal-cone contact (set <option cone=\"elliptic\"/>)",
-}
-
-
 def _check(model, data):
-    """Refuses what is not the rigid Coulomb problem of elliptic condim-3 contacts."""
+    """Refuses pyramidal cones, with how to switch (the rows are the pyramid's edges, a
+    different friction law)."""
     mj = _mj()
-    nefc = int(data.nefc)
     if model.opt.cone != mj.mjtCone.mjCONE_ELLIPTIC and data.ncon > 0:
         raise ValueError(
             "MuJoCo model: pyramidal friction cones (opt.cone = pyramidal); contactlab takes "
             "elliptic cones only: set model.opt.cone = mujoco.mjtCone.mjCONE_ELLIPTIC (or "
             '<option cone="elliptic"/>) and call mj_forward again'
         )
-    types = np.asarray(data.efc_type[:nefc])
-    elliptic = int(mj.mjtConstraint.mjCNSTR_CONTACT_ELLIPTIC)
-    for name, why in _KINDS.items():
-        code = int(getattr(mj.mjtConstraint, name))
-        hit = np.flatnonzero(types == code)
-        if hit.size:
-            raise ValueError(
-                f"MuJoCo state: constraint row {int(hit[0])} is {why} "
-                f"({hit.size} such rows); contactlab takes elliptic condim-3 contacts only"
-            )
-    unknown = np.flatnonzero(types != elliptic)
-    if unknown.size:
-        raise ValueError(
-            f"MuJoCo state: constraint row {int(unknown[0])} has type {int(types[unknown[0]])}, "
-            "not an elliptic contact"
-        )
-    for i in range(int(data.ncon)):
-        c = data.contact[i]
-        if int(c.efc_address) < 0:
-            continue  # excluded (e.g. beyond its margin): no rows
-        if int(c.dim) != 3:
-            raise ValueError(
-                f"MuJoCo state: contact {i} has condim {int(c.dim)}; contactlab's problem takes "
-                "condim 3 (normal and two tangential directions) only"
-            )
-        f = np.asarray(c.friction, dtype=float)
-        if f[0] != f[1]:
-            raise ValueError(
-                f"MuJoCo state: contact {i} has anisotropic friction {f[0]} and {f[1]}; "
-                "contactlab's Coulomb problem takes one coefficient per contact (contactlab.mujoco"
-                ".blocks gives the coefficient of each row)"
-            )
 
 
 def jacobian(model, data) -> np.ndarray:
@@ -134,29 +92,59 @@ def _sparse_jacobian_t(model, data):
     return J.T.tocsc()
 
 
-def _friction(model, data) -> np.ndarray:
-    """One friction coefficient per contact with constraint rows, in row order."""
-    mus = []
-    for i in range(int(data.ncon)):
-        c = data.contact[i]
-        if int(c.efc_address) >= 0:
-            mus.append((int(c.efc_address), float(c.friction[0])))
-    mus.sort()
-    return np.array([m for _, m in mus], dtype=float)
+def _constraints(groups) -> list:
+    """The blocks as the problem types take them (``constraints=``)."""
+    rows = []
+    for b in groups:
+        if b["kind"] == "equality":
+            rows.append({"kind": "equality", "rows": b["rows"][1] - b["rows"][0]})
+        elif b["kind"] == "friction_loss":
+            rows.append({"kind": "friction_loss", "f_max": b["f_max"]})
+        elif b["kind"] == "contact":
+            rows.append({"kind": "contact", "mu": b["mu"]})
+        else:
+            rows.append({"kind": b["kind"]})
+    return rows
+
+
+def _phi0(groups) -> np.ndarray:
+    """One position error per row (SAP's ``phi0``): ``efc_pos - efc_margin`` on equality,
+    limit and contact normal rows, 0 on frictional and friction-loss rows."""
+    out = []
+    for b in groups:
+        phi = list(b["phi"])
+        if b["kind"] == "contact":
+            phi = phi[:1] + [0.0] * (len(phi) - 1)
+        elif b["kind"] == "friction_loss":
+            phi = [0.0] * len(phi)
+        out.extend(phi)
+    return np.asarray(out, dtype=float)
 
 
 def problem(model, data) -> GeneralizedProblem:
-    """The contact problem of the state ``data`` (after ``mj_forward``) as a
-    :class:`contactlab.GeneralizedProblem`: the integrator's metric ``Mhat`` and free velocity
-    ``v*`` (:func:`metric`), ``H = J'`` (sparse when MuJoCo's Jacobian is), ``f = Mhat v*``,
-    ``w = 0``, ``mu`` per contact. Refuses (``ValueError`` naming the cause) any constraint row
-    that is not an elliptic condim-3 contact with isotropic friction, pyramidal cones and RK4."""
+    """Every row MuJoCo has at ``data`` (after ``mj_forward``) as a
+    :class:`contactlab.GeneralizedProblem` of constraint blocks (:func:`blocks`), rows in
+    MuJoCo's order: the integrator's metric ``Mhat`` and free velocity ``v*`` (:func:`metric`),
+    ``H = J'`` (sparse when MuJoCo's Jacobian is), ``f = Mhat v*``, ``w = 0``, each row's rigid
+    target ``t`` (``to_local()`` is :func:`local_problem`: ``q = J v* - t``), and for SAP's own
+    model the time step and each row's position error ``phi0`` (:func:`blocks`' ``phi`` on
+    equality, limit and contact normal rows). Refuses (``ValueError`` naming the cause)
+    pyramidal cones, with how to switch, and RK4."""
     _check(model, data)
+    groups = blocks(model, data)
     Mhat, v_star, _ = metric(model, data)
     H = _sparse_jacobian_t(model, data)
-    mu = _friction(model, data)
-    nc = mu.size
-    return GeneralizedProblem(Mhat, H, Mhat @ v_star, np.zeros(3 * nc), mu)
+    t = np.concatenate([np.asarray(b["target"], dtype=float) for b in groups] or [np.zeros(0)])
+    return GeneralizedProblem(
+        Mhat,
+        H,
+        Mhat @ v_star,
+        np.zeros(t.size),
+        constraints=_constraints(groups),
+        phi0=_phi0(groups),
+        dt=float(model.opt.timestep),
+        target=t,
+    )
 
 
 def local_problem(model, data) -> LocalProblem:
@@ -171,25 +159,16 @@ def local_problem(model, data) -> LocalProblem:
     W = 0.5 * (W + W.T)
     t = np.concatenate([np.asarray(b["target"], dtype=float) for b in groups] or [np.zeros(0)])
     q = J @ v_star - t
-    rows = []
-    for b in groups:
-        if b["kind"] == "equality":
-            rows.append({"kind": "equality", "rows": b["rows"][1] - b["rows"][0]})
-        elif b["kind"] == "friction_loss":
-            rows.append({"kind": "friction_loss", "f_max": b["f_max"]})
-        elif b["kind"] == "contact":
-            rows.append({"kind": "contact", "mu": b["mu"]})
-        else:
-            rows.append({"kind": b["kind"]})
-    return LocalProblem(W, q, constraints=rows, check_psd=False)
+    return LocalProblem(W, q, constraints=_constraints(groups), check_psd=False)
 
 
 def impulses(model, data) -> dict:
     """MuJoCo's own answer at ``data`` (after ``mj_forward``) and the regularisation it
-    solves with, three numbers per contact in row order: ``r = h * efc_force``, its
+    solves with, one number per row in MuJoCo's order: ``r = h * efc_force``, its
     regulariser ``R`` (``efc_R``) and reference velocity ``v_ref = J qvel + h * efc_aref``,
     so that MuJoCo's problem ``min 1/2 r'(W + diag(R)) r + r'(q - v_ref)`` over the cones can
-    be formed beside the rigid one (its impulses do not solve the rigid problem)."""
+    be formed beside the rigid one (its impulses do not solve the rigid problem). Refuses
+    pyramidal cones."""
     _check(model, data)
     nefc = int(data.nefc)
     h = model.opt.timestep

@@ -9,13 +9,15 @@ use std::sync::Arc;
 use contactlab_core::io::read_problem;
 use contactlab_core::islands::{check_psd_by_island, PSD_REL_TOL};
 use contactlab_core::{
-    Constraint, Constraints, GlobalProblem, LocalProblem, Matrix, Problem, StepProblem,
+    Constraint, Constraints, GeneralizedProblem, GlobalProblem, LocalProblem, Matrix, Problem,
+    StepProblem,
 };
 use numpy::ndarray::Array2;
 use numpy::{IntoPyArray, PyArray1, PyArray2};
 use pyo3::prelude::*;
+use pyo3::types::PyDict;
 
-use crate::convert::{core_err, matrix, problem_err, vector};
+use crate::convert::{core_err, matrix, problem_err, to_python, vector};
 use crate::guard::guard;
 
 /// A matrix as a dense 2-D NumPy array.
@@ -37,7 +39,7 @@ fn check_psd(p: &LocalProblem) -> PyResult<()> {
 
 /// The rows' constraints from `mu` (Coulomb contacts) or `constraints` (a list of blocks, read
 /// as a problem file's `constraints`), exactly one.
-fn rows(
+fn rows_of(
     py: Python<'_>,
     mu: Option<&Bound<'_, PyAny>>,
     constraints: Option<&Bound<'_, PyAny>>,
@@ -61,6 +63,13 @@ fn rows(
             "field `mu`: missing (give `mu` or `constraints`)".into()
         )),
     }
+}
+
+/// Constraint blocks as Python dicts (`{"kind": "contact", "mu": [...]}`).
+fn blocks_to_python<'py>(py: Python<'py>, blocks: &[Constraint]) -> PyResult<Bound<'py, PyAny>> {
+    let value = serde_json::to_value(blocks)
+        .map_err(|e| pyo3::exceptions::PyValueError::new_err(e.to_string()))?;
+    to_python(py, &value)
 }
 
 /// A contact-space problem `u = W r + q`: Coulomb contacts normal first `[n, t1, t2]`, or any
@@ -103,7 +112,7 @@ impl PyLocalProblem {
         check_psd: bool,
         constraints: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<PyLocalProblem> {
-        let rows = rows(py, mu, constraints)?;
+        let rows = rows_of(py, mu, constraints)?;
         let (w, q) = (matrix("W", W)?, vector("q", q)?);
         guard(py, move || {
             let p = LocalProblem::with_constraints(w, q, rows).map_err(problem_err)?;
@@ -133,11 +142,22 @@ impl PyLocalProblem {
         Ok(array(py, self.local()?.mu()))
     }
 
-    /// The kinds of constraint present (`["limit", "contact"]`), in the order of
-    /// `contactlab_core::constraint::KIND_NAMES`.
+    /// The kind of each constraint block, in row order (`["limit", "contact", "contact"]`).
     #[getter]
     fn kinds(&self) -> PyResult<Vec<&'static str>> {
-        Ok(self.local()?.constraints.kinds())
+        Ok(self
+            .local()?
+            .constraints
+            .blocks()
+            .iter()
+            .map(|b| b.kind())
+            .collect())
+    }
+
+    /// The constraint blocks in row order, as a problem file's `constraints` list.
+    #[getter]
+    fn constraints<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        blocks_to_python(py, self.local()?.constraints.blocks())
     }
 
     /// Number of contacts.
@@ -164,38 +184,158 @@ pub struct PyGeneralizedProblem {
     pub(crate) step: Arc<StepProblem>,
 }
 
+/// What a Python-built generalized problem knows of its step beyond FCLib's fields.
+#[derive(Default)]
+struct StepPhysics {
+    /// One position error per row.
+    phi0: Option<Vec<f64>>,
+    /// The time step.
+    dt: Option<f64>,
+    /// One rigid target velocity per row.
+    target: Option<Vec<f64>>,
+}
+
 impl PyGeneralizedProblem {
     /// Wraps a validated problem, kept generalized as `contactlab solve` keeps a global file.
     pub fn wrap(g: GlobalProblem) -> PyResult<PyGeneralizedProblem> {
-        let step = StepProblem::from_problem(&Problem::Global(g.clone())).map_err(core_err)?;
+        PyGeneralizedProblem::wrap_with(g, StepPhysics::default())
+    }
+
+    /// [`PyGeneralizedProblem::wrap`] with the step's position errors, time step and targets.
+    fn wrap_with(g: GlobalProblem, physics: StepPhysics) -> PyResult<PyGeneralizedProblem> {
+        let mut gen = GeneralizedProblem::from_global(&g).map_err(core_err)?;
+        let rows = gen.num_rows();
+        let per_row = |field: &str, v: &[f64]| -> PyResult<()> {
+            if v.len() != rows {
+                return Err(pyo3::exceptions::PyValueError::new_err(format!(
+                    "field `{field}`: {} entries, expected {rows} (one per row of H')",
+                    v.len()
+                )));
+            }
+            Ok(())
+        };
+        if let Some(phi0) = &physics.phi0 {
+            per_row("phi0", phi0)?;
+            let nc = gen.num_contacts();
+            for (i, c) in gen.contacts.iter_mut().enumerate() {
+                c.phi0 = phi0[3 * i];
+            }
+            let mut at = 3 * nc;
+            for o in gen.others.iter_mut() {
+                let n = o.constraint.rows();
+                o.phi0.copy_from_slice(&phi0[at..at + n]);
+                at += n;
+            }
+        }
+        if let Some(t) = physics.target {
+            per_row("target", &t)?;
+            gen.target = t;
+        }
+        gen.dt = physics.dt;
+        gen.validate().map_err(problem_err)?;
         Ok(PyGeneralizedProblem {
             global: Arc::new(g),
-            step: Arc::new(step),
+            step: Arc::new(StepProblem::from_generalized(gen)),
         })
     }
 }
 
 #[pymethods]
 impl PyGeneralizedProblem {
-    /// `GeneralizedProblem(M, H, f, w, mu)`: `M` (`n x n`, symmetric positive definite), `H`
-    /// (`n x 3nc`; NumPy or scipy.sparse), `f` (`n`), `w` (`3nc`), `mu` (`nc`), validated as a
-    /// problem file is (`ValueError` naming the field).
+    /// `GeneralizedProblem(M, H, f, w, mu=None, constraints=None, phi0=None, dt=None,
+    /// target=None)`: `M` (`n x n`, symmetric positive definite), `H` (`n x m`; NumPy or
+    /// scipy.sparse), `f` (`n`), `w` (`m`), the rows' constraints as `LocalProblem` takes them
+    /// (`mu`, or `constraints` in row order), and what SAP's own model and the rigid targets
+    /// need: `phi0` (one position error per row: a contact's signed distance on its normal row,
+    /// a limit's or an equality's violation, 0 elsewhere), `dt` (the time step) and `target`
+    /// (one rigid target velocity per row, subtracted in `to_local`'s `q`; SAP uses `phi0`
+    /// instead). Validated as a problem file is (`ValueError` naming the field).
     #[new]
     #[allow(non_snake_case)]
+    #[pyo3(signature = (M, H, f, w, mu = None, **rows))]
     fn new(
         py: Python<'_>,
         M: &Bound<'_, PyAny>,
         H: &Bound<'_, PyAny>,
         f: &Bound<'_, PyAny>,
         w: &Bound<'_, PyAny>,
-        mu: &Bound<'_, PyAny>,
+        mu: Option<&Bound<'_, PyAny>>,
+        rows: Option<&Bound<'_, PyDict>>,
     ) -> PyResult<PyGeneralizedProblem> {
         let (m, h) = (matrix("M", M)?, matrix("H", H)?);
-        let (f, w, mu) = (vector("f", f)?, vector("w", w)?, vector("mu", mu)?);
+        let (f, w) = (vector("f", f)?, vector("w", w)?);
+        let get = |key: &str| {
+            rows.map(|d| d.get_item(key))
+                .transpose()
+                .map(Option::flatten)
+        };
+        if let Some(d) = rows {
+            for key in d.keys() {
+                let key: String = key.extract()?;
+                if !["constraints", "phi0", "dt", "target"].contains(&key.as_str()) {
+                    return Err(pyo3::exceptions::PyValueError::new_err(format!(
+                        "unknown argument `{key}`: GeneralizedProblem takes M, H, f, w, mu, \
+                         constraints, phi0, dt and target"
+                    )));
+                }
+            }
+        }
+        let blocks = rows_of(py, mu, get("constraints")?.as_ref())?;
+        let step = StepPhysics {
+            phi0: get("phi0")?.map(|p| vector("phi0", &p)).transpose()?,
+            dt: get("dt")?.map(|d| d.extract::<f64>()).transpose()?,
+            target: get("target")?.map(|t| vector("target", &t)).transpose()?,
+        };
         guard(py, move || {
-            let g = GlobalProblem::new(m, h, f, w, mu).map_err(problem_err)?;
-            PyGeneralizedProblem::wrap(g)
+            let g = GlobalProblem::with_constraints(m, h, f, w, blocks).map_err(problem_err)?;
+            PyGeneralizedProblem::wrap_with(g, step)
         })
+    }
+
+    /// The kind of each constraint block, in row order.
+    #[getter]
+    fn kinds(&self) -> Vec<&'static str> {
+        self.global
+            .constraints
+            .blocks()
+            .iter()
+            .map(|b| b.kind())
+            .collect()
+    }
+
+    /// The constraint blocks in row order, as a problem file's `constraints` list.
+    #[getter]
+    fn constraints<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        blocks_to_python(py, self.global.constraints.blocks())
+    }
+
+    /// Each row's rigid target velocity (zeros when none was given).
+    #[getter]
+    fn target<'py>(&self, py: Python<'py>) -> Bound<'py, PyArray1<f64>> {
+        match self.step.generalized() {
+            Some(g) if !g.target.is_empty() => array(py, &g.target),
+            Some(g) => array(py, &vec![0.0; g.num_rows()]),
+            None => array(py, &[]),
+        }
+    }
+
+    /// Each row's position error `phi0` (SAP's own model; zeros when none was given).
+    #[getter]
+    fn phi0<'py>(&self, py: Python<'py>) -> Bound<'py, PyArray1<f64>> {
+        let phi0: Vec<f64> = self.step.generalized().map_or_else(Vec::new, |g| {
+            g.contacts
+                .iter()
+                .flat_map(|c| [c.phi0, 0.0, 0.0])
+                .chain(g.others.iter().flat_map(|o| o.phi0.iter().copied()))
+                .collect()
+        });
+        array(py, &phi0)
+    }
+
+    /// The time step, when given.
+    #[getter]
+    fn dt(&self) -> Option<f64> {
+        self.step.generalized().and_then(|g| g.dt)
     }
 
     /// `M` as a dense NumPy array.

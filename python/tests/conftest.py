@@ -65,7 +65,10 @@ def save_npy(folder: Path, problem) -> Path:
     """A problem as the `.npy` folder the command line reads."""
     folder.mkdir(parents=True, exist_ok=True)
     if hasattr(problem, "M"):
-        fields = {"M": problem.M, "H": problem.H, "f": problem.f, "w": problem.w, "mu": problem.mu}
+        # A file holds the rigid problem: its offset carries the targets (`w - t`); SAP's own
+        # model (`phi0`, `dt`) is not part of the format.
+        w = problem.w - problem.target
+        fields = {"M": problem.M, "H": problem.H, "f": problem.f, "w": w, "mu": problem.mu}
     else:
         fields = {"W": problem.W, "q": problem.q, "mu": problem.mu}
     for k, v in fields.items():

@@ -10,15 +10,20 @@ from conftest import balls_xml, settled
 from robots import jacobian
 
 
+def targets(m, d):
+    """Each row's rigid target (the position part of MuJoCo's reference, `blocks`)."""
+    return np.concatenate([b["target"] for b in contactlab.mujoco.blocks(m, d)])
+
+
 def independent(m, d):
-    """`W = J M^-1 J'` and `q = J (qvel + h qacc_smooth)` from MuJoCo's arrays, with NumPy,
+    """`W = J M^-1 J'` and `q = J (qvel + h qacc_smooth) - t` from MuJoCo's arrays, with NumPy,
     expanding a sparse `efc_J` by hand (`robots.jacobian`)."""
     nv = m.nv
     J = jacobian(m, d)
     M = np.zeros((nv, nv))
     mujoco.mj_fullM(m, d, M)
     W = J @ np.linalg.solve(M, J.T)
-    q = J @ (d.qvel + m.opt.timestep * d.qacc_smooth)
+    q = J @ (d.qvel + m.opt.timestep * d.qacc_smooth) - targets(m, d)
     return W, q
 
 
@@ -57,7 +62,8 @@ def test_mujocos_answer_and_regularisation_come_in_the_same_row_order():
     # They nearly solve MuJoCo's regularised problem: y = (W + R) r + q - v_ref is in the
     # dual cone and complementary to r, to the accuracy of MuJoCo's solver.
     local = p.to_local()
-    y = (local.W + np.diag(mj["R"])) @ mj["r"] + local.q - mj["v_ref"]
+    # MuJoCo's free velocity has no rigid target: add back the one `q` carries.
+    y = (local.W + np.diag(mj["R"])) @ mj["r"] + local.q + targets(m, d) - mj["v_ref"]
     gap = np.abs((y.reshape(-1, 3) * r).sum(axis=1)).max()
     assert gap <= 1e-6 * max(1.0, np.abs(y).max() * np.abs(r).max())
 
@@ -69,30 +75,30 @@ def test_the_rigid_solution_differs_from_mujocos_regularised_one():
     assert np.abs(s.r - contactlab.mujoco.impulses(m, d)["r"]).max() > 0
 
 
+def test_pyramidal_cones_are_refused_with_how_to_switch():
+    m, d = settled(balls_xml(4, cone="pyramidal"), steps=5)
+    with pytest.raises(ValueError, match="pyramidal.*mjCONE_ELLIPTIC"):
+        contactlab.mujoco.problem(m, d)
+
+
 @pytest.mark.parametrize(
-    "xml, words",
+    "extra, kind",
     [
-        (balls_xml(4, cone="pyramidal"), ["pyramidal"]),
         (
-            balls_xml(
-                2,
-                extra='<body pos="1.5 0 0.5"><joint type="hinge" range="-10 10" limited="true"/>'
-                '<geom type="capsule" size="0.05 0.2" contype="0" conaffinity="0"/></body>',
-            ),
-            ["joint limit"],
+            '<body pos="1.5 0 0.5"><joint type="hinge" range="-10 10" limited="true"/>'
+            '<geom type="capsule" size="0.05 0.2" contype="0" conaffinity="0"/></body>',
+            "limit",
         ),
         (
-            balls_xml(
-                2,
-                extra='<body pos="1.5 0 0.5"><joint type="hinge" frictionloss="1"/>'
-                '<geom type="capsule" size="0.05 0.2" contype="0" conaffinity="0"/></body>',
-            ),
-            ["friction loss"],
+            '<body pos="1.5 0 0.5"><joint type="hinge" frictionloss="1"/>'
+            '<geom type="capsule" size="0.05 0.2" contype="0" conaffinity="0"/></body>',
+            "friction_loss",
         ),
-        (balls_xml(3).replace('condim="3"', 'condim="4"'), ["condim 4"]),
+        (None, "contact (condim 4)"),
     ],
 )
-def test_what_is_not_the_rigid_coulomb_problem_in_m_is_refused(xml, words):
+def test_limits_friction_loss_and_condim_4_are_rows_of_the_problem(extra, kind):
+    xml = balls_xml(3).replace('condim="3"', 'condim="4"') if extra is None else balls_xml(2, extra=extra)
     m = mujoco.MjModel.from_xml_string(xml)
     d = mujoco.MjData(m)
     if "range" in xml:
@@ -100,10 +106,13 @@ def test_what_is_not_the_rigid_coulomb_problem_in_m_is_refused(xml, words):
     for _ in range(5):
         mujoco.mj_step(m, d)
     mujoco.mj_forward(m, d)
-    with pytest.raises(ValueError) as e:
-        contactlab.mujoco.problem(m, d)
-    for w in words:
-        assert w in str(e.value), str(e.value)
+    p = contactlab.mujoco.problem(m, d)
+    assert kind in contactlab.mujoco.kinds(m, d)
+    assert kind.split(" ")[0] in p.kinds and p.dt == m.opt.timestep
+    # Its local form is local_problem's, row for row.
+    local, direct = p.to_local(), contactlab.mujoco.local_problem(m, d)
+    assert rel(local.W, direct.W) <= 1e-10 and rel(local.q, direct.q) <= 1e-10
+    assert local.constraints == direct.constraints
 
 
 def test_a_damped_model_under_euler_is_solved_in_the_steps_metric():
@@ -126,22 +135,21 @@ def test_a_damped_model_under_euler_is_solved_in_the_steps_metric():
     v_star = d.qvel + h * np.linalg.solve(Mhat, d.qfrc_smooth)
     local = p.to_local()
     assert rel(local.W, J @ np.linalg.solve(Mhat, J.T)) <= 1e-10
-    assert rel(local.q, J @ v_star) <= 1e-10
+    assert rel(local.q, J @ v_star - targets(m, d)) <= 1e-10
     # The damping matters: in M alone the free velocity is another.
     assert abs(v_star[-1] - (d.qvel[-1] + h * d.qacc_smooth[-1])) > 1e-3
     np.testing.assert_allclose(contactlab.mujoco.metric(m, d)[1], v_star, rtol=1e-12, atol=1e-15)
 
 
-def test_anisotropic_friction_is_refused_not_read_as_its_first_coefficient():
-    # An explicit <pair> can give a contact two sliding coefficients; the Coulomb problem has
-    # one per contact, so the second is not silently dropped.
+def test_anisotropic_friction_is_read_row_by_row_not_as_its_first_coefficient():
+    # An explicit <pair> can give a contact two sliding coefficients: each row keeps its own.
     m, d = settled(balls_xml(3), steps=60)
     d.contact[0].friction[1] = 0.3
-    with pytest.raises(ValueError, match="anisotropic friction"):
-        contactlab.mujoco.problem(m, d)
-    # The blocks keep each row's coefficient.
     first = [b for b in contactlab.mujoco.blocks(m, d) if b["kind"] == "contact"][0]
     assert first["mu"] == [0.6, 0.3]
+    p = contactlab.mujoco.problem(m, d)
+    assert p.constraints[0] == {"kind": "contact", "mu": [0.6, 0.3]}
+    assert p.to_local().constraints[0]["mu"] == [0.6, 0.3]
 
 
 def test_mujoco_is_imported_only_when_used():

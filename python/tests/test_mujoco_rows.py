@@ -173,10 +173,14 @@ ADMM_CONVERGES = {"adroit", "cheetah", "humanoid", "kitchen", "manipulator", "qu
 
 @pytest.mark.parametrize("name", sorted(MODELS))
 def test_every_robot_state_is_a_problem_pgs_solves_to_the_rulers_tolerance(name):
-    # Every row MuJoCo has, in the step's metric: W and q against an independent computation,
-    # then the one pair that takes every kind today (coulomb + pgs) to the shared ruler.
+    # Every row MuJoCo has, in the step's metric, through the generalized problem: W and q
+    # against an independent computation, then PGS and ADMM to the shared ruler.
     m, d = state(name)
-    p = contactlab.mujoco.local_problem(m, d)
+    g = contactlab.mujoco.problem(m, d)
+    assert g.dt == m.opt.timestep and len(g.kinds) == len(contactlab.mujoco.blocks(m, d))
+    p = g.to_local()
+    direct = contactlab.mujoco.local_problem(m, d)
+    assert p.constraints == direct.constraints
     Mhat, v_star, _ = contactlab.mujoco.metric(m, d)
     J = jacobian(m, d)
     W = J @ np.linalg.solve(Mhat, J.T)
@@ -196,7 +200,10 @@ def test_every_robot_state_is_a_problem_pgs_solves_to_the_rulers_tolerance(name)
         assert a.metrics["natural_map"] <= 1e-8
     else:
         assert a.status != "converged"
+    # SAP solves its own model of every kind, from the generalized problem (phi0 and dt).
+    sap = contactlab.solve(g, "sap", "newton-merit", tol=1e-8, max_iter=200, time_limit=60.0)
+    assert sap.status == "converged", (sap.status, sap.iterations)
     # A pair that does not take these kinds says which.
     if set(p.kinds) != {"contact"}:
-        with pytest.raises(Exception, match="does not take|Coulomb contacts"):
-            contactlab.solve(p, "sap", "newton-merit", tol=1e-8)
+        with pytest.raises(Exception, match="does not take"):
+            contactlab.solve(p, "min-map", "newton", tol=1e-8)

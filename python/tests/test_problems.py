@@ -124,19 +124,47 @@ def test_a_local_problem_of_constraint_blocks_and_its_errors():
     q = np.array([-1.0, -1.0, 2.0, 0.0, 0.5])
     blocks = [{"kind": "limit"}, {"kind": "contact", "mu": [0.5, 0.5]}, {"kind": "friction_loss", "f_max": 0.2}]
     p = contactlab.LocalProblem(W, q, constraints=blocks)
-    assert p.kinds == ["limit", "friction_loss", "contact"]
+    assert p.kinds == ["limit", "contact", "friction_loss"]
+    assert p.constraints == blocks
     s = contactlab.solve(p, "coulomb", "pgs", tol=1e-12)
     assert s.status == "converged"
     np.testing.assert_allclose(s.r, [0.5, 1.0, -0.5, 0.0, -0.2], atol=1e-12)
-    with pytest.raises(Exception, match="sap\\+newton-merit does not take limit: it takes coulomb"):
-        contactlab.solve(p, "sap", "newton-merit")
+    with pytest.raises(Exception, match="min-map\\+newton does not take limit: it takes coulomb"):
+        contactlab.solve(p, "min-map", "newton")
+    assert contactlab.solve(p, "sap", "newton-merit", tol=1e-10).status == "converged"
     kinds = {(r["formulation"], r["optimizer"]): r["kinds"] for r in contactlab.pairs()}
     assert kinds[("coulomb", "pgs")] == ["coulomb", "contact", "equality", "limit", "friction_loss"]
     assert kinds[("coulomb", "admm")] == kinds[("coulomb", "pgs")]
     assert kinds[("coulomb", "bisection-sor")] == ["coulomb"]
+    assert kinds[("sap", "newton-merit")] == kinds[("coulomb", "pgs")]
     with pytest.raises(ValueError, match="not both"):
         contactlab.LocalProblem(W, q, mu=[0.5], constraints=blocks)
     with pytest.raises(ValueError, match="constraints"):
         contactlab.LocalProblem(W, q, constraints=[{"kind": "spring"}])
     with pytest.raises(ValueError, match="f_max"):
         contactlab.LocalProblem(W, q, constraints=blocks[:2] + [{"kind": "friction_loss", "f_max": -1.0}])
+
+
+def test_a_generalized_problem_of_constraint_blocks_carries_its_step():
+    import numpy as np
+
+    # Two bodies of two dofs; rows: a limit on dof 0, a condim-3 contact on dofs 1-3, a
+    # friction loss on dof 2.
+    M = np.diag([2.0, 1.0, 1.0, 1.0])
+    H = np.zeros((4, 5))
+    H[0, 0], H[1, 1], H[2, 2], H[3, 3], H[2, 4] = 1.0, 1.0, 1.0, 1.0, 1.0
+    f = np.array([-2.0, -1.0, 2.0, 0.0])
+    blocks = [{"kind": "limit"}, {"kind": "contact", "mu": [0.5, 0.3]}, {"kind": "friction_loss", "f_max": 0.2}]
+    t = np.array([0.1, 0.2, 0.0, 0.0, 0.0])
+    p = contactlab.GeneralizedProblem(
+        M, H, f, np.zeros(5), constraints=blocks, phi0=[-0.01, -0.02, 0, 0, 0], dt=0.01, target=t
+    )
+    assert p.kinds == ["limit", "contact", "friction_loss"] and p.dt == 0.01
+    assert p.constraints == blocks
+    local = p.to_local()
+    np.testing.assert_allclose(local.W, H.T @ np.linalg.solve(M, H), atol=1e-15)
+    np.testing.assert_allclose(local.q, H.T @ np.linalg.solve(M, f) - t, atol=1e-15)
+    with pytest.raises(ValueError, match="phi0"):
+        contactlab.GeneralizedProblem(M, H, f, np.zeros(5), constraints=blocks, phi0=[0.0])
+    with pytest.raises(ValueError, match="target"):
+        contactlab.GeneralizedProblem(M, H, f, np.zeros(5), constraints=blocks, target=[np.nan] * 5)

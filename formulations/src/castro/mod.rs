@@ -12,6 +12,8 @@
 //! * [`cost`]: the cost as a production [`Merit`](contactlab_core::Merit) with the sparse
 //!   Hessian `A + J'GJ` (factored by body blocks, or by faer's sparse Cholesky for large trees),
 //!   the O(n) line derivatives (section IV-C) and the stopping measure of eq. 26;
+//! * [`blocks`]: the constraint-agnostic cost over every constraint kind (section III's form
+//!   with each kind's set);
 //! * [`plugin`]: `--formulation sap`. Algorithm 2 itself (Newton, exact line search on
 //!   `dl/dalpha`, or Armijo backtracking) is core's `newton-merit` driver on this cost; any
 //!   other `Merit` driver runs it too;
@@ -40,13 +42,18 @@
 //! * **Near-rigid switch.** As eq. 29 states it: `R_n` is the larger of the compliant and the
 //!   near-rigid values; no switch on `tau_d`.
 //! * **Other constraints.** Drake's SAP also takes joint limits, couplers, distance and weld
-//!   constraints, which the paper only mentions; here only contact is in scope.
+//!   constraints, which the paper only mentions. Here every MuJoCo kind (equality, limit,
+//!   friction loss, contacts of condim 1, 4 and 6) enters the same cost by the paper's
+//!   constraint-agnostic form ([`blocks`]: each set's projection in `R`'s norm, eq. 29's
+//!   regularisation row by row, eq. 30's for dry friction), on a dense path sized for robot
+//!   problems; Coulomb-only problems keep the sparse path below.
 //! * **Islands.** The paper solves the step as one problem (its Algorithm 2: one Newton step
 //!   and one line search for all unknowns), and so does `newton-merit` with `by_island = false`
 //!   (castro2022's configs). The cost lays its unknowns out island by island, and by default the
 //!   driver steps each island with its own line search, the stopping test staying eq. 26 on the
 //!   whole ([`cost`]). Only the trees some contact touches enter the Newton system, as in Drake.
 
+pub mod blocks;
 pub mod conic;
 pub mod cost;
 pub mod params;
@@ -54,9 +61,10 @@ pub mod plugin;
 pub mod projection;
 mod rows;
 
+pub use blocks::SapBlockCost;
 pub use cost::{HessianFactorization, SapCost};
 pub use params::{regularization, Regularization, RegularizationParams};
-pub use plugin::SapFormulation;
+pub use plugin::{SapBuilt, SapFormulation};
 pub use projection::{ContactRegularization, SapRegion};
 
 #[cfg(test)]

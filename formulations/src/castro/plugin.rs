@@ -1,9 +1,19 @@
-//! SAP as a plugin (`--formulation sap`): built from a step problem's generalized form.
+//! SAP as a plugin (`--formulation sap`): built from a step problem's generalized form, on
+//! Coulomb contacts by [`SapCost`] (sparse, by islands), on every other kind by
+//! [`SapBlockCost`] (the constraint-agnostic cost).
 
+use std::ops::Range;
+
+use contactlab_core::constraint::EVERY_KIND;
 use contactlab_core::plugin::{Formulation, FormulationPlugin, Model};
-use contactlab_core::{CoreError, GeneralizedProblem, StepProblem};
+use contactlab_core::{
+    ConicData, ConicProgram, CoreError, GeneralizedProblem, LinePoint, Merit, MeritEval,
+    Optimality, OwnNewton, StepProblem,
+};
+use faer::MatMut;
 use serde::{Deserialize, Serialize};
 
+use super::blocks::SapBlockCost;
 use super::cost::{HessianFactorization, SapCost};
 use super::params::{regularization_of, RegularizationParams};
 use super::rows::ContactRows;
@@ -36,8 +46,100 @@ impl Default for SapFormulation {
     }
 }
 
+/// What SAP builds: the contact cost of eq. 24 for Coulomb contacts, or the
+/// constraint-agnostic cost for problems with other blocks.
+#[derive(Debug, Clone)]
+pub enum SapBuilt {
+    /// Coulomb contacts only: [`SapCost`].
+    Contacts(SapCost),
+    /// Any blocks: [`SapBlockCost`].
+    Blocks(SapBlockCost),
+}
+
+impl SapBuilt {
+    /// The cost as a merit.
+    fn merit(&self) -> &dyn Merit {
+        match self {
+            SapBuilt::Contacts(c) => c,
+            SapBuilt::Blocks(b) => b,
+        }
+    }
+}
+
+impl Merit for SapBuilt {
+    fn dim(&self) -> usize {
+        self.merit().dim()
+    }
+    fn value(&self, x: &[f64]) -> f64 {
+        self.merit().value(x)
+    }
+    fn gradient(&self, x: &[f64], g: &mut [f64]) {
+        self.merit().gradient(x, g)
+    }
+    fn hessian(&self, x: &[f64], h: MatMut<'_, f64>) {
+        self.merit().hessian(x, h)
+    }
+    fn evaluate(&self, x: &[f64], hessian: bool) -> MeritEval {
+        self.merit().evaluate(x, hessian)
+    }
+    fn optimality(&self, x: &[f64], g: &[f64]) -> Optimality {
+        self.merit().optimality(x, g)
+    }
+    fn newton_direction(&self, x: &[f64], g: &[f64], d: &mut [f64]) -> OwnNewton {
+        self.merit().newton_direction(x, g, d)
+    }
+    fn groups(&self) -> &[Range<usize>] {
+        self.merit().groups()
+    }
+    fn along_group(&self, k: usize, x: &[f64], dx: &[f64], alpha: f64) -> LinePoint {
+        self.merit().along_group(k, x, dx, alpha)
+    }
+    fn group_value(&self, k: usize, x: &[f64], dx: &[f64]) -> f64 {
+        self.merit().group_value(k, x, dx)
+    }
+    fn group_residuals(&self, x: &[f64], g: &[f64], residuals: &mut [f64]) {
+        self.merit().group_residuals(x, g, residuals)
+    }
+    fn group_newton_direction(
+        &self,
+        x: &[f64],
+        g: &[f64],
+        active: &[bool],
+        d: &mut [f64],
+    ) -> OwnNewton {
+        self.merit().group_newton_direction(x, g, active, d)
+    }
+    fn along_line(&self, x: &[f64], dx: &[f64], alpha: f64) -> LinePoint {
+        self.merit().along_line(x, dx, alpha)
+    }
+}
+
+/// The conic statement (eq. 19) is of Coulomb contacts; a problem with other blocks is refused.
+impl ConicProgram for SapBuilt {
+    fn conic_program(&self) -> Result<ConicData, CoreError> {
+        match self {
+            SapBuilt::Contacts(c) => c.conic_program(),
+            SapBuilt::Blocks(_) => Err(CoreError::Unsupported(
+                "SAP's conic statement (eq. 19) is written for Coulomb contacts; this problem \
+                 has other constraint blocks (solve it with newton-merit)"
+                    .into(),
+            )),
+        }
+    }
+    fn unknowns_from_conic(&self, x: &[f64]) -> Vec<f64> {
+        match self {
+            SapBuilt::Contacts(c) => c.unknowns_from_conic(x),
+            SapBuilt::Blocks(_) => x.to_vec(),
+        }
+    }
+}
+
 impl Formulation for SapFormulation {
-    type Built = SapCost;
+    type Built = SapBuilt;
+
+    /// Every kind: Coulomb contacts by eq. 24's cost, the others by the constraint-agnostic
+    /// one ([`SapBlockCost`]).
+    const KINDS: &'static [&'static str] = EVERY_KIND;
 
     fn model(&self) -> Model {
         Model::Regularized
@@ -56,7 +158,7 @@ impl Formulation for SapFormulation {
 
     /// From the generalized form; a contact-space problem is taken as one with `A = W^-1`,
     /// `J = I` ([`GeneralizedProblem::from_local`]), which needs `W` positive definite.
-    fn build(&self, problem: &StepProblem) -> Result<SapCost, CoreError> {
+    fn build(&self, problem: &StepProblem) -> Result<SapBuilt, CoreError> {
         let owned;
         let g = match problem.generalized() {
             Some(g) => g,
@@ -70,17 +172,16 @@ impl Formulation for SapFormulation {
                 &owned
             }
         };
+        let params = RegularizationParams {
+            beta: self.beta,
+            sigma: self.sigma,
+        };
+        if !g.coulomb_only() {
+            return Ok(SapBuilt::Blocks(SapBlockCost::new(g, &params)?));
+        }
         // J turned around once, for the regularisation and the cost.
         let rows = ContactRows::of_jacobian(&g.j);
-        let r = regularization_of(
-            g,
-            &rows,
-            &RegularizationParams {
-                beta: self.beta,
-                sigma: self.sigma,
-            },
-        )
-        .map_err(|e| match problem.generalized() {
+        let r = regularization_of(g, &rows, &params).map_err(|e| match problem.generalized() {
             Some(_) => e,
             // W passed its Cholesky test but is so close to singular that W^-1 fails its own.
             None => CoreError::Unsupported(format!(
@@ -89,24 +190,31 @@ impl Formulation for SapFormulation {
             )),
         })?;
         let v_hat: Vec<f64> = r.v_hat.iter().flat_map(|&vn| [vn, 0.0, 0.0]).collect();
-        Ok(SapCost::from_rows(
+        Ok(SapBuilt::Contacts(SapCost::from_rows(
             g,
             rows,
             r.contacts,
             &v_hat,
             self.hessian,
-        ))
+        )))
     }
 
-    fn num_unknowns(&self, built: &SapCost) -> usize {
-        built.num_unknowns()
+    fn num_unknowns(&self, built: &SapBuilt) -> usize {
+        built.dim()
     }
 
     /// The previous step's velocities (section IV: SAP warm-starts from them), else `v*`.
-    fn default_start(&self, built: &SapCost, problem: &StepProblem) -> Result<Vec<f64>, CoreError> {
-        Ok(match problem.generalized().and_then(|g| g.v0.as_ref()) {
-            Some(v0) => built.restrict(v0),
-            None => built.v_star().to_vec(),
+    fn default_start(
+        &self,
+        built: &SapBuilt,
+        problem: &StepProblem,
+    ) -> Result<Vec<f64>, CoreError> {
+        let v0 = problem.generalized().and_then(|g| g.v0.as_ref());
+        Ok(match (built, v0) {
+            (SapBuilt::Contacts(c), Some(v0)) => c.restrict(v0),
+            (SapBuilt::Contacts(c), None) => c.v_star().to_vec(),
+            (SapBuilt::Blocks(_), Some(v0)) => v0.clone(),
+            (SapBuilt::Blocks(b), None) => b.v_star().to_vec(),
         })
     }
 
@@ -114,7 +222,7 @@ impl Formulation for SapFormulation {
     /// warm state does not apply.
     fn start_from_warm(
         &self,
-        _built: &SapCost,
+        _built: &SapBuilt,
         _problem: &StepProblem,
         _warm: &[f64],
         default: Vec<f64>,
@@ -122,15 +230,25 @@ impl Formulation for SapFormulation {
         Ok(default)
     }
 
-    fn impulses(&self, built: &SapCost, x: &[f64]) -> Vec<f64> {
-        built.impulses(x)
+    fn impulses(&self, built: &SapBuilt, x: &[f64]) -> Vec<f64> {
+        match built {
+            SapBuilt::Contacts(c) => c.impulses(x),
+            SapBuilt::Blocks(b) => b.impulses(x),
+        }
     }
 
-    fn velocities(&self, built: &SapCost, x: &[f64]) -> Option<Vec<f64>> {
-        Some(built.contact_velocities(x))
+    fn velocities(&self, built: &SapBuilt, x: &[f64]) -> Option<Vec<f64>> {
+        Some(match built {
+            SapBuilt::Contacts(c) => c.contact_velocities(x),
+            SapBuilt::Blocks(b) => b.contact_velocities(x),
+        })
     }
 
-    fn diagnostics(&self, built: &SapCost, x: &[f64]) -> Vec<(&'static str, f64)> {
+    /// Eqs. 32-33's errors and, when asked, the Hessian's condition numbers (Coulomb contacts).
+    fn diagnostics(&self, built: &SapBuilt, x: &[f64]) -> Vec<(&'static str, f64)> {
+        let SapBuilt::Contacts(built) = built else {
+            return Vec::new();
+        };
         let (e_m, e_mu) = built.accuracy(x);
         let mut out = vec![("e_m", e_m), ("e_mu", e_mu)];
         if self.condition_number {

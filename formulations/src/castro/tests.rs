@@ -17,7 +17,7 @@ use rand_chacha::ChaCha8Rng;
 
 use super::cost::{HessianFactorization, SapCost};
 use super::params::{regularization, RegularizationParams};
-use super::plugin::SapFormulation;
+use super::plugin::{SapBuilt, SapFormulation};
 use super::projection::ContactRegularization;
 
 /// `n_trees` rigid trees of `dofs` velocities each (random SPD blocks), `nc` contacts each
@@ -88,7 +88,16 @@ fn cost_with(p: &GeneralizedProblem, hessian: HessianFactorization) -> SapCost {
         ..SapFormulation::default()
     }
     .build(&StepProblem::from(p.clone()))
+    .map(contacts_cost)
     .unwrap()
+}
+
+/// The contact cost of a Coulomb problem's build.
+fn contacts_cost(built: SapBuilt) -> SapCost {
+    match built {
+        SapBuilt::Contacts(c) => c,
+        SapBuilt::Blocks(_) => panic!("a Coulomb problem builds the contact cost"),
+    }
 }
 
 /// A Hessian from `evaluate` as a dense matrix, whichever layout gave it.
@@ -503,7 +512,7 @@ fn untouched_trees_keep_their_free_velocities() {
     p.j = SparseColMat::try_new_from_triplets(6, 12, &j).unwrap();
     let f = SapFormulation::default();
     let step = StepProblem::from(p.clone());
-    let cost = f.build(&step).unwrap();
+    let cost = contacts_cost(f.build(&step).unwrap());
     assert_eq!(cost.num_unknowns(), 3);
     let out = solve_formulation(&f, &step, Init::Default, &sap_options(), |b, x0, o| {
         NewtonMerit::default().solve(b, x0, o)
@@ -737,7 +746,7 @@ fn resting_particle(sigma: f64) -> (SapCost, Vec<f64>) {
         sigma,
         ..SapFormulation::default()
     };
-    let cost = f.build(&StepProblem::from(p)).unwrap();
+    let cost = contacts_cost(f.build(&StepProblem::from(p)).unwrap());
     let s = NewtonMerit::default()
         .solve(&cost, cost.v_star().to_vec(), &sap_options())
         .unwrap();
@@ -795,7 +804,8 @@ fn the_condition_numbers_agree_with_an_independent_eigen_decomposition() {
         condition_number: true,
         ..SapFormulation::default()
     };
-    let names: Vec<&str> = f.diagnostics(&cost, &x).iter().map(|d| d.0).collect();
+    let built = SapBuilt::Contacts(cost);
+    let names: Vec<&str> = f.diagnostics(&built, &x).iter().map(|d| d.0).collect();
     assert_eq!(
         names,
         [
@@ -806,7 +816,7 @@ fn the_condition_numbers_agree_with_an_independent_eigen_decomposition() {
         ]
     );
     let names: Vec<&str> = SapFormulation::default()
-        .diagnostics(&cost, &x)
+        .diagnostics(&built, &x)
         .iter()
         .map(|d| d.0)
         .collect();

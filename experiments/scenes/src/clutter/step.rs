@@ -37,6 +37,8 @@ impl Clutter {
                     dissipation: tau_d,
                 })
                 .collect(),
+            others: Vec::new(),
+            target: Vec::new(),
             dt: Some(cfg.dt),
             v0: Some(v0),
             tree_of: (0..nv).map(|k| k / 6).collect(),

@@ -731,6 +731,8 @@ impl Quadruped {
                     ..ContactModel::rigid(cfg.mu)
                 })
                 .collect(),
+            others: Vec::new(),
+            target: Vec::new(),
             dt: Some(cfg.dt),
             v0: Some(self.v.iter().copied().collect()),
             // One kinematic tree: A is dense on the base and couples every leg through it.
