@@ -137,6 +137,138 @@ fn multiplier(mu: &[f64], zn: f64, zf: &[f64], dz: f64) -> f64 {
     lambda
 }
 
+/// The derivative `dP/dz` of the projection onto `K_mu` at `z` (normal first,
+/// `d = 1 + mu.len() <= 6` rows), into `out` (row-major `d x d`).
+///
+/// Only the normal row and the rows with `mu_i > 0` move (a row with `mu_i = 0` is projected
+/// to 0 whatever `z`: its row and column of the derivative are 0); on those rows it is
+///
+/// * the identity where `z` is in `K_mu` (its boundary included, as [`crate::cone`] has it);
+/// * 0 where `z` is in the polar cone `-K*_mu` (it projects to the apex);
+/// * elsewhere the implicit-function derivative of the projection's KKT system
+///   `p - z + lambda grad g(p) = 0`, `g(p) = |D^-1 p_f| - p_n = 0` (`lambda > 0`, see the module
+///   documentation): with `s = |D^-1 p_f| = p_n`, `a = D^-2 p_f / s`, `grad g = (-1, a)` and
+///   `Hess g = [0, 0; 0, (D^-2 - a a') / s]`, the bordered system
+///   `(I + lambda Hess g) dp + grad g dlambda = dz`, `grad g' dp = 0` gives
+///   `dP/dz = M^-1 - M^-1 b b' M^-1 / (b' M^-1 b)` with `M = I + lambda Hess g`, `b = grad g`.
+///
+/// With two equal coefficients this is [`crate::cone::project_jacobian`]'s closed form.
+pub fn project_jacobian(mu: &[f64], z: &[f64], out: &mut [f64]) {
+    let d = z.len();
+    out[..d * d].fill(0.0);
+    let (zn, zf) = (z[0], &z[1..]);
+    // The rows the cone leaves free: the normal, then each frictional row with mu_i > 0.
+    let mut free = [0usize; 6];
+    let mut k = 0;
+    for i in 0..d {
+        if i == 0 || mu[i - 1] != 0.0 {
+            free[k] = i;
+            k += 1;
+        }
+    }
+    let free = &free[..k];
+    let scaled = free[1..]
+        .iter()
+        .map(|&i| (z[i] / mu[i - 1]) * (z[i] / mu[i - 1]))
+        .sum::<f64>()
+        .sqrt();
+    if zn >= 0.0 && scaled <= zn {
+        free.iter().for_each(|&i| out[i * d + i] = 1.0);
+        return;
+    }
+    let dz = dual_norm(mu, zf);
+    if dz <= -zn {
+        return;
+    }
+    boundary_jacobian(mu, z, free, dz, out);
+}
+
+/// [`project_jacobian`] where the projection lies on the boundary away from the apex: solves
+/// the bordered KKT system on the `free` rows (normal first) for each unit `dz`.
+fn boundary_jacobian(mu: &[f64], z: &[f64], free: &[usize], dz: f64, out: &mut [f64]) {
+    let (d, k) = (z.len(), free.len());
+    let lambda = multiplier(mu, z[0], &z[1..], dz);
+    let t = z[0] + lambda;
+    // grad g = (-1, a) with a_i = p_f,i / (mu_i^2 s), s = p_n = t on the boundary.
+    let mut b = [0.0; 6];
+    b[0] = -1.0;
+    for (j, &i) in free.iter().enumerate().skip(1) {
+        let m2 = mu[i - 1] * mu[i - 1];
+        let p = z[i] * m2 * t / (m2 * t + lambda);
+        b[j] = p / (m2 * t);
+    }
+    // The bordered matrix [M, b; b', 0] (k + 1 square, row-major), M = I + lambda Hess g with
+    // Hess g = (D^-2 - a a') / s on the frictional rows.
+    let m = k + 1;
+    let mut a = [0.0; 49];
+    for r in 0..k {
+        for c in 0..k {
+            let mut v = if r == c { 1.0 } else { 0.0 };
+            if r > 0 && c > 0 {
+                let inv_m2 = if r == c {
+                    1.0 / (mu[free[r] - 1] * mu[free[r] - 1])
+                } else {
+                    0.0
+                };
+                v += lambda * (inv_m2 - b[r] * b[c]) / t;
+            }
+            a[r * m + c] = v;
+        }
+        a[r * m + k] = b[r];
+        a[k * m + r] = b[r];
+    }
+    // Right-hand sides: the unit dz of each free row; the last row (grad g' dp = 0) is 0.
+    let mut rhs = [0.0; 42];
+    for r in 0..k {
+        rhs[r * k + r] = 1.0;
+    }
+    solve_dense(&mut a[..m * m], &mut rhs[..m * k], m, k);
+    for (r, &i) in free.iter().enumerate() {
+        for (c, &j) in free.iter().enumerate() {
+            out[i * d + j] = rhs[r * k + c];
+        }
+    }
+}
+
+/// Solves `A X = B` in place (`A` `n x n`, `B` `n x m`, both row-major; `X` into `B`) by
+/// Gaussian elimination with partial pivoting: the bordered KKT matrix is symmetric but
+/// indefinite, and at most 7 square, so no factorization of a library pays for itself.
+fn solve_dense(a: &mut [f64], b: &mut [f64], n: usize, m: usize) {
+    for col in 0..n {
+        let pivot = (col..n)
+            .max_by(|&i, &j| a[i * n + col].abs().total_cmp(&a[j * n + col].abs()))
+            .unwrap_or(col);
+        if pivot != col {
+            for c in 0..n {
+                a.swap(col * n + c, pivot * n + c);
+            }
+            for c in 0..m {
+                b.swap(col * m + c, pivot * m + c);
+            }
+        }
+        let p = a[col * n + col];
+        for r in col + 1..n {
+            let f = a[r * n + col] / p;
+            if f == 0.0 {
+                continue;
+            }
+            for c in col..n {
+                a[r * n + c] -= f * a[col * n + c];
+            }
+            for c in 0..m {
+                b[r * m + c] -= f * b[col * m + c];
+            }
+        }
+    }
+    for col in (0..n).rev() {
+        let p = a[col * n + col];
+        for c in 0..m {
+            let s: f64 = (col + 1..n).map(|j| a[col * n + j] * b[j * m + c]).sum();
+            b[col * m + c] = (b[col * m + c] - s) / p;
+        }
+    }
+}
+
 /// Projects `y` onto the dual cone `K*_mu` into `out`, by Moreau's decomposition:
 /// `P_K*(y) = y + P_K(-y)`.
 /// `y` has at most six rows (`condim` 6).
@@ -160,6 +292,7 @@ mod tests {
     use crate::cone;
     use nalgebra::Vector3;
     use proptest::prelude::*;
+    use rand::Rng;
 
     fn norm(v: &[f64]) -> f64 {
         v.iter().map(|x| x * x).sum::<f64>().sqrt()
@@ -222,6 +355,108 @@ mod tests {
             let mut q = vec![0.0; y.len()];
             project_dual(&mu, &hat, &mut q);
             prop_assert!(norm(&q.iter().zip(&hat).map(|(a, b)| a - b).collect::<Vec<_>>()) <= 1e-9 * (1.0 + norm(&y)));
+        }
+    }
+
+    /// Central differences of the projection at `z`, row-major.
+    fn fd_jacobian(mu: &[f64], z: &[f64]) -> Vec<f64> {
+        let d = z.len();
+        let h = 1e-6 * (1.0 + norm(z));
+        let mut j = vec![0.0; d * d];
+        let (mut pp, mut pm) = (vec![0.0; d], vec![0.0; d]);
+        for c in 0..d {
+            let (mut zp, mut zm) = (z.to_vec(), z.to_vec());
+            zp[c] += h;
+            zm[c] -= h;
+            project(mu, &zp, &mut pp);
+            project(mu, &zm, &mut pm);
+            for r in 0..d {
+                j[r * d + c] = (pp[r] - pm[r]) / (2.0 * h);
+            }
+        }
+        j
+    }
+
+    /// A point of `region` (0 inside `K_mu`, 1 in the polar cone, 2 projecting onto the
+    /// boundary), built a margin away from the other regions so that a difference quotient
+    /// stays on one piece.
+    fn point_in(mu: &[f64], region: u8, rng: &mut impl rand::Rng) -> Vec<f64> {
+        let mut z: Vec<f64> = (0..=mu.len())
+            .map(|_| rng.random_range(-2.0..2.0))
+            .collect();
+        let scaled = scaled_friction(
+            mu,
+            &z[1..]
+                .iter()
+                .zip(mu)
+                .map(|(x, m)| if *m == 0.0 { 0.0 } else { *x })
+                .collect::<Vec<_>>(),
+        )
+        .unwrap();
+        let dz = dual_norm(mu, &z[1..]);
+        z[0] = match region {
+            0 => scaled / rng.random_range(0.1..0.9),
+            1 => -dz / rng.random_range(0.1..0.9),
+            _ => -dz + rng.random_range(0.05..0.95) * (scaled + dz),
+        };
+        z
+    }
+
+    /// The derivative matches central differences in each of the three regions, for `condim`
+    /// 3 with equal and unequal coefficients, 4 (one with a zero torsional coefficient) and 6.
+    #[test]
+    fn project_jacobian_matches_finite_differences_in_every_region() {
+        use rand::SeedableRng;
+        let cones: [&[f64]; 5] = [
+            &[0.5, 0.5],
+            &[0.3, 1.2],
+            &[0.9, 0.5, 0.02],
+            &[1.0, 0.4, 0.0],
+            &[0.8, 0.6, 0.05, 0.01, 0.02],
+        ];
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(7);
+        for mu in cones {
+            let d = mu.len() + 1;
+            for region in 0..3 {
+                for _ in 0..20 {
+                    let z = point_in(mu, region, &mut rng);
+                    let mut j = vec![0.0; d * d];
+                    project_jacobian(mu, &z, &mut j);
+                    let fd = fd_jacobian(mu, &z);
+                    for k in 0..d * d {
+                        assert!(
+                            (j[k] - fd[k]).abs() <= 1e-5 * (1.0 + fd[k].abs()),
+                            "mu {mu:?} region {region} z {z:?} entry {k}: {} vs {}",
+                            j[k],
+                            fd[k]
+                        );
+                    }
+                }
+            }
+        }
+    }
+
+    /// Two equal (positive) coefficients: the closed form of the Coulomb cone's derivative.
+    #[test]
+    fn project_jacobian_with_equal_coefficients_is_the_coulomb_cones() {
+        use rand::SeedableRng;
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(11);
+        for _ in 0..500 {
+            let m = rng.random_range(0.01..3.0);
+            let z: Vec<f64> = (0..3).map(|_| rng.random_range(-10.0..10.0)).collect();
+            let mut j = [0.0; 9];
+            project_jacobian(&[m, m], &z, &mut j);
+            let want = cone::project_jacobian(m, Vector3::new(z[0], z[1], z[2]));
+            for r in 0..3 {
+                for c in 0..3 {
+                    assert!(
+                        (j[3 * r + c] - want[(r, c)]).abs() <= 1e-9,
+                        "mu {m} z {z:?} ({r},{c}): {} vs {}",
+                        j[3 * r + c],
+                        want[(r, c)]
+                    );
+                }
+            }
         }
     }
 

@@ -1,22 +1,40 @@
-//! The natural map of the Coulomb friction problem as a least-squares residual.
+//! The natural map of a local problem's constraint blocks as a least-squares residual.
 //!
-//! For a local problem `u = W r + q` with De Saxcé's velocity `û_a = u_a + mu_a |u_a,t| e_n`,
-//! the impulses solve the Coulomb problem exactly when, for every contact `a`,
+//! For a local problem `u = W r + q` whose rows are constraint blocks `b`
+//! ([`contactlab_core::constraint`]), each with its impulse set `C_b` and the velocity `y_b`
+//! its condition pairs with `r_b`, the impulses solve the problem exactly when, for every block,
 //!
-//! `F_a(r) = r_a - P_{K_mu}(r_a - rho_a û_a) = 0`  (FCLib RT-0444 §2; Alart and Curnier 1991)
+//! `F_b(r) = r_b - P_{C_b}(r_b - rho_b y_b) = 0`
 //!
-//! for any `rho_a > 0`. We take `rho_a = 3 / tr(W_aa)`, the inverse mean diagonal of the
-//! contact's own block, so that `r_a` and `rho_a û_a` have the same scale; it changes the
+//! for any `rho_b > 0`. On a contact with friction (`C_b` the cone `K_mu`, `y_b` De Saxcé's
+//! `û_b = u_b + |D u_b,f| e_n`, `D = diag(mu_i)`) this is the natural map of FCLib RT-0444 §2
+//! and Alart and Curnier 1991; on the Coulomb contact (three rows, one `mu`) it is theirs term
+//! for term. The extension to the other kinds is ours, the same map with each kind's set and
+//! `y_b = u_b` ([`contactlab_core::constraint`]'s table):
+//!
+//! | block | `F_b` |
+//! |---|---|
+//! | equality (`C = R^m`) | `rho_b u_b` |
+//! | limit, frictionless contact (`C = R+`) | `r_b - max(0, r_b - rho_b u_b)` |
+//! | friction loss (`C = [-f, f]`) | `r_b - clip(r_b - rho_b u_b, -f, f)` |
+//! | contact of `condim` 3, 4, 6 with per-row `mu_i` (the elliptic cone) | `r_b - P_{K_mu}(r_b - rho_b û_b)` |
+//!
+//! We take `rho_b = m_b / tr(W_bb)` (`m_b` the block's rows), the inverse mean diagonal of the
+//! block's own `W`, so that `r_b` and `rho_b y_b` have the same scale; it changes the
 //! conditioning, never the solutions. With `r` the unknowns this is a semismooth residual
-//! whose generalized Jacobian is
+//! whose generalized Jacobian has the block rows
 //!
-//! `J = I - D + diag(rho_a D_a (I + e_n g_a')) W`,
+//! `J_b = (I - D_b) E_b + rho_b D_b L_b W_b,:`,
 //!
-//! with `D_a = dP/dz` at `z_a = r_a - rho_a û_a` ([`cone::project_jacobian`]) and
-//! `g_a = (0, mu_a u_a,t / |u_a,t|)` the gradient of `mu |u_t|` (taken as 0 at `u_t = 0`).
-//! The solutions lie in the product of cones, so [`ProjectedResidual::project`] projects each
-//! contact's impulse onto its cone.
+//! with `E_b` the block's own columns, `D_b = dP/dz` at `z_b = r_b - rho_b y_b`
+//! ([`Constraint::project_jacobian`]; the Coulomb contact's closed form
+//! [`cone::project_jacobian`]), and `L_b = I + e_n g_b'` on a cone, `g_b = (0, D^2 u_f / |D u_f|)`
+//! the gradient of `|D u_f|` (taken as 0 at `u_f = 0`), `L_b = I` on the other kinds. (On an
+//! equality `D_b = I`: `J_b = rho_b W_b,:`.) The solutions lie in the product of the sets, so
+//! [`ProjectedResidual::project`] projects each block's impulse onto its set.
 
+use contactlab_core::constraint::{Constraint, EVERY_KIND};
+use contactlab_core::elliptic_cone;
 use contactlab_core::plugin::{Formulation, FormulationPlugin, Model};
 use contactlab_core::{cone, CoreError, LocalProblem, ProjectedResidual, Residual, StepProblem};
 use faer::{Mat, MatMut};
@@ -28,23 +46,153 @@ pub struct NaturalMap {
     problem: LocalProblem,
     /// `W` densified once: the Jacobian's `B W` product walks its columns.
     w: Mat<f64>,
-    /// `rho_a = 3 / tr(W_aa)` per contact.
+    /// `rho_b = m_b / tr(W_bb)` per block.
     rho: Vec<f64>,
 }
 
-fn block(v: &[f64], a: usize) -> Vector3<f64> {
-    Vector3::new(v[3 * a], v[3 * a + 1], v[3 * a + 2])
+/// A three-row block as nalgebra's vector, for the Coulomb contact's closed forms.
+fn vec3(v: &[f64]) -> Vector3<f64> {
+    Vector3::new(v[0], v[1], v[2])
+}
+
+/// A Coulomb contact's `z = r - rho û` and `g`, the gradient of `mu |u_t|` w.r.t. `u`, in the
+/// closed form of [`cone`] (the numbers of the Coulomb-only natural map, unchanged).
+fn coulomb_state(mu: f64, rho: f64, r: &[f64], u: &[f64]) -> (Vector3<f64>, Vector3<f64>) {
+    let ua = vec3(u);
+    let z = vec3(r) - rho * cone::de_saxce(mu, ua);
+    let t = ua[1].hypot(ua[2]);
+    let g = if t > 0.0 {
+        Vector3::new(0.0, mu * ua[1] / t, mu * ua[2] / t)
+    } else {
+        Vector3::zeros()
+    };
+    (z, g)
+}
+
+/// The Coulomb coefficient of a block that [`Constraint::is_coulomb`].
+fn coulomb_mu(c: &Constraint) -> Option<f64> {
+    match c {
+        Constraint::Contact { mu } if c.is_coulomb() => Some(mu[0]),
+        _ => None,
+    }
+}
+
+/// Any other block's `z = r - rho y` (`y` the velocity [`Constraint::dual_velocity`] pairs
+/// with `r`) into `z`.
+fn block_point(c: &Constraint, rho: f64, r: &[f64], u: &[f64], z: &mut [f64]) {
+    c.dual_velocity(u, z);
+    z.iter_mut().zip(r).for_each(|(z, r)| *z = r - rho * *z);
+}
+
+/// One block's part of the generalized Jacobian: `D_b = dP/dz` (its own columns get
+/// `I - D_b`) and `B_b = rho_b D_b L_b` (which multiplies the block's rows of `W`).
+enum BlockJacobian {
+    /// A Coulomb contact's, in nalgebra's fixed sizes (today's numbers).
+    Coulomb { d: Matrix3<f64>, b: Matrix3<f64> },
+    /// Any other block's, row-major `n x n` (on the heap: a six-row block's pair is ten
+    /// times a Coulomb contact's).
+    General { n: usize, d: Vec<f64>, b: Vec<f64> },
+}
+
+impl BlockJacobian {
+    /// The block's `D_b` and `B_b` at impulses `r` and velocities `u` (its own rows).
+    fn new(c: &Constraint, rho: f64, r: &[f64], u: &[f64]) -> BlockJacobian {
+        if let Some(mu) = coulomb_mu(c) {
+            let (z, g) = coulomb_state(mu, rho, r, u);
+            let d = cone::project_jacobian(mu, z);
+            let mut lift = Matrix3::identity();
+            lift[(0, 1)] += g[1];
+            lift[(0, 2)] += g[2];
+            return BlockJacobian::Coulomb {
+                d,
+                b: rho * d * lift,
+            };
+        }
+        let n = r.len();
+        let mut z = [0.0; 6];
+        block_point(c, rho, r, u, &mut z[..n]);
+        let mut d = vec![0.0; n * n];
+        c.project_jacobian(&z[..n], &mut d);
+        // L = I + e_n g' changes only the normal column of D L: D L = D + (D e_n) g'.
+        let g = cone_gradient(c, u);
+        let mut b = vec![0.0; n * n];
+        for i in 0..n {
+            for j in 0..n {
+                b[i * n + j] = rho * (d[i * n + j] + d[i * n] * g[j]);
+            }
+        }
+        BlockJacobian::General { n, d, b }
+    }
+
+    /// The block's rows of column `col` of the Jacobian into `out`, from the block's rows of
+    /// that column of `W` (`wcol`; the block's rows start at `start`): `(B_b W_b,col)_i`, plus
+    /// `[I - D_b]_{i, col - start}` when `col` is one of the block's own.
+    fn column(&self, start: usize, col: usize, wcol: &[f64], out: &mut [f64]) {
+        let own = (start..start + self.rows()).contains(&col);
+        let delta = |i: usize| if i + start == col { 1.0 } else { 0.0 };
+        match self {
+            BlockJacobian::Coulomb { d, b } => {
+                let v = b * vec3(wcol);
+                for (i, o) in out.iter_mut().enumerate() {
+                    let base = if own {
+                        delta(i) - d[(i, col - start)]
+                    } else {
+                        0.0
+                    };
+                    *o = base + v[i];
+                }
+            }
+            BlockJacobian::General { n, d, b } => {
+                for (i, o) in out.iter_mut().enumerate() {
+                    let base = if own {
+                        delta(i) - d[i * n + col - start]
+                    } else {
+                        0.0
+                    };
+                    let v: f64 = (0..*n).map(|j| b[i * n + j] * wcol[j]).sum();
+                    *o = base + v;
+                }
+            }
+        }
+    }
+
+    /// The block's rows.
+    fn rows(&self) -> usize {
+        match self {
+            BlockJacobian::Coulomb { .. } => 3,
+            BlockJacobian::General { n, .. } => *n,
+        }
+    }
+}
+
+/// `g`, the gradient of `|D u_f|` w.r.t. a cone's `u` (`D^2 u_f / |D u_f|`, 0 at `u_f = 0`
+/// where it has none), zeros for the other kinds (their `y` is `u`).
+fn cone_gradient(c: &Constraint, u: &[f64]) -> [f64; 6] {
+    let mut g = [0.0; 6];
+    if let Constraint::Contact { mu } = c {
+        let norm = elliptic_cone::dual_norm(mu, &u[1..]);
+        if norm > 0.0 {
+            for (i, m) in mu.iter().enumerate() {
+                g[1 + i] = m * m * u[1 + i] / norm;
+            }
+        }
+    }
+    g
 }
 
 impl NaturalMap {
-    /// Wraps `problem`; `rho_a` defaults to `3 / tr(W_aa)` (1 where the trace is not positive).
+    /// Wraps `problem`; `rho_b` defaults to `m_b / tr(W_bb)` (1 where the trace is not
+    /// positive).
     pub fn new(problem: &LocalProblem) -> NaturalMap {
         let w = problem.w.to_dense();
-        let rho = (0..problem.num_contacts())
-            .map(|a| {
-                let tr = w[(3 * a, 3 * a)] + w[(3 * a + 1, 3 * a + 1)] + w[(3 * a + 2, 3 * a + 2)];
+        let rho = problem
+            .constraints
+            .iter()
+            .map(|(rows, _)| {
+                let m = rows.len() as f64;
+                let tr: f64 = rows.map(|i| w[(i, i)]).sum();
                 if tr > 0.0 && tr.is_finite() {
-                    3.0 / tr
+                    m / tr
                 } else {
                     1.0
                 }
@@ -61,20 +209,6 @@ impl NaturalMap {
     pub fn problem(&self) -> &LocalProblem {
         &self.problem
     }
-
-    /// `z_a = r_a - rho_a û_a` and `g_a`, the gradient of `mu |u_t|` w.r.t. `u_a`.
-    fn contact_state(&self, r: &[f64], u: &[f64], a: usize) -> (Vector3<f64>, Vector3<f64>) {
-        let mu = self.problem.mu()[a];
-        let ua = block(u, a);
-        let z = block(r, a) - self.rho[a] * cone::de_saxce(mu, ua);
-        let t = ua[1].hypot(ua[2]);
-        let g = if t > 0.0 {
-            Vector3::new(0.0, mu * ua[1] / t, mu * ua[2] / t)
-        } else {
-            Vector3::zeros()
-        };
-        (z, g)
-    }
 }
 
 impl Residual for NaturalMap {
@@ -88,45 +222,50 @@ impl Residual for NaturalMap {
 
     fn residual(&self, x: &[f64], out: &mut [f64]) {
         let u = self.problem.velocity(x);
-        for a in 0..self.problem.num_contacts() {
-            let (z, _) = self.contact_state(x, &u, a);
-            let f = block(x, a) - cone::project(self.problem.mu()[a], z);
-            out[3 * a..3 * a + 3].copy_from_slice(f.as_slice());
+        for ((rows, c), &rho) in self.problem.constraints.iter().zip(&self.rho) {
+            let (r, ub) = (&x[rows.clone()], &u[rows.clone()]);
+            let f = &mut out[rows];
+            if let Some(mu) = coulomb_mu(c) {
+                let (z, _) = coulomb_state(mu, rho, r, ub);
+                f.copy_from_slice((vec3(r) - cone::project(mu, z)).as_slice());
+            } else if let Constraint::Equality { .. } = c {
+                // `r - (r - rho u)`, without the rounding of the subtractions.
+                f.iter_mut().zip(ub).for_each(|(f, u)| *f = rho * u);
+            } else {
+                let n = r.len();
+                let (mut z, mut p) = ([0.0; 6], [0.0; 6]);
+                block_point(c, rho, r, ub, &mut z[..n]);
+                c.project(&z[..n], &mut p[..n]);
+                f.iter_mut()
+                    .zip(r.iter().zip(&p))
+                    .for_each(|(f, (r, p))| *f = r - p);
+            }
         }
     }
 
     fn jacobian(&self, x: &[f64], mut out: MatMut<'_, f64>) {
         let n = self.num_unknowns();
         let u = self.problem.velocity(x);
-        // Per contact: I - D_a on the diagonal block, B_a = rho_a D_a (I + e_n g_a') times W's rows.
-        let mut b_blocks = Vec::with_capacity(self.problem.num_contacts());
-        for a in 0..self.problem.num_contacts() {
-            let (z, g) = self.contact_state(x, &u, a);
-            let d = cone::project_jacobian(self.problem.mu()[a], z);
-            let mut lift = Matrix3::identity();
-            lift[(0, 1)] += g[1];
-            lift[(0, 2)] += g[2];
-            b_blocks.push(self.rho[a] * d * lift);
-            for i in 0..3 {
-                for j in 0..3 {
-                    let delta = if i == j { 1.0 } else { 0.0 };
-                    // Filled here, the W part is added below.
-                    out[(3 * a + i, 3 * a + j)] = delta - d[(i, j)];
-                }
-            }
-        }
+        let blocks: Vec<(usize, BlockJacobian)> = self
+            .problem
+            .constraints
+            .iter()
+            .zip(&self.rho)
+            .map(|((rows, c), &rho)| {
+                let j = BlockJacobian::new(c, rho, &x[rows.clone()], &u[rows.clone()]);
+                (rows.start, j)
+            })
+            .collect();
+        let (mut wcol, mut jcol) = ([0.0; 6], [0.0; 6]);
         for col in 0..n {
-            for (a, b) in b_blocks.iter().enumerate() {
-                let wcol = Vector3::new(
-                    self.w[(3 * a, col)],
-                    self.w[(3 * a + 1, col)],
-                    self.w[(3 * a + 2, col)],
-                );
-                let v = b * wcol;
-                for i in 0..3 {
-                    let row = 3 * a + i;
-                    let base = if col / 3 == a { out[(row, col)] } else { 0.0 };
-                    out[(row, col)] = base + v[i];
+            for (start, b) in &blocks {
+                let m = b.rows();
+                for (i, w) in wcol[..m].iter_mut().enumerate() {
+                    *w = self.w[(start + i, col)];
+                }
+                b.column(*start, col, &wcol[..m], &mut jcol[..m]);
+                for (i, v) in jcol[..m].iter().enumerate() {
+                    out[(start + i, col)] = *v;
                 }
             }
         }
@@ -135,9 +274,16 @@ impl Residual for NaturalMap {
 
 impl ProjectedResidual for NaturalMap {
     fn project(&self, x: &mut [f64]) {
-        for (a, &mu) in self.problem.mu().iter().enumerate() {
-            let p = cone::project(mu, block(x, a));
-            x[3 * a..3 * a + 3].copy_from_slice(p.as_slice());
+        let mut z = [0.0; 6];
+        for (rows, c) in self.problem.constraints.iter() {
+            let xb = &mut x[rows];
+            if let Some(mu) = coulomb_mu(c) {
+                xb.copy_from_slice(cone::project(mu, vec3(xb)).as_slice());
+            } else {
+                let z = &mut z[..xb.len()];
+                z.copy_from_slice(xb);
+                c.project(z, xb);
+            }
         }
     }
 }
@@ -149,6 +295,9 @@ pub struct NaturalMapFormulation {}
 
 impl Formulation for NaturalMapFormulation {
     type Built = NaturalMap;
+
+    /// Every kind: each block's natural map with its own set (see the module documentation).
+    const KINDS: &'static [&'static str] = EVERY_KIND;
 
     fn model(&self) -> Model {
         Model::CoulombCone
@@ -171,15 +320,15 @@ impl Formulation for NaturalMapFormulation {
 
 impl FormulationPlugin for NaturalMapFormulation {
     const NAME: &'static str = "natural-map";
-    const DESCRIPTION: &'static str =
-        "FCLib natural map r - P_K(r - rho (u + mu|u_t| e_n)) as a projected residual";
+    const DESCRIPTION: &'static str = "natural map r - P_C(r - rho y) per constraint block \
+         (FCLib's on the cones, y = u + |D u_f| e_n) as a projected residual";
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use contactlab_core::metrics::natural_map_residual;
-    use contactlab_core::Matrix;
+    use contactlab_core::{Matrix, SolveOptions, Status};
     use rand::{Rng, SeedableRng};
     use rand_chacha::ChaCha8Rng;
 
@@ -202,6 +351,229 @@ mod tests {
                 .map(|_| rng.random_range(0.1..1.0))
                 .collect::<Vec<f64>>(),
         )
+    }
+
+    /// A random SPD `W = A A' / m + I/5` over the rows of `blocks`, with `q` uniform in
+    /// `[lo, hi)` per row.
+    fn problem_of(blocks: Vec<Constraint>, q: (f64, f64), seed: u64) -> LocalProblem {
+        let c = contactlab_core::Constraints::new(blocks).unwrap();
+        let m = c.rows();
+        let mut rng = ChaCha8Rng::seed_from_u64(seed);
+        let a: Vec<f64> = (0..m * m).map(|_| rng.random_range(-1.0..1.0)).collect();
+        let w: Vec<f64> = (0..m * m)
+            .map(|k| {
+                let (i, j) = (k / m, k % m);
+                let s: f64 = (0..m).map(|l| a[i * m + l] * a[j * m + l]).sum();
+                s / m as f64 + if i == j { 0.2 } else { 0.0 }
+            })
+            .collect();
+        let q = (0..m).map(|_| rng.random_range(q.0..q.1)).collect();
+        LocalProblem::with_constraints(Matrix::from_row_major("W", m, m, &w).unwrap(), q, c)
+            .unwrap()
+    }
+
+    /// One block of each kind: a 3-row equality, a limit, a friction loss, a Coulomb contact,
+    /// contacts of condim 4, 1 and 6.
+    fn every_kind() -> Vec<Constraint> {
+        vec![
+            Constraint::Equality { rows: 3 },
+            Constraint::Limit,
+            Constraint::FrictionLoss { f_max: 0.3 },
+            Constraint::coulomb(0.6),
+            Constraint::Contact {
+                mu: vec![0.9, 0.5, 0.02],
+            },
+            Constraint::Contact { mu: vec![] },
+            Constraint::Contact {
+                mu: vec![0.8, 0.8, 0.01, 0.001, 0.001],
+            },
+        ]
+    }
+
+    /// Solves `p`'s natural map from zero with Gauss-Newton and with LM; each must converge
+    /// and its impulses must read below `1e-8` on the shared ruler (`rho = 1`, every row).
+    fn solves_with_gauss_newton_and_lm(p: &LocalProblem, what: &str) -> Vec<Vec<f64>> {
+        use contactlab_core::drivers::{solve_least_squares, GaussNewtonLs, LevenbergMarquardt};
+        let opts = SolveOptions {
+            max_iter: 200,
+            stop_tol: 1e-12,
+            ..SolveOptions::default()
+        };
+        let x0 = vec![0.0; p.q.len()];
+        let f = NaturalMap::new(p);
+        let runs = [
+            (
+                "gauss-newton",
+                solve_least_squares(&f, GaussNewtonLs::default(), x0.clone(), &opts),
+            ),
+            (
+                "lm",
+                solve_least_squares(&f, LevenbergMarquardt::default(), x0, &opts),
+            ),
+        ];
+        let mut answers = Vec::new();
+        for (driver, run) in runs {
+            let s = run.unwrap();
+            let u = p.velocity(&s.x);
+            let (nm, primal, dual, gap) = p.constraints.ruler(&s.x, &u);
+            assert!(
+                s.status == Status::Converged && nm < 1e-8 && natural_map_residual(p, &s.x) < 1e-8,
+                "{what}, {driver}: {:?} after {} iterations, natural map {nm:e}",
+                s.status,
+                s.iterations
+            );
+            assert!(
+                primal < 1e-8 && dual < 1e-8 && gap < 1e-8,
+                "{what}, {driver}: {primal:e} {dual:e} {gap:e}"
+            );
+            answers.push(s.x);
+        }
+        answers
+    }
+
+    #[test]
+    fn gauss_newton_and_lm_solve_each_kind_alone() {
+        let cases: Vec<(&str, Vec<Constraint>, (f64, f64))> = vec![
+            (
+                "equalities of 1 row",
+                vec![Constraint::Equality { rows: 1 }; 3],
+                (-1.0, 1.0),
+            ),
+            (
+                "equalities of 3 rows",
+                vec![Constraint::Equality { rows: 3 }; 2],
+                (-1.0, 1.0),
+            ),
+            ("limits", vec![Constraint::Limit; 5], (-1.0, 0.5)),
+            (
+                "frictionless contacts",
+                vec![Constraint::Contact { mu: vec![] }; 4],
+                (-1.0, 0.5),
+            ),
+            (
+                "contacts of condim 4",
+                vec![
+                    Constraint::Contact {
+                        mu: vec![0.9, 0.5, 0.02]
+                    };
+                    2
+                ],
+                (-1.0, 0.5),
+            ),
+            (
+                "contacts of condim 6",
+                vec![
+                    Constraint::Contact {
+                        mu: vec![0.8, 0.6, 0.05, 0.01, 0.02]
+                    };
+                    2
+                ],
+                (-1.0, 0.5),
+            ),
+        ];
+        for (what, blocks, q) in cases {
+            for seed in 0..3 {
+                solves_with_gauss_newton_and_lm(&problem_of(blocks.clone(), q, seed), what);
+            }
+        }
+    }
+
+    /// Friction losses with a small bound against a large drive all slide (`|r| = f_max`,
+    /// `u != 0`); with a large bound they all stick (`|r| < f_max`, `u = 0`).
+    #[test]
+    fn gauss_newton_and_lm_solve_friction_losses_sliding_and_sticking() {
+        for (what, f_max, sliding) in [("sliding", 0.01, true), ("sticking", 50.0, false)] {
+            for seed in 0..3 {
+                let p = problem_of(
+                    vec![Constraint::FrictionLoss { f_max }; 4],
+                    (-1.0, 1.0),
+                    seed,
+                );
+                for r in solves_with_gauss_newton_and_lm(&p, what) {
+                    let u = p.velocity(&r);
+                    for (ri, ui) in r.iter().zip(&u) {
+                        if sliding {
+                            assert!(
+                                (ri.abs() - f_max).abs() < 1e-10 && ui.abs() > 1e-6,
+                                "{r:?} {u:?}"
+                            );
+                        } else {
+                            assert!(ri.abs() < f_max && ui.abs() < 1e-8, "{r:?} {u:?}");
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn gauss_newton_and_lm_solve_a_mix_of_every_kind() {
+        for seed in 0..5 {
+            solves_with_gauss_newton_and_lm(&problem_of(every_kind(), (-1.0, 0.5), seed), "mix");
+        }
+        // The mixed problem file the CLI and the robustness sweep read.
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../data/problems/kinds/every_kind.json");
+        let contactlab_core::Problem::Local(p) = contactlab_core::io::read_problem(&path).unwrap()
+        else {
+            panic!("every_kind.json is a local problem")
+        };
+        solves_with_gauss_newton_and_lm(&p, "every_kind.json");
+    }
+
+    /// The generalized Jacobian of the residual on a problem of every kind matches central
+    /// differences at random points (away from the kinks: random points hit none).
+    #[test]
+    fn jacobian_of_every_kind_matches_finite_differences() {
+        for seed in 0..20 {
+            let p = problem_of(every_kind(), (-1.0, 1.0), 200 + seed);
+            let f = NaturalMap::new(&p);
+            let n = p.q.len();
+            let mut rng = ChaCha8Rng::seed_from_u64(300 + seed);
+            let x: Vec<f64> = (0..n).map(|_| rng.random_range(-1.0..1.0)).collect();
+            let mut j = Mat::<f64>::zeros(n, n);
+            f.jacobian(&x, j.as_mut());
+            let h = 1e-7;
+            let (mut fp, mut fm) = (vec![0.0; n], vec![0.0; n]);
+            for k in 0..n {
+                let (mut xp, mut xm) = (x.clone(), x.clone());
+                xp[k] += h;
+                xm[k] -= h;
+                f.residual(&xp, &mut fp);
+                f.residual(&xm, &mut fm);
+                for i in 0..n {
+                    let fd = (fp[i] - fm[i]) / (2.0 * h);
+                    assert!(
+                        (fd - j[(i, k)]).abs() < 1e-5 * (1.0 + fd.abs()),
+                        "seed {seed} ({i},{k}): fd {fd} vs {}",
+                        j[(i, k)]
+                    );
+                }
+            }
+        }
+    }
+
+    /// The projection puts each block in its set: a friction loss in its box, a limit in
+    /// `R+`, a cone's impulse in the cone, an equality's untouched.
+    #[test]
+    fn projection_puts_each_block_in_its_set() {
+        let p = problem_of(every_kind(), (-1.0, 1.0), 9);
+        let f = NaturalMap::new(&p);
+        let mut rng = ChaCha8Rng::seed_from_u64(10);
+        let x0: Vec<f64> = (0..p.q.len())
+            .map(|_| rng.random_range(-3.0..3.0))
+            .collect();
+        let mut x = x0.clone();
+        f.project(&mut x);
+        for (rows, c) in p.constraints.iter() {
+            let (_, primal, _, _) = contactlab_core::Constraints::new(vec![c.clone()])
+                .unwrap()
+                .ruler(&x[rows.clone()], &vec![0.0; rows.len()]);
+            assert!(primal < 1e-12, "{c:?}: {:?}", &x[rows.clone()]);
+            if let Constraint::Equality { .. } = c {
+                assert_eq!(x[rows.clone()], x0[rows]);
+            }
+        }
     }
 
     #[test]

@@ -443,23 +443,31 @@ mod tests {
                 r.message
             );
         }
-        // Only PGS and ADMM take them today, and the pair table says so.
+        // PGS, ADMM and the natural map under each least-squares driver take them (issue 40),
+        // and the pair table says so.
+        let natural_map = ["gauss-newton", "lm", "plm", "dogleg", "trust-region"];
+        let mut every = vec![("coulomb", "pgs"), ("coulomb", "admm")];
+        every.extend(natural_map.iter().map(|d| ("natural-map", *d)));
         let table = pair_table(&reg);
         let takes_all: Vec<_> = table
             .iter()
             .filter(|p| p.compatible && p.kinds.len() == contactlab_core::constraint::LABELS.len())
             .map(|p| (p.formulation, p.optimizer))
             .collect();
-        assert_eq!(takes_all, [("coulomb", "pgs"), ("coulomb", "admm")]);
-        let solved: Vec<_> = rows.iter().filter(|r| r.status != "error").collect();
-        assert_eq!(
-            solved.len(),
-            2,
-            "{:?}",
-            solved
+        assert_eq!(takes_all, every);
+        for d in natural_map {
+            let nm = rows
                 .iter()
-                .map(|r| (r.formulation, r.optimizer))
-                .collect::<Vec<_>>()
-        );
+                .find(|r| r.formulation == "natural-map" && r.optimizer == d)
+                .unwrap();
+            assert_eq!(nm.status, "converged", "natural-map+{d}: {}", nm.message);
+            assert!(nm.residual <= 1e-10, "natural-map+{d}: {}", nm.residual);
+        }
+        let solved: Vec<_> = rows
+            .iter()
+            .filter(|r| r.status != "error")
+            .map(|r| (r.formulation, r.optimizer))
+            .collect();
+        assert_eq!(solved, every);
     }
 }

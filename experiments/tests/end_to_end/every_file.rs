@@ -57,7 +57,7 @@ const REFUSALS: &[(&str, &str, &[&str], &str)] = &[
         "*",
         &["does not take", "it takes coulomb"],
         "every_kind.json: constraint kinds beyond the Coulomb contact, which this pair does not \
-     take yet (issue 40: PGS takes every kind; the others follow)",
+     take yet (issue 40: PGS, ADMM and the natural map take every kind; the others follow)",
     ),
 ];
 
