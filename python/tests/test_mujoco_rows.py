@@ -171,6 +171,13 @@ PGS_CONVERGES = {"adroit", "cheetah", "fetch", "manipulator", "quadruped", "stac
 ADMM_CONVERGES = {"adroit", "cheetah", "humanoid", "kitchen", "manipulator", "quadruped", "stacker"}
 
 
+#: The states the natural map under Gauss-Newton solves to 1e-8 from zero (measured): on the
+#: others, whose rigid problems have more rows than velocities (W singular), it ends at a local
+#: minimum of |F|^2 or stagnates (1e-3 to 1e-1 on the hands and the humanoid; 3e-8 on Fetch,
+#: where ADMM ends too).
+NATURAL_MAP_CONVERGES = {"cheetah", "manipulator", "quadruped"}
+
+
 @pytest.mark.parametrize("name", sorted(MODELS))
 def test_every_robot_state_is_a_problem_pgs_solves_to_the_rulers_tolerance(name):
     # Every row MuJoCo has, in the step's metric, through the generalized problem: W and q
@@ -200,6 +207,11 @@ def test_every_robot_state_is_a_problem_pgs_solves_to_the_rulers_tolerance(name)
         assert a.metrics["natural_map"] <= 1e-8
     else:
         assert a.status != "converged"
+    n = contactlab.solve(g, "natural-map", "gauss-newton", tol=1e-8, max_iter=200, time_limit=60.0)
+    if name in NATURAL_MAP_CONVERGES:
+        assert n.status == "converged" and n.metrics["natural_map"] <= 1e-8, (n.status, n.metrics)
+    else:
+        assert n.status != "converged" and n.metrics["natural_map"] > 1e-8, n.status
     # SAP solves its own model of every kind, from the generalized problem (phi0 and dt).
     sap = contactlab.solve(g, "sap", "newton-merit", tol=1e-8, max_iter=200, time_limit=60.0)
     assert sap.status == "converged", (sap.status, sap.iterations)

@@ -184,5 +184,8 @@ mod plugins {
         fn check(&self) -> Result<(), CoreError> {
             Clarabel::check(self)
         }
+
+        /// The conic programs the formulations state (SAP's eq. 19) are of Coulomb contacts.
+        const KINDS: &'static [&'static str] = crate::constraint::COULOMB_ONLY;
     }
 }

@@ -386,6 +386,59 @@ mod tests {
         assert!(table.iter().all(|p| p.compatible == p.reason.is_empty()));
     }
 
+    /// Two equal equality rows (a weld and a connect closing one loop: `W = [1 1; 1 1]`,
+    /// singular), with targets that agree (`q = (-1, -1)`: every `r1 + r2 = 1` solves it) or
+    /// contradict (`q = (-1, -2)`: nothing does).
+    fn redundant(q: [f64; 2]) -> StepProblem {
+        use contactlab_core::{Constraint, Constraints};
+        let c = Constraints::new(vec![Constraint::Equality { rows: 1 }; 2]).unwrap();
+        let w = Matrix::from_row_major("W", 2, 2, &[1.0, 1.0, 1.0, 1.0]).unwrap();
+        StepProblem::local_only(LocalProblem::with_constraints(w, q.to_vec(), c).unwrap())
+    }
+
+    #[test]
+    fn every_pair_answers_redundant_equalities_or_says_why_not() {
+        let reg = Registry::standard();
+        let consistent = solve_all(&reg, &redundant([-1.0, -1.0]), 1e-10, 500, Some(5.0)).unwrap();
+        let contradicting =
+            solve_all(&reg, &redundant([-1.0, -2.0]), 1e-10, 500, Some(5.0)).unwrap();
+        for r in consistent.iter().chain(&contradicting) {
+            let who = format!("{}+{}", r.formulation, r.optimizer);
+            if r.status == "error" {
+                // Refused by kind, or (SAP, which needs A = W^-1) by W's singularity, in words.
+                assert!(
+                    r.message.contains("does not take equality")
+                        || r.message.contains("numerically singular")
+                        || r.message.contains("positive definite"),
+                    "{who}: {}",
+                    r.message
+                );
+            }
+        }
+        for r in consistent.iter().filter(|r| r.status == "converged") {
+            // The ruler's residual on the equalities is |r1 + r2 - 1|.
+            assert!(r.residual <= 1e-10, "{}+{}", r.formulation, r.optimizer);
+        }
+        let converged: Vec<_> = consistent
+            .iter()
+            .filter(|r| r.status == "converged")
+            .map(|r| (r.formulation, r.optimizer))
+            .collect();
+        for pair in [
+            ("coulomb", "pgs"),
+            ("coulomb", "admm"),
+            ("natural-map", "gauss-newton"),
+        ] {
+            assert!(converged.contains(&pair), "{pair:?} among {converged:?}");
+        }
+        let none: Vec<_> = contradicting
+            .iter()
+            .filter(|r| r.status == "converged")
+            .map(|r| (r.formulation, r.optimizer))
+            .collect();
+        assert!(none.is_empty(), "contradicting targets converged: {none:?}");
+    }
+
     /// A limit, a friction loss and a contact of condim 4 beside a Coulomb contact, `W`
     /// diagonal-dominant and coupled.
     fn mixed() -> StepProblem {
@@ -443,11 +496,14 @@ mod tests {
                 r.message
             );
         }
-        // PGS, ADMM and the natural map under each least-squares driver take them (issue 40),
+        // PGS, ADMM, the natural map under each least-squares driver and SAP take them (issue 40),
         // and the pair table says so.
         let natural_map = ["gauss-newton", "lm", "plm", "dogleg", "trust-region"];
         let mut every = vec![("coulomb", "pgs"), ("coulomb", "admm")];
         every.extend(natural_map.iter().map(|d| ("natural-map", *d)));
+        // SAP's constraint-agnostic cost, under its merit drivers (not Clarabel: the conic
+        // statement is of Coulomb contacts).
+        every.extend([("sap", "newton-merit"), ("sap", "lbfgs")]);
         let table = pair_table(&reg);
         let takes_all: Vec<_> = table
             .iter()

@@ -89,10 +89,10 @@ pub struct SapBlockCost {
 fn project_soc(s: f64, z: &[f64], p: &mut [f64], jac: Option<&mut [f64]>) {
     let n = z.len();
     let t = z[1..].iter().map(|x| x * x).sum::<f64>().sqrt();
-    let jac = jac.map(|j| {
+    let mut jac = jac;
+    if let Some(j) = jac.as_deref_mut() {
         j.fill(0.0);
-        j
-    });
+    }
     if t <= s * z[0] {
         p.copy_from_slice(z);
         if let Some(j) = jac {
@@ -130,10 +130,10 @@ impl Block {
     fn project(&self, y: &[f64], gamma: &mut [f64], g: Option<&mut [f64]>) -> f64 {
         let m = y.len();
         let want_g = g.is_some();
-        let mut g = g.map(|g| {
+        let mut g = g;
+        if let Some(g) = g.as_deref_mut() {
             g.fill(0.0);
-            g
-        });
+        }
         let mut set_g = |i: usize, c: usize, v: f64| {
             if let Some(g) = g.as_deref_mut() {
                 g[i * m + c] = v;
@@ -227,6 +227,48 @@ fn delassus_diagonal(g: &GeneralizedProblem) -> Result<(Mat<f64>, Vec<f64>), Cor
     Ok((w, diag))
 }
 
+/// A block's set and per-row `R` (the module doc): `rigid_r(w)` is eq. 29 for a row of
+/// Delassus estimate `w`, `start` the block's first row in `W`.
+fn set_and_regularization(
+    c: &Constraint,
+    w: &Mat<f64>,
+    start: usize,
+    params: &RegularizationParams,
+    rigid_r: impl Fn(f64) -> f64,
+) -> (Set, Vec<f64>) {
+    let m = c.rows();
+    let w_diag = |k: usize| w[(start + k, start + k)];
+    match c {
+        Constraint::Equality { .. } => (Set::Free, (0..m).map(|k| rigid_r(w_diag(k))).collect()),
+        Constraint::Limit => (Set::HalfLine, vec![rigid_r(w_diag(0))]),
+        Constraint::FrictionLoss { f_max } => (Set::Box(*f_max), vec![params.sigma * w_diag(0)]),
+        Constraint::Contact { mu } if mu.is_empty() => (Set::HalfLine, vec![rigid_r(w_diag(0))]),
+        Constraint::Contact { mu } => {
+            // The paper's rms over the normal and sliding rows (units of one velocity).
+            let t = 3.min(m);
+            let frob = (0..t)
+                .flat_map(|a| (0..t).map(move |b| (a, b)))
+                .map(|(a, b)| w[(start + a, start + b)].powi(2))
+                .sum::<f64>()
+                .sqrt();
+            let wb = frob / t as f64;
+            let (rn, rt) = (rigid_r(wb), params.sigma * wb);
+            let mu1 = mu.iter().copied().find(|&x| x > 0.0).unwrap_or(0.0);
+            let mut r = vec![rn];
+            r.extend(mu.iter().map(|&mi| {
+                if mi > 0.0 {
+                    rt * (mu1 / mi).powi(2)
+                } else {
+                    rt
+                }
+            }));
+            let active = mu.iter().map(|&mi| mi > 0.0).collect();
+            let slope = mu1 * (rt / rn).sqrt();
+            (Set::Cone { slope, active }, r)
+        }
+    }
+}
+
 impl SapBlockCost {
     /// The cost of `g` with `params` (`beta`, `sigma`); the error names what cannot be
     /// regularised (a block with a position error but no time step).
@@ -253,46 +295,7 @@ impl SapBlockCost {
                     c.kind()
                 ))),
             };
-            let (set, r) = match &c {
-                Constraint::Equality { .. } => (
-                    Set::Free,
-                    (0..m).map(|k| rigid_r(w_diag[start + k])).collect(),
-                ),
-                Constraint::Limit => (Set::HalfLine, vec![rigid_r(w_diag[start])]),
-                Constraint::FrictionLoss { f_max } => {
-                    (Set::Box(*f_max), vec![params.sigma * w_diag[start]])
-                }
-                Constraint::Contact { mu } if mu.is_empty() => {
-                    (Set::HalfLine, vec![rigid_r(w_diag[start])])
-                }
-                Constraint::Contact { mu } => {
-                    let t = 3.min(m);
-                    let frob = (0..t)
-                        .flat_map(|a| (0..t).map(move |b| (a, b)))
-                        .map(|(a, b)| w[(start + a, start + b)].powi(2))
-                        .sum::<f64>()
-                        .sqrt();
-                    let wb = frob / t as f64;
-                    let (rn, rt) = (rigid_r(wb), params.sigma * wb);
-                    let mu1 = mu.iter().copied().find(|&x| x > 0.0).unwrap_or(0.0);
-                    let mut r = vec![rn];
-                    r.extend(mu.iter().map(|&mi| {
-                        if mi > 0.0 {
-                            rt * (mu1 / mi).powi(2)
-                        } else {
-                            rt
-                        }
-                    }));
-                    let active = mu.iter().map(|&mi| mi > 0.0).collect();
-                    (
-                        Set::Cone {
-                            slope: mu1 * (rt / rn).sqrt(),
-                            active,
-                        },
-                        r,
-                    )
-                }
-            };
+            let (set, r) = set_and_regularization(&c, &w, start, params, rigid_r);
             if let Some(row) = r.iter().position(|x: &f64| !(*x > 0.0 && x.is_finite())) {
                 return Err(CoreError::Unsupported(format!(
                     "SAP: block {i} ({}) row {row} has no positive regularisation (W's diagonal \

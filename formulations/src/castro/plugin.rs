@@ -51,17 +51,17 @@ impl Default for SapFormulation {
 #[derive(Debug, Clone)]
 pub enum SapBuilt {
     /// Coulomb contacts only: [`SapCost`].
-    Contacts(SapCost),
+    Contacts(Box<SapCost>),
     /// Any blocks: [`SapBlockCost`].
-    Blocks(SapBlockCost),
+    Blocks(Box<SapBlockCost>),
 }
 
 impl SapBuilt {
     /// The cost as a merit.
     fn merit(&self) -> &dyn Merit {
         match self {
-            SapBuilt::Contacts(c) => c,
-            SapBuilt::Blocks(b) => b,
+            SapBuilt::Contacts(c) => c.as_ref(),
+            SapBuilt::Blocks(b) => b.as_ref(),
         }
     }
 }
@@ -177,7 +177,7 @@ impl Formulation for SapFormulation {
             sigma: self.sigma,
         };
         if !g.coulomb_only() {
-            return Ok(SapBuilt::Blocks(SapBlockCost::new(g, &params)?));
+            return Ok(SapBuilt::Blocks(Box::new(SapBlockCost::new(g, &params)?)));
         }
         // J turned around once, for the regularisation and the cost.
         let rows = ContactRows::of_jacobian(&g.j);
@@ -190,13 +190,13 @@ impl Formulation for SapFormulation {
             )),
         })?;
         let v_hat: Vec<f64> = r.v_hat.iter().flat_map(|&vn| [vn, 0.0, 0.0]).collect();
-        Ok(SapBuilt::Contacts(SapCost::from_rows(
+        Ok(SapBuilt::Contacts(Box::new(SapCost::from_rows(
             g,
             rows,
             r.contacts,
             &v_hat,
             self.hessian,
-        )))
+        ))))
     }
 
     fn num_unknowns(&self, built: &SapBuilt) -> usize {

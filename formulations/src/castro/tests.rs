@@ -95,7 +95,7 @@ fn cost_with(p: &GeneralizedProblem, hessian: HessianFactorization) -> SapCost {
 /// The contact cost of a Coulomb problem's build.
 fn contacts_cost(built: SapBuilt) -> SapCost {
     match built {
-        SapBuilt::Contacts(c) => c,
+        SapBuilt::Contacts(c) => *c,
         SapBuilt::Blocks(_) => panic!("a Coulomb problem builds the contact cost"),
     }
 }
@@ -804,7 +804,7 @@ fn the_condition_numbers_agree_with_an_independent_eigen_decomposition() {
         condition_number: true,
         ..SapFormulation::default()
     };
-    let built = SapBuilt::Contacts(cost);
+    let built = SapBuilt::Contacts(Box::new(cost));
     let names: Vec<&str> = f.diagnostics(&built, &x).iter().map(|d| d.0).collect();
     assert_eq!(
         names,
