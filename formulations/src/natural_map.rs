@@ -181,6 +181,77 @@ fn cone_gradient(c: &Constraint, u: &[f64]) -> [f64; 6] {
 }
 
 impl NaturalMap {
+    /// The Jacobian of a problem of Coulomb contacts only, in nalgebra's fixed sizes: the
+    /// general loop's per-block dispatch in its `O(n^2)` column walk cost 4-8% of a
+    /// Gauss-Newton solve on contact-only problems (measured, interleaved).
+    fn coulomb_jacobian(&self, x: &[f64], mut out: MatMut<'_, f64>) {
+        let n = self.num_unknowns();
+        let u = self.problem.velocity(x);
+        let mu = self.problem.mu();
+        // Per contact: I - D_a on the diagonal block, B_a = rho_a D_a (I + e_n g_a') times W's rows.
+        let mut b_blocks = Vec::with_capacity(mu.len());
+        for (a, &mu_a) in mu.iter().enumerate() {
+            let rows = 3 * a..3 * a + 3;
+            let (z, g) = coulomb_state(mu_a, self.rho[a], &x[rows.clone()], &u[rows]);
+            let d = cone::project_jacobian(mu_a, z);
+            let mut lift = Matrix3::identity();
+            lift[(0, 1)] += g[1];
+            lift[(0, 2)] += g[2];
+            b_blocks.push(self.rho[a] * d * lift);
+            for i in 0..3 {
+                for j in 0..3 {
+                    let delta = if i == j { 1.0 } else { 0.0 };
+                    // Filled here, the W part is added below.
+                    out[(3 * a + i, 3 * a + j)] = delta - d[(i, j)];
+                }
+            }
+        }
+        for col in 0..n {
+            for (a, b) in b_blocks.iter().enumerate() {
+                let wcol = Vector3::new(
+                    self.w[(3 * a, col)],
+                    self.w[(3 * a + 1, col)],
+                    self.w[(3 * a + 2, col)],
+                );
+                let v = b * wcol;
+                for i in 0..3 {
+                    let row = 3 * a + i;
+                    let base = if col / 3 == a { out[(row, col)] } else { 0.0 };
+                    out[(row, col)] = base + v[i];
+                }
+            }
+        }
+    }
+
+    /// The Jacobian block by block (any kinds), column by column of `W`.
+    fn block_jacobian(&self, x: &[f64], mut out: MatMut<'_, f64>) {
+        let n = self.num_unknowns();
+        let u = self.problem.velocity(x);
+        let blocks: Vec<(usize, BlockJacobian)> = self
+            .problem
+            .constraints
+            .iter()
+            .zip(&self.rho)
+            .map(|((rows, c), &rho)| {
+                let j = BlockJacobian::new(c, rho, &x[rows.clone()], &u[rows.clone()]);
+                (rows.start, j)
+            })
+            .collect();
+        let (mut wcol, mut jcol) = ([0.0; 6], [0.0; 6]);
+        for col in 0..n {
+            for (start, b) in &blocks {
+                let m = b.rows();
+                for (i, w) in wcol[..m].iter_mut().enumerate() {
+                    *w = self.w[(start + i, col)];
+                }
+                b.column(*start, col, &wcol[..m], &mut jcol[..m]);
+                for (i, v) in jcol[..m].iter().enumerate() {
+                    out[(start + i, col)] = *v;
+                }
+            }
+        }
+    }
+
     /// Wraps `problem`; `rho_b` defaults to `m_b / tr(W_bb)` (1 where the trace is not
     /// positive).
     pub fn new(problem: &LocalProblem) -> NaturalMap {
@@ -243,31 +314,11 @@ impl Residual for NaturalMap {
         }
     }
 
-    fn jacobian(&self, x: &[f64], mut out: MatMut<'_, f64>) {
-        let n = self.num_unknowns();
-        let u = self.problem.velocity(x);
-        let blocks: Vec<(usize, BlockJacobian)> = self
-            .problem
-            .constraints
-            .iter()
-            .zip(&self.rho)
-            .map(|((rows, c), &rho)| {
-                let j = BlockJacobian::new(c, rho, &x[rows.clone()], &u[rows.clone()]);
-                (rows.start, j)
-            })
-            .collect();
-        let (mut wcol, mut jcol) = ([0.0; 6], [0.0; 6]);
-        for col in 0..n {
-            for (start, b) in &blocks {
-                let m = b.rows();
-                for (i, w) in wcol[..m].iter_mut().enumerate() {
-                    *w = self.w[(start + i, col)];
-                }
-                b.column(*start, col, &wcol[..m], &mut jcol[..m]);
-                for (i, v) in jcol[..m].iter().enumerate() {
-                    out[(start + i, col)] = *v;
-                }
-            }
+    fn jacobian(&self, x: &[f64], out: MatMut<'_, f64>) {
+        if self.problem.constraints.coulomb_only() {
+            self.coulomb_jacobian(x, out)
+        } else {
+            self.block_jacobian(x, out)
         }
     }
 }
@@ -351,6 +402,20 @@ mod tests {
                 .map(|_| rng.random_range(0.1..1.0))
                 .collect::<Vec<f64>>(),
         )
+    }
+
+    #[test]
+    fn the_coulomb_jacobian_is_the_block_jacobian_bit_for_bit() {
+        for seed in 0..20 {
+            let p = random_problem(5, seed);
+            let nm = NaturalMap::new(&p);
+            let mut rng = ChaCha8Rng::seed_from_u64(50 + seed);
+            let x: Vec<f64> = (0..15).map(|_| rng.random_range(-1.0..1.0)).collect();
+            let (mut fast, mut general) = (Mat::zeros(15, 15), Mat::zeros(15, 15));
+            nm.coulomb_jacobian(&x, fast.as_mut());
+            nm.block_jacobian(&x, general.as_mut());
+            assert_eq!(fast, general, "seed {seed}");
+        }
     }
 
     /// A random SPD `W = A A' / m + I/5` over the rows of `blocks`, with `q` uniform in

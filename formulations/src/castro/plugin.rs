@@ -56,49 +56,50 @@ pub enum SapBuilt {
     Blocks(Box<SapBlockCost>),
 }
 
-impl SapBuilt {
-    /// The cost as a merit.
-    fn merit(&self) -> &dyn Merit {
-        match self {
-            SapBuilt::Contacts(c) => c.as_ref(),
-            SapBuilt::Blocks(b) => b.as_ref(),
+/// `$body` with `$c` bound to the built cost, whichever it is: static dispatch, so the driver's
+/// loops over eq. 24's cost inline as they did before the block cost existed.
+macro_rules! on_cost {
+    ($self:expr, $c:ident => $body:expr) => {
+        match $self {
+            SapBuilt::Contacts($c) => $body,
+            SapBuilt::Blocks($c) => $body,
         }
-    }
+    };
 }
 
 impl Merit for SapBuilt {
     fn dim(&self) -> usize {
-        self.merit().dim()
+        on_cost!(self, c => c.dim())
     }
     fn value(&self, x: &[f64]) -> f64 {
-        self.merit().value(x)
+        on_cost!(self, c => c.value(x))
     }
     fn gradient(&self, x: &[f64], g: &mut [f64]) {
-        self.merit().gradient(x, g)
+        on_cost!(self, c => c.gradient(x, g))
     }
     fn hessian(&self, x: &[f64], h: MatMut<'_, f64>) {
-        self.merit().hessian(x, h)
+        on_cost!(self, c => c.hessian(x, h))
     }
     fn evaluate(&self, x: &[f64], hessian: bool) -> MeritEval {
-        self.merit().evaluate(x, hessian)
+        on_cost!(self, c => c.evaluate(x, hessian))
     }
     fn optimality(&self, x: &[f64], g: &[f64]) -> Optimality {
-        self.merit().optimality(x, g)
+        on_cost!(self, c => c.optimality(x, g))
     }
     fn newton_direction(&self, x: &[f64], g: &[f64], d: &mut [f64]) -> OwnNewton {
-        self.merit().newton_direction(x, g, d)
+        on_cost!(self, c => c.newton_direction(x, g, d))
     }
     fn groups(&self) -> &[Range<usize>] {
-        self.merit().groups()
+        on_cost!(self, c => c.groups())
     }
     fn along_group(&self, k: usize, x: &[f64], dx: &[f64], alpha: f64) -> LinePoint {
-        self.merit().along_group(k, x, dx, alpha)
+        on_cost!(self, c => c.along_group(k, x, dx, alpha))
     }
     fn group_value(&self, k: usize, x: &[f64], dx: &[f64]) -> f64 {
-        self.merit().group_value(k, x, dx)
+        on_cost!(self, c => c.group_value(k, x, dx))
     }
     fn group_residuals(&self, x: &[f64], g: &[f64], residuals: &mut [f64]) {
-        self.merit().group_residuals(x, g, residuals)
+        on_cost!(self, c => c.group_residuals(x, g, residuals))
     }
     fn group_newton_direction(
         &self,
@@ -107,10 +108,10 @@ impl Merit for SapBuilt {
         active: &[bool],
         d: &mut [f64],
     ) -> OwnNewton {
-        self.merit().group_newton_direction(x, g, active, d)
+        on_cost!(self, c => c.group_newton_direction(x, g, active, d))
     }
     fn along_line(&self, x: &[f64], dx: &[f64], alpha: f64) -> LinePoint {
-        self.merit().along_line(x, dx, alpha)
+        on_cost!(self, c => c.along_line(x, dx, alpha))
     }
 }
 
