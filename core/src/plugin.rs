@@ -94,8 +94,8 @@ pub enum Init<'a> {
     Default,
     /// All unknowns zero.
     Zero,
-    /// From the previous solution's warm state ([`Formulation::warm_state`]: three numbers per
-    /// contact in this problem's frames, `NaN` where a contact had none).
+    /// From the previous solution's warm state ([`Formulation::warm_state`]: one number per
+    /// row, three per Coulomb contact, in this problem's frames, `NaN` where a row had none).
     Warm(&'a [f64]),
 }
 
@@ -162,8 +162,8 @@ pub trait Formulation {
         None
     }
 
-    /// Three numbers per contact, in the problem's frames, to warm-start the next step from
-    /// (default: the impulses).
+    /// One number per row (three per Coulomb contact), in the problem's frames, to warm-start
+    /// the next step from (default: the impulses).
     fn warm_state(&self, built: &Self::Built, x: &[f64]) -> Vec<f64> {
         self.impulses(built, x)
     }
