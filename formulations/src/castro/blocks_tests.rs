@@ -26,6 +26,24 @@ const PARAMS: RegularizationParams = RegularizationParams {
 /// Every kind once: a Coulomb contact, then condim 4 and 6 (anisotropic), condim 1, a two-row
 /// equality, a limit and a friction loss, over two random trees of four velocities.
 fn every_kind(seed: u64) -> GeneralizedProblem {
+    let others = vec![
+        Constraint::Contact {
+            mu: vec![0.8, 0.8, 0.01],
+        },
+        Constraint::Contact {
+            mu: vec![0.5, 0.3, 0.02, 0.001, 0.002],
+        },
+        Constraint::Contact { mu: vec![] },
+        Constraint::Equality { rows: 2 },
+        Constraint::Limit,
+        Constraint::FrictionLoss { f_max: 0.05 },
+    ];
+    with_blocks(others, seed)
+}
+
+/// A Coulomb contact and then `others`, random rows over two random trees of four velocities,
+/// small random position errors, a time step.
+fn with_blocks(others: Vec<Constraint>, seed: u64) -> GeneralizedProblem {
     let mut rng = ChaCha8Rng::seed_from_u64(seed);
     let (trees, dofs) = (2, 4);
     let nv = trees * dofs;
@@ -42,18 +60,6 @@ fn every_kind(seed: u64) -> GeneralizedProblem {
             }
         }
     }
-    let others = vec![
-        Constraint::Contact {
-            mu: vec![0.8, 0.8, 0.01],
-        },
-        Constraint::Contact {
-            mu: vec![0.5, 0.3, 0.02, 0.001, 0.002],
-        },
-        Constraint::Contact { mu: vec![] },
-        Constraint::Equality { rows: 2 },
-        Constraint::Limit,
-        Constraint::FrictionLoss { f_max: 0.05 },
-    ];
     let rows = 3 + others.iter().map(Constraint::rows).sum::<usize>();
     let j: Vec<_> = (0..rows)
         .flat_map(|r| (0..nv).map(move |c| (r, c)))
@@ -326,6 +332,54 @@ fn sap_solves_every_kind_to_its_optimality_with_impulses_in_their_sets() {
         let u = out.u.as_ref().unwrap();
         let jv = g.contact_velocity(&out.x);
         assert!(u.iter().zip(&jv).all(|(a, b)| (a - b).abs() < 1e-14));
+    }
+}
+
+#[test]
+fn sap_solves_each_kind_on_its_own_beside_a_contact() {
+    let kinds = [
+        Constraint::Equality { rows: 1 },
+        Constraint::Equality { rows: 6 },
+        Constraint::Limit,
+        Constraint::FrictionLoss { f_max: 0.02 },
+        Constraint::Contact { mu: vec![] },
+        Constraint::Contact { mu: vec![0.9, 0.4] },
+        Constraint::Contact {
+            mu: vec![0.6, 0.6, 0.01],
+        },
+        Constraint::Contact {
+            mu: vec![0.6, 0.6, 0.01, 0.002, 0.002],
+        },
+    ];
+    let f = SapFormulation::default();
+    let opts = SolveOptions {
+        stop_tol: 1e-10,
+        max_iter: 100,
+        ..SolveOptions::default()
+    };
+    for (k, kind) in kinds.iter().enumerate() {
+        let mut g = with_blocks(vec![kind.clone()], 10 + k as u64);
+        // A centimetre of penetration or violation, so that the block pushes at the answer.
+        if !matches!(kind, Constraint::FrictionLoss { .. }) {
+            g.others[0].phi0[0] = -0.01;
+        }
+        let out = solve_formulation(
+            &f,
+            &StepProblem::from(g.clone()),
+            Init::Default,
+            &opts,
+            |b, x0, o| NewtonMerit::default().solve(b, x0, o),
+        )
+        .unwrap();
+        assert_eq!(out.solution.status, Status::Converged, "{kind:?}");
+        let rows = 3..3 + kind.rows();
+        assert!(in_set(kind, &out.r[rows]), "{kind:?}: {:?}", out.r);
+        // The block acts: its impulse is the projection of its y at the answer, not zero.
+        assert!(
+            out.r[3..].iter().any(|x| x.abs() > 1e-9),
+            "{kind:?}: {:?}",
+            out.r
+        );
     }
 }
 
