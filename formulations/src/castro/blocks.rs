@@ -203,8 +203,8 @@ fn blocks_of(g: &GeneralizedProblem) -> Vec<(Constraint, Vec<f64>, f64, f64)> {
     contacts.chain(others).collect()
 }
 
-/// The diagonal blocks' entries SAP's estimates need: per row `W_ii`, and per block its
-/// `W_bb` over its first `min(3, m)` rows as a Frobenius norm.
+/// `W = J A^-1 J'`, dense (robot-sized problems: one Cholesky factor of `A`), and its diagonal:
+/// the Delassus estimates of eqs. 29-30 read their rows and blocks from it.
 fn delassus_diagonal(g: &GeneralizedProblem) -> Result<(Mat<f64>, Vec<f64>), CoreError> {
     let llt = g.a.to_dense().llt(Side::Lower).map_err(|e| {
         CoreError::LinearAlgebra(format!("SAP: A is not positive definite ({e:?})"))
