@@ -44,7 +44,10 @@ use contactlab_core::{CoreError, GeneralizedProblem, Merit, Optimality, OwnNewto
 use faer::linalg::solvers::Solve;
 use faer::{Mat, MatMut, Side};
 
-use super::params::RegularizationParams;
+use super::cost::{diag_inv_sqrt, eq26_optimality};
+use super::params::{
+    bias, compliant_regularization, near_rigid_regularization, RegularizationParams,
+};
 
 /// A block's impulse set, with what its projection needs.
 #[derive(Debug, Clone, PartialEq)]
@@ -73,6 +76,8 @@ struct Block {
 pub struct SapBlockCost {
     a: faer::sparse::SparseColMat<usize, f64>,
     j: faer::sparse::SparseColMat<usize, f64>,
+    /// `J` dense, made once: the Hessian's `J' G J` reads its rows (robot-sized problems).
+    j_dense: Mat<f64>,
     v_star: Vec<f64>,
     a_v_star: Vec<f64>,
     /// `b - v^` per row: the constant part of `J v + b - v^`.
@@ -203,28 +208,13 @@ fn blocks_of(g: &GeneralizedProblem) -> Vec<(Constraint, Vec<f64>, f64, f64)> {
     contacts.chain(others).collect()
 }
 
-/// `W = J A^-1 J'`, dense (robot-sized problems: one Cholesky factor of `A`), and its diagonal:
-/// the Delassus estimates of eqs. 29-30 read their rows and blocks from it.
-fn delassus_diagonal(g: &GeneralizedProblem) -> Result<(Mat<f64>, Vec<f64>), CoreError> {
+/// `W = J A^-1 J'` from `J` dense (`j`; robot-sized problems: one Cholesky factor of `A`): the
+/// Delassus estimates of eqs. 29-30 read their rows and blocks from it.
+fn delassus(g: &GeneralizedProblem, j: &Mat<f64>) -> Result<Mat<f64>, CoreError> {
     let llt = g.a.to_dense().llt(Side::Lower).map_err(|e| {
         CoreError::LinearAlgebra(format!("SAP: A is not positive definite ({e:?})"))
     })?;
-    let (nv, m) = (g.num_dofs(), g.num_rows());
-    let mut jt = Mat::<f64>::zeros(nv, m);
-    let (cols, rows, vals) = (
-        g.j.symbolic().col_ptr(),
-        g.j.symbolic().row_idx(),
-        g.j.val(),
-    );
-    for c in 0..nv {
-        for e in cols[c]..cols[c + 1] {
-            jt[(c, rows[e])] += vals[e];
-        }
-    }
-    let x = llt.solve(&jt);
-    let w = jt.transpose() * &x;
-    let diag = (0..m).map(|i| w[(i, i)]).collect();
-    Ok((w, diag))
+    Ok(j * llt.solve(j.transpose()))
 }
 
 /// A block's set and per-row `R` (the module doc): `rigid_r(w)` is eq. 29 for a row of
@@ -273,35 +263,26 @@ impl SapBlockCost {
     /// The cost of `g` with `params` (`beta`, `sigma`); the error names what cannot be
     /// regularised (a block with a position error but no time step).
     pub fn new(g: &GeneralizedProblem, params: &RegularizationParams) -> Result<Self, CoreError> {
-        let (w, w_diag) = delassus_diagonal(g)?;
-        let near_rigid = params.beta * params.beta / (4.0 * std::f64::consts::PI.powi(2));
+        let j_dense = g.j.to_dense();
+        let w = delassus(g, &j_dense)?;
         let mut offset = g.b.clone();
         let mut blocks = Vec::new();
         let mut start = 0;
         for (i, (c, phi0, k, tau_d)) in blocks_of(g).into_iter().enumerate() {
             let m = c.rows();
-            let rigid_r = |wi: f64| {
-                let compliant = match g.dt {
-                    Some(dt) if k.is_finite() => 1.0 / (dt * k * (dt + tau_d)),
-                    _ => 0.0,
-                };
-                (near_rigid * wi).max(compliant)
+            let name = |why: String| {
+                CoreError::Unsupported(format!("SAP: block {i} ({}) {why}", c.kind()))
             };
-            let v_hat = |phi: f64| match g.dt {
-                Some(dt) => Ok(-phi / (dt + tau_d)),
-                None if phi == 0.0 => Ok(0.0),
-                None => Err(CoreError::Unsupported(format!(
-                    "SAP: block {i} ({}) has a position error {phi} but the problem no time step",
-                    c.kind()
-                ))),
-            };
+            let compliant = compliant_regularization(g.dt, k, tau_d).map_err(name)?;
+            // Eq. 29 for a row of Delassus estimate `wi`.
+            let rigid_r = |wi: f64| near_rigid_regularization(wi, params).max(compliant);
             let (set, r) = set_and_regularization(&c, &w, start, params, rigid_r);
             if let Some(row) = r.iter().position(|x: &f64| !(*x > 0.0 && x.is_finite())) {
                 return Err(CoreError::Unsupported(format!(
                     "SAP: block {i} ({}) row {row} has no positive regularisation (W's diagonal \
                      is {}): a row that no velocity moves",
                     c.kind(),
-                    w_diag[start + row]
+                    w[(start + row, start + row)]
                 )));
             }
             // Rows with a position: an equality's, a limit's and a contact's normal.
@@ -311,26 +292,14 @@ impl SapBlockCost {
                 _ => 1,
             };
             for k in 0..positioned {
-                offset[start + k] -= v_hat(phi0[k])?;
+                offset[start + k] -= bias(phi0[k], g.dt, tau_d).map_err(name)?;
             }
             blocks.push(Block { start, set, r });
             start += m;
         }
         let mut a_v_star = vec![0.0; g.num_dofs()];
         sparse_mul_add(&g.a, &g.v_star, &mut a_v_star);
-        let d = (0..g.num_dofs())
-            .map(|i| {
-                let (cols, rows, vals) = (
-                    g.a.symbolic().col_ptr(),
-                    g.a.symbolic().row_idx(),
-                    g.a.val(),
-                );
-                let aii = (cols[i]..cols[i + 1])
-                    .find(|&e| rows[e] == i)
-                    .map_or(1.0, |e| vals[e]);
-                1.0 / aii.sqrt()
-            })
-            .collect();
+        let d = diag_inv_sqrt(&g.a);
         let reported = match g.target.is_empty() {
             true => g.b.clone(),
             false => g.b.iter().zip(&g.target).map(|(b, t)| b - t).collect(),
@@ -338,6 +307,7 @@ impl SapBlockCost {
         Ok(SapBlockCost {
             a: g.a.clone(),
             j: g.j.clone(),
+            j_dense,
             v_star: g.v_star.clone(),
             a_v_star,
             offset,
@@ -433,7 +403,7 @@ impl Merit for SapBlockCost {
             }
         }
         // J' G J block by block, through J's rows as dense vectors over the velocities.
-        let jd = self.j.to_dense();
+        let jd = &self.j_dense;
         for (b, g) in self.blocks.iter().zip(&gs) {
             let m = b.r.len();
             for (p, q) in (0..m).flat_map(|p| (0..m).map(move |q| (p, q))) {
@@ -480,18 +450,7 @@ impl Merit for SapBlockCost {
 
     /// Eq. 26's measure: `|D grad|` against `max(|D p|, |D j_c|)`.
     fn optimality(&self, x: &[f64], g: &[f64]) -> Optimality {
-        let ae = self.a_e(x);
-        let (mut r2, mut p2, mut j2) = (0.0, 0.0, 0.0);
-        for k in 0..g.len() {
-            let d = self.d[k];
-            r2 += (d * g[k]).powi(2);
-            p2 += (d * (ae[k] + self.a_v_star[k])).powi(2);
-            j2 += (d * (ae[k] - g[k])).powi(2);
-        }
-        Optimality {
-            residual: r2.sqrt(),
-            scale: p2.sqrt().max(j2.sqrt()),
-        }
+        eq26_optimality(&self.d, &self.a_v_star, &self.a_e(x), g)
     }
 }
 

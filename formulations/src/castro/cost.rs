@@ -719,17 +719,7 @@ impl SapCost {
 
     /// The scaled optimality of eq. 26 from `A (v - v*)` and the gradient.
     fn optimality_with(&self, ae: &[f64], g: &[f64]) -> Optimality {
-        let (mut r2, mut p2, mut j2) = (0.0, 0.0, 0.0);
-        for k in 0..g.len() {
-            let d = self.d[k];
-            r2 += (d * g[k]).powi(2);
-            p2 += (d * (ae[k] + self.a_v_star[k])).powi(2);
-            j2 += (d * (ae[k] - g[k])).powi(2);
-        }
-        Optimality {
-            residual: r2.sqrt(),
-            scale: p2.sqrt().max(j2.sqrt()),
-        }
+        eq26_optimality(&self.d, &self.a_v_star, ae, g)
     }
 
     /// Section IV-C at `alpha` from a line cache: the quadratic `c0 + c1 alpha + c2 alpha^2 / 2`
@@ -1091,8 +1081,25 @@ fn restrict_a(a: &SparseColMat<usize, f64>, layout: &BlockLayout) -> SparseColMa
     SparseColMat::new(pattern, vals)
 }
 
+/// Eq. 26's measure with `D = diag(A)^-1/2` (`d`): the residual `|D grad|` and the scale
+/// `max(|D p|, |D j_c|)`, from `A (v - v*)` (`ae`), `A v*` and the gradient `g = A (v - v*) -
+/// J' gamma` (so `p = ae + A v*` and `j_c = ae - g`).
+pub(super) fn eq26_optimality(d: &[f64], a_v_star: &[f64], ae: &[f64], g: &[f64]) -> Optimality {
+    let (mut r2, mut p2, mut j2) = (0.0, 0.0, 0.0);
+    for k in 0..g.len() {
+        let dk = d[k];
+        r2 += (dk * g[k]).powi(2);
+        p2 += (dk * (ae[k] + a_v_star[k])).powi(2);
+        j2 += (dk * (ae[k] - g[k])).powi(2);
+    }
+    Optimality {
+        residual: r2.sqrt(),
+        scale: p2.sqrt().max(j2.sqrt()),
+    }
+}
+
 /// `diag(A)^-1/2` (1 where the diagonal is not positive).
-fn diag_inv_sqrt(a: &SparseColMat<usize, f64>) -> Vec<f64> {
+pub(super) fn diag_inv_sqrt(a: &SparseColMat<usize, f64>) -> Vec<f64> {
     let (cp, ri, v) = (a.symbolic().col_ptr(), a.symbolic().row_idx(), a.val());
     (0..a.ncols())
         .map(|c| {

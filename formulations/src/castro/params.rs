@@ -220,6 +220,38 @@ impl TreeFactors {
     }
 }
 
+/// Eq. 29's compliant term of a row with a position, `1 / (dt k (dt + tau_d))` for stiffness
+/// `k` and dissipation `tau_d` (0 for a rigid row, `k = inf`). `Err` says why (for the caller
+/// to name the row) when a finite stiffness has no time step.
+pub(super) fn compliant_regularization(dt: Option<f64>, k: f64, tau_d: f64) -> Result<f64, String> {
+    match (dt, k.is_finite()) {
+        (Some(dt), true) => Ok(1.0 / (dt * k * (dt + tau_d))),
+        (_, false) => Ok(0.0),
+        (None, true) => Err(format!(
+            "has a finite stiffness {k} but the problem has no time step: eq. 29 needs dt"
+        )),
+    }
+}
+
+/// Eq. 29's near-rigid term for a Delassus estimate `w`, `beta^2 / (4 pi^2) w`; `R` is the
+/// larger of it and [`compliant_regularization`].
+pub(super) fn near_rigid_regularization(w: f64, params: &RegularizationParams) -> f64 {
+    params.beta * params.beta / (4.0 * std::f64::consts::PI.powi(2)) * w
+}
+
+/// The bias `v^ = -phi0 / (dt + tau_d)` of a row with position error `phi0` (section V-A);
+/// `Err` says why when `phi0` is not zero and there is no time step.
+pub(super) fn bias(phi0: f64, dt: Option<f64>, tau_d: f64) -> Result<f64, String> {
+    match dt {
+        Some(dt) => Ok(-phi0 / (dt + tau_d)),
+        None if phi0 == 0.0 => Ok(0.0),
+        None => Err(format!(
+            "has a position error phi0 = {phi0} but the problem has no time step: the bias \
+             v^ = -phi0 / (dt + tau_d) needs dt"
+        )),
+    }
+}
+
 /// Eqs. 29-30 for every contact of `problem`.
 pub fn regularization(
     problem: &GeneralizedProblem,
@@ -235,7 +267,6 @@ pub(super) fn regularization_of(
     params: &RegularizationParams,
 ) -> Result<Regularization, CoreError> {
     let w = delassus_rms_of(problem, rows)?;
-    let beta_factor = params.beta * params.beta / (4.0 * std::f64::consts::PI.powi(2));
     let mut out = Regularization {
         contacts: Vec::with_capacity(w.len()),
         v_hat: Vec::with_capacity(w.len()),
@@ -249,29 +280,11 @@ pub(super) fn regularization_of(
                  regularisation (eqs. 29-30) needs the contact to move some velocity"
             )));
         }
-        let compliant = match (problem.dt, c.stiffness.is_finite()) {
-            (Some(dt), true) => 1.0 / (dt * c.stiffness * (dt + c.dissipation)),
-            (_, false) => 0.0,
-            (None, true) => {
-                return Err(CoreError::Unsupported(format!(
-                    "contact {i} has a finite stiffness {} but the problem has no time step: \
-                     eq. 29 needs dt",
-                    c.stiffness
-                )))
-            }
-        };
-        let near = beta_factor * wi;
-        let v_hat = match problem.dt {
-            Some(dt) => -c.phi0 / (dt + c.dissipation),
-            None if c.phi0 == 0.0 => 0.0,
-            None => {
-                return Err(CoreError::Unsupported(format!(
-                    "contact {i} has phi0 = {} but the problem has no time step: the bias \
-                     v^ = -phi0 / (dt + tau_d) needs dt",
-                    c.phi0
-                )))
-            }
-        };
+        let compliant = compliant_regularization(problem.dt, c.stiffness, c.dissipation)
+            .map_err(|why| CoreError::Unsupported(format!("contact {i} {why}")))?;
+        let near = near_rigid_regularization(wi, params);
+        let v_hat = bias(c.phi0, problem.dt, c.dissipation)
+            .map_err(|why| CoreError::Unsupported(format!("contact {i} {why}")))?;
         out.contacts.push(ContactRegularization {
             mu: c.mu,
             rn: near.max(compliant),
