@@ -596,25 +596,7 @@ mod tests {
             let n = p.q.len();
             let mut rng = ChaCha8Rng::seed_from_u64(300 + seed);
             let x: Vec<f64> = (0..n).map(|_| rng.random_range(-1.0..1.0)).collect();
-            let mut j = Mat::<f64>::zeros(n, n);
-            f.jacobian(&x, j.as_mut());
-            let h = 1e-7;
-            let (mut fp, mut fm) = (vec![0.0; n], vec![0.0; n]);
-            for k in 0..n {
-                let (mut xp, mut xm) = (x.clone(), x.clone());
-                xp[k] += h;
-                xm[k] -= h;
-                f.residual(&xp, &mut fp);
-                f.residual(&xm, &mut fm);
-                for i in 0..n {
-                    let fd = (fp[i] - fm[i]) / (2.0 * h);
-                    assert!(
-                        (fd - j[(i, k)]).abs() < 1e-5 * (1.0 + fd.abs()),
-                        "seed {seed} ({i},{k}): fd {fd} vs {}",
-                        j[(i, k)]
-                    );
-                }
-            }
+            assert_jacobian_is_central_differences(&f, &x, seed);
         }
     }
 
@@ -648,28 +630,32 @@ mod tests {
             let f = NaturalMap::new(&p);
             let mut rng = ChaCha8Rng::seed_from_u64(100 + seed);
             let x: Vec<f64> = (0..9).map(|_| rng.random_range(-1.0..1.0)).collect();
-            let n = 9;
-            let mut j = Mat::<f64>::zeros(n, n);
-            f.jacobian(&x, j.as_mut());
-            let h = 1e-7;
-            let (mut fp, mut fm) = (vec![0.0; n], vec![0.0; n]);
-            for k in 0..n {
-                let mut xp = x.clone();
-                let mut xm = x.clone();
-                xp[k] += h;
-                xm[k] -= h;
-                f.residual(&xp, &mut fp);
-                f.residual(&xm, &mut fm);
-                for i in 0..n {
-                    let fd = (fp[i] - fm[i]) / (2.0 * h);
-                    // A kink inside [x - h, x + h] would make the difference quotient lie
-                    // between two pieces; random points hit one with negligible probability.
-                    assert!(
-                        (fd - j[(i, k)]).abs() < 1e-5 * (1.0 + fd.abs()),
-                        "seed {seed} ({i},{k}): fd {fd} vs {}",
-                        j[(i, k)]
-                    );
-                }
+            assert_jacobian_is_central_differences(&f, &x, seed);
+        }
+    }
+
+    /// `f`'s Jacobian at `x` against central differences of its residual, entry by entry to
+    /// `1e-5 (1 + |fd|)`. A kink inside `[x - h, x + h]` would make the difference quotient lie
+    /// between two pieces; random points hit one with negligible probability.
+    fn assert_jacobian_is_central_differences(f: &NaturalMap, x: &[f64], seed: u64) {
+        let n = x.len();
+        let mut j = Mat::<f64>::zeros(n, n);
+        f.jacobian(x, j.as_mut());
+        let h = 1e-7;
+        let (mut fp, mut fm) = (vec![0.0; n], vec![0.0; n]);
+        for k in 0..n {
+            let (mut xp, mut xm) = (x.to_vec(), x.to_vec());
+            xp[k] += h;
+            xm[k] -= h;
+            f.residual(&xp, &mut fp);
+            f.residual(&xm, &mut fm);
+            for i in 0..n {
+                let fd = (fp[i] - fm[i]) / (2.0 * h);
+                assert!(
+                    (fd - j[(i, k)]).abs() < 1e-5 * (1.0 + fd.abs()),
+                    "seed {seed} ({i},{k}): fd {fd} vs {}",
+                    j[(i, k)]
+                );
             }
         }
     }
