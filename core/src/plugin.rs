@@ -225,6 +225,10 @@ pub trait FormulationPlugin:
     /// Problems of fewer contacts are solved whole rather than island by island (the layout's
     /// [`whole_below`](crate::Layout::whole_below)); a spec's `whole_below` overrides it.
     const WHOLE_BELOW: usize = WHOLE_BELOW_CONTACTS;
+    /// Why it refuses the kinds it does not take ([`Formulation::KINDS`]), one sentence
+    /// (`contactlab list` and the lab's refusal show it); empty only when it takes every kind,
+    /// which the registry's tests check.
+    const REFUSES: &'static str = "";
 }
 
 /// A driver the registry can list and run by name: typed options (the struct itself) and the
@@ -256,6 +260,10 @@ pub trait DriverPlugin:
     /// that sees only what the formulation built; a driver that walks the problem's rows itself
     /// (the contact sweeps, ADMM) names those it walks.
     const KINDS: &'static [&'static str] = EVERY_KIND;
+
+    /// Why it refuses the kinds it does not take, one sentence (`contactlab list` and the
+    /// refusal show it); empty only when [`DriverPlugin::KINDS`] is every kind.
+    const REFUSES: &'static str = "";
 }
 
 /// The capability table: one row per capability, each a trait a formulation can provide and a

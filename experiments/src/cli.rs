@@ -7,6 +7,7 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use clap::{Parser, Subcommand};
+use contactlab_core::constraint::LABELS;
 use contactlab_core::io::read_problem;
 use contactlab_core::islands::{check_psd_by_island, PSD_REL_TOL};
 use contactlab_core::{Constraints, CoreError, Problem, StepProblem};
@@ -607,12 +608,16 @@ pub fn list_registry(reg: &Registry, as_json: bool, out: &mut dyn Write) -> Resu
             })).collect::<Vec<_>>(),
             "drivers": reg.drivers().iter().map(|d| json!({
                 "optimizer": d.name, "needs": d.needs, "options": d.defaults,
-                "model": d.model.map(|m| m.as_str()), "kinds": d.kinds,
+                "model": d.model.map(|m| m.as_str()), "kinds": d.kinds, "refuses": d.refuses,
             })).collect::<Vec<_>>(),
             "pairs": reg.pairs().iter().map(|p| json!({
                 "formulation": p.formulation, "optimizer": p.optimizer,
                 "kinds": reg.formulation(p.formulation).ok().zip(reg.driver(p.optimizer).ok())
                     .map(|(f, d)| Registry::pair_kinds(f, d)).unwrap_or_default(),
+                "refuses": reg.formulation(p.formulation).ok().zip(reg.driver(p.optimizer).ok())
+                    .map(|(f, d)| Registry::pair_refusals(f, d)).unwrap_or_default()
+                    .into_iter().map(|(k, why)| json!({"kind": k, "reason": why}))
+                    .collect::<Vec<_>>(),
             })).collect::<Vec<_>>(),
             "incompatible": incompatible.iter().map(|(f, d, why)| json!({
                 "formulation": f, "optimizer": d, "reason": why,
@@ -672,7 +677,7 @@ pub fn list_registry(reg: &Registry, as_json: bool, out: &mut dyn Write) -> Resu
     write_papers(out)
 }
 
-/// The pairs that take more than the Coulomb contact, with the kinds they take.
+/// Each pair's constraint kinds, then why each plugin refuses the kinds it does not take.
 fn write_pair_kinds(reg: &Registry, out: &mut dyn Write) -> Result<(), CliError> {
     writeln!(
         out,
@@ -683,11 +688,24 @@ fn write_pair_kinds(reg: &Registry, out: &mut dyn Write) -> Result<(), CliError>
             continue;
         };
         let kinds = Registry::pair_kinds(f, d);
-        if kinds != ["coulomb"] {
-            writeln!(out, "  {:<28} {}", p.label(), kinds.join(", "))?;
+        let refused: Vec<&str> = Registry::pair_refusals(f, d).iter().map(|r| r.0).collect();
+        let refused = match refused.is_empty() {
+            true => String::new(),
+            false => format!("; refuses {}", refused.join(", ")),
+        };
+        writeln!(out, "  {:<28} {}{refused}", p.label(), kinds.join(", "))?;
+    }
+    writeln!(out, "why kinds are refused:")?;
+    let formulations = reg
+        .formulations()
+        .iter()
+        .map(|f| (f.name, f.kinds, f.refuses));
+    let drivers = reg.drivers().iter().map(|d| (d.name, d.kinds, d.refuses));
+    for (name, kinds, why) in formulations.chain(drivers) {
+        if kinds.len() < LABELS.len() {
+            writeln!(out, "  {name:<14} takes {}: {why}", kinds.join(", "))?;
         }
     }
-    writeln!(out, "  {:<28} coulomb", "every other pair")?;
     Ok(())
 }
 

@@ -189,7 +189,8 @@ def evaluate(problem: LocalProblem | GeneralizedProblem, r: _Vector) -> dict[str
     """The shared metrics of impulses `r` on `problem` (the ruler every solve is judged by)."""
 
 def pairs() -> list[dict[str, Any]]:
-    """Every (formulation, optimizer) with its model, and why the others cannot run."""
+    """Every (formulation, optimizer) with its model, the constraint kinds it takes and those it
+    refuses (kind to reason), and why the others cannot run."""
 
 def run(config: str | PathLike[str], root: str | PathLike[str] | None = None) -> pl.DataFrame:
     """Runs a TOML config as `contactlab run` does and returns its rows."""

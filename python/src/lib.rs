@@ -11,6 +11,7 @@
 //! [`std::panic::catch_unwind`], so a panic surfaces as `contactlab.SolverError` (a
 //! `RuntimeError`), never as PyO3's `PanicException`.
 
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, OnceLock};
 
@@ -171,7 +172,8 @@ fn evaluate<'py>(
 }
 
 /// `pairs()`: every (formulation, optimizer) of the registry as a dict with `formulation`,
-/// `optimizer`, `model`, `compatible` and, for a pair that cannot run, the `reason`.
+/// `optimizer`, `model`, `compatible`, for a pair that cannot run the `reason`, the constraint
+/// `kinds` it takes and those it `refuses` (a dict: kind to reason).
 #[pyfunction]
 fn pairs(py: Python<'_>) -> PyResult<Vec<Bound<'_, PyDict>>> {
     pair_table(lab().registry())
@@ -184,6 +186,7 @@ fn pairs(py: Python<'_>) -> PyResult<Vec<Bound<'_, PyDict>>> {
             d.set_item("compatible", p.compatible)?;
             d.set_item("reason", p.reason)?;
             d.set_item("kinds", p.kinds)?;
+            d.set_item("refuses", p.refuses.into_iter().collect::<HashMap<_, _>>())?;
             Ok(d)
         })
         .collect()

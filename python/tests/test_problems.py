@@ -129,14 +129,18 @@ def test_a_local_problem_of_constraint_blocks_and_its_errors():
     s = contactlab.solve(p, "coulomb", "pgs", tol=1e-12)
     assert s.status == "converged"
     np.testing.assert_allclose(s.r, [0.5, 1.0, -0.5, 0.0, -0.2], atol=1e-12)
-    with pytest.raises(Exception, match="min-map\\+newton does not take limit: it takes coulomb"):
-        contactlab.solve(p, "min-map", "newton")
+    with pytest.raises(Exception, match="sap\\+clarabel does not take limit: it takes coulomb \\(`clarabel`: "):
+        contactlab.solve(p, "sap", "clarabel")
     assert contactlab.solve(p, "sap", "newton-merit", tol=1e-10).status == "converged"
     kinds = {(r["formulation"], r["optimizer"]): r["kinds"] for r in contactlab.pairs()}
     assert kinds[("coulomb", "pgs")] == ["coulomb", "contact", "equality", "limit", "friction_loss"]
     assert kinds[("coulomb", "admm")] == kinds[("coulomb", "pgs")]
     assert kinds[("coulomb", "bisection-sor")] == ["coulomb"]
     assert kinds[("sap", "newton-merit")] == kinds[("coulomb", "pgs")]
+    refuses = {(r["formulation"], r["optimizer"]): r["refuses"] for r in contactlab.pairs()}
+    assert refuses[("sap", "newton-merit")] == {}
+    assert set(refuses[("sap", "clarabel")]) == {"contact", "equality", "limit", "friction_loss"}
+    assert refuses[("sap", "clarabel")]["limit"].startswith("`clarabel`: the conic programs")
     with pytest.raises(ValueError, match="not both"):
         contactlab.LocalProblem(W, q, mu=[0.5], constraints=blocks)
     with pytest.raises(ValueError, match="constraints"):

@@ -187,5 +187,7 @@ mod plugins {
 
         /// The conic programs the formulations state (SAP's eq. 19) are of Coulomb contacts.
         const KINDS: &'static [&'static str] = crate::constraint::COULOMB_ONLY;
+        const REFUSES: &'static str = "the conic programs the formulations state (SAP's eq. 19, \
+             `castro/conic.rs`) have a second-order cone per Coulomb contact and no other set";
     }
 }

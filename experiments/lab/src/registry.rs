@@ -207,6 +207,8 @@ pub struct FormulationEntry {
     pub defaults: Value,
     /// The constraint kinds it takes ([`Formulation::KINDS`](contactlab_core::Formulation::KINDS)).
     pub kinds: &'static [&'static str],
+    /// Why it refuses the others ([`Formulation::REFUSES`](contactlab_core::Formulation::REFUSES)).
+    pub refuses: &'static str,
     make: MakeFormulation,
 }
 
@@ -225,6 +227,8 @@ pub struct DriverEntry {
     pub defaults: Value,
     /// The constraint kinds it takes ([`DriverPlugin::KINDS`]).
     pub kinds: &'static [&'static str],
+    /// Why it refuses the others ([`DriverPlugin::REFUSES`]).
+    pub refuses: &'static str,
     make: MakeDriver,
 }
 
@@ -305,6 +309,7 @@ impl Registry {
             model: contactlab_core::plugin::Formulation::model(&F::default()),
             defaults: serde_json::to_value(F::default()).unwrap_or(Value::Null),
             kinds: F::KINDS,
+            refuses: F::REFUSES,
             make,
         };
         self.formulations.retain(|f| f.name != F::NAME);
@@ -329,6 +334,7 @@ impl Registry {
             model: D::default().model(),
             defaults: serde_json::to_value(D::default()).unwrap_or(Value::Null),
             kinds: D::KINDS,
+            refuses: D::REFUSES,
             make,
         };
         self.drivers.retain(|d| d.name != D::NAME);
@@ -444,6 +450,24 @@ impl Registry {
             .collect()
     }
 
+    /// The constraint kinds a pair refuses, each with its reason: the formulation's
+    /// ([`Formulation::REFUSES`](contactlab_core::Formulation::REFUSES)) where the formulation
+    /// refuses the kind, else the driver's, named (`` `clarabel`: ... ``).
+    pub fn pair_refusals(f: &FormulationEntry, d: &DriverEntry) -> Vec<(&'static str, String)> {
+        LABELS
+            .into_iter()
+            .filter_map(|k| {
+                if !f.kinds.contains(&k) {
+                    Some((k, format!("`{}`: {}", f.name, f.refuses)))
+                } else if !d.kinds.contains(&k) {
+                    Some((k, format!("`{}`: {}", d.name, d.refuses)))
+                } else {
+                    None
+                }
+            })
+            .collect()
+    }
+
     /// Checks a spec and builds its formulation and driver with their options.
     pub fn resolve(&self, spec: &SolverSpec) -> Result<ResolvedSolver, RegistryError> {
         let f = self.formulation(&spec.formulation.name)?;
@@ -461,6 +485,7 @@ impl Registry {
         Ok(ResolvedSolver {
             label: spec.name(),
             kinds: Registry::pair_kinds(f, d),
+            refusals: Registry::pair_refusals(f, d),
             layout: layout(spec, formulation.as_ref()),
             formulation,
             driver: (d.make)(&spec.optimizer.options)?,
@@ -540,6 +565,8 @@ pub struct ResolvedSolver {
     pub label: String,
     /// The constraint kinds the pair takes ([`Registry::pair_kinds`]).
     pub kinds: Vec<&'static str>,
+    /// The kinds it refuses, each with its reason ([`Registry::pair_refusals`]).
+    pub refusals: Vec<(&'static str, String)>,
     /// The formulation with its options.
     pub formulation: Box<dyn ErasedFormulation>,
     /// The driver with its options.
@@ -568,9 +595,22 @@ impl ResolvedSolver {
     /// ([`solve_by_island`]), the contact-space form derived in its storage. This is what a
     /// timing of the solver measures (the shared ruler's work is not the solver's).
     pub fn run(&self, problem: &StepProblem, warm: Option<&[f64]>) -> Result<Outcome, CoreError> {
-        if let Some(kind) = problem.first_refused(|b| self.kinds.contains(&b.label())) {
+        let refused_label = std::cell::Cell::new("");
+        let takes = |b: &contactlab_core::constraint::Constraint| {
+            let ok = self.kinds.contains(&b.label());
+            if !ok {
+                refused_label.set(b.label());
+            }
+            ok
+        };
+        if let Some(kind) = problem.first_refused(takes) {
+            let why = self
+                .refusals
+                .iter()
+                .find(|(k, _)| *k == refused_label.get())
+                .map_or(String::new(), |(_, why)| format!(" ({why})"));
             return Err(CoreError::Unsupported(format!(
-                "{} does not take {kind}: it takes {}",
+                "{} does not take {kind}: it takes {}{why}",
                 self.label,
                 self.kinds.join(", ")
             )));
@@ -616,6 +656,54 @@ mod tests {
             vec![-1.0, q_t1, q_t2],
             &[0.5],
         )
+    }
+
+    #[test]
+    fn every_plugin_that_refuses_a_kind_says_why_and_every_pair_names_its_refusals() {
+        let reg = Registry::standard();
+        let f = reg
+            .formulations()
+            .iter()
+            .map(|f| (f.name, f.kinds, f.refuses));
+        let d = reg.drivers().iter().map(|d| (d.name, d.kinds, d.refuses));
+        for (name, kinds, why) in f.chain(d) {
+            let refuses_some = kinds.len() < LABELS.len();
+            assert_eq!(
+                refuses_some,
+                !why.is_empty(),
+                "{name}: takes {kinds:?}, reason {why:?}"
+            );
+        }
+        for p in crate::solve::pair_table(&reg)
+            .iter()
+            .filter(|p| p.compatible)
+        {
+            let (f, d) = (
+                reg.formulation(p.formulation).unwrap(),
+                reg.driver(p.optimizer).unwrap(),
+            );
+            let refusals = Registry::pair_refusals(f, d);
+            assert_eq!(
+                p.kinds.len() + refusals.len(),
+                LABELS.len(),
+                "{}",
+                p.formulation
+            );
+            assert!(refusals
+                .iter()
+                .all(|(k, why)| !p.kinds.contains(k) && why.len() > 20));
+        }
+        // Clarabel refuses, by its own reason, what SAP takes.
+        let (f, d) = (
+            reg.formulation("sap").unwrap(),
+            reg.driver("clarabel").unwrap(),
+        );
+        let refusals = Registry::pair_refusals(f, d);
+        assert_eq!(refusals[0].0, "contact");
+        assert!(
+            refusals[0].1.starts_with("`clarabel`: the conic programs"),
+            "{refusals:?}"
+        );
     }
 
     #[test]

@@ -173,8 +173,10 @@ pub struct PairInfo {
     pub compatible: bool,
     /// Why it cannot (empty when it can).
     pub reason: String,
-    /// The constraint kinds it takes ([`Registry::pair_kinds`]; `coulomb` alone for most).
+    /// The constraint kinds it takes ([`Registry::pair_kinds`]).
     pub kinds: Vec<&'static str>,
+    /// The kinds it refuses, each with its reason ([`Registry::pair_refusals`]).
+    pub refuses: Vec<(&'static str, String)>,
 }
 
 /// Every (formulation, optimizer) of the registry, formulations and drivers in registration
@@ -191,6 +193,7 @@ pub fn pair_table(registry: &Registry) -> Vec<PairInfo> {
                 compatible: reason.is_none(),
                 reason: reason.unwrap_or_default(),
                 kinds: Registry::pair_kinds(f, d),
+                refuses: Registry::pair_refusals(f, d),
             });
         }
     }

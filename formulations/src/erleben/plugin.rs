@@ -72,4 +72,6 @@ impl FormulationPlugin for MinMapFormulation {
     const NAME: &'static str = "min-map";
     const DESCRIPTION: &'static str =
         "Erleben and Ortiz: min-map H(x) of the boxed LCP with a 4-sided friction pyramid (eq. 5)";
+    const REFUSES: &'static str =
+        "its bounds (eq. 1) are the friction pyramid of a three-row Coulomb contact";
 }

@@ -234,6 +234,8 @@ impl DriverPlugin for BisectionSor {
     type Needs = NeedsContactProblem;
     const NAME: &'static str = "bisection-sor";
     const KINDS: &'static [&'static str] = contactlab_core::constraint::COULOMB_ONLY;
+    const REFUSES: &'static str =
+        "Algorithm 2 sweeps three-row Coulomb contacts with a single-contact solve (sec. III)";
     const DESCRIPTION: &'static str = "Hwangbo et al. 2018 Algorithm 2: block SOR over contacts with \
          the per-contact bisection (or golden section, quartic, Coulomb), maximum-dissipation model";
 
@@ -316,6 +318,8 @@ impl DriverPlugin for HwangboPgs {
     type Needs = NeedsContactProblem;
     const NAME: &'static str = "pgs-hwangbo";
     const KINDS: &'static [&'static str] = contactlab_core::constraint::COULOMB_ONLY;
+    const REFUSES: &'static str =
+        "eqs. 17-18 update a three-row Coulomb contact's normal and tangential impulses";
     const DESCRIPTION: &'static str = "Hwangbo et al. 2018 sec. IV: projected Gauss-Seidel per \
          force component (eqs. 17-18, alpha 0.6), stopped on impulse change plus penetration";
 
