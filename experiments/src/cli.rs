@@ -203,6 +203,10 @@ pub enum Command {
         /// Run only part `k` of `N` of the sweep (`k/N`), for job arrays.
         #[arg(long)]
         shard: Option<String>,
+        /// A matrix's set to run (repeatable; every set without): its rows go to
+        /// `<name>-<sets>.parquet`, never over the whole matrix's.
+        #[arg(long = "set")]
+        sets: Vec<String>,
         /// Hide the progress bar.
         #[arg(long)]
         no_progress: bool,
@@ -303,9 +307,10 @@ pub fn run_config(
     lab: &Lab,
     config: &Path,
     shard: Option<(usize, usize)>,
+    sets: &[String],
     out: &mut dyn Write,
 ) -> Result<(), CliError> {
-    let summary = lab.run(config, shard, out)?;
+    let summary = lab.run_sets(config, shard, sets, out)?;
     writeln!(
         out,
         "{}: {} runs, {} rows in {:.1} s -> {}",
@@ -376,9 +381,14 @@ pub fn run_with(lab: &Lab, cli: Cli, out: &mut dyn Write) -> Result<(), CliError
             allow_dirty,
             ..
         } => reproduce(lab, paper.as_deref(), list, allow_dirty, out),
-        Command::Run { config, shard, .. } => {
+        Command::Run {
+            config,
+            shard,
+            sets,
+            ..
+        } => {
             let shard = shard.as_deref().map(parse_shard).transpose()?;
-            run_config(lab, &config, shard, out)
+            run_config(lab, &config, shard, &sets, out)
         }
         Command::Dump {
             config,
@@ -720,7 +730,7 @@ pub fn reproduce(
         .collect();
     configs.sort();
     for c in &configs {
-        run_config(lab, c, None, out)?;
+        run_config(lab, c, None, &[], out)?;
     }
     report(p.id, lab.root(), allow_dirty, out)
 }
