@@ -204,6 +204,10 @@ pub enum Command {
         /// Run only part `k` of `N` of the sweep (`k/N`), for job arrays.
         #[arg(long)]
         shard: Option<String>,
+        /// A matrix's set to run (repeatable; every set without): its rows go to
+        /// `<name>-<sets>.parquet`, never over the whole matrix's.
+        #[arg(long = "set")]
+        sets: Vec<String>,
         /// Hide the progress bar.
         #[arg(long)]
         no_progress: bool,
@@ -304,9 +308,10 @@ pub fn run_config(
     lab: &Lab,
     config: &Path,
     shard: Option<(usize, usize)>,
+    sets: &[String],
     out: &mut dyn Write,
 ) -> Result<(), CliError> {
-    let summary = lab.run(config, shard, out)?;
+    let summary = lab.run_sets(config, shard, sets, out)?;
     writeln!(
         out,
         "{}: {} runs, {} rows in {:.1} s -> {}",
@@ -377,9 +382,14 @@ pub fn run_with(lab: &Lab, cli: Cli, out: &mut dyn Write) -> Result<(), CliError
             allow_dirty,
             ..
         } => reproduce(lab, paper.as_deref(), list, allow_dirty, out),
-        Command::Run { config, shard, .. } => {
+        Command::Run {
+            config,
+            shard,
+            sets,
+            ..
+        } => {
             let shard = shard.as_deref().map(parse_shard).transpose()?;
-            run_config(lab, &config, shard, out)
+            run_config(lab, &config, shard, &sets, out)
         }
         Command::Dump {
             config,
@@ -738,7 +748,7 @@ pub fn reproduce(
         .collect();
     configs.sort();
     for c in &configs {
-        run_config(lab, c, None, out)?;
+        run_config(lab, c, None, &[], out)?;
     }
     report(p.id, lab.root(), allow_dirty, out)
 }

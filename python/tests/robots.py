@@ -2,9 +2,9 @@
 Apache-2.0; gymnasium-robotics: MIT, with the Fetch and Shadow notes of its `assets/LICENSE.md`),
 switched to elliptic cones and stepped to a state with contacts."""
 
-import importlib
-import os
+import sys
 import warnings
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -12,39 +12,24 @@ import pytest
 mujoco = pytest.importorskip("mujoco")
 
 
-def _dm_control(name, **kwargs):
-    pytest.importorskip("dm_control")
-    from dm_control.suite import common
-
-    module = importlib.import_module(f"dm_control.suite.{name}")
-    if hasattr(module, "make_model"):
-        made = module.make_model(**kwargs)
-        xml, assets = made if isinstance(made, tuple) else (made, common.ASSETS)
-    else:
-        xml, assets = common.read_model(f"{name}.xml"), common.ASSETS
-    return mujoco.MjModel.from_xml_string(xml, assets)
+#: The exporter of `data/mujoco_robots/` (`python/scripts/export_mujoco_robots.py`) holds the
+#: models' loaders; the tests share them.
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "scripts"))
+import export_mujoco_robots as exporter  # noqa: E402
 
 
-def _gymnasium_robotics(path):
-    gr = pytest.importorskip("gymnasium_robotics")
-    root = os.path.join(os.path.dirname(gr.__file__), "envs", "assets")
-    return mujoco.MjModel.from_xml_path(os.path.join(root, path))
+def _skipping(name):
+    """The loader of `name`, skipping the test when its package is missing."""
+
+    def load():
+        pytest.importorskip(exporter.PACKAGES[name])
+        return exporter.MODELS[name]()
+
+    return load
 
 
 #: Each family's model, built as its package builds it.
-MODELS = {
-    "manipulator": lambda: _dm_control("manipulator", use_peg=False, insert=False),
-    "stacker": lambda: _dm_control("stacker", n_boxes=4),
-    "humanoid": lambda: _dm_control("humanoid"),
-    "quadruped": lambda: _dm_control(
-        "quadruped", floor_size=10, terrain=False, rangefinders=False, walls_and_ball=False
-    ),
-    "cheetah": lambda: _dm_control("cheetah"),
-    "shadow_hand": lambda: _gymnasium_robotics("hand/manipulate_block.xml"),
-    "adroit": lambda: _gymnasium_robotics("adroit_hand/adroit_relocate.xml"),
-    "fetch": lambda: _gymnasium_robotics("fetch/pick_and_place.xml"),
-    "kitchen": lambda: _gymnasium_robotics("kitchen_franka/kitchen_assets/kitchen_env_model.xml"),
-}
+MODELS = {name: _skipping(name) for name in exporter.MODELS}
 
 
 def state(name, seconds=1.0):

@@ -329,9 +329,30 @@ impl Lab {
         shard: Option<(usize, usize)>,
         log: &mut dyn Write,
     ) -> Result<RunSummary, RunError> {
-        match config_kind(path).as_deref() {
+        self.run_sets(path, shard, &[], log)
+    }
+
+    /// [`Lab::run`] on the named sets of a matrix only (every set when `sets` is empty), its
+    /// rows under `<name>-<sets>` ([`MatrixConfig::only_sets`]); other kinds of config have no
+    /// sets to choose and refuse a name.
+    pub fn run_sets(
+        &self,
+        path: &Path,
+        shard: Option<(usize, usize)>,
+        sets: &[String],
+        log: &mut dyn Write,
+    ) -> Result<RunSummary, RunError> {
+        let kind = config_kind(path);
+        if !sets.is_empty() && kind.as_deref() != Some("matrix") {
+            return Err(RunError::Config(ConfigError::Invalid {
+                path: path.into(),
+                key: "kind".into(),
+                message: "only a matrix has sets to choose (`--set`)".into(),
+            }));
+        }
+        match kind.as_deref() {
             None => self.write_experiment(path, shard),
-            Some("matrix") => self.write_matrix(path, shard, log),
+            Some("matrix") => self.write_matrix(path, shard, sets, log),
             Some(kind @ ("problems" | "engines" | "single_contact")) if shard.is_some() => {
                 Err(RunError::Config(ConfigError::Invalid {
                     path: path.into(),
@@ -531,9 +552,10 @@ impl Lab {
         &self,
         path: &Path,
         shard: Option<(usize, usize)>,
+        sets: &[String],
         log: &mut dyn Write,
     ) -> Result<RunSummary, RunError> {
-        let cfg = self.matrix(path)?;
+        let cfg = self.matrix(path)?.only_sets(sets, path)?;
         let result = self.run_matrix(&cfg, path, shard, log)?;
         let data = cfg.data_path(&self.root);
         let out = placed(&data, shard);

@@ -17,7 +17,8 @@ use contactlab_runs::schema::matrix;
 
 use crate::context::Context;
 use crate::plan::ExperimentPlan;
-use crate::registry::{Pair, Registry, SolverSpec};
+use crate::reference::{MujocoRows, Reference};
+use crate::registry::{Pair, Registry, ResolvedSolver, SolverSpec};
 use crate::runner::RunError;
 
 /// One (problem, pair) solve.
@@ -66,6 +67,14 @@ pub struct MatrixRow {
     pub cone_violation: f64,
     /// `sum_a |r_a . û_a|`.
     pub complementarity_gap: f64,
+    /// The answer's distance from the set's reference impulses (MuJoCo's), relative, over
+    /// every row ([`MujocoRows::distances`]); `NaN` without a reference or an answer.
+    pub reference_distance: f64,
+    /// The answer's distance from the reference's row velocities, relative, over every row.
+    pub reference_distance_u: f64,
+    /// The constraint kind the pair does not take, when it refused the problem for it before
+    /// running (empty otherwise).
+    pub refused_kind: String,
     /// Why a pair refused the problem or the problem could not be read (empty otherwise).
     pub message: String,
 }
@@ -130,11 +139,21 @@ pub fn run_matrix(
         ProgressStyle::with_template("matrix [{bar:30}] {pos}/{len} problems, eta {eta}")
             .unwrap_or_else(|_| ProgressStyle::default_bar()),
     );
+    let references: Vec<Option<Reference>> = cfg
+        .sets
+        .iter()
+        .map(|s| {
+            s.reference
+                .as_ref()
+                .map(|d| Reference::mujoco(ctx.root.join(d)))
+        })
+        .collect();
     let start = Instant::now();
     let rows: Vec<Vec<MatrixRow>> = problems
         .par_iter()
         .map(|p| {
-            let rows = solve_problem(ctx.registry, cfg, pairs, p, &scenes);
+            let reference = references.get(p.set).and_then(Option::as_ref);
+            let rows = solve_problem(ctx.registry, cfg, pairs, p, &scenes, reference);
             bar.inc(1);
             rows
         })
@@ -218,99 +237,169 @@ fn load(
     }
 }
 
+/// MuJoCo's answer to a file problem of a set with a reference (`None` without one).
+fn reference_rows(
+    reference: Option<&Reference>,
+    p: &ProblemEntry,
+    rows: usize,
+) -> Result<Option<MujocoRows>, String> {
+    match (reference, &p.source) {
+        (Some(r), Source::File(path)) => r.rows(path, rows).map(Some).map_err(|e| e.to_string()),
+        _ => Ok(None),
+    }
+}
+
+/// What every pair's row of one problem shares.
+struct ProblemRun<'a> {
+    registry: &'a Registry,
+    cfg: &'a MatrixConfig,
+    p: &'a ProblemEntry,
+    form: &'static str,
+    n_c: usize,
+    tol: f64,
+}
+
+impl ProblemRun<'_> {
+    /// The row of a pair that did not solve (refused, or the problem unreadable).
+    fn blank(&self, pair: &Pair, message: String) -> MatrixRow {
+        MatrixRow {
+            model: pair_model(self.registry, pair)
+                .map_or_else(String::new, |m| m.as_str().to_string()),
+            run: self.p.index,
+            problem_set: self.cfg.sets[self.p.set].name.clone(),
+            problem: self.p.name.clone(),
+            form: self.form,
+            n_c: self.n_c,
+            formulation: pair.formulation,
+            optimizer: pair.optimizer,
+            tol: self.tol,
+            status: "error".into(),
+            solver_status: "error".into(),
+            solved: false,
+            solved_coulomb: false,
+            iterations: 0,
+            seconds: f64::NAN,
+            residual: f64::NAN,
+            error_fclib: f64::NAN,
+            error_siconos: f64::NAN,
+            cone_violation: f64::NAN,
+            complementarity_gap: f64::NAN,
+            reference_distance: f64::NAN,
+            reference_distance_u: f64::NAN,
+            refused_kind: String::new(),
+            message,
+        }
+    }
+}
+
 fn solve_problem(
     registry: &Registry,
     cfg: &MatrixConfig,
     pairs: &[Pair],
     p: &ProblemEntry,
     scenes: &BTreeMap<usize, StepProblem>,
+    reference: Option<&Reference>,
 ) -> Vec<MatrixRow> {
-    let tol = cfg.set_tol(p.set);
-    let blank = |pair: &Pair, form: &'static str, n_c: usize, message: String| MatrixRow {
-        model: pair_model(registry, pair).map_or_else(String::new, |m| m.as_str().to_string()),
-        run: p.index,
-        problem_set: cfg.sets[p.set].name.clone(),
-        problem: p.name.clone(),
-        form,
-        n_c,
-        formulation: pair.formulation,
-        optimizer: pair.optimizer,
-        tol,
-        status: "error".into(),
-        solver_status: "error".into(),
-        solved: false,
-        solved_coulomb: false,
-        iterations: 0,
-        seconds: f64::NAN,
-        residual: f64::NAN,
-        error_fclib: f64::NAN,
-        error_siconos: f64::NAN,
-        cone_violation: f64::NAN,
-        complementarity_gap: f64::NAN,
-        message,
+    let mut run = ProblemRun {
+        registry,
+        cfg,
+        p,
+        form: "",
+        n_c: 0,
+        tol: cfg.set_tol(p.set),
+    };
+    let fail = |run: &ProblemRun<'_>, e: String| -> Vec<MatrixRow> {
+        pairs
+            .iter()
+            .map(|pair| run.blank(pair, e.clone()))
+            .collect()
     };
     let (problem, form) = match load(p, scenes) {
         Ok(x) => x,
-        Err(e) => {
-            return pairs
-                .iter()
-                .map(|pair| blank(pair, "", 0, e.clone()))
-                .collect()
-        }
+        Err(e) => return fail(&run, e),
     };
-    let n_c = problem.num_contacts();
-    let q_norm = match problem.free_velocity() {
-        Ok(q) => norm(&q),
-        Err(e) => {
-            return pairs
-                .iter()
-                .map(|pair| blank(pair, form, n_c, e.to_string()))
-                .collect()
-        }
+    run.form = form;
+    run.n_c = problem.num_contacts();
+    let q = match problem.free_velocity() {
+        Ok(q) => q,
+        Err(e) => return fail(&run, e.to_string()),
     };
-    let abs_tol = ruler_tol(tol, q_norm);
+    let mujoco = match reference_rows(reference, p, q.len()) {
+        Ok(m) => m,
+        Err(e) => return fail(&run, e),
+    };
     pairs
         .iter()
-        .map(|pair| {
-            let mut spec = SolverSpec::new(pair.formulation, pair.optimizer, abs_tol, cfg.max_iter);
-            spec.time_limit = Some(cfg.time_limit);
-            spec.rel_tol = cfg.rel_tol;
-            let solved = registry
-                .resolve(&spec)
-                .map_err(|e| e.to_string())
-                .and_then(|s| s.solve(&problem, None).map_err(|e| e.to_string()));
-            match solved {
-                Err(message) => blank(pair, form, n_c, message),
-                Ok(s) => {
-                    let f_nat = s.metrics.natural_map * (1.0 + q_norm);
-                    let scale = q_norm.max(norm(&s.r)).max(norm(&s.u));
-                    let solved_coulomb = s.metrics.natural_map <= abs_tol;
-                    let own = s.solver_status == contactlab_core::Status::Converged;
-                    let model = pair_model(registry, pair).unwrap_or(s.model);
-                    MatrixRow {
-                        status: s.status.as_str().to_string(),
-                        solver_status: s.solver_status.as_str().to_string(),
-                        solved: if model == contactlab_core::plugin::Model::CoulombCone {
-                            solved_coulomb
-                        } else {
-                            own
-                        },
-                        solved_coulomb,
-                        model: model.as_str().to_string(),
-                        iterations: s.iterations,
-                        seconds: s.seconds,
-                        residual: s.metrics.natural_map,
-                        error_fclib: f_nat / q_norm,
-                        error_siconos: f_nat / scale,
-                        cone_violation: s.metrics.cone_violation,
-                        complementarity_gap: s.metrics.complementarity_gap,
-                        message: String::new(),
-                        ..blank(pair, form, n_c, String::new())
-                    }
-                }
-            }
-        })
+        .map(|pair| solve_pair(&run, pair, &problem, &q, mujoco.as_ref()))
         .collect()
+}
+
+/// One pair on one problem: refused before it runs when the problem has a kind the pair does
+/// not take, else solved and judged by the shared ruler, and measured against the reference.
+fn solve_pair(
+    run: &ProblemRun<'_>,
+    pair: &Pair,
+    problem: &StepProblem,
+    q: &[f64],
+    mujoco: Option<&MujocoRows>,
+) -> MatrixRow {
+    let q_norm = norm(q);
+    let abs_tol = ruler_tol(run.tol, q_norm);
+    let mut spec = SolverSpec::new(pair.formulation, pair.optimizer, abs_tol, run.cfg.max_iter);
+    spec.time_limit = Some(run.cfg.time_limit);
+    spec.rel_tol = run.cfg.rel_tol;
+    let resolved = match run.registry.resolve(&spec) {
+        Ok(r) => r,
+        Err(e) => return run.blank(pair, e.to_string()),
+    };
+    if let Some(kind) = refused_kind(&resolved, problem) {
+        let message = format!(
+            "{} does not take {kind}: it takes {}",
+            resolved.label,
+            resolved.kinds.join(", ")
+        );
+        return MatrixRow {
+            refused_kind: kind,
+            ..run.blank(pair, message)
+        };
+    }
+    let s = match resolved.solve(problem, None) {
+        Ok(s) => s,
+        Err(e) => return run.blank(pair, e.to_string()),
+    };
+    let f_nat = s.metrics.natural_map * (1.0 + q_norm);
+    let scale = q_norm.max(norm(&s.r)).max(norm(&s.u));
+    let solved_coulomb = s.metrics.natural_map <= abs_tol;
+    let own = s.solver_status == contactlab_core::Status::Converged;
+    let model = pair_model(run.registry, pair).unwrap_or(s.model);
+    let (reference_distance, reference_distance_u) =
+        mujoco.map_or((f64::NAN, f64::NAN), |m| m.distances(&s.r, &s.u, q));
+    MatrixRow {
+        status: s.status.as_str().to_string(),
+        solver_status: s.solver_status.as_str().to_string(),
+        solved: if model == contactlab_core::plugin::Model::CoulombCone {
+            solved_coulomb
+        } else {
+            own
+        },
+        solved_coulomb,
+        model: model.as_str().to_string(),
+        iterations: s.iterations,
+        seconds: s.seconds,
+        residual: s.metrics.natural_map,
+        error_fclib: f_nat / q_norm,
+        error_siconos: f_nat / scale,
+        cone_violation: s.metrics.cone_violation,
+        complementarity_gap: s.metrics.complementarity_gap,
+        reference_distance,
+        reference_distance_u,
+        ..run.blank(pair, String::new())
+    }
+}
+
+/// The first constraint kind of `problem` the pair does not take (`None` when it takes all).
+fn refused_kind(resolved: &ResolvedSolver, problem: &StepProblem) -> Option<String> {
+    problem.first_refused(|b| resolved.kinds.contains(&b.label()))
 }
 
 /// The law a pair's answers satisfy: the driver's own model when it declares one (Hwangbo et
@@ -350,6 +439,9 @@ pub fn matrix_frame(rows: &[MatrixRow]) -> PolarsResult<DataFrame> {
         matrix::ERROR_SICONOS => col!(error_siconos),
         matrix::CONE_VIOLATION => col!(cone_violation),
         matrix::COMPLEMENTARITY_GAP => col!(complementarity_gap),
+        matrix::REFERENCE_DISTANCE => col!(reference_distance),
+        matrix::REFERENCE_DISTANCE_U => col!(reference_distance_u),
+        matrix::REFUSED_KIND => col!(refused_kind),
         matrix::MESSAGE => col!(message),
     )
 }

@@ -46,6 +46,30 @@ struct Solve {
     iterations: f64,
     error_siconos: f64,
     tol: f64,
+    /// The first kind the pair does not take, when it refused the problem for it.
+    refused_kind: String,
+    /// The answer's relative distance from the reference's impulses (`NaN` without one).
+    distance_r: f64,
+    /// The answer's relative distance from the reference's velocities.
+    distance_u: f64,
+}
+
+/// A number column, `NaN` everywhere when the frame lacks it (a run from before the column).
+fn f64s_or_nan(df: &polars::prelude::DataFrame, name: &str) -> Result<Vec<f64>, ReportError> {
+    if df.column(name).is_ok() {
+        Ok(f64s(df, name)?)
+    } else {
+        Ok(vec![f64::NAN; df.height()])
+    }
+}
+
+/// A text column, empty everywhere when the frame lacks it.
+fn strs_or_empty(df: &polars::prelude::DataFrame, name: &str) -> Result<Vec<String>, ReportError> {
+    if df.column(name).is_ok() {
+        Ok(strs(df, name)?)
+    } else {
+        Ok(vec![String::new(); df.height()])
+    }
 }
 
 /// The solves of a matrix run's frame.
@@ -67,6 +91,11 @@ fn read_solves(df: &polars::prelude::DataFrame) -> Result<Vec<Solve>, ReportErro
         f64s(df, matrix::ERROR_SICONOS)?,
         f64s(df, matrix::TOL)?,
     );
+    let (kind, dr, du) = (
+        strs_or_empty(df, matrix::REFUSED_KIND)?,
+        f64s_or_nan(df, matrix::REFERENCE_DISTANCE)?,
+        f64s_or_nan(df, matrix::REFERENCE_DISTANCE_U)?,
+    );
     Ok((0..df.height())
         .map(|i| Solve {
             set: set[i].clone(),
@@ -81,6 +110,9 @@ fn read_solves(df: &polars::prelude::DataFrame) -> Result<Vec<Solve>, ReportErro
             iterations: iterations[i],
             error_siconos: err[i],
             tol: tol[i],
+            refused_kind: kind[i].clone(),
+            distance_r: dr[i],
+            distance_u: du[i],
         })
         .collect())
 }
@@ -171,6 +203,23 @@ struct Sections {
     siconos_ci: bool,
     /// The run at the FCLib study's time limit, when it is configured.
     long: Option<LongRun>,
+    /// The sets with another engine's answers (`reference` in the config), in config order.
+    reference: Vec<ReferenceSet>,
+}
+
+/// A set with another engine's answers, as its section names it.
+#[derive(Debug, serde::Serialize)]
+struct ReferenceSet {
+    /// The set.
+    set: String,
+    /// The folder of the answers.
+    dir: String,
+    /// The table's name (`tables.reference_<set>`).
+    table: String,
+    /// Whether some pair answered every problem (the set then has a `closest_pair` fact).
+    closest: bool,
+    /// Whether some answer has a distance (the set then has a `farthest_problem` fact).
+    farthest: bool,
 }
 
 /// The run of [`LONG`], as its section names it.
@@ -223,12 +272,14 @@ pub fn generate(root: &Path) -> Result<(), ReportError> {
         .filter(|s| r.facts_ref().get(&format!("{s}.best_pair")).is_some())
         .cloned()
         .collect();
+    let reference = reference_sets(&mut r, &cfg, &pairs, &solves)?;
     r.show(
         "sections",
         Sections {
             best,
             siconos_ci,
             long,
+            reference,
         },
     )?;
     r.finish()?;
@@ -738,6 +789,211 @@ fn siconos_ci(r: &mut Report, pairs: &[String], solves: &[Solve]) -> Result<bool
     Ok(true)
 }
 
+/// Per pair on one set with a reference: what its row of the reference table says.
+#[derive(Debug, Clone, Default)]
+struct AgainstReference {
+    model: String,
+    problems: usize,
+    solved: usize,
+    refused: usize,
+    kinds: Vec<String>,
+    seconds: Vec<f64>,
+    distance_r: Vec<f64>,
+    distance_u: Vec<f64>,
+}
+
+impl AgainstReference {
+    /// The solves of `pair` on `set`.
+    fn of(solves: &[Solve], set: &str, pair: &str) -> AgainstReference {
+        let mut a = AgainstReference::default();
+        for s in solves.iter().filter(|s| s.set == set && s.pair == pair) {
+            a.model = s.model.clone();
+            a.problems += 1;
+            a.solved += usize::from(s.solved);
+            if !s.refused_kind.is_empty() {
+                a.refused += 1;
+                if !a.kinds.contains(&s.refused_kind) {
+                    a.kinds.push(s.refused_kind.clone());
+                }
+            }
+            if s.solved {
+                a.seconds.push(s.seconds);
+            }
+            if s.distance_r.is_finite() {
+                a.distance_r.push(s.distance_r);
+                a.distance_u.push(s.distance_u);
+            }
+        }
+        a
+    }
+
+    /// Whether it answered every problem (none refused, none failed to return).
+    fn answered_all(&self) -> bool {
+        self.problems > 0 && self.distance_r.len() == self.problems
+    }
+}
+
+/// The largest finite value (`NaN` when none is).
+fn finite_max(v: &[f64]) -> f64 {
+    v.iter()
+        .copied()
+        .filter(|x| x.is_finite())
+        .fold(f64::NAN, f64::max)
+}
+
+/// Every set with another engine's answers: per pair, solved and refused problems (with the
+/// kinds refused), median time, and the median and largest distance of its answers from the
+/// reference's in impulses and in velocities.
+fn reference_sets(
+    r: &mut Report,
+    cfg: &MatrixConfig,
+    pairs: &[String],
+    solves: &[Solve],
+) -> Result<Vec<ReferenceSet>, ReportError> {
+    let mut out = Vec::new();
+    for spec in &cfg.sets {
+        let Some(dir) = &spec.reference else {
+            continue;
+        };
+        let set = spec.name.as_str();
+        let rows: Vec<(&String, AgainstReference)> = pairs
+            .iter()
+            .map(|p| (p, AgainstReference::of(solves, set, p)))
+            .filter(|(_, a)| a.problems > 0)
+            .collect();
+        if rows.is_empty() {
+            continue;
+        }
+        let table = format!("reference_{set}");
+        reference_table(r, &table, &rows)?;
+        let closest = reference_facts(r, set, &rows, solves);
+        let farthest = r
+            .facts_ref()
+            .get(&format!("{set}.reference.farthest_problem"))
+            .is_some();
+        out.push(ReferenceSet {
+            set: set.to_string(),
+            dir: dir.display().to_string(),
+            table,
+            closest,
+            farthest,
+        });
+    }
+    Ok(out)
+}
+
+/// The problem of `set` with the answer farthest from the reference's in impulses, and that
+/// distance (no fact when no answer has one).
+fn farthest_fact(r: &mut Report, set: &str, solves: &[Solve]) {
+    let far = solves
+        .iter()
+        .filter(|s| s.set == set && s.distance_r.is_finite())
+        .max_by(|a, b| a.distance_r.total_cmp(&b.distance_r));
+    if let Some(s) = far {
+        r.facts()
+            .text(
+                format!("{set}.reference.farthest_problem"),
+                s.problem.clone(),
+            )
+            .text(format!("{set}.reference.farthest_pair"), s.pair.clone())
+            .num(
+                format!("{set}.reference.farthest_distance"),
+                s.distance_r,
+                Fmt::sci(1),
+            );
+    }
+}
+
+/// The table of [`reference_sets`] for one set.
+fn reference_table(
+    r: &mut Report,
+    name: &str,
+    rows: &[(&String, AgainstReference)],
+) -> Result<(), ReportError> {
+    let mut t = Table::new(Some(&format!("{name}.csv")))
+        .col("pair", "pair")
+        .col(matrix::MODEL, matrix::MODEL)
+        .col("solved", "solved_problems")
+        .col("refused", "refused_problems")
+        .col("kinds refused", "refused_kinds")
+        .col("median ms", "median_ms")
+        .col("impulses: median", "distance_r_median")
+        .col("impulses: max", "distance_r_max")
+        .col("velocities: median", "distance_u_median")
+        .col("velocities: max", "distance_u_max");
+    for (pair, a) in rows {
+        t.row(vec![
+            C::code((*pair).clone()),
+            C::text(a.model.clone()),
+            C::text(format!("{}/{}", a.solved, a.problems)),
+            C::int(a.refused as u64),
+            C::text(a.kinds.join("; ")),
+            C::same(1e3 * quantile(&a.seconds, 0.5), &Fmt::fixed(3)),
+            C::same(quantile(&a.distance_r, 0.5), &Fmt::sci(1)),
+            C::same(finite_max(&a.distance_r), &Fmt::sci(1)),
+            C::same(quantile(&a.distance_u, 0.5), &Fmt::sci(1)),
+            C::same(finite_max(&a.distance_u), &Fmt::sci(1)),
+        ])?;
+    }
+    r.show_table(name, &t)
+}
+
+/// The facts of one set's reference section; whether some pair answered every problem (the
+/// closest of those, by its median impulse distance, is then a fact).
+fn reference_facts(
+    r: &mut Report,
+    set: &str,
+    rows: &[(&String, AgainstReference)],
+    solves: &[Solve],
+) -> bool {
+    let refusing = rows.iter().filter(|(_, a)| a.refused > 0).count();
+    let every = rows.iter().filter(|(_, a)| a.refused == 0).count();
+    r.facts()
+        .num(
+            format!("{set}.reference.pairs"),
+            rows.len() as f64,
+            Fmt::int(),
+        )
+        .num(
+            format!("{set}.reference.refusing_pairs"),
+            refusing as f64,
+            Fmt::int(),
+        )
+        .num(
+            format!("{set}.reference.every_kind_pairs"),
+            every as f64,
+            Fmt::int(),
+        );
+    for (pair, a) in rows {
+        r.facts()
+            .num(
+                format!("{set}.{pair}.refused"),
+                a.refused as f64,
+                Fmt::int(),
+            )
+            .num(
+                format!("{set}.{pair}.distance_r_median"),
+                quantile(&a.distance_r, 0.5),
+                Fmt::sci(1),
+            );
+    }
+    farthest_fact(r, set, solves);
+    let closest = rows
+        .iter()
+        .filter(|(_, a)| a.answered_all())
+        .min_by(|x, y| quantile(&x.1.distance_r, 0.5).total_cmp(&quantile(&y.1.distance_r, 0.5)));
+    if let Some((pair, a)) = closest {
+        r.facts()
+            .text(format!("{set}.reference.closest_pair"), (*pair).clone())
+            .num(
+                format!("{set}.reference.closest_distance"),
+                quantile(&a.distance_r, 0.5),
+                Fmt::sci(1),
+            );
+    }
+    closest.is_some()
+}
+
 #[cfg(test)]
 mod tests {
     use super::{performance_profile, LongRun, Sections, LONG};
@@ -777,6 +1033,7 @@ mod tests {
             best: Vec::new(),
             siconos_ci: false,
             long: Some(long),
+            reference: Vec::new(),
         };
         shown.value("sections", sections).unwrap();
         let page = render(&dir, &facts, &shown).unwrap().unwrap().text;

@@ -20,6 +20,11 @@
 //! dirs = ["data/problems/capsules"]     # every .hdf5 and .json file in it
 //!
 //! [[sets]]
+//! name = "robots"
+//! dirs = ["data/mujoco_robots/global"]
+//! reference = "data/mujoco_robots/mujoco"  # MuJoCo's answers: distances from them per answer
+//!
+//! [[sets]]
 //! name = "scenes"
 //! scenes = [{ config = "experiments/configs/todorov2010/table1.toml", run = 0, steps = [100] }]
 //! ```
@@ -74,6 +79,11 @@ pub struct SetSpec {
     /// Problems out of this project's scenes.
     #[serde(default)]
     pub scenes: Vec<SceneSource>,
+    /// A folder of another engine's answers beside the set's files (MuJoCo's: `<stem>.json`
+    /// with its impulses `r` and row velocities `u`, `data/mujoco_robots/mujoco`): each answer
+    /// is then measured against it, in impulses and in velocities.
+    #[serde(default)]
+    pub reference: Option<PathBuf>,
 }
 
 /// A whole matrix config.
@@ -194,6 +204,30 @@ impl RunConfig for MatrixConfig {
 }
 
 impl MatrixConfig {
+    /// The same matrix on the named sets only (`contactlab run <matrix> --set <name>`), its
+    /// rows under `<name>-<sets>`: a part run never overwrites the whole matrix's data. An
+    /// unknown set name is an error naming the known ones; no name keeps every set.
+    pub fn only_sets(mut self, names: &[String], path: &Path) -> Result<Self, ConfigError> {
+        if names.is_empty() {
+            return Ok(self);
+        }
+        if let Some(unknown) = names
+            .iter()
+            .find(|n| !self.sets.iter().any(|s| &s.name == *n))
+        {
+            let known: Vec<&str> = self.sets.iter().map(|s| s.name.as_str()).collect();
+            return Err(invalid(
+                path,
+                "sets",
+                format!("no set `{unknown}`; the sets are {}", known.join(", ")),
+            ));
+        }
+        self.sets.retain(|s| names.contains(&s.name));
+        self.name = format!("{}-{}", self.name, names.join("-"));
+        self.output.data = None;
+        Ok(self)
+    }
+
     /// The relative tolerance of set `i`.
     pub fn set_tol(&self, i: usize) -> f64 {
         self.sets.get(i).and_then(|s| s.tol).unwrap_or(self.tol)

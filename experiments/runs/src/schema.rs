@@ -66,6 +66,9 @@ pub mod common {
     pub const COMPLEMENTARITY_GAP: &str = "complementarity_gap";
     /// Timed repetitions of a solve.
     pub const ROUNDS: &str = "rounds";
+    /// An answer's distance from another engine's impulses (MuJoCo's),
+    /// `max |r - r_ref| / max |r_ref|`.
+    pub const REFERENCE_DISTANCE: &str = "reference_distance";
 }
 
 /// The steps frame of an experiment sweep (`<name>.parquet`): one row per solve of a step.
@@ -121,8 +124,14 @@ pub mod traces {
 pub mod matrix {
     pub use super::common::{
         COMPLEMENTARITY_GAP, CONE_VIOLATION, FORM, FORMULATION, ITERATIONS, MESSAGE, MODEL, N_C,
-        OPTIMIZER, PROBLEM, PROBLEM_SET, RESIDUAL, RUN, SECONDS, SOLVER_STATUS, STATUS,
+        OPTIMIZER, PROBLEM, PROBLEM_SET, REFERENCE_DISTANCE, RESIDUAL, RUN, SECONDS, SOLVER_STATUS,
+        STATUS,
     };
+    /// The answer's distance from the reference's row velocities (MuJoCo's, relative to the
+    /// rigid targets), `max |u - u_ref| / max(max |u_ref|, max |q|)`; `NaN` without a reference.
+    pub const REFERENCE_DISTANCE_U: &str = "reference_distance_u";
+    /// The constraint kind a pair refused the problem for before it ran (empty otherwise).
+    pub const REFUSED_KIND: &str = "refused_kind";
     /// The acceptance tolerance the pair was judged by.
     pub const TOL: &str = "tol";
     /// Whether the ruler accepted the answer.
@@ -140,8 +149,8 @@ pub mod matrix {
 pub mod problems {
     pub use super::common::{
         BUILD_SECONDS, COMPLEMENTARITY_GAP, CONE_VIOLATION, FORM, FORMULATION, ITERATIONS, MESSAGE,
-        MODEL, N_C, OPTIMIZER, PROBLEM, PROBLEM_SET, RESIDUAL, ROUNDS, RUN, SECONDS, SOLVER,
-        SOLVER_STATUS, STATUS,
+        MODEL, N_C, OPTIMIZER, PROBLEM, PROBLEM_SET, REFERENCE_DISTANCE, RESIDUAL, ROUNDS, RUN,
+        SECONDS, SOLVER, SOLVER_STATUS, STATUS,
     };
     /// Degrees of freedom of a generalized problem.
     pub const DOFS: &str = "dofs";

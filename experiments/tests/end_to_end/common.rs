@@ -83,7 +83,14 @@ impl Root {
     /// `contactlab run` of config `file`.
     pub fn run(&self, file: &str) {
         let mut out = Vec::new();
-        cli::run_config(&self.lab(), &self.config_dir().join(file), None, &mut out).unwrap();
+        cli::run_config(
+            &self.lab(),
+            &self.config_dir().join(file),
+            None,
+            &[],
+            &mut out,
+        )
+        .unwrap();
     }
 
     /// `contactlab report` of the paper: the README's text.

@@ -50,7 +50,14 @@ fn untimed_alike(a: &DataFrame, b: &DataFrame) -> (DataFrame, DataFrame) {
 
 fn run(root: &Root, file: &str, shard: Option<(usize, usize)>) {
     let mut out = Vec::new();
-    cli::run_config(&root.lab(), &root.config_dir().join(file), shard, &mut out).unwrap();
+    cli::run_config(
+        &root.lab(),
+        &root.config_dir().join(file),
+        shard,
+        &[],
+        &mut out,
+    )
+    .unwrap();
 }
 
 #[test]
@@ -128,6 +135,18 @@ fn write_matrix(root: &Root) {
         )
         .unwrap();
     }
+    // A robot state with every row MuJoCo has (a joint equality beside a contact) and MuJoCo's
+    // answer to it: the reference the report measures each pair's answer against.
+    for sub in ["global", "mujoco"] {
+        let dir = root.path.join("data/mujoco_robots").join(sub);
+        std::fs::create_dir_all(&dir).unwrap();
+        let f = "manipulator_t0500ms.json";
+        std::fs::copy(
+            shipped(&format!("data/mujoco_robots/{sub}/{f}")),
+            dir.join(f),
+        )
+        .unwrap();
+    }
     let scene = shipped("experiments/configs/mylapilli2014/sphere_example1.toml");
     root.write(
         "matrix.toml",
@@ -148,6 +167,11 @@ files = ["data/problems/FrictionContact3D_1c.hdf5", "data/problems/Rover1039.hdf
 name = "scenes"
 files = ["data/problems/two_contacts.json"]
 scenes = [{{ config = "{}", run = 0, steps = [3] }}]
+
+[[sets]]
+name = "robots"
+dirs = ["data/mujoco_robots/global"]
+reference = "data/mujoco_robots/mujoco"
 "#,
             scene.display()
         ),
@@ -170,12 +194,12 @@ fn the_matrix_runs_every_pair_merges_its_shards_and_reports() {
     let whole = read_run(&data).unwrap();
     let (whole_t, merged_t) = untimed_alike(&whole, &merged);
     assert!(whole_t.equals_missing(&merged_t));
-    // 4 problems x (36 pairs less the skipped one).
+    // 5 problems x (36 pairs less the skipped one).
     let pairs = contactlab_experiments::registry::Registry::standard()
         .pairs()
         .len()
         - 1;
-    assert_eq!(whole.height(), 4 * pairs);
+    assert_eq!(whole.height(), 5 * pairs);
     let text = |name: &str| -> Vec<String> {
         let c = whole.column(name).unwrap();
         (0..c.len())
@@ -240,7 +264,7 @@ fn the_matrix_runs_every_pair_merges_its_shards_and_reports() {
     assert!(md.contains("## Siconos' own test expectations"), "{md}");
     // The page's prose comes from the shipped templates, with the run's counts and budget.
     assert!(
-        md.contains(&format!("registry ({pairs} pairs) on 4 problems in 2 sets")),
+        md.contains(&format!("registry ({pairs} pairs) on 5 problems in 3 sets")),
         "{md}"
     );
     assert!(
@@ -262,7 +286,7 @@ fn the_matrix_runs_every_pair_merges_its_shards_and_reports() {
             "median_iterations"
         ]
     );
-    assert_eq!(csv.1.len(), 2 * pairs);
+    assert_eq!(csv.1.len(), 3 * pairs);
     let row = csv
         .1
         .iter()
@@ -273,6 +297,32 @@ fn the_matrix_runs_every_pair_merges_its_shards_and_reports() {
         .path
         .join("reports/matrix/profile_time_siconos_ci.svg")
         .exists());
+    // The robot set against MuJoCo's answer: a Coulomb-only pair refuses the joint equality
+    // before it runs, the natural map answers it, each at its distance from MuJoCo's.
+    assert!(
+        md.contains("## `robots`: against MuJoCo's own answers"),
+        "{md}"
+    );
+    let reference = root.csv("reference_robots.csv");
+    let of = |pair: &str| reference.1.iter().find(|r| r[0] == pair).unwrap().clone();
+    let col = |name: &str| reference.0.iter().position(|c| c == name).unwrap();
+    let (min_map, natural) = (of("min-map+newton"), of("natural-map+lm"));
+    assert_eq!(min_map[col("refused_problems")], "1");
+    assert_eq!(min_map[col("refused_kinds")], "equality (1 row)");
+    assert_eq!(natural[col("refused_problems")], "0");
+    let d: f64 = natural[col("distance_r_median")].parse().unwrap();
+    assert!((0.07..0.078).contains(&d), "{d}");
+    let refusing = reference
+        .1
+        .iter()
+        .filter(|r| r[col("refused_problems")] == "1")
+        .count();
+    assert!(
+        md.contains(&format!(
+            "{refusing} of the {pairs} pairs refuse some problem"
+        )),
+        "{md}"
+    );
 }
 
 #[test]
@@ -293,6 +343,7 @@ fn a_bad_matrix_config_names_the_key() {
             &root.lab(),
             &root.config_dir().join("m.toml"),
             None,
+            &[],
             &mut out,
         )
         .unwrap_err()

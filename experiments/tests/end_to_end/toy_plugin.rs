@@ -393,7 +393,7 @@ fn the_toy_plugins_run_a_config_and_a_matrix_through_an_extended_lab() {
     .unwrap();
     let lab = Lab::new(registry(), &root);
     let mut out = Vec::new();
-    cli::run_config(&lab, &config, None, &mut out).unwrap();
+    cli::run_config(&lab, &config, None, &[], &mut out).unwrap();
     let steps = read_run(&root.join("data/runs/toy/sphere.parquet")).unwrap();
     assert_eq!(steps.height(), 6, "3 steps x (driver + shadow)");
     let solvers = strings(&steps, "solver");
@@ -429,7 +429,7 @@ fn the_toy_plugins_run_a_config_and_a_matrix_through_an_extended_lab() {
          [[sets]]\nname = \"toy\"\nfiles = [\"data/toy/frictionless.json\"]\n",
     )
     .unwrap();
-    cli::run_config(&lab, &matrix, None, &mut out).unwrap();
+    cli::run_config(&lab, &matrix, None, &[], &mut out).unwrap();
     let rows = read_run(&root.join("data/runs/matrix/toy.parquet")).unwrap();
     assert_eq!(rows.height(), lab.registry().pairs().len());
     let pair = |f: &str, d: &str| {

@@ -5,6 +5,7 @@
 mod configs;
 mod engines;
 mod problems;
+mod robots;
 mod single_contact;
 mod threads;
 mod traces;

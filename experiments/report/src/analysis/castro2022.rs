@@ -191,7 +191,7 @@ fn first_finite(v: &[f64], rows: &[usize]) -> f64 {
 /// `solver_status`, `iterations`, `seconds`, `e_m`, `reference_distance`,
 /// `reference_iterations`, `oracle_error`, `oracle_bound`.
 pub fn set_problems(df: &DataFrame) -> Result<Vec<SetProblem>, AnalysisError> {
-    for c in ["oracle_error", "oracle_bound", "reference_distance"] {
+    for c in ["oracle_error", "oracle_bound", problems::REFERENCE_DISTANCE] {
         if df.column(c).is_err() {
             return Err(AnalysisError::MissingData(format!(
                 "MuJoCo set: no `{c}` column (a problem-set run without MuJoCo's answers as its reference)"
@@ -207,7 +207,7 @@ pub fn set_problems(df: &DataFrame) -> Result<Vec<SetProblem>, AnalysisError> {
     let iterations = f64s(df, problems::ITERATIONS)?;
     let seconds = f64s(df, problems::SECONDS)?;
     let e_m = f64s_or_nan(df, "e_m")?;
-    let distance = f64s(df, "reference_distance")?;
+    let distance = f64s(df, problems::REFERENCE_DISTANCE)?;
     let mujoco_iterations = f64s_or_nan(df, "reference_iterations")?;
     let (oracle_error, oracle_bound) = (f64s(df, "oracle_error")?, f64s(df, "oracle_bound")?);
     let mut order: Vec<u64> = Vec::new();
