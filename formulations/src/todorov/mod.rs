@@ -19,11 +19,13 @@
 //! Optionally the residual is rescaled to `D r(x)` with `D` diagonal positive (section V-A,
 //! the proposed recovery from local minima and preconditioning; [`ImplicitNcp::with_row_sum_scaling`]).
 
+mod kinds;
 mod ncp;
 pub(crate) use ncp::block;
 pub mod plugin;
 pub mod solver;
 
+pub use kinds::BlockMap;
 pub use ncp::{
     contact_crossings, edge_at, edge_normal, edge_tangent_basis, impulse, project_on_cone_edge,
     pseudo_inverse_solve, region_along, velocity, EdgeKind, ImplicitNcp, Region,

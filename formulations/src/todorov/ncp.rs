@@ -24,7 +24,7 @@ pub enum Region {
 
 /// Relative tolerance under which a point counts as lying on an edge: the edge-aware line
 /// search lands on crossings computed analytically, so only round-off separates them.
-const EDGE_TOL: f64 = 1e-12;
+pub(super) const EDGE_TOL: f64 = 1e-12;
 
 /// The contact's impulse `f_k(x_k)` (eqs. 10, 12, 13).
 pub fn impulse(mu: f64, b: f64, x: Vector3<f64>) -> Vector3<f64> {
