@@ -49,3 +49,5 @@ pub use ncp::{
 pub use plugin::ImplicitNcpFormulation;
 pub use solver::{solve_todorov, Todorov, TodorovSolver};
 
+#[cfg(test)]
+mod tests;

@@ -216,6 +216,14 @@ impl ImplicitNcp {
         }
     }
 
+    /// The same residual taken through the general block path (for tests comparing the two
+    /// paths on Coulomb problems).
+    #[cfg(test)]
+    pub(super) fn with_general_path(mut self) -> ImplicitNcp {
+        self.kinds = Some(Constraints::coulomb(&self.mu));
+        self
+    }
+
     /// The constraint blocks when some block is not a Coulomb contact (`None` on the Coulomb
     /// path).
     pub fn constraints(&self) -> Option<&Constraints> {
