@@ -13,7 +13,7 @@
 //! |---|---|---|---|
 //! | equality | stick only | `-x` (free) | `0` |
 //! | limit, contact of condim 1 | break, stick | `max(0, b - x)` (eq. 10) | `max(b, x)` |
-//! | friction loss, bound `f_max` | stick `|x| <= f_max`, slip | `-s x`, `s = min(1, f_max / |x|)` | `(1 - s) x` |
+//! | friction loss, bound `f_max` | stick `abs(x) <= f_max`, slip | `-s x`, `s = min(1, f_max / abs(x))` | `(1 - s) x` |
 //! | contact, per-row `mu_i` | break, stick, slip | below | `f + x` |
 //!
 //! The friction loss is eqs. 12-13 with the normal's `mu f_n` replaced by the fixed bound:
