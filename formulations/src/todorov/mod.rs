@@ -16,17 +16,38 @@
 //! The Jacobian is `J = (A - I) F' - I` with `F' = df/dx` block diagonal, one 3x3 block per
 //! contact and region ([`Region::df_dx`]).
 //!
+//! **Every constraint kind** ([`contactlab_core::constraint`]). The paper's map is the
+//! Coulomb contact's; footnote 1 (section I-A) says joints may be represented "with equality
+//! constraints" in the same development, and the paper says nothing more about other kinds.
+//! We extend the map block by block in the same form, `f_b(x_b)`, `v_b = f_b + x_b` meeting
+//! the kind's law for every `x_b` ([`BlockMap`], the derivations in its module): an equality's
+//! impulse free and velocity zero (`f = -x`), a limit and a frictionless contact eq. 10, a
+//! friction loss eqs. 12-13 with the fixed bound `f_max` in place of `mu f_n`, and a contact
+//! with per-row coefficients (condim 3, 4, 6) the stick/slip split of the elliptic cone in
+//! the scaled tangential coordinates `x_i / mu_i`, its slip piece the projection onto the
+//! ellipse. `x_b` has the block's rows, so `x` has the problem's rows and eq. 15 holds as is,
+//! `F'` block diagonal with one `rows x rows` block per constraint. A problem of Coulomb
+//! contacts only keeps the 3x3 path above, decided once at build; any other problem takes the
+//! block path, whose edges (a limit's plane, a friction loss's `|x| = f_max`, the elliptic
+//! cone) the edge-aware line search handles as the paper's.
+//!
 //! Optionally the residual is rescaled to `D r(x)` with `D` diagonal positive (section V-A,
 //! the proposed recovery from local minima and preconditioning; [`ImplicitNcp::with_row_sum_scaling`]).
 
+mod general;
+mod kinds;
 mod ncp;
 pub(crate) use ncp::block;
 pub mod plugin;
 pub mod solver;
 
+pub use kinds::BlockMap;
 pub use ncp::{
     contact_crossings, edge_at, edge_normal, edge_tangent_basis, impulse, project_on_cone_edge,
     pseudo_inverse_solve, region_along, velocity, EdgeKind, ImplicitNcp, Region,
 };
 pub use plugin::ImplicitNcpFormulation;
 pub use solver::{solve_todorov, Todorov, TodorovSolver};
+
+#[cfg(test)]
+mod tests;

@@ -4,9 +4,10 @@
 
 use std::sync::OnceLock;
 
+use contactlab_core::constraint::Constraint;
 use contactlab_core::{
-    BDerivative, Edge, EdgeMix, LocalProblem, NonSmoothResidual, NormalEquations, ProblemError,
-    Residual,
+    BDerivative, Constraints, Edge, EdgeMix, LocalProblem, NonSmoothResidual, NormalEquations,
+    ProblemError, Residual,
 };
 use faer::{Col, Mat, MatMut};
 use nalgebra::{Matrix3, Vector3};
@@ -24,7 +25,7 @@ pub enum Region {
 
 /// Relative tolerance under which a point counts as lying on an edge: the edge-aware line
 /// search lands on crossings computed analytically, so only round-off separates them.
-const EDGE_TOL: f64 = 1e-12;
+pub(super) const EDGE_TOL: f64 = 1e-12;
 
 /// The contact's impulse `f_k(x_k)` (eqs. 10, 12, 13).
 pub fn impulse(mu: f64, b: f64, x: Vector3<f64>) -> Vector3<f64> {
@@ -165,15 +166,19 @@ pub fn contact_crossings(mu: f64, b: f64, x: Vector3<f64>, dx: Vector3<f64>, out
 #[derive(Debug, Clone)]
 pub struct ImplicitNcp {
     /// `A = K M^-1 K'`, dense.
-    a: Mat<f64>,
+    pub(super) a: Mat<f64>,
     /// `v0`, the velocity without contact impulses.
-    v0: Vec<f64>,
-    /// Friction coefficient per contact.
+    pub(super) v0: Vec<f64>,
+    /// Friction coefficient per contact (per block: its first coefficient, NaN off contacts).
     mu: Vec<f64>,
-    /// Normal bias `b` per contact (eq. 11).
-    b: Vec<f64>,
+    /// Normal bias `b` per contact (eq. 11); per block off the Coulomb path (read by limits and
+    /// contacts only).
+    pub(super) b: Vec<f64>,
     /// Diagonal of the residual scaling `D` (section V-A); all ones when unscaled.
-    d: Vec<f64>,
+    pub(super) d: Vec<f64>,
+    /// The constraint blocks when some block is not a Coulomb contact (the general path of
+    /// [`super::general`]); `None` keeps the Coulomb fast path, decided once at build.
+    kinds: Option<Constraints>,
     /// `M = D (A - I)` and `M'M`, formed on first use by [`ImplicitNcp::normal_matrix`]: with
     /// them `J'J` costs O(n^2) per iteration instead of a dense O(n^3) product.
     products: OnceLock<NormalProducts>,
@@ -181,11 +186,11 @@ pub struct ImplicitNcp {
 
 /// The problem-constant factors of `J'J = F'(M'M)F - F'M'D - DMF + D^2`, `M = D (A - I)`.
 #[derive(Debug, Clone)]
-struct NormalProducts {
+pub(super) struct NormalProducts {
     /// `M'M`.
-    mtm: Mat<f64>,
+    pub(super) mtm: Mat<f64>,
     /// `D M = D^2 (A - I)`.
-    dm: Mat<f64>,
+    pub(super) dm: Mat<f64>,
 }
 
 /// Contact `k`'s three entries of a stacked vector.
@@ -194,16 +199,43 @@ pub(crate) fn block(v: &[f64], k: usize) -> Vector3<f64> {
 }
 
 impl ImplicitNcp {
-    /// The residual of a local problem (`A = W`, `v0 = q`) with bias `b = 0`.
+    /// The residual of a local problem (`A = W`, `v0 = q`) with bias `b = 0`, over its
+    /// constraint blocks of any kind (the Coulomb fast path when every block is a Coulomb
+    /// contact).
     pub fn new(problem: &LocalProblem) -> ImplicitNcp {
-        let nc = problem.num_contacts();
+        let c = &problem.constraints;
+        let kinds = (!c.coulomb_only()).then(|| c.clone());
         ImplicitNcp {
             a: problem.w.to_dense(),
             v0: problem.q.clone(),
             mu: problem.mu().to_vec(),
-            b: vec![0.0; nc],
-            d: vec![1.0; 3 * nc],
+            b: vec![0.0; c.len()],
+            d: vec![1.0; problem.q.len()],
+            kinds,
             products: OnceLock::new(),
+        }
+    }
+
+    /// The same residual taken through the general block path (for tests comparing the two
+    /// paths on Coulomb problems).
+    #[cfg(test)]
+    pub(super) fn with_general_path(mut self) -> ImplicitNcp {
+        self.kinds = Some(Constraints::coulomb(&self.mu));
+        self
+    }
+
+    /// The constraint blocks when some block is not a Coulomb contact (`None` on the Coulomb
+    /// path).
+    pub fn constraints(&self) -> Option<&Constraints> {
+        self.kinds.as_ref()
+    }
+
+    /// Block `k`'s implicit map ([`super::BlockMap`]): its constraint with its bias (a Coulomb
+    /// contact on the Coulomb path).
+    pub fn block_map(&self, k: usize) -> super::BlockMap<'_> {
+        match &self.kinds {
+            Some(c) => super::BlockMap::new(&c.blocks()[k], self.b[k]),
+            None => super::BlockMap::coulomb(self.mu[k], self.b[k]),
         }
     }
 
@@ -212,7 +244,15 @@ impl ImplicitNcp {
         if b.len() != self.mu.len() {
             return Err(ProblemError::Shape {
                 field: "b".into(),
-                expected: format!("{} entries (one per contact)", self.mu.len()),
+                expected: format!(
+                    "{} entries (one per {})",
+                    self.mu.len(),
+                    if self.kinds.is_some() {
+                        "block"
+                    } else {
+                        "contact"
+                    }
+                ),
                 found: format!("{} entries", b.len()),
             });
         }
@@ -246,7 +286,7 @@ impl ImplicitNcp {
         self
     }
 
-    /// Number of contacts.
+    /// Number of contacts (of blocks off the Coulomb path).
     pub fn num_contacts(&self) -> usize {
         self.mu.len()
     }
@@ -261,8 +301,11 @@ impl ImplicitNcp {
         self.b[k]
     }
 
-    /// The impulses `f(x)` of all contacts.
+    /// The impulses `f(x)` of all contacts (blocks).
     pub fn impulses(&self, x: &[f64]) -> Vec<f64> {
+        if let Some(c) = &self.kinds {
+            return self.general_impulses(c, x);
+        }
         let mut f = vec![0.0; x.len()];
         for k in 0..self.num_contacts() {
             let fk = impulse(self.mu[k], self.b[k], block(x, k));
@@ -280,14 +323,17 @@ impl ImplicitNcp {
             .collect()
     }
 
-    /// The region of every contact at `x`.
+    /// The region of every contact (block) at `x`.
     pub fn regions(&self, x: &[f64]) -> Vec<Region> {
+        if let Some(c) = &self.kinds {
+            return self.general_regions(c, x);
+        }
         (0..self.num_contacts())
             .map(|k| Region::of(self.mu[k], self.b[k], block(x, k)))
             .collect()
     }
 
-    /// The 3x3 blocks `df_k/dx_k` of the given regions' pieces at `x`.
+    /// The 3x3 blocks `df_k/dx_k` of the given regions' pieces at `x` (the Coulomb path's).
     pub fn df_dx_blocks(&self, x: &[f64], regions: &[Region]) -> Vec<Matrix3<f64>> {
         regions
             .iter()
@@ -372,15 +418,7 @@ impl ImplicitNcp {
     /// problem-constant `M'M` and `DM` are formed once (one O(n^3) product per problem).
     pub fn normal_matrix(&self, blocks: &[Matrix3<f64>]) -> Mat<f64> {
         let n = self.v0.len();
-        let pr = self.products.get_or_init(|| {
-            let m = Mat::from_fn(n, n, |i, j| {
-                self.d[i] * (self.a[(i, j)] - if i == j { 1.0 } else { 0.0 })
-            });
-            NormalProducts {
-                mtm: m.transpose() * &m,
-                dm: Mat::from_fn(n, n, |i, j| self.d[i] * m[(i, j)]),
-            }
-        });
+        let pr = self.products();
         // Right-multiplies column block l of `src` by F'_l.
         let times_f = |src: &Mat<f64>| {
             let mut out = Mat::<f64>::zeros(n, n);
@@ -425,6 +463,20 @@ impl ImplicitNcp {
         jtj
     }
 
+    /// `M'M` and `DM`, formed on first use.
+    pub(super) fn products(&self) -> &NormalProducts {
+        let n = self.v0.len();
+        self.products.get_or_init(|| {
+            let m = Mat::from_fn(n, n, |i, j| {
+                self.d[i] * (self.a[(i, j)] - if i == j { 1.0 } else { 0.0 })
+            });
+            NormalProducts {
+                mtm: m.transpose() * &m,
+                dm: Mat::from_fn(n, n, |i, j| self.d[i] * m[(i, j)]),
+            }
+        })
+    }
+
     /// The diagonal of the residual scaling `D`.
     pub fn scaling(&self) -> &[f64] {
         &self.d
@@ -438,19 +490,36 @@ impl ImplicitNcp {
     /// Section III-F: all contacts sticking, `v = b e_n` per contact (`v = 0` for `b = 0`),
     /// `f = A^+ (v - v0)`, `x = v - f`. The pseudoinverse drops singular values below
     /// `rcond * sigma_max`: resting piles make `A` singular, and without a relative cutoff
-    /// the impulses blow up along the null space.
+    /// the impulses blow up along the null space. Off the Coulomb path every block starts
+    /// in its stick region the same way: `v = b` on the normal row of a limit or a contact,
+    /// `v = 0` on the rows of an equality, a friction loss and the contacts' friction.
     pub fn sticking_start(&self, rcond: f64) -> Vec<f64> {
         let n = self.v0.len();
         if n == 0 {
             return Vec::new();
         }
-        let v: Vec<f64> = (0..n)
-            .map(|i| if i % 3 == 0 { self.b[i / 3] } else { 0.0 })
-            .collect();
+        let v: Vec<f64> = match &self.kinds {
+            Some(c) => sticking_velocity(c, &self.b),
+            None => (0..n)
+                .map(|i| if i % 3 == 0 { self.b[i / 3] } else { 0.0 })
+                .collect(),
+        };
         let rhs: Vec<f64> = v.iter().zip(&self.v0).map(|(vi, v0)| vi - v0).collect();
         let f = pseudo_inverse_solve(&self.a, &rhs, rcond);
         v.iter().zip(&f).map(|(vi, fi)| vi - fi).collect()
     }
+}
+
+/// The sticking start's velocity over blocks of any kind: the bias on the normal row of a
+/// limit or a contact, 0 elsewhere.
+fn sticking_velocity(c: &Constraints, b: &[f64]) -> Vec<f64> {
+    let mut v = vec![0.0; c.rows()];
+    for (k, (rows, block)) in c.iter().enumerate() {
+        if matches!(block, Constraint::Limit | Constraint::Contact { .. }) {
+            v[rows.start] = b[k];
+        }
+    }
+    v
 }
 
 /// `A^+ y` for symmetric `A` by its eigendecomposition, dropping eigenvalues with
@@ -496,6 +565,10 @@ impl Residual for ImplicitNcp {
     }
 
     fn jacobian(&self, x: &[f64], out: MatMut<'_, f64>) {
+        if let Some(c) = &self.kinds {
+            let f = self.general_df(c, x, &self.general_regions(c, x));
+            return self.general_jacobian(&f, out);
+        }
         let blocks = self.df_dx_blocks(x, &self.regions(x));
         self.jacobian_from_blocks(&blocks, out);
     }
@@ -527,6 +600,9 @@ fn normal3(e: &Edge) -> Vector3<f64> {
 
 impl NonSmoothResidual for ImplicitNcp {
     fn kinks_on_segment(&self, x: &[f64], dx: &[f64], out: &mut Vec<f64>) {
+        if let Some(c) = &self.kinds {
+            return self.general_kinks(c, x, dx, out);
+        }
         let start = out.len();
         for k in 0..self.num_contacts() {
             contact_crossings(self.mu[k], self.b[k], block(x, k), block(dx, k), out);
@@ -535,12 +611,19 @@ impl NonSmoothResidual for ImplicitNcp {
     }
 
     fn jacobian_along(&self, x: &[f64], dx: &[f64], out: MatMut<'_, f64>) {
+        if let Some(c) = &self.kinds {
+            return self.general_jacobian(&self.general_df_along(c, x, dx), out);
+        }
         let blocks = self.blocks_along(x, dx);
         self.jacobian_from_blocks(&blocks, out);
     }
 
     /// `J_along dx` block by block, O(n^2) without forming `J`.
     fn derivative_along(&self, x: &[f64], dx: &[f64], out: &mut [f64]) {
+        if let Some(c) = &self.kinds {
+            let f = self.general_df_along(c, x, dx);
+            return out.copy_from_slice(&self.general_jacobian_times(&f, dx));
+        }
         let blocks = self.blocks_along(x, dx);
         out.copy_from_slice(&self.jacobian_times(&blocks, dx));
     }
@@ -548,6 +631,9 @@ impl NonSmoothResidual for ImplicitNcp {
     /// The plane `x_n = b` and the cone `mu (b - x_n) = |x_F|` of each contact, within
     /// round-off of an analytic crossing (section III-C).
     fn edges_at(&self, x: &[f64], out: &mut Vec<Edge>) {
+        if let Some(c) = &self.kinds {
+            return self.general_edges_at(c, x, out);
+        }
         for k in 0..self.num_contacts() {
             let xk = block(x, k);
             if let Some(kind) = self.edge_of(k, xk) {
@@ -564,6 +650,9 @@ impl NonSmoothResidual for ImplicitNcp {
 
     /// The nearest point on the cone edge (section III-D); the plane is flat.
     fn project_onto_edge(&self, edge: &Edge, x: &mut [f64]) {
+        if let Some(c) = &self.kinds {
+            return self.general_project_onto_edge(c, edge, x);
+        }
         let k = edge.tag;
         if edge.curved {
             let p = project_on_cone_edge(self.mu[k], self.b[k], block(x, k));
@@ -576,6 +665,9 @@ impl NonSmoothResidual for ImplicitNcp {
     fn edge_slopes(&self, x: &[f64], f: &[f64], edges: &[Edge], out: &mut Vec<(f64, f64)>) {
         if edges.is_empty() {
             return;
+        }
+        if let Some(c) = &self.kinds {
+            return self.general_edge_slopes(c, x, f, edges, out);
         }
         let pull = self.pullback(f);
         for e in edges {
@@ -601,6 +693,9 @@ impl NonSmoothResidual for ImplicitNcp {
         edges: &[Edge],
         mixes: &[EdgeMix],
     ) -> NormalEquations {
+        if let Some(c) = &self.kinds {
+            return self.general_normal_equations(c, x, f, edges, mixes);
+        }
         let mut blocks = self.df_dx_blocks(x, &self.regions(x));
         for m in mixes {
             let e = &edges[m.edge];

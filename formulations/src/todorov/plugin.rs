@@ -2,6 +2,7 @@
 //! around the residual: the sticking start of section III-F and the recoveries of section V-A
 //! (the row-sum rescaling `D r(x) = 0` and perturbed restarts after a local minimum).
 
+use contactlab_core::constraint::EVERY_KIND;
 use contactlab_core::plugin::{Formulation, FormulationPlugin, Model};
 use contactlab_core::{CoreError, Residual, Status, StepProblem};
 use serde::{Deserialize, Serialize};
@@ -43,6 +44,10 @@ pub(crate) fn check_rcond(owner: &str, rcond: f64) -> Result<(), CoreError> {
 impl Formulation for ImplicitNcpFormulation {
     type Built = ImplicitNcp;
 
+    /// Every kind: each block's implicit map ([`super::BlockMap`]; the paper's contact, our
+    /// extension to the other kinds in the same form, `v = f + x`).
+    const KINDS: &'static [&'static str] = EVERY_KIND;
+
     fn model(&self) -> Model {
         Model::CoulombCone
     }
@@ -75,7 +80,7 @@ impl Formulation for ImplicitNcpFormulation {
         built.impulses(x)
     }
 
-    /// Todorov's `x` itself, three per contact in the contact's frame.
+    /// Todorov's `x` itself, one per row (three per Coulomb contact, in the contact's frame).
     fn warm_state(&self, _built: &ImplicitNcp, x: &[f64]) -> Vec<f64> {
         x.to_vec()
     }
