@@ -490,37 +490,26 @@ mod tests {
             .find(|r| r.formulation == "coulomb" && r.optimizer == "admm")
             .unwrap();
         assert_eq!(admm.status, "converged", "{}", admm.message);
+        // A pair refuses before it runs, naming the first block it does not take and why.
         for r in rows.iter().filter(|r| r.status == "error") {
             assert!(
-                r.message.contains("does not take limit") && r.message.contains("it takes coulomb"),
+                r.message.contains("does not take") && r.message.contains("(`"),
                 "{}+{}: {}",
                 r.formulation,
                 r.optimizer,
                 r.message
             );
         }
-        // PGS, ADMM, the natural map under each least-squares driver and SAP take them (issue 40),
-        // and the pair table says so.
-        let natural_map = ["gauss-newton", "lm", "plm", "dogleg", "trust-region"];
-        let mut every = vec![("coulomb", "pgs"), ("coulomb", "admm")];
-        every.extend(natural_map.iter().map(|d| ("natural-map", *d)));
-        // SAP's constraint-agnostic cost, under its merit drivers (not Clarabel: the conic
-        // statement is of Coulomb contacts).
-        every.extend([("sap", "newton-merit"), ("sap", "lbfgs")]);
+        // Every pair the table says takes every kind runs, and the rigid ones reach the ruler's
+        // tolerance (SAP's regularized answer is judged by its own optimality).
         let table = pair_table(&reg);
-        let takes_all: Vec<_> = table
+        let every: Vec<_> = table
             .iter()
             .filter(|p| p.compatible && p.kinds.len() == contactlab_core::constraint::LABELS.len())
             .map(|p| (p.formulation, p.optimizer))
             .collect();
-        assert_eq!(takes_all, every);
-        for d in natural_map {
-            let nm = rows
-                .iter()
-                .find(|r| r.formulation == "natural-map" && r.optimizer == d)
-                .unwrap();
-            assert_eq!(nm.status, "converged", "natural-map+{d}: {}", nm.message);
-            assert!(nm.residual <= 1e-10, "natural-map+{d}: {}", nm.residual);
+        for p in ["natural-map", "implicit-ncp"] {
+            assert!(every.iter().any(|e| e.0 == p), "{p} takes every kind");
         }
         let solved: Vec<_> = rows
             .iter()
@@ -528,5 +517,16 @@ mod tests {
             .map(|r| (r.formulation, r.optimizer))
             .collect();
         assert_eq!(solved, every);
+        // (L-BFGS on SAP's cost stagnates short of eq. 26 at this 1e-10: not asked of it here.)
+        for r in rows
+            .iter()
+            .filter(|r| r.status != "error" && r.optimizer != "lbfgs")
+        {
+            let pair = format!("{}+{}: {}", r.formulation, r.optimizer, r.message);
+            assert_eq!(r.status, "converged", "{pair}");
+            if r.formulation != "sap" {
+                assert!(r.residual <= 1e-10, "{pair}: {}", r.residual);
+            }
+        }
     }
 }

@@ -105,8 +105,6 @@ impl FormulationPlugin for ImplicitNcpFormulation {
     const NAME: &'static str = "implicit-ncp";
     const DESCRIPTION: &'static str =
         "Todorov 2010 implicit NCP: r(x) = (A - I) f(x) - x + v0 over unconstrained x";
-    const REFUSES: &'static str =
-        "its implicit maps f(x), v(x) (eqs. 10-14) are those of a three-row Coulomb contact";
 }
 
 /// A deterministic perturbation of `x` for the `k`-th restart: each entry moves by up to 10%
