@@ -314,8 +314,8 @@ impl MlcpFb {
     }
 
     /// MLCP unknowns for the impulse `r` of every row (the problem's row order): `p_b` its
-    /// equality rows, `beta_` a decomposition of each block's impulse on its columns
-    /// ([`MlcpFb::block_pyramid`]) and `sigma_b = max(0, max_j -d_j' u_b)`, the least `sigma`
+    /// equality rows, `beta_` a decomposition of each block's impulse on its columns (see the
+    /// module doc of [`super`]) and `sigma_b = max(0, max_j -d_j' u_b)`, the least `sigma`
     /// making every friction row `f >= 0`, at the velocity `r` gives. A warm start, and the
     /// MLCP solution when `r` is one (and `sigma` is unique).
     pub fn unknowns_from_impulse(&self, r: &[f64]) -> Result<Vec<f64>, MylapilliError> {
