@@ -328,6 +328,50 @@ fn mlcp_matrix_has_the_blocks_of_eq_22() {
     assert!(m.is_equality(1) && !m.is_equality(2));
 }
 
+/// Eq. 22's `D_' W D_` and `D_' q` of a Coulomb problem written as the paper's 3-vector
+/// products (`Matrix3`, `Vector3`), the way the MLCP was built before the other kinds.
+fn coulomb_blocks_by_3_vectors(p: &LocalProblem, dirs: &Directions) -> (Vec<f64>, Vec<f64>) {
+    use nalgebra::Matrix3;
+    let (nc, w1) = (p.num_contacts(), dirs.n_f() + 1);
+    let w = p.w.to_dense();
+    let (mut m, mut q) = (Vec::new(), Vec::new());
+    for i in 0..nc {
+        let qi = Vector3::new(p.q[3 * i], p.q[3 * i + 1], p.q[3 * i + 2]);
+        q.extend((0..w1).map(|c| dirs.column(i, c).dot(&qi)));
+        for c in 0..w1 {
+            for j in 0..nc {
+                let wij = Matrix3::from_fn(|a, b| w[(3 * i + a, 3 * j + b)]);
+                let left = wij.transpose() * dirs.column(i, c);
+                m.extend((0..w1).map(|e| left.dot(&dirs.column(j, e))));
+            }
+        }
+    }
+    (m, q)
+}
+
+#[test]
+fn coulomb_problems_build_the_papers_products_to_the_bit() {
+    for seed in 0..6 {
+        let p = random_system(0, 1 + seed % 4, 70 + seed as u64);
+        let dirs = Directions::uniform(3 + seed % 4, 0.3 * seed as f64, p.num_contacts()).unwrap();
+        let m = MlcpFb::new(&p, dirs.clone()).unwrap();
+        let (want_m, want_q) = coulomb_blocks_by_3_vectors(&p, &dirs);
+        let (nc, w1) = (p.num_contacts(), dirs.n_f() + 1);
+        let mm = m.matrix();
+        let mut got_m = Vec::new();
+        for i in 0..nc {
+            for c in 0..w1 {
+                for j in 0..nc {
+                    got_m.extend((0..w1).map(|e| mm[(m.beta_index(i, c), m.beta_index(j, e))]));
+                }
+            }
+        }
+        let bits = |v: &[f64]| v.iter().map(|x| x.to_bits()).collect::<Vec<u64>>();
+        assert_eq!(bits(&got_m), bits(&want_m), "seed {seed}");
+        assert_eq!(bits(&m.vector()[..nc * w1]), bits(&want_q), "seed {seed}");
+    }
+}
+
 #[test]
 fn constructors_reject_bad_input() {
     let p = random_system(1, 2, 3);
