@@ -142,8 +142,6 @@ fn slip_angle(q: &[f64]) -> f64 {
 impl FormulationPlugin for MlcpFbFormulation {
     const NAME: &'static str = "mlcp-fb";
     const DESCRIPTION: &'static str = "Mylapilli and Jain: MLCP with n_f friction directions (eq. 22) as Fischer-Burmeister equations (eq. 24)";
-    const REFUSES: &'static str =
-        "its polyhedral cone (eqs. 14-22) is that of a three-row Coulomb contact";
 }
 
 /// The implicit MNCP formulation and its options.
@@ -227,6 +225,6 @@ impl FormulationPlugin for MncpFormulation {
     const NAME: &'static str = "mncp";
     const DESCRIPTION: &'static str =
         "Mylapilli and Jain: implicit MNCP, Todorov's maps with bilateral rows (eqs. 31, 34)";
-    const REFUSES: &'static str =
-        "it reuses Todorov's implicit maps, which are those of a three-row Coulomb contact";
+    const REFUSES: &'static str = "it reuses Todorov's per-contact implicit maps (eq. 26), \
+         which are those of a three-row Coulomb contact; equality rows are its bilateral rows";
 }
