@@ -14,7 +14,7 @@
 //! | [`castro`] | Castro, Permenter and Han 2022, eqs. 18-37 | SAP: the convex primal cost in generalized velocities, analytic projection, sparse Hessian, O(n) line derivatives, regularisation from physics |
 //! | [`hwangbo`] | Hwangbo, Lee and Hutter 2018, eqs. 5-18, Algorithms 1-2 | single-contact problem (opening, sticking, slipping on the conic section), bisection, golden section, quartic, exact Coulomb; `bisection-sor` and `pgs-hwangbo` drivers on the shared sweep |
 //! | [`erleben`] | Erleben and Ortiz 2008, eqs. 1-11 | boxed LCP with friction-pyramid bounds, min-map `H(x)` (eq. 5), its B-derivative (eq. 9), Schur-reduced non-smooth Newton with PGS warm start, random boxed-LCP generator |
-//! | [`mylapilli`] | Mylapilli and Jain 2014, eqs. 14-35 | Fischer-Burmeister MLCP with `n_f` friction directions (eqs. 22, 24) and the implicit MNCP with bilateral rows (eqs. 31, 34) |
+//! | [`mylapilli`] | Mylapilli and Jain 2014, eqs. 14-35 | Fischer-Burmeister MLCP with `n_f` friction directions (eqs. 22, 24) on every kind, and the implicit MNCP with bilateral (equality) rows (eqs. 31, 34) |
 //! | [`natural_map`] | FCLib (Acary et al. RT-0444), Alart and Curnier 1991 | the Coulomb problem's natural map as a residual |
 //! | [`todorov`] | Todorov 2010, eqs. 10-29, sections III-F and V-A | implicit NCP maps `f(x)`, `v(x)`, residual (eq. 15), edges, crossings, cone-edge projection; the edge-aware LM-dogleg on any `NonSmoothResidual`; sticking start, rescaling and restarts |
 //! | [`pyramid`] | Mylapilli and Jain 2014, Example 2 | turning a friction pyramid's faces (shared by `min-map` and `mlcp-fb`) |

@@ -89,7 +89,7 @@ impl Directions {
         self.n_f
     }
 
-    /// Number of contacts.
+    /// Number of contacts (the contact blocks of a problem, of any `condim`, in its order).
     pub fn num_contacts(&self) -> usize {
         self.theta0.len()
     }

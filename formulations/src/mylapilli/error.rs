@@ -1,9 +1,8 @@
-//! The errors of the Mylapilli and Jain formulations' constructors, and the check every one of
-//! them makes of its local problem.
+//! The errors of the Mylapilli and Jain formulations' constructors.
 
-use contactlab_core::{LocalProblem, ProblemError};
+use contactlab_core::ProblemError;
 
-/// Errors of this module's constructors: invalid directions, bilateral data or problems.
+/// Errors of this module's constructors: invalid directions, problems or kinds.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum MylapilliError {
     /// Fewer than three friction directions: they would not positively span the tangent plane.
@@ -25,17 +24,19 @@ pub enum MylapilliError {
         /// Contacts in the directions.
         found: usize,
     },
-    /// Inconsistent problem or bilateral data (shape, non-finite entry, negative friction).
+    /// An inconsistent problem (shape, non-finite entry, negative friction, a block's bad
+    /// parameter such as a negative `f_max`).
     #[error("{0}")]
     Problem(#[from] ProblemError),
-    /// `W_bb` is not symmetric positive definite, so the bilateral impulses cannot be
-    /// eliminated.
-    #[error("field `W_bb`: cannot eliminate the bilateral rows: {0}")]
-    SingularBilateral(String),
-}
-
-/// Validates a local problem for this module (shapes, finite entries, `mu >= 0`).
-pub(super) fn validate_problem(problem: &LocalProblem) -> Result<(), MylapilliError> {
-    problem.validate()?;
-    Ok(())
+    /// A block of a kind the formulation does not take.
+    #[error(
+        "constraint {index} is a {kind}: the implicit MNCP reuses Todorov's per-contact maps, \
+         which take the Coulomb contact and the equality rows only"
+    )]
+    UnsupportedKind {
+        /// The block's index in the problem.
+        index: usize,
+        /// The block, described (`contact (condim 4)`, `limit`).
+        kind: String,
+    },
 }

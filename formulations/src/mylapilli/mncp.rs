@@ -1,5 +1,7 @@
 //! The implicit MNCP (Mylapilli and Jain 2014, eqs. 26-35): Todorov's implicit maps per contact
-//! plus the bilateral impulses `p_b`.
+//! plus the bilateral impulses `p_b`, the problem's equality rows gathered first wherever they
+//! stand (the split of [`super`]'s module doc). It takes the Coulomb contact and the equality
+//! only: every other kind would need Todorov's maps for it, which are his module's to give.
 //!
 //! Unknowns `x = [p_b; z(1) .. z(n_u)]`, each `z(i)` normal first here (`[z_n, z_f, z_o]`; the
 //! paper's `[z_f, z_o, z_n]`, see [`ImplicitMncp::to_paper_order`]). Per contact (eq. 26, with
@@ -18,13 +20,13 @@
 
 use contactlab_core::frame;
 use contactlab_core::{
-    BDerivative, Edge, LocalProblem, NonSmoothResidual, ProjectedResidual, Residual,
+    BDerivative, Constraint, Edge, LocalProblem, NonSmoothResidual, ProjectedResidual, Residual,
 };
 use faer::MatMut;
 use nalgebra::{Matrix3, Vector3};
 
-use super::bilateral::{Bilateral, DenseSystem};
 use super::error::MylapilliError;
+use super::system::DenseSystem;
 use crate::todorov::{self, Region};
 
 /// Mylapilli and Jain's implicit MNCP residual `Phi(p_b, z)` (eq. 32).
@@ -34,25 +36,30 @@ use crate::todorov::{self, Region};
 #[derive(Debug, Clone)]
 pub struct ImplicitMncp {
     sys: DenseSystem,
+    /// The friction coefficient of each contact, in the problem's order.
+    mu: Vec<f64>,
 }
 
 impl ImplicitMncp {
-    /// The MNCP of a local problem without bilateral rows (then exactly Todorov's eq. 15 with
-    /// `b = 0`).
+    /// The MNCP of a local problem of Coulomb contacts and equality rows, in any order (without
+    /// equality rows exactly Todorov's eq. 15 with `b = 0`). Any other kind is refused
+    /// ([`MylapilliError::UnsupportedKind`]): the maps are Todorov's per-contact ones.
     pub fn new(problem: &LocalProblem) -> Result<ImplicitMncp, MylapilliError> {
-        Ok(ImplicitMncp {
-            sys: DenseSystem::new(problem, None)?,
-        })
-    }
-
-    /// The MNCP of a local problem with `bilateral` equality rows (first in `x`).
-    pub fn with_bilateral(
-        problem: &LocalProblem,
-        bilateral: &Bilateral,
-    ) -> Result<ImplicitMncp, MylapilliError> {
-        Ok(ImplicitMncp {
-            sys: DenseSystem::new(problem, Some(bilateral))?,
-        })
+        let sys = DenseSystem::new(problem)?;
+        let mut mu = Vec::with_capacity(sys.blocks.len());
+        for (index, b) in problem.constraints.blocks().iter().enumerate() {
+            match b {
+                Constraint::Contact { mu: m } if b.is_coulomb() => mu.push(m[0]),
+                Constraint::Equality { .. } => {}
+                other => {
+                    return Err(MylapilliError::UnsupportedKind {
+                        index,
+                        kind: other.describe(),
+                    })
+                }
+            }
+        }
+        Ok(ImplicitMncp { sys, mu })
     }
 
     /// Number of bilateral rows `n_b`.
@@ -62,7 +69,7 @@ impl ImplicitMncp {
 
     /// Number of contacts `n_u`.
     pub fn num_contacts(&self) -> usize {
-        self.sys.n_u
+        self.mu.len()
     }
 
     /// Contact `i`'s `z(i)` (normal first) in `x`.
@@ -76,19 +83,26 @@ impl ImplicitMncp {
     }
 
     /// The contact impulses `F_u(z)` (eq. 26), normal first, three per contact.
-    pub fn impulse(&self, x: &[f64]) -> Vec<f64> {
-        (0..self.sys.n_u)
+    pub fn contact_impulse(&self, x: &[f64]) -> Vec<f64> {
+        (0..self.mu.len())
             .flat_map(|i| {
-                let f = todorov::impulse(self.sys.mu[i], 0.0, self.z(x, i));
+                let f = todorov::impulse(self.mu[i], 0.0, self.z(x, i));
                 [f[0], f[1], f[2]]
             })
             .collect()
     }
 
+    /// The impulse of every row of the problem, in its row order: `p_b` on the equality rows,
+    /// `F_u(z)` (eq. 26) on the contacts'; for the shared metrics.
+    pub fn impulse(&self, x: &[f64]) -> Vec<f64> {
+        self.sys
+            .scatter(self.bilateral_impulse(x), &self.contact_impulse(x))
+    }
+
     /// The contact velocities `v_u = F_u(z) + z` the maps encode (eq. 27); equal to
     /// `W_bu' p_b + W r + q` at a solution.
     pub fn encoded_velocity(&self, x: &[f64]) -> Vec<f64> {
-        self.impulse(x)
+        self.contact_impulse(x)
             .iter()
             .zip(&x[self.sys.n_b..])
             .map(|(f, z)| f + z)
@@ -98,45 +112,65 @@ impl ImplicitMncp {
     /// The contact velocity `u = W_bu' p_b + W r + q` at the impulses `x` encodes (eq. 30).
     pub fn contact_velocity(&self, x: &[f64]) -> Vec<f64> {
         self.sys
-            .contact_velocity(self.bilateral_impulse(x), &self.impulse(x))
+            .contact_velocity(self.bilateral_impulse(x), &self.contact_impulse(x))
     }
 
     /// The bilateral rows' velocity `u_b` at `x` (`Phi_b`, zero at a solution).
     pub fn bilateral_velocity(&self, x: &[f64]) -> Vec<f64> {
         self.sys
-            .bilateral_velocity(self.bilateral_impulse(x), &self.impulse(x))
+            .bilateral_velocity(self.bilateral_impulse(x), &self.contact_impulse(x))
     }
 
     /// The region (break, stick, slip) of every contact at `x`.
     pub fn regions(&self, x: &[f64]) -> Vec<Region> {
-        (0..self.sys.n_u)
-            .map(|i| Region::of(self.sys.mu[i], 0.0, self.z(x, i)))
+        (0..self.mu.len())
+            .map(|i| Region::of(self.mu[i], 0.0, self.z(x, i)))
             .collect()
     }
 
-    /// Unknowns for given bilateral and contact impulses: `z = u - r` per contact (eq. 27) at
-    /// the velocity `u = W_bu' p_b + W r + q` they give. The MNCP solution when `(p_b, r)` is a
-    /// Coulomb solution; otherwise a warm start.
-    pub fn unknowns_from_impulse(
-        &self,
-        p_b: &[f64],
-        r: &[f64],
-    ) -> Result<Vec<f64>, MylapilliError> {
-        if p_b.len() != self.sys.n_b || r.len() != 3 * self.sys.n_u {
-            return Err(MylapilliError::Problem(
-                contactlab_core::ProblemError::Shape {
-                    field: "p_b, r".into(),
-                    expected: format!("{} and {} entries", self.sys.n_b, 3 * self.sys.n_u),
-                    found: format!("{} and {} entries", p_b.len(), r.len()),
-                },
-            ));
-        }
-        contactlab_core::problem::check_finite_vec("p_b", p_b)?;
-        contactlab_core::problem::check_finite_vec("r", r)?;
-        let u = self.sys.contact_velocity(p_b, r);
-        let mut x = p_b.to_vec();
-        x.extend(u.iter().zip(r).map(|(ui, ri)| ui - ri));
+    /// Unknowns for the impulse `r` of every row (the problem's row order): `p_b` its equality
+    /// rows, `z = u - r` per contact (eq. 27) at the velocity `u = W_bu' p_b + W r + q` it
+    /// gives. The MNCP solution when `r` is a Coulomb solution; otherwise a warm start.
+    pub fn unknowns_from_impulse(&self, r: &[f64]) -> Result<Vec<f64>, MylapilliError> {
+        self.sys.check_rows("r", r)?;
+        let (p_b, ru) = self.sys.gather(r);
+        let u = self.sys.contact_velocity(&p_b, &ru);
+        let mut x = p_b;
+        x.extend(u.iter().zip(&ru).map(|(ui, ri)| ui - ri));
         Ok(x)
+    }
+
+    /// `x` (bilateral impulses first, then each contact's `z`) in the problem's row order: one
+    /// number per row, for warm states.
+    pub fn to_row_order(&self, x: &[f64]) -> Vec<f64> {
+        self.sys.scatter(&x[..self.sys.n_b], &x[self.sys.n_b..])
+    }
+
+    /// The inverse of [`ImplicitMncp::to_row_order`].
+    pub fn from_row_order(&self, rows: &[f64]) -> Vec<f64> {
+        let (mut x, z) = self.sys.gather(rows);
+        x.extend(z);
+        x
+    }
+
+    /// Todorov's sticking start (his section III-F) on the whole system: the impulses that
+    /// stop every row, `[p_b; r] = -A^+ [q_b; q]` (pseudoinverse cut at `rcond`), then
+    /// `z = -r` per contact (eq. 27 with `v_u = 0`).
+    pub fn sticking_start(&self, rcond: f64) -> Vec<f64> {
+        let s = &self.sys;
+        let (n_b, n) = (s.n_b, s.n_b + s.other_rows());
+        let a = faer::Mat::from_fn(n, n, |i, j| match (i < n_b, j < n_b) {
+            (true, true) => s.w_bb[(i, j)],
+            (true, false) => s.w_bu[(i, j - n_b)],
+            (false, true) => s.w_bu[(j, i - n_b)],
+            (false, false) => s.w[(i - n_b, j - n_b)],
+        });
+        let rhs: Vec<f64> = s.q_b.iter().chain(&s.q).map(|v| -v).collect();
+        let f = todorov::pseudo_inverse_solve(&a, &rhs, rcond);
+        f.iter()
+            .enumerate()
+            .map(|(i, &v)| if i < n_b { v } else { -v })
+            .collect()
     }
 
     /// `x` in the paper's order: `[p_b; z(i) = [z_f, z_o, z_n]]` (normal last, eq. 26).
@@ -158,13 +192,13 @@ impl ImplicitMncp {
         regions
             .iter()
             .enumerate()
-            .map(|(i, reg)| reg.df_dx(self.sys.mu[i], 0.0, self.z(x, i)))
+            .map(|(i, reg)| reg.df_dx(self.mu[i], 0.0, self.z(x, i)))
             .collect()
     }
 
     /// Writes eq. 34 for block-diagonal `F'` given by `blocks`.
     fn jacobian_from_blocks(&self, blocks: &[Matrix3<f64>], mut out: MatMut<'_, f64>) {
-        let (n_b, n_u) = (self.sys.n_b, self.sys.n_u);
+        let (n_b, n_u) = (self.sys.n_b, self.mu.len());
         let s = &self.sys;
         // Columns of p_b: [W_bb; W_bu'].
         for l in 0..n_b {
@@ -199,17 +233,17 @@ impl ImplicitMncp {
 
 impl Residual for ImplicitMncp {
     fn num_unknowns(&self) -> usize {
-        self.sys.n_b + 3 * self.sys.n_u
+        self.sys.n_b + 3 * self.mu.len()
     }
 
     fn num_residuals(&self) -> usize {
-        self.sys.n_b + 3 * self.sys.n_u
+        self.sys.n_b + 3 * self.mu.len()
     }
 
     fn residual(&self, x: &[f64], out: &mut [f64]) {
         let n_b = self.sys.n_b;
         let p_b = self.bilateral_impulse(x);
-        let f = self.impulse(x);
+        let f = self.contact_impulse(x);
         // Eq. 31: Phi_b = u_b, Phi_u = u - F - z.
         let ub = self.sys.bilateral_velocity(p_b, &f);
         let u = self.sys.contact_velocity(p_b, &f);
@@ -229,9 +263,9 @@ impl NonSmoothResidual for ImplicitMncp {
     fn kinks_on_segment(&self, x: &[f64], dx: &[f64], out: &mut Vec<f64>) {
         let start = out.len();
         let n_b = self.sys.n_b;
-        for i in 0..self.sys.n_u {
+        for i in 0..self.mu.len() {
             todorov::contact_crossings(
-                self.sys.mu[i],
+                self.mu[i],
                 0.0,
                 self.z(x, i),
                 todorov::block(&dx[n_b..], i),
@@ -243,14 +277,9 @@ impl NonSmoothResidual for ImplicitMncp {
 
     fn jacobian_along(&self, x: &[f64], dx: &[f64], out: MatMut<'_, f64>) {
         let n_b = self.sys.n_b;
-        let regions: Vec<Region> = (0..self.sys.n_u)
+        let regions: Vec<Region> = (0..self.mu.len())
             .map(|i| {
-                todorov::region_along(
-                    self.sys.mu[i],
-                    0.0,
-                    self.z(x, i),
-                    todorov::block(&dx[n_b..], i),
-                )
+                todorov::region_along(self.mu[i], 0.0, self.z(x, i), todorov::block(&dx[n_b..], i))
             })
             .collect();
         let blocks = self.blocks(x, &regions);
@@ -261,8 +290,8 @@ impl NonSmoothResidual for ImplicitMncp {
     /// driver mixes Jacobians and restricts steps on the MNCP as on his own residual.
     fn edges_at(&self, x: &[f64], out: &mut Vec<Edge>) {
         let n_b = self.sys.n_b;
-        for i in 0..self.sys.n_u {
-            let (mu, z) = (self.sys.mu[i], self.z(x, i));
+        for i in 0..self.mu.len() {
+            let (mu, z) = (self.mu[i], self.z(x, i));
             if let Some(kind) = todorov::edge_at(mu, 0.0, z) {
                 let d = todorov::edge_normal(kind, mu, 0.0, z);
                 out.push(Edge {
@@ -278,7 +307,7 @@ impl NonSmoothResidual for ImplicitMncp {
     fn project_onto_edge(&self, edge: &Edge, x: &mut [f64]) {
         if edge.curved {
             let i = edge.tag;
-            let p = todorov::project_on_cone_edge(self.sys.mu[i], 0.0, self.z(x, i));
+            let p = todorov::project_on_cone_edge(self.mu[i], 0.0, self.z(x, i));
             x[edge.columns()].copy_from_slice(p.as_slice());
         }
     }

@@ -18,10 +18,13 @@
 //!
 //! # Input
 //!
-//! A local contact problem `u = W r + q` ([`LocalProblem`](contactlab_core::LocalProblem), three rows per contact, **normal
-//! first** `[n, t1, t2]` as everywhere in this project), the friction directions
-//! ([`Directions`]: `d_j` at angle `theta0_i + 2 pi j / n_f` in the `(t1, t2)` plane of contact
-//! `i`) and optionally a block of `n_b` bilateral (equality) rows ([`Bilateral`]):
+//! A local problem `u = W r + q` ([`LocalProblem`](contactlab_core::LocalProblem)) whose rows
+//! are constraint blocks ([`contactlab_core::constraint`]), contacts normal first `[n, t1, t2]`
+//! as everywhere in this project, and for the MLCP the friction directions ([`Directions`]:
+//! `d_j` at angle `theta0_i + 2 pi j / n_f` in the `(t1, t2)` plane of contact block `i`, one
+//! entry per contact block in the problem's order). An
+//! [`Equality`](contactlab_core::Constraint::Equality) block is the paper's bilateral row; the
+//! equality rows, wherever they stand, become the paper's `p_b` (first in the unknowns):
 //!
 //! ```text
 //! [u_b]   [W_bb   W_bu] [p_b]   [q_b]
@@ -29,7 +32,66 @@
 //! ```
 //!
 //! which is eq. 22's `Omega_b Lambda Omega_b' = W_bb`, `Omega_b Lambda Omega_u' = W_bu`,
-//! `q_b = alpha_b^f dt`, `q = alpha_u^f dt + v_u^-` in the paper's notation.
+//! `q_b = alpha_b^f dt`, `q = alpha_u^f dt + v_u^-` in the paper's notation. Both formulations
+//! report the impulse of every row in the problem's row order.
+//!
+//! # Every kind in the MLCP
+//!
+//! The paper has two kinds of rows: bilateral (free `p_b`, `u_b = 0`, eq. 20) and the
+//! polyhedral contact (eqs. 14-18: `r_i = D_(i) beta_(i)`, eq. 15; `D_(i)' v + E^ sigma >= 0 ⟂
+//! beta_(i) >= 0`, eq. 16; `E- beta_(i) >= 0 ⟂ sigma_i >= 0`, eqs. 17-18). Every other kind is
+//! written with the same three pieces, a block's columns `D_(b)`, its slip rate `sigma_b` and its
+//! `E-` row, so `z` stays `[p_b; beta_; sigma]`, every unknown but `p_b` lies in `R+`, and the
+//! paper's FB reformulation (eq. 24), Jacobian and kink rule apply unchanged:
+//!
+//! | block | `D_(b)` columns | `sigma_b` row `f_sigma` | from the paper |
+//! |---|---|---|---|
+//! | equality, 1-6 rows | (free `p_b`) | none | eq. 20, 22 (bilateral rows) |
+//! | limit, contact `condim` 1 | `e_n` | none | eq. 16's first row, the normal's |
+//! | friction loss | `+1`, `-1` | `f_max - beta_+ - beta_-` | eqs. 15-18, `mu F_n` -> `f_max` |
+//! | Coulomb contact | `e_n`, `d_j` | `mu F_n - sum_j beta_j` | eqs. 14-18 as printed |
+//! | contact, per-row `mu` (`condim` 3) | `e_n`, `(mu_1 cos a_j, mu_2 sin a_j)` | `F_n - sum_j beta_j` | eq. 14, scaled directions |
+//! | contact, `condim` 4, 6 | the above, `+- mu_k e_k` per extra row | `F_n - sum_j beta_j` | eq. 14, extended `D_(i)` |
+//!
+//! Choices, and why:
+//!
+//! * Friction loss: the paper's own polyhedral friction with the constant bound `f_max` in
+//!   place of `mu F_n` (two directions `beta_+`, `beta_-` on the block's one row and a
+//!   `sigma`: `u + sigma ⟂ beta_+`, `-u + sigma ⟂ beta_-`, `f_max - beta_+ - beta_- ⟂ sigma`),
+//!   not the box-MCP Fischer-Burmeister `phi(x - l, phi(u - x, -F))` of Billups and Kanzow. It
+//!   keeps the problem the paper's MLCP: one NCP function, the paper's Jacobian rows and kink
+//!   rule, and PLM's box `z >= 0`, where the box function would bring a nested kink of its own
+//!   and a finite box to project on. In one dimension the two directions are exact (the answer
+//!   is MuJoCo's box, no pyramid error); the price is two more unknowns and, when it sticks
+//!   inside the box, a non-unique split `beta_+ - beta_-` (as a sticking contact's pyramid
+//!   decomposition already is in the paper).
+//! * Per-row coefficients: the polygon of directions scaled to the ellipse, `d_j = (mu_1 cos
+//!   a_j, mu_2 sin a_j)` with `E- = [1, -1 .. -1]`, so every vertex lies on MuJoCo's elliptic
+//!   cone `|D^-1 r_t| = F_n` (for `mu_1 = mu_2` it is eq. 14-17 with `beta` scaled by `mu`). The
+//!   Coulomb contact keeps the paper's unit directions and `E- = [mu, -1 .. -1]`, to the bit.
+//! * `condim` 4 and 6: each torsional and rolling row `k` with `mu_k > 0` adds its own two
+//!   directions `+- mu_k e_k` to the contact's `D_(i)`, sharing the contact's one `sigma` and
+//!   `E-` row (`sum_j beta_j <= F_n` over all directions). The polytope is the convex hull of
+//!   points of the elliptic cone, hence inscribed in it as the paper's polygon is in the
+//!   circle: every answer is in MuJoCo's cone (no primal error on the shared ruler), where a
+//!   separate bound `mu_k F_n` and `sigma` per row would admit corners outside it (`|r_t| = mu
+//!   F_n` together with `|r_tau| = mu_3 F_n`). With `n_f = 4` and `theta0 = 0` it is MuJoCo's
+//!   pyramidal cone. The cost is the `l1` coupling of eq. 16's maximum dissipation: a contact
+//!   that slides and spins at once gives all its friction to the direction that dissipates most.
+//! * A row whose coefficient is 0 gets no direction (its impulse is 0, its velocity free); a
+//!   block with no friction direction has no `sigma`.
+//! * From `z` to the impulses, eq. 19 per block: `r_b = D_(b) beta_(b)`, `p_b` as it is
+//!   ([`MlcpFb::impulse`]). From impulses to `z` (warm starts, [`MlcpFb::unknowns_from_impulse`]):
+//!   the Coulomb polygon's two bracketing directions ([`Directions::pyramid_of`]); a scaled
+//!   polygon the same on `(r_t1 / mu_1, r_t2 / mu_2)`; the pairs `+- mu_k e_k` and a friction
+//!   loss's `+-1` the positive and negative parts; a limit's and a frictionless contact's `r`
+//!   itself; every `sigma_b = max(0, max_j -d_j' u_b)`, the least making the friction rows
+//!   `f >= 0`.
+//! * PLM's box is the MCP's for every kind: `p_b` free, every `beta` and `sigma` in `R+`.
+//!
+//! The MNCP takes the Coulomb contact and equality rows only: it reuses Todorov's per-contact
+//! maps ([`crate::todorov`]), and any other block is refused by name
+//! ([`MylapilliError::UnsupportedKind`]).
 //!
 //! # Frames
 //!
@@ -50,9 +112,6 @@
 //! * `phi_FB` is evaluated in the rationalized form where `a + b > 0` (same function, no
 //!   cancellation; see [`fischer_burmeister`]).
 //! * Directions: [`Directions`] (angle offsets per contact; exact axes at quarter turns).
-//! * The way back from `z` to `r` is eq. 19 ([`MlcpFb::impulse`]); the way from `r` to `z` (warm
-//!   starts) takes the two directions bracketing `r_t` and the least feasible `sigma`
-//!   ([`MlcpFb::unknowns_from_impulse`]).
 //! * PLM's feasible set: the MCP box (`beta_, sigma >= 0`, `p_b` free) for the MLCP; none
 //!   (identity projection) for the MNCP, whose unknowns are free by construction.
 //! * Stopping: [`paper_options`] sets only the paper's `psi < 1e-30`; core's stationarity and
@@ -63,16 +122,16 @@
 use contactlab_core::drivers::{LevenbergMarquardt, ProjectedLevenbergMarquardt};
 use contactlab_core::SolveOptions;
 
-mod bilateral;
 mod directions;
 mod error;
 mod mlcp;
 mod mncp;
 pub mod plugin;
+mod pyramids;
+mod system;
 #[cfg(test)]
 mod tests;
 
-pub use bilateral::Bilateral;
 pub use directions::Directions;
 pub use error::MylapilliError;
 pub use mlcp::{fischer_burmeister, fischer_burmeister_gradient, KinkRule, MlcpFb};

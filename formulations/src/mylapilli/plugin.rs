@@ -3,8 +3,9 @@
 //! `--formulation mncp` (the implicit MNCP, started like Todorov's residual from the sticking
 //! start of section III-F).
 
+use contactlab_core::constraint::EVERY_KIND;
 use contactlab_core::plugin::{fill_finite, Formulation, FormulationPlugin, Model};
-use contactlab_core::{CoreError, Residual, StepProblem};
+use contactlab_core::{Constraint, CoreError, LocalProblem, Residual, StepProblem};
 use serde::{Deserialize, Serialize};
 
 use super::directions::Directions;
@@ -17,6 +18,7 @@ use crate::todorov::ImplicitNcp;
 fn bad(e: MylapilliError) -> CoreError {
     match e {
         MylapilliError::Problem(p) => CoreError::Problem(p),
+        e @ MylapilliError::UnsupportedKind { .. } => CoreError::Unsupported(e.to_string()),
         other => CoreError::BadOption(other.to_string()),
     }
 }
@@ -48,6 +50,11 @@ impl Default for MlcpFbFormulation {
 impl Formulation for MlcpFbFormulation {
     type Built = MlcpFb;
 
+    /// Every kind: equality rows free (the paper's bilateral rows), limits and frictionless
+    /// contacts one complementarity row, friction losses and every contact a polyhedral cone
+    /// (see the module doc of [`super`]).
+    const KINDS: &'static [&'static str] = EVERY_KIND;
+
     fn model(&self) -> Model {
         Model::FrictionPyramid
     }
@@ -64,12 +71,7 @@ impl Formulation for MlcpFbFormulation {
 
     fn build(&self, problem: &StepProblem) -> Result<MlcpFb, CoreError> {
         let problem = problem.local()?;
-        // The same face angles as min-map's turned box: one rule for both pyramids.
-        let theta0 = self
-            .turn()
-            .angles(problem)?
-            .unwrap_or_else(|| vec![0.0; problem.num_contacts()]);
-        let dirs = Directions::per_contact(self.n_f, theta0).map_err(bad)?;
+        let dirs = Directions::per_contact(self.n_f, self.angles(problem)?).map_err(bad)?;
         MlcpFb::new(problem, dirs).map_err(bad)
     }
 
@@ -85,8 +87,8 @@ impl Formulation for MlcpFbFormulation {
         warm: &[f64],
         _default: Vec<f64>,
     ) -> Result<Vec<f64>, CoreError> {
-        let r = fill_finite(warm, vec![0.0; 3 * problem.num_contacts()]);
-        built.unknowns_from_impulse(&[], &r).map_err(bad)
+        let r = fill_finite(warm, vec![0.0; problem.local()?.q.len()]);
+        built.unknowns_from_impulse(&r).map_err(bad)
     }
 
     fn impulses(&self, built: &MlcpFb, x: &[f64]) -> Vec<f64> {
@@ -102,13 +104,44 @@ impl MlcpFbFormulation {
             align_with_slip: self.align_with_slip,
         }
     }
+
+    /// The first direction's angle at each contact block. On Coulomb problems min-map's turned
+    /// box's rule ([`PyramidTurn::angles`], one rule for both pyramids); with other blocks the
+    /// same rule read on each contact's own `(t1, t2)` rows of `q`.
+    fn angles(&self, problem: &LocalProblem) -> Result<Vec<f64>, CoreError> {
+        if problem.constraints.coulomb_only() {
+            let turn = self.turn().angles(problem)?;
+            return Ok(turn.unwrap_or_else(|| vec![0.0; problem.num_contacts()]));
+        }
+        // Each contact's rows are found by its block, so the blocks must be valid first.
+        problem.validate()?;
+        let theta0 = self.theta0_deg.to_radians();
+        Ok(problem
+            .constraints
+            .iter()
+            .filter_map(|(rows, c)| match c {
+                Constraint::Contact { .. } if !self.align_with_slip => Some(theta0),
+                Constraint::Contact { mu } if mu.is_empty() => Some(0.0),
+                Constraint::Contact { .. } => Some(slip_angle(&problem.q[rows])),
+                _ => None,
+            })
+            .collect())
+    }
+}
+
+/// The angle of `-q_t` in a contact's `(t1, t2)` rows (0 without slip), as
+/// [`contactlab_core::frame::slip_angles`] reads a Coulomb contact.
+fn slip_angle(q: &[f64]) -> f64 {
+    if q[1] == 0.0 && q[2] == 0.0 {
+        0.0
+    } else {
+        (-q[2]).atan2(-q[1])
+    }
 }
 
 impl FormulationPlugin for MlcpFbFormulation {
     const NAME: &'static str = "mlcp-fb";
     const DESCRIPTION: &'static str = "Mylapilli and Jain: MLCP with n_f friction directions (eq. 22) as Fischer-Burmeister equations (eq. 24)";
-    const REFUSES: &'static str =
-        "its polyhedral cone (eqs. 14-22) is that of a three-row Coulomb contact";
 }
 
 /// The implicit MNCP formulation and its options.
@@ -128,6 +161,10 @@ impl Default for MncpFormulation {
 impl Formulation for MncpFormulation {
     type Built = ImplicitMncp;
 
+    /// Refuses limits, friction losses and every contact but Coulomb's: the MNCP reuses
+    /// Todorov's per-contact implicit maps (eq. 26), which take the Coulomb contact only.
+    const KINDS: &'static [&'static str] = &["coulomb", "equality"];
+
     fn model(&self) -> Model {
         Model::CoulombCone
     }
@@ -145,22 +182,42 @@ impl Formulation for MncpFormulation {
         built.num_unknowns()
     }
 
-    /// Todorov's sticking start: without bilateral rows the MNCP's unknowns are his `x`.
+    /// Todorov's sticking start: without bilateral rows the MNCP's unknowns are his `x`
+    /// (his own code); with them the same start on the whole system
+    /// ([`ImplicitMncp::sticking_start`]).
     fn default_start(
         &self,
-        _built: &ImplicitMncp,
+        built: &ImplicitMncp,
         problem: &StepProblem,
     ) -> Result<Vec<f64>, CoreError> {
-        Ok(ImplicitNcp::new(problem.local()?).sticking_start(self.rcond))
+        let local = problem.local()?;
+        if local.constraints.coulomb_only() {
+            Ok(ImplicitNcp::new(local).sticking_start(self.rcond))
+        } else {
+            Ok(built.sticking_start(self.rcond))
+        }
     }
 
     fn impulses(&self, built: &ImplicitMncp, x: &[f64]) -> Vec<f64> {
         built.impulse(x)
     }
 
-    /// The unknowns `z` themselves, three per contact in the contact's frame.
-    fn warm_state(&self, _built: &ImplicitMncp, x: &[f64]) -> Vec<f64> {
-        x.to_vec()
+    /// The unknowns themselves, in the problem's row order: `z`, three per contact in the
+    /// contact's frame, and `p_b` on the equality rows.
+    fn warm_state(&self, built: &ImplicitMncp, x: &[f64]) -> Vec<f64> {
+        built.to_row_order(x)
+    }
+
+    /// The warm state read back in the MNCP's order (`p_b` first), `default` where it has none.
+    fn start_from_warm(
+        &self,
+        built: &ImplicitMncp,
+        _problem: &StepProblem,
+        warm: &[f64],
+        default: Vec<f64>,
+    ) -> Result<Vec<f64>, CoreError> {
+        let rows = fill_finite(warm, built.to_row_order(&default));
+        Ok(built.from_row_order(&rows))
     }
 }
 
@@ -168,6 +225,6 @@ impl FormulationPlugin for MncpFormulation {
     const NAME: &'static str = "mncp";
     const DESCRIPTION: &'static str =
         "Mylapilli and Jain: implicit MNCP, Todorov's maps with bilateral rows (eqs. 31, 34)";
-    const REFUSES: &'static str =
-        "it reuses Todorov's implicit maps, which are those of a three-row Coulomb contact";
+    const REFUSES: &'static str = "it reuses Todorov's per-contact implicit maps (eq. 26), \
+         which are those of a three-row Coulomb contact; equality rows are its bilateral rows";
 }

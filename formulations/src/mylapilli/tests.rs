@@ -8,10 +8,10 @@ use contactlab_core::drivers::{
     solve_least_squares, Dogleg, GaussNewtonLs, LevenbergMarquardt, ProjectedLevenbergMarquardt,
     TrustRegionSteihaug,
 };
-use contactlab_core::metrics::natural_map_residual;
+use contactlab_core::metrics::{local_metrics, natural_map_residual};
 use contactlab_core::{
-    LocalProblem, Matrix, NonSmoothResidual, ProblemError, ProjectedResidual, Residual, Solution,
-    SolveOptions, Status,
+    Constraint, Constraints, LocalProblem, Matrix, NonSmoothResidual, ProblemError,
+    ProjectedResidual, Residual, Solution, SolveOptions, Status,
 };
 use faer::Mat;
 use nalgebra::Vector3;
@@ -33,14 +33,83 @@ fn random_spd(n: usize, rng: &mut ChaCha8Rng) -> Mat<f64> {
     })
 }
 
-/// A random combined system with `n_b` bilateral rows and `nc` contacts, split into its parts.
-fn random_system(n_b: usize, nc: usize, seed: u64) -> (LocalProblem, Bilateral) {
+/// A problem of `n_b` one-row equality blocks (the paper's bilateral rows, first) and
+/// Coulomb contacts `mu` on the combined `W` and `q`.
+fn combined(w: Mat<f64>, q: Vec<f64>, n_b: usize, mu: &[f64]) -> LocalProblem {
+    let mut blocks = vec![Constraint::Equality { rows: 1 }; n_b];
+    blocks.extend(mu.iter().map(|&m| Constraint::coulomb(m)));
+    LocalProblem::with_constraints(Matrix::Dense(w), q, Constraints::new(blocks).unwrap()).unwrap()
+}
+
+/// A random combined system with `n_b` bilateral rows (first) and `nc` contacts.
+fn random_system(n_b: usize, nc: usize, seed: u64) -> LocalProblem {
     let mut rng = ChaCha8Rng::seed_from_u64(seed);
     let n = n_b + 3 * nc;
     let w = random_spd(n, &mut rng);
     let q: Vec<f64> = (0..n).map(|_| rng.random_range(-1.0..1.0)).collect();
     let mu: Vec<f64> = (0..nc).map(|_| rng.random_range(0.1..1.0)).collect();
-    Bilateral::split(&Matrix::Dense(w), &q, mu, n_b).unwrap()
+    combined(w, q, n_b, &mu)
+}
+
+/// The friction coefficient of each contact block (the other blocks have none).
+fn contact_mu(p: &LocalProblem) -> Vec<f64> {
+    p.mu().iter().copied().filter(|m| !m.is_nan()).collect()
+}
+
+/// `[p_b; r]`: the impulse of every row of a problem whose `n_b` equality rows come first.
+fn cat(p_b: &[f64], r: &[f64]) -> Vec<f64> {
+    p_b.iter().chain(r).copied().collect()
+}
+
+/// The contact problem with the first `n_b` (equality) rows eliminated (Schur complement):
+/// `W_c = W - W_bu' W_bb^-1 W_bu`, `q_c = q - W_bu' W_bb^-1 q_b`, and `(W_bb^-1 W_bu,
+/// W_bb^-1 q_b)`. Its solutions are the contact impulses of the combined system, so the shared
+/// metrics judge them on it.
+fn eliminate(p: &LocalProblem, n_b: usize) -> (LocalProblem, Mat<f64>) {
+    use faer::prelude::Solve;
+    let full = p.w.to_dense();
+    let n = full.nrows() - n_b;
+    let w_bb = Mat::from_fn(n_b, n_b, |i, j| full[(i, j)]);
+    let rhs = Mat::from_fn(
+        n_b,
+        n + 1,
+        |i, j| {
+            if j < n {
+                full[(i, n_b + j)]
+            } else {
+                p.q[i]
+            }
+        },
+    );
+    let x = if n_b == 0 {
+        Mat::zeros(0, n + 1)
+    } else {
+        w_bb.llt(faer::Side::Lower).unwrap().solve(&rhs)
+    };
+    let wc = Mat::from_fn(n, n, |i, j| {
+        let s: f64 = (0..n_b).map(|k| full[(k, n_b + i)] * x[(k, j)]).sum();
+        let s_t: f64 = (0..n_b).map(|k| full[(k, n_b + j)] * x[(k, i)]).sum();
+        0.5 * ((full[(n_b + i, n_b + j)] - s) + (full[(n_b + j, n_b + i)] - s_t))
+    });
+    let qc: Vec<f64> = (0..n)
+        .map(|i| {
+            p.q[n_b + i]
+                - (0..n_b)
+                    .map(|k| full[(k, n_b + i)] * x[(k, n)])
+                    .sum::<f64>()
+        })
+        .collect();
+    let c = LocalProblem::new(Matrix::Dense(wc), qc, contact_mu(p)).unwrap();
+    (c, x)
+}
+
+/// The bilateral impulses that make `u_b = 0` for contact impulses `r`:
+/// `p_b = -W_bb^-1 (W_bu r + q_b)`.
+fn impulse_for(p: &LocalProblem, n_b: usize, r: &[f64]) -> Vec<f64> {
+    let (_, x) = eliminate(p, n_b);
+    (0..n_b)
+        .map(|k| -((0..r.len()).map(|j| x[(k, j)] * r[j]).sum::<f64>() + x[(k, r.len())]))
+        .collect()
 }
 
 /// What a contact does at a constructed solution.
@@ -54,22 +123,23 @@ enum State {
     Slide,
 }
 
-/// A system with a known solution: W, W_bb, W_bu random; `p_b`, `r`, `u` chosen for the given
-/// states; `q`, `q_b` constructed so that they solve it. Returns the problem, the bilateral
-/// rows, `p_b`, `r`.
+/// A system with a known solution: the combined `W` random; `p_b`, `r`, `u` chosen for the
+/// given states; `q`, `q_b` constructed so that they solve it. Returns the problem (`n_b`
+/// equality rows first), `p_b`, `r` (the contacts').
 fn known_solution(
     n_b: usize,
     states: &[State],
     dirs: &Directions,
     seed: u64,
-) -> (LocalProblem, Bilateral, Vec<f64>, Vec<f64>) {
+) -> (LocalProblem, Vec<f64>, Vec<f64>) {
     let nc = states.len();
-    let (base, bil) = random_system(n_b, nc, seed);
+    let base = random_system(n_b, nc, seed);
+    let mu = contact_mu(&base);
     let mut rng = ChaCha8Rng::seed_from_u64(seed + 7777);
     let mut r = vec![0.0; 3 * nc];
     let mut u = vec![0.0; 3 * nc];
     for (i, st) in states.iter().enumerate() {
-        let mu = base.mu()[i];
+        let mu = mu[i];
         let rn = rng.random_range(0.2..1.5);
         match *st {
             State::Separate => {
@@ -100,28 +170,26 @@ fn known_solution(
         }
     }
     let p_b: Vec<f64> = (0..n_b).map(|_| rng.random_range(-1.0..1.0)).collect();
-    let w = base.w.to_dense();
-    let w_bu = bil.w_bu.to_dense();
-    let w_bb = bil.w_bb.to_dense();
+    let full = base.w.to_dense();
+    let w = |i: usize, j: usize| full[(n_b + i, n_b + j)];
+    let w_bu = |k: usize, j: usize| full[(k, n_b + j)];
     let n = 3 * nc;
     let q: Vec<f64> = (0..n)
         .map(|i| {
-            let wr: f64 = (0..n).map(|j| w[(i, j)] * r[j]).sum();
-            let wp: f64 = (0..n_b).map(|k| w_bu[(k, i)] * p_b[k]).sum();
+            let wr: f64 = (0..n).map(|j| w(i, j) * r[j]).sum();
+            let wp: f64 = (0..n_b).map(|k| w_bu(k, i) * p_b[k]).sum();
             u[i] - wr - wp
         })
         .collect();
     let q_b: Vec<f64> = (0..n_b)
         .map(|k| {
-            let a: f64 = (0..n_b).map(|l| w_bb[(k, l)] * p_b[l]).sum();
-            let b: f64 = (0..n).map(|j| w_bu[(k, j)] * r[j]).sum();
+            let a: f64 = (0..n_b).map(|l| full[(k, l)] * p_b[l]).sum();
+            let b: f64 = (0..n).map(|j| w_bu(k, j) * r[j]).sum();
             -(a + b)
         })
         .collect();
-    let mu = base.mu().to_vec();
-    let problem = LocalProblem::new(base.w, q, mu).unwrap();
-    let bil = Bilateral::new(bil.w_bb, bil.w_bu, q_b).unwrap();
-    (problem, bil, p_b, r)
+    let problem = combined(full, cat(&q_b, &q), n_b, &mu);
+    (problem, p_b, r)
 }
 
 fn dense(rows: usize, cols: usize, v: &[f64]) -> Matrix {
@@ -130,9 +198,9 @@ fn dense(rows: usize, cols: usize, v: &[f64]) -> Matrix {
 
 /// A hand-made system in dyadic numbers (every product and sum below is exact in binary):
 /// one bilateral row, contact 0 slides along `d_2 = -t1`, contact 1 sticks, `n_f = 4`,
-/// `theta0 = 0`. Returns problem, bilateral rows, `p_b`, `r`, `u`.
+/// `theta0 = 0`. Returns problem, `p_b`, `r`, `u`.
 #[allow(clippy::type_complexity)]
-fn dyadic_system() -> (LocalProblem, Bilateral, Vec<f64>, Vec<f64>, Vec<f64>) {
+fn dyadic_system() -> (LocalProblem, Vec<f64>, Vec<f64>, Vec<f64>) {
     #[rustfmt::skip]
     let w_full = [
         2.0,  0.25, 0.0,  0.25, 0.0,  0.0,  0.25,
@@ -146,13 +214,13 @@ fn dyadic_system() -> (LocalProblem, Bilateral, Vec<f64>, Vec<f64>, Vec<f64>) {
     let p_b = vec![0.75];
     let r = vec![1.0, -0.5, 0.0, 2.0, 0.25, -0.25];
     let u = vec![0.0, 0.5, 0.0, 0.0, 0.0, 0.0];
-    let z: Vec<f64> = p_b.iter().chain(&r).copied().collect();
-    let target: Vec<f64> = [0.0].iter().chain(&u).copied().collect();
+    let z = cat(&p_b, &r);
+    let target = cat(&[0.0], &u);
     let q: Vec<f64> = (0..7)
         .map(|i| target[i] - (0..7).map(|j| w_full[7 * i + j] * z[j]).sum::<f64>())
         .collect();
-    let (p, b) = Bilateral::split(&dense(7, 7, &w_full), &q, vec![0.5, 0.5], 1).unwrap();
-    (p, b, p_b, r, u)
+    let p = combined(dense(7, 7, &w_full).to_dense(), q, 1, &[0.5, 0.5]);
+    (p, p_b, r, u)
 }
 
 fn max_abs_diff(a: &[f64], b: &[f64]) -> f64 {
@@ -220,25 +288,28 @@ fn fischer_burmeister_keeps_small_values_the_printed_form_loses() {
 
 #[test]
 fn mlcp_matrix_has_the_blocks_of_eq_22() {
-    let (p, b) = random_system(2, 3, 11);
+    let p = random_system(2, 3, 11);
     let dirs = Directions::uniform(5, 0.3, 3).unwrap();
-    let m = MlcpFb::with_bilateral(&p, &b, dirs.clone()).unwrap();
+    let m = MlcpFb::new(&p, dirs.clone()).unwrap();
     assert_eq!(m.size(), 2 + 3 * (5 + 2));
     assert_eq!(m.num_unknowns(), 23);
     let mm = m.matrix();
-    let w = p.w.to_dense();
-    let w_bu = b.w_bu.to_dense();
+    // The combined W: the bilateral rows 0..2, then the contacts' (W_bu and W shifted by 2).
+    let full = p.w.to_dense();
+    let w = |i: usize, j: usize| full[(2 + i, 2 + j)];
+    let w_bu = |k: usize, j: usize| full[(k, 2 + j)];
+    let mu = contact_mu(&p);
     // D_' W D_ entry: contact 1, direction 2 against contact 2, normal.
     let (c, s) = dirs.direction(1, 2);
-    let expect = c * w[(4, 6)] + s * w[(5, 6)];
+    let expect = c * w(4, 6) + s * w(5, 6);
     assert!((mm[(m.beta_index(1, 3), m.beta_index(2, 0))] - expect).abs() < 1e-15);
     // W_bu D_ and its transpose.
-    let e = c * w_bu[(1, 4)] + s * w_bu[(1, 5)];
+    let e = c * w_bu(1, 4) + s * w_bu(1, 5);
     assert!((mm[(1, m.beta_index(1, 3))] - e).abs() < 1e-15);
     assert!((mm[(m.beta_index(1, 3), 1)] - e).abs() < 1e-15);
     // E^ and E- (eq. 17), zero sigma-sigma block.
     for i in 0..3 {
-        assert_eq!(mm[(m.sigma_index(i), m.beta_index(i, 0))], p.mu()[i]);
+        assert_eq!(mm[(m.sigma_index(i), m.beta_index(i, 0))], mu[i]);
         assert_eq!(mm[(m.beta_index(i, 0), m.sigma_index(i))], 0.0);
         for k in 1..6 {
             assert_eq!(mm[(m.sigma_index(i), m.beta_index(i, k))], -1.0);
@@ -250,16 +321,60 @@ fn mlcp_matrix_has_the_blocks_of_eq_22() {
     }
     // q_ = [q_b; D_' q; 0].
     let qv = m.vector();
-    assert_eq!(qv[..2], b.q_b[..]);
-    assert!((qv[m.beta_index(1, 3)] - (c * p.q[4] + s * p.q[5])).abs() < 1e-15);
-    assert_eq!(qv[m.beta_index(2, 0)], p.q[6]);
+    assert_eq!(qv[..2], p.q[..2]);
+    assert!((qv[m.beta_index(1, 3)] - (c * p.q[6] + s * p.q[7])).abs() < 1e-15);
+    assert_eq!(qv[m.beta_index(2, 0)], p.q[8]);
     assert_eq!(qv[m.sigma_index(1)], 0.0);
     assert!(m.is_equality(1) && !m.is_equality(2));
 }
 
+/// Eq. 22's `D_' W D_` and `D_' q` of a Coulomb problem written as the paper's 3-vector
+/// products (`Matrix3`, `Vector3`), the way the MLCP was built before the other kinds.
+fn coulomb_blocks_by_3_vectors(p: &LocalProblem, dirs: &Directions) -> (Vec<f64>, Vec<f64>) {
+    use nalgebra::Matrix3;
+    let (nc, w1) = (p.num_contacts(), dirs.n_f() + 1);
+    let w = p.w.to_dense();
+    let (mut m, mut q) = (Vec::new(), Vec::new());
+    for i in 0..nc {
+        let qi = Vector3::new(p.q[3 * i], p.q[3 * i + 1], p.q[3 * i + 2]);
+        q.extend((0..w1).map(|c| dirs.column(i, c).dot(&qi)));
+        for c in 0..w1 {
+            for j in 0..nc {
+                let wij = Matrix3::from_fn(|a, b| w[(3 * i + a, 3 * j + b)]);
+                let left = wij.transpose() * dirs.column(i, c);
+                m.extend((0..w1).map(|e| left.dot(&dirs.column(j, e))));
+            }
+        }
+    }
+    (m, q)
+}
+
+#[test]
+fn coulomb_problems_build_the_papers_products_to_the_bit() {
+    for seed in 0..6 {
+        let p = random_system(0, 1 + seed % 4, 70 + seed as u64);
+        let dirs = Directions::uniform(3 + seed % 4, 0.3 * seed as f64, p.num_contacts()).unwrap();
+        let m = MlcpFb::new(&p, dirs.clone()).unwrap();
+        let (want_m, want_q) = coulomb_blocks_by_3_vectors(&p, &dirs);
+        let (nc, w1) = (p.num_contacts(), dirs.n_f() + 1);
+        let mm = m.matrix();
+        let mut got_m = Vec::new();
+        for i in 0..nc {
+            for c in 0..w1 {
+                for j in 0..nc {
+                    got_m.extend((0..w1).map(|e| mm[(m.beta_index(i, c), m.beta_index(j, e))]));
+                }
+            }
+        }
+        let bits = |v: &[f64]| v.iter().map(|x| x.to_bits()).collect::<Vec<u64>>();
+        assert_eq!(bits(&got_m), bits(&want_m), "seed {seed}");
+        assert_eq!(bits(&m.vector()[..nc * w1]), bits(&want_q), "seed {seed}");
+    }
+}
+
 #[test]
 fn constructors_reject_bad_input() {
-    let (p, b) = random_system(1, 2, 3);
+    let p = random_system(1, 2, 3);
     let d3 = Directions::uniform(4, 0.0, 3).unwrap();
     assert_eq!(
         MlcpFb::new(&p, d3).unwrap_err(),
@@ -268,8 +383,8 @@ fn constructors_reject_bad_input() {
             found: 3
         }
     );
-    let mut neg = p.clone();
-    let mut mu = p.mu().to_vec();
+    let mut neg = random_system(0, 2, 3);
+    let mut mu = neg.mu().to_vec();
     mu[1] = -0.1;
     neg.constraints = contactlab_core::Constraints::coulomb(&mu);
     let d = Directions::uniform(4, 0.0, 2).unwrap();
@@ -293,20 +408,27 @@ fn constructors_reject_bad_input() {
         Err(MylapilliError::Problem(ProblemError::NonFinite { .. }))
     ));
     assert!(matches!(
-        ImplicitMncp::with_bilateral(&nan, &b),
+        ImplicitMncp::new(&nan),
         Err(MylapilliError::Problem(ProblemError::NonFinite { .. }))
     ));
-    // W_bu with columns for another number of contacts.
-    let (p3, _) = random_system(1, 3, 4);
-    assert!(MlcpFb::with_bilateral(&p3, &b, Directions::uniform(4, 0.0, 3).unwrap()).is_err());
-    assert!(ImplicitMncp::with_bilateral(&p3, &b).is_err());
+    // q for another number of rows than the blocks have.
+    let mut short = p.clone();
+    short.q.pop();
+    assert!(matches!(
+        MlcpFb::new(&short, d.clone()),
+        Err(MylapilliError::Problem(ProblemError::Shape { .. }))
+    ));
+    assert!(ImplicitMncp::new(&short).is_err());
     assert_eq!(
         Directions::uniform(1, 0.0, 2).unwrap_err(),
         MylapilliError::TooFewDirections(1)
     );
     let m = MlcpFb::new(&p, d).unwrap();
-    assert!(m.unknowns_from_impulse(&[], &[0.0; 5]).is_err());
-    assert!(m.unknowns_from_impulse(&[1.0], &[0.0; 6]).is_err());
+    assert!(m.unknowns_from_impulse(&[0.0; 5]).is_err());
+    assert!(m.unknowns_from_impulse(&[0.0; 8]).is_err());
+    let mut bad = vec![0.0; 7];
+    bad[3] = f64::NAN;
+    assert!(m.unknowns_from_impulse(&bad).is_err());
 }
 
 // ---------------------------------------------------------------- MLCP derivatives
@@ -316,9 +438,9 @@ fn mlcp_jacobian_matches_finite_differences_away_from_kinks() {
     let (mut checked, mut total) = (0, 0);
     for seed in 0..20 {
         let n_b = (seed % 3) as usize;
-        let (p, b) = random_system(n_b, 2, seed);
+        let p = random_system(n_b, 2, seed);
         let dirs = Directions::uniform(3 + (seed % 4) as usize, 0.1 * seed as f64, 2).unwrap();
-        let m = MlcpFb::with_bilateral(&p, &b, dirs).unwrap();
+        let m = MlcpFb::new(&p, dirs).unwrap();
         let mut rng = ChaCha8Rng::seed_from_u64(500 + seed);
         let z: Vec<f64> = (0..m.size()).map(|_| rng.random_range(-1.0..1.0)).collect();
         let f = m.affine(&z);
@@ -348,8 +470,8 @@ fn mlcp_jacobian_matches_finite_differences_away_from_kinks() {
 
 #[test]
 fn mlcp_kink_rows_are_generalized_jacobian_elements() {
-    let (p, b) = random_system(1, 2, 5);
-    let m = MlcpFb::with_bilateral(&p, &b, Directions::uniform(4, 0.2, 2).unwrap()).unwrap();
+    let p = random_system(1, 2, 5);
+    let m = MlcpFb::new(&p, Directions::uniform(4, 0.2, 2).unwrap()).unwrap();
     // At z = 0 every sigma row sits on the kink: sigma = 0, f_sigma = mu F_n - sum beta = 0.
     let z = vec![0.0; m.size()];
     let f = m.affine(&z);
@@ -425,9 +547,9 @@ fn mlcp_kink_rows_are_generalized_jacobian_elements() {
 
 #[test]
 fn mlcp_residual_is_exactly_zero_at_a_dyadic_solution() {
-    let (p, b, p_b, r, u) = dyadic_system();
-    let m = MlcpFb::with_bilateral(&p, &b, Directions::uniform(4, 0.0, 2).unwrap()).unwrap();
-    let z = m.unknowns_from_impulse(&p_b, &r).unwrap();
+    let (p, p_b, r, u) = dyadic_system();
+    let m = MlcpFb::new(&p, Directions::uniform(4, 0.0, 2).unwrap()).unwrap();
+    let z = m.unknowns_from_impulse(&cat(&p_b, &r)).unwrap();
     // beta_: contact 0 = [1, 0, 0, 0.5, 0] (d_2 = -t1), contact 1 = [2, 0.25, 0, 0, 0.25];
     // sigma = [0.5 (the slip), 0 (sticks)].
     assert_eq!(
@@ -436,7 +558,7 @@ fn mlcp_residual_is_exactly_zero_at_a_dyadic_solution() {
     );
     assert_eq!(m.contact_velocity(&z), u);
     assert_eq!(m.bilateral_velocity(&z), vec![0.0]);
-    assert_eq!(m.impulse(&z), r);
+    assert_eq!(m.impulse(&z), cat(&p_b, &r));
     let phi = residual_of(&m, &z);
     assert!(phi.iter().all(|&v| v == 0.0), "{phi:?}");
     // Complementarity of the MLCP itself: z >= 0, f >= 0, z f = 0 on the complementarity rows.
@@ -445,11 +567,11 @@ fn mlcp_residual_is_exactly_zero_at_a_dyadic_solution() {
         assert!(z[i] >= 0.0 && f[i] >= 0.0 && z[i] * f[i] == 0.0, "row {i}");
     }
     // The MNCP residual vanishes exactly at the same (Coulomb) solution.
-    let n = ImplicitMncp::with_bilateral(&p, &b).unwrap();
-    let x = n.unknowns_from_impulse(&p_b, &r).unwrap();
+    let n = ImplicitMncp::new(&p).unwrap();
+    let x = n.unknowns_from_impulse(&cat(&p_b, &r)).unwrap();
     let phi = residual_of(&n, &x);
     assert!(phi.iter().all(|&v| v == 0.0), "{phi:?}");
-    assert_eq!(n.impulse(&x), r);
+    assert_eq!(n.impulse(&x), cat(&p_b, &r));
 }
 
 #[test]
@@ -465,12 +587,12 @@ fn mlcp_residual_vanishes_at_constructed_solutions() {
             SlideAlong(0),
         ];
         let n_b = (seed % 3) as usize;
-        let (p, b, p_b, r) = known_solution(n_b, &states, &dirs, seed);
-        let m = MlcpFb::with_bilateral(&p, &b, dirs).unwrap();
-        let z = m.unknowns_from_impulse(&p_b, &r).unwrap();
+        let (p, p_b, r) = known_solution(n_b, &states, &dirs, seed);
+        let m = MlcpFb::new(&p, dirs).unwrap();
+        let z = m.unknowns_from_impulse(&cat(&p_b, &r)).unwrap();
         let phi = residual_of(&m, &z);
         assert!(phi.iter().all(|v| v.abs() < 1e-12), "seed {seed}: {phi:?}");
-        assert!(max_abs_diff(&m.impulse(&z), &r) < 1e-13);
+        assert!(max_abs_diff(&m.impulse(&z)[n_b..], &r) < 1e-13);
         // A sliding contact's sigma is its slip speed (eq. 16: sigma = |v_t|).
         let u = m.contact_velocity(&z);
         let slip = u[10].hypot(u[11]);
@@ -483,10 +605,10 @@ fn mlcp_residual_vanishes_at_constructed_solutions() {
             .filter(|&&v| v > 1e-12)
             .collect();
         assert_eq!(carried.len(), 1);
-        assert!((carried[0] - p.mu()[3] * r[9]).abs() < 1e-12);
+        assert!((carried[0] - contact_mu(&p)[3] * r[9]).abs() < 1e-12);
         // The MNCP residual vanishes at the same impulses (they are a Coulomb solution).
-        let n = ImplicitMncp::with_bilateral(&p, &b).unwrap();
-        let x = n.unknowns_from_impulse(&p_b, &r).unwrap();
+        let n = ImplicitMncp::new(&p).unwrap();
+        let x = n.unknowns_from_impulse(&cat(&p_b, &r)).unwrap();
         assert!(residual_of(&n, &x).iter().all(|v| v.abs() < 1e-12));
     }
 }
@@ -496,7 +618,7 @@ fn mlcp_residual_vanishes_at_constructed_solutions() {
 #[test]
 fn mncp_without_bilateral_rows_is_todorovs_residual() {
     for seed in 0..5 {
-        let (p, _) = random_system(0, 3, 40 + seed);
+        let p = random_system(0, 3, 40 + seed);
         let ours = ImplicitMncp::new(&p).unwrap();
         let his = ImplicitNcp::new(&p);
         let mut rng = ChaCha8Rng::seed_from_u64(seed);
@@ -517,13 +639,14 @@ fn mncp_jacobian_matches_finite_differences_away_from_edges() {
     let mut checked = 0;
     for seed in 0..30 {
         let n_b = (seed % 3) as usize;
-        let (p, b) = random_system(n_b, 3, 100 + seed);
-        let r = ImplicitMncp::with_bilateral(&p, &b).unwrap();
+        let p = random_system(n_b, 3, 100 + seed);
+        let mu = contact_mu(&p);
+        let r = ImplicitMncp::new(&p).unwrap();
         let mut rng = ChaCha8Rng::seed_from_u64(900 + seed);
         let x: Vec<f64> = (0..n_b + 9).map(|_| rng.random_range(-2.0..2.0)).collect();
         let near_edge = (0..3).any(|k| {
             let zk = todorov::block(&x[n_b..], k);
-            zk[0].abs() < 1e-4 || (p.mu()[k] * -zk[0] - zk[1].hypot(zk[2])).abs() < 1e-4
+            zk[0].abs() < 1e-4 || (mu[k] * -zk[0] - zk[1].hypot(zk[2])).abs() < 1e-4
         });
         if near_edge {
             continue;
@@ -546,9 +669,9 @@ fn mncp_jacobian_matches_finite_differences_away_from_edges() {
 
 #[test]
 fn mncp_one_sided_jacobian_on_an_edge_matches_one_sided_differences() {
-    let (p, b) = random_system(1, 2, 8);
-    let r = ImplicitMncp::with_bilateral(&p, &b).unwrap();
-    let mu0 = p.mu()[0];
+    let p = random_system(1, 2, 8);
+    let r = ImplicitMncp::new(&p).unwrap();
+    let mu0 = contact_mu(&p)[0];
     // Contact 0 on its cone edge (mu (-z_n) = |z_t|), contact 1 sliding.
     let x = vec![0.3, -1.0, 0.6 * mu0, 0.8 * mu0, -0.2, 3.0, 0.5];
     let mut kinks = Vec::new();
@@ -621,12 +744,12 @@ proptest! {
     #[test]
     fn mncp_maps_satisfy_coulomb_for_every_x(seed in 0u64..1000,
                                              xs in proptest::collection::vec(-3.0..3.0f64, 7)) {
-        let (p, b) = random_system(1, 2, seed);
-        let r = ImplicitMncp::with_bilateral(&p, &b).unwrap();
-        let f = r.impulse(&xs);
+        let p = random_system(1, 2, seed);
+        let r = ImplicitMncp::new(&p).unwrap();
+        let f = r.contact_impulse(&xs);
         let v = r.encoded_velocity(&xs);
         for i in 0..2 {
-            let (fi, vi, mu) = (&f[3 * i..3 * i + 3], &v[3 * i..3 * i + 3], p.mu()[i]);
+            let (fi, vi, mu) = (&f[3 * i..3 * i + 3], &v[3 * i..3 * i + 3], contact_mu(&p)[i]);
             let tol = 1e-12;
             prop_assert!(fi[0] >= 0.0 && vi[0] >= 0.0 && (fi[0] * vi[0]).abs() <= tol);
             prop_assert!(fi[1].hypot(fi[2]) <= mu * fi[0] + tol);
@@ -642,8 +765,8 @@ proptest! {
     /// The paper-order conversion round-trips and moves each normal last.
     #[test]
     fn mncp_paper_order_round_trip(xs in proptest::collection::vec(-3.0..3.0f64, 8)) {
-        let (p, b) = random_system(2, 2, 1);
-        let r = ImplicitMncp::with_bilateral(&p, &b).unwrap();
+        let p = random_system(2, 2, 1);
+        let r = ImplicitMncp::new(&p).unwrap();
         let z = r.to_paper_order(&xs);
         prop_assert_eq!(&z[..2], &xs[..2]);
         prop_assert_eq!(&z[2..5], &[xs[3], xs[4], xs[2]]);
@@ -657,32 +780,32 @@ fn mncp_residual_vanishes_at_a_coulomb_solution() {
     for seed in 0..10u64 {
         let n_b = (seed % 3) as usize;
         let dirs = Directions::uniform(4, 0.0, 4).unwrap();
-        let (p, b, p_b, r) = known_solution(n_b, &[Slide, Stick, Separate, Slide], &dirs, seed);
-        let n = ImplicitMncp::with_bilateral(&p, &b).unwrap();
-        let x = n.unknowns_from_impulse(&p_b, &r).unwrap();
+        let (p, p_b, r) = known_solution(n_b, &[Slide, Stick, Separate, Slide], &dirs, seed);
+        let n = ImplicitMncp::new(&p).unwrap();
+        let x = n.unknowns_from_impulse(&cat(&p_b, &r)).unwrap();
         assert!(residual_of(&n, &x).iter().all(|v| v.abs() < 1e-12));
         assert_eq!(n.bilateral_impulse(&x), &p_b[..]);
-        assert!(max_abs_diff(&n.impulse(&x), &r) < 1e-13);
+        assert!(max_abs_diff(&n.contact_impulse(&x), &r) < 1e-13);
         assert!(max_abs_diff(&n.encoded_velocity(&x), &n.contact_velocity(&x)) < 1e-12);
         assert_eq!(
             n.regions(&x),
             vec![Region::Slip, Region::Stick, Region::Break, Region::Slip]
         );
         // The eliminated problem certifies r with the shared natural-map metric.
-        let c = b.eliminate(&p).unwrap();
+        let (c, _) = eliminate(&p, n_b);
         assert!(natural_map_residual(&c, &r) < 1e-12);
-        assert!(max_abs_diff(&b.impulse_for(&r).unwrap(), &p_b) < 1e-10);
+        assert!(max_abs_diff(&impulse_for(&p, n_b, &r), &p_b) < 1e-10);
     }
 }
 
 #[test]
 fn mncp_project_is_the_identity_and_mlcp_project_clamps_complementarity_variables() {
-    let (p, b) = random_system(1, 1, 2);
-    let n = ImplicitMncp::with_bilateral(&p, &b).unwrap();
+    let p = random_system(1, 1, 2);
+    let n = ImplicitMncp::new(&p).unwrap();
     let mut x = vec![-1.0, -2.0, 3.0, -4.0];
     n.project(&mut x);
     assert_eq!(x, vec![-1.0, -2.0, 3.0, -4.0]);
-    let m = MlcpFb::with_bilateral(&p, &b, Directions::uniform(3, 0.0, 1).unwrap()).unwrap();
+    let m = MlcpFb::new(&p, Directions::uniform(3, 0.0, 1).unwrap()).unwrap();
     let mut z = vec![-1.0, -2.0, 3.0, -4.0, 5.0, -6.0];
     m.project(&mut z);
     assert_eq!(z, vec![-1.0, 0.0, 3.0, 0.0, 5.0, 0.0]);
@@ -839,8 +962,8 @@ fn drivers_reach_known_mlcp_solutions() {
     ];
     for (case, (n_b, states)) in cases.iter().enumerate() {
         let dirs = Directions::uniform(4, 0.25, states.len()).unwrap();
-        let (p, b, p_b, r) = known_solution(*n_b, states, &dirs, 60 + case as u64);
-        let m = MlcpFb::with_bilateral(&p, &b, dirs).unwrap();
+        let (p, p_b, r) = known_solution(*n_b, states, &dirs, 60 + case as u64);
+        let m = MlcpFb::new(&p, dirs).unwrap();
         let x0 = vec![0.0; m.size()];
         for (name, s) in three_drivers(&m, &x0, &opts) {
             assert_eq!(
@@ -849,7 +972,7 @@ fn drivers_reach_known_mlcp_solutions() {
                 "case {case} {name}: {:?}",
                 s.status
             );
-            let got = m.impulse(&s.x);
+            let got = m.impulse(&s.x)[*n_b..].to_vec();
             assert!(
                 max_abs_diff(&got, &r) < 1e-9,
                 "case {case} {name}: {got:?} vs {r:?}"
@@ -879,8 +1002,8 @@ fn drivers_reach_known_mncp_solutions() {
     ];
     for (case, (n_b, states)) in cases.iter().enumerate() {
         let d = Directions::uniform(4, 0.0, states.len()).unwrap();
-        let (p, b, p_b, r) = known_solution(*n_b, states, &d, 80 + case as u64);
-        let n = ImplicitMncp::with_bilateral(&p, &b).unwrap();
+        let (p, p_b, r) = known_solution(*n_b, states, &d, 80 + case as u64);
+        let n = ImplicitMncp::new(&p).unwrap();
         let x0 = vec![0.0; n.num_unknowns()];
         for (name, s) in three_drivers(&n, &x0, &opts) {
             assert_eq!(
@@ -889,7 +1012,7 @@ fn drivers_reach_known_mncp_solutions() {
                 "case {case} {name}: {:?}",
                 s.status
             );
-            let got = n.impulse(&s.x);
+            let got = n.contact_impulse(&s.x);
             assert!(
                 max_abs_diff(&got, &r) < 1e-9,
                 "case {case} {name}: {got:?} vs {r:?}"
@@ -947,29 +1070,29 @@ fn dogleg_and_trust_region_run_both_formulations() {
 fn bilateral_rows_give_the_solution_of_the_eliminated_problem() {
     // A two-contact problem with two bilateral rows, solved by PLM on both formulations; the
     // contact impulses solve the eliminated (Schur complement) problem and p_b closes u_b = 0.
-    let (p, b) = random_system(2, 2, 17);
+    let p = random_system(2, 2, 17);
     let opts = SolveOptions {
         max_iter: 300,
         stop_tol: 1e-12,
         ..SolveOptions::default()
     };
-    let c = b.eliminate(&p).unwrap();
-    let n = ImplicitMncp::with_bilateral(&p, &b).unwrap();
+    let (c, _) = eliminate(&p, 2);
+    let n = ImplicitMncp::new(&p).unwrap();
     let s = solve_with(n.clone(), paper_plm(), vec![0.0; 8], &opts);
     assert_eq!(s.status, Status::Converged);
-    let r = n.impulse(&s.x);
+    let r = n.contact_impulse(&s.x);
     assert!(natural_map_residual(&c, &r) < 1e-10);
     assert!(n.bilateral_velocity(&s.x).iter().all(|v| v.abs() < 1e-11));
-    assert!(max_abs_diff(n.bilateral_impulse(&s.x), &b.impulse_for(&r).unwrap()) < 1e-10);
+    assert!(max_abs_diff(n.bilateral_impulse(&s.x), &impulse_for(&p, 2, &r)) < 1e-10);
     // MLCP with directions aligned against the eliminated problem's free slip: its solution
     // solves the MLCP of the eliminated problem too (same r, same residual zero).
     let dirs = Directions::aligned_against(6, &c.q).unwrap();
-    let m = MlcpFb::with_bilateral(&p, &b, dirs.clone()).unwrap();
+    let m = MlcpFb::new(&p, dirs.clone()).unwrap();
     let sm = solve_with(m.clone(), paper_plm(), vec![0.0; m.size()], &opts);
     assert_eq!(sm.status, Status::Converged);
-    let rm = m.impulse(&sm.x);
+    let rm = m.impulse(&sm.x)[2..].to_vec();
     let mc = MlcpFb::new(&c, dirs).unwrap();
-    let zc = mc.unknowns_from_impulse(&[], &rm).unwrap();
+    let zc = mc.unknowns_from_impulse(&rm).unwrap();
     assert!(residual_of(&mc, &zc).iter().all(|v| v.abs() < 1e-10));
     assert!(m.bilateral_velocity(&sm.x).iter().all(|v| v.abs() < 1e-11));
 }
@@ -998,9 +1121,9 @@ fn paper_schemes_reach_known_solutions_to_rounding() {
             .collect();
         let n_b = (seed % 3) as usize;
         let dirs = Directions::uniform(n_f, 0.25, nc).unwrap();
-        let (p, b, p_b, r) = known_solution(n_b, &states, &dirs, 300 + seed);
-        let m = MlcpFb::with_bilateral(&p, &b, dirs).unwrap();
-        let n = ImplicitMncp::with_bilateral(&p, &b).unwrap();
+        let (p, p_b, r) = known_solution(n_b, &states, &dirs, 300 + seed);
+        let m = MlcpFb::new(&p, dirs).unwrap();
+        let n = ImplicitMncp::new(&p).unwrap();
         let z0 = vec![0.0; m.size()];
         let x0 = vec![0.0; n.num_unknowns()];
         let runs_here = [
@@ -1027,9 +1150,12 @@ fn paper_schemes_reach_known_solutions_to_rounding() {
         ];
         for (name, s, is_mlcp) in runs_here {
             let (got, pb) = if is_mlcp {
-                (m.impulse(&s.x), m.bilateral_impulse(&s.x).to_vec())
+                (
+                    m.impulse(&s.x)[n_b..].to_vec(),
+                    m.bilateral_impulse(&s.x).to_vec(),
+                )
             } else {
-                (n.impulse(&s.x), n.bilateral_impulse(&s.x).to_vec())
+                (n.contact_impulse(&s.x), n.bilateral_impulse(&s.x).to_vec())
             };
             assert!(
                 matches!(s.status, Status::Converged | Status::LocalMinimum) && s.merit < 1e-26,
@@ -1048,4 +1174,537 @@ fn paper_schemes_reach_known_solutions_to_rounding() {
     }
     // Most runs meet the paper's own test.
     assert!(4 * converged >= 3 * runs, "{converged} of {runs}");
+}
+
+// ---------------------------------------------------------------- every kind
+
+/// What a block does at a constructed solution.
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Act {
+    /// An equality: any impulse, zero velocity.
+    Hold,
+    /// A limit or contact pushing at zero velocity (a contact stuck inside its polytope); a
+    /// friction loss stuck inside its box.
+    Push,
+    /// A limit or contact separating: zero impulse, positive normal velocity.
+    Lift,
+    /// A friction loss sliding forward (`j = 0`) or backward (`j = 1`); a contact sliding with
+    /// its friction on polygon vertex `j < n_f`, or on the extra row pair `(j - n_f) / 2`
+    /// (sign `+` for even `j - n_f`). Both the polytope's and MuJoCo's elliptic cone's
+    /// solution there.
+    Slide(usize),
+}
+
+/// Friction directions of the every-kind tests.
+const NF: usize = 4;
+/// Their offset from `t1`.
+const THETA0: f64 = 0.3;
+
+/// A contact's impulse and velocity for `act` (see [`Act`]), with `D = diag(mu)`.
+fn contact_solution(mu: &[f64], act: Act, rng: &mut ChaCha8Rng) -> (Vec<f64>, Vec<f64>) {
+    let d = 1 + mu.len();
+    let (mut r, mut u) = (vec![0.0; d], vec![0.0; d]);
+    let fn_ = rng.random_range(0.2..1.5);
+    let slip = rng.random_range(0.1..1.0);
+    match act {
+        Act::Lift => {
+            u[0] = rng.random_range(0.1..1.0);
+            u[1..]
+                .iter_mut()
+                .for_each(|v| *v = rng.random_range(-1.0..1.0));
+        }
+        Act::Push | Act::Hold => {
+            r[0] = fn_;
+            // |D^-1 r_f| <= 0.15 F_n: inside the polytope whatever the extra rows.
+            for (k, &m) in mu.iter().enumerate() {
+                r[1 + k] = fn_ * m * rng.random_range(-0.15..0.15) / (mu.len() as f64).sqrt();
+            }
+        }
+        Act::Slide(j) if j < NF => {
+            let a = THETA0 + std::f64::consts::TAU * j as f64 / NF as f64;
+            let (c, s) = (a.cos(), a.sin());
+            r[..3].copy_from_slice(&[fn_, fn_ * mu[0] * c, fn_ * mu[1] * s]);
+            u[1] = -slip * c / mu[0];
+            u[2] = -slip * s / mu[1];
+        }
+        Act::Slide(j) => {
+            let (k, sign) = (
+                2 + (j - NF) / 2,
+                if (j - NF).is_multiple_of(2) {
+                    1.0
+                } else {
+                    -1.0
+                },
+            );
+            r[0] = fn_;
+            r[1 + k] = sign * mu[k] * fn_;
+            u[1 + k] = -sign * slip / mu[k];
+        }
+    }
+    (r, u)
+}
+
+/// One block's impulse and velocity for `act`.
+fn block_solution(c: &Constraint, act: Act, rng: &mut ChaCha8Rng) -> (Vec<f64>, Vec<f64>) {
+    match (c, act) {
+        (Constraint::Equality { rows }, _) => {
+            let r = (0..*rows).map(|_| rng.random_range(-1.0..1.0)).collect();
+            (r, vec![0.0; *rows])
+        }
+        (Constraint::FrictionLoss { f_max }, Act::Slide(j)) => {
+            let u: f64 = rng.random_range(0.1..1.0) * if j == 0 { 1.0 } else { -1.0 };
+            (vec![-f_max * u.signum()], vec![u])
+        }
+        (Constraint::FrictionLoss { f_max }, _) => {
+            (vec![f_max * rng.random_range(-0.8..0.8)], vec![0.0])
+        }
+        (Constraint::Contact { mu }, _) if !mu.is_empty() => contact_solution(mu, act, rng),
+        // A limit or a frictionless contact.
+        (_, Act::Lift) => (vec![0.0], vec![rng.random_range(0.1..1.0)]),
+        _ => (vec![rng.random_range(0.2..1.5)], vec![0.0]),
+    }
+}
+
+/// A problem of `blocks` with a random SPD `W` and `q = u - W r` for the constructed
+/// solution `(r, u)` of `acts`. Returns the problem and `r`.
+fn constructed(blocks: &[Constraint], acts: &[Act], seed: u64) -> (LocalProblem, Vec<f64>) {
+    let mut rng = ChaCha8Rng::seed_from_u64(seed);
+    let (mut r, mut u) = (Vec::new(), Vec::new());
+    for (c, &act) in blocks.iter().zip(acts) {
+        let (rb, ub) = block_solution(c, act, &mut rng);
+        r.extend(rb);
+        u.extend(ub);
+    }
+    let n = r.len();
+    let w = random_spd(n, &mut rng);
+    let q = (0..n)
+        .map(|i| u[i] - (0..n).map(|j| w[(i, j)] * r[j]).sum::<f64>())
+        .collect();
+    let c = Constraints::new(blocks.to_vec()).unwrap();
+    (
+        LocalProblem::with_constraints(Matrix::Dense(w), q, c).unwrap(),
+        r,
+    )
+}
+
+/// The directions of the every-kind tests for `p`'s contact blocks.
+fn kind_dirs(p: &LocalProblem) -> Directions {
+    let contacts = p
+        .constraints
+        .blocks()
+        .iter()
+        .filter(|b| matches!(b, Constraint::Contact { .. }))
+        .count();
+    Directions::uniform(NF, THETA0, contacts).unwrap()
+}
+
+/// The per-kind cases: a name, the blocks (equality rows anywhere, as MuJoCo orders them) and
+/// what each does at the constructed solution.
+fn kind_cases() -> Vec<(&'static str, Vec<Constraint>, Vec<Act>)> {
+    use Act::*;
+    let eq = |rows| Constraint::Equality { rows };
+    let fl = |f_max| Constraint::FrictionLoss { f_max };
+    let ct = |mu: &[f64]| Constraint::Contact { mu: mu.to_vec() };
+    vec![
+        (
+            "equality (1 row)",
+            vec![Constraint::coulomb(0.5), eq(1)],
+            vec![Push, Hold],
+        ),
+        (
+            "equality (3 rows)",
+            vec![eq(3), Constraint::coulomb(0.4)],
+            vec![Hold, Slide(1)],
+        ),
+        (
+            "equality (6 rows)",
+            vec![Constraint::coulomb(0.5), eq(6), Constraint::coulomb(0.7)],
+            vec![Lift, Hold, Slide(3)],
+        ),
+        ("limit", vec![Constraint::Limit; 3], vec![Push, Lift, Push]),
+        (
+            "friction loss",
+            vec![fl(0.3), fl(0.5), fl(0.2)],
+            vec![Slide(0), Push, Slide(1)],
+        ),
+        (
+            "contact (condim 1)",
+            vec![ct(&[]), ct(&[])],
+            vec![Push, Lift],
+        ),
+        (
+            "contact (condim 3, anisotropic)",
+            vec![ct(&[0.9, 0.5]), ct(&[0.3, 0.7]), ct(&[0.6, 0.2])],
+            vec![Slide(1), Push, Lift],
+        ),
+        (
+            "contact (condim 4)",
+            vec![
+                ct(&[0.9, 0.5, 0.05]),
+                ct(&[0.8, 0.8, 0.02]),
+                ct(&[0.5, 0.7, 0.1]),
+            ],
+            vec![Slide(NF), Push, Slide(2)],
+        ),
+        (
+            "contact (condim 6)",
+            vec![
+                ct(&[0.8, 0.8, 0.01, 0.02, 0.03]),
+                ct(&[0.6, 0.6, 0.02, 0.01, 0.01]),
+                ct(&[0.5, 0.9, 0.05, 0.01, 0.01]),
+            ],
+            vec![Slide(NF + 3), Push, Slide(0)],
+        ),
+        (
+            "every kind",
+            vec![
+                eq(3),
+                Constraint::Limit,
+                fl(0.3),
+                Constraint::coulomb(0.6),
+                ct(&[0.9, 0.5, 0.02]),
+                ct(&[]),
+                ct(&[0.8, 0.8, 0.01, 0.001, 0.001]),
+                eq(1),
+            ],
+            vec![Hold, Push, Slide(0), Slide(2), Push, Lift, Push, Hold],
+        ),
+    ]
+}
+
+/// Asserts that `r` passes the shared ruler of `p` on every row, block by block.
+fn assert_ruler(p: &LocalProblem, r: &[f64], tol: f64, what: &str) {
+    let m = local_metrics(p, r);
+    assert!(
+        m.natural_map <= tol && m.cone_violation <= tol && m.dual_cone_violation <= tol,
+        "{what}: {m:?}"
+    );
+    assert!(m.complementarity_gap <= tol, "{what}: {m:?}");
+    let u = p.velocity(r);
+    for (rows, c) in p.constraints.iter() {
+        let mut f = vec![0.0; rows.len()];
+        c.natural_map(&r[rows.clone()], &u[rows.clone()], &mut f);
+        let norm = f.iter().map(|x| x * x).sum::<f64>().sqrt();
+        assert!(norm <= tol, "{what}, {}: {f:?}", c.describe());
+    }
+}
+
+#[test]
+fn mlcp_maps_between_impulses_and_unknowns_on_every_kind() {
+    for (name, blocks, acts) in kind_cases() {
+        for seed in 0..4 {
+            let (p, r) = constructed(&blocks, &acts, 1000 + seed);
+            let m = MlcpFb::new(&p, kind_dirs(&p)).unwrap();
+            // r -> z -> r is the identity, and z solves the MLCP: the constructed solutions lie
+            // on the polytope's vertices or inside it, where it and the ellipse agree.
+            let z = m.unknowns_from_impulse(&r).unwrap();
+            assert!(max_abs_diff(&m.impulse(&z), &r) < 1e-13, "{name}");
+            let phi = residual_of(&m, &z);
+            assert!(
+                phi.iter().all(|v| v.abs() < 1e-12),
+                "{name} {seed}: {phi:?}"
+            );
+            assert!(z[m.num_bilateral()..].iter().all(|&v| v >= 0.0), "{name}");
+            assert_ruler(&p, &r, 1e-12, name);
+        }
+    }
+}
+
+#[test]
+fn mlcp_layout_of_every_kind() {
+    let (p, _) = constructed(&kind_cases()[9].1, &kind_cases()[9].2, 7);
+    let m = MlcpFb::new(&p, kind_dirs(&p)).unwrap();
+    // p_b: 3 + 1 equality rows. beta_: limit 1, friction loss 2, Coulomb 1 + 4, anisotropic
+    // condim 4: 1 + 4 + 2, condim 1: 1, condim 6: 1 + 4 + 6. sigma: friction loss and the three
+    // frictional contacts.
+    assert_eq!(m.num_bilateral(), 4);
+    assert_eq!(m.size(), 4 + (1 + 2 + 5 + 7 + 1 + 11) + 4);
+    assert_eq!(m.num_contacts(), 4);
+    let mm = m.matrix();
+    let qv = m.vector();
+    // The friction loss (block 1 among the non-equalities): E- = [-1, -1], bound f_max = 0.3.
+    let s = m.sigma_index(1);
+    assert_eq!(qv[s], 0.3);
+    assert_eq!(
+        (mm[(s, m.beta_index(1, 0))], mm[(s, m.beta_index(1, 1))]),
+        (-1.0, -1.0)
+    );
+    assert_eq!(mm[(m.beta_index(1, 0), s)], 1.0);
+    // The anisotropic condim 4 contact: E- = [1, -1 ..], and its torsion pair +- mu_3 e_3.
+    let s = m.sigma_index(3);
+    assert_eq!(mm[(s, m.beta_index(3, 0))], 1.0);
+    assert_eq!(mm[(s, m.beta_index(3, 6))], -1.0);
+    // The Coulomb contact keeps the paper's E- = [mu, -1 ..].
+    assert_eq!(mm[(m.sigma_index(2), m.beta_index(2, 0))], 0.6);
+    // The projected LM's box: p_b free, everything else >= 0.
+    let mut z = vec![-1.0; m.size()];
+    m.project(&mut z);
+    assert!(z[..4].iter().all(|&v| v == -1.0) && z[4..].iter().all(|&v| v == 0.0));
+}
+
+#[test]
+fn mlcp_solves_every_kind_to_the_rulers_tolerance() {
+    // No stationarity or step test: the tiny rolling coefficients (0.001) scale their
+    // directions' columns, so |J' F| falls below core's 1e-14 while |F| is still 1e-8.
+    let opts = SolveOptions {
+        max_iter: 300,
+        stop_tol: 1e-13,
+        grad_tol: 0.0,
+        step_tol: 0.0,
+        ..SolveOptions::default()
+    };
+    for (name, blocks, acts) in kind_cases() {
+        for seed in 0..3 {
+            let (p, _) = constructed(&blocks, &acts, 2000 + seed);
+            let m = MlcpFb::new(&p, kind_dirs(&p)).unwrap();
+            let x0 = vec![0.0; m.size()];
+            // The paper's two optimizers (Gauss-Newton, not the paper's, stalls on the mixed
+            // problem: its Jacobian is singular where a split such as beta_+ - beta_- is free).
+            let runs = [
+                ("rlm", solve_with(m.clone(), paper_rlm(), x0.clone(), &opts)),
+                ("plm", solve_with(m.clone(), paper_plm(), x0.clone(), &opts)),
+            ];
+            for (driver, s) in runs {
+                let what = format!("{name} seed {seed} {driver}");
+                assert_eq!(s.status, Status::Converged, "{what}: {:?}", s.status);
+                assert_ruler(&p, &m.impulse(&s.x), 1e-10, &what);
+                if driver == "plm" {
+                    // PLM keeps its iterates in the MCP's box, every kind's.
+                    assert!(s.x[m.num_bilateral()..].iter().all(|&v| v >= 0.0), "{what}");
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn mncp_solves_equality_rows_of_1_3_and_6_rows_in_any_order() {
+    let opts = SolveOptions {
+        max_iter: 300,
+        stop_tol: 1e-13,
+        ..SolveOptions::default()
+    };
+    for (name, blocks, acts) in kind_cases().into_iter().take(3) {
+        for seed in 0..3 {
+            let (p, r) = constructed(&blocks, &acts, 3000 + seed);
+            let n = ImplicitMncp::new(&p).unwrap();
+            // The constructed impulses are a Coulomb solution: the residual vanishes there.
+            let x = n.unknowns_from_impulse(&r).unwrap();
+            assert!(
+                residual_of(&n, &x).iter().all(|v| v.abs() < 1e-12),
+                "{name}"
+            );
+            assert!(max_abs_diff(&n.impulse(&x), &r) < 1e-13);
+            let starts = [vec![0.0; n.num_unknowns()], n.sticking_start(1e-10)];
+            for x0 in starts {
+                for (driver, s) in three_drivers(&n, &x0, &opts) {
+                    let what = format!("{name} seed {seed} {driver}");
+                    assert_eq!(s.status, Status::Converged, "{what}: {:?}", s.status);
+                    assert_ruler(&p, &n.impulse(&s.x), 1e-10, &what);
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn mncp_unknowns_do_not_depend_on_where_the_equality_rows_stand() {
+    // The same system with its bilateral row first and between the two contacts.
+    let first = random_system(1, 2, 21);
+    let perm = [1, 2, 3, 0, 4, 5, 6];
+    let w = first.w.to_dense();
+    let moved = LocalProblem::with_constraints(
+        Matrix::Dense(Mat::from_fn(7, 7, |i, j| w[(perm[i], perm[j])])),
+        perm.iter().map(|&i| first.q[i]).collect(),
+        Constraints::new(vec![
+            Constraint::coulomb(contact_mu(&first)[0]),
+            Constraint::Equality { rows: 1 },
+            Constraint::coulomb(contact_mu(&first)[1]),
+        ])
+        .unwrap(),
+    )
+    .unwrap();
+    let (a, b) = (
+        ImplicitMncp::new(&first).unwrap(),
+        ImplicitMncp::new(&moved).unwrap(),
+    );
+    let mut rng = ChaCha8Rng::seed_from_u64(4);
+    let x: Vec<f64> = (0..7).map(|_| rng.random_range(-1.0..1.0)).collect();
+    assert_eq!(residual_of(&a, &x), residual_of(&b, &x));
+    assert_eq!(jacobian_of(&a, &x), jacobian_of(&b, &x));
+    let (ra, rb) = (a.impulse(&x), b.impulse(&x));
+    assert!(perm.iter().enumerate().all(|(i, &k)| rb[i] == ra[k]));
+    assert_eq!(b.from_row_order(&b.to_row_order(&x)), x);
+    let m = MlcpFb::new(&moved, Directions::uniform(4, 0.0, 2).unwrap()).unwrap();
+    let ma = MlcpFb::new(&first, Directions::uniform(4, 0.0, 2).unwrap()).unwrap();
+    assert_eq!(m.matrix(), ma.matrix());
+    assert_eq!(m.vector(), ma.vector());
+}
+
+#[test]
+fn mlcp_jacobian_matches_finite_differences_on_every_kind() {
+    let (mut checked, mut total) = (0, 0);
+    for (name, blocks, acts) in kind_cases() {
+        for seed in 0..3 {
+            let (p, _) = constructed(&blocks, &acts, 4000 + seed);
+            let m = MlcpFb::new(&p, kind_dirs(&p)).unwrap();
+            let mut rng = ChaCha8Rng::seed_from_u64(seed);
+            let z: Vec<f64> = (0..m.size()).map(|_| rng.random_range(-1.0..1.0)).collect();
+            let f = m.affine(&z);
+            let j = jacobian_of(&m, &z);
+            total += m.size();
+            for i in 0..m.size() {
+                if !m.is_equality(i) && z[i].hypot(f[i]) < 1e-3 {
+                    continue;
+                }
+                for c in 0..m.size() {
+                    let d = fd(&m, &z, i, c, 1e-7);
+                    assert!(
+                        (d - j[(i, c)]).abs() < 1e-6 * (1.0 + d.abs()),
+                        "{name} seed {seed} ({i},{c}): fd {d} vs {}",
+                        j[(i, c)]
+                    );
+                }
+                checked += 1;
+            }
+        }
+    }
+    assert!(10 * checked >= 9 * total, "{checked} of {total} rows");
+}
+
+#[test]
+fn bad_input_of_every_kind_is_an_error() {
+    let (p, _) = constructed(&kind_cases()[9].1, &kind_cases()[9].2, 5);
+    let dirs = kind_dirs(&p);
+    // A negative or NaN friction loss bound, NaN in W, a bad contact coefficient.
+    for bad in [
+        Constraint::FrictionLoss { f_max: -1.0 },
+        Constraint::FrictionLoss { f_max: f64::NAN },
+    ] {
+        let mut q = p.clone();
+        let mut blocks = q.constraints.blocks().to_vec();
+        blocks[2] = bad;
+        q.constraints = Constraints::unchecked(blocks);
+        let e = MlcpFb::new(&q, dirs.clone()).unwrap_err();
+        assert!(matches!(
+            e,
+            MylapilliError::Problem(ProblemError::BadConstraint { index: 2, .. })
+        ));
+        assert!(e.to_string().contains("f_max"), "{e}");
+    }
+    let mut nan = p.clone();
+    nan.w = Matrix::Dense(Mat::from_fn(nan.q.len(), nan.q.len(), |i, j| {
+        if (i, j) == (5, 5) {
+            f64::NAN
+        } else {
+            p.w.to_dense()[(i, j)]
+        }
+    }));
+    assert!(MlcpFb::new(&nan, dirs.clone()).is_err());
+    // Directions for another number of contact blocks.
+    assert!(matches!(
+        MlcpFb::new(&p, Directions::uniform(4, 0.0, 7).unwrap()),
+        Err(MylapilliError::DirectionCount {
+            expected: 4,
+            found: 7
+        })
+    ));
+    // The MNCP refuses every kind but Coulomb's and the equality, naming the block.
+    let e = ImplicitMncp::new(&p).unwrap_err();
+    assert_eq!(
+        e,
+        MylapilliError::UnsupportedKind {
+            index: 1,
+            kind: "limit".into()
+        }
+    );
+    assert!(e.to_string().contains("Todorov"), "{e}");
+    let (c4, _) = constructed(&kind_cases()[7].1, &kind_cases()[7].2, 5);
+    assert!(matches!(
+        ImplicitMncp::new(&c4),
+        Err(MylapilliError::UnsupportedKind { index: 0, .. })
+    ));
+}
+
+#[test]
+fn plugins_take_their_kinds_and_round_trip_warm_states() {
+    use contactlab_core::constraint::EVERY_KIND;
+    use contactlab_core::plugin::{solve_formulation, Formulation, Init};
+    use contactlab_core::{CoreError, StepProblem};
+    assert_eq!(MlcpFbFormulation::KINDS, EVERY_KIND);
+    assert_eq!(MncpFormulation::KINDS, ["coulomb", "equality"]);
+    let opts = SolveOptions {
+        max_iter: 300,
+        stop_tol: 1e-13,
+        grad_tol: 0.0,
+        step_tol: 0.0,
+        ..SolveOptions::default()
+    };
+    let (p, _) = constructed(&kind_cases()[9].1, &kind_cases()[9].2, 11);
+    let step = StepProblem::from(p.clone());
+    // The constructed solution's directions; turned against the slip instead, the sliding
+    // Coulomb contact's friction leaves its vertex and the answer is the pyramid's, not the
+    // ellipse's: the ruler is checked on the first only.
+    for align_with_slip in [false, true] {
+        let f = MlcpFbFormulation {
+            align_with_slip,
+            theta0_deg: THETA0.to_degrees(),
+            ..MlcpFbFormulation::default()
+        };
+        for init in [Init::Default, Init::Zero] {
+            let out = solve_formulation(&f, &step, init, &opts, |b: &MlcpFb, x0, o| {
+                solve_least_squares(b.clone(), paper_plm(), x0, o)
+            })
+            .unwrap();
+            assert_eq!(out.r.len(), p.q.len());
+            assert_eq!(out.solution.status, Status::Converged);
+            if !align_with_slip {
+                assert_ruler(&p, &out.r, 1e-10, "mlcp-fb plugin");
+            }
+            // From its own answer the warm start is already a solution.
+            let warm = solve_formulation(&f, &step, Init::Warm(&out.warm), &opts, |b, x0, o| {
+                solve_least_squares(b.clone(), paper_plm(), x0, o)
+            })
+            .unwrap();
+            assert!(
+                warm.solution.iterations <= 2,
+                "{}",
+                warm.solution.iterations
+            );
+        }
+    }
+    // The MNCP refuses the mixed problem before building, and takes equality rows.
+    let refused = solve_formulation(
+        &MncpFormulation::default(),
+        &step,
+        Init::Default,
+        &opts,
+        |b: &ImplicitMncp, x0, o| solve_least_squares(b.clone(), paper_plm(), x0, o),
+    );
+    assert!(matches!(refused, Err(CoreError::Unsupported(_))));
+    let (pe, _) = constructed(&kind_cases()[2].1, &kind_cases()[2].2, 12);
+    let step = StepProblem::from(pe.clone());
+    let out = solve_formulation(
+        &MncpFormulation::default(),
+        &step,
+        Init::Default,
+        &opts,
+        |b: &ImplicitMncp, x0, o| solve_least_squares(b.clone(), paper_plm(), x0, o),
+    )
+    .unwrap();
+    assert_ruler(&pe, &out.r, 1e-10, "mncp plugin");
+    assert_eq!(out.warm.len(), pe.q.len());
+    let warm = solve_formulation(
+        &MncpFormulation::default(),
+        &step,
+        Init::Warm(&out.warm),
+        &opts,
+        |b: &ImplicitMncp, x0, o| solve_least_squares(b.clone(), paper_plm(), x0, o),
+    )
+    .unwrap();
+    assert!(
+        warm.solution.iterations <= 1,
+        "{}",
+        warm.solution.iterations
+    );
 }
