@@ -1358,3 +1358,62 @@ fn coulomb_rows_keep_the_papers_bounds_bit_for_bit() {
         );
     }
 }
+
+/// Rows of the other kinds: an equality's row (both bounds infinite) is `y` whatever `x`, a
+/// friction loss's row is eq. 5 with a constant box, and a lower bound of `+inf` or NaN is
+/// not a bound (NaN, for drivers to see).
+#[test]
+fn rows_of_infinite_and_constant_bounds_follow_the_min_map_formula() {
+    let (inf, ninf) = (f64::INFINITY, f64::NEG_INFINITY);
+    assert_eq!(min_map_row(5.0, ninf, inf, -2.0), (-2.0, Piece::Active));
+    assert_eq!(min_map_row(-5.0, ninf, inf, 3.0), (3.0, Piece::Active));
+    // Box [-0.25, 0.25], `H = x - clip(x - y, l, u)`: `x - y` above it, `x - u`; below it,
+    // `x - l`; inside, `y`.
+    assert_eq!(min_map_row(0.5, -0.25, 0.25, -1.0), (0.25, Piece::Upper));
+    assert_eq!(min_map_row(-0.5, -0.25, 0.25, 1.0), (-0.25, Piece::Lower));
+    assert_eq!(min_map_row(0.125, -0.25, 0.25, 0.5), (0.375, Piece::Lower));
+    assert_eq!(
+        min_map_row(0.125, -0.25, 0.25, 0.0625),
+        (0.0625, Piece::Active)
+    );
+    assert!(min_map_row(0.0, inf, inf, 0.0).0.is_nan());
+    assert!(min_map_row(0.0, f64::NAN, inf, 0.0).0.is_nan());
+}
+
+/// The plugin's other general drivers on the mix of every kind: Todorov's edge-aware LM
+/// (through the kinks of the pieces), LM, Gauss-Newton, the dogleg and the trust region.
+#[test]
+fn every_general_driver_solves_a_mix_of_every_kind() {
+    use crate::todorov::Todorov;
+    use contactlab_core::plugin::Driver;
+    let opts = SolveOptions {
+        stop_tol: 1e-12,
+        max_iter: 300,
+        ..SolveOptions::default()
+    };
+    for seed in 0..3 {
+        let p = problem_of(every_kind(), (-1.0, 0.5), 20 + seed);
+        let map = MinMap::new(&p).unwrap();
+        let x0 = vec![0.0; map.dim()];
+        let ls = |name| {
+            let m = map.clone();
+            let x = x0.clone();
+            match name {
+                "lm" => solve_least_squares(m, LevenbergMarquardt::default(), x, &opts),
+                "gauss_newton" => solve_least_squares(m, GaussNewtonLs::default(), x, &opts),
+                "dogleg" => solve_least_squares(m, Dogleg::default(), x, &opts),
+                _ => solve_least_squares(m, TrustRegionSteihaug::default(), x, &opts),
+            }
+        };
+        let mut runs = vec![("todorov", Todorov::default().solve(&map, x0.clone(), &opts))];
+        for name in ["lm", "gauss_newton", "dogleg", "trust_region"] {
+            runs.push((name, ls(name)));
+        }
+        for (name, run) in runs {
+            let s = run.unwrap();
+            let what = format!("seed {seed}, {name}");
+            assert_eq!(s.status, Status::Converged, "{what}: merit {:e}", s.merit);
+            assert_pyramid_solution(&p, &s.x, &what);
+        }
+    }
+}
