@@ -244,6 +244,115 @@ impl Constraint {
     }
 }
 
+/// The friction-pyramid model of the kinds (Erleben and Ortiz 2008's boxed LCP, extended row by
+/// row; [`crate::metrics::pyramid_metrics_for`]): every kind keeps its set and terms but a
+/// contact with friction, whose set is the pyramid `P_mu = {r_n >= 0, |r_i| <= mu_i r_n}` (the
+/// box approximation of `K_mu`) and whose conditions are, row by row, a limit's on the normal
+/// row and a friction loss's with the bound `mu_i r_n` on each frictional row (no De Saxce
+/// term: the boxed LCP pairs `r` with `u` itself).
+impl Constraint {
+    /// Projects `z` onto the kind's set in the pyramid model, into `out`: [`Constraint::project`]
+    /// but for a contact with friction, projected onto `P_mu` ([`project_row_pyramid`]).
+    pub fn project_pyramid(&self, z: &[f64], out: &mut [f64]) {
+        match self {
+            Constraint::Contact { mu } if !mu.is_empty() => project_row_pyramid(mu, z, out),
+            _ => self.project(z, out),
+        }
+    }
+
+    /// The pyramid model's natural map of impulse `r` and velocity `u`, into `out`: a contact
+    /// with friction's rows are `r_n - max(0, r_n - u_n)` and
+    /// `r_i - clip(r_i - u_i, -mu_i r_n+, mu_i r_n+)` (`r_n+ = max(r_n, 0)`: the boxed LCP's
+    /// `x - mid(l, x - y, u)`, which is its min-map wherever `r_n >= 0`); every other kind's
+    /// is [`Constraint::natural_map`].
+    pub fn pyramid_natural_map(&self, r: &[f64], u: &[f64], out: &mut [f64]) {
+        let Constraint::Contact { mu } = self else {
+            return self.natural_map(r, u, out);
+        };
+        out[0] = r[0] - (r[0] - u[0]).max(0.0);
+        let rn = r[0].max(0.0);
+        for (i, m) in mu.iter().enumerate() {
+            let f = m * rn;
+            out[1 + i] = r[1 + i] - (r[1 + i] - u[1 + i]).max(-f).min(f);
+        }
+    }
+
+    /// The block's figures of the pyramid ruler, `(dist(r, P), dual violation, gap)`: every
+    /// kind's [`Constraint::violations`] but a contact with friction's, which are its rows'
+    /// as a limit's and friction losses' with `f_i = mu_i r_n+` (the dual violation
+    /// `max(0, -u_n)`, the gap `|r_n u_n| + sum_i |r_i u_i + f_i |u_i||`), and its distance
+    /// from `P_mu`.
+    pub fn pyramid_violations(&self, r: &[f64], u: &[f64]) -> (f64, f64, f64) {
+        let Constraint::Contact { mu } = self else {
+            return self.violations(r, u);
+        };
+        let n = r.len();
+        let mut p = [0.0; 6];
+        self.project_pyramid(r, &mut p[..n]);
+        let rn = r[0].max(0.0);
+        let gap = (r[0] * u[0]).abs()
+            + mu.iter()
+                .enumerate()
+                .map(|(i, m)| (r[1 + i] * u[1 + i] + m * rn * u[1 + i].abs()).abs())
+                .sum::<f64>();
+        (distance(r, &p[..n]), (-u[0]).max(0.0), gap)
+    }
+}
+
+/// Euclidean projection of `z` (normal first, then one row per coefficient of `mu`) onto the
+/// pyramid `{z_n >= 0, |z_i| <= mu_i z_n}`, into `out`.
+///
+/// For a fixed normal `t >= 0` the nearest point clips each row to `[-mu_i t, mu_i t]`, at the
+/// cost `f(t) = (t - z_n)^2 + sum_i max(0, |z_i| - mu_i t)^2`, convex in `t` with
+/// `f'(t) = 2 (t - z_n) - 2 sum_i mu_i max(0, |z_i| - mu_i t)`. Its root lies between the
+/// breakpoints `|z_i| / mu_i`: with the rows whose breakpoint exceeds `t` as the active set
+/// `A`, `t = (z_n + sum_A mu_i |z_i|) / (1 + sum_A mu_i^2)`. The candidates are those of the
+/// active sets made of the `k` largest breakpoints (`k = 0..m`) and `t = 0`, and the projection
+/// is the candidate of least `f` (the minimiser is one of them; taking the least `f` rather
+/// than testing each candidate's consistency is immune to ties).
+pub fn project_row_pyramid(mu: &[f64], z: &[f64], out: &mut [f64]) {
+    let m = mu.len();
+    let cost = |t: f64| {
+        let s: f64 = (0..m)
+            .map(|i| (z[1 + i].abs() - mu[i] * t).max(0.0).powi(2))
+            .sum();
+        (t - z[0]).powi(2) + s
+    };
+    // Rows with a breakpoint (mu_i > 0), largest breakpoint first (at most five: a plain
+    // insertion sort).
+    let mut order = [0usize; 5];
+    let mut k = 0;
+    for i in (0..m).filter(|&i| mu[i] > 0.0) {
+        let b = z[1 + i].abs() / mu[i];
+        let mut j = k;
+        while j > 0 && z[1 + order[j - 1]].abs() / mu[order[j - 1]] < b {
+            order[j] = order[j - 1];
+            j -= 1;
+        }
+        order[j] = i;
+        k += 1;
+    }
+    let (mut best, mut best_cost) = (0.0, cost(0.0));
+    let (mut num, mut den) = (z[0], 1.0);
+    for step in 0..=k {
+        if step > 0 {
+            let i = order[step - 1];
+            num += mu[i] * z[1 + i].abs();
+            den += mu[i] * mu[i];
+        }
+        let t = (num / den).max(0.0);
+        let c = cost(t);
+        if c < best_cost {
+            (best, best_cost) = (t, c);
+        }
+    }
+    out[0] = best;
+    for (i, m) in mu.iter().enumerate() {
+        let f = m * best;
+        out[1 + i] = z[1 + i].max(-f).min(f);
+    }
+}
+
 fn norm(v: &[f64]) -> f64 {
     v.iter().map(|x| x * x).sum::<f64>().sqrt()
 }
@@ -426,6 +535,35 @@ impl Constraints {
     }
 }
 
+/// The friction-pyramid model's ruler over every block (see [`Constraint::project_pyramid`]).
+impl Constraints {
+    /// `|F_P(r, u)|_2`, the pyramid model's natural map over every block
+    /// ([`Constraint::pyramid_natural_map`]; not yet divided by `1 + |q|`).
+    pub fn pyramid_natural_map(&self, r: &[f64], u: &[f64]) -> f64 {
+        let mut nm2 = 0.0;
+        let mut f = [0.0; 6];
+        for (rows, b) in self.iter() {
+            let fb = &mut f[..rows.len()];
+            b.pyramid_natural_map(&r[rows.clone()], &u[rows], fb);
+            nm2 += fb.iter().map(|x| x * x).sum::<f64>();
+        }
+        nm2.sqrt()
+    }
+
+    /// The pyramid model's ruler, `(|F_P|_2, max dist(r, P), max dual violation, sum of the
+    /// gaps)`, as [`Constraints::ruler`] is the cone's.
+    pub fn pyramid_ruler(&self, r: &[f64], u: &[f64]) -> (f64, f64, f64, f64) {
+        let (mut primal, mut dual, mut gap) = (0.0f64, 0.0f64, 0.0);
+        for (rows, b) in self.iter() {
+            let (p, d, g) = b.pyramid_violations(&r[rows.clone()], &u[rows]);
+            primal = primal.max(p);
+            dual = dual.max(d);
+            gap += g;
+        }
+        (self.pyramid_natural_map(r, u), primal, dual, gap)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -501,6 +639,101 @@ mod tests {
                 "{c:?}: {p} {d} {g}");
             let _ = b;
         }
+    }
+
+    proptest! {
+        /// The pyramid model's projection of every kind is the Euclidean projection onto its
+        /// set: in the set (a contact's `|r_i| <= mu_i r_n`), idempotent, and nearer than any
+        /// point sampled along the segment to another projected point.
+        #[test]
+        fn each_pyramid_projection_projects_onto_its_set((c, z, w) in with_rows()) {
+            let n = z.len();
+            let (mut p, mut p2, mut q) = (vec![0.0; n], vec![0.0; n], vec![0.0; n]);
+            c.project_pyramid(&z, &mut p);
+            c.project_pyramid(&p, &mut p2);
+            let tol = 1e-9 * (1.0 + norm(&z));
+            prop_assert!(distance(&p, &p2) <= tol);
+            if let Constraint::Contact { mu } = &c {
+                if !mu.is_empty() {
+                    prop_assert!(p[0] >= 0.0);
+                    for (i, m) in mu.iter().enumerate() {
+                        prop_assert!(p[1 + i].abs() <= m * p[0] + tol);
+                    }
+                }
+            }
+            c.project_pyramid(&w, &mut q);
+            for k in 0..=10 {
+                let s = k as f64 / 10.0;
+                let y: Vec<f64> = p.iter().zip(&q).map(|(a, b)| (1.0 - s) * a + s * b).collect();
+                prop_assert!(distance(&z, &p) <= distance(&z, &y) + tol);
+            }
+        }
+
+        /// At a solution of the pyramid model built by construction the pyramid ruler
+        /// vanishes: `r = P(a)`, and on a contact's frictional rows `u_i = r_i - a_i` (`<= 0`
+        /// at the upper bound, `>= 0` at the lower, 0 inside), its normal `u_n = 0` where
+        /// `r_n > 0`, else `-a_n >= 0`; every other kind as for the cone.
+        #[test]
+        fn pyramid_solutions_have_a_zero_pyramid_ruler((c, a, _b) in with_rows()) {
+            let n = a.len();
+            let mut r = vec![0.0; n];
+            c.project_pyramid(&a, &mut r);
+            let mut u: Vec<f64> = r.iter().zip(&a).map(|(r, a)| r - a).collect();
+            if matches!(&c, Constraint::Contact { mu } if !mu.is_empty()) && r[0] > 0.0 {
+                u[0] = 0.0;
+            }
+            let mut f = vec![0.0; n];
+            c.pyramid_natural_map(&r, &u, &mut f);
+            let scale = 1.0 + norm(&a);
+            prop_assert!(norm(&f) <= 1e-9 * scale, "{c:?}: F = {f:?}");
+            let (p, d, g) = c.pyramid_violations(&r, &u);
+            prop_assert!(p <= 1e-9 * scale && d <= 1e-9 * scale && g <= 1e-8 * scale * scale,
+                "{c:?}: {p} {d} {g}");
+        }
+    }
+
+    #[test]
+    fn the_pyramid_ruler_on_known_points() {
+        // (0, 1, 0) onto the pyramid of mu = (1, 1): the face r_t1 = r_n at (1/2, 1/2, 0).
+        let c = Constraint::coulomb(1.0);
+        let mut p = [0.0; 3];
+        c.project_pyramid(&[0.0, 1.0, 0.0], &mut p);
+        assert!(distance(&p, &[0.5, 0.5, 0.0]) < 1e-15, "{p:?}");
+        // A pyramid's corner is outside the cone: sliding diagonally at r = (1, mu, mu) with
+        // u opposing it row by row is a pyramid solution, not a Coulomb one.
+        let (r, u) = ([1.0, 0.5, 0.5], [0.0, -1.0, -1.0]);
+        let c = Constraint::coulomb(0.5);
+        let mut f = [0.0; 3];
+        c.pyramid_natural_map(&r, &u, &mut f);
+        assert_eq!(f, [0.0; 3]);
+        assert_eq!(c.pyramid_violations(&r, &u), (0.0, 0.0, 0.0));
+        c.natural_map(&r, &u, &mut f);
+        assert!(norm(&f) > 0.1, "{f:?}");
+        // condim 4: the torsional row at its bound mu_3 r_n opposing a spin.
+        let c = Constraint::Contact {
+            mu: vec![0.5, 0.5, 0.1],
+        };
+        let (r, u) = ([2.0, 0.0, 0.3, 0.2], [0.0, 0.0, 0.0, -4.0]);
+        let mut f = [0.0; 4];
+        c.pyramid_natural_map(&r, &u, &mut f);
+        assert_eq!(f, [0.0; 4]);
+        // The torsion pushing with the spin instead: row 3 is `0.2 - clip(4.2, -0.2, 0.2)`
+        // off by 0.4, and its gap term |r u + f |u|| is 1.6.
+        let u = [0.0, 0.0, 0.0, 4.0];
+        c.pyramid_natural_map(&r, &u, &mut f);
+        assert!((f[3] - 0.4).abs() < 1e-15 && f[..3] == [0.0; 3], "{f:?}");
+        let (_, d, g) = c.pyramid_violations(&r, &u);
+        assert!(d == 0.0 && (g - 1.6).abs() < 1e-15, "{g}");
+        // Every other kind: the cone model's terms.
+        let fl = Constraint::FrictionLoss { f_max: 1.0 };
+        assert_eq!(
+            fl.pyramid_violations(&[1.0], &[0.3]),
+            fl.violations(&[1.0], &[0.3])
+        );
+        let blocks =
+            Constraints::new(vec![Constraint::Equality { rows: 2 }, Constraint::Limit]).unwrap();
+        let (r, u) = ([1.0, 2.0, 0.5], [0.1, -0.2, 0.3]);
+        assert_eq!(blocks.pyramid_ruler(&r, &u), blocks.ruler(&r, &u));
     }
 
     /// Every kind's derivative of the projection matches central differences at random

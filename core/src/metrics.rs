@@ -14,6 +14,12 @@
 //!   not matched by the friction direction shows here.
 //! * Complementarity gap: `sum_a |r_a . û_a|` (absolute); zero at a solution because
 //!   `r_a` and `û_a` lie in mutually dual cones.
+//!
+//! The judge ([`crate::plugin::judge`]) measures every formulation by this ruler, a friction
+//! pyramid's answer too: where a contact slides, its number is the pyramid's error besides the
+//! solver's. The pyramid model's own ruler is [`pyramid_metrics_for`]: the same terms with a
+//! contact's cone replaced by Erleben and Ortiz's pyramid, row by row
+//! ([`crate::constraint::Constraint::project_pyramid`]), for every kind and condim.
 
 use nalgebra::Vector3;
 use serde::{Deserialize, Serialize};
@@ -72,6 +78,31 @@ pub fn metrics_for(c: &Constraints, q: &[f64], r: &[f64], u: &[f64]) -> LocalMet
         dual_cone_violation: dual,
         complementarity_gap: gap,
     }
+}
+
+/// The friction-pyramid model's ruler of impulses `r` with velocities `u` over the blocks `c`:
+/// [`metrics_for`]'s figures with each contact's cone replaced by the pyramid
+/// `{r_n >= 0, |r_i| <= mu_i r_n}` and its row-by-row conditions (a limit's on the normal row,
+/// a friction loss's with the bound `mu_i r_n` on each frictional row; see
+/// [`crate::constraint::Constraint::pyramid_violations`]), for the Coulomb contact and every
+/// other kind alike. Its natural map is the boxed LCP's `|r - mid(l, r - u, u)|` over
+/// `1 + |q|`, the min-map's norm wherever the normals are `>= 0`.
+pub fn pyramid_metrics_for(c: &Constraints, q: &[f64], r: &[f64], u: &[f64]) -> LocalMetrics {
+    let (nm, primal, dual, gap) = c.pyramid_ruler(r, u);
+    let natural_map = nm / (1.0 + free_velocity_norm(q));
+    let finite = natural_map.is_finite();
+    let or_nan = |v: f64| if finite { v } else { f64::NAN };
+    LocalMetrics {
+        natural_map,
+        cone_violation: or_nan(primal),
+        dual_cone_violation: or_nan(dual),
+        complementarity_gap: or_nan(gap),
+    }
+}
+
+/// [`pyramid_metrics_for`] of the impulses `r` for the problem `p`.
+pub fn pyramid_local_metrics(p: &LocalProblem, r: &[f64]) -> LocalMetrics {
+    pyramid_metrics_for(&p.constraints, &p.q, r, &p.velocity(r))
 }
 
 /// `|q|_2` as the natural map's scale `1 + |q|` uses it, summed in order: a driver that
@@ -171,6 +202,27 @@ mod tests {
         assert!((natural_map_residual(&p, &r) - expected).abs() < 1e-15);
         assert_eq!(p.velocity(&r), u.to_vec());
         assert!(local_metrics(&p, &[f64::NAN, 0.0, 0.0])
+            .cone_violation
+            .is_nan());
+    }
+
+    #[test]
+    fn the_pyramid_ruler_accepts_a_pyramid_corner_the_cone_ruler_rejects() {
+        // W = I, q = (-1, 2, 2), mu = 0.5: the pyramid slides diagonally at its corner,
+        // r = (1, -0.5, -0.5), u = (0, 1.5, 1.5); the cone would hold |r_t| = 0.5.
+        let p = one_contact([1., 0., 0., 0., 1., 0., 0., 0., 1.], [-1.0, 2.0, 2.0], 0.5);
+        let r = [1.0, -0.5, -0.5];
+        let m = pyramid_local_metrics(&p, &r);
+        assert_eq!(
+            (m.natural_map, m.cone_violation, m.dual_cone_violation),
+            (0.0, 0.0, 0.0)
+        );
+        assert!(m.complementarity_gap < 1e-15, "{m:?}");
+        assert!(local_metrics(&p, &r).natural_map > 0.01);
+        // The pyramid's natural map over 1 + |q| = 4: r_t1 = 0.5 is off its bound by 1.
+        let m = pyramid_local_metrics(&p, &[1.0, 0.5, -0.5]);
+        assert!((m.natural_map - 0.25).abs() < 1e-15, "{m:?}");
+        assert!(pyramid_local_metrics(&p, &[f64::NAN, 0.0, 0.0])
             .cone_violation
             .is_nan());
     }

@@ -2,6 +2,7 @@
 //! friction-pyramid bounds of the paper, its pieces (eq. 10) and its generalized Jacobian:
 //! what the module's Newton method and plugin solve (notation in [`super`]).
 
+use contactlab_core::constraint::Constraint;
 use contactlab_core::frame::{from_rotated, rotate_tangents, to_rotated};
 use contactlab_core::{
     CoreError, LocalProblem, NonSmoothResidual, ProblemError, ProjectedResidual, Residual,
@@ -37,10 +38,11 @@ impl Piece {
 
 /// One row of the min-map (eq. 4): `max(x - u, min(x - l, y))` and the piece that gives it.
 ///
-/// Ties go to [`Piece::Active`] (eq. 10 puts equality into `A`). A non-finite `x` or `y`
-/// gives `NaN`, so that drivers see it.
+/// Ties go to [`Piece::Active`] (eq. 10 puts equality into `A`). A non-finite `x` or `y`, a
+/// NaN bound, or a lower bound of `+inf`, gives `NaN`, so that drivers see it; `lower = -inf`
+/// and `upper = +inf` are a free side (an equality's row is `y`).
 pub fn min_map_row(x: f64, lower: f64, upper: f64, y: f64) -> (f64, Piece) {
-    if !(x.is_finite() && y.is_finite() && lower.is_finite()) || upper.is_nan() {
+    if !(x.is_finite() && y.is_finite() && lower < f64::INFINITY) || upper.is_nan() {
         return (f64::NAN, Piece::Active);
     }
     let a = x - lower;
@@ -90,17 +92,79 @@ impl MinMapPoint {
 
 use contactlab_core::drivers::kit::dot;
 
+/// Each row's bounds of the boxed LCP, built once from the problem's blocks (see [`super`]):
+/// a row coupled to its contact's normal has `(-mu_i x_n, mu_i x_n)`, any other row constant
+/// bounds. A problem of Coulomb contacts gets the paper's layout (`[n, t1, t2]` per contact),
+/// the same numbers as the per-contact arithmetic, so its rows cost one table look-up.
+#[derive(Debug, Clone)]
+struct RowBounds {
+    /// The row whose `x` scales row `i`'s bounds (its contact's normal), `i` itself for a row
+    /// of constant bounds.
+    normal: Vec<usize>,
+    /// `mu_i` of a frictional row, 0 on every other row (eq. 9's `mu_i`).
+    mu: Vec<f64>,
+    /// The constant `(l_i, u_i)` of a row not coupled to a normal (unused on frictional rows).
+    constant: Vec<(f64, f64)>,
+    /// Whether every block is a Coulomb contact (the paper's problem).
+    coulomb: bool,
+}
+
+impl RowBounds {
+    /// The rows' bounds for `problem`'s blocks: an equality's rows free (`-inf, +inf`), a
+    /// limit's and a contact's normal `(0, +inf)`, a friction loss's `(-f_max, f_max)`, a
+    /// contact's frictional rows coupled to its normal by their own `mu_i`.
+    fn of(problem: &LocalProblem) -> RowBounds {
+        let n = problem.q.len();
+        let mut b = RowBounds {
+            normal: (0..n).collect(),
+            mu: vec![0.0; n],
+            constant: vec![(0.0, f64::INFINITY); n],
+            coulomb: problem.constraints.coulomb_only(),
+        };
+        for (rows, c) in problem.constraints.iter() {
+            let s = rows.start;
+            match c {
+                Constraint::Equality { .. } => {
+                    rows.for_each(|i| b.constant[i] = (f64::NEG_INFINITY, f64::INFINITY))
+                }
+                Constraint::FrictionLoss { f_max } => b.constant[s] = (-f_max, *f_max),
+                Constraint::Limit => {}
+                Constraint::Contact { mu } => {
+                    for (k, &m) in mu.iter().enumerate() {
+                        b.normal[s + 1 + k] = s;
+                        b.mu[s + 1 + k] = m;
+                    }
+                }
+            }
+        }
+        b
+    }
+}
+
+/// How the pyramid's faces are turned.
+#[derive(Debug, Clone)]
+enum Turn {
+    /// A problem of Coulomb contacts, each contact's tangent axes by its angle
+    /// (`contactlab_core::frame::rotate_tangents`).
+    Contacts(Vec<f64>),
+    /// Any other problem: the isotropic sliding pairs whose first row is `rows[k]`, each by
+    /// `angles[k]` ([`super::turn`]).
+    Pairs { rows: Vec<usize>, angles: Vec<f64> },
+}
+
 /// The min-map reformulation of a local problem's boxed LCP with friction-pyramid bounds;
 /// the unknowns are the impulses `x = r`.
 #[derive(Debug, Clone)]
 pub struct MinMap {
     /// The problem in the pyramid's axes (turned when `turn` is set).
     problem: LocalProblem,
-    /// The angles (per contact, radians) by which the pyramid's faces are turned from `t1`.
-    turn: Option<Vec<f64>>,
+    /// How the pyramid's faces are turned from `t1`, when they are.
+    turn: Option<Turn>,
     n: usize,
     /// `A = W`, dense, row-major (`a[i * n + j] = A_ij`): every product walks rows.
     a: Vec<f64>,
+    /// Each row's bounds.
+    bounds: RowBounds,
 }
 
 impl MinMap {
@@ -116,6 +180,7 @@ impl MinMap {
             turn: None,
             n,
             a,
+            bounds: RowBounds::of(problem),
         })
     }
 
@@ -126,19 +191,39 @@ impl MinMap {
     pub fn turned(problem: &LocalProblem, angles: Vec<f64>) -> Result<MinMap, CoreError> {
         let rotated = rotate_tangents(problem, &angles)?;
         let mut map = MinMap::new(&rotated)?;
-        map.turn = Some(angles);
+        map.turn = Some(Turn::Contacts(angles));
         Ok(map)
     }
 
-    /// The turn of the pyramid's faces, when there is one.
+    /// The min-map of a problem of any blocks with the sliding pairs whose first row is
+    /// `rows[k]` turned by `angles[k]` (radians from that row's axis), every other row as it
+    /// is ([`super::turn::turn_pairs`]).
+    pub fn turned_pairs(
+        problem: &LocalProblem,
+        rows: Vec<usize>,
+        angles: Vec<f64>,
+    ) -> Result<MinMap, CoreError> {
+        let rotated = super::turn::turn_pairs(problem, &rows, &angles)?;
+        let mut map = MinMap::new(&rotated)?;
+        map.turn = Some(Turn::Pairs { rows, angles });
+        Ok(map)
+    }
+
+    /// The angles of the turn of the pyramid's faces, when there is one: one per contact on a
+    /// problem of Coulomb contacts, one per turned sliding pair ([`MinMap::turned_pairs`])
+    /// on any other.
     pub fn turn(&self) -> Option<&[f64]> {
-        self.turn.as_deref()
+        match self.turn.as_ref()? {
+            Turn::Contacts(a) => Some(a),
+            Turn::Pairs { angles, .. } => Some(angles),
+        }
     }
 
     /// The impulses, in the original problem's frames, that the unknowns `x` encode.
     pub fn impulses(&self, x: &[f64]) -> Vec<f64> {
         match &self.turn {
-            Some(a) => from_rotated(x, a),
+            Some(Turn::Contacts(a)) => from_rotated(x, a),
+            Some(Turn::Pairs { rows, angles }) => super::turn::rotate_back(x, rows, angles),
             None => x.to_vec(),
         }
     }
@@ -146,7 +231,8 @@ impl MinMap {
     /// The unknowns for impulses `r` given in the original problem's frames.
     pub fn unknowns(&self, r: &[f64]) -> Vec<f64> {
         match &self.turn {
-            Some(a) => to_rotated(r, a),
+            Some(Turn::Contacts(a)) => to_rotated(r, a),
+            Some(Turn::Pairs { rows, angles }) => super::turn::rotate(r, rows, angles),
             None => r.to_vec(),
         }
     }
@@ -156,7 +242,7 @@ impl MinMap {
         &self.problem
     }
 
-    /// Number of unknowns `n = 3 nc`.
+    /// Number of unknowns `n`, one per row (`3 nc` on a problem of Coulomb contacts).
     pub fn dim(&self) -> usize {
         self.n
     }
@@ -176,27 +262,38 @@ impl MinMap {
         &self.problem.q
     }
 
-    /// The friction coefficient acting on row `i`: `mu` of its contact on tangent rows, 0 on
-    /// normal rows (the paper's `mu_i` of eq. 9).
+    /// The friction coefficient acting on row `i`: its own `mu_i` on a contact's frictional
+    /// rows, 0 on every other row (the paper's `mu_i` of eq. 9).
     pub fn row_mu(&self, i: usize) -> f64 {
-        if Self::normal_of(i) == i {
-            0.0
-        } else {
-            self.problem.mu()[i / 3]
-        }
+        self.bounds.mu[i]
     }
 
-    /// The normal row of row `i`'s contact (`i - r` with `r = i mod 3`, eq. 8).
+    /// The normal row of row `i`'s contact in a problem of Coulomb contacts (`i - r` with
+    /// `r = i mod 3`, eq. 8); [`MinMap::normal_row`] for any problem.
     pub fn normal_of(i: usize) -> usize {
         i - i % 3
     }
 
-    /// `(l_i(x), u_i(x))`: `(0, +inf)` on normal rows, `(-mu x_n, mu x_n)` on tangent rows.
+    /// The row whose `x` scales row `i`'s bounds: its contact's normal on a frictional row,
+    /// `i` itself on every other row.
+    pub fn normal_row(&self, i: usize) -> usize {
+        self.bounds.normal[i]
+    }
+
+    /// Whether every block is a three-row Coulomb contact (the paper's problem).
+    pub fn is_coulomb(&self) -> bool {
+        self.bounds.coulomb
+    }
+
+    /// `(l_i(x), u_i(x))`: `(-mu_i x_n, mu_i x_n)` on a contact's frictional rows, the row's
+    /// constant bounds on every other: `(0, +inf)` on a normal or a limit, `(-inf, +inf)` on an
+    /// equality, `(-f_max, f_max)` on a friction loss.
     pub fn bounds(&self, x: &[f64], i: usize) -> (f64, f64) {
-        if Self::normal_of(i) == i {
-            (0.0, f64::INFINITY)
+        let k = self.bounds.normal[i];
+        if k == i {
+            self.bounds.constant[i]
         } else {
-            let m = self.problem.mu()[i / 3] * x[Self::normal_of(i)];
+            let m = self.bounds.mu[i] * x[k];
             (-m, m)
         }
     }
@@ -264,7 +361,7 @@ impl MinMap {
                 let mu = self.row_mu(i);
                 if mu != 0.0 {
                     let s = if p == Piece::Lower { mu } else { -mu };
-                    out[Self::normal_of(i)] += s;
+                    out[self.normal_row(i)] += s;
                 }
             }
         }
@@ -287,14 +384,15 @@ impl MinMap {
         for (i, &p) in pieces.iter().enumerate() {
             out[i] = match p {
                 Piece::Active => av[i],
-                Piece::Lower => v[i] + self.row_mu(i) * v[Self::normal_of(i)],
-                Piece::Upper => v[i] - self.row_mu(i) * v[Self::normal_of(i)],
+                Piece::Lower => v[i] + self.row_mu(i) * v[self.normal_row(i)],
+                Piece::Upper => v[i] - self.row_mu(i) * v[self.normal_row(i)],
             };
         }
     }
 
     /// The three pieces of row `i` along `x + t dx` as `(value, slope)` pairs:
-    /// `x - l`, `y`, `x - u` (the last `None` on normal rows, where `u = +inf`).
+    /// `x - l`, `y`, `x - u` (`None` on an infinite side: `x - u` on a normal, a limit and an
+    /// equality, `x - l` on an equality).
     #[allow(clippy::type_complexity)]
     fn pieces_along(
         &self,
@@ -303,14 +401,16 @@ impl MinMap {
         dx: &[f64],
         y: f64,
         ady: f64,
-    ) -> ((f64, f64), (f64, f64), Option<(f64, f64)>) {
+    ) -> (Option<(f64, f64)>, (f64, f64), Option<(f64, f64)>) {
         let mu = self.row_mu(i);
-        let k = Self::normal_of(i);
-        if Self::normal_of(i) == i {
-            ((x[i], dx[i]), (y, ady), None)
+        let k = self.normal_row(i);
+        if k == i {
+            let (l, u) = self.bounds.constant[i];
+            let side = |b: f64| b.is_finite().then_some((x[i] - b, dx[i]));
+            (side(l), (y, ady), side(u))
         } else {
             (
-                (x[i] + mu * x[k], dx[i] + mu * dx[k]),
+                Some((x[i] + mu * x[k], dx[i] + mu * dx[k])),
                 (y, ady),
                 Some((x[i] - mu * x[k], dx[i] - mu * dx[k])),
             )
@@ -330,13 +430,13 @@ fn compare_along(p: (f64, f64), q: (f64, f64)) -> std::cmp::Ordering {
 }
 
 /// The piece of `max(c, min(a, y))` entered just after `t = 0` along the direction whose
-/// `(value, slope)` pairs are given; ties in value and slope go to `A` (eq. 10).
-fn piece_along(a: (f64, f64), y: (f64, f64), c: Option<(f64, f64)>) -> (Piece, (f64, f64)) {
+/// `(value, slope)` pairs are given (`None` for an infinite side); ties in value and slope go
+/// to `A` (eq. 10).
+fn piece_along(a: Option<(f64, f64)>, y: (f64, f64), c: Option<(f64, f64)>) -> (Piece, (f64, f64)) {
     use std::cmp::Ordering::{Greater, Less};
-    let (inner, m) = if compare_along(a, y) == Less {
-        (Piece::Lower, a)
-    } else {
-        (Piece::Active, y)
+    let (inner, m) = match a {
+        Some(a) if compare_along(a, y) == Less => (Piece::Lower, a),
+        _ => (Piece::Active, y),
     };
     match c {
         Some(c) if compare_along(c, m) == Greater => (Piece::Upper, c),
@@ -376,10 +476,15 @@ impl NonSmoothResidual for MinMap {
         let start = out.len();
         for i in 0..n {
             let (a, yy, c) = self.pieces_along(i, x, dx, y[i], ad[i]);
-            let mut pairs = vec![(a, yy)];
+            let mut pairs = Vec::with_capacity(3);
+            if let Some(a) = a {
+                pairs.push((a, yy));
+            }
             if let Some(c) = c {
                 pairs.push((yy, c));
-                pairs.push((a, c));
+                if let Some(a) = a {
+                    pairs.push((a, c));
+                }
             }
             for (p, q) in pairs {
                 let ds = p.1 - q.1;
@@ -394,8 +499,8 @@ impl NonSmoothResidual for MinMap {
                 // the pieces entered forwards and backwards from the crossing point.
                 let at = |v: (f64, f64)| (v.0 + t * v.1, v.1);
                 let back = |v: (f64, f64)| (v.0 + t * v.1, -v.1);
-                let (pf, sf) = piece_along(at(a), at(yy), c.map(at));
-                let (pb, sb) = piece_along(back(a), back(yy), c.map(back));
+                let (pf, sf) = piece_along(a.map(at), at(yy), c.map(at));
+                let (pb, sb) = piece_along(a.map(back), back(yy), c.map(back));
                 if pf != pb && sf.1 != -sb.1 {
                     out.push(t);
                 }
@@ -465,12 +570,22 @@ pub fn project_pyramid(mu: f64, v: Vector3<f64>) -> Vector3<f64> {
 }
 
 impl ProjectedResidual for MinMap {
-    /// Projects each contact onto its friction pyramid: every zero of `H` lies in the product
-    /// of pyramids (a zero row forces `x_n >= 0` and `l(x) <= x <= u(x)`).
+    /// Projects each contact onto its friction pyramid and every other block onto its set
+    /// (a friction loss's box, a limit's half-line; an equality is free): every zero of `H`
+    /// lies in their product (a zero row forces `x_n >= 0` and `l(x) <= x <= u(x)`).
     fn project(&self, x: &mut [f64]) {
-        for (a, &mu) in self.problem.mu().iter().enumerate() {
-            let p = project_pyramid(mu, Vector3::new(x[3 * a], x[3 * a + 1], x[3 * a + 2]));
-            x[3 * a..3 * a + 3].copy_from_slice(p.as_slice());
+        if self.bounds.coulomb {
+            for (a, &mu) in self.problem.mu().iter().enumerate() {
+                let p = project_pyramid(mu, Vector3::new(x[3 * a], x[3 * a + 1], x[3 * a + 2]));
+                x[3 * a..3 * a + 3].copy_from_slice(p.as_slice());
+            }
+            return;
+        }
+        let mut z = [0.0; 6];
+        for (rows, c) in self.problem.constraints.iter() {
+            let z = &mut z[..rows.len()];
+            z.copy_from_slice(&x[rows.clone()]);
+            c.project_pyramid(z, &mut x[rows]);
         }
     }
 }
@@ -480,7 +595,7 @@ pub(crate) fn check_start(x0: &[f64], n: usize) -> Result<(), CoreError> {
     if x0.len() != n {
         return Err(CoreError::Problem(ProblemError::Shape {
             field: "x0".to_string(),
-            expected: format!("{n} entries (3 per contact)"),
+            expected: format!("{n} entries (one per row)"),
             found: format!("{} entries", x0.len()),
         }));
     }

@@ -13,7 +13,10 @@
 //!    permutation of eq. 11 the Newton matrix is `[A_AA A_AI; C D]`; `D` is unit lower
 //!    triangular with its off-diagonal entries only in normal columns, so `D^-1` flips their
 //!    signs, and `D^-1 C = C`. Solve the Schur system `S dx_A = -H_A + A_AI D^-1 H_I`,
-//!    `S = A_AA - A_AI D^-1 C`, then back-substitute `dx_I = -D^-1 (H_I + C dx_A)`.
+//!    `S = A_AA - A_AI D^-1 C`, then back-substitute `dx_I = -D^-1 (H_I + C dx_A)`. On the
+//!    other kinds (module [`super`]) a bound row of constant bounds (a friction loss, a limit)
+//!    is `e_i` in `D` and adds nothing to `C`, and an equality row, whose bounds are
+//!    infinite, is always in `A`: the same reduction, unchanged.
 //! 2. Armijo back-tracking `theta(x + tau dx) <= theta(x) + c tau theta'(x; dx)` with
 //!    `theta'(x; dx) = H' J dx` (`= -2 theta` when the Newton system is solved exactly).
 //!
@@ -253,7 +256,7 @@ pub fn schur_newton_step(map: &MinMap, p: &MinMapPoint, how: &SquareSolve) -> Op
             continue;
         }
         let s = bound_coupling(map, i, pi);
-        let k = MinMap::normal_of(i);
+        let k = map.normal_row(i);
         *zi = if s != 0.0 && p.pieces[k] != Piece::Active {
             p.h[i] - s * p.h[k]
         } else {
@@ -278,7 +281,7 @@ pub fn schur_newton_step(map: &MinMap, p: &MinMapPoint, how: &SquareSolve) -> Op
             continue;
         }
         let s = bound_coupling(map, i, pi);
-        let k = MinMap::normal_of(i);
+        let k = map.normal_row(i);
         if s == 0.0 || p.pieces[k] != Piece::Active {
             continue;
         }
@@ -296,16 +299,19 @@ pub fn schur_newton_step(map: &MinMap, p: &MinMapPoint, how: &SquareSolve) -> Op
     for (r, &i) in active.iter().enumerate() {
         dx[i] = dxa[r];
     }
-    // dx_I = -D^-1 (H_I + C dx_A), row by row: dx_i + s_i dx_n(i) = -H_i, normals first.
-    for i in (0..n).step_by(3) {
-        for t in 0..3 {
-            let r = i + t;
-            if r >= n || p.pieces[r] == Piece::Active {
-                continue;
-            }
-            let s = bound_coupling(map, r, p.pieces[r]);
-            dx[r] = -p.h[r] - if s != 0.0 { s * dx[i] } else { 0.0 };
+    // dx_I = -D^-1 (H_I + C dx_A), row by row: dx_i + s_i dx_n(i) = -H_i. A contact's normal
+    // row precedes its frictional rows, so dx_n(i) is known when row i is reached.
+    for r in 0..n {
+        if p.pieces[r] == Piece::Active {
+            continue;
         }
+        let s = bound_coupling(map, r, p.pieces[r]);
+        let coupled = if s != 0.0 {
+            s * dx[map.normal_row(r)]
+        } else {
+            0.0
+        };
+        dx[r] = -p.h[r] - coupled;
     }
     dx.iter().all(|v| v.is_finite()).then_some(NewtonStep {
         dx,
@@ -355,7 +361,7 @@ fn gradient(map: &MinMap, p: &MinMapPoint) -> Vec<f64> {
                 g[i] += hi;
                 let s = bound_coupling(map, i, pi);
                 if s != 0.0 {
-                    g[MinMap::normal_of(i)] += s * hi;
+                    g[map.normal_row(i)] += s * hi;
                 }
             }
         }
@@ -410,7 +416,9 @@ impl BDerivative for MinMap {
 /// component change.
 ///
 /// Rows with a nonpositive or non-finite `A_ii` are left as they are. If the normal row was
-/// left at `x_n < 0`, the crossed tangent bounds clamp to `u = mu x_n`.
+/// left at `x_n < 0`, the crossed tangent bounds clamp to `u = mu x_n`. An equality row, its
+/// bounds infinite, takes the plain Gauss-Seidel update; a friction loss's is clamped to its
+/// constant box.
 pub fn pgs_pyramid_sweep(map: &MinMap, x: &mut [f64]) -> f64 {
     let mut change = 0.0f64;
     for i in 0..map.dim() {

@@ -1,6 +1,8 @@
 //! The min-map as a plugin (`--formulation min-map`): Erleben and Ortiz's boxed LCP with a
-//! four-sided friction pyramid, whose faces may be turned ([`PyramidTurn`]).
+//! four-sided friction pyramid, whose faces may be turned ([`PyramidTurn`]), on every
+//! constraint kind (its rows' bounds in [`super`]).
 
+use contactlab_core::constraint::EVERY_KIND;
 use contactlab_core::plugin::{Formulation, FormulationPlugin, Model};
 use contactlab_core::{CoreError, StepProblem};
 use serde::{Deserialize, Serialize};
@@ -31,6 +33,10 @@ impl MinMapFormulation {
 impl Formulation for MinMapFormulation {
     type Built = MinMap;
 
+    /// Every kind is a boxed-LCP row: an equality free, a limit and a frictionless contact
+    /// `x >= 0`, a friction loss a constant box, a contact's frictional rows its pyramid.
+    const KINDS: &'static [&'static str] = EVERY_KIND;
+
     fn model(&self) -> Model {
         Model::FrictionPyramid
     }
@@ -41,6 +47,14 @@ impl Formulation for MinMapFormulation {
 
     fn build(&self, problem: &StepProblem) -> Result<MinMap, CoreError> {
         let problem = problem.local()?;
+        if !problem.constraints.coulomb_only() {
+            // Validated first, so that a bad block is named as such and not as a turn's error.
+            problem.validate()?;
+            return match super::turn::pairs_for(problem, &self.turn())? {
+                Some((rows, angles)) => MinMap::turned_pairs(problem, rows, angles),
+                None => MinMap::new(problem),
+            };
+        }
         match self.turn().angles(problem)? {
             Some(a) => MinMap::turned(problem, a),
             None => MinMap::new(problem),
@@ -71,7 +85,6 @@ impl Formulation for MinMapFormulation {
 impl FormulationPlugin for MinMapFormulation {
     const NAME: &'static str = "min-map";
     const DESCRIPTION: &'static str =
-        "Erleben and Ortiz: min-map H(x) of the boxed LCP with a 4-sided friction pyramid (eq. 5)";
-    const REFUSES: &'static str =
-        "its bounds (eq. 1) are the friction pyramid of a three-row Coulomb contact";
+        "Erleben and Ortiz: min-map H(x) of the boxed LCP with a 4-sided friction pyramid (eq. 5), row by row on every kind";
+    // No REFUSES: it takes every kind.
 }

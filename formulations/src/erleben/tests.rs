@@ -792,3 +792,628 @@ fn hard_opentissue_cases_stop_with_the_papers_failure_statuses() {
         }
     }
 }
+
+// ---- Every constraint kind (the boxed LCP row by row, module doc of `super`) ----
+
+use contactlab_core::constraint::Constraint;
+use contactlab_core::metrics::{local_metrics, pyramid_local_metrics};
+use contactlab_core::plugin::Formulation;
+use contactlab_core::{Constraints, CoreError, StepProblem};
+
+/// A random SPD `W = A A' / m + I/5` over the rows of `blocks`, with `q` uniform in `[lo, hi)`
+/// per row.
+fn problem_of(blocks: Vec<Constraint>, q: (f64, f64), seed: u64) -> LocalProblem {
+    let c = Constraints::new(blocks).unwrap();
+    let m = c.rows();
+    let mut rng = ChaCha8Rng::seed_from_u64(seed);
+    let a: Vec<f64> = (0..m * m).map(|_| rng.random_range(-1.0..1.0)).collect();
+    let w: Vec<f64> = (0..m * m)
+        .map(|k| {
+            let (i, j) = (k / m, k % m);
+            let s: f64 = (0..m).map(|l| a[i * m + l] * a[j * m + l]).sum();
+            s / m as f64 + if i == j { 0.2 } else { 0.0 }
+        })
+        .collect();
+    let q = (0..m).map(|_| rng.random_range(q.0..q.1)).collect();
+    LocalProblem::with_constraints(Matrix::from_row_major("W", m, m, &w).unwrap(), q, c).unwrap()
+}
+
+/// One block of every kind and size: equalities of 6 and 1 rows, a limit, a friction loss, a
+/// Coulomb contact, contacts of condim 4 and 1, an anisotropic condim 3, a condim 6.
+fn every_kind() -> Vec<Constraint> {
+    vec![
+        Constraint::Equality { rows: 6 },
+        Constraint::Limit,
+        Constraint::FrictionLoss { f_max: 0.3 },
+        Constraint::coulomb(0.6),
+        Constraint::Contact {
+            mu: vec![0.9, 0.5, 0.02],
+        },
+        Constraint::Contact { mu: vec![] },
+        Constraint::Equality { rows: 1 },
+        Constraint::Contact { mu: vec![0.9, 0.3] },
+        Constraint::Contact {
+            mu: vec![0.8, 0.8, 0.01, 0.001, 0.001],
+        },
+    ]
+}
+
+/// Asserts that `r` solves `p` on the pyramid ruler over every block (`|F_P| < 1e-9`, and
+/// every figure below `1e-8`) and, when `p` has no contact with friction, on the shared
+/// (cone) ruler too, whose terms are then the same.
+fn assert_pyramid_solution(p: &LocalProblem, r: &[f64], what: &str) {
+    let u = p.velocity(r);
+    let (nm, primal, dual, gap) = p.constraints.pyramid_ruler(r, &u);
+    assert!(
+        nm < 1e-9 && primal < 1e-8 && dual < 1e-8 && gap < 1e-8,
+        "{what}: pyramid ruler {nm:e} {primal:e} {dual:e} {gap:e}"
+    );
+    assert!(pyramid_local_metrics(p, r).natural_map < 1e-9, "{what}");
+    for (rows, c) in p.constraints.iter() {
+        let mut f = vec![0.0; rows.len()];
+        c.pyramid_natural_map(&r[rows.clone()], &u[rows.clone()], &mut f);
+        assert!(
+            f.iter().all(|v| v.abs() < 1e-9),
+            "{what}, {}: {f:?}",
+            c.describe()
+        );
+    }
+    let frictional = |c: &Constraint| matches!(c, Constraint::Contact { mu } if !mu.is_empty());
+    if !p.constraints.blocks().iter().any(frictional) {
+        let m = local_metrics(p, r);
+        assert!(m.natural_map < 1e-9, "{what}: shared ruler {m:?}");
+        let (nm, primal, dual, gap) = p.constraints.ruler(r, &u);
+        assert!(
+            nm < 1e-9 && primal < 1e-8 && dual < 1e-8 && gap < 1e-8,
+            "{what}"
+        );
+    }
+}
+
+/// Solves `p`'s min-map from zero with the paper's Newton (its default, `|H| <= tol`; and the
+/// full system without the Schur reduction) and with the projected LM; each must converge and
+/// its answer must pass [`assert_pyramid_solution`]. Returns the answers.
+fn solves_with_newton_and_plm(p: &LocalProblem, what: &str) -> Vec<Vec<f64>> {
+    let map = MinMap::new(p).unwrap();
+    let opts = SolveOptions {
+        stop_tol: 1e-12,
+        max_iter: 200,
+        ..SolveOptions::default()
+    };
+    let x0 = vec![0.0; map.dim()];
+    let full = ErlebenNewton {
+        schur: false,
+        ..ErlebenNewton::default()
+    };
+    let runs = [
+        (
+            "newton",
+            solve_minmap_newton(&map, &ErlebenNewton::default(), None, &opts),
+        ),
+        (
+            "newton (full system)",
+            solve_minmap_newton(&map, &full, None, &opts),
+        ),
+        (
+            "plm",
+            solve_least_squares(
+                map.clone(),
+                ProjectedLevenbergMarquardt::default(),
+                x0,
+                &opts,
+            ),
+        ),
+    ];
+    let mut answers = Vec::new();
+    for (driver, run) in runs {
+        let s = run.unwrap();
+        assert_eq!(
+            s.status,
+            Status::Converged,
+            "{what}, {driver}: after {} iterations, merit {:e}",
+            s.iterations,
+            s.merit
+        );
+        assert_pyramid_solution(p, &s.x, &format!("{what}, {driver}"));
+        answers.push(s.x);
+    }
+    answers
+}
+
+#[test]
+fn newton_and_plm_solve_each_kind_alone() {
+    let condim = |mu: &[f64]| Constraint::Contact { mu: mu.to_vec() };
+    let cases: Vec<(&str, Vec<Constraint>, (f64, f64))> = vec![
+        (
+            "equalities of 1 row",
+            vec![Constraint::Equality { rows: 1 }; 3],
+            (-1.0, 1.0),
+        ),
+        (
+            "equalities of 3 rows",
+            vec![Constraint::Equality { rows: 3 }; 2],
+            (-1.0, 1.0),
+        ),
+        (
+            "equalities of 6 rows",
+            vec![Constraint::Equality { rows: 6 }; 2],
+            (-1.0, 1.0),
+        ),
+        ("limits", vec![Constraint::Limit; 5], (-1.0, 0.5)),
+        (
+            "friction losses",
+            vec![Constraint::FrictionLoss { f_max: 0.3 }; 4],
+            (-1.0, 1.0),
+        ),
+        ("frictionless contacts", vec![condim(&[]); 4], (-1.0, 0.5)),
+        (
+            "anisotropic condim 3",
+            vec![condim(&[0.9, 0.3]); 3],
+            (-1.0, 0.5),
+        ),
+        (
+            "contacts of condim 4",
+            vec![condim(&[0.9, 0.5, 0.02]); 2],
+            (-1.0, 0.5),
+        ),
+        (
+            "contacts of condim 6",
+            vec![condim(&[0.8, 0.6, 0.05, 0.01, 0.02]); 2],
+            (-1.0, 0.5),
+        ),
+    ];
+    for (what, blocks, q) in cases {
+        let frictionless = !what.contains("condim");
+        for seed in 0..3 {
+            let answers = solves_with_newton_and_plm(&problem_of(blocks.clone(), q, seed), what);
+            // Without friction the problem is an LCP (or a linear system) of an SPD matrix:
+            // its answer is unique, and every driver finds the same.
+            if frictionless {
+                assert!(max_abs_diff(&answers[0], &answers[2]) < 1e-8, "{what}");
+            }
+        }
+    }
+}
+
+/// Friction losses with a small bound against a large drive all slide (`|r| = f_max`,
+/// `u != 0`, the `L`/`U` pieces of a constant box); with a large bound they all stick.
+#[test]
+fn friction_losses_slide_at_their_bound_and_stick_inside_it() {
+    for (f_max, sliding) in [(0.01, true), (50.0, false)] {
+        for seed in 0..3 {
+            let p = problem_of(
+                vec![Constraint::FrictionLoss { f_max }; 4],
+                (-1.0, 1.0),
+                seed,
+            );
+            for r in solves_with_newton_and_plm(&p, "friction losses") {
+                let u = p.velocity(&r);
+                for (ri, ui) in r.iter().zip(&u) {
+                    if sliding {
+                        assert!((ri.abs() - f_max).abs() < 1e-10 && ui.abs() > 1e-6);
+                    } else {
+                        assert!(ri.abs() < f_max && ui.abs() < 1e-9, "{r:?} {u:?}");
+                    }
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn newton_and_plm_solve_a_mix_of_every_kind() {
+    for seed in 0..5 {
+        let p = problem_of(every_kind(), (-1.0, 0.5), seed);
+        solves_with_newton_and_plm(&p, &format!("mix, seed {seed}"));
+    }
+}
+
+/// The plugin takes every kind, and its Newton answer passes the pyramid ruler in the
+/// problem's frames.
+#[test]
+fn the_plugin_solves_a_problem_of_every_kind() {
+    use contactlab_core::plugin::{solve_formulation, Init};
+    let p = problem_of(every_kind(), (-1.0, 0.5), 11);
+    let opts = SolveOptions {
+        stop_tol: 1e-12,
+        ..SolveOptions::default()
+    };
+    let f = MinMapFormulation::default();
+    let out = solve_formulation(
+        &f,
+        &StepProblem::from(p.clone()),
+        Init::Default,
+        &opts,
+        |m, x0, o| solve_minmap_newton(m, &ErlebenNewton::default(), Some(x0), o),
+    )
+    .unwrap();
+    assert_eq!(out.solution.status, Status::Converged);
+    assert_pyramid_solution(&p, &out.r, "plugin");
+}
+
+/// The min-map's generalized Jacobian on every kind matches central differences at random
+/// points (negative normals too), away from the kinks.
+#[test]
+fn jacobian_of_every_kind_matches_finite_differences() {
+    let (mut checked, mut total) = (0, 0);
+    for seed in 0..20 {
+        let p = problem_of(every_kind(), (-1.0, 1.0), 200 + seed);
+        let map = MinMap::new(&p).unwrap();
+        let mut rng = ChaCha8Rng::seed_from_u64(300 + seed);
+        let x: Vec<f64> = (0..map.dim())
+            .map(|_| rng.random_range(-1.0..1.0))
+            .collect();
+        checked += check_fd(&map, &x);
+        total += map.dim();
+    }
+    assert!(checked * 10 >= total * 8, "only {checked}/{total} columns");
+}
+
+/// The directional Jacobian (the piece entered along `dx`) predicts the one-sided difference,
+/// from random points and from `x = 0`, where every limit, normal and friction row sits on a
+/// tie of its pieces.
+#[test]
+fn directional_jacobian_of_every_kind_matches_one_sided_differences() {
+    for seed in 0..20 {
+        let p = problem_of(every_kind(), (-1.0, 1.0), 400 + seed);
+        let map = MinMap::new(&p).unwrap();
+        let n = map.dim();
+        let mut rng = ChaCha8Rng::seed_from_u64(500 + seed);
+        let dx: Vec<f64> = (0..n).map(|_| rng.random_range(-1.0..1.0)).collect();
+        let random: Vec<f64> = (0..n).map(|_| rng.random_range(-1.0..1.0)).collect();
+        for x in [vec![0.0; n], random] {
+            assert_directional_derivative(&map, &x, &dx, seed);
+        }
+    }
+}
+
+fn assert_directional_derivative(map: &MinMap, x: &[f64], dx: &[f64], seed: u64) {
+    let n = map.dim();
+    let mut j = Mat::<f64>::zeros(n, n);
+    map.jacobian_along(x, dx, j.as_mut());
+    let eps = 1e-8;
+    let xt: Vec<f64> = x.iter().zip(dx).map(|(a, b)| a + eps * b).collect();
+    let (h0, h1) = (map.evaluate(x).h, map.evaluate(&xt).h);
+    for i in 0..n {
+        let pred: f64 = (0..n).map(|c| j[(i, c)] * dx[c]).sum();
+        let fd = (h1[i] - h0[i]) / eps;
+        assert!(
+            (pred - fd).abs() < 1e-5 * (1.0 + fd.abs()),
+            "seed {seed} row {i}: {pred} vs {fd}"
+        );
+    }
+}
+
+/// Along segments of every kind's problem, the reported kinks are where the pieces change
+/// (the infinite sides of equalities, limits and normals have no crossing).
+#[test]
+fn kinks_of_every_kind_are_where_the_pieces_change() {
+    for seed in 0..10 {
+        let p = problem_of(every_kind(), (-1.0, 1.0), 600 + seed);
+        let map = MinMap::new(&p).unwrap();
+        let n = map.dim();
+        let mut rng = ChaCha8Rng::seed_from_u64(700 + seed);
+        let x: Vec<f64> = (0..n).map(|_| rng.random_range(-1.0..1.0)).collect();
+        let dx: Vec<f64> = (0..n).map(|_| rng.random_range(-1.0..1.0)).collect();
+        let mut ks = Vec::new();
+        map.kinks_on_segment(&x, &dx, &mut ks);
+        assert!(ks.windows(2).all(|w| w[0] < w[1]) && ks.iter().all(|&t| t > 0.0 && t <= 1.0));
+        let at = |t: f64| -> Vec<f64> { x.iter().zip(&dx).map(|(a, b)| a + t * b).collect() };
+        let grid = 2000;
+        let mut prev = map.evaluate(&x).pieces;
+        for g in 1..=grid {
+            let (t0, t1) = ((g - 1) as f64 / grid as f64, g as f64 / grid as f64);
+            let cur = map.evaluate(&at(t1)).pieces;
+            if cur != prev {
+                assert!(
+                    ks.iter().any(|&k| k >= t0 - 1e-12 && k <= t1 + 1e-12),
+                    "seed {seed}: change in [{t0}, {t1}] not reported: {ks:?}"
+                );
+            }
+            prev = cur;
+        }
+        for &t in ks.iter().filter(|&&t| t < 1.0 - 1e-6) {
+            assert_directional_derivative(&map, &at(t), &dx, seed);
+        }
+    }
+}
+
+/// The Schur-reduced step (eq. 11) equals the full system's on every kind, and covers a
+/// constant-bound row (friction loss, limit) in `I` and a frictional row in `I` with its
+/// normal in `A`.
+#[test]
+fn schur_reduced_step_equals_full_system_step_on_every_kind() {
+    let params = ErlebenNewton::paper();
+    let (mut constant_in_i, mut coupled_in_i) = (0, 0);
+    for seed in 0..20 {
+        let p = problem_of(every_kind(), (-1.0, 0.5), 800 + seed);
+        let map = MinMap::new(&p).unwrap();
+        for x in mixed_points(&map, seed + 900) {
+            let e = map.evaluate(&x);
+            for i in 0..map.dim() {
+                if e.pieces[i] == Piece::Active {
+                    continue;
+                }
+                let k = map.normal_row(i);
+                if k == i && map.bounds(&x, i).0 != 0.0 {
+                    constant_in_i += 1;
+                } else if k != i && e.pieces[k] == Piece::Active {
+                    coupled_in_i += 1;
+                }
+            }
+            let s = schur_newton_step(&map, &e, &params.square_solve()).unwrap();
+            let f = full_newton_step(&map, &e, &params.square_solve()).unwrap();
+            let scale = 1.0 + f.dx.iter().fold(0.0f64, |m, v| m.max(v.abs()));
+            assert!(max_abs_diff(&s.dx, &f.dx) < 1e-9 * scale, "seed {seed}");
+            let mut ad = vec![0.0; map.dim()];
+            map.mul(&s.dx, &mut ad);
+            let mut jdx = vec![0.0; map.dim()];
+            map.jacobian_times(&e.pieces, &s.dx, &ad, &mut jdx);
+            let neg_h: Vec<f64> = e.h.iter().map(|v| -v).collect();
+            assert!(max_abs_diff(&jdx, &neg_h) < 1e-9 * scale);
+        }
+    }
+    assert!(
+        constant_in_i > 0 && coupled_in_i > 0,
+        "{constant_in_i} {coupled_in_i}"
+    );
+}
+
+/// The PGS warm start on every kind: an equality's row is plain Gauss-Seidel, every other
+/// row stays in its bounds, and the sweeps lower `theta`.
+#[test]
+fn pgs_sweeps_on_every_kind_keep_the_bounds_and_lower_theta() {
+    for seed in 0..10 {
+        let p = problem_of(every_kind(), (-1.0, 0.5), 1000 + seed);
+        let map = MinMap::new(&p).unwrap();
+        let mut x = vec![0.0; map.dim()];
+        let cold = map.theta(&x);
+        for _ in 0..30 {
+            pgs_pyramid_sweep(&map, &mut x);
+        }
+        assert!(map.theta(&x) < cold, "seed {seed}");
+        for i in 0..map.dim() {
+            let (l, u) = map.bounds(&x, i);
+            assert!(
+                l <= x[i] && x[i] <= u,
+                "seed {seed} row {i}: {l} {} {u}",
+                x[i]
+            );
+        }
+    }
+}
+
+/// The projection of the projected LM puts each block in its set, the Coulomb contact as the
+/// paper's pyramid did, and is the identity on an equality.
+#[test]
+fn projection_puts_each_block_in_its_pyramid_set() {
+    use contactlab_core::ProjectedResidual;
+    let p = problem_of(every_kind(), (-1.0, 0.5), 3);
+    let map = MinMap::new(&p).unwrap();
+    let mut rng = ChaCha8Rng::seed_from_u64(5);
+    for _ in 0..20 {
+        let x: Vec<f64> = (0..map.dim())
+            .map(|_| rng.random_range(-2.0..2.0))
+            .collect();
+        let mut y = x.clone();
+        map.project(&mut y);
+        for (rows, c) in p.constraints.iter() {
+            let mut want = vec![0.0; rows.len()];
+            c.project_pyramid(&x[rows.clone()], &mut want);
+            assert_eq!(&y[rows.clone()], &want[..]);
+            if c.is_coulomb() {
+                let mu = map.row_mu(rows.start + 1);
+                let v = Vector3::new(x[rows.start], x[rows.start + 1], x[rows.start + 2]);
+                let old = project_pyramid(mu, v);
+                assert!((Vector3::from_column_slice(&want) - old).amax() < 1e-12);
+            }
+            if let Constraint::Equality { .. } = c {
+                assert_eq!(&y[rows.clone()], &x[rows]);
+            }
+        }
+    }
+}
+
+/// A contact of condim 4 whose sliding pair is turned against its slip gives Coulomb's answer
+/// (Mylapilli and Jain's remedy, on the isotropic pair only), and a 90-degree turn of every
+/// isotropic pair maps each box onto itself: its answer solves the unturned pyramid.
+#[test]
+fn turned_pyramids_turn_the_isotropic_sliding_pairs() {
+    let c = Constraints::new(vec![Constraint::Contact {
+        mu: vec![0.5, 0.5, 0.1],
+    }])
+    .unwrap();
+    let w = Matrix::from_row_major("W", 4, 4, &identity(4)).unwrap();
+    let p = LocalProblem::with_constraints(w, vec![-1.0, 2.0, 2.0, 0.0], c).unwrap();
+    let aligned = MinMapFormulation {
+        align_with_slip: true,
+        ..MinMapFormulation::default()
+    };
+    let r = turned_answer(&aligned, &p);
+    let s = 0.5 / 2f64.sqrt();
+    assert!(max_abs_diff(&r, &[1.0, -s, -s, 0.0]) < 1e-12, "{r:?}");
+    assert!(local_metrics(&p, &r).natural_map < 1e-12);
+    // Unturned, the same contact slides at the pyramid's corner, mu along each axis.
+    let r0 = turned_answer(&MinMapFormulation::default(), &p);
+    assert!(max_abs_diff(&r0, &[1.0, -0.5, -0.5, 0.0]) < 1e-12, "{r0:?}");
+    // 90 degrees on a mix of every kind but the anisotropic contacts, with an isotropic
+    // condim 4: three pairs to turn (the Coulomb contact's, the condim 4's and 6's).
+    let mut blocks: Vec<Constraint> = every_kind()
+        .into_iter()
+        .filter(|b| !matches!(b, Constraint::Contact { mu } if mu.len() >= 2 && mu[0] != mu[1]))
+        .collect();
+    blocks.push(Constraint::Contact {
+        mu: vec![0.7, 0.7, 0.05],
+    });
+    let turn = MinMapFormulation {
+        theta0_deg: 90.0,
+        ..MinMapFormulation::default()
+    };
+    for seed in 0..3 {
+        let p = problem_of(blocks.clone(), (-1.0, 0.5), 40 + seed);
+        let map = turn.build(&StepProblem::from(p.clone())).unwrap();
+        assert_eq!(map.turn().map(<[f64]>::len), Some(3));
+        let r = turned_answer(&turn, &p);
+        assert!(
+            pyramid_local_metrics(&p, &r).natural_map < 1e-9,
+            "seed {seed}"
+        );
+        assert!(max_abs_diff(&map.unknowns(&map.impulses(&r)), &r) < 1e-14);
+    }
+}
+
+fn identity(n: usize) -> Vec<f64> {
+    (0..n * n)
+        .map(|k| if k / n == k % n { 1.0 } else { 0.0 })
+        .collect()
+}
+
+/// The impulses (in `p`'s frames) of the Newton answer of the plugin `f` built on `p`; the
+/// answer solves the built (turned) problem on the pyramid ruler.
+fn turned_answer(f: &MinMapFormulation, p: &LocalProblem) -> Vec<f64> {
+    let map = f.build(&StepProblem::from(p.clone())).unwrap();
+    let opts = SolveOptions {
+        stop_tol: 1e-13,
+        ..SolveOptions::default()
+    };
+    let s = solve_minmap_newton(&map, &ErlebenNewton::default(), None, &opts).unwrap();
+    assert_eq!(s.status, Status::Converged);
+    assert_pyramid_solution(map.problem(), &s.x, "turned");
+    map.impulses(&s.x)
+}
+
+/// Bad input on the other kinds gives a clear error or status, never a panic: a turn asked of
+/// an anisotropic contact, NaN data, a negative friction-loss bound, a NaN start.
+#[test]
+fn bad_input_on_every_kind_is_named() {
+    let p = problem_of(every_kind(), (-1.0, 0.5), 1);
+    let turned = MinMapFormulation {
+        theta0_deg: 10.0,
+        ..MinMapFormulation::default()
+    };
+    let e = turned.build(&StepProblem::from(p.clone())).unwrap_err();
+    let msg = e.to_string();
+    assert!(
+        matches!(e, CoreError::Unsupported(_))
+            && msg.contains("constraint 4")
+            && msg.contains("0.9")
+            && msg.contains("0.5"),
+        "{msg}"
+    );
+    // NaN in q, and a negative bound, each named by the problem's validation.
+    let mut bad = p.clone();
+    bad.q[8] = f64::NAN;
+    assert!(MinMap::new(&bad).is_err());
+    let mut blocks = every_kind();
+    blocks[2] = Constraint::FrictionLoss { f_max: -1.0 };
+    let negative = LocalProblem {
+        constraints: Constraints::unchecked(blocks),
+        ..p.clone()
+    };
+    let msg = MinMap::new(&negative).unwrap_err().to_string();
+    assert!(msg.contains("f_max") && msg.contains("-1"), "{msg}");
+    let msg = MinMapFormulation::default()
+        .build(&StepProblem::from(negative))
+        .unwrap_err()
+        .to_string();
+    assert!(msg.contains("f_max"), "{msg}");
+    // A NaN start: a status, not a panic; a start of the wrong length: an error.
+    let map = MinMap::new(&p).unwrap();
+    let mut x0 = vec![0.0; map.dim()];
+    x0[6] = f64::NAN;
+    let opts = ErlebenNewton::paper_options();
+    let s = solve_minmap_newton(&map, &ErlebenNewton::default(), Some(x0), &opts).unwrap();
+    assert_eq!(s.status, Status::NotFinite);
+    assert!(
+        solve_minmap_newton(&map, &ErlebenNewton::default(), Some(vec![0.0; 3]), &opts)
+            .unwrap_err()
+            .to_string()
+            .contains("one per row")
+    );
+}
+
+/// On a problem of Coulomb contacts the row table gives the paper's layout, number for
+/// number: `(0, +inf)` on normals, `(-mu x_n, mu x_n)` with the contact's `mu` on tangents.
+#[test]
+fn coulomb_rows_keep_the_papers_bounds_bit_for_bit() {
+    let p = small(24, 7);
+    let map = MinMap::new(&p).unwrap();
+    assert!(map.is_coulomb());
+    let mut rng = ChaCha8Rng::seed_from_u64(8);
+    let x = random_point(&mut rng, 24, true);
+    for i in 0..24 {
+        let k = MinMap::normal_of(i);
+        assert_eq!(map.normal_row(i), k);
+        let (mu, want) = if k == i {
+            (0.0, (0.0, f64::INFINITY))
+        } else {
+            let m = p.mu()[i / 3] * x[k];
+            (p.mu()[i / 3], (-m, m))
+        };
+        assert_eq!(map.row_mu(i).to_bits(), mu.to_bits());
+        let got = map.bounds(&x, i);
+        assert_eq!(
+            (got.0.to_bits(), got.1.to_bits()),
+            (want.0.to_bits(), want.1.to_bits())
+        );
+    }
+}
+
+/// Rows of the other kinds: an equality's row (both bounds infinite) is `y` whatever `x`, a
+/// friction loss's row is eq. 5 with a constant box, and a lower bound of `+inf` or NaN is
+/// not a bound (NaN, for drivers to see).
+#[test]
+fn rows_of_infinite_and_constant_bounds_follow_the_min_map_formula() {
+    let (inf, ninf) = (f64::INFINITY, f64::NEG_INFINITY);
+    assert_eq!(min_map_row(5.0, ninf, inf, -2.0), (-2.0, Piece::Active));
+    assert_eq!(min_map_row(-5.0, ninf, inf, 3.0), (3.0, Piece::Active));
+    // Box [-0.25, 0.25], `H = x - clip(x - y, l, u)`: `x - y` above it, `x - u`; below it,
+    // `x - l`; inside, `y`.
+    assert_eq!(min_map_row(0.5, -0.25, 0.25, -1.0), (0.25, Piece::Upper));
+    assert_eq!(min_map_row(-0.5, -0.25, 0.25, 1.0), (-0.25, Piece::Lower));
+    assert_eq!(min_map_row(0.125, -0.25, 0.25, 0.5), (0.375, Piece::Lower));
+    assert_eq!(
+        min_map_row(0.125, -0.25, 0.25, 0.0625),
+        (0.0625, Piece::Active)
+    );
+    assert!(min_map_row(0.0, inf, inf, 0.0).0.is_nan());
+    assert!(min_map_row(0.0, f64::NAN, inf, 0.0).0.is_nan());
+}
+
+/// The plugin's other general drivers on the mix of every kind: Todorov's edge-aware LM
+/// (through the kinks of the pieces), LM, Gauss-Newton, the dogleg and the trust region.
+#[test]
+fn every_general_driver_solves_a_mix_of_every_kind() {
+    use crate::todorov::Todorov;
+    use contactlab_core::plugin::Driver;
+    let opts = SolveOptions {
+        stop_tol: 1e-12,
+        max_iter: 300,
+        ..SolveOptions::default()
+    };
+    for seed in 0..3 {
+        let p = problem_of(every_kind(), (-1.0, 0.5), 20 + seed);
+        let map = MinMap::new(&p).unwrap();
+        let x0 = vec![0.0; map.dim()];
+        let ls = |name| {
+            let m = map.clone();
+            let x = x0.clone();
+            match name {
+                "lm" => solve_least_squares(m, LevenbergMarquardt::default(), x, &opts),
+                "gauss_newton" => solve_least_squares(m, GaussNewtonLs::default(), x, &opts),
+                "dogleg" => solve_least_squares(m, Dogleg::default(), x, &opts),
+                _ => solve_least_squares(m, TrustRegionSteihaug::default(), x, &opts),
+            }
+        };
+        let mut runs = vec![("todorov", Todorov::default().solve(&map, x0.clone(), &opts))];
+        for name in ["lm", "gauss_newton", "dogleg", "trust_region"] {
+            runs.push((name, ls(name)));
+        }
+        for (name, run) in runs {
+            let s = run.unwrap();
+            let what = format!("seed {seed}, {name}");
+            assert_eq!(s.status, Status::Converged, "{what}: merit {:e}", s.merit);
+            assert_pyramid_solution(&p, &s.x, &what);
+        }
+    }
+}
