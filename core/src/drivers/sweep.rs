@@ -18,6 +18,12 @@
 //! (counters `opening_contacts`, `sticking_contacts`, `slipping_contacts`, of the last sweep)
 //! and how many inner steps they took over the whole solve (`local_steps`). A local solve that
 //! fails stops the run with a [`Status`] naming why ([`LocalError::status`]).
+//!
+//! A solver that opts in ([`ContactSolver::OTHER_KINDS`]) also takes problems with other
+//! constraint kinds: [`solve_sweep`] then walks every block in row order ([`kinds`]: equalities,
+//! limits, friction losses, contacts of condim 1, anisotropic 3, 4, 6), with the same relaxation
+//! and stop rules. The choice is made once per solve; a problem of Coulomb contacts only runs
+//! the contact sweep above, unchanged.
 
 use argmin::core::{
     Error as ArgminError, IterState, Problem, Solver, State, TerminationStatus, KV,

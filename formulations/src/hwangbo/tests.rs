@@ -1141,8 +1141,7 @@ fn bad_blocks_of_the_other_kinds_give_errors_or_statuses_not_panics() {
         Constraint::Equality { rows: 1 },
     ])
     .unwrap();
-    // A singular equality block (two equal rows in one weld-like block of 2 rows is refused by
-    // the rows' count, so the block of 2 rows is an equality of 2 rows here).
+    // A singular equality block: two equal rows in one block of 2 rows, contradicting targets.
     let c2 = Constraints::new(vec![Constraint::Equality { rows: 2 }]).unwrap();
     let w = Matrix::from_row_major("W", 2, 2, &[1.0, 1.0, 1.0, 1.0]).unwrap();
     let singular = LocalProblem::with_constraints(w.clone(), vec![-1.0, -2.0], c2).unwrap();
@@ -1177,7 +1176,6 @@ fn bad_blocks_of_the_other_kinds_give_errors_or_statuses_not_panics() {
         .solve(&p, x0.clone(), &opts(1e-8, 0))
         .is_err());
     assert!(coulomb_sor().solve(&p, x0.clone(), &opts(1e-8, 0)).is_err());
-    p.q[5] = 0.0;
     let mut blocks = bisection_mix();
     blocks[2] = Constraint::FrictionLoss { f_max: -0.3 };
     let mut p = kinds_problem(bisection_mix(), (-1.0, 0.5), 3);

@@ -34,7 +34,7 @@
 //! The stop rules read on every block: the natural map is the shared ruler's; the impulse
 //! change sums `|r*_b - r_b|_2` over every block and the penetration `max(0, -u)` over every
 //! unilateral row (a contact's normal row, a limit); the violation sums
-//! [`contact_violation`](super::contact_violation) over the three-row contacts (of the scaled
+//! [`contact_violation`] over the three-row contacts (of the scaled
 //! variables for an anisotropic one, where it is exact by the argument above) and the norm of
 //! the block's natural map over the others (zero exactly where the block's law holds: `|u_R|`
 //! for an equality).
