@@ -1195,3 +1195,29 @@ fn both_drivers_declare_every_kind() {
     assert_eq!(BisectionSor::KINDS, contactlab_core::constraint::EVERY_KIND);
     assert_eq!(HwangboPgs::KINDS, contactlab_core::constraint::EVERY_KIND);
 }
+
+/// The mixed problem file the CLI and the robustness sweep read: the PGS solves it to the
+/// ruler's tolerance; the bisection-SOR refuses its condim 4 contact by name.
+#[test]
+fn the_every_kind_file_is_solved_by_pgs_and_refused_by_the_bisection() {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../data/problems/kinds/every_kind.json");
+    let contactlab_core::Problem::Local(p) = contactlab_core::io::read_problem(&path).unwrap()
+    else {
+        panic!("every_kind.json is a local problem")
+    };
+    let x0 = vec![0.0; p.q.len()];
+    let s = HwangboPgs::default()
+        .solve(&p, x0.clone(), &opts(1e-12, 0))
+        .unwrap();
+    assert_eq!(s.status, Status::Converged);
+    assert_ruler(&p, &s.x, 1e-8, "pgs-hwangbo, every_kind.json");
+    let e = BisectionSor::default()
+        .solve(&p, x0, &opts(1e-8, 0))
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("bisection-sor refuses constraint") && e.contains("condim"),
+        "{e}"
+    );
+}
