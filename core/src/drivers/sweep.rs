@@ -18,6 +18,12 @@
 //! (counters `opening_contacts`, `sticking_contacts`, `slipping_contacts`, of the last sweep)
 //! and how many inner steps they took over the whole solve (`local_steps`). A local solve that
 //! fails stops the run with a [`Status`] naming why ([`LocalError::status`]).
+//!
+//! A solver that opts in ([`ContactSolver::OTHER_KINDS`]) also takes problems with other
+//! constraint kinds: [`solve_sweep`] then walks every block in row order ([`kinds`]: equalities,
+//! limits, friction losses, contacts of condim 1, anisotropic 3, 4, 6), with the same relaxation
+//! and stop rules. The choice is made once per solve; a problem of Coulomb contacts only runs
+//! the contact sweep above, unchanged.
 
 use argmin::core::{
     Error as ArgminError, IterState, Problem, Solver, State, TerminationStatus, KV,
@@ -33,6 +39,8 @@ use crate::generalized::coulomb_only;
 use crate::metrics::natural_map_residual;
 use crate::problem::{LocalProblem, Matrix};
 use crate::result::{Solution, SolveOptions, Status};
+
+pub mod kinds;
 
 /// The deadline is read at every this many contacts of a sweep ([`Clock::Driver`]).
 const DEADLINE_EVERY: usize = 16;
@@ -202,6 +210,13 @@ pub enum LocalError {
     /// The search found no interval holding the slipping solution.
     #[error("single contact: no bracket of the slipping solution found ({0})")]
     NoBracket(&'static str),
+    /// A block of another kind with no exact local solve: a singular equality block `W_bb` or
+    /// a one-row block whose `W_kk` is not positive (the block's name says which).
+    #[error("{0}: its diagonal block of W is singular, the block has no exact local solve")]
+    SingularOther(&'static str),
+    /// A block the solver does not take (refused before any sweep; reaching it is a bug).
+    #[error("the local solver does not take a {0} block")]
+    Unsupported(&'static str),
 }
 
 impl LocalError {
@@ -209,8 +224,10 @@ impl LocalError {
     pub fn status(&self) -> Status {
         match self {
             LocalError::NotFinite(_) => Status::NotFinite,
-            LocalError::SingularBlock => Status::SingularSystem,
-            LocalError::NegativeFriction(_) | LocalError::NoBracket(_) => Status::LocalSolveFailed,
+            LocalError::SingularBlock | LocalError::SingularOther(_) => Status::SingularSystem,
+            LocalError::NegativeFriction(_)
+            | LocalError::NoBracket(_)
+            | LocalError::Unsupported(_) => Status::LocalSolveFailed,
         }
     }
 }
@@ -257,6 +274,48 @@ pub trait ContactSolver {
     /// The friction law its answers satisfy.
     fn model(&self) -> FrictionModel {
         FrictionModel::Coulomb
+    }
+
+    /// Whether the solver takes problems with blocks other than Coulomb contacts: the sweep then
+    /// walks every block in row order ([`kinds`]); `false` keeps [`solve_sweep`] Coulomb-only.
+    const OTHER_KINDS: bool = false;
+
+    /// Whether every contact that is not a Coulomb contact (but condim 1) goes to
+    /// [`ContactSolver::solve_cone`]; `false` brings an anisotropic condim 3 to
+    /// [`ContactSolver::solve`] by the scaling of [`kinds`] and refuses condim 4 and 6.
+    const OWN_CONES: bool = false;
+
+    /// Why the solver refuses a contact with coefficients `mu` (`condim = 1 + mu.len()`) in a
+    /// problem with other kinds, `None` when it takes it ([`kinds::scaled_refusal`] unless
+    /// [`ContactSolver::OWN_CONES`]).
+    fn refuses_contact(&self, mu: &[f64]) -> Option<String> {
+        if Self::OWN_CONES {
+            None
+        } else {
+            kinds::scaled_refusal(mu)
+        }
+    }
+
+    /// The step `beta` of the exact solves of the other kinds (equality, limit, friction loss,
+    /// condim 1): `r* = P_C(r + beta (x - r))` with `x` the exact unconstrained solve, before
+    /// the sweep's relaxation; 1 for an exact block solve, eq. 18's `alpha` for a PGS.
+    fn exact_step(&self) -> f64 {
+        1.0
+    }
+
+    /// The new impulse of a contact of the elliptic cone `K_mu` (rows `1 + mu.len()`) with
+    /// `u = c + W r`, `w` its block row-major, from `r_prev`, into `out`; the mode and the
+    /// inner steps. Only called when [`ContactSolver::OWN_CONES`] is set.
+    fn solve_cone(
+        &self,
+        w: &[f64],
+        c: &[f64],
+        mu: &[f64],
+        r_prev: &[f64],
+        out: &mut [f64],
+    ) -> Result<(ContactMode, u32), LocalError> {
+        let _ = (w, c, mu, r_prev, out);
+        Err(LocalError::Unsupported("elliptic contact"))
     }
 }
 
@@ -417,6 +476,11 @@ impl<S: ContactSolver> BlockSweep<S> {
         }
     }
 
+    /// The per-contact solver.
+    pub fn solver(&self) -> &S {
+        &self.solver
+    }
+
     fn sweep(&self, b: &BlockRows<'_>, r: &mut [f64]) -> SweepOutcome {
         let mut out = SweepOutcome {
             max_change: 0.0,
@@ -528,6 +592,30 @@ impl<'a, S: ContactSolver> Solver<BlockRows<'a>, SweepState> for BlockSweep<S> {
         let out = self.sweep(b, &mut r);
         let res = self.measure(b, &r, out.sum_change);
         let active = (0..b.diag.len()).filter(|&a| r[3 * a] > 0.0).count() as u64;
+        let kv = self.conclude(&mut problem.counts, &out, res, &r, active, alpha);
+        Ok((state.param(r).cost(res), Some(kv)))
+    }
+
+    fn terminate(&mut self, _state: &SweepState) -> TerminationStatus {
+        self.status
+            .as_ref()
+            .map(Status::to_termination)
+            .unwrap_or(TerminationStatus::NotTerminated)
+    }
+}
+
+impl<S: ContactSolver> BlockSweep<S> {
+    /// After a sweep `out` that left `r` (`active` unilateral blocks pushing) and the measure
+    /// `res`: the status, the next `alpha`, the counts; the iteration's key-values.
+    fn conclude(
+        &mut self,
+        counts: &mut std::collections::HashMap<&'static str, u64>,
+        out: &SweepOutcome,
+        res: f64,
+        r: &[f64],
+        active: u64,
+        alpha: f64,
+    ) -> KV {
         let r_max = r.iter().fold(0.0f64, |m, x| m.max(x.abs()));
         self.status = if let Some(e) = out.failed {
             Some(e.status())
@@ -543,14 +631,10 @@ impl<'a, S: ContactSolver> Solver<BlockRows<'a>, SweepState> for BlockSweep<S> {
             None
         };
         self.alpha = self.relaxation.next(alpha);
-        problem.counts.insert("opening_contacts", out.modes.opening);
-        problem
-            .counts
-            .insert("sticking_contacts", out.modes.sticking);
-        problem
-            .counts
-            .insert("slipping_contacts", out.modes.slipping);
-        *problem.counts.entry("local_steps").or_insert(0) += out.steps;
+        counts.insert("opening_contacts", out.modes.opening);
+        counts.insert("sticking_contacts", out.modes.sticking);
+        counts.insert("slipping_contacts", out.modes.slipping);
+        *counts.entry("local_steps").or_insert(0) += out.steps;
         let mut kv = kv!(
             "merit" => res;
             "step_norm" => out.max_change;
@@ -561,14 +645,7 @@ impl<'a, S: ContactSolver> Solver<BlockRows<'a>, SweepState> for BlockSweep<S> {
             kv.insert("alpha", alpha.into());
             kv.insert("slipping", out.modes.slipping.into());
         }
-        Ok((state.param(r).cost(res), Some(kv)))
-    }
-
-    fn terminate(&mut self, _state: &SweepState) -> TerminationStatus {
-        self.status
-            .as_ref()
-            .map(Status::to_termination)
-            .unwrap_or(TerminationStatus::NotTerminated)
+        kv
     }
 }
 
@@ -580,6 +657,9 @@ pub fn solve_sweep<S: ContactSolver>(
     r0: Option<Vec<f64>>,
     opts: &SolveOptions,
 ) -> Result<Solution, CoreError> {
+    if S::OTHER_KINDS && !problem.constraints.coulomb_only() {
+        return kinds::solve_kinds(problem, sweep, r0, opts);
+    }
     coulomb_only(&problem.constraints, "the contact sweep")?;
     let r0 = super::kit::start_impulses(r0, problem.q.len())?;
     sweep.stop_tol = opts.stop_tol;

@@ -297,7 +297,7 @@ fn the_matrix_runs_every_pair_merges_its_shards_and_reports() {
         .path
         .join("reports/matrix/profile_time_siconos_ci.svg")
         .exists());
-    // The robot set against MuJoCo's answer: a Coulomb-only pair refuses the joint equality
+    // The robot set against MuJoCo's answer: a Coulomb-only pair (Clarabel's) refuses the joint equality
     // before it runs, the natural map answers it, each at its distance from MuJoCo's.
     assert!(
         md.contains("## `robots`: against MuJoCo's own answers"),
@@ -306,9 +306,9 @@ fn the_matrix_runs_every_pair_merges_its_shards_and_reports() {
     let reference = root.csv("reference_robots.csv");
     let of = |pair: &str| reference.1.iter().find(|r| r[0] == pair).unwrap().clone();
     let col = |name: &str| reference.0.iter().position(|c| c == name).unwrap();
-    let (min_map, natural) = (of("min-map+newton"), of("natural-map+lm"));
-    assert_eq!(min_map[col("refused_problems")], "1");
-    assert_eq!(min_map[col("refused_kinds")], "equality (1 row)");
+    let (clarabel, natural) = (of("sap+clarabel"), of("natural-map+lm"));
+    assert_eq!(clarabel[col("refused_problems")], "1");
+    assert_eq!(clarabel[col("refused_kinds")], "equality (1 row)");
     assert_eq!(natural[col("refused_problems")], "0");
     let d: f64 = natural[col("distance_r_median")].parse().unwrap();
     assert!((0.07..0.078).contains(&d), "{d}");

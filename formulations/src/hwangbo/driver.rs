@@ -23,7 +23,21 @@
 //! model (eq. 8): where a slipping contact's normal and tangential directions are coupled
 //! (`W_nt != 0`), the shared Coulomb ruler (natural map) measures the gap between the two
 //! models as well as the solver's error; `local = "coulomb"` solves Coulomb's law instead.
+//!
+//! **Every kind** (our extension of the paper's point contacts): both drivers walk the
+//! blocks of a problem in row order in the same sweep (`contactlab_core::drivers::sweep::kinds`
+//! gives the per-block solves and what the stop rules read on each kind). The bisection-SOR
+//! solves an equality exactly given the others (`W_bb r_b = -c_b`, LU of the block; a singular
+//! block ends the run with `singular_system`), a limit, a friction loss and a frictionless contact
+//! by the exact 1-D solve clamped into the set, all relaxed by Algorithm 2's `alpha`; it brings
+//! an anisotropic condim 3 onto its 3-row, one-`mu` single-contact methods exactly by the
+//! scaling `r_i = mu_i s_i` (`W -> D W D`, unit `mu`), and refuses condim 4 and 6 (its methods
+//! search a conic section of a 2-D tangential plane) and a condim 3 with one zero coefficient
+//! (the scaling is singular), by the block's index, before any sweep. The PGS takes every kind
+//! ([`super::pgs`]: eq. 17's steps on each, Euclidean projection onto the friction ellipse).
+//! A problem of Coulomb contacts only runs the contact sweep exactly as before.
 
+use contactlab_core::drivers::sweep::kinds::first_refused;
 use contactlab_core::drivers::sweep::{
     solve_sweep, BlockSweep, ContactSolver, FrictionModel, LocalError, LocalSolution, Relaxation,
     StopRule,
@@ -71,6 +85,8 @@ impl ContactSolver for HwangboLocal {
     type Prepared = ();
 
     const SYMMETRIC_BLOCK: bool = true;
+
+    const OTHER_KINDS: bool = true;
 
     fn prepare(&self, _w_aa: &Matrix3<f64>, _mu: f64) {}
 
@@ -186,8 +202,10 @@ impl BisectionSor {
     }
 }
 
-/// Runs `sweep` on a validated `problem` with the driver's own iteration budget.
+/// Runs `sweep` of the driver `name` on a validated `problem` with the driver's own iteration
+/// budget, after refusing, by index and reason, a block its local solver does not take.
 fn run<S: ContactSolver>(
+    name: &str,
     problem: &LocalProblem,
     sweep: BlockSweep<S>,
     r0: Vec<f64>,
@@ -195,6 +213,9 @@ fn run<S: ContactSolver>(
     opts: &SolveOptions,
 ) -> Result<Solution, CoreError> {
     problem.validate()?;
+    if let Some(why) = first_refused(sweep.solver(), problem) {
+        return Err(CoreError::Unsupported(format!("{name} refuses {why}")));
+    }
     let opts = SolveOptions {
         max_iter: max_iterations,
         ..opts.clone()
@@ -211,6 +232,7 @@ impl Driver<LocalProblem> for BisectionSor {
     ) -> Result<Solution, CoreError> {
         self.check()?;
         run(
+            Self::NAME,
             problem,
             self.sweep(opts.stop_tol),
             r0,
@@ -233,11 +255,13 @@ fn in_open(name: &str, x: f64, lo: f64, hi: f64) -> Result<(), CoreError> {
 impl DriverPlugin for BisectionSor {
     type Needs = NeedsContactProblem;
     const NAME: &'static str = "bisection-sor";
-    const KINDS: &'static [&'static str] = contactlab_core::constraint::COULOMB_ONLY;
-    const REFUSES: &'static str =
-        "Algorithm 2 sweeps three-row Coulomb contacts with a single-contact solve (sec. III)";
+    /// Refuses, at the start of a solve and by the block's index, contacts of condim 4 and 6 and
+    /// a condim 3 with one zero coefficient, since Algorithm 1 searches a conic section of a 2-D
+    /// tangential plane (other contacts and every other kind are taken).
+    const KINDS: &'static [&'static str] = contactlab_core::constraint::EVERY_KIND;
     const DESCRIPTION: &'static str = "Hwangbo et al. 2018 Algorithm 2: block SOR over contacts with \
-         the per-contact bisection (or golden section, quartic, Coulomb), maximum-dissipation model";
+         the per-contact bisection (or golden section, quartic, Coulomb), maximum-dissipation model; \
+         contacts of condim 4 and 6 refused (Algorithm 1 searches a 2-D tangential plane)";
 
     fn check(&self) -> Result<(), CoreError> {
         in_open("bisection-sor: alpha", self.alpha, 0.0, 2.0)?;
@@ -310,16 +334,21 @@ impl Driver<LocalProblem> for HwangboPgs {
         opts: &SolveOptions,
     ) -> Result<Solution, CoreError> {
         self.check()?;
-        run(problem, self.sweep(), r0, self.max_iterations, opts)
+        run(
+            Self::NAME,
+            problem,
+            self.sweep(),
+            r0,
+            self.max_iterations,
+            opts,
+        )
     }
 }
 
 impl DriverPlugin for HwangboPgs {
     type Needs = NeedsContactProblem;
     const NAME: &'static str = "pgs-hwangbo";
-    const KINDS: &'static [&'static str] = contactlab_core::constraint::COULOMB_ONLY;
-    const REFUSES: &'static str =
-        "eqs. 17-18 update a three-row Coulomb contact's normal and tangential impulses";
+    const KINDS: &'static [&'static str] = contactlab_core::constraint::EVERY_KIND;
     const DESCRIPTION: &'static str = "Hwangbo et al. 2018 sec. IV: projected Gauss-Seidel per \
          force component (eqs. 17-18, alpha 0.6), stopped on impulse change plus penetration";
 

@@ -9,8 +9,8 @@
 //! | [`golden`] | the golden-section search over the line-of-sight region (sec. V-B) |
 //! | [`analytical`] | the quartic closed form (sec. V-B), companion-matrix roots polished by Newton |
 //! | [`coulomb`] | Coulomb's law (eq. 6) solved exactly for one contact, for tests and model comparisons |
-//! | [`pgs`] | the per-component PGS update of eqs. 17-18 |
-//! | [`driver`] | `bisection-sor` (Algorithm 2) and `pgs-hwangbo` (sec. IV) as registered drivers |
+//! | [`pgs`] | the per-component PGS update of eqs. 17-18, extended to the elliptic cones (Euclidean projection onto the friction ellipse) |
+//! | [`driver`] | `bisection-sor` (Algorithm 2) and `pgs-hwangbo` (sec. IV) as registered drivers, on every constraint kind (bisection-sor: contacts of condim 1 and 3 only) |
 //!
 //! Every single-contact method is a small type implementing
 //! [`ContactSolver`](contactlab_core::drivers::sweep::ContactSolver), plugged into the one

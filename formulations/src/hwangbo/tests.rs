@@ -753,3 +753,471 @@ fn the_bisection_counts_its_initial_stepping() {
     }
     assert_eq!(Analytical::default().bracket_steps(&k), None);
 }
+
+// ---- Every constraint kind ----------------------------------------------------------------
+
+use contactlab_core::constraint::Constraint;
+
+/// A random SPD `W = A A' / m + I/5` over the rows of `blocks`, with `q` uniform in `[lo, hi)`.
+fn kinds_problem(blocks: Vec<Constraint>, q: (f64, f64), seed: u64) -> LocalProblem {
+    let c = Constraints::new(blocks).unwrap();
+    let m = c.rows();
+    let mut rng = ChaCha8Rng::seed_from_u64(seed);
+    let a: Vec<f64> = (0..m * m).map(|_| rng.random_range(-1.0..1.0)).collect();
+    let w: Vec<f64> = (0..m * m)
+        .map(|k| {
+            let (i, j) = (k / m, k % m);
+            let s: f64 = (0..m).map(|l| a[i * m + l] * a[j * m + l]).sum();
+            s / m as f64 + if i == j { 0.2 } else { 0.0 }
+        })
+        .collect();
+    let q = (0..m).map(|_| rng.random_range(q.0..q.1)).collect();
+    LocalProblem::with_constraints(Matrix::from_row_major("W", m, m, &w).unwrap(), q, c).unwrap()
+}
+
+/// Anisotropic condim 3, condim 4 and condim 6 contacts.
+fn anisotropic3() -> Constraint {
+    Constraint::Contact { mu: vec![0.9, 0.3] }
+}
+
+fn condim4() -> Constraint {
+    Constraint::Contact {
+        mu: vec![0.9, 0.5, 0.02],
+    }
+}
+
+fn condim6() -> Constraint {
+    Constraint::Contact {
+        mu: vec![0.8, 0.6, 0.05, 0.01, 0.02],
+    }
+}
+
+/// The kinds each driver is checked on, alone (several blocks of one kind), `q`'s range each.
+fn kind_cases() -> Vec<(&'static str, Vec<Constraint>, (f64, f64))> {
+    vec![
+        (
+            "equalities of 1 row",
+            vec![Constraint::Equality { rows: 1 }; 3],
+            (-1.0, 1.0),
+        ),
+        (
+            "equalities of 3 rows",
+            vec![Constraint::Equality { rows: 3 }; 2],
+            (-1.0, 1.0),
+        ),
+        (
+            "an equality of 6 rows",
+            vec![Constraint::Equality { rows: 6 }],
+            (-1.0, 1.0),
+        ),
+        ("limits", vec![Constraint::Limit; 5], (-1.0, 0.5)),
+        (
+            "sliding friction losses",
+            vec![Constraint::FrictionLoss { f_max: 0.01 }; 4],
+            (-1.0, 1.0),
+        ),
+        (
+            "sticking friction losses",
+            vec![Constraint::FrictionLoss { f_max: 50.0 }; 4],
+            (-1.0, 1.0),
+        ),
+        (
+            "frictionless contacts",
+            vec![Constraint::Contact { mu: vec![] }; 4],
+            (-1.0, 0.5),
+        ),
+        (
+            "anisotropic contacts of condim 3",
+            vec![anisotropic3(); 3],
+            (-1.0, 0.5),
+        ),
+    ]
+}
+
+/// Every kind the bisection-SOR takes, in one problem: equalities of 1, 3 and 6 rows, a limit,
+/// a friction loss, a Coulomb contact, an anisotropic condim 3, a frictionless contact.
+fn bisection_mix() -> Vec<Constraint> {
+    vec![
+        Constraint::Equality { rows: 3 },
+        Constraint::Limit,
+        Constraint::FrictionLoss { f_max: 0.3 },
+        Constraint::coulomb(0.6),
+        anisotropic3(),
+        Constraint::Contact { mu: vec![] },
+        Constraint::Equality { rows: 1 },
+        Constraint::Equality { rows: 6 },
+    ]
+}
+
+/// The bisection mix with condim 4 and 6 contacts: every kind.
+fn every_kind() -> Vec<Constraint> {
+    let mut b = bisection_mix();
+    b.insert(4, condim4());
+    b.push(condim6());
+    b
+}
+
+/// `x` passes the shared ruler on every row below `tol`.
+fn assert_ruler(p: &LocalProblem, x: &[f64], tol: f64, what: &str) {
+    let u = p.velocity(x);
+    let (nm, primal, dual, gap) = p.constraints.ruler(x, &u);
+    assert!(
+        nm < tol && primal < tol && dual < tol && gap < tol,
+        "{what}: natural map {nm:e}, primal {primal:e}, dual {dual:e}, gap {gap:e}"
+    );
+    for (rows, c) in p.constraints.iter() {
+        let mut f = vec![0.0; rows.len()];
+        c.natural_map(&x[rows.clone()], &u[rows.clone()], &mut f);
+        let norm = f.iter().map(|v| v * v).sum::<f64>().sqrt();
+        assert!(norm < tol, "{what}, {}: {f:?}", c.describe());
+    }
+}
+
+fn coulomb_sor() -> BisectionSor {
+    BisectionSor {
+        local: LocalMethod::Coulomb,
+        ..BisectionSor::default()
+    }
+}
+
+#[test]
+fn pgs_hwangbo_solves_each_kind_to_the_rulers_tolerance() {
+    let mut cases = kind_cases();
+    cases.push(("contacts of condim 4", vec![condim4(); 2], (-1.0, 0.5)));
+    cases.push(("contacts of condim 6", vec![condim6(); 2], (-1.0, 0.5)));
+    cases.push(("every kind", every_kind(), (-1.0, 0.5)));
+    for (what, blocks, q) in cases {
+        for seed in 0..3 {
+            let p = kinds_problem(blocks.clone(), q, seed);
+            let s = HwangboPgs::default()
+                .solve(&p, vec![0.0; p.q.len()], &opts(1e-12, 0))
+                .unwrap();
+            assert_eq!(s.status, Status::Converged, "{what}, seed {seed}");
+            assert_ruler(&p, &s.x, 1e-9, &format!("pgs-hwangbo, {what}, seed {seed}"));
+        }
+    }
+}
+
+#[test]
+fn bisection_sor_with_coulombs_law_solves_each_kind_it_takes_to_the_rulers_tolerance() {
+    let mut cases = kind_cases();
+    cases.push((
+        "every kind but condim 4 and 6",
+        bisection_mix(),
+        (-1.0, 0.5),
+    ));
+    for (what, blocks, q) in cases {
+        for seed in 0..3 {
+            let p = kinds_problem(blocks.clone(), q, 10 + seed);
+            let s = coulomb_sor()
+                .solve(&p, vec![0.0; p.q.len()], &opts(1e-12, 0))
+                .unwrap();
+            assert_eq!(s.status, Status::Converged, "{what}, seed {seed}");
+            assert_ruler(
+                &p,
+                &s.x,
+                1e-9,
+                &format!("bisection-sor, {what}, seed {seed}"),
+            );
+        }
+    }
+}
+
+/// Algorithm 1's maximum-dissipation answers differ from Coulomb's where a slipping contact's
+/// normal and tangential rows couple, so the default bisection-SOR is judged by its own
+/// violation (its converged status) on the contacts and by the ruler on every other block; on an
+/// anisotropic condim 3 its answer is checked against the violation of the scaled contact.
+#[test]
+fn bisection_sor_with_algorithm_1_meets_each_kinds_law() {
+    let mut cases = kind_cases();
+    cases.push((
+        "every kind but condim 4 and 6",
+        bisection_mix(),
+        (-1.0, 0.5),
+    ));
+    for (what, blocks, q) in cases {
+        for seed in 0..3 {
+            let p = kinds_problem(blocks.clone(), q, 20 + seed);
+            let s = BisectionSor::default()
+                .solve(&p, vec![0.0; p.q.len()], &opts(1e-10, 0))
+                .unwrap();
+            assert_eq!(s.status, Status::Converged, "{what}, seed {seed}");
+            let u = p.velocity(&s.x);
+            let w = p.w.to_dense();
+            for (rows, c) in p.constraints.iter() {
+                let (r, v) = (&s.x[rows.clone()], &u[rows.clone()]);
+                let err = match c {
+                    Constraint::Contact { mu } if mu.len() == 2 => {
+                        // The scaled contact: s = D^-1 r, D u, D W D, unit mu.
+                        let d = Vector3::new(1.0, mu[0], mu[1]);
+                        let wb = Matrix3::from_fn(|i, j| w[(rows.start + i, rows.start + j)]);
+                        let wd = Matrix3::from_diagonal(&d) * wb * Matrix3::from_diagonal(&d);
+                        let rs = Vector3::from_column_slice(r).component_div(&d);
+                        let us = Vector3::from_column_slice(v).component_mul(&d);
+                        contact_violation(FrictionModel::MaximumDissipation, &wd, 1.0, &rs, &us)
+                    }
+                    _ => {
+                        let mut f = vec![0.0; rows.len()];
+                        c.natural_map(r, v, &mut f);
+                        f.iter().map(|x| x * x).sum::<f64>().sqrt()
+                    }
+                };
+                assert!(err < 1e-9, "{what}, seed {seed}, {}: {err:e}", c.describe());
+            }
+        }
+    }
+}
+
+/// With no normal-tangent coupling in the contacts' blocks the two laws agree, so the default
+/// bisection-SOR's answer on a mix of the kinds it takes passes the shared ruler too.
+#[test]
+fn bisection_sor_passes_the_ruler_on_a_mix_without_normal_tangent_coupling() {
+    for seed in 0..3 {
+        let mut p = kinds_problem(bisection_mix(), (-1.0, 0.5), 30 + seed);
+        let mut w = p.w.to_dense();
+        let n = p.q.len();
+        for (rows, c) in p.constraints.iter() {
+            if let Constraint::Contact { mu } = c {
+                if !mu.is_empty() {
+                    // Decouple the normal row of the contact from its tangential rows (and keep W
+                    // symmetric positive definite: it stays diagonally dominated by 0.2 + ...).
+                    for t in 1..3 {
+                        let (i, j) = (rows.start, rows.start + t);
+                        w[(i, j)] = 0.0;
+                        w[(j, i)] = 0.0;
+                    }
+                }
+            }
+        }
+        let dense: Vec<f64> = (0..n * n).map(|k| w[(k / n, k % n)]).collect();
+        p.w = Matrix::from_row_major("W", n, n, &dense).unwrap();
+        if p.validate().is_err() {
+            continue;
+        }
+        let s = BisectionSor::default()
+            .solve(&p, vec![0.0; n], &opts(1e-11, 0))
+            .unwrap();
+        assert_eq!(s.status, Status::Converged, "seed {seed}");
+        assert_ruler(
+            &p,
+            &s.x,
+            1e-8,
+            &format!("bisection-sor, decoupled mix, seed {seed}"),
+        );
+    }
+}
+
+#[test]
+fn the_two_drivers_agree_on_a_mix_of_the_kinds_both_take() {
+    for seed in 0..3 {
+        let p = kinds_problem(bisection_mix(), (-1.0, 0.5), 40 + seed);
+        let x0 = vec![0.0; p.q.len()];
+        let a = coulomb_sor()
+            .solve(&p, x0.clone(), &opts(1e-12, 0))
+            .unwrap();
+        let b = HwangboPgs::default()
+            .solve(&p, x0, &opts(1e-12, 0))
+            .unwrap();
+        assert_eq!((a.status, b.status), (Status::Converged, Status::Converged));
+        assert!(
+            max_diff(&a.x, &b.x) < 1e-7,
+            "seed {seed}: {}",
+            max_diff(&a.x, &b.x)
+        );
+    }
+}
+
+#[test]
+fn the_ellipse_projection_meets_its_optimality_conditions() {
+    let mut rng = ChaCha8Rng::seed_from_u64(7);
+    for k in 0..500 {
+        let n = [2, 3, 5][k % 3];
+        let mu: Vec<f64> = (0..n)
+            .map(|i| {
+                if k % 7 == 0 && i == 1 {
+                    0.0
+                } else {
+                    log_uniform(&mut rng, 1e-3, 2.0)
+                }
+            })
+            .collect();
+        let t: Vec<f64> = (0..n).map(|_| rng.random_range(-2.0..2.0)).collect();
+        let rho = rng.random_range(0.0..1.0);
+        let mut x = t.clone();
+        super::pgs::project_ellipse(&mu, rho, &mut x);
+        let scaled = |x: &[f64]| -> f64 {
+            mu.iter()
+                .zip(x)
+                .filter(|(m, _)| **m > 0.0)
+                .map(|(m, v)| (v / m) * (v / m))
+                .sum::<f64>()
+                .sqrt()
+        };
+        assert!(scaled(&x) <= rho * (1.0 + 1e-12) + 1e-300, "{k}: outside");
+        for (m, v) in mu.iter().zip(&x) {
+            assert!(*m > 0.0 || *v == 0.0, "{k}: a row without friction moved");
+        }
+        if scaled(&t) > rho && mu.iter().all(|m| *m > 0.0) && rho > 0.0 {
+            // On the boundary, t - x along the outward normal x_i / mu_i^2, nonnegatively.
+            assert!(
+                (scaled(&x) - rho).abs() <= 1e-12 * rho.max(1.0),
+                "{k}: not on it"
+            );
+            let normal: Vec<f64> = mu.iter().zip(&x).map(|(m, v)| v / (m * m)).collect();
+            let nn = normal.iter().map(|v| v * v).sum::<f64>().sqrt();
+            let d: Vec<f64> = t.iter().zip(&x).map(|(a, b)| a - b).collect();
+            let dn = d.iter().map(|v| v * v).sum::<f64>().sqrt();
+            let cos = d.iter().zip(&normal).map(|(a, b)| a * b).sum::<f64>() / (dn * nn);
+            assert!(cos > 1.0 - 1e-9, "{k}: cos {cos}");
+        }
+        // No random point of the ellipse is nearer to t.
+        let dist = |y: &[f64]| -> f64 {
+            y.iter()
+                .zip(&t)
+                .map(|(a, b)| (a - b) * (a - b))
+                .sum::<f64>()
+                .sqrt()
+        };
+        for _ in 0..20 {
+            let mut y: Vec<f64> = mu.iter().map(|m| m * rng.random_range(-1.0..1.0)).collect();
+            let s = scaled(&y);
+            if s > 0.0 {
+                let f = rho * rng.random_range(0.0..1.0) / s;
+                y.iter_mut().for_each(|v| *v *= f);
+            }
+            assert!(dist(&x) <= dist(&y) + 1e-12, "{k}: a nearer point");
+        }
+    }
+    // Equal coefficients: the disc's radial projection.
+    let mut x = [3.0, 4.0];
+    super::pgs::project_ellipse(&[0.5, 0.5], 1.0, &mut x);
+    assert!(
+        (x[0] - 0.3).abs() < 1e-15 && (x[1] - 0.4).abs() < 1e-15,
+        "{x:?}"
+    );
+}
+
+#[test]
+fn bisection_sor_refuses_condim_4_and_6_and_a_zero_coefficient_by_name_before_iterating() {
+    for (c, condim) in [(condim4(), "condim 4"), (condim6(), "condim 6")] {
+        let p = kinds_problem(
+            vec![Constraint::Limit, Constraint::coulomb(0.5), c],
+            (-1.0, 0.5),
+            1,
+        );
+        let e = BisectionSor::default()
+            .solve(&p, vec![0.0; p.q.len()], &opts(1e-8, 0))
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("bisection-sor") && e.contains("constraint 2") && e.contains(condim),
+            "{e}"
+        );
+    }
+    let p = kinds_problem(
+        vec![Constraint::Contact { mu: vec![0.5, 0.0] }],
+        (-1.0, 0.5),
+        1,
+    );
+    let e = BisectionSor::default()
+        .solve(&p, vec![0.0; 3], &opts(1e-8, 0))
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("constraint 0") && e.contains("zero"), "{e}");
+    // The PGS takes it (the row without friction stays at 0).
+    let s = HwangboPgs::default()
+        .solve(&p, vec![0.0; 3], &opts(1e-12, 0))
+        .unwrap();
+    assert_eq!(s.status, Status::Converged);
+    assert_eq!(s.x[2], 0.0);
+    assert_ruler(&p, &s.x, 1e-9, "pgs-hwangbo, a zero coefficient");
+}
+
+#[test]
+fn bad_blocks_of_the_other_kinds_give_errors_or_statuses_not_panics() {
+    let x0 = vec![0.0; 2];
+    let c = Constraints::new(vec![
+        Constraint::Equality { rows: 1 },
+        Constraint::Equality { rows: 1 },
+    ])
+    .unwrap();
+    // A singular equality block: two equal rows in one block of 2 rows, contradicting targets.
+    let c2 = Constraints::new(vec![Constraint::Equality { rows: 2 }]).unwrap();
+    let w = Matrix::from_row_major("W", 2, 2, &[1.0, 1.0, 1.0, 1.0]).unwrap();
+    let singular = LocalProblem::with_constraints(w.clone(), vec![-1.0, -2.0], c2).unwrap();
+    for s in [
+        BisectionSor::default().solve(&singular, x0.clone(), &opts(1e-10, 0)),
+        HwangboPgs::default().solve(&singular, x0.clone(), &opts(1e-10, 0)),
+    ] {
+        assert_eq!(s.unwrap().status, Status::SingularSystem);
+    }
+    // The same rows as two 1-row equalities: each block is regular; consistent targets converge.
+    let two = LocalProblem::with_constraints(w, vec![-1.0, -1.0], c).unwrap();
+    let s = BisectionSor::default()
+        .solve(&two, x0.clone(), &opts(1e-10, 0))
+        .unwrap();
+    assert_eq!(s.status, Status::Converged);
+    // A limit whose W_kk is zero has no 1-D solve.
+    let zero = LocalProblem::with_constraints(
+        Matrix::from_row_major("W", 2, 2, &[0.0, 0.0, 0.0, 1.0]).unwrap(),
+        vec![-1.0, -1.0],
+        Constraints::new(vec![Constraint::Limit, Constraint::Limit]).unwrap(),
+    )
+    .unwrap();
+    let s = HwangboPgs::default()
+        .solve(&zero, x0.clone(), &opts(1e-10, 0))
+        .unwrap();
+    assert_eq!(s.status, Status::SingularSystem);
+    // NaN data and a negative friction-loss bound are refused before any sweep.
+    let mut p = kinds_problem(every_kind(), (-1.0, 0.5), 3);
+    let x0 = vec![0.0; p.q.len()];
+    p.q[5] = f64::NAN;
+    assert!(HwangboPgs::default()
+        .solve(&p, x0.clone(), &opts(1e-8, 0))
+        .is_err());
+    assert!(coulomb_sor().solve(&p, x0.clone(), &opts(1e-8, 0)).is_err());
+    let mut blocks = bisection_mix();
+    blocks[2] = Constraint::FrictionLoss { f_max: -0.3 };
+    let mut p = kinds_problem(bisection_mix(), (-1.0, 0.5), 3);
+    p.constraints = Constraints::unchecked(blocks);
+    let x0 = vec![0.0; p.q.len()];
+    for e in [
+        HwangboPgs::default().solve(&p, x0.clone(), &opts(1e-8, 0)),
+        BisectionSor::default().solve(&p, x0.clone(), &opts(1e-8, 0)),
+    ] {
+        let e = e.unwrap_err().to_string();
+        assert!(e.contains("f_max"), "{e}");
+    }
+}
+
+#[test]
+fn both_drivers_declare_every_kind() {
+    assert_eq!(BisectionSor::KINDS, contactlab_core::constraint::EVERY_KIND);
+    assert_eq!(HwangboPgs::KINDS, contactlab_core::constraint::EVERY_KIND);
+}
+
+/// The mixed problem file the CLI and the robustness sweep read: the PGS solves it to the
+/// ruler's tolerance; the bisection-SOR refuses its condim 4 contact by name.
+#[test]
+fn the_every_kind_file_is_solved_by_pgs_and_refused_by_the_bisection() {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../data/problems/kinds/every_kind.json");
+    let contactlab_core::Problem::Local(p) = contactlab_core::io::read_problem(&path).unwrap()
+    else {
+        panic!("every_kind.json is a local problem")
+    };
+    let x0 = vec![0.0; p.q.len()];
+    let s = HwangboPgs::default()
+        .solve(&p, x0.clone(), &opts(1e-12, 0))
+        .unwrap();
+    assert_eq!(s.status, Status::Converged);
+    assert_ruler(&p, &s.x, 1e-8, "pgs-hwangbo, every_kind.json");
+    let e = BisectionSor::default()
+        .solve(&p, x0, &opts(1e-8, 0))
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("bisection-sor refuses constraint") && e.contains("condim"),
+        "{e}"
+    );
+}

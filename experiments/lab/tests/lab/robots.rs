@@ -1,7 +1,7 @@
 //! The matrix's `robots` set (`data/mujoco_robots/`, every row MuJoCo has) through
 //! `Lab::run_sets`: the set alone, a pair that takes every kind solving two robot states to the
 //! shared ruler's tolerance at a measured distance from MuJoCo's answers, and a Coulomb-only
-//! pair refused before it runs, naming the kind.
+//! pair (`sap+clarabel`) refused before it runs, naming the kind.
 
 use std::path::{Path, PathBuf};
 
@@ -35,7 +35,7 @@ fn strs(df: &DataFrame, c: &str) -> Vec<String> {
     contactlab_runs::columns::strs(df, c).unwrap()
 }
 
-const PAIRS: &str = "only = [\"natural-map+lm\", \"min-map+newton\"]\n";
+const PAIRS: &str = "only = [\"natural-map+lm\", \"sap+clarabel\"]\n";
 
 #[test]
 fn the_robots_set_alone_is_solved_by_an_every_kind_pair_and_refused_by_a_coulomb_only_one() {
@@ -106,12 +106,12 @@ fn the_robots_set_alone_is_solved_by_an_every_kind_pair_and_refused_by_a_coulomb
         );
         assert!(kind[i].is_empty());
     }
-    // The min-map takes Coulomb contacts only: refused before it runs, naming the kind.
+    // Clarabel states Coulomb contacts' cones only: refused before it runs, naming the kind.
     for (name, refused) in [
         ("cheetah_t1500ms.json", "limit"),
         ("manipulator_t0500ms.json", "equality (1 row)"),
     ] {
-        let i = row(name, "min-map");
+        let i = row(name, "sap");
         assert_eq!(status[i], "error");
         assert_eq!(kind[i], refused);
         assert!(
