@@ -1609,20 +1609,39 @@ fn bad_input_of_every_kind_is_an_error() {
             found: 7
         })
     ));
-    // The MNCP refuses every kind but Coulomb's and the equality, naming the block.
-    let e = ImplicitMncp::new(&p).unwrap_err();
-    assert_eq!(
-        e,
-        MylapilliError::UnsupportedKind {
-            index: 1,
-            kind: "limit".into()
-        }
-    );
-    assert!(e.to_string().contains("Todorov"), "{e}");
-    let (c4, _) = constructed(&kind_cases()[7].1, &kind_cases()[7].2, 5);
+    // The MNCP takes every kind, and refuses the same bad input by name.
+    assert!(ImplicitMncp::new(&p).unwrap().is_general());
+    for bad in [
+        Constraint::FrictionLoss { f_max: -1.0 },
+        Constraint::FrictionLoss { f_max: f64::NAN },
+    ] {
+        let mut q = p.clone();
+        let mut blocks = q.constraints.blocks().to_vec();
+        blocks[2] = bad;
+        q.constraints = Constraints::unchecked(blocks);
+        let e = ImplicitMncp::new(&q).unwrap_err();
+        assert!(matches!(
+            e,
+            MylapilliError::Problem(ProblemError::BadConstraint { index: 2, .. })
+        ));
+        assert!(e.to_string().contains("f_max"), "{e}");
+    }
     assert!(matches!(
-        ImplicitMncp::new(&c4),
-        Err(MylapilliError::UnsupportedKind { index: 0, .. })
+        ImplicitMncp::new(&nan),
+        Err(MylapilliError::Problem(ProblemError::NonFinite { .. }))
+    ));
+    let mut neg_mu = p.clone();
+    let mut blocks = neg_mu.constraints.blocks().to_vec();
+    blocks[4] = Constraint::Contact {
+        mu: vec![0.9, -0.5, 0.02],
+    };
+    neg_mu.constraints = Constraints::unchecked(blocks);
+    assert!(matches!(
+        ImplicitMncp::new(&neg_mu),
+        Err(MylapilliError::Problem(ProblemError::BadConstraint {
+            index: 4,
+            ..
+        }))
     ));
 }
 
@@ -1632,7 +1651,7 @@ fn plugins_take_their_kinds_and_round_trip_warm_states() {
     use contactlab_core::plugin::{solve_formulation, Formulation, Init};
     use contactlab_core::{CoreError, StepProblem};
     assert_eq!(MlcpFbFormulation::KINDS, EVERY_KIND);
-    assert_eq!(MncpFormulation::KINDS, ["coulomb", "equality"]);
+    assert_eq!(MncpFormulation::KINDS, EVERY_KIND);
     let opts = SolveOptions {
         max_iter: 300,
         stop_tol: 1e-13,
@@ -1673,38 +1692,45 @@ fn plugins_take_their_kinds_and_round_trip_warm_states() {
             );
         }
     }
-    // The MNCP refuses the mixed problem before building, and takes equality rows.
-    let refused = solve_formulation(
-        &MncpFormulation::default(),
-        &step,
-        Init::Default,
-        &opts,
-        |b: &ImplicitMncp, x0, o| solve_least_squares(b.clone(), paper_plm(), x0, o),
-    );
-    assert!(matches!(refused, Err(CoreError::Unsupported(_))));
+    // The MNCP takes the mixed problem of every kind and the equality-and-Coulomb one.
     let (pe, _) = constructed(&kind_cases()[2].1, &kind_cases()[2].2, 12);
-    let step = StepProblem::from(pe.clone());
-    let out = solve_formulation(
+    for (what, pk) in [("mncp plugin, every kind", p.clone()), ("mncp plugin", pe)] {
+        let step = StepProblem::from(pk.clone());
+        let out = solve_formulation(
+            &MncpFormulation::default(),
+            &step,
+            Init::Default,
+            &opts,
+            |b: &ImplicitMncp, x0, o| solve_least_squares(b.clone(), paper_plm(), x0, o),
+        )
+        .unwrap();
+        assert_ruler(&pk, &out.r, 1e-10, what);
+        assert_eq!(out.warm.len(), pk.q.len());
+        let warm = solve_formulation(
+            &MncpFormulation::default(),
+            &step,
+            Init::Warm(&out.warm),
+            &opts,
+            |b: &ImplicitMncp, x0, o| solve_least_squares(b.clone(), paper_plm(), x0, o),
+        )
+        .unwrap();
+        assert!(
+            warm.solution.iterations <= 1,
+            "{what}: {}",
+            warm.solution.iterations
+        );
+    }
+    // Bad input is an error before building, never a panic.
+    let mut bad = p.clone();
+    let mut blocks = bad.constraints.blocks().to_vec();
+    blocks[2] = Constraint::FrictionLoss { f_max: -0.3 };
+    bad.constraints = Constraints::unchecked(blocks);
+    let e = solve_formulation(
         &MncpFormulation::default(),
-        &step,
+        &StepProblem::from(bad),
         Init::Default,
         &opts,
         |b: &ImplicitMncp, x0, o| solve_least_squares(b.clone(), paper_plm(), x0, o),
-    )
-    .unwrap();
-    assert_ruler(&pe, &out.r, 1e-10, "mncp plugin");
-    assert_eq!(out.warm.len(), pe.q.len());
-    let warm = solve_formulation(
-        &MncpFormulation::default(),
-        &step,
-        Init::Warm(&out.warm),
-        &opts,
-        |b: &ImplicitMncp, x0, o| solve_least_squares(b.clone(), paper_plm(), x0, o),
-    )
-    .unwrap();
-    assert!(
-        warm.solution.iterations <= 1,
-        "{}",
-        warm.solution.iterations
     );
+    assert!(matches!(e, Err(CoreError::Problem(_))), "{e:?}");
 }
