@@ -28,15 +28,4 @@ pub enum MylapilliError {
     /// parameter such as a negative `f_max`).
     #[error("{0}")]
     Problem(#[from] ProblemError),
-    /// A block of a kind the formulation does not take.
-    #[error(
-        "constraint {index} is a {kind}: the implicit MNCP reuses Todorov's per-contact maps, \
-         which take the Coulomb contact and the equality rows only"
-    )]
-    UnsupportedKind {
-        /// The block's index in the problem.
-        index: usize,
-        /// The block, described (`contact (condim 4)`, `limit`).
-        kind: String,
-    },
 }

@@ -1,7 +1,8 @@
 //! The implicit MNCP (Mylapilli and Jain 2014, eqs. 26-35): Todorov's implicit maps per contact
 //! plus the bilateral impulses `p_b`, the problem's equality rows gathered first wherever they
-//! stand (the split of [`super`]'s module doc). It takes the Coulomb contact and the equality
-//! only: every other kind would need Todorov's maps for it, which are his module's to give.
+//! stand (the split of [`super`]'s module doc). Every other block enters by Todorov's implicit
+//! map of its kind ([`crate::todorov::BlockMap`]; the kinds past the Coulomb contact are our
+//! extension of his paper, see [`super`]'s module doc).
 //!
 //! Unknowns `x = [p_b; z(1) .. z(n_u)]`, each `z(i)` normal first here (`[z_n, z_f, z_o]`; the
 //! paper's `[z_f, z_o, z_n]`, see [`ImplicitMncp::to_paper_order`]). Per contact (eq. 26, with
@@ -17,6 +18,11 @@
 //! block diagonal (eq. 35). The maps, regions, `dF/dz` blocks and kink crossings are
 //! [`crate::todorov`]'s (eq. 35 is Todorov's slip-region derivative written normal last; a test
 //! checks the two agree entry by entry).
+//!
+//! Off the Coulomb path (some non-equality block is not a three-row contact with one `mu`,
+//! decided once at build) `z` holds each block's rows, `F_u(z)` is each block's map and `F'`
+//! block diagonal with one `rows x rows` block per constraint ([`super::mncp_blocks`]); the
+//! formulas above are unchanged.
 
 use contactlab_core::frame;
 use contactlab_core::{
@@ -31,35 +37,44 @@ use crate::todorov::{self, Region};
 
 /// Mylapilli and Jain's implicit MNCP residual `Phi(p_b, z)` (eq. 32).
 ///
-/// Constructors validate their input and return errors; the accessors taking `x` expect
-/// `n_b + 3 n_u` entries and panic on a shorter slice, as the [`Residual`] methods do.
+/// Constructors validate their input and return errors; the accessors taking `x` expect one
+/// entry per row of the problem (`n_b + 3 n_u` on Coulomb contacts) and panic on a shorter
+/// slice, as the [`Residual`] methods do.
 #[derive(Debug, Clone)]
 pub struct ImplicitMncp {
-    sys: DenseSystem,
-    /// The friction coefficient of each contact, in the problem's order.
+    pub(super) sys: DenseSystem,
+    /// The friction coefficient of each contact, in the problem's order, on the Coulomb path
+    /// (empty off it).
     mu: Vec<f64>,
+    /// Whether some non-equality block is not a Coulomb contact: then every block goes through
+    /// Todorov's per-kind maps ([`super::mncp_blocks`]), decided once here so that the Coulomb
+    /// path keeps its 3-vector code.
+    general: bool,
 }
 
 impl ImplicitMncp {
-    /// The MNCP of a local problem of Coulomb contacts and equality rows, in any order (without
-    /// equality rows exactly Todorov's eq. 15 with `b = 0`). Any other kind is refused
-    /// ([`MylapilliError::UnsupportedKind`]): the maps are Todorov's per-contact ones.
+    /// The MNCP of a local problem of blocks of any kind in any order: equality rows the
+    /// bilateral `p_b`, every other block Todorov's implicit map of its kind (without equality
+    /// rows exactly Todorov's eq. 15 with `b = 0`). Fails on an invalid problem (shape,
+    /// non-finite entry, a block's bad parameter).
     pub fn new(problem: &LocalProblem) -> Result<ImplicitMncp, MylapilliError> {
         let sys = DenseSystem::new(problem)?;
-        let mut mu = Vec::with_capacity(sys.blocks.len());
-        for (index, b) in problem.constraints.blocks().iter().enumerate() {
-            match b {
-                Constraint::Contact { mu: m } if b.is_coulomb() => mu.push(m[0]),
-                Constraint::Equality { .. } => {}
-                other => {
-                    return Err(MylapilliError::UnsupportedKind {
-                        index,
-                        kind: other.describe(),
-                    })
-                }
-            }
-        }
-        Ok(ImplicitMncp { sys, mu })
+        let general = sys.blocks.iter().any(|b| !b.constraint.is_coulomb());
+        let coulomb_mu = |b: &super::system::OtherBlock| match &b.constraint {
+            Constraint::Contact { mu } if !general => Some(mu[0]),
+            _ => None,
+        };
+        let mu = sys.blocks.iter().filter_map(coulomb_mu).collect();
+        Ok(ImplicitMncp { sys, mu, general })
+    }
+
+    /// The same MNCP taken through the block path (for tests comparing the two paths on
+    /// Coulomb problems).
+    #[cfg(test)]
+    pub(super) fn with_general_path(mut self) -> ImplicitMncp {
+        self.general = true;
+        self.mu.clear();
+        self
     }
 
     /// Number of bilateral rows `n_b`.
@@ -67,9 +82,15 @@ impl ImplicitMncp {
         self.sys.n_b
     }
 
-    /// Number of contacts `n_u`.
+    /// Number of non-equality blocks `n_u` (the contacts of a Coulomb problem).
     pub fn num_contacts(&self) -> usize {
-        self.mu.len()
+        self.sys.blocks.len()
+    }
+
+    /// Whether the blocks go through Todorov's per-kind maps (some non-equality block is not
+    /// a Coulomb contact) rather than the Coulomb path's 3-vectors.
+    pub fn is_general(&self) -> bool {
+        self.general
     }
 
     /// Contact `i`'s `z(i)` (normal first) in `x`.
@@ -82,8 +103,12 @@ impl ImplicitMncp {
         &x[..self.sys.n_b]
     }
 
-    /// The contact impulses `F_u(z)` (eq. 26), normal first, three per contact.
+    /// The impulses `F_u(z)` of the non-equality rows (eq. 26), normal first, three per
+    /// Coulomb contact (each block's rows off the Coulomb path).
     pub fn contact_impulse(&self, x: &[f64]) -> Vec<f64> {
+        if self.general {
+            return self.block_impulse(&x[self.sys.n_b..]);
+        }
         (0..self.mu.len())
             .flat_map(|i| {
                 let f = todorov::impulse(self.mu[i], 0.0, self.z(x, i));
@@ -121,8 +146,11 @@ impl ImplicitMncp {
             .bilateral_velocity(self.bilateral_impulse(x), &self.contact_impulse(x))
     }
 
-    /// The region (break, stick, slip) of every contact at `x`.
+    /// The region (break, stick, slip) of every non-equality block at `x`.
     pub fn regions(&self, x: &[f64]) -> Vec<Region> {
+        if self.general {
+            return self.block_regions(&x[self.sys.n_b..]);
+        }
         (0..self.mu.len())
             .map(|i| Region::of(self.mu[i], 0.0, self.z(x, i)))
             .collect()
@@ -130,7 +158,8 @@ impl ImplicitMncp {
 
     /// Unknowns for the impulse `r` of every row (the problem's row order): `p_b` its equality
     /// rows, `z = u - r` per contact (eq. 27) at the velocity `u = W_bu' p_b + W r + q` it
-    /// gives. The MNCP solution when `r` is a Coulomb solution; otherwise a warm start.
+    /// gives (eq. 14 on every kind: `z = v - f`). The MNCP solution when `r` is a solution;
+    /// otherwise a warm start.
     pub fn unknowns_from_impulse(&self, r: &[f64]) -> Result<Vec<f64>, MylapilliError> {
         self.sys.check_rows("r", r)?;
         let (p_b, ru) = self.sys.gather(r);
@@ -196,19 +225,25 @@ impl ImplicitMncp {
             .collect()
     }
 
-    /// Writes eq. 34 for block-diagonal `F'` given by `blocks`.
-    fn jacobian_from_blocks(&self, blocks: &[Matrix3<f64>], mut out: MatMut<'_, f64>) {
-        let (n_b, n_u) = (self.sys.n_b, self.mu.len());
+    /// Writes the columns of `p_b` of eq. 34: `[W_bb; W_bu']`.
+    pub(super) fn bilateral_columns(&self, out: &mut MatMut<'_, f64>) {
         let s = &self.sys;
-        // Columns of p_b: [W_bb; W_bu'].
+        let (n_b, m) = (s.n_b, s.other_rows());
         for l in 0..n_b {
             for k in 0..n_b {
                 out[(k, l)] = s.w_bb[(k, l)];
             }
-            for i in 0..3 * n_u {
+            for i in 0..m {
                 out[(n_b + i, l)] = s.w_bu[(l, i)];
             }
         }
+    }
+
+    /// Writes eq. 34 for block-diagonal `F'` given by `blocks`.
+    fn jacobian_from_blocks(&self, blocks: &[Matrix3<f64>], mut out: MatMut<'_, f64>) {
+        let (n_b, n_u) = (self.sys.n_b, self.mu.len());
+        let s = &self.sys;
+        self.bilateral_columns(&mut out);
         // Columns of z(j): [W_bu F'_j; (W - I) F'_j - I].
         for (j, fb) in blocks.iter().enumerate() {
             for c in 0..3 {
@@ -233,11 +268,11 @@ impl ImplicitMncp {
 
 impl Residual for ImplicitMncp {
     fn num_unknowns(&self) -> usize {
-        self.sys.n_b + 3 * self.mu.len()
+        self.sys.n_b + self.sys.other_rows()
     }
 
     fn num_residuals(&self) -> usize {
-        self.sys.n_b + 3 * self.mu.len()
+        self.sys.n_b + self.sys.other_rows()
     }
 
     fn residual(&self, x: &[f64], out: &mut [f64]) {
@@ -254,6 +289,11 @@ impl Residual for ImplicitMncp {
     }
 
     fn jacobian(&self, x: &[f64], out: MatMut<'_, f64>) {
+        if self.general {
+            let z = &x[self.sys.n_b..];
+            let blocks = self.block_df(z, &self.block_regions(z));
+            return self.block_jacobian(&blocks, out);
+        }
         let blocks = self.blocks(x, &self.regions(x));
         self.jacobian_from_blocks(&blocks, out);
     }
@@ -263,6 +303,9 @@ impl NonSmoothResidual for ImplicitMncp {
     fn kinks_on_segment(&self, x: &[f64], dx: &[f64], out: &mut Vec<f64>) {
         let start = out.len();
         let n_b = self.sys.n_b;
+        if self.general {
+            self.block_kinks(&x[n_b..], &dx[n_b..], out);
+        }
         for i in 0..self.mu.len() {
             todorov::contact_crossings(
                 self.mu[i],
@@ -277,6 +320,11 @@ impl NonSmoothResidual for ImplicitMncp {
 
     fn jacobian_along(&self, x: &[f64], dx: &[f64], out: MatMut<'_, f64>) {
         let n_b = self.sys.n_b;
+        if self.general {
+            let z = &x[n_b..];
+            let blocks = self.block_df(z, &self.block_regions_along(z, &dx[n_b..]));
+            return self.block_jacobian(&blocks, out);
+        }
         let regions: Vec<Region> = (0..self.mu.len())
             .map(|i| {
                 todorov::region_along(self.mu[i], 0.0, self.z(x, i), todorov::block(&dx[n_b..], i))
@@ -286,9 +334,14 @@ impl NonSmoothResidual for ImplicitMncp {
         self.jacobian_from_blocks(&blocks, out);
     }
 
-    /// Todorov's plane and cone edges of each contact's `z` (with `b = 0`), so Todorov's
-    /// driver mixes Jacobians and restricts steps on the MNCP as on his own residual.
+    /// Todorov's plane and cone edges of each contact's `z` (with `b = 0`), and off the
+    /// Coulomb path each block's edges (a limit's plane, a friction loss's `abs(z) = f_max`,
+    /// the elliptic cone), so Todorov's driver mixes Jacobians and restricts steps on the
+    /// MNCP as on his own residual.
     fn edges_at(&self, x: &[f64], out: &mut Vec<Edge>) {
+        if self.general {
+            return self.block_edges_at(x, out);
+        }
         let n_b = self.sys.n_b;
         for i in 0..self.mu.len() {
             let (mu, z) = (self.mu[i], self.z(x, i));
@@ -305,6 +358,9 @@ impl NonSmoothResidual for ImplicitMncp {
     }
 
     fn project_onto_edge(&self, edge: &Edge, x: &mut [f64]) {
+        if self.general {
+            return self.block_project_onto_edge(edge, x);
+        }
         if edge.curved {
             let i = edge.tag;
             let p = todorov::project_on_cone_edge(self.mu[i], 0.0, self.z(x, i));

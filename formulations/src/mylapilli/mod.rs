@@ -7,8 +7,8 @@
 //!   on the equality rows (the MCP variant of Ferris, Kanzow and Munson the paper cites), and
 //!   the paper's Jacobian (section "Casting the MLCP as an optimization problem").
 //! * [`ImplicitMncp`]: the implicit MNCP (eqs. 26-35): Todorov's implicit maps per contact
-//!   (reused from [`crate::todorov`]) plus the bilateral impulses `p_b`, residual eq. 31/32 and
-//!   Jacobian eq. 34/35.
+//!   (reused from [`crate::todorov`], per kind off the Coulomb contact) plus the bilateral
+//!   impulses `p_b`, residual eq. 31/32 and Jacobian eq. 34/35.
 //!
 //! Both implement [`contactlab_core::Residual`] and [`contactlab_core::ProjectedResidual`], so
 //! every least-squares driver of `contactlab_core::drivers` runs them. The paper's own two
@@ -89,9 +89,39 @@
 //!   `f >= 0`.
 //! * PLM's box is the MCP's for every kind: `p_b` free, every `beta` and `sigma` in `R+`.
 //!
-//! The MNCP takes the Coulomb contact and equality rows only: it reuses Todorov's per-contact
-//! maps ([`crate::todorov`]), and any other block is refused by name
-//! ([`MylapilliError::UnsupportedKind`]).
+//! # Every kind in the MNCP
+//!
+//! The paper's MNCP (eqs. 26-35) has the same two kinds of rows: bilateral `p_b` (free,
+//! `u_b = 0`, eq. 31's first row) and the Coulomb contact, whose impulse `F_u(z)` is Todorov's
+//! implicit map (eq. 26) of an unconstrained `z` with `v_u = F_u + z` (eq. 27). Every other kind
+//! enters through Todorov's implicit map of that kind ([`crate::todorov::BlockMap`]): his paper
+//! defines only the Coulomb contact's, and the maps of the other kinds are an extension of it
+//! made and derived in [`crate::todorov`]'s docs, each meeting its kind's law for every `z` in
+//! the form `v = f + z`. The MNCP takes them as they are, with the bias `b = 0` of eq. 26:
+//!
+//! | block | unknowns | enters the MNCP as | from |
+//! |---|---|---|---|
+//! | equality, 1-6 rows | `p_b` (its rows) | eq. 31's `Phi_b = u_b` | the paper, eqs. 29-31 |
+//! | Coulomb contact | `z` (3 rows) | `F = ` eq. 26, `Phi_u = u - F - z` | the paper, eqs. 26-27, 35 |
+//! | limit, contact `condim` 1 | `z` (1 row) | `F = max(0, -z)` | Todorov's eq. 10 |
+//! | friction loss | `z` (1 row) | `F = -z min(1, f_max / abs(z))` | Todorov's eqs. 12-13, `mu F_n` -> `f_max` (extension) |
+//! | contact, per-row `mu` (`condim` 3, 4, 6) | `z` (its rows) | the elliptic cone's stick/slip map | Todorov's extension (projection onto the ellipse) |
+//!
+//! The residual stays eq. 31/32 with `F_u` stacked block by block, and the Jacobian eq. 34
+//! with `F' = dF_u/dz` block diagonal, one `rows x rows` block per constraint (eq. 35 for the
+//! Coulomb contact, the map's own `df/dx` otherwise). Choices, and why:
+//!
+//! * Equality rows stay the paper's bilateral `p_b` rather than Todorov's equality map
+//!   (`f = -z`, `v = 0`): the paper's split, and the same answers.
+//! * A problem whose non-equality blocks are all Coulomb contacts keeps the paper's 3-vector
+//!   code (to the bit and as fast); any other block puts the whole problem on the block path,
+//!   decided once at build ([`ImplicitMncp::is_general`]).
+//! * The non-smooth edges declared to Todorov's driver are each block's: the plane `z_n = 0`,
+//!   the cone (the elliptic one for per-row coefficients, curved and projected onto), and a
+//!   friction loss's `abs(z) = f_max`; an equality has none.
+//! * PLM's projection stays the identity: every `z` is unconstrained on every kind.
+//! * Starts and warm states: the sticking start (every row at zero velocity, `z = -r`) and one
+//!   number per row in the problem's order, on every kind as on the Coulomb contact.
 //!
 //! # Frames
 //!
@@ -126,6 +156,7 @@ mod directions;
 mod error;
 mod mlcp;
 mod mncp;
+mod mncp_blocks;
 pub mod plugin;
 mod pyramids;
 mod system;

@@ -18,7 +18,6 @@ use crate::todorov::ImplicitNcp;
 fn bad(e: MylapilliError) -> CoreError {
     match e {
         MylapilliError::Problem(p) => CoreError::Problem(p),
-        e @ MylapilliError::UnsupportedKind { .. } => CoreError::Unsupported(e.to_string()),
         other => CoreError::BadOption(other.to_string()),
     }
 }
@@ -161,9 +160,10 @@ impl Default for MncpFormulation {
 impl Formulation for MncpFormulation {
     type Built = ImplicitMncp;
 
-    /// Refuses limits, friction losses and every contact but Coulomb's: the MNCP reuses
-    /// Todorov's per-contact implicit maps (eq. 26), which take the Coulomb contact only.
-    const KINDS: &'static [&'static str] = &["coulomb", "equality"];
+    /// Every kind: equality rows the paper's bilateral `p_b`, every other block Todorov's
+    /// implicit map of its kind (eq. 26 for the Coulomb contact, his module's extension for
+    /// limits, friction losses and elliptic cones; see the module doc of [`super`]).
+    const KINDS: &'static [&'static str] = EVERY_KIND;
 
     fn model(&self) -> Model {
         Model::CoulombCone
@@ -183,7 +183,7 @@ impl Formulation for MncpFormulation {
     }
 
     /// Todorov's sticking start: without bilateral rows the MNCP's unknowns are his `x`
-    /// (his own code); with them the same start on the whole system
+    /// (his own code, on every kind); with them the same start on the whole system
     /// ([`ImplicitMncp::sticking_start`]).
     fn default_start(
         &self,
@@ -191,7 +191,7 @@ impl Formulation for MncpFormulation {
         problem: &StepProblem,
     ) -> Result<Vec<f64>, CoreError> {
         let local = problem.local()?;
-        if local.constraints.coulomb_only() {
+        if built.num_bilateral() == 0 {
             Ok(ImplicitNcp::new(local).sticking_start(self.rcond))
         } else {
             Ok(built.sticking_start(self.rcond))
@@ -202,8 +202,9 @@ impl Formulation for MncpFormulation {
         built.impulse(x)
     }
 
-    /// The unknowns themselves, in the problem's row order: `z`, three per contact in the
-    /// contact's frame, and `p_b` on the equality rows.
+    /// The unknowns themselves, in the problem's row order: `z` on the rows of every
+    /// non-equality block (three per Coulomb contact, in the contact's frame) and `p_b` on the
+    /// equality rows.
     fn warm_state(&self, built: &ImplicitMncp, x: &[f64]) -> Vec<f64> {
         built.to_row_order(x)
     }
@@ -225,6 +226,5 @@ impl FormulationPlugin for MncpFormulation {
     const NAME: &'static str = "mncp";
     const DESCRIPTION: &'static str =
         "Mylapilli and Jain: implicit MNCP, Todorov's maps with bilateral rows (eqs. 31, 34)";
-    const REFUSES: &'static str = "it reuses Todorov's per-contact implicit maps (eq. 26), \
-         which are those of a three-row Coulomb contact; equality rows are its bilateral rows";
+    // No REFUSES: it takes every kind.
 }

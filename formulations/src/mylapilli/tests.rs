@@ -1609,20 +1609,39 @@ fn bad_input_of_every_kind_is_an_error() {
             found: 7
         })
     ));
-    // The MNCP refuses every kind but Coulomb's and the equality, naming the block.
-    let e = ImplicitMncp::new(&p).unwrap_err();
-    assert_eq!(
-        e,
-        MylapilliError::UnsupportedKind {
-            index: 1,
-            kind: "limit".into()
-        }
-    );
-    assert!(e.to_string().contains("Todorov"), "{e}");
-    let (c4, _) = constructed(&kind_cases()[7].1, &kind_cases()[7].2, 5);
+    // The MNCP takes every kind, and refuses the same bad input by name.
+    assert!(ImplicitMncp::new(&p).unwrap().is_general());
+    for bad in [
+        Constraint::FrictionLoss { f_max: -1.0 },
+        Constraint::FrictionLoss { f_max: f64::NAN },
+    ] {
+        let mut q = p.clone();
+        let mut blocks = q.constraints.blocks().to_vec();
+        blocks[2] = bad;
+        q.constraints = Constraints::unchecked(blocks);
+        let e = ImplicitMncp::new(&q).unwrap_err();
+        assert!(matches!(
+            e,
+            MylapilliError::Problem(ProblemError::BadConstraint { index: 2, .. })
+        ));
+        assert!(e.to_string().contains("f_max"), "{e}");
+    }
     assert!(matches!(
-        ImplicitMncp::new(&c4),
-        Err(MylapilliError::UnsupportedKind { index: 0, .. })
+        ImplicitMncp::new(&nan),
+        Err(MylapilliError::Problem(ProblemError::NonFinite { .. }))
+    ));
+    let mut neg_mu = p.clone();
+    let mut blocks = neg_mu.constraints.blocks().to_vec();
+    blocks[4] = Constraint::Contact {
+        mu: vec![0.9, -0.5, 0.02],
+    };
+    neg_mu.constraints = Constraints::unchecked(blocks);
+    assert!(matches!(
+        ImplicitMncp::new(&neg_mu),
+        Err(MylapilliError::Problem(ProblemError::BadConstraint {
+            index: 4,
+            ..
+        }))
     ));
 }
 
@@ -1632,7 +1651,7 @@ fn plugins_take_their_kinds_and_round_trip_warm_states() {
     use contactlab_core::plugin::{solve_formulation, Formulation, Init};
     use contactlab_core::{CoreError, StepProblem};
     assert_eq!(MlcpFbFormulation::KINDS, EVERY_KIND);
-    assert_eq!(MncpFormulation::KINDS, ["coulomb", "equality"]);
+    assert_eq!(MncpFormulation::KINDS, EVERY_KIND);
     let opts = SolveOptions {
         max_iter: 300,
         stop_tol: 1e-13,
@@ -1673,38 +1692,324 @@ fn plugins_take_their_kinds_and_round_trip_warm_states() {
             );
         }
     }
-    // The MNCP refuses the mixed problem before building, and takes equality rows.
-    let refused = solve_formulation(
-        &MncpFormulation::default(),
-        &step,
-        Init::Default,
-        &opts,
-        |b: &ImplicitMncp, x0, o| solve_least_squares(b.clone(), paper_plm(), x0, o),
-    );
-    assert!(matches!(refused, Err(CoreError::Unsupported(_))));
+    // The MNCP takes the mixed problem of every kind and the equality-and-Coulomb one.
     let (pe, _) = constructed(&kind_cases()[2].1, &kind_cases()[2].2, 12);
-    let step = StepProblem::from(pe.clone());
-    let out = solve_formulation(
+    for (what, pk) in [("mncp plugin, every kind", p.clone()), ("mncp plugin", pe)] {
+        let step = StepProblem::from(pk.clone());
+        let out = solve_formulation(
+            &MncpFormulation::default(),
+            &step,
+            Init::Default,
+            &opts,
+            |b: &ImplicitMncp, x0, o| solve_least_squares(b.clone(), paper_plm(), x0, o),
+        )
+        .unwrap();
+        assert_ruler(&pk, &out.r, 1e-10, what);
+        assert_eq!(out.warm.len(), pk.q.len());
+        let warm = solve_formulation(
+            &MncpFormulation::default(),
+            &step,
+            Init::Warm(&out.warm),
+            &opts,
+            |b: &ImplicitMncp, x0, o| solve_least_squares(b.clone(), paper_plm(), x0, o),
+        )
+        .unwrap();
+        assert!(
+            warm.solution.iterations <= 1,
+            "{what}: {}",
+            warm.solution.iterations
+        );
+    }
+    // Bad input is an error before building, never a panic.
+    let mut bad = p.clone();
+    let mut blocks = bad.constraints.blocks().to_vec();
+    blocks[2] = Constraint::FrictionLoss { f_max: -0.3 };
+    bad.constraints = Constraints::unchecked(blocks);
+    let e = solve_formulation(
         &MncpFormulation::default(),
-        &step,
+        &StepProblem::from(bad),
         Init::Default,
         &opts,
         |b: &ImplicitMncp, x0, o| solve_least_squares(b.clone(), paper_plm(), x0, o),
-    )
-    .unwrap();
-    assert_ruler(&pe, &out.r, 1e-10, "mncp plugin");
-    assert_eq!(out.warm.len(), pe.q.len());
-    let warm = solve_formulation(
-        &MncpFormulation::default(),
-        &step,
-        Init::Warm(&out.warm),
-        &opts,
-        |b: &ImplicitMncp, x0, o| solve_least_squares(b.clone(), paper_plm(), x0, o),
-    )
-    .unwrap();
-    assert!(
-        warm.solution.iterations <= 1,
-        "{}",
-        warm.solution.iterations
     );
+    assert!(matches!(e, Err(CoreError::Problem(_))), "{e:?}");
+}
+
+// ---------------------------------------------------------------- the MNCP on every kind
+
+/// The every-kind cases without equality rows: Todorov's implicit NCP is the same residual.
+fn kind_cases_without_equalities() -> Vec<(&'static str, Vec<Constraint>, Vec<Act>)> {
+    kind_cases()
+        .into_iter()
+        .map(|(name, blocks, acts)| {
+            let (b, a): (Vec<_>, Vec<_>) = blocks
+                .into_iter()
+                .zip(acts)
+                .filter(|(c, _)| !matches!(c, Constraint::Equality { .. }))
+                .unzip();
+            (name, b, a)
+        })
+        .collect()
+}
+
+/// The largest entry of `a - b`.
+fn max_mat_diff(a: &Mat<f64>, b: &Mat<f64>) -> f64 {
+    let mut m = 0.0f64;
+    for i in 0..a.nrows() {
+        for j in 0..a.ncols() {
+            m = m.max((a[(i, j)] - b[(i, j)]).abs());
+        }
+    }
+    m
+}
+
+/// Todorov's driver with its defaults on `res` from `x0`.
+fn todorov_driver<R: NonSmoothResidual>(res: &R, x0: Vec<f64>, opts: &SolveOptions) -> Solution {
+    todorov::solve_todorov(res, todorov::TodorovSolver::default(), x0, opts).expect("solver error")
+}
+
+#[test]
+fn mncp_solves_every_kind_with_the_papers_drivers_and_todorovs() {
+    let opts = SolveOptions {
+        max_iter: 300,
+        stop_tol: 1e-13,
+        grad_tol: 0.0,
+        step_tol: 0.0,
+        ..SolveOptions::default()
+    };
+    for (name, blocks, acts) in kind_cases() {
+        for seed in 0..3 {
+            let (p, r) = constructed(&blocks, &acts, 5000 + seed);
+            let n = ImplicitMncp::new(&p).unwrap();
+            // The constructed impulses solve every kind's law: z = u - r is a root (eq. 14).
+            let x = n.unknowns_from_impulse(&r).unwrap();
+            let phi = residual_of(&n, &x);
+            assert!(phi.iter().all(|v| v.abs() < 1e-12), "{name}: {phi:?}");
+            assert!(max_abs_diff(&n.impulse(&x), &r) < 1e-13, "{name}");
+            let x0 = n.sticking_start(1e-10);
+            let runs = [
+                ("rlm", solve_with(n.clone(), paper_rlm(), x0.clone(), &opts)),
+                ("plm", solve_with(n.clone(), paper_plm(), x0.clone(), &opts)),
+                ("todorov", todorov_driver(&n, x0.clone(), &opts)),
+            ];
+            for (driver, s) in runs {
+                let what = format!("{name} seed {seed} {driver}");
+                assert_eq!(s.status, Status::Converged, "{what}: {:?}", s.status);
+                assert_ruler(&p, &n.impulse(&s.x), 1e-10, &what);
+            }
+        }
+    }
+}
+
+#[test]
+fn mncp_jacobian_matches_finite_differences_on_every_kind() {
+    let (mut checked, mut total) = (0, 0);
+    for (name, blocks, acts) in kind_cases() {
+        for seed in 0..3 {
+            let (p, _) = constructed(&blocks, &acts, 6000 + seed);
+            let n = ImplicitMncp::new(&p).unwrap();
+            let mut rng = ChaCha8Rng::seed_from_u64(seed);
+            let x: Vec<f64> = (0..n.num_unknowns())
+                .map(|_| rng.random_range(-1.0..1.0))
+                .collect();
+            let j = jacobian_of(&n, &x);
+            let h = 1e-7;
+            for c in 0..n.num_unknowns() {
+                total += 1;
+                // Only columns whose difference stays in every block's piece.
+                let mut xs = [x.clone(), x.clone()];
+                xs[0][c] += h;
+                xs[1][c] -= h;
+                if xs.iter().any(|y| n.regions(y) != n.regions(&x)) {
+                    continue;
+                }
+                for i in 0..n.num_residuals() {
+                    let d = fd(&n, &x, i, c, h);
+                    assert!(
+                        (d - j[(i, c)]).abs() < 1e-6 * (1.0 + d.abs()),
+                        "{name} seed {seed} ({i},{c}): fd {d} vs {}",
+                        j[(i, c)]
+                    );
+                }
+                checked += 1;
+            }
+        }
+    }
+    assert!(10 * checked >= 9 * total, "{checked} of {total} columns");
+}
+
+#[test]
+fn mncp_one_sided_jacobians_on_every_kinds_edges_match_one_sided_differences() {
+    // The mixed problem; each block in turn put on an edge of its own.
+    let (p, _) = constructed(&kind_cases()[9].1, &kind_cases()[9].2, 17);
+    let n = ImplicitMncp::new(&p).unwrap();
+    let mut rng = ChaCha8Rng::seed_from_u64(3);
+    let base: Vec<f64> = (0..n.num_unknowns())
+        .map(|_| rng.random_range(-1.0..1.0))
+        .collect();
+    // Rows of the non-equality blocks after p_b (4 rows): limit 0, friction loss 1 (f_max
+    // 0.3), Coulomb 2..5, condim 4 5..9, condim 1 9, condim 6 10..16.
+    let nb = n.num_bilateral();
+    let on_edges: Vec<(usize, Vec<f64>)> = vec![
+        (nb, vec![0.0]),
+        (nb + 1, vec![0.3]),
+        (nb + 2, vec![-0.5, 0.6 * 0.3, 0.6 * 0.4]),
+        (nb + 5, vec![-1.0, 0.9 * 0.6, 0.5 * 0.8, 0.0]),
+        (nb + 9, vec![0.0]),
+    ];
+    let mut declared = 0;
+    for (start, zb) in on_edges {
+        let mut x = base.clone();
+        x[start..start + zb.len()].copy_from_slice(&zb);
+        let mut edges = Vec::new();
+        n.edges_at(&x, &mut edges);
+        let e = edges.iter().find(|e| e.start == start).expect("an edge");
+        declared += 1;
+        for sign in [1.0, -1.0] {
+            let d = e.direction(x.len(), sign);
+            let mut ja = Mat::zeros(x.len(), x.len());
+            n.jacobian_along(&x, &d, ja.as_mut());
+            let h = 1e-7;
+            let xp: Vec<f64> = x.iter().zip(&d).map(|(a, b)| a + h * b).collect();
+            let (f0, f1) = (residual_of(&n, &x), residual_of(&n, &xp));
+            for i in 0..x.len() {
+                let fd = (f1[i] - f0[i]) / h;
+                let an: f64 = (0..x.len()).map(|c| ja[(i, c)] * d[c]).sum();
+                assert!(
+                    (fd - an).abs() < 1e-5,
+                    "edge at {start} side {sign}: {fd} vs {an}"
+                );
+            }
+        }
+    }
+    assert_eq!(declared, 5);
+}
+
+#[test]
+fn mncp_without_equality_rows_is_todorovs_implicit_ncp_on_every_kind() {
+    let opts = SolveOptions {
+        max_iter: 300,
+        stop_tol: 1e-12,
+        ..SolveOptions::default()
+    };
+    for (name, blocks, acts) in kind_cases_without_equalities() {
+        let (p, _) = constructed(&blocks, &acts, 7000);
+        let (ours, his) = (ImplicitMncp::new(&p).unwrap(), ImplicitNcp::new(&p));
+        assert_eq!(ours.num_bilateral(), 0);
+        let mut rng = ChaCha8Rng::seed_from_u64(8);
+        let x: Vec<f64> = (0..p.q.len())
+            .map(|_| rng.random_range(-1.0..1.0))
+            .collect();
+        assert!(max_abs_diff(&residual_of(&ours, &x), &residual_of(&his, &x)) < 1e-13);
+        let (ja, jb) = (jacobian_of(&ours, &x), jacobian_of(&his, &x));
+        assert!(max_mat_diff(&ja, &jb) < 1e-13, "{name}");
+        assert_eq!(ours.impulse(&x), his.impulses(&x), "{name}");
+        let (mut ka, mut kb) = (Vec::new(), Vec::new());
+        let dx: Vec<f64> = x.iter().map(|v| -2.0 * v).collect();
+        ours.kinks_on_segment(&x, &dx, &mut ka);
+        his.kinks_on_segment(&x, &dx, &mut kb);
+        assert_eq!(ka, kb, "{name}");
+        // Both from Todorov's sticking start with his driver: the same answer.
+        let x0 = his.sticking_start(1e-10);
+        let (sa, sb) = (
+            todorov_driver(&ours, x0.clone(), &opts),
+            todorov_driver(&his, x0, &opts),
+        );
+        assert_eq!(sa.status, Status::Converged, "{name}");
+        assert_eq!(sb.status, Status::Converged, "{name}");
+        assert!(
+            max_abs_diff(&ours.impulse(&sa.x), &his.impulses(&sb.x)) < 1e-9,
+            "{name}"
+        );
+        assert_ruler(&p, &ours.impulse(&sa.x), 1e-10, name);
+    }
+}
+
+#[test]
+fn mncp_coulomb_path_is_decided_at_build_and_the_block_path_agrees_with_it() {
+    let p = random_system(2, 3, 31);
+    let fast = ImplicitMncp::new(&p).unwrap();
+    assert!(!fast.is_general());
+    let general = fast.clone().with_general_path();
+    let mut rng = ChaCha8Rng::seed_from_u64(5);
+    for _ in 0..20 {
+        let x: Vec<f64> = (0..fast.num_unknowns())
+            .map(|_| rng.random_range(-1.5..1.5))
+            .collect();
+        let dx: Vec<f64> = (0..x.len()).map(|_| rng.random_range(-2.0..2.0)).collect();
+        assert!(max_abs_diff(&residual_of(&fast, &x), &residual_of(&general, &x)) < 1e-14);
+        assert!(max_mat_diff(&jacobian_of(&fast, &x), &jacobian_of(&general, &x)) < 1e-14);
+        let (mut ka, mut kb) = (Vec::new(), Vec::new());
+        fast.kinks_on_segment(&x, &dx, &mut ka);
+        general.kinks_on_segment(&x, &dx, &mut kb);
+        assert_eq!(ka, kb);
+        assert_eq!(fast.regions(&x), general.regions(&x));
+    }
+}
+
+#[test]
+fn mncp_runs_every_driver_it_pairs_with_on_a_mixed_problem() {
+    use contactlab_core::plugin::{Driver, Formulation};
+    use contactlab_core::StepProblem;
+    // A limit, a friction loss, a Coulomb contact, a condim 4 contact and a 3-row equality
+    // on a coupled diagonal-dominant W: every driver the lab pairs the MNCP with, from the
+    // plugin's sticking start.
+    let c = Constraints::new(vec![
+        Constraint::Limit,
+        Constraint::FrictionLoss { f_max: 0.2 },
+        Constraint::coulomb(0.5),
+        Constraint::Equality { rows: 3 },
+        Constraint::Contact {
+            mu: vec![0.7, 0.7, 0.01],
+        },
+    ])
+    .unwrap();
+    let m = c.rows();
+    let w = Mat::from_fn(m, m, |i, j| {
+        if i == j {
+            2.0
+        } else {
+            0.1 / (1.0 + (i as f64 - j as f64).abs())
+        }
+    });
+    let q = (0..m)
+        .map(|i| if i % 3 == 0 { -1.0 } else { 0.4 })
+        .collect();
+    let p = LocalProblem::with_constraints(Matrix::Dense(w), q, c).unwrap();
+    let form = MncpFormulation::default();
+    let step = StepProblem::from(p.clone());
+    let n = form.build(&step).unwrap();
+    let x0 = form.default_start(&n, &step).unwrap();
+    let opts = SolveOptions {
+        max_iter: 2000,
+        stop_tol: 1e-10,
+        ..SolveOptions::default()
+    };
+    let newton = crate::erleben::ErlebenNewton::default();
+    let runs = [
+        (
+            "gauss-newton",
+            GaussNewtonLs::default().solve(&n, x0.clone(), &opts),
+        ),
+        (
+            "lm",
+            LevenbergMarquardt::default().solve(&n, x0.clone(), &opts),
+        ),
+        (
+            "plm",
+            ProjectedLevenbergMarquardt::default().solve(&n, x0.clone(), &opts),
+        ),
+        ("dogleg", Dogleg::default().solve(&n, x0.clone(), &opts)),
+        (
+            "trust-region",
+            TrustRegionSteihaug::default().solve(&n, x0.clone(), &opts),
+        ),
+        ("todorov", Ok(todorov_driver(&n, x0.clone(), &opts))),
+        ("newton", newton.solve(&n, x0.clone(), &opts)),
+    ];
+    for (driver, s) in runs {
+        let s = s.unwrap();
+        assert_eq!(s.status, Status::Converged, "{driver}: {:?}", s.status);
+        assert_ruler(&p, &form.impulses(&n, &s.x), 1e-10, driver);
+    }
 }
