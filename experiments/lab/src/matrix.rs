@@ -365,7 +365,13 @@ fn solve_pair(
     }
     let s = match resolved.solve(problem, None) {
         Ok(s) => s,
-        Err(e) => return run.blank(pair, e.to_string()),
+        Err(e) => {
+            let message = e.to_string();
+            return MatrixRow {
+                refused_kind: driver_refusal(&message).unwrap_or_default(),
+                ..run.blank(pair, message)
+            };
+        }
     };
     let f_nat = s.metrics.natural_map * (1.0 + q_norm);
     let scale = q_norm.max(norm(&s.r)).max(norm(&s.u));
@@ -395,6 +401,16 @@ fn solve_pair(
         reference_distance_u,
         ..run.blank(pair, String::new())
     }
+}
+
+/// The block a driver refused at the start of its solve, when it takes the block's kind but
+/// not that block (bisection-sor on contacts of condim 4 and 6: "`bisection-sor` refuses
+/// constraint 3 (contact (condim 4)): why"): the block's description.
+fn driver_refusal(message: &str) -> Option<String> {
+    let rest = &message[message.find(" refuses constraint ")? + " refuses constraint ".len()..];
+    let open = rest.find(" (")? + 2;
+    let close = rest.find("): ")?;
+    (open <= close).then(|| rest[open..close].to_string())
 }
 
 /// The first constraint kind of `problem` the pair does not take (`None` when it takes all).
@@ -449,6 +465,13 @@ pub fn matrix_frame(rows: &[MatrixRow]) -> PolarsResult<DataFrame> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_drivers_refusal_at_the_start_names_the_block() {
+        let m = "bisection-sor refuses constraint 3 (contact (condim 4)): condim 4 has 3 rows";
+        assert_eq!(driver_refusal(m).as_deref(), Some("contact (condim 4)"));
+        assert_eq!(driver_refusal("the line search failed (step 0)"), None);
+    }
 
     #[test]
     fn the_ruler_bound_is_fclibs_relative_error() {

@@ -53,11 +53,18 @@ const REFUSALS: &[(&str, &str, &[&str], &str)] = &[
      OneObject, ...) or is unusable when W is numerically singular (NESpheres_30_1)",
     ),
     (
+        "sap",
+        "clarabel",
+        &["does not take", "it takes coulomb", "(`clarabel`: "],
+        "every_kind.json: Clarabel's conic program has a second-order cone per Coulomb contact \
+     and no other set",
+    ),
+    (
         "*",
-        "*",
-        &["does not take", "it takes coulomb"],
-        "every_kind.json: constraint kinds beyond the Coulomb contact, which this pair does not \
-     take yet (issue 40: PGS, ADMM and the natural map take every kind; the others follow)",
+        "bisection-sor",
+        &["bisection-sor refuses constraint", "(condim 4)"],
+        "every_kind.json: Algorithm 1 searches a 2-D tangential plane; a contact of condim 4 \
+     has three frictional rows",
     ),
 ];
 

@@ -292,3 +292,15 @@ impl ImplicitNcp {
         }
     }
 }
+
+impl ImplicitNcp {
+    /// Block `k`'s implicit map ([`BlockMap`]): its constraint with its bias (a Coulomb
+    /// contact on the Coulomb path). Here, not in `ncp`, because the maps of `kinds` build on
+    /// `ncp`'s Coulomb functions.
+    pub fn block_map(&self, k: usize) -> BlockMap<'_> {
+        match self.constraints() {
+            Some(c) => BlockMap::new(&c.blocks()[k], self.bias(k)),
+            None => BlockMap::coulomb(self.mu(k), self.bias(k)),
+        }
+    }
+}

@@ -230,15 +230,6 @@ impl ImplicitNcp {
         self.kinds.as_ref()
     }
 
-    /// Block `k`'s implicit map ([`super::BlockMap`]): its constraint with its bias (a Coulomb
-    /// contact on the Coulomb path).
-    pub fn block_map(&self, k: usize) -> super::BlockMap<'_> {
-        match &self.kinds {
-            Some(c) => super::BlockMap::new(&c.blocks()[k], self.b[k]),
-            None => super::BlockMap::coulomb(self.mu[k], self.b[k]),
-        }
-    }
-
     /// Sets the normal bias `b` per contact (eq. 11: `v_n >= b`); one finite entry per contact.
     pub fn with_bias(mut self, b: Vec<f64>) -> Result<ImplicitNcp, ProblemError> {
         if b.len() != self.mu.len() {
