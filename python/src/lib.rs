@@ -15,7 +15,7 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, OnceLock};
 
-use contactlab_core::metrics::metrics_of;
+use contactlab_core::metrics::metrics_for;
 use contactlab_core::{GlobalProblem, StepProblem};
 use contactlab_lab::solve::{
     pair_solves_frame, pair_table, solve_all as lab_solve_all, spec_from_options, SOLVE_MAX_ITER,
@@ -150,18 +150,20 @@ fn evaluate<'py>(
 ) -> PyResult<Bound<'py, PyDict>> {
     let (step, _) = step_of(problem)?;
     let r = convert::vector("r", r)?;
-    let n = 3 * step.num_contacts();
+    let blocks = step.constraints().map_err(core_err)?;
+    let n = blocks.rows();
     if r.len() != n {
         return Err(convert::problem_err(contactlab_core::ProblemError::Shape {
             field: "r".into(),
-            expected: format!("{n} entries (3 per contact)"),
+            expected: format!("{n} entries (one per row, 3 per Coulomb contact)"),
             found: format!("{} entries", r.len()),
         }));
     }
     let m = guard(py, move || {
         let u = step.velocity(&r).map_err(core_err)?;
         let q = step.free_velocity().map_err(core_err)?;
-        Ok(metrics_of(&step.mu(), &q, &r, &u))
+        // Every kind by its own block's terms (a Coulomb contact's are metrics_of's, term for term).
+        Ok(metrics_for(&blocks, &q, &r, &u))
     })?;
     let d = PyDict::new(py);
     d.set_item("natural_map", m.natural_map)?;

@@ -132,10 +132,16 @@ def test_a_local_problem_of_constraint_blocks_and_its_errors():
     with pytest.raises(Exception, match="sap\\+clarabel does not take limit: it takes coulomb \\(`clarabel`: "):
         contactlab.solve(p, "sap", "clarabel")
     assert contactlab.solve(p, "sap", "newton-merit", tol=1e-10).status == "converged"
+    # The ruler on an answer from elsewhere, every row by its block's terms.
+    assert contactlab.evaluate(p, s.r)["natural_map"] < 1e-12
+    assert contactlab.evaluate(p, [0.5, 1.0, -0.5, 0.0, -0.3])["cone_violation"] == pytest.approx(0.1)
+    with pytest.raises(ValueError, match="5 entries"):
+        contactlab.evaluate(p, [0.5, 1.0, -0.5])
     kinds = {(r["formulation"], r["optimizer"]): r["kinds"] for r in contactlab.pairs()}
     assert kinds[("coulomb", "pgs")] == ["coulomb", "contact", "equality", "limit", "friction_loss"]
     assert kinds[("coulomb", "admm")] == kinds[("coulomb", "pgs")]
-    assert kinds[("coulomb", "bisection-sor")] == ["coulomb"]
+    assert kinds[("coulomb", "bisection-sor")] == kinds[("coulomb", "pgs")]  # condim 4, 6 refused at its start
+    assert kinds[("min-map", "newton")] == kinds[("implicit-ncp", "todorov")] == kinds[("coulomb", "pgs")]
     assert kinds[("sap", "newton-merit")] == kinds[("coulomb", "pgs")]
     refuses = {(r["formulation"], r["optimizer"]): r["refuses"] for r in contactlab.pairs()}
     assert refuses[("sap", "newton-merit")] == {}
