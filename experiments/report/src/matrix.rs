@@ -904,6 +904,35 @@ fn farthest_fact(r: &mut Report, set: &str, solves: &[Solve]) {
     }
 }
 
+/// The problem of `set` the fewest pairs solve (by their own model; ties by name), with that
+/// count and the pairs that ran.
+fn hardest_fact(r: &mut Report, set: &str, solves: &[Solve]) {
+    let mut by_problem: std::collections::BTreeMap<&str, (usize, usize)> = Default::default();
+    for s in solves.iter().filter(|s| s.set == set) {
+        let e = by_problem.entry(s.problem.as_str()).or_default();
+        e.0 += usize::from(s.solved);
+        e.1 += 1;
+    }
+    let hardest = by_problem.iter().min_by_key(|(_, (solved, _))| *solved);
+    if let Some((problem, (solved, pairs))) = hardest {
+        r.facts()
+            .text(
+                format!("{set}.reference.hardest_problem"),
+                problem.to_string(),
+            )
+            .num(
+                format!("{set}.reference.hardest_solved"),
+                *solved as f64,
+                Fmt::int(),
+            )
+            .num(
+                format!("{set}.reference.hardest_pairs"),
+                *pairs as f64,
+                Fmt::int(),
+            );
+    }
+}
+
 /// The table of [`reference_sets`] for one set.
 fn reference_table(
     r: &mut Report,
@@ -978,6 +1007,7 @@ fn reference_facts(
             );
     }
     farthest_fact(r, set, solves);
+    hardest_fact(r, set, solves);
     let closest = rows
         .iter()
         .filter(|(_, a)| a.answered_all())
