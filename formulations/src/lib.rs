@@ -21,6 +21,8 @@
 
 pub mod castro;
 pub mod erleben;
+#[cfg(test)]
+mod fixtures;
 pub mod hwangbo;
 pub mod mylapilli;
 pub mod natural_map;

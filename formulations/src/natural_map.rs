@@ -378,6 +378,7 @@ impl FormulationPlugin for NaturalMapFormulation {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::fixtures::{every_kind_file, problem_of};
     use contactlab_core::metrics::natural_map_residual;
     use contactlab_core::{Matrix, SolveOptions, Status};
     use rand::{Rng, SeedableRng};
@@ -416,25 +417,6 @@ mod tests {
             nm.block_jacobian(&x, general.as_mut());
             assert_eq!(fast, general, "seed {seed}");
         }
-    }
-
-    /// A random SPD `W = A A' / m + I/5` over the rows of `blocks`, with `q` uniform in
-    /// `[lo, hi)` per row.
-    fn problem_of(blocks: Vec<Constraint>, q: (f64, f64), seed: u64) -> LocalProblem {
-        let c = contactlab_core::Constraints::new(blocks).unwrap();
-        let m = c.rows();
-        let mut rng = ChaCha8Rng::seed_from_u64(seed);
-        let a: Vec<f64> = (0..m * m).map(|_| rng.random_range(-1.0..1.0)).collect();
-        let w: Vec<f64> = (0..m * m)
-            .map(|k| {
-                let (i, j) = (k / m, k % m);
-                let s: f64 = (0..m).map(|l| a[i * m + l] * a[j * m + l]).sum();
-                s / m as f64 + if i == j { 0.2 } else { 0.0 }
-            })
-            .collect();
-        let q = (0..m).map(|_| rng.random_range(q.0..q.1)).collect();
-        LocalProblem::with_constraints(Matrix::from_row_major("W", m, m, &w).unwrap(), q, c)
-            .unwrap()
     }
 
     /// One block of each kind: a 3-row equality, a limit, a friction loss, a Coulomb contact,
@@ -577,12 +559,7 @@ mod tests {
             solves_with_gauss_newton_and_lm(&problem_of(every_kind(), (-1.0, 0.5), seed), "mix");
         }
         // The mixed problem file the CLI and the robustness sweep read.
-        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-            .join("../data/problems/kinds/every_kind.json");
-        let contactlab_core::Problem::Local(p) = contactlab_core::io::read_problem(&path).unwrap()
-        else {
-            panic!("every_kind.json is a local problem")
-        };
+        let p = every_kind_file();
         solves_with_gauss_newton_and_lm(&p, "every_kind.json");
     }
 

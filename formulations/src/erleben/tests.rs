@@ -2,6 +2,7 @@
 
 use super::newton::{full_newton_step, schur_newton_step};
 use super::*;
+use crate::fixtures::problem_of;
 use contactlab_core::drivers::{
     solve_least_squares, Dogleg, GaussNewtonLs, LevenbergMarquardt, ProjectedLevenbergMarquardt,
     TrustRegionSteihaug,
@@ -799,24 +800,6 @@ use contactlab_core::constraint::Constraint;
 use contactlab_core::metrics::{local_metrics, pyramid_local_metrics};
 use contactlab_core::plugin::Formulation;
 use contactlab_core::{Constraints, CoreError, StepProblem};
-
-/// A random SPD `W = A A' / m + I/5` over the rows of `blocks`, with `q` uniform in `[lo, hi)`
-/// per row.
-fn problem_of(blocks: Vec<Constraint>, q: (f64, f64), seed: u64) -> LocalProblem {
-    let c = Constraints::new(blocks).unwrap();
-    let m = c.rows();
-    let mut rng = ChaCha8Rng::seed_from_u64(seed);
-    let a: Vec<f64> = (0..m * m).map(|_| rng.random_range(-1.0..1.0)).collect();
-    let w: Vec<f64> = (0..m * m)
-        .map(|k| {
-            let (i, j) = (k / m, k % m);
-            let s: f64 = (0..m).map(|l| a[i * m + l] * a[j * m + l]).sum();
-            s / m as f64 + if i == j { 0.2 } else { 0.0 }
-        })
-        .collect();
-    let q = (0..m).map(|_| rng.random_range(q.0..q.1)).collect();
-    LocalProblem::with_constraints(Matrix::from_row_major("W", m, m, &w).unwrap(), q, c).unwrap()
-}
 
 /// One block of every kind and size: equalities of 6 and 1 rows, a limit, a friction loss, a
 /// Coulomb contact, contacts of condim 4 and 1, an anisotropic condim 3, a condim 6.

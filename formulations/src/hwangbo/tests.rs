@@ -1,6 +1,7 @@
 //! Tests of Hwangbo et al.'s single-contact methods against the independent reference, and of
 //! the sweep drivers against PGS. Seeded (ChaCha8), so every run draws the same problems.
 
+use crate::fixtures::{every_kind_file, problem_of as kinds_problem};
 use contactlab_core::drivers::pgs::{solve_pgs, ProjectedGaussSeidel};
 use contactlab_core::drivers::sweep::{
     contact_violation, solve_sweep, BlockSweep, ContactMode, FrictionModel, LocalError, Relaxation,
@@ -758,23 +759,6 @@ fn the_bisection_counts_its_initial_stepping() {
 
 use contactlab_core::constraint::Constraint;
 
-/// A random SPD `W = A A' / m + I/5` over the rows of `blocks`, with `q` uniform in `[lo, hi)`.
-fn kinds_problem(blocks: Vec<Constraint>, q: (f64, f64), seed: u64) -> LocalProblem {
-    let c = Constraints::new(blocks).unwrap();
-    let m = c.rows();
-    let mut rng = ChaCha8Rng::seed_from_u64(seed);
-    let a: Vec<f64> = (0..m * m).map(|_| rng.random_range(-1.0..1.0)).collect();
-    let w: Vec<f64> = (0..m * m)
-        .map(|k| {
-            let (i, j) = (k / m, k % m);
-            let s: f64 = (0..m).map(|l| a[i * m + l] * a[j * m + l]).sum();
-            s / m as f64 + if i == j { 0.2 } else { 0.0 }
-        })
-        .collect();
-    let q = (0..m).map(|_| rng.random_range(q.0..q.1)).collect();
-    LocalProblem::with_constraints(Matrix::from_row_major("W", m, m, &w).unwrap(), q, c).unwrap()
-}
-
 /// Anisotropic condim 3, condim 4 and condim 6 contacts.
 fn anisotropic3() -> Constraint {
     Constraint::Contact { mu: vec![0.9, 0.3] }
@@ -1200,12 +1184,7 @@ fn both_drivers_declare_every_kind() {
 /// ruler's tolerance; the bisection-SOR refuses its condim 4 contact by name.
 #[test]
 fn the_every_kind_file_is_solved_by_pgs_and_refused_by_the_bisection() {
-    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../data/problems/kinds/every_kind.json");
-    let contactlab_core::Problem::Local(p) = contactlab_core::io::read_problem(&path).unwrap()
-    else {
-        panic!("every_kind.json is a local problem")
-    };
+    let p = every_kind_file();
     let x0 = vec![0.0; p.q.len()];
     let s = HwangboPgs::default()
         .solve(&p, x0.clone(), &opts(1e-12, 0))

@@ -3,33 +3,16 @@
 //! general path against the Coulomb fast path, and bad input.
 
 use super::*;
+use crate::fixtures::{every_kind_file, problem_of};
 use contactlab_core::constraint::{Constraint, EVERY_KIND};
 use contactlab_core::metrics::natural_map_residual;
 use contactlab_core::plugin::Formulation;
 use contactlab_core::{
-    Constraints, LocalProblem, Matrix, NonSmoothResidual, Residual, SolveOptions, Status,
-    StepProblem,
+    Constraints, LocalProblem, NonSmoothResidual, Residual, SolveOptions, Status, StepProblem,
 };
 use faer::Mat;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
-
-/// A random SPD `W = A A' / m + I/5` over the rows of `blocks`, `q` uniform in `[lo, hi)`.
-fn problem_of(blocks: Vec<Constraint>, q: (f64, f64), seed: u64) -> LocalProblem {
-    let c = Constraints::new(blocks).unwrap();
-    let m = c.rows();
-    let mut rng = ChaCha8Rng::seed_from_u64(seed);
-    let a: Vec<f64> = (0..m * m).map(|_| rng.random_range(-1.0..1.0)).collect();
-    let w: Vec<f64> = (0..m * m)
-        .map(|k| {
-            let (i, j) = (k / m, k % m);
-            let s: f64 = (0..m).map(|l| a[i * m + l] * a[j * m + l]).sum();
-            s / m as f64 + if i == j { 0.2 } else { 0.0 }
-        })
-        .collect();
-    let q = (0..m).map(|_| rng.random_range(q.0..q.1)).collect();
-    LocalProblem::with_constraints(Matrix::from_row_major("W", m, m, &w).unwrap(), q, c).unwrap()
-}
 
 /// One block of each kind: a 3-row equality, a limit, a friction loss, a Coulomb contact,
 /// contacts of condim 4, 1 and 6, an anisotropic condim 3 and a 1- and a 6-row equality.
@@ -165,12 +148,7 @@ fn a_mix_of_every_kind_is_solved_to_the_rulers_tolerance() {
         solve(&problem_of(every_kind(), (-1.0, 0.5), seed), "mix");
     }
     // The mixed problem file the CLI and the robustness sweep read.
-    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../data/problems/kinds/every_kind.json");
-    let contactlab_core::Problem::Local(p) = contactlab_core::io::read_problem(&path).unwrap()
-    else {
-        panic!("every_kind.json is a local problem")
-    };
+    let p = every_kind_file();
     solve(&p, "every_kind.json");
 }
 

@@ -1,0 +1,36 @@
+//! Problems of every constraint kind that the formulations' tests share: the random problem of
+//! given blocks, and the mixed problem file that the command line and the robustness sweep read.
+
+use contactlab_core::{Constraint, Constraints, LocalProblem, Matrix};
+use rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+
+/// A random SPD `W = A A' / m + I/5` over the rows of `blocks`, with `q` uniform in `[lo, hi)`
+/// per row.
+pub(crate) fn problem_of(blocks: Vec<Constraint>, q: (f64, f64), seed: u64) -> LocalProblem {
+    let c = Constraints::new(blocks).unwrap();
+    let m = c.rows();
+    let mut rng = ChaCha8Rng::seed_from_u64(seed);
+    let a: Vec<f64> = (0..m * m).map(|_| rng.random_range(-1.0..1.0)).collect();
+    let w: Vec<f64> = (0..m * m)
+        .map(|k| {
+            let (i, j) = (k / m, k % m);
+            let s: f64 = (0..m).map(|l| a[i * m + l] * a[j * m + l]).sum();
+            s / m as f64 + if i == j { 0.2 } else { 0.0 }
+        })
+        .collect();
+    let q = (0..m).map(|_| rng.random_range(q.0..q.1)).collect();
+    LocalProblem::with_constraints(Matrix::from_row_major("W", m, m, &w).unwrap(), q, c).unwrap()
+}
+
+/// `data/problems/kinds/every_kind.json`, the mixed problem file the command line and the
+/// robustness sweep read.
+pub(crate) fn every_kind_file() -> LocalProblem {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../data/problems/kinds/every_kind.json");
+    let contactlab_core::Problem::Local(p) = contactlab_core::io::read_problem(&path).unwrap()
+    else {
+        panic!("every_kind.json is a local problem")
+    };
+    p
+}
