@@ -127,6 +127,9 @@ class Solution:
     def v(self) -> npt.NDArray[np.float64] | None:
         """Generalized velocities of a generalized problem (`None` for a local one)."""
     @property
+    def warm(self) -> npt.NDArray[np.float64]:
+        """One number per row to warm-start the next solve from (`solve(..., warm=s.warm)`)."""
+    @property
     def iterations(self) -> int:
         """Iterations the driver performed."""
     @property
@@ -175,7 +178,8 @@ def solve(
     time_limit: float | None = None,
     **options: Any,
 ) -> Solution:
-    """One solve, as `contactlab solve` does it; options go to the plugin that has them."""
+    """One solve, as `contactlab solve` does it; options go to the plugin that has them.
+    `warm=` a previous solution's `warm` (one number per row, NaN where none) starts from it."""
 
 def solve_all(
     problem: LocalProblem | GeneralizedProblem,

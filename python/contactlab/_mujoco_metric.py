@@ -95,6 +95,18 @@ def _implicit_actuators(model):
             )
 
 
+def _polynomial_damping(model):
+    """Refuses the damping Euler treats implicitly beside ``dof_damping`` (MuJoCo 4's damping
+    polynomials and actuator damping), whose ``Mhat`` contactlab does not form."""
+    for field in ("dof_dampingpoly", "actuator_damping", "actuator_dampingpoly"):
+        values = np.asarray(getattr(model, field, np.zeros(0)))
+        if np.any(values != 0.0):
+            raise ValueError(
+                f"MuJoCo model: {field} is set, damping the Euler integrator treats implicitly "
+                "beside dof_damping (contactlab forms M + h diag(dof_damping) only)"
+            )
+
+
 def metric(model, data):
     """``(Mhat, v_star, name)`` of the state ``data`` (after ``mj_forward``): the metric the
     step's constraint impulses act in, the free velocity, and the integrator's name (see the
@@ -113,7 +125,12 @@ def metric(model, data):
     smooth = np.asarray(data.qfrc_smooth, dtype=float)
     damping = np.asarray(model.dof_damping, dtype=float)
     if name == "euler":
-        eulerdamp = not (int(model.opt.disableflags) & int(mj.mjtDisableBit.mjDSBL_EULERDAMP))
+        off = int(model.opt.disableflags)
+        eulerdamp = not off & (
+            int(mj.mjtDisableBit.mjDSBL_EULERDAMP) | int(mj.mjtDisableBit.mjDSBL_DAMPER)
+        )
+        if eulerdamp:
+            _polynomial_damping(model)
         if eulerdamp and np.any(damping != 0.0):
             _implicit_tendons(model)
             Mhat = M + h * np.diag(damping)

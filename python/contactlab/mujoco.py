@@ -22,159 +22,23 @@ imported only when these functions are called.
 
 from __future__ import annotations
 
-import numpy as np
-
-from ._contactlab import GeneralizedProblem, LocalProblem
 from ._mujoco_metric import metric
+from ._mujoco_problem import impulses, jacobian, local_problem, problem, solve_metric
 from ._mujoco_rows import blocks, kinds
+from ._mujoco_step import StepResult, forward_smooth, integrate, rollout, step
 
-__all__ = ["problem", "local_problem", "impulses", "jacobian", "metric", "blocks", "kinds"]
-
-
-def _mj():
-    try:
-        import mujoco
-    except ImportError as e:  # pragma: no cover - depends on the environment
-        raise ImportError(
-            "contactlab.mujoco needs MuJoCo's Python bindings: pip install mujoco"
-        ) from e
-    return mujoco
-
-
-def _check(model, data):
-    """Refuses pyramidal cones, with how to switch (the rows are the pyramid's edges, a
-    different friction law)."""
-    mj = _mj()
-    if model.opt.cone != mj.mjtCone.mjCONE_ELLIPTIC and data.ncon > 0:
-        raise ValueError(
-            "MuJoCo model: pyramidal friction cones (opt.cone = pyramidal); contactlab takes "
-            "elliptic cones only: set model.opt.cone = mujoco.mjtCone.mjCONE_ELLIPTIC (or "
-            '<option cone="elliptic"/>) and call mj_forward again'
-        )
-
-
-def jacobian(model, data) -> np.ndarray:
-    """MuJoCo's constraint Jacobian ``efc_J`` as a dense ``nefc x nv`` array, from either of
-    its layouts (dense, or compressed rows when ``mj_isSparse``)."""
-    mj = _mj()
-    nefc, nv = int(data.nefc), int(model.nv)
-    if mj.mj_isSparse(model):
-        J = np.zeros((nefc, nv))
-        rownnz = np.asarray(data.efc_J_rownnz[:nefc])
-        rowadr = np.asarray(data.efc_J_rowadr[:nefc])
-        colind = np.asarray(data.efc_J_colind)
-        values = np.asarray(data.efc_J)
-        for i in range(nefc):
-            a, n = int(rowadr[i]), int(rownnz[i])
-            J[i, colind[a : a + n]] = values[a : a + n]
-        return J
-    return np.asarray(data.efc_J[: nefc * nv]).reshape(nefc, nv).copy()
-
-
-def _sparse_jacobian_t(model, data):
-    """``H = J'`` as ``scipy.sparse`` when scipy is installed and MuJoCo's Jacobian is
-    sparse, else dense."""
-    mj = _mj()
-    if not mj.mj_isSparse(model):
-        return jacobian(model, data).T
-    try:
-        import scipy.sparse as sp
-    except ImportError:
-        return jacobian(model, data).T
-    nefc, nv = int(data.nefc), int(model.nv)
-    rownnz = np.asarray(data.efc_J_rownnz[:nefc]).astype(np.int64)
-    rowadr = np.asarray(data.efc_J_rowadr[:nefc]).astype(np.int64)
-    colind = np.asarray(data.efc_J_colind)
-    values = np.asarray(data.efc_J)
-    idx = np.concatenate([np.arange(a, a + n) for a, n in zip(rowadr, rownnz)] or [np.zeros(0, int)])
-    rows = np.repeat(np.arange(nefc), rownnz)
-    J = sp.coo_matrix((values[idx], (rows, colind[idx])), shape=(nefc, nv))
-    return J.T.tocsc()
-
-
-def _constraints(groups) -> list:
-    """The blocks as the problem types take them (``constraints=``)."""
-    rows = []
-    for b in groups:
-        if b["kind"] == "equality":
-            rows.append({"kind": "equality", "rows": b["rows"][1] - b["rows"][0]})
-        elif b["kind"] == "friction_loss":
-            rows.append({"kind": "friction_loss", "f_max": b["f_max"]})
-        elif b["kind"] == "contact":
-            rows.append({"kind": "contact", "mu": b["mu"]})
-        else:
-            rows.append({"kind": b["kind"]})
-    return rows
-
-
-def _phi0(groups) -> np.ndarray:
-    """One position error per row (SAP's ``phi0``): ``efc_pos - efc_margin`` on equality,
-    limit and contact normal rows, 0 on frictional and friction-loss rows."""
-    out = []
-    for b in groups:
-        phi = list(b["phi"])
-        if b["kind"] == "contact":
-            phi = phi[:1] + [0.0] * (len(phi) - 1)
-        elif b["kind"] == "friction_loss":
-            phi = [0.0] * len(phi)
-        out.extend(phi)
-    return np.asarray(out, dtype=float)
-
-
-def problem(model, data) -> GeneralizedProblem:
-    """Every row MuJoCo has at ``data`` (after ``mj_forward``) as a
-    :class:`contactlab.GeneralizedProblem` of constraint blocks (:func:`blocks`), rows in
-    MuJoCo's order: the integrator's metric ``Mhat`` and free velocity ``v*`` (:func:`metric`),
-    ``H = J'`` (sparse when MuJoCo's Jacobian is), ``f = Mhat v*``, ``w = 0``, each row's rigid
-    target ``t`` (``to_local()`` is :func:`local_problem`: ``q = J v* - t``), and for SAP's own
-    model the time step and each row's position error ``phi0`` (:func:`blocks`' ``phi`` on
-    equality, limit and contact normal rows). Refuses (``ValueError`` naming the cause)
-    pyramidal cones, with how to switch, and RK4."""
-    _check(model, data)
-    groups = blocks(model, data)
-    Mhat, v_star, _ = metric(model, data)
-    H = _sparse_jacobian_t(model, data)
-    t = np.concatenate([np.asarray(b["target"], dtype=float) for b in groups] or [np.zeros(0)])
-    return GeneralizedProblem(
-        Mhat,
-        H,
-        Mhat @ v_star,
-        np.zeros(t.size),
-        constraints=_constraints(groups),
-        phi0=_phi0(groups),
-        dt=float(model.opt.timestep),
-        target=t,
-    )
-
-
-def local_problem(model, data) -> LocalProblem:
-    """Every row MuJoCo has at ``data`` (after ``mj_forward``) as a contact-space
-    :class:`contactlab.LocalProblem` of constraint blocks (:func:`blocks`): ``W = J Mhat^-1 J'``
-    in the integrator's metric (:func:`metric`), ``q = J v* - t`` with each row's target ``t``,
-    rows in MuJoCo's order. Pyramidal cones and RK4 are refused, naming the cause."""
-    groups = blocks(model, data)
-    Mhat, v_star, _ = metric(model, data)
-    J = jacobian(model, data)
-    W = J @ np.linalg.solve(Mhat, J.T)
-    W = 0.5 * (W + W.T)
-    t = np.concatenate([np.asarray(b["target"], dtype=float) for b in groups] or [np.zeros(0)])
-    q = J @ v_star - t
-    return LocalProblem(W, q, constraints=_constraints(groups), check_psd=False)
-
-
-def impulses(model, data) -> dict:
-    """MuJoCo's own answer at ``data`` (after ``mj_forward``) and the regularisation it
-    solves with, one number per row in MuJoCo's order: ``r = h * efc_force``, its
-    regulariser ``R`` (``efc_R``) and reference velocity ``v_ref = J qvel + h * efc_aref``,
-    so that MuJoCo's problem ``min 1/2 r'(W + diag(R)) r + r'(q - v_ref)`` over the cones can
-    be formed beside the rigid one (its impulses do not solve the rigid problem). Refuses
-    pyramidal cones."""
-    _check(model, data)
-    nefc = int(data.nefc)
-    h = model.opt.timestep
-    J = jacobian(model, data)
-    return {
-        "r": h * np.asarray(data.efc_force[:nefc]).copy(),
-        "R": np.asarray(data.efc_R[:nefc]).copy(),
-        "v_ref": J @ np.asarray(data.qvel) + h * np.asarray(data.efc_aref[:nefc]),
-    }
+__all__ = [
+    "problem",
+    "local_problem",
+    "impulses",
+    "jacobian",
+    "metric",
+    "solve_metric",
+    "blocks",
+    "kinds",
+    "forward_smooth",
+    "integrate",
+    "step",
+    "StepResult",
+    "rollout",
+]

@@ -63,7 +63,8 @@ fn step_of(problem: &Bound<'_, PyAny>) -> PyResult<(Arc<StepProblem>, Option<Arc
 /// time_limit=None, **options)`: one solve, as `contactlab solve` does it. `max_iter` defaults
 /// to the command line's 500; `options` go to the formulation or the optimizer that has them
 /// (`restarts=3`, `edge_aware=False`), or to the spec (`rel_tol`, `islands`, `whole_below`, `dense`,
-/// `start`); `**{"formulation.KEY": value}` names the plugin outright; an unknown one is a
+/// `start`); `warm=` a previous solution's `warm` (one number per row, `NaN` where none) starts
+/// from it (`start` becomes `"warm"` unless given); `**{"formulation.KEY": value}` names the plugin outright; an unknown one is a
 /// `ValueError` naming it and those that exist (the lab's `spec_from_options`, which the
 /// command line shares).
 #[pyfunction]
@@ -81,7 +82,15 @@ fn solve(
 ) -> PyResult<PySolution> {
     let py = problem.py();
     let (step, global) = step_of(problem)?;
-    let opts = options.map(self::options).transpose()?.unwrap_or_default();
+    let (warm, options) = warm_of(&step, options)?;
+    let mut opts = options
+        .as_ref()
+        .map(self::options)
+        .transpose()?
+        .unwrap_or_default();
+    if warm.is_some() {
+        opts.entry("start").or_insert_with(|| "warm".into());
+    }
     let (f, o) = (formulation.to_string(), optimizer.to_string());
     let (solve, fo, oo) = guard(py, move || {
         let registry = lab().registry();
@@ -96,7 +105,7 @@ fn solve(
         )
         .map_err(registry_err)?;
         let resolved = registry.resolve(&spec).map_err(registry_err)?;
-        let s = resolved.solve(&step, None).map_err(core_err)?;
+        let s = resolved.solve(&step, warm.as_deref()).map_err(core_err)?;
         Ok((s, resolved.formulation.options(), resolved.driver.options()))
     })?;
     Ok(PySolution {
@@ -109,6 +118,38 @@ fn solve(
         v: PyOnceLock::new(),
         trace: PyOnceLock::new(),
     })
+}
+
+/// A warm vector and the keyword options left without it.
+type WarmAndRest<'py> = (Option<Vec<f64>>, Option<Bound<'py, PyDict>>);
+
+/// The `warm` keyword of [`solve`] taken out of its options: one number per row (the warm state
+/// of a previous [`PySolution`], `NaN` where a row has none), its length checked against the
+/// problem's rows.
+fn warm_of<'py>(
+    step: &StepProblem,
+    options: Option<&Bound<'py, PyDict>>,
+) -> PyResult<WarmAndRest<'py>> {
+    let Some(d) = options else {
+        return Ok((None, None));
+    };
+    let Some(w) = d.get_item("warm")? else {
+        return Ok((None, Some(d.clone())));
+    };
+    let rest = d.copy()?;
+    rest.del_item("warm")?;
+    if w.is_none() {
+        return Ok((None, Some(rest)));
+    }
+    let warm = convert::vector("warm", &w)?;
+    let rows = step.constraints().map_err(core_err)?.rows();
+    if warm.len() != rows {
+        return Err(PyValueError::new_err(format!(
+            "warm: {} numbers for a problem of {rows} rows (one per row, NaN where a row has none)",
+            warm.len()
+        )));
+    }
+    Ok((Some(warm), Some(rest)))
 }
 
 /// `solve_all(problem, tol=1e-8, max_iter=None, time_limit=10.0)`: every compatible pair

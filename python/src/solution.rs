@@ -73,6 +73,13 @@ impl PySolution {
         Ok(v.as_ref().map(|a| a.clone_ref(py)))
     }
 
+    /// The state to warm-start the next solve from (`solve(..., warm=s.warm)`): one number per
+    /// row in this problem's frames (the impulses, or the formulation's own unknowns).
+    #[getter]
+    fn warm<'py>(&self, py: Python<'py>) -> Bound<'py, PyArray1<f64>> {
+        array(py, &self.solve.warm)
+    }
+
     /// Iterations the driver performed (over all attempts).
     #[getter]
     fn iterations(&self) -> u64 {

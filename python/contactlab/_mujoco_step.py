@@ -1,0 +1,373 @@
+"""One MuJoCo step with the constraint solve done by a contactlab pair, and a loop of them.
+
+:func:`step` does what ``mujoco.mj_step`` does (``mj_checkPos``, ``mj_checkVel``, ``mj_forward``,
+``mj_checkAcc``, then the model's integrator) with one change: where ``mj_forward`` calls MuJoCo's
+constraint solver (``mj_fwdConstraint``), the step's problem is formed by the bridge
+(:func:`contactlab.mujoco.problem`) and solved by a (formulation, optimizer) pair. Its answer is
+written back as MuJoCo's would be, ``efc_force = r / h``, ``qfrc_constraint = J' efc_force`` and
+``qacc`` with ``M qacc = qfrc_smooth + qfrc_constraint``; then the acceleration-stage sensors are
+recomputed and MuJoCo's own integrator advances the state (``mj_Euler``, or ``mj_implicit`` for
+``implicit`` and ``implicitfast``; RK4 and ``discrete`` are refused: the first is four
+evaluations a step, not one problem, the second solves constraints and integration as one).
+``data`` afterwards is what ``mj_step`` would leave with the pair's answer in place of MuJoCo's.
+Two stages are split out for those who bring their own solver: :func:`forward_smooth` (everything
+``mj_step`` does before the constraint solve) and :func:`integrate` (everything after it).
+
+Left out, on purpose: MuJoCo's noslip pass (it post-processes MuJoCo's own answer, so it has no
+meaning for another solver's), the ``mjcb_control`` callback (set controls before the call), and
+``mjENBL_FWDINV``'s comparison of forward and inverse dynamics. ``solver_niter`` and the other
+``solver_*`` statistics are zeroed: the step's own statistics are in its :class:`StepResult`.
+
+**Which metric the pair solves in.** ``metric="step"`` (the default) forms the problem in the
+integrator's metric: under Euler with joint damping ``Mhat = M + h D`` and
+``v* = qvel + h Mhat^-1 qfrc_smooth``. MuJoCo's Euler integrates ``(M + h D) qacc' = qfrc_smooth +
+qfrc_constraint``, so the velocity the step keeps is exactly the pair's ``v`` and the pair's
+complementarity holds on it. ``metric="mujoco"`` solves in ``M`` with ``v* = qvel + h
+qacc_smooth`` as MuJoCo's own solver does, and the integrator then applies the damping to the
+answer: the kept velocity is not the pair's. The two coincide without damping; under
+``implicit`` and ``implicitfast`` both are ``M`` (the integrator's ``M - h qDeriv`` is not
+formed), so there the kept velocity is never exactly the pair's.
+
+**Drift.** The bridge's rows carry their targets: SAP corrects the position error ``phi0`` its
+own way (``v_hat``, Castro et al. eq. 17, with ``dt``); every other formulation gets the same
+target velocity per row, the position part of MuJoCo's reference (``contactlab.mujoco``'s
+module documentation), so equality and penetration drift are corrected alike for every rigid
+pair.
+
+**Warm starts.** MuJoCo renumbers and re-frames its contacts every step. A warm start
+(``warm=`` the previous :class:`StepResult`) matches each constraint of this step to one of the
+last: equality, limit and friction-loss rows by MuJoCo's ``(efc_type, efc_id)``; contacts by
+geom pair and, among the previous step's contacts of that pair not yet taken, the nearest
+contact point. A matched contact's warm state (normal, two tangent, then torsional and two
+rolling numbers) is carried over with its tangent and rolling pairs rotated from the old
+contact frame into the new one (their vector in the world projected on the new tangents).
+Unmatched rows start from the formulation's own start (``NaN`` in the warm vector), and
+:attr:`StepResult.warm_rows` says how many rows were warm.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ._contactlab import Solution, evaluate, solve
+from ._mujoco_metric import integrator
+from ._mujoco_problem import problem
+from ._mujoco_rows import blocks
+
+
+def _mj():
+    import mujoco
+
+    return mujoco
+
+
+def _refuse_integrator(model):
+    """The integrators :func:`step` cannot stand in for, refused by name."""
+    name = integrator(model)
+    if name not in ("euler", "implicit", "implicitfast"):
+        raise ValueError(
+            f"MuJoCo model: integrator {name}: contactlab.mujoco.step takes euler, implicit and "
+            "implicitfast (RK4 takes four evaluations a step; discrete solves the constraints "
+            "and the integration as one)"
+        )
+
+
+def forward_smooth(model, data) -> None:
+    """Everything ``mj_step`` does before MuJoCo's constraint solve: ``mj_checkPos``,
+    ``mj_checkVel``, then ``mj_forward``'s position, velocity, actuation and acceleration stages
+    with their sensors and energy (``mj_forward`` without ``mj_fwdConstraint`` and
+    ``mj_sensorAcc``). Leaves the constraint rows (``efc_*``), ``qfrc_smooth`` and
+    ``qacc_smooth`` of the step in ``data``."""
+    mj = _mj()
+    mj.mj_checkPos(model, data)
+    mj.mj_checkVel(model, data)
+    energy = bool(int(model.opt.enableflags) & int(mj.mjtEnableBit.mjENBL_ENERGY))
+    mj.mj_fwdPosition(model, data)
+    mj.mj_sensorPos(model, data)
+    if energy:
+        mj.mj_energyPos(model, data)
+    else:
+        data.energy[:] = 0.0
+    mj.mj_fwdVelocity(model, data)
+    mj.mj_sensorVel(model, data)
+    if energy:
+        mj.mj_energyVel(model, data)
+    mj.mj_fwdActuation(model, data)
+    mj.mj_fwdAcceleration(model, data)
+
+
+def integrate(model, data, efc_force, qacc=None) -> None:
+    """Everything ``mj_step`` does after MuJoCo's constraint solve, with ``efc_force`` (one
+    force per row, MuJoCo's units: impulse over ``h``) in place of MuJoCo's: writes
+    ``efc_force``, ``qfrc_constraint = J' efc_force`` and ``qacc`` (given, or solved from
+    ``M qacc = qfrc_smooth + qfrc_constraint``), recomputes the acceleration-stage sensors,
+    calls ``mj_checkAcc`` and the model's integrator. Call after :func:`forward_smooth`.
+    Refuses non-finite forces and a force vector of the wrong length, leaving ``data``
+    untouched."""
+    mj = _mj()
+    _refuse_integrator(model)
+    nefc, nv = int(data.nefc), int(model.nv)
+    f = np.asarray(efc_force, dtype=float).reshape(-1)
+    if f.size != nefc:
+        raise ValueError(f"efc_force: {f.size} forces for {nefc} constraint rows")
+    if not np.all(np.isfinite(f)):
+        raise ValueError("efc_force: not finite (the solve's answer has NaN or infinity)")
+    data.efc_force[:nefc] = f
+    data.qfrc_constraint[:] = 0.0
+    if nefc:
+        mj.mj_mulJacTVec(model, data, data.qfrc_constraint, data.efc_force[:nefc])
+        mj.mj_mulJacVec(model, data, data.efc_b[:nefc], data.qacc_smooth)
+        data.efc_b[:nefc] -= data.efc_aref[:nefc]
+    if qacc is not None:
+        data.qacc[:] = np.asarray(qacc, dtype=float).reshape(nv)
+    elif nefc:
+        rhs = np.asarray(data.qfrc_smooth + data.qfrc_constraint, dtype=float)
+        out = np.zeros(nv)
+        mj.mj_solveM(model, data, out.reshape(1, nv), rhs.reshape(1, nv))
+        data.qacc[:] = out
+    else:
+        data.qacc[:] = data.qacc_smooth
+    data.solver_niter[:] = 0
+    data.flg_rnepost = 0
+    mj.mj_sensorAcc(model, data)
+    mj.mj_checkAcc(model, data)
+    if integrator(model) == "euler":
+        mj.mj_Euler(model, data)
+    else:
+        mj.mj_implicit(model, data)
+
+
+@dataclass
+class _Constraint:
+    """One constraint of a step as the warm start remembers it."""
+
+    key: tuple
+    state: np.ndarray
+    pos: np.ndarray | None = None
+    frame: np.ndarray | None = None
+
+
+def _remembered(model, data, groups, warm_state) -> list:
+    """The step's constraints with their warm states (contacts with point and frame)."""
+    out = []
+    for b in groups:
+        a, e = b["rows"]
+        state = np.asarray(warm_state[a:e], dtype=float)
+        if b["kind"] == "contact":
+            c = data.contact[b["id"]]
+            key = ("contact", int(c.geom1), int(c.geom2))
+            frame = np.asarray(c.frame, dtype=float).reshape(3, 3).copy()
+            out.append(_Constraint(key, state, np.asarray(c.pos, dtype=float).copy(), frame))
+        else:
+            out.append(_Constraint((b["mujoco_type"], b["id"]), state))
+    return out
+
+
+def _rotated(state, old_frame, new_frame) -> np.ndarray:
+    """A contact's warm state carried from one contact frame to another: the tangent pair
+    (rows 1-2) and the rolling pair (rows 4-5) rotated as world vectors; normal and torsion kept."""
+    out = state.copy()
+    for a in (1, 4):
+        if state.size >= a + 2:
+            world = state[a] * old_frame[1] + state[a + 1] * old_frame[2]
+            out[a : a + 2] = new_frame[1:3] @ world
+    return out
+
+
+def _warm_vector(model, data, groups, previous) -> tuple:
+    """The warm vector of this step from the previous step's constraints (see the module
+    documentation), and how many rows were warm."""
+    rows = groups[-1]["rows"][1] if groups else 0
+    warm = np.full(rows, np.nan)
+    pool: dict = {}
+    for c in previous:
+        pool.setdefault(c.key, []).append(c)
+    for b in groups:
+        a, e = b["rows"]
+        if b["kind"] == "contact":
+            c = data.contact[b["id"]]
+            found = _nearest(pool.get(("contact", int(c.geom1), int(c.geom2)), []), c.pos)
+            if found is not None and found.state.size == e - a:
+                frame = np.asarray(c.frame, dtype=float).reshape(3, 3)
+                warm[a:e] = _rotated(found.state, found.frame, frame)
+        else:
+            taken = pool.get((b["mujoco_type"], b["id"]), [])
+            if taken and taken[0].state.size == e - a:
+                warm[a:e] = taken.pop(0).state
+    return warm, int(np.count_nonzero(np.isfinite(warm)))
+
+
+def _nearest(candidates: list, pos) -> _Constraint | None:
+    """Takes (removes and returns) the candidate contact nearest ``pos``."""
+    if not candidates:
+        return None
+    p = np.asarray(pos, dtype=float)
+    i = int(np.argmin([np.linalg.norm(c.pos - p) for c in candidates]))
+    return candidates.pop(i)
+
+
+@dataclass
+class StepResult:
+    """What one :func:`step` did: the pair's solve and where the step's time went."""
+
+    #: The pair's answer (``status``, ``r``, ``u``, ``v``, ``metrics``, ``iterations``, ...).
+    solution: Solution | None
+    #: Constraint rows and contacts of the step.
+    rows: int
+    contacts: int
+    #: Rows started from the previous step's answer (0 without a warm start).
+    warm_rows: int
+    #: Seconds: MuJoCo's stages before the solve, forming the problem, the pair's call (the
+    #: Rust solve plus the call from Python), and the write-back with the integrator.
+    seconds_forward: float
+    seconds_problem: float
+    seconds_solve: float
+    seconds_integrate: float
+    #: The constraints as the next step's warm start takes them.
+    memory: list = field(default_factory=list, repr=False)
+
+    @property
+    def status(self) -> str:
+        """The shared ruler's status of the pair's answer (``converged`` without rows)."""
+        return self.solution.status if self.solution is not None else "converged"
+
+    @property
+    def seconds(self) -> float:
+        """The whole step's wall time."""
+        return self.seconds_forward + self.seconds_problem + self.seconds_solve + self.seconds_integrate
+
+
+def step(
+    model,
+    data,
+    formulation: str,
+    optimizer: str,
+    *,
+    metric: str = "step",
+    warm: StepResult | None = None,
+    tol: float = 1e-8,
+    max_iter: int | None = None,
+    time_limit: float | None = None,
+    **options,
+) -> StepResult:
+    """One MuJoCo step of ``data`` with the constraint solve done by ``formulation`` and
+    ``optimizer`` (see the module documentation): ``data`` is left where ``mj_step`` would
+    leave it with the pair's answer in place of MuJoCo's. ``metric`` (``"step"`` or
+    ``"mujoco"``) says which metric the pair solves in, ``warm`` a previous step's result to
+    warm-start from, ``tol``, ``max_iter``, ``time_limit`` and ``options`` go to
+    :func:`contactlab.solve`. Refuses pyramidal cones, RK4 and ``discrete``, and an answer that
+    is not finite (``ValueError``, ``data`` then holds the step's forward stages only)."""
+    _refuse_integrator(model)
+    clock = time.perf_counter
+    t0 = clock()
+    forward_smooth(model, data)
+    t1 = clock()
+    nefc = int(data.nefc)
+    if nefc == 0:
+        integrate(model, data, np.zeros(0))
+        t2 = clock()
+        return StepResult(None, 0, 0, 0, t1 - t0, 0.0, 0.0, t2 - t1)
+    groups = blocks(model, data)
+    p = problem(model, data, metric=metric)
+    extra, warm_rows = {}, 0
+    if warm is not None:
+        extra["warm"], warm_rows = _warm_vector(model, data, groups, warm.memory)
+    t2 = clock()
+    s = solve(
+        p, formulation, optimizer, tol=tol, max_iter=max_iter, time_limit=time_limit,
+        **options, **extra,
+    )
+    t3 = clock()
+    integrate(model, data, s.r / float(model.opt.timestep))
+    memory = _remembered(model, data, groups, s.warm)
+    t4 = clock()
+    contacts = sum(1 for b in groups if b["kind"] == "contact")
+    return StepResult(s, nefc, contacts, warm_rows, t1 - t0, t2 - t1, t3 - t2, t4 - t3, memory)
+
+
+def _mujoco_row(model, data, ruler: bool) -> dict:
+    """One ``mj_step`` timed, with MuJoCo's statistics (and the shared ruler's residual of its
+    answer when ``ruler``, formed before the step and not timed)."""
+    mj = _mj()
+    residual = np.nan
+    if ruler:
+        probe = mj.MjData(model)
+        mj.mj_copyData(probe, model, data)
+        mj.mj_forward(model, probe)
+        if int(probe.nefc) and model.opt.cone == mj.mjtCone.mjCONE_ELLIPTIC:
+            r = float(model.opt.timestep) * np.asarray(probe.efc_force[: int(probe.nefc)])
+            residual = evaluate(problem(model, probe), r)["natural_map"]
+    t0 = time.perf_counter()
+    mj.mj_step(model, data)
+    seconds = time.perf_counter() - t0
+    n = max(1, int(data.nisland))
+    return {
+        "status": "mujoco",
+        "iterations": int(np.sum(data.solver_niter[:n])),
+        "seconds": seconds,
+        "seconds_solve": np.nan,
+        "residual": residual,
+        "rows": int(data.nefc),
+        "contacts": int(data.ncon),
+        "warm_rows": 0,
+    }
+
+
+def _pair_row(result: StepResult) -> dict:
+    """A :class:`StepResult` as one row of :func:`rollout`'s table."""
+    s = result.solution
+    return {
+        "status": result.status,
+        "iterations": 0 if s is None else int(s.iterations),
+        "seconds": result.seconds,
+        "seconds_solve": 0.0 if s is None else float(s.seconds),
+        "residual": 0.0 if s is None else float(s.residual),
+        "rows": result.rows,
+        "contacts": result.contacts,
+        "warm_rows": result.warm_rows,
+    }
+
+
+def rollout(
+    model,
+    data,
+    steps: int,
+    formulation: str | None = None,
+    optimizer: str | None = None,
+    *,
+    control=None,
+    record=None,
+    warm: bool = True,
+    ruler: bool = False,
+    **options,
+):
+    """Steps ``data`` ``steps`` times and returns a polars DataFrame of one row per step:
+    ``step``, ``time`` (after the step), ``status``, ``iterations``, ``seconds`` (the whole
+    step), ``seconds_solve`` (the pair's solve in Rust; NaN for MuJoCo), ``residual`` (the shared
+    ruler's natural-map residual), ``rows``, ``contacts``, ``warm_rows``, and the columns
+    ``record(model, data)`` returns after each step. With ``formulation=None`` MuJoCo's own
+    ``mj_step`` steps (``status`` ``"mujoco"``, its iterations summed over islands, its residual
+    by the ruler only with ``ruler=True``, formed from a copy and not timed); otherwise
+    :func:`step` with the pair, warm-started from the previous step unless ``warm=False``, and
+    ``options`` (``metric``, ``tol``, ...) passed on. ``control(model, data)`` runs before each
+    step (set ``ctrl``, ``mocap_pos``, ...)."""
+    import polars as pl
+
+    rows, previous = [], None
+    for k in range(steps):
+        if control is not None:
+            control(model, data)
+        if formulation is None:
+            row = _mujoco_row(model, data, ruler)
+        else:
+            result = step(model, data, formulation, optimizer, warm=previous, **options)
+            previous = result if warm else None
+            row = _pair_row(result)
+        row = {"step": k, "time": float(data.time), **row}
+        if record is not None:
+            row.update(record(model, data))
+        rows.append(row)
+    return pl.DataFrame(rows)
