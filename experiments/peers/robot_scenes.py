@@ -1,0 +1,386 @@
+"""Robot scenes of issue 42's robot study, stepped by MuJoCo (and later by our pairs through a
+stepper with `mujoco.mj_step`'s signature), with per-step rows and per-run metrics.
+
+Usage:
+  python3 robot_scenes.py [--scenes a,b] [--configs default,best] [--small] [--out FILE.json]
+  python3 robot_scenes.py --check   # every scene's CI version with MuJoCo "default"; exit 1 if a
+                                    # scene fails to load or produces NaN
+
+Every model is loaded offline from the installed pip packages dm_control and gymnasium_robotics
+(as python/scripts/export_mujoco_robots.py does) and its cone switched to elliptic
+(`model.opt.cone`) in every configuration but the pyramidal ones of the grid. The scenes and the
+question each asks:
+  * jaco_grasp: does the Kinova Jaco hand (dm_control/third_party/kinova/jaco_hand.xml, fixed in
+    the world, fingers pointing up) hold a vertical 0.2 kg cylinder against gravity by friction
+    alone for 10 s? Actuators added with MjSpec as dm_control's jaco_hand.py adds them: velocity
+    servos kv 10, ctrl in [-5, 5] rad/s, force in [-1, 1] N m; closing at 5 rad/s so a blocked
+    finger squeezes with its saturated 1 N m (a constant grip, the hand's own mechanism).
+  * adroit_grasp: does the Adroit hand (gymnasium_robotics adroit_hand/adroit_relocate.xml) hold
+    its ball in a palm-down power grasp with `noslip_iterations` 0 (the shipped 20 hides slip)?
+  * fetch_pinch: does Fetch (pick_and_place.xml, the mocap weld drives the arm) keep its 2 kg block
+    in a two-finger pinch while lifting it? Setup as gymnasium_robotics' fetch_env.py and
+    pick_and_place.py do it: initial qpos (slides 0.405, 0.48, 0), weld relpose reset, gripper
+    quat (1, 0, 1, 0); gripper closed by its position servos (ctrl 0, kp 30000).
+  * manipulator_pinch: does dm_control's manipulator (bring_ball variant), hand pointing down and
+    the ball at its `grasp` site, keep the ball pinched while lifting it? Arm joints held by a PD
+    law with gravity compensation through its torque motors (clipped to their ranges), grasp
+    tendon motor at +1 (closing).
+  * humanoid_fall, humanoid_cmu_fall: dm_control humanoid.xml / humanoid_CMU.xml from the initial
+    pose, no control: impacts, contacts, joint limits, condim-1 self-contacts; energy.
+  * quadruped: dm_control quadruped (walk variant): 1 s standing (servos hold the initial pose),
+    then an open-loop trot: each leg's lift and extend targets t0 + 0.3 sin(2 pi t + phase_leg)
+    (extend a quarter period behind lift so the foot loops), yaw held; trot phases 0 for front
+    left and back right, pi for front right and back left. Foot slip, base drift.
+  * stacker_tower: dm_control stacker with four boxes stacked at x = 0.25 (planar), the arm held
+    upright by PD: tower drift over 10 s.
+Grasp and pinch scenes: the grasp is found with MuJoCo at its best settings (solref (2 dt, 1) on
+every geom and explicit pair, impratio 10, noslip 10, elliptic) with gravity off for 1 s while
+the fingers close (arm around the object), that state (qpos, qvel, act, ctrl, mocap) is kept in
+the process, and every run starts from it with gravity on; pinch scenes then lift the hand 10 cm
+along a cosine profile over 2 s and hold. Slip is measured relative to the hand: the object's
+position in the hand body's frame.
+
+MuJoCo configurations (`MJ_CONFIGS`): "default" (the model as shipped, elliptic), "best" (as
+fidelity.py's MJ_BEST), and the creep-versus-settings grid of google-deepmind/mujoco#3328 (cone x
+impratio x noslip, the model's own solref), named like fidelity.py's MJ_CONFIGS. "pair" is what
+our pairs get: the model's own solref/solimp, noslip 0, elliptic. ContactBench (Le Lidec et al.,
+T-RO 2024) asks the same questions on re-implemented models; these are the real MuJoCo models.
+"""
+import argparse
+import importlib
+import json
+import math
+import os
+import statistics
+import sys
+import time
+import warnings
+
+import numpy as np
+
+import mujoco
+
+G = 9.81
+CLOSE_S = 1.0        # gravity-off closing time of the grasp finder (s)
+LIFT_M, LIFT_S = 0.10, 2.0  # pinch lift: height (m) and time (s), cosine profile
+SETTLE_S = 0.5       # slip means are taken after this (or a quarter of a short run)
+
+MJ_CONFIGS = {
+    # name: (cone, impratio, noslip_iterations, time constant); None: as shipped.
+    "default": ("elliptic", None, None, None),
+    "best": ("elliptic", 10.0, 10, "2dt"),
+    "pair": ("elliptic", None, 0, None),
+}
+for _cone in ("elliptic", "pyramidal"):
+    for _imp in (1, 10):
+        for _ns in (0, 10):
+            MJ_CONFIGS[f"{_cone}-impratio{_imp}-noslip{_ns}"] = (_cone, float(_imp), _ns, None)
+GRID = [k for k in MJ_CONFIGS if "impratio" in k]
+MJ_BEST = "best"
+
+
+# ----------------------------------------------------------------------------- loading
+def quiet(f, *a, **k):
+    """Call f with MuJoCo's deprecation warnings silenced."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return f(*a, **k)
+
+
+def dm_xml(name, **kwargs):
+    """A dm_control suite model's (xml, assets), built as its task module builds it."""
+    from dm_control.suite import common
+    module = importlib.import_module(f"dm_control.suite.{name}")
+    if hasattr(module, "make_model"):
+        made = module.make_model(**kwargs)
+        return made if isinstance(made, tuple) else (made, common.ASSETS)
+    return common.read_model(f"{name}.xml"), common.ASSETS
+
+
+def dm_model(name, **kwargs):
+    """A dm_control suite model."""
+    xml, assets = dm_xml(name, **kwargs)
+    return quiet(mujoco.MjModel.from_xml_string, xml, assets)
+
+
+def gr_path(rel):
+    """Path of a gymnasium_robotics asset."""
+    import gymnasium_robotics as gr
+    return os.path.join(os.path.dirname(gr.__file__), "envs", "assets", rel)
+
+
+def jaco_model():
+    """The Jaco hand with a 0.2 kg vertical cylinder and dm_control's velocity servos (MjSpec)."""
+    import dm_control
+    path = os.path.join(os.path.dirname(dm_control.__file__), "third_party", "kinova", "jaco_hand.xml")
+    spec = mujoco.MjSpec.from_file(path)
+    for j in ("finger_1", "finger_2", "finger_3"):
+        a = spec.add_actuator(name=j, target=j, trntype=mujoco.mjtTrn.mjTRN_JOINT)
+        a.set_to_velocity(kv=10.0)
+        a.ctrllimited, a.ctrlrange = True, [-5.0, 5.0]
+        a.forcelimited, a.forcerange = True, [-1.0, 1.0]
+    body = spec.worldbody.add_body(name="cylinder", pos=[0.0, 0.0, 0.2])
+    body.add_freejoint(name="cylinder")
+    body.add_geom(name="cylinder", type=mujoco.mjtGeom.mjGEOM_CYLINDER, size=[0.02, 0.04, 0],
+                  mass=0.2, condim=4, solref=[0.01, 1], solimp=[0.99, 0.999, 0.001, 0.5, 2])
+    return spec.compile()
+
+
+def apply_config(m, config, base=None):
+    """Set a MuJoCo configuration of MJ_CONFIGS on model m in place (base: scene overrides)."""
+    for k, v in (base or {}).items():
+        setattr(m.opt, k, v)
+    cone, imp, noslip, tc = MJ_CONFIGS[config]
+    m.opt.cone = getattr(mujoco.mjtCone, f"mjCONE_{cone.upper()}")
+    if imp is not None:
+        m.opt.impratio = imp
+    if noslip is not None:
+        m.opt.noslip_iterations = noslip
+    if tc == "2dt":
+        m.geom_solref[:] = (2 * m.opt.timestep, 1.0)
+        if m.npair:
+            m.pair_solref[:] = (2 * m.opt.timestep, 1.0)
+    m.opt.enableflags |= mujoco.mjtEnableBit.mjENBL_ENERGY
+    return m
+
+
+# ----------------------------------------------------------------------------- state
+STATE_FIELDS = ("qpos", "qvel", "act", "ctrl", "mocap_pos", "mocap_quat")
+
+
+def snapshot(d):
+    """A copy of the fields that define a scene's start state."""
+    return {k: getattr(d, k).copy() for k in STATE_FIELDS}
+
+
+def restore(m, d, s):
+    """Set a snapshot into d and run mj_forward."""
+    for k, v in s.items():
+        getattr(d, k)[:] = v
+    d.time = 0.0
+    mujoco.mj_forward(m, d)
+
+
+def smooth_step(t, t1):
+    """Cosine ramp from 0 at t = 0 to 1 at t = t1."""
+    s = min(max(t / t1, 0.0), 1.0)
+    return 0.5 - 0.5 * math.cos(math.pi * s)
+
+
+# ----------------------------------------------------------------------------- recorder
+KIND_NAMES = {int(mujoco.mjtConstraint.mjCNSTR_EQUALITY): "equality",
+              int(mujoco.mjtConstraint.mjCNSTR_FRICTION_DOF): "friction_loss",
+              int(mujoco.mjtConstraint.mjCNSTR_FRICTION_TENDON): "friction_loss",
+              int(mujoco.mjtConstraint.mjCNSTR_LIMIT_JOINT): "limit",
+              int(mujoco.mjtConstraint.mjCNSTR_LIMIT_TENDON): "limit"}
+LIMITED = (int(mujoco.mjtJoint.mjJNT_HINGE), int(mujoco.mjtJoint.mjJNT_SLIDE))
+
+
+def limited_joints(m):
+    """qpos addresses and ranges of the limited hinge and slide joints."""
+    j = [i for i in range(m.njnt) if m.jnt_limited[i] and int(m.jnt_type[i]) in LIMITED]
+    return np.array([m.jnt_qposadr[i] for i in j], dtype=int), m.jnt_range[j].reshape(-1, 2)
+
+
+def constraint_kinds(d):
+    """The constraint kinds of d's rows, contacts by condim."""
+    kinds = {KIND_NAMES[int(t)] for t in d.efc_type[:d.nefc] if int(t) in KIND_NAMES}
+    c = d.contact
+    kinds |= {f"contact condim {int(k)}" for k, a in zip(c.dim[:d.ncon], c.efc_address[:d.ncon])
+              if a >= 0}
+    return kinds
+
+
+def rel_pose(d, hand, obj):
+    """The object's position and rotation in the hand body's frame."""
+    Rh = d.xmat[hand].reshape(3, 3)
+    return Rh.T @ (d.xpos[obj] - d.xpos[hand]), Rh.T @ d.xmat[obj].reshape(3, 3)
+
+
+def rot_deg(R):
+    """The angle of a rotation matrix (degrees)."""
+    return math.degrees(math.acos(min(1.0, max(-1.0, (np.trace(R) - 1.0) / 2.0))))
+
+
+class Recorder:
+    """Per-step samples of a scene's run and their per-run metrics."""
+
+    def __init__(self, scene, m):
+        """Resolve the scene's bodies and the model's limited joints."""
+        self.scene, self.dt = scene, m.opt.timestep
+        self.hand = m.body(scene.hand).id if scene.hand else None
+        self.obj = m.body(scene.obj).id if scene.obj else None
+        self.drift = [m.body(b).id for b in scene.drift_bodies]
+        self.feet = {m.geom(g).id: m.geom(g).bodyid[0] for g in scene.feet}
+        self.lim_adr, self.lim_rng = limited_joints(m)
+        self.eq_rows = int(mujoco.mjtConstraint.mjCNSTR_EQUALITY)
+        self.s = {k: [] for k in ("ncon", "pen", "lim", "eq", "energy", "p", "R", "x", "foot", "nan")}
+        self.kinds = set()
+
+    def record(self, m, d):
+        """Sample d after a step."""
+        s, n = self.s, d.ncon
+        s["nan"].append(not (np.isfinite(d.qpos).all() and np.isfinite(d.qvel).all()))
+        s["ncon"].append(n)
+        s["pen"].append(max(0.0, -float(d.contact.dist[:n].min())) if n else 0.0)
+        q = d.qpos[self.lim_adr]
+        s["lim"].append(float(np.maximum(0, np.maximum(self.lim_rng[:, 0] - q, q - self.lim_rng[:, 1])).max(initial=0.0)))
+        eq = d.efc_type[:d.nefc] == self.eq_rows
+        s["eq"].append(float(np.abs(d.efc_pos[:d.nefc][eq]).max(initial=0.0)))
+        s["energy"].append(float(d.energy.sum()))
+        self.kinds |= constraint_kinds(d)
+        if self.hand is not None:
+            p, R = rel_pose(d, self.hand, self.obj)
+            s["p"].append(p)
+            s["R"].append(R)
+        if self.drift:
+            s["x"].append(d.xpos[self.drift].copy())
+        if self.feet:
+            s["foot"].append(self.foot_slip(m, d))
+
+    def foot_slip(self, m, d):
+        """Horizontal speeds of the feet touching the floor this step."""
+        out, v = [], np.zeros(6)
+        touching = {int(g) for pair in d.contact.geom[:d.ncon] for g in pair} & set(self.feet)
+        for g in touching:
+            mujoco.mj_objectVelocity(m, d, mujoco.mjtObj.mjOBJ_GEOM, g, v, 0)
+            out.append(float(np.linalg.norm(v[3:5])))
+        return out
+
+    def settle_index(self):
+        """The sample after which creep is measured."""
+        n = len(self.s["ncon"])
+        return min(int(round(SETTLE_S / self.dt)), n // 4)
+
+    def summary(self):
+        """Per-run metrics (units in the names)."""
+        s = self.s
+        out = {"steps": len(s["ncon"]), "nan": bool(any(s["nan"])),
+               "contacts_median": float(np.median(s["ncon"])) if s["ncon"] else 0.0,
+               "contacts_max": int(max(s["ncon"], default=0)),
+               "constraint_kinds": sorted(self.kinds),
+               "penetration_max_m": float(max(s["pen"], default=0.0)),
+               "limit_violation_max": float(max(s["lim"], default=0.0)),
+               "equality_violation_max": float(max(s["eq"], default=0.0))}
+        if s["energy"]:
+            e = np.asarray(s["energy"])
+            out.update(energy_initial_J=float(e[0]), energy_final_J=float(e[-1]),
+                       energy_gain_max_J=float((e - e[0]).max()))
+        if s["p"]:
+            out.update(self.slip())
+        if s["x"]:
+            x = np.asarray(s["x"])
+            out["drift_m"] = float(np.linalg.norm(x[-1] - x[0], axis=-1).max())
+            out["drift_max_m"] = float(np.linalg.norm(x - x[0], axis=-1).max())
+        if self.feet:
+            f = [v for row in s["foot"] for v in row]
+            out["foot_slip_mm_s"] = float(np.mean(f) * 1e3) if f else None
+        return out
+
+    def slip(self):
+        """Object creep relative to the hand: mean rate after settling, final displacement, rotation."""
+        P, R, k = np.asarray(self.s["p"]), self.s["R"], self.settle_index()
+        T = (len(P) - 1 - k) * self.dt
+        rate = np.linalg.norm(P[-1] - P[k]) / T if T > 0 else float("nan")
+        return {"slip_um_s": float(rate * 1e6),
+                "slip_final_mm": float(np.linalg.norm(P[-1] - P[0]) * 1e3),
+                "slip_max_mm": float(np.linalg.norm(P - P[0], axis=1).max() * 1e3),
+                "rotation_deg": rot_deg(R[-1] @ R[0].T)}
+
+
+# ----------------------------------------------------------------------------- scenes
+class Scene:
+    """A robot scene: its model, start state, control and recorder (see the module docstring)."""
+    name = question = ""
+    duration, ci_duration = 10.0, 0.2
+    hand = obj = None
+    drift_bodies, feet = (), ()
+    opt_base = {}          # scene overrides of the shipped options, in every configuration
+    grid = False           # run the mujoco#3328 grid on this scene
+    _cache = {}
+
+    def load(self):
+        """The model as shipped (before the configuration)."""
+        raise NotImplementedError
+
+    def init(self, m, d):
+        """Put d in the scene's initial state (default: the model's qpos0)."""
+        mujoco.mj_forward(m, d)
+
+    def control(self, m, d, t):
+        """Set ctrl / mocap before the step at time t (default: nothing)."""
+
+    def start_state(self):
+        """The scene's start state, computed once per process."""
+        if self.name not in Scene._cache:
+            m = self.load()
+            apply_config(m, "default", self.opt_base)
+            d = mujoco.MjData(m)
+            self.init(m, d)
+            Scene._cache[self.name] = snapshot(d)
+        return Scene._cache[self.name]
+
+    def model(self, config):
+        """(model, data) in a MuJoCo configuration (or "pair") at the scene's start state."""
+        state = self.start_state()
+        m = apply_config(self.load(), config, self.opt_base)
+        d = mujoco.MjData(m)
+        restore(m, d, state)
+        return m, d
+
+    def recorder(self, m):
+        """A fresh recorder for one run."""
+        return Recorder(self, m)
+
+
+class HoldScene(Scene):
+    """A grasp or pinch: the grasp found at MuJoCo's best with gravity off, then gravity on."""
+    grid = True
+    duration = 10.0
+
+    def place(self, m, d):
+        """Put the hand and object in place before the fingers close (gravity off)."""
+        mujoco.mj_forward(m, d)
+
+    def start_state(self):
+        """The closed grasp after CLOSE_S s at MuJoCo's best, gravity off, computed once."""
+        if self.name not in Scene._cache:
+            m = apply_config(self.load(), "best", self.opt_base)
+            gravity = m.opt.gravity.copy()
+            m.opt.gravity[:] = 0.0
+            d = mujoco.MjData(m)
+            self.place(m, d)
+            for k in range(int(round(CLOSE_S / m.opt.timestep))):
+                self.control(m, d, -CLOSE_S + k * m.opt.timestep)
+                mujoco.mj_step(m, d)
+            m.opt.gravity[:] = gravity
+            self.grasped(m, d)
+            Scene._cache[self.name] = snapshot(d)
+        return Scene._cache[self.name]
+
+    def grasped(self, m, d):
+        """Hook after the grasp is found (pinch scenes plan their lift here)."""
+
+
+class JacoGrasp(HoldScene):
+    """Kinova Jaco hand closed on a vertical 0.2 kg cylinder."""
+    name, question = "jaco_grasp", "Does the Jaco hand hold a 0.2 kg cylinder by friction for 10 s?"
+    hand, obj = "hand", "cylinder"
+
+    def load(self):
+        return jaco_model()
+
+    def place(self, m, d):
+        """Cylinder axis vertical through the grip site, its bottom clear of the palm."""
+        mujoco.mj_forward(m, d)
+        adr = m.jnt_qposadr[m.joint("cylinder").id]
+        d.qpos[adr:adr + 3] = d.site("gripsite").xpos + np.array([0.0, 0.0, JACO_LIFT])
+        d.qpos[adr + 3:adr + 7] = (1.0, 0.0, 0.0, 0.0)
+        mujoco.mj_forward(m, d)
+
+    def control(self, m, d, t):
+        """Velocity servos closing at 5 rad/s: a blocked finger pushes with its saturated 1 N m."""
+        d.ctrl[:3] = 5.0
+
+
+JACO_LIFT = 0.01  # cylinder centre above the grip site (m)
