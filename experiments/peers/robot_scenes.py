@@ -384,3 +384,175 @@ class JacoGrasp(HoldScene):
 
 
 JACO_LIFT = 0.01  # cylinder centre above the grip site (m)
+
+
+class AdroitGrasp(HoldScene):
+    """Adroit hand closed on its ball in a palm-down power grasp, noslip 0."""
+    name = "adroit_grasp"
+    question = "Does the Adroit hand hold its ball against gravity without noslip?"
+    hand, obj = "palm", "Object"
+    opt_base = {"noslip_iterations": 0}
+
+    def load(self):
+        return quiet(mujoco.MjModel.from_xml_path, gr_path("adroit_hand/adroit_relocate.xml"))
+
+    def place(self, m, d):
+        """Arm servos hold the initial pose; the ball just under the palm, towards the fingers."""
+        mujoco.mj_forward(m, d)
+        palm = m.geom("C_palm0").id
+        c = d.geom_xpos[palm] + np.array([0.0, ADROIT_FORWARD, -m.geom_size[palm, 1] - 0.035 - 1e-3])
+        obj = [m.jnt_qposadr[m.joint(f"OBJT{a}").id] for a in "xyz"]
+        d.qpos[obj] = c - m.body("Object").pos
+        mujoco.mj_forward(m, d)
+
+    def control(self, m, d, t):
+        """Arm held; finger servos ramp over the closing second to ADROIT_CLOSE, then hold."""
+        s = smooth_step(t + CLOSE_S, 0.8 * CLOSE_S)
+        for name, target in ADROIT_CLOSE.items():
+            d.ctrl[m.actuator(name).id] = s * target
+
+
+ADROIT_FORWARD = 0.05  # ball centre ahead of the palm box centre, towards the fingers (m)
+# Closed targets (rad) of the finger servos: every flexion joint to 1.6 (its upper range), the
+# thumb opposed (THJ4 1, THJ3 1.3, THJ0 -0.5); spread and wrist at 0.
+ADROIT_CLOSE = {f"A_{f}J{j}": 1.6 for f in ("FF", "MF", "RF", "LF") for j in (2, 1, 0)}
+ADROIT_CLOSE.update({"A_THJ4": 1.0, "A_THJ3": 1.3, "A_THJ1": 0.5, "A_THJ0": -0.5})
+
+
+class FetchPinch(HoldScene):
+    """Fetch pick_and_place: the block pinched by the two fingers, lifted by the mocap weld."""
+    name = "fetch_pinch"
+    question = "Does Fetch keep its 2 kg block in a two-finger pinch while lifting it 10 cm?"
+    hand, obj = "robot0:gripper_link", "object0"
+
+    def load(self):
+        """The model with fetch_env's reset_mocap_welds applied (identity weld relpose)."""
+        m = quiet(mujoco.MjModel.from_xml_path, gr_path("fetch/pick_and_place.xml"))
+        m.eq_data[0, 3:10] = (0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0)
+        return m
+
+    def place(self, m, d):
+        """gymnasium_robotics' setup, then the grip site moved onto the block (gravity off). The
+        torso lift joint starts at its lower limit 0.0386 (qpos0's 0.0065 violates its range)."""
+        for j, v in (("robot0:slide0", 0.405), ("robot0:slide1", 0.48), ("robot0:slide2", 0.0),
+                     ("robot0:torso_lift_joint", 0.0386)):
+            d.qpos[m.jnt_qposadr[m.joint(j).id]] = v
+        mujoco.mj_forward(m, d)
+        d.mocap_pos[0] = d.site("robot0:grip").xpos + (-0.498, 0.005, -0.431 + 0.2)
+        d.mocap_quat[0] = np.array([1.0, 0.0, 1.0, 0.0]) / math.sqrt(2.0)
+        self.steps(m, d, 200, FETCH_OPEN)  # fetch_env: 10 x 20 substeps
+        block = np.array([d.site("robot0:grip").xpos[0], d.site("robot0:grip").xpos[1], 0.425])
+        d.mocap_pos[0] += block + (0.0, 0.0, FETCH_ABOVE) - d.site("robot0:grip").xpos
+        self.steps(m, d, 250, FETCH_OPEN)
+        adr = m.jnt_qposadr[m.joint("object0:joint").id]
+        d.qpos[adr:adr + 7] = (*block, 1.0, 0.0, 0.0, 0.0)
+        d.qvel[:] = 0.0
+        mujoco.mj_forward(m, d)
+
+    @staticmethod
+    def steps(m, d, n, grip):
+        """n steps with the gripper servos at grip."""
+        for _ in range(n):
+            d.ctrl[:] = grip
+            mujoco.mj_step(m, d)
+
+    def grasped(self, m, d):
+        """The mocap height the lift starts from."""
+        self.z0 = float(d.mocap_pos[0, 2])
+
+    def control(self, m, d, t):
+        """Gripper servos closed (ctrl 0, as fetch_env's action -1); the mocap lifts after t = 0."""
+        d.ctrl[:] = 0.0
+        if t >= 0.0:
+            d.mocap_pos[0, 2] = self.start_mocap_z() + LIFT_M * smooth_step(t, LIFT_S)
+
+    def start_mocap_z(self):
+        """The mocap height of the start state."""
+        return float(self.start_state()["mocap_pos"][0, 2])
+
+
+FETCH_OPEN = 0.05    # gripper servo target when open (the finger joints' upper range, m)
+FETCH_ABOVE = 0.015  # grip site above the block centre (m): the finger boxes clear the table
+
+
+ARM = ("arm_root", "arm_shoulder", "arm_elbow", "arm_wrist")  # dm_control's planar arm
+ARM_KP, ARM_KD = np.array([60.0, 40.0, 20.0, 10.0]), np.array([6.0, 4.0, 2.0, 1.0])
+
+
+def arm_dofs(m):
+    """dof addresses of the planar arm's joints."""
+    return np.array([m.jnt_dofadr[m.joint(n).id] for n in ARM])
+
+
+def arm_hold(m, d, target):
+    """PD on the arm joints with gravity compensation (qfrc_bias) through the motors, clipped."""
+    a = arm_dofs(m)
+    tau = ARM_KP * (target - d.qpos[a]) - ARM_KD * d.qvel[a] + d.qfrc_bias[a]
+    for k, n in enumerate(("root", "shoulder", "elbow", "wrist")):
+        i = m.actuator(n).id
+        d.ctrl[i] = np.clip(tau[k] / m.actuator_gear[i, 0], -1.0, 1.0)
+
+
+def arm_jacobian(m, d):
+    """Rows x, z of the grasp site and the hand's pitch over the arm dofs."""
+    mujoco.mj_kinematics(m, d)
+    mujoco.mj_comPos(m, d)
+    jp, jr = np.zeros((3, m.nv)), np.zeros((3, m.nv))
+    mujoco.mj_jacSite(m, d, jp, jr, m.site("grasp").id)
+    a = arm_dofs(m)
+    return np.vstack([jp[0, a], jp[2, a], -jr[1, a]])
+
+
+def arm_ik(m, d, x, z, guess=(0.5, 1.0, 1.0, 0.5)):
+    """Arm angles putting the grasp site at (x, z) with the hand pointing down (Gauss-Newton)."""
+    a, h, s = arm_dofs(m), m.body("hand").id, m.site("grasp").id
+    d.qpos[a] = guess
+    for _ in range(100):
+        J = arm_jacobian(m, d)
+        zax = d.xmat[h].reshape(3, 3)[:, 2]
+        e = np.array([d.site_xpos[s][0] - x, d.site_xpos[s][2] - z, math.atan2(zax[0], -zax[2])])
+        d.qpos[a] -= np.linalg.lstsq(J, e, rcond=None)[0]
+    d.qpos[a] = (d.qpos[a] + np.pi) % (2 * np.pi) - np.pi
+    return d.qpos[a].copy()
+
+
+class ManipulatorPinch(HoldScene):
+    """dm_control manipulator (bring_ball): hand down, the ball pinched at its grasp site, lifted."""
+    name = "manipulator_pinch"
+    question = "Does dm_control's manipulator keep the ball pinched while lifting it 10 cm?"
+    hand, obj = "hand", "ball"
+    site_xz = (0.25, 0.15)
+
+    def load(self):
+        return dm_model("manipulator", use_peg=False, insert=False)
+
+    def place(self, m, d):
+        """Arm by IK (hand down, grasp site at site_xz), the ball at the grasp site."""
+        self._hold = arm_ik(m, d, *self.site_xz)
+        mujoco.mj_forward(m, d)
+        p = d.site("grasp").xpos
+        for j, v in (("ball_x", p[0]), ("ball_z", p[2])):
+            d.qpos[m.jnt_qposadr[m.joint(j).id]] = v
+        mujoco.mj_forward(m, d)
+
+    def plan(self, m, d):
+        """(start arm angles, joint-space lift): the lift is J^+ (0, LIFT_M, 0) at the start."""
+        st = self.start_state()
+        q0 = st["qpos"][[m.jnt_qposadr[m.joint(n).id] for n in ARM]]
+        dd = mujoco.MjData(m)
+        dd.qpos[:] = st["qpos"]
+        return q0, np.linalg.pinv(arm_jacobian(m, dd)) @ np.array([0.0, LIFT_M, 0.0])
+
+    def control(self, m, d, t):
+        """Grasp tendon motor at +1 (closing); arm held at the placed pose, lifted after t = 0."""
+        d.ctrl[m.actuator("grasp").id] = MANIP_GRASP
+        if t < 0.0:
+            arm_hold(m, d, self._hold)
+            return
+        if getattr(self, "_plan_m", None) is not m:
+            self._plan_m, self._plan = m, self.plan(m, d)
+        q0, dq = self._plan
+        arm_hold(m, d, q0 + smooth_step(t, LIFT_S) * dq)
+
+
+MANIP_GRASP = 1.0  # the grasp tendon motor's control while pinching
