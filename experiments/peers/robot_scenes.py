@@ -556,3 +556,197 @@ class ManipulatorPinch(HoldScene):
 
 
 MANIP_GRASP = 1.0  # the grasp tendon motor's control while pinching
+
+
+class HumanoidFall(Scene):
+    """dm_control humanoid from its initial pose, no control: it falls."""
+    name = "humanoid_fall"
+    question = "Falling humanoid, no control: energy, penetration, joint limits, self-contacts?"
+    xml = "humanoid"
+    duration = 3.0
+    drift_bodies = ("torso",)
+
+    def load(self):
+        return dm_model(self.xml)
+
+
+class HumanoidCMUFall(HumanoidFall):
+    """dm_control humanoid_CMU from its initial pose, no control."""
+    name = "humanoid_cmu_fall"
+    question = "Falling CMU humanoid (56 hinges), no control: energy, penetration, joint limits?"
+    xml = "humanoid_CMU"
+    drift_bodies = ("root",)
+
+
+LEGS = ("front_left", "front_right", "back_right", "back_left")
+TROT = {"front_left": 0.0, "back_right": 0.0, "front_right": math.pi, "back_left": math.pi}
+STAND_S, GAIT_AMP, GAIT_HZ = 2.0, 0.3, 1.0
+
+
+class Quadruped(Scene):
+    """dm_control quadruped (walk variant): standing, then an open-loop trot."""
+    name = "quadruped"
+    question = "Quadruped standing 2 s then trotting open loop: foot slip and base drift?"
+    duration = 10.0
+    drift_bodies = ("torso",)
+    feet = tuple(f"toe_{leg}" for leg in LEGS)
+
+    def load(self):
+        return dm_model("quadruped", floor_size=10, terrain=False, rangefinders=False,
+                        walls_and_ball=False)
+
+    def init(self, m, d):
+        """Upright, the torso raised from z = 0 in 1 mm steps to the first height without
+        contact (as dm_control's _find_non_contacting_height); servos at the pose's lengths."""
+        z = 0.0
+        while True:
+            d.qpos[2] = z
+            mujoco.mj_forward(m, d)
+            if d.ncon == 0:
+                break
+            z += 1e-3
+        d.ctrl[:] = d.actuator_length
+        d.act[:] = d.ctrl
+
+    def control(self, m, d, t):
+        """Hold the start lengths; after STAND_S each leg's lift and extend targets oscillate."""
+        c0 = self.start_state()["ctrl"]
+        d.ctrl[:] = c0
+        if t < STAND_S:
+            return
+        w = 2 * math.pi * GAIT_HZ * (t - STAND_S)
+        for leg, ph in TROT.items():
+            for act, lag in (("lift", 0.0), ("extend", -math.pi / 2)):
+                i = m.actuator(f"{act}_{leg}").id
+                d.ctrl[i] = c0[i] + GAIT_AMP * math.sin(w + ph + lag)
+        lo, hi = m.actuator_ctrlrange[:, 0], m.actuator_ctrlrange[:, 1]
+        np.clip(d.ctrl, lo, hi, out=d.ctrl)
+
+
+class StackerTower(Scene):
+    """dm_control stacker with four boxes stacked at x = 0.25, the arm held upright."""
+    name = "stacker_tower"
+    question = "Does a four-box planar tower stand still for 10 s (drift)?"
+    drift_bodies = ("box0", "box1", "box2", "box3")
+    tower_x = 0.25
+
+    def load(self):
+        return dm_model("stacker", n_boxes=4)
+
+    def init(self, m, d):
+        """Boxes touching, one on the other, from the floor up; arm at qpos0 (upright)."""
+        for k in range(4):
+            h = m.geom(f"box{k}").size[2]
+            d.qpos[m.jnt_qposadr[m.joint(f"box{k}_x").id]] = self.tower_x
+            d.qpos[m.jnt_qposadr[m.joint(f"box{k}_z").id]] = h * (2 * k + 1)
+        mujoco.mj_forward(m, d)
+
+    def control(self, m, d, t):
+        """The arm held at qpos0 by PD with gravity compensation; grasp motor 0."""
+        arm_hold(m, d, np.zeros(4))
+
+
+SCENES = {s.name: s for s in (JacoGrasp(), AdroitGrasp(), FetchPinch(), ManipulatorPinch(),
+                               HumanoidFall(), HumanoidCMUFall(), Quadruped(), StackerTower())}
+
+
+# ----------------------------------------------------------------------------- driver
+def run(scene, stepper=mujoco.mj_step, duration=None, config="default"):
+    """Step a scene with stepper(model, data): (per-step rows, summary). A stepper returning a
+    dict (per-step statistics) has it kept in its row; MuJoCo's own iterations are kept too."""
+    m, d = scene.model(config)
+    rec, dt = scene.recorder(m), m.opt.timestep
+    n = int(round((scene.duration if duration is None else duration) / dt))
+    rows = []
+    for k in range(n):
+        scene.control(m, d, k * dt)
+        t0 = time.perf_counter()
+        out = stepper(m, d)
+        sec = time.perf_counter() - t0
+        rec.record(m, d)
+        row = {"t": (k + 1) * dt, "seconds": sec, "ncon": int(d.ncon), "nefc": int(d.nefc)}
+        if stepper is mujoco.mj_step:
+            row["mj_iterations"] = int(d.solver_niter[:max(1, d.nisland)].sum())
+        if isinstance(out, dict):
+            row.update(out)
+        rows.append(row)
+    return rows, summarize(scene, config, m, rows, rec.summary())
+
+
+def summarize(scene, config, m, rows, out):
+    """The run's summary: the recorder's metrics with the scene, configuration and step times."""
+    sec = [r["seconds"] for r in rows]
+    out.update(scene=scene.name, config=config, duration_s=len(rows) * m.opt.timestep,
+               dt=m.opt.timestep, nv=int(m.nv),
+               cone="pyramidal" if m.opt.cone == mujoco.mjtCone.mjCONE_PYRAMIDAL else "elliptic",
+               impratio=float(m.opt.impratio), noslip_iterations=int(m.opt.noslip_iterations),
+               step_us_median=statistics.median(sec) * 1e6 if sec else None,
+               step_us_mean=float(np.mean(sec)) * 1e6 if sec else None)
+    if rows and "mj_iterations" in rows[0]:
+        out["mj_iterations_mean"] = float(np.mean([r["mj_iterations"] for r in rows]))
+    return out
+
+
+def configs_for(scene, names):
+    """The configurations asked for that apply to a scene ("grid": mujoco#3328's, hold scenes)."""
+    out = []
+    for n in names:
+        if n == "grid":
+            out += GRID if scene.grid else []
+        elif n in MJ_CONFIGS:
+            out.append(n)
+        else:
+            raise SystemExit(f"unknown configuration {n!r}; known: {list(MJ_CONFIGS)} or grid")
+    return list(dict.fromkeys(out))
+
+
+def check():
+    """Every scene's CI version with MuJoCo "default": 1 if any fails to load or goes NaN."""
+    bad = 0
+    for name, sc in SCENES.items():
+        try:
+            rows, s = run(sc, duration=sc.ci_duration, config="default")
+            ok = not s["nan"] and len(rows) > 0
+            msg = f"{len(rows)} steps, {s['contacts_median']:.0f} contacts, kinds {s['constraint_kinds']}"
+        except Exception as e:  # a scene that fails to load fails the check
+            ok, msg = False, f"{type(e).__name__}: {e}"
+        bad += not ok
+        print(f"{name:20s} {'ok' if ok else 'FAIL'} {msg}", file=sys.stderr)
+    return 1 if bad else 0
+
+
+def main():
+    """Parse the command line, run the scenes in the configurations, write the JSON."""
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--scenes", default=",".join(SCENES), help="comma list of scenes")
+    ap.add_argument("--configs", default="default,best", help="comma list; 'grid': mujoco#3328's")
+    ap.add_argument("--small", action="store_true", help="CI durations")
+    ap.add_argument("--rows", action="store_true", help="keep the per-step rows in the JSON")
+    ap.add_argument("--out", default=None, help="JSON file (default: stdout)")
+    ap.add_argument("--check", action="store_true", help="CI versions with MuJoCo default")
+    a = ap.parse_args()
+    if a.check:
+        sys.exit(check())
+    records = []
+    for name in a.scenes.split(","):
+        sc = SCENES[name]
+        for cfg in configs_for(sc, a.configs.split(",")):
+            w0 = time.perf_counter()
+            rows, s = run(sc, duration=sc.ci_duration if a.small else sc.duration, config=cfg)
+            s["wall_s"] = time.perf_counter() - w0
+            s["question"] = sc.question
+            if a.rows:
+                s["rows"] = rows
+            records.append(s)
+            print(f"{name:20s} {cfg:30s} {s['wall_s']:7.1f} s", file=sys.stderr, flush=True)
+    out = {"mujoco_version": mujoco.__version__, "small": a.small, "records": records}
+    text = json.dumps(out, indent=1)
+    if a.out:
+        with open(a.out, "w") as f:
+            f.write(text + "\n")
+    else:
+        print(text)
+
+
+if __name__ == "__main__":
+    main()
