@@ -368,6 +368,7 @@ class JacoGrasp(HoldScene):
     hand, obj = "hand", "cylinder"
 
     def load(self):
+        """The hand with its cylinder and servos."""
         return jaco_model()
 
     def place(self, m, d):
@@ -394,6 +395,7 @@ class AdroitGrasp(HoldScene):
     opt_base = {"noslip_iterations": 0}
 
     def load(self):
+        """adroit_relocate.xml as shipped."""
         return quiet(mujoco.MjModel.from_xml_path, gr_path("adroit_hand/adroit_relocate.xml"))
 
     def place(self, m, d):
@@ -432,8 +434,8 @@ class FetchPinch(HoldScene):
         return m
 
     def place(self, m, d):
-        """gymnasium_robotics' setup, then the grip site moved onto the block (gravity off). The
-        torso lift joint starts at its lower limit 0.0386 (qpos0's 0.0065 violates its range)."""
+        """fetch_env.py's setup, then the grip site moved onto the block (gravity off)."""
+        # The torso lift joint starts at its lower limit: qpos0's 0.0065 is outside [0.0386, 0.3861].
         for j, v in (("robot0:slide0", 0.405), ("robot0:slide1", 0.48), ("robot0:slide2", 0.0),
                      ("robot0:torso_lift_joint", 0.0386)):
             d.qpos[m.jnt_qposadr[m.joint(j).id]] = v
@@ -524,6 +526,7 @@ class ManipulatorPinch(HoldScene):
     site_xz = (0.25, 0.15)
 
     def load(self):
+        """manipulator.xml as dm_control's bring_ball builds it."""
         return dm_model("manipulator", use_peg=False, insert=False)
 
     def place(self, m, d):
@@ -567,6 +570,7 @@ class HumanoidFall(Scene):
     drift_bodies = ("torso",)
 
     def load(self):
+        """The humanoid model as shipped."""
         return dm_model(self.xml)
 
 
@@ -592,12 +596,12 @@ class Quadruped(Scene):
     feet = tuple(f"toe_{leg}" for leg in LEGS)
 
     def load(self):
+        """quadruped.xml as dm_control's walk task builds it."""
         return dm_model("quadruped", floor_size=10, terrain=False, rangefinders=False,
                         walls_and_ball=False)
 
     def init(self, m, d):
-        """Upright, the torso raised from z = 0 in 1 mm steps to the first height without
-        contact (as dm_control's _find_non_contacting_height); servos at the pose's lengths."""
+        """Upright at the lowest height without contact (1 mm steps up); servos at its lengths."""
         z = 0.0
         while True:
             d.qpos[2] = z
@@ -631,6 +635,7 @@ class StackerTower(Scene):
     tower_x = 0.25
 
     def load(self):
+        """stacker.xml with four boxes."""
         return dm_model("stacker", n_boxes=4)
 
     def init(self, m, d):
@@ -652,8 +657,7 @@ SCENES = {s.name: s for s in (JacoGrasp(), AdroitGrasp(), FetchPinch(), Manipula
 
 # ----------------------------------------------------------------------------- driver
 def run(scene, stepper=mujoco.mj_step, duration=None, config="default"):
-    """Step a scene with stepper(model, data): (per-step rows, summary). A stepper returning a
-    dict (per-step statistics) has it kept in its row; MuJoCo's own iterations are kept too."""
+    """Step a scene with stepper(model, data) (its dict, if any, kept per row): (rows, summary)."""
     m, d = scene.model(config)
     rec, dt = scene.recorder(m), m.opt.timestep
     n = int(round((scene.duration if duration is None else duration) / dt))
@@ -715,6 +719,22 @@ def check():
     return 1 if bad else 0
 
 
+def run_all(names, configs, small, keep_rows):
+    """One record per (scene, configuration): the run's summary (and rows if asked)."""
+    records = []
+    for name in names:
+        sc = SCENES[name]
+        for cfg in configs_for(sc, configs):
+            w0 = time.perf_counter()
+            rows, s = run(sc, duration=sc.ci_duration if small else sc.duration, config=cfg)
+            s.update(wall_s=time.perf_counter() - w0, question=sc.question)
+            if keep_rows:
+                s["rows"] = rows
+            records.append(s)
+            print(f"{name:20s} {cfg:30s} {s['wall_s']:7.1f} s", file=sys.stderr, flush=True)
+    return records
+
+
 def main():
     """Parse the command line, run the scenes in the configurations, write the JSON."""
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
@@ -727,18 +747,7 @@ def main():
     a = ap.parse_args()
     if a.check:
         sys.exit(check())
-    records = []
-    for name in a.scenes.split(","):
-        sc = SCENES[name]
-        for cfg in configs_for(sc, a.configs.split(",")):
-            w0 = time.perf_counter()
-            rows, s = run(sc, duration=sc.ci_duration if a.small else sc.duration, config=cfg)
-            s["wall_s"] = time.perf_counter() - w0
-            s["question"] = sc.question
-            if a.rows:
-                s["rows"] = rows
-            records.append(s)
-            print(f"{name:20s} {cfg:30s} {s['wall_s']:7.1f} s", file=sys.stderr, flush=True)
+    records = run_all(a.scenes.split(","), a.configs.split(","), a.small, a.rows)
     out = {"mujoco_version": mujoco.__version__, "small": a.small, "records": records}
     text = json.dumps(out, indent=1)
     if a.out:
