@@ -38,7 +38,24 @@ every geom and explicit pair, impratio 10, noslip 10, elliptic) with gravity off
 the fingers close (arm around the object), that state (qpos, qvel, act, ctrl, mocap) is kept in
 the process, and every run starts from it with gravity on; pinch scenes then lift the hand 10 cm
 along a cosine profile over 2 s and hold. Slip is measured relative to the hand: the object's
-position in the hand body's frame.
+position in the hand body's frame; `slip_um_s` is its net displacement from SETTLE_S = 0.5 s
+(2.5 s in the pinch scenes: after the lift) to the end over that time, `slip_final_mm` its
+displacement over the whole run, `rotation_deg` the angle of its rotation in the hand's frame.
+
+Other metrics, per run (Recorder.summary): penetration_max_m, the largest -dist over contacts
+(`data.contact.dist`); limit_violation_max (rad or m), the largest excess of a limited hinge or
+slide joint over its range; equality_violation_max, the largest |efc_pos| of equality rows
+(MuJoCo's rows of the step, before integration, so one step behind); energy_initial_J,
+energy_final_J and energy_gain_max_J (largest rise above the start) from mjENBL_ENERGY
+(potential + kinetic); drift_m, the largest end-to-start displacement of the scene's drift bodies
+(humanoid torso/root, quadruped torso, the four boxes); foot_slip_mm_s, the mean horizontal speed
+of the quadruped's toe geoms while they touch something; contacts_median / contacts_max and
+constraint_kinds (equality, limit, friction_loss, contact condim k). Contacts' condim: Jaco
+fingers 4 (the cylinder is given condim 4 too; palm 3, so every hand-cylinder contact is 4);
+Adroit ball 4 (finger-finger contacts 1); Fetch fingers 4 (block-table 3); manipulator, stacker,
+quadruped 3; humanoid 3 with the floor and 1 between its limbs; CMU humanoid 3. The Jaco cylinder
+(radius 2 cm, half-height 4 cm) takes the hand file's contact parameters (solref 0.01, solimp
+0.99 0.999 0.001) and its centre is 1 cm above the grip site so it is clear of the palm.
 
 MuJoCo configurations (`MJ_CONFIGS`): "default" (the model as shipped, elliptic), "best" (as
 fidelity.py's MJ_BEST), and the creep-versus-settings grid of google-deepmind/mujoco#3328 (cone x
@@ -63,7 +80,8 @@ import mujoco
 G = 9.81
 CLOSE_S = 1.0        # gravity-off closing time of the grasp finder (s)
 LIFT_M, LIFT_S = 0.10, 2.0  # pinch lift: height (m) and time (s), cosine profile
-SETTLE_S = 0.5       # slip means are taken after this (or a quarter of a short run)
+SETTLE_S = 0.5       # creep rates are taken after this, after the lift in pinch scenes (or
+                     # after a quarter of a short run)
 
 MJ_CONFIGS = {
     # name: (cone, impratio, noslip_iterations, time constant); None: as shipped.
@@ -250,7 +268,7 @@ class Recorder:
     def settle_index(self):
         """The sample after which creep is measured."""
         n = len(self.s["ncon"])
-        return min(int(round(SETTLE_S / self.dt)), n // 4)
+        return min(int(round(self.scene.settle_s / self.dt)), n // 4)
 
     def summary(self):
         """Per-run metrics (units in the names)."""
@@ -296,6 +314,7 @@ class Scene:
     hand = obj = None
     drift_bodies, feet = (), ()
     opt_base = {}          # scene overrides of the shipped options, in every configuration
+    settle_s = SETTLE_S    # creep rates are taken after this
     grid = False           # run the mujoco#3328 grid on this scene
     _cache = {}
 
@@ -426,6 +445,7 @@ class FetchPinch(HoldScene):
     name = "fetch_pinch"
     question = "Does Fetch keep its 2 kg block in a two-finger pinch while lifting it 10 cm?"
     hand, obj = "robot0:gripper_link", "object0"
+    settle_s = LIFT_S + SETTLE_S
 
     def load(self):
         """The model with fetch_env's reset_mocap_welds applied (identity weld relpose)."""
@@ -523,6 +543,7 @@ class ManipulatorPinch(HoldScene):
     name = "manipulator_pinch"
     question = "Does dm_control's manipulator keep the ball pinched while lifting it 10 cm?"
     hand, obj = "hand", "ball"
+    settle_s = LIFT_S + SETTLE_S
     site_xz = (0.25, 0.15)
 
     def load(self):
