@@ -17,20 +17,31 @@ question each asks:
     finger squeezes with its saturated 1 N m (a constant grip, the hand's own mechanism).
   * adroit_grasp: does the Adroit hand (gymnasium_robotics adroit_hand/adroit_relocate.xml) hold
     its ball in a palm-down power grasp with `noslip_iterations` 0 (the shipped 20 hides slip)?
+    The ball (0.18 kg) starts 1 mm under the palm box, 5 cm towards the fingers; the finger
+    servos (kp 1 N m/rad) ramp to ADROIT_CLOSE; noslip 0 is the scene's base in every
+    configuration (so "default" is the shipped model, elliptic, noslip 0).
   * fetch_pinch: does Fetch (pick_and_place.xml, the mocap weld drives the arm) keep its 2 kg block
     in a two-finger pinch while lifting it? Setup as gymnasium_robotics' fetch_env.py and
     pick_and_place.py do it: initial qpos (slides 0.405, 0.48, 0), weld relpose reset, gripper
-    quat (1, 0, 1, 0); gripper closed by its position servos (ctrl 0, kp 30000).
+    quat (1, 0, 1, 0), its 200 setup steps; then (still gravity off, before the closing second)
+    250 steps moving the grip site 1.5 cm above the centre of the block, which rests on the
+    table right under it; gripper closed by its position servos (ctrl 0, kp 30000: fetch_env's
+    action -1).
   * manipulator_pinch: does dm_control's manipulator (bring_ball variant), hand pointing down and
-    the ball at its `grasp` site, keep the ball pinched while lifting it? Arm joints held by a PD
+    the ball at its `grasp` site at (x, z) = (0.25, 0.15) m by IK, keep the ball pinched while
+    lifting it? The lift is joint-space, J^+ (0, 10 cm, 0) at the start. Arm joints held by a PD
     law with gravity compensation through its torque motors (clipped to their ranges), grasp
     tendon motor at +1 (closing).
   * humanoid_fall, humanoid_cmu_fall: dm_control humanoid.xml / humanoid_CMU.xml from the initial
-    pose, no control: impacts, contacts, joint limits, condim-1 self-contacts; energy.
-  * quadruped: dm_control quadruped (walk variant): 1 s standing (servos hold the initial pose),
+    pose (qpos0), no control, 3 s (down in about 1 s): impacts, contacts, joint limits, condim-1
+    self-contacts (humanoid.xml only); energy.
+  * quadruped: dm_control quadruped (walk variant), upright at the lowest height without
+    contact: 2 s standing (servos hold the initial pose; the issue's 10 s shortened to keep the
+    run at 10 s),
     then an open-loop trot: each leg's lift and extend targets t0 + 0.3 sin(2 pi t + phase_leg)
     (extend a quarter period behind lift so the foot loops), yaw held; trot phases 0 for front
-    left and back right, pi for front right and back left. Foot slip, base drift.
+    left and back right, pi for front right and back left, 1 Hz; targets clipped to the ctrl
+    ranges. Foot slip, base drift (the gait is open loop: it mostly trots in place).
   * stacker_tower: dm_control stacker with four boxes stacked at x = 0.25 (planar), the arm held
     upright by PD: tower drift over 10 s.
 Grasp and pinch scenes: the grasp is found with MuJoCo at its best settings (solref (2 dt, 1) on
@@ -62,9 +73,10 @@ quadruped 3; humanoid 3 with the floor and 1 between its limbs; CMU humanoid 3. 
 
 MuJoCo configurations (`MJ_CONFIGS`): "default" (the model as shipped, elliptic), "best" (as
 fidelity.py's MJ_BEST), and the creep-versus-settings grid of google-deepmind/mujoco#3328 (cone x
-impratio x noslip, the model's own solref), named like fidelity.py's MJ_CONFIGS. "pair" is what
-our pairs get: the model's own solref/solimp, noslip 0, elliptic. ContactBench (Le Lidec et al.,
-T-RO 2024) asks the same questions on re-implemented models; these are the real MuJoCo models.
+impratio x noslip, the model's own solref), named like fidelity.py's MJ_CONFIGS. For the four
+hold scenes "default" equals "elliptic-impratio1-noslip0" (each ships impratio 1). "pair" is
+what our pairs get: the model's own solref/solimp, noslip 0, elliptic. ContactBench (Le Lidec
+et al., T-RO 2024) asks the same questions on re-implemented models; these are MuJoCo's own.
 """
 import argparse
 import importlib
@@ -80,7 +92,6 @@ import numpy as np
 
 import mujoco
 
-G = 9.81
 CLOSE_S = 1.0        # gravity-off closing time of the grasp finder (s)
 LIFT_M, LIFT_S = 0.10, 2.0  # pinch lift: height (m) and time (s), cosine profile
 SETTLE_S = 0.5       # creep rates are taken after this, after the lift in pinch scenes (or
@@ -133,7 +144,8 @@ def gr_path(rel):
 def jaco_model():
     """The Jaco hand with a 0.2 kg vertical cylinder and dm_control's velocity servos (MjSpec)."""
     import dm_control
-    path = os.path.join(os.path.dirname(dm_control.__file__), "third_party", "kinova", "jaco_hand.xml")
+    root = os.path.dirname(dm_control.__file__)
+    path = os.path.join(root, "third_party", "kinova", "jaco_hand.xml")
     spec = mujoco.MjSpec.from_file(path)
     for j in ("finger_1", "finger_2", "finger_3"):
         a = spec.add_actuator(name=j, target=j, trntype=mujoco.mjtTrn.mjTRN_JOINT)
@@ -235,7 +247,8 @@ class Recorder:
         self.feet = {m.geom(g).id: m.geom(g).bodyid[0] for g in scene.feet}
         self.lim_adr, self.lim_rng = limited_joints(m)
         self.eq_rows = int(mujoco.mjtConstraint.mjCNSTR_EQUALITY)
-        self.s = {k: [] for k in ("ncon", "pen", "lim", "eq", "energy", "p", "R", "x", "foot", "nan")}
+        keys = ("ncon", "pen", "lim", "eq", "energy", "p", "R", "x", "foot", "nan")
+        self.s = {k: [] for k in keys}
         self.kinds = set()
 
     def record(self, m, d):
@@ -245,7 +258,8 @@ class Recorder:
         s["ncon"].append(n)
         s["pen"].append(max(0.0, -float(d.contact.dist[:n].min())) if n else 0.0)
         q = d.qpos[self.lim_adr]
-        s["lim"].append(float(np.maximum(0, np.maximum(self.lim_rng[:, 0] - q, q - self.lim_rng[:, 1])).max(initial=0.0)))
+        over = np.maximum(self.lim_rng[:, 0] - q, q - self.lim_rng[:, 1])
+        s["lim"].append(float(np.maximum(over, 0.0).max(initial=0.0)))
         eq = d.efc_type[:d.nefc] == self.eq_rows
         s["eq"].append(float(np.abs(d.efc_pos[:d.nefc][eq]).max(initial=0.0)))
         s["energy"].append(float(d.energy.sum()))
@@ -430,7 +444,8 @@ class AdroitGrasp(HoldScene):
         """Arm servos hold the initial pose; the ball just under the palm, towards the fingers."""
         mujoco.mj_forward(m, d)
         palm = m.geom("C_palm0").id
-        c = d.geom_xpos[palm] + np.array([0.0, ADROIT_FORWARD, -m.geom_size[palm, 1] - 0.035 - 1e-3])
+        below = m.geom_size[palm, 1] + m.geom("sphere").size[0] + 1e-3
+        c = d.geom_xpos[palm] + np.array([0.0, ADROIT_FORWARD, -below])
         obj = [m.jnt_qposadr[m.joint(f"OBJT{a}").id] for a in "xyz"]
         d.qpos[obj] = c - m.body("Object").pos
         mujoco.mj_forward(m, d)
@@ -464,7 +479,7 @@ class FetchPinch(HoldScene):
 
     def place(self, m, d):
         """fetch_env.py's setup, then the grip site moved onto the block (gravity off)."""
-        # The torso lift joint starts at its lower limit: qpos0's 0.0065 is outside [0.0386, 0.3861].
+        # The torso lift joint starts at its lower limit: qpos0's 0.0065 is outside its range.
         for j, v in (("robot0:slide0", 0.405), ("robot0:slide1", 0.48), ("robot0:slide2", 0.0),
                      ("robot0:torso_lift_joint", 0.0386)):
             d.qpos[m.jnt_qposadr[m.joint(j).id]] = v
@@ -548,7 +563,7 @@ def arm_ik(m, d, x, z, guess=(0.5, 1.0, 1.0, 0.5)):
 
 
 class ManipulatorPinch(HoldScene):
-    """dm_control manipulator (bring_ball): hand down, the ball pinched at its grasp site, lifted."""
+    """dm_control manipulator (bring_ball): hand down, the ball pinched at its grasp site."""
     name = "manipulator_pinch"
     question = "Does dm_control's manipulator keep the ball pinched while lifting it 10 cm?"
     hand, obj = "hand", "ball"
@@ -741,7 +756,8 @@ def check():
         try:
             rows, s = run(sc, duration=sc.ci_duration, config="default")
             ok = not s["nan"] and len(rows) > 0
-            msg = f"{len(rows)} steps, {s['contacts_median']:.0f} contacts, kinds {s['constraint_kinds']}"
+            msg = (f"{len(rows)} steps, {s['contacts_median']:.0f} contacts, "
+                   f"kinds {s['constraint_kinds']}")
         except Exception as e:  # a scene that fails to load fails the check
             ok, msg = False, f"{type(e).__name__}: {e}"
         bad += not ok
