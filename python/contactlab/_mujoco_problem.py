@@ -101,7 +101,7 @@ def _phi0(groups) -> np.ndarray:
     return np.asarray(out, dtype=float)
 
 
-def problem(model, data, metric: str = "step") -> GeneralizedProblem:
+def problem(model, data, metric: str = "step", groups=None) -> GeneralizedProblem:
     """Every row MuJoCo has at ``data`` (after ``mj_forward``) as a
     :class:`contactlab.GeneralizedProblem` of constraint blocks (:func:`blocks`), rows in
     MuJoCo's order: the integrator's metric ``Mhat`` and free velocity ``v*`` (:func:`metric`),
@@ -109,10 +109,12 @@ def problem(model, data, metric: str = "step") -> GeneralizedProblem:
     target ``t`` (``to_local()`` is :func:`local_problem`: ``q = J v* - t``), and for SAP's own
     model the time step and each row's position error ``phi0`` (:func:`blocks`' ``phi`` on
     equality, limit and contact normal rows). ``metric="mujoco"`` forms it in ``M`` with MuJoCo's
-    ``v* = qvel + h qacc_smooth`` instead (:func:`solve_metric`). Refuses (``ValueError`` naming
+    ``v* = qvel + h qacc_smooth`` instead (:func:`solve_metric`). ``groups`` takes
+    :func:`blocks` of this very state when the caller has it. Refuses (``ValueError`` naming
     the cause) pyramidal cones, with how to switch, and RK4."""
     _check(model, data)
-    groups = blocks(model, data)
+    if groups is None:
+        groups = blocks(model, data)
     Mhat, v_star = solve_metric(model, data, metric)
     H = _sparse_jacobian_t(model, data)
     t = np.concatenate([np.asarray(b["target"], dtype=float) for b in groups] or [np.zeros(0)])

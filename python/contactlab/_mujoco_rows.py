@@ -29,6 +29,8 @@ is not part of a rigid target. Frictional, torsional, rolling and friction-loss 
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 
 
@@ -38,6 +40,7 @@ def _mj():
     return mujoco
 
 
+@functools.lru_cache(maxsize=None)
 def _kinds():
     mj = _mj()
     c = mj.mjtConstraint
@@ -52,6 +55,7 @@ def _kinds():
     }
 
 
+@functools.lru_cache(maxsize=None)
 def _type_names():
     mj = _mj()
     return {int(v): k for k, v in mj.mjtConstraint.__members__.items()}
@@ -59,38 +63,69 @@ def _type_names():
 
 def _groups(types, ids):
     """``(start, end)`` of each run of consecutive rows sharing ``(type, id)``."""
-    out, start = [], 0
-    for i in range(1, len(types) + 1):
-        if i == len(types) or (types[i], ids[i]) != (types[start], ids[start]):
-            out.append((start, i))
-            start = i
-    return out
+    if types.size == 0:
+        return []
+    cut = np.flatnonzero((types[1:] != types[:-1]) | (ids[1:] != ids[:-1])) + 1
+    edges = np.concatenate([[0], cut, [types.size]])
+    return list(zip(edges[:-1].tolist(), edges[1:].tolist()))
 
 
-def _targets(model, data, kind, start, end):
-    """The rows' target velocities (see the module documentation)."""
+def _targets(model, data, kind_of_row, first_of_block):
+    """Every row's target velocity (see the module documentation), from MuJoCo's arrays at
+    once: ``kind_of_row`` names each row's kind, ``first_of_block`` marks each block's first
+    row (a limit's or contact's normal row)."""
+    nefc = int(data.nefc)
     h = float(model.opt.timestep)
-    t = np.zeros(end - start)
-    if kind == "friction_loss":
-        return t
-    first = start
-    last = end if kind == "equality" else start + 1
-    for i in range(first, last):
-        phi = float(data.efc_pos[i] - data.efc_margin[i])
-        if kind != "equality" and phi > 0.0:
-            t[i - start] = -phi / h
-        else:
-            b = float(data.efc_KBIP[i][1])
-            t[i - start] = h * (float(data.efc_aref[i]) + b * float(data.efc_vel[i]))
-    return t
+    phi = np.asarray(data.efc_pos[:nefc]) - np.asarray(data.efc_margin[:nefc])
+    b = np.asarray(data.efc_KBIP[:nefc, 1])
+    t = h * (np.asarray(data.efc_aref[:nefc]) + b * np.asarray(data.efc_vel[:nefc]))
+    equality = kind_of_row == "equality"
+    normal = first_of_block & ((kind_of_row == "limit") | (kind_of_row == "contact"))
+    t = np.where(normal & (phi > 0.0), -phi / h, t)
+    return np.where(equality | normal, t, 0.0), phi
 
 
-def _contact_mu(data, cid, dim):
-    friction = np.asarray(data.contact[cid].friction, dtype=float)
-    take = {1: 0, 3: 2, 4: 3, 6: 5}
-    if dim not in take:
+#: Frictional coefficients a contact of each ``condim`` takes from MuJoCo's five.
+_FRICTIONAL = {1: 0, 3: 2, 4: 3, 6: 5}
+
+
+def _refuse(code, start, end, kinds):
+    """Refuses a pyramidal contact (with how to switch) and an unknown row type."""
+    mj = _mj()
+    if code == int(mj.mjtConstraint.mjCNSTR_CONTACT_PYRAMIDAL):
+        raise ValueError(
+            f"MuJoCo state: rows {start}-{end - 1} are a pyramidal-cone contact; contactlab "
+            "takes elliptic cones: set model.opt.cone = mujoco.mjtCone.mjCONE_ELLIPTIC "
+            '(or <option cone="elliptic"/>) and call mj_forward again'
+        )
+    if code not in kinds:
+        raise ValueError(f"MuJoCo state: row {start} has constraint type {code}, unknown")
+
+
+def _contact_table(data):
+    """Every contact's ``condim``, first row and five coefficients, read from MuJoCo once."""
+    n = int(data.ncon)
+    contact = data.contact
+    return (
+        np.asarray(contact.dim[:n]).tolist(),
+        np.asarray(contact.efc_address[:n]).tolist(),
+        np.asarray(contact.friction[:n], dtype=float),
+    )
+
+
+def _contact_fields(table, block, start, end):
+    """A contact block's coefficients, checked against MuJoCo's contact record."""
+    dims, addresses, friction = table
+    cid = block["id"]
+    dim = int(dims[cid])
+    if dim not in _FRICTIONAL:
         raise ValueError(f"MuJoCo state: contact {cid} has condim {dim}, not 1, 3, 4 or 6")
-    return [float(x) for x in friction[: take[dim]]]
+    if int(addresses[cid]) != start or dim != end - start:
+        raise ValueError(
+            f"MuJoCo state: contact {cid} has condim {dim} at row "
+            f"{int(addresses[cid])}, but its rows are {start}-{end - 1}"
+        )
+    block["mu"] = friction[cid, : _FRICTIONAL[dim]].tolist()
 
 
 def blocks(model, data) -> list:
@@ -101,42 +136,35 @@ def blocks(model, data) -> list:
     ``target`` (one velocity per row), ``phi`` (``efc_pos - efc_margin`` of its rows), and
     ``mu`` (a contact's coefficient per frictional row) or ``f_max`` (a friction loss's bound,
     ``h efc_frictionloss``). Refuses pyramidal contacts and an unknown row type, naming the row."""
-    mj = _mj()
     nefc = int(data.nefc)
-    types = [int(x) for x in data.efc_type[:nefc]]
-    ids = [int(x) for x in data.efc_id[:nefc]]
+    types = np.asarray(data.efc_type[:nefc], dtype=np.int64)
+    ids = np.asarray(data.efc_id[:nefc], dtype=np.int64)
     kinds, names = _kinds(), _type_names()
     h = float(model.opt.timestep)
+    groups = _groups(types, ids)
+    kind_of_row = np.empty(nefc, dtype=object)
+    first = np.zeros(nefc, dtype=bool)
+    for start, end in groups:
+        _refuse(int(types[start]), start, end, kinds)
+        kind_of_row[start:end] = kinds[int(types[start])]
+        first[start] = True
+    target, phi = _targets(model, data, kind_of_row, first)
+    table = _contact_table(data)
     out = []
-    for start, end in _groups(types, ids):
-        code = types[start]
-        if code == int(mj.mjtConstraint.mjCNSTR_CONTACT_PYRAMIDAL):
-            raise ValueError(
-                f"MuJoCo state: rows {start}-{end - 1} are a pyramidal-cone contact; contactlab "
-                "takes elliptic cones: set model.opt.cone = mujoco.mjtCone.mjCONE_ELLIPTIC "
-                '(or <option cone="elliptic"/>) and call mj_forward again'
-            )
-        if code not in kinds:
-            raise ValueError(f"MuJoCo state: row {start} has constraint type {code}, unknown")
+    for start, end in groups:
+        code = int(types[start])
         block = {
             "kind": kinds[code],
             "rows": (start, end),
             "mujoco_type": names.get(code, str(code)),
-            "id": ids[start],
-            "phi": [float(data.efc_pos[i] - data.efc_margin[i]) for i in range(start, end)],
+            "id": int(ids[start]),
+            "phi": phi[start:end].tolist(),
         }
         if block["kind"] == "contact":
-            contact = data.contact[ids[start]]
-            dim = int(contact.dim)
-            if int(contact.efc_address) != start or dim != end - start:
-                raise ValueError(
-                    f"MuJoCo state: contact {ids[start]} has condim {dim} at row "
-                    f"{int(contact.efc_address)}, but its rows are {start}-{end - 1}"
-                )
-            block["mu"] = _contact_mu(data, ids[start], dim)
+            _contact_fields(table, block, start, end)
         if block["kind"] == "friction_loss":
             block["f_max"] = h * float(data.efc_frictionloss[start])
-        block["target"] = list(_targets(model, data, block["kind"], start, end))
+        block["target"] = target[start:end].tolist()
         out.append(block)
     return out
 

@@ -141,72 +141,90 @@ def integrate(model, data, efc_force, qacc=None) -> None:
 
 
 @dataclass
-class _Constraint:
-    """One constraint of a step as the warm start remembers it."""
+class _Memory:
+    """A step's constraints as the next step's warm start takes them: contacts by geom pair
+    (each with its point, frame and warm state), every other constraint by ``(type, id)``."""
 
-    key: tuple
-    state: np.ndarray
-    pos: np.ndarray | None = None
-    frame: np.ndarray | None = None
+    contacts: dict = field(default_factory=dict)
+    others: dict = field(default_factory=dict)
 
 
-def _remembered(model, data, groups, warm_state) -> list:
+def _contact_arrays(data):
+    """Every contact's geom pair, point and frame (rows: normal, tangent 1, tangent 2)."""
+    n = int(data.ncon)
+    return (
+        np.asarray(data.contact.geom[:n]),
+        np.asarray(data.contact.pos[:n], dtype=float),
+        np.asarray(data.contact.frame[:n], dtype=float).reshape(n, 3, 3),
+    )
+
+
+def _remembered(data, groups, warm_state) -> _Memory:
     """The step's constraints with their warm states (contacts with point and frame)."""
-    out = []
+    memory = _Memory()
+    geom, pos, frame = _contact_arrays(data)
+    warm_state = np.asarray(warm_state, dtype=float)
     for b in groups:
         a, e = b["rows"]
-        state = np.asarray(warm_state[a:e], dtype=float)
         if b["kind"] == "contact":
-            c = data.contact[b["id"]]
-            key = ("contact", int(c.geom1), int(c.geom2))
-            frame = np.asarray(c.frame, dtype=float).reshape(3, 3).copy()
-            out.append(_Constraint(key, state, np.asarray(c.pos, dtype=float).copy(), frame))
+            c = b["id"]
+            key = (int(geom[c, 0]), int(geom[c, 1]))
+            memory.contacts.setdefault(key, []).append((pos[c], frame[c], warm_state[a:e]))
         else:
-            out.append(_Constraint((b["mujoco_type"], b["id"]), state))
-    return out
+            memory.others.setdefault((b["mujoco_type"], b["id"]), []).append(warm_state[a:e])
+    return memory
 
 
 def _rotated(state, old_frame, new_frame) -> np.ndarray:
     """A contact's warm state carried from one contact frame to another: the tangent pair
     (rows 1-2) and the rolling pair (rows 4-5) rotated as world vectors; normal and torsion kept."""
     out = state.copy()
+    turn = new_frame[1:3] @ old_frame[1:3].T
     for a in (1, 4):
         if state.size >= a + 2:
-            world = state[a] * old_frame[1] + state[a + 1] * old_frame[2]
-            out[a : a + 2] = new_frame[1:3] @ world
+            out[a : a + 2] = turn @ state[a : a + 2]
     return out
 
 
-def _warm_vector(model, data, groups, previous) -> tuple:
+def _warm_vector(data, groups, previous: _Memory) -> tuple:
     """The warm vector of this step from the previous step's constraints (see the module
     documentation), and how many rows were warm."""
     rows = groups[-1]["rows"][1] if groups else 0
     warm = np.full(rows, np.nan)
-    pool: dict = {}
-    for c in previous:
-        pool.setdefault(c.key, []).append(c)
+    geom, pos, frame = _contact_arrays(data)
+    others = {k: list(v) for k, v in previous.others.items()}
+    contacts: dict = {}
     for b in groups:
         a, e = b["rows"]
         if b["kind"] == "contact":
-            c = data.contact[b["id"]]
-            found = _nearest(pool.get(("contact", int(c.geom1), int(c.geom2)), []), c.pos)
-            if found is not None and found.state.size == e - a:
-                frame = np.asarray(c.frame, dtype=float).reshape(3, 3)
-                warm[a:e] = _rotated(found.state, found.frame, frame)
-        else:
-            taken = pool.get((b["mujoco_type"], b["id"]), [])
-            if taken and taken[0].state.size == e - a:
-                warm[a:e] = taken.pop(0).state
+            c = b["id"]
+            contacts.setdefault((int(geom[c, 0]), int(geom[c, 1])), []).append((c, a, e))
+            continue
+        taken = others.get((b["mujoco_type"], b["id"]))
+        if taken and taken[0].size == e - a:
+            warm[a:e] = taken.pop(0)
+    for key, new in contacts.items():
+        old = previous.contacts.get(key)
+        if old:
+            _match_pair(warm, new, old, pos, frame)
     return warm, int(np.count_nonzero(np.isfinite(warm)))
 
 
-def _nearest(candidates: list, pos) -> _Constraint | None:
-    """Takes (removes and returns) the candidate contact nearest ``pos``."""
-    if not candidates:
-        return None
-    p = np.asarray(pos, dtype=float)
-    i = int(np.argmin([np.linalg.norm(c.pos - p) for c in candidates]))
-    return candidates.pop(i)
+def _match_pair(warm, new, old, pos, frame) -> None:
+    """Fills ``warm`` for one geom pair's contacts ``new`` (``(contact, first row, end row)``)
+    from the previous step's ``old`` (``(point, frame, state)``): each in turn takes the
+    nearest old contact not yet taken."""
+    old_pos = np.array([o[0] for o in old])
+    new_pos = pos[[c for c, _, _ in new]]
+    gap = ((new_pos[:, None, :] - old_pos[None, :, :]) ** 2).sum(axis=2)
+    for i, (c, a, e) in enumerate(new):
+        j = int(np.argmin(gap[i]))
+        if not np.isfinite(gap[i, j]):
+            return
+        gap[:, j] = np.inf
+        _, old_frame, state = old[j]
+        if state.size == e - a:
+            warm[a:e] = _rotated(state, old_frame, frame[c])
 
 
 @dataclass
@@ -226,12 +244,18 @@ class StepResult:
     seconds_problem: float
     seconds_solve: float
     seconds_integrate: float
+    #: Whether MuJoCo reset ``data`` after the pair's answer (``mj_checkAcc``: an
+    #: acceleration beyond ``mjMAXVAL`` or not finite); the state is then MuJoCo's reset one.
+    reset: bool = False
     #: The constraints as the next step's warm start takes them.
-    memory: list = field(default_factory=list, repr=False)
+    memory: _Memory = field(default_factory=_Memory, repr=False)
 
     @property
     def status(self) -> str:
-        """The shared ruler's status of the pair's answer (``converged`` without rows)."""
+        """The shared ruler's status of the pair's answer (``converged`` without rows), or
+        ``reset_by_mujoco`` when MuJoCo reset the state after it (:attr:`reset`)."""
+        if self.reset:
+            return "reset_by_mujoco"
         return self.solution.status if self.solution is not None else "converged"
 
     @property
@@ -271,21 +295,33 @@ def step(
         t2 = clock()
         return StepResult(None, 0, 0, 0, t1 - t0, 0.0, 0.0, t2 - t1)
     groups = blocks(model, data)
-    p = problem(model, data, metric=metric)
+    p = problem(model, data, metric=metric, groups=groups)
     extra, warm_rows = {}, 0
     if warm is not None:
-        extra["warm"], warm_rows = _warm_vector(model, data, groups, warm.memory)
+        extra["warm"], warm_rows = _warm_vector(data, groups, warm.memory)
     t2 = clock()
     s = solve(
         p, formulation, optimizer, tol=tol, max_iter=max_iter, time_limit=time_limit,
         **options, **extra,
     )
     t3 = clock()
+    memory = _remembered(data, groups, s.warm)
+    resets = _resets(data)
     integrate(model, data, s.r / float(model.opt.timestep))
-    memory = _remembered(model, data, groups, s.warm)
     t4 = clock()
     contacts = sum(1 for b in groups if b["kind"] == "contact")
-    return StepResult(s, nefc, contacts, warm_rows, t1 - t0, t2 - t1, t3 - t2, t4 - t3, memory)
+    return StepResult(
+        s, nefc, contacts, warm_rows, t1 - t0, t2 - t1, t3 - t2, t4 - t3,
+        reset=_resets(data) > resets, memory=memory,
+    )
+
+
+def _resets(data) -> int:
+    """How many times MuJoCo has reset ``data`` for a bad position, velocity or acceleration
+    (``mj_checkPos``, ``mj_checkVel``, ``mj_checkAcc``: a value beyond ``mjMAXVAL`` or NaN)."""
+    mj = _mj()
+    bad = (mj.mjtWarning.mjWARN_BADQPOS, mj.mjtWarning.mjWARN_BADQVEL, mj.mjtWarning.mjWARN_BADQACC)
+    return sum(int(data.warning[int(w)].number) for w in bad)
 
 
 def _mujoco_row(model, data, ruler: bool) -> dict:

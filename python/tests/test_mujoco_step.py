@@ -205,3 +205,21 @@ def test_solve_warm_vector_is_checked_and_used():
     assert again.iterations <= 2 and cold.iterations > 2
     with pytest.raises(ValueError, match="rows"):
         contactlab.solve(p, "coulomb", "pgs", warm=np.zeros(p.H.shape[1] + 1))
+
+
+def test_mujoco_reset_after_a_wild_answer_is_reported(monkeypatch):
+    """An answer whose acceleration MuJoCo rejects (`mj_checkAcc` resets `data`) is reported
+    as `reset_by_mujoco`, not as the pair's status."""
+    import contactlab._mujoco_step as stepping
+
+    real = stepping.solve
+
+    class Wild:
+        def __init__(self, s):
+            self.status, self.warm, self.r = s.status, s.warm, np.full(s.r.size, 1e30)
+
+    monkeypatch.setattr(stepping, "solve", lambda *a, **k: Wild(real(*a, **k)))
+    m, d = state("cheetah", 0.5)
+    result = cm.step(m, d, "coulomb", "pgs")
+    assert result.reset and result.status == "reset_by_mujoco"
+    assert d.time == pytest.approx(m.opt.timestep)  # one step from MuJoCo's reset state
