@@ -15,6 +15,7 @@ as polars DataFrames.
 """
 
 from ._contactlab import (
+    BUILD_PROFILE,
     GeneralizedProblem,
     LocalProblem,
     Solution,
@@ -30,6 +31,7 @@ from ._contactlab import (
 from . import mujoco
 
 __all__ = [
+    "BUILD_PROFILE",
     "GeneralizedProblem",
     "LocalProblem",
     "Solution",

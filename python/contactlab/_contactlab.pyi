@@ -10,6 +10,10 @@ import polars as pl
 _Matrix = npt.ArrayLike | Any  # a NumPy array or a scipy.sparse matrix or array
 _Vector = npt.ArrayLike
 
+BUILD_PROFILE: str
+"""`"release"` or `"debug"`: how the extension was compiled (timings of a debug build are not
+a solver's speed)."""
+
 class SolverError(RuntimeError):
     """A failure inside the library (a factorization, the solver's machinery, an internal
     error): not bad input."""

@@ -270,6 +270,15 @@ fn run(py: Python<'_>, config: PathBuf, root: Option<PathBuf>) -> PyResult<Py<Py
 #[pymodule]
 fn _contactlab(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("SolverError", m.py().get_type::<SolverError>())?;
+    // Timings from a debug build are not a solver's speed: studies that time say which it was.
+    m.add(
+        "BUILD_PROFILE",
+        if cfg!(debug_assertions) {
+            "debug"
+        } else {
+            "release"
+        },
+    )?;
     m.add_class::<PyLocalProblem>()?;
     m.add_class::<PyGeneralizedProblem>()?;
     m.add_class::<PySolution>()?;

@@ -28,6 +28,7 @@ pub mod matrix;
 pub mod mylapilli2014;
 pub mod peers;
 pub mod plots;
+pub mod robots;
 pub mod table;
 pub mod template;
 pub mod todorov2010;
@@ -55,7 +56,7 @@ pub struct Paper {
 }
 
 /// Every report, in the order of the mission: the five papers, then the cross-paper matrix, the
-/// physical-fidelity study and the comparison beside MuJoCo and Drake.
+/// physical-fidelity study, the comparison beside MuJoCo and Drake, and the robot study.
 pub const PAPERS: &[Paper] = &[
     Paper {
         id: "todorov2010",
@@ -96,6 +97,11 @@ pub const PAPERS: &[Paper] = &[
         id: "peers",
         title: "every formulation beside MuJoCo and Drake",
         generate: peers::generate,
+    },
+    Paper {
+        id: "robots",
+        title: "real robots stepped by every pair",
+        generate: robots::generate,
     },
 ];
 

@@ -19,6 +19,7 @@ mod hwangbo2018_report;
 mod matrix;
 mod mylapilli2014;
 mod peers;
+mod robots;
 mod time_limit;
 mod todorov2010;
 mod toy_plugin;

@@ -1,0 +1,273 @@
+"""The robot study's runs: every scene of `robot_scenes.py` stepped by MuJoCo (its configurations)
+and by our (formulation, optimizer) pairs through `contactlab.mujoco.step`, one JSON record per
+(scene, engine, configuration or pair) with the scene's metrics and the step statistics.
+
+Usage:
+  python3 robots.py [--scenes a,b] [--configs default,best,grid]
+                    [--pairs none|core|papers|all|f+o,...] [--small] [--max-duration S]
+                    [--papers-duration S] [--all-pairs-duration S] [--out FILE.json]
+
+Our pairs run on the scene's "pair" configuration (elliptic cones, noslip 0, the model's own
+solref and solimp, whose position part is the rigid pairs' drift target; SAP corrects with its
+own `phi0`), each solve warm-started from the previous step's answer (`contactlab.mujoco.step`'s
+matching of renumbered contacts), to the natural-map tolerance `TOL` (SAP to its own
+optimality), in the step's metric (`metric="step"`: M + h D under Euler with damping, so the
+kept velocity is the pair's). `CORE` pairs (one per paper, and the generic natural map with
+Levenberg-Marquardt, PGS and ADMM) run each scene for its duration (at most `--max-duration`);
+`PAPERS` pairs (each other paper's own) for `--papers-duration` seconds, the first part of each
+scene; `--pairs all` adds every other compatible pair for `--all-pairs-duration` seconds. MuJoCo's
+default configuration is stepped in the same process right before each scene's pairs, so that
+every step time has its `mj_step` beside it, measured on the same machine in the same minute.
+
+Per step (kept as summary statistics): the ruler's status, iterations, the Rust solve's seconds,
+the whole step's seconds and its parts (MuJoCo's forward stages, forming the problem in Python,
+the call, the write-back with the integrator), and whether MuJoCo reset the state.
+"""
+import argparse
+import json
+import statistics
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+import mujoco
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import robot_scenes as rs  # noqa: E402
+
+#: The pairs that step every scene for its whole duration: SAP (Castro et al.), the natural map
+#: with a Newton-type driver (Levenberg-Marquardt), PGS and ADMM.
+CORE = [
+    ("sap", "newton-merit"),
+    ("natural-map", "lm"),
+    ("coulomb", "pgs"),
+    ("coulomb", "admm"),
+]
+#: Each other paper's own pair (Todorov's driver, Erleben's min-map Newton, Mylapilli and Jain's
+#: projected LM on the FB MLCP, Hwangbo's bisection), for `--papers-duration` seconds.
+PAPERS = [
+    ("implicit-ncp", "todorov"),
+    ("min-map", "newton"),
+    ("mlcp-fb", "plm"),
+    ("coulomb", "bisection-sor"),
+]
+TOL = 1e-8          # the shared ruler's acceptance (natural-map residual)
+TIME_LIMIT = 0.5    # per solve (s): a safety net; a solve that reaches it is counted as failed
+
+
+def every_pair():
+    """Every compatible pair that takes every constraint kind (`contactlab.pairs()`)."""
+    import contactlab
+
+    return [
+        (p["formulation"], p["optimizer"])
+        for p in contactlab.pairs()
+        if p["compatible"] and not p["refuses"]
+    ]
+
+
+def pair_stepper(formulation, optimizer, **options):
+    """`stepper(model, data)` for `robot_scenes.run`: one `contactlab.mujoco.step`, warm from
+    the previous one, returning the step's statistics."""
+    from contactlab import mujoco as cm
+
+    previous = [None]
+
+    def stepper(m, d):
+        r = cm.step(m, d, formulation, optimizer, warm=previous[0], tol=TOL,
+                    time_limit=TIME_LIMIT, **options)
+        previous[0] = r
+        s = r.solution
+        rust = 0.0 if s is None else float(s.seconds)
+        return {
+            "status": r.status,
+            "iterations": 0 if s is None else int(s.iterations),
+            "solve_s": rust,
+            "residual": 0.0 if s is None else float(s.residual),
+            "forward_s": r.seconds_forward,
+            "problem_s": r.seconds_problem,
+            "call_s": r.seconds_solve - rust,
+            "integrate_s": r.seconds_integrate,
+            "warm_rows": r.warm_rows,
+            "rows": r.rows,
+            "reset": bool(r.reset),
+        }
+
+    return stepper
+
+
+def _median(rows, key, scale=1.0):
+    """The median of one per-step statistic over the steps that have it (None without)."""
+    values = [r[key] for r in rows if r.get(key) is not None]
+    return statistics.median(values) * scale if values else None
+
+
+def step_statistics(rows):
+    """The per-run summary of a pair's per-step statistics."""
+    solved = [r for r in rows if r.get("rows", 0) > 0]
+    status = [r["status"] for r in solved]
+    out = {
+        "steps": len(rows),
+        "steps_with_rows": len(solved),
+        "accepted_fraction": (sum(s == "converged" for s in status) / len(status)) if status else 1.0,
+        "failed_steps": sum(s != "converged" for s in status),
+        "resets": sum(bool(r.get("reset")) for r in rows),
+        "statuses": {s: status.count(s) for s in sorted(set(status))},
+        "iterations_median": _median(solved, "iterations"),
+        "iterations_max": max((r["iterations"] for r in solved), default=0),
+        "residual_median": _median(solved, "residual"),
+        "residual_max": max((r["residual"] for r in solved), default=0.0),
+        "solve_us_median": _median(solved, "solve_s", 1e6),
+        "forward_us_median": _median(rows, "forward_s", 1e6),
+        "problem_us_median": _median(solved, "problem_s", 1e6),
+        "call_us_median": _median(solved, "call_s", 1e6),
+        "integrate_us_median": _median(rows, "integrate_s", 1e6),
+        "warm_fraction": (sum(r["warm_rows"] for r in solved[1:])
+                          / max(1, sum(r["rows"] for r in solved[1:]))),
+    }
+    return out
+
+
+#: The scene's measures, which describe the scene only while MuJoCo has not reset its state.
+SCENE_MEASURES = ("slip_", "rotation", "penetration", "limit_violation", "equality_violation",
+                  "drift", "foot_slip", "energy_")
+
+
+def void_after_reset(record):
+    """Blanks the scene's measures of a run in which MuJoCo reset the state (an answer whose
+    acceleration `mj_checkAcc` rejected): after the reset the run no longer is the scene."""
+    for key in list(record):
+        if key.startswith(SCENE_MEASURES):
+            record[key] = None
+    record["measures_void"] = "MuJoCo reset the state after a pair's answer"
+
+
+def run_mujoco(scene, config, duration):
+    """One MuJoCo run of a scene in a configuration: its record."""
+    w = time.perf_counter()
+    rows, s = rs.run(scene, duration=duration, config=config)
+    s.update(engine="mujoco", formulation="", optimizer="", wall_s=time.perf_counter() - w,
+             question=scene.question)
+    return s
+
+
+def run_pair(scene, pair, duration, mj_step_us):
+    """One run of a scene by a pair: its record, with the time per step against `mj_step`'s
+    (MuJoCo's default configuration, measured just before in the same process)."""
+    import contactlab
+
+    w = time.perf_counter()
+    try:
+        rows, s = rs.run(scene, pair_stepper(*pair), duration=duration, config="pair")
+    except (contactlab.SolverError, ValueError) as e:
+        if "refuses" not in str(e) and "does not take" not in str(e):
+            raise
+        return {"scene": scene.name, "engine": "contactlab", "formulation": pair[0],
+                "optimizer": pair[1], "config": "pair", "refused": str(e),
+                "wall_s": time.perf_counter() - w, "question": scene.question}
+    s.update(step_statistics(rows))
+    if s["resets"]:
+        void_after_reset(s)
+    s.update(engine="contactlab", formulation=pair[0], optimizer=pair[1], config="pair",
+             wall_s=time.perf_counter() - w, question=scene.question,
+             mj_step_us_median=mj_step_us,
+             step_ratio_to_mj_step=(s["step_us_median"] / mj_step_us) if mj_step_us else None)
+    return s
+
+
+def run_scene(name, configs, groups, duration):
+    """Every record of one scene: MuJoCo's configurations, then each group of pairs (a list of
+    pairs with the seconds they run), MuJoCo's default stepped again before a group that runs a
+    different length, so that each pair's step time has `mj_step`'s of the same length beside it."""
+    scene = rs.SCENES[name]
+    full = duration(scene)
+    records = [run_mujoco(scene, c, full) for c in rs.configs_for(scene, configs)]
+    reference = {full: next((r for r in records if r["config"] == "default"), None)}
+    for pairs, seconds in groups:
+        length = full if seconds is None else min(seconds, full)
+        if pairs and length not in reference:
+            short = run_mujoco(scene, "default", length)
+            short["config"] = f"default-{length:g}s"
+            records.append(short)
+            reference[length] = short
+        mj = reference[length]
+        for pair in pairs:
+            records.append(run_pair(scene, pair, length, mj and mj["step_us_median"]))
+            _progress(records[-1])
+    return records
+
+
+def _progress(r):
+    what = "refused" if "refused" in r else f"accepted {r.get('accepted_fraction', 1):.3f}"
+    print(f"{r['scene']:20s} {r['formulation']}+{r['optimizer']:16s} {what} "
+          f"{r['wall_s']:7.1f} s", file=sys.stderr, flush=True)
+
+
+def pair_groups(text, papers_s, all_s):
+    """The groups of pairs `--pairs` names, each with how long it runs (None: the scene's
+    duration): `none`; `core`; `papers` (core, then each paper's pair for `papers_s`); `all`
+    (those, then every other compatible pair for `all_s`); or a comma list of
+    `formulation+optimizer` run for the scene's duration."""
+    if text == "none":
+        return []
+    if text not in ("core", "papers", "all"):
+        return [([tuple(p.split("+", 1)) for p in text.split(",") if p], None)]
+    groups = [(list(CORE), None)]
+    if text in ("papers", "all"):
+        groups.append((list(PAPERS), papers_s))
+    if text == "all":
+        groups.append(([p for p in every_pair() if p not in CORE + PAPERS], all_s))
+    return groups
+
+
+def _build():
+    """How the contactlab extension was compiled (`release`, `debug`), or `absent`."""
+    try:
+        import contactlab
+    except ImportError:
+        return "absent"
+    return getattr(contactlab, "BUILD_PROFILE", "unknown")
+
+
+def main():
+    """Parse the command line, run every scene, write the JSON."""
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--scenes", default=",".join(rs.SCENES))
+    ap.add_argument("--configs", default="default,best,grid")
+    ap.add_argument("--pairs", default="papers", help="none, core, papers, all or f+o,...")
+    ap.add_argument("--small", action="store_true", help="each scene's CI duration")
+    ap.add_argument("--max-duration", type=float, default=None, help="cap on a scene's duration")
+    ap.add_argument("--papers-duration", type=float, default=1.0)
+    ap.add_argument("--all-pairs-duration", type=float, default=0.5)
+    ap.add_argument("--out", default=None)
+    a = ap.parse_args()
+    groups = pair_groups(a.pairs, a.papers_duration, a.all_pairs_duration)
+
+    def duration(scene):
+        full = scene.ci_duration if a.small else scene.duration
+        return full if a.max_duration is None else min(full, a.max_duration)
+
+    records = []
+    for name in a.scenes.split(","):
+        records += run_scene(name, a.configs.split(","), groups, duration)
+    out = {
+        "mujoco_version": mujoco.__version__,
+        "contactlab_build": _build(),
+        "small": a.small,
+        "tol": TOL,
+        "time_limit_s": TIME_LIMIT,
+        "max_duration_s": a.max_duration,
+        "papers_duration_s": a.papers_duration,
+        "records": records,
+    }
+    text = json.dumps(out, indent=1, default=float)
+    if a.out:
+        Path(a.out).write_text(text + "\n")
+    else:
+        print(text)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,448 @@
+//! The robot study (`reports/robots/`): real robot models (dm_control's and gymnasium-robotics')
+//! stepped by MuJoCo's own solver in its configurations and by this workspace's (formulation,
+//! optimizer) pairs through `contactlab.mujoco.step`, on scenes that ask the field's questions
+//! (does a grasp hold, does a pinch creep, does a falling humanoid keep its limits; after
+//! google-deepmind/mujoco#3328 and Le Lidec et al., "Contact Models in Robotics: a Comparative
+//! Analysis", T-RO 2024, who ask them of re-implemented models).
+//!
+//! Reads the run `study.toml` (`kind = "engines"`, `experiments/peers/robots.py`), one record per
+//! (scene, engine, configuration or pair), and writes one table per scene, the speed table
+//! (each pair's step against `mj_step` measured beside it), `metrics.csv` in long form
+//! (`scene, engine, config, formulation, optimizer, metric, value`) and the facts the findings
+//! quote. The page's prose is `experiments/configs/robots/templates/report.md`.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use contactlab_runs::engines::EnginesConfig;
+use contactlab_runs::schema::{common, engines, matrix};
+use contactlab_runs::RunConfig;
+use polars::prelude::DataFrame;
+use serde::Serialize;
+
+use crate::analysis::{f64s, strs};
+use crate::builder::Report;
+use crate::error::ReportError;
+use crate::findings::Fmt;
+use crate::table::{Cell as C, Table};
+
+/// The study's run.
+const STUDY: &str = "study.toml";
+
+/// Slower than this creep (um/s) of the object in the hand is a hold (the issue's bar).
+pub const HOLD_UM_S: f64 = 1.0;
+
+/// A pair holds its constraints when the shared ruler accepts at least this share of its steps.
+pub const ACCEPTED: f64 = 0.99;
+
+/// The scene metrics a table shows, with their headers and formats (units in the header).
+const METRICS: [(&str, &str, usize); 8] = [
+    ("slip_um_s", "slip (um/s)", 3),
+    ("slip_final_mm", "moved (mm)", 3),
+    ("rotation_deg", "turned (deg)", 2),
+    ("penetration_max_m", "penetration (m)", 2),
+    ("limit_violation_max", "limit excess", 2),
+    ("equality_violation_max", "equality error", 2),
+    ("drift_m", "drift (m)", 2),
+    ("foot_slip_mm_s", "foot slip (mm/s)", 3),
+];
+
+/// The step statistics a table shows after the scene's metrics (0 digits: a count).
+const STEPS: [(&str, &str, usize); 5] = [
+    ("accepted_fraction", "accepted", 3),
+    ("resets", "MuJoCo resets", 0),
+    ("iterations_median", "iterations (median)", 2),
+    ("step_us_median", "step (us)", 3),
+    ("step_ratio_to_mj_step", "/ mj_step", 2),
+];
+
+/// One record of the study: a scene run by MuJoCo in a configuration or by a pair.
+#[derive(Debug, Clone)]
+struct Run {
+    scene: String,
+    question: String,
+    engine: String,
+    config: String,
+    formulation: String,
+    optimizer: String,
+    refused: String,
+    /// How the contactlab extension that stepped was compiled (`release`, `debug`).
+    build: String,
+    values: BTreeMap<String, f64>,
+}
+
+impl Run {
+    /// `mujoco default`, `mujoco best`, or the pair `sap+newton-merit`.
+    fn label(&self) -> String {
+        if self.engine == "mujoco" {
+            format!("MuJoCo {}", self.config)
+        } else {
+            format!("{}+{}", self.formulation, self.optimizer)
+        }
+    }
+
+    /// A value of the record (`NaN` where the scene or the engine does not have it).
+    fn get(&self, key: &str) -> f64 {
+        self.values.get(key).copied().unwrap_or(f64::NAN)
+    }
+}
+
+/// What the page shows besides the tables.
+#[derive(Debug, Default, Serialize)]
+struct Sections {
+    /// Why the study did not run (no Python, a missing package, `CONTACTLAB_NO_PEERS`).
+    skipped: Option<String>,
+    /// The scenes in run order, each with its table's name and question.
+    scenes: Vec<SceneSection>,
+}
+
+/// One scene's section.
+#[derive(Debug, Serialize)]
+struct SceneSection {
+    name: String,
+    question: String,
+    table: String,
+    hold: bool,
+    refused: Vec<String>,
+}
+
+/// Writes `reports/robots/` from the study's run under `root`.
+pub fn generate(root: &Path) -> Result<(), ReportError> {
+    let mut r = Report::new(root, "robots")?;
+    let cfg = EnginesConfig::load(&r.config_file(STUDY))?;
+    let (df, _) = r.load_data(&cfg.name, &cfg.data_path(root))?;
+    let mut sections = Sections::default();
+    if let Ok(why) = strs(&df, engines::SKIPPED) {
+        let why = why.first().cloned().unwrap_or_default();
+        r.facts()
+            .absent("robots.", format!("the study did not run, {why}"));
+        sections.skipped = Some(why);
+    } else {
+        let runs = read_runs(&df)?;
+        sections.scenes = scene_tables(&mut r, &runs)?;
+        speed_table(&mut r, &runs)?;
+        metrics_csv(&mut r, &runs)?;
+        study_facts(&mut r, &runs);
+    }
+    r.show("sections", sections)?;
+    r.finish()?;
+    Ok(())
+}
+
+/// A text column, empty where the frame lacks it.
+fn texts(df: &DataFrame, name: &str) -> Result<Vec<String>, ReportError> {
+    if df.column(name).is_ok() {
+        Ok(strs(df, name)?)
+    } else {
+        Ok(vec![String::new(); df.height()])
+    }
+}
+
+/// The study's records, every numeric column kept by name.
+fn read_runs(df: &DataFrame) -> Result<Vec<Run>, ReportError> {
+    let text = |n: &str| texts(df, n);
+    let (scene, question, engine, config) = (
+        text("scene")?,
+        text("question")?,
+        text("engine")?,
+        text("config")?,
+    );
+    let (formulation, optimizer, refused, build) = (
+        text(common::FORMULATION)?,
+        text(common::OPTIMIZER)?,
+        text("refused")?,
+        text("contactlab_build")?,
+    );
+    let mut numbers: Vec<(String, Vec<f64>)> = Vec::new();
+    for c in df.columns() {
+        if c.dtype().is_float() {
+            numbers.push((c.name().to_string(), f64s(df, c.name())?));
+        }
+    }
+    Ok((0..df.height())
+        .map(|k| Run {
+            scene: scene[k].clone(),
+            question: question[k].clone(),
+            engine: engine[k].clone(),
+            config: config[k].clone(),
+            formulation: formulation[k].clone(),
+            optimizer: optimizer[k].clone(),
+            refused: refused[k].clone(),
+            build: build[k].clone(),
+            values: numbers
+                .iter()
+                .filter(|(_, v)| v[k].is_finite())
+                .map(|(n, v)| (n.clone(), v[k]))
+                .collect(),
+        })
+        .collect())
+}
+
+/// The scenes in the order the run met them.
+fn scene_names(runs: &[Run]) -> Vec<String> {
+    let mut names: Vec<String> = Vec::new();
+    for run in runs {
+        if !names.contains(&run.scene) {
+            names.push(run.scene.clone());
+        }
+    }
+    names
+}
+
+/// One table per scene: every MuJoCo configuration and pair that ran it, refusals listed apart.
+fn scene_tables(r: &mut Report, runs: &[Run]) -> Result<Vec<SceneSection>, ReportError> {
+    let mut out = Vec::new();
+    for scene in scene_names(runs) {
+        let of: Vec<&Run> = runs.iter().filter(|x| x.scene == scene).collect();
+        let shown: Vec<&str> = METRICS
+            .iter()
+            .filter(|(m, _, _)| of.iter().any(|x| x.get(m).is_finite()))
+            .map(|(m, _, _)| *m)
+            .collect();
+        let name = format!("scene_{scene}");
+        let mut t = Table::new(Some(&format!("{name}.csv"))).col("engine", "engine");
+        for (m, header, _) in METRICS.iter().filter(|(m, _, _)| shown.contains(m)) {
+            t = t.col(header, m);
+        }
+        for (m, header, _) in STEPS {
+            t = t.col(header, m);
+        }
+        for run in of.iter().filter(|x| x.refused.is_empty()) {
+            let mut row = vec![C::code(run.label())];
+            for (m, _, digits) in METRICS.iter().filter(|(m, _, _)| shown.contains(m)) {
+                row.push(C::num(run.get(m), &Fmt::sci(*digits - 1), &Fmt::sci(6)));
+            }
+            for (m, _, digits) in STEPS {
+                let fmt = if digits == 0 {
+                    Fmt::int()
+                } else {
+                    Fmt::sci(digits - 1)
+                };
+                row.push(C::num(run.get(m), &fmt, &Fmt::sci(6)));
+            }
+            t.row(row)?;
+        }
+        r.show_table(&name, &t)?;
+        out.push(SceneSection {
+            question: of.first().map(|x| x.question.clone()).unwrap_or_default(),
+            hold: of.iter().any(|x| x.get("slip_um_s").is_finite()),
+            refused: of
+                .iter()
+                .filter(|x| !x.refused.is_empty())
+                .map(|x| format!("`{}`: {}", x.label(), x.refused))
+                .collect(),
+            name: scene,
+            table: name,
+        });
+    }
+    Ok(out)
+}
+
+/// Per scene and pair: the step's time against `mj_step` and where it goes (MuJoCo's stages,
+/// the problem formed in Python, the solve in Rust, the call, the write-back).
+fn speed_table(r: &mut Report, runs: &[Run]) -> Result<(), ReportError> {
+    let cols = [
+        ("mj_step_us_median", "mj_step (us)"),
+        ("step_us_median", "step (us)"),
+        ("step_ratio_to_mj_step", "/ mj_step"),
+        ("solve_us_median", "solve (us)"),
+        ("forward_us_median", "MuJoCo forward (us)"),
+        ("problem_us_median", "problem (us)"),
+        ("call_us_median", "call (us)"),
+        ("integrate_us_median", "write-back (us)"),
+    ];
+    let mut t = Table::new(Some("speed.csv"))
+        .col("scene", "scene")
+        .col("pair", "pair");
+    for (csv, md) in cols {
+        t = t.col(md, csv);
+    }
+    for run in runs
+        .iter()
+        .filter(|x| x.engine == "contactlab" && x.refused.is_empty())
+    {
+        let mut row = vec![C::code(&run.scene), C::code(run.label())];
+        for (csv, _) in cols {
+            row.push(C::num(run.get(csv), &Fmt::sci(1), &Fmt::sci(6)));
+        }
+        t.row(row)?;
+    }
+    r.show_table("speed", &t)
+}
+
+/// `metrics.csv`: every number of every record in long form.
+fn metrics_csv(r: &mut Report, runs: &[Run]) -> Result<(), ReportError> {
+    let mut t = Table::new(Some("metrics.csv"));
+    for c in [
+        "scene",
+        "engine",
+        "config",
+        common::FORMULATION,
+        common::OPTIMIZER,
+        "metric",
+        "value",
+    ] {
+        t = t.csv_col(c);
+    }
+    for run in runs {
+        for (metric, value) in &run.values {
+            t.row(vec![
+                C::text(&run.scene),
+                C::text(&run.engine),
+                C::text(&run.config),
+                C::text(&run.formulation),
+                C::text(&run.optimizer),
+                C::text(metric),
+                C::num(*value, &Fmt::sci(9), &Fmt::sci(9)),
+            ])?;
+        }
+    }
+    r.show_table("metrics", &t)
+}
+
+/// The facts the findings quote: per scene, who holds the object, MuJoCo's creep in its
+/// default and best configurations, the pairs the ruler accepts; over the study, the pairs
+/// that run every scene and their time against `mj_step`.
+fn study_facts(r: &mut Report, runs: &[Run]) {
+    for scene in scene_names(runs) {
+        let of: Vec<&Run> = runs.iter().filter(|x| x.scene == scene).collect();
+        scene_facts(r, &scene, &of);
+    }
+    let pairs: Vec<&Run> = runs
+        .iter()
+        .filter(|x| x.engine == "contactlab" && x.refused.is_empty())
+        .collect();
+    let accepted = pairs
+        .iter()
+        .filter(|x| x.get("accepted_fraction") >= ACCEPTED)
+        .count();
+    let ratios: Vec<f64> = pairs
+        .iter()
+        .map(|x| x.get("step_ratio_to_mj_step"))
+        .filter(|v| v.is_finite())
+        .collect();
+    let first = runs.first();
+    let top = |k: &str| first.map_or(f64::NAN, |x| x.get(k));
+    r.facts()
+        .text(
+            "robots.build",
+            first.map_or(String::new(), |x| x.build.clone()),
+        )
+        .num("robots.tol", top(matrix::TOL), Fmt::sci(0))
+        .num(
+            "robots.time_limit",
+            top("time_limit_s"),
+            Fmt::fixed(1).unit(" s"),
+        )
+        .num(
+            "robots.max_duration",
+            top("max_duration_s"),
+            Fmt::fixed(0).unit(" s"),
+        )
+        .num(
+            "robots.papers_duration",
+            top("papers_duration_s"),
+            Fmt::fixed(0).unit(" s"),
+        )
+        .num("robots.pair_runs", pairs.len() as f64, Fmt::int())
+        .num("robots.pair_runs_accepted", accepted as f64, Fmt::int())
+        .num("robots.accepted_share", 100.0 * ACCEPTED, Fmt::percent(0))
+        .num("robots.hold_um_s", HOLD_UM_S, Fmt::fixed(0).unit(" um/s"))
+        .num(
+            "robots.step_ratio_median",
+            crate::analysis::quantile(&ratios, 0.5),
+            Fmt::fixed(0),
+        );
+}
+
+/// The runs that hold the scene's object: its creep below [`HOLD_UM_S`], by label.
+fn holders(of: &[&Run]) -> Vec<String> {
+    of.iter()
+        .filter(|x| x.get("slip_um_s") < HOLD_UM_S)
+        .map(|x| format!("`{}`", x.label()))
+        .collect()
+}
+
+/// The pairs whose steps the shared ruler accepts at least [`ACCEPTED`] of, by label.
+fn accepting(of: &[&Run]) -> Vec<String> {
+    of.iter()
+        .filter(|x| x.engine == "contactlab" && x.get("accepted_fraction") >= ACCEPTED)
+        .map(|x| format!("`{}`", x.label()))
+        .collect()
+}
+
+/// One scene's facts (see [`study_facts`]).
+fn scene_facts(r: &mut Report, scene: &str, of: &[&Run]) {
+    let (holders, accepted) = (holders(of), accepting(of));
+    let f = r.facts();
+    if of.iter().any(|x| x.get("slip_um_s").is_finite()) {
+        f.text(format!("{scene}.holders"), list_or_none(&holders));
+        for config in ["default", "best"] {
+            if let Some(run) = of
+                .iter()
+                .find(|x| x.engine == "mujoco" && x.config == config)
+            {
+                f.num(
+                    format!("{scene}.mujoco_{config}.slip_um_s"),
+                    run.get("slip_um_s"),
+                    Fmt::sci(1),
+                );
+            }
+        }
+    }
+    f.text(format!("{scene}.accepted_pairs"), list_or_none(&accepted));
+    if let Some(sap) = of.iter().find(|x| x.formulation == "sap") {
+        f.num(
+            format!("{scene}.sap.accepted_fraction"),
+            100.0 * sap.get("accepted_fraction"),
+            Fmt::percent(1),
+        );
+    }
+}
+
+/// `a, b and c`, or `none`.
+fn list_or_none(items: &[String]) -> String {
+    match items {
+        [] => "none".into(),
+        [one] => one.clone(),
+        [init @ .., last] => format!("{} and {last}", init.join(", ")),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use polars::df;
+
+    /// Three runs of one grasp: MuJoCo's default creeps, its best and SAP hold; PGS's ruler
+    /// accepts 50% of its steps, and the bisection refused the scene.
+    fn grasp() -> DataFrame {
+        df!(
+            "scene" => ["grasp"; 5],
+            "question" => ["Does it hold?"; 5],
+            "engine" => ["mujoco", "mujoco", "contactlab", "contactlab", "contactlab"],
+            "config" => ["default", "best", "pair", "pair", "pair"],
+            "formulation" => ["", "", "sap", "coulomb", "coulomb"],
+            "optimizer" => ["", "", "newton-merit", "pgs", "bisection-sor"],
+            "refused" => ["", "", "", "", "condim 4"],
+            "slip_um_s" => [Some(1160.0), Some(0.04), Some(0.5), Some(3.0), None],
+            "accepted_fraction" => [None, None, Some(1.0), Some(0.5), None],
+        )
+        .unwrap()
+    }
+
+    #[test]
+    fn holders_and_accepting_pairs_are_read_by_their_bars() {
+        let runs = read_runs(&grasp()).unwrap();
+        let of: Vec<&Run> = runs.iter().collect();
+        assert_eq!(holders(&of), ["`MuJoCo best`", "`sap+newton-merit`"]);
+        assert_eq!(accepting(&of), ["`sap+newton-merit`"]);
+        assert_eq!(runs[4].refused, "condim 4");
+        assert!(runs[4].get("slip_um_s").is_nan());
+        assert_eq!(
+            list_or_none(&holders(&of)),
+            "`MuJoCo best` and `sap+newton-merit`"
+        );
+        assert_eq!(list_or_none(&[]), "none");
+    }
+}

@@ -1,0 +1,61 @@
+"""The robot study's runner (`experiments/peers/robots.py`) at CI size: MuJoCo and pairs step
+the same scene, every pair's record carries the shared ruler's verdicts and its step beside
+`mj_step`, and a pair that does not take a scene's constraints is recorded as refused, naming
+why."""
+
+import importlib.util
+import sys
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("mujoco")
+pytest.importorskip("dm_control")
+pytest.importorskip("gymnasium_robotics")
+
+PEERS = Path(__file__).resolve().parents[2] / "experiments" / "peers"
+sys.path.insert(0, str(PEERS))
+# Loaded under its own name: `robots` is also this folder's helper module (robots.py).
+_spec = importlib.util.spec_from_file_location("robot_study", PEERS / "robots.py")
+robots = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(robots)
+
+
+def test_a_scene_is_stepped_by_mujoco_and_by_pairs_side_by_side():
+    """The humanoid's fall, 0.6 s: MuJoCo's default, then SAP and PGS. SAP's own optimality
+    holds on every step; the ruler's verdicts add up; each pair's step has `mj_step`'s beside
+    it; the humanoid reaches the floor, with contacts and warm starts."""
+    groups = [([("sap", "newton-merit"), ("coulomb", "pgs")], None)]
+    records = robots.run_scene("humanoid_fall", ["default"], groups, lambda scene: 0.6)
+    assert [r["engine"] for r in records] == ["mujoco", "contactlab", "contactlab"]
+    mj, sap, pgs = records
+    assert mj["steps"] == sap["steps"] == pgs["steps"] == 120
+    assert sap["accepted_fraction"] == 1.0 and sap["resets"] == 0
+    for r in (sap, pgs):
+        assert r["steps_with_rows"] > 0 and r["contacts_max"] > 0
+        assert sum(r["statuses"].values()) == r["steps_with_rows"]
+        assert r["failed_steps"] == r["steps_with_rows"] - r["statuses"].get("converged", 0)
+        assert r["step_ratio_to_mj_step"] == pytest.approx(
+            r["step_us_median"] / mj["step_us_median"]
+        )
+        assert r["warm_fraction"] > 0.5
+        assert r["penetration_max_m"] < 0.05
+
+
+def test_a_pair_that_refuses_the_scene_is_recorded_with_why():
+    """Hwangbo's bisection takes 3-row contacts only: on the Jaco hand (condim 4) it is
+    recorded as refused, with the constraint it refused."""
+    groups = [([("coulomb", "bisection-sor")], None)]
+    records = robots.run_scene("jaco_grasp", [], groups, lambda scene: 0.01)
+    (r,) = [r for r in records if r["engine"] == "contactlab"]
+    assert "condim 4" in r["refused"]
+
+
+def test_pair_groups_name_the_pairs_and_their_lengths():
+    """`--pairs papers` runs the core pairs for the scene's duration and each paper's own for
+    the papers' duration; `none` runs no pair."""
+    groups = robots.pair_groups("papers", 1.5, 0.5)
+    assert groups[0] == (robots.CORE, None)
+    assert groups[1] == (robots.PAPERS, 1.5)
+    assert robots.pair_groups("none", 1.0, 1.0) == []
+    assert robots.pair_groups("sap+lbfgs", 1.0, 1.0) == [([("sap", "lbfgs")], None)]
