@@ -35,25 +35,52 @@ pub const HOLD_UM_S: f64 = 1.0;
 /// A pair holds its constraints when the shared ruler accepts at least this share of its steps.
 pub const ACCEPTED: f64 = 0.99;
 
+/// How a column writes its numbers in markdown (the CSV keeps every digit).
+#[derive(Debug, Clone, Copy)]
+enum Shown {
+    /// Two significant digits, `1.2e-3`.
+    Sci,
+    /// A share as a percentage with one decimal.
+    Percent,
+    /// A whole number.
+    Count,
+    /// Fixed decimals.
+    Fixed(usize),
+}
+
+impl Shown {
+    /// The cell of `v`.
+    fn cell(self, v: f64) -> C {
+        let csv = Fmt::sci(6);
+        match self {
+            Shown::Sci => C::num(v, &Fmt::sci(1), &csv),
+            Shown::Percent if v.is_nan() => C::num(v, &Fmt::int(), &csv),
+            Shown::Percent => C::pair(Fmt::percent(1).show(100.0 * v), csv.number(v)),
+            Shown::Count => C::num(v, &Fmt::int(), &csv),
+            Shown::Fixed(d) => C::num(v, &Fmt::fixed(d), &csv),
+        }
+    }
+}
+
 /// The scene metrics a table shows, with their headers and formats (units in the header).
-const METRICS: [(&str, &str, usize); 8] = [
-    ("slip_um_s", "slip (um/s)", 3),
-    ("slip_final_mm", "moved (mm)", 3),
-    ("rotation_deg", "turned (deg)", 2),
-    ("penetration_max_m", "penetration (m)", 2),
-    ("limit_violation_max", "limit excess", 2),
-    ("equality_violation_max", "equality error", 2),
-    ("drift_m", "drift (m)", 2),
-    ("foot_slip_mm_s", "foot slip (mm/s)", 3),
+const METRICS: [(&str, &str, Shown); 8] = [
+    ("slip_um_s", "slip (um/s)", Shown::Sci),
+    ("slip_final_mm", "moved (mm)", Shown::Sci),
+    ("rotation_deg", "turned (deg)", Shown::Fixed(1)),
+    ("penetration_max_m", "penetration (m)", Shown::Sci),
+    ("limit_violation_max", "limit excess", Shown::Sci),
+    ("equality_violation_max", "equality error", Shown::Sci),
+    ("drift_m", "drift (m)", Shown::Sci),
+    ("foot_slip_mm_s", "foot slip (mm/s)", Shown::Fixed(1)),
 ];
 
-/// The step statistics a table shows after the scene's metrics (0 digits: a count).
-const STEPS: [(&str, &str, usize); 5] = [
-    ("accepted_fraction", "accepted", 3),
-    ("resets", "MuJoCo resets", 0),
-    ("iterations_median", "iterations (median)", 2),
-    ("step_us_median", "step (us)", 3),
-    ("step_ratio_to_mj_step", "/ mj_step", 2),
+/// The step statistics a table shows after the scene's metrics.
+const STEPS: [(&str, &str, Shown); 5] = [
+    ("accepted_fraction", "accepted", Shown::Percent),
+    ("resets", "MuJoCo resets", Shown::Count),
+    ("iterations_median", "iterations (median)", Shown::Fixed(0)),
+    ("step_us_median", "step (us)", Shown::Fixed(0)),
+    ("step_ratio_to_mj_step", "/ mj_step", Shown::Fixed(0)),
 ];
 
 /// One record of the study: a scene run by MuJoCo in a configuration or by a pair.
@@ -209,16 +236,11 @@ fn scene_tables(r: &mut Report, runs: &[Run]) -> Result<Vec<SceneSection>, Repor
         }
         for run in of.iter().filter(|x| x.refused.is_empty()) {
             let mut row = vec![C::code(run.label())];
-            for (m, _, digits) in METRICS.iter().filter(|(m, _, _)| shown.contains(m)) {
-                row.push(C::num(run.get(m), &Fmt::sci(*digits - 1), &Fmt::sci(6)));
+            for (m, _, how) in METRICS.iter().filter(|(m, _, _)| shown.contains(m)) {
+                row.push(how.cell(run.get(m)));
             }
-            for (m, _, digits) in STEPS {
-                let fmt = if digits == 0 {
-                    Fmt::int()
-                } else {
-                    Fmt::sci(digits - 1)
-                };
-                row.push(C::num(run.get(m), &fmt, &Fmt::sci(6)));
+            for (m, _, how) in STEPS {
+                row.push(how.cell(run.get(m)));
             }
             t.row(row)?;
         }
@@ -263,7 +285,7 @@ fn speed_table(r: &mut Report, runs: &[Run]) -> Result<(), ReportError> {
     {
         let mut row = vec![C::code(&run.scene), C::code(run.label())];
         for (csv, _) in cols {
-            row.push(C::num(run.get(csv), &Fmt::sci(1), &Fmt::sci(6)));
+            row.push(Shown::Fixed(0).cell(run.get(csv)));
         }
         t.row(row)?;
     }

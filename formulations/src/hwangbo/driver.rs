@@ -28,7 +28,7 @@
 //! blocks of a problem in row order in the same sweep (`contactlab_core::drivers::sweep::kinds`
 //! gives the per-block solves and what the stop rules read on each kind). The bisection-SOR
 //! solves an equality exactly given the others (`W_bb r_b = -c_b`, LU of the block; a singular
-//! block ends the run with `singular_system`), a limit, a friction loss and a frictionless contact
+//! block by its minimum-norm least-squares answer), a limit, a friction loss and a frictionless contact
 //! by the exact 1-D solve clamped into the set, all relaxed by Algorithm 2's `alpha`; it brings
 //! an anisotropic condim 3 onto its 3-row, one-`mu` single-contact methods exactly by the
 //! scaling `r_i = mu_i s_i` (`W -> D W D`, unit `mu`), and refuses condim 4 and 6 (its methods

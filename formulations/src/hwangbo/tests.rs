@@ -1125,15 +1125,33 @@ fn bad_blocks_of_the_other_kinds_give_errors_or_statuses_not_panics() {
         Constraint::Equality { rows: 1 },
     ])
     .unwrap();
-    // A singular equality block: two equal rows in one block of 2 rows, contradicting targets.
+    // A singular equality block: two equal rows in one block of 2 rows. With consistent
+    // targets its minimum-norm answer (0.5, 0.5) solves it; with contradicting ones no answer
+    // does, and the run ends at the least-squares answer, never a panic.
     let c2 = Constraints::new(vec![Constraint::Equality { rows: 2 }]).unwrap();
     let w = Matrix::from_row_major("W", 2, 2, &[1.0, 1.0, 1.0, 1.0]).unwrap();
+    let consistent =
+        LocalProblem::with_constraints(w.clone(), vec![-1.0, -1.0], c2.clone()).unwrap();
     let singular = LocalProblem::with_constraints(w.clone(), vec![-1.0, -2.0], c2).unwrap();
-    for s in [
-        BisectionSor::default().solve(&singular, x0.clone(), &opts(1e-10, 0)),
-        HwangboPgs::default().solve(&singular, x0.clone(), &opts(1e-10, 0)),
+    for solve in [
+        |p: &LocalProblem, x: Vec<f64>| BisectionSor::default().solve(p, x, &opts(1e-10, 0)),
+        |p: &LocalProblem, x: Vec<f64>| HwangboPgs::default().solve(p, x, &opts(1e-10, 0)),
     ] {
-        assert_eq!(s.unwrap().status, Status::SingularSystem);
+        let s = solve(&consistent, x0.clone()).unwrap();
+        assert_eq!(s.status, Status::Converged);
+        assert!(
+            (s.x[0] - 0.5).abs() < 1e-9 && (s.x[1] - 0.5).abs() < 1e-9,
+            "{:?}",
+            s.x
+        );
+        // The least-squares answer (0.75, 0.75) leaves u = (0.5, -0.5): the driver may stop
+        // on a still impulse, and the shared ruler then sees the residual.
+        let s = solve(&singular, x0.clone()).unwrap();
+        let u = singular.velocity(&s.x);
+        assert!(
+            (u[0] - 0.5).abs() < 1e-6 && (u[1] + 0.5).abs() < 1e-6,
+            "{u:?}"
+        );
     }
     // The same rows as two 1-row equalities: each block is regular; consistent targets converge.
     let two = LocalProblem::with_constraints(w, vec![-1.0, -1.0], c).unwrap();

@@ -21,8 +21,10 @@
 //! - a contact the solver takes with its own cone rule ([`ContactSolver::OWN_CONES`]):
 //!   [`ContactSolver::solve_cone`];
 //! - an equality: `r* = r + beta (x - r)` with `W_RR x = -c_R` solved exactly (LU with partial
-//!   pivoting of the block, up to 6 rows, on the stack); a singular block stops the run with
-//!   [`Status::SingularSystem`](crate::Status) ([`LocalError::SingularOther`]);
+//!   pivoting of the block, up to 6 rows, on the stack); a singular block (rows no velocity
+//!   moves, as a planar model's weld has, or dependent rows) by its minimum-norm least-squares
+//!   answer (its pseudo-inverse, [`pseudo_inverse`]): contradicting targets then leave a
+//!   residual the stop rules see, never a stop of the run;
 //! - a limit, a friction loss or a contact of condim 1 (one row): `r* = P_C(r + beta (x - r))`
 //!   with `x = -c / W_kk` the exact 1-D solve, `P_C` the clamp to `r >= 0` or to the box
 //!   `[-f_max, f_max]`; `W_kk <= 0` stops the run as a singular block.
@@ -106,8 +108,18 @@ enum Local<P> {
     Cone([f64; 36]),
     /// A one-row kind: `1 / W_kk`, `None` when `W_kk <= 0`.
     Row(Option<f64>),
-    /// An equality: the LU factors of its block padded with the identity, `None` when singular.
-    Equality(Option<Box<LU<f64, U6, U6>>>),
+    /// An equality: its block's exact solve.
+    Equality(Box<EqualitySolve>),
+}
+
+/// How an equality block is solved: LU factors of a regular block (padded with the identity),
+/// or the pseudo-inverse of a singular one.
+#[derive(Debug, Clone)]
+pub enum EqualitySolve {
+    /// The LU factors of a regular block.
+    Lu(LU<f64, U6, U6>),
+    /// The pseudo-inverse of a singular block (padded with zeros).
+    PseudoInverse(Matrix6<f64>),
 }
 
 /// A local problem of any kinds, the layout the block sweep walks: `W` dense row-major and
@@ -181,7 +193,9 @@ fn prepare<S: ContactSolver>(
     let m = c.rows();
     let block = dense_block(w, n, s, m);
     match c {
-        Constraint::Equality { .. } => Local::Equality(factor(&block, m).map(Box::new)),
+        Constraint::Equality { .. } => Local::Equality(Box::new(
+            factor(&block, m).map_or_else(|| pseudo_inverse(&block, m), EqualitySolve::Lu),
+        )),
         Constraint::Contact { mu } if mu.len() == 2 && !S::OWN_CONES => {
             let raw = Matrix3::from_row_slice(&block[..9]);
             let (d, mu) = if c.is_coulomb() {
@@ -220,6 +234,30 @@ fn factor(block: &[f64; 36], m: usize) -> Option<LU<f64, U6, U6>> {
     let u = lu.u();
     let regular = scale > 0.0 && (0..m).all(|i| u[(i, i)].abs() > 1e-13 * scale);
     regular.then_some(lu)
+}
+
+/// The pseudo-inverse of the singular `m x m` block (row-major) padded to 6 x 6 with zeros,
+/// from its symmetric eigendecomposition with the eigenvalues at or below `1e-13` of the largest
+/// dropped: the minimum-norm least-squares solve of `W_RR x = -c_R`. A block is singular when
+/// some of its rows no velocity moves (a planar model's weld) or its rows are dependent; the
+/// minimum-norm answer keeps their impulses out of the null space.
+fn pseudo_inverse(block: &[f64; 36], m: usize) -> EqualitySolve {
+    let a = Matrix6::from_fn(|i, j| {
+        if i < m && j < m {
+            block[i * m + j]
+        } else {
+            0.0
+        }
+    });
+    let sym = (a + a.transpose()) * 0.5;
+    let eig = sym.symmetric_eigen();
+    let top = eig.eigenvalues.iter().fold(0.0f64, |s, x| s.max(x.abs()));
+    let inv = eig
+        .eigenvalues
+        .map(|l| if l.abs() > 1e-13 * top { 1.0 / l } else { 0.0 });
+    EqualitySolve::PseudoInverse(
+        eig.eigenvectors * Matrix6::from_diagonal(&inv) * eig.eigenvectors.transpose(),
+    )
 }
 
 /// Scratch of one block: its free velocity, old and new impulses.
@@ -282,10 +320,14 @@ impl<S: ContactSolver> BlockSweep<S> {
                     (mode, 0)
                 }))
             }
-            Local::Equality(lu) => {
-                let lu = lu.as_ref().ok_or(LocalError::SingularOther("equality"))?;
+            Local::Equality(solve) => {
                 let b = Vector6::from_fn(|i, _| if i < m { -x.c[i] } else { 0.0 });
-                let sol = lu.solve(&b).ok_or(LocalError::SingularOther("equality"))?;
+                let sol = match solve.as_ref() {
+                    EqualitySolve::Lu(lu) => {
+                        lu.solve(&b).ok_or(LocalError::SingularOther("equality"))?
+                    }
+                    EqualitySolve::PseudoInverse(pinv) => pinv * b,
+                };
                 for i in 0..m {
                     x.new[i] = x.old[i] + beta * (sol[i] - x.old[i]);
                 }
