@@ -15,7 +15,9 @@ optimality), in the step's metric (`metric="step"`: M + h D under Euler with dam
 kept velocity is the pair's). `CORE` pairs (one per paper, and the generic natural map with
 Levenberg-Marquardt, PGS and ADMM) run each scene for its duration (at most `--max-duration`);
 `PAPERS` pairs (each other paper's own) for `--papers-duration` seconds, the first part of each
-scene; `--pairs all` adds every other compatible pair for `--all-pairs-duration` seconds. MuJoCo's
+scene; `--pairs all` adds every other compatible pair for `--all-pairs-duration` seconds. On
+`METRIC_SCENES`, `METRIC_PAIRS` step again in MuJoCo's metric (`metric="mujoco"`, config
+`pair-metric-mujoco`) for the scene's duration. MuJoCo's
 default configuration is stepped in the same process right before each scene's pairs, so that
 every step time has its `mj_step` beside it, measured on the same machine in the same minute.
 
@@ -53,6 +55,14 @@ PAPERS = [
     ("mlcp-fb", "plm"),
     ("coulomb", "bisection-sor"),
 ]
+#: The pairs that also step `METRIC_SCENES` in MuJoCo's metric (`metric="mujoco"`: `M`, the
+#: integrator damping their answer afterwards) beside the step's (the default), so that the
+#: study shows what the choice does on a damped robot.
+METRIC_PAIRS = [
+    ("sap", "newton-merit", {"metric": "mujoco"}),
+    ("coulomb", "admm", {"metric": "mujoco"}),
+]
+METRIC_SCENES = ("humanoid_fall",)
 TOL = 1e-8          # the shared ruler's acceptance (natural-map residual)
 TIME_LIMIT = 0.5    # per solve (s): a safety net; a solve that reaches it is counted as failed
 
@@ -158,19 +168,22 @@ def run_pair(scene, pair, duration, mj_step_us):
     (MuJoCo's default configuration, measured just before in the same process)."""
     import contactlab
 
+    options = pair[2] if len(pair) > 2 else {}
+    config = "pair" + "".join(f"-{k}-{v}" for k, v in options.items())
     w = time.perf_counter()
     try:
-        rows, s = rs.run(scene, pair_stepper(*pair), duration=duration, config="pair")
+        rows, s = rs.run(scene, pair_stepper(*pair[:2], **options), duration=duration,
+                         config="pair")
     except (contactlab.SolverError, ValueError) as e:
         if "refuses" not in str(e) and "does not take" not in str(e):
             raise
         return {"scene": scene.name, "engine": "contactlab", "formulation": pair[0],
-                "optimizer": pair[1], "config": "pair", "refused": str(e),
+                "optimizer": pair[1], "config": config, "refused": str(e),
                 "wall_s": time.perf_counter() - w, "question": scene.question}
     s.update(step_statistics(rows))
     if s["resets"]:
         void_after_reset(s)
-    s.update(engine="contactlab", formulation=pair[0], optimizer=pair[1], config="pair",
+    s.update(engine="contactlab", formulation=pair[0], optimizer=pair[1], config=config,
              wall_s=time.perf_counter() - w, question=scene.question,
              mj_step_us_median=mj_step_us,
              step_ratio_to_mj_step=(s["step_us_median"] / mj_step_us) if mj_step_us else None)
@@ -185,6 +198,8 @@ def run_scene(name, configs, groups, duration):
     full = duration(scene)
     records = [run_mujoco(scene, c, full) for c in rs.configs_for(scene, configs)]
     reference = {full: next((r for r in records if r["config"] == "default"), None)}
+    if groups and name in METRIC_SCENES:
+        groups = [*groups, (METRIC_PAIRS, None)]
     for pairs, seconds in groups:
         length = full if seconds is None else min(seconds, full)
         if pairs and length not in reference:

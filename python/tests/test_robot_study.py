@@ -22,13 +22,19 @@ _spec.loader.exec_module(robots)
 
 
 def test_a_scene_is_stepped_by_mujoco_and_by_pairs_side_by_side():
-    """The humanoid's fall, 0.6 s: MuJoCo's default, then SAP and PGS. SAP's own optimality
-    holds on every step; the ruler's verdicts add up; each pair's step has `mj_step`'s beside
+    """The humanoid's fall, 0.6 s: MuJoCo's default, then SAP and PGS, then SAP and ADMM in
+    MuJoCo's metric. SAP's own optimality holds on every step; the ruler's verdicts add up; each pair's step has `mj_step`'s beside
     it; the humanoid reaches the floor, with contacts and warm starts."""
     groups = [([("sap", "newton-merit"), ("coulomb", "pgs")], None)]
     records = robots.run_scene("humanoid_fall", ["default"], groups, lambda scene: 0.6)
-    assert [r["engine"] for r in records] == ["mujoco", "contactlab", "contactlab"]
-    mj, sap, pgs = records
+    assert [r["engine"] for r in records] == ["mujoco"] + ["contactlab"] * 4
+    mj, sap, pgs = records[:3]
+    # The humanoid is one of the scenes stepped in MuJoCo's metric too, beside the step's.
+    assert [(r["formulation"], r["config"]) for r in records[3:]] == [
+        ("sap", "pair-metric-mujoco"),
+        ("coulomb", "pair-metric-mujoco"),
+    ]
+    assert records[3]["accepted_fraction"] == 1.0
     assert mj["steps"] == sap["steps"] == pgs["steps"] == 120
     assert sap["accepted_fraction"] == 1.0 and sap["resets"] == 0
     for r in (sap, pgs):

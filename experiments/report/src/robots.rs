@@ -103,8 +103,10 @@ impl Run {
     fn label(&self) -> String {
         if self.engine == "mujoco" {
             format!("MuJoCo {}", self.config)
-        } else {
+        } else if self.config == "pair" {
             format!("{}+{}", self.formulation, self.optimizer)
+        } else {
+            format!("{}+{} ({})", self.formulation, self.optimizer, self.config)
         }
     }
 
@@ -413,7 +415,10 @@ fn scene_facts(r: &mut Report, scene: &str, of: &[&Run]) {
         }
     }
     f.text(format!("{scene}.accepted_pairs"), list_or_none(&accepted));
-    if let Some(sap) = of.iter().find(|x| x.formulation == "sap") {
+    if let Some(sap) = of
+        .iter()
+        .find(|x| x.formulation == "sap" && x.config == "pair")
+    {
         f.num(
             format!("{scene}.sap.accepted_fraction"),
             100.0 * sap.get("accepted_fraction"),
