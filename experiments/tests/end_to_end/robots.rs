@@ -9,11 +9,8 @@ use contactlab_experiments::cli;
 fn the_robot_study_without_python_says_it_did_not_run() {
     std::env::set_var("CONTACTLAB_NO_PEERS", "1");
     let root = Root::new("robots");
-    root.copy_shipped(&["study.toml"]);
-    root.write(
-        "findings.md",
-        "## Findings\n\nThe study: {{robots.pair_runs}} runs of pairs.\n",
-    );
+    // The shipped findings quote the run's facts: without the run they are marked, not failed.
+    root.copy_shipped(&["study.toml", "findings.md", "quoted_published.csv"]);
     let mut out = Vec::new();
     cli::reproduce(&root.lab(), Some("robots"), false, false, &mut out).unwrap();
     let page = root.read("README.md");
