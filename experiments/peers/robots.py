@@ -8,8 +8,9 @@ Usage:
                     [--papers-duration S] [--all-pairs-duration S] [--out FILE.json]
 
 Our pairs run on the scene's "pair" configuration (elliptic cones, noslip 0, the model's own
-solref and solimp, whose position part is the rigid pairs' drift target; SAP corrects with its
-own `phi0`), each solve warm-started from the previous step's answer (`contactlab.mujoco.step`'s
+solref and solimp, whose position part is the rigid pairs' drift target, made consistent over
+redundant rows: `contactlab.mujoco.step`'s default `targets="consistent"`; SAP corrects with
+its own `phi0`), each solve warm-started from the previous step's answer (`contactlab.mujoco.step`'s
 matching of renumbered contacts), to the natural-map tolerance `TOL` (SAP to its own
 optimality), in the step's metric (`metric="step"`: M + h D under Euler with damping, so the
 kept velocity is the pair's). `CORE` pairs (one per paper, and the generic natural map with
@@ -64,6 +65,7 @@ METRIC_PAIRS = [
 ]
 METRIC_SCENES = ("humanoid_fall",)
 TOL = 1e-8          # the shared ruler's acceptance (natural-map residual)
+TARGETS = "consistent"  # the rigid rows' drift targets (`contactlab.mujoco.consistent_targets`)
 TIME_LIMIT = 0.5    # per solve (s): a safety net; a solve that reaches it is counted as failed
 
 
@@ -84,6 +86,7 @@ def pair_stepper(formulation, optimizer, **options):
     from contactlab import mujoco as cm
 
     previous = [None]
+    options.setdefault("targets", TARGETS)
 
     def stepper(m, d):
         r = cm.step(m, d, formulation, optimizer, warm=previous[0], tol=TOL,
@@ -272,6 +275,7 @@ def main():
         "contactlab_build": _build(),
         "small": a.small,
         "tol": TOL,
+        "targets": TARGETS,
         "time_limit_s": TIME_LIMIT,
         "max_duration_s": a.max_duration,
         "papers_duration_s": a.papers_duration,

@@ -32,7 +32,12 @@ formed), so there the kept velocity is never exactly the pair's.
 own way (``v_hat``, Castro et al. eq. 17, with ``dt``); every other formulation gets the same
 target velocity per row, the position part of MuJoCo's reference (``contactlab.mujoco``'s
 module documentation), so equality and penetration drift are corrected alike for every rigid
-pair.
+pair. By default (``targets="consistent"``) the targets of the rows that correct an error
+(equality rows, limits and contacts in penetration) are first projected onto the range of
+their Jacobian (:func:`contactlab.mujoco.consistent_targets`): on redundant rows, the four
+contacts of a foot, each row's own correction asks for a motion no body can make, and the
+rigid problem then turns into a choice of which contacts to open, on which the Newton-type
+drivers and PGS fail most steps. ``targets="rows"`` keeps each row's own.
 
 **Warm starts.** MuJoCo renumbers and re-frames its contacts every step. A warm start
 (``warm=`` the previous :class:`StepResult`) matches each constraint of this step to one of the
@@ -271,6 +276,7 @@ def step(
     optimizer: str,
     *,
     metric: str = "step",
+    targets: str = "consistent",
     warm: StepResult | None = None,
     tol: float = 1e-8,
     max_iter: int | None = None,
@@ -280,7 +286,9 @@ def step(
     """One MuJoCo step of ``data`` with the constraint solve done by ``formulation`` and
     ``optimizer`` (see the module documentation): ``data`` is left where ``mj_step`` would
     leave it with the pair's answer in place of MuJoCo's. ``metric`` (``"step"`` or
-    ``"mujoco"``) says which metric the pair solves in, ``warm`` a previous step's result to
+    ``"mujoco"``) says which metric the pair solves in, ``targets`` (``"consistent"`` or
+    ``"rows"``) which drift targets the rigid rows get (:func:`contactlab.mujoco.problem`; SAP
+    corrects with its own ``phi0`` either way), ``warm`` a previous step's result to
     warm-start from, ``tol``, ``max_iter``, ``time_limit`` and ``options`` go to
     :func:`contactlab.solve`. Refuses pyramidal cones, RK4 and ``discrete``, and an answer that
     is not finite (``ValueError``, ``data`` then holds the step's forward stages only)."""
@@ -295,7 +303,7 @@ def step(
         t2 = clock()
         return StepResult(None, 0, 0, 0, t1 - t0, 0.0, 0.0, t2 - t1)
     groups = blocks(model, data)
-    p = problem(model, data, metric=metric, groups=groups)
+    p = problem(model, data, metric=metric, groups=groups, targets=targets)
     extra, warm_rows = {}, 0
     if warm is not None:
         extra["warm"], warm_rows = _warm_vector(data, groups, warm.memory)

@@ -23,13 +23,21 @@ imported only when these functions are called.
 from __future__ import annotations
 
 from ._mujoco_metric import metric
-from ._mujoco_problem import impulses, jacobian, local_problem, problem, solve_metric
+from ._mujoco_problem import (
+    consistent_targets,
+    impulses,
+    jacobian,
+    local_problem,
+    problem,
+    solve_metric,
+)
 from ._mujoco_rows import blocks, kinds
 from ._mujoco_step import StepResult, forward_smooth, integrate, rollout, step
 
 __all__ = [
     "problem",
     "local_problem",
+    "consistent_targets",
     "impulses",
     "jacobian",
     "metric",
