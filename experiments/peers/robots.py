@@ -66,6 +66,10 @@ METRIC_PAIRS = [
 METRIC_SCENES = ("humanoid_fall",)
 TOL = 1e-8          # the shared ruler's acceptance (natural-map residual)
 TARGETS = "consistent"  # the rigid rows' drift targets (`contactlab.mujoco.consistent_targets`)
+#: Every `SPEED_EVERY`-th step with rows is also solved by MuJoCo (`mj_fwdConstraint`, warm and
+#: cold) and by the pair from zero, on the same state, interleaved within the step
+#: (`contactlab.mujoco.step(..., beside_mujoco=True)`): the solve-against-solve timings.
+SPEED_EVERY = 10
 TIME_LIMIT = 0.5    # per solve (s): a safety net; a solve that reaches it is counted as failed
 
 
@@ -85,16 +89,18 @@ def pair_stepper(formulation, optimizer, **options):
     the previous one, returning the step's statistics."""
     from contactlab import mujoco as cm
 
-    previous = [None]
+    previous, count = [None], [0]
     options.setdefault("targets", TARGETS)
 
     def stepper(m, d):
+        count[0] += 1
         r = cm.step(m, d, formulation, optimizer, warm=previous[0], tol=TOL,
-                    time_limit=TIME_LIMIT, **options)
+                    time_limit=TIME_LIMIT, beside_mujoco=count[0] % SPEED_EVERY == 0, **options)
         previous[0] = r
         s = r.solution
         rust = 0.0 if s is None else float(s.seconds)
         return {
+            **_beside(r.beside, rust),
             "status": r.status,
             "iterations": 0 if s is None else int(s.iterations),
             "solve_s": rust,
@@ -109,6 +115,22 @@ def pair_stepper(formulation, optimizer, **options):
         }
 
     return stepper
+
+
+def _beside(beside, warm_s):
+    """A sampled step's solve-against-solve timings (see `SPEED_EVERY`), or nothing."""
+    if "cold_s" not in beside:
+        return {}
+    return {
+        "mj_solve_warm_s": beside["mujoco_warm_s"],
+        "mj_solve_cold_s": beside["mujoco_cold_s"],
+        "mj_iterations_cold": beside["mujoco_cold_iterations"],
+        "solve_warm_s": warm_s,
+        "solve_cold_s": beside["cold_s"],
+        "iterations_cold": beside["cold_iterations"],
+        "ratio_warm": warm_s / beside["mujoco_warm_s"],
+        "ratio_cold": beside["cold_s"] / beside["mujoco_cold_s"],
+    }
 
 
 def _median(rows, key, scale=1.0):
@@ -139,6 +161,15 @@ def step_statistics(rows):
         "integrate_us_median": _median(rows, "integrate_s", 1e6),
         "warm_fraction": (sum(r["warm_rows"] for r in solved[1:])
                           / max(1, sum(r["rows"] for r in solved[1:]))),
+        "speed_steps": sum("ratio_cold" in r for r in solved),
+        "mj_solve_warm_us_median": _median(solved, "mj_solve_warm_s", 1e6),
+        "mj_solve_cold_us_median": _median(solved, "mj_solve_cold_s", 1e6),
+        "mj_iterations_cold_median": _median(solved, "mj_iterations_cold"),
+        "solve_warm_us_sampled_median": _median(solved, "solve_warm_s", 1e6),
+        "solve_cold_us_median": _median(solved, "solve_cold_s", 1e6),
+        "iterations_cold_median": _median(solved, "iterations_cold"),
+        "solve_ratio_warm_median": _median(solved, "ratio_warm"),
+        "solve_ratio_cold_median": _median(solved, "ratio_cold"),
     }
     return out
 

@@ -254,6 +254,9 @@ class StepResult:
     reset: bool = False
     #: The constraints as the next step's warm start takes them.
     memory: _Memory = field(default_factory=_Memory, repr=False)
+    #: With ``beside_mujoco=True``: the same state's solves timed beside the kept one
+    #: (:func:`mujoco_solves`), else empty.
+    beside: dict = field(default_factory=dict)
 
     @property
     def status(self) -> str:
@@ -269,6 +272,45 @@ class StepResult:
         return self.seconds_forward + self.seconds_problem + self.seconds_solve + self.seconds_integrate
 
 
+def _timed_mujoco_solve(mj, model, data, cold: bool) -> tuple:
+    """MuJoCo's own constraint solve (``mj_fwdConstraint``) of the state at hand, timed:
+    ``(seconds, iterations summed over islands)``; ``cold`` disables its warm start
+    (``mjDSBL_WARMSTART``: from ``qacc_smooth``), else it starts from ``qacc_warmstart``, the
+    previous step's acceleration, as ``mj_step`` does."""
+    flags = model.opt.disableflags
+    if cold:
+        model.opt.disableflags = flags | int(mj.mjtDisableBit.mjDSBL_WARMSTART)
+    try:
+        t0 = time.perf_counter()
+        mj.mj_fwdConstraint(model, data)
+        seconds = time.perf_counter() - t0
+    finally:
+        model.opt.disableflags = flags
+    iterations = int(np.sum(data.solver_niter[: max(1, int(data.nisland))]))
+    return seconds, iterations
+
+
+def mujoco_solves(model, data) -> dict:
+    """MuJoCo's constraint solve of the state ``data`` holds after :func:`forward_smooth`,
+    warm and cold, timed one after the other, twice, the second of each kept (the speed
+    protocol's interleaving: the pair's solves of the same state follow in the same step). Overwrites MuJoCo's solver outputs
+    (``efc_force``, ``qacc``, ``qfrc_constraint``, ``solver_*``), which :func:`integrate`
+    replaces; the problem's inputs (``efc_J``, ``efc_pos``, ``efc_aref``, ``qacc_smooth``)
+    are untouched."""
+    mj = _mj()
+    # Each twice, keeping the second: the first call of the pair pays for the caches the
+    # forward stages left cold, which would bias whichever start is timed first.
+    for _ in range(2):
+        warm_s, warm_it = _timed_mujoco_solve(mj, model, data, cold=False)
+        cold_s, cold_it = _timed_mujoco_solve(mj, model, data, cold=True)
+    return {
+        "mujoco_warm_s": warm_s,
+        "mujoco_warm_iterations": warm_it,
+        "mujoco_cold_s": cold_s,
+        "mujoco_cold_iterations": cold_it,
+    }
+
+
 def step(
     model,
     data,
@@ -281,6 +323,7 @@ def step(
     tol: float = 1e-8,
     max_iter: int | None = None,
     time_limit: float | None = None,
+    beside_mujoco: bool = False,
     **options,
 ) -> StepResult:
     """One MuJoCo step of ``data`` with the constraint solve done by ``formulation`` and
@@ -290,18 +333,23 @@ def step(
     ``"rows"``) which drift targets the rigid rows get (:func:`contactlab.mujoco.problem`; SAP
     corrects with its own ``phi0`` either way), ``warm`` a previous step's result to
     warm-start from, ``tol``, ``max_iter``, ``time_limit`` and ``options`` go to
-    :func:`contactlab.solve`. Refuses pyramidal cones, RK4 and ``discrete``, and an answer that
-    is not finite (``ValueError``, ``data`` then holds the step's forward stages only)."""
+    :func:`contactlab.solve`. With ``beside_mujoco`` the same state is also solved by MuJoCo
+    (``mj_fwdConstraint``, warm and cold: :func:`mujoco_solves`) and, when ``warm`` is given,
+    by the pair from zero, each timed into :attr:`StepResult.beside` (``cold_s``,
+    ``cold_iterations``, ``cold_status`` for the pair's), outside the step's own seconds; the
+    kept answer is the warm one. Refuses pyramidal cones, RK4 and ``discrete``, and an answer
+    that is not finite (``ValueError``, ``data`` then holds the step's forward stages only)."""
     _refuse_integrator(model)
     clock = time.perf_counter
     t0 = clock()
     forward_smooth(model, data)
-    t1 = clock()
+    forward_s = clock() - t0
     nefc = int(data.nefc)
+    beside = mujoco_solves(model, data) if beside_mujoco and nefc > 0 else {}
+    t1 = clock()
     if nefc == 0:
         integrate(model, data, np.zeros(0))
-        t2 = clock()
-        return StepResult(None, 0, 0, 0, t1 - t0, 0.0, 0.0, t2 - t1)
+        return StepResult(None, 0, 0, 0, forward_s, 0.0, 0.0, clock() - t1)
     groups = blocks(model, data)
     p = problem(model, data, metric=metric, groups=groups, targets=targets)
     extra, warm_rows = {}, 0
@@ -312,15 +360,20 @@ def step(
         p, formulation, optimizer, tol=tol, max_iter=max_iter, time_limit=time_limit,
         **options, **extra,
     )
+    solve_s = clock() - t2
+    if beside and warm is not None:
+        cold = solve(p, formulation, optimizer, tol=tol, max_iter=max_iter,
+                     time_limit=time_limit, **options)
+        beside.update(cold_s=float(cold.seconds), cold_iterations=int(cold.iterations),
+                      cold_status=cold.status)
     t3 = clock()
     memory = _remembered(data, groups, s.warm)
     resets = _resets(data)
     integrate(model, data, s.r / float(model.opt.timestep))
-    t4 = clock()
     contacts = sum(1 for b in groups if b["kind"] == "contact")
     return StepResult(
-        s, nefc, contacts, warm_rows, t1 - t0, t2 - t1, t3 - t2, t4 - t3,
-        reset=_resets(data) > resets, memory=memory,
+        s, nefc, contacts, warm_rows, forward_s, t2 - t1, solve_s, clock() - t3,
+        reset=_resets(data) > resets, memory=memory, beside=beside,
     )
 
 

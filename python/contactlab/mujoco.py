@@ -32,7 +32,7 @@ from ._mujoco_problem import (
     solve_metric,
 )
 from ._mujoco_rows import blocks, kinds
-from ._mujoco_step import StepResult, forward_smooth, integrate, rollout, step
+from ._mujoco_step import StepResult, forward_smooth, mujoco_solves, integrate, rollout, step
 
 __all__ = [
     "problem",
@@ -46,6 +46,7 @@ __all__ = [
     "kinds",
     "forward_smooth",
     "integrate",
+    "mujoco_solves",
     "step",
     "StepResult",
     "rollout",

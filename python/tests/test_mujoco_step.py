@@ -223,3 +223,23 @@ def test_mujoco_reset_after_a_wild_answer_is_reported(monkeypatch):
     result = cm.step(m, d, "coulomb", "pgs")
     assert result.reset and result.status == "reset_by_mujoco"
     assert d.time == pytest.approx(m.opt.timestep)  # one step from MuJoCo's reset state
+
+
+def test_beside_mujoco_times_the_same_state_and_changes_nothing():
+    """`beside_mujoco=True` times MuJoCo's `mj_fwdConstraint` warm and cold and the pair from
+    zero on the step's own state, and the step keeps exactly what it would have kept without
+    them (MuJoCo's outputs it overwrites are the ones the write-back replaces)."""
+    m, d = state("humanoid", 0.5)
+    plain, timed = _copy(m, d), _copy(m, d)
+    first = [cm.step(m, x, "coulomb", "pgs") for x in (plain, timed)]
+    kept = cm.step(m, plain, "coulomb", "pgs", warm=first[0])
+    result = cm.step(m, timed, "coulomb", "pgs", warm=first[1], beside_mujoco=True)
+    for field in ("qpos", "qvel", "qacc", "efc_force"):
+        assert np.array_equal(getattr(plain, field), getattr(timed, field)), field
+    assert np.array_equal(kept.solution.r, result.solution.r)
+    b = result.beside
+    assert b["mujoco_warm_s"] > 0.0 and b["mujoco_cold_s"] > 0.0 and b["cold_s"] > 0.0
+    assert b["mujoco_cold_iterations"] >= 1 and b["cold_iterations"] >= result.solution.iterations
+    assert b["cold_status"] == "converged"
+    assert kept.beside == {} and first[1].beside == {}
+    assert m.opt.disableflags & mujoco.mjtDisableBit.mjDSBL_WARMSTART == 0

@@ -151,6 +151,7 @@ pub fn generate(root: &Path) -> Result<(), ReportError> {
         let runs = read_runs(&df)?;
         sections.scenes = scene_tables(&mut r, &runs)?;
         speed_table(&mut r, &runs)?;
+        solve_speed_table(&mut r, &runs)?;
         metrics_csv(&mut r, &runs)?;
         study_facts(&mut r, &runs);
     }
@@ -295,6 +296,40 @@ fn speed_table(r: &mut Report, runs: &[Run]) -> Result<(), ReportError> {
     r.show_table("speed", &t)
 }
 
+/// Per scene and pair, on the sampled steps (`SPEED_EVERY` in `robots.py`): the pair's solve
+/// against MuJoCo's `mj_fwdConstraint` of the same state, warm and cold, interleaved within
+/// the step, with the ratios as medians of the per-step ratios.
+fn solve_speed_table(r: &mut Report, runs: &[Run]) -> Result<(), ReportError> {
+    let cols = [
+        ("speed_steps", "steps", Shown::Fixed(0)),
+        ("mj_solve_warm_us_median", "MuJoCo warm (us)", Shown::Fixed(0)),
+        ("solve_warm_us_sampled_median", "warm (us)", Shown::Fixed(0)),
+        ("solve_ratio_warm_median", "/ MuJoCo warm", Shown::Fixed(1)),
+        ("mj_solve_cold_us_median", "MuJoCo cold (us)", Shown::Fixed(0)),
+        ("solve_cold_us_median", "cold (us)", Shown::Fixed(0)),
+        ("solve_ratio_cold_median", "/ MuJoCo cold", Shown::Fixed(1)),
+        ("mj_iterations_cold_median", "MuJoCo iterations (cold)", Shown::Fixed(0)),
+        ("iterations_cold_median", "iterations (cold)", Shown::Fixed(0)),
+    ];
+    let mut t = Table::new(Some("solve_speed.csv"))
+        .col("scene", "scene")
+        .col("pair", "pair");
+    for (csv, md, _) in cols {
+        t = t.col(md, csv);
+    }
+    for run in runs
+        .iter()
+        .filter(|x| x.engine == "contactlab" && x.get("speed_steps") > 0.0)
+    {
+        let mut row = vec![C::code(&run.scene), C::code(run.label())];
+        for (csv, _, shown) in cols {
+            row.push(shown.cell(run.get(csv)));
+        }
+        t.row(row)?;
+    }
+    r.show_table("solve_speed", &t)
+}
+
 /// `metrics.csv`: every number of every record in long form.
 fn metrics_csv(r: &mut Report, runs: &[Run]) -> Result<(), ReportError> {
     let mut t = Table::new(Some("metrics.csv"));
@@ -425,6 +460,13 @@ fn scene_facts(r: &mut Report, scene: &str, of: &[&Run]) {
             100.0 * sap.get("accepted_fraction"),
             Fmt::percent(1),
         );
+        for start in ["warm", "cold"] {
+            f.num(
+                format!("{scene}.sap.solve_ratio_{start}"),
+                sap.get(&format!("solve_ratio_{start}_median")),
+                Fmt::fixed(1),
+            );
+        }
     }
 }
 
