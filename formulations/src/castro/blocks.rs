@@ -76,8 +76,10 @@ struct Block {
 pub struct SapBlockCost {
     a: faer::sparse::SparseColMat<usize, f64>,
     j: faer::sparse::SparseColMat<usize, f64>,
-    /// `J` dense, made once: the Hessian's `J' G J` reads its rows (robot-sized problems).
-    j_dense: Mat<f64>,
+    /// The nonzeros of each row of `J`, `(velocity, value)`, made once: the Hessian's `J' G J`
+    /// reads them, so that its cost follows the rows' nonzeros and not the velocities (a
+    /// humanoid's contact row touches a branch of the tree, not all of it).
+    j_rows: Vec<Vec<(usize, f64)>>,
     v_star: Vec<f64>,
     a_v_star: Vec<f64>,
     /// `b - v^` per row: the constant part of `J v + b - v^`.
@@ -304,10 +306,18 @@ impl SapBlockCost {
             true => g.b.clone(),
             false => g.b.iter().zip(&g.target).map(|(b, t)| b - t).collect(),
         };
+        let j_rows = (0..j_dense.nrows())
+            .map(|i| {
+                (0..j_dense.ncols())
+                    .filter(|&c| j_dense[(i, c)] != 0.0)
+                    .map(|c| (c, j_dense[(i, c)]))
+                    .collect()
+            })
+            .collect();
         Ok(SapBlockCost {
             a: g.a.clone(),
             j: g.j.clone(),
-            j_dense,
+            j_rows,
             v_star: g.v_star.clone(),
             a_v_star,
             offset,
@@ -402,8 +412,7 @@ impl Merit for SapBlockCost {
                 h[(rows[e], c)] += vals[e];
             }
         }
-        // J' G J block by block, through J's rows as dense vectors over the velocities.
-        let jd = &self.j_dense;
+        // J' G J block by block, over the nonzeros of J's rows only.
         for (b, g) in self.blocks.iter().zip(&gs) {
             let m = b.r.len();
             for (p, q) in (0..m).flat_map(|p| (0..m).map(move |q| (p, q))) {
@@ -411,12 +420,9 @@ impl Merit for SapBlockCost {
                 if gpq == 0.0 {
                     continue;
                 }
-                for c in 0..n {
-                    let jq = jd[(b.start + q, c)];
-                    if jq != 0.0 {
-                        for r in 0..n {
-                            h[(r, c)] += jd[(b.start + p, r)] * gpq * jq;
-                        }
+                for &(c, jq) in &self.j_rows[b.start + q] {
+                    for &(r, jp) in &self.j_rows[b.start + p] {
+                        h[(r, c)] += jp * gpq * jq;
                     }
                 }
             }
