@@ -302,14 +302,30 @@ fn speed_table(r: &mut Report, runs: &[Run]) -> Result<(), ReportError> {
 fn solve_speed_table(r: &mut Report, runs: &[Run]) -> Result<(), ReportError> {
     let cols = [
         ("speed_steps", "steps", Shown::Fixed(0)),
-        ("mj_solve_warm_us_median", "MuJoCo warm (us)", Shown::Fixed(0)),
+        (
+            "mj_solve_warm_us_median",
+            "MuJoCo warm (us)",
+            Shown::Fixed(0),
+        ),
         ("solve_warm_us_sampled_median", "warm (us)", Shown::Fixed(0)),
         ("solve_ratio_warm_median", "/ MuJoCo warm", Shown::Fixed(1)),
-        ("mj_solve_cold_us_median", "MuJoCo cold (us)", Shown::Fixed(0)),
+        (
+            "mj_solve_cold_us_median",
+            "MuJoCo cold (us)",
+            Shown::Fixed(0),
+        ),
         ("solve_cold_us_median", "cold (us)", Shown::Fixed(0)),
         ("solve_ratio_cold_median", "/ MuJoCo cold", Shown::Fixed(1)),
-        ("mj_iterations_cold_median", "MuJoCo iterations (cold)", Shown::Fixed(0)),
-        ("iterations_cold_median", "iterations (cold)", Shown::Fixed(0)),
+        (
+            "mj_iterations_cold_median",
+            "MuJoCo iterations (cold)",
+            Shown::Fixed(0),
+        ),
+        (
+            "iterations_cold_median",
+            "iterations (cold)",
+            Shown::Fixed(0),
+        ),
     ];
     let mut t = Table::new(Some("solve_speed.csv"))
         .col("scene", "scene")
