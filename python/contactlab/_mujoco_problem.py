@@ -156,15 +156,16 @@ def _corrected_rows(groups) -> np.ndarray:
     return np.asarray(mask, dtype=bool)
 
 
-def _targets(model, data, groups, targets: str) -> np.ndarray:
+def _targets(groups, targets: str, dense_jacobian) -> np.ndarray:
     """Each row's rigid target, as the rows give them (``"rows"``) or with the corrections
-    made consistent (``"consistent"``, :func:`consistent_targets`)."""
+    made consistent (``"consistent"``, :func:`consistent_targets`); ``dense_jacobian()`` gives
+    the caller's ``J`` dense, asked for only when the targets are made consistent."""
     t = np.concatenate([np.asarray(b["target"], dtype=float) for b in groups] or [np.zeros(0)])
     if targets == "rows":
         return t
     if targets != "consistent":
         raise ValueError(f'targets: expected "rows" or "consistent", got {targets!r}')
-    return consistent_targets(jacobian(model, data), t, _corrected_rows(groups))
+    return consistent_targets(dense_jacobian(), t, _corrected_rows(groups))
 
 
 def problem(
@@ -187,7 +188,7 @@ def problem(
         groups = blocks(model, data)
     Mhat, v_star = solve_metric(model, data, metric)
     H = _sparse_jacobian_t(model, data)
-    t = _targets(model, data, groups, targets)
+    t = _targets(groups, targets, lambda: (H.toarray() if hasattr(H, "toarray") else H).T)
     return GeneralizedProblem(
         Mhat,
         H,
@@ -231,7 +232,7 @@ def local_problem(model, data, targets: str = "rows") -> LocalProblem:
     J = jacobian(model, data)
     W = J @ np.linalg.solve(Mhat, J.T)
     W = 0.5 * (W + W.T)
-    t = _targets(model, data, groups, targets)
+    t = _targets(groups, targets, lambda: J)
     q = J @ v_star - t
     return LocalProblem(W, q, constraints=_constraints(groups), check_psd=False)
 

@@ -293,10 +293,10 @@ def _timed_mujoco_solve(mj, model, data, cold: bool) -> tuple:
 def mujoco_solves(model, data) -> dict:
     """MuJoCo's constraint solve of the state ``data`` holds after :func:`forward_smooth`,
     warm and cold, timed one after the other, twice, the second of each kept (the speed
-    protocol's interleaving: the pair's solves of the same state follow in the same step). Overwrites MuJoCo's solver outputs
-    (``efc_force``, ``qacc``, ``qfrc_constraint``, ``solver_*``), which :func:`integrate`
-    replaces; the problem's inputs (``efc_J``, ``efc_pos``, ``efc_aref``, ``qacc_smooth``)
-    are untouched."""
+    protocol's interleaving: the pair's solves of the same state follow in the same step).
+    Overwrites MuJoCo's solver outputs (``efc_force``, ``qacc``, ``qfrc_constraint``,
+    ``solver_*``), which :func:`integrate` replaces; the problem's inputs (``efc_J``,
+    ``efc_pos``, ``efc_aref``, ``qacc_smooth``) are untouched."""
     mj = _mj()
     # Each twice, keeping the second: the first call of the pair pays for the caches the
     # forward stages left cold, which would bias whichever start is timed first.

@@ -32,7 +32,7 @@ from ._mujoco_problem import (
     solve_metric,
 )
 from ._mujoco_rows import blocks, kinds
-from ._mujoco_step import StepResult, forward_smooth, mujoco_solves, integrate, rollout, step
+from ._mujoco_step import StepResult, forward_smooth, integrate, mujoco_solves, rollout, step
 
 __all__ = [
     "problem",

@@ -23,8 +23,9 @@ _spec.loader.exec_module(robots)
 
 def test_a_scene_is_stepped_by_mujoco_and_by_pairs_side_by_side():
     """The humanoid's fall, 0.6 s: MuJoCo's default, then SAP and PGS, then SAP and ADMM in
-    MuJoCo's metric. SAP's own optimality holds on every step; the ruler's verdicts add up; each pair's step has `mj_step`'s beside
-    it; the humanoid reaches the floor, with contacts and warm starts."""
+    MuJoCo's metric. SAP's own optimality holds on every step; the ruler's verdicts add up;
+    each pair's step has `mj_step`'s beside it; the humanoid reaches the floor, with contacts
+    and warm starts."""
     groups = [([("sap", "newton-merit"), ("coulomb", "pgs")], None)]
     records = robots.run_scene("humanoid_fall", ["default"], groups, lambda scene: 0.6)
     assert [r["engine"] for r in records] == ["mujoco"] + ["contactlab"] * 4
