@@ -36,6 +36,7 @@
 pub mod block_cholesky;
 pub mod blocks;
 pub mod cone;
+pub mod cone_scaling;
 pub mod conic_program;
 pub mod constraint;
 pub mod deadline;

@@ -89,6 +89,7 @@ use super::execute::{execute_with_clock, Clock};
 use super::sweep::block;
 use crate::block_cholesky::{dense_backward, dense_forward, dense_llt};
 use crate::cone;
+use crate::cone_scaling::ConeScaling;
 use crate::constraint::{Constraint, Constraints};
 use crate::deadline::Deadline;
 use crate::dense::{dense_lu, dense_lu_solve};
@@ -150,6 +151,10 @@ pub struct Admm {
     /// Power iterations for each extreme eigenvalue (stopped early at a relative change
     /// below `1e-6`).
     pub power_iterations: usize,
+    /// Iterate in the coordinates where every elliptic cone is isotropic
+    /// ([`crate::cone_scaling`]): the identity on Coulomb contacts; on contacts with unequal
+    /// coefficients (condim 4 and 6) the projection of step 3 then treats the rows alike.
+    pub isotropic_cones: bool,
 }
 
 impl Default for Admm {
@@ -163,6 +168,7 @@ impl Default for Admm {
             rho_update: RhoUpdate::Spectral,
             min_eigenvalue: MinEigenvalue::Zero,
             power_iterations: 20,
+            isotropic_cones: true,
         }
     }
 }
@@ -358,14 +364,21 @@ pub fn extreme_eigenvalues(
 /// The problem ADMM iterates on: `W` dense (and its symmetric part for the eigenvalues), `q`,
 /// `mu`.
 pub struct AdmmProblem<'a> {
+    /// The problem as given: the ruler measures in its coordinates.
     problem: &'a LocalProblem,
-    /// The problem's own `W` when it is stored dense; a dense copy otherwise.
+    /// The `W` iterated on: the problem's own when it is stored dense and not scaled; a dense
+    /// copy, or `D W D` ([`crate::cone_scaling`]), otherwise.
     w: Cow<'a, Mat<f64>>,
+    /// The `q` iterated on: the problem's own, or `D q`.
+    q: Cow<'a, [f64]>,
     symmetric: bool,
     q_norm: f64,
-    /// The constraint blocks when they are not all Coulomb contacts (steps 1 and 3 then go
-    /// block by block, [`crate::constraint`]); `None` keeps the contact-by-contact loops.
+    /// The constraint blocks iterated on when they are not all Coulomb contacts (steps 1 and 3
+    /// then go block by block, [`crate::constraint`]; the scaled blocks when `scaling` is set);
+    /// `None` keeps the contact-by-contact loops.
     blocks: Option<&'a Constraints>,
+    /// The isotropic scaling of the cones, `None` for the identity.
+    scaling: Option<&'a ConeScaling>,
 }
 
 impl<'a> AdmmProblem<'a> {
@@ -373,10 +386,21 @@ impl<'a> AdmmProblem<'a> {
     /// exactly symmetric. Column slices throughout: in a debug build faer's element-wise
     /// generic code (a clone, an indexed loop) costs tens of milliseconds at 360 unknowns,
     /// all of it before the driver could read its deadline.
-    pub fn new(problem: &'a LocalProblem) -> AdmmProblem<'a> {
-        let w = match &problem.w {
-            crate::problem::Matrix::Dense(w) => Cow::Borrowed(w),
-            other => Cow::Owned(other.to_dense()),
+    /// `scaling` (the cones' isotropic scaling of `problem`'s constraints, or `None`) sets the
+    /// coordinates the iteration runs in.
+    pub fn new(problem: &'a LocalProblem, scaling: Option<&'a ConeScaling>) -> AdmmProblem<'a> {
+        let w = match (&problem.w, scaling) {
+            (_, Some(s)) => Cow::Owned(s.scale_w(&problem.w)),
+            (crate::problem::Matrix::Dense(w), None) => Cow::Borrowed(w),
+            (other, None) => Cow::Owned(other.to_dense()),
+        };
+        let q = match scaling {
+            Some(s) => Cow::Owned(s.to_scaled_velocity(&problem.q)),
+            None => Cow::Borrowed(problem.q.as_slice()),
+        };
+        let blocks = match scaling {
+            Some(s) => Some(s.constraints()),
+            None => (!problem.constraints.coulomb_only()).then_some(&problem.constraints),
         };
         let n = w.nrows();
         let symmetric = (0..n).all(|j| {
@@ -386,29 +410,35 @@ impl<'a> AdmmProblem<'a> {
         AdmmProblem {
             problem,
             w,
+            q,
             symmetric,
             q_norm: crate::metrics::free_velocity_norm(&problem.q),
-            blocks: (!problem.constraints.coulomb_only()).then_some(&problem.constraints),
+            blocks,
+            scaling,
         }
     }
 
-    /// `u = W y + q` into `u`, with no allocation: the problem's own product, in the order the
-    /// shared ruler ([`crate::metrics::local_metrics`]) forms it, so that the driver's
-    /// residual is the ruler's to the last bit and a solve the driver stops at `tol` is judged
-    /// converged (column by column over `W`'s storage; a zero `y_j` skips its column).
-    fn velocity(&self, y: &[f64], u: &mut [f64]) {
-        self.problem.w.mul_vec(y, u);
+    /// The shared ruler's natural-map residual at the iterate `y`, in the problem's own
+    /// coordinates, with no allocation: `r = D y` into `r` (when scaled), then `u = W r + q`
+    /// into `u` by the problem's own product, in the order the ruler
+    /// ([`crate::metrics::local_metrics`]) forms it, so that the driver's residual is the
+    /// ruler's to the last bit and a solve the driver stops at `tol` is judged converged
+    /// (column by column over `W`'s storage; a zero `r_j` skips its column).
+    fn measure(&self, y: &[f64], r: &mut [f64], u: &mut [f64]) -> f64 {
+        let r: &[f64] = match self.scaling {
+            Some(s) => {
+                s.to_impulse(y, r);
+                r
+            }
+            None => y,
+        };
+        self.problem.w.mul_vec(r, u);
         u.iter_mut()
             .zip(&self.problem.q)
             .for_each(|(ui, qi)| *ui += qi);
-    }
-
-    /// The natural-map residual of [`crate::metrics`] at `r` with velocity `u`: the ruler's
-    /// own function.
-    fn natural_map(&self, r: &[f64], u: &[f64]) -> f64 {
         match self.blocks {
             // The ruler's own sum ([`crate::metrics::metrics_for`]), without its other figures.
-            Some(c) => c.natural_map(r, u) / (1.0 + self.q_norm),
+            Some(_) => self.problem.constraints.natural_map(r, u) / (1.0 + self.q_norm),
             None => natural_map_of(self.problem.mu(), self.q_norm, r, u),
         }
     }
@@ -472,7 +502,10 @@ struct Work {
     z: Vec<f64>,
     /// The right-hand side, then `x+`.
     b: Vec<f64>,
+    /// The ruler's velocity `W r + q`, in the problem's coordinates.
     u: Vec<f64>,
+    /// The ruler's impulse `r = D y` (unused when not scaled).
+    r: Vec<f64>,
 }
 
 /// The ADMM solver state between argmin iterations.
@@ -579,14 +612,18 @@ fn subtract_de_saxce_blocks(c: &Constraints, z: &[f64], b: &mut [f64]) {
 }
 
 /// The start block by block: `y0 = P_C(x0)` and `z0` the De Saxcé velocity of `y0` projected
-/// onto each cone's dual (for the other kinds, the velocity itself).
-fn start_blocks(c: &Constraints, p: &AdmmProblem<'_>, y: &mut [f64], work: &mut Work) {
+/// onto each cone's dual (for the other kinds, the velocity itself), in the iterated
+/// coordinates (`u' = D u` when scaled). Returns the ruler's residual at `y0`.
+fn start_blocks(c: &Constraints, p: &AdmmProblem<'_>, y: &mut [f64], work: &mut Work) -> f64 {
     let mut out = [0.0; 6];
     for (rows, k) in c.iter() {
         k.project(&y[rows.clone()], &mut out[..rows.len()]);
         y[rows.clone()].copy_from_slice(&out[..rows.len()]);
     }
-    p.velocity(y, &mut work.u);
+    let res = p.measure(y, &mut work.r, &mut work.u);
+    if let Some(s) = p.scaling {
+        work.u.iter_mut().zip(s.d()).for_each(|(u, d)| *u *= d);
+    }
     let mut hat = [0.0; 6];
     for (rows, k) in c.iter() {
         let m = rows.len();
@@ -599,6 +636,7 @@ fn start_blocks(c: &Constraints, p: &AdmmProblem<'_>, y: &mut [f64], work: &mut 
             _ => work.z[rows.clone()].copy_from_slice(&work.u[rows]),
         }
     }
+    res
 }
 
 /// The paper's residuals of one iteration, in the infinity norm.
@@ -617,7 +655,7 @@ impl Work {
     fn x_step(&mut self, p: &AdmmProblem<'_>, factor: &Factor, y: &[f64], (eta, rho): (f64, f64)) {
         let (problem, blocks) = (p.problem, p.blocks);
         self.x_prev.copy_from_slice(&self.x);
-        let q = &problem.q;
+        let q: &[f64] = &p.q;
         let rhs = self.b.iter_mut().zip(&self.x).zip(y).zip(&self.z).zip(q);
         for ((((b, x), yi), z), qi) in rhs {
             *b = eta * x + rho * yi + z - qi;
@@ -769,25 +807,26 @@ impl<'a> Solver<AdmmProblem<'a>, AdmmState> for AdmmSolver {
             z: vec![0.0; n],
             b: vec![0.0; n],
             u: vec![0.0; n],
+            r: vec![0.0; if p.scaling.is_some() { n } else { 0 }],
         };
         // y0 = P_K(x0); z0 = P_K*(sigma(y0)), the De Saxcé velocity of the start.
         let mut y = x0;
-        match p.blocks {
+        let res = match p.blocks {
             Some(c) => start_blocks(c, p, &mut y, &mut work),
             None => {
                 for (a, &mu) in p.problem.mu().iter().enumerate() {
                     let r = cone::project(mu, block(&y, a));
                     y[3 * a..3 * a + 3].copy_from_slice(r.as_slice());
                 }
-                p.velocity(&y, &mut work.u);
+                let res = p.measure(&y, &mut work.r, &mut work.u);
                 for (a, &mu) in p.problem.mu().iter().enumerate() {
                     let sigma = cone::de_saxce(mu, block(&work.u, a));
                     let z = cone::project_dual(mu, sigma);
                     work.z[3 * a..3 * a + 3].copy_from_slice(z.as_slice());
                 }
+                res
             }
-        }
-        let res = p.natural_map(&y, &work.u);
+        };
         // The phases longer than an iteration read the deadline inside: each product of the
         // power iteration, each panel of the factorization.
         let factor = match self.spectral_start(p, &mut problem.counts) {
@@ -839,8 +878,7 @@ impl<'a> Solver<AdmmProblem<'a>, AdmmState> for AdmmSolver {
             Some(c) => w.y_z_step_blocks(c, &mut y, eta, rho),
             None => w.y_z_step(p.problem.mu(), &mut y, eta, rho),
         };
-        p.velocity(&y, &mut w.u);
-        let res = p.natural_map(&y, &w.u);
+        let res = p.measure(&y, &mut w.r, &mut w.u);
         // Without a trace nobody reads the key values: building them (a string per key) would
         // cost more than a small problem's iteration.
         let mut kv: Option<KV> = self.trace.then(|| {
@@ -883,20 +921,34 @@ pub fn solve_admm(
 ) -> Result<Solution, CoreError> {
     options.check()?;
     let r0 = super::kit::start_impulses(r0, problem.q.len())?;
+    let scaling = match options.isotropic_cones {
+        true => ConeScaling::of(&problem.constraints),
+        false => None,
+    };
+    let r0 = match &scaling {
+        Some(s) => s.to_scaled_impulse(&r0),
+        None => r0,
+    };
     let mut solver = AdmmSolver::new(options.clone());
     solver.stop_tol = opts.stop_tol;
     solver.step_tol = opts.step_tol;
     solver.deadline = Deadline::after(opts.time_limit);
     solver.trace = opts.trace;
     let tol = opts.stop_tol;
-    execute_with_clock(
-        AdmmProblem::new(problem),
+    let mut solution = execute_with_clock(
+        AdmmProblem::new(problem, scaling.as_ref()),
         solver,
         r0,
         opts,
         Clock::Driver,
         |s: &AdmmState| s.get_cost() <= tol,
-    )
+    )?;
+    if let Some(s) = &scaling {
+        let scaled = std::mem::take(&mut solution.x);
+        solution.x = vec![0.0; scaled.len()];
+        s.to_impulse(&scaled, &mut solution.x);
+    }
+    Ok(solution)
 }
 
 impl crate::plugin::Driver<LocalProblem> for Admm {
@@ -1039,7 +1091,7 @@ mod tests {
     fn a_passed_deadline_ends_the_setup_and_every_refactorization_with_timeout() {
         // 12 contacts (36 unknowns): the factor goes by panels and reads the deadline.
         let p = chain(12);
-        let ap = AdmmProblem::new(&p);
+        let ap = AdmmProblem::new(&p, None);
         let passed = Deadline::after(Some(std::time::Duration::ZERO));
         assert_eq!(
             ap.factor(0.7, None, &passed).err(),
@@ -1153,7 +1205,7 @@ mod tests {
         assert_eq!(b.status, Status::Converged);
         assert!(local_metrics(&big, &b.x).natural_map <= 1e-12);
         // The factor itself: L L' = W + c I to rounding on the small path.
-        let p = AdmmProblem::new(&small);
+        let p = AdmmProblem::new(&small, None);
         let n = small.q.len();
         let Ok(Factor::Small(l)) = p.factor(0.7, None, &Deadline::none()) else {
             panic!("a symmetric 30 x 30 W factors in the plain buffer");
@@ -1196,19 +1248,19 @@ mod tests {
         // and the plain LU solves W + c I to rounding, its W y is the problem's.
         for n in [10, 12] {
             let p = skewed_chain(n);
-            let ap = AdmmProblem::new(&p);
+            let ap = AdmmProblem::new(&p, None);
             assert!(!ap.symmetric);
             let s = solve_admm(&p, &Admm::default(), None, &tight(5000)).unwrap();
             assert_eq!(s.status, Status::Converged, "{n} contacts");
             assert!(local_metrics(&p, &s.x).natural_map <= 1e-12, "{n} contacts");
             let mut u = vec![0.0; 3 * n];
-            ap.velocity(&s.x, &mut u);
+            ap.measure(&s.x, &mut [], &mut u);
             for (a, e) in u.iter().zip(p.velocity(&s.x)) {
                 assert!((a - e).abs() <= 1e-12 * (1.0 + e.abs()), "{a} against {e}");
             }
         }
         let small = skewed_chain(10);
-        let p = AdmmProblem::new(&small);
+        let p = AdmmProblem::new(&small, None);
         let n = small.q.len();
         let Ok(f @ Factor::SmallLu(..)) = p.factor(0.7, None, &Deadline::none()) else {
             panic!("a non-symmetric 30 x 30 W factors by the plain LU");
@@ -1278,7 +1330,7 @@ mod tests {
             q,
             &(0..nc).map(|a| 0.2 + 0.1 * a as f64).collect::<Vec<f64>>(),
         );
-        let ap = AdmmProblem::new(&p);
+        let ap = AdmmProblem::new(&p, None);
         let mut solver = AdmmSolver::new(Admm::default());
         let mut prob = Problem::new(ap);
         let (mut state, _) = solver
@@ -1304,7 +1356,7 @@ mod tests {
         // W with a 1e-3 skew part (FCLib's files are symmetric to about that).
         let w = [2.0, 0.1, 0.002, 0.098, 1.5, 0.0, -0.002, 0.0, 1.2];
         let p = one_contact(w, [-1.0, 0.05, 0.02], 0.6);
-        let ap = AdmmProblem::new(&p);
+        let ap = AdmmProblem::new(&p, None);
         assert!(!ap.symmetric);
         let s = solve_admm(&p, &Admm::default(), None, &tight(2000)).unwrap();
         assert_eq!(s.status, Status::Converged);

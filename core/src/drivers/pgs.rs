@@ -49,6 +49,9 @@ pub struct ProjectedGaussSeidel {
     pub omega: f64,
     /// Try the opening and sticking closed forms before the fixed-point iterations.
     pub closed_forms: bool,
+    /// On problems swept block by block ([`super::block_pgs`]), sweep in the coordinates where
+    /// every cone is isotropic ([`crate::cone_scaling`]); Coulomb contacts are isotropic already.
+    pub isotropic_cones: bool,
 }
 
 impl Default for ProjectedGaussSeidel {
@@ -57,6 +60,7 @@ impl Default for ProjectedGaussSeidel {
             local_iterations: 10,
             omega: 1.0,
             closed_forms: true,
+            isotropic_cones: true,
         }
     }
 }
@@ -180,6 +184,7 @@ pub fn solve_pgs(
         let options = super::block_pgs::BlockPgsOptions {
             local_iterations: solver.local_iterations,
             omega: solver.omega,
+            isotropic_cones: solver.isotropic_cones,
         };
         return super::block_pgs::solve_block_pgs(problem, options, r0, opts);
     }
