@@ -467,6 +467,18 @@ fn scene_facts(r: &mut Report, scene: &str, of: &[&Run]) {
         }
     }
     f.text(format!("{scene}.accepted_pairs"), list_or_none(&accepted));
+    for optimizer in ["pgs", "admm"] {
+        if let Some(run) = of
+            .iter()
+            .find(|x| x.optimizer == optimizer && x.config == "pair" && x.refused.is_empty())
+        {
+            f.num(
+                format!("{scene}.{optimizer}.accepted_fraction"),
+                100.0 * run.get("accepted_fraction"),
+                Fmt::percent(1),
+            );
+        }
+    }
     if let Some(sap) = of
         .iter()
         .find(|x| x.formulation == "sap" && x.config == "pair")
