@@ -468,13 +468,10 @@ fn scene_facts(r: &mut Report, scene: &str, of: &[&Run]) {
     }
     f.text(format!("{scene}.accepted_pairs"), list_or_none(&accepted));
     for optimizer in ["pgs", "admm"] {
-        if let Some(run) = of
-            .iter()
-            .find(|x| x.optimizer == optimizer && x.config == "pair" && x.refused.is_empty())
-        {
+        if let Some(share) = accepted_share(of, optimizer) {
             f.num(
                 format!("{scene}.{optimizer}.accepted_fraction"),
-                100.0 * run.get("accepted_fraction"),
+                share,
                 Fmt::percent(1),
             );
         }
@@ -496,6 +493,14 @@ fn scene_facts(r: &mut Report, scene: &str, of: &[&Run]) {
             );
         }
     }
+}
+
+/// The percentage of its steps the ruler accepts of the pair run of `optimizer` (its own
+/// metric, not refused), if the scene has one.
+fn accepted_share(of: &[&Run], optimizer: &str) -> Option<f64> {
+    of.iter()
+        .find(|x| x.optimizer == optimizer && x.config == "pair" && x.refused.is_empty())
+        .map(|x| 100.0 * x.get("accepted_fraction"))
 }
 
 /// `a, b and c`, or `none`.
@@ -542,5 +547,8 @@ mod tests {
             "`MuJoCo best` and `sap+newton-merit`"
         );
         assert_eq!(list_or_none(&[]), "none");
+        assert_eq!(accepted_share(&of, "pgs"), Some(50.0));
+        assert_eq!(accepted_share(&of, "bisection-sor"), None, "refused");
+        assert_eq!(accepted_share(&of, "admm"), None, "not run");
     }
 }
