@@ -9,6 +9,7 @@
 //! | [`golden`] | the golden-section search over the line-of-sight region (sec. V-B) |
 //! | [`analytical`] | the quartic closed form (sec. V-B), companion-matrix roots polished by Newton |
 //! | [`coulomb`] | Coulomb's law (eq. 6) solved exactly for one contact, for tests and model comparisons |
+//! | [`planar`] | a contact whose block is singular along one tangent (a planar model's), reduced to the problem of its plane |
 //! | [`pgs`] | the per-component PGS update of eqs. 17-18, extended to the elliptic cones (Euclidean projection onto the friction ellipse) |
 //! | [`driver`] | `bisection-sor` (Algorithm 2) and `pgs-hwangbo` (sec. IV) as registered drivers, on every constraint kind (bisection-sor: contacts of condim 1 and 3 only) |
 //!
@@ -23,6 +24,7 @@ pub mod coulomb;
 pub mod driver;
 pub mod golden;
 pub mod pgs;
+pub mod planar;
 pub mod single;
 #[cfg(test)]
 mod tests;

@@ -23,6 +23,8 @@ use contactlab_core::drivers::sweep::{
 };
 use nalgebra::{Matrix2, Matrix3, Vector2, Vector3};
 
+use super::planar::{self, PlanarContact};
+
 /// A slipping contact's conic section and what the methods evaluate on it.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct SlipConic {
@@ -234,13 +236,18 @@ pub enum Case {
     Done(LocalSolution),
     /// Slipping: the answer lies on this conic.
     Slipping(SlipConic),
+    /// A closing contact whose block moves nothing along one tangential direction (a planar
+    /// model's): the two-row problem of its plane ([`super::planar`]).
+    Planar(PlanarContact),
 }
 
 /// The case analysis of sec. III-A and Algorithm 2 lines 3-7: opening when `c_n >= 0`
 /// (`c_n = 0` too: `lambda = 0` is then a solution of either law), sticking when
 /// `mu lambda*_n >= |lambda*_t|`, frictionless (`mu = 0`) with `lambda = (-c_n / W_nn, 0, 0)`,
-/// otherwise slipping. Errors on non-finite data, a negative `mu`, and a `W_aa` that is not
-/// positive definite at a closing contact (its symmetric part is used).
+/// otherwise slipping. A closing contact whose `W_aa` is singular along one tangential direction
+/// only, with no free velocity along it (a planar model's), is [`Case::Planar`]. Errors on
+/// non-finite data, a negative `mu`, and any other `W_aa` that is not positive definite at a
+/// closing contact (its symmetric part is used).
 pub fn classify(w: &Matrix3<f64>, c: &Vector3<f64>, mu: f64) -> Result<Case, LocalError> {
     if !mu.is_finite() {
         return Err(LocalError::NotFinite("mu"));
@@ -262,7 +269,19 @@ pub fn classify(w: &Matrix3<f64>, c: &Vector3<f64>, mu: f64) -> Result<Case, Loc
         }));
     }
     let w = 0.5 * (w + w.transpose());
-    let chol = w.cholesky().ok_or(LocalError::SingularBlock)?;
+    let chol = w.cholesky();
+    // No factor, or a pivot at rounding level (the factor exists but `lambda*` would be noise):
+    // a planar contact is reduced to its plane; any other block keeps the paper's path.
+    let scale = planar::NULL_RTOL * w.diagonal().max();
+    let tiny = chol
+        .as_ref()
+        .is_none_or(|ch| ch.l_dirty().diagonal().map(|d| d * d).min() <= scale);
+    if tiny {
+        if let Some(p) = planar::reduce(&w, c, mu) {
+            return Ok(Case::Planar(p));
+        }
+    }
+    let chol = chol.ok_or(LocalError::SingularBlock)?;
     let stick = -chol.solve(c);
     if !stick.iter().all(|x| x.is_finite()) {
         return Err(LocalError::SingularBlock);
@@ -310,6 +329,7 @@ pub fn solve_contact<M: SlipMethod + ?Sized>(
 ) -> Result<LocalSolution, LocalError> {
     match classify(w, c, mu)? {
         Case::Done(s) => Ok(s),
+        Case::Planar(p) => p.solve(method.model()),
         Case::Slipping(conic) => {
             let (r, steps) = method.slip(&conic)?;
             if !r.iter().all(|x| x.is_finite()) {

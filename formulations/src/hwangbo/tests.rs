@@ -1218,3 +1218,36 @@ fn the_every_kind_file_is_solved_by_pgs_and_refused_by_the_bisection() {
         "{e}"
     );
 }
+
+/// The planar models of `data/mujoco_robots` (dm_control's manipulator and stacker, whose
+/// contacts move nothing out of their plane): every contact block is singular along one
+/// tangent, which the bisection once stopped at as `singular_system`; reduced to the plane
+/// ([`super::planar`]) the sweep solves them to the shared ruler.
+#[test]
+fn the_bisection_solves_the_planar_robots() {
+    for name in [
+        "manipulator_t0500ms",
+        "manipulator_t1500ms",
+        "stacker_t1500ms",
+    ] {
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../data/mujoco_robots/global")
+            .join(format!("{name}.json"));
+        let p = contactlab_core::io::read_local(&path).unwrap();
+        let planar = (0..p.num_contacts()).any(|a| {
+            let (rows, c) = p.constraints.iter().nth(a).unwrap();
+            c.is_coulomb() && {
+                let w = p.w.to_dense();
+                let s = rows.start;
+                let b = Matrix3::from_fn(|i, j| w[(s + i, s + j)]);
+                super::planar::reduce(&b, &Vector3::new(-1.0, 0.0, 0.0), 0.5).is_some()
+            }
+        });
+        assert!(planar, "{name} has a planar contact");
+        let s = BisectionSor::default()
+            .solve(&p, vec![0.0; p.q.len()], &opts(1e-8, 2000))
+            .unwrap();
+        assert_eq!(s.status, Status::Converged, "{name}");
+        assert!(local_metrics(&p, &s.x).natural_map <= 1e-8, "{name}");
+    }
+}
