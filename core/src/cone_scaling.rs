@@ -30,6 +30,7 @@ use faer::Mat;
 
 use crate::constraint::{Constraint, Constraints};
 use crate::problem::{LocalProblem, Matrix};
+use crate::result::Solution;
 
 /// The diagonal `D` of a problem's rows and the constraints of the scaled problem.
 #[derive(Debug, Clone)]
@@ -81,6 +82,32 @@ impl ConeScaling {
             d,
             constraints: Constraints::unchecked(blocks),
         })
+    }
+
+    /// What a driver with the option `isotropic` iterates in: the scaling of `c` (none when the
+    /// option is off or the map is the identity) and the start `r0` in its coordinates.
+    pub fn start(
+        isotropic: bool,
+        c: &Constraints,
+        r0: Vec<f64>,
+    ) -> (Option<ConeScaling>, Vec<f64>) {
+        match isotropic.then(|| ConeScaling::of(c)).flatten() {
+            Some(s) => {
+                let r0 = s.to_scaled_impulse(&r0);
+                (Some(s), r0)
+            }
+            None => (None, r0),
+        }
+    }
+
+    /// A driver's answer back in the problem's coordinates, `r = D r'`, in place (nothing
+    /// without a scaling).
+    pub fn finish(scaling: Option<&ConeScaling>, solution: &mut Solution) {
+        if let Some(s) = scaling {
+            let scaled = std::mem::take(&mut solution.x);
+            solution.x = vec![0.0; scaled.len()];
+            s.to_impulse(&scaled, &mut solution.x);
+        }
     }
 
     /// The diagonal `D`, one entry per row.

@@ -22,8 +22,6 @@ import json
 import sys
 from pathlib import Path
 
-import numpy as np
-
 import mujoco
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -38,7 +36,7 @@ def export(name, seconds):
     """``(stem, problem)`` of one scene after ``seconds``."""
     import contactlab
     import robot_scenes as rs
-    from export_mujoco_robots import _floats, _triplets
+    from export_mujoco_robots import problem_json
 
     scene = rs.SCENES[name]
     m, d = scene.model("pair")
@@ -50,22 +48,12 @@ def export(name, seconds):
         previous = contactlab.mujoco.step(m, d, "sap", "newton-merit", warm=previous, tol=1e-8)
     scene.control(m, d, steps * dt)
     mujoco.mj_forward(m, d)
-    P = contactlab.mujoco.problem(m, d, targets="consistent")
-    H = np.asarray(P.H.todense() if hasattr(P.H, "todense") else P.H, dtype=float)
     description = (
         f"{name} of the robot study (experiments/peers/robot_scenes.py), pair configuration "
         f"(elliptic cones, noslip 0), {seconds} s ({steps} steps of {dt} s) stepped with SAP "
         f"from the recorded grasp, consistent drift targets; MuJoCo {mujoco.__version__}"
     )
-    prob = {
-        "kind": "global",
-        "description": description,
-        "M": [_floats(row) for row in np.asarray(P.M)],
-        "H": _triplets(H),
-        "f": _floats(P.f),
-        "w": _floats(np.asarray(P.w) - np.asarray(P.target)),
-        "constraints": P.constraints,
-    }
+    prob = problem_json(m, d, description, targets="consistent")
     return f"{name}_t{int(round(1000 * seconds)):04d}ms", prob
 
 

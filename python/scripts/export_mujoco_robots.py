@@ -159,11 +159,12 @@ def _floats(v):
     return [float(x) for x in np.asarray(v, dtype=float)]
 
 
-def problem_json(m, d, description):
-    """The step's global problem as the format's object (see the module documentation)."""
+def problem_json(m, d, description, targets="rows"):
+    """The step's global problem as the format's object (see the module documentation), each
+    row's own target (``targets`` as ``contactlab.mujoco.problem`` takes it)."""
     import contactlab
 
-    P = contactlab.mujoco.problem(m, d)
+    P = contactlab.mujoco.problem(m, d, targets=targets)
     H = np.asarray(P.H.todense() if hasattr(P.H, "todense") else P.H, dtype=float)
     return {
         "kind": "global",

@@ -303,14 +303,7 @@ pub fn solve_block_pgs(
     opts: &SolveOptions,
 ) -> Result<Solution, CoreError> {
     let r0 = super::kit::start_impulses(r0, problem.q.len())?;
-    let scaling = match options.isotropic_cones {
-        true => ConeScaling::of(&problem.constraints),
-        false => None,
-    };
-    let r0 = match &scaling {
-        Some(s) => s.to_scaled_impulse(&r0),
-        None => r0,
-    };
+    let (scaling, r0) = ConeScaling::start(options.isotropic_cones, &problem.constraints, r0);
     let mut solver = BlockPgs::new(options);
     solver.stop_tol = opts.stop_tol;
     solver.step_tol = opts.step_tol;
@@ -324,11 +317,7 @@ pub fn solve_block_pgs(
         Clock::Driver,
         |s: &BlockPgsState| s.get_cost() <= tol,
     )?;
-    if let Some(s) = &scaling {
-        let scaled = std::mem::take(&mut solution.x);
-        solution.x = vec![0.0; scaled.len()];
-        s.to_impulse(&scaled, &mut solution.x);
-    }
+    ConeScaling::finish(scaling.as_ref(), &mut solution);
     Ok(solution)
 }
 
