@@ -31,6 +31,14 @@ pub trait Residual {
     /// overwriting every entry. On a kink, any element is allowed; drivers that care use
     /// [`NonSmoothResidual::jacobian_along`].
     fn jacobian(&self, x: &[f64], out: MatMut<'_, f64>);
+
+    /// The measure a driver's `stop_tol` bounds at `x`, given `f = F(x)`: `|F(x)|_2` by
+    /// default. A formulation whose residual is a rescaled form of the shared ruler
+    /// ([`crate::metrics`]) returns the ruler itself, so that a driver's `converged` and the
+    /// ruler's acceptance are one test ([`crate::plugin::judge`]).
+    fn stop_measure(&self, _x: &[f64], f: &[f64]) -> f64 {
+        dense::norm2(f)
+    }
 }
 
 /// An edge of a piecewise-smooth residual that a point lies on: a surface in the unknowns of
@@ -256,6 +264,7 @@ macro_rules! forward {
             fn num_residuals(&self) -> usize { (**self).num_residuals() }
             fn residual(&self, x: &[f64], out: &mut [f64]) { (**self).residual(x, out) }
             fn jacobian(&self, x: &[f64], out: MatMut<'_, f64>) { (**self).jacobian(x, out) }
+            fn stop_measure(&self, x: &[f64], f: &[f64]) -> f64 { (**self).stop_measure(x, f) }
         }
         impl<R: NonSmoothResidual + ?Sized> NonSmoothResidual for $ptr {
             fn kinks_on_segment(&self, x: &[f64], dx: &[f64], out: &mut Vec<f64>) {

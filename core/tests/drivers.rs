@@ -910,3 +910,64 @@ fn newton_merit_reports_not_finite_and_max_iterations() {
     assert_eq!(s.status, Status::MaxIterations);
     assert_eq!(s.trace.len(), 2);
 }
+
+/// `F(x) = (x_0^3, x_1^3)`: Newton-type steps shrink `x` by a constant factor near the root
+/// (a triple root), so `|F|` passes any threshold one step before `scale |F|` does.
+#[derive(Clone)]
+struct Cubes {
+    /// [`Residual::stop_measure`] is `scale |F|`.
+    scale: f64,
+}
+
+impl Residual for Cubes {
+    fn num_unknowns(&self) -> usize {
+        2
+    }
+    fn num_residuals(&self) -> usize {
+        2
+    }
+    fn residual(&self, x: &[f64], out: &mut [f64]) {
+        out[0] = x[0].powi(3);
+        out[1] = x[1].powi(3);
+    }
+    fn jacobian(&self, x: &[f64], mut out: MatMut<'_, f64>) {
+        out.fill(0.0);
+        out[(0, 0)] = 3.0 * x[0] * x[0];
+        out[(1, 1)] = 3.0 * x[1] * x[1];
+    }
+    fn stop_measure(&self, _x: &[f64], f: &[f64]) -> f64 {
+        self.scale * f[0].hypot(f[1])
+    }
+}
+
+impl ProjectedResidual for Cubes {
+    fn project(&self, _x: &mut [f64]) {}
+}
+
+#[test]
+fn every_least_squares_driver_stops_on_the_residuals_own_measure() {
+    let opts = SolveOptions {
+        max_iter: 500,
+        stop_tol: 1e-9,
+        // `|J'F| = 3 |x|^5` is far below `|F|` here: no local-minimum test.
+        grad_tol: 0.0,
+        ..SolveOptions::default()
+    };
+    let plain = all_drivers(&Cubes { scale: 1.0 }, &[1.0, 0.5], &opts);
+    let scaled = all_drivers(&Cubes { scale: 1e3 }, &[1.0, 0.5], &opts);
+    for ((name, p), (_, s)) in plain.iter().zip(&scaled) {
+        assert_eq!(s.status, Status::Converged, "{name}: {:?}", s.status);
+        let f = s.x[0].powi(3).hypot(s.x[1].powi(3));
+        assert!(
+            1e3 * f <= 1e-9,
+            "{name}: stopped at 1e3 |F| = {:e}",
+            1e3 * f
+        );
+        assert!(
+            s.iterations > p.iterations,
+            "{name}: {} vs {}",
+            s.iterations,
+            p.iterations
+        );
+    }
+}

@@ -14,7 +14,7 @@ its own `phi0`), each solve warm-started from the previous step's answer (`conta
 matching of renumbered contacts), to the natural-map tolerance `TOL` (SAP to its own
 optimality), in the step's metric (`metric="step"`: M + h D under Euler with damping, so the
 kept velocity is the pair's). `CORE` pairs (one per paper, and the generic natural map with
-Levenberg-Marquardt, PGS and ADMM) run each scene for its duration (at most `--max-duration`);
+projected Levenberg-Marquardt, PGS and ADMM) run each scene for its duration (at most `--max-duration`);
 `PAPERS` pairs (each other paper's own) for `--papers-duration` seconds, the first part of each
 scene; `--pairs all` adds every other compatible pair for `--all-pairs-duration` seconds. On
 `METRIC_SCENES`, `METRIC_PAIRS` step again in MuJoCo's metric (`metric="mujoco"`, config
@@ -41,19 +41,26 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import robot_scenes as rs  # noqa: E402
 
 #: The pairs that step every scene for its whole duration: SAP (Castro et al.), the natural map
-#: with a Newton-type driver (Levenberg-Marquardt), PGS and ADMM.
+#: with a Newton-type driver, PGS and ADMM. The natural map's driver is the projected
+#: Levenberg-Marquardt of Kanzow and Petra (its solutions lie in the product of the impulse sets,
+#: the problem that driver is made for, and its non-monotone line search steps over the map's
+#: kinks); the regular LM of Mylapilli and Jain, with its smooth lambda schedule, cycles between
+#: a rejected step across a kink and an accepted step too short to matter, and stops as
+#: `stagnated` on most hand steps (it stays in `PAPERS` to show it).
 CORE = [
     ("sap", "newton-merit"),
-    ("natural-map", "lm"),
+    ("natural-map", "plm"),
     ("coulomb", "pgs"),
     ("coulomb", "admm"),
 ]
 #: Each other paper's own pair (Todorov's driver, Erleben's min-map Newton, Mylapilli and Jain's
-#: projected LM on the FB MLCP, Hwangbo's bisection), for `--papers-duration` seconds.
+#: projected LM on the FB MLCP and their regular LM on the natural map, Hwangbo's bisection), for
+#: `--papers-duration` seconds.
 PAPERS = [
     ("implicit-ncp", "todorov"),
     ("min-map", "newton"),
     ("mlcp-fb", "plm"),
+    ("natural-map", "lm"),
     ("coulomb", "bisection-sor"),
 ]
 #: The pairs that also step `METRIC_SCENES` in MuJoCo's metric (`metric="mujoco"`: `M`, the

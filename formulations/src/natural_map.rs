@@ -35,6 +35,7 @@
 
 use contactlab_core::constraint::{Constraint, EVERY_KIND};
 use contactlab_core::elliptic_cone;
+use contactlab_core::metrics::natural_map_residual;
 use contactlab_core::plugin::{Formulation, FormulationPlugin, Model};
 use contactlab_core::{cone, CoreError, LocalProblem, ProjectedResidual, Residual, StepProblem};
 use faer::{Mat, MatMut};
@@ -321,6 +322,14 @@ impl Residual for NaturalMap {
             self.block_jacobian(x, out)
         }
     }
+
+    /// The shared ruler itself, `|r - P_K(r - û)| / (1 + |q|)` ([`natural_map_residual`]):
+    /// this residual's `rho_b` scaling leaves it above or below the ruler by up to
+    /// `max(rho_b, 1 / rho_b)`, so a driver that stopped on `|F|` could call an answer
+    /// `converged` that the ruler rejects (or iterate past one it accepts).
+    fn stop_measure(&self, x: &[f64], _f: &[f64]) -> f64 {
+        natural_map_residual(&self.problem, x)
+    }
 }
 
 impl ProjectedResidual for NaturalMap {
@@ -379,7 +388,6 @@ impl FormulationPlugin for NaturalMapFormulation {
 mod tests {
     use super::*;
     use crate::fixtures::{every_kind_file, problem_of};
-    use contactlab_core::metrics::natural_map_residual;
     use contactlab_core::{Matrix, SolveOptions, Status};
     use rand::{Rng, SeedableRng};
     use rand_chacha::ChaCha8Rng;
@@ -653,5 +661,37 @@ mod tests {
         let mut x = vec![1.0, 3.0, 4.0];
         f.project(&mut x);
         assert!((x[1].hypot(x[2]) - 0.5 * x[0]).abs() < 1e-14);
+    }
+
+    /// `random_problem` with `W` and `q` multiplied by `s`: the same impulses solve it, `F` is
+    /// unchanged (`rho_b` scales by `1 / s`), the ruler's velocities grow by `s`.
+    fn scaled(p: &LocalProblem, s: f64) -> LocalProblem {
+        let n = p.q.len();
+        let dense = p.dense_w();
+        let w: Vec<f64> = (0..n * n).map(|k| s * dense[(k / n, k % n)]).collect();
+        LocalProblem::coulomb(
+            Matrix::from_row_major("W", n, n, &w).unwrap(),
+            p.q.iter().map(|q| s * q).collect(),
+            p.mu(),
+        )
+    }
+
+    #[test]
+    fn the_stop_measure_is_the_ruler_itself() {
+        let mut rng = ChaCha8Rng::seed_from_u64(7);
+        let kinds = problem_of(every_kind(), (-1.0, 1.0), 11);
+        for p in [
+            random_problem(4, 3),
+            scaled(&random_problem(4, 3), 1e3),
+            kinds,
+        ] {
+            let nm = NaturalMap::new(&p);
+            let x: Vec<f64> = (0..p.q.len())
+                .map(|_| rng.random_range(-1.0..1.0))
+                .collect();
+            let mut f = vec![0.0; p.q.len()];
+            nm.residual(&x, &mut f);
+            assert_eq!(nm.stop_measure(&x, &f), natural_map_residual(&p, &x));
+        }
     }
 }

@@ -82,7 +82,9 @@ pub fn predicted_decrease(p: &LsPoint, d: &[f64]) -> f64 {
     -(dot(&p.grad, d) + 0.5 * dot(&jd, &jd))
 }
 
-/// A point with its residual, merit `psi = |F|^2/2`, Jacobian and gradient `J'F`.
+/// A point with its residual, merit `psi = |F|^2/2`, Jacobian, gradient `J'F`, and the
+/// measure `stop_tol` bounds there ([`Residual::stop_measure`]: `|F|_2` unless the formulation
+/// says otherwise).
 #[derive(Debug, Clone)]
 pub struct LsPoint {
     pub x: Vec<f64>,
@@ -90,6 +92,7 @@ pub struct LsPoint {
     pub psi: f64,
     pub jac: Mat<f64>,
     pub grad: Vec<f64>,
+    pub measure: f64,
 }
 
 impl LsPoint {
@@ -133,12 +136,17 @@ pub fn accept<R: Residual>(
         return Ok(None);
     }
     let grad = mat_t_vec(jac.as_ref(), &t.f);
+    let measure = match problem.problem.as_ref() {
+        Some(ls) => ls.residual.stop_measure(&t.x, &t.f),
+        None => norm2(&t.f),
+    };
     Ok(Some(LsPoint {
         x: t.x,
         f: t.f,
         psi: t.psi,
         jac,
         grad,
+        measure,
     }))
 }
 
@@ -222,10 +230,11 @@ pub fn init<R: Residual>(
 }
 
 impl Tolerances {
-    /// Converged when `|F| <= tol`, local minimum when `|J'F| <= grad_tol` (and not converged),
-    /// not finite when either is not finite.
+    /// Converged when the point's stop measure (`|F|` unless the formulation gives its own,
+    /// [`Residual::stop_measure`]) is at most `stop_tol`, local minimum when `|J'F| <= grad_tol`
+    /// (and not converged), not finite when either is not finite.
     pub fn classify(&self, p: &LsPoint) -> Option<Status> {
-        self.classify_norms(p.fnorm(), p.gnorm())
+        self.classify_norms(p.measure, p.gnorm())
     }
 
     /// [`Tolerances::classify`] on given residual and stationarity measures.
@@ -573,6 +582,7 @@ pub mod tests {
             psi: 0.5 * dot(f, f),
             jac,
             grad,
+            measure: norm2(f),
         }
     }
 

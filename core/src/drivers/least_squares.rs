@@ -92,8 +92,10 @@ impl<R: Residual> Jacobian for LeastSquares<R> {
 /// The solver runs in an argmin [`Executor`](argmin::core::Executor) with `opts.max_iter` and `opts.time_limit`, reads
 /// `opts.stop_tol`, `opts.grad_tol` and `opts.step_tol` from the [`LeastSquares`] problem, and a
 /// [`TraceObserver`](crate::result::TraceObserver) records one trace row for the initial point and one per iteration.
-/// Running out of iterations with `|F| <= opts.stop_tol` counts as converged; a non-finite final
-/// iterate or merit is [`Status::NotFinite`](crate::result::Status::NotFinite).
+/// A run that uses up its iterations is `max_iterations`: every driver tests each accepted
+/// point's stop measure ([`Residual::stop_measure`], `|F|` by default) when it accepts it, so a
+/// point that passes has already stopped the run. A non-finite final iterate or merit is
+/// [`Status::NotFinite`](crate::result::Status::NotFinite).
 pub fn solve_least_squares<R, S>(
     residual: R,
     solver: S,
@@ -105,8 +107,5 @@ where
     S: Solver<LeastSquares<R>, LsState>,
 {
     let problem = LeastSquares::with_options(residual, opts);
-    let tol = opts.stop_tol;
-    execute(problem, solver, x0, opts, |state: &LsState| {
-        (2.0 * state.get_cost()).sqrt() <= tol
-    })
+    execute(problem, solver, x0, opts, |_: &LsState| false)
 }

@@ -177,7 +177,7 @@ impl ProjectedLevenbergMarquardt {
         p: &LsPoint,
     ) -> Result<(Option<Status>, f64), Error> {
         let pg = projected_gradient_norm(problem, p)?;
-        Ok((self.tol.classify_norms(p.fnorm(), pg), pg))
+        Ok((self.tol.classify_norms(p.measure, pg), pg))
     }
 }
 
