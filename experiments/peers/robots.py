@@ -287,6 +287,45 @@ def _build():
     return getattr(contactlab, "BUILD_PROFILE", "unknown")
 
 
+def _commit():
+    """The commit the contactlab extension was built from (`contactlab.BUILD_COMMIT`), `absent`
+    without the package, `unknown` when the build could not tell."""
+    try:
+        import contactlab
+    except ImportError:
+        return "absent"
+    return getattr(contactlab, "BUILD_COMMIT", "unknown")
+
+
+def stale_extension(built, head):
+    """Why an extension built from `built` cannot speak for the tree at commit `head`, or None.
+    An install outlives the code it was built from (`pip install ./python` copies it into
+    site-packages), so a study run after a change to the Rust code would otherwise measure the
+    old code under the new commit's name. `unknown` on either side (a build or a run outside a
+    git checkout) cannot be checked and passes."""
+    if "unknown" in (built, head) or built == "absent":
+        return None
+    if built.endswith("-dirty"):
+        return (f"the installed contactlab extension was built from uncommitted changes on "
+                f"{built[:-6][:10]}; commit, then reinstall it (pip install ./python)")
+    if built != head:
+        return (f"the installed contactlab extension was built from commit {built[:10]}, the "
+                f"tree is at {head[:10]}; reinstall it (pip install ./python)")
+    return None
+
+
+def _head():
+    """The repository's commit (`git rev-parse HEAD`), or `unknown`."""
+    import subprocess
+
+    try:
+        out = subprocess.run(["git", "rev-parse", "HEAD"], cwd=Path(__file__).resolve().parent,
+                             capture_output=True, text=True, check=True)
+    except (OSError, subprocess.CalledProcessError):
+        return "unknown"
+    return out.stdout.strip()
+
+
 def main():
     """Parse the command line, run every scene, write the JSON."""
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
@@ -298,8 +337,13 @@ def main():
     ap.add_argument("--papers-duration", type=float, default=1.0)
     ap.add_argument("--all-pairs-duration", type=float, default=0.5)
     ap.add_argument("--out", default=None)
+    ap.add_argument("--allow-stale-extension", action="store_true",
+                    help="run the pairs with an extension built from other code than the tree")
     a = ap.parse_args()
     groups = pair_groups(a.pairs, a.papers_duration, a.all_pairs_duration)
+    stale = stale_extension(_commit(), _head()) if groups else None
+    if stale and not a.allow_stale_extension:
+        sys.exit(f"robots.py: {stale} (or pass --allow-stale-extension)")
 
     def duration(scene):
         full = scene.ci_duration if a.small else scene.duration
@@ -311,6 +355,7 @@ def main():
     out = {
         "mujoco_version": mujoco.__version__,
         "contactlab_build": _build(),
+        "contactlab_commit": _commit(),
         "small": a.small,
         "tol": TOL,
         "targets": TARGETS,

@@ -15,6 +15,7 @@ as polars DataFrames.
 """
 
 from ._contactlab import (
+    BUILD_COMMIT,
     BUILD_PROFILE,
     GeneralizedProblem,
     LocalProblem,
@@ -31,6 +32,7 @@ from ._contactlab import (
 from . import mujoco
 
 __all__ = [
+    "BUILD_COMMIT",
     "BUILD_PROFILE",
     "GeneralizedProblem",
     "LocalProblem",

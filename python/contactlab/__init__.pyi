@@ -2,6 +2,7 @@
 
 from . import mujoco as mujoco
 from ._contactlab import (
+    BUILD_COMMIT as BUILD_COMMIT,
     BUILD_PROFILE as BUILD_PROFILE,
     GeneralizedProblem as GeneralizedProblem,
     LocalProblem as LocalProblem,

@@ -10,6 +10,10 @@ import polars as pl
 _Matrix = npt.ArrayLike | Any  # a NumPy array or a scipy.sparse matrix or array
 _Vector = npt.ArrayLike
 
+BUILD_COMMIT: str
+"""The commit the extension was built from (`-dirty` when tracked files differed from it,
+`unknown` outside a git checkout): studies refuse an install built from other code."""
+
 BUILD_PROFILE: str
 """`"release"` or `"debug"`: how the extension was compiled (timings of a debug build are not
 a solver's speed)."""

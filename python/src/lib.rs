@@ -279,6 +279,8 @@ fn _contactlab(m: &Bound<'_, PyModule>) -> PyResult<()> {
             "release"
         },
     )?;
+    // The commit the extension was built from (`build.rs`): a study refuses a stale install.
+    m.add("BUILD_COMMIT", env!("CONTACTLAB_BUILD_COMMIT"))?;
     m.add_class::<PyLocalProblem>()?;
     m.add_class::<PyGeneralizedProblem>()?;
     m.add_class::<PySolution>()?;

@@ -66,3 +66,26 @@ def test_pair_groups_name_the_pairs_and_their_lengths():
     assert groups[1] == (robots.PAPERS, 1.5)
     assert robots.pair_groups("none", 1.0, 1.0) == []
     assert robots.pair_groups("sap+lbfgs", 1.0, 1.0) == [([("sap", "lbfgs")], None)]
+
+
+def test_a_stale_extension_is_refused_with_the_commits_named():
+    """An extension built from another commit, or from uncommitted changes, cannot speak for
+    the tree: the runner names both commits; `unknown` (outside a checkout) cannot be checked."""
+    head = "a" * 40
+    assert robots.stale_extension(head, head) is None
+    other = robots.stale_extension("b" * 40, head)
+    assert "bbbbbbbbbb" in other and "aaaaaaaaaa" in other
+    assert "uncommitted" in robots.stale_extension(head + "-dirty", head)
+    assert robots.stale_extension("unknown", head) is None
+    assert robots.stale_extension(head, "unknown") is None
+    assert robots.stale_extension("absent", head) is None
+
+
+def test_the_installed_extension_names_its_commit():
+    """`contactlab.BUILD_COMMIT` is a 40-digit hash (with `-dirty` when built from changes) or
+    `unknown`."""
+    import re
+
+    import contactlab
+
+    assert re.fullmatch(r"[0-9a-f]{40}(-dirty)?|unknown", contactlab.BUILD_COMMIT)

@@ -48,6 +48,9 @@ pub enum ReportError {
     /// A table was described inconsistently (a row with the wrong number of cells).
     #[error("table {0}")]
     Table(String),
+    /// A run measured through a Python extension built from other code than the run's commit.
+    #[error("{0}")]
+    StaleExtension(String),
     /// No report of that name.
     #[error("{0}")]
     Unknown(String),

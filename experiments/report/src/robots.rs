@@ -139,7 +139,7 @@ struct SceneSection {
 pub fn generate(root: &Path) -> Result<(), ReportError> {
     let mut r = Report::new(root, "robots")?;
     let cfg = EnginesConfig::load(&r.config_file(STUDY))?;
-    let (df, _) = r.load_data(&cfg.name, &cfg.data_path(root))?;
+    let (df, meta) = r.load_data(&cfg.name, &cfg.data_path(root))?;
     let mut sections = Sections::default();
     if let Ok(why) = strs(&df, engines::SKIPPED) {
         let why = why.first().cloned().unwrap_or_default();
@@ -149,6 +149,17 @@ pub fn generate(root: &Path) -> Result<(), ReportError> {
         sections.skipped = Some(why);
     } else {
         let runs = read_runs(&df)?;
+        let built = texts(&df, "contactlab_commit")?
+            .into_iter()
+            .next()
+            .unwrap_or_default();
+        let run_commit = meta
+            .provenance
+            .as_ref()
+            .map_or("unknown", |p| p.commit.as_str());
+        extension_matches(&built, run_commit)?;
+        r.facts()
+            .text("robots.extension_commit", short_commit(&built));
         sections.scenes = scene_tables(&mut r, &runs)?;
         speed_table(&mut r, &runs)?;
         solve_speed_table(&mut r, &runs)?;
@@ -166,6 +177,34 @@ fn texts(df: &DataFrame, name: &str) -> Result<Vec<String>, ReportError> {
         Ok(strs(df, name)?)
     } else {
         Ok(vec![String::new(); df.height()])
+    }
+}
+
+/// Refuses a run whose pairs stepped through an extension built from other code than the
+/// run's commit `run_commit` (short, `+dirty` marked): `robots.py` refuses to start one, this
+/// catches data made with its `--allow-stale-extension`. `built` is `contactlab.BUILD_COMMIT`
+/// (empty in runs before it was recorded; `unknown`, `absent` and an unknown run commit cannot
+/// be checked and pass).
+fn extension_matches(built: &str, run_commit: &str) -> Result<(), ReportError> {
+    let unchecked = ["", "unknown", "absent"];
+    if unchecked.contains(&built) || run_commit == "unknown" {
+        return Ok(());
+    }
+    let run = run_commit.trim_end_matches("+dirty");
+    if built.ends_with("-dirty") || !built.starts_with(run) {
+        return Err(ReportError::StaleExtension(format!(
+            "the robot study's pairs stepped through a contactlab extension built from {built}, \
+             the run is of commit {run_commit}: reinstall it (pip install ./python) and run again"
+        )));
+    }
+    Ok(())
+}
+
+/// The first 7 digits of a commit hash, or `not recorded`.
+fn short_commit(built: &str) -> String {
+    match built {
+        "" => "not recorded".to_string(),
+        b => b.chars().take(7).collect(),
     }
 }
 
@@ -550,5 +589,20 @@ mod tests {
         assert_eq!(accepted_share(&of, "pgs"), Some(50.0));
         assert_eq!(accepted_share(&of, "bisection-sor"), None, "refused");
         assert_eq!(accepted_share(&of, "admm"), None, "not run");
+    }
+
+    #[test]
+    fn an_extension_from_another_commit_is_refused() {
+        let head = "e237ec8";
+        let built = format!("{head}{}", "0".repeat(33));
+        assert!(extension_matches(&built, head).is_ok());
+        assert!(extension_matches(&format!("{built}-dirty"), head).is_err());
+        assert!(extension_matches(&"f".repeat(40), head).is_err());
+        for unchecked in ["", "unknown", "absent"] {
+            assert!(extension_matches(unchecked, head).is_ok());
+        }
+        assert!(extension_matches(&built, "unknown").is_ok());
+        assert_eq!(short_commit(&built), head);
+        assert_eq!(short_commit(""), "not recorded");
     }
 }
