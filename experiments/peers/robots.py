@@ -12,7 +12,7 @@ solref and solimp, whose position part is the rigid pairs' drift target, made co
 redundant rows: `contactlab.mujoco.step`'s default `targets="consistent"`; SAP corrects with
 its own `phi0`), each solve warm-started from the previous step's answer (`contactlab.mujoco.step`'s
 matching of renumbered contacts), to the natural-map tolerance `TOL` (SAP to its own
-optimality), in the step's metric (`metric="step"`: M + h D under Euler with damping, so the
+optimality) within the iteration budget `BUDGET` and the time limit `TIME_LIMIT`, in the step's metric (`metric="step"`: M + h D under Euler with damping, so the
 kept velocity is the pair's). `CORE` pairs (one per paper, and the generic natural map with
 projected Levenberg-Marquardt, PGS and ADMM) run each scene for its duration (at most `--max-duration`);
 `PAPERS` pairs (each other paper's own) for `--papers-duration` seconds, the first part of each
@@ -78,6 +78,11 @@ TARGETS = "consistent"  # the rigid rows' drift targets (`contactlab.mujoco.cons
 #: (`contactlab.mujoco.step(..., beside_mujoco=True)`): the solve-against-solve timings.
 SPEED_EVERY = 10
 TIME_LIMIT = 0.5    # per solve (s): a safety net; a solve that reaches it is counted as failed
+#: Iteration budgets by optimizer: the first-order sweeps get Siconos' CI budget for its NSGS
+#: and ADMM (10 000), since on the hands' singular `W` they approach the tolerance linearly and
+#: slowly; every other driver the library's default (`contactlab.solve`'s 500), which a
+#: Newton-type driver that has not converged within it does not beat by iterating longer.
+BUDGET = {"pgs": 10_000, "admm": 10_000}
 
 
 def every_pair():
@@ -102,7 +107,8 @@ def pair_stepper(formulation, optimizer, **options):
     def stepper(m, d):
         count[0] += 1
         r = cm.step(m, d, formulation, optimizer, warm=previous[0], tol=TOL,
-                    time_limit=TIME_LIMIT, beside_mujoco=count[0] % SPEED_EVERY == 0, **options)
+                    max_iter=BUDGET.get(optimizer), time_limit=TIME_LIMIT,
+                    beside_mujoco=count[0] % SPEED_EVERY == 0, **options)
         previous[0] = r
         s = r.solution
         rust = 0.0 if s is None else float(s.seconds)
@@ -297,33 +303,59 @@ def _commit():
     return getattr(contactlab, "BUILD_COMMIT", "unknown")
 
 
-def stale_extension(built, head):
-    """Why an extension built from `built` cannot speak for the tree at commit `head`, or None.
-    An install outlives the code it was built from (`pip install ./python` copies it into
-    site-packages), so a study run after a change to the Rust code would otherwise measure the
-    old code under the new commit's name. `unknown` on either side (a build or a run outside a
-    git checkout) cannot be checked and passes."""
+#: What `pip install ./python` builds and installs: the Rust crates the extension links and the
+#: Python package around it. An extension built at another commit is stale only if one of
+#: these differs between the two commits.
+EXTENSION_SOURCES = [
+    "Cargo.toml", "Cargo.lock", "core", "formulations", "multibody", "experiments/scenes",
+    "experiments/runs", "experiments/lab", "python/src", "python/Cargo.toml", "python/build.rs",
+    "python/contactlab",
+]
+
+
+def stale_extension(built, head, changed):
+    """Why an extension built from commit `built` cannot speak for the tree at `head`, or None.
+    `changed` lists the `EXTENSION_SOURCES` files that differ between the two commits. An
+    install outlives the code it was built from (`pip install ./python` copies it into
+    site-packages), so a study run after a change to that code would otherwise measure the old
+    code under the new commit's name. `unknown` on either side (a build or a run outside a git
+    checkout) cannot be checked and passes."""
     if "unknown" in (built, head) or built == "absent":
         return None
     if built.endswith("-dirty"):
         return (f"the installed contactlab extension was built from uncommitted changes on "
                 f"{built[:-6][:10]}; commit, then reinstall it (pip install ./python)")
-    if built != head:
+    if built != head and changed:
         return (f"the installed contactlab extension was built from commit {built[:10]}, the "
-                f"tree is at {head[:10]}; reinstall it (pip install ./python)")
+                f"tree is at {head[:10]} and {', '.join(changed[:3])}"
+                f"{' and more' if len(changed) > 3 else ''} changed since; reinstall it "
+                f"(pip install ./python)")
     return None
+
+
+def _git(*args):
+    """`git args` in the repository: its stripped output, or None when it fails."""
+    import subprocess
+
+    try:
+        out = subprocess.run(["git", *args], cwd=Path(__file__).resolve().parents[2],
+                             capture_output=True, text=True, check=True)
+    except (OSError, subprocess.CalledProcessError):
+        return None
+    return out.stdout.strip()
+
+
+def _changed(built, head):
+    """The extension's sources that differ between commits `built` and `head`."""
+    if "unknown" in (built, head) or built in ("absent", head) or built.endswith("-dirty"):
+        return []
+    out = _git("diff", "--name-only", built, head, "--", *EXTENSION_SOURCES)
+    return ["(a commit this repository does not have)"] if out is None else out.split()
 
 
 def _head():
     """The repository's commit (`git rev-parse HEAD`), or `unknown`."""
-    import subprocess
-
-    try:
-        out = subprocess.run(["git", "rev-parse", "HEAD"], cwd=Path(__file__).resolve().parent,
-                             capture_output=True, text=True, check=True)
-    except (OSError, subprocess.CalledProcessError):
-        return "unknown"
-    return out.stdout.strip()
+    return _git("rev-parse", "HEAD") or "unknown"
 
 
 def main():
@@ -341,7 +373,8 @@ def main():
                     help="run the pairs with an extension built from other code than the tree")
     a = ap.parse_args()
     groups = pair_groups(a.pairs, a.papers_duration, a.all_pairs_duration)
-    stale = stale_extension(_commit(), _head()) if groups else None
+    built, head = _commit(), _head()
+    stale = stale_extension(built, head, _changed(built, head)) if groups else None
     if stale and not a.allow_stale_extension:
         sys.exit(f"robots.py: {stale} (or pass --allow-stale-extension)")
 
@@ -355,11 +388,13 @@ def main():
     out = {
         "mujoco_version": mujoco.__version__,
         "contactlab_build": _build(),
-        "contactlab_commit": _commit(),
+        "contactlab_commit": built,
+        "contactlab_stale": stale or "",
         "small": a.small,
         "tol": TOL,
         "targets": TARGETS,
         "time_limit_s": TIME_LIMIT,
+        "first_order_budget": BUDGET["pgs"],
         "max_duration_s": a.max_duration,
         "papers_duration_s": a.papers_duration,
         "records": records,

@@ -69,16 +69,18 @@ def test_pair_groups_name_the_pairs_and_their_lengths():
 
 
 def test_a_stale_extension_is_refused_with_the_commits_named():
-    """An extension built from another commit, or from uncommitted changes, cannot speak for
-    the tree: the runner names both commits; `unknown` (outside a checkout) cannot be checked."""
-    head = "a" * 40
-    assert robots.stale_extension(head, head) is None
-    other = robots.stale_extension("b" * 40, head)
-    assert "bbbbbbbbbb" in other and "aaaaaaaaaa" in other
-    assert "uncommitted" in robots.stale_extension(head + "-dirty", head)
-    assert robots.stale_extension("unknown", head) is None
-    assert robots.stale_extension(head, "unknown") is None
-    assert robots.stale_extension("absent", head) is None
+    """An extension built from uncommitted changes, or at another commit with the extension's
+    sources changed since, cannot speak for the tree: the runner names the commits and the
+    files; another commit with the same sources passes; `unknown` cannot be checked."""
+    head, other = "a" * 40, "b" * 40
+    assert robots.stale_extension(head, head, []) is None
+    assert robots.stale_extension(other, head, []) is None
+    why = robots.stale_extension(other, head, ["core/src/lib.rs"])
+    assert "bbbbbbbbbb" in why and "aaaaaaaaaa" in why and "core/src/lib.rs" in why
+    assert "uncommitted" in robots.stale_extension(head + "-dirty", head, [])
+    assert robots.stale_extension("unknown", head, ["x"]) is None
+    assert robots.stale_extension(head, "unknown", ["x"]) is None
+    assert robots.stale_extension("absent", head, ["x"]) is None
 
 
 def test_the_installed_extension_names_its_commit():

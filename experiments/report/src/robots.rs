@@ -139,7 +139,7 @@ struct SceneSection {
 pub fn generate(root: &Path) -> Result<(), ReportError> {
     let mut r = Report::new(root, "robots")?;
     let cfg = EnginesConfig::load(&r.config_file(STUDY))?;
-    let (df, meta) = r.load_data(&cfg.name, &cfg.data_path(root))?;
+    let (df, _) = r.load_data(&cfg.name, &cfg.data_path(root))?;
     let mut sections = Sections::default();
     if let Ok(why) = strs(&df, engines::SKIPPED) {
         let why = why.first().cloned().unwrap_or_default();
@@ -153,11 +153,11 @@ pub fn generate(root: &Path) -> Result<(), ReportError> {
             .into_iter()
             .next()
             .unwrap_or_default();
-        let run_commit = meta
-            .provenance
-            .as_ref()
-            .map_or("unknown", |p| p.commit.as_str());
-        extension_matches(&built, run_commit)?;
+        let stale = texts(&df, "contactlab_stale")?
+            .into_iter()
+            .next()
+            .unwrap_or_default();
+        extension_matches(&stale)?;
         r.facts()
             .text("robots.extension_commit", short_commit(&built));
         sections.scenes = scene_tables(&mut r, &runs)?;
@@ -180,24 +180,16 @@ fn texts(df: &DataFrame, name: &str) -> Result<Vec<String>, ReportError> {
     }
 }
 
-/// Refuses a run whose pairs stepped through an extension built from other code than the
-/// run's commit `run_commit` (short, `+dirty` marked): `robots.py` refuses to start one, this
-/// catches data made with its `--allow-stale-extension`. `built` is `contactlab.BUILD_COMMIT`
-/// (empty in runs before it was recorded; `unknown`, `absent` and an unknown run commit cannot
-/// be checked and pass).
-fn extension_matches(built: &str, run_commit: &str) -> Result<(), ReportError> {
-    let unchecked = ["", "unknown", "absent"];
-    if unchecked.contains(&built) || run_commit == "unknown" {
+/// Refuses a run whose pairs stepped through a stale extension: `robots.py` records why
+/// (`contactlab_stale`, empty when the extension was built from the run's code) and refuses to
+/// start without `--allow-stale-extension`; this keeps such a run out of a report.
+fn extension_matches(stale: &str) -> Result<(), ReportError> {
+    if stale.is_empty() {
         return Ok(());
     }
-    let run = run_commit.trim_end_matches("+dirty");
-    if built.ends_with("-dirty") || !built.starts_with(run) {
-        return Err(ReportError::StaleExtension(format!(
-            "the robot study's pairs stepped through a contactlab extension built from {built}, \
-             the run is of commit {run_commit}: reinstall it (pip install ./python) and run again"
-        )));
-    }
-    Ok(())
+    Err(ReportError::StaleExtension(format!(
+        "the robot study ran with a stale extension: {stale}"
+    )))
 }
 
 /// The first 7 digits of a commit hash, or `not recorded`.
@@ -450,6 +442,11 @@ fn study_facts(r: &mut Report, runs: &[Run]) {
             Fmt::fixed(1).unit(" s"),
         )
         .num(
+            "robots.first_order_budget",
+            top("first_order_budget"),
+            Fmt::fixed(0),
+        )
+        .num(
             "robots.max_duration",
             top("max_duration_s"),
             Fmt::fixed(0).unit(" s"),
@@ -592,17 +589,12 @@ mod tests {
     }
 
     #[test]
-    fn an_extension_from_another_commit_is_refused() {
-        let head = "e237ec8";
-        let built = format!("{head}{}", "0".repeat(33));
-        assert!(extension_matches(&built, head).is_ok());
-        assert!(extension_matches(&format!("{built}-dirty"), head).is_err());
-        assert!(extension_matches(&"f".repeat(40), head).is_err());
-        for unchecked in ["", "unknown", "absent"] {
-            assert!(extension_matches(unchecked, head).is_ok());
-        }
-        assert!(extension_matches(&built, "unknown").is_ok());
-        assert_eq!(short_commit(&built), head);
+    fn a_run_with_a_stale_extension_is_refused() {
+        assert!(extension_matches("").is_ok());
+        let err = extension_matches("built from commit 0123456789").unwrap_err();
+        assert!(err.to_string().contains("0123456789"), "{err}");
+        let built = format!("e237ec8{}", "0".repeat(33));
+        assert_eq!(short_commit(&built), "e237ec8");
         assert_eq!(short_commit(""), "not recorded");
     }
 }
