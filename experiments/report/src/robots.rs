@@ -423,6 +423,15 @@ fn study_facts(r: &mut Report, runs: &[Run]) {
         .iter()
         .filter(|x| x.get("accepted_fraction") >= ACCEPTED)
         .count();
+    let core: Vec<&&Run> = pairs
+        .iter()
+        .filter(|x| x.config == "pair")
+        .filter(|x| CORE_PAIRS.contains(&(x.formulation.as_str(), x.optimizer.as_str())))
+        .collect();
+    let core_accepted = core
+        .iter()
+        .filter(|x| x.get("accepted_fraction") >= ACCEPTED)
+        .count();
     let ratios: Vec<f64> = pairs
         .iter()
         .map(|x| x.get("step_ratio_to_mj_step"))
@@ -458,6 +467,12 @@ fn study_facts(r: &mut Report, runs: &[Run]) {
         )
         .num("robots.pair_runs", pairs.len() as f64, Fmt::int())
         .num("robots.pair_runs_accepted", accepted as f64, Fmt::int())
+        .num("robots.core_runs", core.len() as f64, Fmt::int())
+        .num(
+            "robots.core_runs_accepted",
+            core_accepted as f64,
+            Fmt::int(),
+        )
         .num("robots.accepted_share", 100.0 * ACCEPTED, Fmt::percent(0))
         .num("robots.hold_um_s", HOLD_UM_S, Fmt::fixed(0).unit(" um/s"))
         .num(
@@ -503,10 +518,10 @@ fn scene_facts(r: &mut Report, scene: &str, of: &[&Run]) {
         }
     }
     f.text(format!("{scene}.accepted_pairs"), list_or_none(&accepted));
-    for optimizer in ["pgs", "admm"] {
-        if let Some(share) = accepted_share(of, optimizer) {
+    for (key, formulation, optimizer) in RIGID_PAIRS {
+        if let Some(share) = accepted_share(of, formulation, optimizer) {
             f.num(
-                format!("{scene}.{optimizer}.accepted_fraction"),
+                format!("{scene}.{key}.accepted_fraction"),
                 share,
                 Fmt::percent(1),
             );
@@ -531,11 +546,35 @@ fn scene_facts(r: &mut Report, scene: &str, of: &[&Run]) {
     }
 }
 
-/// The percentage of its steps the ruler accepts of the pair run of `optimizer` (its own
-/// metric, not refused), if the scene has one.
-fn accepted_share(of: &[&Run], optimizer: &str) -> Option<f64> {
+/// The rigid pairs whose share of accepted steps the findings quote, by fact key: the core
+/// pairs of `experiments/peers/robots.py` but SAP (quoted apart), and regular LM on the natural
+/// map, one of the papers' pairs.
+const RIGID_PAIRS: [(&str, &str, &str); 4] = [
+    ("pgs", "coulomb", "pgs"),
+    ("admm", "coulomb", "admm"),
+    ("plm", "natural-map", "plm"),
+    ("lm", "natural-map", "lm"),
+];
+
+/// The pairs `experiments/peers/robots.py` steps through every scene's whole duration (its
+/// `CORE`), by `(formulation, optimizer)`.
+const CORE_PAIRS: [(&str, &str); 4] = [
+    ("sap", "newton-merit"),
+    ("natural-map", "plm"),
+    ("coulomb", "pgs"),
+    ("coulomb", "admm"),
+];
+
+/// The percentage of its steps the ruler accepts of the pair run of `formulation` and
+/// `optimizer` (its own metric, not refused), if the scene has one.
+fn accepted_share(of: &[&Run], formulation: &str, optimizer: &str) -> Option<f64> {
     of.iter()
-        .find(|x| x.optimizer == optimizer && x.config == "pair" && x.refused.is_empty())
+        .find(|x| {
+            x.formulation == formulation
+                && x.optimizer == optimizer
+                && x.config == "pair"
+                && x.refused.is_empty()
+        })
         .map(|x| 100.0 * x.get("accepted_fraction"))
 }
 
@@ -583,9 +622,13 @@ mod tests {
             "`MuJoCo best` and `sap+newton-merit`"
         );
         assert_eq!(list_or_none(&[]), "none");
-        assert_eq!(accepted_share(&of, "pgs"), Some(50.0));
-        assert_eq!(accepted_share(&of, "bisection-sor"), None, "refused");
-        assert_eq!(accepted_share(&of, "admm"), None, "not run");
+        assert_eq!(accepted_share(&of, "coulomb", "pgs"), Some(50.0));
+        assert_eq!(
+            accepted_share(&of, "coulomb", "bisection-sor"),
+            None,
+            "refused"
+        );
+        assert_eq!(accepted_share(&of, "coulomb", "admm"), None, "not run");
     }
 
     #[test]
