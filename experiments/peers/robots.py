@@ -18,7 +18,8 @@ projected Levenberg-Marquardt, PGS and ADMM) run each scene for its duration (at
 `PAPERS` pairs (each other paper's own) for `--papers-duration` seconds, the first part of each
 scene; `--pairs all` adds every other compatible pair for `--all-pairs-duration` seconds. On
 `METRIC_SCENES`, `METRIC_PAIRS` step again in MuJoCo's metric (`metric="mujoco"`, config
-`pair-metric-mujoco`) for the scene's duration. MuJoCo's
+`pair-metric-mujoco`) for the scene's duration; on `RHO_SCENES`, `RHO_PAIRS` (ADMM with a
+constant `rho`, config `pair-rho_update-constant`) likewise. MuJoCo's
 default configuration is stepped in the same process right before each scene's pairs, so that
 every step time has its `mj_step` beside it, measured on the same machine in the same minute.
 
@@ -71,6 +72,13 @@ METRIC_PAIRS = [
     ("coulomb", "admm", {"metric": "mujoco"}),
 ]
 METRIC_SCENES = ("humanoid_fall",)
+#: ADMM with a constant `rho` beside the paper's spectral update, on the hands: there the
+#: update (Carpentier, Le Lidec and Montaut 2024; Pinocchio's too, every iteration) fires on
+#: consecutive iterations near convergence, since the residuals' ratio answers a change of
+#: `rho` an iteration late, and throws the iterate back (on Adroit's first step it moved `rho`
+#: five times in five iterations at a residual of `3e-5`, and ended its budget at `8e-4`).
+RHO_PAIRS = [("coulomb", "admm", {"rho_update": "constant"})]
+RHO_SCENES = ("jaco_grasp", "adroit_grasp")
 TOL = 1e-8          # the shared ruler's acceptance (natural-map residual)
 TARGETS = "consistent"  # the rigid rows' drift targets (`contactlab.mujoco.consistent_targets`)
 #: Every `SPEED_EVERY`-th step with rows is also solved by MuJoCo (`mj_fwdConstraint`, warm and
@@ -247,6 +255,8 @@ def run_scene(name, configs, groups, duration):
     reference = {full: next((r for r in records if r["config"] == "default"), None)}
     if groups and name in METRIC_SCENES:
         groups = [*groups, (METRIC_PAIRS, None)]
+    if groups and name in RHO_SCENES:
+        groups = [*groups, (RHO_PAIRS, None)]
     for pairs, seconds in groups:
         length = full if seconds is None else min(seconds, full)
         if pairs and length not in reference:

@@ -54,8 +54,11 @@ def test_a_pair_that_refuses_the_scene_is_recorded_with_why():
     recorded as refused, with the constraint it refused."""
     groups = [([("coulomb", "bisection-sor")], None)]
     records = robots.run_scene("jaco_grasp", [], groups, lambda scene: 0.01)
-    (r,) = [r for r in records if r["engine"] == "contactlab"]
+    (r,) = [r for r in records if r.get("optimizer") == "bisection-sor"]
     assert "condim 4" in r["refused"]
+    # The hands also step ADMM with a constant rho beside the spectral update (RHO_PAIRS).
+    (admm,) = [r for r in records if r.get("optimizer") == "admm"]
+    assert admm["config"] == "pair-rho_update-constant" and "refused" not in admm
 
 
 def test_pair_groups_name_the_pairs_and_their_lengths():

@@ -518,8 +518,8 @@ fn scene_facts(r: &mut Report, scene: &str, of: &[&Run]) {
         }
     }
     f.text(format!("{scene}.accepted_pairs"), list_or_none(&accepted));
-    for (key, formulation, optimizer) in RIGID_PAIRS {
-        if let Some(share) = accepted_share(of, formulation, optimizer) {
+    for (key, formulation, optimizer, config) in RIGID_PAIRS {
+        if let Some(share) = accepted_share(of, formulation, optimizer, config) {
             f.num(
                 format!("{scene}.{key}.accepted_fraction"),
                 share,
@@ -546,14 +546,21 @@ fn scene_facts(r: &mut Report, scene: &str, of: &[&Run]) {
     }
 }
 
-/// The rigid pairs whose share of accepted steps the findings quote, by fact key: the core
-/// pairs of `experiments/peers/robots.py` but SAP (quoted apart), and regular LM on the natural
-/// map, one of the papers' pairs.
-const RIGID_PAIRS: [(&str, &str, &str); 4] = [
-    ("pgs", "coulomb", "pgs"),
-    ("admm", "coulomb", "admm"),
-    ("plm", "natural-map", "plm"),
-    ("lm", "natural-map", "lm"),
+/// The rigid pair runs whose share of accepted steps the findings quote, by fact key, as
+/// `(key, formulation, optimizer, config)`: the core pairs of `experiments/peers/robots.py` but
+/// SAP (quoted apart), regular LM on the natural map (one of the papers' pairs), and ADMM with
+/// a constant `rho` (its `RHO_PAIRS`).
+const RIGID_PAIRS: [(&str, &str, &str, &str); 5] = [
+    ("pgs", "coulomb", "pgs", "pair"),
+    ("admm", "coulomb", "admm", "pair"),
+    ("plm", "natural-map", "plm", "pair"),
+    ("lm", "natural-map", "lm", "pair"),
+    (
+        "admm_rho_constant",
+        "coulomb",
+        "admm",
+        "pair-rho_update-constant",
+    ),
 ];
 
 /// The pairs `experiments/peers/robots.py` steps through every scene's whole duration (its
@@ -565,14 +572,14 @@ const CORE_PAIRS: [(&str, &str); 4] = [
     ("coulomb", "admm"),
 ];
 
-/// The percentage of its steps the ruler accepts of the pair run of `formulation` and
-/// `optimizer` (its own metric, not refused), if the scene has one.
-fn accepted_share(of: &[&Run], formulation: &str, optimizer: &str) -> Option<f64> {
+/// The percentage of its steps the ruler accepts of the run of `formulation` and `optimizer`
+/// in `config` (not refused), if the scene has one.
+fn accepted_share(of: &[&Run], formulation: &str, optimizer: &str, config: &str) -> Option<f64> {
     of.iter()
         .find(|x| {
             x.formulation == formulation
                 && x.optimizer == optimizer
-                && x.config == "pair"
+                && x.config == config
                 && x.refused.is_empty()
         })
         .map(|x| 100.0 * x.get("accepted_fraction"))
@@ -622,13 +629,15 @@ mod tests {
             "`MuJoCo best` and `sap+newton-merit`"
         );
         assert_eq!(list_or_none(&[]), "none");
-        assert_eq!(accepted_share(&of, "coulomb", "pgs"), Some(50.0));
+        assert_eq!(accepted_share(&of, "coulomb", "pgs", "pair"), Some(50.0));
+        assert_eq!(accepted_share(&of, "coulomb", "pgs", "pair-x"), None);
+        let refused = accepted_share(&of, "coulomb", "bisection-sor", "pair");
+        assert_eq!(refused, None, "refused");
         assert_eq!(
-            accepted_share(&of, "coulomb", "bisection-sor"),
+            accepted_share(&of, "coulomb", "admm", "pair"),
             None,
-            "refused"
+            "not run"
         );
-        assert_eq!(accepted_share(&of, "coulomb", "admm"), None, "not run");
     }
 
     #[test]
