@@ -220,7 +220,7 @@ impl crate::plugin::DriverPlugin for ProjectedGaussSeidel {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use crate::metrics::local_metrics;
     use crate::problem::Matrix;
@@ -245,9 +245,9 @@ mod tests {
         assert!(s.trace.len() as u64 == s.iterations + 1);
     }
 
-    #[test]
-    fn coupled_contacts_converge_to_small_residual() {
-        // A diagonally dominant SPD W with coupling between two contacts.
+    /// Two contacts (`mu` 0.3 and 0.8) of a diagonally dominant SPD `W` coupled between
+    /// them: the driver tests' (PGS, ADMM) small problem with interaction.
+    pub(crate) fn coupled_contacts() -> LocalProblem {
         #[rustfmt::skip]
         let w = [
             2.0, 0.1, 0.0, 0.5, 0.0, 0.0,
@@ -257,11 +257,16 @@ mod tests {
             0.0, 0.3, 0.0, 0.1, 2.0, 0.0,
             0.0, 0.0, 0.3, 0.0, 0.0, 2.0,
         ];
-        let p = LocalProblem::coulomb(
+        LocalProblem::coulomb(
             Matrix::from_row_major("W", 6, 6, &w).unwrap(),
             vec![-1.0, 0.4, -0.2, -0.5, -1.0, 0.3],
             &[0.3, 0.8],
-        );
+        )
+    }
+
+    #[test]
+    fn coupled_contacts_converge_to_small_residual() {
+        let p = coupled_contacts();
         let opts = SolveOptions {
             stop_tol: 1e-12,
             max_iter: 200,

@@ -137,20 +137,7 @@ fn a_passed_deadline_ends_the_setup_and_every_refactorization_with_timeout() {
 
 #[test]
 fn coupled_contacts_converge_and_rho_moves_by_the_spectral_factor() {
-    #[rustfmt::skip]
-    let w = [
-        2.0, 0.1, 0.0, 0.5, 0.0, 0.0,
-        0.1, 2.0, 0.0, 0.0, 0.3, 0.0,
-        0.0, 0.0, 2.0, 0.0, 0.0, 0.3,
-        0.5, 0.0, 0.0, 2.0, 0.1, 0.0,
-        0.0, 0.3, 0.0, 0.1, 2.0, 0.0,
-        0.0, 0.0, 0.3, 0.0, 0.0, 2.0,
-    ];
-    let p = LocalProblem::coulomb(
-        Matrix::from_row_major("W", 6, 6, &w).unwrap(),
-        vec![-1.0, 0.4, -0.2, -0.5, -1.0, 0.3],
-        &[0.3, 0.8],
-    );
+    let p = crate::drivers::pgs::tests::coupled_contacts();
     let s = solve_admm(&p, &Admm::default(), None, &tight(5000)).unwrap();
     assert_eq!(s.status, Status::Converged);
     let m = local_metrics(&p, &s.x);
