@@ -294,23 +294,15 @@ def pair_groups(text, papers_s, all_s):
     return groups
 
 
-def _build():
-    """How the contactlab extension was compiled (`release`, `debug`), or `absent`."""
+def _extension(name):
+    """One of the contactlab extension's build facts: `BUILD_PROFILE` (`release`, `debug`) or
+    `BUILD_COMMIT` (the commit it was built from); `absent` without the package, `unknown` when
+    the build does not say."""
     try:
         import contactlab
     except ImportError:
         return "absent"
-    return getattr(contactlab, "BUILD_PROFILE", "unknown")
-
-
-def _commit():
-    """The commit the contactlab extension was built from (`contactlab.BUILD_COMMIT`), `absent`
-    without the package, `unknown` when the build could not tell."""
-    try:
-        import contactlab
-    except ImportError:
-        return "absent"
-    return getattr(contactlab, "BUILD_COMMIT", "unknown")
+    return getattr(contactlab, name, "unknown")
 
 
 #: What `pip install ./python` builds and installs: the Rust crates the extension links and the
@@ -356,9 +348,8 @@ def _git(*args):
 
 
 def _changed(built, head):
-    """The extension's sources that differ between commits `built` and `head`."""
-    if "unknown" in (built, head) or built in ("absent", head) or built.endswith("-dirty"):
-        return []
+    """The extension's sources that differ between commits `built` and `head` (a placeholder
+    when git cannot compare them: `stale_extension` reads it only for two real commits)."""
     out = _git("diff", "--name-only", built, head, "--", *EXTENSION_SOURCES)
     return ["(a commit this repository does not have)"] if out is None else out.split()
 
@@ -383,7 +374,7 @@ def main():
                     help="run the pairs with an extension built from other code than the tree")
     a = ap.parse_args()
     groups = pair_groups(a.pairs, a.papers_duration, a.all_pairs_duration)
-    built, head = _commit(), _head()
+    built, head = _extension("BUILD_COMMIT"), _head()
     stale = stale_extension(built, head, _changed(built, head)) if groups else None
     if stale and not a.allow_stale_extension:
         sys.exit(f"robots.py: {stale} (or pass --allow-stale-extension)")
@@ -397,7 +388,7 @@ def main():
         records += run_scene(name, a.configs.split(","), groups, duration)
     out = {
         "mujoco_version": mujoco.__version__,
-        "contactlab_build": _build(),
+        "contactlab_build": _extension("BUILD_PROFILE"),
         "contactlab_commit": built,
         "contactlab_stale": stale or "",
         "small": a.small,

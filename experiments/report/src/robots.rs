@@ -149,15 +149,8 @@ pub fn generate(root: &Path) -> Result<(), ReportError> {
         sections.skipped = Some(why);
     } else {
         let runs = read_runs(&df)?;
-        let built = texts(&df, "contactlab_commit")?
-            .into_iter()
-            .next()
-            .unwrap_or_default();
-        let stale = texts(&df, "contactlab_stale")?
-            .into_iter()
-            .next()
-            .unwrap_or_default();
-        extension_matches(&stale)?;
+        extension_matches(&first_text(&df, "contactlab_stale")?)?;
+        let built = first_text(&df, "contactlab_commit")?;
         r.facts()
             .text("robots.extension_commit", short_commit(&built));
         sections.scenes = scene_tables(&mut r, &runs)?;
@@ -178,6 +171,11 @@ fn texts(df: &DataFrame, name: &str) -> Result<Vec<String>, ReportError> {
     } else {
         Ok(vec![String::new(); df.height()])
     }
+}
+
+/// A run-wide text column's value (every record carries the same), empty when absent.
+fn first_text(df: &DataFrame, name: &str) -> Result<String, ReportError> {
+    Ok(texts(df, name)?.into_iter().next().unwrap_or_default())
 }
 
 /// Refuses a run whose pairs stepped through a stale extension: `robots.py` records why
