@@ -168,6 +168,23 @@ pub trait Formulation {
         self.impulses(built, x)
     }
 
+    /// A first phase from the start `x0` before the driver runs, within `time_limit`
+    /// (the natural map's ADMM start); its time counts in the solve's. The default keeps `x0`.
+    fn first_phase(
+        &self,
+        _built: &Self::Built,
+        x0: Vec<f64>,
+        _time_limit: Option<std::time::Duration>,
+    ) -> Result<Vec<f64>, CoreError> {
+        Ok(x0)
+    }
+
+    /// Counters the formulation kept while it started or restarted (the natural map's ADMM
+    /// start: `admm_start_iterations`), added to the solve's counters.
+    fn counters(&self, _built: &Self::Built) -> Vec<(&'static str, u64)> {
+        Vec::new()
+    }
+
     /// After attempt `attempt` (0 for the first) ended at `x` with `status`: a new start to try
     /// (Todorov's perturbed restarts, section V-A), or `None` to stop.
     fn restart(
@@ -730,6 +747,9 @@ pub fn solve_formulation<F: Formulation>(
             formulation.start_from_warm(&built, problem, w, d)?
         }
     };
+    if !deadline.expired() {
+        x0 = formulation.first_phase(&built, x0, deadline.remaining())?;
+    }
     let start_seconds = started.elapsed().as_secs_f64();
     let mut iterations = 0;
     let mut counters = BTreeMap::new();
@@ -758,6 +778,9 @@ pub fn solve_formulation<F: Formulation>(
     };
     if attempt > 0 {
         counters.insert("restarts".into(), u64::from(attempt));
+    }
+    for (k, v) in formulation.counters(&built) {
+        *counters.entry(k.into()).or_insert(0) += v;
     }
     let x = solution.x.clone();
     let (r, warm, u) = (

@@ -33,6 +33,11 @@
 //! equality `D_b = I`: `J_b = rho_b W_b,:`.) The solutions lie in the product of the sets, so
 //! [`ProjectedResidual::project`] projects each block's impulse onto its set.
 
+mod admm_start;
+
+use std::cell::Cell;
+use std::time::Duration;
+
 use contactlab_core::constraint::{Constraint, EVERY_KIND};
 use contactlab_core::elliptic_cone;
 use contactlab_core::metrics::natural_map_residual;
@@ -49,6 +54,9 @@ pub struct NaturalMap {
     w: Mat<f64>,
     /// `rho_b = m_b / tr(W_bb)` per block.
     rho: Vec<f64>,
+    /// The iterations of the ADMM start ([`NaturalMapFormulation::admm_start_tol`]), for the
+    /// solve's counters.
+    admm_start_iterations: Cell<u64>,
 }
 
 /// A three-row block as nalgebra's vector, for the Coulomb contact's closed forms.
@@ -274,6 +282,7 @@ impl NaturalMap {
             problem: problem.clone(),
             w,
             rho,
+            admm_start_iterations: Cell::new(0),
         }
     }
 
@@ -348,10 +357,27 @@ impl ProjectedResidual for NaturalMap {
     }
 }
 
-/// The natural map as a plugin (`--formulation natural-map`); no options.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct NaturalMapFormulation {}
+/// The natural map as a plugin (`--formulation natural-map`).
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct NaturalMapFormulation {
+    /// When set, the driver starts where proximal ADMM, run from the given start, first reads
+    /// at most this on the shared ruler (the module `admm_start` says why); `None` (the
+    /// default): the driver starts at the given point.
+    pub admm_start_tol: Option<f64>,
+    /// The most iterations of that ADMM start (the solve's time limit bounds it too).
+    pub admm_start_iterations: u64,
+}
+
+impl Default for NaturalMapFormulation {
+    /// No ADMM start; 1000 iterations when one is asked for.
+    fn default() -> Self {
+        NaturalMapFormulation {
+            admm_start_tol: None,
+            admm_start_iterations: 1000,
+        }
+    }
+}
 
 impl Formulation for NaturalMapFormulation {
     type Built = NaturalMap;
@@ -363,10 +389,46 @@ impl Formulation for NaturalMapFormulation {
         Model::CoulombCone
     }
 
+    fn check(&self) -> Result<(), CoreError> {
+        match self.admm_start_tol {
+            Some(t) if !(t > 0.0 && t.is_finite()) => Err(CoreError::BadOption(format!(
+                "natural-map option admm_start_tol must be a positive number, got {t}"
+            ))),
+            _ => Ok(()),
+        }
+    }
+
     fn build(&self, problem: &StepProblem) -> Result<NaturalMap, CoreError> {
         let problem = problem.local()?;
         problem.validate()?;
         Ok(NaturalMap::new(problem))
+    }
+
+    fn first_phase(
+        &self,
+        built: &NaturalMap,
+        x0: Vec<f64>,
+        time_limit: Option<Duration>,
+    ) -> Result<Vec<f64>, CoreError> {
+        let Some(tol) = self.admm_start_tol else {
+            return Ok(x0);
+        };
+        let (x, iterations) = admm_start::admm_start(
+            &built.problem,
+            x0,
+            tol,
+            self.admm_start_iterations,
+            time_limit,
+        )?;
+        built.admm_start_iterations.set(iterations);
+        Ok(x)
+    }
+
+    fn counters(&self, built: &NaturalMap) -> Vec<(&'static str, u64)> {
+        match self.admm_start_tol {
+            Some(_) => vec![("admm_start_iterations", built.admm_start_iterations.get())],
+            None => Vec::new(),
+        }
     }
 
     fn num_unknowns(&self, built: &NaturalMap) -> usize {
@@ -425,6 +487,54 @@ mod tests {
             nm.block_jacobian(&x, general.as_mut());
             assert_eq!(fast, general, "seed {seed}");
         }
+    }
+
+    /// A grasp step (the Jaco's, `data/problems/kinds/jaco_grasp_step.json`: 23 rows on 9
+    /// degrees of freedom): projected LM alone ends its budget far from a solution; after the
+    /// ADMM start it converges, the ruler accepts its answer, and the counters say how many
+    /// ADMM iterations the start took.
+    #[test]
+    fn the_admm_start_takes_projected_lm_to_a_grasps_solution() {
+        use contactlab_core::drivers::{solve_least_squares, ProjectedLevenbergMarquardt};
+        use contactlab_core::plugin::{solve_formulation, Init};
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../data/problems/kinds/jaco_grasp_step.json");
+        let p = contactlab_core::io::read_local(&path).unwrap();
+        let step = StepProblem::from(p.clone());
+        let opts = SolveOptions {
+            max_iter: 500,
+            stop_tol: 1e-8,
+            ..SolveOptions::default()
+        };
+        let run = |f: &NaturalMapFormulation| {
+            solve_formulation(f, &step, Init::Zero, &opts, |b: &NaturalMap, x0, o| {
+                solve_least_squares(b.clone(), ProjectedLevenbergMarquardt::default(), x0, o)
+            })
+            .unwrap()
+        };
+        let plain = run(&NaturalMapFormulation::default());
+        assert_ne!(plain.solution.status, Status::Converged);
+        assert!(natural_map_residual(&p, &plain.r) > 1e-4);
+        assert!(!plain.counters.contains_key("admm_start_iterations"));
+        let started = run(&NaturalMapFormulation {
+            admm_start_tol: Some(1e-4),
+            ..NaturalMapFormulation::default()
+        });
+        assert_eq!(started.solution.status, Status::Converged);
+        assert!(natural_map_residual(&p, &started.r) <= 1e-8);
+        assert!(started.solution.iterations <= 10);
+        let admm = started.counters["admm_start_iterations"];
+        assert!(admm > 0 && admm <= 1000, "{admm}");
+        // A bad tolerance is an error naming the option.
+        let bad = NaturalMapFormulation {
+            admm_start_tol: Some(-1.0),
+            ..NaturalMapFormulation::default()
+        };
+        let e = solve_formulation(&bad, &step, Init::Zero, &opts, |b: &NaturalMap, x0, o| {
+            solve_least_squares(b.clone(), ProjectedLevenbergMarquardt::default(), x0, o)
+        })
+        .unwrap_err();
+        assert!(e.to_string().contains("admm_start_tol"), "{e}");
     }
 
     /// One block of each kind: a 3-row equality, a limit, a friction loss, a Coulomb contact,
