@@ -14,7 +14,8 @@ its own `phi0`), each solve warm-started from the previous step's answer (`conta
 matching of renumbered contacts), to the natural-map tolerance `TOL` (SAP to its own
 optimality) within the iteration budget `BUDGET` and the time limit `TIME_LIMIT`, in the step's metric (`metric="step"`: M + h D under Euler with damping, so the
 kept velocity is the pair's). `CORE` pairs (one per paper, and the generic natural map with
-projected Levenberg-Marquardt, PGS and ADMM) run each scene for its duration (at most `--max-duration`);
+projected Levenberg-Marquardt from an ADMM start, PGS and ADMM) run each scene for its duration
+(at most `--max-duration`);
 `PAPERS` pairs (each other paper's own) for `--papers-duration` seconds, the first part of each
 scene; `--pairs all` adds every other compatible pair for `--all-pairs-duration` seconds. On
 `METRIC_SCENES`, `METRIC_PAIRS` step again in MuJoCo's metric (`metric="mujoco"`, config
@@ -23,7 +24,8 @@ constant `rho`, config `pair-rho_update-constant`) likewise. MuJoCo's
 default configuration is stepped in the same process right before each scene's pairs, so that
 every step time has its `mj_step` beside it, measured on the same machine in the same minute.
 
-Per step (kept as summary statistics): the ruler's status, iterations, the Rust solve's seconds,
+Each pair's record names its group (`core`, `papers`, `all`, `metric`, `rho`, `custom`). Per step
+(kept as summary statistics): the ruler's status, iterations, the Rust solve's seconds,
 the whole step's seconds and its parts (MuJoCo's forward stages, forming the problem in Python,
 the call, the write-back with the integrator), and whether MuJoCo reset the state.
 """
@@ -47,10 +49,15 @@ import robot_scenes as rs  # noqa: E402
 #: the problem that driver is made for, and its non-monotone line search steps over the map's
 #: kinks); the regular LM of Mylapilli and Jain, with its smooth lambda schedule, cycles between
 #: a rejected step across a kink and an accepted step too short to matter, and stops as
-#: `stagnated` on most hand steps (it stays in `PAPERS` to show it).
+#: `stagnated` on most hand steps (it stays in `PAPERS` to show it). The natural map starts
+#: where ADMM first reads `ADMM_START_TOL` on the ruler (the formulation's `admm_start_tol`, as
+#: Erleben and Ortiz start Newton with Gauss-Seidel sweeps): on the hands' grasps, whose rows
+#: outnumber the hand's degrees of freedom, projected LM from the previous answer alone crawls by
+#: projected-gradient steps (it stays in `PAPERS` to show it).
+ADMM_START_TOL = 1e-4
 CORE = [
     ("sap", "newton-merit"),
-    ("natural-map", "plm"),
+    ("natural-map", "plm", {"admm_start_tol": ADMM_START_TOL}),
     ("coulomb", "pgs"),
     ("coulomb", "admm"),
 ]
@@ -62,6 +69,7 @@ PAPERS = [
     ("min-map", "newton"),
     ("mlcp-fb", "plm"),
     ("natural-map", "lm"),
+    ("natural-map", "plm"),
     ("coulomb", "bisection-sor"),
 ]
 #: The pairs that also step `METRIC_SCENES` in MuJoCo's metric (`metric="mujoco"`: `M`, the
@@ -124,6 +132,8 @@ def pair_stepper(formulation, optimizer, **options):
             **_beside(r.beside, rust),
             "status": r.status,
             "iterations": 0 if s is None else int(s.iterations),
+            "admm_start_iterations": (None if s is None
+                                      else s.counters.get("admm_start_iterations")),
             "solve_s": rust,
             "residual": 0.0 if s is None else float(s.residual),
             "forward_s": r.seconds_forward,
@@ -173,6 +183,7 @@ def step_statistics(rows):
         "statuses": {s: status.count(s) for s in sorted(set(status))},
         "iterations_median": _median(solved, "iterations"),
         "iterations_max": max((r["iterations"] for r in solved), default=0),
+        "admm_start_iterations_median": _median(solved, "admm_start_iterations"),
         "residual_median": _median(solved, "residual"),
         "residual_max": max((r["residual"] for r in solved), default=0.0),
         "solve_us_median": _median(solved, "solve_s", 1e6),
@@ -218,9 +229,10 @@ def run_mujoco(scene, config, duration):
     return s
 
 
-def run_pair(scene, pair, duration, mj_step_us):
+def run_pair(scene, pair, duration, mj_step_us, group="custom"):
     """One run of a scene by a pair: its record, with the time per step against `mj_step`'s
-    (MuJoCo's default configuration, measured just before in the same process)."""
+    (MuJoCo's default configuration, measured just before in the same process) and the group
+    (`core`, `papers`, `all`, `metric`, `rho`, `custom`) it ran in."""
     import contactlab
 
     options = pair[2] if len(pair) > 2 else {}
@@ -233,31 +245,31 @@ def run_pair(scene, pair, duration, mj_step_us):
         if "refuses" not in str(e) and "does not take" not in str(e):
             raise
         return {"scene": scene.name, "engine": "contactlab", "formulation": pair[0],
-                "optimizer": pair[1], "config": config, "refused": str(e),
+                "optimizer": pair[1], "config": config, "group": group, "refused": str(e),
                 "wall_s": time.perf_counter() - w, "question": scene.question}
     s.update(step_statistics(rows))
     if s["resets"]:
         void_after_reset(s)
     s.update(engine="contactlab", formulation=pair[0], optimizer=pair[1], config=config,
-             wall_s=time.perf_counter() - w, question=scene.question,
+             group=group, wall_s=time.perf_counter() - w, question=scene.question,
              mj_step_us_median=mj_step_us,
              step_ratio_to_mj_step=(s["step_us_median"] / mj_step_us) if mj_step_us else None)
     return s
 
 
 def run_scene(name, configs, groups, duration):
-    """Every record of one scene: MuJoCo's configurations, then each group of pairs (a list of
-    pairs with the seconds they run), MuJoCo's default stepped again before a group that runs a
+    """Every record of one scene: MuJoCo's configurations, then each group of pairs (its name,
+    its pairs and the seconds they run), MuJoCo's default stepped again before a group that runs a
     different length, so that each pair's step time has `mj_step`'s of the same length beside it."""
     scene = rs.SCENES[name]
     full = duration(scene)
     records = [run_mujoco(scene, c, full) for c in rs.configs_for(scene, configs)]
     reference = {full: next((r for r in records if r["config"] == "default"), None)}
     if groups and name in METRIC_SCENES:
-        groups = [*groups, (METRIC_PAIRS, None)]
+        groups = [*groups, ("metric", METRIC_PAIRS, None)]
     if groups and name in RHO_SCENES:
-        groups = [*groups, (RHO_PAIRS, None)]
-    for pairs, seconds in groups:
+        groups = [*groups, ("rho", RHO_PAIRS, None)]
+    for group, pairs, seconds in groups:
         length = full if seconds is None else min(seconds, full)
         if pairs and length not in reference:
             short = run_mujoco(scene, "default", length)
@@ -266,7 +278,7 @@ def run_scene(name, configs, groups, duration):
             reference[length] = short
         mj = reference[length]
         for pair in pairs:
-            records.append(run_pair(scene, pair, length, mj and mj["step_us_median"]))
+            records.append(run_pair(scene, pair, length, mj and mj["step_us_median"], group))
             _progress(records[-1])
     return records
 
@@ -278,19 +290,20 @@ def _progress(r):
 
 
 def pair_groups(text, papers_s, all_s):
-    """The groups of pairs `--pairs` names, each with how long it runs (None: the scene's
-    duration): `none`; `core`; `papers` (core, then each paper's pair for `papers_s`); `all`
-    (those, then every other compatible pair for `all_s`); or a comma list of
-    `formulation+optimizer` run for the scene's duration."""
+    """The groups of pairs `--pairs` names, each `(name, pairs, seconds)` with how long its
+    pairs run (None: the scene's duration): `none`; `core`; `papers` (core, then each paper's
+    pair for `papers_s`); `all` (those, then every other compatible pair for `all_s`); or a
+    comma list of `formulation+optimizer` (group `custom`) run for the scene's duration."""
     if text == "none":
         return []
     if text not in ("core", "papers", "all"):
-        return [([tuple(p.split("+", 1)) for p in text.split(",") if p], None)]
-    groups = [(list(CORE), None)]
+        return [("custom", [tuple(p.split("+", 1)) for p in text.split(",") if p], None)]
+    groups = [("core", list(CORE), None)]
     if text in ("papers", "all"):
-        groups.append((list(PAPERS), papers_s))
+        groups.append(("papers", list(PAPERS), papers_s))
     if text == "all":
-        groups.append(([p for p in every_pair() if p not in CORE + PAPERS], all_s))
+        named = {p[:2] for p in CORE + PAPERS}
+        groups.append(("all", [p for p in every_pair() if p not in named], all_s))
     return groups
 
 

@@ -35,14 +35,16 @@
 
 mod admm_start;
 
-use std::cell::Cell;
+use std::cell::RefCell;
 use std::time::Duration;
 
 use contactlab_core::constraint::{Constraint, EVERY_KIND};
 use contactlab_core::elliptic_cone;
 use contactlab_core::metrics::natural_map_residual;
 use contactlab_core::plugin::{Formulation, FormulationPlugin, Model};
-use contactlab_core::{cone, CoreError, LocalProblem, ProjectedResidual, Residual, StepProblem};
+use contactlab_core::{
+    cone, CoreError, LocalProblem, ProjectedResidual, Residual, Status, StepProblem,
+};
 use faer::{Mat, MatMut};
 use nalgebra::{Matrix3, Vector3};
 
@@ -54,9 +56,9 @@ pub struct NaturalMap {
     w: Mat<f64>,
     /// `rho_b = m_b / tr(W_bb)` per block.
     rho: Vec<f64>,
-    /// The iterations of the ADMM start ([`NaturalMapFormulation::admm_start_tol`]), for the
-    /// solve's counters.
-    admm_start_iterations: Cell<u64>,
+    /// The ADMM start's state between the first phase and the restarts
+    /// ([`NaturalMapFormulation::admm_start_tol`]).
+    admm_start: RefCell<admm_start::AdmmStart>,
 }
 
 /// A three-row block as nalgebra's vector, for the Coulomb contact's closed forms.
@@ -282,7 +284,7 @@ impl NaturalMap {
             problem: problem.clone(),
             w,
             rho,
-            admm_start_iterations: Cell::new(0),
+            admm_start: RefCell::default(),
         }
     }
 
@@ -365,16 +367,20 @@ pub struct NaturalMapFormulation {
     /// at most this on the shared ruler (the module `admm_start` says why); `None` (the
     /// default): the driver starts at the given point.
     pub admm_start_tol: Option<f64>,
-    /// The most iterations of that ADMM start (the solve's time limit bounds it too).
+    /// The most iterations of each ADMM phase (the solve's time limit bounds them too).
     pub admm_start_iterations: u64,
+    /// When the driver fails after an ADMM start: how many times ADMM goes on from its last
+    /// point to a tolerance ten times tighter and the driver starts again from there.
+    pub admm_restarts: u32,
 }
 
 impl Default for NaturalMapFormulation {
-    /// No ADMM start; 1000 iterations when one is asked for.
+    /// No ADMM start; when one is asked for, 1000 iterations per phase and 3 restarts.
     fn default() -> Self {
         NaturalMapFormulation {
             admm_start_tol: None,
             admm_start_iterations: 1000,
+            admm_restarts: 3,
         }
     }
 }
@@ -413,20 +419,41 @@ impl Formulation for NaturalMapFormulation {
         let Some(tol) = self.admm_start_tol else {
             return Ok(x0);
         };
-        let (x, iterations) = admm_start::admm_start(
+        built.admm_start.borrow_mut().first(
             &built.problem,
             x0,
             tol,
             self.admm_start_iterations,
             time_limit,
-        )?;
-        built.admm_start_iterations.set(iterations);
-        Ok(x)
+        )
+    }
+
+    /// After an ADMM start, a failed driver starts again from ADMM's point a decade tighter,
+    /// at most `admm_restarts` times (not after a timeout).
+    fn restart(
+        &self,
+        built: &NaturalMap,
+        _x: &[f64],
+        status: &Status,
+        attempt: u32,
+    ) -> Option<Vec<f64>> {
+        self.admm_start_tol?;
+        let failed = !matches!(status, Status::Converged | Status::Timeout);
+        if !failed || attempt >= self.admm_restarts {
+            return None;
+        }
+        built
+            .admm_start
+            .borrow_mut()
+            .tighter(&built.problem, self.admm_start_iterations)
     }
 
     fn counters(&self, built: &NaturalMap) -> Vec<(&'static str, u64)> {
         match self.admm_start_tol {
-            Some(_) => vec![("admm_start_iterations", built.admm_start_iterations.get())],
+            Some(_) => vec![(
+                "admm_start_iterations",
+                built.admm_start.borrow().iterations(),
+            )],
             None => Vec::new(),
         }
     }
@@ -535,6 +562,45 @@ mod tests {
         })
         .unwrap_err();
         assert!(e.to_string().contains("admm_start_tol"), "{e}");
+    }
+
+    /// The restarts after an ADMM start: only with the start asked for, only after a failure
+    /// that is not a timeout, at most `admm_restarts` times, each from ADMM's own point.
+    #[test]
+    fn a_failed_driver_restarts_from_a_tighter_admm_phase() {
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../data/problems/kinds/jaco_grasp_step.json");
+        let p = contactlab_core::io::read_local(&path).unwrap();
+        let step = StepProblem::from(p.clone());
+        let plain = NaturalMapFormulation::default();
+        let started = NaturalMapFormulation {
+            admm_start_tol: Some(1e-3),
+            admm_restarts: 2,
+            ..NaturalMapFormulation::default()
+        };
+        let built = started.build(&step).unwrap();
+        let x0 = vec![0.0; p.q.len()];
+        let first = started.first_phase(&built, x0.clone(), None).unwrap();
+        let after_first = natural_map_residual(&p, &first);
+        assert!(after_first <= 1e-3, "{after_first}");
+        let x = vec![0.0; p.q.len()];
+        assert!(plain
+            .restart(&built, &x, &Status::MaxIterations, 0)
+            .is_none());
+        assert!(started.restart(&built, &x, &Status::Converged, 0).is_none());
+        assert!(started.restart(&built, &x, &Status::Timeout, 0).is_none());
+        assert!(started
+            .restart(&built, &x, &Status::LocalMinimum, 2)
+            .is_none());
+        let again = started
+            .restart(&built, &x, &Status::LocalMinimum, 0)
+            .unwrap();
+        let after_second = natural_map_residual(&p, &again);
+        assert!(after_second <= 1e-4, "{after_second}");
+        let counted = started.counters(&built);
+        assert_eq!(counted.len(), 1);
+        assert!(counted[0].1 > 0);
+        assert!(plain.counters(&built).is_empty());
     }
 
     /// One block of each kind: a 3-row equality, a limit, a friction loss, a Coulomb contact,

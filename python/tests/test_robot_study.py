@@ -26,7 +26,7 @@ def test_a_scene_is_stepped_by_mujoco_and_by_pairs_side_by_side():
     MuJoCo's metric. SAP's own optimality holds on every step; the ruler's verdicts add up;
     each pair's step has `mj_step`'s beside it; the humanoid reaches the floor, with contacts
     and warm starts."""
-    groups = [([("sap", "newton-merit"), ("coulomb", "pgs")], None)]
+    groups = [("core", [("sap", "newton-merit"), ("coulomb", "pgs")], None)]
     records = robots.run_scene("humanoid_fall", ["default"], groups, lambda scene: 0.6)
     assert [r["engine"] for r in records] == ["mujoco"] + ["contactlab"] * 4
     mj, sap, pgs = records[:3]
@@ -36,6 +36,7 @@ def test_a_scene_is_stepped_by_mujoco_and_by_pairs_side_by_side():
         ("coulomb", "pair-metric-mujoco"),
     ]
     assert records[3]["accepted_fraction"] == 1.0
+    assert [r.get("group") for r in records] == [None, "core", "core", "metric", "metric"]
     assert mj["steps"] == sap["steps"] == pgs["steps"] == 120
     assert sap["accepted_fraction"] == 1.0 and sap["resets"] == 0
     for r in (sap, pgs):
@@ -52,23 +53,27 @@ def test_a_scene_is_stepped_by_mujoco_and_by_pairs_side_by_side():
 def test_a_pair_that_refuses_the_scene_is_recorded_with_why():
     """Hwangbo's bisection takes 3-row contacts only: on the Jaco hand (condim 4) it is
     recorded as refused, with the constraint it refused."""
-    groups = [([("coulomb", "bisection-sor")], None)]
+    groups = [("papers", [("coulomb", "bisection-sor")], None)]
     records = robots.run_scene("jaco_grasp", [], groups, lambda scene: 0.01)
     (r,) = [r for r in records if r.get("optimizer") == "bisection-sor"]
-    assert "condim 4" in r["refused"]
+    assert "condim 4" in r["refused"] and r["group"] == "papers"
     # The hands also step ADMM with a constant rho beside the spectral update (RHO_PAIRS).
     (admm,) = [r for r in records if r.get("optimizer") == "admm"]
     assert admm["config"] == "pair-rho_update-constant" and "refused" not in admm
+    assert admm["group"] == "rho"
 
 
 def test_pair_groups_name_the_pairs_and_their_lengths():
     """`--pairs papers` runs the core pairs for the scene's duration and each paper's own for
-    the papers' duration; `none` runs no pair."""
+    the papers' duration; `none` runs no pair; `all` adds the other pairs, none twice."""
     groups = robots.pair_groups("papers", 1.5, 0.5)
-    assert groups[0] == (robots.CORE, None)
-    assert groups[1] == (robots.PAPERS, 1.5)
+    assert groups[0] == ("core", robots.CORE, None)
+    assert groups[1] == ("papers", robots.PAPERS, 1.5)
     assert robots.pair_groups("none", 1.0, 1.0) == []
-    assert robots.pair_groups("sap+lbfgs", 1.0, 1.0) == [([("sap", "lbfgs")], None)]
+    assert robots.pair_groups("sap+lbfgs", 1.0, 1.0) == [("custom", [("sap", "lbfgs")], None)]
+    # The core natural map carries its ADMM start; the plain one is a paper's pair.
+    assert ("natural-map", "plm", {"admm_start_tol": robots.ADMM_START_TOL}) in robots.CORE
+    assert ("natural-map", "plm") in robots.PAPERS
 
 
 def test_a_stale_extension_is_refused_with_the_commits_named():

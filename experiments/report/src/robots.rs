@@ -93,6 +93,9 @@ struct Run {
     formulation: String,
     optimizer: String,
     refused: String,
+    /// The group of pairs it ran in (`core`, `papers`, `all`, `metric`, `rho`, `custom`;
+    /// empty for MuJoCo's runs).
+    group: String,
     /// How the contactlab extension that stepped was compiled (`release`, `debug`).
     build: String,
     values: BTreeMap<String, f64>,
@@ -213,6 +216,7 @@ fn read_runs(df: &DataFrame) -> Result<Vec<Run>, ReportError> {
         text("refused")?,
         text("contactlab_build")?,
     );
+    let group = text("group")?;
     let mut numbers: Vec<(String, Vec<f64>)> = Vec::new();
     for c in df.columns() {
         if c.dtype().is_float() {
@@ -228,6 +232,7 @@ fn read_runs(df: &DataFrame) -> Result<Vec<Run>, ReportError> {
             formulation: formulation[k].clone(),
             optimizer: optimizer[k].clone(),
             refused: refused[k].clone(),
+            group: group[k].clone(),
             build: build[k].clone(),
             values: numbers
                 .iter()
@@ -421,11 +426,7 @@ fn study_facts(r: &mut Report, runs: &[Run]) {
         .iter()
         .filter(|x| x.get("accepted_fraction") >= ACCEPTED)
         .count();
-    let core: Vec<&&Run> = pairs
-        .iter()
-        .filter(|x| x.config == "pair")
-        .filter(|x| CORE_PAIRS.contains(&(x.formulation.as_str(), x.optimizer.as_str())))
-        .collect();
+    let core: Vec<&&Run> = pairs.iter().filter(|x| x.group == "core").collect();
     let core_accepted = core
         .iter()
         .filter(|x| x.get("accepted_fraction") >= ACCEPTED)
@@ -516,8 +517,8 @@ fn scene_facts(r: &mut Report, scene: &str, of: &[&Run]) {
         }
     }
     f.text(format!("{scene}.accepted_pairs"), list_or_none(&accepted));
-    for (key, formulation, optimizer, config) in RIGID_PAIRS {
-        if let Some(share) = accepted_share(of, formulation, optimizer, config) {
+    for (key, formulation, optimizer, group) in RIGID_PAIRS {
+        if let Some(share) = accepted_share(of, formulation, optimizer, group) {
             f.num(
                 format!("{scene}.{key}.accepted_fraction"),
                 share,
@@ -545,39 +546,27 @@ fn scene_facts(r: &mut Report, scene: &str, of: &[&Run]) {
 }
 
 /// The rigid pair runs whose share of accepted steps the findings quote, by fact key, as
-/// `(key, formulation, optimizer, config)`: the core pairs of `experiments/peers/robots.py` but
-/// SAP (quoted apart), regular LM on the natural map (one of the papers' pairs), and ADMM with
-/// a constant `rho` (its `RHO_PAIRS`).
-const RIGID_PAIRS: [(&str, &str, &str, &str); 5] = [
-    ("pgs", "coulomb", "pgs", "pair"),
-    ("admm", "coulomb", "admm", "pair"),
-    ("plm", "natural-map", "plm", "pair"),
-    ("lm", "natural-map", "lm", "pair"),
-    (
-        "admm_rho_constant",
-        "coulomb",
-        "admm",
-        "pair-rho_update-constant",
-    ),
-];
-
-/// The pairs `experiments/peers/robots.py` steps through every scene's whole duration (its
-/// `CORE`), by `(formulation, optimizer)`.
-const CORE_PAIRS: [(&str, &str); 4] = [
-    ("sap", "newton-merit"),
-    ("natural-map", "plm"),
-    ("coulomb", "pgs"),
-    ("coulomb", "admm"),
+/// `(key, formulation, optimizer, group)`: the core pairs of `experiments/peers/robots.py` but
+/// SAP (quoted apart; the natural map's core run has its ADMM start), projected LM on the
+/// natural map without that start and Mylapilli and Jain's regular LM (papers' pairs), and
+/// ADMM with a constant `rho` (its `RHO_PAIRS`).
+const RIGID_PAIRS: [(&str, &str, &str, &str); 6] = [
+    ("pgs", "coulomb", "pgs", "core"),
+    ("admm", "coulomb", "admm", "core"),
+    ("plm", "natural-map", "plm", "core"),
+    ("plm_unstarted", "natural-map", "plm", "papers"),
+    ("lm", "natural-map", "lm", "papers"),
+    ("admm_rho_constant", "coulomb", "admm", "rho"),
 ];
 
 /// The percentage of its steps the ruler accepts of the run of `formulation` and `optimizer`
-/// in `config` (not refused), if the scene has one.
-fn accepted_share(of: &[&Run], formulation: &str, optimizer: &str, config: &str) -> Option<f64> {
+/// in `group` (not refused), if the scene has one.
+fn accepted_share(of: &[&Run], formulation: &str, optimizer: &str, group: &str) -> Option<f64> {
     of.iter()
         .find(|x| {
             x.formulation == formulation
                 && x.optimizer == optimizer
-                && x.config == config
+                && x.group == group
                 && x.refused.is_empty()
         })
         .map(|x| 100.0 * x.get("accepted_fraction"))
@@ -608,6 +597,7 @@ mod tests {
             "formulation" => ["", "", "sap", "coulomb", "coulomb"],
             "optimizer" => ["", "", "newton-merit", "pgs", "bisection-sor"],
             "refused" => ["", "", "", "", "condim 4"],
+            "group" => ["", "", "core", "core", "papers"],
             "slip_um_s" => [Some(1160.0), Some(0.04), Some(0.5), Some(3.0), None],
             "accepted_fraction" => [None, None, Some(1.0), Some(0.5), None],
         )
@@ -627,12 +617,13 @@ mod tests {
             "`MuJoCo best` and `sap+newton-merit`"
         );
         assert_eq!(list_or_none(&[]), "none");
-        assert_eq!(accepted_share(&of, "coulomb", "pgs", "pair"), Some(50.0));
-        assert_eq!(accepted_share(&of, "coulomb", "pgs", "pair-x"), None);
-        let refused = accepted_share(&of, "coulomb", "bisection-sor", "pair");
+        assert_eq!(accepted_share(&of, "coulomb", "pgs", "core"), Some(50.0));
+        assert_eq!(accepted_share(&of, "coulomb", "pgs", "rho"), None);
+        let refused = accepted_share(&of, "coulomb", "bisection-sor", "papers");
         assert_eq!(refused, None, "refused");
+        assert_eq!(runs[2].group, "core");
         assert_eq!(
-            accepted_share(&of, "coulomb", "admm", "pair"),
+            accepted_share(&of, "coulomb", "admm", "core"),
             None,
             "not run"
         );

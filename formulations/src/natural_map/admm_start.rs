@@ -1,6 +1,10 @@
 //! A first-order start for the natural map's Newton-type drivers: proximal ADMM (Carpentier,
 //! Le Lidec and Montaut 2024; [`contactlab_core::drivers::admm`]) from the given start until
-//! the shared ruler reads at most `admm_start_tol`, then the driver from there.
+//! the shared ruler reads at most `admm_start_tol`, then the driver from there; when the
+//! driver fails, ADMM goes on from its own last point to a tolerance ten times tighter and the
+//! driver starts again (at most `admm_restarts` times), so that the pair fails only where ADMM
+//! too would not get close. Every phase runs inside the solve's clock and time limit; their
+//! iterations are the solve's counter `admm_start_iterations`, apart from the driver's.
 //!
 //! Erleben and Ortiz start their non-smooth Newton with projected Gauss-Seidel sweeps for the
 //! same reason (the min-map's [`contactlab_core::BDerivative::warm_start_sweep`]): Newton's
@@ -14,34 +18,78 @@
 //! does not reach that basin in time (1000 sweeps leave `6e-4`), hence ADMM, which converges
 //! on a singular `W`.
 
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use contactlab_core::drivers::admm::solve_admm;
 use contactlab_core::drivers::Admm;
 use contactlab_core::{CoreError, LocalProblem, SolveOptions};
 
-/// Runs ADMM (its defaults) on `problem` from `x0` until the ruler reads at most `tol`, for at
-/// most `max_iter` iterations and `time_limit`: the point it ends at (`x0` if that point is not
-/// finite) and the iterations it took.
-pub(super) fn admm_start(
-    problem: &LocalProblem,
-    x0: Vec<f64>,
+/// The ADMM phases of one solve: the point the last one ended at, its tolerance, the
+/// iterations of all of them, and the solve's deadline.
+#[derive(Debug, Clone, Default)]
+pub(super) struct AdmmStart {
+    point: Vec<f64>,
     tol: f64,
-    max_iter: u64,
-    time_limit: Option<Duration>,
-) -> Result<(Vec<f64>, u64), CoreError> {
-    let opts = SolveOptions {
-        max_iter,
-        stop_tol: tol,
-        time_limit,
-        trace: false,
-        ..SolveOptions::default()
-    };
-    let s = solve_admm(problem, &Admm::default(), Some(x0.clone()), &opts)?;
-    let x = if s.x.iter().all(|v| v.is_finite()) {
-        s.x
-    } else {
-        x0
-    };
-    Ok((x, s.iterations))
+    iterations: u64,
+    deadline: Option<Instant>,
+}
+
+impl AdmmStart {
+    /// The first phase: ADMM from `x0` to `tol`, within `time_limit` (the rest of the solve's).
+    pub(super) fn first(
+        &mut self,
+        problem: &LocalProblem,
+        x0: Vec<f64>,
+        tol: f64,
+        max_iter: u64,
+        time_limit: Option<Duration>,
+    ) -> Result<Vec<f64>, CoreError> {
+        *self = AdmmStart {
+            tol,
+            deadline: time_limit.and_then(|t| Instant::now().checked_add(t)),
+            ..AdmmStart::default()
+        };
+        self.run(problem, x0, max_iter)
+    }
+
+    /// A further phase from the last one's point to a tenth of its tolerance; `None` when
+    /// ADMM fails (a bad option cannot reach here: the first phase checked them).
+    pub(super) fn tighter(&mut self, problem: &LocalProblem, max_iter: u64) -> Option<Vec<f64>> {
+        self.tol *= 0.1;
+        let x0 = self.point.clone();
+        self.run(problem, x0, max_iter).ok()
+    }
+
+    /// The iterations of every phase so far.
+    pub(super) fn iterations(&self) -> u64 {
+        self.iterations
+    }
+
+    /// ADMM (its defaults) on `problem` from `x0` until the ruler reads at most the phase's
+    /// tolerance, within `max_iter` and the deadline: the point it ends at (`x0` if that point
+    /// is not finite).
+    fn run(
+        &mut self,
+        problem: &LocalProblem,
+        x0: Vec<f64>,
+        max_iter: u64,
+    ) -> Result<Vec<f64>, CoreError> {
+        let opts = SolveOptions {
+            max_iter,
+            stop_tol: self.tol,
+            time_limit: self
+                .deadline
+                .map(|d| d.saturating_duration_since(Instant::now())),
+            trace: false,
+            ..SolveOptions::default()
+        };
+        let s = solve_admm(problem, &Admm::default(), Some(x0.clone()), &opts)?;
+        self.iterations += s.iterations;
+        self.point = if s.x.iter().all(|v| v.is_finite()) {
+            s.x
+        } else {
+            x0
+        };
+        Ok(self.point.clone())
+    }
 }
