@@ -375,12 +375,13 @@ pub struct NaturalMapFormulation {
 }
 
 impl Default for NaturalMapFormulation {
-    /// No ADMM start; when one is asked for, 1000 iterations per phase and 3 restarts.
+    /// No ADMM start; when one is asked for, 1000 iterations per phase and 6 restarts (the last
+    /// phase a million times tighter than the first).
     fn default() -> Self {
         NaturalMapFormulation {
             admm_start_tol: None,
             admm_start_iterations: 1000,
-            admm_restarts: 3,
+            admm_restarts: 6,
         }
     }
 }
