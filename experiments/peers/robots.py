@@ -409,6 +409,7 @@ def main():
         "targets": TARGETS,
         "time_limit_s": TIME_LIMIT,
         "first_order_budget": BUDGET["pgs"],
+        "admm_start_tol": ADMM_START_TOL,
         "max_duration_s": a.max_duration,
         "papers_duration_s": a.papers_duration,
         "records": records,

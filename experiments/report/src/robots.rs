@@ -454,6 +454,7 @@ fn study_facts(r: &mut Report, runs: &[Run]) {
             top("first_order_budget"),
             Fmt::fixed(0),
         )
+        .num("robots.admm_start_tol", top("admm_start_tol"), Fmt::sci(0))
         .num(
             "robots.max_duration",
             top("max_duration_s"),
