@@ -179,6 +179,12 @@ pub trait Formulation {
         Ok(x0)
     }
 
+    /// The driver's iteration budget for attempt `attempt` (0 for the first) out of the
+    /// solve's `max_iter`; the default gives every attempt the whole budget.
+    fn attempt_budget(&self, _built: &Self::Built, _attempt: u32, max_iter: u64) -> u64 {
+        max_iter
+    }
+
     /// Counters the formulation kept while it started or restarted (the natural map's ADMM
     /// start: `admm_start_iterations`), added to the solve's counters.
     fn counters(&self, _built: &Self::Built) -> Vec<(&'static str, u64)> {
@@ -760,6 +766,7 @@ pub fn solve_formulation<F: Formulation>(
         } else {
             let o = SolveOptions {
                 time_limit: deadline.remaining(),
+                max_iter: formulation.attempt_budget(&built, attempt, opts.max_iter),
                 ..opts.clone()
             };
             run(&built, x0, &o)?

@@ -372,16 +372,21 @@ pub struct NaturalMapFormulation {
     /// When the driver fails after an ADMM start: how many times ADMM goes on from its last
     /// point to a tolerance ten times tighter and the driver starts again from there.
     pub admm_restarts: u32,
+    /// The driver's iterations in each attempt after an ADMM start while restarts remain (the
+    /// last has the solve's whole budget): from a point ADMM brought close, Newton converges in
+    /// a few iterations or crawls, and a crawl's iterations are better spent on ADMM.
+    pub admm_attempt_iterations: u64,
 }
 
 impl Default for NaturalMapFormulation {
-    /// No ADMM start; when one is asked for, 1000 iterations per phase and 6 restarts (the last
-    /// phase a million times tighter than the first).
+    /// No ADMM start; when one is asked for, 1000 iterations per phase, 6 restarts (the last
+    /// phase a million times tighter than the first) and 50 driver iterations per attempt.
     fn default() -> Self {
         NaturalMapFormulation {
             admm_start_tol: None,
             admm_start_iterations: 1000,
             admm_restarts: 6,
+            admm_attempt_iterations: 50,
         }
     }
 }
@@ -401,6 +406,9 @@ impl Formulation for NaturalMapFormulation {
             Some(t) if !(t > 0.0 && t.is_finite()) => Err(CoreError::BadOption(format!(
                 "natural-map option admm_start_tol must be a positive number, got {t}"
             ))),
+            _ if self.admm_attempt_iterations == 0 => Err(CoreError::BadOption(
+                "natural-map option admm_attempt_iterations must be at least 1, got 0".into(),
+            )),
             _ => Ok(()),
         }
     }
@@ -447,6 +455,14 @@ impl Formulation for NaturalMapFormulation {
             .admm_start
             .borrow_mut()
             .tighter(&built.problem, self.admm_start_iterations)
+    }
+
+    /// After an ADMM start, `admm_attempt_iterations` for every attempt but the last.
+    fn attempt_budget(&self, _built: &NaturalMap, attempt: u32, max_iter: u64) -> u64 {
+        match self.admm_start_tol {
+            Some(_) if attempt < self.admm_restarts => max_iter.min(self.admm_attempt_iterations),
+            _ => max_iter,
+        }
     }
 
     fn counters(&self, built: &NaturalMap) -> Vec<(&'static str, u64)> {
@@ -602,6 +618,13 @@ mod tests {
         assert_eq!(counted.len(), 1);
         assert!(counted[0].1 > 0);
         assert!(plain.counters(&built).is_empty());
+        // Every attempt but the last gets the attempt budget; without the start, all the
+        // solve's.
+        assert_eq!(started.attempt_budget(&built, 0, 500), 50);
+        assert_eq!(started.attempt_budget(&built, 1, 500), 50);
+        assert_eq!(started.attempt_budget(&built, 2, 500), 500);
+        assert_eq!(started.attempt_budget(&built, 0, 20), 20);
+        assert_eq!(plain.attempt_budget(&built, 0, 500), 500);
     }
 
     /// One block of each kind: a 3-row equality, a limit, a friction loss, a Coulomb contact,

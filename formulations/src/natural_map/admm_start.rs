@@ -2,8 +2,9 @@
 //! Le Lidec and Montaut 2024; [`contactlab_core::drivers::admm`]) from the given start until
 //! the shared ruler reads at most `admm_start_tol`, then the driver from there; when the
 //! driver fails, ADMM goes on from its own last point to a tolerance ten times tighter and the
-//! driver starts again (at most `admm_restarts` times), so that the pair fails only where ADMM
-//! too would not get close. Every phase runs inside the solve's clock and time limit; their
+//! driver starts again (at most `admm_restarts` times, each attempt but the last with
+//! `admm_attempt_iterations` of the driver), so that the pair fails only where ADMM too would
+//! not get close. Every phase runs inside the solve's clock and time limit; their
 //! iterations are the solve's counter `admm_start_iterations`, apart from the driver's.
 //!
 //! Erleben and Ortiz start their non-smooth Newton with projected Gauss-Seidel sweeps for the
