@@ -538,6 +538,15 @@ mod tests {
         }
     }
 
+    /// `data/problems/kinds/jaco_grasp_step.json` as a local problem and as a step.
+    fn jaco_grasp_step() -> (LocalProblem, StepProblem) {
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../data/problems/kinds/jaco_grasp_step.json");
+        let p = contactlab_core::io::read_local(&path).unwrap();
+        let step = StepProblem::from(p.clone());
+        (p, step)
+    }
+
     /// A grasp step (the Jaco's, `data/problems/kinds/jaco_grasp_step.json`: 23 rows on 9
     /// degrees of freedom): projected LM alone ends its budget far from a solution; after the
     /// ADMM start it converges, the ruler accepts its answer, and the counters say how many
@@ -546,10 +555,7 @@ mod tests {
     fn the_admm_start_takes_projected_lm_to_a_grasps_solution() {
         use contactlab_core::drivers::{solve_least_squares, ProjectedLevenbergMarquardt};
         use contactlab_core::plugin::{solve_formulation, Init};
-        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-            .join("../data/problems/kinds/jaco_grasp_step.json");
-        let p = contactlab_core::io::read_local(&path).unwrap();
-        let step = StepProblem::from(p.clone());
+        let (p, step) = jaco_grasp_step();
         let opts = SolveOptions {
             max_iter: 500,
             stop_tol: 1e-8,
@@ -590,10 +596,7 @@ mod tests {
     /// that is not a timeout, at most `admm_restarts` times, each from ADMM's own point.
     #[test]
     fn a_failed_driver_restarts_from_a_tighter_admm_phase() {
-        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-            .join("../data/problems/kinds/jaco_grasp_step.json");
-        let p = contactlab_core::io::read_local(&path).unwrap();
-        let step = StepProblem::from(p.clone());
+        let (p, step) = jaco_grasp_step();
         let plain = NaturalMapFormulation::default();
         let started = NaturalMapFormulation {
             admm_start_tol: Some(1e-3),
