@@ -19,8 +19,9 @@
 //! does not reach that basin in time (1000 sweeps leave `6e-4`), hence ADMM, which converges
 //! on a singular `W`.
 
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
+use contactlab_core::deadline::Deadline;
 use contactlab_core::drivers::admm::solve_admm;
 use contactlab_core::drivers::Admm;
 use contactlab_core::{CoreError, LocalProblem, SolveOptions};
@@ -32,7 +33,7 @@ pub(super) struct AdmmStart {
     point: Vec<f64>,
     tol: f64,
     iterations: u64,
-    deadline: Option<Instant>,
+    deadline: Deadline,
 }
 
 impl AdmmStart {
@@ -47,7 +48,7 @@ impl AdmmStart {
     ) -> Result<Vec<f64>, CoreError> {
         *self = AdmmStart {
             tol,
-            deadline: time_limit.and_then(|t| Instant::now().checked_add(t)),
+            deadline: Deadline::after(time_limit),
             ..AdmmStart::default()
         };
         self.run(problem, x0, max_iter)
@@ -78,9 +79,7 @@ impl AdmmStart {
         let opts = SolveOptions {
             max_iter,
             stop_tol: self.tol,
-            time_limit: self
-                .deadline
-                .map(|d| d.saturating_duration_since(Instant::now())),
+            time_limit: self.deadline.remaining(),
             trace: false,
             ..SolveOptions::default()
         };
