@@ -84,14 +84,71 @@ impl ConeScaling {
         })
     }
 
+    /// `self` followed by one positive number per block, `s_b = 1 / sqrt(mean_i W'_ii)` over the
+    /// block's rows of `W' = D W D`, so that every block of the scaled `W` has a unit mean
+    /// diagonal (Jacobi's equilibration, one number per block so that each set keeps its shape:
+    /// a cone is invariant under a positive factor; a friction loss's box `|r| <= f_max`
+    /// becomes `|r'| <= f_max / s_b`). A block whose diagonal is not positive keeps `s_b = 1`.
+    pub fn equilibrated(mut self, w: &Matrix) -> ConeScaling {
+        let mut diag = vec![0.0; self.d.len()];
+        w.for_each_entry(|i, j, x| {
+            if i == j {
+                diag[i] += x;
+            }
+        });
+        let mut blocks = Vec::with_capacity(self.constraints.len());
+        for (rows, k) in self.constraints.iter() {
+            let n = rows.len() as f64;
+            let mean = rows
+                .clone()
+                .map(|i| self.d[i] * self.d[i] * diag[i])
+                .sum::<f64>()
+                / n;
+            let s = if mean.is_finite() && mean > 0.0 {
+                1.0 / mean.sqrt()
+            } else {
+                1.0
+            };
+            self.d[rows.clone()].iter_mut().for_each(|d| *d *= s);
+            blocks.push(match k {
+                Constraint::FrictionLoss { f_max } => Constraint::FrictionLoss {
+                    f_max: f_max / self.d[rows.start],
+                },
+                other => other.clone(),
+            });
+        }
+        self.constraints = Constraints::unchecked(blocks);
+        self
+    }
+
+    /// The identity map of `c`'s rows, for [`ConeScaling::equilibrated`] to start from.
+    fn identity(c: &Constraints) -> ConeScaling {
+        ConeScaling {
+            d: vec![1.0; c.rows()],
+            constraints: c.clone(),
+        }
+    }
+
     /// What a driver with the option `isotropic` iterates in: the scaling of `c` (none when the
-    /// option is off or the map is the identity) and the start `r0` in its coordinates.
+    /// option is off or the map is the identity), followed by the equilibration of each block
+    /// by `W`'s diagonal when `equilibrate` is `Some(W)`, and the start `r0` in its
+    /// coordinates.
     pub fn start(
         isotropic: bool,
+        equilibrate: Option<&Matrix>,
         c: &Constraints,
         r0: Vec<f64>,
     ) -> (Option<ConeScaling>, Vec<f64>) {
-        match isotropic.then(|| ConeScaling::of(c)).flatten() {
+        let cones = isotropic.then(|| ConeScaling::of(c)).flatten();
+        let scaling = match equilibrate {
+            Some(w) => Some(
+                cones
+                    .unwrap_or_else(|| ConeScaling::identity(c))
+                    .equilibrated(w),
+            ),
+            None => cones,
+        };
+        match scaling {
             Some(s) => {
                 let r0 = s.to_scaled_impulse(&r0);
                 (Some(s), r0)
@@ -299,6 +356,82 @@ mod tests {
             s.to_impulse(&rs, &mut back);
             assert!(back.iter().zip(&r).all(|(a, b)| (a - b).abs() <= 1e-15));
         }
+    }
+
+    /// On a `W` whose blocks span four decades, the equilibration gives every block of
+    /// `D W D` a unit mean diagonal, divides a friction loss's bound by its row's `d`, and
+    /// carries solutions both ways (each block's law built as above, plus the friction loss at
+    /// its bound with the velocity pushing out).
+    #[test]
+    fn equilibrated_blocks_have_unit_diagonals_and_keep_solutions() {
+        let c = hand_like();
+        let m = c.rows();
+        let mut rng = ChaCha8Rng::seed_from_u64(11);
+        let a: Vec<f64> = (0..m * m).map(|_| rng.random_range(-1.0..1.0)).collect();
+        let spread: Vec<f64> = c
+            .iter()
+            .enumerate()
+            .flat_map(|(b, (rows, _))| std::iter::repeat_n(10f64.powi(b as i32 - 2), rows.len()))
+            .collect();
+        let w = Mat::from_fn(m, m, |i, j| {
+            let bbt: f64 = (0..m).map(|k| a[i * m + k] * a[j * m + k]).sum();
+            spread[i] * (bbt + if i == j { 1.0 } else { 0.0 }) * spread[j]
+        });
+        let wm = Matrix::Dense(w);
+        let s = ConeScaling::of(&c).unwrap().equilibrated(&wm);
+        let ws = s.scale_w(&wm);
+        for (rows, _) in s.constraints().iter() {
+            let mean = rows.clone().map(|i| ws[(i, i)]).sum::<f64>() / rows.len() as f64;
+            assert!((mean - 1.0).abs() <= 1e-12, "block at {rows:?}: {mean}");
+        }
+        let last = m - 1;
+        assert_eq!(
+            s.constraints().blocks()[4],
+            Constraint::FrictionLoss {
+                f_max: 0.2 / s.d()[last]
+            }
+        );
+        for regime in 0..3 {
+            let (mut r, mut u) = (vec![0.0; m], vec![0.0; m]);
+            for (rows, k) in c.iter() {
+                let (rk, uk) = on_the_law(k, regime, &mut rng);
+                r[rows.clone()].copy_from_slice(&rk);
+                u[rows].copy_from_slice(&uk);
+            }
+            if regime == 2 {
+                (r[last], u[last]) = (0.2, -0.5);
+            }
+            let mut wr = vec![0.0; m];
+            wm.mul_vec(&r, &mut wr);
+            let p = LocalProblem {
+                w: wm.clone(),
+                q: u.iter().zip(&wr).map(|(ui, x)| ui - x).collect(),
+                constraints: c.clone(),
+            };
+            assert!(natural_map_residual(&p, &r) <= 1e-13, "regime {regime}");
+            let res = natural_map_residual(&s.problem(&p), &s.to_scaled_impulse(&r));
+            assert!(res <= 1e-13, "regime {regime}: {res}");
+        }
+    }
+
+    /// Equilibration alone (equal coefficients, or the isotropic map off) still scales.
+    #[test]
+    fn equilibration_scales_where_the_cones_need_none() {
+        let c = Constraints::new(vec![Constraint::coulomb(0.5), Constraint::Limit]).unwrap();
+        let w = Mat::from_fn(4, 4, |i, j| {
+            if i == j {
+                [4.0, 4.0, 4.0, 0.25][i]
+            } else {
+                0.0
+            }
+        });
+        let (s, r0) = ConeScaling::start(false, Some(&Matrix::Dense(w)), &c, vec![1.0; 4]);
+        let s = s.expect("a scaling");
+        assert_eq!(s.d(), [0.5, 0.5, 0.5, 2.0]);
+        assert_eq!(r0, [2.0, 2.0, 2.0, 0.5]);
+        assert!(ConeScaling::start(false, None, &c, vec![1.0; 4])
+            .0
+            .is_none());
     }
 
     #[test]

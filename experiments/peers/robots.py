@@ -19,12 +19,12 @@ projected Levenberg-Marquardt from an ADMM start, PGS and ADMM) run each scene f
 `PAPERS` pairs (each other paper's own) for `--papers-duration` seconds, the first part of each
 scene; `--pairs all` adds every other compatible pair for `--all-pairs-duration` seconds. On
 `METRIC_SCENES`, `METRIC_PAIRS` step again in MuJoCo's metric (`metric="mujoco"`, config
-`pair-metric-mujoco`) for the scene's duration; on `RHO_SCENES`, `RHO_PAIRS` (ADMM with a
-constant `rho`, config `pair-rho_update-constant`) likewise. MuJoCo's
+`pair-metric-mujoco`) for the scene's duration; `DEFAULT_PAIRS` (the pairs whose core run is at
+other settings than their paper's, at the paper's: ADMM, config `pair`) likewise. MuJoCo's
 default configuration is stepped in the same process right before each scene's pairs, so that
 every step time has its `mj_step` beside it, measured on the same machine in the same minute.
 
-Each pair's record names its group (`core`, `papers`, `all`, `metric`, `rho`, `custom`). Per step
+Each pair's record names its group (`core`, `papers`, `all`, `metric`, `defaults`, `custom`). Per step
 (kept as summary statistics): the ruler's status, iterations, the Rust solve's seconds,
 the whole step's seconds and its parts (MuJoCo's forward stages, forming the problem in Python,
 the call, the write-back with the integrator), and whether MuJoCo reset the state.
@@ -55,11 +55,20 @@ import robot_scenes as rs  # noqa: E402
 #: outnumber the hand's degrees of freedom, projected LM from the previous answer alone crawls by
 #: projected-gradient steps (it stays in `PAPERS` to show it).
 ADMM_START_TOL = 1e-4
+#: ADMM's core settings: each block of `W` equilibrated to a unit mean diagonal (one factor per
+#: block, so each set keeps its shape: `core/src/cone_scaling.rs`) and `rho` held at its
+#: spectral start. The paper's defaults (`eta = 1e-6` and the spectral start and update, in the
+#: problem's own units) are not scale-free: on Adroit, whose `W` has a diagonal over four
+#: decades (friction loss on light finger joints beside the ball's contacts), its `rho` moved
+#: hundreds of times a solve and 25% of the steps ended their budget far from the tolerance;
+#: equilibrated, the update still crawled on the grasp's first steps, at a constant `rho` it did
+#: not. The paper's defaults run too (`DEFAULT_PAIRS`).
+ADMM_OPTIONS = {"equilibrate": True, "rho_update": "constant"}
 CORE = [
     ("sap", "newton-merit"),
     ("natural-map", "plm", {"admm_start_tol": ADMM_START_TOL}),
     ("coulomb", "pgs"),
-    ("coulomb", "admm"),
+    ("coulomb", "admm", ADMM_OPTIONS),
 ]
 #: Each other paper's own pair (Todorov's driver, Erleben's min-map Newton, Mylapilli and Jain's
 #: projected LM on the FB MLCP and their regular LM on the natural map, Hwangbo's bisection), for
@@ -80,13 +89,10 @@ METRIC_PAIRS = [
     ("coulomb", "admm", {"metric": "mujoco"}),
 ]
 METRIC_SCENES = ("humanoid_fall",)
-#: ADMM with a constant `rho` beside the paper's spectral update, on the hands: there the
-#: update (Carpentier, Le Lidec and Montaut 2024; Pinocchio's too, every iteration) fires on
-#: consecutive iterations near convergence, since the residuals' ratio answers a change of
-#: `rho` an iteration late, and throws the iterate back (on Adroit's first step it moved `rho`
-#: five times in five iterations at a residual of `3e-5`, and ended its budget at `8e-4`).
-RHO_PAIRS = [("coulomb", "admm", {"rho_update": "constant"})]
-RHO_SCENES = ("jaco_grasp", "adroit_grasp")
+#: The core pairs that run at other settings than their paper's, again at the paper's own
+#: defaults, every scene for its duration: ADMM with the spectral `rho` in the problem's units.
+#: (The natural map without its ADMM start is a papers' pair.)
+DEFAULT_PAIRS = [("coulomb", "admm")]
 TOL = 1e-8          # the shared ruler's acceptance (natural-map residual)
 TARGETS = "consistent"  # the rigid rows' drift targets (`contactlab.mujoco.consistent_targets`)
 #: Every `SPEED_EVERY`-th step with rows is also solved by MuJoCo (`mj_fwdConstraint`, warm and
@@ -232,7 +238,7 @@ def run_mujoco(scene, config, duration):
 def run_pair(scene, pair, duration, mj_step_us, group="custom"):
     """One run of a scene by a pair: its record, with the time per step against `mj_step`'s
     (MuJoCo's default configuration, measured just before in the same process) and the group
-    (`core`, `papers`, `all`, `metric`, `rho`, `custom`) it ran in."""
+    (`core`, `papers`, `all`, `metric`, `defaults`, `custom`) it ran in."""
     import contactlab
 
     options = pair[2] if len(pair) > 2 else {}
@@ -267,8 +273,8 @@ def run_scene(name, configs, groups, duration):
     reference = {full: next((r for r in records if r["config"] == "default"), None)}
     if groups and name in METRIC_SCENES:
         groups = [*groups, ("metric", METRIC_PAIRS, None)]
-    if groups and name in RHO_SCENES:
-        groups = [*groups, ("rho", RHO_PAIRS, None)]
+    if groups:
+        groups = [*groups, ("defaults", DEFAULT_PAIRS, None)]
     for group, pairs, seconds in groups:
         length = full if seconds is None else min(seconds, full)
         if pairs and length not in reference:

@@ -303,7 +303,7 @@ pub fn solve_block_pgs(
     opts: &SolveOptions,
 ) -> Result<Solution, CoreError> {
     let r0 = super::kit::start_impulses(r0, problem.q.len())?;
-    let (scaling, r0) = ConeScaling::start(options.isotropic_cones, &problem.constraints, r0);
+    let (scaling, r0) = ConeScaling::start(options.isotropic_cones, None, &problem.constraints, r0);
     let mut solver = BlockPgs::new(options);
     solver.stop_tol = opts.stop_tol;
     solver.step_tol = opts.step_tol;

@@ -93,7 +93,7 @@ struct Run {
     formulation: String,
     optimizer: String,
     refused: String,
-    /// The group of pairs it ran in (`core`, `papers`, `all`, `metric`, `rho`, `custom`;
+    /// The group of pairs it ran in (`core`, `papers`, `all`, `metric`, `defaults`, `custom`;
     /// empty for MuJoCo's runs).
     group: String,
     /// How the contactlab extension that stepped was compiled (`release`, `debug`).
@@ -550,14 +550,15 @@ fn scene_facts(r: &mut Report, scene: &str, of: &[&Run]) {
 /// `(key, formulation, optimizer, group)`: the core pairs of `experiments/peers/robots.py` but
 /// SAP (quoted apart; the natural map's core run has its ADMM start), projected LM on the
 /// natural map without that start and Mylapilli and Jain's regular LM (papers' pairs), and
-/// ADMM with a constant `rho` (its `RHO_PAIRS`).
+/// ADMM at its paper's defaults (its `DEFAULT_PAIRS`; the core run is equilibrated at a
+/// constant `rho`).
 const RIGID_PAIRS: [(&str, &str, &str, &str); 6] = [
     ("pgs", "coulomb", "pgs", "core"),
     ("admm", "coulomb", "admm", "core"),
     ("plm", "natural-map", "plm", "core"),
     ("plm_unstarted", "natural-map", "plm", "papers"),
     ("lm", "natural-map", "lm", "papers"),
-    ("admm_rho_constant", "coulomb", "admm", "rho"),
+    ("admm_paper", "coulomb", "admm", "defaults"),
 ];
 
 /// The percentage of its steps the ruler accepts of the run of `formulation` and `optimizer`
@@ -619,7 +620,7 @@ mod tests {
         );
         assert_eq!(list_or_none(&[]), "none");
         assert_eq!(accepted_share(&of, "coulomb", "pgs", "core"), Some(50.0));
-        assert_eq!(accepted_share(&of, "coulomb", "pgs", "rho"), None);
+        assert_eq!(accepted_share(&of, "coulomb", "pgs", "defaults"), None);
         let refused = accepted_share(&of, "coulomb", "bisection-sor", "papers");
         assert_eq!(refused, None, "refused");
         assert_eq!(runs[2].group, "core");
