@@ -312,6 +312,21 @@ mod tests {
         (r, u)
     }
 
+    /// A point of every block of `c` on its law in `regime` ([`on_the_law`]), rows in order.
+    fn every_block_on_the_law(
+        c: &Constraints,
+        regime: usize,
+        rng: &mut ChaCha8Rng,
+    ) -> (Vec<f64>, Vec<f64>) {
+        let (mut r, mut u) = (vec![0.0; c.rows()], vec![0.0; c.rows()]);
+        for (rows, k) in c.iter() {
+            let (rk, uk) = on_the_law(k, regime, rng);
+            r[rows.clone()].copy_from_slice(&rk);
+            u[rows].copy_from_slice(&uk);
+        }
+        (r, u)
+    }
+
     /// The map carries cone membership and solutions both ways: a point is in `K_mu` exactly
     /// when its scaled point is in `K_mu'`, and with `W = I` and `q = u - r` for points built
     /// on each block's law (open, sticking, sliding), `r` solves the problem and `D^-1 r` the
@@ -337,12 +352,7 @@ mod tests {
         let mut w = Mat::<f64>::zeros(m, m);
         (0..m).for_each(|i| w[(i, i)] = 1.0);
         for regime in 0..3 {
-            let (mut r, mut u) = (vec![0.0; m], vec![0.0; m]);
-            for (rows, k) in c.iter() {
-                let (rk, uk) = on_the_law(k, regime, &mut rng);
-                r[rows.clone()].copy_from_slice(&rk);
-                u[rows].copy_from_slice(&uk);
-            }
+            let (r, u) = every_block_on_the_law(&c, regime, &mut rng);
             let p = LocalProblem {
                 w: Matrix::Dense(w.clone()),
                 q: u.iter().zip(&r).map(|(ui, ri)| ui - ri).collect(),
@@ -392,12 +402,7 @@ mod tests {
             }
         );
         for regime in 0..3 {
-            let (mut r, mut u) = (vec![0.0; m], vec![0.0; m]);
-            for (rows, k) in c.iter() {
-                let (rk, uk) = on_the_law(k, regime, &mut rng);
-                r[rows.clone()].copy_from_slice(&rk);
-                u[rows].copy_from_slice(&uk);
-            }
+            let (mut r, mut u) = every_block_on_the_law(&c, regime, &mut rng);
             if regime == 2 {
                 (r[last], u[last]) = (0.2, -0.5);
             }
