@@ -49,6 +49,7 @@ mod lbfgs;
 mod least_squares;
 mod levenberg_marquardt;
 pub mod newton_merit;
+mod nncg;
 pub mod pgs;
 mod projected_lm;
 pub mod sweep;

@@ -32,6 +32,7 @@ use argmin::kv;
 use nalgebra::{Matrix3, Vector2, Vector3};
 
 use super::execute::{execute_with_clock, Clock};
+use super::nncg::Conjugate;
 use crate::blocks::BlockMatrix;
 use crate::deadline::Deadline;
 use crate::error::CoreError;
@@ -458,6 +459,8 @@ pub struct BlockSweep<S: ContactSolver> {
     alpha: f64,
     prepared: Vec<S::Prepared>,
     status: Option<Status>,
+    /// NNCG's memory, when successive sweeps are combined ([`super::nncg`]).
+    conjugate: Option<Conjugate>,
 }
 
 impl<S: ContactSolver> BlockSweep<S> {
@@ -473,7 +476,14 @@ impl<S: ContactSolver> BlockSweep<S> {
             alpha: relaxation.start,
             prepared: Vec::new(),
             status: None,
+            conjugate: None,
         }
+    }
+
+    /// The same sweep with successive sweeps combined by NNCG ([`super::nncg`]).
+    pub fn conjugate(mut self) -> BlockSweep<S> {
+        self.conjugate = Some(Conjugate::default());
+        self
     }
 
     /// The per-contact solver.
@@ -568,6 +578,9 @@ impl<'a, S: ContactSolver> Solver<BlockRows<'a>, SweepState> for BlockSweep<S> {
             .map(|a| self.solver.prepare(&b.diag[a], b.problem.mu()[a]))
             .collect();
         self.alpha = self.relaxation.start;
+        if let Some(cg) = self.conjugate.as_mut() {
+            *cg = Conjugate::default();
+        }
         // No sweep has changed anything yet: the start's measure has no impulse change.
         let res = match self.stop {
             StopRule::NaturalMap => problem.problem("natural_map_count", |b| {
@@ -589,7 +602,17 @@ impl<'a, S: ContactSolver> Solver<BlockRows<'a>, SweepState> for BlockSweep<S> {
             .as_ref()
             .ok_or_else(|| ArgminError::msg("sweep problem missing"))?;
         let alpha = self.alpha;
+        if let Some(cg) = self.conjugate.as_mut() {
+            cg.remember(&r);
+        }
         let out = self.sweep(b, &mut r);
+        if let Some(cg) = self
+            .conjugate
+            .as_mut()
+            .filter(|_| !out.cut && out.failed.is_none())
+        {
+            cg.extrapolate(&mut r);
+        }
         let res = self.measure(b, &r, out.sum_change);
         let active = (0..b.diag.len()).filter(|&a| r[3 * a] > 0.0).count() as u64;
         let kv = self.conclude(&mut problem.counts, &out, res, &r, active, alpha);
