@@ -23,22 +23,23 @@ _spec.loader.exec_module(robots)
 
 def test_a_scene_is_stepped_by_mujoco_and_by_pairs_side_by_side():
     """The humanoid's fall, 0.6 s: MuJoCo's default, then SAP and PGS, then SAP and ADMM in
-    MuJoCo's metric, then ADMM at its paper's defaults. SAP's own optimality holds on every
+    MuJoCo's metric, then PGS and ADMM at their papers' defaults. SAP's own optimality holds on every
     step; the ruler's verdicts add up;
     each pair's step has `mj_step`'s beside it; the humanoid reaches the floor, with contacts
     and warm starts."""
     groups = [("core", [("sap", "newton-merit"), ("coulomb", "pgs")], None)]
     records = robots.run_scene("humanoid_fall", ["default"], groups, lambda scene: 0.6)
-    assert [r["engine"] for r in records] == ["mujoco"] + ["contactlab"] * 5
+    assert [r["engine"] for r in records] == ["mujoco"] + ["contactlab"] * 6
     mj, sap, pgs = records[:3]
     # The humanoid is one of the scenes stepped in MuJoCo's metric too, beside the step's.
-    assert [(r["formulation"], r["config"]) for r in records[3:]] == [
-        ("sap", "pair-metric-mujoco"),
-        ("coulomb", "pair-metric-mujoco"),
-        ("coulomb", "pair"),
+    assert [(r["optimizer"], r["config"]) for r in records[3:]] == [
+        ("newton-merit", "pair-metric-mujoco"),
+        ("admm", "pair-metric-mujoco"),
+        ("pgs", "pair"),
+        ("admm", "pair"),
     ]
     assert records[3]["accepted_fraction"] == 1.0
-    groups = [None, "core", "core", "metric", "metric", "defaults"]
+    groups = [None, "core", "core", "metric", "metric", "defaults", "defaults"]
     assert [r.get("group") for r in records] == groups
     assert mj["steps"] == sap["steps"] == pgs["steps"] == 120
     assert sap["accepted_fraction"] == 1.0 and sap["resets"] == 0
@@ -60,10 +61,11 @@ def test_a_pair_that_refuses_the_scene_is_recorded_with_why():
     records = robots.run_scene("jaco_grasp", [], groups, lambda scene: 0.01)
     (r,) = [r for r in records if r.get("optimizer") == "bisection-sor"]
     assert "condim 4" in r["refused"] and r["group"] == "papers"
-    # Every scene also steps ADMM at its paper's defaults (DEFAULT_PAIRS) beside its core run.
-    (admm,) = [r for r in records if r.get("optimizer") == "admm"]
-    assert admm["config"] == "pair" and "refused" not in admm
-    assert admm["group"] == "defaults"
+    # Every scene also steps PGS and ADMM at their papers' defaults (DEFAULT_PAIRS).
+    for optimizer in ("pgs", "admm"):
+        (run,) = [r for r in records if r.get("optimizer") == optimizer]
+        assert run["config"] == "pair" and "refused" not in run
+        assert run["group"] == "defaults"
 
 
 def test_pair_groups_name_the_pairs_and_their_lengths():
@@ -77,9 +79,11 @@ def test_pair_groups_name_the_pairs_and_their_lengths():
     # The core natural map carries its ADMM start; the plain one is a paper's pair.
     assert ("natural-map", "plm", {"admm_start_tol": robots.ADMM_START_TOL}) in robots.CORE
     assert ("natural-map", "plm") in robots.PAPERS
-    # The core ADMM is equilibrated at a constant rho; the paper's defaults run beside it.
+    # The core ADMM is equilibrated at a constant rho and the core PGS combines its sweeps by
+    # NNCG; the paper's defaults of both run beside them.
     assert ("coulomb", "admm", robots.ADMM_OPTIONS) in robots.CORE
-    assert robots.DEFAULT_PAIRS == [("coulomb", "admm")]
+    assert ("coulomb", "pgs", {"nncg": True}) in robots.CORE
+    assert robots.DEFAULT_PAIRS == [("coulomb", "pgs"), ("coulomb", "admm")]
 
 
 def test_a_stale_extension_is_refused_with_the_commits_named():

@@ -550,14 +550,15 @@ fn scene_facts(r: &mut Report, scene: &str, of: &[&Run]) {
 /// `(key, formulation, optimizer, group)`: the core pairs of `experiments/peers/robots.py` but
 /// SAP (quoted apart; the natural map's core run has its ADMM start), projected LM on the
 /// natural map without that start and Mylapilli and Jain's regular LM (papers' pairs), and
-/// ADMM at its paper's defaults (its `DEFAULT_PAIRS`; the core run is equilibrated at a
-/// constant `rho`).
-const RIGID_PAIRS: [(&str, &str, &str, &str); 6] = [
+/// PGS and ADMM at their papers' defaults (`DEFAULT_PAIRS`; the core PGS combines its sweeps
+/// by NNCG, the core ADMM is equilibrated at a constant `rho`).
+const RIGID_PAIRS: [(&str, &str, &str, &str); 7] = [
     ("pgs", "coulomb", "pgs", "core"),
     ("admm", "coulomb", "admm", "core"),
     ("plm", "natural-map", "plm", "core"),
     ("plm_unstarted", "natural-map", "plm", "papers"),
     ("lm", "natural-map", "lm", "papers"),
+    ("pgs_paper", "coulomb", "pgs", "defaults"),
     ("admm_paper", "coulomb", "admm", "defaults"),
 ];
 
