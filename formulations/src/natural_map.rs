@@ -34,6 +34,7 @@
 //! [`ProjectedResidual::project`] projects each block's impulse onto its set.
 
 mod admm_start;
+pub mod sensitivity;
 
 use std::cell::RefCell;
 use std::time::Duration;
@@ -291,6 +292,32 @@ impl NaturalMap {
     /// The problem this residual was built from.
     pub fn problem(&self) -> &LocalProblem {
         &self.problem
+    }
+
+    /// `B = blockdiag(B_b)`, `B_b = rho_b D_b L_b`, at `x`: the derivative of the residual with
+    /// respect to the velocity `u = W r + q`, hence with respect to `q` (and to `W` through
+    /// `dW r`), dense `n x n`.
+    pub(crate) fn velocity_jacobian(&self, x: &[f64]) -> Mat<f64> {
+        let n = self.num_unknowns();
+        let u = self.problem.velocity(x);
+        let mut out = Mat::zeros(n, n);
+        for ((rows, c), &rho) in self.problem.constraints.iter().zip(&self.rho) {
+            let s = rows.start;
+            match BlockJacobian::new(c, rho, &x[rows.clone()], &u[rows.clone()]) {
+                BlockJacobian::Coulomb { b, .. } => {
+                    (0..3).for_each(|i| (0..3).for_each(|j| out[(s + i, s + j)] = b[(i, j)]));
+                }
+                BlockJacobian::General { n: m, b, .. } => {
+                    (0..m).for_each(|i| (0..m).for_each(|j| out[(s + i, s + j)] = b[i * m + j]));
+                }
+            }
+        }
+        out
+    }
+
+    /// `W`, dense.
+    pub(crate) fn w_dense(&self) -> &Mat<f64> {
+        &self.w
     }
 }
 
