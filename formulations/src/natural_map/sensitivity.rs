@@ -24,15 +24,92 @@
 //! impulses that are not unique: a box on a plane has twelve contact rows against six
 //! velocities), the derivative is the minimum-norm element `J^+` gives, and
 //! [`Sensitivity::non_unique`] says so.
+//!
+//! **Regimes.** The answer is differentiable where every block's `z_b = r_b - rho_b y_b` lies
+//! off the kinks of its projection. [`Sensitivity::regimes`] names each block's regime from
+//! `z_b` and flags it [`Regime::Degenerate`] within a margin of a kink (the rule: `10 h`
+//! for a finite-difference step `h`); there `J` holds one element of the generalized Jacobian,
+//! the one-sided derivative [`Constraint::project_jacobian`] documents.
 
+use contactlab_core::constraint::Constraint;
 use contactlab_core::metrics::natural_map_residual;
-use contactlab_core::{CoreError, LocalProblem, Residual};
+use contactlab_core::{elliptic_cone, CoreError, LocalProblem, Residual};
 use faer::{Col, Mat};
 
-use super::NaturalMap;
+use super::{block_point, NaturalMap};
 
 /// Singular values of `J` below this times the largest are taken as zero.
 const RANK_TOL: f64 = 1e-12;
+
+/// Where a block's answer sits, read from `z_b = r_b - rho_b y_b` (`y_b` its paired velocity).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Regime {
+    /// No impulse, the block opens (`z_b` strictly inside the polar of its set: a contact or
+    /// limit separating).
+    Separating,
+    /// The impulse strictly inside its set, the velocity zero (a contact sticking, a limit
+    /// pushing, a friction loss holding, an equality).
+    Sticking,
+    /// The impulse on its set's boundary, the velocity along the outward normal (a contact
+    /// sliding, a friction loss at its bound).
+    Sliding,
+    /// Within the margin of a kink: the derivative is one element of the generalized Jacobian.
+    Degenerate,
+}
+
+impl Regime {
+    /// The regime's name, as reports and Python spell it.
+    pub fn name(self) -> &'static str {
+        match self {
+            Regime::Separating => "separating",
+            Regime::Sticking => "sticking",
+            Regime::Sliding => "sliding",
+            Regime::Degenerate => "degenerate",
+        }
+    }
+}
+
+/// A block's regime from its `z`, with `margin` the distance to a kink under which it is
+/// degenerate. On a cone the signed measures are `z_n - |D^-1 z_f|` (positive inside `K`) and
+/// `-z_n - |D z_f|` (positive inside the polar cone); on a one-row set the distance of `z` to
+/// its bounds.
+fn regime(c: &Constraint, z: &[f64], margin: f64) -> Regime {
+    let classify = |inside: f64, polar: f64| {
+        if inside.abs() <= margin || polar.abs() <= margin {
+            Regime::Degenerate
+        } else if inside > 0.0 {
+            Regime::Sticking
+        } else if polar > 0.0 {
+            Regime::Separating
+        } else {
+            Regime::Sliding
+        }
+    };
+    match c {
+        Constraint::Equality { .. } => Regime::Sticking,
+        Constraint::Limit => classify(z[0], -z[0]),
+        Constraint::Contact { mu } if mu.is_empty() => classify(z[0], -z[0]),
+        Constraint::FrictionLoss { f_max } => {
+            let inside = f_max - z[0].abs();
+            // Past the bound it slides; the box has no polar region.
+            classify(inside, -inside.abs() - 2.0 * margin)
+        }
+        Constraint::Contact { mu } => {
+            let zf = &z[1..];
+            let scaled = mu
+                .iter()
+                .zip(zf)
+                .map(|(m, x)| match (*m > 0.0, *x == 0.0) {
+                    (true, _) => (x / m) * (x / m),
+                    (false, true) => 0.0,
+                    (false, false) => f64::INFINITY,
+                })
+                .sum::<f64>()
+                .sqrt();
+            classify(z[0] - scaled, -z[0] - elliptic_cone::dual_norm(mu, zf))
+        }
+    }
+}
 
 /// The natural map's answer to a local problem, factored for its derivatives.
 #[derive(Debug, Clone)]
@@ -47,6 +124,9 @@ pub struct Sensitivity {
     s_inv: Vec<f64>,
     /// The numerical rank of `J`.
     rank: usize,
+    /// Each block's kind and `z_b = r_b - rho_b y_b` at the answer.
+    constraints: Vec<Constraint>,
+    z: Vec<Vec<f64>>,
 }
 
 impl Sensitivity {
@@ -86,6 +166,17 @@ impl Sensitivity {
             })
             .collect();
         let rank = s_inv.iter().filter(|x| **x > 0.0).count();
+        let u = problem.velocity(r);
+        let (constraints, z) = problem
+            .constraints
+            .iter()
+            .zip(&map.rho)
+            .map(|((rows, c), &rho)| {
+                let mut z = vec![0.0; rows.len()];
+                block_point(c, rho, &r[rows.clone()], &u[rows], &mut z);
+                (c.clone(), z)
+            })
+            .unzip();
         Ok(Sensitivity {
             r: r.to_vec(),
             w: map.w_dense().clone(),
@@ -94,6 +185,8 @@ impl Sensitivity {
             v: svd.V().to_owned(),
             s_inv,
             rank,
+            constraints,
+            z,
         })
     }
 
@@ -106,6 +199,15 @@ impl Sensitivity {
     /// The numerical rank of `J` (singular values above `1e-12` times the largest).
     pub fn rank(&self) -> usize {
         self.rank
+    }
+
+    /// Each block's regime at the answer, [`Regime::Degenerate`] within `margin` of a kink.
+    pub fn regimes(&self, margin: f64) -> Vec<Regime> {
+        self.z
+            .iter()
+            .zip(&self.constraints)
+            .map(|(z, c)| regime(c, z, margin))
+            .collect()
     }
 
     /// Forward mode: `(dr, du)` for a change `dq` of the free velocity and `dw` of `W`

@@ -200,3 +200,99 @@ fn bad_requests_are_refused_with_the_reason() {
     assert!(s.jvp(&vec![0.0; n], Some(&[0.0; 3])).is_err());
     assert!(s.vjp(&vec![0.0; n], &[0.0]).is_err());
 }
+
+/// Decoupled blocks (`W = I`) at answers known in closed form, one per regime of each kind, and
+/// the kinks: a contact at rest with no load (`r = 0`, `u = 0`), friction exactly on the cone
+/// at zero slip, a limit touching with no force, a friction loss at its bound at rest.
+#[test]
+fn regimes_are_read_from_each_block_and_kinks_are_flagged() {
+    use Regime::*;
+    let blocks = [
+        (
+            Constraint::coulomb(0.5),
+            vec![-1.0, 0.1, 0.0],
+            vec![1.0, -0.1, 0.0],
+            Sticking,
+        ),
+        (
+            Constraint::coulomb(0.5),
+            vec![-1.0, 3.0, 0.0],
+            vec![1.0, -0.5, 0.0],
+            Sliding,
+        ),
+        (
+            Constraint::coulomb(0.5),
+            vec![1.0, 0.0, 0.0],
+            vec![0.0; 3],
+            Separating,
+        ),
+        (
+            Constraint::coulomb(0.5),
+            vec![0.0; 3],
+            vec![0.0; 3],
+            Degenerate,
+        ),
+        (
+            Constraint::coulomb(0.5),
+            vec![-1.0, 0.5, 0.0],
+            vec![1.0, -0.5, 0.0],
+            Degenerate,
+        ),
+        (
+            Constraint::Contact {
+                mu: vec![0.8, 0.8, 0.1],
+            },
+            vec![-1.0, 3.0, 0.0, 0.0],
+            vec![1.0, -0.8, 0.0, 0.0],
+            Sliding,
+        ),
+        (Constraint::Limit, vec![-1.0], vec![1.0], Sticking),
+        (Constraint::Limit, vec![1.0], vec![0.0], Separating),
+        (Constraint::Limit, vec![0.0], vec![0.0], Degenerate),
+        (
+            Constraint::FrictionLoss { f_max: 0.3 },
+            vec![0.1],
+            vec![-0.1],
+            Sticking,
+        ),
+        (
+            Constraint::FrictionLoss { f_max: 0.3 },
+            vec![1.0],
+            vec![-0.3],
+            Sliding,
+        ),
+        (
+            Constraint::FrictionLoss { f_max: 0.3 },
+            vec![0.3],
+            vec![-0.3],
+            Degenerate,
+        ),
+        (
+            Constraint::Equality { rows: 2 },
+            vec![0.5, -0.2],
+            vec![-0.5, 0.2],
+            Sticking,
+        ),
+    ];
+    let q: Vec<f64> = blocks.iter().flat_map(|b| b.1.clone()).collect();
+    let r: Vec<f64> = blocks.iter().flat_map(|b| b.2.clone()).collect();
+    let n = q.len();
+    let eye: Vec<f64> = (0..n * n)
+        .map(|k| if k / n == k % n { 1.0 } else { 0.0 })
+        .collect();
+    let constraints =
+        contactlab_core::Constraints::new(blocks.iter().map(|b| b.0.clone()).collect()).unwrap();
+    let p = LocalProblem::with_constraints(
+        Matrix::from_row_major("W", n, n, &eye).unwrap(),
+        q,
+        constraints,
+    )
+    .unwrap();
+    let s = Sensitivity::new(&p, &r, 1e-14).unwrap();
+    let want: Vec<Regime> = blocks.iter().map(|b| b.3).collect();
+    assert_eq!(s.regimes(1e-9), want);
+    // A margin wider than the sticking contact's distance to its cone's edge (0.8 in `z`)
+    // calls it degenerate too.
+    assert_eq!(s.regimes(0.9)[0], Degenerate);
+    assert_eq!(Sliding.name(), "sliding");
+}
