@@ -156,6 +156,15 @@ class Solution:
     def diagnostics(self) -> dict[str, float]:
         """The formulation's own accuracy figures."""
     @property
+    def non_unique(self) -> bool:
+        """Whether the impulses are not unique at the answer (the derivatives are then the minimum-norm ones)."""
+    def regimes(self, margin: float = 1e-6) -> list[str]:
+        """Each block's regime: `separating`, `sticking`, `sliding`, or `degenerate` within `margin` of a kink."""
+    def jvp(self, direction: dict[str, npt.ArrayLike]) -> dict[str, npt.NDArray[np.float64]]:
+        """Forward mode: `{"q": dq, "W": dW}` to `{"r": dr, "u": du}` (contact space, the Coulomb cone's answers)."""
+    def vjp(self, cotangent: dict[str, npt.ArrayLike]) -> dict[str, npt.NDArray[np.float64]]:
+        """Reverse mode: `{"r": r_bar, "u": u_bar}` to `{"q": q_bar, "W": W_bar}`."""
+    @property
     def model(self) -> str:
         """The friction model solved."""
     @property

@@ -92,6 +92,7 @@ fn solve(
         opts.entry("start").or_insert_with(|| "warm".into());
     }
     let (f, o) = (formulation.to_string(), optimizer.to_string());
+    let kept = step.clone();
     let (solve, fo, oo) = guard(py, move || {
         let registry = lab().registry();
         let spec = spec_from_options(
@@ -117,6 +118,9 @@ fn solve(
         global,
         v: PyOnceLock::new(),
         trace: PyOnceLock::new(),
+        step: kept,
+        tol,
+        sensitivity: OnceLock::new(),
     })
 }
 

@@ -1,20 +1,23 @@
 //! `Solution`: the lab's `LocalSolve` of one problem with the names of its pair, its options
-//! (defaults filled in), and the generalized problem it came from when it has one, for `v`.
-//! Arrays are built when asked for; the trace's DataFrame once, on first access.
+//! (defaults filled in), the problem it answers (for its derivatives) and the generalized
+//! problem it came from when it has one, for `v`. Arrays are built when asked for; the trace's
+//! DataFrame and the derivatives' factorization once, on first access.
 
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
-use contactlab_core::{GlobalProblem, LocalSolve};
+use contactlab_core::{CoreError, GlobalProblem, LocalSolve, StepProblem};
 use contactlab_lab::frames::trace_to_dataframe;
-use contactlab_lab::solve::generalized_velocity;
-use numpy::PyArray1;
+use contactlab_lab::solve::{generalized_velocity, sensitivity, Sensitivity};
+use numpy::ndarray::Array2;
+use numpy::{IntoPyArray, PyArray1};
+use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
 use pyo3::types::PyDict;
 use serde_json::Value;
 
 use crate::arrow::to_polars;
-use crate::convert::{core_err, to_python};
+use crate::convert::{core_err, matrix, to_python, vector};
 use crate::guard::guard;
 use crate::problem::array;
 
@@ -29,6 +32,53 @@ pub struct PySolution {
     pub(crate) global: Option<Arc<GlobalProblem>>,
     pub(crate) v: PyOnceLock<Option<Py<PyArray1<f64>>>>,
     pub(crate) trace: PyOnceLock<Py<PyAny>>,
+    /// The problem solved and the solve's tolerance, for the derivatives.
+    pub(crate) step: Arc<StepProblem>,
+    pub(crate) tol: f64,
+    pub(crate) sensitivity: OnceLock<Result<Arc<Sensitivity>, CoreError>>,
+}
+
+impl PySolution {
+    /// The derivatives' factorization (the natural map's Jacobian at `r`), built once.
+    fn sensitivity(&self, py: Python<'_>) -> PyResult<Arc<Sensitivity>> {
+        if let Some(s) = self.sensitivity.get() {
+            return s.clone().map_err(core_err);
+        }
+        let (step, model, r, tol) = (
+            self.step.clone(),
+            self.solve.model,
+            self.solve.r.clone(),
+            self.tol,
+        );
+        let built = guard(py, move || {
+            Ok(sensitivity(&step, model, &r, tol).map(Arc::new))
+        })?;
+        self.sensitivity
+            .get_or_init(|| built)
+            .clone()
+            .map_err(core_err)
+    }
+}
+
+/// The arrays of a `jvp`/`vjp` dictionary, each key one of `allowed`.
+fn fields<'py>(
+    what: &str,
+    d: &Bound<'py, PyDict>,
+    allowed: &[&str],
+) -> PyResult<Vec<(String, Bound<'py, PyAny>)>> {
+    d.iter()
+        .map(|(k, v)| {
+            let k: String = k.extract()?;
+            if allowed.contains(&k.as_str()) {
+                Ok((k, v))
+            } else {
+                Err(PyValueError::new_err(format!(
+                    "{what}: no field `{k}` (the fields: {})",
+                    allowed.join(", ")
+                )))
+            }
+        })
+        .collect()
 }
 
 #[pymethods]
@@ -174,6 +224,77 @@ impl PySolution {
             to_polars(py, df)
         })?;
         Ok(df.clone_ref(py))
+    }
+
+    /// Whether the impulses are not unique at the answer (the natural map's Jacobian is
+    /// singular there): the derivatives are then the minimum-norm ones.
+    #[getter]
+    fn non_unique(&self, py: Python<'_>) -> PyResult<bool> {
+        Ok(self.sensitivity(py)?.non_unique())
+    }
+
+    /// Each constraint block's regime at the answer (`separating`, `sticking`, `sliding`), or
+    /// `degenerate` within `margin` of a kink of the answer (in impulse units; `10 h` for a
+    /// finite-difference step `h`), where the derivative is one element of the generalized
+    /// Jacobian.
+    #[pyo3(signature = (margin = 1e-6))]
+    fn regimes(&self, py: Python<'_>, margin: f64) -> PyResult<Vec<&'static str>> {
+        let s = self.sensitivity(py)?;
+        Ok(s.regimes(margin).into_iter().map(|r| r.name()).collect())
+    }
+
+    /// Forward mode: `jvp({"q": dq, "W": dW})` (either may be left out) gives
+    /// `{"r": dr, "u": du}`, the answer's change along that change of the data (`dW`
+    /// symmetrized). Contact-space problems, answers of the Coulomb cone.
+    fn jvp<'py>(
+        &self,
+        py: Python<'py>,
+        direction: &Bound<'py, PyDict>,
+    ) -> PyResult<Bound<'py, PyDict>> {
+        let s = self.sensitivity(py)?;
+        let n = self.solve.r.len();
+        let (mut dq, mut dw): (Vec<f64>, Option<Vec<f64>>) = (vec![0.0; n], None);
+        for (k, v) in fields("jvp", direction, &["q", "W"])? {
+            if k == "q" {
+                dq = vector("q", &v)?;
+            } else {
+                let m = matrix("W", &v)?.to_dense();
+                let (rows, cols) = (m.nrows(), m.ncols());
+                dw = Some((0..rows * cols).map(|k| m[(k / cols, k % cols)]).collect());
+            }
+        }
+        let (dr, du) = s.jvp(&dq, dw.as_deref()).map_err(core_err)?;
+        let out = PyDict::new(py);
+        out.set_item("r", array(py, &dr))?;
+        out.set_item("u", array(py, &du))?;
+        Ok(out)
+    }
+
+    /// Reverse mode: `vjp({"r": r_bar, "u": u_bar})` (either may be left out) gives
+    /// `{"q": q_bar, "W": W_bar}`, the gradient of `<r_bar, r> + <u_bar, u>` with respect to
+    /// the data (`W_bar` symmetric).
+    fn vjp<'py>(
+        &self,
+        py: Python<'py>,
+        cotangent: &Bound<'py, PyDict>,
+    ) -> PyResult<Bound<'py, PyDict>> {
+        let s = self.sensitivity(py)?;
+        let n = self.solve.r.len();
+        let (mut rb, mut ub) = (vec![0.0; n], vec![0.0; n]);
+        for (k, v) in fields("vjp", cotangent, &["r", "u"])? {
+            if k == "r" {
+                rb = vector("r", &v)?;
+            } else {
+                ub = vector("u", &v)?;
+            }
+        }
+        let (qb, wb) = s.vjp(&rb, &ub).map_err(core_err)?;
+        let out = PyDict::new(py);
+        out.set_item("q", array(py, &qb))?;
+        let wb =
+            Array2::from_shape_vec((n, n), wb).map_err(|e| PyValueError::new_err(e.to_string()))?;
+        out.set_item("W", wb.into_pyarray(py))?;
+        Ok(out)
     }
 
     fn __repr__(&self) -> String {

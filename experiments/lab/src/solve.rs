@@ -1,9 +1,12 @@
 //! One problem solved by name, as `contactlab solve` and the Python package do it: the solver
 //! spec from a flat set of options (each routed to the plugin that has it), the generalized
 //! velocity of a global problem's answer, every pair of the registry on one problem (one row
-//! per pair), and the table of pairs with the reason each incompatible one cannot run.
+//! per pair), the table of pairs with the reason each incompatible one cannot run, and the
+//! derivatives of an answer to its problem's data.
 
+use contactlab_core::plugin::Model;
 use contactlab_core::{CoreError, GlobalProblem, StepProblem};
+pub use contactlab_formulations::natural_map::sensitivity::{Regime, Sensitivity};
 use contactlab_runs::schema::matrix;
 use faer::linalg::solvers::Solve;
 use faer::Side;
@@ -142,6 +145,34 @@ fn set_spec_option(spec: &mut SolverSpec, key: &str, value: &Value) -> Result<()
         }
     }
     Ok(())
+}
+
+/// The derivatives of the answer `r` of a solve whose model is `model` to its problem's data
+/// ([`Sensitivity`]): through the natural map of the Coulomb cone, the model the natural map,
+/// PGS and ADMM solve, at an answer the ruler accepts to `tol`. Other models (SAP's regularized
+/// contact, the pyramid, maximum dissipation) and the data of a generalized problem are
+/// refused with the reason: they are not built yet.
+pub fn sensitivity(
+    step: &StepProblem,
+    model: Model,
+    r: &[f64],
+    tol: f64,
+) -> Result<Sensitivity, CoreError> {
+    if model != Model::CoulombCone {
+        return Err(CoreError::Unsupported(format!(
+            "sensitivities are built for answers of the Coulomb cone (natural map, PGS, ADMM); \
+             this pair solves the {} model",
+            model.as_str()
+        )));
+    }
+    if step.generalized().is_some() {
+        return Err(CoreError::Unsupported(
+            "sensitivities with respect to a generalized problem's data (f, w, M, H) are not \
+             built yet: solve its contact-space form"
+                .into(),
+        ));
+    }
+    Sensitivity::new(step.local()?, r, tol)
 }
 
 /// `v = M^-1 (H r + f)`: the generalized velocity of impulses `r` on a global problem (a dense
