@@ -344,6 +344,33 @@ mod tests {
         ))
     }
 
+    /// The sliding contact's answer `r = (1, -0.5, 0)` moves with its load as the closed form
+    /// says (`r_n = -q_n`, `r_t = -mu r_n`); another model and a generalized problem's data are
+    /// refused with the reason.
+    #[test]
+    fn an_answers_derivative_is_the_closed_forms_and_other_models_are_refused() {
+        let r = [1.0, -0.5, 0.0];
+        let s = sensitivity(&sliding(), Model::CoulombCone, &r, 1e-12).unwrap();
+        assert_eq!(s.regimes(1e-9), [Regime::Sliding]);
+        let (dr, du) = s.jvp(&[1.0, 0.0, 0.0], None).unwrap();
+        let want = [-1.0, 0.5, 0.0];
+        assert!((0..3).all(|i| (dr[i] - want[i]).abs() <= 1e-12), "{dr:?}");
+        // The contact keeps touching: its normal velocity stays zero.
+        assert!(du[0].abs() <= 1e-12, "{du:?}");
+        let e = sensitivity(&sliding(), Model::Regularized, &r, 1e-12).unwrap_err();
+        assert!(e.to_string().contains("Coulomb cone"), "{e}");
+        let local = sliding().local().unwrap().clone();
+        let g = contactlab_core::GeneralizedProblem::from_local(&local).unwrap();
+        let e = sensitivity(
+            &StepProblem::from_generalized(g),
+            Model::CoulombCone,
+            &r,
+            1e-12,
+        )
+        .unwrap_err();
+        assert!(e.to_string().contains("generalized"), "{e}");
+    }
+
     #[test]
     fn options_go_to_the_plugin_that_has_them_and_unknown_ones_are_named() {
         let reg = Registry::standard();
