@@ -28,7 +28,7 @@
 
 /// The weighted norm `|D^-1 r_f|` of a cone point's frictional rows, `None` when a row with
 /// `mu_i = 0` carries friction (the point is outside the cone whatever its normal).
-fn scaled_friction(mu: &[f64], rf: &[f64]) -> Option<f64> {
+pub fn scaled_friction(mu: &[f64], rf: &[f64]) -> Option<f64> {
     let mut s = 0.0;
     for (&m, &x) in mu.iter().zip(rf) {
         if m == 0.0 {

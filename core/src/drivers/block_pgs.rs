@@ -271,9 +271,7 @@ impl BlockPgs {
                 out.copy_from_slice(old);
                 let (mut u, mut y, mut z, mut prev) = ([0.0; 6], [0.0; 6], [0.0; 6], [0.0; 6]);
                 for _ in 0..self.options.local_iterations.max(1) {
-                    for i in 0..m {
-                        u[i] = c[i] + (0..m).map(|j| b.w[(s + i, s + j)] * out[j]).sum::<f64>();
-                    }
+                    block_velocity(&b.w, s, c, out, &mut u[..m]);
                     kind.dual_velocity(&u[..m], &mut y[..m]);
                     (0..m).for_each(|i| z[i] = out[i] - rho * y[i]);
                     prev[..m].copy_from_slice(out);
@@ -321,17 +319,20 @@ fn closed_form(
     let apply = |v: &[f64], i: usize| (0..m).map(|j| inv[i * m + j] * v[j]).sum::<f64>();
     (0..m).for_each(|i| out[i] = -apply(c, i));
     let mut u = [0.0; 6];
-    let velocity = |r: &[f64], u: &mut [f64]| {
-        for (i, ui) in u.iter_mut().enumerate() {
-            *ui = c[i] + (0..m).map(|j| w[(s + i, s + j)] * r[j]).sum::<f64>();
-        }
-    };
-    velocity(out, &mut u[..m]);
+    block_velocity(w, s, c, out, &mut u[..m]);
     (0..m).for_each(|i| out[i] -= apply(&u[..m], i));
-    velocity(out, &mut u[..m]);
+    block_velocity(w, s, c, out, &mut u[..m]);
     let scale = c.iter().fold(0.0f64, |a, x| a.max(x.abs()));
     let still = u[..m].iter().fold(0.0f64, |a, x| a.max(x.abs()));
     still <= 1e-12 * scale && crate::elliptic_cone::contains(mu, out)
+}
+
+/// A block's velocity `u = c + W_RR r` (the block's rows starting at `s`), into `u`.
+fn block_velocity(w: &Mat<f64>, s: usize, c: &[f64], r: &[f64], u: &mut [f64]) {
+    let m = c.len();
+    for (i, ui) in u.iter_mut().enumerate() {
+        *ui = c[i] + (0..m).map(|j| w[(s + i, s + j)] * r[j]).sum::<f64>();
+    }
 }
 
 impl<'a> Solver<BlockProblem<'a>, BlockPgsState> for BlockPgs {

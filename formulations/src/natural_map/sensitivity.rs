@@ -96,16 +96,8 @@ fn regime(c: &Constraint, z: &[f64], margin: f64) -> Regime {
         }
         Constraint::Contact { mu } => {
             let zf = &z[1..];
-            let scaled = mu
-                .iter()
-                .zip(zf)
-                .map(|(m, x)| match (*m > 0.0, *x == 0.0) {
-                    (true, _) => (x / m) * (x / m),
-                    (false, true) => 0.0,
-                    (false, false) => f64::INFINITY,
-                })
-                .sum::<f64>()
-                .sqrt();
+            // Friction on a row without a coefficient lies outside the cone at any normal.
+            let scaled = elliptic_cone::scaled_friction(mu, zf).unwrap_or(f64::INFINITY);
             classify(z[0] - scaled, -z[0] - elliptic_cone::dual_norm(mu, zf))
         }
     }
