@@ -25,6 +25,10 @@
 //! cones) and at most `0` at `lambda = |D z_f|`: a safeguarded Newton iteration on that bracket
 //! finds it to rounding. With equal coefficients the root is
 //! `lambda = (mu |z_f| - mu^2 z_n) / (1 + mu^2)`, the closed form of [`crate::cone::project`].
+//!
+//! Its derivatives, by the implicit function theorem on those Lagrange conditions: with respect
+//! to `z` ([`project_jacobian`]) and to the coefficients ([`project_mu_derivative`], for the
+//! sensitivity of an answer to `mu`).
 
 /// The weighted norm `|D^-1 r_f|` of a cone point's frictional rows, `None` when a row with
 /// `mu_i = 0` carries friction (the point is outside the cone whatever its normal).
@@ -156,77 +160,160 @@ fn multiplier(mu: &[f64], zn: f64, zf: &[f64], dz: f64) -> f64 {
 pub fn project_jacobian(mu: &[f64], z: &[f64], out: &mut [f64]) {
     let d = z.len();
     out[..d * d].fill(0.0);
-    let (zn, zf) = (z[0], &z[1..]);
-    // The rows the cone leaves free: the normal, then each frictional row with mu_i > 0.
     let mut free = [0usize; 6];
+    let k = free_rows(mu, &mut free);
+    let free = &free[..k];
+    match side(mu, z, free) {
+        Side::Inside => free.iter().for_each(|&i| out[i * d + i] = 1.0),
+        Side::Polar => {}
+        Side::Boundary(dz) => boundary_jacobian(mu, z, free, dz, out),
+    }
+}
+
+/// The rows the cone leaves free: the normal, then each frictional row with `mu_i > 0`, into
+/// `free`; their number.
+fn free_rows(mu: &[f64], free: &mut [usize; 6]) -> usize {
     let mut k = 0;
-    for i in 0..d {
+    for i in 0..=mu.len() {
         if i == 0 || mu[i - 1] != 0.0 {
             free[k] = i;
             k += 1;
         }
     }
-    let free = &free[..k];
+    k
+}
+
+/// Where `z` lies for the projection onto `K_mu` (the `free` rows of [`free_rows`]).
+enum Side {
+    /// In `K_mu`, the rows without a coefficient not counted: the projection is `z` there.
+    Inside,
+    /// In the polar cone `-K*_mu`: the projection is the apex.
+    Polar,
+    /// Neither: the projection lies on the boundary; `|D z_f|` with it.
+    Boundary(f64),
+}
+
+fn side(mu: &[f64], z: &[f64], free: &[usize]) -> Side {
+    let zn = z[0];
     let scaled = free[1..]
         .iter()
-        .map(|&i| (z[i] / mu[i - 1]) * (z[i] / mu[i - 1]))
+        .map(|&i| (z[i] / mu[i - 1]).powi(2))
         .sum::<f64>()
         .sqrt();
     if zn >= 0.0 && scaled <= zn {
-        free.iter().for_each(|&i| out[i * d + i] = 1.0);
-        return;
+        return Side::Inside;
     }
-    let dz = dual_norm(mu, zf);
+    let dz = dual_norm(mu, &z[1..]);
     if dz <= -zn {
-        return;
+        Side::Polar
+    } else {
+        Side::Boundary(dz)
     }
-    boundary_jacobian(mu, z, free, dz, out);
+}
+
+/// The projection's KKT system on the boundary away from the apex, on the `free` rows
+/// (normal first): the multiplier `lambda`, `t = p_n = s`, the projection `p` (all rows),
+/// `grad g = (-1, a)` on the free rows and the bordered matrix `[M, b; b', 0]` (`k + 1`
+/// square, row-major), `M = I + lambda Hess g` with `Hess g = (D^-2 - a a') / s` on the
+/// frictional rows ([`project_jacobian`]).
+struct Kkt {
+    lambda: f64,
+    t: f64,
+    p: [f64; 6],
+    b: [f64; 6],
+    a: [f64; 49],
+}
+
+impl Kkt {
+    fn new(mu: &[f64], z: &[f64], free: &[usize], dz: f64) -> Kkt {
+        let k = free.len();
+        let lambda = multiplier(mu, z[0], &z[1..], dz);
+        let t = z[0] + lambda;
+        let (mut p, mut b) = ([0.0; 6], [0.0; 6]);
+        p[0] = t;
+        b[0] = -1.0;
+        for (j, &i) in free.iter().enumerate().skip(1) {
+            let m2 = mu[i - 1] * mu[i - 1];
+            p[i] = z[i] * m2 * t / (m2 * t + lambda);
+            b[j] = p[i] / (m2 * t);
+        }
+        let m = k + 1;
+        let mut a = [0.0; 49];
+        for r in 0..k {
+            for c in 0..k {
+                let mut v = if r == c { 1.0 } else { 0.0 };
+                if r > 0 && c > 0 {
+                    let inv_m2 = if r == c {
+                        1.0 / (mu[free[r] - 1] * mu[free[r] - 1])
+                    } else {
+                        0.0
+                    };
+                    v += lambda * (inv_m2 - b[r] * b[c]) / t;
+                }
+                a[r * m + c] = v;
+            }
+            a[r * m + k] = b[r];
+            a[k * m + r] = b[r];
+        }
+        Kkt { lambda, t, p, b, a }
+    }
 }
 
 /// [`project_jacobian`] where the projection lies on the boundary away from the apex: solves
 /// the bordered KKT system on the `free` rows (normal first) for each unit `dz`.
 fn boundary_jacobian(mu: &[f64], z: &[f64], free: &[usize], dz: f64, out: &mut [f64]) {
     let (d, k) = (z.len(), free.len());
-    let lambda = multiplier(mu, z[0], &z[1..], dz);
-    let t = z[0] + lambda;
-    // grad g = (-1, a) with a_i = p_f,i / (mu_i^2 s), s = p_n = t on the boundary.
-    let mut b = [0.0; 6];
-    b[0] = -1.0;
-    for (j, &i) in free.iter().enumerate().skip(1) {
-        let m2 = mu[i - 1] * mu[i - 1];
-        let p = z[i] * m2 * t / (m2 * t + lambda);
-        b[j] = p / (m2 * t);
-    }
-    // The bordered matrix [M, b; b', 0] (k + 1 square, row-major), M = I + lambda Hess g with
-    // Hess g = (D^-2 - a a') / s on the frictional rows.
+    let mut kkt = Kkt::new(mu, z, free, dz);
     let m = k + 1;
-    let mut a = [0.0; 49];
-    for r in 0..k {
-        for c in 0..k {
-            let mut v = if r == c { 1.0 } else { 0.0 };
-            if r > 0 && c > 0 {
-                let inv_m2 = if r == c {
-                    1.0 / (mu[free[r] - 1] * mu[free[r] - 1])
-                } else {
-                    0.0
-                };
-                v += lambda * (inv_m2 - b[r] * b[c]) / t;
-            }
-            a[r * m + c] = v;
-        }
-        a[r * m + k] = b[r];
-        a[k * m + r] = b[r];
-    }
     // Right-hand sides: the unit dz of each free row; the last row (grad g' dp = 0) is 0.
     let mut rhs = [0.0; 42];
     for r in 0..k {
         rhs[r * k + r] = 1.0;
     }
-    solve_dense(&mut a[..m * m], &mut rhs[..m * k], m, k);
+    solve_dense(&mut kkt.a[..m * m], &mut rhs[..m * k], m, k);
     for (r, &i) in free.iter().enumerate() {
         for (c, &j) in free.iter().enumerate() {
             out[i * d + j] = rhs[r * k + c];
         }
+    }
+}
+
+/// The derivative of the projection onto `K_mu` at a fixed `z` along a change `dmu` of the
+/// coefficients (one per frictional row), into `out` (`1 + mu.len()` rows).
+///
+/// It is 0 where `z` is in `K_mu` (the projection is `z`) or in the polar cone (the apex);
+/// rows with `mu_i = 0` are projected to 0 and stay there (the one-sided choice: the
+/// derivative does not open a frictionless row). On the boundary, the KKT system of
+/// [`project_jacobian`] differentiated in `mu` at fixed `z`:
+/// `M dp + b dlambda = -lambda (d a / d mu) dmu`, `b' dp = -(d g / d mu) dmu`, with
+/// `(d g / d mu) dmu = -sum_k p_k^2 dmu_k / (mu_k^3 s)` and
+/// `(d a_i / d mu) dmu = -2 p_i dmu_i / (mu_i^3 s) - (a_i / s) (d g / d mu) dmu`
+/// (`s = |D^-1 p_f| = p_n` on the boundary).
+pub fn project_mu_derivative(mu: &[f64], z: &[f64], dmu: &[f64], out: &mut [f64]) {
+    let d = z.len();
+    out[..d].fill(0.0);
+    let mut free = [0usize; 6];
+    let k = free_rows(mu, &mut free);
+    let free = &free[..k];
+    let Side::Boundary(dz) = side(mu, z, free) else {
+        return;
+    };
+    let mut kkt = Kkt::new(mu, z, free, dz);
+    let (lambda, s) = (kkt.lambda, kkt.t);
+    let dg: f64 = free[1..]
+        .iter()
+        .map(|&i| -kkt.p[i] * kkt.p[i] * dmu[i - 1] / (mu[i - 1].powi(3) * s))
+        .sum();
+    let m = k + 1;
+    let mut rhs = [0.0; 7];
+    for (j, &i) in free.iter().enumerate().skip(1) {
+        let da = -2.0 * kkt.p[i] * dmu[i - 1] / (mu[i - 1].powi(3) * s) - kkt.b[j] * dg / s;
+        rhs[j] = -lambda * da;
+    }
+    rhs[k] = -dg;
+    solve_dense(&mut kkt.a[..m * m], &mut rhs[..m], m, 1);
+    for (j, &i) in free.iter().enumerate() {
+        out[i] = rhs[j];
     }
 }
 
@@ -406,6 +493,29 @@ mod tests {
     /// 3 with equal and unequal coefficients, 4 (one with a zero torsional coefficient) and 6.
     #[test]
     fn project_jacobian_matches_finite_differences_in_every_region() {
+        every_region(7, |mu, region, z, _| {
+            let d = mu.len() + 1;
+            let mut j = vec![0.0; d * d];
+            project_jacobian(mu, z, &mut j);
+            let fd = fd_jacobian(mu, z);
+            for k in 0..d * d {
+                assert!(
+                    (j[k] - fd[k]).abs() <= 1e-5 * (1.0 + fd[k].abs()),
+                    "mu {mu:?} region {region} z {z:?} entry {k}: {} vs {}",
+                    j[k],
+                    fd[k]
+                );
+            }
+        });
+    }
+
+    /// Calls `check(mu, region, z, rng)` at 20 points of each region (0 inside `K_mu`, 1 in the
+    /// polar cone, 2 between) of `condim` 3 cones with equal and unequal coefficients, 4 (one
+    /// with a zero torsional coefficient) and 6.
+    fn every_region(
+        seed: u64,
+        mut check: impl FnMut(&[f64], u8, &[f64], &mut rand_chacha::ChaCha8Rng),
+    ) {
         use rand::SeedableRng;
         let cones: [&[f64]; 5] = [
             &[0.5, 0.5],
@@ -414,26 +524,66 @@ mod tests {
             &[1.0, 0.4, 0.0],
             &[0.8, 0.6, 0.05, 0.01, 0.02],
         ];
-        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(7);
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(seed);
         for mu in cones {
-            let d = mu.len() + 1;
             for region in 0..3 {
                 for _ in 0..20 {
                     let z = point_in(mu, region, &mut rng);
-                    let mut j = vec![0.0; d * d];
-                    project_jacobian(mu, &z, &mut j);
-                    let fd = fd_jacobian(mu, &z);
-                    for k in 0..d * d {
-                        assert!(
-                            (j[k] - fd[k]).abs() <= 1e-5 * (1.0 + fd[k].abs()),
-                            "mu {mu:?} region {region} z {z:?} entry {k}: {} vs {}",
-                            j[k],
-                            fd[k]
-                        );
-                    }
+                    check(mu, region, &z, &mut rng);
                 }
             }
         }
+    }
+
+    /// The derivative in `mu` matches central differences of the projection in each region
+    /// (0 inside and at the apex), for the cones of the `dz` test and random directions; on the
+    /// Coulomb cone it is the closed form's `mu`-derivative: for `z` sliding,
+    /// `p_n = (z_n + mu |z_t|) / (1 + mu^2)` and `p_t = mu p_n z_t / |z_t|`.
+    #[test]
+    fn project_mu_derivative_matches_finite_differences_in_every_region() {
+        let h = 1e-6;
+        every_region(11, |mu, region, z, rng| {
+            let d = mu.len() + 1;
+            let dmu: Vec<f64> = mu
+                .iter()
+                .map(|m| {
+                    if *m == 0.0 {
+                        0.0
+                    } else {
+                        rng.random_range(-1.0..1.0)
+                    }
+                })
+                .collect();
+            let mut got = vec![0.0; d];
+            project_mu_derivative(mu, z, &dmu, &mut got);
+            let shifted = |t: f64| {
+                let m: Vec<f64> = mu.iter().zip(&dmu).map(|(m, e)| m + t * e).collect();
+                let mut p = vec![0.0; d];
+                project(&m, z, &mut p);
+                p
+            };
+            let (hi, lo) = (shifted(h), shifted(-h));
+            for k in 0..d {
+                let fd = (hi[k] - lo[k]) / (2.0 * h);
+                assert!(
+                    (got[k] - fd).abs() <= 1e-6 * (1.0 + fd.abs()),
+                    "mu {mu:?} region {region} z {z:?} row {k}: {} vs {fd}",
+                    got[k]
+                );
+                if region < 2 {
+                    assert_eq!(got[k], 0.0);
+                }
+            }
+        });
+        // The Coulomb closed form, differentiated by hand at mu = 0.5, z = (0.2, 1, 0).
+        let (m, zn, zt) = (0.5f64, 0.2, 1.0);
+        let pn = (zn + m * zt) / (1.0 + m * m);
+        let dpn = (zt * (1.0 + m * m) - 2.0 * m * (zn + m * zt)) / (1.0 + m * m).powi(2);
+        let mut got = [0.0; 3];
+        project_mu_derivative(&[m, m], &[zn, zt, 0.0], &[1.0, 1.0], &mut got);
+        assert!((got[0] - dpn).abs() < 1e-14, "{} vs {dpn}", got[0]);
+        assert!((got[1] - (pn + m * dpn)).abs() < 1e-14);
+        assert_eq!(got[2], 0.0);
     }
 
     /// Two equal (positive) coefficients: the closed form of the Coulomb cone's derivative.
