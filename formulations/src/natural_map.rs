@@ -192,6 +192,59 @@ fn cone_gradient(c: &Constraint, u: &[f64]) -> [f64; 6] {
     g
 }
 
+/// A contact's direction of coefficient change per unit of its `mu` (the first coefficient,
+/// [`contactlab_core::Constraints::mu`]): the two tangential coefficients move together in
+/// proportion (`1` and `mu_2 / mu_1`: both `1` on a Coulomb contact), the torsional and
+/// rolling ones (MuJoCo's separate spin and roll frictions) stay. `None` for a block without
+/// friction, or a contact whose first coefficient is zero (the derivative does not open
+/// friction where there is none: the one-sided choice of [`elliptic_cone::project_mu_derivative`]).
+fn mu_direction(c: &Constraint) -> Option<[f64; 5]> {
+    let Constraint::Contact { mu } = c else {
+        return None;
+    };
+    if mu.is_empty() || mu[0] == 0.0 {
+        return None;
+    }
+    let mut d = [0.0; 5];
+    d[0] = 1.0;
+    if mu.len() > 1 {
+        d[1] = mu[1] / mu[0];
+    }
+    Some(d)
+}
+
+/// `dF_b / dmu_b` along [`mu_direction`] at impulses `r` and velocities `u` (the block's
+/// rows): with `F_b = r_b - P_{K_mu}(z_b)`, `z_b = r_b - rho_b û_b` and De Saxcé's
+/// `û_n = u_n + |D u_f|`, `dF_b = -(dP/dmu) dmu + rho_b D_b e_n (d|D u_f|/dmu) dmu`, where
+/// `(d|D u_f|/dmu) dmu = sum_k mu_k u_f,k^2 dmu_k / |D u_f|` (0 at `u_f = 0`).
+fn block_mu_derivative(c: &Constraint, rho: f64, r: &[f64], u: &[f64]) -> [f64; 6] {
+    let mut out = [0.0; 6];
+    let (Some(dmu), Constraint::Contact { mu }) = (mu_direction(c), c) else {
+        return out;
+    };
+    let n = r.len();
+    let dmu = &dmu[..mu.len()];
+    let mut z = [0.0; 6];
+    block_point(c, rho, r, u, &mut z[..n]);
+    let mut dp = [0.0; 6];
+    elliptic_cone::project_mu_derivative(mu, &z[..n], dmu, &mut dp[..n]);
+    let norm = elliptic_cone::dual_norm(mu, &u[1..]);
+    let d_norm = if norm > 0.0 {
+        (0..mu.len())
+            .map(|k| mu[k] * u[1 + k] * u[1 + k] * dmu[k])
+            .sum::<f64>()
+            / norm
+    } else {
+        0.0
+    };
+    let mut d = [0.0; 36];
+    c.project_jacobian(&z[..n], &mut d[..n * n]);
+    for i in 0..n {
+        out[i] = -dp[i] + rho * d[i * n] * d_norm;
+    }
+    out
+}
+
 impl NaturalMap {
     /// The Jacobian of a problem of Coulomb contacts only, in nalgebra's fixed sizes: the
     /// general loop's per-block dispatch in its `O(n^2)` column walk cost 4-8% of a
@@ -311,6 +364,23 @@ impl NaturalMap {
                     (0..m).for_each(|i| (0..m).for_each(|j| out[(s + i, s + j)] = b[i * m + j]));
                 }
             }
+        }
+        out
+    }
+
+    /// `dF/dmu` at `x`, dense `n x nb`: column `b` the residual's derivative along block `b`'s
+    /// friction coefficient ([`block_mu_derivative`]; zero for blocks without friction).
+    pub(crate) fn mu_jacobian(&self, x: &[f64]) -> Mat<f64> {
+        let n = self.num_unknowns();
+        let u = self.problem.velocity(x);
+        let blocks = self.problem.constraints.len();
+        let mut out = Mat::zeros(n, blocks);
+        let iter = self.problem.constraints.iter().zip(&self.rho).enumerate();
+        for (b, ((rows, c), &rho)) in iter {
+            let col = block_mu_derivative(c, rho, &x[rows.clone()], &u[rows.clone()]);
+            rows.clone()
+                .enumerate()
+                .for_each(|(i, row)| out[(row, b)] = col[i]);
         }
         out
     }

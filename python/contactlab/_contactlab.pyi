@@ -161,9 +161,11 @@ class Solution:
     def regimes(self, margin: float = 1e-6) -> list[str]:
         """Each block's regime: `separating`, `sticking`, `sliding`, or `degenerate` within `margin` of a kink."""
     def jvp(self, direction: dict[str, npt.ArrayLike]) -> dict[str, npt.NDArray[np.float64]]:
-        """Forward mode: `{"q": dq, "W": dW}` to `{"r": dr, "u": du}` (contact space, the Coulomb cone's answers)."""
+        """Forward mode: a change of fields (`q`, `W`, `mu`; generalized: `f`, `w`, `M`, `H`, `mu`) to `{"r", "u"}` (and `"v"`)."""
     def vjp(self, cotangent: dict[str, npt.ArrayLike]) -> dict[str, npt.NDArray[np.float64]]:
-        """Reverse mode: `{"r": r_bar, "u": u_bar}` to `{"q": q_bar, "W": W_bar}`."""
+        """Reverse mode: cotangents of `r`, `u` (and `v`) to the gradient for every field, each in its shape."""
+    def jacobian(self, wrt: str, of: str = "r") -> npt.NDArray[np.float64]:
+        """The dense Jacobian of `of` with respect to `wrt`, shape `(len(of),) + shape(wrt)`."""
     @property
     def model(self) -> str:
         """The friction model solved."""

@@ -6,9 +6,10 @@
 use std::sync::{Arc, OnceLock};
 
 use contactlab_core::{CoreError, GlobalProblem, LocalSolve, StepProblem};
+use contactlab_lab::derivatives::Derivatives;
 use contactlab_lab::frames::trace_to_dataframe;
-use contactlab_lab::solve::{generalized_velocity, sensitivity, Sensitivity};
-use numpy::ndarray::Array2;
+use contactlab_lab::solve::generalized_velocity;
+use numpy::ndarray::{ArrayD, IxDyn};
 use numpy::{IntoPyArray, PyArray1};
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
@@ -35,12 +36,12 @@ pub struct PySolution {
     /// The problem solved and the solve's tolerance, for the derivatives.
     pub(crate) step: Arc<StepProblem>,
     pub(crate) tol: f64,
-    pub(crate) sensitivity: OnceLock<Result<Arc<Sensitivity>, CoreError>>,
+    pub(crate) sensitivity: OnceLock<Result<Arc<Derivatives>, CoreError>>,
 }
 
 impl PySolution {
     /// The derivatives' factorization (the natural map's Jacobian at `r`), built once.
-    fn sensitivity(&self, py: Python<'_>) -> PyResult<Arc<Sensitivity>> {
+    fn sensitivity(&self, py: Python<'_>) -> PyResult<Arc<Derivatives>> {
         if let Some(s) = self.sensitivity.get() {
             return s.clone().map_err(core_err);
         }
@@ -51,7 +52,7 @@ impl PySolution {
             self.tol,
         );
         let built = guard(py, move || {
-            Ok(sensitivity(&step, model, &r, tol).map(Arc::new))
+            Ok(Derivatives::new(&step, model, &r, tol).map(Arc::new))
         })?;
         self.sensitivity
             .get_or_init(|| built)
@@ -60,25 +61,47 @@ impl PySolution {
     }
 }
 
-/// The arrays of a `jvp`/`vjp` dictionary, each key one of `allowed`.
-fn fields<'py>(
+/// The flat arrays of a `jvp`/`vjp` dictionary, each key one of `allowed` (matrices as
+/// NumPy or scipy.sparse, read row-major).
+fn fields(
     what: &str,
-    d: &Bound<'py, PyDict>,
+    d: &Bound<'_, PyDict>,
     allowed: &[&str],
-) -> PyResult<Vec<(String, Bound<'py, PyAny>)>> {
+) -> PyResult<Vec<(String, Vec<f64>)>> {
     d.iter()
         .map(|(k, v)| {
             let k: String = k.extract()?;
-            if allowed.contains(&k.as_str()) {
-                Ok((k, v))
-            } else {
-                Err(PyValueError::new_err(format!(
+            if !allowed.contains(&k.as_str()) {
+                return Err(PyValueError::new_err(format!(
                     "{what}: no field `{k}` (the fields: {})",
                     allowed.join(", ")
-                )))
+                )));
             }
+            let flat = if matches!(k.as_str(), "W" | "M" | "H") {
+                let m = matrix(&k, &v)?.to_dense();
+                let (rows, cols) = (m.nrows(), m.ncols());
+                (0..rows * cols).map(|i| m[(i / cols, i % cols)]).collect()
+            } else {
+                vector(&k, &v)?
+            };
+            Ok((k, flat))
         })
         .collect()
+}
+
+/// Named flat arrays as a dict of NumPy arrays, each in its `shape`.
+fn named_arrays<'py>(
+    py: Python<'py>,
+    named: Vec<(&'static str, Vec<f64>)>,
+    shape: impl Fn(&str) -> PyResult<Vec<usize>>,
+) -> PyResult<Bound<'py, PyDict>> {
+    let out = PyDict::new(py);
+    for (k, v) in named {
+        let a = ArrayD::from_shape_vec(IxDyn(&shape(k)?), v)
+            .map_err(|e| PyValueError::new_err(e.to_string()))?;
+        out.set_item(k, a.into_pyarray(py))?;
+    }
+    Ok(out)
 }
 
 #[pymethods]
@@ -230,7 +253,7 @@ impl PySolution {
     /// singular there): the derivatives are then the minimum-norm ones.
     #[getter]
     fn non_unique(&self, py: Python<'_>) -> PyResult<bool> {
-        Ok(self.sensitivity(py)?.non_unique())
+        Ok(self.sensitivity(py)?.local().non_unique())
     }
 
     /// Each constraint block's regime at the answer (`separating`, `sticking`, `sliding`), or
@@ -240,61 +263,59 @@ impl PySolution {
     #[pyo3(signature = (margin = 1e-6))]
     fn regimes(&self, py: Python<'_>, margin: f64) -> PyResult<Vec<&'static str>> {
         let s = self.sensitivity(py)?;
-        Ok(s.regimes(margin).into_iter().map(|r| r.name()).collect())
+        Ok(s.local()
+            .regimes(margin)
+            .into_iter()
+            .map(|r| r.name())
+            .collect())
     }
 
-    /// Forward mode: `jvp({"q": dq, "W": dW})` (either may be left out) gives
-    /// `{"r": dr, "u": du}`, the answer's change along that change of the data (`dW`
-    /// symmetrized). Contact-space problems, answers of the Coulomb cone.
+    /// Forward mode: `jvp({field: direction, ...})` gives `{"r": dr, "u": du}` (and `"v": dv`
+    /// for a generalized problem), the answer's change along that change of the data. The
+    /// fields: `q`, `W`, `mu` for a contact-space problem; `f`, `w`, `M`, `H`, `mu` for a
+    /// generalized one; those left out do not move (`W` and `M` symmetrized). Answers of the
+    /// Coulomb cone, differentiated through its natural map.
     fn jvp<'py>(
         &self,
         py: Python<'py>,
         direction: &Bound<'py, PyDict>,
     ) -> PyResult<Bound<'py, PyDict>> {
         let s = self.sensitivity(py)?;
-        let n = self.solve.r.len();
-        let (mut dq, mut dw): (Vec<f64>, Option<Vec<f64>>) = (vec![0.0; n], None);
-        for (k, v) in fields("jvp", direction, &["q", "W"])? {
-            if k == "q" {
-                dq = vector("q", &v)?;
-            } else {
-                let m = matrix("W", &v)?.to_dense();
-                let (rows, cols) = (m.nrows(), m.ncols());
-                dw = Some((0..rows * cols).map(|k| m[(k / cols, k % cols)]).collect());
-            }
-        }
-        let (dr, du) = s.jvp(&dq, dw.as_deref()).map_err(core_err)?;
-        let out = PyDict::new(py);
-        out.set_item("r", array(py, &dr))?;
-        out.set_item("u", array(py, &du))?;
-        Ok(out)
+        let d = fields("jvp", direction, s.fields())?;
+        let d: Vec<(&str, &[f64])> = d.iter().map(|(k, v)| (k.as_str(), &v[..])).collect();
+        let t = s.jvp(&d).map_err(core_err)?;
+        named_arrays(py, t, |k| Ok(vec![s.output_len(k).map_err(core_err)?]))
     }
 
-    /// Reverse mode: `vjp({"r": r_bar, "u": u_bar})` (either may be left out) gives
-    /// `{"q": q_bar, "W": W_bar}`, the gradient of `<r_bar, r> + <u_bar, u>` with respect to
-    /// the data (`W_bar` symmetric).
+    /// Reverse mode: `vjp({output: cotangent, ...})` (outputs `r`, `u`, and `v` for a
+    /// generalized problem; those left out count as zero) gives the gradient of
+    /// `sum <cotangent, output>` for every field of the problem, each in its shape (`W` and
+    /// `M` symmetric).
     fn vjp<'py>(
         &self,
         py: Python<'py>,
         cotangent: &Bound<'py, PyDict>,
     ) -> PyResult<Bound<'py, PyDict>> {
         let s = self.sensitivity(py)?;
-        let n = self.solve.r.len();
-        let (mut rb, mut ub) = (vec![0.0; n], vec![0.0; n]);
-        for (k, v) in fields("vjp", cotangent, &["r", "u"])? {
-            if k == "r" {
-                rb = vector("r", &v)?;
-            } else {
-                ub = vector("u", &v)?;
-            }
-        }
-        let (qb, wb) = s.vjp(&rb, &ub).map_err(core_err)?;
-        let out = PyDict::new(py);
-        out.set_item("q", array(py, &qb))?;
-        let wb =
-            Array2::from_shape_vec((n, n), wb).map_err(|e| PyValueError::new_err(e.to_string()))?;
-        out.set_item("W", wb.into_pyarray(py))?;
-        Ok(out)
+        let c = fields("vjp", cotangent, s.outputs())?;
+        let c: Vec<(&str, &[f64])> = c.iter().map(|(k, v)| (k.as_str(), &v[..])).collect();
+        let g = s.vjp(&c).map_err(core_err)?;
+        named_arrays(py, g, |k| s.shape(k).map_err(core_err))
+    }
+
+    /// The dense Jacobian of output `of` (`r`, `u`, `v`) with respect to field `wrt`: shape
+    /// `(len(of),) + shape(wrt)`, row `i` the gradient of entry `i` (so with respect to `W` or
+    /// `M` the symmetrized derivative). Costs one `vjp` per entry of the output.
+    #[pyo3(signature = (wrt, of = "r"))]
+    fn jacobian<'py>(&self, py: Python<'py>, wrt: &str, of: &str) -> PyResult<Bound<'py, PyAny>> {
+        let s = self.sensitivity(py)?;
+        let mut shape = vec![s.output_len(of).map_err(core_err)?];
+        shape.extend(s.shape(wrt).map_err(core_err)?);
+        let (s2, wrt2, of2) = (s.clone(), wrt.to_string(), of.to_string());
+        let flat = guard(py, move || s2.jacobian(&wrt2, &of2).map_err(core_err))?;
+        let a = ArrayD::from_shape_vec(IxDyn(&shape), flat)
+            .map_err(|e| PyValueError::new_err(e.to_string()))?;
+        Ok(a.into_pyarray(py).into_any())
     }
 
     fn __repr__(&self) -> String {

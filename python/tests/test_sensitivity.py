@@ -1,5 +1,6 @@
-"""Derivatives of an answer to its problem's data (`Solution.jvp`, `vjp`, `regimes`,
-`non_unique`): against central differences of the solve, the adjoint identity, refusals."""
+"""Derivatives of an answer to its problem's data (`Solution.jvp`, `vjp`, `jacobian`,
+`regimes`, `non_unique`): against central differences of the solve, in contact space and
+generalized, the adjoint identity, the Jacobian's rows and columns, refusals."""
 
 import numpy as np
 import pytest
@@ -8,11 +9,24 @@ import contactlab
 from test_solve import numpy_problem
 
 
-def problem(q_shift=0.0, w_shift=0.0):
-    """`test_solve`'s four Coulomb contacts on a positive definite `W`, moved by `q_shift` and
-    `w_shift`."""
+def problem(q_shift=0.0, w_shift=0.0, mu_shift=0.0):
+    """`test_solve`'s four Coulomb contacts on a positive definite `W`, moved by `q_shift`,
+    `w_shift` and `mu_shift`."""
     base = numpy_problem()
-    return contactlab.LocalProblem(base.W + w_shift, base.q + q_shift, base.mu)
+    return contactlab.LocalProblem(base.W + w_shift, base.q + q_shift, base.mu + mu_shift)
+
+
+def generalized(df=0.0, dw=0.0, dM=0.0, dH=0.0, dmu=0.0):
+    """Three Coulomb contacts on twelve velocities (`W = H' M^-1 H` regular), moved."""
+    rng = np.random.default_rng(5)
+    nv, nc = 12, 3
+    a = rng.normal(size=(nv, nv))
+    M = a @ a.T / nv + 0.5 * np.eye(nv)
+    H = rng.normal(size=(nv, 3 * nc))
+    f = rng.normal(size=nv)
+    w = rng.uniform(-0.5, 0.2, size=3 * nc)
+    mu = np.array([0.4, 0.7, 0.9])
+    return contactlab.GeneralizedProblem(M + dM, H + dH, f + df, w + dw, mu + dmu)
 
 
 def solve(p, warm=None):
@@ -23,7 +37,7 @@ def solve(p, warm=None):
 
 
 def test_forward_mode_is_the_derivative_of_the_solve():
-    """`jvp` along a change of `q` and of `W` agrees with central differences of the solve
+    """`jvp` along a change of `q`, `W` and `mu` agrees with central differences of the solve
     (step 1e-6) to 1e-6 relative, at an answer away from every regime's boundary."""
     s = solve(problem())
     assert not s.non_unique
@@ -33,28 +47,31 @@ def test_forward_mode_is_the_derivative_of_the_solve():
     dq = rng.normal(size=n)
     a = rng.normal(size=(n, n))
     dW = 0.05 * (a + a.T)
-    d = s.jvp({"q": dq, "W": dW})
+    dmu = 0.1 * rng.normal(size=4)
+    d = s.jvp({"q": dq, "W": dW, "mu": dmu})
     h = 1e-6
-    plus = solve(problem(h * dq, h * dW), warm=s.warm)
-    minus = solve(problem(-h * dq, -h * dW), warm=s.warm)
+    plus = solve(problem(h * dq, h * dW, h * dmu), warm=s.warm)
+    minus = solve(problem(-h * dq, -h * dW, -h * dmu), warm=s.warm)
     for k in ("r", "u"):
         fd = (getattr(plus, k) - getattr(minus, k)) / (2 * h)
         assert np.max(np.abs(d[k] - fd)) <= 1e-6 * max(np.max(np.abs(fd)), 1e-3), k
 
 
 def test_reverse_mode_is_the_adjoint_of_forward_mode():
-    """`<r_bar, dr> + <u_bar, du> = <q_bar, dq> + <W_bar, dW>`, `W_bar` symmetric."""
+    """`<r_bar, dr> + <u_bar, du> = <q_bar, dq> + <W_bar, dW> + <mu_bar, dmu>`, `W_bar`
+    symmetric."""
     s = solve(problem())
     rng = np.random.default_rng(8)
     n = len(s.r)
     dq, rb, ub = rng.normal(size=(3, n))
     a = rng.normal(size=(n, n))
     dW = a + a.T
-    d = s.jvp({"q": dq, "W": dW})
+    dmu = rng.normal(size=4)
+    d = s.jvp({"q": dq, "W": dW, "mu": dmu})
     g = s.vjp({"r": rb, "u": ub})
     assert g["W"].shape == (n, n) and np.allclose(g["W"], g["W"].T)
     left = rb @ d["r"] + ub @ d["u"]
-    right = g["q"] @ dq + np.sum(g["W"] * dW)
+    right = g["q"] @ dq + np.sum(g["W"] * dW) + g["mu"] @ dmu
     assert abs(left - right) <= 1e-10 * max(abs(left), 1.0)
     # A field left out is a zero direction.
     assert np.allclose(s.jvp({"q": dq})["r"], s.jvp({"q": dq, "W": np.zeros((n, n))})["r"])
@@ -71,7 +88,54 @@ def test_what_cannot_be_differentiated_is_refused_with_the_reason():
     with pytest.raises(contactlab.SolverError, match="Coulomb cone"):
         sap.vjp({"r": np.zeros(12)})
     s = solve(p)
-    with pytest.raises(ValueError, match="no field `mu`"):
-        s.jvp({"mu": np.zeros(4)})
+    with pytest.raises(ValueError, match="no field `M`"):
+        s.jvp({"M": np.zeros((4, 4))})
+    with pytest.raises(ValueError, match="no output `v`"):
+        s.jacobian("q", of="v")
     with pytest.raises(ValueError, match="`dq` has 3 entries"):
         s.jvp({"q": np.zeros(3)})
+
+
+def test_a_generalized_answer_is_differentiated_in_f_w_M_H_and_mu():
+    """`jvp` along `f`, `w`, `M` (symmetric), `H` and `mu` at once agrees with central
+    differences of the solve in `r` and `v` (step 1e-6, 1e-6 relative); `vjp` is its adjoint
+    with `M_bar` symmetric and `H_bar` in `H`'s shape."""
+    s = solve(generalized())
+    assert not s.non_unique and "degenerate" not in s.regimes(margin=1e-5)
+    rng = np.random.default_rng(9)
+    nv, m = 12, 9
+    a = rng.normal(size=(nv, nv))
+    d = {
+        "f": rng.normal(size=nv),
+        "w": rng.normal(size=m),
+        "M": 0.05 * (a + a.T),
+        "H": 0.1 * rng.normal(size=(nv, m)),
+        "mu": 0.1 * rng.normal(size=3),
+    }
+    t = s.jvp(d)
+    assert set(t) == {"r", "u", "v"}
+    h = 1e-6
+    plus, minus = (solve(generalized(**{"d" + f: k * d[f] for f in d}), warm=s.warm) for k in (h, -h))
+    for k in ("r", "v"):
+        fd = (getattr(plus, k) - getattr(minus, k)) / (2 * h)
+        assert np.max(np.abs(t[k] - fd)) <= 1e-6 * max(np.max(np.abs(fd)), 1e-3), k
+    rb, vb = rng.normal(size=m), rng.normal(size=nv)
+    g = s.vjp({"r": rb, "v": vb})
+    assert g["H"].shape == (nv, m) and np.allclose(g["M"], g["M"].T)
+    left = rb @ t["r"] + vb @ t["v"]
+    right = sum(np.sum(g[k] * d[k]) for k in d)
+    assert abs(left - right) <= 1e-10 * max(abs(left), 1.0)
+
+
+def test_the_jacobian_is_forward_mode_column_by_column():
+    """`jacobian(wrt, of)` has shape `(len(of),) + shape(wrt)`; contracted with a direction it
+    is `jvp` along that direction."""
+    s = solve(generalized())
+    rng = np.random.default_rng(10)
+    for wrt, shape in (("f", (12,)), ("mu", (3,)), ("H", (12, 9))):
+        direction = rng.normal(size=shape)
+        for of in ("r", "u", "v"):
+            jac = s.jacobian(wrt, of=of)
+            assert jac.shape == (len(getattr(s, of)),) + shape
+            along = np.tensordot(jac, direction, axes=len(shape))
+            np.testing.assert_allclose(along, s.jvp({wrt: direction})[of], rtol=1e-10, atol=1e-12)

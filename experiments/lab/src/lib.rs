@@ -23,6 +23,7 @@
 //! - [`engines`]: MuJoCo and Drake on the same scenes, through the Python harness;
 //! - [`solve`](mod@solve): one problem by name (options routed to their plugin), the
 //!   generalized velocity of an answer, every pair on one problem, the table of pairs;
+//! - [`derivatives`]: the derivatives of an answer to its problem's data, by field name;
 //! - [`study`]: the typed notebook DSL (a pair that cannot run does not compile);
 //! - [`frames`]: core's traces as polars DataFrames.
 //!
@@ -30,6 +31,7 @@
 
 pub mod check;
 pub mod context;
+pub mod derivatives;
 pub mod dump;
 pub mod engines;
 pub mod frames;

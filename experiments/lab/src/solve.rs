@@ -1,12 +1,9 @@
 //! One problem solved by name, as `contactlab solve` and the Python package do it: the solver
 //! spec from a flat set of options (each routed to the plugin that has it), the generalized
 //! velocity of a global problem's answer, every pair of the registry on one problem (one row
-//! per pair), the table of pairs with the reason each incompatible one cannot run, and the
-//! derivatives of an answer to its problem's data.
+//! per pair), and the table of pairs with the reason each incompatible one cannot run.
 
-use contactlab_core::plugin::Model;
 use contactlab_core::{CoreError, GlobalProblem, StepProblem};
-pub use contactlab_formulations::natural_map::sensitivity::{Regime, Sensitivity};
 use contactlab_runs::schema::matrix;
 use faer::linalg::solvers::Solve;
 use faer::Side;
@@ -145,34 +142,6 @@ fn set_spec_option(spec: &mut SolverSpec, key: &str, value: &Value) -> Result<()
         }
     }
     Ok(())
-}
-
-/// The derivatives of the answer `r` of a solve whose model is `model` to its problem's data
-/// ([`Sensitivity`]): through the natural map of the Coulomb cone, the model the natural map,
-/// PGS and ADMM solve, at an answer the ruler accepts to `tol`. Other models (SAP's regularized
-/// contact, the pyramid, maximum dissipation) and the data of a generalized problem are
-/// refused with the reason: they are not built yet.
-pub fn sensitivity(
-    step: &StepProblem,
-    model: Model,
-    r: &[f64],
-    tol: f64,
-) -> Result<Sensitivity, CoreError> {
-    if model != Model::CoulombCone {
-        return Err(CoreError::Unsupported(format!(
-            "sensitivities are built for answers of the Coulomb cone (natural map, PGS, ADMM); \
-             this pair solves the {} model",
-            model.as_str()
-        )));
-    }
-    if step.generalized().is_some() {
-        return Err(CoreError::Unsupported(
-            "sensitivities with respect to a generalized problem's data (f, w, M, H) are not \
-             built yet: solve its contact-space form"
-                .into(),
-        ));
-    }
-    Sensitivity::new(step.local()?, r, tol)
 }
 
 /// `v = M^-1 (H r + f)`: the generalized velocity of impulses `r` on a global problem (a dense
@@ -330,46 +299,25 @@ pub fn pair_solves_frame(rows: &[PairSolve]) -> PolarsResult<DataFrame> {
     )
 }
 
+/// One Coulomb contact sliding on `W = I` (`q = (-1, 2, 0)`, `mu = 0.5`: its answer is
+/// `r = (1, -0.5, 0)`), the lab's tests' smallest problem.
+#[cfg(test)]
+pub(crate) fn sliding_contact() -> StepProblem {
+    use contactlab_core::{LocalProblem, Matrix};
+    let eye = [1.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 1.0];
+    StepProblem::local_only(LocalProblem::coulomb(
+        Matrix::from_row_major("W", 3, 3, &eye).unwrap(),
+        vec![-1.0, 2.0, 0.0],
+        &[0.5],
+    ))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use contactlab_core::{LocalProblem, Matrix};
 
-    fn sliding() -> StepProblem {
-        let eye = [1.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 1.0];
-        StepProblem::local_only(LocalProblem::coulomb(
-            Matrix::from_row_major("W", 3, 3, &eye).unwrap(),
-            vec![-1.0, 2.0, 0.0],
-            &[0.5],
-        ))
-    }
-
-    /// The sliding contact's answer `r = (1, -0.5, 0)` moves with its load as the closed form
-    /// says (`r_n = -q_n`, `r_t = -mu r_n`); another model and a generalized problem's data are
-    /// refused with the reason.
-    #[test]
-    fn an_answers_derivative_is_the_closed_forms_and_other_models_are_refused() {
-        let r = [1.0, -0.5, 0.0];
-        let s = sensitivity(&sliding(), Model::CoulombCone, &r, 1e-12).unwrap();
-        assert_eq!(s.regimes(1e-9), [Regime::Sliding]);
-        let (dr, du) = s.jvp(&[1.0, 0.0, 0.0], None).unwrap();
-        let want = [-1.0, 0.5, 0.0];
-        assert!((0..3).all(|i| (dr[i] - want[i]).abs() <= 1e-12), "{dr:?}");
-        // The contact keeps touching: its normal velocity stays zero.
-        assert!(du[0].abs() <= 1e-12, "{du:?}");
-        let e = sensitivity(&sliding(), Model::Regularized, &r, 1e-12).unwrap_err();
-        assert!(e.to_string().contains("Coulomb cone"), "{e}");
-        let local = sliding().local().unwrap().clone();
-        let g = contactlab_core::GeneralizedProblem::from_local(&local).unwrap();
-        let e = sensitivity(
-            &StepProblem::from_generalized(g),
-            Model::CoulombCone,
-            &r,
-            1e-12,
-        )
-        .unwrap_err();
-        assert!(e.to_string().contains("generalized"), "{e}");
-    }
+    use super::sliding_contact as sliding;
 
     #[test]
     fn options_go_to_the_plugin_that_has_them_and_unknown_ones_are_named() {

@@ -1,24 +1,35 @@
 //! Sensitivities of the natural map's answer to the problem's data, by the implicit function
-//! theorem (issue 43's first part: contact space, the free velocity `q` and the Delassus
-//! matrix `W`; the friction coefficients and the generalized data are to come).
+//! theorem (issue 43): in contact space the free velocity `q`, the Delassus matrix `W` and the
+//! friction coefficients `mu`; a generalized problem's `f`, `w`, `M` and `H` by the chain rule
+//! through them ([`generalized`]).
 //!
-//! At an answer `r` of the natural map `F(r; q, W) = 0` ([`super`]: `F_b = r_b - P(r_b -
-//! rho_b y_b(u))`, `u = W r + q`), a change `(dq, dW)` of the data moves the answer by `dr`
-//! with
+//! At an answer `r` of the natural map `F(r; q, W, mu) = 0` ([`super`]: `F_b = r_b - P(r_b -
+//! rho_b y_b(u))`, `u = W r + q`), a change `(dq, dW, dmu)` of the data moves the answer by
+//! `dr` with
 //!
-//! `J dr = -B (dq + dW r)`, `du = W dr + dq + dW r`,
+//! `J dr = -B (dq + dW r) - F_mu dmu`, `du = W dr + dq + dW r`,
 //!
-//! `J = (I - D) + B W` the residual's generalized Jacobian and `B = blockdiag(rho_b D_b L_b)`
-//! its derivative with respect to `u` (the module documentation of [`super`] has both). Where
-//! `P` is differentiable at the answer (no contact on a regime boundary) and `J` is regular,
-//! this is the derivative of the unique answer. The step `rho_b` cancels: `F` vanishes at the
-//! answer for every `rho_b > 0`, so `D_b y_b = 0` there and `rho_b`'s dependence on `W` adds
-//! nothing.
+//! `J = (I - D) + B W` the residual's generalized Jacobian, `B = blockdiag(rho_b D_b L_b)`
+//! its derivative with respect to `u` (the module documentation of [`super`] has both) and
+//! `F_mu` its derivative with respect to each contact's coefficient (one column per block,
+//! [`super`]'s `block_mu_derivative`: the cone's projection and De Saxcé's term both move).
+//! Where `P` is differentiable at the answer (no contact on a regime boundary) and `J` is
+//! regular, this is the derivative of the unique answer. The step `rho_b` cancels: `F`
+//! vanishes at the answer for every `rho_b > 0`, so `D_b y_b = 0` there and `rho_b`'s
+//! dependence on `W` adds nothing.
 //!
 //! Reverse mode: for cotangents `(r̄, ū)` of `(r, u)`, `λ = J^-T (r̄ + W ū)`,
-//! `q̄ = ū - B' λ` and `W̄ = sym((ū - B' λ) r')` (the derivative with respect to a symmetric
-//! `W`, `sym(G) = (G + G') / 2`; forward mode symmetrizes `dW` the same way), so that
-//! `<r̄, dr> + <ū, du> = <q̄, dq> + <W̄, dW>`.
+//! `q̄ = ū - B' λ`, `W̄ = sym((ū - B' λ) r')` (the derivative with respect to a symmetric
+//! `W`, `sym(G) = (G + G') / 2`; forward mode symmetrizes `dW` the same way) and
+//! `mū = -F_mu' λ`, so that `<r̄, dr> + <ū, du> = <q̄, dq> + <W̄, dW> + <mū, dmu>`.
+//!
+//! **What `mu` means.** A block's `mu` is its first coefficient
+//! ([`contactlab_core::Constraints::mu`]); a change of it moves the two tangential
+//! coefficients together in proportion (both by `dmu` on a Coulomb contact) and leaves a
+//! contact's torsional and rolling coefficients (MuJoCo's separate spin and roll frictions)
+//! where they are. A block without friction (a limit, a friction loss, an equality, a
+//! frictionless contact) has no `mu`: a nonzero change there is refused, and its gradient
+//! entry is 0.
 //!
 //! `J` is factored once by a singular value decomposition. Where it is singular (rigid
 //! impulses that are not unique: a box on a plane has twelve contact rows against six
@@ -37,6 +48,25 @@ use contactlab_core::{elliptic_cone, CoreError, LocalProblem, Residual};
 use faer::{Col, Mat};
 
 use super::{block_point, NaturalMap};
+
+/// The names of an answer's outputs and of a problem's fields, as the lab and the Python
+/// package spell them.
+pub mod names {
+    /// The impulses.
+    pub const R: &str = "r";
+    /// The contact velocities.
+    pub const U: &str = "u";
+    /// The generalized velocities.
+    pub const V: &str = "v";
+    /// A contact-space problem's fields.
+    pub const LOCAL_FIELDS: [&str; 3] = ["q", "W", "mu"];
+    /// A generalized problem's fields.
+    pub const GENERALIZED_FIELDS: [&str; 5] = ["f", "w", "M", "H", "mu"];
+    /// A contact-space answer's outputs.
+    pub const LOCAL_OUTPUTS: [&str; 2] = [R, U];
+    /// A generalized answer's outputs.
+    pub const GENERALIZED_OUTPUTS: [&str; 3] = [R, U, V];
+}
 
 /// Singular values of `J` below this times the largest are taken as zero.
 const RANK_TOL: f64 = 1e-12;
@@ -103,6 +133,29 @@ fn regime(c: &Constraint, z: &[f64], margin: f64) -> Regime {
     }
 }
 
+/// A change of a contact-space problem's data (forward mode); a field left `None` does not
+/// move.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct LocalDirection<'a> {
+    /// `dq`, one entry per row.
+    pub q: Option<&'a [f64]>,
+    /// `dW`, row-major `n x n` (symmetrized).
+    pub w: Option<&'a [f64]>,
+    /// `dmu`, one entry per block (the module documentation says what moves).
+    pub mu: Option<&'a [f64]>,
+}
+
+/// The gradient of a scalar of the answer with respect to a contact-space problem's data.
+#[derive(Debug, Clone, PartialEq)]
+pub struct LocalGradient {
+    /// `q̄`, one entry per row.
+    pub q: Vec<f64>,
+    /// `W̄`, row-major `n x n`, symmetric.
+    pub w: Vec<f64>,
+    /// `mū`, one entry per block (0 for blocks without friction).
+    pub mu: Vec<f64>,
+}
+
 /// The natural map's answer to a local problem, factored for its derivatives.
 #[derive(Debug, Clone)]
 pub struct Sensitivity {
@@ -110,6 +163,8 @@ pub struct Sensitivity {
     w: Mat<f64>,
     /// `B`, the residual's derivative with respect to `u`.
     b: Mat<f64>,
+    /// `F_mu`, the residual's derivative with respect to each block's `mu` (`n x nb`).
+    f_mu: Mat<f64>,
     /// `J = U S V'`: `U`, `V` and `S^+` (zero where a singular value was dropped).
     u: Mat<f64>,
     v: Mat<f64>,
@@ -173,6 +228,7 @@ impl Sensitivity {
             r: r.to_vec(),
             w: map.w_dense().clone(),
             b: map.velocity_jacobian(r),
+            f_mu: map.mu_jacobian(r),
             u: svd.U().to_owned(),
             v: svd.V().to_owned(),
             s_inv,
@@ -202,41 +258,103 @@ impl Sensitivity {
             .collect()
     }
 
-    /// Forward mode: `(dr, du)` for a change `dq` of the free velocity and `dw` of `W`
-    /// (row-major `n x n`, symmetrized; `None` for none).
-    pub fn jvp(&self, dq: &[f64], dw: Option<&[f64]>) -> Result<(Vec<f64>, Vec<f64>), CoreError> {
+    /// The problem's rows.
+    pub fn rows(&self) -> usize {
+        self.r.len()
+    }
+
+    /// The problem's constraint blocks (the length of `mu`).
+    pub fn blocks(&self) -> usize {
+        self.constraints.len()
+    }
+
+    /// The impulses at which the derivatives were factored.
+    pub fn r(&self) -> &[f64] {
+        &self.r
+    }
+
+    /// Forward mode: `(dr, du)` for a change of the data (fields left `None` do not move;
+    /// `W`'s change row-major `n x n`, symmetrized).
+    pub fn jvp(&self, d: &LocalDirection<'_>) -> Result<(Vec<f64>, Vec<f64>), CoreError> {
         let n = self.r.len();
-        self.check_len("dq", dq.len(), n)?;
-        let dw = dw.map(|d| self.symmetric("dW", d)).transpose()?;
         // The velocity's direct change, dq + dW r.
-        let mut dv = Col::from_fn(n, |i| dq[i]);
-        if let Some(dw) = &dw {
-            dv += dw * Col::from_fn(n, |i| self.r[i]);
+        let mut delta = Col::zeros(n);
+        if let Some(dq) = d.q {
+            self.check_len("dq", dq.len(), n)?;
+            delta += Col::from_fn(n, |i| dq[i]);
         }
-        let rhs = -(&self.b * &dv);
-        let dr = &self.v * self.scaled(self.u.transpose() * rhs);
-        let du = &self.w * &dr + &dv;
+        if let Some(dw) = d.w {
+            let dw = self.symmetric("dW", dw)?;
+            delta += dw * Col::from_fn(n, |i| self.r[i]);
+        }
+        let (dr, du) = self.answer_change(&delta, d.mu)?;
         Ok((to_vec(&dr), to_vec(&du)))
     }
 
-    /// Reverse mode: `(q̄, W̄)` for cotangents `r_bar` of `r` and `u_bar` of `u`, `W̄`
-    /// row-major and symmetric.
-    pub fn vjp(&self, r_bar: &[f64], u_bar: &[f64]) -> Result<(Vec<f64>, Vec<f64>), CoreError> {
+    /// `(dr, du)` for a direct change `delta` of the velocity (`dq + dW r`, however the data
+    /// moved) and `dmu` of the coefficients: `dr = -J^+ (B delta + F_mu dmu)`,
+    /// `du = W dr + delta`.
+    pub(crate) fn answer_change(
+        &self,
+        delta: &Col<f64>,
+        dmu: Option<&[f64]>,
+    ) -> Result<(Col<f64>, Col<f64>), CoreError> {
+        let mut rhs = -(&self.b * delta);
+        if let Some(dmu) = dmu {
+            rhs -= &self.f_mu * self.mu_change(dmu)?;
+        }
+        let dr = &self.v * self.scaled(self.u.transpose() * rhs);
+        let du = &self.w * &dr + delta;
+        Ok((dr, du))
+    }
+
+    /// A change of `mu` as a column, refused where a block without friction would move.
+    fn mu_change(&self, dmu: &[f64]) -> Result<Col<f64>, CoreError> {
+        check("dmu", dmu.len(), self.blocks(), "constraint blocks")?;
+        for (b, (c, d)) in self.constraints.iter().zip(dmu).enumerate() {
+            let frictional = matches!(c, Constraint::Contact { mu } if !mu.is_empty());
+            if *d != 0.0 && !frictional {
+                return Err(CoreError::BadOption(format!(
+                    "sensitivity: block {b} ({}) has no friction coefficient; its `mu` \
+                     change must be 0",
+                    c.kind()
+                )));
+            }
+        }
+        Ok(Col::from_fn(dmu.len(), |i| dmu[i]))
+    }
+
+    /// Reverse mode: the gradient of `<r̄, r> + <ū, u>` with respect to `q`, `W` (row-major,
+    /// symmetric) and `mu`.
+    pub fn vjp(&self, r_bar: &[f64], u_bar: &[f64]) -> Result<LocalGradient, CoreError> {
         let n = self.r.len();
         self.check_len("r_bar", r_bar.len(), n)?;
         self.check_len("u_bar", u_bar.len(), n)?;
-        let ub = Col::from_fn(n, |i| u_bar[i]);
-        let rhs = Col::from_fn(n, |i| r_bar[i]) + &self.w * &ub;
-        let lambda = &self.u * self.scaled(self.v.transpose() * rhs);
-        let g = &ub - self.b.transpose() * &lambda;
-        let q_bar = to_vec(&g);
-        let mut w_bar = vec![0.0; n * n];
+        let (g, mu) = self.adjoint(
+            Col::from_fn(n, |i| r_bar[i]),
+            &Col::from_fn(n, |i| u_bar[i]),
+        );
+        let mut w = vec![0.0; n * n];
         for i in 0..n {
             for j in 0..n {
-                w_bar[i * n + j] = 0.5 * (g[i] * self.r[j] + g[j] * self.r[i]);
+                w[i * n + j] = 0.5 * (g[i] * self.r[j] + g[j] * self.r[i]);
             }
         }
-        Ok((q_bar, w_bar))
+        Ok(LocalGradient {
+            q: to_vec(&g),
+            w,
+            mu: to_vec(&mu),
+        })
+    }
+
+    /// `(g, mū)`: `λ = J^-T (r̄ + W ū)`, `g = ū - B' λ` (the gradient of the velocity's
+    /// direct change `dq + dW r`) and `mū = -F_mu' λ`.
+    pub(crate) fn adjoint(&self, r_bar: Col<f64>, u_bar: &Col<f64>) -> (Col<f64>, Col<f64>) {
+        let rhs = r_bar + &self.w * u_bar;
+        let lambda = &self.u * self.scaled(self.v.transpose() * rhs);
+        let g = u_bar - self.b.transpose() * &lambda;
+        let mu = -(self.f_mu.transpose() * &lambda);
+        (g, mu)
     }
 
     /// `S^+ x`.
@@ -245,13 +363,7 @@ impl Sensitivity {
     }
 
     fn check_len(&self, what: &str, got: usize, want: usize) -> Result<(), CoreError> {
-        if got == want {
-            Ok(())
-        } else {
-            Err(CoreError::BadOption(format!(
-                "sensitivity: `{what}` has {got} entries, the problem {want} rows"
-            )))
-        }
+        check(what, got, want, "rows")
     }
 
     /// `sym(d)` of a row-major `n x n` direction.
@@ -264,9 +376,22 @@ impl Sensitivity {
     }
 }
 
+/// Refuses a direction or cotangent of the wrong length, naming it and what it should match.
+fn check(what: &str, got: usize, want: usize, of: &str) -> Result<(), CoreError> {
+    if got == want {
+        Ok(())
+    } else {
+        Err(CoreError::BadOption(format!(
+            "sensitivity: `{what}` has {got} entries, the problem {want} {of}"
+        )))
+    }
+}
+
 fn to_vec(c: &Col<f64>) -> Vec<f64> {
     (0..c.nrows()).map(|i| c[i]).collect()
 }
+
+pub mod generalized;
 
 #[cfg(test)]
 mod tests;

@@ -36,18 +36,41 @@ fn solve(p: &LocalProblem, start: &[f64]) -> Option<Vec<f64>> {
     (s.status == Status::Converged).then_some(s.x)
 }
 
-/// `p` with `q + t dq` and `W + t dW`.
-fn moved(p: &LocalProblem, dq: &[f64], dw: &[f64], t: f64) -> LocalProblem {
+/// `c` with each block's `mu` moved by `t dmu_b` the way [`super`] documents: the tangential
+/// coefficients together, in proportion.
+pub(super) fn shifted(c: &contactlab_core::Constraints, dmu: &[f64], t: f64) -> Vec<Constraint> {
+    c.blocks()
+        .iter()
+        .zip(dmu)
+        .map(|(b, d)| match b {
+            Constraint::Contact { mu } if !mu.is_empty() && mu[0] != 0.0 => {
+                let mut m = mu.clone();
+                let ratio = mu[1] / mu[0];
+                m[0] += t * d;
+                m[1] += t * d * ratio;
+                Constraint::Contact { mu: m }
+            }
+            other => other.clone(),
+        })
+        .collect()
+}
+
+/// `p` with `q + t dq`, `W + t dW` and `mu + t dmu`.
+fn moved(p: &LocalProblem, (dq, dw, dmu): (&[f64], &[f64], &[f64]), t: f64) -> LocalProblem {
     let n = p.q.len();
     let w = p.w.to_dense();
     let w: Vec<f64> = (0..n * n).map(|k| w[(k / n, k % n)] + t * dw[k]).collect();
     let q = p.q.iter().zip(dq).map(|(q, d)| q + t * d).collect();
-    LocalProblem::with_constraints(
-        Matrix::from_row_major("W", n, n, &w).unwrap(),
-        q,
-        p.constraints.clone(),
-    )
-    .unwrap()
+    let c = contactlab_core::Constraints::new(shifted(&p.constraints, dmu, t)).unwrap();
+    LocalProblem::with_constraints(Matrix::from_row_major("W", n, n, &w).unwrap(), q, c).unwrap()
+}
+
+/// A random change of `mu` for [`mixed`]: its three contacts move, the limit and the friction
+/// loss have none.
+fn mu_direction(rng: &mut ChaCha8Rng) -> Vec<f64> {
+    let mut d: Vec<f64> = (0..3).map(|_| 0.2 * rng.random_range(-1.0..1.0)).collect();
+    d.extend([0.0, 0.0]);
+    d
 }
 
 /// A random direction `(dq, dW)`, `dW` symmetric.
@@ -64,10 +87,10 @@ fn direction(n: usize, rng: &mut ChaCha8Rng) -> (Vec<f64>, Vec<f64>) {
     (dq, dw)
 }
 
-/// Central differences of the answer along `(dq, dW)` with step `h`, re-solved from `r`.
-fn central(p: &LocalProblem, r: &[f64], dq: &[f64], dw: &[f64], h: f64) -> Option<Vec<f64>> {
-    let plus = solve(&moved(p, dq, dw, h), r)?;
-    let minus = solve(&moved(p, dq, dw, -h), r)?;
+/// Central differences of the answer along `(dq, dW, dmu)` with step `h`, re-solved from `r`.
+fn central(p: &LocalProblem, r: &[f64], d: (&[f64], &[f64], &[f64]), h: f64) -> Option<Vec<f64>> {
+    let plus = solve(&moved(p, d, h), r)?;
+    let minus = solve(&moved(p, d, -h), r)?;
     Some(
         plus.iter()
             .zip(&minus)
@@ -84,8 +107,9 @@ fn gap(a: &[f64], b: &[f64]) -> f64 {
     max_abs(&a.iter().zip(b).map(|(x, y)| x - y).collect::<Vec<_>>())
 }
 
-/// At unique answers away from regime boundaries, forward mode is the derivative of the solve:
-/// it agrees with central differences (step `1e-6`) to `1e-7` relative (measured: within
+/// At unique answers away from regime boundaries, forward mode (along `q`, `W` and `mu` at
+/// once) is the derivative of the solve: it agrees with central differences (step `1e-6`) to
+/// `1e-7` relative (measured: within
 /// 5e-10 on every seed). A seed whose differences at `1e-6` and `1e-7` disagree has a contact
 /// within a step of a regime boundary (a kink of the answer) and is skipped.
 #[test]
@@ -101,11 +125,16 @@ fn forward_mode_matches_central_differences_of_the_solve() {
         assert!(!s.non_unique(), "seed {seed}: W is positive definite");
         let mut rng = ChaCha8Rng::seed_from_u64(100 + seed);
         let (dq, dw) = direction(n, &mut rng);
-        let (dr, _) = s.jvp(&dq, Some(&dw)).unwrap();
-        let (Some(fd), Some(fine)) = (
-            central(&p, &r, &dq, &dw, 1e-6),
-            central(&p, &r, &dq, &dw, 1e-7),
-        ) else {
+        let dmu = mu_direction(&mut rng);
+        let (dr, _) = s
+            .jvp(&LocalDirection {
+                q: Some(&dq),
+                w: Some(&dw),
+                mu: Some(&dmu),
+            })
+            .unwrap();
+        let d = (&dq[..], &dw[..], &dmu[..]);
+        let (Some(fd), Some(fine)) = (central(&p, &r, d, 1e-6), central(&p, &r, d, 1e-7)) else {
             continue;
         };
         let scale = max_abs(&fd).max(1e-3);
@@ -121,7 +150,8 @@ fn forward_mode_matches_central_differences_of_the_solve() {
     assert!(compared >= 10, "only {compared} seeds compared");
 }
 
-/// `<r̄, dr> + <ū, du> = <q̄, dq> + <W̄, dW>` to rounding, also where `J` is singular.
+/// `<r̄, dr> + <ū, du> = <q̄, dq> + <W̄, dW> + <mū, dmu>` to rounding, also where `J` is
+/// singular.
 #[test]
 fn reverse_mode_is_the_adjoint_of_forward_mode() {
     for seed in 0..8 {
@@ -133,13 +163,20 @@ fn reverse_mode_is_the_adjoint_of_forward_mode() {
         let s = Sensitivity::new(&p, &r, 1e-12).unwrap();
         let mut rng = ChaCha8Rng::seed_from_u64(200 + seed);
         let (dq, dw) = direction(n, &mut rng);
+        let dmu = mu_direction(&mut rng);
         let (r_bar, _) = direction(n, &mut rng);
         let (u_bar, _) = direction(n, &mut rng);
-        let (dr, du) = s.jvp(&dq, Some(&dw)).unwrap();
-        let (q_bar, w_bar) = s.vjp(&r_bar, &u_bar).unwrap();
+        let (dr, du) = s
+            .jvp(&LocalDirection {
+                q: Some(&dq),
+                w: Some(&dw),
+                mu: Some(&dmu),
+            })
+            .unwrap();
+        let g = s.vjp(&r_bar, &u_bar).unwrap();
         let dot = |a: &[f64], b: &[f64]| a.iter().zip(b).map(|(x, y)| x * y).sum::<f64>();
         let left = dot(&r_bar, &dr) + dot(&u_bar, &du);
-        let right = dot(&q_bar, &dq) + dot(&w_bar, &dw);
+        let right = dot(&g.q, &dq) + dot(&g.w, &dw) + dot(&g.mu, &dmu);
         assert!(
             (left - right).abs() <= 1e-10 * left.abs().max(1.0),
             "seed {seed}: {left} {right}"
@@ -178,7 +215,13 @@ fn non_unique_impulses_are_flagged() {
     let s = Sensitivity::new(&p, &x.x, 1e-10).unwrap();
     assert!(s.non_unique());
     assert_eq!(s.rank(), 3);
-    let (dr, du) = s.jvp(&[-1.0, 0.0, 0.0, -1.0, 0.0, 0.0], None).unwrap();
+    let dq = [-1.0, 0.0, 0.0, -1.0, 0.0, 0.0];
+    let (dr, du) = s
+        .jvp(&LocalDirection {
+            q: Some(&dq),
+            ..LocalDirection::default()
+        })
+        .unwrap();
     assert!((dr[0] - dr[3]).abs() <= 1e-9, "{dr:?}");
     // Both stick: the velocity does not move.
     assert!(max_abs(&du) <= 1e-9, "{du:?}");
@@ -195,9 +238,16 @@ fn bad_requests_are_refused_with_the_reason() {
     assert!(Sensitivity::new(&p, &[0.0], 1e-8).is_err());
     let r = solve(&p, &vec![0.0; n]).unwrap();
     let s = Sensitivity::new(&p, &r, 1e-12).unwrap();
-    let err = s.jvp(&[1.0], None).unwrap_err();
-    assert!(err.to_string().contains("`dq` has 1 entries"), "{err}");
-    assert!(s.jvp(&vec![0.0; n], Some(&[0.0; 3])).is_err());
+    let along = |q: Option<&[f64]>, w: Option<&[f64]>, mu: Option<&[f64]>| {
+        s.jvp(&LocalDirection { q, w, mu }).unwrap_err().to_string()
+    };
+    let err = along(Some(&[1.0]), None, None);
+    assert!(err.contains("`dq` has 1 entries"), "{err}");
+    assert!(along(None, Some(&[0.0; 3]), None).contains("`dW`"));
+    assert!(along(None, None, Some(&[0.0; 2])).contains("5 constraint blocks"));
+    // Block 3 is a limit: it has no friction coefficient to move.
+    let err = along(None, None, Some(&[0.0, 0.0, 0.0, 1.0, 0.0]));
+    assert!(err.contains("block 3 (limit) has no friction"), "{err}");
     assert!(s.vjp(&vec![0.0; n], &[0.0]).is_err());
 }
 
@@ -295,4 +345,30 @@ fn regimes_are_read_from_each_block_and_kinks_are_flagged() {
     // calls it degenerate too.
     assert_eq!(s.regimes(0.9)[0], Degenerate);
     assert_eq!(Sliding.name(), "sliding");
+}
+
+/// A Coulomb contact sliding on `W = I` (`q = (-1, 3, 0)`, `mu = 0.5`: `r = (1, -mu, 0)`,
+/// `u = (0, 3 - mu, 0)`): a change of `mu` moves the friction impulse and the slip by `-1`
+/// per unit, the normal not at all; reverse mode gives the same number.
+#[test]
+fn a_sliding_contacts_friction_follows_its_coefficient() {
+    let eye: Vec<f64> = (0..9).map(|k| if k % 4 == 0 { 1.0 } else { 0.0 }).collect();
+    let p = LocalProblem::coulomb(
+        Matrix::from_row_major("W", 3, 3, &eye).unwrap(),
+        vec![-1.0, 3.0, 0.0],
+        &[0.5],
+    );
+    let s = Sensitivity::new(&p, &[1.0, -0.5, 0.0], 1e-14).unwrap();
+    assert_eq!(s.regimes(1e-9), vec![Regime::Sliding]);
+    let (dr, du) = s
+        .jvp(&LocalDirection {
+            mu: Some(&[1.0]),
+            ..LocalDirection::default()
+        })
+        .unwrap();
+    for (got, want) in dr.iter().chain(&du).zip([0.0, -1.0, 0.0, 0.0, -1.0, 0.0]) {
+        assert!((got - want).abs() < 1e-12, "{dr:?} {du:?}");
+    }
+    let g = s.vjp(&[0.0, 1.0, 0.0], &[0.0; 3]).unwrap();
+    assert!((g.mu[0] + 1.0).abs() < 1e-12, "{:?}", g.mu);
 }

@@ -1,0 +1,85 @@
+use super::*;
+use contactlab_core::GeneralizedProblem;
+
+use crate::solve::sliding_contact as sliding;
+
+const R: [f64; 3] = [1.0, -0.5, 0.0];
+
+fn entry<'a>(named: &'a [Named], key: &str) -> &'a [f64] {
+    &named.iter().find(|(k, _)| *k == key).unwrap().1
+}
+
+/// The sliding contact's answer moves with its load and its coefficient as the closed form
+/// says (`r_n = -q_n`, `r_t = -mu r_n`); the Jacobian's rows are the unit cotangents'
+/// gradients and its columns the unit directions' tangents.
+#[test]
+fn an_answers_derivative_is_the_closed_forms() {
+    let d = Derivatives::new(&sliding(), Model::CoulombCone, &R, 1e-12).unwrap();
+    assert_eq!(d.local().regimes(1e-9), [Regime::Sliding]);
+    let t = d.jvp(&[("q", &[1.0, 0.0, 0.0])]).unwrap();
+    let (dr, du) = (entry(&t, "r"), entry(&t, "u"));
+    let want = [-1.0, 0.5, 0.0];
+    assert!((0..3).all(|i| (dr[i] - want[i]).abs() <= 1e-12), "{dr:?}");
+    // The contact keeps touching: its normal velocity stays zero.
+    assert!(du[0].abs() <= 1e-12, "{du:?}");
+    // d r_t / d mu = -r_n = -1.
+    let jac = d.jacobian("mu", "r").unwrap();
+    assert_eq!(jac.len(), 3);
+    assert!((jac[1] + 1.0).abs() <= 1e-12, "{jac:?}");
+    let jq = d.jacobian("q", "u").unwrap();
+    for k in 0..3 {
+        let mut e = [0.0; 3];
+        e[k] = 1.0;
+        let t = d.jvp(&[("q", &e)]).unwrap();
+        let col = entry(&t, "u");
+        assert!((0..3).all(|i| (jq[i * 3 + k] - col[i]).abs() <= 1e-12));
+    }
+    assert_eq!(d.jacobian("W", "r").unwrap().len(), 27);
+}
+
+/// A generalized problem answers for `f`, `w`, `M`, `H`, `mu` and the output `v`; its
+/// Jacobian's columns are forward mode's tangents, and `q` is not one of its fields.
+#[test]
+fn a_generalized_problems_fields_are_its_own() {
+    let local = sliding().local().unwrap().clone();
+    let g = GeneralizedProblem::from_local(&local).unwrap();
+    let step = StepProblem::from_generalized(g);
+    let d = Derivatives::new(&step, Model::CoulombCone, &R, 1e-12).unwrap();
+    assert_eq!(d.fields(), GENERALIZED_FIELDS);
+    assert_eq!(d.shape("H").unwrap().len(), 2);
+    let t = d.jvp(&[("w", &[1.0, 0.0, 0.0])]).unwrap();
+    let dv = entry(&t, "v");
+    assert_eq!(dv.len(), d.output_len("v").unwrap());
+    let jac = d.jacobian("w", "v").unwrap();
+    assert!((0..dv.len()).all(|i| (jac[i * 3] - dv[i]).abs() <= 1e-12));
+    assert!(dv.iter().any(|x| x.abs() > 0.1), "{dv:?}");
+    let g = d.vjp(&[("v", &vec![1.0; dv.len()])]).unwrap();
+    assert_eq!(entry(&g, "f").len(), dv.len());
+    let e = d.jvp(&[("q", &[1.0, 0.0, 0.0])]).unwrap_err();
+    assert!(e.to_string().contains("no field `q`"), "{e}");
+}
+
+/// Another model, a point that is not an answer, an unknown field or output and a cotangent
+/// of the wrong size are refused with the reason.
+#[test]
+fn bad_requests_are_refused_with_the_reason() {
+    let e = Derivatives::new(&sliding(), Model::Regularized, &R, 1e-12).unwrap_err();
+    assert!(e.to_string().contains("Coulomb cone"), "{e}");
+    let e = Derivatives::new(&sliding(), Model::CoulombCone, &[0.0; 3], 1e-12).unwrap_err();
+    assert!(e.to_string().contains("converged solve"), "{e}");
+    let d = Derivatives::new(&sliding(), Model::CoulombCone, &R, 1e-12).unwrap();
+    let e = d.jvp(&[("M", &[1.0])]).unwrap_err();
+    assert!(
+        e.to_string()
+            .contains("a contact-space problem has no field `M`"),
+        "{e}"
+    );
+    assert!(d
+        .vjp(&[("v", &[1.0])])
+        .unwrap_err()
+        .to_string()
+        .contains("no output `v`"));
+    let e = d.vjp(&[("r", &[1.0])]).unwrap_err();
+    assert!(e.to_string().contains("has 1 entries, the answer 3"), "{e}");
+    assert!(d.jacobian("f", "r").is_err());
+}

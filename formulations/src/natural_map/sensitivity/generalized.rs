@@ -1,0 +1,199 @@
+//! The derivatives of a generalized problem's answer to its data `f`, `w`, `M`, `H` and `mu`,
+//! by the chain rule through the contact-space form the natural map solves.
+//!
+//! A generalized problem ([`GlobalProblem`]'s fields: `M` the mass matrix, `H = J'`, `f` the
+//! free impulse, `w` the rows' velocity offset) gives the contact-space data
+//! `W = H' M^-1 H`, `q = H' M^-1 f + w` (less the rows' targets, which are constant), and the
+//! answer's generalized velocity is `v = M^-1 (H r + f)`. With `X = M^-1 H` and
+//! `e = df + dH r - dM v`, a change of the data moves the velocity's direct change by
+//!
+//! `dq + dW r = dH' v + X' e + dw`,
+//!
+//! which [`Sensitivity`] turns into `(dr, du)`, and `dv = X dr + M^-1 e`. Reverse mode, for
+//! cotangents `(r̄, ū, v̄)`: `z = M^-1 v̄`; the contact-space adjoint of `(r̄ + H' z, ū)`
+//! gives `g` (the gradient of `dq + dW r`) and `mū`; with `k = X g + z`,
+//!
+//! `f̄ = k`, `w̄ = g`, `H̄ = v g' + k r'`, `M̄ = -sym(k v')`.
+//!
+//! Derivatives with respect to the symmetric `M` are symmetrized as `W`'s are.
+
+use contactlab_core::generalized::GeneralizedProblem;
+use contactlab_core::{CoreError, Matrix};
+use faer::linalg::solvers::{Llt, Solve};
+use faer::{Col, Mat, Side};
+
+use super::{check, to_vec, Sensitivity};
+
+/// A change of a generalized problem's data (forward mode); a field left `None` does not move.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct GeneralizedDirection<'a> {
+    /// `df`, one entry per velocity.
+    pub f: Option<&'a [f64]>,
+    /// `dw`, one entry per row.
+    pub w: Option<&'a [f64]>,
+    /// `dM`, row-major `nv x nv` (symmetrized).
+    pub m: Option<&'a [f64]>,
+    /// `dH`, row-major `nv x m`.
+    pub h: Option<&'a [f64]>,
+    /// `dmu`, one entry per block ([`super`] says what moves).
+    pub mu: Option<&'a [f64]>,
+}
+
+/// The gradient of a scalar of the answer with respect to a generalized problem's data.
+#[derive(Debug, Clone, PartialEq)]
+pub struct GeneralizedGradient {
+    /// `f̄`, one entry per velocity.
+    pub f: Vec<f64>,
+    /// `w̄`, one entry per row.
+    pub w: Vec<f64>,
+    /// `M̄`, row-major `nv x nv`, symmetric.
+    pub m: Vec<f64>,
+    /// `H̄`, row-major `nv x m`.
+    pub h: Vec<f64>,
+    /// `mū`, one entry per block.
+    pub mu: Vec<f64>,
+}
+
+/// A forward-mode answer: the changes of the impulses, the contact velocities and the
+/// generalized velocities.
+#[derive(Debug, Clone, PartialEq)]
+pub struct GeneralizedTangent {
+    /// `dr`.
+    pub r: Vec<f64>,
+    /// `du`.
+    pub u: Vec<f64>,
+    /// `dv`.
+    pub v: Vec<f64>,
+}
+
+/// The contact-space sensitivities of a generalized problem's answer with the chain rule's
+/// factors: `M`'s Cholesky factor, `H`, `X = M^-1 H` and `v`.
+#[derive(Debug)]
+pub struct GeneralizedSensitivity {
+    local: Sensitivity,
+    llt: Llt<f64>,
+    h: Mat<f64>,
+    x: Mat<f64>,
+    v: Col<f64>,
+}
+
+impl GeneralizedSensitivity {
+    /// The chain rule's factors for `problem`, whose contact-space form `local` differentiates
+    /// (dense: `X` is `nv x m`).
+    pub fn new(
+        problem: &GeneralizedProblem,
+        local: Sensitivity,
+    ) -> Result<GeneralizedSensitivity, CoreError> {
+        let (nv, m) = (problem.num_dofs(), problem.num_rows());
+        if local.rows() != m {
+            return Err(CoreError::BadOption(format!(
+                "sensitivity: the contact-space answer has {} rows, the generalized problem {m}",
+                local.rows()
+            )));
+        }
+        let a = Matrix::Sparse(problem.a.clone()).to_dense();
+        let llt = a
+            .llt(Side::Lower)
+            .map_err(|e| CoreError::LinearAlgebra(format!("M is not positive definite: {e:?}")))?;
+        let j = Matrix::Sparse(problem.j.clone()).to_dense();
+        let h = j.transpose().to_owned();
+        let x = llt.solve(&h);
+        // v = M^-1 f + X r, with M^-1 f = v*.
+        let r = Col::from_fn(m, |i| local.r()[i]);
+        let v = Col::from_fn(nv, |i| problem.v_star[i]) + &x * &r;
+        Ok(GeneralizedSensitivity {
+            local,
+            llt,
+            h,
+            x,
+            v,
+        })
+    }
+
+    /// The contact-space sensitivities (regimes, uniqueness).
+    pub fn local(&self) -> &Sensitivity {
+        &self.local
+    }
+
+    /// The generalized velocities of the answer.
+    pub fn velocity(&self) -> Vec<f64> {
+        to_vec(&self.v)
+    }
+
+    /// Forward mode: `(dr, du, dv)` for a change of the data.
+    pub fn jvp(&self, d: &GeneralizedDirection<'_>) -> Result<GeneralizedTangent, CoreError> {
+        let (nv, m) = (self.x.nrows(), self.x.ncols());
+        let r = Col::from_fn(m, |i| self.local.r()[i]);
+        // e = df + dH r - dM v, and the direct change dH' v + X' e + dw.
+        let mut e = Col::zeros(nv);
+        let mut delta = Col::zeros(m);
+        if let Some(df) = d.f {
+            check("df", df.len(), nv, "velocities")?;
+            e += Col::from_fn(nv, |i| df[i]);
+        }
+        if let Some(dh) = d.h {
+            check("dH", dh.len(), nv * m, "entries of H (nv x m)")?;
+            let dh = Mat::from_fn(nv, m, |i, j| dh[i * m + j]);
+            e += &dh * &r;
+            delta += dh.transpose() * &self.v;
+        }
+        if let Some(dm) = d.m {
+            check("dM", dm.len(), nv * nv, "entries of M (nv x nv)")?;
+            let dm = Mat::from_fn(nv, nv, |i, j| 0.5 * (dm[i * nv + j] + dm[j * nv + i]));
+            e -= &dm * &self.v;
+        }
+        if let Some(dw) = d.w {
+            check("dw", dw.len(), m, "rows")?;
+            delta += Col::from_fn(m, |i| dw[i]);
+        }
+        delta += self.x.transpose() * &e;
+        let (dr, du) = self.local.answer_change(&delta, d.mu)?;
+        let dv = &self.x * &dr + self.llt.solve(&e);
+        Ok(GeneralizedTangent {
+            r: to_vec(&dr),
+            u: to_vec(&du),
+            v: to_vec(&dv),
+        })
+    }
+
+    /// Reverse mode: the gradient of `<r̄, r> + <ū, u> + <v̄, v>` with respect to `f`, `w`,
+    /// `M`, `H` and `mu`.
+    pub fn vjp(
+        &self,
+        r_bar: &[f64],
+        u_bar: &[f64],
+        v_bar: &[f64],
+    ) -> Result<GeneralizedGradient, CoreError> {
+        let (nv, m) = (self.x.nrows(), self.x.ncols());
+        check("r_bar", r_bar.len(), m, "rows")?;
+        check("u_bar", u_bar.len(), m, "rows")?;
+        check("v_bar", v_bar.len(), nv, "velocities")?;
+        let z = self.llt.solve(Col::from_fn(nv, |i| v_bar[i]));
+        let rb = Col::from_fn(m, |i| r_bar[i]) + self.h.transpose() * &z;
+        let (g, mu) = self.local.adjoint(rb, &Col::from_fn(m, |i| u_bar[i]));
+        let k = &self.x * &g + &z;
+        let r = self.local.r();
+        let h = (0..nv * m)
+            .map(|idx| {
+                let (i, j) = (idx / m, idx % m);
+                self.v[i] * g[j] + k[i] * r[j]
+            })
+            .collect();
+        let mbar = (0..nv * nv)
+            .map(|idx| {
+                let (i, j) = (idx / nv, idx % nv);
+                -0.5 * (k[i] * self.v[j] + k[j] * self.v[i])
+            })
+            .collect();
+        Ok(GeneralizedGradient {
+            f: to_vec(&k),
+            w: to_vec(&g),
+            m: mbar,
+            h,
+            mu: to_vec(&mu),
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests;
