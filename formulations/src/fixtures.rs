@@ -1,7 +1,7 @@
 //! Problems of every constraint kind that the formulations' tests share: the random problem of
 //! given blocks, and the mixed problem file that the command line and the robustness sweep read.
 
-use contactlab_core::{Constraint, Constraints, LocalProblem, Matrix};
+use contactlab_core::{Constraint, Constraints, GlobalProblem, LocalProblem, Matrix};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
@@ -21,6 +21,38 @@ pub(crate) fn problem_of(blocks: Vec<Constraint>, q: (f64, f64), seed: u64) -> L
         .collect();
     let q = (0..m).map(|_| rng.random_range(q.0..q.1)).collect();
     LocalProblem::with_constraints(Matrix::from_row_major("W", m, m, &w).unwrap(), q, c).unwrap()
+}
+
+/// A random generalized problem on one tree of `nv` velocities over the rows of `blocks`:
+/// `M = L L' / nv + I / 2` (`L` uniform in `[-1, 1]`), `H` dense uniform in `[-1, 1]`, `f`
+/// uniform in `[-1, 1]` and row `i`'s offset `w_i = w_of(i, rng)`, all drawn from `rng`.
+pub(crate) fn global_of(
+    nv: usize,
+    blocks: Vec<Constraint>,
+    rng: &mut ChaCha8Rng,
+    mut w_of: impl FnMut(usize, &mut ChaCha8Rng) -> f64,
+) -> GlobalProblem {
+    let c = Constraints::new(blocks).unwrap();
+    let m = c.rows();
+    let l: Vec<f64> = (0..nv * nv).map(|_| rng.random_range(-1.0..1.0)).collect();
+    let mass: Vec<f64> = (0..nv * nv)
+        .map(|k| {
+            let (i, j) = (k / nv, k % nv);
+            let s: f64 = (0..nv).map(|p| l[i * nv + p] * l[j * nv + p]).sum();
+            s / nv as f64 + if i == j { 0.5 } else { 0.0 }
+        })
+        .collect();
+    let h: Vec<f64> = (0..nv * m).map(|_| rng.random_range(-1.0..1.0)).collect();
+    let f = (0..nv).map(|_| rng.random_range(-1.0..1.0)).collect();
+    let w = (0..m).map(|i| w_of(i, rng)).collect();
+    GlobalProblem::with_constraints(
+        Matrix::from_row_major("M", nv, nv, &mass).unwrap(),
+        Matrix::from_row_major("H", nv, m, &h).unwrap(),
+        f,
+        w,
+        c,
+    )
+    .unwrap()
 }
 
 /// `data/problems/kinds/every_kind.json`, the mixed problem file the command line and the

@@ -45,14 +45,14 @@ impl PySolution {
         if let Some(s) = self.sensitivity.get() {
             return s.clone().map_err(core_err);
         }
-        let (step, model, r, tol) = (
+        let (step, solve, options, tol) = (
             self.step.clone(),
-            self.solve.model,
-            self.solve.r.clone(),
+            self.solve.clone(),
+            self.options.clone(),
             self.tol,
         );
         let built = guard(py, move || {
-            Ok(Derivatives::new(&step, model, &r, tol).map(Arc::new))
+            Ok(Derivatives::new(&step, &solve, &options, tol).map(Arc::new))
         })?;
         self.sensitivity
             .get_or_init(|| built)
@@ -253,7 +253,7 @@ impl PySolution {
     /// singular there): the derivatives are then the minimum-norm ones.
     #[getter]
     fn non_unique(&self, py: Python<'_>) -> PyResult<bool> {
-        Ok(self.sensitivity(py)?.local().non_unique())
+        Ok(self.sensitivity(py)?.non_unique())
     }
 
     /// Each constraint block's regime at the answer (`separating`, `sticking`, `sliding`), or
@@ -262,12 +262,7 @@ impl PySolution {
     /// Jacobian.
     #[pyo3(signature = (margin = 1e-6))]
     fn regimes(&self, py: Python<'_>, margin: f64) -> PyResult<Vec<&'static str>> {
-        let s = self.sensitivity(py)?;
-        Ok(s.local()
-            .regimes(margin)
-            .into_iter()
-            .map(|r| r.name())
-            .collect())
+        Ok(self.sensitivity(py)?.regimes(margin))
     }
 
     /// Forward mode: `jvp({field: direction, ...})` gives `{"r": dr, "u": du}` (and `"v": dv`

@@ -78,14 +78,17 @@ def test_reverse_mode_is_the_adjoint_of_forward_mode():
 
 
 def test_what_cannot_be_differentiated_is_refused_with_the_reason():
-    """A solve that did not converge, a model other than the Coulomb cone, a field the
-    derivatives do not have."""
+    """A solve that did not converge, a model without derivatives (the pyramid), SAP on a
+    contact-space problem, a field or an output the answer does not have."""
     p = problem()
     unconverged = contactlab.solve(p, "natural-map", "gauss-newton", tol=1e-13, max_iter=1)
     with pytest.raises(ValueError, match="converged solve"):
         unconverged.jvp({"q": np.zeros(12)})
-    sap = contactlab.solve(p, "sap", "newton-merit")
+    pyramid = contactlab.solve(p, "min-map", "newton", tol=1e-10)
     with pytest.raises(contactlab.SolverError, match="Coulomb cone"):
+        pyramid.vjp({"r": np.zeros(12)})
+    sap = contactlab.solve(p, "sap", "newton-merit")
+    with pytest.raises(contactlab.SolverError, match="generalized problems"):
         sap.vjp({"r": np.zeros(12)})
     s = solve(p)
     with pytest.raises(ValueError, match="no field `M`"):
@@ -139,3 +142,30 @@ def test_the_jacobian_is_forward_mode_column_by_column():
             assert jac.shape == (len(getattr(s, of)),) + shape
             along = np.tensordot(jac, direction, axes=len(shape))
             np.testing.assert_allclose(along, s.jvp({wrt: direction})[of], rtol=1e-10, atol=1e-12)
+
+
+def solve_sap(p, warm=None):
+    extra = {} if warm is None else {"warm": warm}
+    s = contactlab.solve(p, "sap", "newton-merit", tol=1e-13, max_iter=200, **extra)
+    assert s.status == "converged", s
+    return s
+
+
+def test_saps_answer_is_differentiated_through_its_own_optimality():
+    """SAP's derivative (its Hessian, `R` and `v^` frozen) along `f`, `w` and `mu` agrees with
+    central differences of SAP's solve; those data leave SAP's regularisation as it was (eqs.
+    29-30 read `M` and `H`, not `f`, `w` or `mu`), so the differences freeze nothing; its
+    impulses are unique and its regions named."""
+    s = solve_sap(generalized())
+    assert not s.non_unique
+    assert set(s.regimes()) <= {"separating", "sticking", "sliding"}
+    rng = np.random.default_rng(12)
+    d = {"f": rng.normal(size=12), "w": rng.normal(size=9), "mu": 0.1 * rng.normal(size=3)}
+    t = s.jvp(d)
+    h = 1e-6
+    plus, minus = (solve_sap(generalized(**{"d" + f: k * d[f] for f in d}), warm=s.warm) for k in (h, -h))
+    for k in ("r", "v"):
+        fd = (getattr(plus, k) - getattr(minus, k)) / (2 * h)
+        assert np.max(np.abs(t[k] - fd)) <= 1e-5 * max(np.max(np.abs(fd)), 1e-3), k
+    g = s.vjp({"v": np.ones(12)})
+    assert g["M"].shape == (12, 12) and set(g) == {"f", "w", "M", "H", "mu"}

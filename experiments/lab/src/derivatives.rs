@@ -6,12 +6,17 @@
 //! whichever driver found the answer, the derivative is the model's. A contact-space problem's
 //! fields are `q`, `W` and `mu`; a generalized problem's `f`, `w`, `M`, `H` and `mu`
 //! ([`GeneralizedSensitivity`], the chain rule through `W = H' M^-1 H`, `q = H' M^-1 f + w`).
-//! The outputs are `r` and `u`, and `v` for a generalized problem. Other models (SAP's
-//! regularized contact, the pyramid, maximum dissipation) are refused with the reason: not
-//! built yet.
+//! The outputs are `r` and `u`, and `v` for a generalized problem. Other models (the pyramid,
+//! maximum dissipation) are refused with the reason: not built yet. SAP's answers (the
+//! regularized model) are differentiated through SAP's own optimality condition
+//! ([`SapSensitivity`], `K dv = -d(grad l_p)` on its Hessian, `R` and `v^` frozen at the
+//! problem's values), on generalized problems of Coulomb contacts.
 
 use contactlab_core::plugin::Model;
-use contactlab_core::{CoreError, StepProblem};
+use contactlab_core::{CoreError, LocalSolve, StepProblem};
+use contactlab_formulations::castro::params::RegularizationParams;
+use contactlab_formulations::castro::projection::SapRegion;
+pub use contactlab_formulations::castro::sensitivity::SapSensitivity;
 pub use contactlab_formulations::natural_map::sensitivity::generalized::{
     GeneralizedDirection, GeneralizedSensitivity,
 };
@@ -20,6 +25,7 @@ pub use contactlab_formulations::natural_map::sensitivity::names::{
 };
 use contactlab_formulations::natural_map::sensitivity::names::{R, U, V};
 pub use contactlab_formulations::natural_map::sensitivity::{LocalDirection, Regime, Sensitivity};
+use serde_json::Value;
 
 /// One named array: a field's direction or gradient, or an output's tangent or cotangent
 /// (matrices row-major).
@@ -33,24 +39,32 @@ pub enum Derivatives {
     /// Of a generalized problem (boxed: it holds the contact-space one and the chain rule's
     /// factors).
     Generalized(Box<GeneralizedSensitivity>),
+    /// Of SAP's answer to a generalized problem.
+    Sap(Box<SapSensitivity>),
 }
 
 impl Derivatives {
-    /// Factors the derivatives of `r`, the answer of a solve whose model is `model`, which the
-    /// ruler accepts to `tol` (a solve that did not converge is refused: the derivative of a
-    /// point that is not an answer means nothing).
+    /// Factors the derivatives of `solve`'s answer to `step`, which the ruler accepts to `tol`
+    /// (SAP's: eq. 26 to `tol` at its unknowns; a solve that did not converge is refused: the
+    /// derivative of a point that is not an answer means nothing). `options` are the
+    /// formulation's (SAP's `beta` and `sigma` set its regularisation).
     pub fn new(
         step: &StepProblem,
-        model: Model,
-        r: &[f64],
+        solve: &LocalSolve,
+        options: &Value,
         tol: f64,
     ) -> Result<Derivatives, CoreError> {
-        if model != Model::CoulombCone {
-            return Err(CoreError::Unsupported(format!(
-                "sensitivities are built for answers of the Coulomb cone (natural map, PGS, \
-                 ADMM); this pair solves the {} model",
-                model.as_str()
-            )));
+        let r = &solve.r;
+        match solve.model {
+            Model::CoulombCone => {}
+            Model::Regularized => return sap(step, options, &solve.x, tol),
+            other => {
+                return Err(CoreError::Unsupported(format!(
+                    "sensitivities are built for answers of the Coulomb cone (natural map, PGS, \
+                     ADMM) and SAP's regularized model; this pair solves the {} model",
+                    other.as_str()
+                )))
+            }
         }
         let local = Sensitivity::new(step.local()?, r, tol)?;
         Ok(match step.generalized() {
@@ -59,11 +73,39 @@ impl Derivatives {
         })
     }
 
-    /// The contact-space sensitivities (regimes, uniqueness).
-    pub fn local(&self) -> &Sensitivity {
+    /// Whether the impulses are not unique at the answer (never for SAP, whose regularisation
+    /// makes its cost strongly convex).
+    pub fn non_unique(&self) -> bool {
+        self.local_sensitivity().is_some_and(|s| s.non_unique())
+    }
+
+    /// Each block's regime at the answer: the natural map's, degenerate within `margin` of a
+    /// kink ([`Sensitivity::regimes`]); SAP's regions (appendix C: no contact, stiction,
+    /// sliding), whose distance to a boundary is not measured yet.
+    pub fn regimes(&self, margin: f64) -> Vec<&'static str> {
         match self {
-            Derivatives::Local(s) => s,
-            Derivatives::Generalized(g) => g.local(),
+            Derivatives::Sap(s) => s
+                .regions()
+                .iter()
+                .map(|r| match r {
+                    SapRegion::NoContact => Regime::Separating.name(),
+                    SapRegion::Stiction => Regime::Sticking.name(),
+                    SapRegion::Sliding => Regime::Sliding.name(),
+                })
+                .collect(),
+            _ => self
+                .local_sensitivity()
+                .map(|s| s.regimes(margin).into_iter().map(Regime::name).collect())
+                .unwrap_or_default(),
+        }
+    }
+
+    /// The natural map's contact-space sensitivities, where the answer has them.
+    fn local_sensitivity(&self) -> Option<&Sensitivity> {
+        match self {
+            Derivatives::Local(s) => Some(s),
+            Derivatives::Generalized(g) => Some(g.local()),
+            Derivatives::Sap(_) => None,
         }
     }
 
@@ -71,7 +113,7 @@ impl Derivatives {
     pub fn fields(&self) -> &'static [&'static str] {
         match self {
             Derivatives::Local(_) => &LOCAL_FIELDS,
-            Derivatives::Generalized(_) => &GENERALIZED_FIELDS,
+            Derivatives::Generalized(_) | Derivatives::Sap(_) => &GENERALIZED_FIELDS,
         }
     }
 
@@ -79,26 +121,37 @@ impl Derivatives {
     pub fn outputs(&self) -> &'static [&'static str] {
         match self {
             Derivatives::Local(_) => &LOCAL_OUTPUTS,
-            Derivatives::Generalized(_) => &GENERALIZED_OUTPUTS,
+            Derivatives::Generalized(_) | Derivatives::Sap(_) => &GENERALIZED_OUTPUTS,
+        }
+    }
+
+    /// The rows, blocks and velocities (0 for a contact-space problem) of the answer.
+    fn sizes(&self) -> (usize, usize, usize) {
+        match self {
+            Derivatives::Local(s) => (s.rows(), s.blocks(), 0),
+            Derivatives::Generalized(g) => {
+                let s = g.local();
+                (s.rows(), s.blocks(), g.velocity().len())
+            }
+            Derivatives::Sap(s) => {
+                let m = s.impulses().len();
+                (m, m / 3, s.velocity().len())
+            }
         }
     }
 
     /// A field's shape (`[n]` or `[rows, cols]`), or why the problem has no such field.
     pub fn shape(&self, field: &str) -> Result<Vec<usize>, CoreError> {
-        let s = self.local();
-        let (m, blocks) = (s.rows(), s.blocks());
-        let nv = match self {
-            Derivatives::Generalized(g) => g.velocity().len(),
-            Derivatives::Local(_) => 0,
-        };
-        let shape = match (self, field) {
+        let (m, blocks, nv) = self.sizes();
+        let local = matches!(self, Derivatives::Local(_));
+        let shape = match (local, field) {
             (_, "mu") => vec![blocks],
-            (Derivatives::Local(_), "q") => vec![m],
-            (Derivatives::Local(_), "W") => vec![m, m],
-            (Derivatives::Generalized(_), "f") => vec![nv],
-            (Derivatives::Generalized(_), "w") => vec![m],
-            (Derivatives::Generalized(_), "M") => vec![nv, nv],
-            (Derivatives::Generalized(_), "H") => vec![nv, m],
+            (true, "q") => vec![m],
+            (true, "W") => vec![m, m],
+            (false, "f") => vec![nv],
+            (false, "w") => vec![m],
+            (false, "M") => vec![nv, nv],
+            (false, "H") => vec![nv, m],
             _ => return Err(self.no_field(field)),
         };
         Ok(shape)
@@ -106,9 +159,10 @@ impl Derivatives {
 
     /// An output's length, or why the answer has no such output.
     pub fn output_len(&self, output: &str) -> Result<usize, CoreError> {
+        let (m, _, nv) = self.sizes();
         match (self, output) {
-            (_, R | U) => Ok(self.local().rows()),
-            (Derivatives::Generalized(g), V) => Ok(g.velocity().len()),
+            (_, R | U) => Ok(m),
+            (Derivatives::Generalized(_) | Derivatives::Sap(_), V) => Ok(nv),
             _ => Err(CoreError::BadOption(format!(
                 "sensitivity: no output `{output}` (the outputs: {})",
                 self.outputs().join(", ")
@@ -119,7 +173,7 @@ impl Derivatives {
     fn no_field(&self, field: &str) -> CoreError {
         let kind = match self {
             Derivatives::Local(_) => "a contact-space",
-            Derivatives::Generalized(_) => "a generalized",
+            Derivatives::Generalized(_) | Derivatives::Sap(_) => "a generalized",
         };
         CoreError::BadOption(format!(
             "sensitivity: {kind} problem has no field `{field}` (its fields: {})",
@@ -150,7 +204,7 @@ impl Derivatives {
                 let (dr, du) = s.jvp(&d)?;
                 Ok(vec![(R, dr), (U, du)])
             }
-            Derivatives::Generalized(g) => {
+            Derivatives::Generalized(_) | Derivatives::Sap(_) => {
                 let d = GeneralizedDirection {
                     f: get("f")?,
                     w: get("w")?,
@@ -158,7 +212,11 @@ impl Derivatives {
                     h: get("H")?,
                     mu: get("mu")?,
                 };
-                let t = g.jvp(&d)?;
+                let t = match self {
+                    Derivatives::Sap(s) => s.jvp(&d)?,
+                    Derivatives::Generalized(g) => g.jvp(&d)?,
+                    Derivatives::Local(_) => unreachable!("matched above"),
+                };
                 Ok(vec![(R, t.r), (U, t.u), (V, t.v)])
             }
         }
@@ -187,8 +245,12 @@ impl Derivatives {
                 let g = s.vjp(&bars[0], &bars[1])?;
                 Ok(vec![("q", g.q), ("W", g.w), ("mu", g.mu)])
             }
-            Derivatives::Generalized(s) => {
-                let g = s.vjp(&bars[0], &bars[1], &bars[2])?;
+            Derivatives::Generalized(_) | Derivatives::Sap(_) => {
+                let g = match self {
+                    Derivatives::Sap(s) => s.vjp(&bars[0], &bars[1], &bars[2])?,
+                    Derivatives::Generalized(s) => s.vjp(&bars[0], &bars[1], &bars[2])?,
+                    Derivatives::Local(_) => unreachable!("matched above"),
+                };
                 Ok(vec![
                     ("f", g.f),
                     ("w", g.w),
@@ -217,6 +279,29 @@ impl Derivatives {
         }
         Ok(out)
     }
+}
+
+/// SAP's derivatives at the unknowns `x` its solve ended at, with the regularisation of eqs.
+/// 29-30 from the formulation's `beta` and `sigma`.
+fn sap(step: &StepProblem, options: &Value, x: &[f64], tol: f64) -> Result<Derivatives, CoreError> {
+    let g = step.generalized().ok_or_else(|| {
+        CoreError::Unsupported(
+            "SAP's sensitivities are built for generalized problems (SAP's own form); this \
+             problem has only its contact-space form"
+                .into(),
+        )
+    })?;
+    let number = |key: &str| {
+        options.get(key).and_then(Value::as_f64).ok_or_else(|| {
+            CoreError::BadOption(format!("sensitivity: SAP's option `{key}` is missing"))
+        })
+    };
+    let params = RegularizationParams {
+        beta: number("beta")?,
+        sigma: number("sigma")?,
+    };
+    let s = SapSensitivity::at_unknowns(g, x, &params, tol)?;
+    Ok(Derivatives::Sap(Box::new(s)))
 }
 
 #[cfg(test)]

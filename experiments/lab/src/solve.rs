@@ -150,7 +150,10 @@ pub fn generalized_velocity(g: &GlobalProblem, r: &[f64]) -> Result<Vec<f64>, Co
     let mut rhs = vec![0.0; g.f.len()];
     g.h.mul_vec(r, &mut rhs);
     rhs.iter_mut().zip(&g.f).for_each(|(a, b)| *a += b);
+    // The symmetric part, as the problem's own factorization takes it (a file's `M` may be
+    // asymmetric in its last digits, which an ill-conditioned `M` amplifies).
     let m = g.m.to_dense();
+    let m = faer::Mat::from_fn(m.nrows(), m.ncols(), |i, j| 0.5 * (m[(i, j)] + m[(j, i)]));
     let llt = m
         .llt(Side::Lower)
         .map_err(|e| CoreError::LinearAlgebra(format!("M is not positive definite: {e:?}")))?;

@@ -20,7 +20,9 @@
 //! * `rows`: the Jacobian contact by contact (`J_i`), turned around once per build and shared
 //!   by the regularisation and the cost;
 //! * [`conic`]: the primal problem (eq. 19) as a conic program, so an interior-point driver
-//!   (`clarabel`) solves the same problem, as the paper's comparison with Gurobi does.
+//!   (`clarabel`) solves the same problem, as the paper's comparison with Gurobi does;
+//! * [`sensitivity`]: the answer's derivatives to the generalized data (`f`, `w`, `M`, `H`,
+//!   `mu`) by the implicit function theorem on eq. 24's optimality, `R` and `v^` frozen.
 //!
 //! Convention: contact rows are normal first here (`R = diag(R_n, R_t, R_t)`); the paper writes
 //! the normal last.
@@ -60,6 +62,7 @@ pub mod params;
 pub mod plugin;
 pub mod projection;
 mod rows;
+pub mod sensitivity;
 
 pub use blocks::SapBlockCost;
 pub use cost::{HessianFactorization, SapCost};

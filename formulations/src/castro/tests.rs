@@ -22,7 +22,12 @@ use super::projection::ContactRegularization;
 
 /// `n_trees` rigid trees of `dofs` velocities each (random SPD blocks), `nc` contacts each
 /// between one or two random trees with random Jacobian rows, compliant with a time step.
-fn random_problem(seed: u64, n_trees: usize, dofs: usize, nc: usize) -> GeneralizedProblem {
+pub(super) fn random_problem(
+    seed: u64,
+    n_trees: usize,
+    dofs: usize,
+    nc: usize,
+) -> GeneralizedProblem {
     let mut rng = ChaCha8Rng::seed_from_u64(seed);
     let nv = n_trees * dofs;
     let mut a = Vec::new();

@@ -377,7 +377,7 @@ impl Sensitivity {
 }
 
 /// Refuses a direction or cotangent of the wrong length, naming it and what it should match.
-fn check(what: &str, got: usize, want: usize, of: &str) -> Result<(), CoreError> {
+pub(crate) fn check(what: &str, got: usize, want: usize, of: &str) -> Result<(), CoreError> {
     if got == want {
         Ok(())
     } else {
@@ -387,7 +387,8 @@ fn check(what: &str, got: usize, want: usize, of: &str) -> Result<(), CoreError>
     }
 }
 
-fn to_vec(c: &Col<f64>) -> Vec<f64> {
+/// A column as a vector.
+pub(crate) fn to_vec(c: &Col<f64>) -> Vec<f64> {
     (0..c.nrows()).map(|i| c[i]).collect()
 }
 

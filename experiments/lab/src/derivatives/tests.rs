@@ -1,21 +1,38 @@
 use super::*;
-use contactlab_core::GeneralizedProblem;
-
+use crate::registry::Registry;
 use crate::solve::sliding_contact as sliding;
-
-const R: [f64; 3] = [1.0, -0.5, 0.0];
+use crate::solve::spec_from_options;
+use contactlab_core::GeneralizedProblem;
+use serde_json::Map;
 
 fn entry<'a>(named: &'a [Named], key: &str) -> &'a [f64] {
     &named.iter().find(|(k, _)| *k == key).unwrap().1
 }
 
-/// The sliding contact's answer moves with its load and its coefficient as the closed form
-/// says (`r_n = -q_n`, `r_t = -mu r_n`); the Jacobian's rows are the unit cotangents'
-/// gradients and its columns the unit directions' tangents.
+/// `step` solved by `formulation` with `optimizer` to `1e-12`, and the formulation's options.
+fn solved(step: &StepProblem, formulation: &str, optimizer: &str) -> (LocalSolve, Value) {
+    let reg = Registry::standard();
+    let spec =
+        spec_from_options(&reg, formulation, optimizer, 1e-12, 200, None, &Map::new()).unwrap();
+    let resolved = reg.resolve(&spec).unwrap();
+    let s = resolved.solve(step, None).unwrap();
+    assert_eq!(s.status, contactlab_core::Status::Converged);
+    (s, resolved.formulation.options())
+}
+
+/// The natural map's derivatives of `step`'s answer by Gauss-Newton.
+fn derivatives(step: &StepProblem) -> Derivatives {
+    let (s, options) = solved(step, "natural-map", "gauss-newton");
+    Derivatives::new(step, &s, &options, 1e-12).unwrap()
+}
+
+/// The sliding contact's answer (`r = (1, -0.5, 0)`) moves with its load and its coefficient
+/// as the closed form says (`r_n = -q_n`, `r_t = -mu r_n`); the Jacobian's rows are the unit
+/// cotangents' gradients and its columns the unit directions' tangents.
 #[test]
 fn an_answers_derivative_is_the_closed_forms() {
-    let d = Derivatives::new(&sliding(), Model::CoulombCone, &R, 1e-12).unwrap();
-    assert_eq!(d.local().regimes(1e-9), [Regime::Sliding]);
+    let d = derivatives(&sliding());
+    assert_eq!(d.regimes(1e-9), [Regime::Sliding.name()]);
     let t = d.jvp(&[("q", &[1.0, 0.0, 0.0])]).unwrap();
     let (dr, du) = (entry(&t, "r"), entry(&t, "u"));
     let want = [-1.0, 0.5, 0.0];
@@ -41,10 +58,9 @@ fn an_answers_derivative_is_the_closed_forms() {
 /// Jacobian's columns are forward mode's tangents, and `q` is not one of its fields.
 #[test]
 fn a_generalized_problems_fields_are_its_own() {
-    let local = sliding().local().unwrap().clone();
-    let g = GeneralizedProblem::from_local(&local).unwrap();
+    let g = GeneralizedProblem::from_local(sliding().local().unwrap()).unwrap();
     let step = StepProblem::from_generalized(g);
-    let d = Derivatives::new(&step, Model::CoulombCone, &R, 1e-12).unwrap();
+    let d = derivatives(&step);
     assert_eq!(d.fields(), GENERALIZED_FIELDS);
     assert_eq!(d.shape("H").unwrap().len(), 2);
     let t = d.jvp(&[("w", &[1.0, 0.0, 0.0])]).unwrap();
@@ -59,15 +75,56 @@ fn a_generalized_problems_fields_are_its_own() {
     assert!(e.to_string().contains("no field `q`"), "{e}");
 }
 
-/// Another model, a point that is not an answer, an unknown field or output and a cotangent
-/// of the wrong size are refused with the reason.
+/// SAP's answer is differentiated through its own optimality at the unknowns its solve ended
+/// at: a sliding contact on a generalized problem answers for every field, its impulses
+/// unique, and reverse mode is the adjoint of forward mode.
+#[test]
+fn saps_answer_is_differentiated_at_its_own_unknowns() {
+    let g = GeneralizedProblem::from_local(sliding().local().unwrap()).unwrap();
+    let step = StepProblem::from_generalized(g);
+    let (s, options) = solved(&step, "sap", "newton-merit");
+    let d = Derivatives::new(&step, &s, &options, 1e-12).unwrap();
+    assert!(matches!(d, Derivatives::Sap(_)) && !d.non_unique());
+    assert_eq!(d.regimes(0.0).len(), 1);
+    let (df, rb) = ([0.3, -0.2, 0.1], [1.0, 0.5, -0.4]);
+    let t = d.jvp(&[("f", &df)]).unwrap();
+    let g = d.vjp(&[("r", &rb)]).unwrap();
+    let left: f64 = rb.iter().zip(entry(&t, "r")).map(|(a, b)| a * b).sum();
+    let right: f64 = df.iter().zip(entry(&g, "f")).map(|(a, b)| a * b).sum();
+    assert!(left.abs() > 1e-6);
+    assert!(
+        (left - right).abs() <= 1e-12 * left.abs().max(1.0),
+        "{left} {right}"
+    );
+}
+
+/// Another model, a point that is not an answer, SAP on a contact-space problem, an unknown
+/// field or output and a cotangent of the wrong size are refused with the reason.
 #[test]
 fn bad_requests_are_refused_with_the_reason() {
-    let e = Derivatives::new(&sliding(), Model::Regularized, &R, 1e-12).unwrap_err();
+    let (good, options) = solved(&sliding(), "natural-map", "gauss-newton");
+    let as_model = |model: Model| LocalSolve {
+        model,
+        ..good.clone()
+    };
+    let e = Derivatives::new(
+        &sliding(),
+        &as_model(Model::FrictionPyramid),
+        &options,
+        1e-12,
+    )
+    .unwrap_err();
     assert!(e.to_string().contains("Coulomb cone"), "{e}");
-    let e = Derivatives::new(&sliding(), Model::CoulombCone, &[0.0; 3], 1e-12).unwrap_err();
+    let e =
+        Derivatives::new(&sliding(), &as_model(Model::Regularized), &options, 1e-12).unwrap_err();
+    assert!(e.to_string().contains("generalized problems"), "{e}");
+    let far = LocalSolve {
+        r: vec![0.0; 3],
+        ..good.clone()
+    };
+    let e = Derivatives::new(&sliding(), &far, &options, 1e-12).unwrap_err();
     assert!(e.to_string().contains("converged solve"), "{e}");
-    let d = Derivatives::new(&sliding(), Model::CoulombCone, &R, 1e-12).unwrap();
+    let d = Derivatives::new(&sliding(), &good, &options, 1e-12).unwrap();
     let e = d.jvp(&[("M", &[1.0])]).unwrap_err();
     assert!(
         e.to_string()

@@ -1,7 +1,7 @@
 //! The derivatives of a generalized problem's answer to its data `f`, `w`, `M`, `H` and `mu`,
 //! by the chain rule through the contact-space form the natural map solves.
 //!
-//! A generalized problem ([`GlobalProblem`]'s fields: `M` the mass matrix, `H = J'`, `f` the
+//! A generalized problem ([`contactlab_core::GlobalProblem`]'s fields: `M` the mass matrix, `H = J'`, `f` the
 //! free impulse, `w` the rows' velocity offset) gives the contact-space data
 //! `W = H' M^-1 H`, `q = H' M^-1 f + w` (less the rows' targets, which are constant), and the
 //! answer's generalized velocity is `v = M^-1 (H r + f)`. With `X = M^-1 H` and
@@ -39,6 +39,36 @@ pub struct GeneralizedDirection<'a> {
     pub mu: Option<&'a [f64]>,
 }
 
+impl GeneralizedDirection<'_> {
+    /// `(e, c)` at an answer with impulses `r` and velocities `v`: `e = df + dH r - dM v`, the
+    /// change of the momentum balance's right side `f + H r - M v`, and `c = dH' v + dw`, the
+    /// contact velocities' direct change (`dM` symmetrized; sizes checked).
+    pub fn changes(&self, r: &Col<f64>, v: &Col<f64>) -> Result<(Col<f64>, Col<f64>), CoreError> {
+        let (nv, m) = (v.nrows(), r.nrows());
+        let (mut e, mut c) = (Col::zeros(nv), Col::zeros(m));
+        if let Some(df) = self.f {
+            check("df", df.len(), nv, "velocities")?;
+            e += Col::from_fn(nv, |i| df[i]);
+        }
+        if let Some(dh) = self.h {
+            check("dH", dh.len(), nv * m, "entries of H (nv x m)")?;
+            let dh = Mat::from_fn(nv, m, |i, j| dh[i * m + j]);
+            e += &dh * r;
+            c += dh.transpose() * v;
+        }
+        if let Some(dm) = self.m {
+            check("dM", dm.len(), nv * nv, "entries of M (nv x nv)")?;
+            let dm = Mat::from_fn(nv, nv, |i, j| 0.5 * (dm[i * nv + j] + dm[j * nv + i]));
+            e -= &dm * v;
+        }
+        if let Some(dw) = self.w {
+            check("dw", dw.len(), m, "rows")?;
+            c += Col::from_fn(m, |i| dw[i]);
+        }
+        Ok((e, c))
+    }
+}
+
 /// The gradient of a scalar of the answer with respect to a generalized problem's data.
 #[derive(Debug, Clone, PartialEq)]
 pub struct GeneralizedGradient {
@@ -52,6 +82,40 @@ pub struct GeneralizedGradient {
     pub h: Vec<f64>,
     /// `mū`, one entry per block.
     pub mu: Vec<f64>,
+}
+
+impl GeneralizedGradient {
+    /// The gradient adjoint to [`GeneralizedDirection::changes`]: for `k` the gradient of the
+    /// scalar with respect to `e` and `g` with respect to `c`, at impulses `r` and velocities
+    /// `v`, `f̄ = k`, `w̄ = g`, `H̄ = v g' + k r'` and `M̄ = -sym(k v')`; `mū` as given.
+    pub fn of_changes(
+        k: &Col<f64>,
+        g: &Col<f64>,
+        r: &Col<f64>,
+        v: &Col<f64>,
+        mu: Vec<f64>,
+    ) -> GeneralizedGradient {
+        let (nv, m) = (v.nrows(), r.nrows());
+        let h = (0..nv * m)
+            .map(|idx| {
+                let (i, j) = (idx / m, idx % m);
+                v[i] * g[j] + k[i] * r[j]
+            })
+            .collect();
+        let mbar = (0..nv * nv)
+            .map(|idx| {
+                let (i, j) = (idx / nv, idx % nv);
+                -0.5 * (k[i] * v[j] + k[j] * v[i])
+            })
+            .collect();
+        GeneralizedGradient {
+            f: to_vec(k),
+            w: to_vec(g),
+            m: mbar,
+            h,
+            mu,
+        }
+    }
 }
 
 /// A forward-mode answer: the changes of the impulses, the contact velocities and the
@@ -91,7 +155,11 @@ impl GeneralizedSensitivity {
                 local.rows()
             )));
         }
+        // The symmetric part, as the problem's own factorization takes it: a file's `M` may be
+        // asymmetric in its last digits, and on an ill-conditioned `M` one triangle alone
+        // differs from it at first order (FCLib's CubeH8: asymmetry 1.5e-7, condition 1e7).
         let a = Matrix::Sparse(problem.a.clone()).to_dense();
+        let a = Mat::from_fn(nv, nv, |i, j| 0.5 * (a[(i, j)] + a[(j, i)]));
         let llt = a
             .llt(Side::Lower)
             .map_err(|e| CoreError::LinearAlgebra(format!("M is not positive definite: {e:?}")))?;
@@ -122,31 +190,11 @@ impl GeneralizedSensitivity {
 
     /// Forward mode: `(dr, du, dv)` for a change of the data.
     pub fn jvp(&self, d: &GeneralizedDirection<'_>) -> Result<GeneralizedTangent, CoreError> {
-        let (nv, m) = (self.x.nrows(), self.x.ncols());
+        let m = self.x.ncols();
         let r = Col::from_fn(m, |i| self.local.r()[i]);
-        // e = df + dH r - dM v, and the direct change dH' v + X' e + dw.
-        let mut e = Col::zeros(nv);
-        let mut delta = Col::zeros(m);
-        if let Some(df) = d.f {
-            check("df", df.len(), nv, "velocities")?;
-            e += Col::from_fn(nv, |i| df[i]);
-        }
-        if let Some(dh) = d.h {
-            check("dH", dh.len(), nv * m, "entries of H (nv x m)")?;
-            let dh = Mat::from_fn(nv, m, |i, j| dh[i * m + j]);
-            e += &dh * &r;
-            delta += dh.transpose() * &self.v;
-        }
-        if let Some(dm) = d.m {
-            check("dM", dm.len(), nv * nv, "entries of M (nv x nv)")?;
-            let dm = Mat::from_fn(nv, nv, |i, j| 0.5 * (dm[i * nv + j] + dm[j * nv + i]));
-            e -= &dm * &self.v;
-        }
-        if let Some(dw) = d.w {
-            check("dw", dw.len(), m, "rows")?;
-            delta += Col::from_fn(m, |i| dw[i]);
-        }
-        delta += self.x.transpose() * &e;
+        // The direct change of the contact velocity: c + X' e = dH' v + X' e + dw.
+        let (e, c) = d.changes(&r, &self.v)?;
+        let delta = c + self.x.transpose() * &e;
         let (dr, du) = self.local.answer_change(&delta, d.mu)?;
         let dv = &self.x * &dr + self.llt.solve(&e);
         Ok(GeneralizedTangent {
@@ -172,26 +220,14 @@ impl GeneralizedSensitivity {
         let rb = Col::from_fn(m, |i| r_bar[i]) + self.h.transpose() * &z;
         let (g, mu) = self.local.adjoint(rb, &Col::from_fn(m, |i| u_bar[i]));
         let k = &self.x * &g + &z;
-        let r = self.local.r();
-        let h = (0..nv * m)
-            .map(|idx| {
-                let (i, j) = (idx / m, idx % m);
-                self.v[i] * g[j] + k[i] * r[j]
-            })
-            .collect();
-        let mbar = (0..nv * nv)
-            .map(|idx| {
-                let (i, j) = (idx / nv, idx % nv);
-                -0.5 * (k[i] * self.v[j] + k[j] * self.v[i])
-            })
-            .collect();
-        Ok(GeneralizedGradient {
-            f: to_vec(&k),
-            w: to_vec(&g),
-            m: mbar,
-            h,
-            mu: to_vec(&mu),
-        })
+        let r = Col::from_fn(m, |i| self.local.r()[i]);
+        Ok(GeneralizedGradient::of_changes(
+            &k,
+            &g,
+            &r,
+            &self.v,
+            to_vec(&mu),
+        ))
     }
 }
 

@@ -17,28 +17,8 @@ fn problem(seed: u64) -> GlobalProblem {
         },
         Constraint::Limit,
     ];
-    let c = Constraints::new(blocks).unwrap();
-    let (nv, m) = (14, c.rows());
     let mut rng = ChaCha8Rng::seed_from_u64(seed);
-    let a: Vec<f64> = (0..nv * nv).map(|_| rng.random_range(-1.0..1.0)).collect();
-    let mass: Vec<f64> = (0..nv * nv)
-        .map(|k| {
-            let (i, j) = (k / nv, k % nv);
-            let s: f64 = (0..nv).map(|l| a[i * nv + l] * a[j * nv + l]).sum();
-            s / nv as f64 + if i == j { 0.5 } else { 0.0 }
-        })
-        .collect();
-    let h: Vec<f64> = (0..nv * m).map(|_| rng.random_range(-1.0..1.0)).collect();
-    let f = (0..nv).map(|_| rng.random_range(-1.0..1.0)).collect();
-    let w = (0..m).map(|_| rng.random_range(-0.5..0.2)).collect();
-    GlobalProblem::with_constraints(
-        Matrix::from_row_major("M", nv, nv, &mass).unwrap(),
-        Matrix::from_row_major("H", nv, m, &h).unwrap(),
-        f,
-        w,
-        c,
-    )
-    .unwrap()
+    crate::fixtures::global_of(14, blocks, &mut rng, |_, rng| rng.random_range(-0.5..0.2))
 }
 
 /// A change of every field, `dM` symmetric; the limit's `mu` does not move.

@@ -1,0 +1,334 @@
+//! The derivatives of SAP's answer to its problem's data (Castro et al.), by the implicit
+//! function theorem on SAP's own optimality condition, as Drake differentiates SAP.
+//!
+//! **`R` and `v^` are frozen.** SAP's regularisation `R = diag(R_n, R_t, R_t)` comes from the
+//! problem through eqs. 29-30, by the Delassus estimate `w_i = |J_i A^-1 J_i'|_F / 3`, so it
+//! moves with `M` and `H`; its bias `v^_n = -phi0 / (dt + tau_d)` (section V-A) does not move
+//! with these data. The derivative here holds `R` and `v^` at their values for the unperturbed
+//! problem: it is the derivative of eq. 24's answer with that regularisation fixed, not of the
+//! whole pipeline that recomputes it (on the tests' problems the two differ by about `1e-3`
+//! relative). [`frozen_cost`] builds a perturbed problem's cost under the same choice, and
+//! finite differences must use it to be comparable.
+//!
+//! Notation: the generalized data as [`GeneralizedDirection`] names them, `M = A`, `H = J'`
+//! (`nv x m`, `m = 3 nc`, normal first per contact), `f = A v*`, `w = b` (the rows' offset)
+//! and per contact `mu`. At SAP's answer `v` the gradient of eq. 24 vanishes:
+//!
+//! `M v - f - H gamma = 0`, `gamma = P_F(y)` (eq. 27), `y = -R^-1 (u - v^)`, `u = H' v + w`,
+//!
+//! `u` the contact velocities as SAP's plugin reports them (`J v + b`; the rigid targets are
+//! not SAP's, and being constant they do not move). With `K = M + H G H'` the cost's Hessian
+//! (section IV-A; the paper's `H`), `G = -dgamma/du` ([`projection`](super::projection)) and
+//! `gamma_mu` the projection's derivative with respect to `mu` at fixed `y` (one 3-vector per
+//! contact, [`dgamma_dmu`]), a change of the data moves the answer by, with `c = dH' v + dw`,
+//!
+//! `K dv = df + dH gamma - dM v + H (gamma_mu dmu - G c)`, `du = H' dv + c`,
+//! `dr = gamma_mu dmu - G du`.
+//!
+//! Reverse mode, for cotangents `(r̄, ū, v̄)`: `z = K^-1 (H (ū - G r̄) + v̄)`,
+//! `g = ū - G (r̄ + H' z)`, and
+//!
+//! `f̄ = z`, `w̄ = g`, `H̄ = z gamma' + v g'`, `M̄ = -sym(z v')`, `mū_i = gamma_mu,i . (r̄ + H' z)_i`.
+//!
+//! The impulses are unique (the regularisation makes eq. 24 strongly convex: `M` is positive
+//! definite and `G` semidefinite), so `K` is positive definite and factored once, densely (problems here have at most a few hundred
+//! velocities). The derivative is that of each contact's region's piece of `P_F`; on a region
+//! boundary it is the one-sided derivative of the extension [`projection`](super::projection)
+//! documents, and [`SapSensitivity::regions`] says where each contact is. Every velocity takes
+//! part, the trees no contact touches too (there `v = v*`, and `dv = M^-1 (df - dM v)`).
+//!
+//! Only Coulomb contacts (SAP's sparse path); a problem with other constraint kinds (the
+//! constraint-agnostic cost of [`blocks`](super::blocks)) is refused by kind.
+
+use contactlab_core::generalized::{coulomb_only, GeneralizedProblem};
+use contactlab_core::{CoreError, Matrix};
+use faer::linalg::solvers::{Llt, Solve};
+use faer::{Col, Mat, Side};
+use nalgebra::{Matrix3, Vector3};
+
+use super::cost::{diag_inv_sqrt, eq26_optimality, SapCost};
+use super::params::{regularization, Regularization, RegularizationParams};
+use super::projection::{ContactRegularization, SapRegion};
+pub use crate::natural_map::sensitivity::generalized::{
+    GeneralizedDirection, GeneralizedGradient, GeneralizedTangent,
+};
+use crate::natural_map::sensitivity::{check, to_vec};
+
+/// SAP's answer to a Coulomb problem, with its Hessian factored for the derivatives.
+#[derive(Debug)]
+pub struct SapSensitivity {
+    /// `K = M + H G H'`'s Cholesky factor.
+    llt: Llt<f64>,
+    /// `H = J'` (`nv x m`).
+    h: Mat<f64>,
+    v: Col<f64>,
+    gamma: Col<f64>,
+    /// `u = J v + b`.
+    u: Vec<f64>,
+    /// Per contact, `G_i` and `dgamma_i/dmu_i` at the answer.
+    g: Vec<Matrix3<f64>>,
+    gamma_mu: Vec<Vector3<f64>>,
+    regions: Vec<SapRegion>,
+}
+
+impl SapSensitivity {
+    /// The derivatives at `v`, SAP's answer to `problem` with eqs. 29-30's regularisation for
+    /// `params`, to eq. 26 with `tol` ([`SapSensitivity::with_regularization`]).
+    pub fn new(
+        problem: &GeneralizedProblem,
+        v: &[f64],
+        params: &RegularizationParams,
+        tol: f64,
+    ) -> Result<SapSensitivity, CoreError> {
+        coulomb_only(&problem.constraints(), "SAP's sensitivity")?;
+        let reg = regularization(problem, params)?;
+        SapSensitivity::with_regularization(problem, v, &reg, tol)
+    }
+
+    /// [`SapSensitivity::new`] at the unknowns `x` a SAP solve of `problem` ended at (its
+    /// cost's layout: the velocities of the trees a contact touches), so that eq. 26 is checked
+    /// where the solve checked it.
+    pub fn at_unknowns(
+        problem: &GeneralizedProblem,
+        x: &[f64],
+        params: &RegularizationParams,
+        tol: f64,
+    ) -> Result<SapSensitivity, CoreError> {
+        coulomb_only(&problem.constraints(), "SAP's sensitivity")?;
+        let reg = regularization(problem, params)?;
+        let v = frozen_cost(problem, &reg).full_velocities(x);
+        SapSensitivity::with_regularization(problem, &v, &reg, tol)
+    }
+
+    /// [`SapSensitivity::new`] with `R` and `v^` given (eqs. 29-30's, frozen; `mu` the
+    /// problem's): `v` must meet eq. 26, `|D grad| <= tol + tol max(|D p|, |D j_c|)`, over all
+    /// velocities (the driver's test with `stop_tol = rel_tol = tol`: it accepts an answer
+    /// solved to `tol` by either, absolute as the spec's default or relative).
+    pub fn with_regularization(
+        problem: &GeneralizedProblem,
+        v: &[f64],
+        reg: &Regularization,
+        tol: f64,
+    ) -> Result<SapSensitivity, CoreError> {
+        coulomb_only(&problem.constraints(), "SAP's sensitivity")?;
+        let (nv, nc) = (problem.num_dofs(), problem.num_contacts());
+        check("v", v.len(), nv, "velocities")?;
+        check("regularization", reg.contacts.len(), nc, "contacts")?;
+        check("v_hat", reg.v_hat.len(), nc, "contacts")?;
+        let cost = frozen_cost(problem, reg);
+        let x = cost.restrict(v);
+        let gamma = Col::from_fn(3 * nc, {
+            let g = cost.impulses(&x);
+            move |k| g[k]
+        });
+        let a = Matrix::Sparse(problem.a.clone()).to_dense();
+        let h = Matrix::Sparse(problem.j.clone())
+            .to_dense()
+            .transpose()
+            .to_owned();
+        let v = Col::from_fn(nv, |k| v[k]);
+        optimal(problem, &a, &h, &v, &gamma, tol)?;
+        let u = cost.contact_velocities(&x);
+        let (g, gamma_mu, regions) = linearised(problem, reg, &u);
+        let llt = hessian(a, &h, &g).llt(Side::Lower).map_err(|e| {
+            CoreError::LinearAlgebra(format!("SAP's Hessian is not positive definite: {e:?}"))
+        })?;
+        Ok(SapSensitivity {
+            llt,
+            h,
+            v,
+            gamma,
+            u,
+            g,
+            gamma_mu,
+            regions,
+        })
+    }
+
+    /// The generalized velocities `v` of the answer (eq. 24's minimiser).
+    pub fn velocity(&self) -> Vec<f64> {
+        to_vec(&self.v)
+    }
+
+    /// The impulses `gamma = P_F(y(v))` (eq. 27), normal first.
+    pub fn impulses(&self) -> Vec<f64> {
+        to_vec(&self.gamma)
+    }
+
+    /// The contact velocities `u = J v + b` (eq. 18's `v_c`), as SAP's plugin reports them.
+    pub fn contact_velocity(&self) -> Vec<f64> {
+        self.u.clone()
+    }
+
+    /// Each contact's region at the answer (appendix C), whose piece is differentiated.
+    pub fn regions(&self) -> &[SapRegion] {
+        &self.regions
+    }
+
+    /// `G x`, block by block (appendix D's `G = -dgamma/dv_c`); `transpose`: `G' x`.
+    fn g_times(&self, x: &Col<f64>, transpose: bool) -> Col<f64> {
+        Col::from_fn(x.nrows(), |r| {
+            let (i, p) = (r / 3, r % 3);
+            (0..3)
+                .map(|q| {
+                    let gpq = if transpose {
+                        self.g[i][(q, p)]
+                    } else {
+                        self.g[i][(p, q)]
+                    };
+                    gpq * x[3 * i + q]
+                })
+                .sum()
+        })
+    }
+
+    /// Forward mode: `(dr, du, dv)` for a change of the data, from `K dv = -d(grad l_p)`
+    /// (eq. 24's gradient, appendix D-C) with `R` and `v^` frozen.
+    pub fn jvp(&self, d: &GeneralizedDirection<'_>) -> Result<GeneralizedTangent, CoreError> {
+        let m = self.h.ncols();
+        let (mut e, c) = d.changes(&self.gamma, &self.v)?;
+        let mut dr = Col::zeros(m);
+        if let Some(dmu) = d.mu {
+            check("dmu", dmu.len(), m / 3, "contacts")?;
+            dr = Col::from_fn(m, |r| self.gamma_mu[r / 3][r % 3] * dmu[r / 3]);
+        }
+        e += &self.h * (&dr - self.g_times(&c, false));
+        let dv = self.llt.solve(&e);
+        let du = self.h.transpose() * &dv + &c;
+        dr -= self.g_times(&du, false);
+        Ok(GeneralizedTangent {
+            r: to_vec(&dr),
+            u: to_vec(&du),
+            v: to_vec(&dv),
+        })
+    }
+
+    /// Reverse mode: the gradient of `<r̄, r> + <ū, u> + <v̄, v>` with respect to `f`, `w`,
+    /// `M`, `H` and `mu`, the adjoint of [`SapSensitivity::jvp`] (eq. 24's optimality).
+    pub fn vjp(
+        &self,
+        r_bar: &[f64],
+        u_bar: &[f64],
+        v_bar: &[f64],
+    ) -> Result<GeneralizedGradient, CoreError> {
+        let (nv, m) = (self.h.nrows(), self.h.ncols());
+        check("r_bar", r_bar.len(), m, "rows")?;
+        check("u_bar", u_bar.len(), m, "rows")?;
+        check("v_bar", v_bar.len(), nv, "velocities")?;
+        let (rb, ub) = (Col::from_fn(m, |i| r_bar[i]), Col::from_fn(m, |i| u_bar[i]));
+        let ut = &ub - self.g_times(&rb, true);
+        let z = self
+            .llt
+            .solve(&self.h * &ut + Col::from_fn(nv, |i| v_bar[i]));
+        let s = &rb + self.h.transpose() * &z;
+        let g = &ub - self.g_times(&s, true);
+        let mu = (0..m / 3)
+            .map(|i| (0..3).map(|p| self.gamma_mu[i][p] * s[3 * i + p]).sum())
+            .collect();
+        Ok(GeneralizedGradient::of_changes(
+            &z,
+            &g,
+            &self.gamma,
+            &self.v,
+            mu,
+        ))
+    }
+}
+
+/// Per contact at the contact velocities `u`, with `R` and `v^` frozen at `reg`: `G_i`
+/// (appendix D), `dgamma_i/dmu_i` and the region of eq. 27's piece.
+fn linearised(
+    problem: &GeneralizedProblem,
+    reg: &Regularization,
+    u: &[f64],
+) -> (Vec<Matrix3<f64>>, Vec<Vector3<f64>>, Vec<SapRegion>) {
+    let (mut g, mut gamma_mu, mut regions) = (Vec::new(), Vec::new(), Vec::new());
+    for (i, c) in frozen(problem, reg).iter().enumerate() {
+        let vc = Vector3::new(u[3 * i], u[3 * i + 1], u[3 * i + 2]);
+        let y = c.y_of(vc, Vector3::new(reg.v_hat[i], 0.0, 0.0));
+        let region = c.region(y);
+        g.push(c.g(y, region));
+        gamma_mu.push(dgamma_dmu(c, y, region));
+        regions.push(region);
+    }
+    (g, gamma_mu, regions)
+}
+
+/// `K = M + H G H'` (section IV-A), symmetric to round-off, from `M` (`a`), `H` and each
+/// contact's `G_i`.
+fn hessian(a: Mat<f64>, h: &Mat<f64>, g: &[Matrix3<f64>]) -> Mat<f64> {
+    let ght = Mat::from_fn(h.ncols(), h.nrows(), |r, c| {
+        let (i, p) = (r / 3, r % 3);
+        (0..3)
+            .map(|q| g[i][(p, q)] * h[(c, 3 * i + q)])
+            .sum::<f64>()
+    });
+    let k = a + h * ght;
+    Mat::from_fn(k.nrows(), k.ncols(), |r, c| 0.5 * (k[(r, c)] + k[(c, r)]))
+}
+
+/// SAP's cost (eq. 24) of `problem` with `R` and `v^` frozen at `reg` and each contact's `mu`
+/// the problem's: the cost [`SapSensitivity`] differentiates, for perturbed problems too.
+pub fn frozen_cost(problem: &GeneralizedProblem, reg: &Regularization) -> SapCost {
+    let v_hat: Vec<f64> = reg.v_hat.iter().flat_map(|&vn| [vn, 0.0, 0.0]).collect();
+    SapCost::new(problem, frozen(problem, reg), &v_hat)
+}
+
+/// Eqs. 29-30's `R` from `reg` with the problem's `mu`.
+fn frozen(problem: &GeneralizedProblem, reg: &Regularization) -> Vec<ContactRegularization> {
+    reg.contacts
+        .iter()
+        .zip(&problem.contacts)
+        .map(|(r, c)| ContactRegularization { mu: c.mu, ..*r })
+        .collect()
+}
+
+/// `dgamma/dmu` at fixed `y` of eq. 27's piece for `region`: zero in stiction and no contact;
+/// sliding, with `rho = R_t / R_n`, `f = 1 / (1 + mu^2 rho)`, `dgamma_n/dmu = rho f (y_r - 2 mu
+/// gamma_n)` and `dgamma_t/dmu = (gamma_n + mu dgamma_n/dmu) t`.
+pub fn dgamma_dmu(c: &ContactRegularization, y: Vector3<f64>, region: SapRegion) -> Vector3<f64> {
+    if region != SapRegion::Sliding {
+        return Vector3::zeros();
+    }
+    let yr = y[1].hypot(y[2]);
+    let rho = c.rt / c.rn;
+    let f = 1.0 / (1.0 + c.mu * c.mu * rho);
+    let gn = (y[0] + c.mu * rho * yr) * f;
+    let dgn = rho * f * (yr - 2.0 * c.mu * gn);
+    let dgt = (gn + c.mu * dgn) / yr;
+    Vector3::new(dgn, dgt * y[1], dgt * y[2])
+}
+
+/// Eq. 26 at `v` over every velocity, `|D grad| <= tol + tol max(|D p|, |D j_c|)` with
+/// `grad = A (v - v*) - J' gamma`; refuses a point that is not SAP's answer.
+fn optimal(
+    problem: &GeneralizedProblem,
+    a: &Mat<f64>,
+    h: &Mat<f64>,
+    v: &Col<f64>,
+    gamma: &Col<f64>,
+    tol: f64,
+) -> Result<(), CoreError> {
+    let nv = v.nrows();
+    let v_star = Col::from_fn(nv, |k| problem.v_star[k]);
+    let ae = a * (v - &v_star);
+    let grad = &ae - h * gamma;
+    let o = eq26_optimality(
+        &diag_inv_sqrt(&problem.a),
+        &to_vec(&(a * &v_star)),
+        &to_vec(&ae),
+        &to_vec(&grad),
+    );
+    if o.met(tol, tol) {
+        Ok(())
+    } else {
+        Err(CoreError::BadOption(format!(
+            "sensitivity: `v` is not SAP's answer (eq. 26: |D grad| = {:e} above {tol:e} x \
+             {:e}); differentiate a converged solve",
+            o.residual, o.scale
+        )))
+    }
+}
+
+#[cfg(test)]
+mod tests;

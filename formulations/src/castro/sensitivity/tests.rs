@@ -1,0 +1,366 @@
+use super::*;
+use contactlab_core::drivers::NewtonMerit;
+use contactlab_core::generalized::{RowModels, StepContext};
+use contactlab_core::{
+    Constraint, Constraints, Driver, GlobalProblem, Problem, SolveOptions, Status,
+};
+use faer::sparse::{SparseColMat, Triplet};
+use rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+
+const PARAMS: RegularizationParams = RegularizationParams {
+    beta: 1.0,
+    sigma: 1e-3,
+};
+
+/// `nv` in 10..=15 velocities on one tree, 2 to 4 rigid Coulomb contacts, `M` symmetric
+/// positive definite and `H` dense: an FCLib-like problem, near-rigid (no time step), whose
+/// offsets `w` push some contacts in and pull others apart.
+fn random_global(seed: u64) -> GeneralizedProblem {
+    let mut rng = ChaCha8Rng::seed_from_u64(seed);
+    let (nv, nc) = (rng.random_range(10..=15), rng.random_range(2..=4));
+    let blocks = (0..nc)
+        .map(|_| Constraint::coulomb(rng.random_range(0.2..1.2)))
+        .collect();
+    let g = crate::fixtures::global_of(nv, blocks, &mut rng, |r, rng| match r % 3 {
+        0 => rng.random_range(-1.0..0.4),
+        _ => rng.random_range(-0.3..0.3),
+    });
+    GeneralizedProblem::from_global(&g).unwrap()
+}
+
+/// A compliant step as a simulation makes one: three trees of four velocities, four contacts
+/// each between one or two trees, with a time step, signed distances, stiffnesses and
+/// dissipation (eq. 29's compliant and near-rigid terms both occur): SAP's own test problems.
+fn compliant(seed: u64) -> GeneralizedProblem {
+    crate::castro::tests::random_problem(seed, 3, 4, 4)
+}
+
+/// A MuJoCo step exported as an FCLib global problem (ten balls in a box, eleven contacts).
+fn mujoco_step() -> GeneralizedProblem {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../data/mujoco/global/balls_in_box_n10_mu0.5_seed110_step0150_nc11.json");
+    let Problem::Global(g) = contactlab_core::io::read_problem(&path).unwrap() else {
+        panic!("a global problem")
+    };
+    GeneralizedProblem::from_global(&g).unwrap()
+}
+
+/// A change of every field, `dM` symmetric and block diagonal by tree (as `M` must stay).
+struct Change {
+    f: Vec<f64>,
+    w: Vec<f64>,
+    m: Vec<f64>,
+    h: Vec<f64>,
+    mu: Vec<f64>,
+}
+
+fn change(p: &GeneralizedProblem, rng: &mut ChaCha8Rng) -> Change {
+    let (nv, m, nc) = (p.num_dofs(), p.num_rows(), p.num_contacts());
+    let mut r = |n: usize, s: f64| -> Vec<f64> {
+        (0..n).map(|_| s * rng.random_range(-1.0..1.0)).collect()
+    };
+    let (f, w, h, mu) = (r(nv, 1.0), r(m, 0.3), r(nv * m, 0.3), r(nc, 0.2));
+    let mut dm = r(nv * nv, 0.1);
+    for i in 0..nv {
+        for j in 0..nv {
+            if p.tree_of[i] != p.tree_of[j] {
+                dm[i * nv + j] = 0.0;
+            } else if j < i {
+                dm[i * nv + j] = dm[j * nv + i];
+            }
+        }
+    }
+    Change { f, w, m: dm, h, mu }
+}
+
+fn along(d: &Change) -> GeneralizedDirection<'_> {
+    GeneralizedDirection {
+        f: Some(&d.f),
+        w: Some(&d.w),
+        m: Some(&d.m),
+        h: Some(&d.h),
+        mu: Some(&d.mu),
+    }
+}
+
+/// `p` moved by `t` along `d`: `M + t dM`, `J + t dH'`, `v* = (M + t dM)^-1 (M v* + t df)`,
+/// `b + t dw`, `mu + t dmu`; the rest (distances, stiffnesses, time step, trees) kept.
+fn moved(p: &GeneralizedProblem, d: &Change, t: f64) -> GeneralizedProblem {
+    let (nv, m) = (p.num_dofs(), p.num_rows());
+    let a = Matrix::Sparse(p.a.clone()).to_dense();
+    let j = Matrix::Sparse(p.j.clone()).to_dense();
+    let a1 = Mat::from_fn(nv, nv, |r, c| a[(r, c)] + t * d.m[r * nv + c]);
+    let f = &a * Col::from_fn(nv, |k| p.v_star[k]) + Col::from_fn(nv, |k| t * d.f[k]);
+    let v_star = a1.llt(Side::Lower).unwrap().solve(&f);
+    let mut ta = Vec::new();
+    for r in 0..nv {
+        for c in 0..nv {
+            if p.tree_of[r] == p.tree_of[c] && a1[(r, c)] != 0.0 {
+                ta.push(Triplet::new(r, c, a1[(r, c)]));
+            }
+        }
+    }
+    let mut tj = Vec::new();
+    for r in 0..m {
+        for c in 0..nv {
+            let v = j[(r, c)] + t * d.h[c * m + r];
+            if v != 0.0 {
+                tj.push(Triplet::new(r, c, v));
+            }
+        }
+    }
+    let mut contacts = p.contacts.clone();
+    for (c, dmu) in contacts.iter_mut().zip(&d.mu) {
+        c.mu += t * dmu;
+    }
+    GeneralizedProblem::with_rows(
+        SparseColMat::try_new_from_triplets(nv, nv, &ta).unwrap(),
+        SparseColMat::try_new_from_triplets(m, nv, &tj).unwrap(),
+        to_vec(&v_star),
+        p.b.iter().zip(&d.w).map(|(b, dw)| b + t * dw).collect(),
+        RowModels::coulomb(contacts),
+        StepContext {
+            dt: p.dt,
+            v0: None,
+            tree_of: Some(p.tree_of.clone()),
+        },
+    )
+    .unwrap()
+}
+
+/// SAP's answer with `R` and `v^` frozen at `reg`, by its Newton driver from `start` to
+/// eq. 26 at `1e-14` relative: `(r, u, v)` concatenated, and each contact's region.
+fn solve(
+    p: &GeneralizedProblem,
+    reg: &Regularization,
+    start: &[f64],
+) -> (Vec<f64>, Vec<SapRegion>) {
+    let cost = frozen_cost(p, reg);
+    let opts = SolveOptions {
+        stop_tol: 0.0,
+        rel_tol: 1e-14,
+        max_iter: 200,
+        ..SolveOptions::default()
+    };
+    let s = NewtonMerit::default()
+        .solve(&cost, cost.restrict(start), &opts)
+        .unwrap();
+    assert!(
+        matches!(s.status, Status::Converged | Status::Stagnated),
+        "{:?}",
+        s.status
+    );
+    let mut out = cost.impulses(&s.x);
+    out.extend(cost.contact_velocities(&s.x));
+    out.extend(cost.full_velocities(&s.x));
+    (out, cost.regions(&s.x))
+}
+
+/// The base answer, its regularisation and its derivatives.
+fn factored(p: &GeneralizedProblem) -> (Vec<f64>, Regularization, SapSensitivity) {
+    let reg = regularization(p, &PARAMS).unwrap();
+    let (x, _) = solve(p, &reg, &p.v_star);
+    let v = x[x.len() - p.num_dofs()..].to_vec();
+    let s = SapSensitivity::new(p, &v, &PARAMS, 1e-10).unwrap();
+    (v, reg, s)
+}
+
+fn max_abs(v: &[f64]) -> f64 {
+    v.iter().fold(0.0f64, |m, x| m.max(x.abs()))
+}
+
+fn dot(a: &[f64], b: &[f64]) -> f64 {
+    a.iter().zip(b).map(|(x, y)| x * y).sum()
+}
+
+/// The problems the tests run on: random near-rigid ones, compliant steps, a MuJoCo step.
+fn problems() -> Vec<(String, GeneralizedProblem)> {
+    let mut out: Vec<_> = (0..10)
+        .map(|s| (format!("random {s}"), random_global(s)))
+        .collect();
+    out.extend((0..4).map(|s| (format!("compliant {s}"), compliant(20 + s))));
+    out.push(("mujoco balls nc11".into(), mujoco_step()));
+    out
+}
+
+/// Forward mode along `f`, `w`, `M`, `H` and `mu` at once agrees with central differences of
+/// SAP's whole solve (step `1e-6`, `R` and `v^` frozen at the base problem's) in `r`, `u` and
+/// `v`, to `1e-7` relative (measured: at most about `2e-8`); a problem whose regions change
+/// within the step is skipped. Recomputing `R` on the perturbed problems instead would move the
+/// differences by about `1e-3` relative: the freeze is a choice the test must share.
+#[test]
+fn forward_mode_matches_central_differences_of_saps_solve() {
+    let h = 1e-6;
+    let (mut compared, mut worst, mut compliant_contacts) = (0, 0.0f64, 0);
+    let mut seen = std::collections::BTreeSet::new();
+    for (k, (name, p)) in problems().into_iter().enumerate() {
+        let (v, reg, s) = factored(&p);
+        compliant_contacts += reg.near_rigid.iter().filter(|n| !**n).count();
+        let d = change(&p, &mut ChaCha8Rng::seed_from_u64(300 + k as u64));
+        let t = s.jvp(&along(&d)).unwrap();
+        let got: Vec<f64> = t.r.iter().chain(&t.u).chain(&t.v).copied().collect();
+        let (plus, rp) = solve(&moved(&p, &d, h), &reg, &v);
+        let (minus, rm) = solve(&moved(&p, &d, -h), &reg, &v);
+        if rp != s.regions() || rm != s.regions() {
+            eprintln!("{name}: a region changes within the step, skipped");
+            continue;
+        }
+        let fd: Vec<f64> = plus
+            .iter()
+            .zip(&minus)
+            .map(|(a, b)| (a - b) / (2.0 * h))
+            .collect();
+        let gap: Vec<f64> = got.iter().zip(&fd).map(|(a, b)| a - b).collect();
+        let rel = max_abs(&gap) / max_abs(&fd).max(1e-3);
+        eprintln!("{name}: regions {:?}, relative gap {rel:.2e}", s.regions());
+        assert!(rel <= 1e-7, "{name}: {got:?} against {fd:?}");
+        worst = worst.max(rel);
+        seen.extend(s.regions().iter().map(|r| format!("{r:?}")));
+        compared += 1;
+    }
+    eprintln!("worst relative gap {worst:.2e} over {compared} problems");
+    assert!(compared >= 12, "only {compared} problems compared");
+    assert_eq!(seen.len(), 3, "regions seen: {seen:?}");
+    assert!(
+        compliant_contacts > 0,
+        "no contact in eq. 29's compliant regime"
+    );
+}
+
+/// `<r̄, dr> + <ū, du> + <v̄, dv> = <f̄, df> + <w̄, dw> + <M̄, dM> + <H̄, dH> + <mū, dmu>`.
+#[test]
+fn reverse_mode_is_the_adjoint_of_forward_mode() {
+    let mut worst = 0.0f64;
+    for (k, (name, p)) in problems().into_iter().enumerate() {
+        let (_, _, s) = factored(&p);
+        let mut rng = ChaCha8Rng::seed_from_u64(400 + k as u64);
+        let d = change(&p, &mut rng);
+        let (nv, m) = (p.num_dofs(), p.num_rows());
+        let mut cot =
+            |n: usize| -> Vec<f64> { (0..n).map(|_| rng.random_range(-1.0..1.0)).collect() };
+        let (rb, ub, vb) = (cot(m), cot(m), cot(nv));
+        let t = s.jvp(&along(&d)).unwrap();
+        let g = s.vjp(&rb, &ub, &vb).unwrap();
+        let left = dot(&rb, &t.r) + dot(&ub, &t.u) + dot(&vb, &t.v);
+        let right = dot(&g.f, &d.f)
+            + dot(&g.w, &d.w)
+            + dot(&g.m, &d.m)
+            + dot(&g.h, &d.h)
+            + dot(&g.mu, &d.mu);
+        let rel = (left - right).abs() / left.abs().max(1.0);
+        worst = worst.max(rel);
+        assert!(rel <= 1e-10, "{name}: {left} {right}");
+    }
+    eprintln!("worst relative adjoint gap {worst:.2e}");
+}
+
+/// `dgamma/dmu` of the sliding piece agrees with central differences of the projection in `mu`
+/// (the other regions' pieces do not depend on `mu`).
+#[test]
+fn the_projections_mu_derivative_matches_finite_differences() {
+    let mut rng = ChaCha8Rng::seed_from_u64(7);
+    let mut checked = 0;
+    for _ in 0..200 {
+        let c = ContactRegularization {
+            mu: rng.random_range(0.05..2.0),
+            rn: 10f64.powf(rng.random_range(-3.0..1.0)),
+            rt: 10f64.powf(rng.random_range(-4.0..1.0)),
+        };
+        let y = Vector3::new(
+            rng.random_range(-3.0..3.0),
+            rng.random_range(-3.0..3.0),
+            rng.random_range(-3.0..3.0),
+        );
+        let h = 1e-6;
+        let at = |mu: f64| ContactRegularization { mu, ..c }.project(y);
+        let region = c.region(y);
+        if at(c.mu + h).region != region || at(c.mu - h).region != region {
+            continue;
+        }
+        let fd = (at(c.mu + h).gamma - at(c.mu - h).gamma) / (2.0 * h);
+        let got = dgamma_dmu(&c, y, region);
+        assert!(
+            (got - fd).amax() <= 1e-7 * (1.0 + fd.amax()),
+            "{region:?}: {got} against {fd}"
+        );
+        checked += usize::from(region == SapRegion::Sliding);
+    }
+    assert!(checked >= 50, "only {checked} sliding points");
+}
+
+/// A point that is not SAP's answer is refused: its derivative means nothing.
+#[test]
+fn a_point_that_is_not_the_optimum_is_refused() {
+    let p = random_global(0);
+    let (mut v, _, _) = factored(&p);
+    v[0] += 1e-3;
+    let e = SapSensitivity::new(&p, &v, &PARAMS, 1e-10)
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("differentiate a converged solve"), "{e}");
+    assert!(e.contains("eq. 26"), "{e}");
+}
+
+/// Answers, directions and cotangents of the wrong size name the field.
+#[test]
+fn wrong_sizes_are_refused_with_the_field() {
+    let p = random_global(0);
+    let (v, _, s) = factored(&p);
+    let (nv, m) = (p.num_dofs(), p.num_rows());
+    let e = SapSensitivity::new(&p, &v[1..], &PARAMS, 1e-10).unwrap_err();
+    assert!(
+        e.to_string()
+            .contains(&format!("`v` has {} entries", nv - 1)),
+        "{e}"
+    );
+    let e = s
+        .jvp(&GeneralizedDirection {
+            h: Some(&[0.0; 3]),
+            ..GeneralizedDirection::default()
+        })
+        .unwrap_err();
+    assert!(e.to_string().contains("`dH` has 3 entries"), "{e}");
+    let e = s
+        .jvp(&GeneralizedDirection {
+            mu: Some(&[0.0; 1]),
+            ..GeneralizedDirection::default()
+        })
+        .unwrap_err();
+    assert!(e.to_string().contains("`dmu` has 1 entries"), "{e}");
+    let e = s.vjp(&vec![0.0; m], &vec![0.0; m], &[0.0; 2]).unwrap_err();
+    assert!(
+        e.to_string().contains(&format!(
+            "`v_bar` has 2 entries, the problem {nv} velocities"
+        )),
+        "{e}"
+    );
+}
+
+/// A problem with a constraint other than a Coulomb contact (SAP's dense block path) is
+/// refused by kind.
+#[test]
+fn other_constraint_kinds_are_refused_by_name() {
+    let blocks = vec![Constraint::coulomb(0.5), Constraint::Limit];
+    let (nv, m) = (5, 4);
+    let eye: Vec<f64> = (0..nv * nv)
+        .map(|k| if k / nv == k % nv { 1.0 } else { 0.0 })
+        .collect();
+    let h: Vec<f64> = (0..nv * m).map(|k| ((k * 7) % 5) as f64 - 2.0).collect();
+    let g = GlobalProblem::with_constraints(
+        Matrix::from_row_major("M", nv, nv, &eye).unwrap(),
+        Matrix::from_row_major("H", nv, m, &h).unwrap(),
+        vec![0.1; nv],
+        vec![0.0; m],
+        Constraints::new(blocks).unwrap(),
+    )
+    .unwrap();
+    let p = GeneralizedProblem::from_global(&g).unwrap();
+    let e = SapSensitivity::new(&p, &p.v_star, &PARAMS, 1e-10)
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("SAP's sensitivity") && e.contains("limit"),
+        "{e}"
+    );
+}
