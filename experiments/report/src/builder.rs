@@ -290,6 +290,26 @@ pub struct Report {
     runs: Vec<(String, RunMeta)>,
 }
 
+/// Refuses a study whose harness ran through a stale extension: `stale` is the harness's
+/// reason (empty when the extension was built from the run's code).
+fn stale_refused(paper: &str, stale: &str) -> Result<(), ReportError> {
+    if stale.is_empty() {
+        return Ok(());
+    }
+    Err(ReportError::StaleExtension(format!(
+        "the {paper} study ran with a stale extension: {stale}"
+    )))
+}
+
+/// An engines study's run as [`Report::load_study`] reads it.
+#[derive(Debug)]
+pub enum StudyRun {
+    /// The harness's records.
+    Ran(DataFrame),
+    /// Why the harness did not run.
+    Skipped(String),
+}
+
 impl Report {
     /// Starts `reports/<paper>/` under `root`, with the title and citation of
     /// `experiments/configs/<paper>/templates/paper.toml` ([`PAPER_PAGE`]); a missing or
@@ -374,6 +394,25 @@ impl Report {
         });
         self.runs.push((name.to_string(), meta.clone()));
         Ok((steps, meta))
+    }
+
+    /// The run of an engines study (`config`, a `kind = "engines"` config of this paper, its
+    /// harness a Python study): [`StudyRun::Skipped`] with the reason where the harness did not
+    /// run, every fact then marked absent (the findings quote the run's facts: marked, not
+    /// failed); refused where the harness ran through a stale extension (its
+    /// `contactlab_stale`, non-empty, says why), so that such a run stays out of a report.
+    pub fn load_study(&mut self, config: &str) -> Result<StudyRun, ReportError> {
+        let cfg = contactlab_runs::engines::EnginesConfig::load(&self.config_file(config))?;
+        let (df, _) = self.load_data(&cfg.name, &cfg.data_path(&self.root))?;
+        if let Ok(why) = crate::analysis::strs(&df, contactlab_runs::schema::engines::SKIPPED) {
+            let why = why.first().cloned().unwrap_or_default();
+            self.facts()
+                .absent(".", format!("the study did not run, {why}"));
+            return Ok(StudyRun::Skipped(why));
+        }
+        let stale = crate::analysis::texts_or_empty(&df, "contactlab_stale")?;
+        stale_refused(&self.paper, stale.first().map_or("", String::as_str))?;
+        Ok(StudyRun::Ran(df))
     }
 
     /// [`Report::load`], or `None` when the config has not been run.
@@ -781,6 +820,14 @@ impl Report {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_study_run_with_a_stale_extension_is_refused() {
+        assert!(stale_refused("robots", "").is_ok());
+        let err = stale_refused("robots", "built from commit 0123456789").unwrap_err();
+        assert!(err.to_string().contains("0123456789"), "{err}");
+        assert!(err.to_string().contains("the robots study"), "{err}");
+    }
     use crate::table::Cell;
 
     /// A root with the toy paper's config folder and its page, titled `Toy`.

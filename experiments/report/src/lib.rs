@@ -23,6 +23,7 @@ pub mod erleben2008;
 pub mod error;
 pub mod fidelity;
 pub mod findings;
+pub mod gradients;
 pub mod hwangbo2018;
 pub mod matrix;
 pub mod mylapilli2014;
@@ -56,7 +57,8 @@ pub struct Paper {
 }
 
 /// Every report, in the order of the mission: the five papers, then the cross-paper matrix, the
-/// physical-fidelity study, the comparison beside MuJoCo and Drake, and the robot study.
+/// physical-fidelity study, the comparison beside MuJoCo and Drake, the robot study and the
+/// gradients study.
 pub const PAPERS: &[Paper] = &[
     Paper {
         id: "todorov2010",
@@ -102,6 +104,11 @@ pub const PAPERS: &[Paper] = &[
         id: "robots",
         title: "real robots stepped by every pair",
         generate: robots::generate,
+    },
+    Paper {
+        id: "gradients",
+        title: "derivatives of every answer, checked",
+        generate: gradients::generate,
     },
 ];
 

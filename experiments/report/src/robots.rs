@@ -14,14 +14,12 @@
 use std::collections::BTreeMap;
 use std::path::Path;
 
-use contactlab_runs::engines::EnginesConfig;
-use contactlab_runs::schema::{common, engines, matrix};
-use contactlab_runs::RunConfig;
+use contactlab_runs::schema::{common, matrix};
 use polars::prelude::DataFrame;
 use serde::Serialize;
 
-use crate::analysis::{f64s, strs};
-use crate::builder::Report;
+use crate::analysis::{finite_row, first_seen, float_columns, texts_or_empty};
+use crate::builder::{Report, StudyRun};
 use crate::error::ReportError;
 use crate::findings::Fmt;
 use crate::table::{Cell as C, Table};
@@ -141,26 +139,20 @@ struct SceneSection {
 /// Writes `reports/robots/` from the study's run under `root`.
 pub fn generate(root: &Path) -> Result<(), ReportError> {
     let mut r = Report::new(root, "robots")?;
-    let cfg = EnginesConfig::load(&r.config_file(STUDY))?;
-    let (df, _) = r.load_data(&cfg.name, &cfg.data_path(root))?;
     let mut sections = Sections::default();
-    if let Ok(why) = strs(&df, engines::SKIPPED) {
-        let why = why.first().cloned().unwrap_or_default();
-        // Every fact the findings quote is the run's: all of them are marked, not failed.
-        r.facts()
-            .absent(".", format!("the study did not run, {why}"));
-        sections.skipped = Some(why);
-    } else {
-        let runs = read_runs(&df)?;
-        extension_matches(&first_text(&df, "contactlab_stale")?)?;
-        let built = first_text(&df, "contactlab_commit")?;
-        r.facts()
-            .text("robots.extension_commit", short_commit(&built));
-        sections.scenes = scene_tables(&mut r, &runs)?;
-        speed_table(&mut r, &runs)?;
-        solve_speed_table(&mut r, &runs)?;
-        metrics_csv(&mut r, &runs)?;
-        study_facts(&mut r, &runs);
+    match r.load_study(STUDY)? {
+        StudyRun::Skipped(why) => sections.skipped = Some(why),
+        StudyRun::Ran(df) => {
+            let runs = read_runs(&df)?;
+            let built = first_text(&df, "contactlab_commit")?;
+            r.facts()
+                .text("robots.extension_commit", short_commit(&built));
+            sections.scenes = scene_tables(&mut r, &runs)?;
+            speed_table(&mut r, &runs)?;
+            solve_speed_table(&mut r, &runs)?;
+            metrics_csv(&mut r, &runs)?;
+            study_facts(&mut r, &runs);
+        }
     }
     r.show("sections", sections)?;
     r.finish()?;
@@ -169,28 +161,12 @@ pub fn generate(root: &Path) -> Result<(), ReportError> {
 
 /// A text column, empty where the frame lacks it.
 fn texts(df: &DataFrame, name: &str) -> Result<Vec<String>, ReportError> {
-    if df.column(name).is_ok() {
-        Ok(strs(df, name)?)
-    } else {
-        Ok(vec![String::new(); df.height()])
-    }
+    Ok(texts_or_empty(df, name)?)
 }
 
 /// A run-wide text column's value (every record carries the same), empty when absent.
 fn first_text(df: &DataFrame, name: &str) -> Result<String, ReportError> {
     Ok(texts(df, name)?.into_iter().next().unwrap_or_default())
-}
-
-/// Refuses a run whose pairs stepped through a stale extension: `robots.py` records why
-/// (`contactlab_stale`, empty when the extension was built from the run's code) and refuses to
-/// start without `--allow-stale-extension`; this keeps such a run out of a report.
-fn extension_matches(stale: &str) -> Result<(), ReportError> {
-    if stale.is_empty() {
-        return Ok(());
-    }
-    Err(ReportError::StaleExtension(format!(
-        "the robot study ran with a stale extension: {stale}"
-    )))
 }
 
 /// The first 7 digits of a commit hash, or `not recorded`.
@@ -217,12 +193,7 @@ fn read_runs(df: &DataFrame) -> Result<Vec<Run>, ReportError> {
         text("contactlab_build")?,
     );
     let group = text("group")?;
-    let mut numbers: Vec<(String, Vec<f64>)> = Vec::new();
-    for c in df.columns() {
-        if c.dtype().is_float() {
-            numbers.push((c.name().to_string(), f64s(df, c.name())?));
-        }
-    }
+    let numbers = float_columns(df)?;
     Ok((0..df.height())
         .map(|k| Run {
             scene: scene[k].clone(),
@@ -234,24 +205,14 @@ fn read_runs(df: &DataFrame) -> Result<Vec<Run>, ReportError> {
             refused: refused[k].clone(),
             group: group[k].clone(),
             build: build[k].clone(),
-            values: numbers
-                .iter()
-                .filter(|(_, v)| v[k].is_finite())
-                .map(|(n, v)| (n.clone(), v[k]))
-                .collect(),
+            values: finite_row(&numbers, k),
         })
         .collect())
 }
 
 /// The scenes in the order the run met them.
 fn scene_names(runs: &[Run]) -> Vec<String> {
-    let mut names: Vec<String> = Vec::new();
-    for run in runs {
-        if !names.contains(&run.scene) {
-            names.push(run.scene.clone());
-        }
-    }
-    names
+    first_seen(runs.iter().map(|x| &x.scene))
 }
 
 /// One table per scene: every MuJoCo configuration and pair that ran it, refusals listed apart.
@@ -633,10 +594,7 @@ mod tests {
     }
 
     #[test]
-    fn a_run_with_a_stale_extension_is_refused() {
-        assert!(extension_matches("").is_ok());
-        let err = extension_matches("built from commit 0123456789").unwrap_err();
-        assert!(err.to_string().contains("0123456789"), "{err}");
+    fn a_commit_is_shown_by_its_first_seven_digits() {
         let built = format!("e237ec8{}", "0".repeat(33));
         assert_eq!(short_commit(&built), "e237ec8");
         assert_eq!(short_commit(""), "not recorded");

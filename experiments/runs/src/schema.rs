@@ -193,6 +193,52 @@ pub mod single_contact {
     pub const TIMED_SECONDS: &str = "timed_seconds";
 }
 
+/// The frame of the gradients study (`experiments/peers/gradients.py`, an engines run): one
+/// row per problem and derivative checked; the run-wide settings repeat on every row.
+pub mod gradients {
+    pub use super::common::{PROBLEM, PROBLEM_SET, RESIDUAL, STATUS};
+    pub use super::matrix::TOL;
+    pub use super::problems::DOFS;
+    /// The derivative checked: `natural-map` (the Coulomb cone's answers) or `sap`.
+    pub const DERIVATIVE: &str = "derivative";
+    /// The answer's rows.
+    pub const ROWS: &str = "rows";
+    /// Whether the impulses are not unique (1) or are (0).
+    pub const NON_UNIQUE: &str = "non_unique";
+    /// Blocks sliding at the answer.
+    pub const BLOCKS_SLIDING: &str = "blocks_sliding";
+    /// Blocks within the margin of a kink.
+    pub const BLOCKS_DEGENERATE: &str = "blocks_degenerate";
+    /// The finite differences' verdict: `consistent`, `kink` or `failed`.
+    pub const FD: &str = "fd";
+    /// The relative error of the derivative on the outputs checked.
+    pub const DERIVATIVE_ERROR: &str = "derivative_error";
+    /// Seconds: the solve, the factorization, one `vjp`, the dense Jacobian of `r`, central
+    /// differences of one gradient (`2 n` solves), MuJoCo's `mjd_transitionFD`.
+    pub const SOLVE_S: &str = "solve_s";
+    /// See [`SOLVE_S`].
+    pub const FACTOR_S: &str = "factor_s";
+    /// See [`SOLVE_S`].
+    pub const VJP_S: &str = "vjp_s";
+    /// See [`SOLVE_S`].
+    pub const JACOBIAN_S: &str = "jacobian_s";
+    /// See [`SOLVE_S`].
+    pub const FD_GRADIENT_S: &str = "fd_gradient_s";
+    /// See [`SOLVE_S`].
+    pub const MUJOCO_TRANSITION_FD_S: &str = "mujoco_transition_fd_s";
+    /// The prefix of a first-order pair's columns (`first_order_pairs_<pgs|admm>_<status|
+    /// residual|gap_u|gap_r>`).
+    pub const FIRST_ORDER_PAIRS: &str = "first_order_pairs";
+    /// The first-order pairs' tolerance.
+    pub const FIRST_ORDER_TOL: &str = "first_order_tol";
+    /// The largest and smallest steps of the finite differences' ladder.
+    pub const H_LADDER_MAX: &str = "h_ladder_max";
+    /// See [`H_LADDER_MAX`].
+    pub const H_LADDER_MIN: &str = "h_ladder_min";
+    /// The agreement under which two steps' differences are consistent.
+    pub const FD_CONSISTENT: &str = "fd_consistent";
+}
+
 /// The frame of an engines run: the harness's records, or this one column when it did not run.
 pub mod engines {
     /// Why the harness did not run (the frame's only column then).

@@ -15,6 +15,7 @@ mod erleben2008;
 mod every_file;
 mod fidelity;
 mod fuzz_regressions;
+mod gradients;
 mod hwangbo2018_report;
 mod matrix;
 mod mylapilli2014;

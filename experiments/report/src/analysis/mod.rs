@@ -16,7 +16,10 @@ pub mod pinocchio;
 pub mod speed;
 pub mod todorov2010;
 
+use std::collections::BTreeMap;
+
 pub use contactlab_runs::columns::{counter, f64s, strs, with_counters};
+use polars::prelude::{DataFrame, PolarsResult};
 use rand::Rng;
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
@@ -75,6 +78,47 @@ impl Spread {
             n: v.len(),
         }
     }
+}
+
+/// A text column, empty strings where the frame lacks it (a harness's record may leave a
+/// field out).
+pub fn texts_or_empty(df: &DataFrame, name: &str) -> PolarsResult<Vec<String>> {
+    if df.column(name).is_ok() {
+        strs(df, name)
+    } else {
+        Ok(vec![String::new(); df.height()])
+    }
+}
+
+/// Every float column of a frame by name: a harness's numbers, whatever it recorded.
+pub fn float_columns(df: &DataFrame) -> PolarsResult<Vec<(String, Vec<f64>)>> {
+    let mut out = Vec::new();
+    for c in df.columns() {
+        if c.dtype().is_float() {
+            out.push((c.name().to_string(), f64s(df, c.name())?));
+        }
+    }
+    Ok(out)
+}
+
+/// Per row, its finite numbers by column name (`columns` from [`float_columns`]).
+pub fn finite_row(columns: &[(String, Vec<f64>)], row: usize) -> BTreeMap<String, f64> {
+    columns
+        .iter()
+        .filter(|(_, v)| v[row].is_finite())
+        .map(|(n, v)| (n.clone(), v[row]))
+        .collect()
+}
+
+/// The distinct values in the order first met.
+pub fn first_seen<'a>(values: impl IntoIterator<Item = &'a String>) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for v in values {
+        if !out.contains(v) {
+            out.push(v.clone());
+        }
+    }
+    out
 }
 
 /// The `q`-quantile (0 to 1) of the finite values of `values` by linear interpolation between

@@ -1,0 +1,70 @@
+"""The contactlab extension a study runs: which build it is and whether it was built from the
+tree's code (the robot and gradients studies refuse a stale one: an install outlives the code it
+was built from)."""
+
+from pathlib import Path
+
+
+def _extension(name):
+    """One of the contactlab extension's build facts: `BUILD_PROFILE` (`release`, `debug`) or
+    `BUILD_COMMIT` (the commit it was built from); `absent` without the package, `unknown` when
+    the build does not say."""
+    try:
+        import contactlab
+    except ImportError:
+        return "absent"
+    return getattr(contactlab, name, "unknown")
+
+
+#: What `pip install ./python` builds and installs: the Rust crates the extension links and the
+#: Python package around it. An extension built at another commit is stale only if one of
+#: these differs between the two commits.
+EXTENSION_SOURCES = [
+    "Cargo.toml", "Cargo.lock", "core", "formulations", "multibody", "experiments/scenes",
+    "experiments/runs", "experiments/lab", "python/src", "python/Cargo.toml", "python/build.rs",
+    "python/contactlab",
+]
+
+
+def stale_extension(built, head, changed):
+    """Why an extension built from commit `built` cannot speak for the tree at `head`, or None.
+    `changed` lists the `EXTENSION_SOURCES` files that differ between the two commits. An
+    install outlives the code it was built from (`pip install ./python` copies it into
+    site-packages), so a study run after a change to that code would otherwise measure the old
+    code under the new commit's name. `unknown` on either side (a build or a run outside a git
+    checkout) cannot be checked and passes."""
+    if "unknown" in (built, head) or built == "absent":
+        return None
+    if built.endswith("-dirty"):
+        return (f"the installed contactlab extension was built from uncommitted changes on "
+                f"{built[:-6][:10]}; commit, then reinstall it (pip install ./python)")
+    if built != head and changed:
+        return (f"the installed contactlab extension was built from commit {built[:10]}, the "
+                f"tree is at {head[:10]} and {', '.join(changed[:3])}"
+                f"{' and more' if len(changed) > 3 else ''} changed since; reinstall it "
+                f"(pip install ./python)")
+    return None
+
+
+def _git(*args):
+    """`git args` in the repository: its stripped output, or None when it fails."""
+    import subprocess
+
+    try:
+        out = subprocess.run(["git", *args], cwd=Path(__file__).resolve().parents[2],
+                             capture_output=True, text=True, check=True)
+    except (OSError, subprocess.CalledProcessError):
+        return None
+    return out.stdout.strip()
+
+
+def _changed(built, head):
+    """The extension's sources that differ between commits `built` and `head` (a placeholder
+    when git cannot compare them: `stale_extension` reads it only for two real commits)."""
+    out = _git("diff", "--name-only", built, head, "--", *EXTENSION_SOURCES)
+    return ["(a commit this repository does not have)"] if out is None else out.split()
+
+
+def _head():
+    """The repository's commit (`git rev-parse HEAD`), or `unknown`."""
+    return _git("rev-parse", "HEAD") or "unknown"

@@ -1,0 +1,57 @@
+"""The gradients study's runner (`experiments/peers/gradients.py`) at CI size: on MuJoCo's first
+exported steps the natural map's and SAP's derivatives agree with central differences of their
+solves at the step the runner picks, reverse mode is forward mode's adjoint, the first-order
+pairs' derivatives come within the bar of the Newton-type pair's, and the runner's direction
+keeps what it must (a symmetric `W` or `M`, `mu` only where there is friction)."""
+
+import sys
+from pathlib import Path
+
+import numpy as np
+
+import contactlab
+
+PEERS = Path(__file__).resolve().parents[2] / "experiments" / "peers"
+sys.path.insert(0, str(PEERS))
+import gradients  # noqa: E402
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def first_steps(count=2):
+    """MuJoCo's first exported steps, as the study reads them."""
+    return gradients.problems("mujoco", small=True)[:count]
+
+
+def test_derivatives_agree_with_the_differences_of_the_solve():
+    rng = np.random.default_rng(43)
+    for name, p in first_steps():
+        rec = gradients.study(p, name, "mujoco", rng)
+        assert rec["status"] == "converged" and rec["non_unique"] == 0.0, rec
+        assert rec["fd"] == "consistent", rec
+        assert rec["derivative_error"] <= 1e-6, (name, rec["derivative_error"])
+        assert rec["adjoint_gap"] <= 1e-10
+        for key in ("pgs", "admm"):
+            fo = rec["first_order_pairs"][key]
+            assert fo["status"] == "converged"
+            assert max(fo["gap_r"], fo["gap_u"]) <= 100 * max(fo["residual"], 1e-12), (key, fo)
+        sap = gradients.sap_study(p, name, "mujoco", rng)
+        assert sap["status"] == "converged" and sap["fields"] == "f,w,mu", sap
+        assert sap["fd"] == "consistent" and sap["derivative_error"] <= 1e-6, (name, sap.get("derivative_error"))
+
+
+def test_the_direction_is_symmetric_where_the_data_are_and_frictionless_rows_stay():
+    _, p = first_steps(1)[0]
+    d = gradients.direction(p, np.random.default_rng(1), True)
+    assert set(d) == {"f", "w", "M", "H", "mu"}
+    np.testing.assert_allclose(d["M"], d["M"].T, rtol=0, atol=0)
+    H = gradients.dense(p.H)
+    assert np.all(d["H"][H == 0] == 0)
+    local = contactlab.LocalProblem(np.eye(6), -np.ones(6), constraints=[
+        {"kind": "contact", "mu": [0.5, 0.5]}, {"kind": "limit"}, {"kind": "limit"},
+        {"kind": "limit"}])
+    d = gradients.direction(local, np.random.default_rng(2), True)
+    assert d["mu"][0] != 0 and np.all(d["mu"][1:] == 0)
+    # Where the impulses are not unique only `q` within `W`'s range and `mu` move.
+    d = gradients.direction(local, np.random.default_rng(2), False)
+    assert np.all(d["W"] == 0)
