@@ -79,18 +79,20 @@ impl Derivatives {
         self.local_sensitivity().is_some_and(|s| s.non_unique())
     }
 
-    /// Each block's regime at the answer: the natural map's, degenerate within `margin` of a
-    /// kink ([`Sensitivity::regimes`]); SAP's regions (appendix C: no contact, stiction,
-    /// sliding), whose distance to a boundary is not measured yet.
+    /// Each block's regime at the answer, degenerate within `margin` of a kink: the natural
+    /// map's ([`Sensitivity::regimes`]); SAP's regions (appendix C: no contact, stiction,
+    /// sliding), `y` within `margin` of a region boundary ([`SapSensitivity::degenerate`]).
     pub fn regimes(&self, margin: f64) -> Vec<&'static str> {
         match self {
             Derivatives::Sap(s) => s
                 .regions()
                 .iter()
-                .map(|r| match r {
-                    SapRegion::NoContact => Regime::Separating.name(),
-                    SapRegion::Stiction => Regime::Sticking.name(),
-                    SapRegion::Sliding => Regime::Sliding.name(),
+                .zip(s.degenerate(margin))
+                .map(|(r, near)| match (near, r) {
+                    (true, _) => Regime::Degenerate.name(),
+                    (_, SapRegion::NoContact) => Regime::Separating.name(),
+                    (_, SapRegion::Stiction) => Regime::Sticking.name(),
+                    (_, SapRegion::Sliding) => Regime::Sliding.name(),
                 })
                 .collect(),
             _ => self

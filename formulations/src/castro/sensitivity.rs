@@ -69,6 +69,8 @@ pub struct SapSensitivity {
     g: Vec<Matrix3<f64>>,
     gamma_mu: Vec<Vector3<f64>>,
     regions: Vec<SapRegion>,
+    /// Per contact, `y`'s distance to its regions' nearest boundary.
+    boundary: Vec<f64>,
 }
 
 impl SapSensitivity {
@@ -129,7 +131,12 @@ impl SapSensitivity {
         let v = Col::from_fn(nv, |k| v[k]);
         optimal(problem, &a, &h, &v, &gamma, tol)?;
         let u = cost.contact_velocities(&x);
-        let (g, gamma_mu, regions) = linearised(problem, reg, &u);
+        let Linearised {
+            g,
+            gamma_mu,
+            regions,
+            boundary,
+        } = linearised(problem, reg, &u);
         let llt = hessian(a, &h, &g).llt(Side::Lower).map_err(|e| {
             CoreError::LinearAlgebra(format!("SAP's Hessian is not positive definite: {e:?}"))
         })?;
@@ -142,6 +149,7 @@ impl SapSensitivity {
             g,
             gamma_mu,
             regions,
+            boundary,
         })
     }
 
@@ -163,6 +171,13 @@ impl SapSensitivity {
     /// Each contact's region at the answer (appendix C), whose piece is differentiated.
     pub fn regions(&self) -> &[SapRegion] {
         &self.regions
+    }
+
+    /// Per contact, whether `y` lies within `margin` of a region boundary (impulse units, as
+    /// `y = -R^-1 (u - v^)` is): there the derivative is the one-sided one of the region the
+    /// answer sits in, and a change of the data by about `margin` may cross into another.
+    pub fn degenerate(&self, margin: f64) -> Vec<bool> {
+        self.boundary.iter().map(|d| *d <= margin).collect()
     }
 
     /// `G x`, block by block (appendix D's `G = -dgamma/dv_c`); `transpose`: `G' x`.
@@ -235,23 +250,51 @@ impl SapSensitivity {
     }
 }
 
-/// Per contact at the contact velocities `u`, with `R` and `v^` frozen at `reg`: `G_i`
-/// (appendix D), `dgamma_i/dmu_i` and the region of eq. 27's piece.
-fn linearised(
-    problem: &GeneralizedProblem,
-    reg: &Regularization,
-    u: &[f64],
-) -> (Vec<Matrix3<f64>>, Vec<Vector3<f64>>, Vec<SapRegion>) {
-    let (mut g, mut gamma_mu, mut regions) = (Vec::new(), Vec::new(), Vec::new());
+/// One contact's linearisation at the answer: `G_i` (appendix D), `dgamma_i/dmu_i`, the
+/// region of eq. 27's piece and `y`'s distance to the nearest region boundary.
+struct Linearised {
+    g: Vec<Matrix3<f64>>,
+    gamma_mu: Vec<Vector3<f64>>,
+    regions: Vec<SapRegion>,
+    boundary: Vec<f64>,
+}
+
+/// Per contact at the contact velocities `u`, with `R` and `v^` frozen at `reg`.
+fn linearised(problem: &GeneralizedProblem, reg: &Regularization, u: &[f64]) -> Linearised {
+    let mut out = Linearised {
+        g: Vec::new(),
+        gamma_mu: Vec::new(),
+        regions: Vec::new(),
+        boundary: Vec::new(),
+    };
     for (i, c) in frozen(problem, reg).iter().enumerate() {
         let vc = Vector3::new(u[3 * i], u[3 * i + 1], u[3 * i + 2]);
         let y = c.y_of(vc, Vector3::new(reg.v_hat[i], 0.0, 0.0));
         let region = c.region(y);
-        g.push(c.g(y, region));
-        gamma_mu.push(dgamma_dmu(c, y, region));
-        regions.push(region);
+        out.g.push(c.g(y, region));
+        out.gamma_mu.push(dgamma_dmu(c, y, region));
+        out.regions.push(region);
+        out.boundary.push(boundary_distance(c, y));
     }
-    (g, gamma_mu, regions)
+    out
+}
+
+/// The Euclidean distance of `y` to the nearer of its regions' boundaries (appendix C): the
+/// friction cone's wall `y_r = mu y_n` and the polar wall `y_n = -mu^ y_r`, both through the
+/// apex, where the projection's derivative jumps.
+fn boundary_distance(c: &ContactRegularization, y: Vector3<f64>) -> f64 {
+    let (yn, yr) = (y[0], y[1].hypot(y[2]));
+    let wall = |a: f64, b: f64| {
+        // The distance to the ray {t (a, b) : t >= 0} in the (y_n, y_r) half-plane.
+        let norm = a.hypot(b);
+        let along = (yn * a + yr * b) / norm;
+        if along <= 0.0 {
+            yn.hypot(yr)
+        } else {
+            (yn * b - yr * a).abs() / norm
+        }
+    };
+    wall(1.0, c.mu).min(wall(-c.mu_hat(), 1.0))
 }
 
 /// `K = M + H G H'` (section IV-A), symmetric to round-off, from `M` (`a`), `H` and each

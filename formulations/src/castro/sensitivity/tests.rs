@@ -364,3 +364,26 @@ fn other_constraint_kinds_are_refused_by_name() {
         "{e}"
     );
 }
+
+/// `y`'s distance to its regions' walls: zero on the friction cone's wall, on the polar wall
+/// and at the apex; inside the cone on its axis, `mu / sqrt(1 + mu^2)` per unit of `y_n` (the
+/// nearer wall); a region boundary within the margin flags the contact.
+#[test]
+fn a_contact_on_a_region_boundary_is_at_distance_zero() {
+    let c = ContactRegularization {
+        mu: 0.5,
+        rn: 1.0,
+        rt: 4.0,
+    };
+    let on_cone = Vector3::new(2.0, 1.0, 0.0);
+    assert!(boundary_distance(&c, on_cone).abs() < 1e-15);
+    assert_eq!(boundary_distance(&c, Vector3::zeros()), 0.0);
+    let polar = Vector3::new(-c.mu_hat(), 0.0, 1.0);
+    assert!(boundary_distance(&c, polar).abs() < 1e-15);
+    let axis = boundary_distance(&c, Vector3::new(1.0, 0.0, 0.0));
+    assert!((axis - 0.5 / 1.25f64.sqrt()).abs() < 1e-15, "{axis}");
+    // A sliding y between the walls, far from both.
+    let between = Vector3::new(0.0, 1.0, 0.0);
+    assert_eq!(c.region(between), SapRegion::Sliding);
+    assert!(boundary_distance(&c, between) > 0.3);
+}
