@@ -40,6 +40,10 @@ const FIRST_ORDER: [(&str, &str); 2] = [("pgs", "coulomb+pgs (NNCG)"), ("admm", 
 /// its residual of the Newton-type pair's.
 pub const FIRST_ORDER_BAR: f64 = 100.0;
 
+/// A derivative agrees with the finite differences below this relative error (the issue's
+/// median bar).
+pub const AGREES: f64 = 1e-6;
+
 /// The problems "of at most this many velocities" of the cost bar.
 pub const SMALL_VELOCITIES: f64 = 40.0;
 
@@ -70,13 +74,14 @@ impl Record {
         self.get(col::NON_UNIQUE) == 0.0
     }
 
-    /// The class the accuracy table splits by: non-unique answers, then answers with a
-    /// degenerate block, with a sliding one, and the rest (every block sticking or separating).
+    /// The class the accuracy table splits by: answers with a degenerate block (whose
+    /// derivative is one element of the generalized Jacobian), then the other non-unique ones,
+    /// those with a sliding block, and the rest (every block sticking or separating).
     fn class(&self) -> &'static str {
-        if !self.unique() {
-            "non-unique"
-        } else if self.get(col::BLOCKS_DEGENERATE) > 0.0 {
+        if self.get(col::BLOCKS_DEGENERATE) > 0.0 {
             "degenerate"
+        } else if !self.unique() {
+            "non-unique"
         } else if self.get(col::BLOCKS_SLIDING) > 0.0 {
             "sliding"
         } else {
@@ -178,8 +183,8 @@ fn set_names(records: &[Record]) -> Vec<String> {
 const CLASSES: [&str; 4] = [
     "sticking or separating",
     "sliding",
-    "degenerate",
     "non-unique",
+    "degenerate",
 ];
 
 /// Per set and class: problems, those whose finite differences are consistent (checked), kinks
@@ -398,6 +403,32 @@ fn metrics_csv(r: &mut Report, records: &[Record]) -> Result<(), ReportError> {
     r.show_table("metrics", &t)
 }
 
+/// The run's settings the page and the findings quote.
+fn settings_facts(r: &mut Report, df: &DataFrame) {
+    let top = |k: &str| {
+        f64s(df, k)
+            .ok()
+            .and_then(|v| v.first().copied())
+            .unwrap_or(f64::NAN)
+    };
+    r.facts()
+        .num("gradients.tol", top(col::TOL), Fmt::sci(0))
+        .num(
+            "gradients.first_order_tol",
+            top(col::FIRST_ORDER_TOL),
+            Fmt::sci(0),
+        )
+        .num("gradients.h_max", top(col::H_LADDER_MAX), Fmt::sci(0))
+        .num("gradients.h_min", top(col::H_LADDER_MIN), Fmt::sci(0))
+        .num(
+            "gradients.fd_consistent",
+            top(col::FD_CONSISTENT),
+            Fmt::sci(0),
+        )
+        .num("gradients.first_order_bar", FIRST_ORDER_BAR, Fmt::int())
+        .num("gradients.small_velocities", SMALL_VELOCITIES, Fmt::int());
+}
+
 /// Of converged records: the errors of those checked at a unique, non-degenerate answer, and
 /// every timed one's first gradient over its solve.
 fn checked_and_cost(of: &[&Record]) -> (Vec<f64>, Vec<f64>) {
@@ -417,12 +448,16 @@ fn checked_and_cost(of: &[&Record]) -> (Vec<f64>, Vec<f64>) {
 
 /// The facts the findings quote.
 fn facts(r: &mut Report, df: &DataFrame, records: &[Record]) -> Result<(), ReportError> {
-    let top = |k: &str| f64s(df, k).ok().and_then(|v| v.first().copied());
     let natural: Vec<&Record> = records.iter().filter(|x| x.pair == PAIRS[0].0).collect();
     let converged: Vec<&Record> = natural.iter().copied().filter(|x| x.converged()).collect();
     let (errors, over) = checked_and_cost(&converged);
     let non_unique: Vec<&Record> = converged.iter().copied().filter(|x| !x.unique()).collect();
-    let nu_errors = checked_errors(&non_unique);
+    let nu_clean: Vec<&Record> = non_unique
+        .iter()
+        .copied()
+        .filter(|x| x.class() == "non-unique")
+        .collect();
+    let nu_errors = checked_errors(&nu_clean);
     let within_solve = over.iter().filter(|v| **v <= 1.0).count();
     let small: Vec<f64> = converged
         .iter()
@@ -430,80 +465,64 @@ fn facts(r: &mut Report, df: &DataFrame, records: &[Record]) -> Result<(), Repor
         .map(|x| 1e6 * x.first_gradient())
         .filter(|v| v.is_finite())
         .collect();
+    let mujoco_set: Vec<f64> = converged
+        .iter()
+        .filter(|x| x.set == "mujoco")
+        .map(|x| x.first_gradient() / x.get(col::SOLVE_S))
+        .collect();
     let mujoco: Vec<f64> = converged
         .iter()
         .map(|x| x.get(col::MUJOCO_TRANSITION_FD_S) / x.first_gradient())
         .filter(|v| v.is_finite())
         .collect();
     let count = |fd: &str| converged.iter().filter(|x| x.fd == fd).count() as f64;
+    settings_facts(r, df);
     let f = r.facts();
-    f.num(
-        "gradients.tol",
-        top(col::TOL).unwrap_or(f64::NAN),
-        Fmt::sci(0),
-    )
-    .num(
-        "gradients.first_order_tol",
-        top(col::FIRST_ORDER_TOL).unwrap_or(f64::NAN),
-        Fmt::sci(0),
-    )
-    .num(
-        "gradients.h_max",
-        top(col::H_LADDER_MAX).unwrap_or(f64::NAN),
-        Fmt::sci(0),
-    )
-    .num(
-        "gradients.h_min",
-        top(col::H_LADDER_MIN).unwrap_or(f64::NAN),
-        Fmt::sci(0),
-    )
-    .num(
-        "gradients.fd_consistent",
-        top(col::FD_CONSISTENT).unwrap_or(f64::NAN),
-        Fmt::sci(0),
-    )
-    .num("gradients.first_order_bar", FIRST_ORDER_BAR, Fmt::int())
-    .num("gradients.small_velocities", SMALL_VELOCITIES, Fmt::int())
-    .num("gradients.problems", natural.len() as f64, Fmt::int())
-    .num("gradients.converged", converged.len() as f64, Fmt::int())
-    .num("gradients.non_unique", non_unique.len() as f64, Fmt::int())
-    .num("gradients.kinks", count("kink"), Fmt::int())
-    .num("gradients.fd_failed", count("failed"), Fmt::int())
-    .num("gradients.unique_checked", errors.len() as f64, Fmt::int())
-    .num(
-        "gradients.error_median",
-        quantile(&errors, 0.5),
-        Fmt::sci(0),
-    )
-    .num("gradients.error_p95", quantile(&errors, 0.95), Fmt::sci(0))
-    .num(
-        "gradients.non_unique_checked",
-        nu_errors.len() as f64,
-        Fmt::int(),
-    )
-    .num(
-        "gradients.non_unique_error_median",
-        quantile(&nu_errors, 0.5),
-        Fmt::sci(0),
-    )
-    .num(
-        "gradients.first_gradient_over_solve_median",
-        quantile(&over, 0.5),
-        Fmt::fixed(1),
-    )
-    .num("gradients.within_solve", within_solve as f64, Fmt::int())
-    .num("gradients.timed", over.len() as f64, Fmt::int())
-    .num("gradients.small", small.len() as f64, Fmt::int())
-    .num(
-        "gradients.small_first_gradient_us",
-        quantile(&small, 0.5),
-        Fmt::fixed(0).unit(" us"),
-    )
-    .num(
-        "gradients.mujoco_fd_over_ours_median",
-        quantile(&mujoco, 0.5),
-        Fmt::fixed(0),
-    );
+    f.num("gradients.problems", natural.len() as f64, Fmt::int())
+        .num("gradients.converged", converged.len() as f64, Fmt::int())
+        .num("gradients.non_unique", non_unique.len() as f64, Fmt::int())
+        .num("gradients.kinks", count("kink"), Fmt::int())
+        .num("gradients.fd_failed", count("failed"), Fmt::int())
+        .num("gradients.unique_checked", errors.len() as f64, Fmt::int())
+        .num(
+            "gradients.error_median",
+            quantile(&errors, 0.5),
+            Fmt::sci(0),
+        )
+        .num("gradients.error_p95", quantile(&errors, 0.95), Fmt::sci(0))
+        .num(
+            "gradients.non_unique_checked",
+            nu_errors.len() as f64,
+            Fmt::int(),
+        )
+        .num(
+            "gradients.non_unique_error_median",
+            quantile(&nu_errors, 0.5),
+            Fmt::sci(0),
+        )
+        .num(
+            "gradients.first_gradient_over_solve_median",
+            quantile(&over, 0.5),
+            Fmt::fixed(1),
+        )
+        .num("gradients.within_solve", within_solve as f64, Fmt::int())
+        .num(
+            "gradients.mujoco_set_first_gradient_over_solve",
+            quantile(&mujoco_set, 0.5),
+            Fmt::fixed(1),
+        )
+        .num("gradients.timed", over.len() as f64, Fmt::int())
+        .num("gradients.small", small.len() as f64, Fmt::int())
+        .num(
+            "gradients.small_first_gradient_us",
+            quantile(&small, 0.5),
+            Fmt::fixed(0).unit(" us"),
+        )
+        .num(
+            "gradients.mujoco_fd_over_ours_median",
+            quantile(&mujoco, 0.5),
+            Fmt::fixed(0),
+        );
     sap_facts(r, records);
     first_order_facts(r, &converged);
     Ok(())
@@ -516,7 +535,14 @@ fn sap_facts(r: &mut Report, records: &[Record]) {
         .filter(|x| x.pair == PAIRS[1].0 && x.converged())
         .collect();
     let (sap_errors, sap_over) = checked_and_cost(&sap);
+    let disagreeing: Vec<String> = sap
+        .iter()
+        .filter(|x| x.class() != "degenerate" && x.fd == "consistent")
+        .filter(|x| x.error() > AGREES)
+        .map(|x| format!("`{}`", x.problem))
+        .collect();
     r.facts()
+        .text("gradients.sap.disagreeing", disagreeing.join(", "))
         .num("gradients.sap.converged", sap.len() as f64, Fmt::int())
         .num("gradients.sap.checked", sap_errors.len() as f64, Fmt::int())
         .num(
@@ -573,8 +599,8 @@ mod tests {
         }
     }
 
-    /// Non-unique answers are their own class whatever their regimes; among unique ones a
-    /// degenerate block outranks a sliding one.
+    /// A degenerate block puts an answer in its own class, unique or not; then non-unique
+    /// answers; then a sliding block outranks sticking and separating ones.
     #[test]
     fn records_are_classed_by_uniqueness_then_their_worst_regime() {
         let base = [
@@ -586,7 +612,10 @@ mod tests {
         let mut degenerate = base;
         degenerate[2].1 = 1.0;
         assert_eq!(record(&degenerate).class(), "degenerate");
-        let mut non_unique = degenerate;
+        let mut both = degenerate;
+        both[0].1 = 1.0;
+        assert_eq!(record(&both).class(), "degenerate");
+        let mut non_unique = base;
         non_unique[0].1 = 1.0;
         assert_eq!(record(&non_unique).class(), "non-unique");
         assert_eq!(
