@@ -319,7 +319,8 @@ def regime_counts(s, margin):
 
 
 def first_order(p, s_newton, d, t_newton):
-    """Each first-order pair's answer and the gap of its derivative to the Newton-type pair's."""
+    """Each first-order pair's answer and the gap of its derivative to the Newton-type pair's:
+    `gap` on the outputs the derivative is judged on (`checked`), `gap_r` and `gap_u` apart."""
     rows = {}
     for pair in FIRST_ORDER:
         s = solve(p, pair, FIRST_ORDER_TOL, FIRST_ORDER_ITER)
@@ -327,6 +328,7 @@ def first_order(p, s_newton, d, t_newton):
         if s is not None and s.status == "converged":
             t = s.jvp(d)
             row.update(residual=s.residual,
+                       gap=max(rel(t[k], t_newton[k]) for k in checked(s_newton)),
                        gap_r=rel(t["r"], t_newton["r"]),
                        gap_u=rel(t["u"], t_newton["u"]),
                        answer_gap_r=rel(np.asarray(s.r), np.asarray(s_newton.r)))
