@@ -44,6 +44,10 @@ pub const FIRST_ORDER_BAR: f64 = 100.0;
 /// median bar).
 pub const AGREES: f64 = 1e-6;
 
+/// The residual a first-order pair's bar is floored at: an answer exact to the last digit
+/// (residual 0) still leaves its derivative rounding apart from another's.
+pub const ROUNDING: f64 = 1e-14;
+
 /// The problems "of at most this many velocities" of the cost bar.
 pub const SMALL_VELOCITIES: f64 = 40.0;
 
@@ -306,7 +310,8 @@ fn cost_table(r: &mut Report, records: &[Record]) -> Result<(), ReportError> {
 fn within_bar(x: &Record, key: &str) -> Option<bool> {
     let residual = x.get(&format!("{}_{key}_residual", col::FIRST_ORDER_PAIRS));
     let gap = x.get(&format!("{}_{key}_gap", col::FIRST_ORDER_PAIRS));
-    (residual.is_finite() && gap.is_finite()).then_some(gap <= FIRST_ORDER_BAR * residual)
+    let bar = FIRST_ORDER_BAR * residual.max(ROUNDING);
+    (residual.is_finite() && gap.is_finite()).then_some(gap <= bar)
 }
 
 /// Per set and first-order pair: problems the Newton-type pair answered, those the pair
@@ -560,23 +565,38 @@ fn sap_facts(r: &mut Report, records: &[Record]) {
         );
 }
 
-/// Per first-order pair: the answers it converged on and those within the bar.
+/// Per first-order pair: the answers it converged on, those within the bar, and the misses
+/// where the answer is unique and no block degenerate (where the bar should hold).
 fn first_order_facts(r: &mut Report, converged: &[&Record]) {
     let f = r.facts();
     for (key, _) in FIRST_ORDER {
-        let done: Vec<bool> = converged
+        let judged: Vec<(&&Record, bool)> = converged
             .iter()
-            .filter_map(|x| within_bar(x, key))
+            .filter_map(|x| within_bar(x, key).map(|b| (x, b)))
             .collect();
+        let clean_misses: Vec<String> = judged
+            .iter()
+            .filter(|(x, b)| !b && x.unique() && x.class() != "degenerate")
+            .map(|(x, _)| format!("`{}`", x.problem))
+            .collect();
+        let within = judged.iter().filter(|(_, b)| *b).count();
         f.num(
             format!("gradients.{key}.converged"),
-            done.len() as f64,
+            judged.len() as f64,
             Fmt::int(),
         )
         .num(
             format!("gradients.{key}.within_bar"),
-            done.iter().filter(|b| **b).count() as f64,
+            within as f64,
             Fmt::int(),
+        )
+        .text(
+            format!("gradients.{key}.unique_misses"),
+            if clean_misses.is_empty() {
+                "none".to_string()
+            } else {
+                clean_misses.join(", ")
+            },
         );
     }
 }
@@ -636,6 +656,12 @@ mod tests {
             ("first_order_pairs_pgs_gap", 5e-8),
         ]);
         assert_eq!(within_bar(&y, "pgs"), Some(true));
+        // An exact answer (residual 0) is judged at rounding.
+        let exact = record(&[
+            ("first_order_pairs_pgs_residual", 0.0),
+            ("first_order_pairs_pgs_gap", 3e-16),
+        ]);
+        assert_eq!(within_bar(&exact, "pgs"), Some(true));
         assert_eq!(within_bar(&y, "admm"), None);
     }
 }
