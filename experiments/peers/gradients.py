@@ -27,6 +27,9 @@ Per problem of each set (FCLib's files in `data/problems/`, MuJoCo's exported st
 * the first-order pairs on the same model (PGS with NNCG, ADMM) solve to `FIRST_ORDER_TOL`; the
   derivative at their answer is compared with the Newton-type pair's (the relative gap beside
   their residual: the issue's bar is within 100 times their residual);
+* the sliding box's trajectory differentiated by the chain rule through its steps'
+  derivatives, against central differences of the whole rollout, and its friction coefficient
+  and initial velocity identified from a noisy trajectory with it (`rollout.py`);
 * on each robot state, MuJoCo's `mjd_transitionFD` (the step's derivative with respect to state
   and control by finite differences: context, it does not differentiate `mu` or `W`) is timed
   on the same state beside ours.
@@ -463,6 +466,8 @@ def main():
     ap.add_argument("--small", action="store_true", help="three problems per set (CI)")
     ap.add_argument("--out", default=None)
     ap.add_argument("--allow-stale-extension", action="store_true")
+    ap.add_argument("--no-rollout", action="store_true",
+                    help="leave out the sliding box's rollout gradient and identification")
     a = ap.parse_args()
     try:
         import contactlab  # noqa: F401
@@ -492,7 +497,15 @@ def main():
             print(f"{set_name} {name}: {rec.get('status')} fd={rec.get('fd')} "
                   f"error={rec.get('derivative_error')} vjp={rec.get('vjp_s')} "
                   f"solve={rec.get('solve_s')}", file=sys.stderr)
+    rolled = {}
+    if not a.no_rollout:
+        import rollout
+
+        rolled = rollout.study(seeds=2 if a.small else rollout.SEEDS)
+        rolled.pop("fits")
+        print(f"rollout: {rolled}", file=sys.stderr)
     out = {
+        **rolled,
         "contactlab_build": _extension("BUILD_PROFILE"),
         "contactlab_commit": built,
         "contactlab_stale": stale or "",

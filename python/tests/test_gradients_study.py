@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 
 import numpy as np
+import pytest
 
 import contactlab
 
@@ -55,3 +56,23 @@ def test_the_direction_is_symmetric_where_the_data_are_and_frictionless_rows_sta
     # Where the impulses are not unique only `q` within `W`'s range and `mu` move.
     d = gradients.direction(local, np.random.default_rng(2), False)
     assert np.all(d["W"] == 0)
+
+
+def test_a_rollouts_chain_rule_is_the_derivative_of_the_rollout_and_identifies_friction():
+    """The sliding box (`rollout.py`): over a horizon before the stop the chain rule through the
+    steps' derivatives agrees with central differences of the whole rollout in `mu`, `v0` and
+    the applied force; the closed form `dx/dv0 = t` holds; Gauss-Newton with it recovers `mu`
+    and `v0` from a short noisy trajectory started half again off."""
+    pytest.importorskip("mujoco")
+    import rollout
+
+    theta = (0.5, 1.0, 0.2)
+    steps = 60
+    _, chain = rollout.rollout(theta, steps)
+    fd = rollout.rollout_differences(theta, steps)
+    assert np.max(np.abs(chain[-1] - fd[-1]) / np.abs(fd[-1])) <= 1e-6, (chain[-1], fd[-1])
+    assert abs(chain[-1, 1] - steps * rollout.DT) <= 1e-9
+    y = rollout.noisy_samples(rollout.TRUE, 300, 1e-4, seed=3)
+    fitted, _, _ = rollout.identify(y, rollout.GUESS)
+    assert abs(fitted[0] - rollout.TRUE[0]) <= 0.01 * rollout.TRUE[0], fitted
+    assert abs(fitted[1] - rollout.TRUE[1]) <= 0.01 * rollout.TRUE[1], fitted

@@ -406,6 +406,86 @@ fn metrics_csv(r: &mut Report, records: &[Record]) -> Result<(), ReportError> {
     r.show_table("metrics", &t)
 }
 
+/// The sliding box's rollout and identification (`rollout.py`): marked absent where the run
+/// left them out (`--no-rollout`).
+fn rollout_facts(r: &mut Report, df: &DataFrame) {
+    let top = |k: &str| {
+        f64s(df, k)
+            .ok()
+            .and_then(|v| v.first().copied())
+            .unwrap_or(f64::NAN)
+    };
+    if top(col::ROLLOUT_GAP).is_nan() {
+        r.facts()
+            .absent("gradients.rollout", "the run left the rollout out")
+            .absent("gradients.identify", "the run left the rollout out");
+        return;
+    }
+    let percent = |v: f64| 100.0 * v;
+    r.facts()
+        .num(
+            "gradients.rollout.horizon",
+            top(col::ROLLOUT_HORIZON),
+            Fmt::int(),
+        )
+        .num("gradients.rollout.gap", top(col::ROLLOUT_GAP), Fmt::sci(0))
+        .num(
+            "gradients.identify.seeds",
+            top(col::IDENTIFY_SEEDS),
+            Fmt::int(),
+        )
+        .num(
+            "gradients.identify.samples",
+            top(col::IDENTIFY_SAMPLES),
+            Fmt::int(),
+        )
+        .num(
+            "gradients.identify.sigma_mm",
+            1e3 * top(col::IDENTIFY_SIGMA),
+            Fmt::fixed(0).unit(" mm"),
+        )
+        .num(
+            "gradients.identify.mu_error_median",
+            percent(top(col::IDENTIFY_MU_ERROR_MEDIAN)),
+            Fmt::percent(2),
+        )
+        .num(
+            "gradients.identify.mu_error_max",
+            percent(top(col::IDENTIFY_MU_ERROR_MAX)),
+            Fmt::percent(2),
+        )
+        .num(
+            "gradients.identify.v0_error_median",
+            percent(top(col::IDENTIFY_V0_ERROR_MEDIAN)),
+            Fmt::percent(2),
+        )
+        .num(
+            "gradients.identify.iterations_median",
+            top(col::IDENTIFY_ITERATIONS_MEDIAN),
+            Fmt::fixed(0),
+        )
+        .num(
+            "gradients.identify.seconds_chain",
+            top(col::IDENTIFY_SECONDS_CHAIN_MEDIAN),
+            Fmt::fixed(1).unit(" s"),
+        )
+        .num(
+            "gradients.identify.fd_seeds",
+            top(col::IDENTIFY_FD_SEEDS),
+            Fmt::int(),
+        )
+        .num(
+            "gradients.identify.seconds_fd",
+            top(col::IDENTIFY_SECONDS_FD_MEDIAN),
+            Fmt::fixed(1).unit(" s"),
+        )
+        .num(
+            "gradients.identify.chain_fd_mu_gap",
+            top(col::IDENTIFY_CHAIN_FD_MU_GAP_MAX),
+            Fmt::sci(0),
+        );
+}
+
 /// The run's settings the page and the findings quote.
 fn settings_facts(r: &mut Report, df: &DataFrame) {
     let top = |k: &str| {
@@ -480,6 +560,7 @@ fn facts(r: &mut Report, df: &DataFrame, records: &[Record]) -> Result<(), Repor
         .collect();
     let count = |fd: &str| converged.iter().filter(|x| x.fd == fd).count() as f64;
     settings_facts(r, df);
+    rollout_facts(r, df);
     let f = r.facts();
     f.num("gradients.problems", natural.len() as f64, Fmt::int())
         .num("gradients.converged", converged.len() as f64, Fmt::int())

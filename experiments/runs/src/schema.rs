@@ -237,6 +237,35 @@ pub mod gradients {
     pub const H_LADDER_MIN: &str = "h_ladder_min";
     /// The agreement under which two steps' differences are consistent.
     pub const FD_CONSISTENT: &str = "fd_consistent";
+    /// The sliding box's rollout: its horizon (steps, ending 20 before the stop) and the chain
+    /// rule's largest relative gap to central differences of the whole rollout.
+    pub const ROLLOUT_HORIZON: &str = "rollout_horizon";
+    /// See [`ROLLOUT_HORIZON`].
+    pub const ROLLOUT_GAP: &str = "rollout_gap";
+    /// The identification: noise seeds, samples, the noise's standard deviation (m).
+    pub const IDENTIFY_SEEDS: &str = "identify_seeds";
+    /// See [`IDENTIFY_SEEDS`].
+    pub const IDENTIFY_SAMPLES: &str = "identify_samples";
+    /// See [`IDENTIFY_SEEDS`].
+    pub const IDENTIFY_SIGMA: &str = "identify_sigma";
+    /// The fits by the chain rule: the relative error of `mu` (median, largest), of `v0`
+    /// (median), Gauss-Newton's iterations and seconds (medians).
+    pub const IDENTIFY_MU_ERROR_MEDIAN: &str = "identify_mu_error_median";
+    /// See [`IDENTIFY_MU_ERROR_MEDIAN`].
+    pub const IDENTIFY_MU_ERROR_MAX: &str = "identify_mu_error_max";
+    /// See [`IDENTIFY_MU_ERROR_MEDIAN`].
+    pub const IDENTIFY_V0_ERROR_MEDIAN: &str = "identify_v0_error_median";
+    /// See [`IDENTIFY_MU_ERROR_MEDIAN`].
+    pub const IDENTIFY_ITERATIONS_MEDIAN: &str = "identify_iterations_median";
+    /// See [`IDENTIFY_MU_ERROR_MEDIAN`].
+    pub const IDENTIFY_SECONDS_CHAIN_MEDIAN: &str = "identify_seconds_chain_median";
+    /// The fits by central differences of the rollout: their seeds, median seconds, and the
+    /// largest gap of their `mu` to the chain rule's fit (relative to the true `mu`).
+    pub const IDENTIFY_FD_SEEDS: &str = "identify_fd_seeds";
+    /// See [`IDENTIFY_FD_SEEDS`].
+    pub const IDENTIFY_SECONDS_FD_MEDIAN: &str = "identify_seconds_fd_median";
+    /// See [`IDENTIFY_FD_SEEDS`].
+    pub const IDENTIFY_CHAIN_FD_MU_GAP_MAX: &str = "identify_chain_fd_mu_gap_max";
 }
 
 /// The frame of an engines run: the harness's records, or this one column when it did not run.
