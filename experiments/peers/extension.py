@@ -1,8 +1,19 @@
 """The contactlab extension a study runs: which build it is and whether it was built from the
 tree's code (the robot and gradients studies refuse a stale one: an install outlives the code it
-was built from)."""
+was built from); and where a study's result goes."""
 
+import json
 from pathlib import Path
+
+
+def write_result(out, path):
+    """A study's result as indented JSON into `path` (standard output when None), floats for
+    NumPy's numbers."""
+    text = json.dumps(out, indent=1, default=float)
+    if path:
+        Path(path).write_text(text + "\n")
+    else:
+        print(text)
 
 
 def _extension(name):

@@ -40,7 +40,6 @@ columns are empty and the run says why).
 """
 
 import argparse
-import json
 import sys
 import time
 from pathlib import Path
@@ -51,7 +50,7 @@ ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "python" / "scripts"))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from extension import _changed, _extension, _head, stale_extension  # noqa: E402
+from extension import _changed, _extension, _head, stale_extension, write_result  # noqa: E402
 
 #: The Newton-type pair's tolerance on the shared ruler (the issue's "solved to 1e-12").
 TOL = 1e-12
@@ -474,8 +473,7 @@ def main():
     except ImportError:
         out = {"skipped": "the contactlab package is not installed (pip install ./python)",
                "records": []}
-        text = json.dumps(out)
-        Path(a.out).write_text(text + "\n") if a.out else print(text)
+        write_result(out, a.out)
         return
     built, head = _extension("BUILD_COMMIT"), _head()
     stale = stale_extension(built, head, _changed(built, head))
@@ -518,11 +516,7 @@ def main():
         "max_rows": MAX_ROWS,
         "records": records,
     }
-    text = json.dumps(out, indent=1, default=float)
-    if a.out:
-        Path(a.out).write_text(text + "\n")
-    else:
-        print(text)
+    write_result(out, a.out)
 
 
 if __name__ == "__main__":

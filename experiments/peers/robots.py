@@ -30,7 +30,6 @@ the whole step's seconds and its parts (MuJoCo's forward stages, forming the pro
 the call, the write-back with the integrator), and whether MuJoCo reset the state.
 """
 import argparse
-import json
 import statistics
 import sys
 import time
@@ -42,7 +41,7 @@ import mujoco
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import robot_scenes as rs  # noqa: E402
-from extension import _changed, _extension, _head, stale_extension  # noqa: E402,F401
+from extension import _changed, _extension, _head, stale_extension, write_result  # noqa: E402,F401
 
 #: The pairs that step every scene for its whole duration: SAP (Castro et al.), the natural map
 #: with a Newton-type driver, PGS and ADMM. The natural map's driver is the projected
@@ -362,11 +361,7 @@ def main():
         "papers_duration_s": a.papers_duration,
         "records": records,
     }
-    text = json.dumps(out, indent=1, default=float)
-    if a.out:
-        Path(a.out).write_text(text + "\n")
-    else:
-        print(text)
+    write_result(out, a.out)
 
 
 if __name__ == "__main__":

@@ -49,6 +49,7 @@ use nalgebra::{Matrix3, Vector3};
 use super::cost::{diag_inv_sqrt, eq26_optimality, SapCost};
 use super::params::{regularization, Regularization, RegularizationParams};
 use super::projection::{ContactRegularization, SapRegion};
+use crate::natural_map::sensitivity::generalized::check_cotangents;
 pub use crate::natural_map::sensitivity::generalized::{
     GeneralizedDirection, GeneralizedGradient, GeneralizedTangent,
 };
@@ -227,9 +228,7 @@ impl SapSensitivity {
         v_bar: &[f64],
     ) -> Result<GeneralizedGradient, CoreError> {
         let (nv, m) = (self.h.nrows(), self.h.ncols());
-        check("r_bar", r_bar.len(), m, "rows")?;
-        check("u_bar", u_bar.len(), m, "rows")?;
-        check("v_bar", v_bar.len(), nv, "velocities")?;
+        check_cotangents((r_bar, u_bar, v_bar), nv, m)?;
         let (rb, ub) = (Col::from_fn(m, |i| r_bar[i]), Col::from_fn(m, |i| u_bar[i]));
         let ut = &ub - self.g_times(&rb, true);
         let z = self

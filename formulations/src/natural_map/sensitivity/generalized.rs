@@ -213,9 +213,7 @@ impl GeneralizedSensitivity {
         v_bar: &[f64],
     ) -> Result<GeneralizedGradient, CoreError> {
         let (nv, m) = (self.x.nrows(), self.x.ncols());
-        check("r_bar", r_bar.len(), m, "rows")?;
-        check("u_bar", u_bar.len(), m, "rows")?;
-        check("v_bar", v_bar.len(), nv, "velocities")?;
+        check_cotangents((r_bar, u_bar, v_bar), nv, m)?;
         let z = self.llt.solve(Col::from_fn(nv, |i| v_bar[i]));
         let rb = Col::from_fn(m, |i| r_bar[i]) + self.h.transpose() * &z;
         let (g, mu) = self.local.adjoint(rb, &Col::from_fn(m, |i| u_bar[i]));
@@ -229,6 +227,17 @@ impl GeneralizedSensitivity {
             to_vec(&mu),
         ))
     }
+}
+
+/// Refuses cotangents `(r̄, ū, v̄)` of the wrong sizes for `nv` velocities and `m` rows.
+pub(crate) fn check_cotangents(
+    (r_bar, u_bar, v_bar): (&[f64], &[f64], &[f64]),
+    nv: usize,
+    m: usize,
+) -> Result<(), CoreError> {
+    check("r_bar", r_bar.len(), m, "rows")?;
+    check("u_bar", u_bar.len(), m, "rows")?;
+    check("v_bar", v_bar.len(), nv, "velocities")
 }
 
 #[cfg(test)]
