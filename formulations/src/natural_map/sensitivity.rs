@@ -31,7 +31,7 @@
 //! frictionless contact) has no `mu`: a nonzero change there is refused, and its gradient
 //! entry is 0.
 //!
-//! `J` is factored once by a singular value decomposition. Where it is singular (rigid
+//! `J` is factored once by a column-pivoted QR ([`min_norm`]). Where it is singular (rigid
 //! impulses that are not unique: a box on a plane has twelve contact rows against six
 //! velocities), the derivative is the minimum-norm element `J^+` gives, and
 //! [`Sensitivity::non_unique`] says so.
@@ -48,6 +48,7 @@ use contactlab_core::{elliptic_cone, CoreError, LocalProblem, Residual};
 use faer::{Col, Mat};
 
 use super::{block_point, NaturalMap};
+use min_norm::MinNorm;
 
 /// The names of an answer's outputs and of a problem's fields, as the lab and the Python
 /// package spell them.
@@ -68,7 +69,7 @@ pub mod names {
     pub const GENERALIZED_OUTPUTS: [&str; 3] = [R, U, V];
 }
 
-/// Singular values of `J` below this times the largest are taken as zero.
+/// Diagonal entries of `J`'s pivoted `R` below this times the first are taken as zero.
 const RANK_TOL: f64 = 1e-12;
 
 /// Where a block's answer sits, read from `z_b = r_b - rho_b y_b` (`y_b` its paired velocity).
@@ -165,12 +166,8 @@ pub struct Sensitivity {
     b: Mat<f64>,
     /// `F_mu`, the residual's derivative with respect to each block's `mu` (`n x nb`).
     f_mu: Mat<f64>,
-    /// `J = U S V'`: `U`, `V` and `S^+` (zero where a singular value was dropped).
-    u: Mat<f64>,
-    v: Mat<f64>,
-    s_inv: Vec<f64>,
-    /// The numerical rank of `J`.
-    rank: usize,
+    /// `J`, factored for its minimum-norm solutions.
+    factor: MinNorm,
     /// Each block's kind and `z_b = r_b - rho_b y_b` at the answer.
     constraints: Vec<Constraint>,
     z: Vec<Vec<f64>>,
@@ -198,21 +195,12 @@ impl Sensitivity {
         let map = NaturalMap::new(problem);
         let mut j = Mat::zeros(n, n);
         map.jacobian(r, j.as_mut());
-        let svd = j
-            .svd()
-            .map_err(|e| CoreError::BadOption(format!("sensitivity: SVD of J failed: {e:?}")))?;
-        let s = svd.S().column_vector();
-        let smax = (0..n).fold(0.0f64, |m, i| m.max(s[i]));
-        let s_inv: Vec<f64> = (0..n)
-            .map(|i| {
-                if s[i] > RANK_TOL * smax {
-                    1.0 / s[i]
-                } else {
-                    0.0
-                }
-            })
-            .collect();
-        let rank = s_inv.iter().filter(|x| **x > 0.0).count();
+        if !j.as_ref().is_all_finite() {
+            return Err(CoreError::BadOption(
+                "sensitivity: the natural map's Jacobian at the answer is not finite".into(),
+            ));
+        }
+        let factor = MinNorm::new(&j, RANK_TOL);
         let u = problem.velocity(r);
         let (constraints, z) = problem
             .constraints
@@ -229,10 +217,7 @@ impl Sensitivity {
             w: map.w_dense().clone(),
             b: map.velocity_jacobian(r),
             f_mu: map.mu_jacobian(r),
-            u: svd.U().to_owned(),
-            v: svd.V().to_owned(),
-            s_inv,
-            rank,
+            factor,
             constraints,
             z,
         })
@@ -241,12 +226,13 @@ impl Sensitivity {
     /// Whether `J` is singular at the answer: the impulses are then not unique, and the
     /// derivatives are the minimum-norm element.
     pub fn non_unique(&self) -> bool {
-        self.rank < self.r.len()
+        self.factor.rank() < self.r.len()
     }
 
-    /// The numerical rank of `J` (singular values above `1e-12` times the largest).
+    /// The numerical rank of `J` (the diagonal of its pivoted QR's `R` above `1e-12` times
+    /// the first).
     pub fn rank(&self) -> usize {
-        self.rank
+        self.factor.rank()
     }
 
     /// Each block's regime at the answer, [`Regime::Degenerate`] within `margin` of a kink.
@@ -303,7 +289,7 @@ impl Sensitivity {
         if let Some(dmu) = dmu {
             rhs -= &self.f_mu * self.mu_change(dmu)?;
         }
-        let dr = &self.v * self.scaled(self.u.transpose() * rhs);
+        let dr = self.factor.solve(&rhs);
         let du = &self.w * &dr + delta;
         Ok((dr, du))
     }
@@ -351,15 +337,10 @@ impl Sensitivity {
     /// direct change `dq + dW r`) and `mū = -F_mu' λ`.
     pub(crate) fn adjoint(&self, r_bar: Col<f64>, u_bar: &Col<f64>) -> (Col<f64>, Col<f64>) {
         let rhs = r_bar + &self.w * u_bar;
-        let lambda = &self.u * self.scaled(self.v.transpose() * rhs);
+        let lambda = self.factor.solve_transpose(&rhs);
         let g = u_bar - self.b.transpose() * &lambda;
         let mu = -(self.f_mu.transpose() * &lambda);
         (g, mu)
-    }
-
-    /// `S^+ x`.
-    fn scaled(&self, x: Col<f64>) -> Col<f64> {
-        Col::from_fn(x.nrows(), |i| self.s_inv[i] * x[i])
     }
 
     fn check_len(&self, what: &str, got: usize, want: usize) -> Result<(), CoreError> {
@@ -393,6 +374,7 @@ pub(crate) fn to_vec(c: &Col<f64>) -> Vec<f64> {
 }
 
 pub mod generalized;
+mod min_norm;
 
 #[cfg(test)]
 mod tests;
