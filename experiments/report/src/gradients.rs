@@ -100,6 +100,12 @@ impl Record {
         self.get(col::DERIVATIVE_ERROR)
     }
 
+    /// Whether the record's derivative counts as checked at a unique answer: the impulses
+    /// unique, no block degenerate, the finite differences consistent.
+    fn checked_unique(&self) -> bool {
+        self.unique() && self.class() != "degenerate" && self.fd == "consistent"
+    }
+
     /// The velocities the cost bar counts: the generalized ones, or the rows of a
     /// contact-space problem.
     fn velocities(&self) -> f64 {
@@ -409,12 +415,7 @@ fn metrics_csv(r: &mut Report, records: &[Record]) -> Result<(), ReportError> {
 /// The sliding box's rollout and identification (`rollout.py`): marked absent where the run
 /// left them out (`--no-rollout`).
 fn rollout_facts(r: &mut Report, df: &DataFrame) {
-    let top = |k: &str| {
-        f64s(df, k)
-            .ok()
-            .and_then(|v| v.first().copied())
-            .unwrap_or(f64::NAN)
-    };
+    let top = |k: &str| run_wide(df, k);
     if top(col::ROLLOUT_GAP).is_nan() {
         r.facts()
             .absent("gradients.rollout", "the run left the rollout out")
@@ -486,14 +487,17 @@ fn rollout_facts(r: &mut Report, df: &DataFrame) {
         );
 }
 
+/// A run-wide number of the study (every record repeats it), `NaN` where the run has none.
+fn run_wide(df: &DataFrame, name: &str) -> f64 {
+    f64s(df, name)
+        .ok()
+        .and_then(|v| v.first().copied())
+        .unwrap_or(f64::NAN)
+}
+
 /// The run's settings the page and the findings quote.
 fn settings_facts(r: &mut Report, df: &DataFrame) {
-    let top = |k: &str| {
-        f64s(df, k)
-            .ok()
-            .and_then(|v| v.first().copied())
-            .unwrap_or(f64::NAN)
-    };
+    let top = |k: &str| run_wide(df, k);
     r.facts()
         .num("gradients.tol", top(col::TOL), Fmt::sci(0))
         .num(
@@ -517,7 +521,7 @@ fn settings_facts(r: &mut Report, df: &DataFrame) {
 fn checked_and_cost(of: &[&Record]) -> (Vec<f64>, Vec<f64>) {
     let errors = of
         .iter()
-        .filter(|x| x.unique() && x.class() != "degenerate" && x.fd == "consistent")
+        .filter(|x| x.checked_unique())
         .map(|x| x.error())
         .filter(|v| v.is_finite())
         .collect();
@@ -621,8 +625,7 @@ fn sap_facts(r: &mut Report, records: &[Record]) {
     let (sap_errors, sap_over) = checked_and_cost(&sap);
     let disagreeing: Vec<String> = sap
         .iter()
-        .filter(|x| x.class() != "degenerate" && x.fd == "consistent")
-        .filter(|x| x.error() > AGREES)
+        .filter(|x| x.checked_unique() && x.error() > AGREES)
         .map(|x| format!("`{}`", x.problem))
         .collect();
     r.facts()
