@@ -212,11 +212,7 @@ impl SapSensitivity {
         let dv = self.llt.solve(&e);
         let du = self.h.transpose() * &dv + &c;
         dr -= self.g_times(&du, false);
-        Ok(GeneralizedTangent {
-            r: to_vec(&dr),
-            u: to_vec(&du),
-            v: to_vec(&dv),
-        })
+        Ok(GeneralizedTangent::of(&dr, &du, &dv))
     }
 
     /// Reverse mode: the gradient of `<r̄, r> + <ū, u> + <v̄, v>` with respect to `f`, `w`,

@@ -130,6 +130,17 @@ pub struct GeneralizedTangent {
     pub v: Vec<f64>,
 }
 
+impl GeneralizedTangent {
+    /// The tangent of the columns `(dr, du, dv)`.
+    pub fn of(dr: &Col<f64>, du: &Col<f64>, dv: &Col<f64>) -> GeneralizedTangent {
+        GeneralizedTangent {
+            r: to_vec(dr),
+            u: to_vec(du),
+            v: to_vec(dv),
+        }
+    }
+}
+
 /// The contact-space sensitivities of a generalized problem's answer with the chain rule's
 /// factors: `M`'s Cholesky factor, `H`, `X = M^-1 H` and `v`.
 #[derive(Debug)]
@@ -197,11 +208,7 @@ impl GeneralizedSensitivity {
         let delta = c + self.x.transpose() * &e;
         let (dr, du) = self.local.answer_change(&delta, d.mu)?;
         let dv = &self.x * &dr + self.llt.solve(&e);
-        Ok(GeneralizedTangent {
-            r: to_vec(&dr),
-            u: to_vec(&du),
-            v: to_vec(&dv),
-        })
+        Ok(GeneralizedTangent::of(&dr, &du, &dv))
     }
 
     /// Reverse mode: the gradient of `<r̄, r> + <ū, u> + <v̄, v>` with respect to `f`, `w`,
