@@ -73,7 +73,7 @@ pub use nalgebra;
 /// The ndarray crate problems can be built from ([`io::arrays`]), re-exported for notebooks.
 pub use ndarray;
 pub use plugin::{Driver, Formulation, Init, LocalSolve};
-pub use problem::{GlobalProblem, LocalProblem, Matrix, Problem};
+pub use problem::{Cholesky, GlobalProblem, LocalProblem, Matrix, Problem};
 pub use residual::{
     BDerivative, Edge, EdgeMix, NewtonDirection, NewtonSystem, NonSmoothResidual, NormalEquations,
     ProjectedResidual, Residual,

@@ -510,10 +510,13 @@ fn symmetric_part(a: &Matrix) -> Matrix {
 }
 
 /// A Cholesky factorization `A = L L'` of the symmetric part of a square matrix.
-pub(crate) enum Cholesky {
+#[derive(Debug)]
+pub enum Cholesky {
     /// A diagonal matrix (as Siconos mass matrices are): its positive diagonal.
     Diagonal(Vec<f64>),
+    /// A dense matrix's factor.
     Dense(faer::linalg::solvers::Llt<f64>),
+    /// A sparse matrix's supernodal factor.
     Sparse(faer::sparse::linalg::solvers::Llt<usize, f64>),
 }
 
@@ -521,7 +524,7 @@ impl Cholesky {
     /// Factors `(A + A') / 2`: dense LLT for dense `A`, supernodal sparse LLT for sparse `A`,
     /// and just the diagonal for a sparse diagonal `A` (a supernodal solve with many right-hand
     /// sides costs far more there).
-    pub(crate) fn new(field: &str, a: &Matrix) -> Result<Cholesky, ProblemError> {
+    pub fn new(field: &str, a: &Matrix) -> Result<Cholesky, ProblemError> {
         check_square(field, a)?;
         check_finite_matrix(field, a)?;
         let not_pd = |detail: String| ProblemError::NotPositive {
@@ -573,7 +576,7 @@ impl Cholesky {
     }
 
     /// Overwrites `rhs` with `A^-1 rhs`.
-    pub(crate) fn solve_in_place(&self, rhs: faer::MatMut<'_, f64>) {
+    pub fn solve_in_place(&self, rhs: faer::MatMut<'_, f64>) {
         match self {
             Cholesky::Diagonal(d) => {
                 let mut rhs = rhs;

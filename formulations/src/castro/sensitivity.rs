@@ -31,8 +31,10 @@
 //! `f̄ = z`, `w̄ = g`, `H̄ = z gamma' + v g'`, `M̄ = -sym(z v')`, `mū_i = gamma_mu,i . (r̄ + H' z)_i`.
 //!
 //! The impulses are unique (the regularisation makes eq. 24 strongly convex: `M` is positive
-//! definite and `G` semidefinite), so `K` is positive definite and factored once, densely (problems here have at most a few hundred
-//! velocities). The derivative is that of each contact's region's piece of `P_F`; on a region
+//! definite and `G` semidefinite), so `K` is positive definite and factored once, by SAP's own
+//! path at the answer (the tree-block or sparse factor of its Newton iterations, on the trees a
+//! contact touches; `M`'s factor on the others): the first derivative costs about one Newton
+//! iteration more than the solve, as Drake's reuse of its last factorization does. The derivative is that of each contact's region's piece of `P_F`; on a region
 //! boundary it is the one-sided derivative of the extension [`projection`](super::projection)
 //! documents, and [`SapSensitivity::regions`] says where each contact is. Every velocity takes
 //! part, the trees no contact touches too (there `v = v*`, and `dv = M^-1 (df - dM v)`).
@@ -40,13 +42,12 @@
 //! Only Coulomb contacts (SAP's sparse path); a problem with other constraint kinds (the
 //! constraint-agnostic cost of [`blocks`](super::blocks)) is refused by kind.
 
-use contactlab_core::generalized::{coulomb_only, GeneralizedProblem};
-use contactlab_core::{CoreError, Matrix};
-use faer::linalg::solvers::{Llt, Solve};
-use faer::{Col, Mat, Side};
+use contactlab_core::generalized::{coulomb_only, sparse_mul_add, GeneralizedProblem};
+use contactlab_core::{Cholesky, CoreError, Matrix};
+use faer::{Col, Mat};
 use nalgebra::{Matrix3, Vector3};
 
-use super::cost::{diag_inv_sqrt, eq26_optimality, SapCost};
+use super::cost::{diag_inv_sqrt, eq26_optimality, FactoredHessian, SapCost};
 use super::params::{regularization, Regularization, RegularizationParams};
 use super::projection::{ContactRegularization, SapRegion};
 use crate::natural_map::sensitivity::generalized::check_cotangents;
@@ -58,8 +59,8 @@ use crate::natural_map::sensitivity::{check, to_vec};
 /// SAP's answer to a Coulomb problem, with its Hessian factored for the derivatives.
 #[derive(Debug)]
 pub struct SapSensitivity {
-    /// `K = M + H G H'`'s Cholesky factor.
-    llt: Llt<f64>,
+    /// `K = M + H G H'`, factored.
+    llt: HessianSolve,
     /// `H = J'` (`nv x m`).
     h: Mat<f64>,
     v: Col<f64>,
@@ -124,13 +125,12 @@ impl SapSensitivity {
             let g = cost.impulses(&x);
             move |k| g[k]
         });
-        let a = Matrix::Sparse(problem.a.clone()).to_dense();
         let h = Matrix::Sparse(problem.j.clone())
             .to_dense()
             .transpose()
             .to_owned();
         let v = Col::from_fn(nv, |k| v[k]);
-        optimal(problem, &a, &h, &v, &gamma, tol)?;
+        optimal(problem, &h, &v, &gamma, tol)?;
         let u = cost.contact_velocities(&x);
         let Linearised {
             g,
@@ -138,9 +138,7 @@ impl SapSensitivity {
             regions,
             boundary,
         } = linearised(problem, reg, &u);
-        let llt = hessian(a, &h, &g).llt(Side::Lower).map_err(|e| {
-            CoreError::LinearAlgebra(format!("SAP's Hessian is not positive definite: {e:?}"))
-        })?;
+        let llt = HessianSolve::new(problem, &cost, &x)?;
         Ok(SapSensitivity {
             llt,
             h,
@@ -181,6 +179,11 @@ impl SapSensitivity {
         self.boundary.iter().map(|d| *d <= margin).collect()
     }
 
+    /// `K^-1 x`.
+    fn k_solve(&self, x: Col<f64>) -> Col<f64> {
+        self.llt.solve(x)
+    }
+
     /// `G x`, block by block (appendix D's `G = -dgamma/dv_c`); `transpose`: `G' x`.
     fn g_times(&self, x: &Col<f64>, transpose: bool) -> Col<f64> {
         Col::from_fn(x.nrows(), |r| {
@@ -209,7 +212,7 @@ impl SapSensitivity {
             dr = Col::from_fn(m, |r| self.gamma_mu[r / 3][r % 3] * dmu[r / 3]);
         }
         e += &self.h * (&dr - self.g_times(&c, false));
-        let dv = self.llt.solve(&e);
+        let dv = self.k_solve(e);
         let du = self.h.transpose() * &dv + &c;
         dr -= self.g_times(&du, false);
         Ok(GeneralizedTangent::of(&dr, &du, &dv))
@@ -227,9 +230,7 @@ impl SapSensitivity {
         check_cotangents((r_bar, u_bar, v_bar), nv, m)?;
         let (rb, ub) = (Col::from_fn(m, |i| r_bar[i]), Col::from_fn(m, |i| u_bar[i]));
         let ut = &ub - self.g_times(&rb, true);
-        let z = self
-            .llt
-            .solve(&self.h * &ut + Col::from_fn(nv, |i| v_bar[i]));
+        let z = self.k_solve(&self.h * &ut + Col::from_fn(nv, |i| v_bar[i]));
         let s = &rb + self.h.transpose() * &z;
         let g = &ub - self.g_times(&s, true);
         let mu = (0..m / 3)
@@ -292,17 +293,77 @@ fn boundary_distance(c: &ContactRegularization, y: Vector3<f64>) -> f64 {
     wall(1.0, c.mu).min(wall(-c.mu_hat(), 1.0))
 }
 
-/// `K = M + H G H'` (section IV-A), symmetric to round-off, from `M` (`a`), `H` and each
-/// contact's `G_i`.
-fn hessian(a: Mat<f64>, h: &Mat<f64>, g: &[Matrix3<f64>]) -> Mat<f64> {
-    let ght = Mat::from_fn(h.ncols(), h.nrows(), |r, c| {
-        let (i, p) = (r / 3, r % 3);
-        (0..3)
-            .map(|q| g[i][(p, q)] * h[(c, 3 * i + q)])
-            .sum::<f64>()
-    });
-    let k = a + h * ght;
-    Mat::from_fn(k.nrows(), k.ncols(), |r, c| 0.5 * (k[(r, c)] + k[(c, r)]))
+/// `K^-1` over every velocity: SAP's own factor of `K = M + H G H'` (section IV-A) on the
+/// velocities of the trees a contact touches (the cost's unknowns, [`SapCost::factored_hessian`]),
+/// and `M`'s on the others, where no contact adds to `K` and the two parts decouple.
+#[derive(Debug)]
+struct HessianSolve {
+    touched: FactoredHessian,
+    /// The touched velocities, in the factor's order, and the others.
+    dofs: Vec<usize>,
+    rest: Vec<usize>,
+    /// `M` on `rest` (none when every velocity is touched).
+    rest_m: Option<Cholesky>,
+}
+
+impl HessianSolve {
+    /// The factors at the cost's unknowns `x`.
+    fn new(problem: &GeneralizedProblem, cost: &SapCost, x: &[f64]) -> Result<Self, CoreError> {
+        let dofs = cost.unknown_velocities().to_vec();
+        let mut is_touched = vec![false; problem.num_dofs()];
+        dofs.iter().for_each(|&d| is_touched[d] = true);
+        let rest: Vec<usize> = (0..problem.num_dofs())
+            .filter(|&d| !is_touched[d])
+            .collect();
+        let rest_m = (!rest.is_empty())
+            .then(|| {
+                let mut at = vec![usize::MAX; problem.num_dofs()];
+                rest.iter().enumerate().for_each(|(k, &d)| at[d] = k);
+                let mut t = Vec::new();
+                let a = &problem.a;
+                let (cols, rows, vals) = (a.symbolic().col_ptr(), a.symbolic().row_idx(), a.val());
+                for &c in &rest {
+                    for e in cols[c]..cols[c + 1] {
+                        // `M` is block diagonal by tree: an untouched velocity's column stays
+                        // among the untouched.
+                        if at[rows[e]] != usize::MAX {
+                            t.push((at[rows[e]], at[c], vals[e]));
+                        }
+                    }
+                }
+                let m = Matrix::from_triplets("M", rest.len(), rest.len(), &t)?;
+                // A dense factor where it is small: the sparse one's analysis costs more there.
+                let m = match m {
+                    Matrix::Sparse(s) if rest.len() <= 64 => Matrix::Dense(s.to_dense()),
+                    m => m,
+                };
+                Cholesky::new("M", &m)
+            })
+            .transpose()?;
+        Ok(HessianSolve {
+            touched: cost.factored_hessian(x)?,
+            dofs,
+            rest,
+            rest_m,
+        })
+    }
+
+    /// `K^-1 x`.
+    fn solve(&self, x: Col<f64>) -> Col<f64> {
+        let mut out = x;
+        let mut part: Vec<f64> = self.dofs.iter().map(|&d| out[d]).collect();
+        self.touched.solve_in_place(&mut part);
+        self.dofs.iter().zip(&part).for_each(|(&d, &p)| out[d] = p);
+        if let Some(m) = &self.rest_m {
+            let mut part = Col::from_fn(self.rest.len(), |k| out[self.rest[k]]);
+            m.solve_in_place(part.as_mat_mut());
+            self.rest
+                .iter()
+                .enumerate()
+                .for_each(|(k, &d)| out[d] = part[k]);
+        }
+        out
+    }
 }
 
 /// SAP's cost (eq. 24) of `problem` with `R` and `v^` frozen at `reg` and each contact's `mu`
@@ -341,20 +402,23 @@ pub fn dgamma_dmu(c: &ContactRegularization, y: Vector3<f64>, region: SapRegion)
 /// `grad = A (v - v*) - J' gamma`; refuses a point that is not SAP's answer.
 fn optimal(
     problem: &GeneralizedProblem,
-    a: &Mat<f64>,
     h: &Mat<f64>,
     v: &Col<f64>,
     gamma: &Col<f64>,
     tol: f64,
 ) -> Result<(), CoreError> {
     let nv = v.nrows();
-    let v_star = Col::from_fn(nv, |k| problem.v_star[k]);
-    let ae = a * (v - &v_star);
-    let grad = &ae - h * gamma;
+    let times_a = |x: &[f64]| {
+        let mut out = vec![0.0; nv];
+        sparse_mul_add(&problem.a, x, &mut out);
+        out
+    };
+    let ae = times_a(&to_vec(&(v - Col::from_fn(nv, |k| problem.v_star[k]))));
+    let grad = Col::from_fn(nv, |k| ae[k]) - h * gamma;
     let o = eq26_optimality(
         &diag_inv_sqrt(&problem.a),
-        &to_vec(&(a * &v_star)),
-        &to_vec(&ae),
+        &times_a(&problem.v_star),
+        &ae,
         &to_vec(&grad),
     );
     if o.met(tol, tol) {

@@ -4,7 +4,9 @@ use contactlab_core::generalized::{RowModels, StepContext};
 use contactlab_core::{
     Constraint, Constraints, Driver, GlobalProblem, Problem, SolveOptions, Status,
 };
+use faer::linalg::solvers::Solve;
 use faer::sparse::{SparseColMat, Triplet};
+use faer::Side;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
@@ -386,4 +388,56 @@ fn a_contact_on_a_region_boundary_is_at_distance_zero() {
     let between = Vector3::new(0.0, 1.0, 0.0);
     assert_eq!(c.region(between), SapRegion::Sliding);
     assert!(boundary_distance(&c, between) > 0.3);
+}
+
+/// SAP's own factor on the touched trees and `M`'s on the others solve with `K = M + H G H'`
+/// formed densely, to rounding: on trees small enough for the tree-block factor, on a tree too
+/// large for it (the sparse factor), and where a tree no contact touches keeps `K = M`.
+#[test]
+fn the_hessian_solve_is_k_inverse() {
+    let mut cases = problems();
+    cases.push((
+        "a tree of 70 velocities".into(),
+        crate::castro::tests::random_problem(5, 2, 70, 3),
+    ));
+    let untouched = {
+        let mut p = compliant(30);
+        // A fourth tree of two velocities that no contact touches.
+        let nv = p.num_dofs();
+        let mut a = triplets(&p.a);
+        a.extend((0..2).map(|k| Triplet::new(nv + k, nv + k, 2.0 + k as f64)));
+        p.a = SparseColMat::try_new_from_triplets(nv + 2, nv + 2, &a).unwrap();
+        p.j = SparseColMat::try_new_from_triplets(p.j.nrows(), nv + 2, &triplets(&p.j)).unwrap();
+        p.v_star.extend([0.1, -0.2]);
+        p.tree_of.extend([p.tree_of.iter().max().unwrap() + 1; 2]);
+        p
+    };
+    cases.push(("an untouched tree".into(), untouched));
+    for (name, p) in cases {
+        let (_, _, s) = factored(&p);
+        let nv = p.num_dofs();
+        let mut k = p.a.to_dense()
+            + &s.h
+                * Mat::from_fn(s.h.ncols(), nv, |r, c| {
+                    let (i, a) = (r / 3, r % 3);
+                    (0..3)
+                        .map(|b| s.g[i][(a, b)] * s.h[(c, 3 * i + b)])
+                        .sum::<f64>()
+                });
+        k = Mat::from_fn(nv, nv, |r, c| 0.5 * (k[(r, c)] + k[(c, r)]));
+        let mut rng = ChaCha8Rng::seed_from_u64(3);
+        let x = Col::from_fn(nv, |_| rng.random_range(-1.0..1.0));
+        let got = s.k_solve(x.clone());
+        let back = &k * &got;
+        let gap = (0..nv).fold(0.0f64, |m, i| m.max((back[i] - x[i]).abs()));
+        assert!(gap <= 1e-9, "{name}: |K K^-1 x - x| = {gap}");
+    }
+}
+
+/// A sparse matrix's stored entries.
+fn triplets(m: &SparseColMat<usize, f64>) -> Vec<Triplet<usize, usize, f64>> {
+    let (cols, rows, vals) = (m.symbolic().col_ptr(), m.symbolic().row_idx(), m.val());
+    (0..m.ncols())
+        .flat_map(|c| (cols[c]..cols[c + 1]).map(move |k| Triplet::new(rows[k], c, vals[k])))
+        .collect()
 }

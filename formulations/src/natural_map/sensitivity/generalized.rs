@@ -18,9 +18,8 @@
 //! Derivatives with respect to the symmetric `M` are symmetrized as `W`'s are.
 
 use contactlab_core::generalized::GeneralizedProblem;
-use contactlab_core::{CoreError, Matrix};
-use faer::linalg::solvers::{Llt, Solve};
-use faer::{Col, Mat, Side};
+use contactlab_core::{Cholesky, CoreError, Matrix};
+use faer::{Col, Mat};
 
 use super::{check, to_vec, Sensitivity};
 
@@ -146,7 +145,7 @@ impl GeneralizedTangent {
 #[derive(Debug)]
 pub struct GeneralizedSensitivity {
     local: Sensitivity,
-    llt: Llt<f64>,
+    llt: Cholesky,
     h: Mat<f64>,
     x: Mat<f64>,
     v: Col<f64>,
@@ -169,14 +168,12 @@ impl GeneralizedSensitivity {
         // The symmetric part, as the problem's own factorization takes it: a file's `M` may be
         // asymmetric in its last digits, and on an ill-conditioned `M` one triangle alone
         // differs from it at first order (FCLib's CubeH8: asymmetry 1.5e-7, condition 1e7).
-        let a = Matrix::Sparse(problem.a.clone()).to_dense();
-        let a = Mat::from_fn(nv, nv, |i, j| 0.5 * (a[(i, j)] + a[(j, i)]));
-        let llt = a
-            .llt(Side::Lower)
-            .map_err(|e| CoreError::LinearAlgebra(format!("M is not positive definite: {e:?}")))?;
+        // Sparse, as the problem factors it for `W`: `M` is block diagonal by tree.
+        let llt = Cholesky::new("M", &Matrix::Sparse(problem.a.clone()))?;
         let j = Matrix::Sparse(problem.j.clone()).to_dense();
         let h = j.transpose().to_owned();
-        let x = llt.solve(&h);
+        let mut x = h.clone();
+        llt.solve_in_place(x.as_mut());
         // v = M^-1 f + X r, with M^-1 f = v*.
         let r = Col::from_fn(m, |i| local.r()[i]);
         let v = Col::from_fn(nv, |i| problem.v_star[i]) + &x * &r;
@@ -187,6 +184,13 @@ impl GeneralizedSensitivity {
             x,
             v,
         })
+    }
+
+    /// `M^-1 x`.
+    fn m_solve(&self, x: Col<f64>) -> Col<f64> {
+        let mut x = x;
+        self.llt.solve_in_place(x.as_mat_mut());
+        x
     }
 
     /// The contact-space sensitivities (regimes, uniqueness).
@@ -207,7 +211,7 @@ impl GeneralizedSensitivity {
         let (e, c) = d.changes(&r, &self.v)?;
         let delta = c + self.x.transpose() * &e;
         let (dr, du) = self.local.answer_change(&delta, d.mu)?;
-        let dv = &self.x * &dr + self.llt.solve(&e);
+        let dv = &self.x * &dr + self.m_solve(e);
         Ok(GeneralizedTangent::of(&dr, &du, &dv))
     }
 
@@ -221,7 +225,7 @@ impl GeneralizedSensitivity {
     ) -> Result<GeneralizedGradient, CoreError> {
         let (nv, m) = (self.x.nrows(), self.x.ncols());
         check_cotangents((r_bar, u_bar, v_bar), nv, m)?;
-        let z = self.llt.solve(Col::from_fn(nv, |i| v_bar[i]));
+        let z = self.m_solve(Col::from_fn(nv, |i| v_bar[i]));
         let rb = Col::from_fn(m, |i| r_bar[i]) + self.h.transpose() * &z;
         let (g, mu) = self.local.adjoint(rb, &Col::from_fn(m, |i| u_bar[i]));
         let k = &self.x * &g + &z;

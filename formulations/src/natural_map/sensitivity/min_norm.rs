@@ -1,33 +1,43 @@
 //! The minimum-norm solutions `J^+ b` and `J^+' c` of a square matrix of numerical rank `k`,
-//! by a column-pivoted (rank-revealing) QR, `J P = Q R`, and where `k < n` a complete
-//! orthogonal decomposition of its first `k` rows.
+//! by a column-pivoted (rank-revealing) QR, `J P = Q R`, with `R`'s rows past the rank dropped
+//! (their diagonal is below the tolerance).
 //!
-//! With `T = R[..k, ..]` (`R`'s rows past the rank dropped: their diagonal is below the
-//! tolerance), `J^+ b = P T^+ (Q' b)[..k]`. Where `k = n`, `T^+ = R^-1`. Where `k < n`,
-//! `T' = Q_2 R_2` (a thin QR, `Q_2` `n x k`) gives `T = R_2' Q_2'` and the minimum-norm
-//! `T^+ c = Q_2 R_2'^-1 c`. The adjoint is `J^+' c = Q [T^+' P' c; 0]`. This costs about a tenth
-//! of a singular value decomposition, which gave the same minimum-norm answers before.
+//! With `T = [R11 R12]` (`R`'s first `k` rows, `R11` `k x k` upper triangular),
+//! `J^+ b = P T^+ (Q' b)[..k]`. Where `k = n`, `T^+ = R^-1`. Where `k < n`, every solution of
+//! `T x = c` is `x = [y - S x2; x2]` with `y = R11^-1 c` and `S = R11^-1 R12`; the shortest has
+//! `x2` the least-squares solution of `[S; I] x2 = [y; 0]`, so with the thin QR
+//! `[S; I] = Q_e R_e` and `N = R_e^-1 Q_e1'` (`Q_e1` the first `k` rows of `Q_e`),
+//! `T^+ = Z R11^-1`, `Z = [I - S N; N]` (`n x k`); `N = (I + S'S)^-1 S'` by the normal
+//! equations, whose matrix has every eigenvalue at least 1 (the QR of `[S; I]` where they
+//! overflow). The adjoint is `J^+' c = Q [R11'^-1 Z' P' c; 0]`. `Q` is applied as the QR's
+//! Householder reflectors, never formed, and the small least-squares problem has `n - k`
+//! columns: on a contact problem whose rows outnumber the bodies' freedom this costs the
+//! pivoted QR and little more, where forming `Q` and a second QR of `T'` (`n x k`) had doubled
+//! it.
 
-use faer::{Col, Mat};
+use faer::dyn_stack::{MemBuffer, MemStack};
+use faer::linalg::householder::{
+    apply_block_householder_sequence_on_the_left_in_place_scratch,
+    apply_block_householder_sequence_on_the_left_in_place_with_conj,
+    apply_block_householder_sequence_transpose_on_the_left_in_place_with_conj,
+};
+use faer::linalg::solvers::{ColPivQr, Solve};
+use faer::linalg::triangular_solve::{
+    solve_lower_triangular_in_place, solve_upper_triangular_in_place,
+};
+use faer::{Col, Conj, Mat, Par};
 
 /// `J`'s column-pivoted QR, with what the minimum-norm solutions need.
 #[derive(Debug, Clone)]
 pub(crate) struct MinNorm {
-    /// `Q` (`n x n`).
-    q: Mat<f64>,
+    qr: ColPivQr<f64>,
+    /// `R` (`n x n`, upper triangular).
+    r: Mat<f64>,
     /// `(J P)[:, j] = J[:, perm[j]]`.
     perm: Vec<usize>,
     rank: usize,
-    part: Part,
-}
-
-/// How `T^+` is applied.
-#[derive(Debug, Clone)]
-enum Part {
-    /// Full rank: `R` itself (upper triangular).
-    Full(Mat<f64>),
-    /// Rank `k < n`: `Q_2` (`n x k`) and `R_2` (`k x k`, upper triangular) of `T' = Q_2 R_2`.
-    Deficient { q2: Mat<f64>, r2: Mat<f64> },
+    /// Where `k < n`: `Z` (`n x k`), so that `T^+ = Z R11^-1`.
+    z: Option<Mat<f64>>,
 }
 
 impl MinNorm {
@@ -39,21 +49,13 @@ impl MinNorm {
         let perm: Vec<usize> = qr.P().arrays().0.to_vec();
         let top = if n > 0 { r[(0, 0)].abs() } else { 0.0 };
         let rank = (0..n).filter(|&i| r[(i, i)].abs() > tol * top).count();
-        let part = if rank == n {
-            Part::Full(r)
-        } else {
-            let tt = Mat::from_fn(n, rank, |i, c| r[(c, i)]);
-            let qr2 = tt.qr();
-            Part::Deficient {
-                q2: qr2.compute_thin_Q(),
-                r2: qr2.thin_R().to_owned(),
-            }
-        };
+        let z = (rank < n).then(|| shortest(&r, rank));
         MinNorm {
-            q: qr.compute_Q(),
+            qr,
+            r,
             perm,
             rank,
-            part,
+            z,
         }
     }
 
@@ -64,50 +66,112 @@ impl MinNorm {
 
     /// `J^+ b`.
     pub(crate) fn solve(&self, b: &Col<f64>) -> Col<f64> {
-        let n = self.q.nrows();
-        let c_full = self.q.transpose() * b;
-        let c = Col::from_fn(self.rank, |i| c_full[i]);
-        let z = match &self.part {
-            Part::Full(r) => back_substitute(r, c),
-            Part::Deficient { q2, r2 } => q2 * forward_substitute_transposed(r2, c),
+        let n = self.r.nrows();
+        let mut c = Mat::from_fn(n, 1, |i, _| b[i]);
+        self.apply_q(&mut c, true);
+        let y = back_substitute(&self.r, Col::from_fn(self.rank, |i| c[(i, 0)]));
+        let x = match &self.z {
+            None => y,
+            Some(z) => z * y,
         };
-        let mut x = Col::zeros(n);
+        let mut out = Col::zeros(n);
         for (j, &p) in self.perm.iter().enumerate() {
-            x[p] = z[j];
+            out[p] = x[j];
         }
-        x
+        out
     }
 
     /// `J^+' c`.
     pub(crate) fn solve_transpose(&self, c: &Col<f64>) -> Col<f64> {
-        let n = self.q.nrows();
+        let n = self.r.nrows();
         let w = Col::from_fn(n, |j| c[self.perm[j]]);
-        let y = match &self.part {
-            Part::Full(r) => forward_substitute_transposed(r, w),
-            Part::Deficient { q2, r2 } => back_substitute(r2, q2.transpose() * &w),
+        let w = match &self.z {
+            None => w,
+            Some(z) => z.transpose() * &w,
         };
-        let padded = Col::from_fn(n, |i| if i < self.rank { y[i] } else { 0.0 });
-        &self.q * padded
+        let y = forward_substitute_transposed(&self.r, w);
+        let mut padded = Mat::from_fn(n, 1, |i, _| if i < self.rank { y[i] } else { 0.0 });
+        self.apply_q(&mut padded, false);
+        Col::from_fn(n, |i| padded[(i, 0)])
+    }
+
+    /// `x <- Q' x` (`transpose`) or `x <- Q x`, by the QR's reflectors.
+    fn apply_q(&self, x: &mut Mat<f64>, transpose: bool) {
+        let (basis, coeff) = (self.qr.Q_basis(), self.qr.Q_coeff());
+        let (n, block) = (basis.nrows(), coeff.nrows());
+        if n == 0 {
+            return;
+        }
+        // Both directions need the same scratch: one block of reflectors by one column.
+        let mut buf = MemBuffer::new(
+            apply_block_householder_sequence_on_the_left_in_place_scratch::<f64>(n, block, 1),
+        );
+        let stack = MemStack::new(&mut buf);
+        let apply = if transpose {
+            apply_block_householder_sequence_transpose_on_the_left_in_place_with_conj
+        } else {
+            apply_block_householder_sequence_on_the_left_in_place_with_conj
+        };
+        apply(basis, coeff, Conj::No, x.as_mut(), Par::Seq, stack);
     }
 }
 
-/// `R^-1 c` for `R` upper triangular (its leading `c.nrows()` square).
+/// `Z = [I - S N; N]` for `T = [R11 R12]`, `R11` the leading `k x k` of `r` (see the module
+/// doc): `S = R11^-1 R12`, `[S; I] = Q_e R_e`, `N = R_e^-1 Q_e1'`.
+fn shortest(r: &Mat<f64>, k: usize) -> Mat<f64> {
+    let n = r.nrows();
+    let f = n - k;
+    let mut s = r.get(..k, k..).to_owned();
+    solve_upper_triangular_in_place(r.get(..k, ..k), s.as_mut(), Par::Seq);
+    // N = (I + S'S)^-1 S', the normal equations of [S; I] x2 = [y; 0]: I + S'S has every
+    // eigenvalue at least 1, and a pivoted QR keeps S's entries moderate. Where S is so large
+    // that its square overflows, the least-squares problem's own QR.
+    let mut g = s.transpose() * &s;
+    for i in 0..f {
+        g[(i, i)] += 1.0;
+    }
+    let n_mat = match g.llt(faer::Side::Lower) {
+        Ok(l) if g.is_all_finite() => l.solve(s.transpose()),
+        _ => least_squares_operator(&s),
+    };
+    let sn = &s * &n_mat;
+    Mat::from_fn(n, k, |i, c| {
+        if i < k {
+            f64::from(u8::from(i == c)) - sn[(i, c)]
+        } else {
+            n_mat[(i - k, c)]
+        }
+    })
+}
+
+/// `N = R_e^-1 Q_e1'` from the thin QR `[S; I] = Q_e R_e`.
+fn least_squares_operator(s: &Mat<f64>) -> Mat<f64> {
+    let (k, f) = (s.nrows(), s.ncols());
+    let e = Mat::from_fn(k + f, f, |i, j| {
+        if i < k {
+            s[(i, j)]
+        } else {
+            f64::from(u8::from(i - k == j))
+        }
+    });
+    let qr = e.qr();
+    let qe = qr.compute_thin_Q();
+    let mut n_mat = qe.get(..k, ..).transpose().to_owned();
+    solve_upper_triangular_in_place(qr.thin_R(), n_mat.as_mut(), Par::Seq);
+    n_mat
+}
+
+/// `R11^-1 c` for `R11` the leading `c.nrows()` square of the upper triangular `r`.
 fn back_substitute(r: &Mat<f64>, mut c: Col<f64>) -> Col<f64> {
     let k = c.nrows();
-    for i in (0..k).rev() {
-        let s: f64 = (i + 1..k).map(|j| r[(i, j)] * c[j]).sum();
-        c[i] = (c[i] - s) / r[(i, i)];
-    }
+    solve_upper_triangular_in_place(r.get(..k, ..k), c.as_mat_mut(), Par::Seq);
     c
 }
 
-/// `R'^-1 c` for `R` upper triangular (its leading `c.nrows()` square).
+/// `R11'^-1 c` for `R11` the leading `c.nrows()` square of the upper triangular `r`.
 fn forward_substitute_transposed(r: &Mat<f64>, mut c: Col<f64>) -> Col<f64> {
     let k = c.nrows();
-    for i in 0..k {
-        let s: f64 = (0..i).map(|j| r[(j, i)] * c[j]).sum();
-        c[i] = (c[i] - s) / r[(i, i)];
-    }
+    solve_lower_triangular_in_place(r.get(..k, ..k).transpose(), c.as_mat_mut(), Par::Seq);
     c
 }
 
@@ -128,7 +192,7 @@ mod tests {
     /// ranks: `J^+ b` and `J^+' c` agree to rounding, and the rank is found.
     #[test]
     fn min_norm_solutions_are_the_pseudo_inverses() {
-        for (n, rank, seed) in [(6, 6, 1), (9, 5, 2), (12, 11, 3), (7, 1, 4)] {
+        for (n, rank, seed) in [(6, 6, 1), (9, 5, 2), (12, 11, 3), (7, 1, 4), (60, 41, 5)] {
             let j = random(n, rank, seed);
             let m = MinNorm::new(&j, 1e-12);
             assert_eq!(m.rank(), rank, "n {n}");
@@ -168,5 +232,22 @@ mod tests {
                 );
             }
         }
+    }
+
+    /// The fallback least-squares operator (the QR of `[S; I]`) is the normal equations' one.
+    #[test]
+    fn the_least_squares_fallback_is_the_normal_equations() {
+        let mut rng = ChaCha8Rng::seed_from_u64(7);
+        let s = Mat::from_fn(9, 4, |_, _| rng.random_range(-3.0..3.0));
+        let mut g = s.transpose() * &s;
+        for i in 0..4 {
+            g[(i, i)] += 1.0;
+        }
+        let want = g.llt(faer::Side::Lower).unwrap().solve(s.transpose());
+        let got = least_squares_operator(&s);
+        let gap = (0..4).fold(0.0f64, |a, i| {
+            (0..9).fold(a, |a, j| a.max((got[(i, j)] - want[(i, j)]).abs()))
+        });
+        assert!(gap <= 1e-12, "{gap}");
     }
 }
