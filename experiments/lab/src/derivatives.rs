@@ -10,12 +10,14 @@
 //! maximum dissipation) are refused with the reason: not built yet. SAP's answers (the
 //! regularized model) are differentiated through SAP's own optimality condition
 //! ([`SapSensitivity`], `K dv = -d(grad l_p)` on its Hessian, `R` and `v^` frozen at the
-//! problem's values), on generalized problems of Coulomb contacts.
+//! problem's values), on generalized problems of Coulomb contacts, and on contact-space ones
+//! through the generalized form SAP solves them in (`A = W^-1`, [`SapLocalSensitivity`]).
 
 use contactlab_core::plugin::Model;
 use contactlab_core::{CoreError, LocalSolve, StepProblem};
 use contactlab_formulations::castro::params::RegularizationParams;
 use contactlab_formulations::castro::projection::SapRegion;
+pub use contactlab_formulations::castro::sensitivity::local::SapLocalSensitivity;
 pub use contactlab_formulations::castro::sensitivity::SapSensitivity;
 pub use contactlab_formulations::natural_map::sensitivity::generalized::{
     GeneralizedDirection, GeneralizedSensitivity,
@@ -41,6 +43,8 @@ pub enum Derivatives {
     Generalized(Box<GeneralizedSensitivity>),
     /// Of SAP's answer to a generalized problem.
     Sap(Box<SapSensitivity>),
+    /// Of SAP's answer to a contact-space problem.
+    SapLocal(Box<SapLocalSensitivity>),
 }
 
 impl Derivatives {
@@ -83,9 +87,8 @@ impl Derivatives {
     /// map's ([`Sensitivity::regimes`]); SAP's regions (appendix C: no contact, stiction,
     /// sliding), `y` within `margin` of a region boundary ([`SapSensitivity::degenerate`]).
     pub fn regimes(&self, margin: f64) -> Vec<&'static str> {
-        match self {
-            Derivatives::Sap(s) => s
-                .regions()
+        let sap = |s: &SapSensitivity| {
+            s.regions()
                 .iter()
                 .zip(s.degenerate(margin))
                 .map(|(r, near)| match (near, r) {
@@ -94,7 +97,11 @@ impl Derivatives {
                     (_, SapRegion::Stiction) => Regime::Sticking.name(),
                     (_, SapRegion::Sliding) => Regime::Sliding.name(),
                 })
-                .collect(),
+                .collect()
+        };
+        match self {
+            Derivatives::Sap(s) => sap(s),
+            Derivatives::SapLocal(s) => sap(s.generalized()),
             _ => self
                 .local_sensitivity()
                 .map(|s| s.regimes(margin).into_iter().map(Regime::name).collect())
@@ -107,14 +114,14 @@ impl Derivatives {
         match self {
             Derivatives::Local(s) => Some(s),
             Derivatives::Generalized(g) => Some(g.local()),
-            Derivatives::Sap(_) => None,
+            Derivatives::Sap(_) | Derivatives::SapLocal(_) => None,
         }
     }
 
     /// The fields a direction may name.
     pub fn fields(&self) -> &'static [&'static str] {
         match self {
-            Derivatives::Local(_) => &LOCAL_FIELDS,
+            Derivatives::Local(_) | Derivatives::SapLocal(_) => &LOCAL_FIELDS,
             Derivatives::Generalized(_) | Derivatives::Sap(_) => &GENERALIZED_FIELDS,
         }
     }
@@ -122,7 +129,7 @@ impl Derivatives {
     /// The outputs a cotangent may name.
     pub fn outputs(&self) -> &'static [&'static str] {
         match self {
-            Derivatives::Local(_) => &LOCAL_OUTPUTS,
+            Derivatives::Local(_) | Derivatives::SapLocal(_) => &LOCAL_OUTPUTS,
             Derivatives::Generalized(_) | Derivatives::Sap(_) => &GENERALIZED_OUTPUTS,
         }
     }
@@ -139,13 +146,14 @@ impl Derivatives {
                 let m = s.impulses().len();
                 (m, m / 3, s.velocity().len())
             }
+            Derivatives::SapLocal(s) => (s.rows(), s.rows() / 3, 0),
         }
     }
 
     /// A field's shape (`[n]` or `[rows, cols]`), or why the problem has no such field.
     pub fn shape(&self, field: &str) -> Result<Vec<usize>, CoreError> {
         let (m, blocks, nv) = self.sizes();
-        let local = matches!(self, Derivatives::Local(_));
+        let local = matches!(self, Derivatives::Local(_) | Derivatives::SapLocal(_));
         let shape = match (local, field) {
             (_, "mu") => vec![blocks],
             (true, "q") => vec![m],
@@ -174,7 +182,7 @@ impl Derivatives {
 
     fn no_field(&self, field: &str) -> CoreError {
         let kind = match self {
-            Derivatives::Local(_) => "a contact-space",
+            Derivatives::Local(_) | Derivatives::SapLocal(_) => "a contact-space",
             Derivatives::Generalized(_) | Derivatives::Sap(_) => "a generalized",
         };
         CoreError::BadOption(format!(
@@ -197,13 +205,17 @@ impl Derivatives {
             Ok(found)
         };
         match self {
-            Derivatives::Local(s) => {
+            Derivatives::Local(_) | Derivatives::SapLocal(_) => {
                 let d = LocalDirection {
                     q: get("q")?,
                     w: get("W")?,
                     mu: get("mu")?,
                 };
-                let (dr, du) = s.jvp(&d)?;
+                let (dr, du) = match self {
+                    Derivatives::Local(s) => s.jvp(&d)?,
+                    Derivatives::SapLocal(s) => s.jvp(&d)?,
+                    _ => unreachable!("matched above"),
+                };
                 Ok(vec![(R, dr), (U, du)])
             }
             Derivatives::Generalized(_) | Derivatives::Sap(_) => {
@@ -217,7 +229,7 @@ impl Derivatives {
                 let t = match self {
                     Derivatives::Sap(s) => s.jvp(&d)?,
                     Derivatives::Generalized(g) => g.jvp(&d)?,
-                    Derivatives::Local(_) => unreachable!("matched above"),
+                    _ => unreachable!("matched above"),
                 };
                 Ok(vec![(R, t.r), (U, t.u), (V, t.v)])
             }
@@ -243,15 +255,19 @@ impl Derivatives {
             bars[at].copy_from_slice(v);
         }
         match self {
-            Derivatives::Local(s) => {
-                let g = s.vjp(&bars[0], &bars[1])?;
+            Derivatives::Local(_) | Derivatives::SapLocal(_) => {
+                let g = match self {
+                    Derivatives::Local(s) => s.vjp(&bars[0], &bars[1])?,
+                    Derivatives::SapLocal(s) => s.vjp(&bars[0], &bars[1])?,
+                    _ => unreachable!("matched above"),
+                };
                 Ok(vec![("q", g.q), ("W", g.w), ("mu", g.mu)])
             }
             Derivatives::Generalized(_) | Derivatives::Sap(_) => {
                 let g = match self {
                     Derivatives::Sap(s) => s.vjp(&bars[0], &bars[1], &bars[2])?,
                     Derivatives::Generalized(s) => s.vjp(&bars[0], &bars[1], &bars[2])?,
-                    Derivatives::Local(_) => unreachable!("matched above"),
+                    _ => unreachable!("matched above"),
                 };
                 Ok(vec![
                     ("f", g.f),
@@ -286,13 +302,6 @@ impl Derivatives {
 /// SAP's derivatives at the unknowns `x` its solve ended at, with the regularisation of eqs.
 /// 29-30 from the formulation's `beta` and `sigma`.
 fn sap(step: &StepProblem, options: &Value, x: &[f64], tol: f64) -> Result<Derivatives, CoreError> {
-    let g = step.generalized().ok_or_else(|| {
-        CoreError::Unsupported(
-            "SAP's sensitivities are built for generalized problems (SAP's own form); this \
-             problem has only its contact-space form"
-                .into(),
-        )
-    })?;
     let number = |key: &str| {
         options.get(key).and_then(Value::as_f64).ok_or_else(|| {
             CoreError::BadOption(format!("sensitivity: SAP's option `{key}` is missing"))
@@ -302,8 +311,15 @@ fn sap(step: &StepProblem, options: &Value, x: &[f64], tol: f64) -> Result<Deriv
         beta: number("beta")?,
         sigma: number("sigma")?,
     };
-    let s = SapSensitivity::at_unknowns(g, x, &params, tol)?;
-    Ok(Derivatives::Sap(Box::new(s)))
+    Ok(match step.generalized() {
+        Some(g) => Derivatives::Sap(Box::new(SapSensitivity::at_unknowns(g, x, &params, tol)?)),
+        None => Derivatives::SapLocal(Box::new(SapLocalSensitivity::at_unknowns(
+            step.local()?,
+            x,
+            &params,
+            tol,
+        )?)),
+    })
 }
 
 #[cfg(test)]

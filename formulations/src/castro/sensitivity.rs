@@ -432,5 +432,7 @@ fn optimal(
     }
 }
 
+pub mod local;
+
 #[cfg(test)]
 mod tests;

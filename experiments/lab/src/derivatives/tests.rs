@@ -98,8 +98,42 @@ fn saps_answer_is_differentiated_at_its_own_unknowns() {
     );
 }
 
-/// Another model, a point that is not an answer, SAP on a contact-space problem, an unknown
-/// field or output and a cotangent of the wrong size are refused with the reason.
+/// On a contact-space problem SAP's derivative goes through the generalized form it solves
+/// (`A = W^-1`, `J = I`, `v* = q`): along `q` it is the generalized derivative along
+/// `f = A q`'s change `A dq`, and it names the contact-space fields.
+#[test]
+fn saps_contact_space_derivative_is_its_generalized_forms() {
+    let local = sliding();
+    let (s, options) = solved(&local, "sap", "newton-merit");
+    let d = Derivatives::new(&local, &s, &options, 1e-12).unwrap();
+    assert!(matches!(d, Derivatives::SapLocal(_)));
+    assert_eq!(d.fields(), &LOCAL_FIELDS);
+    let g = GeneralizedProblem::from_local(local.local().unwrap()).unwrap();
+    let step = StepProblem::from_generalized(g.clone());
+    let (sg, options) = solved(&step, "sap", "newton-merit");
+    let dg = Derivatives::new(&step, &sg, &options, 1e-12).unwrap();
+    let dq = [0.3, -0.2, 0.1];
+    let a = contactlab_core::Matrix::Sparse(g.a.clone()).to_dense();
+    let df: Vec<f64> = (0..3)
+        .map(|i| (0..3).map(|j| a[(i, j)] * dq[j]).sum())
+        .collect();
+    let (t, tg) = (
+        d.jvp(&[("q", &dq)]).unwrap(),
+        dg.jvp(&[("f", &df)]).unwrap(),
+    );
+    for out in ["r", "u"] {
+        let gap = entry(&t, out)
+            .iter()
+            .zip(entry(&tg, out))
+            .fold(0.0f64, |m, (x, y)| m.max((x - y).abs()));
+        assert!(gap <= 1e-9, "{out}: {gap}");
+    }
+    assert!(entry(&t, "r").iter().any(|x| x.abs() > 1e-6));
+}
+
+/// Another model, a point that is not an answer (a natural map's answer taken for SAP's: it
+/// has no SAP options), an unknown field or output and a cotangent of the wrong size are
+/// refused with the reason.
 #[test]
 fn bad_requests_are_refused_with_the_reason() {
     let (good, options) = solved(&sliding(), "natural-map", "gauss-newton");
@@ -117,7 +151,7 @@ fn bad_requests_are_refused_with_the_reason() {
     assert!(e.to_string().contains("Coulomb cone"), "{e}");
     let e =
         Derivatives::new(&sliding(), &as_model(Model::Regularized), &options, 1e-12).unwrap_err();
-    assert!(e.to_string().contains("generalized problems"), "{e}");
+    assert!(e.to_string().contains("option `beta` is missing"), "{e}");
     let far = LocalSolve {
         r: vec![0.0; 3],
         ..good.clone()

@@ -2,7 +2,7 @@ use super::*;
 use contactlab_core::drivers::NewtonMerit;
 use contactlab_core::generalized::{RowModels, StepContext};
 use contactlab_core::{
-    Constraint, Constraints, Driver, GlobalProblem, Problem, SolveOptions, Status,
+    Constraint, Constraints, Driver, GlobalProblem, LocalProblem, Problem, SolveOptions, Status,
 };
 use faer::linalg::solvers::Solve;
 use faer::sparse::{SparseColMat, Triplet};
@@ -440,4 +440,95 @@ fn triplets(m: &SparseColMat<usize, f64>) -> Vec<Triplet<usize, usize, f64>> {
     (0..m.ncols())
         .flat_map(|c| (cols[c]..cols[c + 1]).map(move |k| Triplet::new(rows[k], c, vals[k])))
         .collect()
+}
+
+/// On a contact-space problem (SAP's generalized form `A = W^-1`, `J = I`, `v* = q`), forward
+/// mode along `q`, `W` and `mu` at once agrees with central differences of SAP's solve of the
+/// moved problems (`R` frozen at the base problem's), and reverse mode is its adjoint.
+#[test]
+fn on_a_contact_space_problem_the_chain_through_w_inverse_holds() {
+    use super::local::SapLocalSensitivity;
+    use crate::natural_map::sensitivity::LocalDirection;
+    let h = 1e-6;
+    let mut compared = 0;
+    for seed in 0..6 {
+        let local = random_local(seed);
+        let n = local.q.len();
+        let w = local.w.to_dense();
+        let base = GeneralizedProblem::from_local(&local).unwrap();
+        let reg = regularization(&base, &PARAMS).unwrap();
+        let (x0, regions) = solve(&base, &reg, &base.v_star);
+        let s = SapLocalSensitivity::at_unknowns(&local, &x0[2 * n..], &PARAMS, 1e-10).unwrap();
+        let mut rng = ChaCha8Rng::seed_from_u64(600 + seed);
+        let dq: Vec<f64> = (0..n).map(|_| rng.random_range(-1.0..1.0)).collect();
+        let e = Mat::from_fn(n, n, |_, _| rng.random_range(-0.1..0.1));
+        let dw_m = &e * &w + &w * e.transpose();
+        let dw: Vec<f64> = (0..n * n).map(|k| dw_m[(k / n, k % n)]).collect();
+        let dmu: Vec<f64> = (0..n / 3).map(|_| rng.random_range(-0.1..0.1)).collect();
+        let moved = |t: f64| {
+            let w_t = Mat::from_fn(n, n, |i, j| w[(i, j)] + t * dw_m[(i, j)]);
+            let q_t = (0..n).map(|i| local.q[i] + t * dq[i]).collect();
+            let mu_t = local
+                .mu()
+                .iter()
+                .zip(&dmu)
+                .map(|(m, d)| m + t * d)
+                .collect();
+            let l = LocalProblem::new(Matrix::Dense(w_t), q_t, mu_t).unwrap();
+            solve(
+                &GeneralizedProblem::from_local(&l).unwrap(),
+                &reg,
+                &x0[2 * n..],
+            )
+        };
+        let ((plus, rp), (minus, rm)) = (moved(h), moved(-h));
+        if rp != regions || rm != regions {
+            continue;
+        }
+        let d = LocalDirection {
+            q: Some(&dq),
+            w: Some(&dw),
+            mu: Some(&dmu),
+        };
+        let (dr, du) = s.jvp(&d).unwrap();
+        let got: Vec<f64> = dr.iter().chain(&du).copied().collect();
+        let fd: Vec<f64> = (0..2 * n)
+            .map(|k| (plus[k] - minus[k]) / (2.0 * h))
+            .collect();
+        let gap = got
+            .iter()
+            .zip(&fd)
+            .fold(0.0f64, |m, (a, b)| m.max((a - b).abs()));
+        assert!(gap <= 1e-6 * max_abs(&fd).max(1.0), "seed {seed}: {gap:e}");
+        let (rb, ub): (Vec<f64>, Vec<f64>) = (0..n)
+            .map(|_| (rng.random_range(-1.0..1.0), rng.random_range(-1.0..1.0)))
+            .unzip();
+        let g = s.vjp(&rb, &ub).unwrap();
+        let left = dot(&rb, &dr) + dot(&ub, &du);
+        let right = dot(&g.q, &dq) + dot(&g.w, &dw) + dot(&g.mu, &dmu);
+        assert!(
+            (left - right).abs() <= 1e-10 * left.abs().max(1.0),
+            "seed {seed}: {left} {right}"
+        );
+        compared += 1;
+    }
+    assert!(compared >= 4, "only {compared} problems kept their regions");
+}
+
+/// Three or four rigid Coulomb contacts on a positive definite `W` (SAP's contact-space form
+/// needs one), offsets pushing some contacts in and pulling others apart.
+fn random_local(seed: u64) -> LocalProblem {
+    let mut rng = ChaCha8Rng::seed_from_u64(seed);
+    let n = 3 * rng.random_range(3..=4);
+    let l = Mat::from_fn(n, n, |_, _| rng.random_range(-1.0..1.0));
+    let mut w = &l * l.transpose() * (1.0 / n as f64);
+    (0..n).for_each(|i| w[(i, i)] += 0.3);
+    let q = (0..n)
+        .map(|r| match r % 3 {
+            0 => rng.random_range(-1.0..0.4),
+            _ => rng.random_range(-0.3..0.3),
+        })
+        .collect();
+    let mu = (0..n / 3).map(|_| rng.random_range(0.2..1.2)).collect();
+    LocalProblem::new(Matrix::Dense(w), q, mu).unwrap()
 }
