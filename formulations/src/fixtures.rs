@@ -66,3 +66,72 @@ pub(crate) fn every_kind_file() -> LocalProblem {
     };
     p
 }
+
+/// `c` with each block's `mu` moved by `t dmu_b` the way the sensitivities document: the tangential
+/// coefficients together, in proportion.
+pub(crate) fn shifted(c: &Constraints, dmu: &[f64], t: f64) -> Vec<Constraint> {
+    c.blocks()
+        .iter()
+        .zip(dmu)
+        .map(|(b, d)| match b {
+            Constraint::Contact { mu } if !mu.is_empty() && mu[0] != 0.0 => {
+                let mut m = mu.clone();
+                let ratio = mu[1] / mu[0];
+                m[0] += t * d;
+                m[1] += t * d * ratio;
+                Constraint::Contact { mu: m }
+            }
+            other => other.clone(),
+        })
+        .collect()
+}
+
+/// Coulomb contacts, a condim-4 contact, a limit and a friction loss on a random SPD `W`.
+pub(crate) fn mixed(seed: u64) -> LocalProblem {
+    let blocks = vec![
+        Constraint::coulomb(0.5),
+        Constraint::coulomb(0.8),
+        Constraint::Contact {
+            mu: vec![0.9, 0.5, 0.02],
+        },
+        Constraint::Limit,
+        Constraint::FrictionLoss { f_max: 0.3 },
+    ];
+    problem_of(blocks, (-1.0, 0.5), seed)
+}
+
+/// `p` with `q + t dq`, `W + t dW` and `mu + t dmu`.
+pub(crate) fn moved(
+    p: &LocalProblem,
+    (dq, dw, dmu): (&[f64], &[f64], &[f64]),
+    t: f64,
+) -> LocalProblem {
+    let n = p.q.len();
+    let w = p.w.to_dense();
+    let w: Vec<f64> = (0..n * n).map(|k| w[(k / n, k % n)] + t * dw[k]).collect();
+    let q = p.q.iter().zip(dq).map(|(q, d)| q + t * d).collect();
+    let c = Constraints::new(shifted(&p.constraints, dmu, t)).unwrap();
+    LocalProblem::with_constraints(Matrix::from_row_major("W", n, n, &w).unwrap(), q, c).unwrap()
+}
+
+/// A random change of `mu` for [`mixed`]: its three contacts move, the limit and the friction
+/// loss have none.
+pub(crate) fn mixed_mu_direction(rng: &mut ChaCha8Rng) -> Vec<f64> {
+    let mut d: Vec<f64> = (0..3).map(|_| 0.2 * rng.random_range(-1.0..1.0)).collect();
+    d.extend([0.0, 0.0]);
+    d
+}
+
+/// A random direction `(dq, dW)`, `dW` symmetric.
+pub(crate) fn direction(n: usize, rng: &mut ChaCha8Rng) -> (Vec<f64>, Vec<f64>) {
+    let dq = (0..n).map(|_| rng.random_range(-1.0..1.0)).collect();
+    let mut dw = vec![0.0; n * n];
+    for i in 0..n {
+        for j in 0..=i {
+            let x = 0.1 * rng.random_range(-1.0..1.0);
+            dw[i * n + j] = x;
+            dw[j * n + i] = x;
+        }
+    }
+    (dq, dw)
+}

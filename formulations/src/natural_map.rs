@@ -198,7 +198,7 @@ fn cone_gradient(c: &Constraint, u: &[f64]) -> [f64; 6] {
 /// rolling ones (MuJoCo's separate spin and roll frictions) stay. `None` for a block without
 /// friction, or a contact whose first coefficient is zero (the derivative does not open
 /// friction where there is none: the one-sided choice of [`elliptic_cone::project_mu_derivative`]).
-fn mu_direction(c: &Constraint) -> Option<[f64; 5]> {
+pub(crate) fn mu_direction(c: &Constraint) -> Option<[f64; 5]> {
     let Constraint::Contact { mu } = c else {
         return None;
     };
@@ -383,11 +383,6 @@ impl NaturalMap {
                 .for_each(|(i, row)| out[(row, b)] = col[i]);
         }
         out
-    }
-
-    /// `W`, dense.
-    pub(crate) fn w_dense(&self) -> &Mat<f64> {
-        &self.w
     }
 }
 

@@ -78,15 +78,15 @@ def test_reverse_mode_is_the_adjoint_of_forward_mode():
 
 
 def test_what_cannot_be_differentiated_is_refused_with_the_reason():
-    """A solve that did not converge, a model without derivatives (the pyramid), a field or an
-    output the answer does not have."""
+    """A solve that did not converge, a pyramid other than the min-map's (Fischer-Burmeister's
+    of `n_f` directions), a field or an output the answer does not have."""
     p = problem()
     unconverged = contactlab.solve(p, "natural-map", "gauss-newton", tol=1e-13, max_iter=1)
     with pytest.raises(ValueError, match="converged solve"):
         unconverged.jvp({"q": np.zeros(12)})
-    pyramid = contactlab.solve(p, "min-map", "newton", tol=1e-10)
-    with pytest.raises(contactlab.SolverError, match="Coulomb cone"):
-        pyramid.vjp({"r": np.zeros(12)})
+    fb = contactlab.solve(p, "mlcp-fb", "plm", tol=1e-10)
+    with pytest.raises(contactlab.SolverError, match="another model"):
+        fb.vjp({"r": np.zeros(12)})
     s = solve(p)
     with pytest.raises(ValueError, match="no field `M`"):
         s.jvp({"M": np.zeros((4, 4))})
@@ -184,3 +184,25 @@ def test_saps_answer_to_a_contact_space_problem_goes_through_its_generalized_for
         assert np.max(np.abs(t[k] - fd)) <= 1e-5 * max(np.max(np.abs(fd)), 1e-3), k
     g = s.vjp({"u": np.ones(12)})
     assert set(g) == {"q", "W", "mu"} and g["W"].shape == (12, 12)
+
+
+def test_the_pyramids_answer_is_differentiated_through_the_min_map():
+    """The min-map's answer (the friction pyramid) along `q` and `mu` agrees with central
+    differences of its solve, where no row changes piece within the step."""
+    def solve_pyramid(p, warm=None):
+        extra = {} if warm is None else {"warm": warm}
+        s = contactlab.solve(p, "min-map", "newton", tol=1e-13, max_iter=200, **extra)
+        assert s.status == "converged", s
+        return s
+
+    s = solve_pyramid(problem())
+    assert "degenerate" not in s.regimes(margin=1e-5)
+    rng = np.random.default_rng(14)
+    d = {"q": rng.normal(size=12), "mu": 0.1 * rng.normal(size=4)}
+    t = s.jvp(d)
+    h = 1e-6
+    plus, minus = (solve_pyramid(problem(q_shift=k * d["q"], mu_shift=k * d["mu"]), warm=s.warm)
+                   for k in (h, -h))
+    for k in ("r", "u"):
+        fd = (getattr(plus, k) - getattr(minus, k)) / (2 * h)
+        assert np.max(np.abs(t[k] - fd)) <= 1e-6 * max(np.max(np.abs(fd)), 1e-3), k

@@ -6,8 +6,10 @@
 //! whichever driver found the answer, the derivative is the model's. A contact-space problem's
 //! fields are `q`, `W` and `mu`; a generalized problem's `f`, `w`, `M`, `H` and `mu`
 //! ([`GeneralizedSensitivity`], the chain rule through `W = H' M^-1 H`, `q = H' M^-1 f + w`).
-//! The outputs are `r` and `u`, and `v` for a generalized problem. Other models (the pyramid,
-//! maximum dissipation) are refused with the reason: not built yet. SAP's answers (the
+//! The outputs are `r` and `u`, and `v` for a generalized problem. The friction pyramid's
+//! answers (the min-map's pairs) are differentiated through the min-map in the same way
+//! ([`pyramid_sensitivity`]); maximum dissipation (Hwangbo's bisection) is refused with the
+//! reason: not built yet. SAP's answers (the
 //! regularized model) are differentiated through SAP's own optimality condition
 //! ([`SapSensitivity`], `K dv = -d(grad l_p)` on its Hessian, `R` and `v^` frozen at the
 //! problem's values), on generalized problems of Coulomb contacts, and on contact-space ones
@@ -19,6 +21,7 @@ use contactlab_formulations::castro::params::RegularizationParams;
 use contactlab_formulations::castro::projection::SapRegion;
 pub use contactlab_formulations::castro::sensitivity::local::SapLocalSensitivity;
 pub use contactlab_formulations::castro::sensitivity::SapSensitivity;
+pub use contactlab_formulations::erleben::sensitivity::pyramid_sensitivity;
 pub use contactlab_formulations::natural_map::sensitivity::generalized::{
     GeneralizedDirection, GeneralizedSensitivity,
 };
@@ -59,18 +62,19 @@ impl Derivatives {
         tol: f64,
     ) -> Result<Derivatives, CoreError> {
         let r = &solve.r;
-        match solve.model {
-            Model::CoulombCone => {}
+        let local = match solve.model {
+            Model::CoulombCone => Sensitivity::new(step.local()?, r, tol)?,
+            Model::FrictionPyramid => pyramid(step, options, r, tol)?,
             Model::Regularized => return sap(step, options, &solve.x, tol),
             other => {
                 return Err(CoreError::Unsupported(format!(
                     "sensitivities are built for answers of the Coulomb cone (natural map, PGS, \
-                     ADMM) and SAP's regularized model; this pair solves the {} model",
+                     ADMM), the friction pyramid's min-map and SAP's regularized model; this \
+                     pair solves the {} model",
                     other.as_str()
                 )))
             }
-        }
-        let local = Sensitivity::new(step.local()?, r, tol)?;
+        };
         Ok(match step.generalized() {
             Some(g) => Derivatives::Generalized(Box::new(GeneralizedSensitivity::new(g, local)?)),
             None => Derivatives::Local(Box::new(local)),
@@ -297,6 +301,33 @@ impl Derivatives {
         }
         Ok(out)
     }
+}
+
+/// The friction pyramid's derivatives at `r` through its min-map
+/// ([`pyramid_sensitivity`]): the pyramid whose faces lie along the tangent axes, as the
+/// min-map poses it. A turned pyramid (`theta0_deg`, `align_with_slip`) and the
+/// Fischer-Burmeister MLCP's pyramid of `n_f` directions (another polyhedron) are refused.
+fn pyramid(
+    step: &StepProblem,
+    options: &Value,
+    r: &[f64],
+    tol: f64,
+) -> Result<Sensitivity, CoreError> {
+    let turned = options
+        .get("theta0_deg")
+        .and_then(Value::as_f64)
+        .unwrap_or(0.0)
+        != 0.0
+        || options.get("align_with_slip").and_then(Value::as_bool) == Some(true);
+    if options.get("n_f").is_some() || turned {
+        return Err(CoreError::Unsupported(
+            "sensitivities of the friction pyramid are built for the min-map's pyramid with its \
+             faces along the tangent axes (theta0_deg = 0, align_with_slip = false); this \
+             answer's polyhedron is another model"
+                .into(),
+        ));
+    }
+    pyramid_sensitivity(step.local()?, r, tol)
 }
 
 /// SAP's derivatives at the unknowns `x` its solve ended at, with the regularisation of eqs.

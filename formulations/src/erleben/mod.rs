@@ -72,6 +72,7 @@ pub mod generator;
 mod minmap;
 pub mod newton;
 pub mod plugin;
+pub mod sensitivity;
 pub mod turn;
 
 #[cfg(test)]

@@ -100,30 +100,32 @@ impl Regime {
     }
 }
 
-/// A block's regime from its `z`, with `margin` the distance to a kink under which it is
-/// degenerate. On a cone the signed measures are `z_n - |D^-1 z_f|` (positive inside `K`) and
-/// `-z_n - |D z_f|` (positive inside the polar cone); on a one-row set the distance of `z` to
-/// its bounds.
-fn regime(c: &Constraint, z: &[f64], margin: f64) -> Regime {
+/// A block's regime off the kinks and its distance to the nearest kink, in the units of the
+/// point it is read from: within a margin of it the block is [`Regime::Degenerate`].
+pub type Kink = (Regime, f64);
+
+/// A block's regime from its `z` ([`Kink`]). On a cone the signed measures are
+/// `z_n - |D^-1 z_f|` (positive inside `K`) and `-z_n - |D z_f|` (positive inside the polar
+/// cone); on a one-row set the distance of `z` to its bounds.
+fn regime(c: &Constraint, z: &[f64]) -> Kink {
     let classify = |inside: f64, polar: f64| {
-        if inside.abs() <= margin || polar.abs() <= margin {
-            Regime::Degenerate
-        } else if inside > 0.0 {
+        let regime = if inside > 0.0 {
             Regime::Sticking
         } else if polar > 0.0 {
             Regime::Separating
         } else {
             Regime::Sliding
-        }
+        };
+        (regime, inside.abs().min(polar.abs()))
     };
     match c {
-        Constraint::Equality { .. } => Regime::Sticking,
+        Constraint::Equality { .. } => (Regime::Sticking, f64::INFINITY),
         Constraint::Limit => classify(z[0], -z[0]),
         Constraint::Contact { mu } if mu.is_empty() => classify(z[0], -z[0]),
         Constraint::FrictionLoss { f_max } => {
             let inside = f_max - z[0].abs();
             // Past the bound it slides; the box has no polar region.
-            classify(inside, -inside.abs() - 2.0 * margin)
+            classify(inside, f64::NEG_INFINITY)
         }
         Constraint::Contact { mu } => {
             let zf = &z[1..];
@@ -132,6 +134,19 @@ fn regime(c: &Constraint, z: &[f64], margin: f64) -> Regime {
             classify(z[0] - scaled, -z[0] - elliptic_cone::dual_norm(mu, zf))
         }
     }
+}
+
+/// What [`Sensitivity::from_parts`] factors: a residual's derivatives at its answer.
+#[derive(Debug, Clone)]
+pub struct Parts {
+    /// `J = dF/dr` (`n x n`, one element of the generalized Jacobian).
+    pub j: Mat<f64>,
+    /// `B = dF/du` (`n x n`).
+    pub b: Mat<f64>,
+    /// `F_mu = dF/dmu` (`n x nb`, one column per block).
+    pub f_mu: Mat<f64>,
+    /// Each block's [`Kink`].
+    pub kinks: Vec<Kink>,
 }
 
 /// A change of a contact-space problem's data (forward mode); a field left `None` does not
@@ -157,7 +172,9 @@ pub struct LocalGradient {
     pub mu: Vec<f64>,
 }
 
-/// The natural map's answer to a local problem, factored for its derivatives.
+/// An answer to a local problem, factored for its derivatives: the natural map's
+/// ([`Sensitivity::new`]), or any residual's whose derivatives with respect to `u` and `mu` are
+/// given ([`Sensitivity::from_parts`]: the friction pyramid's min-map).
 #[derive(Debug, Clone)]
 pub struct Sensitivity {
     r: Vec<f64>,
@@ -168,9 +185,9 @@ pub struct Sensitivity {
     f_mu: Mat<f64>,
     /// `J`, factored for its minimum-norm solutions.
     factor: MinNorm,
-    /// Each block's kind and `z_b = r_b - rho_b y_b` at the answer.
+    /// Each block's kind, and its regime and distance to a kink at the answer.
     constraints: Vec<Constraint>,
-    z: Vec<Vec<f64>>,
+    kinks: Vec<Kink>,
 }
 
 impl Sensitivity {
@@ -195,31 +212,48 @@ impl Sensitivity {
         let map = NaturalMap::new(problem);
         let mut j = Mat::zeros(n, n);
         map.jacobian(r, j.as_mut());
-        if !j.as_ref().is_all_finite() {
-            return Err(CoreError::BadOption(
-                "sensitivity: the natural map's Jacobian at the answer is not finite".into(),
-            ));
-        }
-        let factor = MinNorm::new(&j, RANK_TOL);
         let u = problem.velocity(r);
-        let (constraints, z) = problem
+        let kinks = problem
             .constraints
             .iter()
             .zip(&map.rho)
             .map(|((rows, c), &rho)| {
                 let mut z = vec![0.0; rows.len()];
                 block_point(c, rho, &r[rows.clone()], &u[rows], &mut z);
-                (c.clone(), z)
+                regime(c, &z)
             })
-            .unzip();
-        Ok(Sensitivity {
-            r: r.to_vec(),
-            w: map.w_dense().clone(),
+            .collect();
+        let parts = Parts {
+            j,
             b: map.velocity_jacobian(r),
             f_mu: map.mu_jacobian(r),
-            factor,
-            constraints,
-            z,
+            kinks,
+        };
+        Sensitivity::from_parts(problem, r, parts)
+    }
+
+    /// Factors the derivatives at `r` of a residual `F(r; u, mu)` whose Jacobian, derivatives
+    /// with respect to `u = W r + q` and `mu`, and blocks' regimes at `r` are `parts` (the
+    /// caller has checked that `r` is its answer).
+    pub fn from_parts(
+        problem: &LocalProblem,
+        r: &[f64],
+        parts: Parts,
+    ) -> Result<Sensitivity, CoreError> {
+        let Parts { j, b, f_mu, kinks } = parts;
+        if !j.as_ref().is_all_finite() {
+            return Err(CoreError::BadOption(
+                "sensitivity: the residual's Jacobian at the answer is not finite".into(),
+            ));
+        }
+        Ok(Sensitivity {
+            r: r.to_vec(),
+            w: problem.w.to_dense(),
+            b,
+            f_mu,
+            factor: MinNorm::new(&j, RANK_TOL),
+            constraints: problem.constraints.iter().map(|(_, c)| c.clone()).collect(),
+            kinks,
         })
     }
 
@@ -237,10 +271,9 @@ impl Sensitivity {
 
     /// Each block's regime at the answer, [`Regime::Degenerate`] within `margin` of a kink.
     pub fn regimes(&self, margin: f64) -> Vec<Regime> {
-        self.z
+        self.kinks
             .iter()
-            .zip(&self.constraints)
-            .map(|(z, c)| regime(c, z, margin))
+            .map(|&(r, d)| if d <= margin { Regime::Degenerate } else { r })
             .collect()
     }
 

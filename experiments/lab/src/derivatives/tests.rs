@@ -98,6 +98,19 @@ fn saps_answer_is_differentiated_at_its_own_unknowns() {
     );
 }
 
+/// The friction pyramid's answer (the min-map's Newton) is differentiated through the min-map:
+/// on the sliding contact, which slides along a face of the pyramid as of the cone, its
+/// impulses' derivative along `mu` is the face's, `dr_t1/dmu = -r_n`.
+#[test]
+fn the_pyramids_answer_is_differentiated_through_the_min_map() {
+    let (s, options) = solved(&sliding(), "min-map", "newton");
+    let d = Derivatives::new(&sliding(), &s, &options, 1e-12).unwrap();
+    assert_eq!(d.regimes(1e-9), vec!["sliding"]);
+    let t = d.jvp(&[("mu", &[1.0])]).unwrap();
+    let r = entry(&t, "r");
+    assert!((r[1] + s.r[0]).abs() <= 1e-9, "{r:?} {:?}", s.r);
+}
+
 /// On a contact-space problem SAP's derivative goes through the generalized form it solves
 /// (`A = W^-1`, `J = I`, `v* = q`): along `q` it is the generalized derivative along
 /// `f = A q`'s change `A dq`, and it names the contact-space fields.
@@ -143,12 +156,21 @@ fn bad_requests_are_refused_with_the_reason() {
     };
     let e = Derivatives::new(
         &sliding(),
-        &as_model(Model::FrictionPyramid),
+        &as_model(Model::MaximumDissipation),
         &options,
         1e-12,
     )
     .unwrap_err();
     assert!(e.to_string().contains("Coulomb cone"), "{e}");
+    let turned = serde_json::json!({ "theta0_deg": 45.0 });
+    let e = Derivatives::new(
+        &sliding(),
+        &as_model(Model::FrictionPyramid),
+        &turned,
+        1e-12,
+    )
+    .unwrap_err();
+    assert!(e.to_string().contains("another model"), "{e}");
     let e =
         Derivatives::new(&sliding(), &as_model(Model::Regularized), &options, 1e-12).unwrap_err();
     assert!(e.to_string().contains("option `beta` is missing"), "{e}");

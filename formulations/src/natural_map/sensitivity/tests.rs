@@ -1,23 +1,9 @@
 use super::*;
-use crate::fixtures::problem_of;
+use crate::fixtures::{direction, mixed, mixed_mu_direction, moved};
 use contactlab_core::drivers::{solve_least_squares, GaussNewtonLs, LevenbergMarquardt};
 use contactlab_core::{Constraint, Matrix, SolveOptions, Status};
-use rand::{Rng, SeedableRng};
+use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
-
-/// Coulomb contacts, a condim-4 contact, a limit and a friction loss on a random SPD `W`.
-fn mixed(seed: u64) -> LocalProblem {
-    let blocks = vec![
-        Constraint::coulomb(0.5),
-        Constraint::coulomb(0.8),
-        Constraint::Contact {
-            mu: vec![0.9, 0.5, 0.02],
-        },
-        Constraint::Limit,
-        Constraint::FrictionLoss { f_max: 0.3 },
-    ];
-    problem_of(blocks, (-1.0, 0.5), seed)
-}
 
 /// The natural map's answer to `p` from `start` by Gauss-Newton, to `1e-13` on the ruler.
 fn solve(p: &LocalProblem, start: &[f64]) -> Option<Vec<f64>> {
@@ -34,57 +20,6 @@ fn solve(p: &LocalProblem, start: &[f64]) -> Option<Vec<f64>> {
     )
     .ok()?;
     (s.status == Status::Converged).then_some(s.x)
-}
-
-/// `c` with each block's `mu` moved by `t dmu_b` the way [`super`] documents: the tangential
-/// coefficients together, in proportion.
-pub(super) fn shifted(c: &contactlab_core::Constraints, dmu: &[f64], t: f64) -> Vec<Constraint> {
-    c.blocks()
-        .iter()
-        .zip(dmu)
-        .map(|(b, d)| match b {
-            Constraint::Contact { mu } if !mu.is_empty() && mu[0] != 0.0 => {
-                let mut m = mu.clone();
-                let ratio = mu[1] / mu[0];
-                m[0] += t * d;
-                m[1] += t * d * ratio;
-                Constraint::Contact { mu: m }
-            }
-            other => other.clone(),
-        })
-        .collect()
-}
-
-/// `p` with `q + t dq`, `W + t dW` and `mu + t dmu`.
-fn moved(p: &LocalProblem, (dq, dw, dmu): (&[f64], &[f64], &[f64]), t: f64) -> LocalProblem {
-    let n = p.q.len();
-    let w = p.w.to_dense();
-    let w: Vec<f64> = (0..n * n).map(|k| w[(k / n, k % n)] + t * dw[k]).collect();
-    let q = p.q.iter().zip(dq).map(|(q, d)| q + t * d).collect();
-    let c = contactlab_core::Constraints::new(shifted(&p.constraints, dmu, t)).unwrap();
-    LocalProblem::with_constraints(Matrix::from_row_major("W", n, n, &w).unwrap(), q, c).unwrap()
-}
-
-/// A random change of `mu` for [`mixed`]: its three contacts move, the limit and the friction
-/// loss have none.
-fn mu_direction(rng: &mut ChaCha8Rng) -> Vec<f64> {
-    let mut d: Vec<f64> = (0..3).map(|_| 0.2 * rng.random_range(-1.0..1.0)).collect();
-    d.extend([0.0, 0.0]);
-    d
-}
-
-/// A random direction `(dq, dW)`, `dW` symmetric.
-fn direction(n: usize, rng: &mut ChaCha8Rng) -> (Vec<f64>, Vec<f64>) {
-    let dq = (0..n).map(|_| rng.random_range(-1.0..1.0)).collect();
-    let mut dw = vec![0.0; n * n];
-    for i in 0..n {
-        for j in 0..=i {
-            let x = 0.1 * rng.random_range(-1.0..1.0);
-            dw[i * n + j] = x;
-            dw[j * n + i] = x;
-        }
-    }
-    (dq, dw)
 }
 
 /// Central differences of the answer along `(dq, dW, dmu)` with step `h`, re-solved from `r`.
@@ -125,7 +60,7 @@ fn forward_mode_matches_central_differences_of_the_solve() {
         assert!(!s.non_unique(), "seed {seed}: W is positive definite");
         let mut rng = ChaCha8Rng::seed_from_u64(100 + seed);
         let (dq, dw) = direction(n, &mut rng);
-        let dmu = mu_direction(&mut rng);
+        let dmu = mixed_mu_direction(&mut rng);
         let (dr, _) = s
             .jvp(&LocalDirection {
                 q: Some(&dq),
@@ -163,7 +98,7 @@ fn reverse_mode_is_the_adjoint_of_forward_mode() {
         let s = Sensitivity::new(&p, &r, 1e-12).unwrap();
         let mut rng = ChaCha8Rng::seed_from_u64(200 + seed);
         let (dq, dw) = direction(n, &mut rng);
-        let dmu = mu_direction(&mut rng);
+        let dmu = mixed_mu_direction(&mut rng);
         let (r_bar, _) = direction(n, &mut rng);
         let (u_bar, _) = direction(n, &mut rng);
         let (dr, du) = s

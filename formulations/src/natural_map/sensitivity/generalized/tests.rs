@@ -1,5 +1,5 @@
 use super::*;
-use crate::natural_map::sensitivity::tests::shifted;
+use crate::fixtures::shifted;
 use crate::natural_map::NaturalMap;
 use contactlab_core::drivers::{solve_least_squares, GaussNewtonLs};
 use contactlab_core::{Constraint, Constraints, GlobalProblem, SolveOptions, Status};
