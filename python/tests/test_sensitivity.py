@@ -192,7 +192,9 @@ def test_the_pyramids_answer_is_differentiated_through_the_min_map():
     def solve_pyramid(p, warm=None):
         extra = {} if warm is None else {"warm": warm}
         s = contactlab.solve(p, "min-map", "newton", tol=1e-13, max_iter=200, **extra)
-        assert s.status == "converged", s
+        # The pyramid solved; where contacts slide the Coulomb ruler also measures the pyramid's
+        # gap to the cone, and the status says `inaccurate`.
+        assert s.status in ("converged", "inaccurate"), s
         return s
 
     s = solve_pyramid(problem())
