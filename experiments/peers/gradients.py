@@ -24,6 +24,9 @@ Per problem of each set (FCLib's files in `data/problems/`, MuJoCo's exported st
   the dense Jacobian of `r` with respect to `q` (or `f`), and the cost of central differences of
   the same gradient (`2 n` solves, `n` the field's size, estimated from the solve's median time
   over `REPEATS`);
+* SAP (its own optimality, `R` frozen) on the generalized problems of Coulomb contacts, along
+  `SAP_FIELDS`, and the friction pyramid's min-map Newton (differentiated through the min-map) on
+  every problem, along every field, each against central differences of its own solve;
 * the first-order pairs on the same model (PGS with NNCG, ADMM) solve to `FIRST_ORDER_TOL`; the
   derivative at their answer is compared with the Newton-type pair's (the relative gap beside
   their residual: the issue's bar is within 100 times their residual);
@@ -75,6 +78,13 @@ NEWTON = [("natural-map", "gauss-newton", {}), ("natural-map", "lm", {"admm_star
 #: SAP (Castro et al.) with its Newton driver: differentiated through its own optimality
 #: condition, on the generalized problems of Coulomb contacts (its sparse path).
 SAP = ("sap", "newton-merit", {})
+#: The friction pyramid (Erleben and Ortiz) with the min-map's Newton: differentiated through the
+#: min-map, on every problem. Its solve ends `inaccurate` where contacts slide (it met the
+#: pyramid's own test; the Coulomb ruler measures the pyramid's gap to the cone), which counts as
+#: solved here.
+PYRAMID = ("min-map", "newton", {})
+#: The statuses that count as an answer, by formulation (default: `converged`).
+SOLVED = {"min-map": ("converged", "inaccurate")}
 #: The fields SAP's check moves: those that leave its regularisation `R` and `v^` (eqs.
 #: 29-30: from `M`, `H`, `phi0`, `dt`) as they were, so that the differences of the whole
 #: solve and the derivative (which holds `R` frozen) answer the same question; the Rust tests
@@ -225,12 +235,17 @@ def central(p, d, s, h, pairs=None):
         m = None
         for pair in pairs or NEWTON:
             m = solve(q, pair, TOL, NEWTON_ITER, warm=s.warm)
-            if m is not None and m.status == "converged":
+            if solved(m, pair):
                 break
-        if m is None or m.status != "converged":
+        if not solved(m, pair):
             return None
         ends.append(outputs(m))
     return {k: (ends[0][k] - ends[1][k]) / (2 * h) for k in ends[0]}
+
+
+def solved(s, pair):
+    """Whether `s`, a solve of `pair`, is an answer (`SOLVED`)."""
+    return s is not None and s.status in SOLVED.get(pair[0], ("converged",))
 
 
 def best_step(p, d, s, pairs=None):
@@ -384,6 +399,23 @@ def sap_study(p, name, set_name, rng):
     return floats(rec)
 
 
+def pyramid_study(p, name, set_name, rng):
+    """The friction pyramid's record: the min-map Newton's answer differentiated through the
+    min-map, checked against central differences of the same solve along every field."""
+    rec = {"problem_set": set_name, "problem": name, "derivative": "pyramid",
+           "solved_by": f"{PYRAMID[0]}+{PYRAMID[1]}"}
+    s = solve(p, PYRAMID, TOL, NEWTON_ITER)
+    rec["status"] = "refused" if s is None else ("converged" if solved(s, PYRAMID) else s.status)
+    if s is None or rec["status"] != "converged":
+        return floats(rec)
+    rec.update(rows=len(s.r), dofs=None if s.v is None else len(s.v), residual=s.residual,
+               iterations=s.iterations)
+    if not factored(s, rec):
+        return floats(rec)
+    check_and_time(p, s, direction(p, rng, not s.non_unique), rec, [PYRAMID], PYRAMID)
+    return floats(rec)
+
+
 def factored(s, rec):
     """Whether the solution's derivatives could be factored (`non_unique` into `rec`); where
     not, the reason as the record's `refused`."""
@@ -494,10 +526,11 @@ def main():
                 rec["mujoco_transition_fd_s"] = mujoco_fd_seconds(name)
             records.append(rec)
             sap = sap_study(p, name, set_name, rng)
-            if sap is not None:
-                records.append(sap)
-                print(f"  sap: {sap.get('status')} fd={sap.get('fd')} "
-                      f"error={sap.get('derivative_error')}", file=sys.stderr)
+            for other in (sap, pyramid_study(p, name, set_name, rng)):
+                if other is not None:
+                    records.append(other)
+                    print(f"  {other['derivative']}: {other.get('status')} fd={other.get('fd')} "
+                          f"error={other.get('derivative_error')}", file=sys.stderr)
             print(f"{set_name} {name}: {rec.get('status')} fd={rec.get('fd')} "
                   f"error={rec.get('derivative_error')} vjp={rec.get('vjp_s')} "
                   f"solve={rec.get('solve_s')}", file=sys.stderr)

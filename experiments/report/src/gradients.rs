@@ -28,9 +28,10 @@ const STUDY: &str = "study.toml";
 
 /// The formulations whose own derivatives the study checks, as it names them, with their
 /// labels.
-const PAIRS: [(&str, &str); 2] = [
+const PAIRS: [(&str, &str); 3] = [
     ("natural-map", "natural map (Coulomb cone)"),
     ("sap", "SAP"),
+    ("pyramid", "min-map (friction pyramid)"),
 ];
 
 /// The first-order pairs, as the study keys their columns (`first_order_<key>_...`).
@@ -611,42 +612,58 @@ fn facts(r: &mut Report, df: &DataFrame, records: &[Record]) -> Result<(), Repor
             quantile(&mujoco, 0.5),
             Fmt::fixed(0),
         );
-    sap_facts(r, records);
+    other_facts(r, records);
     first_order_facts(r, &converged);
     Ok(())
 }
 
-/// SAP's facts: its converged answers, the checked ones' errors and its first gradient's cost.
-fn sap_facts(r: &mut Report, records: &[Record]) {
-    let sap: Vec<&Record> = records
-        .iter()
-        .filter(|x| x.pair == PAIRS[1].0 && x.converged())
-        .collect();
-    let (sap_errors, sap_over) = checked_and_cost(&sap);
-    let disagreeing: Vec<String> = sap
-        .iter()
-        .filter(|x| x.checked_unique() && x.error() > AGREES)
-        .map(|x| format!("`{}`", x.problem))
-        .collect();
-    r.facts()
-        .text("gradients.sap.disagreeing", disagreeing.join(", "))
-        .num("gradients.sap.converged", sap.len() as f64, Fmt::int())
-        .num("gradients.sap.checked", sap_errors.len() as f64, Fmt::int())
-        .num(
-            "gradients.sap.error_median",
-            quantile(&sap_errors, 0.5),
-            Fmt::sci(0),
-        )
-        .num(
-            "gradients.sap.error_p95",
-            quantile(&sap_errors, 0.95),
-            Fmt::sci(0),
-        )
-        .num(
-            "gradients.sap.first_gradient_over_solve_median",
-            quantile(&sap_over, 0.5),
-            Fmt::fixed(1),
-        );
+/// The facts of each derivative but the natural map's (SAP's, the pyramid's, as the study keys
+/// them: `gradients.<key>.*`): its converged answers, the checked ones' errors, the problems
+/// where they disagree, and its first gradient's cost.
+fn other_facts(r: &mut Report, records: &[Record]) {
+    for (key, _) in &PAIRS[1..] {
+        let of: Vec<&Record> = records
+            .iter()
+            .filter(|x| x.pair == *key && x.converged())
+            .collect();
+        let (errors, over) = checked_and_cost(&of);
+        let disagreeing: Vec<String> = of
+            .iter()
+            .filter(|x| x.checked_unique() && x.error() > AGREES)
+            .map(|x| format!("`{}`", x.problem))
+            .collect();
+        let median = |v: &[f64]| quantile(v, 0.5);
+        r.facts()
+            .text(
+                format!("gradients.{key}.disagreeing"),
+                disagreeing.join(", "),
+            )
+            .num(
+                format!("gradients.{key}.converged"),
+                of.len() as f64,
+                Fmt::int(),
+            )
+            .num(
+                format!("gradients.{key}.checked"),
+                errors.len() as f64,
+                Fmt::int(),
+            )
+            .num(
+                format!("gradients.{key}.error_median"),
+                median(&errors),
+                Fmt::sci(0),
+            )
+            .num(
+                format!("gradients.{key}.error_p95"),
+                quantile(&errors, 0.95),
+                Fmt::sci(0),
+            )
+            .num(
+                format!("gradients.{key}.first_gradient_over_solve_median"),
+                median(&over),
+                Fmt::fixed(1),
+            );
+    }
 }
 
 /// Per first-order pair: the answers it converged on, those within the bar, and the misses

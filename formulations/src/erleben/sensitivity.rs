@@ -21,8 +21,8 @@
 //! bound (`x_n = 0`) separates, one whose sliding rows are all on `y` sticks, else it slides (a
 //! limit or frictionless contact as a normal row; a friction loss holds on `y`, slides on a
 //! bound; an equality holds). A row's distance to a kink is the gap between its active piece and
-//! the nearest competing one, `|(x - l) - y|` and `|min(x - l, y) - (x - u)|`, in the pieces'
-//! own units (impulse and velocity together, as the min-map takes them); a block's the least of
+//! the nearest competing one, `|(x - l) - y'|` and `|min(x - l, y') - (x - u)|` with
+//! `y' = y / W_ii` (impulse units, as the natural map's `z = r - rho y` reads); a block's the least of
 //! its rows' (a separated contact's: its normal row's, since its sliding rows' bounds meet at the
 //! apex and tie there whatever the data).
 //!
@@ -92,7 +92,10 @@ pub fn pyramid_sensitivity(
         };
         let gaps = counted.map(|i| {
             let (l, u) = map.bounds(r, i);
-            let (lower, upper, y) = (r[i] - l, r[i] - u, point.y[i]);
+            // `y` in impulse units, as the natural map reads its `z = r - rho y`.
+            let wii = map.entry(i, i);
+            let y = point.y[i] / if wii > 0.0 { wii } else { 1.0 };
+            let (lower, upper) = (r[i] - l, r[i] - u);
             (lower - y).abs().min((lower.min(y) - upper).abs())
         });
         let gap = gaps.fold(f64::INFINITY, |a, g| if g.is_nan() { a } else { a.min(g) });
