@@ -18,7 +18,7 @@
 //! vanishes at the answer for every `rho_b > 0`, so `D_b y_b = 0` there and `rho_b`'s
 //! dependence on `W` adds nothing.
 //!
-//! Reverse mode: for cotangents `(r̄, ū)` of `(r, u)`, `λ = J^-T (r̄ + W ū)`,
+//! Reverse mode: for cotangents `(r̄, ū)` of `(r, u)`, `λ = J^-T (r̄ + W' ū)` (`W'`: a file's `W` may be asymmetric in its last digits),
 //! `q̄ = ū - B' λ`, `W̄ = sym((ū - B' λ) r')` (the derivative with respect to a symmetric
 //! `W`, `sym(G) = (G + G') / 2`; forward mode symmetrizes `dW` the same way) and
 //! `mū = -F_mu' λ`, so that `<r̄, dr> + <ū, du> = <q̄, dq> + <W̄, dW> + <mū, dmu>`.
@@ -366,10 +366,10 @@ impl Sensitivity {
         })
     }
 
-    /// `(g, mū)`: `λ = J^-T (r̄ + W ū)`, `g = ū - B' λ` (the gradient of the velocity's
+    /// `(g, mū)`: `λ = J^-T (r̄ + W' ū)` (`W'`: a file's `W` may be asymmetric in its last digits), `g = ū - B' λ` (the gradient of the velocity's
     /// direct change `dq + dW r`) and `mū = -F_mu' λ`.
     pub(crate) fn adjoint(&self, r_bar: Col<f64>, u_bar: &Col<f64>) -> (Col<f64>, Col<f64>) {
-        let rhs = r_bar + &self.w * u_bar;
+        let rhs = r_bar + self.w.transpose() * u_bar;
         let lambda = self.factor.solve_transpose(&rhs);
         let g = u_bar - self.b.transpose() * &lambda;
         let mu = -(self.f_mu.transpose() * &lambda);
