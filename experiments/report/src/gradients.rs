@@ -6,7 +6,7 @@
 //! per problem of the FCLib, MuJoCo and robot sets, and writes the accuracy table (by set and
 //! regime class), the cost table, the first-order pairs' derivatives against the Newton-type
 //! pair's, MuJoCo's `mjd_transitionFD` beside ours on the robot states, `metrics.csv` in long
-//! form (`set, problem, metric, value`) and the facts the findings quote. The page's prose is
+//! form (`set, problem, derivative, metric, value`) and the facts the findings quote. The page's prose is
 //! `experiments/configs/gradients/templates/report.md`.
 
 use std::collections::BTreeMap;
@@ -394,10 +394,17 @@ fn mujoco_table(r: &mut Report, records: &[Record]) -> Result<(), ReportError> {
     r.show_table("mujoco_fd", &t)
 }
 
-/// `metrics.csv`: every number of every record in long form.
+/// `metrics.csv`: every number of every record in long form, each with the derivative it is of
+/// (a problem has one record per derivative).
 fn metrics_csv(r: &mut Report, records: &[Record]) -> Result<(), ReportError> {
     let mut t = Table::new(Some("metrics.csv"));
-    for c in [col::PROBLEM_SET, col::PROBLEM, "metric", "value"] {
+    for c in [
+        col::PROBLEM_SET,
+        col::PROBLEM,
+        col::DERIVATIVE,
+        "metric",
+        "value",
+    ] {
         t = t.csv_col(c);
     }
     for x in records {
@@ -405,6 +412,7 @@ fn metrics_csv(r: &mut Report, records: &[Record]) -> Result<(), ReportError> {
             t.row(vec![
                 C::text(&x.set),
                 C::text(&x.problem),
+                C::text(&x.pair),
                 C::text(metric),
                 C::num(*value, &Fmt::sci(9), &Fmt::sci(9)),
             ])?;
