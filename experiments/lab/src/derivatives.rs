@@ -23,14 +23,23 @@ pub use contactlab_formulations::castro::sensitivity::local::SapLocalSensitivity
 pub use contactlab_formulations::castro::sensitivity::SapSensitivity;
 pub use contactlab_formulations::erleben::sensitivity::pyramid_sensitivity;
 pub use contactlab_formulations::natural_map::sensitivity::generalized::{
-    GeneralizedDirection, GeneralizedSensitivity,
+    GeneralizedDerivative, GeneralizedDirection, GeneralizedSensitivity,
 };
 pub use contactlab_formulations::natural_map::sensitivity::names::{
     GENERALIZED_FIELDS, GENERALIZED_OUTPUTS, LOCAL_FIELDS, LOCAL_OUTPUTS,
 };
 use contactlab_formulations::natural_map::sensitivity::names::{R, U, V};
-pub use contactlab_formulations::natural_map::sensitivity::{LocalDirection, Regime, Sensitivity};
+pub use contactlab_formulations::natural_map::sensitivity::{
+    LocalDerivative, LocalDirection, Regime, Sensitivity,
+};
 use serde_json::Value;
+
+/// The derivatives of an answer as its problem's form has them: contact space or generalized,
+/// whichever model they are of.
+enum Form<'a> {
+    Local(&'a dyn LocalDerivative),
+    Generalized(&'a dyn GeneralizedDerivative),
+}
 
 /// One named array: a field's direction or gradient, or an output's tangent or cotangent
 /// (matrices row-major).
@@ -122,19 +131,29 @@ impl Derivatives {
         }
     }
 
+    /// The answer's derivatives as the problem's form has them.
+    fn form(&self) -> Form<'_> {
+        match self {
+            Derivatives::Local(s) => Form::Local(s.as_ref()),
+            Derivatives::SapLocal(s) => Form::Local(s.as_ref()),
+            Derivatives::Generalized(s) => Form::Generalized(s.as_ref()),
+            Derivatives::Sap(s) => Form::Generalized(s.as_ref()),
+        }
+    }
+
     /// The fields a direction may name.
     pub fn fields(&self) -> &'static [&'static str] {
-        match self {
-            Derivatives::Local(_) | Derivatives::SapLocal(_) => &LOCAL_FIELDS,
-            Derivatives::Generalized(_) | Derivatives::Sap(_) => &GENERALIZED_FIELDS,
+        match self.form() {
+            Form::Local(_) => &LOCAL_FIELDS,
+            Form::Generalized(_) => &GENERALIZED_FIELDS,
         }
     }
 
     /// The outputs a cotangent may name.
     pub fn outputs(&self) -> &'static [&'static str] {
-        match self {
-            Derivatives::Local(_) | Derivatives::SapLocal(_) => &LOCAL_OUTPUTS,
-            Derivatives::Generalized(_) | Derivatives::Sap(_) => &GENERALIZED_OUTPUTS,
+        match self.form() {
+            Form::Local(_) => &LOCAL_OUTPUTS,
+            Form::Generalized(_) => &GENERALIZED_OUTPUTS,
         }
     }
 
@@ -157,7 +176,7 @@ impl Derivatives {
     /// A field's shape (`[n]` or `[rows, cols]`), or why the problem has no such field.
     pub fn shape(&self, field: &str) -> Result<Vec<usize>, CoreError> {
         let (m, blocks, nv) = self.sizes();
-        let local = matches!(self, Derivatives::Local(_) | Derivatives::SapLocal(_));
+        let local = matches!(self.form(), Form::Local(_));
         let shape = match (local, field) {
             (_, "mu") => vec![blocks],
             (true, "q") => vec![m],
@@ -176,7 +195,7 @@ impl Derivatives {
         let (m, _, nv) = self.sizes();
         match (self, output) {
             (_, R | U) => Ok(m),
-            (Derivatives::Generalized(_) | Derivatives::Sap(_), V) => Ok(nv),
+            (_, V) if matches!(self.form(), Form::Generalized(_)) => Ok(nv),
             _ => Err(CoreError::BadOption(format!(
                 "sensitivity: no output `{output}` (the outputs: {})",
                 self.outputs().join(", ")
@@ -185,9 +204,9 @@ impl Derivatives {
     }
 
     fn no_field(&self, field: &str) -> CoreError {
-        let kind = match self {
-            Derivatives::Local(_) | Derivatives::SapLocal(_) => "a contact-space",
-            Derivatives::Generalized(_) | Derivatives::Sap(_) => "a generalized",
+        let kind = match self.form() {
+            Form::Local(_) => "a contact-space",
+            Form::Generalized(_) => "a generalized",
         };
         CoreError::BadOption(format!(
             "sensitivity: {kind} problem has no field `{field}` (its fields: {})",
@@ -208,21 +227,17 @@ impl Derivatives {
             }
             Ok(found)
         };
-        match self {
-            Derivatives::Local(_) | Derivatives::SapLocal(_) => {
+        match self.form() {
+            Form::Local(l) => {
                 let d = LocalDirection {
                     q: get("q")?,
                     w: get("W")?,
                     mu: get("mu")?,
                 };
-                let (dr, du) = match self {
-                    Derivatives::Local(s) => s.jvp(&d)?,
-                    Derivatives::SapLocal(s) => s.jvp(&d)?,
-                    _ => unreachable!("matched above"),
-                };
+                let (dr, du) = l.jvp(&d)?;
                 Ok(vec![(R, dr), (U, du)])
             }
-            Derivatives::Generalized(_) | Derivatives::Sap(_) => {
+            Form::Generalized(g) => {
                 let d = GeneralizedDirection {
                     f: get("f")?,
                     w: get("w")?,
@@ -230,11 +245,7 @@ impl Derivatives {
                     h: get("H")?,
                     mu: get("mu")?,
                 };
-                let t = match self {
-                    Derivatives::Sap(s) => s.jvp(&d)?,
-                    Derivatives::Generalized(g) => g.jvp(&d)?,
-                    _ => unreachable!("matched above"),
-                };
+                let t = g.jvp(&d)?;
                 Ok(vec![(R, t.r), (U, t.u), (V, t.v)])
             }
         }
@@ -258,21 +269,13 @@ impl Derivatives {
             let at = self.outputs().iter().position(|o| o == k).unwrap_or(0);
             bars[at].copy_from_slice(v);
         }
-        match self {
-            Derivatives::Local(_) | Derivatives::SapLocal(_) => {
-                let g = match self {
-                    Derivatives::Local(s) => s.vjp(&bars[0], &bars[1])?,
-                    Derivatives::SapLocal(s) => s.vjp(&bars[0], &bars[1])?,
-                    _ => unreachable!("matched above"),
-                };
+        match self.form() {
+            Form::Local(l) => {
+                let g = l.vjp(&bars[0], &bars[1])?;
                 Ok(vec![("q", g.q), ("W", g.w), ("mu", g.mu)])
             }
-            Derivatives::Generalized(_) | Derivatives::Sap(_) => {
-                let g = match self {
-                    Derivatives::Sap(s) => s.vjp(&bars[0], &bars[1], &bars[2])?,
-                    Derivatives::Generalized(s) => s.vjp(&bars[0], &bars[1], &bars[2])?,
-                    _ => unreachable!("matched above"),
-                };
+            Form::Generalized(s) => {
+                let g = s.vjp(&bars[0], &bars[1], &bars[2])?;
                 Ok(vec![
                     ("f", g.f),
                     ("w", g.w),
@@ -285,18 +288,43 @@ impl Derivatives {
     }
 
     /// The dense Jacobian of output `of` with respect to field `wrt`, row-major with one row
-    /// per entry of the output (each row the gradient [`Derivatives::vjp`] gives for that
-    /// entry's unit cotangent: derivatives with respect to `W` or `M` symmetrized).
+    /// per entry of the output. A vector of data (`q`, `f`, `w`) takes one forward product per
+    /// entry, which forms no gradient of the matrices; a matrix (`W`, `M`, `H`; derivatives
+    /// symmetrized where it is symmetric) and `mu` (whose frictionless blocks refuse a
+    /// direction) one reverse product per entry of the output.
     pub fn jacobian(&self, wrt: &str, of: &str) -> Result<Vec<f64>, CoreError> {
-        let cols: usize = self.shape(wrt)?.iter().product();
+        let shape = self.shape(wrt)?;
+        let cols: usize = shape.iter().product();
         let rows = self.output_len(of)?;
-        let mut out = Vec::with_capacity(rows * cols);
+        let pick = |named: Vec<Named>, key: &str| {
+            named
+                .into_iter()
+                .find(|(k, _)| *k == key)
+                .map(|(_, v)| v)
+                .unwrap_or_default()
+        };
+        let mut out = vec![0.0; rows * cols];
+        if shape.len() == 1 && wrt != "mu" {
+            let mut unit = vec![0.0; cols];
+            for j in 0..cols {
+                unit[j] = 1.0;
+                let column = pick(self.jvp(&[(wrt, &unit)])?, of);
+                column
+                    .iter()
+                    .enumerate()
+                    .for_each(|(i, v)| out[i * cols + j] = *v);
+                unit[j] = 0.0;
+            }
+            return Ok(out);
+        }
         let mut unit = vec![0.0; rows];
         for i in 0..rows {
             unit[i] = 1.0;
-            let g = self.vjp(&[(of, &unit)])?;
-            let row = g.into_iter().find(|(k, _)| *k == wrt).map(|(_, v)| v);
-            out.extend(row.unwrap_or_default());
+            let row = pick(self.vjp(&[(of, &unit)])?, wrt);
+            out[i * cols..(i + 1) * cols]
+                .iter_mut()
+                .zip(&row)
+                .for_each(|(o, v)| *o = *v);
             unit[i] = 0.0;
         }
         Ok(out)

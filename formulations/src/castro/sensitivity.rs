@@ -52,7 +52,7 @@ use super::params::{regularization, Regularization, RegularizationParams};
 use super::projection::{ContactRegularization, SapRegion};
 use crate::natural_map::sensitivity::generalized::check_cotangents;
 pub use crate::natural_map::sensitivity::generalized::{
-    GeneralizedDirection, GeneralizedGradient, GeneralizedTangent,
+    GeneralizedDerivative, GeneralizedDirection, GeneralizedGradient, GeneralizedTangent,
 };
 use crate::natural_map::sensitivity::{check, to_vec};
 
@@ -200,10 +200,12 @@ impl SapSensitivity {
                 .sum()
         })
     }
+}
 
+impl GeneralizedDerivative for SapSensitivity {
     /// Forward mode: `(dr, du, dv)` for a change of the data, from `K dv = -d(grad l_p)`
     /// (eq. 24's gradient, appendix D-C) with `R` and `v^` frozen.
-    pub fn jvp(&self, d: &GeneralizedDirection<'_>) -> Result<GeneralizedTangent, CoreError> {
+    fn jvp(&self, d: &GeneralizedDirection<'_>) -> Result<GeneralizedTangent, CoreError> {
         let m = self.h.ncols();
         let (mut e, c) = d.changes(&self.gamma, &self.v)?;
         let mut dr = Col::zeros(m);
@@ -220,7 +222,7 @@ impl SapSensitivity {
 
     /// Reverse mode: the gradient of `<r̄, r> + <ū, u> + <v̄, v>` with respect to `f`, `w`,
     /// `M`, `H` and `mu`, the adjoint of [`SapSensitivity::jvp`] (eq. 24's optimality).
-    pub fn vjp(
+    fn vjp(
         &self,
         r_bar: &[f64],
         u_bar: &[f64],

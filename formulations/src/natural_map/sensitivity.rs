@@ -136,6 +136,26 @@ fn regime(c: &Constraint, z: &[f64]) -> Kink {
     }
 }
 
+/// The derivatives of an answer to a contact-space problem, whichever model it answers (the
+/// natural map's [`Sensitivity`], SAP's through its generalized form): what the lab asks of
+/// either.
+pub trait LocalDerivative {
+    /// Forward mode: `(dr, du)` for a change of the data.
+    fn jvp(&self, d: &LocalDirection<'_>) -> Result<(Vec<f64>, Vec<f64>), CoreError>;
+    /// Reverse mode: the gradient of `<r̄, r> + <ū, u>` with respect to `q`, `W` and `mu`.
+    fn vjp(&self, r_bar: &[f64], u_bar: &[f64]) -> Result<LocalGradient, CoreError>;
+}
+
+impl LocalDerivative for Sensitivity {
+    fn jvp(&self, d: &LocalDirection<'_>) -> Result<(Vec<f64>, Vec<f64>), CoreError> {
+        Sensitivity::jvp(self, d)
+    }
+
+    fn vjp(&self, r_bar: &[f64], u_bar: &[f64]) -> Result<LocalGradient, CoreError> {
+        Sensitivity::vjp(self, r_bar, u_bar)
+    }
+}
+
 /// What [`Sensitivity::from_parts`] factors: a residual's derivatives at its answer.
 #[derive(Debug, Clone)]
 pub struct Parts {

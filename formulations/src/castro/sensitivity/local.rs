@@ -16,9 +16,11 @@ use contactlab_core::generalized::GeneralizedProblem;
 use contactlab_core::{CoreError, LocalProblem, Matrix};
 use faer::{Col, Mat};
 
-use super::{GeneralizedDirection, SapSensitivity};
+use super::{GeneralizedDerivative, GeneralizedDirection, SapSensitivity};
 use crate::castro::params::RegularizationParams;
-use crate::natural_map::sensitivity::{check, to_vec, LocalDirection, LocalGradient};
+use crate::natural_map::sensitivity::{
+    check, to_vec, LocalDerivative, LocalDirection, LocalGradient,
+};
 
 /// SAP's answer to a contact-space problem, factored for its derivatives.
 #[derive(Debug)]
@@ -102,5 +104,15 @@ impl SapLocalSensitivity {
             w: (0..n * n).map(|k| w_bar[(k / n, k % n)]).collect(),
             mu: g.mu,
         })
+    }
+}
+
+impl LocalDerivative for SapLocalSensitivity {
+    fn jvp(&self, d: &LocalDirection<'_>) -> Result<(Vec<f64>, Vec<f64>), CoreError> {
+        SapLocalSensitivity::jvp(self, d)
+    }
+
+    fn vjp(&self, r_bar: &[f64], u_bar: &[f64]) -> Result<LocalGradient, CoreError> {
+        SapLocalSensitivity::vjp(self, r_bar, u_bar)
     }
 }

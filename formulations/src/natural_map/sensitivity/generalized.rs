@@ -140,6 +140,60 @@ impl GeneralizedTangent {
     }
 }
 
+/// The derivatives of an answer to a generalized problem, whichever model it answers (the
+/// natural map's by the chain rule, [`GeneralizedSensitivity`]; SAP's through its Hessian):
+/// what the lab asks of either.
+pub trait GeneralizedDerivative {
+    /// Forward mode: `(dr, du, dv)` for a change of the data.
+    fn jvp(&self, d: &GeneralizedDirection<'_>) -> Result<GeneralizedTangent, CoreError>;
+    /// Reverse mode: the gradient of `<r̄, r> + <ū, u> + <v̄, v>` with respect to `f`, `w`,
+    /// `M`, `H` and `mu`.
+    fn vjp(
+        &self,
+        r_bar: &[f64],
+        u_bar: &[f64],
+        v_bar: &[f64],
+    ) -> Result<GeneralizedGradient, CoreError>;
+}
+
+impl GeneralizedDerivative for GeneralizedSensitivity {
+    /// Forward mode: `(dr, du, dv)` for a change of the data.
+    fn jvp(&self, d: &GeneralizedDirection<'_>) -> Result<GeneralizedTangent, CoreError> {
+        let m = self.x.ncols();
+        let r = Col::from_fn(m, |i| self.local.r()[i]);
+        // The direct change of the contact velocity: c + X' e = dH' v + X' e + dw.
+        let (e, c) = d.changes(&r, &self.v)?;
+        let delta = c + self.x.transpose() * &e;
+        let (dr, du) = self.local.answer_change(&delta, d.mu)?;
+        let dv = &self.x * &dr + self.m_solve(e);
+        Ok(GeneralizedTangent::of(&dr, &du, &dv))
+    }
+
+    /// Reverse mode: the gradient of `<r̄, r> + <ū, u> + <v̄, v>` with respect to `f`, `w`,
+    /// `M`, `H` and `mu`.
+    fn vjp(
+        &self,
+        r_bar: &[f64],
+        u_bar: &[f64],
+        v_bar: &[f64],
+    ) -> Result<GeneralizedGradient, CoreError> {
+        let (nv, m) = (self.x.nrows(), self.x.ncols());
+        check_cotangents((r_bar, u_bar, v_bar), nv, m)?;
+        let z = self.m_solve(Col::from_fn(nv, |i| v_bar[i]));
+        let rb = Col::from_fn(m, |i| r_bar[i]) + self.h.transpose() * &z;
+        let (g, mu) = self.local.adjoint(rb, &Col::from_fn(m, |i| u_bar[i]));
+        let k = &self.x * &g + &z;
+        let r = Col::from_fn(m, |i| self.local.r()[i]);
+        Ok(GeneralizedGradient::of_changes(
+            &k,
+            &g,
+            &r,
+            &self.v,
+            to_vec(&mu),
+        ))
+    }
+}
+
 /// The contact-space sensitivities of a generalized problem's answer with the chain rule's
 /// factors: `M`'s Cholesky factor, `H`, `X = M^-1 H` and `v`.
 #[derive(Debug)]
@@ -201,42 +255,6 @@ impl GeneralizedSensitivity {
     /// The generalized velocities of the answer.
     pub fn velocity(&self) -> Vec<f64> {
         to_vec(&self.v)
-    }
-
-    /// Forward mode: `(dr, du, dv)` for a change of the data.
-    pub fn jvp(&self, d: &GeneralizedDirection<'_>) -> Result<GeneralizedTangent, CoreError> {
-        let m = self.x.ncols();
-        let r = Col::from_fn(m, |i| self.local.r()[i]);
-        // The direct change of the contact velocity: c + X' e = dH' v + X' e + dw.
-        let (e, c) = d.changes(&r, &self.v)?;
-        let delta = c + self.x.transpose() * &e;
-        let (dr, du) = self.local.answer_change(&delta, d.mu)?;
-        let dv = &self.x * &dr + self.m_solve(e);
-        Ok(GeneralizedTangent::of(&dr, &du, &dv))
-    }
-
-    /// Reverse mode: the gradient of `<r̄, r> + <ū, u> + <v̄, v>` with respect to `f`, `w`,
-    /// `M`, `H` and `mu`.
-    pub fn vjp(
-        &self,
-        r_bar: &[f64],
-        u_bar: &[f64],
-        v_bar: &[f64],
-    ) -> Result<GeneralizedGradient, CoreError> {
-        let (nv, m) = (self.x.nrows(), self.x.ncols());
-        check_cotangents((r_bar, u_bar, v_bar), nv, m)?;
-        let z = self.m_solve(Col::from_fn(nv, |i| v_bar[i]));
-        let rb = Col::from_fn(m, |i| r_bar[i]) + self.h.transpose() * &z;
-        let (g, mu) = self.local.adjoint(rb, &Col::from_fn(m, |i| u_bar[i]));
-        let k = &self.x * &g + &z;
-        let r = Col::from_fn(m, |i| self.local.r()[i]);
-        Ok(GeneralizedGradient::of_changes(
-            &k,
-            &g,
-            &r,
-            &self.v,
-            to_vec(&mu),
-        ))
     }
 }
 

@@ -97,7 +97,7 @@ fn reverse_mode_is_the_adjoint_of_forward_mode() {
             let mut rng = ChaCha8Rng::seed_from_u64(900 + seed);
             let a: Vec<f64> = (0..n * n).map(|_| rng.random_range(-1e-4..1e-4)).collect();
             let skew: Vec<f64> = (0..n * n).map(|k| a[k] - a[(k % n) * n + k / n]).collect();
-            moved(&p, (&vec![0.0; n], &skew, &vec![0.0; 5]), 1.0)
+            moved(&p, (&vec![0.0; n], &skew, &[0.0; 5]), 1.0)
         } else {
             p
         };
