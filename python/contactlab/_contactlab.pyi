@@ -161,7 +161,7 @@ class Solution:
     def regimes(self, margin: float = 1e-6) -> list[str]:
         """Each block's regime: `separating`, `sticking`, `sliding`, or `degenerate` within `margin` of a kink."""
     def jvp(self, direction: dict[str, npt.ArrayLike]) -> dict[str, npt.NDArray[np.float64]]:
-        """Forward mode: a change of fields (`q`, `W`, `mu`; generalized: `f`, `w`, `M`, `H`, `mu`) to `{"r", "u"}` (and `"v"`)."""
+        """Forward mode: a change of fields (`q`, `W`, `mu`; generalized: `f`, `w`, `M`, `H`, `mu`, `phi0`) to `{"r", "u"}` (and `"v"`)."""
     def vjp(self, cotangent: dict[str, npt.ArrayLike]) -> dict[str, npt.NDArray[np.float64]]:
         """Reverse mode: cotangents of `r`, `u` (and `v`) to the gradient for every field, each in its shape."""
     def jacobian(self, wrt: str, of: str = "r") -> npt.NDArray[np.float64]:

@@ -267,9 +267,10 @@ impl PySolution {
 
     /// Forward mode: `jvp({field: direction, ...})` gives `{"r": dr, "u": du}` (and `"v": dv`
     /// for a generalized problem), the answer's change along that change of the data. The
-    /// fields: `q`, `W`, `mu` for a contact-space problem; `f`, `w`, `M`, `H`, `mu` for a
-    /// generalized one; those left out do not move (`W` and `M` symmetrized). Answers of the
-    /// Coulomb cone, differentiated through its natural map.
+    /// fields: `q`, `W`, `mu` for a contact-space problem; `f`, `w`, `M`, `H`, `mu`, `phi0`
+    /// (one per row; only SAP's answer reads it) for a generalized one; those left out do not
+    /// move (`W` and `M` symmetrized). Answers of the Coulomb cone, differentiated through its
+    /// natural map; of the friction pyramid through its min-map; SAP's through its Hessian.
     fn jvp<'py>(
         &self,
         py: Python<'py>,

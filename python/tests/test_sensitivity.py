@@ -208,3 +208,31 @@ def test_the_pyramids_answer_is_differentiated_through_the_min_map():
     for k in ("r", "u"):
         fd = (getattr(plus, k) - getattr(minus, k)) / (2 * h)
         assert np.max(np.abs(t[k] - fd)) <= 1e-6 * max(np.max(np.abs(fd)), 1e-3), k
+
+
+def test_saps_answer_moves_with_the_position_errors_through_its_bias():
+    """With a time step, SAP's bias `v^_n = -phi0 / (dt + tau_d)` reads each contact's position
+    error: the derivative along `phi0` (on the normal rows) agrees with central differences of
+    SAP's solve (its regularisation does not read `phi0`), and the natural map's answer does not
+    move with it."""
+    def stepped(dphi0=0.0):
+        base = generalized()
+        phi0 = np.tile([-1e-3, 0.0, 0.0], 3) + dphi0
+        return contactlab.GeneralizedProblem(np.asarray(base.M), np.asarray(base.H),
+                                             np.asarray(base.f), np.asarray(base.w),
+                                             np.asarray(base.mu), phi0=phi0, dt=0.01)
+
+    s = solve_sap(stepped())
+    d = np.zeros(9)
+    d[::3] = np.random.default_rng(15).normal(size=3) * 1e-3
+    t = s.jvp({"phi0": d})
+    h = 1e-6
+    plus, minus = (solve_sap(stepped(k * d), warm=s.warm) for k in (h, -h))
+    for k in ("r", "v"):
+        fd = (getattr(plus, k) - getattr(minus, k)) / (2 * h)
+        assert np.max(np.abs(t[k] - fd)) <= 1e-5 * max(np.max(np.abs(fd)), 1e-3), k
+    assert np.max(np.abs(t["r"])) > 0
+    g = s.vjp({"r": np.ones(9)})
+    assert g["phi0"].shape == (9,) and np.all(g["phi0"][1::3] == 0)
+    assert abs(g["phi0"] @ d - np.ones(9) @ t["r"]) <= 1e-9 * max(abs(np.ones(9) @ t["r"]), 1.0)
+    assert np.all(solve(stepped()).jvp({"phi0": d})["r"] == 0)

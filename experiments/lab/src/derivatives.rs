@@ -185,6 +185,7 @@ impl Derivatives {
             (false, "w") => vec![m],
             (false, "M") => vec![nv, nv],
             (false, "H") => vec![nv, m],
+            (false, "phi0") => vec![m],
             _ => return Err(self.no_field(field)),
         };
         Ok(shape)
@@ -244,6 +245,7 @@ impl Derivatives {
                     m: get("M")?,
                     h: get("H")?,
                     mu: get("mu")?,
+                    phi0: get("phi0")?,
                 };
                 let t = g.jvp(&d)?;
                 Ok(vec![(R, t.r), (U, t.u), (V, t.v)])
@@ -282,6 +284,7 @@ impl Derivatives {
                     ("M", g.m),
                     ("H", g.h),
                     ("mu", g.mu),
+                    ("phi0", g.phi0),
                 ])
             }
         }

@@ -25,6 +25,11 @@
 //! `K dv = df + dH gamma - dM v + H (gamma_mu dmu - G c)`, `du = H' dv + c`,
 //! `dr = gamma_mu dmu - G du`.
 //!
+//! The position errors `phi0` move the bias, `dv^_n = -dphi0 / (dt + tau_d)` on each contact's
+//! normal row; the projection reads `u - v^`, so `c` above becomes `c - dv^` wherever it enters
+//! `gamma` (not in `du`), and reverse mode adds `phi0̄_n = -(G (r̄ + H' z))_n / (dt + tau_d)` (`G`
+//! symmetric).
+//!
 //! Reverse mode, for cotangents `(r̄, ū, v̄)`: `z = K^-1 (H (ū - G r̄) + v̄)`,
 //! `g = ū - G (r̄ + H' z)`, and
 //!
@@ -73,6 +78,9 @@ pub struct SapSensitivity {
     regions: Vec<SapRegion>,
     /// Per contact, `y`'s distance to its regions' nearest boundary.
     boundary: Vec<f64>,
+    /// Per contact, `dv^_n / dphi0 = -1 / (dt + tau_d)` (section V-A's bias), `None` without a
+    /// time step.
+    bias_slope: Vec<Option<f64>>,
 }
 
 impl SapSensitivity {
@@ -139,6 +147,11 @@ impl SapSensitivity {
             boundary,
         } = linearised(problem, reg, &u);
         let llt = HessianSolve::new(problem, &cost, &x)?;
+        let bias_slope = problem
+            .contacts
+            .iter()
+            .map(|c| problem.dt.map(|dt| -1.0 / (dt + c.dissipation)))
+            .collect();
         Ok(SapSensitivity {
             llt,
             h,
@@ -149,6 +162,7 @@ impl SapSensitivity {
             gamma_mu,
             regions,
             boundary,
+            bias_slope,
         })
     }
 
@@ -213,10 +227,12 @@ impl GeneralizedDerivative for SapSensitivity {
             check("dmu", dmu.len(), m / 3, "contacts")?;
             dr = Col::from_fn(m, |r| self.gamma_mu[r / 3][r % 3] * dmu[r / 3]);
         }
-        e += &self.h * (&dr - self.g_times(&c, false));
+        // The projection reads `u - v^`: its argument's direct change is `c - dv^`.
+        let moved = &c - self.bias_change(d.phi0)?;
+        e += &self.h * (&dr - self.g_times(&moved, false));
         let dv = self.k_solve(e);
         let du = self.h.transpose() * &dv + &c;
-        dr -= self.g_times(&du, false);
+        dr -= self.g_times(&(self.h.transpose() * &dv + &moved), false);
         Ok(GeneralizedTangent::of(&dr, &du, &dv))
     }
 
@@ -238,13 +254,41 @@ impl GeneralizedDerivative for SapSensitivity {
         let mu = (0..m / 3)
             .map(|i| (0..3).map(|p| self.gamma_mu[i][p] * s[3 * i + p]).sum())
             .collect();
-        Ok(GeneralizedGradient::of_changes(
-            &z,
-            &g,
-            &self.gamma,
-            &self.v,
-            mu,
-        ))
+        let mut out = GeneralizedGradient::of_changes(&z, &g, &self.gamma, &self.v, mu);
+        // `v^`'s gradient is `G' s` (the projection's argument `u - v^`); a normal row's
+        // `phi0` moves its contact's `v^_n` by the bias slope.
+        let vhat_bar = self.g_times(&s, true);
+        for (i, slope) in self.bias_slope.iter().enumerate() {
+            out.phi0[3 * i] = slope.map_or(0.0, |k| k * vhat_bar[3 * i]);
+        }
+        Ok(out)
+    }
+}
+
+impl SapSensitivity {
+    /// `dv^` (one entry per row) for a change of the rows' position errors: on each contact's
+    /// normal row `-dphi0 / (dt + tau_d)`; the frictional rows' `phi0` is not read. A nonzero
+    /// change without a time step is refused (the bias needs `dt`).
+    fn bias_change(&self, dphi0: Option<&[f64]>) -> Result<Col<f64>, CoreError> {
+        let m = self.h.ncols();
+        let Some(dphi0) = dphi0 else {
+            return Ok(Col::zeros(m));
+        };
+        let mut out = Col::zeros(m);
+        for (i, slope) in self.bias_slope.iter().enumerate() {
+            let d = dphi0[3 * i];
+            match slope {
+                Some(k) => out[3 * i] = k * d,
+                None if d != 0.0 => {
+                    return Err(CoreError::BadOption(format!(
+                        "sensitivity: contact {i}'s `phi0` moves but the problem has no time \
+                         step: SAP's bias v^ = -phi0 / (dt + tau_d) needs dt"
+                    )))
+                }
+                None => {}
+            }
+        }
+        Ok(out)
     }
 }
 

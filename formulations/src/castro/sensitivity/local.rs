@@ -84,6 +84,7 @@ impl SapLocalSensitivity {
             m: da.as_deref(),
             h: None,
             mu: d.mu,
+            phi0: None,
         })?;
         Ok((t.r, t.u))
     }

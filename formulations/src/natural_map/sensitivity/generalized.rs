@@ -36,6 +36,9 @@ pub struct GeneralizedDirection<'a> {
     pub h: Option<&'a [f64]>,
     /// `dmu`, one entry per block ([`super`] says what moves).
     pub mu: Option<&'a [f64]>,
+    /// `dphi0`, one entry per row: the position errors SAP's bias reads on its contacts' normal
+    /// rows (the natural map's answer does not depend on them).
+    pub phi0: Option<&'a [f64]>,
 }
 
 impl GeneralizedDirection<'_> {
@@ -44,6 +47,9 @@ impl GeneralizedDirection<'_> {
     /// contact velocities' direct change (`dM` symmetrized; sizes checked).
     pub fn changes(&self, r: &Col<f64>, v: &Col<f64>) -> Result<(Col<f64>, Col<f64>), CoreError> {
         let (nv, m) = (v.nrows(), r.nrows());
+        if let Some(dphi0) = self.phi0 {
+            check("dphi0", dphi0.len(), m, "rows")?;
+        }
         let (mut e, mut c) = (Col::zeros(nv), Col::zeros(m));
         if let Some(df) = self.f {
             check("df", df.len(), nv, "velocities")?;
@@ -81,6 +87,9 @@ pub struct GeneralizedGradient {
     pub h: Vec<f64>,
     /// `mū`, one entry per block.
     pub mu: Vec<f64>,
+    /// `phi0̄`, one entry per row (zero where the answer does not read the row's position
+    /// error: every row for the natural map, the frictional rows for SAP).
+    pub phi0: Vec<f64>,
 }
 
 impl GeneralizedGradient {
@@ -113,6 +122,7 @@ impl GeneralizedGradient {
             m: mbar,
             h,
             mu,
+            phi0: vec![0.0; m],
         }
     }
 }

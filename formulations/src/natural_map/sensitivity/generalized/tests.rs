@@ -121,6 +121,7 @@ fn along(d: &Change) -> GeneralizedDirection<'_> {
         m: Some(&d.m),
         h: Some(&d.h),
         mu: Some(&d.mu),
+        phi0: None,
     }
 }
 
