@@ -165,7 +165,7 @@ def test_saps_answer_is_differentiated_through_its_own_optimality():
         fd = (getattr(plus, k) - getattr(minus, k)) / (2 * h)
         assert np.max(np.abs(t[k] - fd)) <= 1e-5 * max(np.max(np.abs(fd)), 1e-3), k
     g = s.vjp({"v": np.ones(12)})
-    assert g["M"].shape == (12, 12) and set(g) == {"f", "w", "M", "H", "mu"}
+    assert g["M"].shape == (12, 12) and set(g) == {"f", "w", "M", "H", "mu", "phi0"}
 
 
 def test_saps_answer_to_a_contact_space_problem_goes_through_its_generalized_form():
