@@ -39,6 +39,7 @@ pub mod cone;
 pub mod cone_scaling;
 pub mod conic_program;
 pub mod constraint;
+pub mod contactbench;
 pub mod deadline;
 pub mod dense;
 pub mod disjoint_sets;

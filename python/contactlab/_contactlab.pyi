@@ -146,6 +146,8 @@ class Solution:
     @property
     def metrics(self) -> dict[str, float]:
         """`natural_map`, `cone_violation`, `dual_cone_violation`, `complementarity_gap`."""
+    def contactbench(self, dt: float) -> dict[str, float]:
+        """ContactBench's figures on the forces `r / dt`: `primal`, `dual`, `complementarity`, `signorini`, `dissipation` (each the largest over the contacts)."""
     @property
     def residual(self) -> float:
         """The natural-map residual."""

@@ -5,6 +5,7 @@
 
 use std::sync::{Arc, OnceLock};
 
+use contactlab_core::contactbench::contactbench_metrics;
 use contactlab_core::{CoreError, GlobalProblem, LocalSolve, StepProblem};
 use contactlab_lab::derivatives::Derivatives;
 use contactlab_lab::frames::trace_to_dataframe;
@@ -176,6 +177,22 @@ impl PySolution {
         d.set_item("cone_violation", m.cone_violation)?;
         d.set_item("dual_cone_violation", m.dual_cone_violation)?;
         d.set_item("complementarity_gap", m.complementarity_gap)?;
+        Ok(d)
+    }
+
+    /// ContactBench's figures of `r` (Le Lidec et al., T-RO 2024; `core/src/contactbench.rs`)
+    /// on the forces `r / dt`: `primal`, `dual`, `complementarity`, `signorini` and
+    /// `dissipation`, each the largest over the contacts (`ValueError` for a `dt` that is not
+    /// positive).
+    fn contactbench<'py>(&self, py: Python<'py>, dt: f64) -> PyResult<Bound<'py, PyDict>> {
+        let local = self.step.local().map_err(core_err)?;
+        let m = contactbench_metrics(local, &self.solve.r, dt).map_err(core_err)?;
+        let d = PyDict::new(py);
+        d.set_item("primal", m.primal)?;
+        d.set_item("dual", m.dual)?;
+        d.set_item("complementarity", m.complementarity)?;
+        d.set_item("signorini", m.signorini)?;
+        d.set_item("dissipation", m.dissipation)?;
         Ok(d)
     }
 

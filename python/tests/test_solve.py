@@ -171,3 +171,20 @@ def test_evaluate_is_the_ruler_a_solve_is_judged_by():
         assert ours[k] == pytest.approx(v, rel=1e-9, abs=1e-15), k
     with pytest.raises(ValueError, match="field `r`: wrong shape"):
         contactlab.evaluate(p, s.r[:-1])
+
+
+def test_contactbench_figures_vanish_at_an_answer_and_read_forces():
+    """ContactBench's figures of a converged answer are zero to the tolerance's order; on a
+    perturbed answer they are positive, and scale as forces (`r / dt`)."""
+    p = numpy_problem()
+    s = contactlab.solve(p, "natural-map", "gauss-newton", tol=1e-12, max_iter=200)
+    assert s.status == "converged"
+    f = s.contactbench(dt=0.01)
+    assert set(f) == {"primal", "dual", "complementarity", "signorini", "dissipation"}
+    assert max(f.values()) <= 1e-8, f
+    rough = contactlab.solve(p, "coulomb", "pgs", tol=1e-2, max_iter=3)
+    a, b = rough.contactbench(dt=0.01), rough.contactbench(dt=0.02)
+    assert a["primal"] >= 0 and a["complementarity"] > 0
+    assert abs(a["complementarity"] - 2 * b["complementarity"]) <= 1e-12 * a["complementarity"]
+    with pytest.raises(ValueError, match="dt"):
+        s.contactbench(dt=0.0)

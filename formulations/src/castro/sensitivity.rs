@@ -108,8 +108,9 @@ impl SapSensitivity {
     ) -> Result<SapSensitivity, CoreError> {
         coulomb_only(&problem.constraints(), "SAP's sensitivity")?;
         let reg = regularization(problem, params)?;
-        let v = frozen_cost(problem, &reg).full_velocities(x);
-        SapSensitivity::with_regularization(problem, &v, &reg, tol)
+        let cost = frozen_cost(problem, &reg);
+        let v = cost.full_velocities(x);
+        SapSensitivity::with_cost(problem, &v, &reg, cost, tol)
     }
 
     /// [`SapSensitivity::new`] with `R` and `v^` given (eqs. 29-30's, frozen; `mu` the
@@ -123,11 +124,23 @@ impl SapSensitivity {
         tol: f64,
     ) -> Result<SapSensitivity, CoreError> {
         coulomb_only(&problem.constraints(), "SAP's sensitivity")?;
-        let (nv, nc) = (problem.num_dofs(), problem.num_contacts());
-        check("v", v.len(), nv, "velocities")?;
+        let nc = problem.num_contacts();
         check("regularization", reg.contacts.len(), nc, "contacts")?;
         check("v_hat", reg.v_hat.len(), nc, "contacts")?;
-        let cost = frozen_cost(problem, reg);
+        SapSensitivity::with_cost(problem, v, reg, frozen_cost(problem, reg), tol)
+    }
+
+    /// [`SapSensitivity::with_regularization`] with the frozen cost already built (once per
+    /// answer: building it analyses the Hessian's block structure).
+    fn with_cost(
+        problem: &GeneralizedProblem,
+        v: &[f64],
+        reg: &Regularization,
+        cost: SapCost,
+        tol: f64,
+    ) -> Result<SapSensitivity, CoreError> {
+        let (nv, nc) = (problem.num_dofs(), problem.num_contacts());
+        check("v", v.len(), nv, "velocities")?;
         let x = cost.restrict(v);
         let gamma = Col::from_fn(3 * nc, {
             let g = cost.impulses(&x);
