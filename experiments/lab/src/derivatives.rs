@@ -34,6 +34,24 @@ pub use contactlab_formulations::natural_map::sensitivity::{
 };
 use serde_json::Value;
 
+/// The constraint kinds' own parameters (MuJoCo's names and the blocks'), which a direction may
+/// not name yet: asked for, the refusal names the kind.
+const KIND_PARAMETERS: [(&[&str], &str); 4] = [
+    (&["f_max", "frictionloss"], "friction loss (its bound)"),
+    (
+        &["solref", "solimp", "stiffness", "tau_d", "dt"],
+        "compliant rows (SAP's regularisation `R` is held)",
+    ),
+    (
+        &["target", "targets"],
+        "rigid rows (their drift targets are part of `w`)",
+    ),
+    (
+        &["torsion", "rolling", "condim"],
+        "contacts of condim 4 and 6 (a block's `mu` moves its sliding pair only)",
+    ),
+];
+
 /// The derivatives of an answer as its problem's form has them: contact space or generalized,
 /// whichever model they are of.
 enum Form<'a> {
@@ -205,6 +223,17 @@ impl Derivatives {
     }
 
     fn no_field(&self, field: &str) -> CoreError {
+        if let Some(kind) = KIND_PARAMETERS
+            .iter()
+            .find(|(names, _)| names.contains(&field))
+            .map(|(_, kind)| kind)
+        {
+            return CoreError::Unsupported(format!(
+                "sensitivity: `{field}` is a parameter of the {kind}, which the derivatives do \
+                 not take yet (the fields: {})",
+                self.fields().join(", ")
+            ));
+        }
         let kind = match self.form() {
             Form::Local(_) => "a contact-space",
             Form::Generalized(_) => "a generalized",

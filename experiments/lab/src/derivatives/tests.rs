@@ -181,6 +181,11 @@ fn bad_requests_are_refused_with_the_reason() {
     let e = Derivatives::new(&sliding(), &far, &options, 1e-12).unwrap_err();
     assert!(e.to_string().contains("converged solve"), "{e}");
     let d = Derivatives::new(&sliding(), &good, &options, 1e-12).unwrap();
+    let e = d.jvp(&[("f_max", &[1.0])]).unwrap_err();
+    assert!(
+        e.to_string().contains("parameter of the friction loss"),
+        "{e}"
+    );
     let e = d.jvp(&[("M", &[1.0])]).unwrap_err();
     assert!(
         e.to_string()
