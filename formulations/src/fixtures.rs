@@ -135,3 +135,16 @@ pub(crate) fn direction(n: usize, rng: &mut ChaCha8Rng) -> (Vec<f64>, Vec<f64>) 
     }
     (dq, dw)
 }
+
+/// The [`mixed`] problems of `seeds` that `solve` answers from zero, each with its seed, its
+/// rows and its answer.
+pub(crate) fn solved_mixed(
+    seeds: std::ops::Range<u64>,
+    solve: impl Fn(&LocalProblem, &[f64]) -> Option<Vec<f64>>,
+) -> impl Iterator<Item = (u64, LocalProblem, usize, Vec<f64>)> {
+    seeds.filter_map(move |seed| {
+        let p = mixed(seed);
+        let n = p.q.len();
+        solve(&p, &vec![0.0; n]).map(|r| (seed, p, n, r))
+    })
+}

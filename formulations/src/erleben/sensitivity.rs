@@ -124,7 +124,7 @@ fn regime(c: &Constraint, pieces: &[Piece]) -> Regime {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::fixtures::{direction, mixed, mixed_mu_direction, moved};
+    use crate::fixtures::{direction, mixed_mu_direction, moved, solved_mixed};
     use crate::natural_map::sensitivity::LocalDirection;
     use contactlab_core::drivers::{solve_least_squares, GaussNewtonLs};
     use contactlab_core::{Matrix, SolveOptions, Status};
@@ -153,12 +153,7 @@ mod tests {
     #[test]
     fn the_pyramids_derivative_is_the_derivative_of_its_solve() {
         let mut compared = 0;
-        for seed in 0..16 {
-            let p = mixed(seed);
-            let n = p.q.len();
-            let Some(r) = solve(&p, &vec![0.0; n]) else {
-                continue;
-            };
+        for (seed, p, n, r) in solved_mixed(0..16, solve) {
             let s = pyramid_sensitivity(&p, &r, 1e-12).unwrap();
             let mut rng = ChaCha8Rng::seed_from_u64(300 + seed);
             let (dq, dw) = direction(n, &mut rng);

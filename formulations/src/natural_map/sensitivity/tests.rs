@@ -1,5 +1,5 @@
 use super::*;
-use crate::fixtures::{direction, mixed, mixed_mu_direction, moved};
+use crate::fixtures::{direction, mixed, mixed_mu_direction, moved, solved_mixed};
 use contactlab_core::drivers::{solve_least_squares, GaussNewtonLs, LevenbergMarquardt};
 use contactlab_core::{Constraint, Matrix, SolveOptions, Status};
 use rand::{Rng, SeedableRng};
@@ -50,12 +50,7 @@ fn gap(a: &[f64], b: &[f64]) -> f64 {
 #[test]
 fn forward_mode_matches_central_differences_of_the_solve() {
     let mut compared = 0;
-    for seed in 0..16 {
-        let p = mixed(seed);
-        let n = p.q.len();
-        let Some(r) = solve(&p, &vec![0.0; n]) else {
-            continue;
-        };
+    for (seed, p, n, r) in solved_mixed(0..16, solve) {
         let s = Sensitivity::new(&p, &r, 1e-12).unwrap();
         assert!(!s.non_unique(), "seed {seed}: W is positive definite");
         let mut rng = ChaCha8Rng::seed_from_u64(100 + seed);
