@@ -320,10 +320,11 @@ impl Derivatives {
     }
 
     /// The dense Jacobian of output `of` with respect to field `wrt`, row-major with one row
-    /// per entry of the output. A vector of data (`q`, `f`, `w`) takes one forward product per
-    /// entry, which forms no gradient of the matrices; a matrix (`W`, `M`, `H`; derivatives
-    /// symmetrized where it is symmetric) and `mu` (whose frictionless blocks refuse a
-    /// direction) one reverse product per entry of the output.
+    /// per entry of the output. A vector of data (`q`, `f`, `w`, `phi0`) no longer than the
+    /// output takes one forward product per entry, which forms no gradient of the matrices;
+    /// a longer one, a matrix (`W`, `M`, `H`; derivatives symmetrized where it is symmetric)
+    /// and `mu` (whose frictionless blocks refuse a direction) one reverse product per entry
+    /// of the output.
     pub fn jacobian(&self, wrt: &str, of: &str) -> Result<Vec<f64>, CoreError> {
         let shape = self.shape(wrt)?;
         let cols: usize = shape.iter().product();
@@ -336,7 +337,7 @@ impl Derivatives {
                 .unwrap_or_default()
         };
         let mut out = vec![0.0; rows * cols];
-        if shape.len() == 1 && wrt != "mu" {
+        if shape.len() == 1 && wrt != "mu" && cols <= rows {
             let mut unit = vec![0.0; cols];
             for j in 0..cols {
                 unit[j] = 1.0;
