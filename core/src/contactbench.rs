@@ -74,11 +74,19 @@ pub fn contactbench_metrics(
         if let Constraint::Contact { mu } = c {
             let lambda: Vec<f64> = r[rows.clone()].iter().map(|x| x / dt).collect();
             let f = contact(mu, &lambda, &u[rows]);
-            out.primal = out.primal.max(f[0]);
-            out.dual = out.dual.max(f[1]);
-            out.complementarity = out.complementarity.max(f[2]);
-            out.signorini = out.signorini.max(f[3]);
-            out.dissipation = out.dissipation.max(f[4]);
+            // NaN must not hide behind `max`: a figure that is not finite stays so.
+            let worse = |a: f64, b: f64| {
+                if a.is_nan() || b.is_nan() {
+                    f64::NAN
+                } else {
+                    a.max(b)
+                }
+            };
+            out.primal = worse(out.primal, f[0]);
+            out.dual = worse(out.dual, f[1]);
+            out.complementarity = worse(out.complementarity, f[2]);
+            out.signorini = worse(out.signorini, f[3]);
+            out.dissipation = worse(out.dissipation, f[4]);
         }
     }
     Ok(out)
@@ -189,6 +197,8 @@ mod tests {
         assert!((m.signorini - 50.0 * 1.5).abs() <= 1e-9, "{m:?}");
         assert!((m.complementarity - 50.0 * 1.5).abs() <= 1e-9, "{m:?}");
         assert!(contactbench_metrics(&q, &[0.5, 0.0, 0.0], 0.0).is_err());
+        let m = contactbench_metrics(&q, &[f64::NAN, 0.0, 0.0], dt).unwrap();
+        assert!(m.primal.is_nan() && m.signorini.is_nan(), "{m:?}");
         assert!(contactbench_metrics(&q, &[0.5, 0.0], dt).is_err());
     }
 }
