@@ -617,7 +617,7 @@ impl GeneralizedProblem {
                 }
             }
             let mut x = jt.clone();
-            self.tree_cholesky(dofs)?.solve_in_place(x.as_mut());
+            self.cholesky_on(dofs)?.solve_in_place(x.as_mut());
             let w_t = jt.transpose() * &x;
             for (ci, &a) in contacts.iter().enumerate() {
                 for (cj, &b) in contacts.iter().enumerate() {
@@ -634,8 +634,9 @@ impl GeneralizedProblem {
         Ok(LocalProblem::new(Matrix::Blocks(w), q, self.mu())?)
     }
 
-    /// The Cholesky factor of `A`'s diagonal block of the velocities `dofs` (one tree, sorted).
-    fn tree_cholesky(&self, dofs: &[usize]) -> Result<Cholesky, CoreError> {
+    /// The Cholesky factor of `A`'s diagonal block of the velocities `dofs` (sorted: one tree,
+    /// or any set of whole trees, as `A` is block diagonal by tree), dense up to 64 velocities.
+    pub fn cholesky_on(&self, dofs: &[usize]) -> Result<Cholesky, CoreError> {
         let n = dofs.len();
         // `dofs` is sorted (collected in index order), so a velocity's place in it is a search.
         let index = |d: usize| dofs.binary_search(&d).ok();

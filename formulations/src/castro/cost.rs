@@ -575,26 +575,41 @@ impl SapCost {
         self.evaluate_into(x, &mut guard);
         let w = &mut *guard;
         match &self.structure {
-            Structure::Blocks => {
-                let chol = w.chol.as_mut().ok_or_else(|| {
-                    CoreError::LinearAlgebra("SAP's tree-block factor is missing".into())
-                })?;
-                chol.clear();
-                self.assemble(&w.ys, &w.projections, chol.values_mut(), None);
-                w.factored.iter_mut().for_each(|f| *f = false);
-                chol.factor()
-                    .map_err(|b| not_pd(format!("a pivot of tree block {b}")))?;
-                Ok(FactoredHessian::Blocks(chol.clone()))
-            }
+            Structure::Blocks => match self.factor_tree_blocks(w) {
+                None => Err(CoreError::LinearAlgebra(
+                    "SAP's tree-block factor is missing".into(),
+                )),
+                Some(Err(b)) => Err(not_pd(format!("a pivot of tree block {b}"))),
+                Some(Ok(chol)) => Ok(FactoredHessian::Blocks(chol.clone())),
+            },
             Structure::Sparse(pattern) => {
-                let mut vals = vec![0.0; pattern.row_idx().len()];
-                self.assemble(&w.ys, &w.projections, &mut vals, None);
-                let h = Matrix::Sparse(SparseColMat::new(pattern.clone(), vals));
+                let h = Matrix::Sparse(self.sparse_hessian(pattern, w));
                 Cholesky::new("SAP's Hessian", &h)
                     .map(FactoredHessian::Scalar)
                     .map_err(|e| not_pd(e.to_string()))
             }
         }
+    }
+
+    /// Assembles `A + J' G J` at the workspace's point into the kept tree-block factor and
+    /// factors it (`None` without one; `Err(b)`: block `b` met a pivot that is not positive).
+    fn factor_tree_blocks<'w>(&self, w: &'w mut Work) -> Option<Result<&'w BlockCholesky, usize>> {
+        let chol = w.chol.as_mut()?;
+        chol.clear();
+        self.assemble(&w.ys, &w.projections, chol.values_mut(), None);
+        w.factored.iter_mut().for_each(|f| *f = false);
+        Some(chol.factor().map(|()| &*chol))
+    }
+
+    /// `A + J' G J` at the workspace's point on the scalar pattern `pattern`.
+    fn sparse_hessian(
+        &self,
+        pattern: &SymbolicSparseColMat<usize>,
+        w: &Work,
+    ) -> SparseColMat<usize, f64> {
+        let mut vals = vec![0.0; pattern.row_idx().len()];
+        self.assemble(&w.ys, &w.projections, &mut vals, None);
+        SparseColMat::new(pattern.clone(), vals)
     }
 
     /// The condition numbers of the Hessian `H = A + J' G J` at `x` (Fig. 15: it grows like
@@ -904,10 +919,7 @@ impl Merit for SapCost {
         };
         let hessian = hessian.then(|| match &self.structure {
             Structure::Sparse(pattern) => {
-                let mut vals = vec![0.0; pattern.row_idx().len()];
-                let w = self.lock();
-                self.assemble(&w.ys, &w.projections, &mut vals, None);
-                MeritHessian::Sparse(SparseColMat::new(pattern.clone(), vals))
+                MeritHessian::Sparse(self.sparse_hessian(pattern, &self.lock()))
             }
             Structure::Blocks => {
                 let n = x.len();
@@ -931,15 +943,11 @@ impl Merit for SapCost {
         let mut guard = self.lock();
         self.evaluate_into(x, &mut guard);
         let w = &mut *guard;
-        let Some(chol) = w.chol.as_mut() else {
-            return OwnNewton::NotProvided;
+        let chol = match self.factor_tree_blocks(w) {
+            None => return OwnNewton::NotProvided,
+            Some(Err(_)) => return OwnNewton::NotPositiveDefinite,
+            Some(Ok(chol)) => chol,
         };
-        chol.clear();
-        self.assemble(&w.ys, &w.projections, chol.values_mut(), None);
-        w.factored.iter_mut().for_each(|f| *f = false);
-        if chol.factor().is_err() {
-            return OwnNewton::NotPositiveDefinite;
-        }
         for (dk, gk) in d.iter_mut().zip(g) {
             *dk = -gk;
         }

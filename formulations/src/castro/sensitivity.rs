@@ -53,7 +53,7 @@ use faer::{Col, Mat};
 use nalgebra::{Matrix3, Vector3};
 
 use super::cost::{diag_inv_sqrt, eq26_optimality, FactoredHessian, SapCost};
-use super::params::{regularization, Regularization, RegularizationParams};
+use super::params::{bias, regularization, Regularization, RegularizationParams};
 use super::projection::{ContactRegularization, SapRegion};
 use crate::natural_map::sensitivity::generalized::check_cotangents;
 pub use crate::natural_map::sensitivity::generalized::{
@@ -158,12 +158,13 @@ impl SapSensitivity {
             gamma_mu,
             regions,
             boundary,
-        } = linearised(problem, reg, &u);
+        } = linearised(cost.regularizations(), &reg.v_hat, &u);
         let llt = HessianSolve::new(problem, &cost, &x)?;
+        // The bias is linear in `phi0`: its value at `phi0 = 1` is the slope.
         let bias_slope = problem
             .contacts
             .iter()
-            .map(|c| problem.dt.map(|dt| -1.0 / (dt + c.dissipation)))
+            .map(|c| bias(1.0, problem.dt, c.dissipation).ok())
             .collect();
         Ok(SapSensitivity {
             llt,
@@ -314,17 +315,18 @@ struct Linearised {
     boundary: Vec<f64>,
 }
 
-/// Per contact at the contact velocities `u`, with `R` and `v^` frozen at `reg`.
-fn linearised(problem: &GeneralizedProblem, reg: &Regularization, u: &[f64]) -> Linearised {
+/// Per contact at the contact velocities `u`, with the frozen cost's `R` and `mu` (`regs`) and
+/// normal biases `v_hat`.
+fn linearised(regs: &[ContactRegularization], v_hat: &[f64], u: &[f64]) -> Linearised {
     let mut out = Linearised {
         g: Vec::new(),
         gamma_mu: Vec::new(),
         regions: Vec::new(),
         boundary: Vec::new(),
     };
-    for (i, c) in frozen(problem, reg).iter().enumerate() {
+    for (i, c) in regs.iter().enumerate() {
         let vc = Vector3::new(u[3 * i], u[3 * i + 1], u[3 * i + 2]);
-        let y = c.y_of(vc, Vector3::new(reg.v_hat[i], 0.0, 0.0));
+        let y = c.y_of(vc, Vector3::new(v_hat[i], 0.0, 0.0));
         let region = c.region(y);
         out.g.push(c.g(y, region));
         out.gamma_mu.push(dgamma_dmu(c, y, region));
@@ -375,29 +377,7 @@ impl HessianSolve {
             .filter(|&d| !is_touched[d])
             .collect();
         let rest_m = (!rest.is_empty())
-            .then(|| {
-                let mut at = vec![usize::MAX; problem.num_dofs()];
-                rest.iter().enumerate().for_each(|(k, &d)| at[d] = k);
-                let mut t = Vec::new();
-                let a = &problem.a;
-                let (cols, rows, vals) = (a.symbolic().col_ptr(), a.symbolic().row_idx(), a.val());
-                for &c in &rest {
-                    for e in cols[c]..cols[c + 1] {
-                        // `M` is block diagonal by tree: an untouched velocity's column stays
-                        // among the untouched.
-                        if at[rows[e]] != usize::MAX {
-                            t.push((at[rows[e]], at[c], vals[e]));
-                        }
-                    }
-                }
-                let m = Matrix::from_triplets("M", rest.len(), rest.len(), &t)?;
-                // A dense factor where it is small: the sparse one's analysis costs more there.
-                let m = match m {
-                    Matrix::Sparse(s) if rest.len() <= 64 => Matrix::Dense(s.to_dense()),
-                    m => m,
-                };
-                Cholesky::new("M", &m)
-            })
+            .then(|| problem.cholesky_on(&rest))
             .transpose()?;
         Ok(HessianSolve {
             touched: cost.factored_hessian(x)?,
