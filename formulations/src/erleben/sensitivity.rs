@@ -101,7 +101,18 @@ pub fn pyramid_sensitivity(
         let gap = gaps.fold(f64::INFINITY, |a, g| if g.is_nan() { a } else { a.min(g) });
         kinks.push((regime(c, &point.pieces[rows]), gap));
     }
-    Sensitivity::from_parts(problem, r, Parts { j, b, f_mu, kinks })
+    let w = problem.w.to_dense();
+    Sensitivity::from_parts(
+        problem,
+        r,
+        Parts {
+            w,
+            j,
+            b,
+            f_mu,
+            kinks,
+        },
+    )
 }
 
 /// A block's regime from its rows' pieces (see the module documentation).

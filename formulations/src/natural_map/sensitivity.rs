@@ -18,8 +18,8 @@
 //! vanishes at the answer for every `rho_b > 0`, so `D_b y_b = 0` there and `rho_b`'s
 //! dependence on `W` adds nothing.
 //!
-//! Reverse mode: for cotangents `(r̄, ū)` of `(r, u)`, `λ = J^-T (r̄ + W' ū)` (`W'`: a file's `W` may be asymmetric in its last digits),
-//! `q̄ = ū - B' λ`, `W̄ = sym((ū - B' λ) r')` (the derivative with respect to a symmetric
+//! Reverse mode: for cotangents `(r̄, ū)` of `(r, u)`, `λ = J^-T (r̄ + W' ū)` (`W'`: a file's
+//! `W` may be asymmetric in its last digits), `q̄ = ū - B' λ`, `W̄ = sym((ū - B' λ) r')` (the derivative with respect to a symmetric
 //! `W`, `sym(G) = (G + G') / 2`; forward mode symmetrizes `dW` the same way) and
 //! `mū = -F_mu' λ`, so that `<r̄, dr> + <ū, du> = <q̄, dq> + <W̄, dW> + <mū, dmu>`.
 //!
@@ -159,6 +159,8 @@ impl LocalDerivative for Sensitivity {
 /// What [`Sensitivity::from_parts`] factors: a residual's derivatives at its answer.
 #[derive(Debug, Clone)]
 pub struct Parts {
+    /// `W`, dense (as the residual read it).
+    pub w: Mat<f64>,
     /// `J = dF/dr` (`n x n`, one element of the generalized Jacobian).
     pub j: Mat<f64>,
     /// `B = dF/du` (`n x n`).
@@ -243,10 +245,12 @@ impl Sensitivity {
                 regime(c, &z)
             })
             .collect();
+        let (b, f_mu) = (map.velocity_jacobian(r), map.mu_jacobian(r));
         let parts = Parts {
+            w: map.w,
             j,
-            b: map.velocity_jacobian(r),
-            f_mu: map.mu_jacobian(r),
+            b,
+            f_mu,
             kinks,
         };
         Sensitivity::from_parts(problem, r, parts)
@@ -260,7 +264,13 @@ impl Sensitivity {
         r: &[f64],
         parts: Parts,
     ) -> Result<Sensitivity, CoreError> {
-        let Parts { j, b, f_mu, kinks } = parts;
+        let Parts {
+            w,
+            j,
+            b,
+            f_mu,
+            kinks,
+        } = parts;
         if !j.as_ref().is_all_finite() {
             return Err(CoreError::BadOption(
                 "sensitivity: the residual's Jacobian at the answer is not finite".into(),
@@ -268,7 +278,7 @@ impl Sensitivity {
         }
         Ok(Sensitivity {
             r: r.to_vec(),
-            w: problem.w.to_dense(),
+            w,
             b,
             f_mu,
             factor: MinNorm::new(&j, RANK_TOL),
@@ -386,7 +396,8 @@ impl Sensitivity {
         })
     }
 
-    /// `(g, mū)`: `λ = J^-T (r̄ + W' ū)` (`W'`: a file's `W` may be asymmetric in its last digits), `g = ū - B' λ` (the gradient of the velocity's
+    /// `(g, mū)`: `λ = J^-T (r̄ + W' ū)` (`W'`: a file's `W` may be asymmetric in its last
+    /// digits), `g = ū - B' λ` (the gradient of the velocity's
     /// direct change `dq + dW r`) and `mū = -F_mu' λ`.
     pub(crate) fn adjoint(&self, r_bar: Col<f64>, u_bar: &Col<f64>) -> (Col<f64>, Col<f64>) {
         let rhs = r_bar + self.w.transpose() * u_bar;

@@ -25,14 +25,13 @@ use faer::linalg::solvers::{ColPivQr, Solve};
 use faer::linalg::triangular_solve::{
     solve_lower_triangular_in_place, solve_upper_triangular_in_place,
 };
-use faer::{Col, Conj, Mat, Par};
+use faer::{Col, Conj, Mat, MatRef, Par};
 
 /// `J`'s column-pivoted QR, with what the minimum-norm solutions need.
 #[derive(Debug, Clone)]
 pub(crate) struct MinNorm {
+    /// `J P = Q R` (`R` `n x n`, upper triangular).
     qr: ColPivQr<f64>,
-    /// `R` (`n x n`, upper triangular).
-    r: Mat<f64>,
     /// `(J P)[:, j] = J[:, perm[j]]`.
     perm: Vec<usize>,
     rank: usize,
@@ -45,18 +44,12 @@ impl MinNorm {
     pub(crate) fn new(j: &Mat<f64>, tol: f64) -> MinNorm {
         let n = j.nrows();
         let qr = j.col_piv_qr();
-        let r = qr.R().to_owned();
+        let r = qr.R();
         let perm: Vec<usize> = qr.P().arrays().0.to_vec();
         let top = if n > 0 { r[(0, 0)].abs() } else { 0.0 };
         let rank = (0..n).filter(|&i| r[(i, i)].abs() > tol * top).count();
-        let z = (rank < n).then(|| shortest(&r, rank));
-        MinNorm {
-            qr,
-            r,
-            perm,
-            rank,
-            z,
-        }
+        let z = (rank < n).then(|| shortest(r, rank));
+        MinNorm { qr, perm, rank, z }
     }
 
     /// The numerical rank.
@@ -66,10 +59,10 @@ impl MinNorm {
 
     /// `J^+ b`.
     pub(crate) fn solve(&self, b: &Col<f64>) -> Col<f64> {
-        let n = self.r.nrows();
+        let n = self.perm.len();
         let mut c = Mat::from_fn(n, 1, |i, _| b[i]);
         self.apply_q(&mut c, true);
-        let y = back_substitute(&self.r, Col::from_fn(self.rank, |i| c[(i, 0)]));
+        let y = back_substitute(self.qr.R(), Col::from_fn(self.rank, |i| c[(i, 0)]));
         let x = match &self.z {
             None => y,
             Some(z) => z * y,
@@ -83,13 +76,13 @@ impl MinNorm {
 
     /// `J^+' c`.
     pub(crate) fn solve_transpose(&self, c: &Col<f64>) -> Col<f64> {
-        let n = self.r.nrows();
+        let n = self.perm.len();
         let w = Col::from_fn(n, |j| c[self.perm[j]]);
         let w = match &self.z {
             None => w,
             Some(z) => z.transpose() * &w,
         };
-        let y = forward_substitute_transposed(&self.r, w);
+        let y = forward_substitute_transposed(self.qr.R(), w);
         let mut padded = Mat::from_fn(n, 1, |i, _| if i < self.rank { y[i] } else { 0.0 });
         self.apply_q(&mut padded, false);
         Col::from_fn(n, |i| padded[(i, 0)])
@@ -118,7 +111,7 @@ impl MinNorm {
 
 /// `Z = [I - S N; N]` for `T = [R11 R12]`, `R11` the leading `k x k` of `r` (see the module
 /// doc): `S = R11^-1 R12`, `[S; I] = Q_e R_e`, `N = R_e^-1 Q_e1'`.
-fn shortest(r: &Mat<f64>, k: usize) -> Mat<f64> {
+fn shortest(r: MatRef<'_, f64>, k: usize) -> Mat<f64> {
     let n = r.nrows();
     let f = n - k;
     let mut s = r.get(..k, k..).to_owned();
@@ -162,14 +155,14 @@ fn least_squares_operator(s: &Mat<f64>) -> Mat<f64> {
 }
 
 /// `R11^-1 c` for `R11` the leading `c.nrows()` square of the upper triangular `r`.
-fn back_substitute(r: &Mat<f64>, mut c: Col<f64>) -> Col<f64> {
+fn back_substitute(r: MatRef<'_, f64>, mut c: Col<f64>) -> Col<f64> {
     let k = c.nrows();
     solve_upper_triangular_in_place(r.get(..k, ..k), c.as_mat_mut(), Par::Seq);
     c
 }
 
 /// `R11'^-1 c` for `R11` the leading `c.nrows()` square of the upper triangular `r`.
-fn forward_substitute_transposed(r: &Mat<f64>, mut c: Col<f64>) -> Col<f64> {
+fn forward_substitute_transposed(r: MatRef<'_, f64>, mut c: Col<f64>) -> Col<f64> {
     let k = c.nrows();
     solve_lower_triangular_in_place(r.get(..k, ..k).transpose(), c.as_mat_mut(), Par::Seq);
     c
