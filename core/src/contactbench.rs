@@ -73,7 +73,7 @@ pub fn contactbench_metrics(
     for (rows, c) in p.constraints.iter() {
         if let Constraint::Contact { mu } = c {
             let lambda: Vec<f64> = r[rows.clone()].iter().map(|x| x / dt).collect();
-            let f = contact(mu, &lambda, &u[rows]);
+            let f = contact(c, mu, &lambda, &u[rows]);
             // NaN must not hide behind `max`: a figure that is not finite stays so.
             let worse = |a: f64, b: f64| {
                 if a.is_nan() || b.is_nan() {
@@ -92,44 +92,23 @@ pub fn contactbench_metrics(
     Ok(out)
 }
 
-/// One contact's five figures, in the order of [`ContactBenchMetrics`].
-fn contact(mu: &[f64], lambda: &[f64], c: &[f64]) -> [f64; 5] {
-    let n = lambda.len();
-    let distance = |a: &[f64], b: &[f64]| {
-        a.iter()
-            .zip(b)
-            .map(|(x, y)| (x - y) * (x - y))
-            .sum::<f64>()
-            .sqrt()
-    };
-    let signorini = (lambda[0] * c[0]).abs();
-    if mu.is_empty() {
-        let inner = lambda[0] * c[0];
-        return [
-            (-lambda[0]).max(0.0),
-            (-c[0]).max(0.0),
-            inner.abs(),
-            signorini,
-            0.0,
-        ];
-    }
-    let mut p = [0.0; 6];
-    elliptic_cone::project(mu, lambda, &mut p[..n]);
-    let mut y = [0.0; 6];
-    elliptic_cone::de_saxce(mu, c, &mut y[..n]);
-    let mut d = [0.0; 6];
-    elliptic_cone::project_dual(mu, &y[..n], &mut d[..n]);
-    let inner: f64 = lambda.iter().zip(&y[..n]).map(|(a, b)| a * b).sum();
-    let slip = elliptic_cone::dual_norm(mu, &c[1..]);
+/// One contact's five figures, in the order of [`ContactBenchMetrics`]: the first three are the
+/// shared ruler's terms of the block ([`Constraint::violations`]) on the forces.
+fn contact(c: &Constraint, mu: &[f64], lambda: &[f64], vel: &[f64]) -> [f64; 5] {
+    let (primal, dual, complementarity) = c.violations(lambda, vel);
     // Friction on a row without a coefficient lies outside the cone: no dissipation gap there
     // (the primal figure already counts it).
-    let dissipation = elliptic_cone::scaled_friction(mu, &lambda[1..])
-        .map_or(0.0, |s| (lambda[0] - s).max(0.0) * slip);
+    let dissipation = match elliptic_cone::scaled_friction(mu, &lambda[1..]) {
+        Some(s) if !mu.is_empty() => {
+            (lambda[0] - s).max(0.0) * elliptic_cone::dual_norm(mu, &vel[1..])
+        }
+        _ => 0.0,
+    };
     [
-        distance(lambda, &p[..n]),
-        distance(&y[..n], &d[..n]),
-        inner.abs(),
-        signorini,
+        primal,
+        dual,
+        complementarity,
+        (lambda[0] * vel[0]).abs(),
         dissipation,
     ]
 }
