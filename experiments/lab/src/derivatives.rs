@@ -21,6 +21,7 @@ use contactlab_formulations::castro::params::RegularizationParams;
 use contactlab_formulations::castro::projection::SapRegion;
 pub use contactlab_formulations::castro::sensitivity::local::SapLocalSensitivity;
 pub use contactlab_formulations::castro::sensitivity::SapSensitivity;
+use contactlab_formulations::erleben::plugin::MinMapFormulation;
 pub use contactlab_formulations::erleben::sensitivity::pyramid_sensitivity;
 pub use contactlab_formulations::natural_map::sensitivity::generalized::{
     GeneralizedDerivative, GeneralizedDirection, GeneralizedSensitivity,
@@ -374,13 +375,11 @@ fn pyramid(
     r: &[f64],
     tol: f64,
 ) -> Result<Sensitivity, CoreError> {
-    let turned = options
-        .get("theta0_deg")
-        .and_then(Value::as_f64)
-        .unwrap_or(0.0)
-        != 0.0
-        || options.get("align_with_slip").and_then(Value::as_bool) == Some(true);
-    if options.get("n_f").is_some() || turned {
+    // The min-map's own options, at their defaults (faces along the tangent axes); another
+    // formulation's options (the FB MLCP's `n_f`) do not read as them.
+    let untilted = serde_json::from_value::<MinMapFormulation>(options.clone())
+        .is_ok_and(|f| f == MinMapFormulation::default());
+    if !untilted {
         return Err(CoreError::Unsupported(
             "sensitivities of the friction pyramid are built for the min-map's pyramid with its \
              faces along the tangent axes (theta0_deg = 0, align_with_slip = false); this \
