@@ -295,8 +295,8 @@ def median_seconds(fn, repeats=REPEATS):
 
 def timings(p, pair, first_field):
     """Wall times from Python, medians: the solve's call, the factorization's (the first
-    derivative asked of a fresh solution, over as many fresh solutions), one `vjp`'s after it, and the dense Jacobian of `r`
-    with respect to `first_field` (once)."""
+    derivative asked of a fresh solution, over as many fresh solutions), one `vjp`'s after it,
+    and the dense Jacobian of `r` with respect to `first_field` (once)."""
     solve_s = median_seconds(lambda: solve(p, pair, TOL, NEWTON_ITER))
 
     def factored_fresh():
@@ -384,14 +384,8 @@ def sap_study(p, name, set_name, rng):
     if hasattr(p, "W") or any(b["kind"] != "contact" or len(b.get("mu", [])) != 2
                               for b in p.constraints):
         return None
-    rec = {"problem_set": set_name, "problem": name, "derivative": "sap",
-           "solved_by": f"{SAP[0]}+{SAP[1]}"}
-    s = solve(p, SAP, TOL, NEWTON_ITER)
-    rec["status"] = "refused" if s is None else s.status
-    if s is None or s.status != "converged":
-        return floats(rec)
-    rec.update(rows=len(s.r), dofs=len(s.v), residual=s.residual, iterations=s.iterations)
-    if not factored(s, rec):
+    rec, s = solved_record(p, name, set_name, "sap", SAP)
+    if s is None:
         return floats(rec)
     d = direction(p, rng, True)
     d = {k: (v if k in SAP_FIELDS else np.zeros_like(v)) for k, v in d.items()}
@@ -402,18 +396,26 @@ def sap_study(p, name, set_name, rng):
 def pyramid_study(p, name, set_name, rng):
     """The friction pyramid's record: the min-map Newton's answer differentiated through the
     min-map, checked against central differences of the same solve along every field."""
-    rec = {"problem_set": set_name, "problem": name, "derivative": "pyramid",
-           "solved_by": f"{PYRAMID[0]}+{PYRAMID[1]}"}
-    s = solve(p, PYRAMID, TOL, NEWTON_ITER)
-    rec["status"] = "refused" if s is None else ("converged" if solved(s, PYRAMID) else s.status)
-    if s is None or rec["status"] != "converged":
-        return floats(rec)
-    rec.update(rows=len(s.r), dofs=None if s.v is None else len(s.v), residual=s.residual,
-               iterations=s.iterations)
-    if not factored(s, rec):
+    rec, s = solved_record(p, name, set_name, "pyramid", PYRAMID)
+    if s is None:
         return floats(rec)
     check_and_time(p, s, direction(p, rng, not s.non_unique), rec, [PYRAMID], PYRAMID)
     return floats(rec)
+
+
+def solved_record(p, name, set_name, derivative, pair):
+    """`(record, solution)` of `pair`'s solve of `p` for the `derivative` named: the solution
+    None where the pair refused, did not answer (`solved`) or its derivatives could not be
+    factored, the record saying which."""
+    rec = {"problem_set": set_name, "problem": name, "derivative": derivative,
+           "solved_by": f"{pair[0]}+{pair[1]}"}
+    s = solve(p, pair, TOL, NEWTON_ITER)
+    rec["status"] = "refused" if s is None else ("converged" if solved(s, pair) else s.status)
+    if rec["status"] != "converged":
+        return rec, None
+    rec.update(rows=len(s.r), dofs=None if s.v is None else len(s.v), residual=s.residual,
+               iterations=s.iterations)
+    return (rec, s) if factored(s, rec) else (rec, None)
 
 
 def factored(s, rec):
