@@ -25,8 +25,9 @@ Per problem of each set (FCLib's files in `data/problems/`, MuJoCo's exported st
   the same gradient (`2 n` solves, `n` the field's size, estimated from the solve's median time
   over `REPEATS`);
 * SAP (its own optimality, `R` frozen) on the generalized problems of Coulomb contacts, along
-  `SAP_FIELDS`, and the friction pyramid's min-map Newton (differentiated through the min-map) on
-  every problem, along every field, each against central differences of its own solve;
+  `SAP_FIELDS`, the friction pyramid's min-map Newton (differentiated through the min-map) and
+  Hwangbo's bisection-SOR (maximum dissipation, through its fixed point's conditions) on every
+  problem, along every field, each against central differences of its own solve;
 * the first-order pairs on the same model (PGS with NNCG, ADMM) solve to `FIRST_ORDER_TOL`; the
   derivative at their answer is compared with the Newton-type pair's (the relative gap beside
   their residual: the issue's bar is within 100 times their residual);
@@ -79,12 +80,19 @@ NEWTON = [("natural-map", "gauss-newton", {}), ("natural-map", "lm", {"admm_star
 #: condition, on the generalized problems of Coulomb contacts (its sparse path).
 SAP = ("sap", "newton-merit", {})
 #: The friction pyramid (Erleben and Ortiz) with the min-map's Newton: differentiated through the
-#: min-map, on every problem. Its solve ends `inaccurate` where contacts slide (it met the
-#: pyramid's own test; the Coulomb ruler measures the pyramid's gap to the cone), which counts as
-#: solved here.
+#: min-map, on every problem.
 PYRAMID = ("min-map", "newton", {})
-#: The statuses that count as an answer, by formulation (default: `converged`).
-SOLVED = {"min-map": ("converged", "inaccurate")}
+#: Hwangbo et al.'s bisection-SOR (maximum dissipation), differentiated through the conditions
+#: of its fixed point, on every problem its contacts allow (three rows, one coefficient). No
+#: Newton-type pair solves this model, so its own solve is differenced; its single-contact
+#: tolerance is set below the study's and its sweep budget kept to what a study can wait for.
+DISSIPATION = ("coulomb", "bisection-sor", {"local_tol": 1e-15, "max_iterations": 20000})
+#: The statuses that count as an answer, by pair (default: `converged`). The min-map ends
+#: `inaccurate` where contacts slide (it met the pyramid's own test; the Coulomb ruler measures the
+#: pyramid's gap to the cone), and the bisection-SOR where a sliding contact's normal and
+#: tangential rows are coupled (the ruler measures maximum dissipation's gap to Coulomb's law).
+SOLVED = {"min-map+newton": ("converged", "inaccurate"),
+          "coulomb+bisection-sor": ("converged", "inaccurate")}
 #: The fields SAP's check moves: those that leave its regularisation `R` and `v^` (eqs.
 #: 29-30: from `M`, `H`, `phi0`, `dt`) as they were, so that the differences of the whole
 #: solve and the derivative (which holds `R` frozen) answer the same question; the Rust tests
@@ -245,7 +253,7 @@ def central(p, d, s, h, pairs=None):
 
 def solved(s, pair):
     """Whether `s`, a solve of `pair`, is an answer (`SOLVED`)."""
-    return s is not None and s.status in SOLVED.get(pair[0], ("converged",))
+    return s is not None and s.status in SOLVED.get(f"{pair[0]}+{pair[1]}", ("converged",))
 
 
 def best_step(p, d, s, pairs=None):
@@ -403,6 +411,17 @@ def pyramid_study(p, name, set_name, rng):
     return floats(rec)
 
 
+def dissipation_study(p, name, set_name, rng):
+    """Maximum dissipation's record: the bisection-SOR's answer differentiated through its
+    fixed point's conditions, checked against central differences of the same solve along every
+    field."""
+    rec, s = solved_record(p, name, set_name, "dissipation", DISSIPATION)
+    if s is None:
+        return floats(rec)
+    check_and_time(p, s, direction(p, rng, not s.non_unique), rec, [DISSIPATION], DISSIPATION)
+    return floats(rec)
+
+
 def solved_record(p, name, set_name, derivative, pair):
     """`(record, solution)` of `pair`'s solve of `p` for the `derivative` named: the solution
     None where the pair refused, did not answer (`solved`) or its derivatives could not be
@@ -528,7 +547,9 @@ def main():
                 rec["mujoco_transition_fd_s"] = mujoco_fd_seconds(name)
             records.append(rec)
             sap = sap_study(p, name, set_name, rng)
-            for other in (sap, pyramid_study(p, name, set_name, rng)):
+            others = (sap, pyramid_study(p, name, set_name, rng),
+                      dissipation_study(p, name, set_name, rng))
+            for other in others:
                 if other is not None:
                     records.append(other)
                     print(f"  {other['derivative']}: {other.get('status')} fd={other.get('fd')} "

@@ -210,6 +210,43 @@ def test_the_pyramids_answer_is_differentiated_through_the_min_map():
         assert np.max(np.abs(t[k] - fd)) <= 1e-6 * max(np.max(np.abs(fd)), 1e-3), k
 
 
+def test_the_bisections_answer_is_differentiated_through_maximum_dissipation():
+    """Hwangbo's bisection-SOR answers the maximum-dissipation model: its derivative along `q`,
+    `W` and `mu` (generalized: `M` and `H` too, which its sliding contacts read directly through
+    their block of `W`) agrees with central differences of its own solve, and the answer says
+    which model it is of."""
+    def solve_bisection(p, warm=None):
+        extra = {} if warm is None else {"warm": warm}
+        s = contactlab.solve(p, "coulomb", "bisection-sor", tol=1e-13, local_tol=1e-15, **extra)
+        # Where a sliding contact's rows are coupled, the Coulomb ruler also measures maximum
+        # dissipation's gap to Coulomb's law, and the status says `inaccurate`.
+        assert s.status in ("converged", "inaccurate"), s
+        return s
+
+    rng = np.random.default_rng(16)
+    for make, fields in ((problem, ("q_shift", "w_shift", "mu_shift")),
+                         (generalized, ("df", "dw", "dM", "dH", "dmu"))):
+        s = solve_bisection(make())
+        assert s.model == "maximum_dissipation"
+        assert "sliding" in s.regimes(margin=1e-6), s.regimes(margin=1e-6)
+        base = make()
+        shapes = {k: np.shape(getattr(base, n)) for k, n in zip(
+            fields, ("q", "W", "mu") if make is problem else ("f", "w", "M", "H", "mu"))}
+        d = {k: 0.1 * rng.normal(size=shape) for k, shape in shapes.items()}
+        for k in ("w_shift", "dM"):
+            if k in d:
+                d[k] = d[k] + d[k].T
+        names = dict(q_shift="q", w_shift="W", mu_shift="mu", df="f", dw="w", dM="M", dH="H",
+                     dmu="mu")
+        t = s.jvp({names[k]: v for k, v in d.items()})
+        h = 1e-6
+        plus, minus = (solve_bisection(make(**{k: c * v for k, v in d.items()}), warm=s.warm)
+                       for c in (h, -h))
+        for k in ("r", "u"):
+            fd = (getattr(plus, k) - getattr(minus, k)) / (2 * h)
+            assert np.max(np.abs(t[k] - fd)) <= 1e-6 * max(np.max(np.abs(fd)), 1e-3), (make, k)
+
+
 def test_saps_answer_moves_with_the_position_errors_through_its_bias():
     """With a time step, SAP's bias `v^_n = -phi0 / (dt + tau_d)` reads each contact's position
     error: the derivative along `phi0` (on the normal rows) agrees with central differences of

@@ -8,8 +8,8 @@
 //! ([`GeneralizedSensitivity`], the chain rule through `W = H' M^-1 H`, `q = H' M^-1 f + w`).
 //! The outputs are `r` and `u`, and `v` for a generalized problem. The friction pyramid's
 //! answers (the min-map's pairs) are differentiated through the min-map in the same way
-//! ([`pyramid_sensitivity`]); maximum dissipation (Hwangbo's bisection) is refused with the
-//! reason: not built yet. SAP's answers (the
+//! ([`pyramid_sensitivity`]), and maximum dissipation's (Hwangbo's bisection-SOR) through the
+//! conditions its fixed point satisfies ([`dissipation_sensitivity`]). SAP's answers (the
 //! regularized model) are differentiated through SAP's own optimality condition
 //! ([`SapSensitivity`], `K dv = -d(grad l_p)` on its Hessian, `R` and `v^` frozen at the
 //! problem's values), on generalized problems of Coulomb contacts, and on contact-space ones
@@ -23,6 +23,7 @@ pub use contactlab_formulations::castro::sensitivity::local::SapLocalSensitivity
 pub use contactlab_formulations::castro::sensitivity::SapSensitivity;
 use contactlab_formulations::erleben::plugin::MinMapFormulation;
 pub use contactlab_formulations::erleben::sensitivity::pyramid_sensitivity;
+pub use contactlab_formulations::hwangbo::sensitivity::dissipation_sensitivity;
 pub use contactlab_formulations::natural_map::sensitivity::generalized::{
     GeneralizedDerivative, GeneralizedDirection, GeneralizedSensitivity,
 };
@@ -93,12 +94,13 @@ impl Derivatives {
         let local = match solve.model {
             Model::CoulombCone => Sensitivity::new(step.local()?, r, tol)?,
             Model::FrictionPyramid => pyramid(step, options, r, tol)?,
+            Model::MaximumDissipation => dissipation_sensitivity(step.local()?, r, tol)?,
             Model::Regularized => return sap(step, options, &solve.x, tol),
             other => {
                 return Err(CoreError::Unsupported(format!(
                     "sensitivities are built for answers of the Coulomb cone (natural map, PGS, \
-                     ADMM), the friction pyramid's min-map and SAP's regularized model; this \
-                     pair solves the {} model",
+                     ADMM), the friction pyramid's min-map, maximum dissipation (the \
+                     bisection-SOR) and SAP's regularized model; this pair solves the {} model",
                     other.as_str()
                 )))
             }

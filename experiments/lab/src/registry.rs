@@ -103,6 +103,9 @@ pub trait ErasedDriver: Send + Sync {
         x0: Vec<f64>,
         opts: &SolveOptions,
     ) -> Result<Solution, CoreError>;
+    /// The friction law its answers satisfy when it imposes its own, at its options
+    /// (bisection-SOR's local method), whatever the formulation's.
+    fn model(&self) -> Option<Model>;
 }
 
 /// The detected views of a formulation's built object.
@@ -167,6 +170,10 @@ where
             ))
         })?;
         self.0.solve(target, x0, opts)
+    }
+
+    fn model(&self) -> Option<Model> {
+        self.0.model()
     }
 }
 
@@ -620,9 +627,13 @@ impl ResolvedSolver {
             (Start::Warm, Some(w)) => Init::Warm(w),
             _ => Init::Default,
         };
-        solve_by_island(problem, self.layout, init, &self.options, |p, init, o| {
+        let mut out = solve_by_island(problem, self.layout, init, &self.options, |p, init, o| {
             self.formulation.solve(p, init, self.driver.as_ref(), o)
-        })
+        })?;
+        // The answer is of the driver's law where it imposes one (what a derivative or a
+        // report must read), else of the formulation's.
+        out.model = self.driver.model().unwrap_or(out.model);
+        Ok(out)
     }
 
     /// The same solver with another time limit (sweeps give every solve a default one).

@@ -28,10 +28,11 @@ const STUDY: &str = "study.toml";
 
 /// The formulations whose own derivatives the study checks, as it names them, with their
 /// labels.
-const PAIRS: [(&str, &str); 3] = [
+const PAIRS: [(&str, &str); 4] = [
     ("natural-map", "natural map (Coulomb cone)"),
     ("sap", "SAP"),
     ("pyramid", "min-map (friction pyramid)"),
+    ("dissipation", "bisection-SOR (maximum dissipation)"),
 ];
 
 /// The first-order pairs, as the study keys their columns (`first_order_<key>_...`).
@@ -625,7 +626,8 @@ fn facts(r: &mut Report, df: &DataFrame, records: &[Record]) -> Result<(), Repor
     Ok(())
 }
 
-/// The facts of each derivative but the natural map's (SAP's, the pyramid's, as the study keys
+/// The facts of each derivative but the natural map's (SAP's, the pyramid's, maximum
+/// dissipation's, as the study keys
 /// them: `gradients.<key>.*`): its converged answers, the checked ones' errors, the problems
 /// where they disagree, and its first gradient's cost.
 fn other_facts(r: &mut Report, records: &[Record]) {
@@ -644,7 +646,11 @@ fn other_facts(r: &mut Report, records: &[Record]) {
         r.facts()
             .text(
                 format!("gradients.{key}.disagreeing"),
-                disagreeing.join(", "),
+                if disagreeing.is_empty() {
+                    "none".to_string()
+                } else {
+                    disagreeing.join(", ")
+                },
             )
             .num(
                 format!("gradients.{key}.converged"),

@@ -111,6 +111,7 @@ pub fn pyramid_sensitivity(
             b,
             f_mu,
             kinks,
+            w_direct: Vec::new(),
         },
     )
 }

@@ -25,6 +25,7 @@ pub mod driver;
 pub mod golden;
 pub mod pgs;
 pub mod planar;
+pub mod sensitivity;
 pub mod single;
 #[cfg(test)]
 mod tests;

@@ -169,7 +169,28 @@ pub struct Parts {
     pub f_mu: Mat<f64>,
     /// Each block's [`Kink`].
     pub kinks: Vec<Kink>,
+    /// The residual's dependence on entries of `W` other than through `u` (none for the natural
+    /// map and the pyramid; Hwangbo's slipping contacts read their block of `W`).
+    pub w_direct: Vec<WEntry>,
 }
+
+/// One residual row's direct dependence on one entry of a symmetric `W`: the row moves by `c`
+/// per unit of `(dW_ij + dW_ji) / 2`, beyond what `u = W r + q` carries.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct WEntry {
+    /// The residual's row.
+    pub row: usize,
+    /// The entry's row in `W`.
+    pub i: usize,
+    /// The entry's column in `W`.
+    pub j: usize,
+    /// `dF_row / dW_ij`, `W` read symmetrically.
+    pub c: f64,
+}
+
+/// The gradient of a scalar with respect to the entries of `W` a residual reads directly:
+/// `(i, j, w̄)` per [`WEntry`], `w̄` the derivative with respect to `(W_ij + W_ji) / 2`.
+pub type DirectGradient = Vec<(usize, usize, f64)>;
 
 /// A change of a contact-space problem's data (forward mode); a field left `None` does not
 /// move.
@@ -210,6 +231,8 @@ pub struct Sensitivity {
     /// Each block's kind, and its regime and distance to a kink at the answer.
     constraints: Vec<Constraint>,
     kinks: Vec<Kink>,
+    /// The residual's direct dependence on `W`'s entries ([`Parts::w_direct`]).
+    w_direct: Vec<WEntry>,
 }
 
 impl Sensitivity {
@@ -231,29 +254,7 @@ impl Sensitivity {
                  {residual:e} above {tol:e}); differentiate a converged solve"
             )));
         }
-        let map = NaturalMap::new(problem);
-        let mut j = Mat::zeros(n, n);
-        map.jacobian(r, j.as_mut());
-        let u = problem.velocity(r);
-        let kinks = problem
-            .constraints
-            .iter()
-            .zip(&map.rho)
-            .map(|((rows, c), &rho)| {
-                let mut z = vec![0.0; rows.len()];
-                block_point(c, rho, &r[rows.clone()], &u[rows], &mut z);
-                regime(c, &z)
-            })
-            .collect();
-        let (b, f_mu) = (map.velocity_jacobian(r), map.mu_jacobian(r));
-        let parts = Parts {
-            w: map.w,
-            j,
-            b,
-            f_mu,
-            kinks,
-        };
-        Sensitivity::from_parts(problem, r, parts)
+        Sensitivity::from_parts(problem, r, natural_parts(problem, r))
     }
 
     /// Factors the derivatives at `r` of a residual `F(r; u, mu)` whose Jacobian, derivatives
@@ -270,6 +271,7 @@ impl Sensitivity {
             b,
             f_mu,
             kinks,
+            w_direct,
         } = parts;
         if !j.as_ref().is_all_finite() {
             return Err(CoreError::BadOption(
@@ -284,6 +286,7 @@ impl Sensitivity {
             factor: MinNorm::new(&j, RANK_TOL),
             constraints: problem.constraints.iter().map(|(_, c)| c.clone()).collect(),
             kinks,
+            w_direct,
         })
     }
 
@@ -332,25 +335,31 @@ impl Sensitivity {
             self.check_len("dq", dq.len(), n)?;
             delta += Col::from_fn(n, |i| dq[i]);
         }
-        if let Some(dw) = d.w {
-            let dw = self.symmetric("dW", dw)?;
+        let dw = d.w.map(|dw| self.symmetric("dW", dw)).transpose()?;
+        if let Some(dw) = &dw {
             delta += dw * Col::from_fn(n, |i| self.r[i]);
         }
-        let (dr, du) = self.answer_change(&delta, d.mu)?;
+        let entry = |i: usize, j: usize| dw.as_ref().map_or(0.0, |dw| dw[(i, j)]);
+        let (dr, du) = self.answer_change(&delta, d.mu, &entry)?;
         Ok((to_vec(&dr), to_vec(&du)))
     }
 
     /// `(dr, du)` for a direct change `delta` of the velocity (`dq + dW r`, however the data
-    /// moved) and `dmu` of the coefficients: `dr = -J^+ (B delta + F_mu dmu)`,
+    /// moved), `dmu` of the coefficients and `dw(i, j)` of the entries of `W` the residual reads
+    /// directly (asked for only those): `dr = -J^+ (B delta + F_mu dmu + F_W dW)`,
     /// `du = W dr + delta`.
     pub(crate) fn answer_change(
         &self,
         delta: &Col<f64>,
         dmu: Option<&[f64]>,
+        dw: &dyn Fn(usize, usize) -> f64,
     ) -> Result<(Col<f64>, Col<f64>), CoreError> {
         let mut rhs = -(&self.b * delta);
         if let Some(dmu) = dmu {
             rhs -= &self.f_mu * self.mu_change(dmu)?;
+        }
+        for e in &self.w_direct {
+            rhs[e.row] -= e.c * dw(e.i, e.j);
         }
         let dr = self.factor.solve(&rhs);
         let du = &self.w * &dr + delta;
@@ -379,7 +388,7 @@ impl Sensitivity {
         let n = self.r.len();
         self.check_len("r_bar", r_bar.len(), n)?;
         self.check_len("u_bar", u_bar.len(), n)?;
-        let (g, mu) = self.adjoint(
+        let (g, mu, direct) = self.adjoint(
             Col::from_fn(n, |i| r_bar[i]),
             &Col::from_fn(n, |i| u_bar[i]),
         );
@@ -389,6 +398,10 @@ impl Sensitivity {
                 w[i * n + j] = 0.5 * (g[i] * self.r[j] + g[j] * self.r[i]);
             }
         }
+        for (i, j, bar) in direct {
+            w[i * n + j] += 0.5 * bar;
+            w[j * n + i] += 0.5 * bar;
+        }
         Ok(LocalGradient {
             q: to_vec(&g),
             w,
@@ -396,15 +409,24 @@ impl Sensitivity {
         })
     }
 
-    /// `(g, mū)`: `λ = J^-T (r̄ + W' ū)` (`W'`: a file's `W` may be asymmetric in its last
-    /// digits), `g = ū - B' λ` (the gradient of the velocity's
-    /// direct change `dq + dW r`) and `mū = -F_mu' λ`.
-    pub(crate) fn adjoint(&self, r_bar: Col<f64>, u_bar: &Col<f64>) -> (Col<f64>, Col<f64>) {
+    /// `(g, mū, w̄)`: `λ = J^-T (r̄ + W' ū)` (`W'`: a file's `W` may be asymmetric in its
+    /// last digits), `g = ū - B' λ` (the gradient of the velocity's direct change `dq + dW r`),
+    /// `mū = -F_mu' λ` and the gradient of the entries of `W` the residual reads directly.
+    pub(crate) fn adjoint(
+        &self,
+        r_bar: Col<f64>,
+        u_bar: &Col<f64>,
+    ) -> (Col<f64>, Col<f64>, DirectGradient) {
         let rhs = r_bar + self.w.transpose() * u_bar;
         let lambda = self.factor.solve_transpose(&rhs);
         let g = u_bar - self.b.transpose() * &lambda;
         let mu = -(self.f_mu.transpose() * &lambda);
-        (g, mu)
+        let direct = self
+            .w_direct
+            .iter()
+            .map(|e| (e.i, e.j, -e.c * lambda[e.row]))
+            .collect();
+        (g, mu, direct)
     }
 
     fn check_len(&self, what: &str, got: usize, want: usize) -> Result<(), CoreError> {
@@ -418,6 +440,35 @@ impl Sensitivity {
         Ok(Mat::from_fn(n, n, |i, j| {
             0.5 * (d[i * n + j] + d[j * n + i])
         }))
+    }
+}
+
+/// The natural map's derivatives at `r` (not checked to be an answer): its generalized
+/// Jacobian, `B`, `F_mu` and each block's regime from `z_b` (the module documentation).
+pub(crate) fn natural_parts(problem: &LocalProblem, r: &[f64]) -> Parts {
+    let n = problem.q.len();
+    let map = NaturalMap::new(problem);
+    let mut j = Mat::zeros(n, n);
+    map.jacobian(r, j.as_mut());
+    let u = problem.velocity(r);
+    let kinks = problem
+        .constraints
+        .iter()
+        .zip(&map.rho)
+        .map(|((rows, c), &rho)| {
+            let mut z = vec![0.0; rows.len()];
+            block_point(c, rho, &r[rows.clone()], &u[rows], &mut z);
+            regime(c, &z)
+        })
+        .collect();
+    let (b, f_mu) = (map.velocity_jacobian(r), map.mu_jacobian(r));
+    Parts {
+        w: map.w,
+        j,
+        b,
+        f_mu,
+        kinks,
+        w_direct: Vec::new(),
     }
 }
 

@@ -111,6 +111,20 @@ fn the_pyramids_answer_is_differentiated_through_the_min_map() {
     assert!((r[1] + s.r[0]).abs() <= 1e-9, "{r:?} {:?}", s.r);
 }
 
+/// The bisection-SOR's answer (maximum dissipation) is differentiated through its fixed
+/// point's conditions: on the uncoupled sliding contact, where the model is Coulomb's, the
+/// impulses move along `mu` as the natural map's do, `dr_t1/dmu = -r_n`.
+#[test]
+fn the_bisections_answer_is_differentiated_through_maximum_dissipation() {
+    let (s, options) = solved(&sliding(), "coulomb", "bisection-sor");
+    assert_eq!(s.model, Model::MaximumDissipation);
+    let d = Derivatives::new(&sliding(), &s, &options, 1e-12).unwrap();
+    assert_eq!(d.regimes(1e-9), vec!["sliding"]);
+    let t = d.jvp(&[("mu", &[1.0])]).unwrap();
+    let r = entry(&t, "r");
+    assert!((r[1] + s.r[0]).abs() <= 1e-9, "{r:?} {:?}", s.r);
+}
+
 /// On a contact-space problem SAP's derivative goes through the generalized form it solves
 /// (`A = W^-1`, `J = I`, `v* = q`): along `q` it is the generalized derivative along
 /// `f = A q`'s change `A dq`, and it names the contact-space fields.
@@ -154,13 +168,8 @@ fn bad_requests_are_refused_with_the_reason() {
         model,
         ..good.clone()
     };
-    let e = Derivatives::new(
-        &sliding(),
-        &as_model(Model::MaximumDissipation),
-        &options,
-        1e-12,
-    )
-    .unwrap_err();
+    let e =
+        Derivatives::new(&sliding(), &as_model(Model::Unspecified), &options, 1e-12).unwrap_err();
     assert!(e.to_string().contains("Coulomb cone"), "{e}");
     let turned = serde_json::json!({ "theta0_deg": 45.0 });
     let e = Derivatives::new(

@@ -174,7 +174,8 @@ impl GeneralizedDerivative for GeneralizedSensitivity {
         // The direct change of the contact velocity: c + X' e = dH' v + X' e + dw.
         let (e, c) = d.changes(&r, &self.v)?;
         let delta = c + self.x.transpose() * &e;
-        let (dr, du) = self.local.answer_change(&delta, d.mu)?;
+        let entry = |i: usize, j: usize| self.w_entry_change(d, i, j);
+        let (dr, du) = self.local.answer_change(&delta, d.mu, &entry)?;
         let dv = &self.x * &dr + self.m_solve(e);
         Ok(GeneralizedTangent::of(&dr, &du, &dv))
     }
@@ -191,16 +192,12 @@ impl GeneralizedDerivative for GeneralizedSensitivity {
         check_cotangents((r_bar, u_bar, v_bar), nv, m)?;
         let z = self.m_solve(Col::from_fn(nv, |i| v_bar[i]));
         let rb = Col::from_fn(m, |i| r_bar[i]) + self.h.transpose() * &z;
-        let (g, mu) = self.local.adjoint(rb, &Col::from_fn(m, |i| u_bar[i]));
+        let (g, mu, direct) = self.local.adjoint(rb, &Col::from_fn(m, |i| u_bar[i]));
         let k = &self.x * &g + &z;
         let r = Col::from_fn(m, |i| self.local.r()[i]);
-        Ok(GeneralizedGradient::of_changes(
-            &k,
-            &g,
-            &r,
-            &self.v,
-            to_vec(&mu),
-        ))
+        let mut gradient = GeneralizedGradient::of_changes(&k, &g, &r, &self.v, to_vec(&mu));
+        self.add_direct(&mut gradient, &direct);
+        Ok(gradient)
     }
 }
 
@@ -248,6 +245,47 @@ impl GeneralizedSensitivity {
             x,
             v,
         })
+    }
+
+    /// The change of `W_ij = H_i' M^-1 H_j` (`H_i` the `i`-th column of `H`, `X = M^-1 H`):
+    /// `dH_i' X_j + X_i' dH_j - X_i' dM X_j` (`dM` symmetrized), for the entries a residual
+    /// reads directly (sizes were checked by [`GeneralizedDirection::changes`]).
+    fn w_entry_change(&self, d: &GeneralizedDirection<'_>, i: usize, j: usize) -> f64 {
+        let (nv, m) = (self.x.nrows(), self.x.ncols());
+        let mut change = 0.0;
+        if let Some(dh) = d.h {
+            change += (0..nv)
+                .map(|k| dh[k * m + i] * self.x[(k, j)] + self.x[(k, i)] * dh[k * m + j])
+                .sum::<f64>();
+        }
+        if let Some(dm) = d.m {
+            for a in 0..nv {
+                for b in 0..nv {
+                    let sym = 0.5 * (dm[a * nv + b] + dm[b * nv + a]);
+                    change -= self.x[(a, i)] * sym * self.x[(b, j)];
+                }
+            }
+        }
+        change
+    }
+
+    /// Adds the gradient of the entries of `W` a residual reads directly to `H̄` and `M̄`, by
+    /// the adjoint of [`GeneralizedSensitivity::w_entry_change`]: per `(i, j, w̄)`,
+    /// `H̄_i += w̄ X_j`, `H̄_j += w̄ X_i`, `M̄ -= w̄ sym(X_i X_j')`.
+    fn add_direct(&self, gradient: &mut GeneralizedGradient, direct: &[(usize, usize, f64)]) {
+        let (nv, m) = (self.x.nrows(), self.x.ncols());
+        for &(i, j, bar) in direct {
+            for k in 0..nv {
+                gradient.h[k * m + i] += bar * self.x[(k, j)];
+                gradient.h[k * m + j] += bar * self.x[(k, i)];
+            }
+            for a in 0..nv {
+                for b in 0..nv {
+                    let xx = self.x[(a, i)] * self.x[(b, j)] + self.x[(b, i)] * self.x[(a, j)];
+                    gradient.m[a * nv + b] -= 0.5 * bar * xx;
+                }
+            }
+        }
     }
 
     /// `M^-1 x`.
