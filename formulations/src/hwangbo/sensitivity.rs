@@ -22,10 +22,14 @@
 //! natural map's rows. Where `W_nt = 0` the slipping rows are Coulomb's (`d = r_t / |r_t|`) and
 //! the derivative is the natural map's.
 //!
+//! A frictionless contact of three rows (`mu = 0`) keeps `u_n = 0` and `r_t = 0` while it
+//! touches.
+//!
 //! **Regimes.** Read from the answer in impulse units (`u` over `W_nn`): a contact opens where
-//! `u_n / W_nn > r_n`, at a distance `u_n / W_nn` from closing; a closed one is `r_n` from
-//! opening, sticks where `mu r_n - |r_t|` exceeds `|u_t| / W_nn` and slides otherwise, the
-//! larger of the two being its distance from the other regime.
+//! `u_n / W_nn > r_n` or it carries no normal impulse, at a distance `u_n / W_nn` from closing
+//! (zero where it touches without force: degenerate); a closed one is `r_n` from opening,
+//! sticks where `mu r_n - |r_t|` exceeds `|u_t| / W_nn` and slides otherwise, the larger of the
+//! two being its distance from the other regime.
 //!
 //! Refused: contacts of condim 4 and 6 and anisotropic ones (the bisection-SOR refuses the first
 //! and solves the second in scaled variables, a model this derivative does not state).
@@ -38,7 +42,10 @@ use nalgebra::{Matrix3, Vector2, Vector3};
 use crate::natural_map::sensitivity::{natural_parts, Kink, Parts, Regime, Sensitivity, WEntry};
 
 /// The derivatives at `r`, which must answer `problem`'s maximum-dissipation model to `tol` on
-/// the bisection-SOR's own measure (the sum of the blocks' violations, [`violation`]).
+/// the bisection-SOR's own measure (the sum of the blocks' violations, [`violation`]) scaled as
+/// the shared ruler is, over `1 + |q|_2`: a sum of absolute violations over many contacts
+/// reaches a tolerance near rounding on the problem's own scale, which the solve judged by the
+/// ruler has met.
 pub fn dissipation_sensitivity(
     problem: &LocalProblem,
     r: &[f64],
@@ -52,11 +59,13 @@ pub fn dissipation_sensitivity(
         )));
     }
     refuse_other_contacts(problem)?;
-    let residual = violation(problem, r);
+    let q_norm = problem.q.iter().map(|x| x * x).sum::<f64>().sqrt();
+    let residual = violation(problem, r) / (1.0 + q_norm);
     if residual.is_nan() || residual > tol {
         return Err(CoreError::BadOption(format!(
             "sensitivity: the impulses do not answer the problem's maximum-dissipation model \
-             (violation {residual:e} above {tol:e}); differentiate a converged solve"
+             (violation over 1 + |q| {residual:e} above {tol:e}); differentiate a converged \
+             solve"
         )));
     }
     let mut parts = natural_parts(problem, r);
@@ -136,16 +145,24 @@ fn contact_rows(parts: &mut Parts, s: usize, block: usize, mu: f64, r: &[f64], u
     let wnn = parts.w[(s, s)];
     let scale = if wnn > 0.0 { wnn } else { 1.0 };
     let (open, closed) = (u[s] / scale, r[s]);
-    if open > closed {
+    if open > closed || closed <= 0.0 {
         for k in s..s + 3 {
             parts.j[(k, k)] = 1.0;
         }
-        return (Regime::Separating, open);
+        return (Regime::Separating, open.max(0.0));
     }
     let rt = Vector2::new(r[s + 1], r[s + 2]);
     let ut = Vector2::new(u[s + 1], u[s + 2]);
     let inside = mu * r[s] - rt.norm();
     let slip = ut.norm() / scale;
+    if mu == 0.0 {
+        // Frictionless: the normal row touches, the tangential impulses vanish.
+        parts.b[(s, s)] = 1.0;
+        add_bw(parts, s, s..s + 1);
+        parts.j[(s + 1, s + 1)] = 1.0;
+        parts.j[(s + 2, s + 2)] = 1.0;
+        return (Regime::Sliding, closed);
+    }
     if inside > slip {
         for k in s..s + 3 {
             parts.b[(k, k)] = 1.0;

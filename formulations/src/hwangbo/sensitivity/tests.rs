@@ -11,8 +11,9 @@ use contactlab_core::{Constraints, GlobalProblem, Matrix, SolveOptions, Status};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
-/// Three Coulomb contacts, a limit, a friction loss and a frictionless contact on a random SPD
-/// `W` (coupled normal and tangential rows: the two models differ).
+/// Three Coulomb contacts, a limit, a friction loss, a frictionless contact of one row and one
+/// of three (`mu = 0`) on a random SPD `W` (coupled normal and tangential rows: the two models
+/// differ).
 fn dissipation_mixed(seed: u64) -> LocalProblem {
     let blocks = vec![
         Constraint::coulomb(0.5),
@@ -21,13 +22,14 @@ fn dissipation_mixed(seed: u64) -> LocalProblem {
         Constraint::FrictionLoss { f_max: 0.3 },
         Constraint::coulomb(0.6),
         Constraint::Contact { mu: vec![] },
+        Constraint::coulomb(0.0),
     ];
     problem_of(blocks, (-1.0, 0.5), seed)
 }
 
-/// A change of the three contacts' `mu`.
+/// A change of the three frictional contacts' `mu`.
 fn mu_direction(rng: &mut ChaCha8Rng) -> Vec<f64> {
-    let mut d = vec![0.0; 6];
+    let mut d = vec![0.0; 7];
     for b in [0, 1, 4] {
         d[b] = 0.2 * rng.random_range(-1.0..1.0);
     }
