@@ -193,6 +193,51 @@ struct StepPhysics {
     dt: Option<f64>,
     /// One rigid target velocity per row.
     target: Option<Vec<f64>>,
+    /// One normal stiffness per contact (SAP's eq. 29; infinite: rigid).
+    stiffness: Option<Vec<f64>>,
+    /// One dissipation time scale per contact (SAP's eq. 29 and bias).
+    tau_d: Option<Vec<f64>>,
+}
+
+/// Refuses a field of `v.len()` entries where `n` are expected, one per `of`.
+fn sized(field: &str, v: &[f64], n: usize, of: &str) -> PyResult<()> {
+    if v.len() != n {
+        return Err(pyo3::exceptions::PyValueError::new_err(format!(
+            "field `{field}`: {} entries, expected {n} (one per {of})",
+            v.len()
+        )));
+    }
+    Ok(())
+}
+
+/// Sets the contacts' stiffness (positive, `inf` rigid) and dissipation time scale (finite,
+/// nonnegative) from `physics`, refusing a wrong size or value by the field's Python name.
+fn set_compliance(gen: &mut GeneralizedProblem, physics: &StepPhysics) -> PyResult<()> {
+    let nc = gen.num_contacts();
+    let bad = |field: &str, i: usize, x: f64, want: &str| {
+        pyo3::exceptions::PyValueError::new_err(format!(
+            "field `{field}`: entry {i} is {x}, expected {want}"
+        ))
+    };
+    if let Some(k) = &physics.stiffness {
+        sized("stiffness", k, nc, "contact")?;
+        for (i, (c, &k)) in gen.contacts.iter_mut().zip(k).enumerate() {
+            if k.is_nan() || k <= 0.0 {
+                return Err(bad("stiffness", i, k, "positive (inf: rigid)"));
+            }
+            c.stiffness = k;
+        }
+    }
+    if let Some(tau) = &physics.tau_d {
+        sized("tau_d", tau, nc, "contact")?;
+        for (i, (c, &t)) in gen.contacts.iter_mut().zip(tau).enumerate() {
+            if !(t.is_finite() && t >= 0.0) {
+                return Err(bad("tau_d", i, t, "finite and nonnegative"));
+            }
+            c.dissipation = t;
+        }
+    }
+    Ok(())
 }
 
 impl PyGeneralizedProblem {
@@ -205,15 +250,7 @@ impl PyGeneralizedProblem {
     fn wrap_with(g: GlobalProblem, physics: StepPhysics) -> PyResult<PyGeneralizedProblem> {
         let mut gen = GeneralizedProblem::from_global(&g).map_err(core_err)?;
         let rows = gen.num_rows();
-        let per_row = |field: &str, v: &[f64]| -> PyResult<()> {
-            if v.len() != rows {
-                return Err(pyo3::exceptions::PyValueError::new_err(format!(
-                    "field `{field}`: {} entries, expected {rows} (one per row of H')",
-                    v.len()
-                )));
-            }
-            Ok(())
-        };
+        let per_row = |field: &str, v: &[f64]| sized(field, v, rows, "row of H'");
         if let Some(phi0) = &physics.phi0 {
             per_row("phi0", phi0)?;
             let nc = gen.num_contacts();
@@ -227,6 +264,7 @@ impl PyGeneralizedProblem {
                 at += n;
             }
         }
+        set_compliance(&mut gen, &physics)?;
         if let Some(t) = physics.target {
             per_row("target", &t)?;
             gen.target = t;
@@ -243,13 +281,15 @@ impl PyGeneralizedProblem {
 #[pymethods]
 impl PyGeneralizedProblem {
     /// `GeneralizedProblem(M, H, f, w, mu=None, constraints=None, phi0=None, dt=None,
-    /// target=None)`: `M` (`n x n`, symmetric positive definite), `H` (`n x m`; NumPy or
-    /// scipy.sparse), `f` (`n`), `w` (`m`), the rows' constraints as `LocalProblem` takes them
-    /// (`mu`, or `constraints` in row order), and what SAP's own model and the rigid targets
-    /// need: `phi0` (one position error per row: a contact's signed distance on its normal row,
-    /// a limit's or an equality's violation, 0 elsewhere), `dt` (the time step) and `target`
-    /// (one rigid target velocity per row, subtracted in `to_local`'s `q`; SAP uses `phi0`
-    /// instead). Validated as a problem file is (`ValueError` naming the field).
+    /// target=None, stiffness=None, tau_d=None)`: `M` (`n x n`, symmetric positive definite),
+    /// `H` (`n x m`; NumPy or scipy.sparse), `f` (`n`), `w` (`m`), the rows' constraints as
+    /// `LocalProblem` takes them (`mu`, or `constraints` in row order), and what SAP's own model
+    /// and the rigid targets need: `phi0` (one position error per row: a contact's signed
+    /// distance on its normal row, a limit's or an equality's violation, 0 elsewhere), `dt` (the
+    /// time step), `target` (one rigid target velocity per row, subtracted in `to_local`'s `q`;
+    /// SAP uses `phi0` instead), and per contact SAP's `stiffness` (eq. 29; `inf`, the default,
+    /// is rigid) and dissipation time scale `tau_d` (default 0). Validated as a problem file is
+    /// (`ValueError` naming the field).
     #[new]
     #[allow(non_snake_case)]
     #[pyo3(signature = (M, H, f, w, mu = None, **rows))]
@@ -272,10 +312,11 @@ impl PyGeneralizedProblem {
         if let Some(d) = rows {
             for key in d.keys() {
                 let key: String = key.extract()?;
-                if !["constraints", "phi0", "dt", "target"].contains(&key.as_str()) {
+                let known = ["constraints", "phi0", "dt", "target", "stiffness", "tau_d"];
+                if !known.contains(&key.as_str()) {
                     return Err(pyo3::exceptions::PyValueError::new_err(format!(
                         "unknown argument `{key}`: GeneralizedProblem takes M, H, f, w, mu, \
-                         constraints, phi0, dt and target"
+                         constraints, phi0, dt, target, stiffness and tau_d"
                     )));
                 }
             }
@@ -285,6 +326,10 @@ impl PyGeneralizedProblem {
             phi0: get("phi0")?.map(|p| vector("phi0", &p)).transpose()?,
             dt: get("dt")?.map(|d| d.extract::<f64>()).transpose()?,
             target: get("target")?.map(|t| vector("target", &t)).transpose()?,
+            stiffness: get("stiffness")?
+                .map(|k| vector("stiffness", &k))
+                .transpose()?,
+            tau_d: get("tau_d")?.map(|t| vector("tau_d", &t)).transpose()?,
         };
         guard(py, move || {
             let g = GlobalProblem::with_constraints(m, h, f, w, blocks).map_err(problem_err)?;

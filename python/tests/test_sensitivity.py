@@ -165,7 +165,8 @@ def test_saps_answer_is_differentiated_through_its_own_optimality():
         fd = (getattr(plus, k) - getattr(minus, k)) / (2 * h)
         assert np.max(np.abs(t[k] - fd)) <= 1e-5 * max(np.max(np.abs(fd)), 1e-3), k
     g = s.vjp({"v": np.ones(12)})
-    assert g["M"].shape == (12, 12) and set(g) == {"f", "w", "M", "H", "mu", "phi0"}
+    assert g["M"].shape == (12, 12) and set(g) == {"f", "w", "M", "H", "mu", "phi0",
+                                                      "stiffness", "tau_d", "dt"}
 
 
 def test_saps_answer_to_a_contact_space_problem_goes_through_its_generalized_form():
@@ -273,3 +274,43 @@ def test_saps_answer_moves_with_the_position_errors_through_its_bias():
     assert g["phi0"].shape == (9,) and np.all(g["phi0"][1::3] == 0)
     assert abs(g["phi0"] @ d - np.ones(9) @ t["r"]) <= 1e-9 * max(abs(np.ones(9) @ t["r"]), 1.0)
     assert np.all(solve(stepped()).jvp({"phi0": d})["r"] == 0)
+
+
+def test_saps_answer_moves_with_its_compliance():
+    """SAP's regularisation (eq. 29) reads each contact's stiffness and dissipation time scale
+    and the time step where its compliant term wins, and its bias reads `tau_d` and `dt`: the
+    derivative along them agrees with central differences of SAP's whole solve (they do not
+    move the Delassus estimate), reverse mode is its adjoint, and the rigid natural map does not
+    move with them."""
+    def stepped(dk=0.0, dtau=0.0, ddt=0.0):
+        base = generalized()
+        phi0 = np.tile([-1e-3, 0.0, 0.0], 3)
+        return contactlab.GeneralizedProblem(
+            np.asarray(base.M), np.asarray(base.H), np.asarray(base.f), np.asarray(base.w),
+            np.asarray(base.mu), phi0=phi0, dt=0.01 + ddt,
+            stiffness=np.array([20.0, 50.0, 30.0]) + dk, tau_d=np.array([0.02, 0.005, 0.01]) + dtau)
+
+    s = solve_sap(stepped())
+    rng = np.random.default_rng(17)
+    d = {"stiffness": 5.0 * rng.normal(size=3), "tau_d": 1e-3 * rng.normal(size=3),
+         "dt": np.array([1e-3])}
+    t = s.jvp(d)
+    h = 1e-5
+    plus, minus = (solve_sap(stepped(k * d["stiffness"], k * d["tau_d"], k * d["dt"][0]),
+                             warm=s.warm) for k in (h, -h))
+    for k in ("r", "v"):
+        fd = (getattr(plus, k) - getattr(minus, k)) / (2 * h)
+        assert np.max(np.abs(fd)) > 1e-6, k
+        assert np.max(np.abs(t[k] - fd)) <= 1e-5 * max(np.max(np.abs(fd)), 1e-3), k
+    g = s.vjp({"r": np.ones(9)})
+    assert g["stiffness"].shape == (3,) and g["dt"].shape == (1,)
+    right = sum(float(g[k] @ d[k]) for k in d)
+    assert abs(right - np.ones(9) @ t["r"]) <= 1e-9 * max(abs(right), 1.0)
+    assert np.all(solve(stepped()).jvp(d)["r"] == 0)
+    with pytest.raises(ValueError, match="`ddt` has 2 entries"):
+        s.jvp({"dt": np.zeros(2)})
+    with pytest.raises(ValueError, match="field `tau_d`: entry 1 is -0.995, expected finite"):
+        stepped(dtau=np.array([0.0, -1.0, 0.0]))
+    with pytest.raises(ValueError, match="field `stiffness`: 2 entries, expected 3"):
+        contactlab.GeneralizedProblem(np.eye(12), generalized().H, np.zeros(12), np.zeros(9),
+                                      np.ones(3), stiffness=np.ones(2))

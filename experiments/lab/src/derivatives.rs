@@ -11,8 +11,9 @@
 //! ([`pyramid_sensitivity`]), and maximum dissipation's (Hwangbo's bisection-SOR) through the
 //! conditions its fixed point satisfies ([`dissipation_sensitivity`]). SAP's answers (the
 //! regularized model) are differentiated through SAP's own optimality condition
-//! ([`SapSensitivity`], `K dv = -d(grad l_p)` on its Hessian, `R` and `v^` frozen at the
-//! problem's values), on generalized problems of Coulomb contacts, and on contact-space ones
+//! ([`SapSensitivity`], `K dv = -d(grad l_p)` on its Hessian, `R`'s dependence on `M` and `H`
+//! held; its compliance fields `stiffness`, `tau_d` and `dt` move `R` and the bias), on
+//! generalized problems of Coulomb contacts, and on contact-space ones
 //! through the generalized form SAP solves them in (`A = W^-1`, [`SapLocalSensitivity`]).
 
 use contactlab_core::plugin::Model;
@@ -41,8 +42,8 @@ use serde_json::Value;
 const KIND_PARAMETERS: [(&[&str], &str); 4] = [
     (&["f_max", "frictionloss"], "friction loss (its bound)"),
     (
-        &["solref", "solimp", "stiffness", "tau_d", "dt"],
-        "compliant rows (SAP's regularisation `R` is held)",
+        &["solref", "solimp"],
+        "MuJoCo's soft rows (SAP's compliance is its fields `stiffness`, `tau_d` and `dt`)",
     ),
     (
         &["target", "targets"],
@@ -207,6 +208,8 @@ impl Derivatives {
             (false, "M") => vec![nv, nv],
             (false, "H") => vec![nv, m],
             (false, "phi0") => vec![m],
+            (false, "stiffness" | "tau_d") => vec![blocks],
+            (false, "dt") => vec![1],
             _ => return Err(self.no_field(field)),
         };
         Ok(shape)
@@ -278,6 +281,9 @@ impl Derivatives {
                     h: get("H")?,
                     mu: get("mu")?,
                     phi0: get("phi0")?,
+                    stiffness: get("stiffness")?,
+                    tau_d: get("tau_d")?,
+                    dt: get("dt")?.map(single_dt).transpose()?,
                 };
                 let t = g.jvp(&d)?;
                 Ok(vec![(R, t.r), (U, t.u), (V, t.v)])
@@ -317,6 +323,9 @@ impl Derivatives {
                     ("H", g.h),
                     ("mu", g.mu),
                     ("phi0", g.phi0),
+                    ("stiffness", g.stiffness),
+                    ("tau_d", g.tau_d),
+                    ("dt", vec![g.dt]),
                 ])
             }
         }
@@ -364,6 +373,17 @@ impl Derivatives {
             unit[i] = 0.0;
         }
         Ok(out)
+    }
+}
+
+/// The time step's change from its one-entry array.
+fn single_dt(dt: &[f64]) -> Result<f64, CoreError> {
+    match dt {
+        [ddt] => Ok(*ddt),
+        _ => Err(CoreError::BadOption(format!(
+            "sensitivity: `ddt` has {} entries, the time step is one number",
+            dt.len()
+        ))),
     }
 }
 

@@ -637,11 +637,17 @@ fn other_facts(r: &mut Report, records: &[Record]) {
             .filter(|x| x.pair == *key && x.converged())
             .collect();
         let (errors, over) = checked_and_cost(&of);
-        let disagreeing: Vec<String> = of
+        let beyond: Vec<&&Record> = of
             .iter()
             .filter(|x| x.checked_unique() && x.error() > AGREES)
-            .map(|x| format!("`{}`", x.problem))
             .collect();
+        let disagreeing: Vec<String> = beyond.iter().map(|x| format!("`{}`", x.problem)).collect();
+        // How many times its differences' own agreement the worst of those errors is (0 where
+        // none disagrees).
+        let over_fd = beyond
+            .iter()
+            .map(|x| x.error() / x.get(col::FD_AGREEMENT))
+            .fold(0.0f64, f64::max);
         let median = |v: &[f64]| quantile(v, 0.5);
         r.facts()
             .text(
@@ -675,6 +681,11 @@ fn other_facts(r: &mut Report, records: &[Record]) {
             .num(
                 format!("gradients.{key}.first_gradient_over_solve_median"),
                 median(&over),
+                Fmt::fixed(1),
+            )
+            .num(
+                format!("gradients.{key}.disagreeing_over_fd_max"),
+                over_fd,
                 Fmt::fixed(1),
             );
     }

@@ -199,7 +199,8 @@ pub mod gradients {
     pub use super::common::{PROBLEM, PROBLEM_SET, RESIDUAL, STATUS};
     pub use super::matrix::TOL;
     pub use super::problems::DOFS;
-    /// The derivative checked: `natural-map` (the Coulomb cone's answers) or `sap`.
+    /// The derivative checked: `natural-map` (the Coulomb cone's answers), `sap`, `pyramid`
+    /// or `dissipation`.
     pub const DERIVATIVE: &str = "derivative";
     /// The answer's rows.
     pub const ROWS: &str = "rows";
@@ -213,6 +214,9 @@ pub mod gradients {
     pub const FD: &str = "fd";
     /// The relative error of the derivative on the outputs checked.
     pub const DERIVATIVE_ERROR: &str = "derivative_error";
+    /// How far the kept step's differences are from those at a tenth of it (relative): the
+    /// differences' own accuracy.
+    pub const FD_AGREEMENT: &str = "fd_agreement";
     /// Seconds: the solve, the factorization, one `vjp`, the dense Jacobian of `r`, central
     /// differences of one gradient (`2 n` solves), MuJoCo's `mjd_transitionFD`.
     pub const SOLVE_S: &str = "solve_s";

@@ -1,14 +1,17 @@
 //! The derivatives of SAP's answer to its problem's data (Castro et al.), by the implicit
 //! function theorem on SAP's own optimality condition, as Drake differentiates SAP.
 //!
-//! **`R` and `v^` are frozen.** SAP's regularisation `R = diag(R_n, R_t, R_t)` comes from the
-//! problem through eqs. 29-30, by the Delassus estimate `w_i = |J_i A^-1 J_i'|_F / 3`, so it
-//! moves with `M` and `H`; its bias `v^_n = -phi0 / (dt + tau_d)` (section V-A) does not move
-//! with these data. The derivative here holds `R` and `v^` at their values for the unperturbed
-//! problem: it is the derivative of eq. 24's answer with that regularisation fixed, not of the
-//! whole pipeline that recomputes it (on the tests' problems the two differ by about `1e-3`
-//! relative). [`frozen_cost`] builds a perturbed problem's cost under the same choice, and
-//! finite differences must use it to be comparable.
+//! **`R`'s dependence on `M` and `H` is held.** SAP's regularisation `R = diag(R_n, R_t, R_t)`
+//! comes from the problem through eqs. 29-30, by the Delassus estimate
+//! `w_i = |J_i A^-1 J_i'|_F / 3`, so it moves with `M` and `H`. The derivative here holds that
+//! estimate at its value for the unperturbed problem: it is the derivative of eq. 24's answer
+//! with `w_i` fixed, not of the whole pipeline that recomputes it (on the tests' problems the two
+//! differ by about `1e-3` relative along `M` and `H`). [`frozen_cost`] builds a perturbed
+//! problem's cost under the same choice, and finite differences along `M` and `H` must use it
+//! to be comparable. What `R` and the bias `v^_n = -phi0 / (dt + tau_d)` (section V-A) read
+//! besides, the contacts' position errors `phi0`, stiffness `k` and dissipation time scale
+//! `tau_d` and the time step `dt`, is differentiated ([`Compliance`]): along those the
+//! derivative is the whole pipeline's.
 //!
 //! Notation: the generalized data as [`GeneralizedDirection`] names them, `M = A`, `H = J'`
 //! (`nv x m`, `m = 3 nc`, normal first per contact), `f = A v*`, `w = b` (the rows' offset)
@@ -28,7 +31,9 @@
 //! The position errors `phi0` move the bias, `dv^_n = -dphi0 / (dt + tau_d)` on each contact's
 //! normal row; the projection reads `u - v^`, so `c` above becomes `c - dv^` wherever it enters
 //! `gamma` (not in `du`), and reverse mode adds `phi0̄_n = -(G (r̄ + H' z))_n / (dt + tau_d)` (`G`
-//! symmetric).
+//! symmetric). The compliance data move `v^` the same way and `R_n` by `dR_n`, which adds
+//! `dgamma/dR_n dR_n` to `gamma`'s direct change beside `gamma_mu dmu`; reverse mode reads
+//! `R̄_n = dgamma/dR_n . (r̄ + H' z)` per contact.
 //!
 //! Reverse mode, for cotangents `(r̄, ū, v̄)`: `z = K^-1 (H (ū - G r̄) + v̄)`,
 //! `g = ū - G (r̄ + H' z)`, and
@@ -81,6 +86,60 @@ pub struct SapSensitivity {
     /// Per contact, `dv^_n / dphi0 = -1 / (dt + tau_d)` (section V-A's bias), `None` without a
     /// time step.
     bias_slope: Vec<Option<f64>>,
+    /// Per contact, how `R_n` and `v^_n` move with its stiffness, dissipation and the time step,
+    /// and `gamma`'s derivative with respect to `R_n`.
+    compliance: Vec<Compliance>,
+}
+
+/// One contact's regularisation and bias as functions of its stiffness `k`, dissipation time
+/// scale `tau_d` and the time step `dt` (eq. 29, section V-A), and `dgamma/dR_n` at fixed
+/// `u - v^` (eq. 27's piece).
+///
+/// Where eq. 29's compliant term `R_n = 1 / (dt k (dt + tau_d))` wins, `dR_n/dk = -R_n / k`,
+/// `dR_n/dtau_d = -R_n / (dt + tau_d)` and `dR_n/ddt = -R_n (1 / dt + 1 / (dt + tau_d))`; where
+/// the near-rigid term wins (a tie included: the one-sided derivative of the side the answer
+/// was computed on) `R_n` reads none of them. The bias `v^_n = -phi0 / (dt + tau_d)` moves by
+/// `-v^_n / (dt + tau_d)` per unit of `tau_d` or of `dt`.
+///
+/// With `c = u - v^`: in stiction `gamma = -R^-1 c`, so `dgamma/dR_n = (-gamma_n / R_n, 0, 0)`;
+/// sliding, `gamma_n = (-c_n + mu |c_t|) / (R_n + mu^2 R_t)` with `gamma_t` along the fixed
+/// direction `-c_t / |c_t|` at `mu gamma_n`, so `dgamma/dR_n = -gamma / (R_n + mu^2 R_t)`; with
+/// no contact `gamma = 0`.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+struct Compliance {
+    rn_k: f64,
+    rn_tau: f64,
+    rn_dt: f64,
+    vhat_time: f64,
+    gamma_rn: Vector3<f64>,
+}
+
+impl Compliance {
+    /// Contact `i`'s slopes from the problem, its regularisation and its answer.
+    fn of(
+        problem: &GeneralizedProblem,
+        reg: &Regularization,
+        i: usize,
+        (cr, region, gamma): (&ContactRegularization, SapRegion, Vector3<f64>),
+    ) -> Compliance {
+        let c = &problem.contacts[i];
+        let mut out = Compliance::default();
+        if let Some(dt) = problem.dt {
+            let span = dt + c.dissipation;
+            if !reg.near_rigid[i] && c.stiffness.is_finite() {
+                out.rn_k = -cr.rn / c.stiffness;
+                out.rn_tau = -cr.rn / span;
+                out.rn_dt = -cr.rn * (1.0 / dt + 1.0 / span);
+            }
+            out.vhat_time = -reg.v_hat[i] / span;
+        }
+        out.gamma_rn = match region {
+            SapRegion::NoContact => Vector3::zeros(),
+            SapRegion::Stiction => Vector3::new(-gamma[0] / cr.rn, 0.0, 0.0),
+            SapRegion::Sliding => -gamma / (cr.rn + cr.mu * cr.mu * cr.rt),
+        };
+        out
+    }
 }
 
 impl SapSensitivity {
@@ -166,6 +225,13 @@ impl SapSensitivity {
             .iter()
             .map(|c| bias(1.0, problem.dt, c.dissipation).ok())
             .collect();
+        let compliance = (0..nc)
+            .map(|i| {
+                let gi = Vector3::new(gamma[3 * i], gamma[3 * i + 1], gamma[3 * i + 2]);
+                let cr = &cost.regularizations()[i];
+                Compliance::of(problem, reg, i, (cr, regions[i], gi))
+            })
+            .collect();
         Ok(SapSensitivity {
             llt,
             h,
@@ -177,6 +243,7 @@ impl SapSensitivity {
             regions,
             boundary,
             bias_slope,
+            compliance,
         })
     }
 
@@ -241,8 +308,15 @@ impl GeneralizedDerivative for SapSensitivity {
             check("dmu", dmu.len(), m / 3, "contacts")?;
             dr = Col::from_fn(m, |r| self.gamma_mu[r / 3][r % 3] * dmu[r / 3]);
         }
+        // `R_n` moves with the compliance data: gamma's direct change at fixed `u - v^`.
+        let drn = self.regularization_change(d)?;
+        for (i, (slopes, drn)) in self.compliance.iter().zip(&drn).enumerate() {
+            for p in 0..3 {
+                dr[3 * i + p] += slopes.gamma_rn[p] * drn;
+            }
+        }
         // The projection reads `u - v^`: its argument's direct change is `c - dv^`.
-        let moved = &c - self.bias_change(d.phi0)?;
+        let moved = &c - self.bias_change(d)?;
         e += &self.h * (&dr - self.g_times(&moved, false));
         let dv = self.k_solve(e);
         let du = self.h.transpose() * &dv + &c;
@@ -275,34 +349,69 @@ impl GeneralizedDerivative for SapSensitivity {
         for (i, slope) in self.bias_slope.iter().enumerate() {
             out.phi0[3 * i] = slope.map_or(0.0, |k| k * vhat_bar[3 * i]);
         }
+        // `R_n`'s gradient is `dgamma/dR_n . s`; it and `v^_n`'s reach the compliance data.
+        for (i, slopes) in self.compliance.iter().enumerate() {
+            let rn_bar: f64 = (0..3).map(|p| slopes.gamma_rn[p] * s[3 * i + p]).sum();
+            let vhat = vhat_bar[3 * i] * slopes.vhat_time;
+            out.stiffness[i] = rn_bar * slopes.rn_k;
+            out.tau_d[i] = rn_bar * slopes.rn_tau + vhat;
+            out.dt += rn_bar * slopes.rn_dt + vhat;
+        }
         Ok(out)
     }
 }
 
 impl SapSensitivity {
-    /// `dv^` (one entry per row) for a change of the rows' position errors: on each contact's
-    /// normal row `-dphi0 / (dt + tau_d)`; the frictional rows' `phi0` is not read. A nonzero
-    /// change without a time step is refused (the bias needs `dt`).
-    fn bias_change(&self, dphi0: Option<&[f64]>) -> Result<Col<f64>, CoreError> {
+    /// `dv^` (one entry per row): on each contact's normal row `-dphi0 / (dt + tau_d)` for a
+    /// change of the rows' position errors (the frictional rows' `phi0` is not read), and
+    /// `-v^_n / (dt + tau_d)` per unit of `tau_d` or `dt` ([`Compliance`]). A nonzero change of
+    /// `phi0` or `dt` without a time step is refused (the bias needs `dt`).
+    fn bias_change(&self, d: &GeneralizedDirection<'_>) -> Result<Col<f64>, CoreError> {
         let m = self.h.ncols();
-        let Some(dphi0) = dphi0 else {
-            return Ok(Col::zeros(m));
-        };
         let mut out = Col::zeros(m);
-        for (i, slope) in self.bias_slope.iter().enumerate() {
-            let d = dphi0[3 * i];
-            match slope {
-                Some(k) => out[3 * i] = k * d,
-                None if d != 0.0 => {
-                    return Err(CoreError::BadOption(format!(
-                        "sensitivity: contact {i}'s `phi0` moves but the problem has no time \
-                         step: SAP's bias v^ = -phi0 / (dt + tau_d) needs dt"
-                    )))
+        if let Some(dphi0) = d.phi0 {
+            for (i, slope) in self.bias_slope.iter().enumerate() {
+                let d = dphi0[3 * i];
+                match slope {
+                    Some(k) => out[3 * i] = k * d,
+                    None if d != 0.0 => {
+                        return Err(CoreError::BadOption(format!(
+                            "sensitivity: contact {i}'s `phi0` moves but the problem has no \
+                             time step: SAP's bias v^ = -phi0 / (dt + tau_d) needs dt"
+                        )))
+                    }
+                    None => {}
                 }
-                None => {}
             }
         }
+        let ddt = d.dt.unwrap_or(0.0);
+        for (i, slopes) in self.compliance.iter().enumerate() {
+            let dtau = d.tau_d.map_or(0.0, |t| t[i]);
+            out[3 * i] += slopes.vhat_time * (dtau + ddt);
+        }
         Ok(out)
+    }
+
+    /// `dR_n` per contact for a change of the compliance data ([`Compliance`]); sizes checked,
+    /// and a nonzero `ddt` refused where the problem has no time step.
+    fn regularization_change(&self, d: &GeneralizedDirection<'_>) -> Result<Vec<f64>, CoreError> {
+        d.check_compliance(self.compliance.len())?;
+        let ddt = d.dt.unwrap_or(0.0);
+        if ddt != 0.0 && self.bias_slope.iter().any(Option::is_none) {
+            return Err(CoreError::BadOption(
+                "sensitivity: `dt` moves but the problem has no time step".into(),
+            ));
+        }
+        Ok(self
+            .compliance
+            .iter()
+            .enumerate()
+            .map(|(i, s)| {
+                let dk = d.stiffness.map_or(0.0, |k| k[i]);
+                let dtau = d.tau_d.map_or(0.0, |t| t[i]);
+                s.rn_k * dk + s.rn_tau * dtau + s.rn_dt * ddt
+            })
+            .collect())
     }
 }
 

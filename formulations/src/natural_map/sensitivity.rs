@@ -62,7 +62,8 @@ pub mod names {
     /// A contact-space problem's fields.
     pub const LOCAL_FIELDS: [&str; 3] = ["q", "W", "mu"];
     /// A generalized problem's fields.
-    pub const GENERALIZED_FIELDS: [&str; 6] = ["f", "w", "M", "H", "mu", "phi0"];
+    pub const GENERALIZED_FIELDS: [&str; 9] =
+        ["f", "w", "M", "H", "mu", "phi0", "stiffness", "tau_d", "dt"];
     /// A contact-space answer's outputs.
     pub const LOCAL_OUTPUTS: [&str; 2] = [R, U];
     /// A generalized answer's outputs.

@@ -85,6 +85,7 @@ impl SapLocalSensitivity {
             h: None,
             mu: d.mu,
             phi0: None,
+            ..Default::default()
         })?;
         Ok((t.r, t.u))
     }

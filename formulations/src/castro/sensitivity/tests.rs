@@ -58,6 +58,11 @@ struct Change {
     /// Per row, the position error's change (on the normal rows, where the problem has a time
     /// step; zero otherwise).
     phi0: Vec<f64>,
+    /// Per contact, the stiffness's and the dissipation time scale's changes, and the time
+    /// step's (zero unless a test sets them).
+    stiffness: Vec<f64>,
+    tau_d: Vec<f64>,
+    dt: f64,
 }
 
 fn change(p: &GeneralizedProblem, rng: &mut ChaCha8Rng) -> Change {
@@ -89,6 +94,9 @@ fn change(p: &GeneralizedProblem, rng: &mut ChaCha8Rng) -> Change {
         h,
         mu,
         phi0,
+        stiffness: vec![0.0; nc],
+        tau_d: vec![0.0; nc],
+        dt: 0.0,
     }
 }
 
@@ -100,11 +108,15 @@ fn along(d: &Change) -> GeneralizedDirection<'_> {
         h: Some(&d.h),
         mu: Some(&d.mu),
         phi0: Some(&d.phi0),
+        stiffness: Some(&d.stiffness),
+        tau_d: Some(&d.tau_d),
+        dt: Some(d.dt),
     }
 }
 
 /// `p` moved by `t` along `d`: `M + t dM`, `J + t dH'`, `v* = (M + t dM)^-1 (M v* + t df)`,
-/// `b + t dw`, `mu + t dmu`, `phi0 + t dphi0`; the rest (stiffnesses, time step, trees) kept.
+/// `b + t dw`, `mu + t dmu`, `phi0 + t dphi0`, the stiffnesses, dissipation time scales and
+/// the time step moved likewise; the trees kept.
 fn moved(p: &GeneralizedProblem, d: &Change, t: f64) -> GeneralizedProblem {
     let (nv, m) = (p.num_dofs(), p.num_rows());
     let a = Matrix::Sparse(p.a.clone()).to_dense();
@@ -133,6 +145,8 @@ fn moved(p: &GeneralizedProblem, d: &Change, t: f64) -> GeneralizedProblem {
     for (i, (c, dmu)) in contacts.iter_mut().zip(&d.mu).enumerate() {
         c.mu += t * dmu;
         c.phi0 += t * d.phi0[3 * i];
+        c.stiffness += t * d.stiffness[i];
+        c.dissipation += t * d.tau_d[i];
     }
     GeneralizedProblem::with_rows(
         SparseColMat::try_new_from_triplets(nv, nv, &ta).unwrap(),
@@ -141,7 +155,7 @@ fn moved(p: &GeneralizedProblem, d: &Change, t: f64) -> GeneralizedProblem {
         p.b.iter().zip(&d.w).map(|(b, dw)| b + t * dw).collect(),
         RowModels::coulomb(contacts),
         StepContext {
-            dt: p.dt,
+            dt: p.dt.map(|dt| dt + t * d.dt),
             v0: None,
             tree_of: Some(p.tree_of.clone()),
         },
@@ -263,14 +277,88 @@ fn forward_mode_matches_central_differences_of_saps_solve() {
     );
 }
 
-/// `<r̄, dr> + <ū, du> + <v̄, dv> = <f̄, df> + <w̄, dw> + <M̄, dM> + <H̄, dH> + <mū, dmu>`.
+/// A change of the compliance data alone: each contact's stiffness and dissipation time scale
+/// by up to a fifth of their own size, the time step by up to a tenth (none without one).
+fn compliance_change(p: &GeneralizedProblem, rng: &mut ChaCha8Rng) -> Change {
+    let mut d = change(p, rng);
+    let zero = |v: &mut Vec<f64>| v.iter_mut().for_each(|x| *x = 0.0);
+    for v in [
+        &mut d.f,
+        &mut d.w,
+        &mut d.m,
+        &mut d.h,
+        &mut d.mu,
+        &mut d.phi0,
+    ] {
+        zero(v);
+    }
+    for (i, c) in p.contacts.iter().enumerate() {
+        if c.stiffness.is_finite() {
+            d.stiffness[i] = 0.2 * c.stiffness * rng.random_range(-1.0..1.0);
+        }
+        d.tau_d[i] = 0.2 * c.dissipation.max(1e-3) * rng.random_range(-1.0..1.0);
+    }
+    d.dt =
+        p.dt.map_or(0.0, |dt| 0.1 * dt * rng.random_range(-1.0..1.0));
+    d
+}
+
+/// Along the contacts' stiffness, dissipation time scale and the time step, the derivative is
+/// the whole pipeline's: forward mode agrees with central differences of SAP's solve with eq.
+/// 29's `R` and the bias recomputed on each moved problem (they do not move `w_i`), to `1e-6`
+/// relative (measured: at most about `4e-8`), on steps whose contacts are compliant (eq. 29's
+/// compliant term winning) and near-rigid, sliding and sticking; a step whose regions or eq.
+/// 29's winning term change within the step is skipped. The step `1e-4` (of directions a fifth
+/// of each datum): a sticking contact's tangential impulse `-u_t / R_t` magnifies the solve's
+/// rounding by `1 / R_t` (`R_t = sigma w`), which smaller steps' differences carry.
+#[test]
+fn the_compliance_derivative_is_the_whole_solves() {
+    let h = 1e-4;
+    let (mut compared, mut compliant_seen) = (0, 0);
+    for seed in 0..8 {
+        let p = compliant(40 + seed);
+        let (v, reg, s) = factored(&p);
+        let d = compliance_change(&p, &mut ChaCha8Rng::seed_from_u64(500 + seed));
+        let t = s.jvp(&along(&d)).unwrap();
+        let got: Vec<f64> = t.r.iter().chain(&t.u).chain(&t.v).copied().collect();
+        let end = |k: f64| {
+            let q = moved(&p, &d, k);
+            let own = regularization(&q, &PARAMS).unwrap();
+            let same = own.near_rigid == reg.near_rigid;
+            let (x, regions) = solve(&q, &own, &v);
+            (x, same && regions == s.regions())
+        };
+        let ((plus, a), (minus, b)) = (end(h), end(-h));
+        if !(a && b) {
+            continue;
+        }
+        let fd: Vec<f64> = plus
+            .iter()
+            .zip(&minus)
+            .map(|(x, y)| (x - y) / (2.0 * h))
+            .collect();
+        let gap: Vec<f64> = got.iter().zip(&fd).map(|(x, y)| x - y).collect();
+        let rel = max_abs(&gap) / max_abs(&fd).max(1e-3);
+        assert!(rel <= 1e-6, "seed {seed}: relative gap {rel:e}");
+        assert!(max_abs(&fd) > 1e-6, "seed {seed}: the data moved nothing");
+        compliant_seen += reg.near_rigid.iter().filter(|n| !**n).count();
+        compared += 1;
+    }
+    assert!(compared >= 4, "only {compared} steps compared");
+    assert!(compliant_seen > 0, "no compliant contact compared");
+}
+
+/// `<r̄, dr> + <ū, du> + <v̄, dv> = <f̄, df> + <w̄, dw> + <M̄, dM> + <H̄, dH> + <mū, dmu>`
+/// `+ <phi0̄, dphi0> + <k̄, dk> + <tau_d̄, dtau_d> + dt̄ ddt`.
 #[test]
 fn reverse_mode_is_the_adjoint_of_forward_mode() {
     let mut worst = 0.0f64;
     for (k, (name, p)) in problems().into_iter().enumerate() {
         let (_, _, s) = factored(&p);
         let mut rng = ChaCha8Rng::seed_from_u64(400 + k as u64);
-        let d = change(&p, &mut rng);
+        let mut d = change(&p, &mut rng);
+        let compliance = compliance_change(&p, &mut rng);
+        (d.stiffness, d.tau_d, d.dt) = (compliance.stiffness, compliance.tau_d, compliance.dt);
         let (nv, m) = (p.num_dofs(), p.num_rows());
         let mut cot =
             |n: usize| -> Vec<f64> { (0..n).map(|_| rng.random_range(-1.0..1.0)).collect() };
@@ -283,7 +371,10 @@ fn reverse_mode_is_the_adjoint_of_forward_mode() {
             + dot(&g.m, &d.m)
             + dot(&g.h, &d.h)
             + dot(&g.mu, &d.mu)
-            + dot(&g.phi0, &d.phi0);
+            + dot(&g.phi0, &d.phi0)
+            + dot(&g.stiffness, &d.stiffness)
+            + dot(&g.tau_d, &d.tau_d)
+            + g.dt * d.dt;
         let rel = (left - right).abs() / left.abs().max(1.0);
         worst = worst.max(rel);
         assert!(rel <= 1e-10, "{name}: {left} {right}");

@@ -209,6 +209,7 @@ fn the_dissipation_derivative_through_the_generalized_chain_rule() {
             h: Some(&dh),
             mu: Some(&dmu),
             phi0: None,
+            ..Default::default()
         };
         let t = s.jvp(&d).unwrap();
         let ours: Vec<f64> = t.r.iter().chain(&t.v).copied().collect();

@@ -39,9 +39,34 @@ pub struct GeneralizedDirection<'a> {
     /// `dphi0`, one entry per row: the position errors SAP's bias reads on its contacts' normal
     /// rows (the natural map's answer does not depend on them).
     pub phi0: Option<&'a [f64]>,
+    /// `dk`, one entry per block: the contacts' normal stiffness, which SAP's eq. 29 reads where
+    /// its compliant term wins (the rigid models do not read it).
+    pub stiffness: Option<&'a [f64]>,
+    /// `dtau_d`, one entry per block: the contacts' dissipation time scale (SAP's eq. 29 and
+    /// bias).
+    pub tau_d: Option<&'a [f64]>,
+    /// `ddt`, the time step (SAP's eq. 29 and bias). The problem's `f` is held: a simulator
+    /// whose free velocity moves with `dt` chains that through `f`.
+    pub dt: Option<f64>,
 }
 
 impl GeneralizedDirection<'_> {
+    /// Refuses compliance changes of the wrong size for `blocks` blocks, or a non-finite `ddt`.
+    pub fn check_compliance(&self, blocks: usize) -> Result<(), CoreError> {
+        if let Some(dk) = self.stiffness {
+            check("dstiffness", dk.len(), blocks, "blocks")?;
+        }
+        if let Some(dtau) = self.tau_d {
+            check("dtau_d", dtau.len(), blocks, "blocks")?;
+        }
+        match self.dt {
+            Some(ddt) if !ddt.is_finite() => Err(CoreError::BadOption(format!(
+                "sensitivity: `ddt` is {ddt}, not a finite number"
+            ))),
+            _ => Ok(()),
+        }
+    }
+
     /// `(e, c)` at an answer with impulses `r` and velocities `v`: `e = df + dH r - dM v`, the
     /// change of the momentum balance's right side `f + H r - M v`, and `c = dH' v + dw`, the
     /// contact velocities' direct change (`dM` symmetrized; sizes checked).
@@ -90,6 +115,13 @@ pub struct GeneralizedGradient {
     /// `phi0̄`, one entry per row (zero where the answer does not read the row's position
     /// error: every row for the natural map, the frictional rows for SAP).
     pub phi0: Vec<f64>,
+    /// `k̄`, one entry per block (zero for the rigid models and where SAP's near-rigid term
+    /// wins).
+    pub stiffness: Vec<f64>,
+    /// `tau_d̄`, one entry per block.
+    pub tau_d: Vec<f64>,
+    /// `dt̄`.
+    pub dt: f64,
 }
 
 impl GeneralizedGradient {
@@ -116,6 +148,7 @@ impl GeneralizedGradient {
                 -0.5 * (k[i] * v[j] + k[j] * v[i])
             })
             .collect();
+        let blocks = mu.len();
         GeneralizedGradient {
             f: to_vec(k),
             w: to_vec(g),
@@ -123,6 +156,9 @@ impl GeneralizedGradient {
             h,
             mu,
             phi0: vec![0.0; m],
+            stiffness: vec![0.0; blocks],
+            tau_d: vec![0.0; blocks],
+            dt: 0.0,
         }
     }
 }
@@ -173,6 +209,9 @@ impl GeneralizedDerivative for GeneralizedSensitivity {
         let r = Col::from_fn(m, |i| self.local.r()[i]);
         // The direct change of the contact velocity: c + X' e = dH' v + X' e + dw.
         let (e, c) = d.changes(&r, &self.v)?;
+        // The rigid model reads no stiffness, dissipation or time step: their changes move
+        // nothing (sizes still checked).
+        d.check_compliance(self.local.blocks())?;
         let delta = c + self.x.transpose() * &e;
         let entry = |i: usize, j: usize| self.w_entry_change(d, i, j);
         let (dr, du) = self.local.answer_change(&delta, d.mu, &entry)?;

@@ -122,6 +122,7 @@ fn along(d: &Change) -> GeneralizedDirection<'_> {
         h: Some(&d.h),
         mu: Some(&d.mu),
         phi0: None,
+        ..Default::default()
     }
 }
 
