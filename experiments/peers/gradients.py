@@ -27,7 +27,9 @@ Per problem of each set (FCLib's files in `data/problems/`, MuJoCo's exported st
 * SAP (its own optimality, `R` frozen) on the generalized problems of Coulomb contacts, along
   `SAP_FIELDS`, the friction pyramid's min-map Newton (differentiated through the min-map) and
   Hwangbo's bisection-SOR (maximum dissipation, through its fixed point's conditions) on every
-  problem, along every field, each against central differences of its own solve;
+  problem, and Mylapilli and Jain's FB MLCP (its pyramid of four directions, through its own
+  equations) on the problems of at most `MLCP_MAX_ROWS` rows, along every field, each against
+  central differences of its own solve;
 * the first-order pairs on the same model (PGS with NNCG, ADMM) solve to `FIRST_ORDER_TOL`; the
   derivative at their answer is compared with the Newton-type pair's (the relative gap beside
   their residual: the issue's bar is within 100 times their residual);
@@ -87,11 +89,18 @@ PYRAMID = ("min-map", "newton", {})
 #: Newton-type pair solves this model, so its own solve is differenced; its single-contact
 #: tolerance is set below the study's and its sweep budget kept to what a study can wait for.
 DISSIPATION = ("coulomb", "bisection-sor", {"local_tol": 1e-15, "max_iterations": 20000})
+#: Mylapilli and Jain's Fischer-Burmeister MLCP (a pyramid of `n_f = 4` directions at fixed
+#: angles) with its projected LM: differentiated through its own equations at its unknowns, on
+#: problems of at most `MLCP_MAX_ROWS` rows (its Jacobian is dense over `n_f + 2` unknowns a
+#: contact, and its LM's iterations many).
+MLCP = ("mlcp-fb", "plm", {})
+MLCP_MAX_ROWS = 60
 #: The statuses that count as an answer, by pair (default: `converged`). The min-map ends
 #: `inaccurate` where contacts slide (it met the pyramid's own test; the Coulomb ruler measures the
 #: pyramid's gap to the cone), and the bisection-SOR where a sliding contact's normal and
 #: tangential rows are coupled (the ruler measures maximum dissipation's gap to Coulomb's law).
 SOLVED = {"min-map+newton": ("converged", "inaccurate"),
+          "mlcp-fb+plm": ("converged", "inaccurate"),
           "coulomb+bisection-sor": ("converged", "inaccurate")}
 #: The pairs whose answer must also meet the driver's own stop at the tolerance: the
 #: bisection-SOR's model is not the Coulomb ruler's, so a ruler below the tolerance does not say
@@ -419,6 +428,20 @@ def pyramid_study(p, name, set_name, rng):
     return floats(rec)
 
 
+def mlcp_study(p, name, set_name, rng):
+    """The FB MLCP's record (None above `MLCP_MAX_ROWS` rows): its answer differentiated through
+    its own equations, checked against central differences of the same solve along every
+    field."""
+    rows = p.W.shape[0] if hasattr(p, "W") else p.H.shape[1]
+    if rows > MLCP_MAX_ROWS:
+        return None
+    rec, s = solved_record(p, name, set_name, "fb-pyramid", MLCP)
+    if s is None:
+        return floats(rec)
+    check_and_time(p, s, direction(p, rng, not s.non_unique), rec, [MLCP], MLCP)
+    return floats(rec)
+
+
 def dissipation_study(p, name, set_name, rng):
     """Maximum dissipation's record: the bisection-SOR's answer differentiated through its
     fixed point's conditions, checked against central differences of the same solve along every
@@ -550,6 +573,7 @@ def main():
     # Maximum dissipation's directions come from their own generator, so that adding its
     # records left every other derivative's directions (and numbers) as they were.
     dissipation_rng = np.random.default_rng(4343)
+    mlcp_rng = np.random.default_rng(4344)
     records = []
     for set_name in a.sets.split(","):
         for name, p in problems(set_name, a.small):
@@ -559,7 +583,8 @@ def main():
             records.append(rec)
             sap = sap_study(p, name, set_name, rng)
             others = (sap, pyramid_study(p, name, set_name, rng),
-                      dissipation_study(p, name, set_name, dissipation_rng))
+                      dissipation_study(p, name, set_name, dissipation_rng),
+                      mlcp_study(p, name, set_name, mlcp_rng))
             for other in others:
                 if other is not None:
                     records.append(other)
@@ -587,6 +612,7 @@ def main():
         "h_ladder_min": min(H_LADDER),
         "fd_consistent": FD_CONSISTENT,
         "max_rows": MAX_ROWS,
+        "mlcp_max_rows": MLCP_MAX_ROWS,
         "records": records,
     }
     write_result(out, a.out)

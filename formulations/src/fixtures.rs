@@ -148,3 +148,69 @@ pub(crate) fn solved_mixed(
         solve(&p, &vec![0.0; n]).map(|r| (seed, p, n, r))
     })
 }
+
+/// Central differences of `solve` along `at(t)` with the steps `1e-6` and `1e-7`: `None` where
+/// a solve fails or the two disagree by more than `1e-4` relative (a kink inside the step).
+pub(crate) fn central<P>(
+    at: impl Fn(f64) -> P,
+    solve: impl Fn(&P) -> Option<Vec<f64>>,
+) -> Option<Vec<f64>> {
+    let diff = |h: f64| {
+        let (plus, minus) = (solve(&at(h))?, solve(&at(-h))?);
+        Some(
+            plus.iter()
+                .zip(&minus)
+                .map(|(a, b)| (a - b) / (2.0 * h))
+                .collect::<Vec<f64>>(),
+        )
+    };
+    let (coarse, fine) = (diff(1e-6)?, diff(1e-7)?);
+    let scale = max_abs(&coarse).max(1e-3);
+    let smooth = coarse
+        .iter()
+        .zip(&fine)
+        .all(|(a, b)| (a - b).abs() <= 1e-4 * scale);
+    smooth.then_some(coarse)
+}
+
+/// `|v|_inf`.
+pub(crate) fn max_abs(v: &[f64]) -> f64 {
+    v.iter().fold(0.0f64, |m, x| m.max(x.abs()))
+}
+
+/// Asserts that `s`'s forward mode along `(dq, dW, dmu)` is within `tol` of the differences
+/// `fd` of the impulses (relative to their size, floored at `1e-3`), and that its reverse mode is
+/// the adjoint of it to `1e-10` for cotangents drawn from `rng`; `what` names the case.
+pub(crate) fn assert_matches_differences(
+    s: &crate::natural_map::sensitivity::Sensitivity,
+    (dq, dw, dmu): (&[f64], &[f64], &[f64]),
+    fd: &[f64],
+    tol: f64,
+    rng: &mut ChaCha8Rng,
+    what: &str,
+) {
+    let d = crate::natural_map::sensitivity::LocalDirection {
+        q: Some(dq),
+        w: Some(dw),
+        mu: Some(dmu),
+    };
+    let (dr, du) = s.jvp(&d).unwrap();
+    let scale = max_abs(fd).max(1e-3);
+    let gap = dr
+        .iter()
+        .zip(fd)
+        .fold(0.0f64, |m, (a, b)| m.max((a - b).abs()));
+    assert!(gap <= tol * scale, "{what}: {gap:e} of {scale:e}");
+    let n = dr.len();
+    let (rb, ub): (Vec<f64>, Vec<f64>) = (0..n)
+        .map(|_| (rng.random_range(-1.0..1.0), rng.random_range(-1.0..1.0)))
+        .unzip();
+    let g = s.vjp(&rb, &ub).unwrap();
+    let dot = |a: &[f64], b: &[f64]| a.iter().zip(b).map(|(x, y)| x * y).sum::<f64>();
+    let left = dot(&rb, &dr) + dot(&ub, &du);
+    let right = dot(&g.q, dq) + dot(&g.w, dw) + dot(&g.mu, dmu);
+    assert!(
+        (left - right).abs() <= 1e-10 * left.abs().max(1.0),
+        "{what}: {left} {right}"
+    );
+}

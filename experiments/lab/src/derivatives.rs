@@ -7,8 +7,9 @@
 //! fields are `q`, `W` and `mu`; a generalized problem's `f`, `w`, `M`, `H` and `mu`
 //! ([`GeneralizedSensitivity`], the chain rule through `W = H' M^-1 H`, `q = H' M^-1 f + w`).
 //! The outputs are `r` and `u`, and `v` for a generalized problem. The friction pyramid's
-//! answers (the min-map's pairs) are differentiated through the min-map in the same way
-//! ([`pyramid_sensitivity`]), and maximum dissipation's (Hwangbo's bisection-SOR) through the
+//! answers are differentiated through the min-map in the same way ([`pyramid_sensitivity`]),
+//! the FB MLCP's pyramid of `n_f` directions through its own equations ([`mlcp_sensitivity`]),
+//! and maximum dissipation's (Hwangbo's bisection-SOR) through the
 //! conditions its fixed point satisfies ([`dissipation_sensitivity`]). SAP's answers (the
 //! regularized model) are differentiated through SAP's own optimality condition
 //! ([`SapSensitivity`], `K dv = -d(grad l_p)` on its Hessian, `R`'s dependence on `M` and `H`
@@ -16,6 +17,7 @@
 //! generalized problems of Coulomb contacts, and on contact-space ones
 //! through the generalized form SAP solves them in (`A = W^-1`, [`SapLocalSensitivity`]).
 
+use contactlab_core::plugin::Formulation;
 use contactlab_core::plugin::Model;
 use contactlab_core::{CoreError, LocalSolve, StepProblem};
 use contactlab_formulations::castro::params::RegularizationParams;
@@ -25,6 +27,8 @@ pub use contactlab_formulations::castro::sensitivity::SapSensitivity;
 use contactlab_formulations::erleben::plugin::MinMapFormulation;
 pub use contactlab_formulations::erleben::sensitivity::pyramid_sensitivity;
 pub use contactlab_formulations::hwangbo::sensitivity::dissipation_sensitivity;
+pub use contactlab_formulations::mylapilli::mlcp_sensitivity;
+use contactlab_formulations::mylapilli::MlcpFbFormulation;
 pub use contactlab_formulations::natural_map::sensitivity::generalized::{
     GeneralizedDerivative, GeneralizedDirection, GeneralizedSensitivity,
 };
@@ -94,7 +98,7 @@ impl Derivatives {
         let r = &solve.r;
         let local = match solve.model {
             Model::CoulombCone => Sensitivity::new(step.local()?, r, tol)?,
-            Model::FrictionPyramid => pyramid(step, options, r, tol)?,
+            Model::FrictionPyramid => pyramid(step, options, solve, tol)?,
             Model::MaximumDissipation => dissipation_sensitivity(step.local()?, r, tol)?,
             Model::Regularized => return sap(step, options, &solve.x, tol),
             other => {
@@ -387,29 +391,47 @@ fn single_dt(dt: &[f64]) -> Result<f64, CoreError> {
     }
 }
 
-/// The friction pyramid's derivatives at `r` through its min-map
-/// ([`pyramid_sensitivity`]): the pyramid whose faces lie along the tangent axes, as the
-/// min-map poses it. A turned pyramid (`theta0_deg`, `align_with_slip`) and the
-/// Fischer-Burmeister MLCP's pyramid of `n_f` directions (another polyhedron) are refused.
+/// The friction pyramid's derivatives at the answer: through the min-map
+/// ([`pyramid_sensitivity`]) for the min-map's pyramid, whose faces lie along the tangent axes,
+/// and through the FB MLCP's own equations at its unknowns ([`mlcp_sensitivity`]) for Mylapilli
+/// and Jain's pyramid of `n_f` directions at fixed angles. A turned min-map pyramid
+/// (`theta0_deg`, `align_with_slip`) and MLCP directions turned with each contact's free slip
+/// (`align_with_slip`, which moves them with `q`) are refused as models these do not state.
 fn pyramid(
     step: &StepProblem,
     options: &Value,
-    r: &[f64],
+    solve: &LocalSolve,
     tol: f64,
 ) -> Result<Sensitivity, CoreError> {
     // The min-map's own options, at their defaults (faces along the tangent axes); another
     // formulation's options (the FB MLCP's `n_f`) do not read as them.
-    let untilted = serde_json::from_value::<MinMapFormulation>(options.clone())
-        .is_ok_and(|f| f == MinMapFormulation::default());
-    if !untilted {
-        return Err(CoreError::Unsupported(
-            "sensitivities of the friction pyramid are built for the min-map's pyramid with its \
-             faces along the tangent axes (theta0_deg = 0, align_with_slip = false); this \
-             answer's polyhedron is another model"
-                .into(),
-        ));
+    if let Ok(f) = serde_json::from_value::<MinMapFormulation>(options.clone()) {
+        if f != MinMapFormulation::default() {
+            return Err(CoreError::Unsupported(
+                "sensitivities of the min-map's friction pyramid are built for its faces along \
+                 the tangent axes (theta0_deg = 0, align_with_slip = false); this answer's \
+                 polyhedron is another model"
+                    .into(),
+            ));
+        }
+        return pyramid_sensitivity(step.local()?, &solve.r, tol);
     }
-    pyramid_sensitivity(step.local()?, r, tol)
+    if let Ok(f) = serde_json::from_value::<MlcpFbFormulation>(options.clone()) {
+        if f.align_with_slip {
+            return Err(CoreError::Unsupported(
+                "sensitivities of the FB MLCP are built for directions at fixed angles; \
+                 align_with_slip turns them with each contact's free slip, another model"
+                    .into(),
+            ));
+        }
+        let mlcp = f.build(step)?;
+        return mlcp_sensitivity(step.local()?, &mlcp, &solve.x, tol);
+    }
+    Err(CoreError::Unsupported(
+        "sensitivities of the friction pyramid are built for the min-map's and the FB MLCP's; \
+         this answer's polyhedron is another model"
+            .into(),
+    ))
 }
 
 /// SAP's derivatives at the unknowns `x` its solve ended at, with the regularisation of eqs.

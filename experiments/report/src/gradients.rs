@@ -28,10 +28,11 @@ const STUDY: &str = "study.toml";
 
 /// The formulations whose own derivatives the study checks, as it names them, with their
 /// labels.
-const PAIRS: [(&str, &str); 4] = [
+const PAIRS: [(&str, &str); 5] = [
     ("natural-map", "natural map (Coulomb cone)"),
     ("sap", "SAP"),
     ("pyramid", "min-map (friction pyramid)"),
+    ("fb-pyramid", "FB MLCP (pyramid of four directions)"),
     ("dissipation", "bisection-SOR (maximum dissipation)"),
 ];
 
@@ -521,6 +522,11 @@ fn settings_facts(r: &mut Report, df: &DataFrame) {
             "gradients.fd_consistent",
             top(col::FD_CONSISTENT),
             Fmt::sci(0),
+        )
+        .num(
+            "gradients.mlcp_max_rows",
+            top(col::MLCP_MAX_ROWS),
+            Fmt::int(),
         )
         .num("gradients.first_order_bar", FIRST_ORDER_BAR, Fmt::int())
         .num("gradients.small_velocities", SMALL_VELOCITIES, Fmt::int());

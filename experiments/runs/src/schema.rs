@@ -241,6 +241,8 @@ pub mod gradients {
     pub const H_LADDER_MIN: &str = "h_ladder_min";
     /// The agreement under which two steps' differences are consistent.
     pub const FD_CONSISTENT: &str = "fd_consistent";
+    /// The largest problem (rows) the FB MLCP's derivative is checked on.
+    pub const MLCP_MAX_ROWS: &str = "mlcp_max_rows";
     /// The sliding box's rollout: its horizon (steps, ending 20 before the stop) and the chain
     /// rule's largest relative gap to central differences of the whole rollout.
     pub const ROLLOUT_HORIZON: &str = "rollout_horizon";

@@ -31,6 +31,9 @@ use super::error::MylapilliError;
 use super::pyramids::{self, Pyramid};
 use super::system::DenseSystem;
 
+mod sensitivity;
+pub use sensitivity::mlcp_sensitivity;
+
 /// The Fischer-Burmeister function `phi(a, b) = sqrt(a^2 + b^2) - a - b` (eq. 24), zero exactly
 /// when `a >= 0`, `b >= 0`, `a b = 0` (eq. 23).
 ///

@@ -165,7 +165,9 @@ mod tests;
 
 pub use directions::Directions;
 pub use error::MylapilliError;
-pub use mlcp::{fischer_burmeister, fischer_burmeister_gradient, KinkRule, MlcpFb};
+pub use mlcp::{
+    fischer_burmeister, fischer_burmeister_gradient, mlcp_sensitivity, KinkRule, MlcpFb,
+};
 pub use mncp::ImplicitMncp;
 pub use plugin::{MlcpFbFormulation, MncpFormulation};
 

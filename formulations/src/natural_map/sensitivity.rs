@@ -173,6 +173,10 @@ pub struct Parts {
     /// The residual's dependence on entries of `W` other than through `u` (none for the natural
     /// map and the pyramid; Hwangbo's slipping contacts read their block of `W`).
     pub w_direct: Vec<WEntry>,
+    /// The impulses as a linear map of the residual's unknowns, `r = P x` (`n x N`), where the
+    /// unknowns are not the impulses themselves (Mylapilli and Jain's MLCP: `z = [p_b; beta;
+    /// sigma]`); `None`: the unknowns are `r`. `J` is then `N x N`, `B` `N x n`, `F_mu` `N x nb`.
+    pub impulse_map: Option<Mat<f64>>,
 }
 
 /// One residual row's direct dependence on one entry of a symmetric `W`: the row moves by `c`
@@ -234,6 +238,8 @@ pub struct Sensitivity {
     kinks: Vec<Kink>,
     /// The residual's direct dependence on `W`'s entries ([`Parts::w_direct`]).
     w_direct: Vec<WEntry>,
+    /// `P`, where the unknowns are not the impulses ([`Parts::impulse_map`]).
+    impulse_map: Option<Mat<f64>>,
 }
 
 impl Sensitivity {
@@ -273,7 +279,25 @@ impl Sensitivity {
             f_mu,
             kinks,
             w_direct,
+            impulse_map,
         } = parts;
+        let n = r.len();
+        let unknowns = impulse_map.as_ref().map_or(n, |p| p.ncols());
+        let shapes = [
+            (j.nrows(), unknowns),
+            (j.ncols(), unknowns),
+            (b.nrows(), unknowns),
+            (b.ncols(), n),
+            (f_mu.nrows(), unknowns),
+            (w.nrows(), n),
+        ];
+        if shapes.iter().any(|(got, want)| got != want)
+            || impulse_map.as_ref().is_some_and(|p| p.nrows() != n)
+        {
+            return Err(CoreError::BadOption(
+                "sensitivity: the residual's derivatives do not match the answer's sizes".into(),
+            ));
+        }
         if !j.as_ref().is_all_finite() {
             return Err(CoreError::BadOption(
                 "sensitivity: the residual's Jacobian at the answer is not finite".into(),
@@ -288,13 +312,22 @@ impl Sensitivity {
             constraints: problem.constraints.iter().map(|(_, c)| c.clone()).collect(),
             kinks,
             w_direct,
+            impulse_map,
         })
     }
 
-    /// Whether `J` is singular at the answer: the impulses are then not unique, and the
-    /// derivatives are the minimum-norm element.
+    /// Whether `J` is singular at the answer: the residual's unknowns (the impulses, or what
+    /// [`Parts::impulse_map`] maps to them) are then not unique, and the derivatives are the
+    /// minimum-norm element.
     pub fn non_unique(&self) -> bool {
-        self.factor.rank() < self.r.len()
+        self.factor.rank() < self.unknowns()
+    }
+
+    /// The residual's unknowns: the impulses' rows, or the columns of [`Parts::impulse_map`].
+    fn unknowns(&self) -> usize {
+        self.impulse_map
+            .as_ref()
+            .map_or(self.r.len(), |p| p.ncols())
     }
 
     /// The numerical rank of `J` (the diagonal of its pivoted QR's `R` above `1e-12` times
@@ -362,7 +395,11 @@ impl Sensitivity {
         for e in &self.w_direct {
             rhs[e.row] -= e.c * dw(e.i, e.j);
         }
-        let dr = self.factor.solve(&rhs);
+        let dx = self.factor.solve(&rhs);
+        let dr = match &self.impulse_map {
+            Some(p) => p * &dx,
+            None => dx,
+        };
         let du = &self.w * &dr + delta;
         Ok((dr, du))
     }
@@ -418,7 +455,10 @@ impl Sensitivity {
         r_bar: Col<f64>,
         u_bar: &Col<f64>,
     ) -> (Col<f64>, Col<f64>, DirectGradient) {
-        let rhs = r_bar + self.w.transpose() * u_bar;
+        let mut rhs = r_bar + self.w.transpose() * u_bar;
+        if let Some(p) = &self.impulse_map {
+            rhs = p.transpose() * &rhs;
+        }
         let lambda = self.factor.solve_transpose(&rhs);
         let g = u_bar - self.b.transpose() * &lambda;
         let mu = -(self.f_mu.transpose() * &lambda);
@@ -470,6 +510,7 @@ pub(crate) fn natural_parts(problem: &LocalProblem, r: &[f64]) -> Parts {
         f_mu,
         kinks,
         w_direct: Vec::new(),
+        impulse_map: None,
     }
 }
 

@@ -111,6 +111,24 @@ fn the_pyramids_answer_is_differentiated_through_the_min_map() {
     assert!((r[1] + s.r[0]).abs() <= 1e-9, "{r:?} {:?}", s.r);
 }
 
+/// The FB MLCP's answer (Mylapilli and Jain's pyramid, four directions along the axes) is
+/// differentiated through its own equations at its unknowns: on the sliding contact, along a
+/// face of its pyramid, `dr_t1/dmu = -r_n`; with its directions turned by each contact's slip
+/// it is refused.
+#[test]
+fn the_fb_mlcps_answer_is_differentiated_through_its_own_equations() {
+    let (s, options) = solved(&sliding(), "mlcp-fb", "plm");
+    let d = Derivatives::new(&sliding(), &s, &options, 1e-10).unwrap();
+    assert_eq!(d.regimes(1e-9), vec!["sliding"]);
+    let t = d.jvp(&[("mu", &[1.0])]).unwrap();
+    let r = entry(&t, "r");
+    assert!((r[1] + s.r[0]).abs() <= 1e-8, "{r:?} {:?}", s.r);
+    let mut turned = options.clone();
+    turned["align_with_slip"] = serde_json::json!(true);
+    let e = Derivatives::new(&sliding(), &s, &turned, 1e-10).unwrap_err();
+    assert!(e.to_string().contains("another model"), "{e}");
+}
+
 /// The bisection-SOR's answer (maximum dissipation) is differentiated through its fixed
 /// point's conditions: on the uncoupled sliding contact, where the model is Coulomb's, the
 /// impulses move along `mu` as the natural map's do, `dr_t1/dmu = -r_n`.

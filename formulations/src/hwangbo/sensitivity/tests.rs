@@ -1,5 +1,7 @@
 use super::*;
-use crate::fixtures::{direction, global_of, moved, problem_of, shifted};
+use crate::fixtures::{
+    assert_matches_differences, central, direction, global_of, max_abs, moved, problem_of, shifted,
+};
 use crate::hwangbo::BisectionSor;
 use crate::natural_map::sensitivity::generalized::{
     GeneralizedDerivative, GeneralizedDirection, GeneralizedSensitivity,
@@ -50,33 +52,8 @@ fn solve(p: &LocalProblem, start: &[f64]) -> Option<Vec<f64>> {
     (s.status == Status::Converged).then_some(s.x)
 }
 
-fn max_abs(v: &[f64]) -> f64 {
-    v.iter().fold(0.0f64, |m, x| m.max(x.abs()))
-}
-
 fn dot(a: &[f64], b: &[f64]) -> f64 {
     a.iter().zip(b).map(|(x, y)| x * y).sum()
-}
-
-/// Central differences of `solve` along `at(t)`, with the steps `1e-6` and `1e-7`: `None`
-/// where either solve fails or the two disagree (a case changes inside the step).
-fn central<P>(at: impl Fn(f64) -> P, solve: impl Fn(&P) -> Option<Vec<f64>>) -> Option<Vec<f64>> {
-    let diff = |h: f64| {
-        let (plus, minus) = (solve(&at(h))?, solve(&at(-h))?);
-        Some(
-            plus.iter()
-                .zip(&minus)
-                .map(|(a, b)| (a - b) / (2.0 * h))
-                .collect::<Vec<f64>>(),
-        )
-    };
-    let (coarse, fine) = (diff(1e-6)?, diff(1e-7)?);
-    let scale = max_abs(&coarse).max(1e-3);
-    let smooth = coarse
-        .iter()
-        .zip(&fine)
-        .all(|(a, b)| (a - b).abs() <= 1e-4 * scale);
-    smooth.then_some(coarse)
 }
 
 /// Forward mode along `q`, `W` and the contacts' `mu` at once agrees with central differences
@@ -96,34 +73,14 @@ fn the_dissipation_derivative_is_the_derivative_of_the_bisection_sors_solve() {
         let mut rng = ChaCha8Rng::seed_from_u64(700 + seed);
         let (dq, dw) = direction(n, &mut rng);
         let dmu = mu_direction(&mut rng);
-        let d = LocalDirection {
-            q: Some(&dq),
-            w: Some(&dw),
-            mu: Some(&dmu),
-        };
-        let (dr, du) = s.jvp(&d).unwrap();
         let Some(fd) = central(|t| moved(&p, (&dq, &dw, &dmu), t), |p| solve(p, &r)) else {
             continue;
         };
         if s.non_unique() {
             continue;
         }
-        let scale = max_abs(&fd).max(1e-3);
-        let gap = dr
-            .iter()
-            .zip(&fd)
-            .fold(0.0f64, |m, (a, b)| m.max((a - b).abs()));
-        assert!(gap <= 1e-6 * scale, "seed {seed}: {gap:e} of {scale:e}");
-        let (rb, ub): (Vec<f64>, Vec<f64>) = (0..n)
-            .map(|_| (rng.random_range(-1.0..1.0), rng.random_range(-1.0..1.0)))
-            .unzip();
-        let g = s.vjp(&rb, &ub).unwrap();
-        let left = dot(&rb, &dr) + dot(&ub, &du);
-        let right = dot(&g.q, &dq) + dot(&g.w, &dw) + dot(&g.mu, &dmu);
-        assert!(
-            (left - right).abs() <= 1e-10 * left.abs().max(1.0),
-            "seed {seed}: {left} {right}"
-        );
+        let what = format!("seed {seed}");
+        assert_matches_differences(&s, (&dq, &dw, &dmu), &fd, 1e-6, &mut rng, &what);
         compared += 1;
         slipping += s
             .regimes(1e-6)
