@@ -465,15 +465,21 @@ impl GeneralizedProblem {
         }
     }
 
-    /// FCLib's global problem as rigid contacts: `A = M`, `J = H'`, `v* = M^-1 f`, `b = w`,
-    /// `k = inf`, `phi0 = 0`, `tau_d = 0`, no time step, trees from `M`'s sparsity.
+    /// FCLib's global problem as rigid contacts: `A = (M + M') / 2`, `J = H'`, `v* = A^-1 f`,
+    /// `b = w`, `k = inf`, `phi0 = 0`, `tau_d = 0`, no time step, trees from `M`'s sparsity.
+    ///
+    /// `A` is `M`'s symmetric part, read once here: a file's `M` may be asymmetric in its last
+    /// digits (FCLib's `LMGC_GlobalFrictionContactProblem00046` in its seventh, at a condition
+    /// of about `1e7`), and every formulation then sees one matrix, the one its factorizations
+    /// take (a cost that multiplied by `M` as stored beside a free velocity from the symmetric
+    /// part would pose a slightly different problem, at first order on such a matrix).
     pub fn from_global(g: &GlobalProblem) -> Result<GeneralizedProblem, CoreError> {
         g.validate()?;
         let chol = Cholesky::new("M", &g.m)?;
         let mut f = Mat::from_fn(g.f.len(), 1, |i, _| g.f[i]);
         chol.solve_in_place(f.as_mut());
         let v_star = (0..g.f.len()).map(|i| f[(i, 0)]).collect();
-        let a = g.m.to_sparse("M")?;
+        let a = symmetric_part(&g.m.to_sparse("M")?)?;
         let mut jt = Vec::new();
         g.h.for_each_entry(|i, jj, v| {
             if v != 0.0 {
@@ -707,6 +713,19 @@ pub fn sparse_transpose_mul_add(s: &SparseColMat<usize, f64>, y: &[f64], out: &m
     }
 }
 
+/// `(A + A') / 2` of a square sparse matrix (its pattern the union of both triangles').
+fn symmetric_part(a: &SparseColMat<usize, f64>) -> Result<SparseColMat<usize, f64>, CoreError> {
+    let mut t = Vec::new();
+    Matrix::Sparse(a.clone()).for_each_entry(|i, j, v| {
+        if v != 0.0 {
+            t.push(Triplet::new(i, j, 0.5 * v));
+            t.push(Triplet::new(j, i, 0.5 * v));
+        }
+    });
+    SparseColMat::try_new_from_triplets(a.nrows(), a.ncols(), &t)
+        .map_err(|e| CoreError::LinearAlgebra(format!("(M + M') / 2: {e:?}")))
+}
+
 /// The connected components of a symmetric sparsity pattern: the trees of a block-diagonal `A`.
 fn components(a: &SparseColMat<usize, f64>) -> Vec<usize> {
     let mut sets = DisjointSets::new(a.ncols());
@@ -885,6 +904,35 @@ impl From<GeneralizedProblem> for StepProblem {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A file's `M` asymmetric in its last digits is read as its symmetric part, entry by entry
+    /// (duplicates of the two triangles summed), and `v*` solves with that part.
+    #[test]
+    fn a_global_problems_mass_matrix_is_read_as_its_symmetric_part() {
+        let m = [2.0, 0.5 + 1e-9, 0.0, 0.5, 1.0, 0.0, 0.0, 0.0, 3.0];
+        let g = GlobalProblem::new(
+            Matrix::from_row_major("M", 3, 3, &m).unwrap(),
+            Matrix::from_row_major("H", 3, 3, &[1.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 1.0])
+                .unwrap(),
+            vec![1.0, -1.0, 0.5],
+            vec![0.0; 3],
+            vec![0.5],
+        )
+        .unwrap();
+        let p = GeneralizedProblem::from_global(&g).unwrap();
+        let a = Matrix::Sparse(p.a.clone()).to_dense();
+        for i in 0..3 {
+            for j in 0..3 {
+                let want = 0.5 * (m[i * 3 + j] + m[j * 3 + i]);
+                assert_eq!(a[(i, j)], want, "({i}, {j})");
+            }
+        }
+        let mut av = vec![0.0; 3];
+        sparse_mul_add(&p.a, &p.v_star, &mut av);
+        for (x, f) in av.iter().zip(&g.f) {
+            assert!((x - f).abs() <= 1e-14, "{av:?}");
+        }
+    }
 
     /// Two free particles in 3D (trees 0 and 1), one contact between them along x, one with the
     /// ground along z.
