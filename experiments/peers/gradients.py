@@ -13,8 +13,7 @@ Per problem of each set (FCLib's files in `data/problems/`, MuJoCo's exported st
   (the relative error in `r`, and `v` for a generalized problem; where the impulses are not
   unique, in `v`, or `u` in contact space: `checked`). The step `h` is chosen
   per problem from `H_LADDER` (in those scaled units): the one whose differences agree best
-  with those at `h / 10`, an agreement trusted no further than the solves' own accuracy over the
-  smaller step (`TOL / h`, `trusted`); where even those disagree by more than `FD_CONSISTENT` the problem
+  with those at `h / 10`; where even those disagree by more than `FD_CONSISTENT` the problem
   has a regime change within the step (a kink): it is counted apart, not as a check;
 * the answer's regime per block (`Solution.regimes(margin=10 h s)`, `s` the scale of the
   projection's argument `z = r - rho y` and of its change along the direction: `z_scale`), and
@@ -276,29 +275,17 @@ def solved(s, pair):
 
 def best_step(p, d, s, pairs=None):
     """`(h, differences at h, agreement)`: over `H_LADDER`, the step whose central differences
-    agree best (relative, the worst checked output) with those at the next, smaller step, each
-    pair's agreement trusted only down to the solves' accuracy over that smaller step,
-    `TOL / h` (`trusted`); `(None, None, inf)` where fewer than two steps could be differenced."""
+    agree best (relative, the worst checked output) with those at the next, smaller step;
+    `(None, None, inf)` where fewer than two steps could be differenced."""
     diffs = [(h, central(p, d, s, h, pairs)) for h in H_LADDER]
-    best, best_score = (None, None, float("inf")), float("inf")
-    for (h, a), (small, b) in zip(diffs, diffs[1:]):
+    best = (None, None, float("inf"))
+    for (h, a), (_, b) in zip(diffs, diffs[1:]):
         if a is None or b is None:
             continue
         agreement = max(rel(b[k], a[k]) for k in checked(s))
-        score = trusted(agreement, small)
-        if score < best_score:
-            best, best_score = (h, a, agreement), score
+        if agreement < best[2]:
+            best = (h, a, agreement)
     return best
-
-
-def trusted(agreement, h):
-    """A pair of differences' agreement as far as it can be trusted: no better than the solves'
-    own accuracy over the smaller step `h`, `TOL / h` (each end stops within about `TOL` of its
-    answer). Two differences whose ends stop at the same offset on both sides agree however far
-    they are from the derivative: the min-map Newton's do below a step of 1e-6 on FCLib's
-    one-contact sliding problems, where the agreement alone picked those steps and an error of
-    2e-5 against an exact derivative (probed one field at a time: 1e-11 at 1e-4 and 1e-5)."""
-    return max(agreement, TOL / h)
 
 
 def z_scale(p, s, t):
