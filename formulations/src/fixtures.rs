@@ -214,3 +214,72 @@ pub(crate) fn assert_matches_differences(
         "{what}: {left} {right}"
     );
 }
+
+/// A change of every field of a global problem, `dM` symmetric; a block without friction keeps
+/// its `mu`.
+pub(crate) struct GlobalChange {
+    pub f: Vec<f64>,
+    pub w: Vec<f64>,
+    pub m: Vec<f64>,
+    pub h: Vec<f64>,
+    pub mu: Vec<f64>,
+}
+
+impl GlobalChange {
+    /// A random change of `g`'s fields drawn from `rng` (`f`, `w`, `H`, `mu`, then `M`).
+    pub(crate) fn of(g: &GlobalProblem, rng: &mut ChaCha8Rng) -> GlobalChange {
+        let (nv, m) = (g.f.len(), g.w.len());
+        let mut r = |n: usize, s: f64| -> Vec<f64> {
+            (0..n).map(|_| s * rng.random_range(-1.0..1.0)).collect()
+        };
+        let blocks = g.constraints.blocks();
+        let (f, w, h, mut mu) = (r(nv, 1.0), r(m, 1.0), r(nv * m, 0.3), r(blocks.len(), 0.2));
+        let mut dm = r(nv * nv, 0.1);
+        for i in 0..nv {
+            for j in 0..i {
+                dm[i * nv + j] = dm[j * nv + i];
+            }
+        }
+        for (d, b) in mu.iter_mut().zip(blocks) {
+            if !matches!(b, Constraint::Contact { mu } if !mu.is_empty()) {
+                *d = 0.0;
+            }
+        }
+        GlobalChange { f, w, m: dm, h, mu }
+    }
+
+    /// `g` moved by `t` along the change.
+    pub(crate) fn moved(&self, g: &GlobalProblem, t: f64) -> GlobalProblem {
+        let (nv, m) = (g.f.len(), g.w.len());
+        let plus = |a: &Matrix, da: &[f64], rows: usize, cols: usize| {
+            let a = a.to_dense();
+            let v: Vec<f64> = (0..rows * cols)
+                .map(|k| a[(k / cols, k % cols)] + t * da[k])
+                .collect();
+            Matrix::from_row_major("X", rows, cols, &v).unwrap()
+        };
+        let add = |a: &[f64], b: &[f64]| a.iter().zip(b).map(|(x, y)| x + t * y).collect();
+        GlobalProblem::with_constraints(
+            plus(&g.m, &self.m, nv, nv),
+            plus(&g.h, &self.h, nv, m),
+            add(&g.f, &self.f),
+            add(&g.w, &self.w),
+            Constraints::new(shifted(&g.constraints, &self.mu, t)).unwrap(),
+        )
+        .unwrap()
+    }
+
+    /// The change as forward mode reads it.
+    pub(crate) fn along(
+        &self,
+    ) -> crate::natural_map::sensitivity::generalized::GeneralizedDirection<'_> {
+        crate::natural_map::sensitivity::generalized::GeneralizedDirection {
+            f: Some(&self.f),
+            w: Some(&self.w),
+            m: Some(&self.m),
+            h: Some(&self.h),
+            mu: Some(&self.mu),
+            ..Default::default()
+        }
+    }
+}

@@ -36,7 +36,9 @@ use faer::Mat;
 
 use super::minmap::{MinMap, Piece};
 use crate::natural_map::mu_direction;
-use crate::natural_map::sensitivity::{Parts, Regime, Sensitivity};
+use crate::natural_map::sensitivity::{
+    check_answer_rows, refuse_unless_answer, Parts, Regime, Sensitivity,
+};
 
 /// The derivatives at `r`, which must answer `problem`'s friction pyramid to `tol` on the
 /// pyramid's ruler ([`pyramid_local_metrics`]).
@@ -45,20 +47,14 @@ pub fn pyramid_sensitivity(
     r: &[f64],
     tol: f64,
 ) -> Result<Sensitivity, CoreError> {
+    check_answer_rows(problem, r)?;
+    refuse_unless_answer(
+        pyramid_local_metrics(problem, r).natural_map,
+        tol,
+        "the impulses do not answer the problem's friction pyramid",
+        "natural-map residual",
+    )?;
     let n = problem.q.len();
-    if r.len() != n {
-        return Err(CoreError::BadOption(format!(
-            "sensitivity: the answer has {} impulses, the problem {n} rows",
-            r.len()
-        )));
-    }
-    let residual = pyramid_local_metrics(problem, r).natural_map;
-    if residual.is_nan() || residual > tol {
-        return Err(CoreError::BadOption(format!(
-            "sensitivity: the impulses do not answer the problem's friction pyramid \
-             (natural-map residual {residual:e} above {tol:e}); differentiate a converged solve"
-        )));
-    }
     let map = MinMap::new(problem)?;
     let point = map.evaluate(r);
     let mut j = Mat::zeros(n, n);

@@ -39,7 +39,10 @@ use contactlab_core::drivers::sweep::{contact_violation, FrictionModel};
 use contactlab_core::{CoreError, LocalProblem};
 use nalgebra::{Matrix3, Vector2, Vector3};
 
-use crate::natural_map::sensitivity::{natural_parts, Kink, Parts, Regime, Sensitivity, WEntry};
+use crate::natural_map::sensitivity::{
+    check_answer_rows, natural_parts, refuse_unless_answer, Kink, Parts, Regime, Sensitivity,
+    WEntry,
+};
 
 /// The derivatives at `r`, which must answer `problem`'s maximum-dissipation model to `tol`: the
 /// largest block term of the bisection-SOR's own measure ([`violations`]) scaled as the shared
@@ -51,13 +54,7 @@ pub fn dissipation_sensitivity(
     r: &[f64],
     tol: f64,
 ) -> Result<Sensitivity, CoreError> {
-    let n = problem.q.len();
-    if r.len() != n {
-        return Err(CoreError::BadOption(format!(
-            "sensitivity: the answer has {} impulses, the problem {n} rows",
-            r.len()
-        )));
-    }
+    check_answer_rows(problem, r)?;
     refuse_other_contacts(problem)?;
     let q_norm = problem.q.iter().map(|x| x * x).sum::<f64>().sqrt();
     let largest = violations(problem, r).into_iter().fold(0.0f64, |m, v| {
@@ -67,14 +64,12 @@ pub fn dissipation_sensitivity(
             m.max(v)
         }
     });
-    let residual = largest / (1.0 + q_norm);
-    if residual.is_nan() || residual > tol {
-        return Err(CoreError::BadOption(format!(
-            "sensitivity: the impulses do not answer the problem's maximum-dissipation model \
-             (largest violation over 1 + |q| {residual:e} above {tol:e}); differentiate a \
-             converged solve"
-        )));
-    }
+    refuse_unless_answer(
+        largest / (1.0 + q_norm),
+        tol,
+        "the impulses do not answer the problem's maximum-dissipation model",
+        "largest violation over 1 + |q|",
+    )?;
     let mut parts = natural_parts(problem, r);
     let u = problem.velocity(r);
     for (block, (rows, c)) in problem.constraints.iter().enumerate() {

@@ -247,20 +247,13 @@ impl Sensitivity {
     /// ([`natural_map_residual`]): the derivative of a point that is not an answer means
     /// nothing.
     pub fn new(problem: &LocalProblem, r: &[f64], tol: f64) -> Result<Sensitivity, CoreError> {
-        let n = problem.q.len();
-        if r.len() != n {
-            return Err(CoreError::BadOption(format!(
-                "sensitivity: the answer has {} impulses, the problem {n} rows",
-                r.len()
-            )));
-        }
-        let residual = natural_map_residual(problem, r);
-        if residual.is_nan() || residual > tol {
-            return Err(CoreError::BadOption(format!(
-                "sensitivity: the impulses do not answer the problem (natural-map residual \
-                 {residual:e} above {tol:e}); differentiate a converged solve"
-            )));
-        }
+        check_answer_rows(problem, r)?;
+        refuse_unless_answer(
+            natural_map_residual(problem, r),
+            tol,
+            "the impulses do not answer the problem",
+            "natural-map residual",
+        )?;
         Sensitivity::from_parts(problem, r, natural_parts(problem, r))
     }
 
@@ -512,6 +505,36 @@ pub(crate) fn natural_parts(problem: &LocalProblem, r: &[f64]) -> Parts {
         w_direct: Vec::new(),
         impulse_map: None,
     }
+}
+
+/// Refuses impulses `r` of another length than `problem`'s rows.
+pub(crate) fn check_answer_rows(problem: &LocalProblem, r: &[f64]) -> Result<(), CoreError> {
+    let n = problem.q.len();
+    if r.len() != n {
+        return Err(CoreError::BadOption(format!(
+            "sensitivity: the answer has {} impulses, the problem {n} rows",
+            r.len()
+        )));
+    }
+    Ok(())
+}
+
+/// Refuses a point whose `residual` on its model's own `measure` is not finite or above `tol`
+/// (`what`: what does not answer which model): the derivative of a point that is not an answer
+/// means nothing.
+pub(crate) fn refuse_unless_answer(
+    residual: f64,
+    tol: f64,
+    what: &str,
+    measure: &str,
+) -> Result<(), CoreError> {
+    if residual.is_nan() || residual > tol {
+        return Err(CoreError::BadOption(format!(
+            "sensitivity: {what} ({measure} {residual:e} above {tol:e}); differentiate a \
+             converged solve"
+        )));
+    }
+    Ok(())
 }
 
 /// Refuses a direction or cotangent of the wrong length, naming it and what it should match.

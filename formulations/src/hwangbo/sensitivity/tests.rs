@@ -1,11 +1,10 @@
 use super::*;
 use crate::fixtures::{
-    assert_matches_differences, central, direction, global_of, max_abs, moved, problem_of, shifted,
+    assert_matches_differences, central, direction, global_of, max_abs, moved, problem_of,
+    GlobalChange,
 };
 use crate::hwangbo::BisectionSor;
-use crate::natural_map::sensitivity::generalized::{
-    GeneralizedDerivative, GeneralizedDirection, GeneralizedSensitivity,
-};
+use crate::natural_map::sensitivity::generalized::{GeneralizedDerivative, GeneralizedSensitivity};
 use crate::natural_map::sensitivity::LocalDirection;
 use contactlab_core::generalized::GeneralizedProblem;
 use contactlab_core::plugin::Driver;
@@ -119,56 +118,18 @@ fn the_dissipation_derivative_through_the_generalized_chain_rule() {
             continue;
         };
         let (nv, m) = (g.f.len(), g.w.len());
-        let mut draw = |k: usize, sc: f64| -> Vec<f64> {
-            (0..k).map(|_| sc * rng.random_range(-1.0..1.0)).collect()
-        };
-        let (df, dw, dh) = (draw(nv, 1.0), draw(m, 1.0), draw(nv * m, 0.3));
-        let mut dm = draw(nv * nv, 0.1);
-        for i in 0..nv {
-            for j in 0..i {
-                dm[i * nv + j] = dm[j * nv + i];
-            }
-        }
-        let mut dmu = draw(3, 0.2);
-        dmu[2] = 0.0;
-        let at = |t: f64| {
-            let plus = |a: &Matrix, da: &[f64], rows: usize, cols: usize| {
-                let a = a.to_dense();
-                let v: Vec<f64> = (0..rows * cols)
-                    .map(|k| a[(k / cols, k % cols)] + t * da[k])
-                    .collect();
-                Matrix::from_row_major("X", rows, cols, &v).unwrap()
-            };
-            let add = |a: &[f64], b: &[f64]| a.iter().zip(b).map(|(x, y)| x + t * y).collect();
-            GlobalProblem::with_constraints(
-                plus(&g.m, &dm, nv, nv),
-                plus(&g.h, &dh, nv, m),
-                add(&g.f, &df),
-                add(&g.w, &dw),
-                Constraints::new(shifted(&g.constraints, &dmu, t)).unwrap(),
-            )
-            .unwrap()
-        };
+        let d = GlobalChange::of(&g, &mut rng);
         let of = |g: &GlobalProblem| {
             let (r2, s2) = answer(g, &r)?;
             Some(r2.into_iter().chain(s2.velocity()).collect::<Vec<f64>>())
         };
-        let Some(fd) = central(at, of) else {
+        let Some(fd) = central(|t| d.moved(&g, t), of) else {
             continue;
         };
         if s.local().non_unique() {
             continue;
         }
-        let d = GeneralizedDirection {
-            f: Some(&df),
-            w: Some(&dw),
-            m: Some(&dm),
-            h: Some(&dh),
-            mu: Some(&dmu),
-            phi0: None,
-            ..Default::default()
-        };
-        let t = s.jvp(&d).unwrap();
+        let t = s.jvp(&d.along()).unwrap();
         let ours: Vec<f64> = t.r.iter().chain(&t.v).copied().collect();
         let scale = max_abs(&fd).max(1e-3);
         let gap = ours
@@ -176,14 +137,16 @@ fn the_dissipation_derivative_through_the_generalized_chain_rule() {
             .zip(&fd)
             .fold(0.0f64, |m, (a, b)| m.max((a - b).abs()));
         assert!(gap <= 1e-6 * scale, "seed {seed}: {gap:e} of {scale:e}");
-        let (rb, ub, vb) = (draw(m, 1.0), draw(m, 1.0), draw(nv, 1.0));
+        let mut draw =
+            |k: usize| -> Vec<f64> { (0..k).map(|_| rng.random_range(-1.0..1.0)).collect() };
+        let (rb, ub, vb) = (draw(m), draw(m), draw(nv));
         let grad = s.vjp(&rb, &ub, &vb).unwrap();
         let left = dot(&rb, &t.r) + dot(&ub, &t.u) + dot(&vb, &t.v);
-        let right = dot(&grad.f, &df)
-            + dot(&grad.w, &dw)
-            + dot(&grad.m, &dm)
-            + dot(&grad.h, &dh)
-            + dot(&grad.mu, &dmu);
+        let right = dot(&grad.f, &d.f)
+            + dot(&grad.w, &d.w)
+            + dot(&grad.m, &d.m)
+            + dot(&grad.h, &d.h)
+            + dot(&grad.mu, &d.mu);
         assert!(
             (left - right).abs() <= 1e-10 * left.abs().max(1.0),
             "seed {seed}: {left} {right}"

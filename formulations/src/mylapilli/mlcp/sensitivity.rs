@@ -40,7 +40,7 @@ use faer::Mat;
 
 use super::super::pyramids::Pyramid;
 use super::{fischer_burmeister_gradient, KinkRule, MlcpFb};
-use crate::natural_map::sensitivity::{Kink, Parts, Regime, Sensitivity};
+use crate::natural_map::sensitivity::{refuse_unless_answer, Kink, Parts, Regime, Sensitivity};
 
 /// The derivatives at `z`, which must answer `mlcp` (built from `problem`) to `tol`:
 /// `|Phi(z)|_2 / (1 + |q|_2) <= tol`, the paper's residual on the shared ruler's scale.
@@ -61,13 +61,12 @@ pub fn mlcp_sensitivity(
     let mut phi = vec![0.0; nz];
     mlcp.residual(z, &mut phi);
     let norm = |v: &[f64]| v.iter().map(|x| x * x).sum::<f64>().sqrt();
-    let residual = norm(&phi) / (1.0 + norm(&problem.q));
-    if residual.is_nan() || residual > tol {
-        return Err(CoreError::BadOption(format!(
-            "sensitivity: the unknowns do not answer the problem's FB MLCP (|Phi| over 1 + |q| \
-             {residual:e} above {tol:e}); differentiate a converged solve"
-        )));
-    }
+    refuse_unless_answer(
+        norm(&phi) / (1.0 + norm(&problem.q)),
+        tol,
+        "the unknowns do not answer the problem's FB MLCP",
+        "|Phi| over 1 + |q|",
+    )?;
     let n = problem.q.len();
     let mut j = Mat::zeros(nz, nz);
     mlcp.jacobian(z, j.as_mut());

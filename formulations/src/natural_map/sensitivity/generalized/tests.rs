@@ -1,8 +1,8 @@
 use super::*;
-use crate::fixtures::shifted;
+use crate::fixtures::GlobalChange;
 use crate::natural_map::NaturalMap;
 use contactlab_core::drivers::{solve_least_squares, GaussNewtonLs};
-use contactlab_core::{Constraint, Constraints, GlobalProblem, SolveOptions, Status};
+use contactlab_core::{Constraint, GlobalProblem, SolveOptions, Status};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
@@ -19,52 +19,6 @@ fn problem(seed: u64) -> GlobalProblem {
     ];
     let mut rng = ChaCha8Rng::seed_from_u64(seed);
     crate::fixtures::global_of(14, blocks, &mut rng, |_, rng| rng.random_range(-0.5..0.2))
-}
-
-/// A change of every field, `dM` symmetric; the limit's `mu` does not move.
-struct Change {
-    f: Vec<f64>,
-    w: Vec<f64>,
-    m: Vec<f64>,
-    h: Vec<f64>,
-    mu: Vec<f64>,
-}
-
-fn change(g: &GlobalProblem, rng: &mut ChaCha8Rng) -> Change {
-    let (nv, m) = (g.f.len(), g.w.len());
-    let mut r = |n: usize, s: f64| -> Vec<f64> {
-        (0..n).map(|_| s * rng.random_range(-1.0..1.0)).collect()
-    };
-    let (f, w, h, mut mu) = (r(nv, 1.0), r(m, 1.0), r(nv * m, 0.3), r(4, 0.2));
-    let mut dm = r(nv * nv, 0.1);
-    for i in 0..nv {
-        for j in 0..i {
-            dm[i * nv + j] = dm[j * nv + i];
-        }
-    }
-    mu[3] = 0.0;
-    Change { f, w, m: dm, h, mu }
-}
-
-/// `g` moved by `t` along `d`.
-fn moved(g: &GlobalProblem, d: &Change, t: f64) -> GlobalProblem {
-    let (nv, m) = (g.f.len(), g.w.len());
-    let plus = |a: &Matrix, da: &[f64], rows: usize, cols: usize| {
-        let a = a.to_dense();
-        let v: Vec<f64> = (0..rows * cols)
-            .map(|k| a[(k / cols, k % cols)] + t * da[k])
-            .collect();
-        Matrix::from_row_major("X", rows, cols, &v).unwrap()
-    };
-    let add = |a: &[f64], b: &[f64]| a.iter().zip(b).map(|(x, y)| x + t * y).collect();
-    GlobalProblem::with_constraints(
-        plus(&g.m, &d.m, nv, nv),
-        plus(&g.h, &d.h, nv, m),
-        add(&g.f, &d.f),
-        add(&g.w, &d.w),
-        Constraints::new(shifted(&g.constraints, &d.mu, t)).unwrap(),
-    )
-    .unwrap()
 }
 
 /// The natural map's answer `(r, v)` by Gauss-Newton from `start`, to `1e-13` on the ruler.
@@ -91,9 +45,9 @@ fn solve(g: &GlobalProblem, start: &[f64]) -> Option<(Vec<f64>, Vec<f64>)> {
 }
 
 /// Central differences of `(r, v)` along `d`.
-fn central(g: &GlobalProblem, r: &[f64], d: &Change, h: f64) -> Option<Vec<f64>> {
-    let (rp, vp) = solve(&moved(g, d, h), r)?;
-    let (rm, vm) = solve(&moved(g, d, -h), r)?;
+fn central(g: &GlobalProblem, r: &[f64], d: &GlobalChange, h: f64) -> Option<Vec<f64>> {
+    let (rp, vp) = solve(&d.moved(g, h), r)?;
+    let (rm, vm) = solve(&d.moved(g, -h), r)?;
     let plus = rp.iter().chain(&vp);
     Some(
         plus.zip(rm.iter().chain(&vm))
@@ -114,18 +68,6 @@ fn factored(g: &GlobalProblem) -> Option<(Vec<f64>, GeneralizedSensitivity)> {
     Some((r, s))
 }
 
-fn along(d: &Change) -> GeneralizedDirection<'_> {
-    GeneralizedDirection {
-        f: Some(&d.f),
-        w: Some(&d.w),
-        m: Some(&d.m),
-        h: Some(&d.h),
-        mu: Some(&d.mu),
-        phi0: None,
-        ..Default::default()
-    }
-}
-
 /// Forward mode along `f`, `w`, `M`, `H` and `mu` at once agrees with central differences of
 /// the whole solve (step `1e-6`, `M` perturbed symmetrically) to `1e-7` relative, in `r` and
 /// `v`; seeds whose differences at `1e-6` and `1e-7` disagree (a contact within a step of a
@@ -139,8 +81,8 @@ fn forward_mode_matches_central_differences_of_the_generalized_solve() {
             continue;
         };
         assert!(!s.local().non_unique(), "seed {seed}");
-        let d = change(&g, &mut ChaCha8Rng::seed_from_u64(300 + seed));
-        let t = s.jvp(&along(&d)).unwrap();
+        let d = GlobalChange::of(&g, &mut ChaCha8Rng::seed_from_u64(300 + seed));
+        let t = s.jvp(&d.along()).unwrap();
         let got: Vec<f64> = t.r.iter().chain(&t.v).copied().collect();
         let (Some(fd), Some(fine)) = (central(&g, &r, &d, 1e-6), central(&g, &r, &d, 1e-7)) else {
             continue;
@@ -170,12 +112,12 @@ fn reverse_mode_is_the_adjoint_of_forward_mode_on_generalized_data() {
             continue;
         };
         let mut rng = ChaCha8Rng::seed_from_u64(400 + seed);
-        let d = change(&g, &mut rng);
+        let d = GlobalChange::of(&g, &mut rng);
         let (nv, m) = (g.f.len(), g.w.len());
         let mut cot =
             |n: usize| -> Vec<f64> { (0..n).map(|_| rng.random_range(-1.0..1.0)).collect() };
         let (rb, ub, vb) = (cot(m), cot(m), cot(nv));
-        let t = s.jvp(&along(&d)).unwrap();
+        let t = s.jvp(&d.along()).unwrap();
         let gr = s.vjp(&rb, &ub, &vb).unwrap();
         let dot = |a: &[f64], b: &[f64]| a.iter().zip(b).map(|(x, y)| x * y).sum::<f64>();
         let left = dot(&rb, &t.r) + dot(&ub, &t.u) + dot(&vb, &t.v);
