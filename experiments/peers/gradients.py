@@ -418,39 +418,24 @@ def sap_study(p, name, set_name, rng):
     return floats(rec)
 
 
-def pyramid_study(p, name, set_name, rng):
-    """The friction pyramid's record: the min-map Newton's answer differentiated through the
-    min-map, checked against central differences of the same solve along every field."""
-    rec, s = solved_record(p, name, set_name, "pyramid", PYRAMID)
+def own_study(p, name, set_name, rng, derivative, pair):
+    """The record of `derivative`, whose answers `pair` solves (the friction pyramid's min-map
+    Newton, the FB MLCP's projected LM, the bisection-SOR for maximum dissipation): the answer
+    differentiated through that model's own equations, checked against central differences of
+    the same solve along every field."""
+    rec, s = solved_record(p, name, set_name, derivative, pair)
     if s is None:
         return floats(rec)
-    check_and_time(p, s, direction(p, rng, not s.non_unique), rec, [PYRAMID], PYRAMID)
+    check_and_time(p, s, direction(p, rng, not s.non_unique), rec, [pair], pair)
     return floats(rec)
 
 
 def mlcp_study(p, name, set_name, rng):
-    """The FB MLCP's record (None above `MLCP_MAX_ROWS` rows): its answer differentiated through
-    its own equations, checked against central differences of the same solve along every
-    field."""
+    """The FB MLCP's record (`own_study`), None above `MLCP_MAX_ROWS` rows."""
     rows = p.W.shape[0] if hasattr(p, "W") else p.H.shape[1]
     if rows > MLCP_MAX_ROWS:
         return None
-    rec, s = solved_record(p, name, set_name, "fb-pyramid", MLCP)
-    if s is None:
-        return floats(rec)
-    check_and_time(p, s, direction(p, rng, not s.non_unique), rec, [MLCP], MLCP)
-    return floats(rec)
-
-
-def dissipation_study(p, name, set_name, rng):
-    """Maximum dissipation's record: the bisection-SOR's answer differentiated through its
-    fixed point's conditions, checked against central differences of the same solve along every
-    field."""
-    rec, s = solved_record(p, name, set_name, "dissipation", DISSIPATION)
-    if s is None:
-        return floats(rec)
-    check_and_time(p, s, direction(p, rng, not s.non_unique), rec, [DISSIPATION], DISSIPATION)
-    return floats(rec)
+    return own_study(p, name, set_name, rng, "fb-pyramid", MLCP)
 
 
 def solved_record(p, name, set_name, derivative, pair):
@@ -582,8 +567,8 @@ def main():
                 rec["mujoco_transition_fd_s"] = mujoco_fd_seconds(name)
             records.append(rec)
             sap = sap_study(p, name, set_name, rng)
-            others = (sap, pyramid_study(p, name, set_name, rng),
-                      dissipation_study(p, name, set_name, dissipation_rng),
+            others = (sap, own_study(p, name, set_name, rng, "pyramid", PYRAMID),
+                      own_study(p, name, set_name, dissipation_rng, "dissipation", DISSIPATION),
                       mlcp_study(p, name, set_name, mlcp_rng))
             for other in others:
                 if other is not None:
