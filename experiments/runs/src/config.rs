@@ -31,7 +31,8 @@
 //! `[every_pair]` instead of (or beside) `[[drivers]]` adds one driver per compatible
 //! (formulation, optimizer) pair of the registry, labelled `formulation+optimizer`, each with
 //! the table's settings (`tol`, `max_iter`, `time_limit`, `start`; `max_iter_for` overrides the
-//! budget per optimizer, whose iterations mean different things; `skip` leaves pairs out).
+//! budget per optimizer, whose iterations mean different things, or per pair,
+//! `formulation+optimizer`, which wins over its optimizer's entry; `skip` leaves pairs out).
 //! The lab expands it when it loads the config ([`ExperimentConfig::with_pairs`]), so a driver
 //! registered later joins every such study.
 //!
@@ -198,7 +199,8 @@ pub struct PairTemplate {
     /// Iteration budget of every pair without an entry in `max_iter_for`.
     #[serde(default = "default_pair_max_iter")]
     pub max_iter: u64,
-    /// Iteration budget by optimizer name (sweeps for PGS, Newton steps for Newton).
+    /// Iteration budget by optimizer name (sweeps for PGS, Newton steps for Newton), or by
+    /// pair (`formulation+optimizer`), which wins over its optimizer's.
     #[serde(default)]
     pub max_iter_for: BTreeMap<String, u64>,
     /// Wall-clock limit of one solve (s).
@@ -220,9 +222,9 @@ impl PairTemplate {
             formulation: PluginChoice::named(formulation),
             optimizer: PluginChoice::named(optimizer),
             tol: self.tol,
-            max_iter: self
-                .max_iter_for
-                .get(optimizer)
+            max_iter: (self.max_iter_for)
+                .get(&format!("{formulation}+{optimizer}"))
+                .or_else(|| self.max_iter_for.get(optimizer))
                 .copied()
                 .unwrap_or(self.max_iter),
             time_limit: self.time_limit,
@@ -514,6 +516,13 @@ mod tests {
         );
         // Each run repeats per driver.
         assert_eq!(cfg.runs(p).unwrap().len(), 2);
+        // A pair's own budget wins over its optimizer's.
+        let own = PAIRS.replace("{ pgs = 1000 }", "{ pgs = 1000, \"coulomb+pgs\" = 7 }");
+        let cfg = ExperimentConfig::parse(&own, p)
+            .unwrap()
+            .with_pairs(&all, p)
+            .unwrap();
+        assert_eq!(cfg.drivers[0].max_iter, 7);
     }
 
     /// A skipped pair that the registry does not have, a bad template number, `driver` beside
