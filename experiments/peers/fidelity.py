@@ -1,7 +1,8 @@
 """MuJoCo and Drake on the physical-fidelity scenes: scenes with an analytic answer
 (a sliding cube that stops, a dragged cube that breaks away, cubes on slopes and pressed against
-a wall, a rolling sphere, a light cube under a heavy one at rest over a sweep of mass ratios, the
-dragged cube over a sweep of time steps), run in both engines and compared with the exact motion.
+a wall, a rolling sphere, a cube and a sphere dropped onto the plane, a light cube under a heavy
+one at rest over a sweep of mass ratios, a tower of 5 and 10 cubes at rest, the dragged cube over a
+sweep of time steps), run in both engines and compared with the exact motion.
 
 Usage:
   python3 fidelity.py [--out FILE] [--only SCENE[,SCENE]] [--engines mujoco,drake] [--small]
@@ -40,9 +41,23 @@ Scene conventions (stated once here; every function below follows them):
     bottom one of mass 1/sqrt(ratio) on the plane, the top one of mass sqrt(ratio) on it, corner
     sphere on corner sphere, mu 0.9 against the floor and 0.95 between the cubes (MuJoCo: the
     floor's `priority` makes its friction win; Drake combines two frictions as 2 a b / (a + b),
-    so the floor carries 0.855 to give 0.9 with the cube's 0.95). Settled 0.5 s under gravity,
-    then 100 steps; drift is each centre's distance from where it was at t = 0, penetration the
-    largest overlap of a corner sphere with the floor or with a sphere of the other cube.
+    so the floor carries 0.855 to give 0.9 with the cube's 0.95). No settling: both start from
+    our pose, touching and at rest, for 100 steps; drift is each centre's distance from where it
+    was at t = 0, penetration the largest overlap of a corner sphere with the floor or with a
+    sphere of the other cube.
+  * The drops (`drop_cube`, `drop_sphere`): the cube or the sphere, mu 0.5, no settling, starts
+    at rest and flat with its lowest point DROP_HEIGHT = 0.1 m above the plane and falls under
+    gravity (0, 0, -g) for 0.5 s. With gap = z - (the height at which it just touches), the
+    touch is the first sample with gap < 1 um (exact sqrt(2 h / g)); the bounce the largest gap
+    after it; the penetration the largest -gap, the rest penetration the last one; the contact
+    time from the touch to the last sample with |v_z| > 1 mm/s (0 if none after the touch).
+    Restitution is 0 everywhere: exact bounce, contact time and penetrations are 0.
+  * The tower (`tower`, one record per cube count in TOWER_COUNTS, the count in `param`): the
+    stack generalized to N cubes of 1 kg, cube k's centre at (k + 1/2) a, each cube's spheres on
+    the top face (a box) of the cube below, 5 s. Every cube's spheres collide with the floor and
+    cube k's with cube k-1's box; nothing else collides. Drift is the largest of any centre (and
+    the bottom's and the top's), collapse the stack's test on every adjacent pair, penetration
+    the largest overlap with the floor or with the face below while the tower stood.
   * The pinch grasp (`pinch_grasp`): two fingers on slide/prismatic joints along y, each pushed
     towards the other by the grip force (a `motor` in MuJoCo, an applied generalized force in
     Drake), each pad four spheres of radius 2 mm at (+-0.01, +-0.005) m; a 0.1 kg plate (box
@@ -76,6 +91,8 @@ DT = 1e-3
 SETTLE_S = 0.5
 V_THR = 1e-3       # stop / breakaway speed threshold (m/s)
 TRAJ_EVERY = 10    # trajectory samples: every 10 steps
+DROP_HEIGHT = 0.1  # drops: the lowest point's height above the plane at t = 0 (m)
+TOUCH = 1e-6       # drops: touching once the lowest point is below this height (m)
 
 MJ_CONFIGS = {
     # name: (cone, impratio, noslip_iterations, time constant); solver Newton and everything else
@@ -155,12 +172,23 @@ def scene_specs():
     out["rolling_sphere"] = dict(base, body="sphere", mu=1.0, duration_s=1.0, gravity=g,
                                  gravity_settle=gs, kind="accel", slope_deg=15,
                                  analytic={"acceleration_mps2": 5.0 / 7.0 * G * math.sin(math.radians(15))})
+    for body in ("cube", "sphere"):
+        out[f"drop_{body}"] = dict(base, body=body, mu=0.5, settle_s=0.0, duration_s=0.5,
+                                   drop_height=DROP_HEIGHT, kind="drop", analytic=drop_analytic())
     for name, s in out.items():
         s["name"] = name
     return out
 
 
+def drop_analytic():
+    """The exact drop: free fall to the touch at sqrt(2 h / g), then (restitution 0, rigid)
+    no bounce, no penetration and no time in contact before rest."""
+    return {"touch_time_s": math.sqrt(2.0 * DROP_HEIGHT / G), "bounce_height_mm": 0.0,
+            "contact_time_s": 0.0, "penetration_max_mm": 0.0, "rest_penetration_mm": 0.0}
+
+
 STACK_RATIOS = [1.0, 10.0, 100.0, 1e3, 1e4, 1e5, 1e6]
+TOWER_COUNTS = [5, 10]
 STACK_MU_FLOOR, STACK_MU_CUBES = 0.9, 0.95
 CONSISTENCY_DTS = [1e-4, 3e-4, 1e-3, 3e-3, 1e-2, 3e-2, 1e-1]
 
@@ -380,6 +408,15 @@ def stack_spec(ratio, steps=100, name="stack"):
                 resting=STACK_RESTING[name], analytic={"drift_mm": 0.0, "collapsed": 0})
 
 
+def tower_spec(count, duration=5.0):
+    """The tower of `count` 1 kg cubes, each standing on the face of the one below, as a scene
+    dict: the stack's code with N masses (same start: touching, at rest, no settle)."""
+    return dict(name="tower", body="stack", dt=DT, settle_s=0.0, duration_s=duration,
+                count=count, masses=[M_CUBE] * count, mu=STACK_MU_FLOOR,
+                mu_cubes=STACK_MU_CUBES, kind="stack", resting="face",
+                analytic={"drift_mm": 0.0, "collapsed": 0})
+
+
 def consistency_spec(dt):
     """The dragged cube at time step dt, as a scene dict (record name `consistency`)."""
     return dict(scene_specs()["dragged_cube"], name="consistency", dt=dt, kind="consistency",
@@ -394,6 +431,11 @@ def body_mass(scene):
 def initial_height(scene):
     """Height of the centre of mass when the body just touches the plane (no penetration)."""
     return A / 2 if scene["body"] == "cube" else R_BALL
+
+
+def start_height(scene):
+    """Height of the centre of mass at the start: touching, or DROP_HEIGHT above for a drop."""
+    return initial_height(scene) + scene.get("drop_height", 0.0)
 
 
 def corner_centres():
@@ -442,7 +484,7 @@ def mjcf(scene, config):
     fr = f'friction="{mu} 0.005 0.0001"'
     out = ['<mujoco model="{}">'.format(scene["name"]), mj_option(scene, config),
            '<worldbody>', f'<geom name="plane" type="plane" size="0 0 1" {fr}/>',
-           f'<body name="body" pos="0 0 {initial_height(scene)}"><freejoint/>']
+           f'<body name="body" pos="0 0 {start_height(scene)}"><freejoint/>']
     if scene["body"] == "cube":
         i = M_CUBE * A * A / 6.0
         out.append(f'<inertial pos="0 0 0" mass="{M_CUBE}" diaginertia="{i} {i} {i}"/>')
@@ -591,61 +633,86 @@ def run_mujoco(scene, config):
     return out
 
 
+def stack_bits(scene, b):
+    """MuJoCo collision bits (contype, conaffinity) of cube b's spheres and of its box (None:
+    no box). Resting "face": the floor is (0, 1); cube b's spheres (1 | 1 << b, 0) collide with
+    the floor and with the box of cube b - 1 only, whose (0, 1 << b) meets no sphere of another
+    cube, no box and not the floor (MuJoCo pairs two geoms when `contype1 & conaffinity2` or
+    `contype2 & conaffinity1`). The top cube carries no box. "spheres": MuJoCo's default bits
+    (every sphere with every other and the floor), no box."""
+    if scene["resting"] != "face":
+        return (1, 1), None
+    box = (0, 1 << (b + 1)) if b + 1 < len(scene["masses"]) else None
+    return (1 | (1 << b), 0), box
+
+
 def stack_mjcf(scene, config):
-    """MJCF of the stack: two free cubes on corner spheres, zero built-in gravity; the floor's
-    priority makes its friction (0.9) win against the spheres' (0.95, used between the cubes).
-    Resting "face": the bottom cube's box collides with the top cube's spheres only (collision
-    bits 2), the bottom cube's spheres with the floor only (bits 1), so the top cube stands on
-    the bottom cube's face; "spheres": every sphere collides with every other and the floor."""
+    """MJCF of the stack or tower: free cubes on corner spheres, cube k's centre at
+    (k + 1/2) a, zero built-in gravity; the floor's priority makes its friction (0.9) win
+    against the spheres' and boxes' (0.95, used between the cubes). Resting "face": each
+    cube's spheres stand on the box of the cube below (`stack_bits`); "spheres": every sphere
+    collides with every other and the floor."""
     i = lambda m: m * A * A / 6.0  # noqa: E731
     fr = lambda mu: f'friction="{mu} 0.005 0.0001"'  # noqa: E731
+    bits = lambda cc: f' contype="{cc[0]}" conaffinity="{cc[1]}"'  # noqa: E731
     face = scene["resting"] == "face"
-    out = ['<mujoco model="stack">', mj_option(scene, config), '<worldbody>',
-           f'<geom name="plane" type="plane" size="0 0 1" priority="1" {fr(scene["mu"])}/>']
-    for b, (m, z) in enumerate(zip(scene["masses"], (A / 2, 1.5 * A))):
-        out.append(f'<body name="cube{b}" pos="0 0 {z}"><freejoint/>')
+    floor_bits = bits((0, 1)) if face else ""
+    out = [f'<mujoco model="{scene["name"]}">', mj_option(scene, config), '<worldbody>',
+           f'<geom name="plane" type="plane" size="0 0 1" priority="1"{floor_bits} '
+           f'{fr(scene["mu"])}/>']
+    for b, m in enumerate(scene["masses"]):
+        out.append(f'<body name="cube{b}" pos="0 0 {(b + 0.5) * A}"><freejoint/>')
         out.append(f'<inertial pos="0 0 0" mass="{m}" diaginertia="{i(m)} {i(m)} {i(m)}"/>')
-        bits = ('' if not face else ' contype="1" conaffinity="1"' if b == 0
-                else ' contype="2" conaffinity="2"')
+        sph, box = stack_bits(scene, b)
+        sb = bits(sph) if face else ""
         for k, c in enumerate(corner_centres()):
             out.append(f'<geom name="c{b}_{k}" type="sphere" size="{R_CORNER}" '
-                       f'pos="{c[0]} {c[1]} {c[2]}" {fr(scene["mu_cubes"])}{bits}/>')
-        if face and b == 0:
-            out.append(f'<geom name="face" type="box" size="{A / 2} {A / 2} {A / 2}" '
-                       f'contype="2" conaffinity="2" {fr(scene["mu_cubes"])}/>')
+                       f'pos="{c[0]} {c[1]} {c[2]}" {fr(scene["mu_cubes"])}{sb}/>')
+        if box is not None:
+            out.append(f'<geom name="face{b}" type="box" size="{A / 2} {A / 2} {A / 2}"'
+                       f'{bits(box)} {fr(scene["mu_cubes"])}/>')
         out.append('</body>')
     out += ['</worldbody>', '</mujoco>']
     return "\n".join(out)
 
 
-def stack_penetration(scene, spheres_bottom, spheres_top, x_bottom, R_bottom):
-    """Largest overlap (m) of a corner sphere with the floor or with the other cube: a sphere of
-    the other cube ("spheres") or the bottom cube's top face ("face", in the bottom cube's frame,
-    over the face's square)."""
-    floor = R_CORNER - min(spheres_bottom[:, 2].min(), spheres_top[:, 2].min())
-    if scene["resting"] == "face":
-        local = (spheres_top - x_bottom) @ R_bottom  # rows: R_bottom' (c - x_bottom)
-        on = (np.abs(local[:, 0]) <= A / 2) & (np.abs(local[:, 1]) <= A / 2)
-        pair = float((A / 2 + R_CORNER - local[on, 2]).max()) if on.any() else 0.0
-    else:
-        d = np.linalg.norm(spheres_top[:, None, :] - spheres_bottom[None, :, :], axis=2)
-        pair = 2 * R_CORNER - d.min()
+def stack_penetration(scene, spheres, X):
+    """Largest overlap (m) of a corner sphere with the floor or of cube k's spheres with cube
+    k-1: a sphere of it ("spheres") or its top face ("face", in cube k-1's frame, over the
+    face's square). spheres: per cube, its sphere centres (8 x 3); X: per cube, (centre, R)."""
+    floor = R_CORNER - min(s[:, 2].min() for s in spheres)
+    pair = 0.0
+    for k in range(1, len(spheres)):
+        if scene["resting"] == "face":
+            x, R = X[k - 1]
+            local = (spheres[k] - x) @ R  # rows: R' (c - x)
+            on = (np.abs(local[:, 0]) <= A / 2) & (np.abs(local[:, 1]) <= A / 2)
+            if on.any():
+                pair = max(pair, float((A / 2 + R_CORNER - local[on, 2]).max()))
+        else:
+            d = np.linalg.norm(spheres[k][:, None, :] - spheres[k - 1][None, :, :], axis=2)
+            pair = max(pair, 2 * R_CORNER - d.min())
     return max(0.0, floor, pair)
 
 
 def run_mujoco_stack(scene, config):
-    """Run the stack in one MuJoCo config from the same pose as ours (touching, at rest, no
-    settle); centres, penetration, stats."""
+    """Run the stack or tower in one MuJoCo config from the same pose as ours (touching, at
+    rest, no settle); centres, penetration, stats."""
     import mujoco
     m = mujoco.MjModel.from_xml_string(stack_mjcf(scene, config))
     d = mujoco.MjData(m)
-    bids = [m.body(f"cube{b}").id for b in range(2)]
-    gids = [[m.geom(f"c{b}_{k}").id for k in range(8)] for b in range(2)]
+    n = len(scene["masses"])
+    bids = [m.body(f"cube{b}").id for b in range(n)]
+    gids = [[m.geom(f"c{b}_{k}").id for k in range(8)] for b in range(n)]
     dt = scene["dt"]
 
     def push_gravity():
         for b, bid in enumerate(bids):
             d.xfrc_applied[bid, :3] = [0.0, 0.0, -G * scene["masses"][b]]
+
+    def penetration():
+        return stack_penetration(scene, [d.geom_xpos[g] for g in gids],
+                                 [(d.xpos[bid], d.xmat[bid].reshape(3, 3)) for bid in bids])
 
     mujoco.mj_forward(m, d)
     centres = lambda: np.array([d.xpos[bid].copy() for bid in bids])  # noqa: E731
@@ -658,8 +725,7 @@ def run_mujoco_stack(scene, config):
         niter.append(int(d.solver_niter[0]))
         mujoco.mj_kinematics(m, d)  # poses of the new state (mj_step leaves the step's start)
         C.append(centres())
-        pen.append(stack_penetration(scene, d.geom_xpos[gids[0]], d.geom_xpos[gids[1]],
-                                     d.xpos[bids[0]], d.xmat[bids[0]].reshape(3, 3)))
+        pen.append(penetration())
     it = np.asarray(niter)
     out = {"C": np.array(C), "penetration": pen, "step_times": times,
            "converged_fraction": float(np.mean(it < m.opt.iterations)),
@@ -736,7 +802,7 @@ def drake_build(scene, config):
     sim = Simulator(diagram)
     ctx = sim.get_mutable_context()
     pctx = plant.GetMyMutableContextFromRoot(ctx)
-    plant.SetFreeBodyPose(pctx, body, RigidTransform([0.0, 0.0, initial_height(scene)]))
+    plant.SetFreeBodyPose(pctx, body, RigidTransform([0.0, 0.0, start_height(scene)]))
     return sim, plant, pctx, body
 
 
@@ -808,13 +874,27 @@ def drake_contacts(contacts, dt):
     return out
 
 
+def drake_stack_filters(sg, floor, spheres, boxes):
+    """Resting "face" in Drake: exclude every sphere-sphere pair, every box-box and box-floor
+    pair, and cube j's spheres from every box but cube j-1's, so each cube's spheres touch the
+    floor and the face below only (boxes[j]: cube j's box id, None for the top cube)."""
+    from pydrake.all import CollisionFilterDeclaration, GeometrySet
+    f = sg.collision_filter_manager()
+    every = [g for s in spheres for g in s]
+    solid = [g for g in boxes if g is not None]
+    f.Apply(CollisionFilterDeclaration().ExcludeWithin(GeometrySet(every)))
+    f.Apply(CollisionFilterDeclaration().ExcludeWithin(GeometrySet(solid + [floor])))
+    for j, s in enumerate(spheres):
+        other = [g for i, g in enumerate(boxes) if g is not None and i != j - 1]
+        if other:
+            f.Apply(CollisionFilterDeclaration().ExcludeBetween(GeometrySet(s), GeometrySet(other)))
+
+
 def run_drake_stack(scene, config):
-    """Run the stack in one Drake config from the same pose as ours (touching, at rest, no
-    settle); centres and penetration. Resting "face": the bottom cube also carries its box,
-    which touches the top cube's spheres only (collision filters exclude it from the floor and
-    the bottom cube's own spheres, and the two cubes' spheres from each other)."""
-    from pydrake.all import (Box, CollisionFilterDeclaration, DiagramBuilder,
-                             ExternallyAppliedSpatialForce, GeometrySet, HalfSpace,
+    """Run the stack or tower in one Drake config from the same pose as ours (touching, at
+    rest, no settle); centres and penetration. Resting "face": every cube but the top one also
+    carries its box, touched by the spheres of the cube above only (`drake_stack_filters`)."""
+    from pydrake.all import (Box, DiagramBuilder, ExternallyAppliedSpatialForce, HalfSpace,
                              RigidTransform, Simulator, SpatialForce, SpatialInertia, Sphere,
                              UnitInertia)
     builder = DiagramBuilder()
@@ -826,26 +906,26 @@ def run_drake_stack(scene, config):
     mf = scene["mu"] * mc / (2 * mc - scene["mu"])
     floor = plant.RegisterCollisionGeometry(plant.world_body(), RigidTransform(), HalfSpace(),
                                             "plane", drake_props(scene, config, mf))
-    bodies, spheres, face = [], [], None
+    n = len(scene["masses"])
+    face = scene["resting"] == "face"
+    bodies, spheres, boxes = [], [], []
     for b, m in enumerate(scene["masses"]):
         body = plant.AddRigidBody(f"cube{b}", SpatialInertia(m, [0, 0, 0], UnitInertia.SolidBox(A, A, A)))
         spheres.append([plant.RegisterCollisionGeometry(body, RigidTransform(list(c)), Sphere(R_CORNER),
                                                         f"c{b}_{k}", drake_props(scene, config, mc))
                         for k, c in enumerate(corner_centres())])
-        if b == 0 and scene["resting"] == "face":
-            face = plant.RegisterCollisionGeometry(body, RigidTransform(), Box(A, A, A), "face",
-                                                   drake_props(scene, config, mc))
+        boxes.append(plant.RegisterCollisionGeometry(body, RigidTransform(), Box(A, A, A), f"face{b}",
+                                                     drake_props(scene, config, mc))
+                     if face and b + 1 < n else None)
         bodies.append(body)
     plant.Finalize()
-    if face is not None:
-        f = sg.collision_filter_manager()
-        f.Apply(CollisionFilterDeclaration().ExcludeBetween(GeometrySet(face), GeometrySet(floor)))
-        f.Apply(CollisionFilterDeclaration().ExcludeBetween(GeometrySet(spheres[0]), GeometrySet(spheres[1])))
+    if face:
+        drake_stack_filters(sg, floor, spheres, boxes)
     sim = Simulator(builder.Build())
     ctx = sim.get_mutable_context()
     pctx = plant.GetMyMutableContextFromRoot(ctx)
-    for body, z in zip(bodies, (A / 2, 1.5 * A)):
-        plant.SetFreeBodyPose(pctx, body, RigidTransform([0.0, 0.0, z]))
+    for b, body in enumerate(bodies):
+        plant.SetFreeBodyPose(pctx, body, RigidTransform([0.0, 0.0, (b + 0.5) * A]))
     forces = []
     for body, m in zip(bodies, scene["masses"]):
         e = ExternallyAppliedSpatialForce()
@@ -858,9 +938,9 @@ def run_drake_stack(scene, config):
 
     def state():
         X = [plant.EvalBodyPoseInWorld(pctx, b) for b in bodies]
-        sph = [np.array([X[b].multiply(c) for c in corners]) for b in range(2)]
+        sph = [np.array([x.multiply(c) for c in corners]) for x in X]
         return (np.array([x.translation() for x in X]),
-                stack_penetration(scene, sph[0], sph[1], X[0].translation(), X[0].rotation().matrix()))
+                stack_penetration(scene, sph, [(x.translation(), x.rotation().matrix()) for x in X]))
 
     sim.Initialize()
     dt, step = scene["dt"], 0
@@ -924,10 +1004,38 @@ def interp_rows(t, X, tq):
     return np.array([np.interp(tq, t, X[:, j]) for j in range(X.shape[1])])
 
 
+def drop_metrics(scene, P, V):
+    """A drop's metrics from the samples P, V (rows at t = k dt from t = 0), with the gap the
+    lowest point's height (a flat cube does not tilt): the touch (first gap < TOUCH, None if
+    never), the bounce (mm; the largest gap after the touch: how high the impact throws the
+    body back), the largest and the final penetration (mm), and the contact time (s) from the
+    touch to the last sample with |v_z| > V_THR, the time the impact takes to bring the body
+    to rest (0 for a model that stops it at the touch). Without a touch: bounce and contact
+    time None."""
+    t = np.arange(len(P)) * scene["dt"]
+    gap = P[:, 2] - initial_height(scene)
+    out = {"penetration_max_mm": float(max(0.0, -gap.min()) * 1e3),
+           "rest_penetration_mm": float(max(0.0, -gap[-1]) * 1e3)}
+    hit = np.nonzero(gap < TOUCH)[0]
+    if hit.size == 0:
+        return dict(out, touch_time_s=None, bounce_height_mm=None, contact_time_s=None)
+    k0 = int(hit[0])
+    after = gap[k0 + 1:]
+    moving = np.nonzero(np.abs(V[k0:, 2]) > V_THR)[0]
+    k1 = k0 + int(moving[-1]) if moving.size else k0
+    return dict(out, touch_time_s=float(t[k0]),
+                bounce_height_mm=float(max(0.0, after.max()) * 1e3) if after.size else 0.0,
+                contact_time_s=float(t[k1] - t[k0]))
+
+
 def metrics(scene, P, V):
     """Scene metrics from the samples P, V (rows at t = 0, dt, ..., the first one at t = 0).
     Speed is the tangential speed |(v_x, v_y)| (z is the normal in every scene), for every
-    engine, and stop and breakaway times are interpolated linearly between samples."""
+    engine, and stop and breakaway times are interpolated linearly between samples. A drop
+    has its own (`drop_metrics`): the lift and settled penetration measured from the first
+    sample mean nothing for a body that starts in the air."""
+    if scene["kind"] == "drop":
+        return drop_metrics(scene, P, V)
     t = np.arange(len(P)) * scene["dt"]
     s = np.linalg.norm(V[:, :2], axis=1)
     D = P - P[0]
@@ -1055,35 +1163,40 @@ def consistency_error(scene, P):
     return float(np.sum(0.5 * (err[1:] + err[:-1]) * np.diff(t)))
 
 
+def pair_collapse(lo, hi):
+    """Why the cube centred at `hi` no longer stands on the one at `lo` (None while it does):
+    more than a corner radius off it horizontally ("off"), below it ("below"), or the cubes
+    overlapping by more than a corner sphere's diameter, `a - (z_hi - z_lo) > 2 r`, so the
+    spheres have passed through (or into) the cube below ("through"). Less is penetration."""
+    if hi[2] < lo[2]:
+        return "below"
+    if A - (hi[2] - lo[2]) > 2 * R_CORNER:
+        return "through"
+    if np.linalg.norm(hi[:2] - lo[:2]) > R_CORNER:
+        return "off"
+    return None
+
+
 def stack_collapse(C):
-    """Per sample, why the stack has collapsed (None while it stands): the top centre more than
-    a corner radius off the bottom's horizontally ("off"), below it ("below"), or the cubes
-    overlapping by more than a corner sphere's diameter, `a - (z_top - z_bottom) > 2 r`, so the
-    spheres have passed through each other ("through"). Less overlap is penetration."""
+    """Per sample, why the stack has collapsed (None while it stands): `pair_collapse` of the
+    lowest adjacent pair (k-1, k) that fails, so any failing pair collapses the stack."""
     out = []
     for c in C:
-        off = np.linalg.norm(c[1, :2] - c[0, :2])
-        if c[1, 2] < c[0, 2]:
-            out.append("below")
-        elif A - (c[1, 2] - c[0, 2]) > 2 * R_CORNER:
-            out.append("through")
-        elif off > R_CORNER:
-            out.append("off")
-        else:
-            out.append(None)
+        why = (pair_collapse(c[k - 1], c[k]) for k in range(1, len(c)))
+        out.append(next((w for w in why if w is not None), None))
     return out
 
 
 def stack_metrics(scene, C, pen):
-    """Drift of each centre from t = 0 (mm, the largest over the run), whether and when the stack
-    collapsed (`stack_collapse`), and the penetration (mm) while it stood: after a collapse the
-    overlap is not a penetration."""
+    """Drift of each centre from t = 0 (mm, the largest over the run: of any cube, the bottom
+    one, the top one), whether and when the stack collapsed (`stack_collapse`), and the
+    penetration (mm) while it stood: after a collapse the overlap is not a penetration."""
     drift = np.linalg.norm(C - C[0], axis=2)  # samples x bodies
     why = stack_collapse(C)
     k = next((i for i, w in enumerate(why) if w is not None), None)
     standing = pen if k is None else pen[:max(k - 1, 0)]  # pen[i] is sample i + 1
     return {"drift_bottom_mm": float(drift[:, 0].max() * 1e3),
-            "drift_top_mm": float(drift[:, 1].max() * 1e3),
+            "drift_top_mm": float(drift[:, -1].max() * 1e3),
             "drift_mm": float(drift.max() * 1e3),
             "collapsed": 0 if k is None else 1,
             "collapse_time_s": None if k is None else k * scene["dt"],
@@ -1107,6 +1220,8 @@ def run_one(scene, engine, config):
            "analytic": scene["analytic"]}
     if "mass_ratio" in scene:
         rec["param"] = scene["mass_ratio"]
+    elif "count" in scene:
+        rec["param"] = scene["count"]
     w0 = time.perf_counter()
     try:
         if scene["kind"] == "grasp":
@@ -1173,7 +1288,7 @@ def main():
     if a.check:
         sys.exit(check())
     specs = scene_specs()
-    known = list(specs) + ["pinch_grasp", "stack", "stack_face", "consistency"]
+    known = list(specs) + ["pinch_grasp", "stack", "stack_face", "tower", "consistency"]
     names = a.only.split(",") if a.only else known
     bad = [n for n in names if n not in known]
     if bad:
@@ -1184,6 +1299,9 @@ def main():
     for n in names:
         if n in STACK_RESTING:
             runs = [stack_spec(r, name=n) for r in ([1e3] if a.small else STACK_RATIOS)]
+        elif n == "tower":
+            # CI size: the 5-cube tower only (its duration capped below like the others).
+            runs = [tower_spec(c) for c in (TOWER_COUNTS[:1] if a.small else TOWER_COUNTS)]
         elif n == "pinch_grasp":
             # CI size: 7 s covers the first secure and loose phases.
             runs = [grasp_spec(7.0 if a.small else 12.0)]
@@ -1199,7 +1317,7 @@ def main():
                     rec = run_one(sc, eng, cfg)
                     records.append(rec)
                     print(f"{n:22s} {eng:6s} {cfg:30s} dt {sc['dt']:<7g} "
-                          f"{sc.get('mass_ratio', '')!s:8s} {rec['wall_s']:6.2f} s "
+                          f"{sc.get('mass_ratio', sc.get('count', ''))!s:8s} {rec['wall_s']:6.2f} s "
                           f"{rec.get('error', '')}", file=sys.stderr, flush=True)
     out = {"small": a.small, "dt": DT, "settle_s": SETTLE_S, "speed_threshold_mps": V_THR,
            "gravity_mode": "body force m g at the CoM, engine gravity zero; slopes tilt gravity",

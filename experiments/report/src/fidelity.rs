@@ -40,15 +40,25 @@ pub use metric::Metric;
 
 /// Our runs of the fidelity setups.
 /// (The sweeps' runs, `stack.toml` and `consistency.toml`, are read by their own section.)
-pub const OUR_CONFIGS: [&str; 4] = [
+pub const OUR_CONFIGS: [&str; 5] = [
     "slides.toml",
     "slopes.toml",
     "slopes_margin0.toml",
     "holds.toml",
+    "drops.toml",
+];
+
+/// The drops' own metrics ([`crate::analysis::fidelity::drop_metrics`]).
+const DROP: [&str; 5] = [
+    "touch_time_s",
+    "bounce_height_mm",
+    "contact_time_s",
+    "penetration_max_mm",
+    "rest_penetration_mm",
 ];
 
 /// The scenes in the report's order, with the metrics each one's table shows.
-pub const SCENES: [(&str, &[&str]); 10] = [
+pub const SCENES: [(&str, &[&str]); 12] = [
     (
         "sliding_cube",
         &[
@@ -91,6 +101,8 @@ pub const SCENES: [(&str, &[&str]); 10] = [
     ),
     ("wall_press", &["creep_mm", "creep_after_1s_mm"]),
     ("rolling_sphere", &["acceleration_error"]),
+    ("drop_cube", &DROP),
+    ("drop_sphere", &DROP),
     ("pinch_grasp", &grasp::METRICS),
 ];
 
@@ -164,12 +176,21 @@ fn analytic(scene: &str, c: &BTreeMap<String, f64>, p: &toml::Table) -> BTreeMap
             out.insert("creep_mm", 0.0);
             out.insert("creep_after_1s_mm", 0.0);
         }
+        // Restitution 0: the body stops at the touch and stays on the plane.
+        "drop_cube" | "drop_sphere" => {
+            out.insert("touch_time_s", get("touch_time_exact"));
+            for metric in &DROP[1..] {
+                out.insert(metric, 0.0);
+            }
+        }
         _ => {
             out.insert("acceleration_error", 0.0);
             out.insert("dissipation_angle_deg", 0.0);
         }
     }
-    out.insert("max_lift_mm", 0.0);
+    if !is_drop(scene) {
+        out.insert("max_lift_mm", 0.0);
+    }
     out.insert("signorini_max", 0.0);
     out.insert("gap_lambda_max", 0.0);
     out.insert("normal_work_J", 0.0);
@@ -201,6 +222,11 @@ fn discrete_exact(scene: &str, c: &BTreeMap<String, f64>, p: &toml::Table) -> Op
     })
 }
 
+/// Whether the scene is a drop (its lift starts at the drop height: no lift metrics).
+fn is_drop(scene: &str) -> bool {
+    scene.starts_with("drop_")
+}
+
 /// Our metrics of one run's driver; `dt` and `mu` of the run scale Castro et al.'s lift
 /// estimate.
 fn our_metrics(
@@ -210,9 +236,11 @@ fn our_metrics(
     dt: f64,
     mu: f64,
 ) -> Vec<(String, f64)> {
-    let mut out = vec![
+    let lift = [
         ("max_lift_mm", m.max_lift_mm()),
         ("lift_over_estimate", m.lift_over_estimate(dt, mu)),
+    ];
+    let mut out = vec![
         ("converged_fraction", m.converged_fraction()),
         ("residual_median", m.residual_median()),
         ("seconds_per_step_median", m.step_seconds_median()),
@@ -231,6 +259,16 @@ fn our_metrics(
             out.push(("creep_mm", m.creep_mm()));
             out.push(("creep_after_1s_mm", m.creep_after_mm(1.0)));
         }
+        "drop_cube" | "drop_sphere" => {
+            let d = m.drop();
+            out.extend(DROP.into_iter().zip([
+                d.touch_time,
+                d.bounce_height_mm,
+                d.contact_time,
+                d.penetration_max_mm,
+                d.rest_penetration_mm,
+            ]));
+        }
         _ => {
             out.push((
                 "acceleration_error",
@@ -238,6 +276,9 @@ fn our_metrics(
             ));
             out.push(("dissipation_angle_deg", m.dissipation_angle_median()));
         }
+    }
+    if !is_drop(scene) {
+        out.extend(lift);
     }
     out.into_iter().map(|(k, v)| (k.to_string(), v)).collect()
 }
@@ -407,7 +448,9 @@ fn failures(df: &DataFrame) -> Result<Vec<Failure>, ReportError> {
     Ok((0..df.height())
         .filter(|&k| !errors[k].is_empty())
         .map(|k| {
-            let at = if param[k].is_finite() {
+            let at = if scene[k] == "tower" {
+                format!("{} cubes", sweeps::count_param(param[k]))
+            } else if param[k].is_finite() {
                 format!("ratio {}", sweeps::ratio_param(param[k]))
             } else if scene[k] == "consistency" {
                 format!("dt {:e}", dt[k])
@@ -517,6 +560,11 @@ fn engine_rows(df: &DataFrame, exact: &Exact) -> Result<Vec<Metric>, ReportError
         "normal_work_J",
         "friction_ratio_max",
         "lift_over_estimate",
+        "touch_time_s",
+        "bounce_height_mm",
+        "contact_time_s",
+        "penetration_max_mm",
+        "rest_penetration_mm",
         "converged_fraction",
         "seconds_per_step_median",
         "duration_s",
@@ -605,6 +653,8 @@ struct Sections {
     threshold: bool,
     /// The stack scenes with tables (`stack`, `stack_face`).
     stacks: Vec<String>,
+    /// The tower of cubes.
+    tower: bool,
     /// The time-step sweep.
     consistency: bool,
 }
@@ -616,6 +666,8 @@ struct SceneSection {
     name: String,
     /// Ours without the prediction margin (`slope_15_margin0`, ...).
     margin0: bool,
+    /// A drop (`drop_cube`, `drop_sphere`): its metrics are said once, before the first.
+    drop: bool,
     /// Whether the runs recorded how long the scene was simulated (`<name>.duration_s`).
     timed: bool,
 }
@@ -641,6 +693,7 @@ pub fn generate(root: &Path) -> Result<(), ReportError> {
     sections.motions = motions::section(&mut r, &study.traces, &study.closed_forms)?;
     sections.threshold = threshold::section(&mut r, rows)?;
     sections.stacks = sweeps::stack_section(&mut r, rows)?;
+    sections.tower = sweeps::tower_section(&mut r, rows)?;
     sections.consistency = sweeps::consistency_section(&mut r, rows)?;
     metrics_csv(&mut r, rows)?;
     r.show("sections", sections)?;
@@ -661,7 +714,8 @@ fn study(r: &mut Report, root: &Path, sections: &mut Sections) -> Result<Study, 
     let (grasp_rows, grasp_exact) = grasp::ours(r)?;
     rows.extend(grasp_rows);
     exact.insert("pinch_grasp".into(), grasp_exact);
-    rows.extend(sweeps::ours_stack(r)?);
+    rows.extend(sweeps::ours_stack(r, "stack.toml")?);
+    rows.extend(sweeps::ours_stack(r, "tower.toml")?);
     rows.extend(threshold::rows(r)?);
     rows.extend(sweeps::ours_consistency(r)?);
     let mut failed = Vec::new();
@@ -727,7 +781,9 @@ fn study_facts(r: &mut Report, study: &Study) {
 fn metric_fmt(metric: &str) -> Fmt {
     match metric {
         "converged_fraction" => Fmt::fixed(3),
-        "stop_time_s" | "breakaway_time_s" => Fmt::fixed(4).unit(" s"),
+        "stop_time_s" | "breakaway_time_s" | "touch_time_s" | "contact_time_s" => {
+            Fmt::fixed(4).unit(" s")
+        }
         "stop_distance_m" => Fmt::fixed(4).unit(" m"),
         "acceleration_error" | "residual_median" => Fmt::sci(1),
         "dissipation_angle_deg" => Fmt::fixed(2).unit(" deg"),
@@ -766,10 +822,13 @@ fn columns_of(scene: &str) -> Vec<&'static str> {
 }
 
 /// The fact that names a number: `<scene>.<engine>.<label>.<metric>`, then `.ratio<r>` for
-/// a stack run and `.dt<dt>` for a consistency run (`stack.contactlab.coulomb+pgs.drift_mm.ratio1e6`).
+/// a stack run, `.count<n>` for a tower and `.dt<dt>` for a consistency run
+/// (`stack.contactlab.coulomb+pgs.drift_mm.ratio1e6`).
 fn fact_key(m: &Metric) -> String {
     let base = format!("{}.{}.{}.{}", m.scene, m.engine, m.label, m.metric);
-    if !m.param.is_empty() {
+    if m.scene == "tower" {
+        format!("{base}.count{}", m.param)
+    } else if !m.param.is_empty() {
         format!("{base}.ratio{}", m.param)
     } else if m.scene == "consistency" && m.dt.is_finite() {
         format!("{base}.dt{:e}", m.dt)
@@ -796,6 +855,7 @@ fn scene_tables(
         shown.push(SceneSection {
             name: scene.to_string(),
             margin0: scene.ends_with("_margin0"),
+            drop: is_drop(scene),
             timed: r.facts_ref().get(&format!("{scene}.duration_s")).is_some(),
         });
     }
@@ -805,7 +865,8 @@ fn scene_tables(
 /// How a scene table writes a metric's value.
 fn scene_cell(v: f64, metric: &str) -> C {
     let fmt = match metric {
-        "stop_time_s" | "breakaway_time_s" | "stop_distance_m" => Fmt::fixed(4),
+        "stop_time_s" | "breakaway_time_s" | "stop_distance_m" | "touch_time_s"
+        | "contact_time_s" => Fmt::fixed(4),
         "converged_fraction" => Fmt::fixed(3),
         "time_ratio_to_mujoco" => Fmt::fixed(1),
         _ => Fmt::sci(2),
@@ -917,6 +978,13 @@ mod tests {
             .map(|m| format!("{s}_{m}"))
         });
         tables.extend(stacks.iter().flatten().map(String::as_str));
+        let tower = [
+            "tower_converged_fraction",
+            "tower_drift_top_mm",
+            "tower_collapse_time_ms",
+            "tower_penetration_mm",
+        ];
+        tables.extend(tower);
         for t in tables {
             shown.table(t, format!("| {t} |\n")).unwrap();
         }
@@ -947,6 +1015,9 @@ mod tests {
             )
             .num("config.threshold.scene.params.mu", 0.45, Fmt::fixed(2))
             .num("config.threshold.scene.params.duration", 3.0, Fmt::int())
+            .num("config.tower.sweep.count.0", 5.0, Fmt::int())
+            .num("config.tower.sweep.count.1", 10.0, Fmt::int())
+            .num("config.tower.scene.params.duration", 5.0, Fmt::fixed(1))
             .list(
                 "config.threshold.sweep.slope_deg",
                 vec![24.0, 25.0],
@@ -964,6 +1035,7 @@ mod tests {
                 .map(|name| SceneSection {
                     name: name.into(),
                     margin0: name.ends_with("_margin0"),
+                    drop: is_drop(name),
                     timed: false,
                 })
                 .into(),
@@ -972,6 +1044,7 @@ mod tests {
             motions: true,
             threshold: true,
             stacks: vec!["stack".into(), "stack_face".into()],
+            tower: true,
             consistency: true,
             ..Sections::default()
         }
@@ -981,7 +1054,7 @@ mod tests {
     fn the_shipped_templates_write_every_section_in_the_page_order() {
         let text = page(every_section());
         let order = [
-            "Seven setups whose motion has a closed form",
+            "Nine setups whose motion has a closed form",
             "the tangential speed `|(v_x, v_y)|` falls to 1 mm/s, breakaway the first time it \
              reaches 1 mm/s",
             "### `sliding_cube`\n\n| scene_sliding_cube |\n\n### `slope_15_margin0`\n\nOurs \
@@ -1000,7 +1073,8 @@ mod tests {
             "![largest drift of the stack against the mass ratio](stack_drift.svg)",
             "### `stack_face`\n\nA light cube under a heavy one, at rest, the top cube's corner \
              spheres on the bottom cube's top face",
-            "| stack_face_penetration_mm |\n\n### `consistency`",
+            "| stack_face_penetration_mm |\n\n### `tower`\n\n",
+            "| tower_penetration_mm |\n\n### `consistency`",
             "| consistency |\n\n![position error against the time step, log-log](consistency.svg)",
         ];
         let mut at = 0;

@@ -27,6 +27,21 @@ pub(crate) struct Assembly {
     pub tree_of: Vec<usize>,
     /// The time step.
     pub dt: f64,
+    /// How a positive gap reaches the rigid formulations ([`Gap`]).
+    pub gap: Gap,
+}
+
+/// How a contact's gap `phi0` enters the problem.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Gap {
+    /// Every contact in the set touches for the rigid formulations (`b = 0`); only SAP reads
+    /// `phi0`, through its bias `v^_n = -phi0 / dt`.
+    Touching,
+    /// A positive gap may close within the step, no more (Stewart and Trinkle's time-stepping
+    /// condition `phi0 / dt + v_n >= 0`, Catto's speculative contact): the rigid formulations
+    /// see `b_n = max(phi0, 0) / dt`, and SAP the rest of the gap, `phi0 = min(phi0, 0)`, so
+    /// that its `J v + b - v^ = J v + phi0 / dt` is the same as with the whole gap in `phi0`.
+    Speculative,
 }
 
 /// A sparse matrix from triplets; a malformed one is an error naming `field`.
@@ -46,22 +61,30 @@ fn sparse(
 }
 
 impl Assembly {
-    /// The validated generalized problem (zero offset `b`).
+    /// The validated generalized problem (offset `b` by [`Gap`]).
     pub fn problem(self) -> Result<GeneralizedProblem, SceneError> {
         let nc = self.contacts.len();
+        let ahead = |gap: f64| match self.gap {
+            Gap::Touching => 0.0,
+            Gap::Speculative => gap.max(0.0),
+        };
         let models = self
             .contacts
             .iter()
             .map(|&(gap, mu)| ContactModel {
-                phi0: gap,
+                phi0: gap - ahead(gap),
                 ..ContactModel::rigid(mu)
             })
             .collect();
+        let mut b = vec![0.0; 3 * nc];
+        for (k, &(gap, _)) in self.contacts.iter().enumerate() {
+            b[3 * k] = ahead(gap) / self.dt;
+        }
         GeneralizedProblem::new(
             sparse(self.nv, self.nv, &self.a, "A")?,
             sparse(3 * nc, self.nv, &self.j, "J")?,
             self.free,
-            vec![0.0; 3 * nc],
+            b,
             models,
             StepContext {
                 dt: Some(self.dt),

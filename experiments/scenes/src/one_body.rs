@@ -9,7 +9,7 @@ use contactlab_core::generalized::GeneralizedProblem;
 use faer::sparse::Triplet;
 use nalgebra::{Matrix3x6, Vector6};
 
-use crate::assemble::Assembly;
+use crate::assemble::{Assembly, Gap};
 use crate::error::SceneError;
 
 /// One contact of the body: its Jacobian block (rows `[n, t1, t2]`) and its signed gap.
@@ -20,16 +20,16 @@ pub(crate) struct BodyContact {
     pub gap: f64,
 }
 
-/// The generalized problem of a body of mass `mass` and moment of inertia `inertia` with these
-/// contacts and friction `mu`.
+/// The generalized problem of a body of mass and moment of inertia `[mass, inertia]` with these
+/// contacts and friction `mu`, their gaps entering as `gap` says.
 pub(crate) fn problem(
-    mass: f64,
-    inertia: f64,
+    [mass, inertia]: [f64; 2],
     contacts: &[BodyContact],
     free: &Vector6<f64>,
     mu: f64,
     dt: f64,
     velocity: &Vector6<f64>,
+    gap: Gap,
 ) -> Result<GeneralizedProblem, SceneError> {
     let a: Vec<_> = (0..6)
         .map(|k| Triplet::new(k, k, if k < 3 { mass } else { inertia }))
@@ -51,6 +51,7 @@ pub(crate) fn problem(
         velocity: velocity.iter().copied().collect(),
         tree_of: vec![0; 6],
         dt,
+        gap,
     }
     .problem()
 }

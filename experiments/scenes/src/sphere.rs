@@ -72,6 +72,7 @@ use nalgebra::{Matrix3, Matrix3x6, Vector3, Vector6};
 use serde::{Deserialize, Serialize};
 
 use super::one_body::{self, BodyContact};
+use crate::assemble::Gap;
 use crate::error::SceneError;
 use crate::scene::{contact_frame, Contact, ContactKey, ContactStep, Scene};
 
@@ -441,7 +442,15 @@ impl SphereOnPlane {
             .collect();
         let velocity = Vector6::new(self.v.x, self.v.y, self.v.z, self.w.x, self.w.y, self.w.z);
         let (m, i) = (self.config.mass, self.config.inertia());
-        one_body::problem(m, i, &body, free, self.config.mu, self.config.h, &velocity)
+        one_body::problem(
+            [m, i],
+            &body,
+            free,
+            self.config.mu,
+            self.config.h,
+            &velocity,
+            Gap::Touching,
+        )
     }
 
     /// Applies the impulses `r` (normal first, the step's frame) and moves the sphere:

@@ -62,6 +62,16 @@ fn cut_down_runs(root: &Root) {
             &[("coulomb", "pgs"), ("implicit-ncp", "todorov")][..],
         ),
         (
+            "drops.toml",
+            200,
+            &[("coulomb", "pgs"), ("sap", "newton-merit")][..],
+        ),
+        (
+            "tower.toml",
+            20,
+            &[("coulomb", "pgs"), ("implicit-ncp", "todorov")][..],
+        ),
+        (
             "consistency.toml",
             100,
             &[("coulomb", "pgs"), ("implicit-ncp", "todorov")][..],
@@ -246,7 +256,8 @@ fn cut_down_runs_report_each_models_motion_against_the_exact_answer() {
         }
     }
     // The stack: PGS gives up at a mass ratio of 1e6, Todorov's Newton holds it.
-    let stack = |optimizer: &str, metric: &str, ratio: &str| -> f64 {
+    // A sweep's value: a scene's row for one optimizer, metric and `param`.
+    let swept = |scene: &str, optimizer: &str, metric: &str, param: &str| -> f64 {
         let (s, o, m, p, v) = (
             column(&metrics, "scene"),
             column(&metrics, "optimizer"),
@@ -256,14 +267,37 @@ fn cut_down_runs_report_each_models_motion_against_the_exact_answer() {
         );
         let k = rows
             .iter()
-            .find(|&&k| s[k] == "stack" && o[k] == optimizer && m[k] == metric && p[k] == ratio)
-            .unwrap_or_else(|| panic!("stack {optimizer} {metric} {ratio}"));
+            .find(|&&k| s[k] == scene && o[k] == optimizer && m[k] == metric && p[k] == param)
+            .unwrap_or_else(|| panic!("{scene} {optimizer} {metric} {param}"));
         v[*k].parse().unwrap()
     };
+    let stack =
+        |optimizer: &str, metric: &str, ratio: &str| swept("stack", optimizer, metric, ratio);
     assert_eq!(stack("pgs", "converged_fraction", "1e0"), 1.0);
     assert!(stack("pgs", "converged_fraction", "1e6") < 0.5);
     assert_eq!(stack("todorov", "converged_fraction", "1e6"), 1.0);
     assert!(stack("todorov", "drift_mm", "1e6") < 1e-6);
+    // The drops: the exact cone lands the cube and the sphere on the plane (the speculative
+    // gap: no catch above it) at the free fall's time, with no bounce and no penetration.
+    for scene in ["drop_cube", "drop_sphere"] {
+        let (touch, exact) = find(scene, "pgs", "touch_time_s");
+        assert!((exact - 0.1428).abs() < 1e-4, "{exact}");
+        assert!((touch - exact).abs() <= 2e-3, "{scene}: {touch}");
+        for metric in ["bounce_height_mm", "penetration_max_mm", "contact_time_s"] {
+            let (v, zero) = find(scene, "pgs", metric);
+            assert_eq!(zero, 0.0);
+            assert!(v.abs() < 1e-6, "{scene} {metric}: {v}");
+        }
+    }
+    // The tower, 20 steps: the exact cone holds five and ten cubes still.
+    let tower =
+        |optimizer: &str, metric: &str, count: &str| swept("tower", optimizer, metric, count);
+    for count in ["5", "10"] {
+        assert_eq!(tower("todorov", "converged_fraction", count), 1.0);
+        assert!(tower("todorov", "drift_top_mm", count) < 1e-6);
+        assert_eq!(tower("pgs", "collapsed", count), 0.0);
+    }
+    assert!(readme.contains("### `tower`\n\nCubes of 1 kg stacked face on face"));
     // Time-step consistency: the exact cone's error is first order in dt.
     let (slope, one) = find("consistency", "pgs", "consistency_slope");
     assert_eq!(one, 1.0);
@@ -326,6 +360,9 @@ fn the_peers_harness_runs_every_scene_small_in_mujoco() {
         "rolling_sphere",
         "stack",
         "stack_face",
+        "tower",
+        "drop_cube",
+        "drop_sphere",
         "consistency",
         "pinch_grasp",
     ] {
@@ -368,6 +405,24 @@ fn the_peers_harness_runs_every_scene_small_in_mujoco() {
         assert_eq!(best["collapsed"].as_i64(), Some(0), "{best}");
         assert!(best["penetration_max_mm"].as_f64().unwrap() < 1.0, "{best}");
         assert_eq!(best["solref"][0].as_f64(), Some(2e-3));
+    }
+    // The drops: MuJoCo's default soft contact sinks the cube about a centimetre on impact and
+    // needs tens of milliseconds to stop it; at its stiffest time constant the overlap is the
+    // one free-fall step across the plane (its margin is 0), and the body bounces.
+    let drop = |c: &str| *find("drop_cube").iter().find(|r| r["config"] == c).unwrap();
+    let soft = drop("elliptic-impratio1-noslip0");
+    assert!(
+        (soft["touch_time_s"].as_f64().unwrap() - 0.143).abs() < 2e-3,
+        "{soft}"
+    );
+    assert!(soft["penetration_max_mm"].as_f64().unwrap() > 5.0, "{soft}");
+    assert!(soft["contact_time_s"].as_f64().unwrap() > 0.05, "{soft}");
+    let stiff = drop("elliptic-tc2dt-impratio10-noslip10");
+    assert!(stiff["bounce_height_mm"].as_f64().unwrap() > 1.0, "{stiff}");
+    // The tower stands 0.3 s in both.
+    for r in find("tower") {
+        assert_eq!(r["param"].as_f64(), Some(5.0), "{r}");
+        assert_eq!(r["collapsed"].as_i64(), Some(0), "{r}");
     }
     // The consistency error is larger at the larger step.
     let c = find("consistency");

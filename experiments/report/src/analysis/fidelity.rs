@@ -47,9 +47,14 @@
 //!   phase (exact 0), the largest pitch gained in the first loose phase (the plate swings down
 //!   and back), and the median over the first secure phase of the largest contact slip speed,
 //!   in um/s (exact 0);
-//! - **stack drift and penetration** ([`StackRun`]): the largest distance either cube's centre
-//!   moves from its start, and the largest overlap of a corner sphere with the floor or with a
-//!   sphere of the other cube, over the run, in mm.
+//! - **stack drift and penetration** ([`StackRun`]): the largest distance a cube's centre
+//!   moves from its start (and the top cube's, for the tower), and the largest overlap of a
+//!   corner sphere with the floor or with the cube under it, over the run, in mm;
+//! - **drops** ([`drop_metrics`]): the touch, the first sample whose lowest point is below
+//!   [`TOUCH_GAP`] above the plane; the bounce, how high the lowest point rises above the plane
+//!   after it; the contact time, from the touch to the last sample with `|v_z|` above
+//!   [`SPEED_THRESHOLD`] (0 when the body stops at the touch); the largest and the final
+//!   penetration.
 
 use std::collections::BTreeMap;
 
@@ -60,6 +65,51 @@ use super::{f64s, strs, AnalysisError};
 
 /// The speed that separates rest from motion (m/s): stop and breakaway thresholds.
 pub const SPEED_THRESHOLD: f64 = 1e-3;
+
+/// A dropped body touches the plane once its lowest point is closer than this (m).
+pub const TOUCH_GAP: f64 = 1e-6;
+
+/// What a drop did (see the module doc); NaN where it never touched.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Drop {
+    /// The time of the first sample in touch (s).
+    pub touch_time: f64,
+    /// The highest the lowest point rose above the plane after the touch (mm).
+    pub bounce_height_mm: f64,
+    /// From the touch to the last sample with `|v_z|` above [`SPEED_THRESHOLD`] (s).
+    pub contact_time: f64,
+    /// The largest penetration over the run (mm).
+    pub penetration_max_mm: f64,
+    /// The penetration at the end (mm).
+    pub rest_penetration_mm: f64,
+}
+
+/// A drop's metrics from the samples' times `t`, the lowest point's heights above the plane
+/// `gap` (m) and the vertical speeds `vz` (m/s).
+pub fn drop_metrics(t: &[f64], gap: &[f64], vz: &[f64]) -> Drop {
+    let n = t.len().min(gap.len()).min(vz.len());
+    let sink = |g: f64| 1e3 * (-g).max(0.0);
+    let penetration_max_mm = gap[..n].iter().map(|&g| sink(g)).fold(0.0, f64::max);
+    let rest_penetration_mm = if n > 0 { sink(gap[n - 1]) } else { f64::NAN };
+    let Some(k0) = (0..n).find(|&k| gap[k] < TOUCH_GAP) else {
+        return Drop {
+            touch_time: f64::NAN,
+            bounce_height_mm: f64::NAN,
+            contact_time: f64::NAN,
+            penetration_max_mm,
+            rest_penetration_mm,
+        };
+    };
+    let bounce = gap[k0 + 1..n].iter().copied().fold(0.0, f64::max);
+    let last_moving = (k0..n).rev().find(|&k| vz[k].abs() > SPEED_THRESHOLD);
+    Drop {
+        touch_time: t[k0],
+        bounce_height_mm: 1e3 * bounce,
+        contact_time: last_moving.map_or(0.0, |k| t[k] - t[k0]),
+        penetration_max_mm,
+        rest_penetration_mm,
+    }
+}
 
 /// The time at which `v` first crosses `threshold` from above (`down`) or from below, linearly
 /// interpolated between the samples around the crossing; NaN when it never does.
@@ -170,8 +220,10 @@ pub struct StackRun {
     pub status: Vec<String>,
     /// Iterations per step.
     pub iterations: Vec<f64>,
-    /// The larger centre drift from the start (m).
+    /// The largest centre drift from the start (m).
     pub drift: Vec<f64>,
+    /// The top cube's drift from its start (m).
+    pub drift_top: Vec<f64>,
     /// The largest overlap after the step (m).
     pub penetration: Vec<f64>,
     /// Whether the stack stood apart after the step.
@@ -191,6 +243,9 @@ impl StackRun {
             f64s(df, "penetration")?,
         );
         let (collapsed, t) = (f64s(df, "collapsed")?, f64s(df, "t")?);
+        // The largest over every cube (the tower's middle ones too), where the run recorded it.
+        let most = f64s(df, "drift_max")
+            .unwrap_or_else(|_| (0..df.height()).map(|k| bottom[k].max(top[k])).collect());
         Ok(groups(df)?
             .into_iter()
             .map(|(key, rows)| {
@@ -198,7 +253,8 @@ impl StackRun {
                 let run = StackRun {
                     status: rows.iter().map(|&k| status[k].clone()).collect(),
                     iterations: pick(&iterations),
-                    drift: rows.iter().map(|&k| bottom[k].max(top[k])).collect(),
+                    drift: pick(&most),
+                    drift_top: pick(&top),
                     penetration: pick(&penetration),
                     collapsed: rows.iter().map(|&k| collapsed[k] > 0.5).collect(),
                     t: pick(&t),
@@ -218,9 +274,14 @@ impl StackRun {
         self.iterations.iter().sum::<f64>() / self.iterations.len().max(1) as f64
     }
 
-    /// The largest drift of either cube over the run (mm).
+    /// The largest drift of any cube over the run (mm).
     pub fn drift_mm(&self) -> f64 {
         1e3 * self.drift.iter().copied().fold(0.0, f64::max)
+    }
+
+    /// The largest drift of the top cube over the run (mm).
+    pub fn drift_top_mm(&self) -> f64 {
+        1e3 * self.drift_top.iter().copied().fold(0.0, f64::max)
     }
 
     /// The first step after which the stack had collapsed, if it did.
@@ -367,6 +428,8 @@ pub struct Motion {
     pub speed: Vec<f64>,
     /// Height above the exact resting height (m).
     pub lift: Vec<f64>,
+    /// Vertical velocity (m/s).
+    pub vz: Vec<f64>,
     /// The solve's status per step (`no_contacts` without contacts): the shared ruler's for
     /// the Coulomb cone, the solver's own for another model.
     pub status: Vec<String>,
@@ -398,6 +461,7 @@ impl Motion {
         let (t, x, y) = (read("t")?, read("x")?, read("y")?);
         let (x_exact, y_exact) = (read("x_exact")?, read("y_exact")?);
         let (speed, lift, residual) = (read("speed")?, read("lift")?, read(steps::RESIDUAL)?);
+        let vz = read("vz")?;
         let angle = read("max_dissipation_angle_deg")?;
         let signorini = read("signorini_max")?;
         let (gap_lambda, work) = (read("gap_lambda_max")?, read("normal_work")?);
@@ -417,6 +481,7 @@ impl Motion {
                     y_exact: pick(&y_exact),
                     speed: pick(&speed),
                     lift: pick(&lift),
+                    vz: pick(&vz),
                     status: rows.iter().map(|&k| status[k].clone()).collect(),
                     step_seconds: rows.iter().map(|&k| seconds[k] + scene[k]).collect(),
                     residual: pick(&residual),
@@ -483,6 +548,11 @@ impl Motion {
     /// The least-squares acceleration over the run (m/s^2).
     pub fn acceleration(&self) -> f64 {
         slope(&self.t, &self.speed)
+    }
+
+    /// A drop's metrics: the lift is the lowest point's height (the body falls flat).
+    pub fn drop(&self) -> Drop {
+        drop_metrics(&self.t, &self.lift, &self.vz)
     }
 
     /// The largest lift above the resting height (mm).
@@ -587,6 +657,30 @@ impl Motion {
 mod tests {
     use super::*;
 
+    /// A drop lands at the first sample within 1 um of the plane; after it the bounce is the
+    /// highest rise above the plane, the contact time runs to the last sample still moving
+    /// faster than 1 mm/s, and a body that stops at the touch has a contact time of 0.
+    #[test]
+    fn drop_metrics_follow_their_definitions() {
+        let t = [0.1, 0.2, 0.3, 0.4, 0.5, 0.6];
+        let gap = [0.05, -2e-3, 1e-3, -5e-4, -4e-4, -4e-4];
+        let vz = [-1.0, -0.5, 0.2, -0.01, 5e-4, 0.0];
+        let d = drop_metrics(&t, &gap, &vz);
+        assert_eq!(d.touch_time, 0.2);
+        assert!((d.bounce_height_mm - 1.0).abs() < 1e-12);
+        assert!((d.contact_time - 0.2).abs() < 1e-12);
+        assert!((d.penetration_max_mm - 2.0).abs() < 1e-12);
+        assert!((d.rest_penetration_mm - 0.4).abs() < 1e-12);
+        let rigid = drop_metrics(
+            &t,
+            &[0.05, 0.0, 0.0, 0.0, 0.0, 0.0],
+            &[-1.0, -1.4, 0.0, 0.0, 0.0, 0.0],
+        );
+        assert_eq!((rigid.bounce_height_mm, rigid.contact_time), (0.0, 0.0));
+        assert_eq!(rigid.penetration_max_mm, 0.0);
+        assert!(drop_metrics(&t, &[1.0; 6], &vz).touch_time.is_nan());
+    }
+
     #[test]
     fn crossings_interpolate_between_the_samples_around_them() {
         let t = [0.0, 1.0, 2.0, 3.0];
@@ -664,6 +758,7 @@ mod tests {
             status: vec!["converged".into(), "max_iterations".into()],
             iterations: vec![2.0, 4.0],
             drift: vec![1e-6, 3e-6],
+            drift_top: vec![1e-6, 2e-6],
             penetration: vec![2e-6, 1e-6],
             collapsed: vec![false, false],
             t: vec![1e-3, 2e-3],
@@ -671,6 +766,7 @@ mod tests {
         assert_eq!(s.converged_fraction(), 0.5);
         assert_eq!(s.iterations_mean(), 3.0);
         assert!((s.drift_mm() - 3e-3).abs() < 1e-15);
+        assert!((s.drift_top_mm() - 2e-3).abs() < 1e-15);
         assert!((s.penetration_mm() - 2e-3).abs() < 1e-15);
         assert_eq!(s.collapsed(), 0.0);
         assert!(s.collapse_time().is_nan());
@@ -695,6 +791,7 @@ mod tests {
             y_exact: vec![0.0, 0.0, 0.0],
             speed: vec![0.4, 0.002, 0.0],
             lift: vec![0.0, 1e-4, 5e-5],
+            vz: vec![0.0, 0.0, 0.0],
             status: vec![
                 "converged".into(),
                 "no_contacts".into(),

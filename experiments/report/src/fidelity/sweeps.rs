@@ -26,18 +26,42 @@ use crate::plots::{Axis, Chart, Series};
 use crate::table::{Cell as C, Table};
 
 /// The scene names of the sweeps in `metrics.csv`.
-pub const SWEEP_SCENES: [&str; 3] = ["stack", "stack_face", "consistency"];
+pub const SWEEP_SCENES: [&str; 4] = ["stack", "stack_face", "tower", "consistency"];
 
 /// The stack's scenes, one per way the top cube rests: corner sphere on corner sphere, and
 /// on the bottom cube's face.
 const STACKS: [&str; 2] = ["stack", "stack_face"];
 
-/// The scene of a stack run: `stack_face` for `resting = "face"`, else `stack`.
+/// How many cubes a stack run stands (2 unless the run says).
+fn cube_count(record: &contactlab_runs::store::SceneRecord) -> i64 {
+    (record.parameters.get("count"))
+        .and_then(|v| v.as_integer())
+        .unwrap_or(2)
+}
+
+/// The scene of a stack run: `tower` for more than two cubes, `stack_face` for
+/// `resting = "face"`, else `stack`.
 fn stack_scene(record: &contactlab_runs::store::SceneRecord) -> &'static str {
+    if cube_count(record) > 2 {
+        return "tower";
+    }
     match record.parameters.get("resting").and_then(|v| v.as_str()) {
         Some("face") => "stack_face",
         _ => "stack",
     }
+}
+
+/// The `param` of a stack run: the tower's cube count, else the mass ratio.
+fn stack_param(record: &contactlab_runs::store::SceneRecord) -> String {
+    match stack_scene(record) {
+        "tower" => count_param(cube_count(record) as f64),
+        _ => ratio_param(param(record, "mass_ratio")),
+    }
+}
+
+/// The `param` of a tower run: its cube count as `10`.
+pub fn count_param(count: f64) -> String {
+    format!("{count:.0}")
 }
 
 /// The configurations drawn in the sweeps' plots: one pair per model family of ours (the
@@ -94,15 +118,15 @@ pub fn param(record: &contactlab_runs::store::SceneRecord, key: &str) -> f64 {
         .unwrap_or(f64::NAN)
 }
 
-/// Our stack runs' metrics.
-pub fn ours_stack(r: &mut Report) -> Result<Vec<Metric>, ReportError> {
-    let run = r.load("stack.toml")?;
+/// Our stack runs' metrics, of `stack.toml` or `tower.toml`.
+pub fn ours_stack(r: &mut Report, file: &str) -> Result<Vec<Metric>, ReportError> {
+    let run = r.load(file)?;
     let df = &run.steps;
     let model = models(df)?;
     let mut rows: Vec<Metric> = Vec::new();
     // SAP's near-rigid overlap, estimated from the scene's constants (one row per ratio).
     for record in &run.meta.scenes {
-        let ratio = ratio_param(param(record, "mass_ratio"));
+        let ratio = stack_param(record);
         let scene = stack_scene(record);
         if rows.iter().any(|m| m.param == ratio && m.scene == scene) {
             continue;
@@ -141,7 +165,7 @@ pub fn ours_stack(r: &mut Report) -> Result<Vec<Metric>, ReportError> {
                 .cloned()
                 .unwrap_or_default(),
             label,
-            param: ratio_param(param(record, "mass_ratio")),
+            param: stack_param(record),
             dt: param(record, "dt"),
             metric: String::new(),
             value: f64::NAN,
@@ -151,6 +175,7 @@ pub fn ours_stack(r: &mut Report) -> Result<Vec<Metric>, ReportError> {
             ("converged_fraction", s.converged_fraction(), f64::NAN),
             ("iterations_mean", s.iterations_mean(), f64::NAN),
             ("drift_mm", s.drift_mm(), 0.0),
+            ("drift_top_mm", s.drift_top_mm(), 0.0),
             ("collapsed", s.collapsed(), 0.0),
             ("collapse_time_ms", 1e3 * s.collapse_time(), f64::NAN),
             ("penetration_mm", s.penetration_mm(), 0.0),
@@ -222,10 +247,11 @@ pub fn peer_rows(df: &DataFrame) -> Result<Vec<Metric>, ReportError> {
     let column = |name: &str| f64s(df, name).unwrap_or_else(|_| vec![f64::NAN; df.height()]);
     let ratio = column("param");
     let collapse_ms: Vec<f64> = column("collapse_time_s").iter().map(|t| 1e3 * t).collect();
-    let names: [(&str, &str, f64); 9] = [
+    let names: [(&str, &str, f64); 10] = [
         ("converged_fraction", "converged_fraction", f64::NAN),
         ("iterations_per_step_mean", "iterations_mean", f64::NAN),
         ("drift_mm", "drift_mm", 0.0),
+        ("drift_top_mm", "drift_top_mm", 0.0),
         ("collapsed", "collapsed", 0.0),
         ("collapse_time_ms", "collapse_time_ms", f64::NAN),
         ("penetration_max_mm", "penetration_mm", 0.0),
@@ -261,10 +287,10 @@ pub fn peer_rows(df: &DataFrame) -> Result<Vec<Metric>, ReportError> {
                 optimizer: config[k].clone(),
                 model: model.clone(),
                 label: config[k].clone(),
-                param: if scene[k].starts_with("stack") {
-                    ratio_param(ratio[k])
-                } else {
-                    String::new()
+                param: match scene[k].as_str() {
+                    "tower" => count_param(ratio[k]),
+                    s if s.starts_with("stack") => ratio_param(ratio[k]),
+                    _ => String::new(),
                 },
                 dt: dt[k],
                 metric: metric.to_string(),
@@ -375,12 +401,12 @@ fn pivot(
     r.show_table(name, &t)
 }
 
-/// The column a sweep row belongs to: its mass ratio, or its time step.
+/// The column a sweep row belongs to: its mass ratio or cube count, or its time step.
 fn column_key(m: &Metric) -> String {
-    if m.scene.starts_with("stack") {
-        m.param.clone()
-    } else {
+    if m.scene == "consistency" {
         format!("{:e}", m.dt)
+    } else {
+        m.param.clone()
     }
 }
 
@@ -437,6 +463,38 @@ fn one_stack(r: &mut Report, scene: &str, here: &[&Metric]) -> Result<(), Report
         stack_plots(r, here)?;
     }
     Ok(())
+}
+
+/// The tower's tables (`tables.tower_<metric>`), a column per cube count; whether it ran.
+pub fn tower_section(r: &mut Report, rows: &[Metric]) -> Result<bool, ReportError> {
+    let here: Vec<&Metric> = rows.iter().filter(|m| m.scene == "tower").collect();
+    if here.is_empty() {
+        return Ok(false);
+    }
+    let mut counts: Vec<f64> = here.iter().filter_map(|m| m.param.parse().ok()).collect();
+    counts.sort_by(f64::total_cmp);
+    counts.dedup();
+    let columns: Vec<(String, String)> = counts
+        .iter()
+        .map(|&n| (count_param(n), format!("{} cubes", count_param(n))))
+        .collect();
+    for (metric, fmt) in [
+        ("converged_fraction", Fmt::fixed(3)),
+        ("drift_top_mm", Fmt::sci(1)),
+        ("collapse_time_ms", Fmt::fixed(0)),
+        ("penetration_mm", Fmt::sci(1)),
+    ] {
+        pivot(
+            r,
+            &format!("tower_{metric}"),
+            &here,
+            metric,
+            &columns,
+            &fmt,
+            None,
+        )?;
+    }
+    Ok(true)
 }
 
 /// The sphere-on-sphere stack's drift and our pairs' converged fraction against the mass

@@ -69,7 +69,7 @@ use faer::sparse::Triplet;
 use nalgebra::{Matrix3, UnitQuaternion, Vector3};
 use serde::{Deserialize, Serialize};
 
-use crate::assemble::Assembly;
+use crate::assemble::{Assembly, Gap};
 use crate::error::SceneError;
 use crate::scene::{contact_frame, Contact, ContactKey, ContactStep, Scene};
 
@@ -490,6 +490,7 @@ impl PinchGrasp {
             ],
             tree_of: vec![0, 1, 2, 2, 2, 2, 2, 2],
             dt: c.dt,
+            gap: Gap::Touching,
         }
         .problem()
     }

@@ -19,7 +19,8 @@
 //! (for `sliding_cube_diagonal`, along `(1, 1, 0) / sqrt 2`). Inclines and walls are made by
 //! rotating gravity into this frame, which is exact and keeps one contact plane:
 //!
-//! - `sliding_cube`, `sliding_cube_diagonal`, `dragged_cube`: gravity `(0, 0, -g)`;
+//! - `sliding_cube`, `sliding_cube_diagonal`, `dragged_cube`, `drop_cube`, `drop_sphere`:
+//!   gravity `(0, 0, -g)`;
 //! - `slope`, `rolling_sphere`: gravity `(g sin th, 0, -g cos th)`, so `+x` points down the
 //!   slope;
 //! - `wall_press`: the plane is the wall, gravity `(g, 0, 0)` runs along it (`+x` is down), and
@@ -92,12 +93,18 @@
 //! SAP's steady state `v_n = mu |v_t|` every step, a climb; any other bias measures another
 //! model.
 //!
-//! The contact-space (exact complementarity) formulations see `q = J v*`, no bias (`b = 0`), so
-//! to them every contact in the set touches. The reach adds only spheres within
-//! `dt (mu |v*_t| - v*_n)` of the plane, at most 3.3 mm at the end of the 30 degree slide; under
-//! an exact model the four lowest spheres stay at gap 0 (to 1e-12 m) and the other four
-//! `a - 2 r_c` away in every setup, so the contact sets, and their answers, are unchanged
-//! (checked step by step on every setup against the former rule).
+//! The rigid (exact complementarity) formulations see a positive gap as the room the contact
+//! may close within the step, no more: `u_n + phi0 / dt >= 0` (Stewart and Trinkle's
+//! time-stepping condition; Catto's speculative contact), through the offset
+//! `b_n = max(phi0, 0) / dt`, while SAP keeps the rest of the gap, `phi0 = min(phi0, 0)`, in its
+//! bias (the same `J v + b - v^` as the whole gap in `phi0`: SAP's model is unchanged). A contact
+//! in the set that would not close within the step gets no impulse from them. Why (issue 44):
+//! a body dropped onto the plane enters the set `margin + dt |v*_n|` above it, and a rigid model
+//! that saw every contact in the set as touching (`b = 0`, the former rule) caught it there, up
+//! to 2.4 mm above the plane, to fall again. On the resting and sliding setups nothing changes:
+//! under an exact model the four lowest spheres stay at gap 0 (to 1e-12 m, so `b_n` is below
+//! 1e-9 m/s) and the other four `a - 2 r_c` away; the reach adds only spheres within
+//! `dt (mu |v*_t| - v*_n)` of the plane, at most 3.3 mm at the end of the 30 degree slide.
 //!
 //! `margin = 0` (`slopes_margin0.toml`; Drake's `margin` proximity property unset) is the reach
 //! alone. A cube resting at gap exactly 0 keeps its contacts: gravity's free velocity,
@@ -115,7 +122,7 @@
 //! with the applied force `F` at the step's midpoint (exact impulse of a force linear in time),
 //! `omega* = omega`; the solver finds `r` for `u = W r + q`, `W = J A^-1 J'`, `q = J v*`; then
 //! `[v, omega] = [v*, omega*] + A^-1 J' r`, `x += dt v`, `q = exp(dt omega) q`. Contacts are
-//! rigid (`k = inf`, no bias, no regularisation, `phi0` the gap), as in the sphere scene: the
+//! rigid (`k = inf`, no regularisation; a positive gap speculative, as above): the
 //! contact-space form is derived from the generalized one, and SAP runs in its near-rigid
 //! regime.
 //!
@@ -139,6 +146,15 @@
 //!    `tan th <= 7 mu / 2` at `a = 5 g sin th / 7 = 1.814 m/s^2` (`omega = v / R`, friction
 //!    `2 m g sin th / 7`); otherwise it slides at `g (sin th - mu cos th)` while spinning up at
 //!    `mu m g R cos th / I`.
+//! 7. `drop_cube`, `drop_sphere` (`mu = 0.5`, the lowest point `drop_height = 0.1 m` above the
+//!    plane at rest, the cube flat; the sphere is the rolling sphere's ball): free fall until the
+//!    lowest point reaches the plane at `t = sqrt(2 h / g) = 0.1428 s` with speed
+//!    `sqrt(2 g h) = 1.401 m/s`, then at rest on it: the impact is inelastic (restitution 0 in
+//!    every model of the study), so the exact bounce height, penetration and contact time are 0.
+//!    The study's metrics (the report's and the peers' harness's): the touch, the first sample
+//!    with `lift` below 1 um; the bounce, how high the lowest point rises above the plane after
+//!    it; the contact time, from the touch to the last sample with `|v_z|` above 1 mm/s (0 when
+//!    the body stops at the touch).
 //!
 //! The exact values at the step's end `t = steps dt` are observables (`x_exact`, `y_exact`,
 //! `vx_exact`, `vy_exact`, `speed_exact`, `kinetic_energy_exact`) and the setup's constants are
@@ -175,7 +191,7 @@
 //! The corner radius `a / 50` is fixed (not a parameter); `margin`; the midpoint evaluation of
 //! the applied force; rigid contacts for SAP (the clutter scene's `stiffness`/`tau_d` are not
 //! carried here); `finished()` after `duration` (defaults: sliding 0.5 s, dragged 1 s, wall and
-//! both slopes 10 s, rolling 1 s).
+//! both slopes 10 s, rolling 1 s, the drops 0.5 s).
 
 pub mod exact;
 pub mod grasp;
@@ -187,6 +203,7 @@ use serde::{Deserialize, Serialize};
 
 use self::exact::{ExactMotion, Profile};
 use super::one_body::{self, BodyContact};
+use crate::assemble::Gap;
 use crate::error::SceneError;
 use crate::scene::{contact_frame, Contact, ContactKey, ContactStep, Scene};
 
@@ -219,24 +236,30 @@ pub enum Setup {
     WallPress,
     /// A sphere at rest on an incline of `slope_deg`.
     RollingSphere,
+    /// The cube dropped flat from `drop_height` onto the level plane.
+    DropCube,
+    /// The rolling sphere's ball dropped from `drop_height` onto the level plane.
+    DropSphere,
 }
 
 impl Setup {
     /// Every setup, in the study's order.
-    pub const ALL: [Setup; 6] = [
+    pub const ALL: [Setup; 8] = [
         Setup::SlidingCube,
         Setup::SlidingCubeDiagonal,
         Setup::DraggedCube,
         Setup::Slope,
         Setup::WallPress,
         Setup::RollingSphere,
+        Setup::DropCube,
+        Setup::DropSphere,
     ];
 
     /// The study's friction coefficient for this setup.
     pub fn default_mu(self) -> f64 {
         match self {
             Setup::SlidingCube | Setup::SlidingCubeDiagonal | Setup::DraggedCube => 0.4,
-            Setup::Slope => 0.5,
+            Setup::Slope | Setup::DropCube | Setup::DropSphere => 0.5,
             Setup::WallPress | Setup::RollingSphere => 1.0,
         }
     }
@@ -244,25 +267,34 @@ impl Setup {
     /// The study's mass: 1 kg for the cube, 0.1 kg for the sphere.
     pub fn default_mass(self) -> f64 {
         match self {
-            Setup::RollingSphere => 0.1,
+            Setup::RollingSphere | Setup::DropSphere => 0.1,
             _ => 1.0,
         }
     }
 
     /// The simulated span (s): sliding 0.5, dragged 1, the wall and both slopes 10 (the creep
     /// of a hold, or a slide's whole run: the speculative reach keeps a relaxed model's lift
-    /// `dt mu |v_t|` in contact at every speed, see the module doc), rolling 1.
+    /// `dt mu |v_t|` in contact at every speed, see the module doc), rolling 1, the drops 0.5
+    /// (the fall from 0.1 m takes 0.143 s; the rest is the impact and the rest after it).
     pub fn default_duration(self) -> f64 {
         match self {
-            Setup::SlidingCube | Setup::SlidingCubeDiagonal => 0.5,
+            Setup::SlidingCube
+            | Setup::SlidingCubeDiagonal
+            | Setup::DropCube
+            | Setup::DropSphere => 0.5,
             Setup::DraggedCube | Setup::RollingSphere => 1.0,
             Setup::WallPress | Setup::Slope => 10.0,
         }
     }
 
-    /// Whether the body is the cube (else the rolling sphere).
+    /// Whether the body is the cube (else the rolling sphere's ball).
     pub fn is_cube(self) -> bool {
-        self != Setup::RollingSphere
+        !matches!(self, Setup::RollingSphere | Setup::DropSphere)
+    }
+
+    /// Whether the body starts `drop_height` above the plane and falls.
+    pub fn is_drop(self) -> bool {
+        matches!(self, Setup::DropCube | Setup::DropSphere)
     }
 }
 
@@ -292,6 +324,9 @@ fn default_press_force() -> f64 {
 }
 fn default_margin() -> f64 {
     1e-3
+}
+fn default_drop_height() -> f64 {
+    0.1
 }
 
 /// The fidelity scene's parameters (`[scene.params]`); `mass`, `mu` and `duration` default per
@@ -339,6 +374,9 @@ pub struct FidelityConfig {
     /// speculative reach ([`Fidelity::reach`]); 0 leaves the reach alone.
     #[serde(default = "default_margin")]
     pub margin: f64,
+    /// How far the dropped body's lowest point starts above the plane (m).
+    #[serde(default = "default_drop_height")]
+    pub drop_height: f64,
 }
 
 impl Default for FidelityConfig {
@@ -357,6 +395,7 @@ impl Default for FidelityConfig {
             slope_deg: default_slope_deg(),
             press_force: default_press_force(),
             margin: default_margin(),
+            drop_height: default_drop_height(),
         }
     }
 }
@@ -456,6 +495,7 @@ impl FidelityConfig {
                 ("slope_deg", self.slope_deg),
                 ("press_force", self.press_force),
                 ("margin", self.margin),
+                ("drop_height", self.drop_height),
             ],
         )?;
         if self.slope_deg >= 90.0 {
@@ -523,7 +563,7 @@ impl FidelityConfig {
                 t0: mu * m * g / self.force_rate,
                 k: self.force_rate / (2.0 * m),
             },
-            Setup::DraggedCube => Profile::Rest,
+            Setup::DraggedCube | Setup::DropCube | Setup::DropSphere => Profile::Rest,
             Setup::Slope => accelerate(g * (th.sin() - mu * th.cos())),
             Setup::WallPress => accelerate(g - mu * self.press_force / m),
             Setup::RollingSphere => {
@@ -596,6 +636,14 @@ impl FidelityConfig {
                     },
                 ),
                 ("rolling_mu_exact", 2.0 * th.tan() / 7.0),
+            ],
+            // Free fall from `h`, then at rest (restitution 0): the lowest point reaches the
+            // plane at `sqrt(2 h / g)` with speed `sqrt(2 g h)`, and stays there.
+            Setup::DropCube | Setup::DropSphere => vec![
+                ("touch_time_exact", (2.0 * self.drop_height / g).sqrt()),
+                ("impact_speed_exact", (2.0 * g * self.drop_height).sqrt()),
+                ("bounce_height_exact", 0.0),
+                ("contact_time_exact", 0.0),
             ],
         };
         // An infinite constant (no stop, no breakaway) is left out rather than recorded.
@@ -676,11 +724,16 @@ impl Fidelity {
             Setup::SlidingCube | Setup::SlidingCubeDiagonal => config.v0 * config.direction(),
             _ => Vector3::zeros(),
         };
+        let above = if config.setup.is_drop() {
+            config.drop_height
+        } else {
+            0.0
+        };
         Ok(Fidelity {
             exact: config.exact(),
             spheres,
             sphere_radius,
-            p: Vector3::new(0.0, 0.0, config.rest_height()),
+            p: Vector3::new(0.0, 0.0, config.rest_height() + above),
             q: UnitQuaternion::identity(),
             v,
             w: Vector3::zeros(),
@@ -767,7 +820,15 @@ impl Fidelity {
             .collect();
         let velocity = Vector6::new(self.v.x, self.v.y, self.v.z, self.w.x, self.w.y, self.w.z);
         let (m, i, c) = (self.config.mass(), self.config.inertia(), &self.config);
-        let problem = one_body::problem(m, i, &body, &free, c.mu(), c.dt, &velocity)?;
+        let problem = one_body::problem(
+            [m, i],
+            &body,
+            &free,
+            c.mu(),
+            c.dt,
+            &velocity,
+            Gap::Speculative,
+        )?;
         Ok(ContactStep {
             contacts: points
                 .iter()

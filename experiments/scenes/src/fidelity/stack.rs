@@ -16,6 +16,13 @@
 //! the floor, `0.95` between the cubes. Both start exactly at rest and touching; the study
 //! runs 100 steps of 1 ms.
 //!
+//! The tower (`count` cubes, 5 and 10 in the study's `tower.toml`, issue 44, after
+//! ContactBench's stacks): the same cubes stacked face on face, cube `k`'s centre at
+//! `(k + 1/2) a`, every cube above the first of mass `sqrt(ratio)` (1 kg at the tower's ratio
+//! 1); each cube touches only the floor and the cube under it (a tower that falls apart is a
+//! collapse, and what happens after it is not modelled). Exact: nothing moves; the bottom
+//! interface carries the weight of every cube above it.
+//!
 //! Two ways the top cube rests ([`Resting`]): corner sphere on corner sphere (`spheres`, the
 //! default: a knife-edge balance, whose contact normals tilt as soon as the spheres slide off
 //! each other's tops), or its corner spheres on the bottom cube's top face (`face`: the bottom
@@ -44,12 +51,14 @@
 //!
 //! # Observables
 //!
-//! `t`; `drift_bottom`, `drift_top` (each centre's distance from its start, m); `speed_max`
-//! (the larger centre speed, m/s); `penetration` (the largest overlap after the step, over the
+//! `t`; `drift_bottom`, `drift_top` (the bottom and the top cube's centre's distance from its
+//! start, m); `drift_max` (the largest over the cubes); `speed_max` (the largest centre speed,
+//! m/s); `penetration` (the largest overlap after the step, over the
 //! floor contacts and the cube-on-cube contacts, `max(0, -gap)`, m); `z_bottom`, `z_top`;
-//! `offset` (the top centre's horizontal distance from the bottom's, m); `collapsed` (1 once
-//! the stack has fallen apart, by the study's test shared with the peers' harness: the top
-//! centre more than a corner radius `r` off the bottom's horizontally, or below it, or the
+//! `offset` (the largest horizontal distance of a centre from the one under it, m); `collapsed`
+//! (1 once the stack has fallen apart, by the study's test shared with the peers' harness, on
+//! any cube and the one under it: the upper centre more than a corner radius `r` off the
+//! lower one's horizontally, or below it, or the
 //! cubes overlapping by more than a sphere's diameter, `a - (z_top - z_bottom) > 2 r`; less
 //! overlap is penetration, not a collapse).
 //!
@@ -70,7 +79,7 @@ use nalgebra::{Matrix3x6, UnitQuaternion, Vector3};
 use serde::{Deserialize, Serialize};
 
 use super::{Fidelity, CORNER_RADIUS_FRACTION};
-use crate::assemble::Assembly;
+use crate::assemble::{Assembly, Gap};
 use crate::error::SceneError;
 use crate::scene::{contact_frame, Contact, ContactKey, ContactStep, Scene};
 
@@ -97,6 +106,9 @@ fn default_gravity() -> f64 {
 }
 fn default_margin() -> f64 {
     1e-3
+}
+fn default_count() -> usize {
+    2
 }
 
 /// How the top cube rests on the bottom one.
@@ -138,9 +150,12 @@ pub struct StackConfig {
     /// A pair of surfaces is a contact while its gap is below this (m).
     #[serde(default = "default_margin")]
     pub margin: f64,
-    /// How the top cube rests on the bottom one.
+    /// How each cube rests on the one below.
     #[serde(default)]
     pub resting: Resting,
+    /// How many cubes stand on each other (2: the stack; more: the tower).
+    #[serde(default = "default_count")]
+    pub count: usize,
 }
 
 impl Default for StackConfig {
@@ -155,6 +170,7 @@ impl Default for StackConfig {
             gravity: default_gravity(),
             margin: default_margin(),
             resting: Resting::default(),
+            count: default_count(),
         }
     }
 }
@@ -181,6 +197,12 @@ impl StackConfig {
                 ("margin", self.margin),
             ],
         )?;
+        if self.count < 2 {
+            return Err(SceneError::Param {
+                key: "count",
+                message: format!("a stack needs at least 2 cubes, got {}", self.count),
+            });
+        }
         // Spheres other than the touching ones sit at least a - 2 r away from any surface.
         let limit = self.side * (1.0 - 2.0 * CORNER_RADIUS_FRACTION);
         if self.margin >= limit {
@@ -192,10 +214,13 @@ impl StackConfig {
         Ok(())
     }
 
-    /// The bottom and top masses: `1 / sqrt(ratio)` and `sqrt(ratio)` (kg).
-    pub fn masses(&self) -> [f64; 2] {
+    /// The masses from the bottom up: `1 / sqrt(ratio)`, then `sqrt(ratio)` for every cube
+    /// above (kg).
+    pub fn masses(&self) -> Vec<f64> {
         let s = self.mass_ratio.sqrt();
-        [1.0 / s, s]
+        (0..self.count)
+            .map(|k| if k == 0 { 1.0 / s } else { s })
+            .collect()
     }
 
     /// The corner spheres' radius `a / 50`.
@@ -226,13 +251,13 @@ pub struct Cube {
     pub start: Vector3<f64>,
 }
 
-/// The two-cube stack (see the module doc). Body 0 is the bottom cube, body 1 the top one.
+/// The stack (see the module doc). Body 0 is the bottom cube, body `count - 1` the top one.
 #[derive(Debug, Clone)]
 pub struct CubeStack {
     /// The parameters.
     pub config: StackConfig,
-    /// Bottom and top cube.
-    pub cubes: [Cube; 2],
+    /// The cubes from the bottom up.
+    pub cubes: Vec<Cube>,
     /// The corner spheres' centres in a cube's frame.
     pub corners: Vec<Vector3<f64>>,
     /// Steps taken.
@@ -265,9 +290,11 @@ impl CubeStack {
             w: Vector3::zeros(),
             start: Vector3::new(0.0, 0.0, z),
         };
-        let [mb, mt] = config.masses();
+        let cubes = (config.masses().into_iter().enumerate())
+            .map(|(k, m)| cube(m, (k as f64 + 0.5) * a))
+            .collect();
         Ok(CubeStack {
-            cubes: [cube(mb, 0.5 * a), cube(mt, 1.5 * a)],
+            cubes,
             corners,
             steps: 0,
             config: config.clone(),
@@ -289,7 +316,7 @@ impl CubeStack {
     fn contacts(&self, margin: f64) -> Vec<Found> {
         let r = self.config.corner_radius();
         let mut out = Vec::new();
-        for body in 0..2 {
+        for body in 0..self.cubes.len() {
             for k in 0..8 {
                 let c = self.sphere(body, k);
                 let gap = c.z - r;
@@ -310,14 +337,22 @@ impl CubeStack {
                 }
             }
         }
-        if self.config.resting == Resting::Face {
-            self.face_contacts(margin, &mut out);
-            return out;
+        for top in 1..self.cubes.len() {
+            match self.config.resting {
+                Resting::Face => self.face_contacts(top, margin, &mut out),
+                Resting::Spheres => self.sphere_contacts(top, margin, &mut out),
+            }
         }
+        out
+    }
+
+    /// Cube `top`'s corner spheres on the corner spheres of the cube under it.
+    fn sphere_contacts(&self, top: usize, margin: f64, out: &mut Vec<Found>) {
+        let (r, below) = (self.config.corner_radius(), top - 1);
         for i in 0..8 {
-            let ci = self.sphere(1, i);
+            let ci = self.sphere(top, i);
             for j in 0..8 {
-                let cj = self.sphere(0, j);
+                let cj = self.sphere(below, j);
                 let d = ci - cj;
                 let dist = d.norm();
                 let gap = dist - 2.0 * r;
@@ -328,8 +363,8 @@ impl CubeStack {
                 out.push(Found {
                     contact: Contact {
                         key: ContactKey::PairPoint {
-                            a: 1,
-                            b: 0,
+                            a: top,
+                            b: below,
                             feature: (i as u64) << 32 | j as u64,
                         },
                         frame: contact_frame(d / dist),
@@ -337,22 +372,22 @@ impl CubeStack {
                     },
                     mu: self.config.mu_cubes,
                     bodies: vec![
-                        (1, 1.0, point - self.cubes[1].p),
-                        (0, -1.0, point - self.cubes[0].p),
+                        (top, 1.0, point - self.cubes[top].p),
+                        (below, -1.0, point - self.cubes[below].p),
                     ],
                 });
             }
         }
-        out
     }
 
-    /// The top cube's spheres on the bottom cube's top face (see the module doc).
-    fn face_contacts(&self, margin: f64, out: &mut Vec<Found>) {
+    /// Cube `top`'s spheres on the top face of the cube under it (see the module doc).
+    fn face_contacts(&self, top: usize, margin: f64, out: &mut Vec<Found>) {
         let (r, half) = (self.config.corner_radius(), 0.5 * self.config.side);
-        let bottom = &self.cubes[0];
+        let below = top - 1;
+        let bottom = &self.cubes[below];
         let n = bottom.q * Vector3::z();
         for i in 0..8 {
-            let ci = self.sphere(1, i);
+            let ci = self.sphere(top, i);
             let local = bottom.q.inverse() * (ci - bottom.p);
             let over = local.x.abs() <= half && local.y.abs() <= half && local.z > 0.0;
             let gap = local.z - half - r;
@@ -363,8 +398,8 @@ impl CubeStack {
             out.push(Found {
                 contact: Contact {
                     key: ContactKey::PairPoint {
-                        a: 1,
-                        b: 0,
+                        a: top,
+                        b: below,
                         feature: i as u64,
                     },
                     frame: contact_frame(n),
@@ -372,19 +407,29 @@ impl CubeStack {
                 },
                 mu: self.config.mu_cubes,
                 bodies: vec![
-                    (1, 1.0, point - self.cubes[1].p),
-                    (0, -1.0, point - bottom.p),
+                    (top, 1.0, point - self.cubes[top].p),
+                    (below, -1.0, point - bottom.p),
                 ],
             });
         }
     }
 
-    /// Whether the stack has fallen apart (see the module doc's `collapsed`).
+    /// Whether the stack has fallen apart: any cube off the one under it (see the module
+    /// doc's `collapsed`).
     pub fn collapsed(&self) -> bool {
-        let [b, t] = &self.cubes;
         let r = self.config.corner_radius();
-        let offset = (t.p - b.p).xy().norm();
-        t.p.z < b.p.z || self.config.side - (t.p.z - b.p.z) > 2.0 * r || offset > r
+        self.cubes.windows(2).any(|pair| {
+            let (b, t) = (&pair[0], &pair[1]);
+            let offset = (t.p - b.p).xy().norm();
+            t.p.z < b.p.z || self.config.side - (t.p.z - b.p.z) > 2.0 * r || offset > r
+        })
+    }
+
+    /// The largest horizontal offset of a cube's centre from the centre of the one under it.
+    pub fn offset(&self) -> f64 {
+        (self.cubes.windows(2))
+            .map(|pair| (pair[1].p - pair[0].p).xy().norm())
+            .fold(0.0, f64::max)
     }
 
     /// The largest overlap of any sphere with the floor or with the other cube.
@@ -402,8 +447,9 @@ impl CubeStack {
 
     /// The generalized problem of these contacts (rigid at their gaps).
     fn problem(&self, found: &[Found], free: &[f64]) -> Result<GeneralizedProblem, SceneError> {
-        let mut a = Vec::with_capacity(12);
-        for body in 0..2 {
+        let nv = 6 * self.cubes.len();
+        let mut a = Vec::with_capacity(nv);
+        for body in 0..self.cubes.len() {
             let (m, i) = (self.cubes[body].mass, self.inertia(body));
             for k in 0..6 {
                 a.push(Triplet::new(
@@ -435,19 +481,20 @@ impl CubeStack {
             .collect();
         // The bodies are separate trees of `A` (block diagonal by body).
         Assembly {
-            nv: 12,
+            nv,
             a,
             j: jt,
             contacts: found.iter().map(|f| (f.contact.gap, f.mu)).collect(),
             free: free.to_vec(),
             velocity,
-            tree_of: (0..12).map(|k| k / 6).collect(),
+            tree_of: (0..nv).map(|k| k / 6).collect(),
             dt: self.config.dt,
+            gap: Gap::Touching,
         }
         .problem()
     }
 
-    /// The velocities after gravity, `[v_b, omega_b, v_t, omega_t]`.
+    /// The velocities after gravity, `[v_0, omega_0, v_1, omega_1, ...]`.
     fn free_velocity(&self) -> Vec<f64> {
         let g = Vector3::new(0.0, 0.0, -self.config.gravity) * self.config.dt;
         self.cubes
@@ -473,7 +520,7 @@ impl Scene for CubeStack {
     }
 
     fn advance(&mut self, step: &ContactStep, r: &[f64]) -> Result<(), SceneError> {
-        step.check_impulses(r, Some(12))?;
+        step.check_impulses(r, Some(6 * self.cubes.len()))?;
         // The velocities after the impulses: v* + A^-1 J' r, with the step's own J.
         let mut vel = step.free.clone();
         if let Some(g) = step.problem.generalized() {
@@ -515,16 +562,24 @@ impl Scene for CubeStack {
     }
 
     fn observables(&self) -> Vec<(&'static str, f64)> {
-        let [b, t] = &self.cubes;
+        let (b, t) = (&self.cubes[0], &self.cubes[self.cubes.len() - 1]);
+        let drift = |c: &Cube| (c.p - c.start).norm();
         vec![
             ("t", self.time()),
-            ("drift_bottom", (b.p - b.start).norm()),
-            ("drift_top", (t.p - t.start).norm()),
-            ("speed_max", b.v.norm().max(t.v.norm())),
+            ("drift_bottom", drift(b)),
+            ("drift_top", drift(t)),
+            (
+                "drift_max",
+                self.cubes.iter().map(drift).fold(0.0, f64::max),
+            ),
+            (
+                "speed_max",
+                self.cubes.iter().map(|c| c.v.norm()).fold(0.0, f64::max),
+            ),
             ("penetration", self.penetration()),
             ("z_bottom", b.p.z),
             ("z_top", t.p.z),
-            ("offset", (t.p - b.p).xy().norm()),
+            ("offset", self.offset()),
             ("collapsed", f64::from(u8::from(self.collapsed()))),
         ]
     }
@@ -534,20 +589,23 @@ impl Scene for CubeStack {
     }
 
     fn constants(&self) -> Vec<(&'static str, f64)> {
-        let [mb, mt] = self.config.masses();
+        let masses = self.config.masses();
+        let (mb, mt) = (masses[0], masses[1]);
+        // The load on the bottom cube: every cube above it.
+        let above: f64 = masses[1..].iter().sum();
         let c = &self.config;
         // The normal diagonal entry of W = J A^-1 J' for a contact between the cubes at rest:
         // each cube contributes 1/m for the translation and |arm x n|^2 / I = 2 h^2 6 / (m a^2)
         // for the rotation (arm (+-h, +-h, -+a/2), n = e_z, h = a/2 - r).
         let h = 0.5 * c.side - c.corner_radius();
         let w = (1.0 / mb + 1.0 / mt) * (1.0 + 12.0 * h * h / (c.side * c.side));
-        let load = 0.25 * mt * c.gravity * c.dt;
+        let load = 0.25 * above * c.gravity * c.dt;
         vec![
             ("mass_bottom", mb),
             ("mass_top", mt),
             ("drift_exact", 0.0),
-            // Each floor contact carries a quarter of both weights at rest.
-            ("floor_load_exact", 0.25 * (mb + mt) * c.gravity),
+            // Each floor contact carries a quarter of every weight at rest.
+            ("floor_load_exact", 0.25 * (mb + above) * c.gravity),
             ("pair_delassus_normal", w),
             // SAP's near-rigid regularisation R_n = beta^2 w / (4 pi^2) (Castro et al. eq. 29,
             // beta = 1) with the bias -phi / dt holds the top cube's quarter load gamma at rest
@@ -579,16 +637,16 @@ mod tests {
     /// The impulses that hold the stack at rest exactly: a quarter of both loads on each floor
     /// contact and of the top cube's on each cube-on-cube contact, over one step.
     fn static_impulses(step: &ContactStep, config: &StackConfig) -> Vec<f64> {
-        let [mb, mt] = config.masses();
+        let masses = config.masses();
         let g = config.gravity * config.dt;
         step.contacts
             .iter()
             .flat_map(|c| {
-                let load = match c.key {
-                    ContactKey::WallPoint { .. } => 0.25 * (mb + mt) * g,
-                    _ => 0.25 * mt * g,
+                let above = match c.key {
+                    ContactKey::PairPoint { a, .. } => a,
+                    _ => 0,
                 };
-                [load, 0.0, 0.0]
+                [0.25 * masses[above..].iter().sum::<f64>() * g, 0.0, 0.0]
             })
             .collect()
     }
@@ -603,7 +661,7 @@ mod tests {
             let step = s.contact_step().unwrap();
             assert_eq!(step.contacts.len(), 8, "ratio {ratio}");
             assert!(step.contacts.iter().all(|c| c.gap.abs() < 1e-15));
-            let [mb, mt] = s.config.masses();
+            let (mb, mt) = (s.config.masses()[0], s.config.masses()[1]);
             let g = s.config.gravity * s.config.dt;
             let r = static_impulses(&step, &s.config);
             let u = step.velocities(&r).unwrap();
@@ -701,7 +759,7 @@ mod tests {
         let step = s.contact_step().unwrap();
         assert_eq!(step.contacts.len(), 8);
         assert!(step.contacts.iter().all(|c| c.gap.abs() < 1e-15));
-        let [mb, mt] = config.masses();
+        let (mb, mt) = (config.masses()[0], config.masses()[1]);
         let g = config.gravity * config.dt;
         let u = step.velocities(&static_impulses(&step, &config)).unwrap();
         assert!(u.iter().all(|x| x.abs() < 1e-9 * (mb + mt) * g), "{u:?}");
@@ -743,6 +801,45 @@ mod tests {
         assert!(!with(&|t| t.cubes[1].p.z -= 1.9 * r));
         assert!(with(&|t| t.cubes[1].p.z -= 2.1 * r));
         assert!(with(&|t| t.cubes[1].p.z = t.cubes[0].p.z - 1e-3));
+    }
+
+    /// A tower of five cubes face on face: four floor contacts and four face contacts per
+    /// cube above the first, all at zero gap; the exact static impulses (a quarter of the
+    /// weight above each interface) hold it; one cube slid off the one under it is a collapse
+    /// wherever it is in the tower.
+    #[test]
+    fn a_tower_stands_on_its_faces() {
+        let config = StackConfig {
+            count: 5,
+            resting: Resting::Face,
+            ..StackConfig::default()
+        };
+        let s = CubeStack::new(&config).unwrap();
+        let step = s.contact_step().unwrap();
+        assert_eq!(step.contacts.len(), 4 + 4 * 4);
+        assert!(step.contacts.iter().all(|c| c.gap.abs() < 1e-15));
+        let u = step.velocities(&static_impulses(&step, &config)).unwrap();
+        assert!(u.iter().all(|x| x.abs() < 1e-12), "{u:?}");
+        let get = |k: &str| s.constants().iter().find(|c| c.0 == k).unwrap().1;
+        assert!((get("floor_load_exact") - 0.25 * 5.0 * 9.81).abs() < 1e-12);
+        assert!(!s.collapsed());
+        let mut slid = s.clone();
+        slid.cubes[2].p.x += 1.1 * config.corner_radius();
+        assert!(slid.collapsed());
+        let mut moved = s.clone();
+        moved
+            .advance(&step, &static_impulses(&step, &config))
+            .unwrap();
+        let obs = moved.observables();
+        let value = |k: &str| obs.iter().find(|o| o.0 == k).unwrap().1;
+        assert!(value("drift_max") < 1e-12 && value("penetration") < 1e-12);
+        let e = CubeStack::new(&StackConfig {
+            count: 1,
+            ..StackConfig::default()
+        })
+        .unwrap_err()
+        .to_string();
+        assert!(e.contains("count"), "{e}");
     }
 
     /// Bad parameters name the key.
