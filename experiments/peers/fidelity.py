@@ -510,9 +510,10 @@ class ContactStats:
     `lambda_n` (force times dt), its friction impulse `lambda_t`, its gap (positive apart) and
     its post-step velocity `(v_n, v_t)`; every engine's run reports the same four:
 
-    * `signorini_max`: max `|lambda_n v_n|` over `m g dt` times 1 m/s (velocity level);
-    * `gap_lambda_max`: max `max(gap, 0) lambda_n` over `m g dt` times 1 mm (position level:
-      a contact that pushes while apart);
+    * `signorini_max`: max `|lambda_n (v_n + max(gap, 0) / dt)|` over `m g dt` times 1 m/s
+      (velocity level; a contact apart at the step's start may close its gap within the step);
+    * `gap_lambda_max`: max `max(gap + dt v_n, 0) lambda_n` over `m g dt` times 1 mm (position
+      level: a contact that pushes and is still apart at the step's end);
     * `normal_work_J`: the sum over the run of `lambda_n v_n` (J), the work the normal impulses
       do at the velocity they leave (zero under exact complementarity);
     * `friction_ratio_max`: over sliding contacts (`|v_t| > 1e-6 m/s`), max
@@ -522,6 +523,7 @@ class ContactStats:
 
     def __init__(self, weight, dt, mu):
         self.scale = weight * dt
+        self.dt = dt
         self.mu = mu
         self.signorini = self.gap_lambda = self.work = self.ratio = 0.0
         self.in_contact = []
@@ -529,8 +531,9 @@ class ContactStats:
     def step(self, contacts):
         """contacts: (lambda_n, |lambda_t|, gap, v_n, |v_t|) of each contact of one step."""
         for ln, lt, gap, vn, vt in contacts:
-            self.signorini = max(self.signorini, abs(ln * vn) / self.scale)
-            self.gap_lambda = max(self.gap_lambda, max(gap, 0.0) * ln / (self.scale * GAP_SCALE))
+            self.signorini = max(self.signorini, abs(ln * (vn + max(gap, 0.0) / self.dt)) / self.scale)
+            left = max(gap + self.dt * vn, 0.0)  # the gap the step leaves
+            self.gap_lambda = max(self.gap_lambda, left * ln / (self.scale * GAP_SCALE))
             self.work += ln * vn
             if vt > SLIDING and ln > 0.0:
                 self.ratio = max(self.ratio, lt / (self.mu * ln))

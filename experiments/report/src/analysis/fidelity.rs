@@ -29,10 +29,11 @@
 //! - **residual median**: the median over the steps of the shared natural-map residual (ours
 //!   only): how far the impulses are from the rigid Coulomb solution, whatever a driver's own
 //!   stopping test said;
-//! - **Signorini violation**: the largest over the steps of `max |lambda_n v_n|` over a
-//!   step's contacts, divided by `m g dt v_scale` with `v_scale = 1 m/s` (unit-free: the
-//!   weight's impulse over one step times a unit speed; 0 when every contact is either open or
-//!   at zero normal velocity). A soft or relaxed model pushes while the contact separates;
+//! - **Signorini violation**: the largest over the steps of
+//!   `max |lambda_n (v_n + max(gap, 0) / dt)|` over a step's contacts (a contact apart at the
+//!   step's start may close its gap within the step), divided by `m g dt v_scale` with
+//!   `v_scale = 1 m/s` (unit-free: the weight's impulse over one step times a unit speed; 0 when
+//!   every contact is either open or meets its speculative condition). A soft or relaxed model pushes while the contact separates;
 //!   MuJoCo's and Drake's rows use their contact forces times `dt` and post-step normal
 //!   velocities;
 //! - **dissipation angle**: the median over the steps of the largest angle between a sliding
@@ -440,10 +441,11 @@ pub struct Motion {
     /// Per step, the largest angle between a sliding contact's friction and minus its slip
     /// (degrees; 0 when none slides): the maximum-dissipation check.
     pub dissipation_angle: Vec<f64>,
-    /// Per step, `max |lambda_n v_n| / (m g dt v_scale)` over its contacts (unit-free; 0 for
-    /// an exact complementarity answer): the Signorini check.
+    /// Per step, `max |lambda_n (v_n + max(gap, 0) / dt)| / (m g dt v_scale)` over its contacts
+    /// (unit-free; 0 for an exact complementarity answer): the Signorini check.
     pub signorini: Vec<f64>,
-    /// Per step, `max max(gap, 0) lambda_n / (m g dt 1 mm)`: the position-level Signorini check.
+    /// Per step, `max max(gap + dt v_n, 0) lambda_n / (m g dt 1 mm)`: the position-level
+    /// Signorini check.
     pub gap_lambda: Vec<f64>,
     /// Per step, `sum lambda_n v_n` over its contacts (J).
     pub normal_work: Vec<f64>,

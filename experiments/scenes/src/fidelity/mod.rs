@@ -170,19 +170,21 @@
 //! with impulses `r = (lambda_n, lambda_t)` and post-step contact velocities
 //! `u = (v_n, v_t) = J [v, omega]`:
 //!
-//! - `signorini_max`: `max |lambda_n v_n|`, made unit-free by dividing by `m g dt v_scale`
-//!   with `v_scale = 1 m/s` (the weight's impulse over one step times a unit speed); zero for
-//!   an exact complementarity solution;
+//! - `signorini_max`: `max |lambda_n (v_n + max(gap, 0) / dt)|`, the product of the impulse
+//!   and the speculative condition it complements (`v_n` alone for a touching contact; a
+//!   contact that closes its gap within the step lands at `v_n = -gap / dt`), made unit-free by
+//!   dividing by `m g dt v_scale` with `v_scale = 1 m/s` (the weight's impulse over one step
+//!   times a unit speed); zero for an exact complementarity solution;
 //! - `max_dissipation_angle_deg`: over sliding contacts (`|v_t| > 1e-6 m/s`) with a non-zero
 //!   friction impulse, the largest angle between `lambda_t` and `-v_t` (maximum dissipation
 //!   says 0); 0 when no contact slides;
 //! - `friction_ratio_max`: over sliding contacts, the largest `|lambda_t| / (mu lambda_n)`
 //!   (Coulomb's law says 1 on sliding contacts; infinity when a friction impulse has no normal
 //!   impulse behind it); 0 when no contact slides;
-//! - `gap_lambda_max`: `max max(gap, 0) lambda_n` over the contacts, with the gap the contact's
-//!   at the step's start, divided by `m g dt` times [`GAP_SCALE`] (1 mm): the position-level
-//!   Signorini product, a contact that pushes while apart (the exact formulations treat every
-//!   contact in the set as touching, so they can);
+//! - `gap_lambda_max`: `max max(gap + dt v_n, 0) lambda_n` over the contacts, with the gap the
+//!   contact's at the step's start (so `gap + dt v_n` is the gap the step leaves), divided by
+//!   `m g dt` times [`GAP_SCALE`] (1 mm): the position-level Signorini product, a contact that
+//!   pushes and is still apart at the step's end (a relaxed model's lift does);
 //! - `normal_work`: `sum lambda_n v_n` over the contacts (J), the work the normal impulses do at
 //!   the velocity they leave; the study sums it over the run.
 //!
@@ -913,10 +915,10 @@ impl Fidelity {
                 nalgebra::Vector2::new(r[3 * ci + 1], r[3 * ci + 2]),
             );
             let vt = nalgebra::Vector2::new(uc[1], uc[2]);
-            signorini = signorini.max((ln * uc[0]).abs() / scale);
-            work += ln * uc[0];
             let gap = gaps.get(ci).copied().unwrap_or(0.0);
-            gap_lambda = gap_lambda.max(gap.max(0.0) * ln / gap_scale);
+            signorini = signorini.max((ln * (uc[0] + gap.max(0.0) / c.dt)).abs() / scale);
+            work += ln * uc[0];
+            gap_lambda = gap_lambda.max((gap + c.dt * uc[0]).max(0.0) * ln / gap_scale);
             let slip = vt.norm();
             if slip <= SLIDING_SPEED {
                 continue;

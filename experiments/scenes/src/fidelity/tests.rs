@@ -198,21 +198,26 @@ fn contact_measures_follow_their_definitions() {
     // Contact 1 pushes 0.5 mm apart.
     let gaps = [-1e-4, 5e-4];
     let [signorini, angle, ratio, gap_lambda, work] = s.contact_measures(&r, &u, &gaps);
-    assert_relative_eq!(signorini, 0.001 * 0.5 / scale, epsilon = 1e-12);
+    // Contact 1 separates at 0.5 m/s from 0.5 mm apart: `v_n + gap / dt = 1 m/s`.
+    assert_relative_eq!(signorini, 0.001 * 1.0 / scale, epsilon = 1e-12);
     assert_relative_eq!(angle, 30.0, epsilon = 1e-9);
     assert_relative_eq!(ratio, 0.5, epsilon = 1e-12);
-    // The penetrating contact does not count; the one apart pushes 0.5 mm times its impulse.
-    assert_relative_eq!(gap_lambda, 5e-4 * 0.001 / (scale * 1e-3), epsilon = 1e-12);
+    // The penetrating contact does not count; the one apart pushes and ends the step 1 mm apart.
+    assert_relative_eq!(gap_lambda, 1e-3 * 0.001 / (scale * 1e-3), epsilon = 1e-12);
     assert_relative_eq!(work, 0.002 * 0.0 + 0.001 * 0.5, epsilon = 1e-15);
     // Nothing slides: no angle, no ratio; friction without a normal impulse: infinite ratio.
     let alone = s.contact_measures(&r[3..], &u[1..], &gaps[1..]);
-    let want = [0.001 * 0.5 / scale, 0.0, 0.0, gap_lambda, 0.001 * 0.5];
+    let want = [0.001 * 1.0 / scale, 0.0, 0.0, gap_lambda, 0.001 * 0.5];
     for (a, b) in alone.iter().zip(want) {
         assert_relative_eq!(*a, b, epsilon = 1e-12);
     }
     let [_, _, ratio, ..] =
         s.contact_measures(&[0.0, 1e-3, 0.0], &[Vector3::new(0.0, -1.0, 0.0)], &[0.0]);
     assert_eq!(ratio, f64::INFINITY);
+    // A speculative landing: 1 mm apart, closed within the step at 1 m/s, pushing: complementary.
+    let [signorini, _, _, gap_lambda, _] =
+        s.contact_measures(&[0.01, 0.0, 0.0], &[Vector3::new(-1.0, 0.0, 0.0)], &[1e-3]);
+    assert!(signorini.abs() < 1e-12 && gap_lambda.abs() < 1e-12);
 }
 
 /// The spheres within the margin (the rule before the speculative reach).
