@@ -33,9 +33,9 @@
 //!   `max |lambda_n (v_n + max(gap, 0) / dt)|` over a step's contacts (a contact apart at the
 //!   step's start may close its gap within the step), divided by `m g dt v_scale` with
 //!   `v_scale = 1 m/s` (unit-free: the weight's impulse over one step times a unit speed; 0 when
-//!   every contact is either open or meets its speculative condition). A soft or relaxed model pushes while the contact separates;
-//!   MuJoCo's and Drake's rows use their contact forces times `dt` and post-step normal
-//!   velocities;
+//!   every contact is either open or meets its speculative condition). A soft or relaxed
+//!   model pushes while the contact separates; MuJoCo's and Drake's rows use their contact
+//!   forces times `dt` and post-step normal velocities;
 //! - **dissipation angle**: the median over the steps of the largest angle between a sliding
 //!   contact's friction and minus its slip velocity (ours only; 0 under Coulomb's law);
 //! - **converged fraction**: the share of steps with contacts whose solve met its tolerance
@@ -237,16 +237,13 @@ impl StackRun {
     /// Every (run, solver) of a stack steps frame.
     pub fn all(df: &DataFrame) -> Result<BTreeMap<(u64, String), StackRun>, AnalysisError> {
         let status = judged_status(df)?;
-        let (iterations, bottom, top, penetration) = (
+        let (iterations, most, top, penetration) = (
             f64s(df, steps::ITERATIONS)?,
-            f64s(df, "drift_bottom")?,
+            f64s(df, "drift_max")?,
             f64s(df, "drift_top")?,
             f64s(df, "penetration")?,
         );
         let (collapsed, t) = (f64s(df, "collapsed")?, f64s(df, "t")?);
-        // The largest over every cube (the tower's middle ones too), where the run recorded it.
-        let most = f64s(df, "drift_max")
-            .unwrap_or_else(|_| (0..df.height()).map(|k| bottom[k].max(top[k])).collect());
         Ok(groups(df)?
             .into_iter()
             .map(|(key, rows)| {

@@ -440,25 +440,54 @@ pub fn stack_section(r: &mut Report, rows: &[Metric]) -> Result<Vec<String>, Rep
     Ok(shown)
 }
 
+/// One column per distinct `param` of the rows, smallest first, as `(key, heading)` from the
+/// value: a stack's mass ratios, a tower's cube counts.
+fn param_columns(
+    here: &[&Metric],
+    column: impl Fn(f64) -> (String, String),
+) -> Vec<(String, String)> {
+    let mut values: Vec<f64> = here.iter().filter_map(|m| m.param.parse().ok()).collect();
+    values.sort_by(f64::total_cmp);
+    values.dedup();
+    values.into_iter().map(column).collect()
+}
+
+/// A sweep's tables, `tables.<scene>_<metric>` for each of `metrics` with its format, one
+/// column per `columns`.
+fn sweep_tables(
+    r: &mut Report,
+    scene: &str,
+    here: &[&Metric],
+    columns: &[(String, String)],
+    metrics: &[(&str, Fmt)],
+) -> Result<(), ReportError> {
+    for (metric, fmt) in metrics {
+        pivot(
+            r,
+            &format!("{scene}_{metric}"),
+            here,
+            metric,
+            columns,
+            fmt,
+            None,
+        )?;
+    }
+    Ok(())
+}
+
 /// One stack scene's tables (`tables.<scene>_<metric>`), and for the sphere-on-sphere stack
 /// the plots.
 fn one_stack(r: &mut Report, scene: &str, here: &[&Metric]) -> Result<(), ReportError> {
-    let mut ratios: Vec<f64> = here.iter().filter_map(|m| m.param.parse().ok()).collect();
-    ratios.sort_by(f64::total_cmp);
-    ratios.dedup();
-    let columns: Vec<(String, String)> = ratios
-        .iter()
-        .map(|&q| (ratio_param(q), format!("ratio {}", ratio_param(q))))
-        .collect();
-    for (metric, fmt) in [
+    let columns = param_columns(here, |q| {
+        (ratio_param(q), format!("ratio {}", ratio_param(q)))
+    });
+    let metrics = [
         ("converged_fraction", Fmt::fixed(2)),
         ("drift_mm", Fmt::sci(1)),
         ("collapse_time_ms", Fmt::fixed(0)),
         ("penetration_mm", Fmt::sci(1)),
-    ] {
-        let name = format!("{scene}_{metric}");
-        pivot(r, &name, here, metric, &columns, &fmt, None)?;
-    }
+    ];
+    sweep_tables(r, scene, here, &columns, &metrics)?;
     if scene == "stack" {
         stack_plots(r, here)?;
     }
@@ -471,29 +500,16 @@ pub fn tower_section(r: &mut Report, rows: &[Metric]) -> Result<bool, ReportErro
     if here.is_empty() {
         return Ok(false);
     }
-    let mut counts: Vec<f64> = here.iter().filter_map(|m| m.param.parse().ok()).collect();
-    counts.sort_by(f64::total_cmp);
-    counts.dedup();
-    let columns: Vec<(String, String)> = counts
-        .iter()
-        .map(|&n| (count_param(n), format!("{} cubes", count_param(n))))
-        .collect();
-    for (metric, fmt) in [
+    let columns = param_columns(&here, |n| {
+        (count_param(n), format!("{} cubes", count_param(n)))
+    });
+    let metrics = [
         ("converged_fraction", Fmt::fixed(3)),
         ("drift_top_mm", Fmt::sci(1)),
         ("collapse_time_ms", Fmt::fixed(0)),
         ("penetration_mm", Fmt::sci(1)),
-    ] {
-        pivot(
-            r,
-            &format!("tower_{metric}"),
-            &here,
-            metric,
-            &columns,
-            &fmt,
-            None,
-        )?;
-    }
+    ];
+    sweep_tables(r, "tower", &here, &columns, &metrics)?;
     Ok(true)
 }
 
