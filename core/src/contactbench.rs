@@ -22,7 +22,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::constraint::Constraint;
+use crate::constraint::{Constraint, Constraints};
 use crate::elliptic_cone;
 use crate::error::CoreError;
 use crate::problem::LocalProblem;
@@ -50,11 +50,6 @@ pub fn contactbench_metrics(
     r: &[f64],
     dt: f64,
 ) -> Result<ContactBenchMetrics, CoreError> {
-    if !(dt > 0.0 && dt.is_finite()) {
-        return Err(CoreError::BadOption(format!(
-            "ContactBench's figures take forces r / dt: dt = {dt} is not a positive time step"
-        )));
-    }
     if r.len() != p.q.len() {
         return Err(CoreError::BadOption(format!(
             "ContactBench's figures: {} impulses for a problem of {} rows",
@@ -62,7 +57,31 @@ pub fn contactbench_metrics(
             p.q.len()
         )));
     }
-    let u = p.velocity(r);
+    contactbench_of(&p.constraints, r, &p.velocity(r), dt)
+}
+
+/// The figures of impulses `r` with their constraint velocities `u` over a step of `dt`, on
+/// the blocks `constraints` (a generalized problem's, whose `u = J v + b` needs no `W`);
+/// refused for a `dt` that is not positive and finite, or an `r` or `u` of the wrong length.
+pub fn contactbench_of(
+    constraints: &Constraints,
+    r: &[f64],
+    u: &[f64],
+    dt: f64,
+) -> Result<ContactBenchMetrics, CoreError> {
+    if !(dt > 0.0 && dt.is_finite()) {
+        return Err(CoreError::BadOption(format!(
+            "ContactBench's figures take forces r / dt: dt = {dt} is not a positive time step"
+        )));
+    }
+    let rows = constraints.rows();
+    if r.len() != rows || u.len() != rows {
+        return Err(CoreError::BadOption(format!(
+            "ContactBench's figures: {} impulses and {} velocities for {rows} rows",
+            r.len(),
+            u.len()
+        )));
+    }
     let mut out = ContactBenchMetrics {
         primal: 0.0,
         dual: 0.0,
@@ -70,7 +89,7 @@ pub fn contactbench_metrics(
         signorini: 0.0,
         dissipation: 0.0,
     };
-    for (rows, c) in p.constraints.iter() {
+    for (rows, c) in constraints.iter() {
         if let Constraint::Contact { mu } = c {
             let lambda: Vec<f64> = r[rows.clone()].iter().map(|x| x / dt).collect();
             let f = contact(c, mu, &lambda, &u[rows]);
@@ -179,5 +198,19 @@ mod tests {
         let m = contactbench_metrics(&q, &[f64::NAN, 0.0, 0.0], dt).unwrap();
         assert!(m.primal.is_nan() && m.signorini.is_nan(), "{m:?}");
         assert!(contactbench_metrics(&q, &[0.5, 0.0], dt).is_err());
+    }
+
+    /// On constraints and velocities the figures are those of the problem's own `u = W r + q`,
+    /// and a velocity of the wrong length is refused.
+    #[test]
+    fn the_figures_of_given_velocities_are_the_problems() {
+        let p = one([-1.0, 2.0, 0.0], 0.5);
+        let r = [1.0, -0.3, 0.1];
+        let u = p.velocity(&r);
+        let a = contactbench_metrics(&p, &r, 0.01).unwrap();
+        let b = contactbench_of(&p.constraints, &r, &u, 0.01).unwrap();
+        assert_eq!(a, b);
+        assert!(a.dissipation > 0.0);
+        assert!(contactbench_of(&p.constraints, &r, &u[..2], 0.01).is_err());
     }
 }

@@ -37,8 +37,18 @@ pub fn check_matrix(
     cfg: &MatrixConfig,
     path: &Path,
 ) -> Result<(), ConfigError> {
+    check_pairs(registry, &cfg.skip, &cfg.only, path)
+}
+
+/// Checks a run's `skip` and `only` lists against `registry`'s compatible pairs.
+pub fn check_pairs(
+    registry: &Registry,
+    skip: &[String],
+    only: &[String],
+    path: &Path,
+) -> Result<(), ConfigError> {
     let pairs: Vec<String> = registry.pairs().iter().map(Pair::label).collect();
-    for (key, listed) in [("skip", &cfg.skip), ("only", &cfg.only)] {
+    for (key, listed) in [("skip", skip), ("only", only)] {
         if let Some(s) = listed.iter().find(|s| !pairs.contains(s)) {
             return Err(invalid(
                 path,
@@ -53,11 +63,17 @@ pub fn check_matrix(
 /// The pairs a matrix runs: every compatible pair of `registry` (or those of `only`), in the
 /// registry's order, less `skip`.
 pub fn matrix_pairs(registry: &Registry, cfg: &MatrixConfig) -> Vec<Pair> {
+    select_pairs(registry, &cfg.skip, &cfg.only)
+}
+
+/// Every compatible pair of `registry` (or those of `only`), in the registry's order, less
+/// `skip`.
+pub fn select_pairs(registry: &Registry, skip: &[String], only: &[String]) -> Vec<Pair> {
     registry
         .pairs()
         .into_iter()
-        .filter(|p| cfg.only.is_empty() || cfg.only.contains(&p.label()))
-        .filter(|p| !cfg.skip.contains(&p.label()))
+        .filter(|p| only.is_empty() || only.contains(&p.label()))
+        .filter(|p| !skip.contains(&p.label()))
         .collect()
 }
 

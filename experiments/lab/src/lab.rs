@@ -18,6 +18,7 @@ use std::path::{Path, PathBuf};
 use contactlab_core::StepProblem;
 use contactlab_runs::config::{ConfigError, ExperimentConfig};
 use contactlab_runs::engines::EnginesConfig;
+use contactlab_runs::ladder::LadderConfig;
 use contactlab_runs::matrix::{config_kind, MatrixConfig};
 use contactlab_runs::problems::ProblemsConfig;
 use contactlab_runs::schema::{RunMeta, RunSample};
@@ -29,6 +30,7 @@ use crate::check;
 use crate::context::{Context, Settings};
 use crate::dump::{self, DumpedStep, Form};
 use crate::engines::{run_engines, EnginesOutput};
+use crate::ladder::{ladder_frame, run_ladder, LadderOutput};
 use crate::matrix::{matrix_frame, run_matrix, shard_problems, worst_case_seconds, MatrixOutput};
 use crate::plan::ExperimentPlan;
 use crate::problems::{problems_frame, run_problems, ProblemsOutput};
@@ -295,6 +297,35 @@ impl Lab {
         self.in_pool(|| run_matrix(self.context(), cfg, &pairs, &problems))
     }
 
+    /// Reads a ladder config and checks its pairs against this lab.
+    pub fn ladder(&self, path: &Path) -> Result<LadderConfig, ConfigError> {
+        let cfg = LadderConfig::load(path)?;
+        check::check_pairs(&self.registry, &cfg.skip, &cfg.only, path)?;
+        Ok(cfg)
+    }
+
+    /// Runs a ladder config in memory on the lab's pool, printing its size on `log` first.
+    pub fn run_ladder(
+        &self,
+        cfg: &LadderConfig,
+        log: &mut dyn Write,
+    ) -> Result<LadderOutput, RunError> {
+        let pairs = check::select_pairs(&self.registry, &cfg.skip, &cfg.only);
+        writeln!(
+            log,
+            "{}/{}: {} scenes x {} samples x {} pairs x {} rungs, {} s per solve at most, on {} threads",
+            cfg.paper,
+            cfg.name,
+            cfg.scenes.len(),
+            cfg.samples,
+            pairs.len(),
+            cfg.rungs().len(),
+            cfg.time_limit,
+            self.threads()
+        )?;
+        self.in_pool(|| run_ladder(self.context(), cfg, &pairs))
+    }
+
     /// The problems of `steps` of run `run` of the experiment config at `config`, simulated
     /// from its start with the config's driver ([`dump::scene_problems`]).
     pub fn scene_problems(
@@ -353,7 +384,7 @@ impl Lab {
         match kind.as_deref() {
             None => self.write_experiment(path, shard),
             Some("matrix") => self.write_matrix(path, shard, sets, log),
-            Some(kind @ ("problems" | "engines" | "single_contact")) if shard.is_some() => {
+            Some(kind @ ("problems" | "engines" | "single_contact" | "ladder")) if shard.is_some() => {
                 Err(RunError::Config(ConfigError::Invalid {
                     path: path.into(),
                     key: "kind".into(),
@@ -363,11 +394,12 @@ impl Lab {
             Some("problems") => self.write_problems(path),
             Some("engines") => self.write_engines(path),
             Some("single_contact") => self.write_single_contact(path),
+            Some("ladder") => self.write_ladder(path, log),
             Some(other) => Err(RunError::Config(ConfigError::Invalid {
                 path: path.into(),
                 key: "kind".into(),
                 message: format!(
-                    "unknown config kind `{other}`; known: none (an experiment sweep), \"matrix\", \"problems\", \"engines\", \"single_contact\""
+                    "unknown config kind `{other}`; known: none (an experiment sweep), \"matrix\", \"problems\", \"engines\", \"single_contact\", \"ladder\""
                 ),
             })),
         }
@@ -589,6 +621,43 @@ impl Lab {
             rows: frame.height(),
             wall_seconds: result.wall_seconds,
             path: out,
+        })
+    }
+
+    fn write_ladder(&self, path: &Path, log: &mut dyn Write) -> Result<RunSummary, RunError> {
+        let cfg = self.ladder(path)?;
+        let result = self.run_ladder(&cfg, log)?;
+        let data = cfg.data_path(&self.root);
+        let mut frame = ladder_frame(&result.rows)?;
+        write_parquet(&mut frame, &data)?;
+        let solve_seconds: f64 = result
+            .rows
+            .iter()
+            .map(|r| r.seconds)
+            .filter(|s| s.is_finite())
+            .sum();
+        write_meta(
+            &data,
+            &self.root,
+            None,
+            self.threads(),
+            RunMeta {
+                paper: Some(cfg.paper.clone()),
+                experiment: Some(cfg.name.clone()),
+                runs: Some(result.steps as u64),
+                pairs: Some(result.pairs as u64),
+                rows: Some(frame.height() as u64),
+                wall_seconds: Some(result.wall_seconds),
+                solve_seconds: Some(solve_seconds),
+                ..RunMeta::default()
+            },
+        )?;
+        Ok(RunSummary {
+            name: format!("{}/{}", cfg.paper, cfg.name),
+            runs: result.steps,
+            rows: frame.height(),
+            wall_seconds: result.wall_seconds,
+            path: data,
         })
     }
 }

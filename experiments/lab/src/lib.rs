@@ -16,6 +16,7 @@
 //! - [`context`]: the lab's registry, root and settings borrowed, as the runners take them;
 //! - [`runner`]: an experiment config's sweep, step by step, one row per solve;
 //! - [`matrix`]: every compatible pair on shared problem sets;
+//! - [`ladder`]: every pair's accuracy against time per solve, rung by rung, on sampled steps;
 //! - [`problems`]: named solvers timed on problem files, with [`reference`](mod@reference) answers of
 //!   another engine beside them;
 //! - [`single_contact`]: single-contact methods timed on the slipping contacts a scene meets;
@@ -36,6 +37,7 @@ pub mod dump;
 pub mod engines;
 pub mod frames;
 mod lab;
+pub mod ladder;
 pub mod matrix;
 pub mod plan;
 pub mod problems;

@@ -20,6 +20,7 @@ pub mod columns;
 pub mod config;
 pub mod engines;
 pub mod error;
+pub mod ladder;
 pub mod matrix;
 pub mod problems;
 pub mod provenance;

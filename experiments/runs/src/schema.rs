@@ -144,6 +144,36 @@ pub mod matrix {
     pub const ERROR_SICONOS: &str = "error_siconos";
 }
 
+/// The frame of a ladder run ([`crate::ladder`]): one row per (scene, sampled step, pair,
+/// rung). ContactBench's figures are on forces `r / dt`, the largest over the step's contacts
+/// (`contactlab_core::contactbench`).
+pub mod ladder {
+    pub use super::common::{
+        FORMULATION, ITERATIONS, MESSAGE, MODEL, N_C, OPTIMIZER, RESIDUAL, SECONDS, SOLVER_STATUS,
+        STATUS, STEP,
+    };
+    /// The ladder scene's name.
+    pub const SCENE: &str = "scene_name";
+    /// `cold` or `warm`.
+    pub const START: &str = "start_from";
+    /// The rung's tolerance.
+    pub const TOL: &str = "tol";
+    /// The rung's iteration cap.
+    pub const CAP: &str = "cap";
+    /// The scene's time step (s), which turns impulses into forces.
+    pub const DT: &str = "time_step";
+    /// ContactBench's primal feasibility, `max dist_K(lambda)`.
+    pub const PRIMAL: &str = "primal";
+    /// ContactBench's dual feasibility, `max dist_K*(c + Gamma(c))`.
+    pub const DUAL: &str = "dual";
+    /// ContactBench's complementarity, `max |<lambda, c + Gamma(c)>|`.
+    pub const COMPLEMENTARITY: &str = "complementarity";
+    /// ContactBench's Signorini figure, `max |lambda_N c_N|`.
+    pub const SIGNORINI: &str = "signorini";
+    /// ContactBench's maximum-dissipation gap, `max (mu lambda_N - |lambda_T|) |c_T|`.
+    pub const DISSIPATION: &str = "dissipation_gap";
+}
+
 /// The frame of a problems run: one row per named solver and problem file. Besides these, one
 /// column per counter, diagnostic and reference figure.
 pub mod problems {

@@ -4,6 +4,7 @@
 
 mod configs;
 mod engines;
+mod ladder;
 mod problems;
 mod robots;
 mod single_contact;
