@@ -22,6 +22,7 @@ pub mod csv;
 pub mod erleben2008;
 pub mod error;
 pub mod fidelity;
+pub mod fidelity_ladder;
 pub mod findings;
 pub mod gradients;
 pub mod hwangbo2018;
@@ -57,7 +58,7 @@ pub struct Paper {
 }
 
 /// Every report, in the order of the mission: the five papers, then the cross-paper matrix, the
-/// physical-fidelity study, the comparison beside MuJoCo and Drake, the robot study and the
+/// physical-fidelity study and its accuracy-against-time ladder, the comparison beside MuJoCo and Drake, the robot study and the
 /// gradients study.
 pub const PAPERS: &[Paper] = &[
     Paper {
@@ -94,6 +95,11 @@ pub const PAPERS: &[Paper] = &[
         id: "fidelity",
         title: "each contact model against exact answers",
         generate: fidelity::generate,
+    },
+    Paper {
+        id: fidelity_ladder::PAPER,
+        title: "every pair's accuracy against its time",
+        generate: fidelity_ladder::generate,
     },
     Paper {
         id: "peers",

@@ -14,6 +14,7 @@ mod dirty_tree;
 mod erleben2008;
 mod every_file;
 mod fidelity;
+mod fidelity_ladder;
 mod fuzz_regressions;
 mod gradients;
 mod hwangbo2018_report;
