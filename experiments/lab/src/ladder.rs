@@ -260,13 +260,30 @@ fn record(ctx: Context<'_>, scene: &LadderScene, samples: usize) -> Result<Recor
     })
 }
 
-/// The spec of `pair` at tolerance `tol`, cap `cap`, with the ladder's limit.
-fn rung_spec(cfg: &LadderConfig, pair: &Pair, tol: f64, cap: u64, start: Start) -> SolverSpec {
+/// The spec of `pair` at tolerance `tol`, cap `cap`, with the ladder's limit. A driver with
+/// an iteration budget of its own (Hwangbo et al.'s sweeps, `max_iterations`, which replaces
+/// the solve's `max_iter`) gets the cap there, so the cap binds every driver.
+fn rung_spec(
+    registry: &Registry,
+    cfg: &LadderConfig,
+    pair: &Pair,
+    (tol, cap): (f64, u64),
+    start: Start,
+) -> SolverSpec {
     let mut spec = SolverSpec::new(pair.formulation, pair.optimizer, tol, cap);
     spec.time_limit = Some(cfg.time_limit);
     spec.start = start;
+    let own_budget = registry
+        .driver(pair.optimizer)
+        .is_ok_and(|d| d.defaults.get(OWN_BUDGET).is_some());
+    if own_budget {
+        spec.optimizer = spec.optimizer.with(OWN_BUDGET, cap);
+    }
     spec
 }
+
+/// The option of a driver whose iteration budget is its own.
+const OWN_BUDGET: &str = "max_iterations";
 
 /// Every row of one pair on one scene: per sampled step, the warm start (the pair's answer to
 /// the step before, at the tightest rung), then every rung.
@@ -302,7 +319,13 @@ fn pair_rows(
         }
     };
     let (tight_tol, tight_cap) = cfg.tightest();
-    let tight = registry.resolve(&rung_spec(cfg, pair, tight_tol, tight_cap, Start::Zero));
+    let tight = registry.resolve(&rung_spec(
+        registry,
+        cfg,
+        pair,
+        (tight_tol, tight_cap),
+        Start::Zero,
+    ));
     let resolved: Vec<_> = rungs
         .iter()
         .map(|&(start, tol, cap)| {
@@ -310,7 +333,7 @@ fn pair_rows(
                 LadderStart::Cold => Start::Zero,
                 LadderStart::Warm => Start::Warm,
             };
-            registry.resolve(&rung_spec(cfg, pair, tol, cap, from))
+            registry.resolve(&rung_spec(registry, cfg, pair, (tol, cap), from))
         })
         .collect();
     let mut rows = Vec::with_capacity(rec.steps.len() * rungs.len());
