@@ -122,6 +122,7 @@ pub fn generate(root: &Path) -> Result<(), ReportError> {
             plots.push(name);
         }
         first_table(&mut r, &scene, &cfg, &here)?;
+        best_facts(&mut r, &scene, &here);
         tightest_table(&mut r, &scene, &cfg, &here)?;
         shown.push(SceneShown {
             first: format!("{scene}_first"),
@@ -418,6 +419,26 @@ fn first_table(
         t.row(cells)?;
     }
     r.show_table(&format!("{scene}_first"), &t)
+}
+
+/// `ladder.<scene>.<start>.best.<pair>`: the best accuracy each pair reaches on any rung
+/// (the smallest 95th percentile of the residual of a rung without a failed solve; NaN when
+/// every rung failed), which does not depend on the machine's speed.
+fn best_facts(r: &mut Report, scene: &str, rungs: &[&Rung]) {
+    let mut best: BTreeMap<(String, String), f64> = BTreeMap::new();
+    for x in rungs {
+        let b = best.entry((x.start.clone(), x.pair())).or_insert(f64::NAN);
+        if let Some(a) = x.accuracy() {
+            *b = if b.is_nan() { a } else { b.min(a) };
+        }
+    }
+    for ((start, pair), value) in best {
+        r.facts().num(
+            format!("ladder.{scene}.{start}.best.{pair}"),
+            value,
+            Fmt::sci(1),
+        );
+    }
 }
 
 /// How many pairs have a rung that reaches `level`.
