@@ -1,8 +1,9 @@
 """MuJoCo and Drake on the physical-fidelity scenes: scenes with an analytic answer
 (a sliding cube that stops, a dragged cube that breaks away, cubes on slopes and pressed against
 a wall, a rolling sphere, a cube and a sphere dropped onto the plane, a light cube under a heavy
-one at rest over a sweep of mass ratios, a tower of 5 and 10 cubes at rest, the dragged cube over a
-sweep of time steps), run in both engines and compared with the exact motion.
+one at rest over a sweep of mass ratios, a tower of 5 and 10 cubes at rest, a pile of 20 and 50
+cubes dropped into a box, the dragged cube over a sweep of time steps), run in both engines and
+compared with the exact motion (the pile's: no overlap, and at rest no kinetic energy).
 
 Usage:
   python3 fidelity.py [--out FILE] [--only SCENE[,SCENE]] [--engines mujoco,drake] [--small]
@@ -68,6 +69,24 @@ Scene conventions (stated once here; every function below follows them):
     down and back), and the median over the first
     secure phase of the largest contact slip speed (the sphere's velocity relative to the plate's
     point under it, tangential part), in um/s.
+  * The pile (`pile`, one record per cube count in PILE_COUNTS, the count in `param`): the Rust
+    scene `experiments/scenes/src/fidelity/pile.rs`. Cubes of side 0.1 m, 1 kg, on the corner
+    spheres above, each also carrying its box (a x a x a), which only the other cubes' spheres
+    touch: a sphere touches another cube's box and the five planes of a box open at the top
+    (the floor z = 0, walls x = +-L/2, y = +-L/2, L = 0.5 m, normals inwards); no sphere-sphere,
+    box-box or box-plane pair (MuJoCo: collision bits; Drake: collision filters). mu 0.5
+    everywhere, dt 1 ms, 2 s, no settle; gravity (0, 0, -g) is the body force m g at every
+    cube's centre, engine gravity zero, as above. The starting poses are `pile.rs`'s `layout`
+    to the bit (`pile_layout`: a checkerboard of slots level by level, a jitter and a turn from
+    the sequences frac(k c)) written straight into the engines' positions, every cube at rest
+    and clear of everything by more than 1 mm. Measured after every step from the poses and
+    velocities, as `pile.rs` does: the penetration (the largest overlap of a sphere with
+    another cube's box, the sphere's centre clamped to the box, or with a plane; largest over
+    the run and last), the total kinetic energy (isotropic inertia m a^2 / 6; last, and largest
+    over the last 0.5 s: is the pile at rest?), the cubes whose centre left the box at the end.
+    The exact answer: no penetration, no kinetic energy, none escaped. MuJoCo solves each
+    constraint island on its own: a step's iterations are the largest island's. --small: the
+    20-cube pile for 0.3 s (the cubes are still falling).
   * The consistency sweep (`consistency`, one record per time step): the dragged cube at dt from
     1e-4 to 1e-1 s, each settled 0.5 s at its own dt; the error is the integral over the second
     of |x - x_exact| with x_exact = (10/3)(t - t0)^3 after t0 (trapezoids over the samples).
@@ -423,6 +442,73 @@ def consistency_spec(dt):
                 analytic={"consistency_error_m_s": 0.0})
 
 
+# The pile's constants, `pile.rs`'s defaults (its `PileConfig`).
+PILE = dict(side=0.1, mass=1.0, mu=0.5, container=0.5, first_level=0.15, level_spacing=0.18)
+PILE_R = PILE["side"] / 50  # the corner spheres' radius a / 50 (m)
+PILE_COUNTS = [20, 50]
+PILE_REST_S = 0.5  # the pile's rest: the largest kinetic energy over the run's last 0.5 s
+# `pile.rs`'s irrational constants c of frac(k c): jitter x, y; axis height, azimuth; angle.
+PILE_SEQ = (0.4142135623730951, 0.7320508075688772, 0.7548776662466927, 0.5698402909980532,
+            0.6180339887498949)
+
+
+def pile_spec(count, duration=2.0):
+    """The pile of `count` cubes as a scene dict (no settle: the cubes start at rest in the
+    air from `pile_layout`)."""
+    return dict(name="pile", body="pile", dt=DT, settle_s=0.0, duration_s=duration,
+                count=count, mu=PILE["mu"], kind="pile",
+                analytic={"penetration_max_mm": 0.0, "kinetic_energy_end_J": 0.0, "escaped": 0})
+
+
+def pile_sequence(k, c):
+    """frac(k c): `pile.rs`'s `sequence`, the same bits (for k >= 0, x % 1.0 is x - trunc(x))."""
+    return (k * c) % 1.0
+
+
+def pile_slot(k):
+    """Cube k's column (ix, iy) and level: level l holds the columns of a 3 x 3 grid with
+    ix + iy + l even, iy the outer loop (`pile.rs`'s order), five then four."""
+    level, left = 0, k
+    while True:
+        columns = [(ix, iy) for iy in range(3) for ix in range(3) if (ix + iy + level) % 2 == 0]
+        if left < len(columns):
+            return columns[left], level
+        left -= len(columns)
+        level += 1
+
+
+def pile_layout(k):
+    """Cube k's starting centre and quaternion (w, x, y, z): `pile.rs`'s `layout`, operation
+    for operation in the same order (no fused multiply-add on either side, libm's sin, cos
+    and sqrt), so the same bits. The rotation is nalgebra's `from_scaled_axis(angle axis)`,
+    which is the quaternion exponential of angle axis / 2: (cos n, v sin n / n), n = |v|."""
+    (ix, iy), level = pile_slot(k)
+    a, cj = PILE["side"], PILE_SEQ
+    spread = 0.3 * PILE["container"]
+    jitter = lambda c: 0.1 * a * (2.0 * pile_sequence(k, c) - 1.0)  # noqa: E731
+    centre = [spread * (ix - 1.0) + jitter(cj[0]), spread * (iy - 1.0) + jitter(cj[1]),
+              PILE["first_level"] + PILE["level_spacing"] * level]
+    height = 2.0 * pile_sequence(k, cj[2]) - 1.0
+    azimuth = 2.0 * math.pi * pile_sequence(k, cj[3])
+    ring = math.sqrt(1.0 - height * height)
+    axis = (ring * math.cos(azimuth), ring * math.sin(azimuth), height)
+    angle = math.pi * (2.0 * pile_sequence(k, cj[4]) - 1.0)
+    v = [angle * x / 2.0 for x in axis]
+    nn = v[0] * v[0] + v[1] * v[1] + v[2] * v[2]
+    if nn <= sys.float_info.epsilon ** 2:
+        return centre, [1.0, 0.0, 0.0, 0.0]
+    n = math.sqrt(nn)
+    s = 1.0 * math.sin(n) / n
+    return centre, [1.0 * math.cos(n), v[0] * s, v[1] * s, v[2] * s]
+
+
+def pile_corners():
+    """The pile cube's eight corner sphere centres in its frame (8 x 3), +-(a/2 - r)."""
+    h = PILE["side"] / 2 - PILE_R
+    return np.array([(sx * h, sy * h, sz * h)
+                     for sx in (-1, 1) for sy in (-1, 1) for sz in (-1, 1)])
+
+
 def body_mass(scene):
     """Mass of the scene's one dynamic body (kg)."""
     return M_CUBE if scene["body"] == "cube" else M_BALL
@@ -738,6 +824,90 @@ def run_mujoco_stack(scene, config):
     return out
 
 
+def pile_planes():
+    """The container's five planes as (normal, point): the floor, then the walls at x = -+L/2,
+    y = -+L/2, each normal into the box (`pile.rs`'s `planes`)."""
+    h = 0.5 * PILE["container"]
+    return [((0.0, 0.0, 1.0), (0.0, 0.0, 0.0)), ((1.0, 0.0, 0.0), (-h, 0.0, 0.0)),
+            ((-1.0, 0.0, 0.0), (h, 0.0, 0.0)), ((0.0, 1.0, 0.0), (0.0, -h, 0.0)),
+            ((0.0, -1.0, 0.0), (0.0, h, 0.0))]
+
+
+def pile_mjcf(scene, config):
+    """MJCF of the pile: the five planes (a plane's z axis is its normal), `count` free cubes
+    at the origin (`run_mujoco_pile` sets the poses), zero built-in gravity. Collision bits:
+    spheres (1, 0), boxes and planes (0, 1), so a sphere meets a box or a plane and nothing
+    else meets (pairs when `contype1 & conaffinity2` or `contype2 & conaffinity1`; a body's own
+    geoms never meet)."""
+    a, m = PILE["side"], PILE["mass"]
+    i = m * a * a / 6.0
+    fr = f'friction="{scene["mu"]} 0.005 0.0001"'
+    vec = lambda x: " ".join(repr(float(c)) for c in x)  # noqa: E731
+    out = [f'<mujoco model="{scene["name"]}">', mj_option(scene, config), '<worldbody>']
+    for k, (n, p) in enumerate(pile_planes()):
+        out.append(f'<geom name="plane{k}" type="plane" size="0 0 1" pos="{vec(p)}" '
+                   f'zaxis="{vec(n)}" contype="0" conaffinity="1" {fr}/>')
+    for b in range(scene["count"]):
+        out.append(f'<body name="cube{b}"><freejoint/>'
+                   f'<inertial pos="0 0 0" mass="{m}" diaginertia="{i} {i} {i}"/>'
+                   f'<geom name="box{b}" type="box" size="{a / 2} {a / 2} {a / 2}" '
+                   f'contype="0" conaffinity="1" {fr}/>')
+        for k, c in enumerate(pile_corners()):
+            out.append(f'<geom name="c{b}_{k}" type="sphere" size="{PILE_R}" pos="{vec(c)}" '
+                       f'contype="1" conaffinity="0" {fr}/>')
+        out.append('</body>')
+    out += ['</worldbody>', '</mujoco>']
+    return "\n".join(out)
+
+
+def mj_iterations(d):
+    """The solver's iterations over the last step: with several constraint islands (MuJoCo
+    solves each on its own; d.solver_niter holds the first mjNISLAND of them) the largest, so
+    a step converged when every island did; `solver_niter[0]` without islands."""
+    k = min(int(d.nisland), len(d.solver_niter))
+    return int(d.solver_niter[:k].max()) if k > 1 else int(d.solver_niter[0])
+
+
+def run_mujoco_pile(scene, config):
+    """Run the pile in one MuJoCo config from `pile_layout`'s poses (written into qpos to the
+    bit; MuJoCo normalizes the quaternions as it steps), gravity as xfrc_applied; the measures
+    after every step (`PileMeasures`)."""
+    import mujoco
+    m = mujoco.MjModel.from_xml_string(pile_mjcf(scene, config))
+    d = mujoco.MjData(m)
+    n = scene["count"]
+    bids = np.array([m.body(f"cube{b}").id for b in range(n)])
+    qa = m.jnt_qposadr[m.body_jntadr[bids]][:, None]
+    va = m.jnt_dofadr[m.body_jntadr[bids]][:, None]
+    for b in range(n):
+        p, q = pile_layout(b)
+        d.qpos[qa[b, 0]:qa[b, 0] + 7] = p + q  # freejoint: position, then quaternion (w, x, y, z)
+    d.xfrc_applied[bids, 2] = -G * PILE["mass"]  # MuJoCo never clears xfrc_applied
+
+    def state():
+        """Centres, quaternions (w, x, y, z), world linear and body-frame angular velocities
+        (the kinetic energy of an isotropic inertia takes |omega| in any frame)."""
+        return (d.qpos[qa + np.arange(3)], d.qpos[qa + np.arange(3, 7)],
+                d.qvel[va + np.arange(3)], d.qvel[va + np.arange(3, 6)])
+
+    meas = PileMeasures(scene, *state())
+    times, niter, islands = [], [], 0
+    for _ in range(int(round(scene["duration_s"] / scene["dt"]))):
+        t0 = time.perf_counter()
+        mujoco.mj_step(m, d)
+        times.append(time.perf_counter() - t0)
+        niter.append(mj_iterations(d))
+        islands = max(islands, int(d.nisland))
+        meas.step(*state())
+    it = np.asarray(niter)
+    out = {"measures": meas, "step_times": times, "islands_max": islands,
+           "converged_fraction": float(np.mean(it < m.opt.iterations)),
+           "iterations_per_step_mean": float(it.mean()),
+           "iterations_per_step_max": int(it.max())}
+    out.update(mj_contact_params(m))
+    return out
+
+
 def mujoco_defaults():
     """MuJoCo's default contact parameters and solver options as this MuJoCo reports them."""
     import mujoco
@@ -959,6 +1129,82 @@ def run_drake_stack(scene, config):
         pen.append(p)
     return {"C": np.array(C), "penetration": pen, "step_times": times,
             "converged_fraction": None}
+
+
+def drake_pile_filters(sg, planes, spheres, boxes):
+    """The pile's pairs in Drake: exclude every sphere-sphere pair and every pair among boxes
+    and planes, so a sphere meets the planes and the other cubes' boxes (SceneGraph already
+    excludes the geometries of one body)."""
+    from pydrake.all import CollisionFilterDeclaration, GeometrySet
+    f = sg.collision_filter_manager()
+    f.Apply(CollisionFilterDeclaration().ExcludeWithin(GeometrySet(spheres)))
+    f.Apply(CollisionFilterDeclaration().ExcludeWithin(GeometrySet(boxes + planes)))
+
+
+def run_drake_pile(scene, config):
+    """Run the pile in one Drake config from `pile_layout`'s poses (written into the free
+    bodies' positions to the bit), gravity as applied spatial forces at the centres; the
+    measures after every step (`PileMeasures`)."""
+    from pydrake.all import (Box, DiagramBuilder, ExternallyAppliedSpatialForce, HalfSpace,
+                             RigidTransform, Simulator, SpatialForce, SpatialInertia, Sphere,
+                             UnitInertia)
+    a, mass = PILE["side"], PILE["mass"]
+    builder = DiagramBuilder()
+    plant, sg = drake_plant(builder, scene, config)
+    plant.mutable_gravity_field().set_gravity_vector([0.0, 0.0, 0.0])
+
+    def props():
+        return drake_props(scene, config, scene["mu"])
+
+    planes = [plant.RegisterCollisionGeometry(plant.world_body(), HalfSpace.MakePose(n, p),
+                                              HalfSpace(), f"plane{k}", props())
+              for k, (n, p) in enumerate(pile_planes())]
+    bodies, spheres, boxes = [], [], []
+    for b in range(scene["count"]):
+        body = plant.AddRigidBody(f"cube{b}", SpatialInertia(mass, [0, 0, 0],
+                                                            UnitInertia.SolidBox(a, a, a)))
+        spheres += [plant.RegisterCollisionGeometry(body, RigidTransform(c), Sphere(PILE_R),
+                                                    f"c{b}_{k}", props())
+                    for k, c in enumerate(pile_corners())]
+        boxes.append(plant.RegisterCollisionGeometry(body, RigidTransform(), Box(a, a, a),
+                                                     f"box{b}", props()))
+        bodies.append(body)
+    plant.Finalize()
+    drake_pile_filters(sg, planes, spheres, boxes)
+    sim = Simulator(builder.Build())
+    pctx = plant.GetMyMutableContextFromRoot(sim.get_mutable_context())
+    qs = np.array([b.floating_positions_start() for b in bodies])[:, None]
+    vs = np.array([b.floating_velocities_start_in_v() for b in bodies])[:, None]
+    q0 = plant.GetPositions(pctx)
+    for b in range(len(bodies)):
+        p, q = pile_layout(b)
+        q0[qs[b, 0]:qs[b, 0] + 7] = q + p  # quaternion floating joint: (w, x, y, z), then position
+    plant.SetPositions(pctx, q0)
+    forces = []
+    for body in bodies:
+        e = ExternallyAppliedSpatialForce()
+        e.body_index = body.index()
+        e.p_BoBq_B = np.zeros(3)
+        e.F_Bq_W = SpatialForce(np.zeros(3), np.array([0.0, 0.0, -G * mass]))
+        forces.append(e)
+    plant.get_applied_spatial_force_input_port().FixValue(pctx, forces)
+
+    def state():
+        """Centres, quaternions (w, x, y, z), linear and angular velocities in the world
+        (v = [omega, v] per body)."""
+        q, v = plant.GetPositions(pctx), plant.GetVelocities(pctx)
+        return (q[qs + np.arange(4, 7)], q[qs + np.arange(4)], v[vs + np.arange(3, 6)],
+                v[vs + np.arange(3)])
+
+    sim.Initialize()
+    meas = PileMeasures(scene, *state())
+    dt, times = scene["dt"], []
+    for step in range(1, int(round(scene["duration_s"] / dt)) + 1):
+        t0 = time.perf_counter()
+        sim.AdvanceTo((step - 0.5) * dt)  # half a step past an update: exactly one update
+        times.append(time.perf_counter() - t0)
+        meas.step(*state())
+    return {"measures": meas, "step_times": times, "converged_fraction": None}
 
 
 def drake_defaults():
@@ -1207,6 +1453,79 @@ def stack_metrics(scene, C, pen):
             "penetration_max_mm": float(max(standing) * 1e3) if standing else None}
 
 
+def quat_matrices(quat):
+    """Rotation matrices (N x 3 x 3) of the quaternions (N x 4, w x y z), normalized first."""
+    w, x, y, z = (quat / np.linalg.norm(quat, axis=1, keepdims=True)).T
+    return np.stack([1 - 2 * (y * y + z * z), 2 * (x * y - w * z), 2 * (x * z + w * y),
+                     2 * (x * y + w * z), 1 - 2 * (x * x + z * z), 2 * (y * z - w * x),
+                     2 * (x * z - w * y), 2 * (y * z + w * x), 1 - 2 * (x * x + y * y)],
+                    axis=1).reshape(-1, 3, 3)
+
+
+def pile_gap(P, quat):
+    """The smallest gap (m, negative: the largest overlap) of any corner sphere with a plane
+    (its signed distance minus r) or with another cube's box, as `pile.rs`'s `against_box`:
+    the sphere's centre in the box's frame clamped to the box; outside, the distance to the
+    clamped point minus r; inside, minus (r + the distance to the nearest face). All spheres
+    against all boxes at once: each coordinate an N x 8 N array (boxes x spheres; numpy
+    reduces over a short last axis slowly). P: centres (N x 3), quat: (N x 4, w x y z)."""
+    R = quat_matrices(quat)
+    half, n = 0.5 * PILE["side"], len(P)
+    S = (P[:, None, :] + pile_corners() @ R.transpose(0, 2, 1)).reshape(-1, 3)
+    wall = 0.5 * PILE["container"] - np.abs(S[:, :2])
+    plane = min(S[:, 2].min(), wall.min()) - PILE_R
+    D = [S[None, :, k] - P[:, k, None] for k in range(3)]
+    L = [D[0] * R[:, 0, k, None] + D[1] * R[:, 1, k, None] + D[2] * R[:, 2, k, None]
+         for k in range(3)]  # (R_j' (s - p_j))_k at (j, s)
+    d = [x - np.clip(x, -half, half) for x in L]
+    out = np.sqrt(d[0] * d[0] + d[1] * d[1] + d[2] * d[2])
+    # inside: minus the nearest face's distance
+    inside = np.maximum(np.maximum(np.abs(L[0]), np.abs(L[1])), np.abs(L[2])) - half
+    gap = np.where(out > 0.0, out, inside) - PILE_R
+    gap[np.repeat(np.arange(n), 8), np.arange(8 * n)] = np.inf  # a cube's own box
+    return float(min(plane, gap.min()))
+
+
+class PileMeasures:
+    """The pile's measures after every step, from the cubes' centres P, quaternions quat
+    (w x y z), linear velocities V and angular velocities W (N x 3 or 4 each): the
+    penetration (`pile_gap`, 0 without overlap), the total kinetic energy (m |v|^2 / 2 +
+    I |omega|^2 / 2, I = m a^2 / 6), and the last state; the start's smallest gap."""
+
+    def __init__(self, scene, P, quat, V, W):
+        self.dt = scene["dt"]
+        self.start_gap = pile_gap(P, quat)
+        self.penetration, self.energy = [], []
+        self.last = (P, quat, V, W)
+
+    def step(self, P, quat, V, W):
+        """Measure one step's state (arrays of our own: the engines' buffers are indexed out)."""
+        m, a = PILE["mass"], PILE["side"]
+        self.penetration.append(max(0.0, -pile_gap(P, quat)))
+        self.energy.append(float(0.5 * m * (V * V).sum() + 0.5 * (m * a * a / 6.0) * (W * W).sum()))
+        self.last = (P, quat, V, W)
+
+
+def pile_metrics(scene, meas):
+    """The pile's metrics (`PileMeasures`'s samples at t = dt, 2 dt, ...): the largest and the
+    final penetration (mm), the final kinetic energy and its largest over the last 0.5 s (J:
+    at rest?), the cubes whose centre left the box (|x| or |y| > L/2 or z < 0) at the end, the
+    highest centre and the fastest centre at the end, and the start's smallest gap (mm; the
+    layout clears everything by more than 1 mm)."""
+    pen, ke = np.asarray(meas.penetration), np.asarray(meas.energy)
+    t = np.arange(1, len(ke) + 1) * meas.dt
+    P, _, V, _ = meas.last
+    half = 0.5 * PILE["container"]
+    out = (np.abs(P[:, 0]) > half) | (np.abs(P[:, 1]) > half) | (P[:, 2] < 0.0)
+    return {"penetration_max_mm": float(pen.max() * 1e3),
+            "penetration_end_mm": float(pen[-1] * 1e3),
+            "kinetic_energy_end_J": float(ke[-1]),
+            "kinetic_energy_max_last_0_5s_J": float(ke[t >= t[-1] - PILE_REST_S - 1e-9].max()),
+            "escaped": int(out.sum()), "height_end_m": float(P[:, 2].max()),
+            "speed_max_end_mps": float(np.linalg.norm(V, axis=1).max()),
+            "start_gap_min_mm": meas.start_gap * 1e3}
+
+
 def trajectory(scene, P, V):
     """Every TRAJ_EVERY-th sample as lists t, x, y, z, speed (6 significant digits)."""
     idx = np.arange(0, len(P), TRAJ_EVERY)
@@ -1232,6 +1551,10 @@ def run_one(scene, engine, config):
                  else run_drake_grasp(scene, config))
             rec.update({k: r[k] for k in ("secure_pitch_deg", "loose_pitch_deg",
                                           "secure_slip_um_s")})
+        elif scene["kind"] == "pile":
+            r = (run_mujoco_pile(scene, config) if engine == "mujoco"
+                 else run_drake_pile(scene, config))
+            rec.update(pile_metrics(scene, r["measures"]))
         elif scene["kind"] == "stack":
             r = (run_mujoco_stack(scene, config) if engine == "mujoco"
                  else run_drake_stack(scene, config))
@@ -1249,6 +1572,7 @@ def run_one(scene, engine, config):
                 rec.update(peer_model_checks(scene, engine, config, r, rec))
         # The solver statistics every engine run reports (MuJoCo's iterations only).
         for k in ("converged_fraction", "iterations_per_step_mean", "iterations_per_step_max",
+                  "islands_max",
                   "signorini_max", "gap_lambda_max", "normal_work_J", "friction_ratio_max",
                   "solref", "solimp"):
             if k in r:
@@ -1291,7 +1615,7 @@ def main():
     if a.check:
         sys.exit(check())
     specs = scene_specs()
-    known = list(specs) + ["pinch_grasp", "stack", "stack_face", "tower", "consistency"]
+    known = list(specs) + ["pinch_grasp", "stack", "stack_face", "tower", "pile", "consistency"]
     names = a.only.split(",") if a.only else known
     bad = [n for n in names if n not in known]
     if bad:
@@ -1305,6 +1629,9 @@ def main():
         elif n == "tower":
             # CI size: the 5-cube tower only (its duration capped below like the others).
             runs = [tower_spec(c) for c in (TOWER_COUNTS[:1] if a.small else TOWER_COUNTS)]
+        elif n == "pile":
+            # CI size: the 20-cube pile only (0.3 s, as the others below).
+            runs = [pile_spec(c) for c in (PILE_COUNTS[:1] if a.small else PILE_COUNTS)]
         elif n == "pinch_grasp":
             # CI size: 7 s covers the first secure and loose phases.
             runs = [grasp_spec(7.0 if a.small else 12.0)]

@@ -32,6 +32,7 @@ use crate::table::{Cell as C, Table};
 mod grasp;
 mod metric;
 mod motions;
+mod pile;
 mod sweeps;
 mod threshold;
 
@@ -420,6 +421,7 @@ fn engines(r: &mut Report, root: &Path, exact: &Exact) -> Result<PeerRun, Report
     }
     let mut rows = engine_rows(&df, exact)?;
     rows.extend(sweeps::peer_rows(&df)?);
+    rows.extend(pile::peer_rows(&df)?);
     let drake_absent = (!strs(&df, "engine")?.iter().any(|e| e == "drake")).then(|| {
         strs(&df, "missing_modules")
             .ok()
@@ -451,7 +453,7 @@ fn failures(df: &DataFrame) -> Result<Vec<Failure>, ReportError> {
     Ok((0..df.height())
         .filter(|&k| !errors[k].is_empty())
         .map(|k| {
-            let at = if scene[k] == "tower" {
+            let at = if scene[k] == "tower" || scene[k] == "pile" {
                 format!("{} cubes", sweeps::count_param(param[k]))
             } else if param[k].is_finite() {
                 format!("ratio {}", sweeps::ratio_param(param[k]))
@@ -578,7 +580,7 @@ fn engine_rows(df: &DataFrame, exact: &Exact) -> Result<Vec<Metric>, ReportError
     let values: Vec<Vec<f64>> = names.iter().map(|n| column(n)).collect();
     let mut rows = Vec::new();
     for k in 0..df.height() {
-        if sweeps::SWEEP_SCENES.contains(&scene[k].as_str()) {
+        if sweeps::SWEEP_SCENES.contains(&scene[k].as_str()) || scene[k] == "pile" {
             continue;
         }
         let wanted = columns_of(&scene[k]);
@@ -658,6 +660,8 @@ struct Sections {
     stacks: Vec<String>,
     /// The tower of cubes.
     tower: bool,
+    /// The pile of cubes.
+    pile: bool,
     /// The time-step sweep.
     consistency: bool,
 }
@@ -697,6 +701,7 @@ pub fn generate(root: &Path) -> Result<(), ReportError> {
     sections.threshold = threshold::section(&mut r, rows)?;
     sections.stacks = sweeps::stack_section(&mut r, rows)?;
     sections.tower = sweeps::tower_section(&mut r, rows)?;
+    sections.pile = pile::section(&mut r, rows)?;
     sections.consistency = sweeps::consistency_section(&mut r, rows)?;
     metrics_csv(&mut r, rows)?;
     r.show("sections", sections)?;
@@ -719,6 +724,7 @@ fn study(r: &mut Report, root: &Path, sections: &mut Sections) -> Result<Study, 
     exact.insert("pinch_grasp".into(), grasp_exact);
     rows.extend(sweeps::ours_stack(r, "stack.toml")?);
     rows.extend(sweeps::ours_stack(r, "tower.toml")?);
+    rows.extend(pile::ours(r)?);
     rows.extend(threshold::rows(r)?);
     rows.extend(sweeps::ours_consistency(r)?);
     let mut failed = Vec::new();
@@ -799,6 +805,8 @@ fn metric_fmt(metric: &str) -> Fmt {
         "signorini_max" | "gap_lambda_max" => Fmt::sci(1),
         "normal_work_J" => Fmt::sci(2).unit(" J"),
         "friction_ratio_max" => Fmt::fixed(3),
+        "kinetic_energy_end_J" | "kinetic_energy_max_last_0_5s_J" => Fmt::sci(2).unit(" J"),
+        "escaped" => Fmt::int(),
         "collapsed" => Fmt::int(),
         "own_test_failed_fraction" => Fmt::fixed(3),
         "collapse_time_ms" => Fmt::fixed(0).unit(" ms"),
@@ -829,7 +837,7 @@ fn columns_of(scene: &str) -> Vec<&'static str> {
 /// (`stack.contactlab.coulomb+pgs.drift_mm.ratio1e6`).
 fn fact_key(m: &Metric) -> String {
     let base = format!("{}.{}.{}.{}", m.scene, m.engine, m.label, m.metric);
-    if m.scene == "tower" {
+    if m.scene == "tower" || m.scene == "pile" {
         format!("{base}.count{}", m.param)
     } else if !m.param.is_empty() {
         format!("{base}.ratio{}", m.param)
@@ -988,6 +996,14 @@ mod tests {
             "tower_penetration_mm",
         ];
         tables.extend(tower);
+        let pile = [
+            "pile_converged_fraction",
+            "pile_penetration_max_mm",
+            "pile_kinetic_energy_max_last_0_5s_J",
+            "pile_escaped",
+            "pile_time_ratio_to_mujoco",
+        ];
+        tables.extend(pile);
         for t in tables {
             shown.table(t, format!("| {t} |\n")).unwrap();
         }
@@ -1021,6 +1037,9 @@ mod tests {
             .num("config.tower.sweep.count.0", 5.0, Fmt::int())
             .num("config.tower.sweep.count.1", 10.0, Fmt::int())
             .num("config.tower.scene.params.duration", 5.0, Fmt::fixed(1))
+            .num("config.pile.sweep.count.0", 20.0, Fmt::int())
+            .num("config.pile.sweep.count.1", 50.0, Fmt::int())
+            .num("config.pile.scene.params.duration", 2.0, Fmt::fixed(1))
             .list(
                 "config.threshold.sweep.slope_deg",
                 vec![24.0, 25.0],
@@ -1048,6 +1067,7 @@ mod tests {
             threshold: true,
             stacks: vec!["stack".into(), "stack_face".into()],
             tower: true,
+            pile: true,
             consistency: true,
             ..Sections::default()
         }
@@ -1077,7 +1097,8 @@ mod tests {
             "### `stack_face`\n\nA light cube under a heavy one, at rest, the top cube's corner \
              spheres on the bottom cube's top face",
             "| stack_face_penetration_mm |\n\n### `tower`\n\n",
-            "| tower_penetration_mm |\n\n### `consistency`",
+            "| tower_penetration_mm |\n\n### `pile`\n\n",
+            "| pile_time_ratio_to_mujoco |\n\n### `consistency`",
             "| consistency |\n\n![position error against the time step, log-log](consistency.svg)",
         ];
         let mut at = 0;

@@ -3,7 +3,8 @@
 //! is built: what the lab's checked plan keeps per run and builds the scene from.
 
 use crate::{
-    BallsConfig, BallsInCube, Clutter, ClutterConfig, CubeStack, Fidelity, FidelityConfig,
+    BallsConfig, BallsInCube, Clutter, ClutterConfig, CubePile, CubeStack, Fidelity,
+    FidelityConfig, PileConfig,
     GraspConfig, Pendulum, PendulumConfig, PinchGrasp, Quadruped, QuadrupedConfig, RandomLcp,
     RandomLcpConfig, Scene, SceneError, SphereConfig, SphereOnPlane, SpringCylinder,
     SpringCylinderConfig, StackConfig,
@@ -34,11 +35,13 @@ pub enum SceneKind {
     CubeStack,
     /// The fidelity study's pinch grasp with a square-wave grip.
     PinchGrasp,
+    /// The fidelity study's pile of cubes dropped into a box.
+    CubePile,
 }
 
 impl SceneKind {
     /// Every scene, in the order `contactlab list` names them.
-    pub const ALL: [SceneKind; 11] = [
+    pub const ALL: [SceneKind; 12] = [
         SceneKind::BallsInCube,
         SceneKind::BallDrop,
         SceneKind::SphereOnPlane,
@@ -50,6 +53,7 @@ impl SceneKind {
         SceneKind::Fidelity,
         SceneKind::CubeStack,
         SceneKind::PinchGrasp,
+        SceneKind::CubePile,
     ];
 
     /// The name configs use.
@@ -66,6 +70,7 @@ impl SceneKind {
             SceneKind::Fidelity => "fidelity",
             SceneKind::CubeStack => "cube_stack",
             SceneKind::PinchGrasp => "pinch_grasp",
+            SceneKind::CubePile => "cube_pile",
         }
     }
 
@@ -102,6 +107,7 @@ impl SceneKind {
             SceneKind::Fidelity => SceneConfig::Fidelity(FidelityConfig::from_table(params)?),
             SceneKind::CubeStack => SceneConfig::CubeStack(StackConfig::from_table(params)?),
             SceneKind::PinchGrasp => SceneConfig::PinchGrasp(GraspConfig::from_table(params)?),
+            SceneKind::CubePile => SceneConfig::CubePile(PileConfig::from_table(params)?),
         };
         cfg.check()?;
         Ok(cfg)
@@ -143,6 +149,8 @@ pub enum SceneConfig {
     CubeStack(StackConfig),
     /// [`SceneKind::PinchGrasp`].
     PinchGrasp(GraspConfig),
+    /// [`SceneKind::CubePile`].
+    CubePile(PileConfig),
 }
 
 impl SceneConfig {
@@ -162,6 +170,7 @@ impl SceneConfig {
             SceneConfig::Fidelity(c) => c.resolved().validate(),
             SceneConfig::CubeStack(c) => c.validate(),
             SceneConfig::PinchGrasp(c) => c.validate(),
+            SceneConfig::CubePile(c) => c.validate(),
         }
     }
 
@@ -179,6 +188,7 @@ impl SceneConfig {
             SceneConfig::Fidelity(c) => Box::new(Fidelity::new(c)?),
             SceneConfig::CubeStack(c) => Box::new(CubeStack::new(c)?),
             SceneConfig::PinchGrasp(c) => Box::new(PinchGrasp::new(c)?),
+            SceneConfig::CubePile(c) => Box::new(CubePile::new(c)?),
         })
     }
 }
@@ -284,6 +294,14 @@ mod tests {
                 "grip_high = 20.0",
                 "duty = 0.0",
                 "`duty`",
+                "t",
+            ),
+            (
+                "cube_pile",
+                SceneKind::CubePile,
+                "count = 5",
+                "mass = 0.0",
+                "`mass`",
                 "t",
             ),
         ];

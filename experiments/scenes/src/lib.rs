@@ -66,6 +66,7 @@ pub use balls::{Ball, BallsConfig, BallsInCube};
 pub use clutter::{Clutter, ClutterConfig};
 pub use error::SceneError;
 pub use fidelity::grasp::{GraspConfig, PinchGrasp};
+pub use fidelity::pile::{CubePile, PileConfig};
 pub use fidelity::stack::{CubeStack, StackConfig};
 pub use fidelity::{Fidelity, FidelityConfig, Setup};
 pub use kind::{SceneConfig, SceneKind};

@@ -72,6 +72,11 @@ fn cut_down_runs(root: &Root) {
             &[("coulomb", "pgs"), ("implicit-ncp", "todorov")][..],
         ),
         (
+            "pile.toml",
+            250,
+            &[("coulomb", "pgs"), ("sap", "newton-merit")][..],
+        ),
+        (
             "consistency.toml",
             100,
             &[("coulomb", "pgs"), ("implicit-ncp", "todorov")][..],
@@ -102,6 +107,10 @@ fn cut_down_runs(root: &Root) {
                     "mass_ratio".into(),
                     toml::Value::Array(vec![1.0.into(), 1e6.into()]),
                 );
+            }
+            if config == "pile.toml" {
+                // Twenty cubes, their first landings within the 250 steps.
+                sweep.insert("count".into(), toml::Value::Array(vec![20.into()]));
             }
             if config == "consistency.toml" {
                 sweep.insert(
@@ -298,6 +307,11 @@ fn cut_down_runs_report_each_models_motion_against_the_exact_answer() {
         assert_eq!(tower("pgs", "collapsed", count), 0.0);
     }
     assert!(readme.contains("### `tower`\n\nCubes of 1 kg stacked face on face"));
+    // The pile, 250 steps: nothing leaves the box, and SAP's overlaps stay below a millimetre.
+    assert_eq!(swept("pile", "newton-merit", "escaped", "20"), 0.0);
+    assert!(swept("pile", "newton-merit", "penetration_max_mm", "20") < 1.0);
+    assert!(swept("pile", "pgs", "converged_fraction", "20") > 0.0);
+    assert!(readme.contains("### `pile`\n\nCubes of 0.1 m and 1 kg"));
     // Time-step consistency: the exact cone's error is first order in dt.
     let (slope, one) = find("consistency", "pgs", "consistency_slope");
     assert_eq!(one, 1.0);
@@ -361,6 +375,7 @@ fn the_peers_harness_runs_every_scene_small_in_mujoco() {
         "stack",
         "stack_face",
         "tower",
+        "pile",
         "drop_cube",
         "drop_sphere",
         "consistency",
@@ -424,6 +439,18 @@ fn the_peers_harness_runs_every_scene_small_in_mujoco() {
         assert_eq!(r["param"].as_f64(), Some(5.0), "{r}");
         assert_eq!(r["collapsed"].as_i64(), Some(0), "{r}");
     }
+    // The pile, 0.3 s: twenty cubes, none out of the box; MuJoCo's default contact lets the
+    // corners sink into the boxes by more than a sphere's radius (2 mm), its best by less.
+    let pile = |c: &str| *find("pile").iter().find(|r| r["config"] == c).unwrap();
+    let soft = pile("elliptic-impratio1-noslip0");
+    assert_eq!(soft["param"].as_f64(), Some(20.0), "{soft}");
+    assert_eq!(soft["escaped"].as_i64(), Some(0), "{soft}");
+    assert!(soft["penetration_max_mm"].as_f64().unwrap() > 2.0, "{soft}");
+    let best = pile("elliptic-tc2dt-impratio10-noslip10");
+    assert!(
+        best["penetration_max_mm"].as_f64().unwrap() < soft["penetration_max_mm"].as_f64().unwrap(),
+        "{best}"
+    );
     // The consistency error is larger at the larger step.
     let c = find("consistency");
     let err = |dt: f64| {

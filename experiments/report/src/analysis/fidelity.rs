@@ -309,6 +309,89 @@ impl StackRun {
     }
 }
 
+/// The pile under one solver (`contactlab_scenes::fidelity::pile`): per step, the judged
+/// status, the time after the step, the largest overlap, the kinetic energy, the cubes that left
+/// the box and the whole step's seconds.
+#[derive(Debug, Clone, Default)]
+pub struct PileRun {
+    /// The solve's judged status per step.
+    pub status: Vec<String>,
+    /// Time after the step (s).
+    pub t: Vec<f64>,
+    /// The largest overlap after the step (m).
+    pub penetration: Vec<f64>,
+    /// The kinetic energy after the step (J).
+    pub kinetic_energy: Vec<f64>,
+    /// Cubes outside the box after the step.
+    pub escaped: Vec<f64>,
+    /// Whole-step seconds: the solver's and the scene's.
+    pub step_seconds: Vec<f64>,
+}
+
+impl PileRun {
+    /// Every (run, solver) of a pile steps frame.
+    pub fn all(df: &DataFrame) -> Result<BTreeMap<(u64, String), PileRun>, AnalysisError> {
+        let status = judged_status(df)?;
+        let (t, penetration) = (f64s(df, "t")?, f64s(df, "penetration")?);
+        let (energy, escaped) = (f64s(df, "kinetic_energy")?, f64s(df, "escaped")?);
+        let (seconds, scene) = (f64s(df, steps::SECONDS)?, f64s(df, steps::SCENE_SECONDS)?);
+        Ok(groups(df)?
+            .into_iter()
+            .map(|(key, rows)| {
+                let pick = |v: &[f64]| rows.iter().map(|&k| v[k]).collect::<Vec<f64>>();
+                let run = PileRun {
+                    status: rows.iter().map(|&k| status[k].clone()).collect(),
+                    t: pick(&t),
+                    penetration: pick(&penetration),
+                    kinetic_energy: pick(&energy),
+                    escaped: pick(&escaped),
+                    step_seconds: rows.iter().map(|&k| seconds[k] + scene[k]).collect(),
+                };
+                (key, run)
+            })
+            .collect())
+    }
+
+    /// The share of steps with contacts whose solve converged.
+    pub fn converged_fraction(&self) -> f64 {
+        converged_share(&self.status)
+    }
+
+    /// The largest overlap over the run (mm).
+    pub fn penetration_max_mm(&self) -> f64 {
+        1e3 * self.penetration.iter().copied().fold(0.0, f64::max)
+    }
+
+    /// The overlap at the end (mm).
+    pub fn penetration_end_mm(&self) -> f64 {
+        self.penetration.last().map_or(f64::NAN, |p| 1e3 * p)
+    }
+
+    /// The kinetic energy at the end (J).
+    pub fn kinetic_energy_end(&self) -> f64 {
+        self.kinetic_energy.last().copied().unwrap_or(f64::NAN)
+    }
+
+    /// The largest kinetic energy over the run's last `span` seconds (J): at rest, or not.
+    pub fn kinetic_energy_max_last(&self, span: f64) -> f64 {
+        let end = self.t.last().copied().unwrap_or(f64::NAN);
+        (0..self.t.len())
+            .filter(|&k| self.t[k] > end - span)
+            .map(|k| self.kinetic_energy[k])
+            .fold(f64::NAN, f64::max)
+    }
+
+    /// The cubes outside the box at the end.
+    pub fn escaped_end(&self) -> f64 {
+        self.escaped.last().copied().unwrap_or(f64::NAN)
+    }
+
+    /// The median whole-step time (s).
+    pub fn step_seconds_median(&self) -> f64 {
+        median(self.step_seconds.clone())
+    }
+}
+
 /// An angle series made continuous: steps of more than 180 degrees are taken as wraps of 360
 /// (a plate swinging past 180 degrees must not jump).
 pub fn unwrap_degrees(a: &[f64]) -> Vec<f64> {
@@ -749,6 +832,27 @@ mod tests {
             "the upper median"
         );
         assert_eq!(g.converged_fraction(), 1.0);
+    }
+
+    /// The pile's measures: the largest and the last overlap, the energy at the end and its
+    /// largest over the last span, the cubes out at the end.
+    #[test]
+    fn a_pile_run_measures_overlap_energy_and_escapes() {
+        let p = PileRun {
+            status: vec!["converged".into(), "converged".into(), "max_iterations".into()],
+            t: vec![0.5, 1.0, 1.5],
+            penetration: vec![1e-4, 3e-4, 2e-4],
+            kinetic_energy: vec![5.0, 0.2, 0.1],
+            escaped: vec![0.0, 0.0, 1.0],
+            step_seconds: vec![1.0, 3.0, 2.0],
+        };
+        assert!((p.converged_fraction() - 2.0 / 3.0).abs() < 1e-15);
+        assert!((p.penetration_max_mm() - 0.3).abs() < 1e-12);
+        assert!((p.penetration_end_mm() - 0.2).abs() < 1e-12);
+        assert_eq!(p.kinetic_energy_end(), 0.1);
+        assert_eq!(p.kinetic_energy_max_last(0.6), 0.2);
+        assert_eq!(p.escaped_end(), 1.0);
+        assert_eq!(p.step_seconds_median(), 2.0);
     }
 
     #[test]

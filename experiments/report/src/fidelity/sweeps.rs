@@ -348,7 +348,7 @@ pub(super) fn configurations(rows: &[&Metric]) -> Vec<(String, String, String, S
 
 /// A table of one metric with a column per value of `axis` (`param` or `dt`), shown as
 /// `tables.<name>`.
-fn pivot(
+pub(super) fn pivot(
     r: &mut Report,
     name: &str,
     rows: &[&Metric],
@@ -454,7 +454,7 @@ fn param_columns(
 
 /// A sweep's tables, `tables.<scene>_<metric>` for each of `metrics` with its format, one
 /// column per `columns`.
-fn sweep_tables(
+pub(super) fn sweep_tables(
     r: &mut Report,
     scene: &str,
     here: &[&Metric],
@@ -494,15 +494,20 @@ fn one_stack(r: &mut Report, scene: &str, here: &[&Metric]) -> Result<(), Report
     Ok(())
 }
 
+/// A column per cube count of the rows (`param`), smallest first: key and heading.
+pub(super) fn count_columns(here: &[&Metric]) -> Vec<(String, String)> {
+    param_columns(here, |n| {
+        (count_param(n), format!("{} cubes", count_param(n)))
+    })
+}
+
 /// The tower's tables (`tables.tower_<metric>`), a column per cube count; whether it ran.
 pub fn tower_section(r: &mut Report, rows: &[Metric]) -> Result<bool, ReportError> {
     let here: Vec<&Metric> = rows.iter().filter(|m| m.scene == "tower").collect();
     if here.is_empty() {
         return Ok(false);
     }
-    let columns = param_columns(&here, |n| {
-        (count_param(n), format!("{} cubes", count_param(n)))
-    });
+    let columns = count_columns(&here);
     let metrics = [
         ("converged_fraction", Fmt::fixed(3)),
         ("drift_top_mm", Fmt::sci(1)),

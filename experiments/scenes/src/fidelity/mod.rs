@@ -200,6 +200,7 @@
 
 pub mod exact;
 pub mod grasp;
+pub mod pile;
 pub mod stack;
 
 use contactlab_core::{ProblemError, StepProblem};
