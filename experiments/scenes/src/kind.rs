@@ -4,10 +4,9 @@
 
 use crate::{
     BallsConfig, BallsInCube, Clutter, ClutterConfig, CubePile, CubeStack, Fidelity,
-    FidelityConfig, PileConfig,
-    GraspConfig, Pendulum, PendulumConfig, PinchGrasp, Quadruped, QuadrupedConfig, RandomLcp,
-    RandomLcpConfig, Scene, SceneError, SphereConfig, SphereOnPlane, SpringCylinder,
-    SpringCylinderConfig, StackConfig,
+    FidelityConfig, GraspConfig, Pendulum, PendulumConfig, PileConfig, PinchGrasp, Quadruped,
+    QuadrupedConfig, RandomLcp, RandomLcpConfig, Scene, SceneError, SphereConfig, SphereOnPlane,
+    SpringCylinder, SpringCylinderConfig, StackConfig,
 };
 
 /// Which scene an experiment config names (`[scene] kind = ...`, by [`SceneKind::name`]).

@@ -839,7 +839,11 @@ mod tests {
     #[test]
     fn a_pile_run_measures_overlap_energy_and_escapes() {
         let p = PileRun {
-            status: vec!["converged".into(), "converged".into(), "max_iterations".into()],
+            status: vec![
+                "converged".into(),
+                "converged".into(),
+                "max_iterations".into(),
+            ],
             t: vec![0.5, 1.0, 1.5],
             penetration: vec![1e-4, 3e-4, 2e-4],
             kinetic_energy: vec![5.0, 0.2, 0.1],

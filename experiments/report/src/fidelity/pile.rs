@@ -62,7 +62,10 @@ pub fn ours(r: &mut Report) -> Result<Vec<Metric>, ReportError> {
                 engine: "contactlab".into(),
                 formulation: formulation.clone(),
                 optimizer: optimizer.clone(),
-                model: model.get(&(index, label.clone())).cloned().unwrap_or_default(),
+                model: model
+                    .get(&(index, label.clone()))
+                    .cloned()
+                    .unwrap_or_default(),
                 label: label.clone(),
                 param: count_param(count as f64),
                 dt: param(record, "dt"),

@@ -198,6 +198,7 @@
 //! carried here); `finished()` after `duration` (defaults: sliding 0.5 s, dragged 1 s, wall and
 //! both slopes 10 s, rolling 1 s, the drops 0.5 s).
 
+mod cubes;
 pub mod exact;
 pub mod grasp;
 pub mod pile;

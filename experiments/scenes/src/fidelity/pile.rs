@@ -48,14 +48,13 @@
 //! (the highest centre, m); `escaped` (cubes whose centre left the box).
 
 use contactlab_core::generalized::GeneralizedProblem;
-use contactlab_core::{ProblemError, StepProblem};
-use faer::sparse::Triplet;
-use nalgebra::{Matrix3x6, UnitQuaternion, Vector3};
+use contactlab_core::StepProblem;
+use nalgebra::{UnitQuaternion, Vector3};
 use serde::{Deserialize, Serialize};
 
-use super::stack::Cube;
-use super::{Fidelity, CORNER_RADIUS_FRACTION};
-use crate::assemble::{Assembly, Gap};
+use super::cubes::{self, Cube, Found};
+use super::CORNER_RADIUS_FRACTION;
+use crate::assemble::Gap;
 use crate::error::SceneError;
 use crate::scene::{contact_frame, Contact, ContactKey, ContactStep, Scene};
 
@@ -186,7 +185,10 @@ impl PileConfig {
         if 0.3 * self.container + 0.1 * self.side + 0.5 * diagonal >= 0.5 * self.container {
             return bad(
                 "container",
-                format!("{} m is too narrow for cubes of {} m", self.container, self.side),
+                format!(
+                    "{} m is too narrow for cubes of {} m",
+                    self.container, self.side
+                ),
             );
         }
         Ok(())
@@ -238,13 +240,6 @@ pub fn layout(config: &PileConfig, k: usize) -> (Vector3<f64>, UnitQuaternion<f6
     (centre, UnitQuaternion::from_scaled_axis(angle * axis))
 }
 
-/// One contact: its key, frame and gap, and per cube it touches the cube, the sign of its rows
-/// and the point's arm from the cube's centre.
-struct Found {
-    contact: Contact,
-    bodies: Vec<(usize, f64, Vector3<f64>)>,
-}
-
 /// A plane of the container: `n . x = offset`, `n` into the box.
 struct Plane {
     normal: Vector3<f64>,
@@ -276,14 +271,7 @@ impl CubePile {
         let cubes = (0..config.count)
             .map(|k| {
                 let (p, q) = layout(config, k);
-                Cube {
-                    mass: config.mass,
-                    p,
-                    q,
-                    v: Vector3::zeros(),
-                    w: Vector3::zeros(),
-                    start: p,
-                }
+                Cube::at_rest(config.mass, p, q)
             })
             .collect();
         Ok(CubePile {
@@ -311,11 +299,6 @@ impl CubePile {
             wall(Vector3::y()),
             wall(-Vector3::y()),
         ]
-    }
-
-    /// A cube's moment of inertia `m a^2 / 6`.
-    fn inertia(&self) -> f64 {
-        self.config.mass * self.config.side * self.config.side / 6.0
     }
 
     /// Corner `k` of cube `body` in world coordinates.
@@ -391,6 +374,7 @@ impl CubePile {
                                 frame: contact_frame(n),
                                 gap,
                             },
+                            mu: self.config.mu,
                             bodies: vec![(i, 1.0, point - self.cubes[i].p)],
                         });
                     }
@@ -402,7 +386,14 @@ impl CubePile {
     }
 
     /// Corner `k` of cube `i` against every other cube's box close enough to reach.
-    fn box_contacts(&self, i: usize, k: usize, margin: f64, with_reach: bool, out: &mut Vec<Found>) {
+    fn box_contacts(
+        &self,
+        i: usize,
+        k: usize,
+        margin: f64,
+        with_reach: bool,
+        out: &mut Vec<Found>,
+    ) {
         let (r, a) = (self.config.corner_radius(), self.config.side);
         let c = self.sphere(i, k);
         for j in 0..self.cubes.len() {
@@ -435,6 +426,7 @@ impl CubePile {
                     frame: contact_frame(n),
                     gap,
                 },
+                mu: self.config.mu,
                 bodies: vec![
                     (i, 1.0, point - self.cubes[i].p),
                     (j, -1.0, point - self.cubes[j].p),
@@ -453,9 +445,9 @@ impl CubePile {
 
     /// The kinetic energy of every cube (J).
     pub fn kinetic_energy(&self) -> f64 {
-        let i = self.inertia();
+        let side = self.config.side;
         (self.cubes.iter())
-            .map(|c| 0.5 * c.mass * c.v.norm_squared() + 0.5 * i * c.w.norm_squared())
+            .map(|c| 0.5 * c.mass * c.v.norm_squared() + 0.5 * c.inertia(side) * c.w.norm_squared())
             .sum()
     }
 
@@ -474,55 +466,15 @@ impl CubePile {
 
     /// The generalized problem of these contacts (rigid, speculative gaps).
     fn problem(&self, found: &[Found], free: &[f64]) -> Result<GeneralizedProblem, SceneError> {
-        let nv = 6 * self.cubes.len();
-        let (m, inertia) = (self.config.mass, self.inertia());
-        let a = (0..nv)
-            .map(|c| Triplet::new(c, c, if c % 6 < 3 { m } else { inertia }))
-            .collect();
-        let mut jt = Vec::with_capacity(36 * found.len());
-        for (ci, f) in found.iter().enumerate() {
-            for &(body, sign, arm) in &f.bodies {
-                let block: Matrix3x6<f64> = Fidelity::contact_jacobian(&f.contact.frame, &arm);
-                for r in 0..3 {
-                    for col in 0..6 {
-                        jt.push(Triplet::new(3 * ci + r, 6 * body + col, sign * block[(r, col)]));
-                    }
-                }
-            }
-        }
-        let velocity = (self.cubes.iter())
-            .flat_map(|c| [c.v.x, c.v.y, c.v.z, c.w.x, c.w.y, c.w.z])
-            .collect();
-        Assembly {
-            nv,
-            a,
-            j: jt,
-            contacts: found.iter().map(|f| (f.contact.gap, self.config.mu)).collect(),
-            free: free.to_vec(),
-            velocity,
-            tree_of: (0..nv).map(|k| k / 6).collect(),
-            dt: self.config.dt,
-            gap: Gap::Speculative,
-        }
-        .problem()
-    }
-
-    /// The velocities after gravity, `[v_0, omega_0, v_1, omega_1, ...]`.
-    fn free_velocity(&self) -> Vec<f64> {
-        let g = self.config.dt * self.gravity();
-        (self.cubes.iter())
-            .flat_map(|c| {
-                let v = c.v + g;
-                [v.x, v.y, v.z, c.w.x, c.w.y, c.w.z]
-            })
-            .collect()
+        let c = &self.config;
+        cubes::problem(&self.cubes, c.side, found, free, (c.dt, Gap::Speculative))
     }
 }
 
 impl Scene for CubePile {
     fn contact_step(&self) -> Result<ContactStep, SceneError> {
         let found = self.contacts(self.config.margin, true);
-        let free = self.free_velocity();
+        let free = cubes::free_velocity(&self.cubes, self.config.gravity, self.config.dt);
         let problem = self.problem(&found, &free)?;
         Ok(ContactStep {
             contacts: found.into_iter().map(|f| f.contact).collect(),
@@ -532,38 +484,8 @@ impl Scene for CubePile {
     }
 
     fn advance(&mut self, step: &ContactStep, r: &[f64]) -> Result<(), SceneError> {
-        let nv = 6 * self.cubes.len();
-        step.check_impulses(r, Some(nv))?;
-        let g = step.problem.generalized().ok_or_else(|| {
-            SceneError::Problem(ProblemError::Shape {
-                field: "step".into(),
-                expected: "this scene's generalized problem".into(),
-                found: "a contact-space problem".into(),
-            })
-        })?;
-        // `v = v* + A^-1 J' r` with the step's own `J`.
-        let (cols, rows, vals) = (
-            g.j.symbolic().col_ptr(),
-            g.j.symbolic().row_idx(),
-            g.j.val(),
-        );
-        let (im, ii) = (1.0 / self.config.mass, 1.0 / self.inertia());
-        let mut vel = step.free.clone();
-        for (c, v) in vel.iter_mut().enumerate() {
-            let jt_r: f64 = (cols[c]..cols[c + 1]).map(|k| vals[k] * r[rows[k]]).sum();
-            *v += if c % 6 < 3 { im } else { ii } * jt_r;
-        }
-        let dt = self.config.dt;
-        for (body, cube) in self.cubes.iter_mut().enumerate() {
-            let s = &vel[6 * body..6 * body + 6];
-            cube.v = Vector3::new(s[0], s[1], s[2]);
-            cube.w = Vector3::new(s[3], s[4], s[5]);
-            cube.p += dt * cube.v;
-            cube.q = UnitQuaternion::from_scaled_axis(dt * cube.w) * cube.q;
-            if !(cube.p.iter().all(|x| x.is_finite()) && s.iter().all(|x| x.is_finite())) {
-                return Err(SceneError::NonFinite("state"));
-            }
-        }
+        let c = &self.config;
+        cubes::advance(&mut self.cubes, c.side, c.dt, step, r)?;
         self.steps += 1;
         Ok(())
     }
@@ -594,7 +516,10 @@ impl Scene for CubePile {
             ("kinetic_energy_exact", 0.0),
             ("penetration_exact", 0.0),
             // The weight of one cube over one step: the scale of a resting contact's impulse.
-            ("cube_weight_impulse", self.config.mass * self.config.gravity * self.config.dt),
+            (
+                "cube_weight_impulse",
+                self.config.mass * self.config.gravity * self.config.dt,
+            ),
         ]
     }
 
@@ -626,7 +551,11 @@ mod tests {
         assert_eq!((level(4), level(5), level(8), level(9)), (0, 1, 1, 2));
         // The same layout twice: nothing random.
         let again = pile(50);
-        assert!(p.cubes.iter().zip(&again.cubes).all(|(a, b)| a.p == b.p && a.q == b.q));
+        assert!(p
+            .cubes
+            .iter()
+            .zip(&again.cubes)
+            .all(|(a, b)| a.p == b.p && a.q == b.q));
     }
 
     /// A sphere against a box: outside along the nearest point, inside through the nearest face,
@@ -660,8 +589,14 @@ mod tests {
         // gap 0): the top cube's carry its weight, the bottom cube's none.
         let step = p.contact_step().unwrap();
         assert!(step.contacts.iter().all(|c| c.gap.abs() < 1e-15 && r > 0.0));
-        let floor = step.contacts.iter().filter(|c| matches!(c.key, ContactKey::WallPoint { .. }));
-        let pairs = step.contacts.iter().filter(|c| matches!(c.key, ContactKey::PairPoint { .. }));
+        let floor = step
+            .contacts
+            .iter()
+            .filter(|c| matches!(c.key, ContactKey::WallPoint { .. }));
+        let pairs = step
+            .contacts
+            .iter()
+            .filter(|c| matches!(c.key, ContactKey::PairPoint { .. }));
         assert_eq!((floor.count(), pairs.count()), (4, 8));
         let w = p.config.mass * p.config.gravity * p.config.dt;
         let impulses: Vec<f64> = step
@@ -702,7 +637,10 @@ mod tests {
             warm = Some(sol.r);
         }
         let (ke, escaped) = (p.kinetic_energy(), p.escaped());
-        eprintln!("pile: ke {ke:.3e} J, penetration {most:.3e} m, height {:.3}", p.cubes.iter().map(|c| c.p.z).fold(0.0, f64::max));
+        eprintln!(
+            "pile: ke {ke:.3e} J, penetration {most:.3e} m, height {:.3}",
+            p.cubes.iter().map(|c| c.p.z).fold(0.0, f64::max)
+        );
         assert_eq!(escaped, 0);
         assert!(ke < 1e-2, "{ke}");
         assert!(most < 2e-3, "{most}");

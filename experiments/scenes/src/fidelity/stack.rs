@@ -73,13 +73,14 @@
 //! heavy one), so a regularisation sized by the Delassus diagonal lets the heavy cube sink.
 
 use contactlab_core::generalized::GeneralizedProblem;
-use contactlab_core::{ProblemError, StepProblem};
-use faer::sparse::Triplet;
-use nalgebra::{Matrix3x6, UnitQuaternion, Vector3};
+use contactlab_core::StepProblem;
+use nalgebra::{UnitQuaternion, Vector3};
 use serde::{Deserialize, Serialize};
 
-use super::{Fidelity, CORNER_RADIUS_FRACTION};
-use crate::assemble::{Assembly, Gap};
+pub use super::cubes::Cube;
+use super::cubes::{self, Found};
+use super::CORNER_RADIUS_FRACTION;
+use crate::assemble::Gap;
 use crate::error::SceneError;
 use crate::scene::{contact_frame, Contact, ContactKey, ContactStep, Scene};
 
@@ -234,23 +235,6 @@ impl StackConfig {
     }
 }
 
-/// One cube of the stack.
-#[derive(Debug, Clone)]
-pub struct Cube {
-    /// Mass (kg).
-    pub mass: f64,
-    /// Centre of mass (world).
-    pub p: Vector3<f64>,
-    /// Orientation (body to world).
-    pub q: UnitQuaternion<f64>,
-    /// Velocity of the centre.
-    pub v: Vector3<f64>,
-    /// Angular velocity (world).
-    pub w: Vector3<f64>,
-    /// Where the centre started.
-    pub start: Vector3<f64>,
-}
-
 /// The stack (see the module doc). Body 0 is the bottom cube, body `count - 1` the top one.
 #[derive(Debug, Clone)]
 pub struct CubeStack {
@@ -264,14 +248,6 @@ pub struct CubeStack {
     pub steps: usize,
 }
 
-/// A contact found by [`CubeStack::contacts`]: its key, frame, gap, friction and, per body
-/// it touches, the body's index, the sign of its rows and the point's arm from its centre.
-struct Found {
-    contact: Contact,
-    mu: f64,
-    bodies: Vec<(usize, f64, Vector3<f64>)>,
-}
-
 impl CubeStack {
     /// The stack at rest for `config`.
     pub fn new(config: &StackConfig) -> Result<CubeStack, SceneError> {
@@ -282,16 +258,11 @@ impl CubeStack {
         let corners = (0..8)
             .map(|k| Vector3::new(sign(k, 0), sign(k, 1), sign(k, 2)))
             .collect();
-        let cube = |mass: f64, z: f64| Cube {
-            mass,
-            p: Vector3::new(0.0, 0.0, z),
-            q: UnitQuaternion::identity(),
-            v: Vector3::zeros(),
-            w: Vector3::zeros(),
-            start: Vector3::new(0.0, 0.0, z),
-        };
         let cubes = (config.masses().into_iter().enumerate())
-            .map(|(k, m)| cube(m, (k as f64 + 0.5) * a))
+            .map(|(k, m)| {
+                let p = Vector3::new(0.0, 0.0, (k as f64 + 0.5) * a);
+                Cube::at_rest(m, p, UnitQuaternion::identity())
+            })
             .collect();
         Ok(CubeStack {
             cubes,
@@ -299,11 +270,6 @@ impl CubeStack {
             steps: 0,
             config: config.clone(),
         })
-    }
-
-    /// A cube's moment of inertia `m a^2 / 6`.
-    fn inertia(&self, body: usize) -> f64 {
-        self.cubes[body].mass * self.config.side * self.config.side / 6.0
     }
 
     /// Sphere `k` of `body` in world coordinates.
@@ -447,70 +413,15 @@ impl CubeStack {
 
     /// The generalized problem of these contacts (rigid at their gaps).
     fn problem(&self, found: &[Found], free: &[f64]) -> Result<GeneralizedProblem, SceneError> {
-        let nv = 6 * self.cubes.len();
-        let mut a = Vec::with_capacity(nv);
-        for body in 0..self.cubes.len() {
-            let (m, i) = (self.cubes[body].mass, self.inertia(body));
-            for k in 0..6 {
-                a.push(Triplet::new(
-                    6 * body + k,
-                    6 * body + k,
-                    if k < 3 { m } else { i },
-                ));
-            }
-        }
-        let mut jt = Vec::new();
-        for (ci, f) in found.iter().enumerate() {
-            for &(body, sign, arm) in &f.bodies {
-                let block: Matrix3x6<f64> = Fidelity::contact_jacobian(&f.contact.frame, &arm);
-                for r in 0..3 {
-                    for col in 0..6 {
-                        jt.push(Triplet::new(
-                            3 * ci + r,
-                            6 * body + col,
-                            sign * block[(r, col)],
-                        ));
-                    }
-                }
-            }
-        }
-        let velocity: Vec<f64> = self
-            .cubes
-            .iter()
-            .flat_map(|c| [c.v.x, c.v.y, c.v.z, c.w.x, c.w.y, c.w.z])
-            .collect();
-        // The bodies are separate trees of `A` (block diagonal by body).
-        Assembly {
-            nv,
-            a,
-            j: jt,
-            contacts: found.iter().map(|f| (f.contact.gap, f.mu)).collect(),
-            free: free.to_vec(),
-            velocity,
-            tree_of: (0..nv).map(|k| k / 6).collect(),
-            dt: self.config.dt,
-            gap: Gap::Touching,
-        }
-        .problem()
-    }
-
-    /// The velocities after gravity, `[v_0, omega_0, v_1, omega_1, ...]`.
-    fn free_velocity(&self) -> Vec<f64> {
-        let g = Vector3::new(0.0, 0.0, -self.config.gravity) * self.config.dt;
-        self.cubes
-            .iter()
-            .flat_map(|c| {
-                let v = c.v + g;
-                [v.x, v.y, v.z, c.w.x, c.w.y, c.w.z]
-            })
-            .collect()
+        let c = &self.config;
+        cubes::problem(&self.cubes, c.side, found, free, (c.dt, Gap::Touching))
     }
 }
 
 impl Scene for CubeStack {
     fn contact_step(&self) -> Result<ContactStep, SceneError> {
         let found = self.contacts(self.config.margin);
-        let free = self.free_velocity();
+        let free = cubes::free_velocity(&self.cubes, self.config.gravity, self.config.dt);
         let problem = self.problem(&found, &free)?;
         Ok(ContactStep {
             contacts: found.into_iter().map(|f| f.contact).collect(),
@@ -520,43 +431,8 @@ impl Scene for CubeStack {
     }
 
     fn advance(&mut self, step: &ContactStep, r: &[f64]) -> Result<(), SceneError> {
-        step.check_impulses(r, Some(6 * self.cubes.len()))?;
-        // The velocities after the impulses: v* + A^-1 J' r, with the step's own J.
-        let mut vel = step.free.clone();
-        if let Some(g) = step.problem.generalized() {
-            let (cols, rows, vals) = (
-                g.j.symbolic().col_ptr(),
-                g.j.symbolic().row_idx(),
-                g.j.val(),
-            );
-            for (c, v) in vel.iter_mut().enumerate() {
-                let body = c / 6;
-                let inv = if c % 6 < 3 {
-                    1.0 / self.cubes[body].mass
-                } else {
-                    1.0 / self.inertia(body)
-                };
-                let jt_r: f64 = (cols[c]..cols[c + 1]).map(|k| vals[k] * r[rows[k]]).sum();
-                *v += inv * jt_r;
-            }
-        } else if !r.is_empty() {
-            return Err(SceneError::Problem(ProblemError::Shape {
-                field: "step".into(),
-                expected: "this scene's generalized problem".into(),
-                found: "a contact-space problem".into(),
-            }));
-        }
-        let dt = self.config.dt;
-        for (body, cube) in self.cubes.iter_mut().enumerate() {
-            let s = &vel[6 * body..6 * body + 6];
-            cube.v = Vector3::new(s[0], s[1], s[2]);
-            cube.w = Vector3::new(s[3], s[4], s[5]);
-            cube.p += dt * cube.v;
-            cube.q = UnitQuaternion::from_scaled_axis(dt * cube.w) * cube.q;
-            if !(cube.p.iter().all(|x| x.is_finite()) && s.iter().all(|x| x.is_finite())) {
-                return Err(SceneError::NonFinite("state"));
-            }
-        }
+        let c = &self.config;
+        cubes::advance(&mut self.cubes, c.side, c.dt, step, r)?;
         self.steps += 1;
         Ok(())
     }
