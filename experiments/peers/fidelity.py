@@ -1,7 +1,7 @@
 """MuJoCo and Drake on the physical-fidelity scenes: scenes with an analytic answer
 (a sliding cube that stops, a dragged cube that breaks away, cubes on slopes and pressed against
 a wall, a rolling sphere, a cube and a sphere dropped onto the plane, a light cube under a heavy
-one at rest over a sweep of mass ratios, a tower of 5 and 10 cubes at rest, a pile of 20 and 50
+one at rest over a sweep of mass ratios, a tower of 5 and 10 cubes at rest, a pile of 20
 cubes dropped into a box, the dragged cube over a sweep of time steps), run in both engines and
 compared with the exact motion (the pile's: no overlap, and at rest no kinetic energy).
 
@@ -445,7 +445,7 @@ def consistency_spec(dt):
 # The pile's constants, `pile.rs`'s defaults (its `PileConfig`).
 PILE = dict(side=0.1, mass=1.0, mu=0.5, container=0.5, first_level=0.15, level_spacing=0.18)
 PILE_R = PILE["side"] / 50  # the corner spheres' radius a / 50 (m)
-PILE_COUNTS = [20, 50]
+PILE_COUNTS = [20]  # `pile.toml` says why not 50 as well
 PILE_REST_S = 0.5  # the pile's rest: the largest kinetic energy over the run's last 0.5 s
 # `pile.rs`'s irrational constants c of frac(k c): jitter x, y; axis height, azimuth; angle.
 PILE_SEQ = (0.4142135623730951, 0.7320508075688772, 0.7548776662466927, 0.5698402909980532,
