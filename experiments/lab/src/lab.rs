@@ -297,10 +297,15 @@ impl Lab {
         self.in_pool(|| run_matrix(self.context(), cfg, &pairs, &problems))
     }
 
-    /// Reads a ladder config and checks its pairs against this lab.
-    pub fn ladder(&self, path: &Path) -> Result<LadderConfig, ConfigError> {
+    /// Reads a ladder config and checks it against this lab: its pairs, and each scene's
+    /// config with the driver and run it names.
+    pub fn ladder(&self, path: &Path) -> Result<LadderConfig, RunError> {
         let cfg = LadderConfig::load(path)?;
         check::check_pairs(&self.registry, &cfg.skip, &cfg.only, path)?;
+        for scene in &cfg.scenes {
+            let plan = self.experiment(&self.root.join(&scene.config))?;
+            crate::ladder::scene_run(&plan, scene)?;
+        }
         Ok(cfg)
     }
 

@@ -139,7 +139,7 @@ fn invalid(path: &Path, key: &str, message: String) -> RunError {
 }
 
 /// The run of `scene`'s config that its `driver` advances: the `run`-th of that driver's.
-fn scene_run<'p>(
+pub(crate) fn scene_run<'p>(
     plan: &'p ExperimentPlan,
     scene: &LadderScene,
 ) -> Result<&'p PlannedRun, RunError> {

@@ -73,6 +73,10 @@ fn every_shipped_config_passes_the_labs_check() {
                 lab.single_contact(&path)
                     .unwrap_or_else(|e| panic!("{}: {e}", path.display()));
             }
+            Some("ladder") => {
+                lab.ladder(&path)
+                    .unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+            }
             Some(other) => panic!("{}: unknown kind {other}", path.display()),
         }
     }
