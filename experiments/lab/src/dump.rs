@@ -22,7 +22,9 @@ use faer::sparse::SparseColMat;
 
 use contactlab_runs::config::ConfigError;
 
-use crate::plan::ExperimentPlan;
+use contactlab_scenes::ContactStep;
+
+use crate::plan::{ExperimentPlan, PlannedRun};
 use crate::runner::{build_scene, solve_warm, RunError, WarmMap};
 
 /// The most steps one dump may keep (a bound on memory: a clutter step's problem is ~1 MB).
@@ -71,7 +73,8 @@ impl std::str::FromStr for Form {
     }
 }
 
-fn invalid(config: &Path, key: &str, message: String) -> RunError {
+/// A config error naming `key` of the config at `config`.
+pub(crate) fn invalid(config: &Path, key: &str, message: String) -> RunError {
     RunError::Config(ConfigError::Invalid {
         path: config.to_path_buf(),
         key: key.into(),
@@ -118,23 +121,8 @@ pub fn scene_problems(
             ),
         ));
     }
-    let scene_err = |source| RunError::Scene { run, source };
-    let mut scene = build_scene(planned)?;
-    let driver = &plan.driver(planned).solver;
-    let mut warm = WarmMap::new();
     let mut kept = Vec::with_capacity(steps.len());
-    for step in 0..=last {
-        if scene.finished() {
-            return Err(invalid(
-                config,
-                "steps",
-                format!(
-                    "the run ends before step {step} (it finished after step {})",
-                    step.saturating_sub(1)
-                ),
-            ));
-        }
-        let cs = scene.contact_step().map_err(scene_err)?;
+    let done = simulate(plan, planned, last + 1, |step, cs| {
         if steps.contains(&step) {
             kept.push(DumpedStep {
                 run,
@@ -142,6 +130,41 @@ pub fn scene_problems(
                 problem: cs.problem.clone(),
             });
         }
+    })?;
+    if done <= last {
+        return Err(invalid(
+            config,
+            "steps",
+            format!(
+                "the run ends before step {last} (it finished after step {})",
+                done.saturating_sub(1)
+            ),
+        ));
+    }
+    Ok(kept)
+}
+
+/// Simulates `planned` from its start for at most `steps` steps with the plan's driver
+/// (warm-started across steps as the runner does), handing each step's contact problem to
+/// `keep` before it is solved. Returns the number of steps taken: fewer than `steps` when the
+/// scene finishes early.
+pub(crate) fn simulate(
+    plan: &ExperimentPlan,
+    planned: &PlannedRun,
+    steps: usize,
+    mut keep: impl FnMut(usize, &ContactStep),
+) -> Result<usize, RunError> {
+    let run = planned.spec.index;
+    let scene_err = |source| RunError::Scene { run, source };
+    let mut scene = build_scene(planned)?;
+    let driver = &plan.driver(planned).solver;
+    let mut warm = WarmMap::new();
+    for step in 0..steps {
+        if scene.finished() {
+            return Ok(step);
+        }
+        let cs = scene.contact_step().map_err(scene_err)?;
+        keep(step, &cs);
         let r = if cs.contacts.is_empty() {
             Vec::new()
         } else {
@@ -149,7 +172,7 @@ pub fn scene_problems(
         };
         scene.advance(&cs, &r).map_err(scene_err)?;
     }
-    Ok(kept)
+    Ok(steps)
 }
 
 /// A step problem as a problem file's content in `form`.

@@ -17,7 +17,6 @@
 //! fidelity study's sweeps.
 
 use std::collections::BTreeSet;
-use std::path::Path;
 use std::time::Instant;
 
 use crate::registry::LocalSolve;
@@ -30,9 +29,10 @@ use polars::prelude::*;
 use rayon::prelude::*;
 
 use crate::context::Context;
+use crate::dump::{invalid, simulate};
 use crate::plan::{ExperimentPlan, PlannedRun};
 use crate::registry::{Pair, Registry};
-use crate::runner::{build_scene, remember, solve_warm, warm_vector, RunError, WarmMap};
+use crate::runner::{build_scene, remember, warm_vector, RunError, WarmMap};
 
 /// One solve of a ladder: a pair at one rung on one sampled step.
 #[derive(Debug, Clone, PartialEq)]
@@ -130,14 +130,6 @@ pub fn run_ladder(
     })
 }
 
-fn invalid(path: &Path, key: &str, message: String) -> RunError {
-    RunError::Config(contactlab_runs::config::ConfigError::Invalid {
-        path: path.into(),
-        key: key.into(),
-        message,
-    })
-}
-
 /// The run of `scene`'s config that its `driver` advances: the `run`-th of that driver's.
 pub(crate) fn scene_run<'p>(
     plan: &'p ExperimentPlan,
@@ -204,41 +196,13 @@ fn scene_dt(planned: &PlannedRun, scene: &LadderScene) -> Result<f64, RunError> 
         })
 }
 
-/// Simulates the scene's run with its driver, calling `keep` with each step's number and
-/// contact step before the driver advances it.
-fn simulate(
-    plan: &ExperimentPlan,
-    planned: &PlannedRun,
-    mut keep: impl FnMut(usize, &ContactStep),
-) -> Result<(), RunError> {
-    let run = planned.spec.index;
-    let scene_err = |source| RunError::Scene { run, source };
-    let mut scene = build_scene(planned)?;
-    let driver = &plan.driver(planned).solver;
-    let mut warm = WarmMap::new();
-    for step in 0..plan.config().scene.steps {
-        if scene.finished() {
-            break;
-        }
-        let cs = scene.contact_step().map_err(scene_err)?;
-        keep(step, &cs);
-        let r = if cs.contacts.is_empty() {
-            Vec::new()
-        } else {
-            solve_warm(driver, &cs, &mut warm, run, step)?.r
-        };
-        scene.advance(&cs, &r).map_err(scene_err)?;
-    }
-    Ok(())
-}
-
 /// The scene's sampled steps, each with the step before it.
 fn record(ctx: Context<'_>, scene: &LadderScene, samples: usize) -> Result<Recorded, RunError> {
     let plan = ExperimentPlan::load(ctx, &ctx.root.join(&scene.config))?;
     let planned = scene_run(&plan, scene)?;
     let dt = scene_dt(planned, scene)?;
     let mut with_contacts = Vec::new();
-    simulate(&plan, planned, |k, cs| {
+    simulate(&plan, planned, plan.config().scene.steps, |k, cs| {
         if !cs.contacts.is_empty() {
             with_contacts.push(k);
         }
@@ -246,7 +210,7 @@ fn record(ctx: Context<'_>, scene: &LadderScene, samples: usize) -> Result<Recor
     let chosen: BTreeSet<usize> = spread(&with_contacts, samples).into_iter().collect();
     let mut steps = Vec::with_capacity(chosen.len());
     let mut previous: Option<ContactStep> = None;
-    simulate(&plan, planned, |k, cs| {
+    simulate(&plan, planned, plan.config().scene.steps, |k, cs| {
         if chosen.contains(&k) {
             let before = previous.take().filter(|p| !p.contacts.is_empty());
             steps.push((k, cs.clone(), before));
