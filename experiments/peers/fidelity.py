@@ -543,6 +543,11 @@ def applied_force(scene, t, settling):
 
 
 # ----------------------------------------------------------------------------- MuJoCo
+# The MuJoCo runs of the one-body scenes, the stacks and the pile take an optional
+# `before_step(m, d, k)`, called before the run's step k (k = 0 at t = 0) with everything the
+# step reads already set (applied forces included) and outside the step's timing: the hook
+# `ladder.py` records MuJoCo's trajectory through (`mujoco.mj_getState`), so the ladder replays
+# the very steps these runs take. It must not change `d`.
 def mj_option(scene, config, gravity=(0.0, 0.0, 0.0)):
     """The <option> of a configuration (Newton, its cone, impratio and noslip) and, for a
     time constant other than MuJoCo's default, a <default> giving every geom solref (2 dt, 1)."""
@@ -688,8 +693,10 @@ def mujoco_friction_damping(m, d, u):
     return a_e / (a_e + r_e) * float(np.median(b))
 
 
-def run_mujoco(scene, config):
-    """Settle, then run one scene in one MuJoCo config; returns the samples and solver stats."""
+def run_mujoco(scene, config, before_step=None):
+    """Settle, then run one scene in one MuJoCo config; returns the samples and solver stats.
+    `before_step(m, d, k)`, when given, is called before step k of the run (k = 0 at t = 0,
+    after settling) with the step's inputs set (see the MuJoCo section's comment)."""
     import mujoco
     m = mujoco.MjModel.from_xml_string(mjcf(scene, config))
     d = mujoco.MjData(m)
@@ -705,6 +712,8 @@ def run_mujoco(scene, config):
     damping = []
     for k in range(n):
         d.xfrc_applied[bid, :3] = applied_force(scene, k * dt, False)
+        if before_step:
+            before_step(m, d, k)
         t0 = time.perf_counter()
         mujoco.mj_step(m, d)
         times.append(time.perf_counter() - t0)
@@ -784,9 +793,9 @@ def stack_penetration(scene, spheres, X):
     return max(0.0, floor, pair)
 
 
-def run_mujoco_stack(scene, config):
+def run_mujoco_stack(scene, config, before_step=None):
     """Run the stack or tower in one MuJoCo config from the same pose as ours (touching, at
-    rest, no settle); centres, penetration, stats."""
+    rest, no settle); centres, penetration, stats. `before_step`: as `run_mujoco`'s."""
     import mujoco
     m = mujoco.MjModel.from_xml_string(stack_mjcf(scene, config))
     d = mujoco.MjData(m)
@@ -806,8 +815,10 @@ def run_mujoco_stack(scene, config):
     mujoco.mj_forward(m, d)
     centres = lambda: np.array([d.xpos[bid].copy() for bid in bids])  # noqa: E731
     C, pen, times, niter = [centres()], [], [], []
-    for _ in range(int(round(scene["duration_s"] / dt))):
+    for k in range(int(round(scene["duration_s"] / dt))):
         push_gravity()
+        if before_step:
+            before_step(m, d, k)
         t0 = time.perf_counter()
         mujoco.mj_step(m, d)
         times.append(time.perf_counter() - t0)
@@ -868,10 +879,10 @@ def mj_iterations(d):
     return int(d.solver_niter[:k].max()) if k > 1 else int(d.solver_niter[0])
 
 
-def run_mujoco_pile(scene, config):
+def run_mujoco_pile(scene, config, before_step=None):
     """Run the pile in one MuJoCo config from `pile_layout`'s poses (written into qpos to the
     bit; MuJoCo normalizes the quaternions as it steps), gravity as xfrc_applied; the measures
-    after every step (`PileMeasures`)."""
+    after every step (`PileMeasures`). `before_step`: as `run_mujoco`'s."""
     import mujoco
     m = mujoco.MjModel.from_xml_string(pile_mjcf(scene, config))
     d = mujoco.MjData(m)
@@ -892,7 +903,9 @@ def run_mujoco_pile(scene, config):
 
     meas = PileMeasures(scene, *state())
     times, niter, islands = [], [], 0
-    for _ in range(int(round(scene["duration_s"] / scene["dt"]))):
+    for k in range(int(round(scene["duration_s"] / scene["dt"]))):
+        if before_step:
+            before_step(m, d, k)
         t0 = time.perf_counter()
         mujoco.mj_step(m, d)
         times.append(time.perf_counter() - t0)
@@ -1603,6 +1616,16 @@ def check():
     return 0 if ok else 1
 
 
+def write_json(out, path):
+    """`out` as indented JSON to the file `path`, or to standard output when it is None."""
+    text = json.dumps(out, indent=1)
+    if path:
+        with open(path, "w") as f:
+            f.write(text + "\n")
+    else:
+        print(text)
+
+
 def main():
     """Parse the command line, run the selected scenes/engines/configs, write the JSON."""
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
@@ -1664,12 +1687,7 @@ def main():
         out["drake_version"] = dd["drake_version"]
         out["drake_defaults"] = dd
     out["total_wall_s"] = time.perf_counter() - w0
-    text = json.dumps(out, indent=1)
-    if a.out:
-        with open(a.out, "w") as f:
-            f.write(text + "\n")
-    else:
-        print(text)
+    write_json(out, a.out)
 
 
 if __name__ == "__main__":

@@ -210,8 +210,13 @@ def solve_all(
 ) -> pl.DataFrame:
     """Every compatible pair on `problem`, one row per pair."""
 
-def evaluate(problem: LocalProblem | GeneralizedProblem, r: _Vector) -> dict[str, float]:
-    """The shared metrics of impulses `r` on `problem` (the ruler every solve is judged by)."""
+def evaluate(
+    problem: LocalProblem | GeneralizedProblem, r: _Vector, dt: float | None = None
+) -> dict[str, float]:
+    """The shared metrics of impulses `r` on `problem` (the ruler every solve is judged by);
+    with a time step `dt`, also ContactBench's five figures on the forces `r / dt`
+    (`contactbench_primal`, `contactbench_dual`, `contactbench_complementarity`,
+    `contactbench_signorini`, `contactbench_dissipation`; `ValueError` unless dt > 0)."""
 
 def pairs() -> list[dict[str, Any]]:
     """Every (formulation, optimizer) with its model, the constraint kinds it takes and those it

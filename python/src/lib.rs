@@ -15,6 +15,7 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, OnceLock};
 
+use contactlab_core::contactbench::contactbench_of;
 use contactlab_core::metrics::metrics_for;
 use contactlab_core::{GlobalProblem, StepProblem};
 use contactlab_lab::solve::{
@@ -184,14 +185,21 @@ fn solve_all(
     arrow::to_polars(py, frame)
 }
 
-/// `evaluate(problem, r)`: the shared metrics of impulses `r` on `problem` (`natural_map`,
-/// `cone_violation`, `dual_cone_violation`, `complementarity_gap`), the ruler every solve is
-/// judged by: for an answer from elsewhere (MuJoCo's, say) beside the solvers'.
+/// `evaluate(problem, r, dt=None)`: the shared metrics of impulses `r` on `problem`
+/// (`natural_map`, `cone_violation`, `dual_cone_violation`, `complementarity_gap`), the ruler
+/// every solve is judged by: for an answer from elsewhere (MuJoCo's, say) beside the solvers'.
+/// With a time step `dt`, also ContactBench's five figures of `r` (Le Lidec et al., T-RO 2024;
+/// `core/src/contactbench.rs`) on the forces `r / dt`, as `Solution.contactbench(dt)` gives
+/// them: `contactbench_primal`, `contactbench_dual`, `contactbench_complementarity`,
+/// `contactbench_signorini` and `contactbench_dissipation` (`ValueError` for a `dt` that is not
+/// positive and finite).
 #[pyfunction]
+#[pyo3(signature = (problem, r, dt = None))]
 fn evaluate<'py>(
     py: Python<'py>,
     problem: &Bound<'py, PyAny>,
     r: &Bound<'py, PyAny>,
+    dt: Option<f64>,
 ) -> PyResult<Bound<'py, PyDict>> {
     let (step, _) = step_of(problem)?;
     let r = convert::vector("r", r)?;
@@ -204,17 +212,28 @@ fn evaluate<'py>(
             found: format!("{} entries", r.len()),
         }));
     }
-    let m = guard(py, move || {
+    let (m, cb) = guard(py, move || {
         let u = step.velocity(&r).map_err(core_err)?;
         let q = step.free_velocity().map_err(core_err)?;
+        let cb = dt
+            .map(|dt| contactbench_of(&blocks, &r, &u, dt))
+            .transpose()
+            .map_err(core_err)?;
         // Every kind by its own block's terms (a Coulomb contact's are metrics_of's, term for term).
-        Ok(metrics_for(&blocks, &q, &r, &u))
+        Ok((metrics_for(&blocks, &q, &r, &u), cb))
     })?;
     let d = PyDict::new(py);
     d.set_item("natural_map", m.natural_map)?;
     d.set_item("cone_violation", m.cone_violation)?;
     d.set_item("dual_cone_violation", m.dual_cone_violation)?;
     d.set_item("complementarity_gap", m.complementarity_gap)?;
+    if let Some(c) = cb {
+        d.set_item("contactbench_primal", c.primal)?;
+        d.set_item("contactbench_dual", c.dual)?;
+        d.set_item("contactbench_complementarity", c.complementarity)?;
+        d.set_item("contactbench_signorini", c.signorini)?;
+        d.set_item("contactbench_dissipation", c.dissipation)?;
+    }
     Ok(d)
 }
 

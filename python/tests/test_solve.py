@@ -173,6 +173,24 @@ def test_evaluate_is_the_ruler_a_solve_is_judged_by():
         contactlab.evaluate(p, s.r[:-1])
 
 
+def test_evaluate_with_dt_gives_the_solutions_contactbench_figures():
+    """`evaluate(p, r, dt=...)` adds ContactBench's five figures, those of
+    `Solution.contactbench(dt)`; without dt they are absent; dt = 0 is refused."""
+    p = numpy_problem()
+    names = ("primal", "dual", "complementarity", "signorini", "dissipation")
+    # A rough answer: figures that are not all zero, so equality says something.
+    for s in (contactlab.solve(p, "implicit-ncp", "todorov", tol=1e-10),
+              contactlab.solve(p, "coulomb", "pgs", tol=1e-2, max_iter=3)):
+        ours = contactlab.evaluate(p, s.r, dt=0.01)
+        theirs = s.contactbench(0.01)
+        for k in names:
+            assert ours[f"contactbench_{k}"] == pytest.approx(theirs[k], rel=1e-12, abs=1e-15), k
+        assert not any(k.startswith("contactbench_") for k in contactlab.evaluate(p, s.r))
+    assert max(theirs.values()) > 0
+    with pytest.raises(ValueError, match="dt"):
+        contactlab.evaluate(p, s.r, dt=0.0)
+
+
 def test_contactbench_figures_vanish_at_an_answer_and_read_forces():
     """ContactBench's figures of a converged answer are zero to the tolerance's order; on a
     perturbed answer they are positive, and scale as forces (`r / dt`)."""

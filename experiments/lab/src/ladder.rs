@@ -112,7 +112,7 @@ pub fn run_ladder(
     let recorded: Vec<Recorded> = cfg
         .scenes
         .iter()
-        .map(|s| record(ctx, s, cfg.samples))
+        .map(|s| record(ctx, s, cfg.samples_of(s)))
         .collect::<Result<_, _>>()?;
     let tasks: Vec<(&Recorded, &Pair)> = recorded
         .iter()

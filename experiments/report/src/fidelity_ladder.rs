@@ -15,7 +15,9 @@
 use std::collections::BTreeMap;
 use std::path::Path;
 
+use contactlab_runs::engines::EnginesConfig;
 use contactlab_runs::ladder::LadderConfig;
+use contactlab_runs::schema::engines;
 use contactlab_runs::schema::ladder as col;
 use contactlab_runs::RunConfig;
 use polars::prelude::DataFrame;
@@ -33,6 +35,28 @@ pub const PAPER: &str = "fidelity-ladder";
 
 /// The ladder's config in that folder.
 const CONFIG: &str = "ladder.toml";
+
+/// MuJoCo's side of the ladder (`experiments/peers/ladder.py`), an engines config there.
+const MUJOCO_CONFIG: &str = "mujoco.toml";
+
+/// The engine of our pairs' rungs in `metrics.csv`.
+const OURS: &str = "contactlab";
+
+/// The columns of MuJoCo's rows of their own (`experiments/peers/ladder.py`'s records; the
+/// others are the ladder's): the engine, its configuration, whether every island stopped
+/// before the cap.
+mod mj {
+    /// The engine (`mujoco`).
+    pub const ENGINE: &str = "engine";
+    /// MuJoCo's configuration (`elliptic-impratio1-noslip0`, ...).
+    pub const CONFIG: &str = "config";
+    /// Whether every constraint island stopped before the cap.
+    pub const CONVERGED: &str = "converged";
+}
+
+/// How `metrics.csv` and the fidelity study name MuJoCo's cone and model.
+const MUJOCO_CONE: &str = "elliptic";
+const MUJOCO_MODEL: &str = "regularized_cone";
 
 /// ContactBench's figures, as the run names their columns, with how the page names them.
 const FIGURES: [(&str, &str); 5] = [
@@ -52,6 +76,7 @@ const MAX_SERIES: usize = 20;
 /// One rung of one pair on one scene, over its sampled steps.
 #[derive(Debug, Clone)]
 struct Rung {
+    engine: String,
     scene: String,
     formulation: String,
     optimizer: String,
@@ -70,8 +95,17 @@ struct Rung {
 }
 
 impl Rung {
+    /// `formulation+optimizer` for ours, `mujoco:<configuration>` for MuJoCo's.
     fn pair(&self) -> String {
-        format!("{}+{}", self.formulation, self.optimizer)
+        if self.is_ours() {
+            format!("{}+{}", self.formulation, self.optimizer)
+        } else {
+            format!("{}:{}", self.engine, self.optimizer)
+        }
+    }
+
+    fn is_ours(&self) -> bool {
+        self.engine == OURS
     }
 
     /// Its accuracy when every solve ran, else none.
@@ -98,9 +132,18 @@ fn tol_key(tol: f64) -> String {
 #[derive(Debug, Serialize)]
 struct SceneShown {
     name: String,
+    /// Its sampled steps (ours).
+    samples: usize,
     plots: Vec<String>,
     first: String,
     tightest: String,
+}
+
+/// Whether MuJoCo's side ran, as the template reads it.
+#[derive(Debug, Serialize)]
+struct MujocoShown {
+    measured: bool,
+    why_not: String,
 }
 
 /// Writes `reports/fidelity-ladder/` from the ladder's run under `root`.
@@ -108,7 +151,13 @@ pub fn generate(root: &Path) -> Result<(), ReportError> {
     let mut r = Report::new(root, PAPER)?;
     let cfg = LadderConfig::load(&r.config_file(CONFIG))?;
     let (df, _) = r.load_data(&cfg.name, &cfg.data_path(root))?;
-    let rungs = rungs(&df)?;
+    let mut rungs = rungs(&our_rows(&df)?);
+    let mujoco = mujoco_rungs(&mut r, root)?;
+    let mujoco_shown = MujocoShown {
+        measured: mujoco.is_ok(),
+        why_not: mujoco.as_ref().err().cloned().unwrap_or_default(),
+    };
+    rungs.extend(mujoco.unwrap_or_default());
     config_facts(&mut r, &cfg);
     metrics_csv(&mut r, &rungs)?;
     let mut shown = Vec::new();
@@ -123,8 +172,18 @@ pub fn generate(root: &Path) -> Result<(), ReportError> {
         }
         first_table(&mut r, &scene, &cfg, &here)?;
         best_facts(&mut r, &scene, &here);
+        if let Some(n) = here.iter().filter(|x| !x.is_ours()).map(|x| x.steps).max() {
+            r.facts()
+                .num(format!("ladder.{scene}.mujoco.steps"), n as f64, Fmt::int());
+        }
         tightest_table(&mut r, &scene, &cfg, &here)?;
         shown.push(SceneShown {
+            samples: here
+                .iter()
+                .filter(|x| x.is_ours())
+                .map(|x| x.steps)
+                .max()
+                .unwrap_or(0),
             first: format!("{scene}_first"),
             tightest: format!("{scene}_tightest"),
             name: scene,
@@ -132,6 +191,7 @@ pub fn generate(root: &Path) -> Result<(), ReportError> {
         });
     }
     r.show("ladder_scenes", shown)?;
+    r.show("ladder_mujoco", mujoco_shown)?;
     r.finish()?;
     Ok(())
 }
@@ -140,35 +200,107 @@ pub fn generate(root: &Path) -> Result<(), ReportError> {
 /// cap's bits.
 type RungKey = (String, String, String, String, u64, u64);
 
-/// The run's rows grouped into rungs, in the order the run met them.
-fn rungs(df: &DataFrame) -> Result<Vec<Rung>, ReportError> {
-    let texts = |c: &str| strs(df, c);
-    let (scene, formulation, optimizer) = (
-        texts(col::SCENE)?,
-        texts(col::FORMULATION)?,
-        texts(col::OPTIMIZER)?,
-    );
-    let (model, start, status) = (texts(col::MODEL)?, texts(col::START)?, texts(col::STATUS)?);
-    let (tol, cap, seconds, residual) = (
+/// A run's solves as the rungs need them, whichever engine ran them: one entry per row.
+struct Rows {
+    engine: String,
+    scene: Vec<String>,
+    formulation: Vec<String>,
+    optimizer: Vec<String>,
+    model: Vec<String>,
+    start: Vec<String>,
+    /// `converged`, `error` (a failed solve) or another stop.
+    status: Vec<String>,
+    tol: Vec<f64>,
+    cap: Vec<f64>,
+    seconds: Vec<f64>,
+    residual: Vec<f64>,
+    figures: Vec<Vec<f64>>,
+}
+
+/// The numbers every engine's rows share: tolerance, cap, time, residual and figures.
+fn numbers(df: &DataFrame) -> Result<[Vec<f64>; 4], ReportError> {
+    Ok([
         f64s(df, col::TOL)?,
         f64s(df, col::CAP)?,
         f64s(df, col::SECONDS)?,
         f64s(df, col::RESIDUAL)?,
-    );
-    let figures: Vec<Vec<f64>> = FIGURES
+    ])
+}
+
+fn figures(df: &DataFrame) -> Result<Vec<Vec<f64>>, ReportError> {
+    Ok(FIGURES
         .iter()
         .map(|(c, _)| f64s(df, c))
-        .collect::<Result<_, _>>()?;
+        .collect::<Result<_, _>>()?)
+}
+
+/// Our ladder run's rows.
+fn our_rows(df: &DataFrame) -> Result<Rows, ReportError> {
+    let texts = |c: &str| strs(df, c);
+    let [tol, cap, seconds, residual] = numbers(df)?;
+    Ok(Rows {
+        engine: OURS.into(),
+        scene: texts(col::SCENE)?,
+        formulation: texts(col::FORMULATION)?,
+        optimizer: texts(col::OPTIMIZER)?,
+        model: texts(col::MODEL)?,
+        start: texts(col::START)?,
+        status: texts(col::STATUS)?,
+        tol,
+        cap,
+        seconds,
+        residual,
+        figures: figures(df)?,
+    })
+}
+
+/// MuJoCo's rungs (`mujoco.toml`'s run), or why its side was not measured (the run was
+/// skipped: the facts of MuJoCo's rungs are then marked absent). Its configuration stands in
+/// the optimizer's place, as in the fidelity study's `metrics.csv`.
+fn mujoco_rungs(r: &mut Report, root: &Path) -> Result<Result<Vec<Rung>, String>, ReportError> {
+    let cfg = EnginesConfig::load(&r.config_file(MUJOCO_CONFIG))?;
+    let (df, _) = r.load_data(&cfg.name, &cfg.data_path(root))?;
+    if let Ok(why) = strs(&df, engines::SKIPPED) {
+        let why = why.first().cloned().unwrap_or_default();
+        r.facts()
+            .absent(".mujoco", format!("MuJoCo's side did not run, {why}"));
+        return Ok(Err(why));
+    }
+    let n = df.height();
+    let [tol, cap, seconds, residual] = numbers(&df)?;
+    let status = f64s(&df, mj::CONVERGED)?
+        .iter()
+        .map(|&c| if c == 1.0 { "converged" } else { "stopped" }.to_string())
+        .collect();
+    let rows = Rows {
+        engine: strs(&df, mj::ENGINE)?.first().cloned().unwrap_or_default(),
+        scene: strs(&df, col::SCENE)?,
+        formulation: vec![MUJOCO_CONE.into(); n],
+        optimizer: strs(&df, mj::CONFIG)?,
+        model: vec![MUJOCO_MODEL.into(); n],
+        start: strs(&df, col::START)?,
+        status,
+        tol,
+        cap,
+        seconds,
+        residual,
+        figures: figures(&df)?,
+    };
+    Ok(Ok(rungs(&rows)))
+}
+
+/// The rows grouped into rungs, in the order the run met them.
+fn rungs(x: &Rows) -> Vec<Rung> {
     let mut groups: BTreeMap<RungKey, Vec<usize>> = BTreeMap::new();
     let mut order = Vec::new();
-    for k in 0..df.height() {
+    for k in 0..x.scene.len() {
         let key = (
-            scene[k].clone(),
-            formulation[k].clone(),
-            optimizer[k].clone(),
-            start[k].clone(),
-            tol[k].to_bits(),
-            cap[k].to_bits(),
+            x.scene[k].clone(),
+            x.formulation[k].clone(),
+            x.optimizer[k].clone(),
+            x.start[k].clone(),
+            x.tol[k].to_bits(),
+            x.cap[k].to_bits(),
         );
         let rows = groups.entry(key.clone()).or_default();
         if rows.is_empty() {
@@ -178,36 +310,37 @@ fn rungs(df: &DataFrame) -> Result<Vec<Rung>, ReportError> {
     }
     let median = |v: &[f64], rows: &[usize]| quantile(&pick(v, rows), 0.5);
     let p95 = |v: &[f64], rows: &[usize]| quantile(&pick(v, rows), 0.95);
-    Ok(order
+    order
         .into_iter()
         .map(|key| {
             let rows = &groups[&key];
             let k = rows[0];
-            let failed = rows.iter().filter(|&&i| status[i] == "error").count();
-            let converged = rows.iter().filter(|&&i| status[i] == "converged").count();
+            let failed = rows.iter().filter(|&&i| x.status[i] == "error").count();
+            let converged = rows.iter().filter(|&&i| x.status[i] == "converged").count();
             Rung {
-                scene: scene[k].clone(),
-                formulation: formulation[k].clone(),
-                optimizer: optimizer[k].clone(),
+                engine: x.engine.clone(),
+                scene: x.scene[k].clone(),
+                formulation: x.formulation[k].clone(),
+                optimizer: x.optimizer[k].clone(),
                 model: rows
                     .iter()
-                    .map(|&i| model[i].clone())
+                    .map(|&i| x.model[i].clone())
                     .find(|m| !m.is_empty())
                     .unwrap_or_default(),
-                start: start[k].clone(),
-                tol: tol[k],
-                cap: cap[k],
+                start: x.start[k].clone(),
+                tol: x.tol[k],
+                cap: x.cap[k],
                 steps: rows.len(),
                 failed,
                 converged: converged as f64 / rows.len() as f64,
-                seconds_median: median(&seconds, rows),
-                residual_median: median(&residual, rows),
-                residual_p95: p95(&residual, rows),
-                figures_median: std::array::from_fn(|f| median(&figures[f], rows)),
-                figures_p95: std::array::from_fn(|f| p95(&figures[f], rows)),
+                seconds_median: median(&x.seconds, rows),
+                residual_median: median(&x.residual, rows),
+                residual_p95: p95(&x.residual, rows),
+                figures_median: std::array::from_fn(|f| median(&x.figures[f], rows)),
+                figures_p95: std::array::from_fn(|f| p95(&x.figures[f], rows)),
             }
         })
-        .collect())
+        .collect()
 }
 
 fn pick(v: &[f64], rows: &[usize]) -> Vec<f64> {
@@ -227,6 +360,13 @@ fn config_facts(r: &mut Report, cfg: &LadderConfig) {
             Fmt::fixed(1).unit(" s"),
         )
         .num("ladder.scenes", cfg.scenes.len() as f64, Fmt::int());
+    for scene in &cfg.scenes {
+        r.facts().num(
+            format!("ladder.{}.samples", scene.name),
+            cfg.samples_of(scene) as f64,
+            Fmt::int(),
+        );
+    }
 }
 
 /// `metrics.csv`: every rung's numbers in long form (`scene, engine, formulation, optimizer,
@@ -266,7 +406,7 @@ fn metrics_csv(r: &mut Report, rungs: &[Rung]) -> Result<(), ReportError> {
         for (metric, value) in values {
             t.row(vec![
                 C::text(&x.scene),
-                C::text("contactlab"),
+                C::text(&x.engine),
                 C::text(&x.formulation),
                 C::text(&x.optimizer),
                 C::text(&x.model),
@@ -304,8 +444,9 @@ fn front<'a>(rungs: &[&'a Rung]) -> Vec<&'a Rung> {
     out
 }
 
-/// The Pareto plot of one scene and start: each pair's own front, for the pairs with a rung on
-/// the front of all pairs (at most [`MAX_SERIES`], fastest first).
+/// The Pareto plot of one scene and start: each pair's own front, for our pairs with a rung on
+/// the front of all our pairs (fastest first) and every MuJoCo configuration, at most
+/// [`MAX_SERIES`] in all.
 fn pareto_plot(
     r: &mut Report,
     name: &str,
@@ -313,13 +454,23 @@ fn pareto_plot(
     start: &str,
     rungs: &[&Rung],
 ) -> Result<(), ReportError> {
+    let ours: Vec<&Rung> = rungs.iter().copied().filter(|x| x.is_ours()).collect();
+    let theirs = first_seen(
+        rungs
+            .iter()
+            .filter(|x| !x.is_ours())
+            .map(|x| x.pair())
+            .collect::<Vec<_>>()
+            .iter(),
+    );
     let mut pairs: Vec<String> = Vec::new();
-    for x in front(rungs) {
+    for x in front(&ours) {
         if !pairs.contains(&x.pair()) {
             pairs.push(x.pair());
         }
     }
-    pairs.truncate(MAX_SERIES);
+    pairs.truncate(MAX_SERIES.saturating_sub(theirs.len()));
+    pairs.extend(theirs);
     let series: Vec<Series> = pairs
         .iter()
         .map(|p| {
@@ -383,7 +534,12 @@ fn first_table(
         let key = tol_key(level);
         let mut cells = vec![C::text(format!("<= {key}"))];
         for s in &starts {
-            let mine: Vec<&Rung> = rungs.iter().copied().filter(|x| &x.start == s).collect();
+            // Ours only: MuJoCo's rungs are on the steps of its own trajectories.
+            let mine: Vec<&Rung> = rungs
+                .iter()
+                .copied()
+                .filter(|x| &x.start == s && x.is_ours())
+                .collect();
             let reached = count_reaching(&mine, level);
             let f = format!("ladder.{scene}.{s}");
             r.facts()
@@ -455,7 +611,8 @@ fn count_reaching(rungs: &[&Rung], level: f64) -> usize {
 
 /// `tables.<scene>_tightest`: every pair at the tightest rung (the smallest tolerance, the
 /// largest cap), cold and warm: converged fraction, median time, the residual's 95th
-/// percentile and ContactBench's five figures' 95th percentiles.
+/// percentile and ContactBench's five figures' 95th percentiles; the facts
+/// `ladder.<scene>.<start>.tightest_us.<pair>` (the median time, unchecked: a timing).
 fn tightest_table(
     r: &mut Report,
     scene: &str,
@@ -474,6 +631,11 @@ fn tightest_table(
         t = t.col(&format!("{name} p95"), &format!("{c}_p95"));
     }
     for x in rungs.iter().filter(|x| x.tol == tol && x.cap == cap as f64) {
+        r.facts().num(
+            format!("ladder.{scene}.{}.tightest_us.{}", x.start, x.pair()),
+            x.seconds_median * 1e6,
+            Fmt::sci(1).unit(" us"),
+        );
         let mut cells = vec![
             C::code(x.pair()),
             C::text(&x.model),
@@ -497,6 +659,7 @@ mod tests {
     fn rung(pair: &str, seconds: f64, residual: f64) -> Rung {
         let (f, o) = pair.split_once('+').unwrap();
         Rung {
+            engine: OURS.into(),
             scene: "s".into(),
             formulation: f.into(),
             optimizer: o.into(),

@@ -19,6 +19,7 @@
 //! config = "experiments/configs/fidelity/slides.toml"
 //! driver = "implicit-ncp+todorov"   # whose trajectory: a driver of that config
 //! run = 0                       # which of that driver's runs (its sweep's parameter sets)
+//! # samples = 40                # this scene's steps, when not the ladder's `samples`
 //! ```
 //!
 //! A rung's solve is the pair at that tolerance and cap, exactly as the fidelity study's
@@ -70,6 +71,10 @@ pub struct LadderScene {
     /// Which of that driver's runs (its sweep's parameter sets in run order; 0 is the first).
     #[serde(default)]
     pub run: usize,
+    /// Steps sampled from this scene, when not the ladder's `samples` (a scene whose solves
+    /// are dear, as the pile's, takes fewer).
+    #[serde(default)]
+    pub samples: Option<usize>,
 }
 
 /// A whole ladder config.
@@ -141,7 +146,8 @@ impl RunConfig for LadderConfig {
                 format!("{rungs} rungs (tols x caps x starts); at most {MAX_RUNGS}"),
             );
         }
-        if self.samples == 0 || self.samples > 1000 {
+        let samples_ok = |n: usize| (1..=1000).contains(&n);
+        if !samples_ok(self.samples) {
             return bad(
                 "samples",
                 format!("must be in 1..=1000, got {}", self.samples),
@@ -159,6 +165,12 @@ impl RunConfig for LadderConfig {
         for (i, s) in self.scenes.iter().enumerate() {
             if self.scenes[..i].iter().any(|o| o.name == s.name) {
                 return bad(&format!("scenes[{i}].name"), format!("`{}` twice", s.name));
+            }
+            if let Some(n) = s.samples.filter(|&n| !samples_ok(n)) {
+                return bad(
+                    &format!("scenes[{i}].samples"),
+                    format!("must be in 1..=1000, got {n}"),
+                );
             }
         }
         Ok(())
@@ -185,6 +197,11 @@ impl LadderConfig {
             }
         }
         out
+    }
+
+    /// The steps sampled from `scene`: its own `samples`, else the ladder's.
+    pub fn samples_of(&self, scene: &LadderScene) -> usize {
+        scene.samples.unwrap_or(self.samples)
     }
 
     /// Where the run's rows go.
@@ -227,6 +244,10 @@ mod tests {
         assert_eq!(rungs[0], (LadderStart::Cold, 1e-4, 10));
         assert_eq!(rungs[7], (LadderStart::Warm, 1e-8, 200));
         assert_eq!(cfg.tightest(), (1e-8, 200));
+        assert_eq!(cfg.samples_of(&cfg.scenes[0]), 5);
+        let own = GOOD.replace("driver = \"d\"\n", "driver = \"d\"\nsamples = 3\n");
+        let own = LadderConfig::parse(&own, Path::new("l.toml")).unwrap();
+        assert_eq!(own.samples_of(&own.scenes[0]), 3);
         assert!(cfg
             .data_path(Path::new("/r"))
             .ends_with("data/runs/fidelity-ladder/l.parquet"));
@@ -238,6 +259,11 @@ mod tests {
             ("tols = [1e-4, 1e-8]", "tols = [0.0]", "tols"),
             ("caps = [10, 200]", "caps = [0]", "caps"),
             ("samples = 5", "samples = 0", "samples"),
+            (
+                "driver = \"d\"\n",
+                "driver = \"d\"\nsamples = 2000\n",
+                "scenes[0].samples",
+            ),
             ("time_limit = 1.0", "time_limit = -1.0", "time_limit"),
             ("starts = [\"cold\", \"warm\"]", "starts = []", "tols"),
         ] {

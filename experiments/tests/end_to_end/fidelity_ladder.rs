@@ -1,6 +1,7 @@
 //! The accuracy-against-time ladder end to end, cut down: the cut-down sliding cube, two pairs,
 //! two tolerances and two caps, four steps, then `contactlab report fidelity-ladder`, checking the
-//! first pair to each accuracy against the rows and `metrics.csv`'s long form.
+//! first pair to each accuracy against the rows and `metrics.csv`'s long form, with MuJoCo's
+//! side skipped (`CONTACTLAB_NO_PEERS`) and the page saying so.
 
 use crate::common::{column, Root};
 
@@ -23,7 +24,17 @@ fn the_ladder_report_names_the_first_pair_to_each_accuracy() {
     .unwrap();
     root.write("ladder.toml", LADDER);
     root.run("ladder.toml");
+    // MuJoCo's side is `experiments/peers/ladder.py`'s (its own test runs it, in Python's
+    // stage, beside the package that judges its answers): here the run says it was skipped.
+    std::env::set_var("CONTACTLAB_NO_PEERS", "1");
+    root.copy_shipped(&["mujoco.toml"]);
+    root.run("mujoco.toml");
     let page = root.report().unwrap();
+    assert!(
+        page.contains("MuJoCo's ladder was not measured in this run")
+            && page.contains("CONTACTLAB_NO_PEERS"),
+        "{page}"
+    );
     assert!(page.contains("## `cube`"), "{page}");
     assert!(page.contains("![cube_cold"), "{page}");
     // Every rung of both pairs in long form: 2 pairs x 8 rungs x (6 + 2 x 5) numbers.
