@@ -316,13 +316,18 @@ impl Lab {
         log: &mut dyn Write,
     ) -> Result<LadderOutput, RunError> {
         let pairs = check::select_pairs(&self.registry, &cfg.skip, &cfg.only);
+        let samples: Vec<String> = cfg
+            .scenes
+            .iter()
+            .map(|s| format!("{} {}", s.name, cfg.samples_of(s)))
+            .collect();
         writeln!(
             log,
-            "{}/{}: {} scenes x {} samples x {} pairs x {} rungs, {} s per solve at most, on {} threads",
+            "{}/{}: {} scenes (samples: {}) x {} pairs x {} rungs, {} s per solve at most, on {} threads",
             cfg.paper,
             cfg.name,
             cfg.scenes.len(),
-            cfg.samples,
+            samples.join(", "),
             pairs.len(),
             cfg.rungs().len(),
             cfg.time_limit,

@@ -95,12 +95,12 @@ struct Rung {
 }
 
 impl Rung {
-    /// `formulation+optimizer` for ours, `mujoco:<configuration>` for MuJoCo's.
+    /// `formulation+optimizer` for ours, `mujoco+<configuration>` for MuJoCo's.
     fn pair(&self) -> String {
         if self.is_ours() {
             format!("{}+{}", self.formulation, self.optimizer)
         } else {
-            format!("{}:{}", self.engine, self.optimizer)
+            format!("{}+{}", self.engine, self.optimizer)
         }
     }
 
