@@ -135,16 +135,18 @@ pub trait Formulation {
     }
 
     /// Unknowns from a warm state (three per contact, `NaN` where a contact had none), with
-    /// `default` (the default start) for the rest. The default suits formulations whose
-    /// unknowns are their warm state.
+    /// `default()` (the default start) for the rest. The default suits formulations whose
+    /// unknowns are their warm state; it asks for the default start only where a contact has no
+    /// warm value, since a start can cost more than the solve (Todorov's sticking start is a
+    /// pseudo-inverse of the Delassus matrix).
     fn start_from_warm(
         &self,
-        _built: &Self::Built,
+        built: &Self::Built,
         _problem: &StepProblem,
         warm: &[f64],
-        default: Vec<f64>,
+        default: &dyn Fn() -> Result<Vec<f64>, CoreError>,
     ) -> Result<Vec<f64>, CoreError> {
-        Ok(fill_finite(warm, default))
+        fill_finite_with(warm, self.num_unknowns(built), default)
     }
 
     /// The contact impulses `r` (normal first, three per contact) the unknowns `x` encode.
@@ -213,6 +215,19 @@ pub fn fill_finite(warm: &[f64], default: Vec<f64>) -> Vec<f64> {
         .zip(default)
         .map(|(w, d)| if w.is_finite() { *w } else { d })
         .collect()
+}
+
+/// [`fill_finite`] with the default made only when needed: a `warm` of `len` entries, every
+/// one finite, is the start itself and `default` is not called.
+pub fn fill_finite_with(
+    warm: &[f64],
+    len: usize,
+    default: &dyn Fn() -> Result<Vec<f64>, CoreError>,
+) -> Result<Vec<f64>, CoreError> {
+    if warm.len() == len && warm.iter().all(|w| w.is_finite()) {
+        return Ok(warm.to_vec());
+    }
+    Ok(fill_finite(warm, default()?))
 }
 
 /// Below this many contacts a problem is solved whole, in the storage it came in (dense for a
@@ -749,8 +764,8 @@ pub fn solve_formulation<F: Formulation>(
         Init::Zero => vec![0.0; formulation.num_unknowns(&built)],
         Init::Default => formulation.default_start(&built, problem)?,
         Init::Warm(w) => {
-            let d = formulation.default_start(&built, problem)?;
-            formulation.start_from_warm(&built, problem, w, d)?
+            let d = || formulation.default_start(&built, problem);
+            formulation.start_from_warm(&built, problem, w, &d)?
         }
     };
     if !deadline.expired() {
@@ -979,6 +994,30 @@ mod tests {
     use crate::problem::Matrix;
     use crate::residual::{ProjectedResidual, Residual};
     use faer::MatMut;
+
+    #[test]
+    fn a_full_warm_start_never_makes_the_default() {
+        let calls = std::cell::Cell::new(0);
+        let default = || {
+            calls.set(calls.get() + 1);
+            Ok(vec![7.0, 8.0, 9.0])
+        };
+        assert_eq!(
+            fill_finite_with(&[1.0, 2.0, 3.0], 3, &default).unwrap(),
+            [1.0, 2.0, 3.0]
+        );
+        assert_eq!(calls.get(), 0);
+        assert_eq!(
+            fill_finite_with(&[1.0, f64::NAN, 3.0], 3, &default).unwrap(),
+            [1.0, 8.0, 3.0]
+        );
+        // A warm state of the wrong length is no start: the default, whole.
+        assert_eq!(
+            fill_finite_with(&[1.0, 2.0], 3, &default).unwrap(),
+            [7.0, 8.0, 9.0]
+        );
+        assert_eq!(calls.get(), 2);
+    }
 
     struct OnlyResidual;
     impl Residual for OnlyResidual {

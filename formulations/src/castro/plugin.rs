@@ -226,9 +226,9 @@ impl Formulation for SapFormulation {
         _built: &SapBuilt,
         _problem: &StepProblem,
         _warm: &[f64],
-        default: Vec<f64>,
+        default: &dyn Fn() -> Result<Vec<f64>, CoreError>,
     ) -> Result<Vec<f64>, CoreError> {
-        Ok(default)
+        default()
     }
 
     fn impulses(&self, built: &SapBuilt, x: &[f64]) -> Vec<f64> {

@@ -71,9 +71,9 @@ impl Formulation for MinMapFormulation {
         built: &MinMap,
         _problem: &StepProblem,
         warm: &[f64],
-        default: Vec<f64>,
+        default: &dyn Fn() -> Result<Vec<f64>, CoreError>,
     ) -> Result<Vec<f64>, CoreError> {
-        let r = contactlab_core::plugin::fill_finite(warm, built.impulses(&default));
+        let r = contactlab_core::plugin::fill_finite(warm, built.impulses(&default()?));
         Ok(built.unknowns(&r))
     }
 

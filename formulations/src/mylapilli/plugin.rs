@@ -4,7 +4,9 @@
 //! start of section III-F).
 
 use contactlab_core::constraint::EVERY_KIND;
-use contactlab_core::plugin::{fill_finite, Formulation, FormulationPlugin, Model};
+use contactlab_core::plugin::{
+    fill_finite, fill_finite_with, Formulation, FormulationPlugin, Model,
+};
 use contactlab_core::{Constraint, CoreError, LocalProblem, Residual, StepProblem};
 use serde::{Deserialize, Serialize};
 
@@ -84,7 +86,7 @@ impl Formulation for MlcpFbFormulation {
         built: &MlcpFb,
         problem: &StepProblem,
         warm: &[f64],
-        _default: Vec<f64>,
+        _default: &dyn Fn() -> Result<Vec<f64>, CoreError>,
     ) -> Result<Vec<f64>, CoreError> {
         let r = fill_finite(warm, vec![0.0; problem.local()?.q.len()]);
         built.unknowns_from_impulse(&r).map_err(bad)
@@ -209,15 +211,17 @@ impl Formulation for MncpFormulation {
         built.to_row_order(x)
     }
 
-    /// The warm state read back in the MNCP's order (`p_b` first), `default` where it has none.
+    /// The warm state read back in the MNCP's order (`p_b` first), the default start where it
+    /// has none (made only then: like Todorov's, it is a solve of its own).
     fn start_from_warm(
         &self,
         built: &ImplicitMncp,
         _problem: &StepProblem,
         warm: &[f64],
-        default: Vec<f64>,
+        default: &dyn Fn() -> Result<Vec<f64>, CoreError>,
     ) -> Result<Vec<f64>, CoreError> {
-        let rows = fill_finite(warm, built.to_row_order(&default));
+        let in_rows = || Ok(built.to_row_order(&default()?));
+        let rows = fill_finite_with(warm, self.num_unknowns(built), &in_rows)?;
         Ok(built.from_row_order(&rows))
     }
 }
