@@ -664,6 +664,8 @@ struct Sections {
     pile: bool,
     /// The time-step sweep.
     consistency: bool,
+    /// Whether the grasp's consistency sweep ran (`consistency_grasp.toml`).
+    consistency_grasp: bool,
 }
 
 /// One scene's table, as the templates see it (`tables.scene_<name>`).
@@ -702,7 +704,10 @@ pub fn generate(root: &Path) -> Result<(), ReportError> {
     sections.stacks = sweeps::stack_section(&mut r, rows)?;
     sections.tower = sweeps::tower_section(&mut r, rows)?;
     sections.pile = pile::section(&mut r, rows)?;
-    sections.consistency = sweeps::consistency_section(&mut r, rows)?;
+    sections.consistency =
+        sweeps::consistency_section(&mut r, rows, "consistency", "Dragged cube")?;
+    sections.consistency_grasp =
+        sweeps::consistency_section(&mut r, rows, sweeps::GRASP_CONSISTENCY, "Pinch grasp")?;
     metrics_csv(&mut r, rows)?;
     r.show("sections", sections)?;
     study_facts(&mut r, &study);
@@ -727,6 +732,7 @@ fn study(r: &mut Report, root: &Path, sections: &mut Sections) -> Result<Study, 
     rows.extend(pile::ours(r)?);
     rows.extend(threshold::rows(r)?);
     rows.extend(sweeps::ours_consistency(r)?);
+    rows.extend(sweeps::ours_grasp_consistency(r)?);
     let mut failed = Vec::new();
     match engines(r, root, &exact)? {
         Ok(peers) => {

@@ -392,6 +392,75 @@ impl PileRun {
     }
 }
 
+/// One run of a body's centre-of-mass path (the pinch grasp's plate): the time after each
+/// step and the position then.
+#[derive(Debug, Clone, Default)]
+pub struct PathRun {
+    /// Time after the step (s).
+    pub t: Vec<f64>,
+    /// The centre of mass after the step (m).
+    pub p: Vec<[f64; 3]>,
+}
+
+impl PathRun {
+    /// Every run of `df` (its `t`, `x`, `y`, `z`), keyed by run index and solver label.
+    pub fn all(df: &DataFrame) -> Result<BTreeMap<(u64, String), PathRun>, AnalysisError> {
+        let (t, x, y, z) = (
+            f64s(df, "t")?,
+            f64s(df, "x")?,
+            f64s(df, "y")?,
+            f64s(df, "z")?,
+        );
+        Ok(groups(df)?
+            .into_iter()
+            .map(|(key, rows)| {
+                let run = PathRun {
+                    t: rows.iter().map(|&k| t[k]).collect(),
+                    p: rows.iter().map(|&k| [x[k], y[k], z[k]]).collect(),
+                };
+                (key, run)
+            })
+            .collect())
+    }
+
+    /// The position at `t`, linear between the samples (the start's before the first, the
+    /// end's after the last; NaN for an empty run).
+    pub fn at(&self, t: f64) -> [f64; 3] {
+        let n = self.t.len();
+        if n == 0 {
+            return [f64::NAN; 3];
+        }
+        let k = self.t.partition_point(|&s| s < t);
+        if k == 0 {
+            return self.p[0];
+        }
+        if k == n {
+            return self.p[n - 1];
+        }
+        let (t0, t1) = (self.t[k - 1], self.t[k]);
+        let w = if t1 > t0 { (t - t0) / (t1 - t0) } else { 1.0 };
+        std::array::from_fn(|i| self.p[k - 1][i] + w * (self.p[k][i] - self.p[k - 1][i]))
+    }
+
+    /// ContactBench's consistency, `int |p(t) - p_ref(t)| dt` (m s) over this run's span: the
+    /// distance at each of its samples from `reference` (linear between the reference's
+    /// samples), times the step that ends there.
+    pub fn distance_integral(&self, reference: &PathRun) -> f64 {
+        let mut sum = 0.0;
+        let mut before = 0.0;
+        for (k, &t) in self.t.iter().enumerate() {
+            let r = reference.at(t);
+            let d = (0..3)
+                .map(|i| (self.p[k][i] - r[i]).powi(2))
+                .sum::<f64>()
+                .sqrt();
+            sum += d * (t - before);
+            before = t;
+        }
+        sum
+    }
+}
+
 /// An angle series made continuous: steps of more than 180 degrees are taken as wraps of 360
 /// (a plate swinging past 180 degrees must not jump).
 pub fn unwrap_degrees(a: &[f64]) -> Vec<f64> {
@@ -732,6 +801,29 @@ impl Motion {
     /// The median whole-step time (s).
     pub fn step_seconds_median(&self) -> f64 {
         median(self.step_seconds.clone())
+    }
+}
+
+#[cfg(test)]
+mod path_tests {
+    use super::PathRun;
+
+    #[test]
+    fn a_path_against_itself_is_consistent_and_an_offset_costs_its_length_times_the_span() {
+        let fine = PathRun {
+            t: (1..=1000).map(|k| k as f64 * 1e-3).collect(),
+            p: (1..=1000).map(|k| [k as f64 * 1e-3, 0.0, 0.0]).collect(),
+        };
+        let coarse = PathRun {
+            t: (1..=10).map(|k| k as f64 * 0.1).collect(),
+            p: (1..=10).map(|k| [k as f64 * 0.1, 0.0, 0.002]).collect(),
+        };
+        // On the reference's line, 2 mm above it, for 1 s: 2e-3 m s.
+        assert!((coarse.distance_integral(&fine) - 2e-3).abs() < 1e-12);
+        assert!(fine.distance_integral(&fine) == 0.0);
+        // Between the samples the reference is linear.
+        assert!((fine.at(0.0105)[0] - 0.0105).abs() < 1e-15);
+        assert_eq!(fine.at(5.0), [1.0, 0.0, 0.0]);
     }
 }
 

@@ -17,7 +17,7 @@ use polars::prelude::DataFrame;
 use contactlab_runs::schema::steps;
 
 use super::metric::{peer_model, Metric};
-use crate::analysis::fidelity::{log_log_slope, Motion, StackRun};
+use crate::analysis::fidelity::{log_log_slope, Motion, PathRun, StackRun};
 use crate::analysis::{f64s, strs};
 use crate::builder::Report;
 use crate::error::ReportError;
@@ -26,7 +26,16 @@ use crate::plots::{Axis, Chart, Series};
 use crate::table::{Cell as C, Table};
 
 /// The scene names of the sweeps in `metrics.csv`.
-pub const SWEEP_SCENES: [&str; 4] = ["stack", "stack_face", "tower", "consistency"];
+pub const SWEEP_SCENES: [&str; 5] = [
+    "stack",
+    "stack_face",
+    "tower",
+    "consistency",
+    GRASP_CONSISTENCY,
+];
+
+/// The pinch grasp's consistency sweep: its scene in the rows, its config and its run.
+pub const GRASP_CONSISTENCY: &str = "consistency_grasp";
 
 /// The stack's scenes, one per way the top cube rests: corner sphere on corner sphere, and
 /// on the bottom cube's face.
@@ -240,6 +249,63 @@ pub fn ours_consistency(r: &mut Report) -> Result<Vec<Metric>, ReportError> {
     Ok(rows)
 }
 
+/// The pinch grasp's consistency runs (`consistency_grasp.toml`, when it has run): per pair
+/// and time step, ContactBench's `int |p - p_ref| dt` of the plate's centre of mass against the
+/// pair's own run at the sweep's smallest time step (the reference), and each run's duration.
+pub fn ours_grasp_consistency(r: &mut Report) -> Result<Vec<Metric>, ReportError> {
+    let Some(run) = r.load_if_run(&format!("{GRASP_CONSISTENCY}.toml"))? else {
+        return Ok(Vec::new());
+    };
+    let df = &run.steps;
+    let model = models(df)?;
+    let paths = PathRun::all(df)?;
+    let mut by_pair: BTreeMap<String, Vec<(f64, u64)>> = BTreeMap::new();
+    for (index, label) in paths.keys() {
+        if let Some(record) = run.meta.scenes.iter().find(|c| c.run == *index) {
+            by_pair
+                .entry(label.clone())
+                .or_default()
+                .push((param(record, "dt"), *index));
+        }
+    }
+    let mut rows = Vec::new();
+    for (label, mut runs) in by_pair {
+        runs.sort_by(|a, b| a.0.total_cmp(&b.0));
+        let Some(&(_, reference)) = runs.first() else {
+            continue;
+        };
+        let reference = &paths[&(reference, label.clone())];
+        let (formulation, optimizer) = pair(&label);
+        for &(dt, index) in &runs[1..] {
+            let path = &paths[&(index, label.clone())];
+            let base = Metric {
+                scene: GRASP_CONSISTENCY.into(),
+                engine: "contactlab".into(),
+                formulation: formulation.clone(),
+                optimizer: optimizer.clone(),
+                model: model
+                    .get(&(index, label.clone()))
+                    .cloned()
+                    .unwrap_or_default(),
+                label: label.clone(),
+                param: String::new(),
+                dt,
+                metric: "position_error_m_s".into(),
+                value: path.distance_integral(reference),
+                analytic: 0.0,
+            };
+            rows.push(Metric {
+                metric: "duration_s".into(),
+                value: path.t.last().copied().unwrap_or(f64::NAN),
+                analytic: f64::NAN,
+                ..base.clone()
+            });
+            rows.push(base);
+        }
+    }
+    Ok(rows)
+}
+
 /// The harness's stack and consistency records as metrics.
 pub fn peer_rows(df: &DataFrame) -> Result<Vec<Metric>, ReportError> {
     let (scene, engine, config) = (strs(df, "scene")?, strs(df, "engine")?, strs(df, "config")?);
@@ -304,12 +370,12 @@ pub fn peer_rows(df: &DataFrame) -> Result<Vec<Metric>, ReportError> {
 
 /// Per configuration, the log-log slope of its position error against `dt`.
 pub fn slopes(rows: &[Metric]) -> Vec<Metric> {
-    let mut by: BTreeMap<(String, String), Vec<&Metric>> = BTreeMap::new();
-    for m in rows
-        .iter()
-        .filter(|m| m.scene == "consistency" && m.metric == "position_error_m_s")
-    {
-        by.entry((m.engine.clone(), m.label.clone()))
+    let mut by: BTreeMap<(String, String, String), Vec<&Metric>> = BTreeMap::new();
+    for m in rows.iter().filter(|m| {
+        (m.scene == "consistency" || m.scene == GRASP_CONSISTENCY)
+            && m.metric == "position_error_m_s"
+    }) {
+        by.entry((m.scene.clone(), m.engine.clone(), m.label.clone()))
             .or_default()
             .push(m);
     }
@@ -548,10 +614,15 @@ fn stack_plots(r: &mut Report, here: &[&Metric]) -> Result<(), ReportError> {
     )
 }
 
-/// The consistency sweep's table and plot (`tables.consistency`, `plots.consistency`);
-/// whether it ran.
-pub fn consistency_section(r: &mut Report, rows: &[Metric]) -> Result<bool, ReportError> {
-    let here: Vec<&Metric> = rows.iter().filter(|m| m.scene == "consistency").collect();
+/// A consistency sweep's table and plot (`tables.<scene>`, `plots.<scene>`, `scene` being
+/// `consistency` or [`GRASP_CONSISTENCY`]); whether it ran.
+pub fn consistency_section(
+    r: &mut Report,
+    rows: &[Metric],
+    scene: &str,
+    title: &str,
+) -> Result<bool, ReportError> {
+    let here: Vec<&Metric> = rows.iter().filter(|m| m.scene == scene).collect();
     if here.is_empty() {
         return Ok(false);
     }
@@ -568,7 +639,7 @@ pub fn consistency_section(r: &mut Report, rows: &[Metric]) -> Result<bool, Repo
         .collect();
     pivot(
         r,
-        "consistency",
+        scene,
         &here,
         "position_error_m_s",
         &columns,
@@ -576,9 +647,9 @@ pub fn consistency_section(r: &mut Report, rows: &[Metric]) -> Result<bool, Repo
         Some("consistency_slope"),
     )?;
     r.show_plot(
-        "consistency",
+        scene,
         &Chart::new(
-            "Dragged cube: position error against dt",
+            &format!("{title}: position error against dt"),
             Axis::log("dt (s)"),
             Axis::log("error (m s)"),
         )

@@ -605,6 +605,8 @@ impl Scene for PinchGrasp {
             ("tilt_deg", self.tilt_deg()),
             ("slip_speed", self.slip),
             ("pad_force", 0.5 * (self.pad_force[0] + self.pad_force[1])),
+            ("x", self.p.x),
+            ("y", self.p.y),
             ("z", self.p.z),
             ("speed", self.v.norm()),
         ]
