@@ -847,7 +847,7 @@ fn fact_key(m: &Metric) -> String {
         format!("{base}.count{}", m.param)
     } else if !m.param.is_empty() {
         format!("{base}.ratio{}", m.param)
-    } else if m.scene == "consistency" && m.dt.is_finite() {
+    } else if sweeps::is_consistency(&m.scene) && m.dt.is_finite() {
         format!("{base}.dt{:e}", m.dt)
     } else {
         base

@@ -86,6 +86,11 @@ fn cut_down_runs(root: &Root) {
             80,
             &[("coulomb", "pgs"), ("sap", "newton-merit")][..],
         ),
+        (
+            "consistency_grasp.toml",
+            400,
+            &[("coulomb", "pgs"), ("implicit-ncp", "todorov")][..],
+        ),
     ] {
         root.config(config, |t| {
             set(t, "scene", "steps", toml::Value::Integer(steps));
@@ -118,6 +123,13 @@ fn cut_down_runs(root: &Root) {
                     toml::Value::Array(vec![1e-2.into(), 1e-1.into()]),
                 );
             }
+            if config == "consistency_grasp.toml" {
+                // The reference at 1 ms (its 400 steps), then 5 and 10 ms.
+                sweep.insert(
+                    "dt".into(),
+                    toml::Value::Array(vec![1e-3.into(), 5e-3.into(), 1e-2.into()]),
+                );
+            }
         });
         root.run(config);
     }
@@ -142,6 +154,25 @@ fn cut_down_runs_report_each_models_motion_against_the_exact_answer() {
          our rows are shown."
     ));
     assert!(readme.contains("PGS stops the cube at 0.2547 s."));
+    // The grasp's consistency: each pair against its own run at the finest step, the error
+    // larger at the larger step.
+    assert!(readme.contains("### `consistency_grasp`"), "{readme}");
+    let metrics = root.csv("metrics.csv");
+    let at = |c: &str| metrics.0.iter().position(|h| h == c).unwrap();
+    let error = |dt: &str| -> f64 {
+        metrics
+            .1
+            .iter()
+            .find(|r| {
+                r[at("scene")] == "consistency_grasp"
+                    && r[at("optimizer")] == "todorov"
+                    && r[at("metric")] == "position_error_m_s"
+                    && r[at("dt")].parse::<f64>().unwrap() == dt.parse::<f64>().unwrap()
+            })
+            .map(|r| r[at("value")].parse().unwrap())
+            .unwrap()
+    };
+    assert!(error("1e-2") > error("5e-3") && error("5e-3") > 0.0);
     // The templates' prose with the run's values: the stop test's speed, the stack's steps.
     assert!(readme.contains(
         "falls to 1 mm/s, breakaway the first time it reaches 1 mm/s, both interpolated"
