@@ -90,6 +90,12 @@ Scene conventions (stated once here; every function below follows them):
   * The consistency sweep (`consistency`, one record per time step): the dragged cube at dt from
     1e-4 to 1e-1 s, each settled 0.5 s at its own dt; the error is the integral over the second
     of |x - x_exact| with x_exact = (10/3)(t - t0)^3 after t0 (trapezoids over the samples).
+  * The grasp's consistency sweep (`consistency_grasp`, one record per time step but the
+    first): the pinch grasp over one period of a faster square wave (CONSISTENCY_GRASP: 0.4 s,
+    secure for its first half), each settled at its own dt, at CONSISTENCY_GRASP_DTS, the
+    first each configuration's reference; the error is `int |p - p_ref| dt` of the plate's
+    centre of mass (`path_distance`). MuJoCo only. --small: the reference at 1 ms, then 2 and
+    5 ms.
 """
 import argparse
 import json
@@ -223,9 +229,34 @@ def grasp_spec(duration=12.0):
                 analytic={"secure_pitch_deg": 0.0, "secure_slip_um_s": 0.0})
 
 
-def grasp_force(t):
-    """The grip force at time t (t = 0 at the end of settling, which is secure)."""
-    return GRASP["high"] if (t / GRASP["period"]) % 1.0 < GRASP["duty"] else GRASP["low"]
+def grasp_force(t, period=None, duty=None):
+    """The grip force at time t (t = 0 at the end of settling, which is secure), the square
+    wave's period and duty GRASP's unless given."""
+    period = GRASP["period"] if period is None else period
+    duty = GRASP["duty"] if duty is None else duty
+    return GRASP["high"] if (t / period) % 1.0 < duty else GRASP["low"]
+
+
+#: The grasp's time-step sweep (`consistency_grasp.toml`'s): one period of a faster square
+#: wave, secure then loose, at these steps, the first each configuration's own reference.
+CONSISTENCY_GRASP = dict(period=0.4, duty=0.5, duration=0.4)
+CONSISTENCY_GRASP_DTS = [1e-5, 1e-4, 1e-3, 5e-3]
+
+
+def consistency_grasp_spec(dt):
+    """The grasp's consistency run at time step dt (record name `consistency_grasp`)."""
+    return dict(grasp_spec(CONSISTENCY_GRASP["duration"]), name="consistency_grasp", dt=dt,
+                period=CONSISTENCY_GRASP["period"], duty=CONSISTENCY_GRASP["duty"],
+                analytic={"consistency_error_m_s": 0.0})
+
+
+def path_distance(T, P, T_ref, P_ref):
+    """ContactBench's consistency `int |p - p_ref| dt` (m s): the distance of each sample of
+    the path (T, P) from the reference path (linear between its samples), times the step that
+    ends there (the project's ruler for it, the report's `PathRun::distance_integral`)."""
+    T, P, T_ref, P_ref = map(np.asarray, (T, P, T_ref, P_ref))
+    ref = np.stack([np.interp(T, T_ref, P_ref[:, i]) for i in range(3)], axis=1)
+    return float(np.sum(np.linalg.norm(P - ref, axis=1) * np.diff(np.concatenate([[0.0], T]))))
 
 
 def grasp_pads():
@@ -325,8 +356,9 @@ def run_mujoco_grasp(scene, config):
         mujoco.mj_step(m, d)
     T, pitch, slip, secure, times, niter = [], [], [], [], [], []
     vel = np.zeros(6)
+    P = []
     for k in range(int(round(scene["duration_s"] / dt))):
-        f = grasp_force(k * dt)
+        f = grasp_force(k * dt, scene.get("period"), scene.get("duty"))
         grip(f)
         t0 = time.perf_counter()
         mujoco.mj_step(m, d)
@@ -340,8 +372,10 @@ def run_mujoco_grasp(scene, config):
         pitch.append(pitch_of(R))
         slip.append(grasp_slip(R, d.xpos[pid].copy(), vel[3:].copy(), vel[:3].copy(), fy, fv))
         secure.append(f == GRASP["high"])
+        P.append(d.xipos[pid].copy())
     it = np.asarray(niter)
     out = grasp_metrics(T, pitch, slip, secure)
+    out.update({"T": T, "P": np.asarray(P)})
     out.update({"step_times": times, "converged_fraction": float(np.mean(it < m.opt.iterations)),
                 "iterations_per_step_mean": float(it.mean()),
                 "iterations_per_step_max": int(it.max())})
@@ -394,7 +428,7 @@ def run_drake_grasp(scene, config):
         sim.AdvanceTo((step - 0.5) * dt)
     T, pitch, slip, secure, times = [], [], [], [], []
     for k in range(int(round(scene["duration_s"] / dt))):
-        f = grasp_force(k * dt)
+        f = grasp_force(k * dt, scene.get("period"), scene.get("duty"))
         grip(f)
         step += 1
         t0 = time.perf_counter()
@@ -1597,6 +1631,42 @@ def run_one(scene, engine, config):
     return rec
 
 
+def run_consistency_grasp(engine, config, dts):
+    """The grasp's time-step sweep in one MuJoCo configuration: a run at each of `dts`, the
+    first the reference; one record per later step with its `consistency_error_m_s`, the plate's
+    centre of mass against the reference's (`path_distance`). Drake does not run it (its step
+    at the reference's 1e-5 s would take the study's whole budget)."""
+    if engine != "mujoco":
+        return []
+    base = {"scene": "consistency_grasp", "engine": engine, "config": config,
+            "analytic": {"consistency_error_m_s": 0.0}}
+    runs, out = [], []
+    for dt in dts:
+        sc = consistency_grasp_spec(dt)
+        rec = dict(base, dt=dt, duration_s=sc["duration_s"], settle_s=sc["settle_s"],
+                   mu=sc["mu"])
+        w0 = time.perf_counter()
+        try:
+            r = run_mujoco_grasp(sc, config)
+            runs.append((dt, r))
+            rec.update({k: r[k] for k in ("converged_fraction", "iterations_per_step_mean",
+                                          "iterations_per_step_max")})
+            rec["seconds_per_step_median"] = statistics.median(r["step_times"])
+        except Exception as e:  # noqa: BLE001 - recorded, as run_one does
+            rec["error"] = f"{type(e).__name__}: {e}"
+        rec["wall_s"] = time.perf_counter() - w0
+        if dt != dts[0] or "error" in rec:
+            out.append(rec)
+    if runs and runs[0][0] == dts[0]:
+        ref = runs[0][1]
+        for rec in out:
+            mine = next((r for dt, r in runs if dt == rec["dt"]), None)
+            if mine is not None:
+                rec["consistency_error_m_s"] = path_distance(mine["T"], mine["P"], ref["T"],
+                                                             ref["P"])
+    return out
+
+
 def configs_for(engine, small):
     """Configurations run for one engine (one of each in --small mode)."""
     if small:
@@ -1638,7 +1708,8 @@ def main():
     if a.check:
         sys.exit(check())
     specs = scene_specs()
-    known = list(specs) + ["pinch_grasp", "stack", "stack_face", "tower", "pile", "consistency"]
+    known = list(specs) + ["pinch_grasp", "stack", "stack_face", "tower", "pile", "consistency",
+                           "consistency_grasp"]
     names = a.only.split(",") if a.only else known
     bad = [n for n in names if n not in known]
     if bad:
@@ -1647,6 +1718,18 @@ def main():
     w0 = time.perf_counter()
     records = []
     for n in names:
+        if n == "consistency_grasp":
+            # Its records compare runs with each other: a sweep per configuration. CI size: the
+            # reference at 1 ms, then 2 and 5 ms.
+            dts = [1e-3, 2e-3, 5e-3] if a.small else CONSISTENCY_GRASP_DTS
+            for eng in engines:
+                for cfg in configs_for(eng, a.small):
+                    for rec in run_consistency_grasp(eng, cfg, dts):
+                        records.append(rec)
+                        print(f"{n:22s} {eng:6s} {cfg:30s} dt {rec['dt']:<7g} "
+                              f"{rec['wall_s']:6.2f} s {rec.get('error', '')}", file=sys.stderr,
+                              flush=True)
+            continue
         if n in STACK_RESTING:
             runs = [stack_spec(r, name=n) for r in ([1e3] if a.small else STACK_RATIOS)]
         elif n == "tower":

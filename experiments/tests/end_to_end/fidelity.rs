@@ -410,6 +410,7 @@ fn the_peers_harness_runs_every_scene_small_in_mujoco() {
         "drop_cube",
         "drop_sphere",
         "consistency",
+        "consistency_grasp",
         "pinch_grasp",
     ] {
         let rs = find(scene);
@@ -491,6 +492,13 @@ fn the_peers_harness_runs_every_scene_small_in_mujoco() {
             .unwrap()
     };
     assert!(err(1e-1) > err(1e-2) && err(1e-2) > 0.0);
+    // The grasp's sweep: its reference (1 ms) has no record, the coarser steps an error each.
+    let g = find("consistency_grasp");
+    assert_eq!(g.len(), 2 * 2, "two configurations x two coarser steps");
+    for r in &g {
+        let e = r["consistency_error_m_s"].as_f64().unwrap();
+        assert!(e > 0.0 && e < 1e-2, "{r}");
+    }
 }
 
 /// Every file of a folder with its bytes, for comparing a report folder before and after.
