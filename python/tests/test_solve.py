@@ -206,3 +206,24 @@ def test_contactbench_figures_vanish_at_an_answer_and_read_forces():
     assert abs(a["complementarity"] - 2 * b["complementarity"]) <= 1e-12 * a["complementarity"]
     with pytest.raises(ValueError, match="dt"):
         s.contactbench(dt=0.0)
+
+
+def test_a_loose_grasp_step_has_rigid_answers_with_different_motions():
+    """The pinch grasp's plate slipping in a loose grip (`consistency_grasp.toml`, the natural
+    map's dogleg run at dt 1e-4, step 2050, dumped by `contactlab dump`): eight contacts on one
+    rigid plate leave the Delassus matrix rank-deficient, and Todorov's driver and the natural
+    map's dogleg both meet a tight tolerance with contact velocities far apart. The rigid
+    Coulomb problem there has more than one answer with a different motion, which is why a
+    solver's trajectory can branch from one time step to the next (the fidelity study's
+    `consistency_grasp` findings)."""
+    p = contactlab.read(DATA / "problems" / "indeterminate" / "grasp_loose.json")
+    W = 0.5 * (p.W + p.W.T)
+    eig = np.linalg.eigvalsh(W)
+    assert p.num_contacts == 8
+    assert (eig > 1e-10 * eig.max()).sum() < W.shape[0] // 2
+    todorov = contactlab.solve(p, "implicit-ncp", "todorov", tol=1e-10, max_iter=500)
+    dogleg = contactlab.solve(p, "natural-map", "dogleg", tol=1e-10, max_iter=500)
+    for s in (todorov, dogleg):
+        assert s.status == "converged" and s.residual <= 1e-10, (s.status, s.residual)
+    gap = np.linalg.norm(dogleg.u - todorov.u) / np.linalg.norm(todorov.u)
+    assert gap > 0.1, gap
