@@ -970,6 +970,16 @@ def mujoco_defaults():
 DRAKE_APPROX = {"sap": "kSap", "tamsi": "kTamsi", "similar": "kSimilar", "lagged": "kLagged"}
 
 
+def drake_com_force(body, f):
+    """Drake's applied force `f` (N, world frame) at `body`'s origin, its centre of mass."""
+    from pydrake.all import ExternallyAppliedSpatialForce, SpatialForce
+    e = ExternallyAppliedSpatialForce()
+    e.body_index = body.index()
+    e.p_BoBq_B = np.zeros(3)
+    e.F_Bq_W = SpatialForce(np.zeros(3), np.asarray(f, float))
+    return e
+
+
 def drake_plant(builder, scene, config):
     """A discrete MultibodyPlant at the scene's dt with point contact and the configuration's
     discrete approximation; returns (plant, scene_graph)."""
@@ -1028,18 +1038,14 @@ def drake_build(scene, config):
 
 def run_drake(scene, config):
     """Settle, then run one scene in one Drake config; returns the samples (and stats)."""
-    from pydrake.all import ExternallyAppliedSpatialForce, SpatialForce, SpatialVelocity
+    from pydrake.all import SpatialVelocity
     sim, plant, pctx, body = drake_build(scene, config)
     port = plant.get_applied_spatial_force_input_port()
     dt = scene["dt"]
 
     def set_force(f):
         """Fix the plant's applied-force input to force f at the centre of mass."""
-        e = ExternallyAppliedSpatialForce()
-        e.body_index = body.index()
-        e.p_BoBq_B = np.zeros(3)
-        e.F_Bq_W = SpatialForce(np.zeros(3), np.asarray(f, float))
-        port.FixValue(pctx, [e])
+        port.FixValue(pctx, [drake_com_force(body, f)])
 
     def pv():
         """Centre of mass position and linear velocity (world = scene frame)."""
@@ -1114,9 +1120,8 @@ def run_drake_stack(scene, config):
     """Run the stack or tower in one Drake config from the same pose as ours (touching, at
     rest, no settle); centres and penetration. Resting "face": every cube but the top one also
     carries its box, touched by the spheres of the cube above only (`drake_stack_filters`)."""
-    from pydrake.all import (Box, DiagramBuilder, ExternallyAppliedSpatialForce, HalfSpace,
-                             RigidTransform, Simulator, SpatialForce, SpatialInertia, Sphere,
-                             UnitInertia)
+    from pydrake.all import (Box, DiagramBuilder, HalfSpace, RigidTransform, Simulator,
+                             SpatialInertia, Sphere, UnitInertia)
     builder = DiagramBuilder()
     plant, sg = drake_plant(builder, scene, config)
     plant.mutable_gravity_field().set_gravity_vector([0.0, 0.0, 0.0])
@@ -1146,13 +1151,7 @@ def run_drake_stack(scene, config):
     pctx = plant.GetMyMutableContextFromRoot(ctx)
     for b, body in enumerate(bodies):
         plant.SetFreeBodyPose(pctx, body, RigidTransform([0.0, 0.0, (b + 0.5) * A]))
-    forces = []
-    for body, m in zip(bodies, scene["masses"]):
-        e = ExternallyAppliedSpatialForce()
-        e.body_index = body.index()
-        e.p_BoBq_B = np.zeros(3)
-        e.F_Bq_W = SpatialForce(np.zeros(3), np.array([0.0, 0.0, -G * m]))
-        forces.append(e)
+    forces = [drake_com_force(b, [0.0, 0.0, -G * m]) for b, m in zip(bodies, scene["masses"])]
     plant.get_applied_spatial_force_input_port().FixValue(pctx, forces)
     corners = np.array(corner_centres())
 
@@ -1192,9 +1191,8 @@ def run_drake_pile(scene, config):
     """Run the pile in one Drake config from `pile_layout`'s poses (written into the free
     bodies' positions to the bit), gravity as applied spatial forces at the centres; the
     measures after every step (`PileMeasures`)."""
-    from pydrake.all import (Box, DiagramBuilder, ExternallyAppliedSpatialForce, HalfSpace,
-                             RigidTransform, Simulator, SpatialForce, SpatialInertia, Sphere,
-                             UnitInertia)
+    from pydrake.all import (Box, DiagramBuilder, HalfSpace, RigidTransform, Simulator,
+                             SpatialInertia, Sphere, UnitInertia)
     a, mass = PILE["side"], PILE["mass"]
     builder = DiagramBuilder()
     plant, sg = drake_plant(builder, scene, config)
@@ -1227,13 +1225,7 @@ def run_drake_pile(scene, config):
         p, q = pile_layout(b)
         q0[qs[b, 0]:qs[b, 0] + 7] = q + p  # quaternion floating joint: (w, x, y, z), then position
     plant.SetPositions(pctx, q0)
-    forces = []
-    for body in bodies:
-        e = ExternallyAppliedSpatialForce()
-        e.body_index = body.index()
-        e.p_BoBq_B = np.zeros(3)
-        e.F_Bq_W = SpatialForce(np.zeros(3), np.array([0.0, 0.0, -G * mass]))
-        forces.append(e)
+    forces = [drake_com_force(b, [0.0, 0.0, -G * mass]) for b in bodies]
     plant.get_applied_spatial_force_input_port().FixValue(pctx, forces)
 
     def state():
