@@ -6,9 +6,8 @@
 use polars::prelude::DataFrame;
 
 use super::sweeps::{self, count_param, models, pair, param};
-use super::{peer_model, Metric};
+use super::Metric;
 use crate::analysis::fidelity::PileRun;
-use crate::analysis::{f64s, strs};
 use crate::builder::Report;
 use crate::error::ReportError;
 use crate::findings::Fmt;
@@ -78,36 +77,13 @@ pub fn ours(r: &mut Report) -> Result<Vec<Metric>, ReportError> {
     Ok(rows)
 }
 
-/// The harness's pile records as metrics.
+/// The harness's pile records as metrics (its columns are named as ours).
 pub fn peer_rows(df: &DataFrame) -> Result<Vec<Metric>, ReportError> {
-    let (scene, engine, config) = (strs(df, "scene")?, strs(df, "engine")?, strs(df, "config")?);
-    let dt = f64s(df, "dt")?;
-    let column = |name: &str| f64s(df, name).unwrap_or_else(|_| vec![f64::NAN; df.height()]);
-    let count = column("param");
-    let values: Vec<Vec<f64>> = METRICS.iter().map(|(m, _)| column(m)).collect();
-    let mut rows = Vec::new();
-    for k in (0..df.height()).filter(|&k| scene[k] == "pile") {
-        let (family, model) = peer_model(&engine[k], &config[k]);
-        for (i, (metric, analytic)) in METRICS.iter().enumerate() {
-            if values[i][k].is_nan() {
-                continue;
-            }
-            rows.push(Metric {
-                scene: "pile".into(),
-                engine: engine[k].clone(),
-                formulation: family.clone(),
-                optimizer: config[k].clone(),
-                model: model.clone(),
-                label: config[k].clone(),
-                param: count_param(count[k]),
-                dt: dt[k],
-                metric: metric.to_string(),
-                value: values[i][k],
-                analytic: *analytic,
-            });
-        }
-    }
-    Ok(rows)
+    let names: Vec<(&str, &str, f64, f64)> = METRICS
+        .iter()
+        .map(|&(m, exact)| (m, m, 1.0, exact))
+        .collect();
+    sweeps::harness_rows(df, |s| s == "pile", &names)
 }
 
 /// The pile's tables (`tables.pile_<metric>`), a column per cube count; whether it ran.

@@ -316,43 +316,48 @@ pub fn ours_grasp_consistency(r: &mut Report) -> Result<Vec<Metric>, ReportError
     Ok(rows)
 }
 
-/// The harness's stack and consistency records as metrics.
+/// The harness's stack, tower and consistency records as metrics.
 pub fn peer_rows(df: &DataFrame) -> Result<Vec<Metric>, ReportError> {
-    let (scene, engine, config) = (strs(df, "scene")?, strs(df, "engine")?, strs(df, "config")?);
-    let dt = f64s(df, "dt")?;
-    let column = |name: &str| f64s(df, name).unwrap_or_else(|_| vec![f64::NAN; df.height()]);
-    let ratio = column("param");
-    let collapse_ms: Vec<f64> = column("collapse_time_s").iter().map(|t| 1e3 * t).collect();
-    let names: [(&str, &str, f64); 10] = [
-        ("converged_fraction", "converged_fraction", f64::NAN),
-        ("iterations_per_step_mean", "iterations_mean", f64::NAN),
-        ("drift_mm", "drift_mm", 0.0),
-        ("drift_top_mm", "drift_top_mm", 0.0),
-        ("collapsed", "collapsed", 0.0),
-        ("collapse_time_ms", "collapse_time_ms", f64::NAN),
-        ("penetration_max_mm", "penetration_mm", 0.0),
-        ("duration_s", "duration_s", f64::NAN),
-        ("consistency_error_m_s", "position_error_m_s", 0.0),
+    let names: [(&str, &str, f64, f64); 10] = [
+        ("converged_fraction", "converged_fraction", 1.0, f64::NAN),
+        ("iterations_per_step_mean", "iterations_mean", 1.0, f64::NAN),
+        ("drift_mm", "drift_mm", 1.0, 0.0),
+        ("drift_top_mm", "drift_top_mm", 1.0, 0.0),
+        ("collapsed", "collapsed", 1.0, 0.0),
+        ("collapse_time_s", "collapse_time_ms", 1e3, f64::NAN),
+        ("penetration_max_mm", "penetration_mm", 1.0, 0.0),
+        ("duration_s", "duration_s", 1.0, f64::NAN),
+        ("consistency_error_m_s", "position_error_m_s", 1.0, 0.0),
         (
             "seconds_per_step_median",
             "seconds_per_step_median",
+            1.0,
             f64::NAN,
         ),
     ];
+    harness_rows(df, |s| SWEEP_SCENES.contains(&s), &names)
+}
+
+/// The harness's records of the scenes `keep` takes as metrics, one per finite value of
+/// `names`' columns: `(column, metric, scale, exact value)`, the value the column's times the
+/// scale. A record's `param` is its cube count (tower, pile) or mass ratio (stacks).
+pub(super) fn harness_rows(
+    df: &DataFrame,
+    keep: impl Fn(&str) -> bool,
+    names: &[(&str, &str, f64, f64)],
+) -> Result<Vec<Metric>, ReportError> {
+    let (scene, engine, config) = (strs(df, "scene")?, strs(df, "engine")?, strs(df, "config")?);
+    let dt = f64s(df, "dt")?;
+    let column = |name: &str| f64s(df, name).unwrap_or_else(|_| vec![f64::NAN; df.height()]);
+    let param = column("param");
     let values: Vec<Vec<f64>> = names
         .iter()
-        .map(|n| match n.0 {
-            "collapse_time_ms" => collapse_ms.clone(),
-            name => column(name),
-        })
+        .map(|(c, _, scale, _)| column(c).iter().map(|v| scale * v).collect())
         .collect();
     let mut rows = Vec::new();
-    for k in 0..df.height() {
-        if !SWEEP_SCENES.contains(&scene[k].as_str()) {
-            continue;
-        }
+    for k in (0..df.height()).filter(|&k| keep(&scene[k])) {
         let (family, model) = peer_model(&engine[k], &config[k]);
-        for (i, (_, metric, analytic)) in names.iter().enumerate() {
+        for (i, (_, metric, _, analytic)) in names.iter().enumerate() {
             if values[i][k].is_nan() {
                 continue;
             }
@@ -364,8 +369,8 @@ pub fn peer_rows(df: &DataFrame) -> Result<Vec<Metric>, ReportError> {
                 model: model.clone(),
                 label: config[k].clone(),
                 param: match scene[k].as_str() {
-                    "tower" => count_param(ratio[k]),
-                    s if s.starts_with("stack") => ratio_param(ratio[k]),
+                    "tower" | "pile" => count_param(param[k]),
+                    s if s.starts_with("stack") => ratio_param(param[k]),
                     _ => String::new(),
                 },
                 dt: dt[k],
