@@ -228,11 +228,7 @@ fn evaluate<'py>(
     d.set_item("dual_cone_violation", m.dual_cone_violation)?;
     d.set_item("complementarity_gap", m.complementarity_gap)?;
     if let Some(c) = cb {
-        d.set_item("contactbench_primal", c.primal)?;
-        d.set_item("contactbench_dual", c.dual)?;
-        d.set_item("contactbench_complementarity", c.complementarity)?;
-        d.set_item("contactbench_signorini", c.signorini)?;
-        d.set_item("contactbench_dissipation", c.dissipation)?;
+        solution::put_contactbench(&d, "contactbench_", &c)?;
     }
     Ok(d)
 }

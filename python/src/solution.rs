@@ -5,7 +5,7 @@
 
 use std::sync::{Arc, OnceLock};
 
-use contactlab_core::contactbench::contactbench_metrics;
+use contactlab_core::contactbench::{contactbench_metrics, ContactBenchMetrics};
 use contactlab_core::{CoreError, GlobalProblem, LocalSolve, StepProblem};
 use contactlab_lab::derivatives::Derivatives;
 use contactlab_lab::frames::trace_to_dataframe;
@@ -188,11 +188,7 @@ impl PySolution {
         let local = self.step.local().map_err(core_err)?;
         let m = contactbench_metrics(local, &self.solve.r, dt).map_err(core_err)?;
         let d = PyDict::new(py);
-        d.set_item("primal", m.primal)?;
-        d.set_item("dual", m.dual)?;
-        d.set_item("complementarity", m.complementarity)?;
-        d.set_item("signorini", m.signorini)?;
-        d.set_item("dissipation", m.dissipation)?;
+        put_contactbench(&d, "", &m)?;
         Ok(d)
     }
 
@@ -342,4 +338,24 @@ impl PySolution {
             self.solve.seconds
         )
     }
+}
+
+/// ContactBench's five figures into `d`, each name after `prefix` (`primal`, `dual`,
+/// `complementarity`, `signorini`, `dissipation`): one spelling for `Solution.contactbench`
+/// and `evaluate(..., dt=...)`.
+pub(crate) fn put_contactbench(
+    d: &Bound<'_, PyDict>,
+    prefix: &str,
+    m: &ContactBenchMetrics,
+) -> PyResult<()> {
+    for (name, value) in [
+        ("primal", m.primal),
+        ("dual", m.dual),
+        ("complementarity", m.complementarity),
+        ("signorini", m.signorini),
+        ("dissipation", m.dissipation),
+    ] {
+        d.set_item(format!("{prefix}{name}"), value)?;
+    }
+    Ok(())
 }
