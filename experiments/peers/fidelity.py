@@ -96,6 +96,12 @@ Scene conventions (stated once here; every function below follows them):
     first each configuration's reference; the error is `int |p - p_ref| dt` of the plate's
     centre of mass (`path_distance`). MuJoCo only. --small: the reference at 1 ms, then 2 and
     5 ms.
+  * The pile's consistency sweep (`consistency_pile`, as the grasp's): the 20-cube pile over
+    its first 0.5 s (CONSISTENCY_PILE: every level's first impact) at CONSISTENCY_PILE_DTS; the
+    error is that of the pile's centre of mass (the mean cube centre: which cube lands where is
+    chaotic, the pile's mass is not), over the run and before a cube first came within 1 mm of
+    another in the reference run (the cubes meet only the container). MuJoCo only. --small: as
+    the grasp's.
 """
 import argparse
 import json
@@ -248,6 +254,18 @@ def consistency_grasp_spec(dt):
     return dict(grasp_spec(CONSISTENCY_GRASP["duration"]), name="consistency_grasp", dt=dt,
                 period=CONSISTENCY_GRASP["period"], duty=CONSISTENCY_GRASP["duty"],
                 analytic={"consistency_error_m_s": 0.0})
+
+
+#: The pile's time-step sweep (`consistency_pile.toml`'s): the 20-cube pile over its first
+#: 0.5 s (every level's first impact), the first step each configuration's own reference.
+CONSISTENCY_PILE = dict(count=20, duration=0.5)
+CONSISTENCY_PILE_DTS = [1e-5, 1e-4, 1e-3, 5e-3]
+
+
+def consistency_pile_spec(dt):
+    """The pile's consistency run at time step dt (record name `consistency_pile`)."""
+    return dict(pile_spec(CONSISTENCY_PILE["count"], CONSISTENCY_PILE["duration"]),
+                name="consistency_pile", dt=dt, analytic={"consistency_error_m_s": 0.0})
 
 
 def path_distance(T, P, T_ref, P_ref):
@@ -479,6 +497,7 @@ def consistency_spec(dt):
 # The pile's constants, `pile.rs`'s defaults (its `PileConfig`).
 PILE = dict(side=0.1, mass=1.0, mu=0.5, container=0.5, first_level=0.15, level_spacing=0.18)
 PILE_R = PILE["side"] / 50  # the corner spheres' radius a / 50 (m)
+PILE_MARGIN = 1e-3  # `pile.rs`'s contact margin (m): a sphere this near a box touches it
 PILE_COUNTS = [20]  # `pile.toml` says why not 50 as well
 PILE_REST_S = 0.5  # the pile's rest: the largest kinetic energy over the run's last 0.5 s
 # `pile.rs`'s irrational constants c of frac(k c): jitter x, y; axis height, azimuth; angle.
@@ -1503,7 +1522,13 @@ def quat_matrices(quat):
 
 def pile_gap(P, quat):
     """The smallest gap (m, negative: the largest overlap) of any corner sphere with a plane
-    (its signed distance minus r) or with another cube's box, as `pile.rs`'s `against_box`:
+    or with another cube's box (`pile_gaps`)."""
+    return min(pile_gaps(P, quat))
+
+
+def pile_gaps(P, quat):
+    """The smallest gaps (m, negative: the largest overlap) of any corner sphere with a plane
+    (its signed distance minus r) and with another cube's box, as `pile.rs`'s `against_box`:
     the sphere's centre in the box's frame clamped to the box; outside, the distance to the
     clamped point minus r; inside, minus (r + the distance to the nearest face). All spheres
     against all boxes at once: each coordinate an N x 8 N array (boxes x spheres; numpy
@@ -1522,25 +1547,33 @@ def pile_gap(P, quat):
     inside = np.maximum(np.maximum(np.abs(L[0]), np.abs(L[1])), np.abs(L[2])) - half
     gap = np.where(out > 0.0, out, inside) - PILE_R
     gap[np.repeat(np.arange(n), 8), np.arange(8 * n)] = np.inf  # a cube's own box
-    return float(min(plane, gap.min()))
+    return float(plane), float(gap.min())
 
 
 class PileMeasures:
     """The pile's measures after every step, from the cubes' centres P, quaternions quat
     (w x y z), linear velocities V and angular velocities W (N x 3 or 4 each): the
     penetration (`pile_gap`, 0 without overlap), the total kinetic energy (m |v|^2 / 2 +
-    I |omega|^2 / 2, I = m a^2 / 6), and the last state; the start's smallest gap."""
+    I |omega|^2 / 2, I = m a^2 / 6), the pile's centre of mass (the mean centre: the
+    consistency sweep's path), when a corner sphere first came within PILE_MARGIN of another
+    cube's box (`stacked`, s; `pile.rs`'s `cube_contacts`), and the last state; the start's
+    smallest gap."""
 
     def __init__(self, scene, P, quat, V, W):
         self.dt = scene["dt"]
         self.start_gap = pile_gap(P, quat)
-        self.penetration, self.energy = [], []
+        self.penetration, self.energy, self.com = [], [], []
+        self.stacked = None
         self.last = (P, quat, V, W)
 
     def step(self, P, quat, V, W):
         """Measure one step's state (arrays of our own: the engines' buffers are indexed out)."""
         m, a = PILE["mass"], PILE["side"]
-        self.penetration.append(max(0.0, -pile_gap(P, quat)))
+        container, cubes = pile_gaps(P, quat)
+        self.penetration.append(max(0.0, -min(container, cubes)))
+        self.com.append(P.mean(axis=0))  # every cube of one mass
+        if self.stacked is None and cubes < PILE_MARGIN:
+            self.stacked = len(self.com) * self.dt
         self.energy.append(float(0.5 * m * (V * V).sum() + 0.5 * (m * a * a / 6.0) * (W * W).sum()))
         self.last = (P, quat, V, W)
 
@@ -1623,24 +1656,28 @@ def run_one(scene, engine, config):
     return rec
 
 
-def run_consistency_grasp(engine, config, dts):
-    """The grasp's time-step sweep in one MuJoCo configuration: a run at each of `dts`, the
-    first the reference; one record per later step with its `consistency_error_m_s`, the plate's
-    centre of mass against the reference's (`path_distance`). Drake does not run it (its step
-    at the reference's 1e-5 s would take the study's whole budget)."""
+def run_consistency_sweep(name, spec_of, path_of, engine, config, dts):
+    """A time-step sweep in one MuJoCo configuration: the scene `name` at each of `dts` (its
+    spec `spec_of(dt)`), the first the reference; one record per later step with its
+    `consistency_error_m_s`, the path `path_of(spec, config) -> (run, T, P)` against the
+    reference's (`path_distance`), and where the reference's run has a `stacked` time (the
+    pile), `consistency_error_before_stacking_m_s`, the same up to that time. Drake does not run it (its step at the reference's 1e-5 s
+    would take the study's whole budget)."""
     if engine != "mujoco":
         return []
-    base = {"scene": "consistency_grasp", "engine": engine, "config": config,
+    base = {"scene": name, "engine": engine, "config": config,
             "analytic": {"consistency_error_m_s": 0.0}}
-    runs, out = [], []
+    paths, out, stacked = {}, [], None
     for dt in dts:
-        sc = consistency_grasp_spec(dt)
+        sc = spec_of(dt)
         rec = dict(base, dt=dt, duration_s=sc["duration_s"], settle_s=sc["settle_s"],
                    mu=sc["mu"])
         w0 = time.perf_counter()
         try:
-            r = run_mujoco_grasp(sc, config)
-            runs.append((dt, r))
+            r, T, P = path_of(sc, config)
+            paths[dt] = (T, P)
+            if dt == dts[0]:
+                stacked = r.get("stacked")
             rec.update({k: r[k] for k in ("converged_fraction", "iterations_per_step_mean",
                                           "iterations_per_step_max")})
             rec["seconds_per_step_median"] = statistics.median(r["step_times"])
@@ -1649,14 +1686,43 @@ def run_consistency_grasp(engine, config, dts):
         rec["wall_s"] = time.perf_counter() - w0
         if dt != dts[0] or "error" in rec:
             out.append(rec)
-    if runs and runs[0][0] == dts[0]:
-        ref = runs[0][1]
+    if dts[0] in paths:
+        T_ref, P_ref = paths[dts[0]]
         for rec in out:
-            mine = next((r for dt, r in runs if dt == rec["dt"]), None)
-            if mine is not None:
-                rec["consistency_error_m_s"] = path_distance(mine["T"], mine["P"], ref["T"],
-                                                             ref["P"])
+            if rec["dt"] in paths:
+                T, P = paths[rec["dt"]]
+                rec["consistency_error_m_s"] = path_distance(T, P, T_ref, P_ref)
+                if stacked is not None:
+                    # Before a cube first touched a cube in the reference (`pile.rs`'s rule).
+                    k = np.asarray(T) <= stacked
+                    rec["consistency_error_before_stacking_m_s"] = path_distance(
+                        np.asarray(T)[k], np.asarray(P)[k], T_ref, P_ref)
     return out
+
+
+def grasp_path(scene, config):
+    """The grasp's run and its plate's centre-of-mass path."""
+    r = run_mujoco_grasp(scene, config)
+    return r, r["T"], r["P"]
+
+
+def pile_path(scene, config):
+    """The pile's run (with `stacked`, when a cube first touched a cube) and its centre-of-mass
+    path (after each step)."""
+    r = run_mujoco_pile(scene, config)
+    r["stacked"] = r["measures"].stacked
+    com = r["measures"].com
+    return r, (np.arange(len(com)) + 1) * scene["dt"], np.asarray(com)
+
+
+#: The consistency sweeps by record name: the scene's spec at a time step, its path, and its
+#: time steps (full, --small).
+CONSISTENCY_SWEEPS = {
+    "consistency_grasp": (consistency_grasp_spec, grasp_path,
+                          CONSISTENCY_GRASP_DTS, [1e-3, 2e-3, 5e-3]),
+    "consistency_pile": (consistency_pile_spec, pile_path,
+                         CONSISTENCY_PILE_DTS, [1e-3, 2e-3, 5e-3]),
+}
 
 
 def configs_for(engine, small):
@@ -1701,7 +1767,7 @@ def main():
         sys.exit(check())
     specs = scene_specs()
     known = list(specs) + ["pinch_grasp", "stack", "stack_face", "tower", "pile", "consistency",
-                           "consistency_grasp"]
+                           *CONSISTENCY_SWEEPS]
     names = a.only.split(",") if a.only else known
     bad = [n for n in names if n not in known]
     if bad:
@@ -1710,13 +1776,14 @@ def main():
     w0 = time.perf_counter()
     records = []
     for n in names:
-        if n == "consistency_grasp":
-            # Its records compare runs with each other: a sweep per configuration. CI size: the
+        if n in CONSISTENCY_SWEEPS:
+            # Their records compare runs with each other: a sweep per configuration. CI size: the
             # reference at 1 ms, then 2 and 5 ms.
-            dts = [1e-3, 2e-3, 5e-3] if a.small else CONSISTENCY_GRASP_DTS
+            spec_of, path_of, full, small = CONSISTENCY_SWEEPS[n]
+            dts = small if a.small else full
             for eng in engines:
                 for cfg in configs_for(eng, a.small):
-                    for rec in run_consistency_grasp(eng, cfg, dts):
+                    for rec in run_consistency_sweep(n, spec_of, path_of, eng, cfg, dts):
                         records.append(rec)
                         print(f"{n:22s} {eng:6s} {cfg:30s} dt {rec['dt']:<7g} "
                               f"{rec['wall_s']:6.2f} s {rec.get('error', '')}", file=sys.stderr,

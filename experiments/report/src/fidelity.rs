@@ -666,6 +666,8 @@ struct Sections {
     consistency: bool,
     /// Whether the grasp's consistency sweep ran (`consistency_grasp.toml`).
     consistency_grasp: bool,
+    /// Whether the pile's consistency sweep ran (`consistency_pile.toml`).
+    consistency_pile: bool,
 }
 
 /// One scene's table, as the templates see it (`tables.scene_<name>`).
@@ -708,6 +710,8 @@ pub fn generate(root: &Path) -> Result<(), ReportError> {
         sweeps::consistency_section(&mut r, rows, "consistency", "Dragged cube")?;
     sections.consistency_grasp =
         sweeps::consistency_section(&mut r, rows, sweeps::GRASP_CONSISTENCY, "Pinch grasp")?;
+    sections.consistency_pile =
+        sweeps::consistency_section(&mut r, rows, sweeps::PILE_CONSISTENCY, "Pile")?;
     metrics_csv(&mut r, rows)?;
     r.show("sections", sections)?;
     study_facts(&mut r, &study);
@@ -732,7 +736,9 @@ fn study(r: &mut Report, root: &Path, sections: &mut Sections) -> Result<Study, 
     rows.extend(pile::ours(r)?);
     rows.extend(threshold::rows(r)?);
     rows.extend(sweeps::ours_consistency(r)?);
-    rows.extend(sweeps::ours_grasp_consistency(r)?);
+    for scene in [sweeps::GRASP_CONSISTENCY, sweeps::PILE_CONSISTENCY] {
+        rows.extend(sweeps::ours_path_consistency(r, scene)?);
+    }
     let mut failed = Vec::new();
     match engines(r, root, &exact)? {
         Ok(peers) => {

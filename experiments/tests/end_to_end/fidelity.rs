@@ -91,6 +91,11 @@ fn cut_down_runs(root: &Root) {
             400,
             &[("coulomb", "pgs"), ("implicit-ncp", "todorov")][..],
         ),
+        (
+            "consistency_pile.toml",
+            500,
+            &[("coulomb", "pgs"), ("implicit-ncp", "todorov")][..],
+        ),
     ] {
         root.config(config, |t| {
             set(t, "scene", "steps", toml::Value::Integer(steps));
@@ -123,8 +128,9 @@ fn cut_down_runs(root: &Root) {
                     toml::Value::Array(vec![1e-2.into(), 1e-1.into()]),
                 );
             }
-            if config == "consistency_grasp.toml" {
-                // The reference at 1 ms (its 400 steps), then 5 and 10 ms.
+            if config == "consistency_grasp.toml" || config == "consistency_pile.toml" {
+                // The reference at 1 ms (the grasp's 400 steps, the pile's 500), then 5 and
+                // 10 ms.
                 sweep.insert(
                     "dt".into(),
                     toml::Value::Array(vec![1e-3.into(), 5e-3.into(), 1e-2.into()]),
@@ -173,6 +179,27 @@ fn cut_down_runs_report_each_models_motion_against_the_exact_answer() {
             .unwrap()
     };
     assert!(error("1e-2") > error("5e-3") && error("5e-3") > 0.0);
+    // The pile's: over the run and before a cube first touched a cube in the reference, a
+    // part of the run (the lowest level lands on the floor first).
+    assert!(readme.contains("### `consistency_pile`"), "{readme}");
+    let pile = |metric: &str| -> Vec<f64> {
+        (metrics.1.iter())
+            .filter(|r| {
+                r[at("scene")] == "consistency_pile"
+                    && r[at("optimizer")] == "todorov"
+                    && r[at("metric")] == metric
+            })
+            .map(|r| r[at("value")].parse().unwrap())
+            .collect()
+    };
+    let (whole, early) = (
+        pile("position_error_m_s"),
+        pile("position_error_before_stacking_m_s"),
+    );
+    assert_eq!((whole.len(), early.len()), (2, 2));
+    for (w, e) in whole.iter().zip(&early) {
+        assert!(*e > 0.0 && e < w, "{e} {w}");
+    }
     // The templates' prose with the run's values: the stop test's speed, the stack's steps.
     assert!(readme.contains(
         "falls to 1 mm/s, breakaway the first time it reaches 1 mm/s, both interpolated"
@@ -411,6 +438,7 @@ fn the_peers_harness_runs_every_scene_small_in_mujoco() {
         "drop_sphere",
         "consistency",
         "consistency_grasp",
+        "consistency_pile",
         "pinch_grasp",
     ] {
         let rs = find(scene);
@@ -498,6 +526,15 @@ fn the_peers_harness_runs_every_scene_small_in_mujoco() {
     for r in &g {
         let e = r["consistency_error_m_s"].as_f64().unwrap();
         assert!(e > 0.0 && e < 1e-2, "{r}");
+    }
+    // The pile's: the same, and its error before a cube first touched a cube in the reference
+    // (the lowest level lands on the floor first) a part of the whole run's.
+    let p = find("consistency_pile");
+    assert_eq!(p.len(), 2 * 2, "two configurations x two coarser steps");
+    for r in &p {
+        let whole = r["consistency_error_m_s"].as_f64().unwrap();
+        let early = r["consistency_error_before_stacking_m_s"].as_f64().unwrap();
+        assert!(early > 0.0 && early < whole && whole < 1e-1, "{r}");
     }
 }
 

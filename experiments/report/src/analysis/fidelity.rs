@@ -392,7 +392,7 @@ impl PileRun {
     }
 }
 
-/// One run of a body's centre-of-mass path (the pinch grasp's plate): the time after each
+/// One run of a centre-of-mass path (the pinch grasp's plate, the pile): the time after each
 /// step and the position then.
 #[derive(Debug, Clone, Default)]
 pub struct PathRun {
@@ -400,10 +400,18 @@ pub struct PathRun {
     pub t: Vec<f64>,
     /// The centre of mass after the step (m).
     pub p: Vec<[f64; 3]>,
+    /// When a cube first touched another (the first step after which `cube_contacts` > 0), for
+    /// the scenes that record it (the pile): the end of the phase in which the cubes meet only
+    /// the container.
+    pub stacked: Option<f64>,
 }
 
+/// The pile's count of cubes touching cubes after a step (`contactlab_scenes::fidelity::pile`).
+const CUBE_CONTACTS: &str = "cube_contacts";
+
 impl PathRun {
-    /// Every run of `df` (its `t`, `x`, `y`, `z`), keyed by run index and solver label.
+    /// Every run of `df` (its `t`, `x`, `y`, `z`, and `cube_contacts` where recorded), keyed by
+    /// run index and solver label.
     pub fn all(df: &DataFrame) -> Result<BTreeMap<(u64, String), PathRun>, AnalysisError> {
         let (t, x, y, z) = (
             f64s(df, "t")?,
@@ -411,12 +419,21 @@ impl PathRun {
             f64s(df, "y")?,
             f64s(df, "z")?,
         );
+        let touching = match df.column(CUBE_CONTACTS) {
+            Ok(_) => Some(f64s(df, CUBE_CONTACTS)?),
+            Err(_) => None,
+        };
         Ok(groups(df)?
             .into_iter()
             .map(|(key, rows)| {
+                let stacked = touching.as_ref().and_then(|c| {
+                    let k = rows.iter().find(|&&k| c[k] > 0.0)?;
+                    Some(t[*k])
+                });
                 let run = PathRun {
                     t: rows.iter().map(|&k| t[k]).collect(),
                     p: rows.iter().map(|&k| [x[k], y[k], z[k]]).collect(),
+                    stacked,
                 };
                 (key, run)
             })
@@ -446,9 +463,14 @@ impl PathRun {
     /// distance at each of its samples from `reference` (linear between the reference's
     /// samples), times the step that ends there.
     pub fn distance_integral(&self, reference: &PathRun) -> f64 {
+        self.distance_integral_until(reference, f64::INFINITY)
+    }
+
+    /// [`Self::distance_integral`] over the samples at or before `until` (s).
+    pub fn distance_integral_until(&self, reference: &PathRun, until: f64) -> f64 {
         let mut sum = 0.0;
         let mut before = 0.0;
-        for (k, &t) in self.t.iter().enumerate() {
+        for (k, &t) in self.t.iter().enumerate().take_while(|(_, &t)| t <= until) {
             let r = reference.at(t);
             let d = (0..3)
                 .map(|i| (self.p[k][i] - r[i]).powi(2))
@@ -807,19 +829,54 @@ impl Motion {
 #[cfg(test)]
 mod path_tests {
     use super::PathRun;
+    use contactlab_runs::schema::steps;
+    use polars::prelude::{Column, DataFrame};
+
+    /// A run that records `cube_contacts` knows when a cube first touched a cube; one that
+    /// does not, never.
+    #[test]
+    fn a_path_knows_when_the_cubes_first_stacked() {
+        let column = |name: &str, v: Vec<f64>| Column::new(name.into(), v);
+        let mut df = DataFrame::new(
+            4,
+            vec![
+                column(steps::RUN, vec![0.0; 4]),
+                Column::new(steps::SOLVER.into(), vec!["a"; 4]),
+                column(steps::STEP, vec![3.0, 0.0, 1.0, 2.0]),
+                column("t", vec![0.4, 0.1, 0.2, 0.3]),
+                column("x", vec![0.0; 4]),
+                column("y", vec![0.0; 4]),
+                column("z", vec![0.0; 4]),
+            ],
+        )
+        .unwrap();
+        let key = (0, "a".to_string());
+        assert_eq!(PathRun::all(&df).unwrap()[&key].stacked, None);
+        df.with_column(column("cube_contacts", vec![5.0, 0.0, 0.0, 2.0]))
+            .unwrap();
+        let run = &PathRun::all(&df).unwrap()[&key];
+        assert_eq!(
+            (run.stacked, run.t.clone()),
+            (Some(0.3), vec![0.1, 0.2, 0.3, 0.4])
+        );
+    }
 
     #[test]
     fn a_path_against_itself_is_consistent_and_an_offset_costs_its_length_times_the_span() {
         let fine = PathRun {
             t: (1..=1000).map(|k| k as f64 * 1e-3).collect(),
             p: (1..=1000).map(|k| [k as f64 * 1e-3, 0.0, 0.0]).collect(),
+            stacked: None,
         };
         let coarse = PathRun {
             t: (1..=10).map(|k| k as f64 * 0.1).collect(),
             p: (1..=10).map(|k| [k as f64 * 0.1, 0.0, 0.002]).collect(),
+            stacked: None,
         };
-        // On the reference's line, 2 mm above it, for 1 s: 2e-3 m s.
+        // On the reference's line, 2 mm above it, for 1 s: 2e-3 m s; for its first 0.3 s,
+        // 6e-4 m s (the samples at 0.1, 0.2 and 0.3 s).
         assert!((coarse.distance_integral(&fine) - 2e-3).abs() < 1e-12);
+        assert!((coarse.distance_integral_until(&fine, 0.3 + 1e-12) - 6e-4).abs() < 1e-12);
         assert!(fine.distance_integral(&fine) == 0.0);
         // Between the samples the reference is linear.
         assert!((fine.at(0.0105)[0] - 0.0105).abs() < 1e-15);

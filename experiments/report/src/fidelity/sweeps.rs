@@ -26,21 +26,35 @@ use crate::plots::{Axis, Chart, Series};
 use crate::table::{Cell as C, Table};
 
 /// The scene names of the sweeps in `metrics.csv`.
-pub const SWEEP_SCENES: [&str; 5] = [
+pub const SWEEP_SCENES: [&str; 6] = [
     "stack",
     "stack_face",
     "tower",
     "consistency",
     GRASP_CONSISTENCY,
+    PILE_CONSISTENCY,
 ];
 
 /// The pinch grasp's consistency sweep: its scene in the rows, its config and its run.
 pub const GRASP_CONSISTENCY: &str = "consistency_grasp";
 
-/// Whether `scene` is a time-step sweep (the dragged cube's or the grasp's), whose rows differ
-/// by `dt`.
+/// The pile's consistency sweep: its scene in the rows, its config and its run.
+pub const PILE_CONSISTENCY: &str = "consistency_pile";
+
+/// The pile's consistency error over the phase before a cube first touches another in the
+/// reference run (`PathRun::stacked`): the cubes meet only the container.
+pub const BEFORE_STACKING: &str = "position_error_before_stacking_m_s";
+
+/// Each consistency error and the name of its log-log slope.
+const ERRORS_AND_SLOPES: [(&str, &str); 2] = [
+    ("position_error_m_s", "consistency_slope"),
+    (BEFORE_STACKING, "consistency_slope_before_stacking"),
+];
+
+/// Whether `scene` is a time-step sweep (the dragged cube's, the grasp's or the pile's), whose
+/// rows differ by `dt`.
 pub fn is_consistency(scene: &str) -> bool {
-    scene == "consistency" || scene == GRASP_CONSISTENCY
+    scene == "consistency" || scene == GRASP_CONSISTENCY || scene == PILE_CONSISTENCY
 }
 
 /// The stack's scenes, one per way the top cube rests: corner sphere on corner sphere, and
@@ -255,11 +269,13 @@ pub fn ours_consistency(r: &mut Report) -> Result<Vec<Metric>, ReportError> {
     Ok(rows)
 }
 
-/// The pinch grasp's consistency runs (`consistency_grasp.toml`, when it has run): per pair
-/// and time step, ContactBench's `int |p - p_ref| dt` of the plate's centre of mass against the
-/// pair's own run at the sweep's smallest time step (the reference), and each run's duration.
-pub fn ours_grasp_consistency(r: &mut Report) -> Result<Vec<Metric>, ReportError> {
-    let file = format!("{GRASP_CONSISTENCY}.toml");
+/// A consistency sweep without a closed form (`<scene>.toml`, when it has run: the grasp's,
+/// [`GRASP_CONSISTENCY`], and the pile's, [`PILE_CONSISTENCY`]): per pair and time step,
+/// ContactBench's `int |p - p_ref| dt` of the centre of mass the scene records as `x`, `y`, `z`
+/// (the plate's, the pile's) against the pair's own run at the sweep's smallest time step (the
+/// reference), and each run's duration.
+pub fn ours_path_consistency(r: &mut Report, scene: &str) -> Result<Vec<Metric>, ReportError> {
+    let file = format!("{scene}.toml");
     if !r.config_file(&file).exists() {
         return Ok(Vec::new());
     }
@@ -289,7 +305,7 @@ pub fn ours_grasp_consistency(r: &mut Report) -> Result<Vec<Metric>, ReportError
         for &(dt, index) in &runs[1..] {
             let path = &paths[&(index, label.clone())];
             let base = Metric {
-                scene: GRASP_CONSISTENCY.into(),
+                scene: scene.into(),
                 engine: "contactlab".into(),
                 formulation: formulation.clone(),
                 optimizer: optimizer.clone(),
@@ -310,6 +326,13 @@ pub fn ours_grasp_consistency(r: &mut Report) -> Result<Vec<Metric>, ReportError
                 analytic: f64::NAN,
                 ..base.clone()
             });
+            if let Some(until) = reference.stacked {
+                rows.push(Metric {
+                    metric: BEFORE_STACKING.into(),
+                    value: path.distance_integral_until(reference, until),
+                    ..base.clone()
+                });
+            }
             rows.push(base);
         }
     }
@@ -318,7 +341,7 @@ pub fn ours_grasp_consistency(r: &mut Report) -> Result<Vec<Metric>, ReportError
 
 /// The harness's stack, tower and consistency records as metrics.
 pub fn peer_rows(df: &DataFrame) -> Result<Vec<Metric>, ReportError> {
-    let names: [(&str, &str, f64, f64); 10] = [
+    let names: [(&str, &str, f64, f64); 11] = [
         ("converged_fraction", "converged_fraction", 1.0, f64::NAN),
         ("iterations_per_step_mean", "iterations_mean", 1.0, f64::NAN),
         ("drift_mm", "drift_mm", 1.0, 0.0),
@@ -328,6 +351,12 @@ pub fn peer_rows(df: &DataFrame) -> Result<Vec<Metric>, ReportError> {
         ("penetration_max_mm", "penetration_mm", 1.0, 0.0),
         ("duration_s", "duration_s", 1.0, f64::NAN),
         ("consistency_error_m_s", "position_error_m_s", 1.0, 0.0),
+        (
+            "consistency_error_before_stacking_m_s",
+            BEFORE_STACKING,
+            1.0,
+            0.0,
+        ),
         (
             "seconds_per_step_median",
             "seconds_per_step_median",
@@ -383,24 +412,23 @@ pub(super) fn harness_rows(
     Ok(rows)
 }
 
-/// Per configuration, the log-log slope of its position error against `dt`.
+/// Per configuration and consistency error, the log-log slope of the error against `dt`.
 pub fn slopes(rows: &[Metric]) -> Vec<Metric> {
-    let mut by: BTreeMap<(String, String, String), Vec<&Metric>> = BTreeMap::new();
-    for m in rows
-        .iter()
-        .filter(|m| is_consistency(&m.scene) && m.metric == "position_error_m_s")
-    {
-        by.entry((m.scene.clone(), m.engine.clone(), m.label.clone()))
-            .or_default()
-            .push(m);
+    let mut by: BTreeMap<(&str, String, String, String), Vec<&Metric>> = BTreeMap::new();
+    for m in rows.iter().filter(|m| is_consistency(&m.scene)) {
+        if let Some((_, slope)) = ERRORS_AND_SLOPES.iter().find(|(e, _)| m.metric == *e) {
+            by.entry((slope, m.scene.clone(), m.engine.clone(), m.label.clone()))
+                .or_default()
+                .push(m);
+        }
     }
-    by.into_values()
-        .filter_map(|ms| {
+    by.into_iter()
+        .filter_map(|((slope, ..), ms)| {
             let first = (*ms.first()?).clone();
             let dt: Vec<f64> = ms.iter().map(|m| m.dt).collect();
             let err: Vec<f64> = ms.iter().map(|m| m.value).collect();
             Some(Metric {
-                metric: "consistency_slope".into(),
+                metric: slope.into(),
                 value: log_log_slope(&dt, &err),
                 analytic: 1.0,
                 dt: f64::NAN,
@@ -630,7 +658,8 @@ fn stack_plots(r: &mut Report, here: &[&Metric]) -> Result<(), ReportError> {
 }
 
 /// A consistency sweep's table and plot (`tables.<scene>`, `plots.<scene>`, `scene` being
-/// `consistency` or [`GRASP_CONSISTENCY`]); whether it ran.
+/// `consistency`, [`GRASP_CONSISTENCY`] or [`PILE_CONSISTENCY`]), and where the rows have it
+/// the error before stacking's (`<scene>_before_stacking`); whether it ran.
 pub fn consistency_section(
     r: &mut Report,
     rows: &[Metric],
@@ -671,5 +700,28 @@ pub fn consistency_section(
         .legend_upper_left(),
         &series(&here, "position_error_m_s", |m| m.dt),
     )?;
+    if here.iter().any(|m| m.metric == BEFORE_STACKING) {
+        let name = format!("{scene}_before_stacking");
+        let slope = Some("consistency_slope_before_stacking");
+        pivot(
+            r,
+            &name,
+            &here,
+            BEFORE_STACKING,
+            &columns,
+            &Fmt::sci(1),
+            slope,
+        )?;
+        r.show_plot(
+            &name,
+            &Chart::new(
+                &format!("{title} before stacking: error against dt"),
+                Axis::log("dt (s)"),
+                Axis::log("error (m s)"),
+            )
+            .legend_upper_left(),
+            &series(&here, BEFORE_STACKING, |m| m.dt),
+        )?;
+    }
     Ok(true)
 }
