@@ -94,14 +94,14 @@ Scene conventions (stated once here; every function below follows them):
     first): the pinch grasp over one period of a faster square wave (CONSISTENCY_GRASP: 0.4 s,
     secure for its first half), each settled at its own dt, at CONSISTENCY_GRASP_DTS, the
     first each configuration's reference; the error is `int |p - p_ref| dt` of the plate's
-    centre of mass (`path_distance`). MuJoCo only. --small: the reference at 1 ms, then 2 and
-    5 ms.
+    centre of mass (`path_distance`). MuJoCo in each configuration, Drake at its defaults and
+    near-rigid (`Sweep.drake`). --small: the reference at 1 ms, then 2 and 5 ms.
   * The pile's consistency sweep (`consistency_pile`, as the grasp's): the 20-cube pile over
     its first 0.5 s (CONSISTENCY_PILE: every level's first impact) at CONSISTENCY_PILE_DTS; the
     error is that of the pile's centre of mass (the mean cube centre: which cube lands where is
     chaotic, the pile's mass is not), over the run and before a cube first came within 1 mm of
-    another in the reference run (the cubes meet only the container). MuJoCo only. --small: as
-    the grasp's.
+    another in the reference run (the cubes meet only the container). MuJoCo only (a Drake step
+    of the pile takes 1.1 ms). --small: as the grasp's.
 """
 import argparse
 import json
@@ -444,7 +444,7 @@ def run_drake_grasp(scene, config):
         grip(g["high"])
         step += 1
         sim.AdvanceTo((step - 0.5) * dt)
-    T, pitch, slip, secure, times = [], [], [], [], []
+    T, P, pitch, slip, secure, times = [], [], [], [], [], []
     for k in range(int(round(scene["duration_s"] / dt))):
         f = grasp_force(k * dt, scene.get("period"), scene.get("duty"))
         grip(f)
@@ -458,11 +458,12 @@ def run_drake_grasp(scene, config):
         fy = [jt.get_translation(pctx) for jt in joints]
         fv = [jt.get_translation_rate(pctx) for jt in joints]
         T.append((k + 1) * dt)
+        P.append(X.translation().copy())
         pitch.append(pitch_of(R))
         slip.append(grasp_slip(R, X.translation(), V.translational(), V.rotational(), fy, fv))
         secure.append(f == g["high"])
     out = grasp_metrics(T, pitch, slip, secure)
-    out.update({"step_times": times, "converged_fraction": None})
+    out.update({"T": T, "P": np.asarray(P), "step_times": times, "converged_fraction": None})
     return out
 
 
@@ -1656,30 +1657,27 @@ def run_one(scene, engine, config):
     return rec
 
 
-def run_consistency_sweep(name, spec_of, path_of, engine, config, dts):
-    """A time-step sweep in one MuJoCo configuration: the scene `name` at each of `dts` (its
-    spec `spec_of(dt)`), the first the reference; one record per later step with its
-    `consistency_error_m_s`, the path `path_of(spec, config) -> (run, T, P)` against the
-    reference's (`path_distance`), and where the reference's run has a `stacked` time (the
-    pile), `consistency_error_before_stacking_m_s`, the same up to that time. Drake does not run it (its step at the reference's 1e-5 s
-    would take the study's whole budget)."""
-    if engine != "mujoco":
-        return []
+def run_consistency_sweep(name, sweep, engine, config, dts):
+    """A time-step sweep in one configuration of `engine`: the scene `name` at each of `dts`
+    (its spec `sweep.spec(dt)`), the first the reference; one record per later step with its
+    `consistency_error_m_s`, the path `sweep.path(spec, engine, config) -> (run, T, P)` against
+    the reference's (`path_distance`), and where the reference's run has a `stacked` time (the
+    pile), `consistency_error_before_stacking_m_s`, the same up to that time, and that time."""
     base = {"scene": name, "engine": engine, "config": config,
             "analytic": {"consistency_error_m_s": 0.0}}
     paths, out, stacked = {}, [], None
     for dt in dts:
-        sc = spec_of(dt)
+        sc = sweep.spec(dt)
         rec = dict(base, dt=dt, duration_s=sc["duration_s"], settle_s=sc["settle_s"],
                    mu=sc["mu"])
         w0 = time.perf_counter()
         try:
-            r, T, P = path_of(sc, config)
+            r, T, P = sweep.path(sc, engine, config)
             paths[dt] = (T, P)
             if dt == dts[0]:
                 stacked = r.get("stacked")
             rec.update({k: r[k] for k in ("converged_fraction", "iterations_per_step_mean",
-                                          "iterations_per_step_max")})
+                                          "iterations_per_step_max") if r.get(k) is not None})
             rec["seconds_per_step_median"] = statistics.median(r["step_times"])
         except Exception as e:  # noqa: BLE001 - recorded, as run_one does
             rec["error"] = f"{type(e).__name__}: {e}"
@@ -1697,31 +1695,48 @@ def run_consistency_sweep(name, spec_of, path_of, engine, config, dts):
                     k = np.asarray(T) <= stacked
                     rec["consistency_error_before_stacking_m_s"] = path_distance(
                         np.asarray(T)[k], np.asarray(P)[k], T_ref, P_ref)
+                    rec["reference_stacked_s"] = stacked
     return out
 
 
-def grasp_path(scene, config):
-    """The grasp's run and its plate's centre-of-mass path."""
-    r = run_mujoco_grasp(scene, config)
+def grasp_path(scene, engine, config):
+    """The grasp's run in `engine` and its plate's centre-of-mass path."""
+    r = run_mujoco_grasp(scene, config) if engine == "mujoco" else run_drake_grasp(scene, config)
     return r, r["T"], r["P"]
 
 
-def pile_path(scene, config):
-    """The pile's run (with `stacked`, when a cube first touched a cube) and its centre-of-mass
-    path (after each step)."""
-    r = run_mujoco_pile(scene, config)
+def pile_path(scene, engine, config):
+    """The pile's run in `engine` (with `stacked`, when a cube first touched a cube) and its
+    centre-of-mass path (after each step)."""
+    r = run_mujoco_pile(scene, config) if engine == "mujoco" else run_drake_pile(scene, config)
     r["stacked"] = r["measures"].stacked
     com = r["measures"].com
     return r, (np.arange(len(com)) + 1) * scene["dt"], np.asarray(com)
 
 
-#: The consistency sweeps by record name: the scene's spec at a time step, its path, and its
-#: time steps (full, --small).
+class Sweep:
+    """A consistency sweep: the scene's spec at a time step, its path in an engine, its time
+    steps (full and --small), and the Drake configurations that run it (MuJoCo runs each of
+    its own)."""
+
+    def __init__(self, spec, path, dts, small_dts, drake):
+        self.spec, self.path, self.dts, self.small_dts, self.drake = (
+            spec, path, dts, small_dts, drake)
+
+    def configs(self, engine, small):
+        """The configurations of `engine` that run this sweep."""
+        return [c for c in configs_for(engine, small) if engine == "mujoco" or c in self.drake]
+
+
+#: The consistency sweeps by record name. Drake runs the grasp's at its defaults and
+#: near-rigid (its reference at 1e-5 s: 90 000 steps with the settling, 14-29 s a
+#: configuration measured at 1e-4 s, where its eight would take four minutes); the pile's not
+#: at all (1.1 ms a step: a minute a configuration for the reference alone).
 CONSISTENCY_SWEEPS = {
-    "consistency_grasp": (consistency_grasp_spec, grasp_path,
-                          CONSISTENCY_GRASP_DTS, [1e-3, 2e-3, 5e-3]),
-    "consistency_pile": (consistency_pile_spec, pile_path,
-                         CONSISTENCY_PILE_DTS, [1e-3, 2e-3, 5e-3]),
+    "consistency_grasp": Sweep(consistency_grasp_spec, grasp_path, CONSISTENCY_GRASP_DTS,
+                               [1e-3, 2e-3, 5e-3], ["sap", "sap-k1e12-taudt"]),
+    "consistency_pile": Sweep(consistency_pile_spec, pile_path, CONSISTENCY_PILE_DTS,
+                              [1e-3, 2e-3, 5e-3], []),
 }
 
 
@@ -1779,11 +1794,11 @@ def main():
         if n in CONSISTENCY_SWEEPS:
             # Their records compare runs with each other: a sweep per configuration. CI size: the
             # reference at 1 ms, then 2 and 5 ms.
-            spec_of, path_of, full, small = CONSISTENCY_SWEEPS[n]
-            dts = small if a.small else full
+            sweep = CONSISTENCY_SWEEPS[n]
+            dts = sweep.small_dts if a.small else sweep.dts
             for eng in engines:
-                for cfg in configs_for(eng, a.small):
-                    for rec in run_consistency_sweep(n, spec_of, path_of, eng, cfg, dts):
+                for cfg in sweep.configs(eng, a.small):
+                    for rec in run_consistency_sweep(n, sweep, eng, cfg, dts):
                         records.append(rec)
                         print(f"{n:22s} {eng:6s} {cfg:30s} dt {rec['dt']:<7g} "
                               f"{rec['wall_s']:6.2f} s {rec.get('error', '')}", file=sys.stderr,

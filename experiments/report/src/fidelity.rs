@@ -808,12 +808,16 @@ fn metric_fmt(metric: &str) -> Fmt {
         "stop_distance_m" => Fmt::fixed(4).unit(" m"),
         "acceleration_error" | "residual_median" => Fmt::sci(1),
         "dissipation_angle_deg" => Fmt::fixed(2).unit(" deg"),
-        "time_ratio_to_mujoco" | "consistency_slope" | "lift_over_estimate" => Fmt::fixed(2),
+        "time_ratio_to_mujoco"
+        | "consistency_slope"
+        | sweeps::SLOPE_BEFORE_STACKING
+        | "lift_over_estimate" => Fmt::fixed(2),
         "seconds_per_step_median" => Fmt::sci(2).unit(" s"),
         "iterations_mean" => Fmt::fixed(1),
         "secure_pitch_deg" | "loose_pitch_deg" => Fmt::sci(2).unit(" deg"),
         "secure_slip_um_s" => Fmt::sci(2).unit(" um/s"),
-        "position_error_m_s" => Fmt::sci(2).unit(" m s"),
+        "position_error_m_s" | sweeps::BEFORE_STACKING => Fmt::sci(2).unit(" m s"),
+        sweeps::REFERENCE_STACKED => Fmt::fixed(3).unit(" s"),
         "signorini_max" | "gap_lambda_max" => Fmt::sci(1),
         "normal_work_J" => Fmt::sci(2).unit(" J"),
         "friction_ratio_max" => Fmt::fixed(3),

@@ -45,11 +45,18 @@ pub const PILE_CONSISTENCY: &str = "consistency_pile";
 /// reference run (`PathRun::stacked`): the cubes meet only the container.
 pub const BEFORE_STACKING: &str = "position_error_before_stacking_m_s";
 
+/// When a cube first touched a cube in the reference run (s): the end of the window of
+/// [`BEFORE_STACKING`].
+pub const REFERENCE_STACKED: &str = "reference_stacked_s";
+
 /// Each consistency error and the name of its log-log slope.
 const ERRORS_AND_SLOPES: [(&str, &str); 2] = [
     ("position_error_m_s", "consistency_slope"),
-    (BEFORE_STACKING, "consistency_slope_before_stacking"),
+    (BEFORE_STACKING, SLOPE_BEFORE_STACKING),
 ];
+
+/// The log-log slope of [`BEFORE_STACKING`] against dt.
+pub const SLOPE_BEFORE_STACKING: &str = "consistency_slope_before_stacking";
 
 /// Whether `scene` is a time-step sweep (the dragged cube's, the grasp's or the pile's), whose
 /// rows differ by `dt`.
@@ -332,6 +339,12 @@ pub fn ours_path_consistency(r: &mut Report, scene: &str) -> Result<Vec<Metric>,
                     value: path.distance_integral_until(reference, until),
                     ..base.clone()
                 });
+                rows.push(Metric {
+                    metric: REFERENCE_STACKED.into(),
+                    value: until,
+                    analytic: f64::NAN,
+                    ..base.clone()
+                });
             }
             rows.push(base);
         }
@@ -341,7 +354,7 @@ pub fn ours_path_consistency(r: &mut Report, scene: &str) -> Result<Vec<Metric>,
 
 /// The harness's stack, tower and consistency records as metrics.
 pub fn peer_rows(df: &DataFrame) -> Result<Vec<Metric>, ReportError> {
-    let names: [(&str, &str, f64, f64); 11] = [
+    let names: [(&str, &str, f64, f64); 12] = [
         ("converged_fraction", "converged_fraction", 1.0, f64::NAN),
         ("iterations_per_step_mean", "iterations_mean", 1.0, f64::NAN),
         ("drift_mm", "drift_mm", 1.0, 0.0),
@@ -357,6 +370,7 @@ pub fn peer_rows(df: &DataFrame) -> Result<Vec<Metric>, ReportError> {
             1.0,
             0.0,
         ),
+        ("reference_stacked_s", REFERENCE_STACKED, 1.0, f64::NAN),
         (
             "seconds_per_step_median",
             "seconds_per_step_median",
@@ -702,7 +716,7 @@ pub fn consistency_section(
     )?;
     if here.iter().any(|m| m.metric == BEFORE_STACKING) {
         let name = format!("{scene}_before_stacking");
-        let slope = Some("consistency_slope_before_stacking");
+        let slope = Some(SLOPE_BEFORE_STACKING);
         pivot(
             r,
             &name,
