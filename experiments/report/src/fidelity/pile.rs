@@ -98,6 +98,7 @@ pub fn section(r: &mut Report, rows: &[Metric]) -> Result<bool, ReportError> {
         ("penetration_max_mm", Fmt::sci(1)),
         ("kinetic_energy_max_last_0_5s_J", Fmt::sci(1)),
         ("escaped", Fmt::int()),
+        ("duration_s", Fmt::fixed(3)),
         ("time_ratio_to_mujoco", Fmt::fixed(1)),
     ];
     sweeps::sweep_tables(r, "pile", &here, &columns, &metrics)?;

@@ -131,6 +131,11 @@ pub struct PileConfig {
     /// The height between levels (m).
     #[serde(default = "default_level_spacing")]
     pub level_spacing: f64,
+    /// Ends the run once the largest overlap after a step passes this (m; none: never): a
+    /// solver that lets cubes sink that far into each other has broken the pile, and its later
+    /// steps, on a heap of interpenetrating cubes, say nothing more but cost the most.
+    #[serde(default)]
+    pub stop_overlap: Option<f64>,
 }
 
 impl Default for PileConfig {
@@ -147,6 +152,7 @@ impl Default for PileConfig {
             container: default_container(),
             first_level: default_first_level(),
             level_spacing: default_level_spacing(),
+            stop_overlap: None,
         }
     }
 }
@@ -171,6 +177,14 @@ impl PileConfig {
             &[("mu", self.mu), ("margin", self.margin)],
         )?;
         let bad = |key: &'static str, message: String| Err(SceneError::Param { key, message });
+        if let Some(o) = self.stop_overlap {
+            if !(o.is_finite() && o > 0.0) {
+                return bad(
+                    "stop_overlap",
+                    format!("must be a positive number, got {o}"),
+                );
+            }
+        }
         if self.count == 0 {
             return bad("count", "must be at least 1".into());
         }
@@ -548,7 +562,8 @@ impl Scene for CubePile {
     }
 
     fn finished(&self) -> bool {
-        self.steps >= self.config.steps()
+        let broken = (self.config.stop_overlap).is_some_and(|o| self.penetration() > o);
+        self.steps >= self.config.steps() || broken
     }
 }
 
@@ -608,6 +623,32 @@ mod tests {
             [seen["x"], seen["y"], seen["z"]],
             [fallen.x, fallen.y, p.centre_of_mass().z]
         );
+    }
+
+    /// `stop_overlap` ends the run once a sphere sinks that far into a box, and not before;
+    /// it must be positive.
+    #[test]
+    fn a_broken_pile_stops_at_its_overlap_bound() {
+        let mut p = CubePile::new(&PileConfig {
+            count: 2,
+            stop_overlap: Some(0.01),
+            ..PileConfig::default()
+        })
+        .unwrap();
+        assert!(!p.finished());
+        p.cubes[1].p = p.cubes[0].p + Vector3::new(0.0, 0.0, 0.05);
+        assert!(p.penetration() > 0.01 && p.finished());
+        let bad = PileConfig {
+            stop_overlap: Some(-1.0),
+            ..PileConfig::default()
+        };
+        assert!(matches!(
+            CubePile::new(&bad),
+            Err(SceneError::Param {
+                key: "stop_overlap",
+                ..
+            })
+        ));
     }
 
     /// A sphere against a box: outside along the nearest point, inside through the nearest face,
