@@ -1017,6 +1017,7 @@ mod tests {
             "pile_penetration_max_mm",
             "pile_kinetic_energy_max_last_0_5s_J",
             "pile_escaped",
+            "pile_duration_s",
             "pile_time_ratio_to_mujoco",
         ];
         tables.extend(pile);
@@ -1055,6 +1056,7 @@ mod tests {
             .num("config.tower.scene.params.duration", 5.0, Fmt::fixed(1))
             .num("config.pile.sweep.count.0", 20.0, Fmt::int())
             .num("config.pile.sweep.count.1", 50.0, Fmt::int())
+            .num("config.pile.scene.params.stop_overlap", 0.05, Fmt::fixed(2))
             .num("config.pile.scene.params.duration", 2.0, Fmt::fixed(1))
             .list(
                 "config.threshold.sweep.slope_deg",
