@@ -72,7 +72,14 @@ impl<R: Residual> Solver<LeastSquares<R>, LsState> for GaussNewtonLs {
         let slope = kit::dot(&p.grad, &d);
         let Some((alpha, t)) = kit::backtrack(problem, &p.x, p.psi, slope, &d, &self.armijo)?
         else {
-            self.stop = Some(Status::LineSearchFailed);
+            // The backtracking also gives up when the solve's time is up: that is the time
+            // limit's stop, and a status that said the line search failed would hide that the
+            // answer depends on the machine's speed.
+            self.stop = Some(if self.tol.deadline.expired() {
+                Status::Timeout
+            } else {
+                Status::LineSearchFailed
+            });
             let kv = kit::iter_kv(&p, 0.0, "rejected", 0.0, None);
             self.point = Some(p);
             return Ok((state, Some(kv)));
@@ -91,5 +98,56 @@ impl<R: Residual> Solver<LeastSquares<R>, LsState> for GaussNewtonLs {
 
     fn terminate(&mut self, _state: &LsState) -> TerminationStatus {
         kit::termination(&self.stop)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::drivers::least_squares::solve_least_squares;
+    use crate::result::SolveOptions;
+    use faer::MatMut;
+    use std::time::Duration;
+
+    /// `F(x) = x - 1` with a Jacobian a billion times too small, each evaluation taking 3 ms:
+    /// the first Gauss-Newton step overshoots by 1e9 and the backtracking needs some 30
+    /// halvings, 90 ms of evaluations, where the solve has 20 ms.
+    struct Slow;
+    impl Residual for Slow {
+        fn num_unknowns(&self) -> usize {
+            1
+        }
+        fn num_residuals(&self) -> usize {
+            1
+        }
+        fn residual(&self, x: &[f64], out: &mut [f64]) {
+            std::thread::sleep(Duration::from_millis(3));
+            out[0] = x[0] - 1.0;
+        }
+        fn jacobian(&self, _x: &[f64], mut out: MatMut<'_, f64>) {
+            out[(0, 0)] = 1e-9;
+        }
+    }
+
+    /// A backtracking cut short by the time limit reports the time limit, not a failed line
+    /// search (the pile's MNCP steps said `line_search_failed` after 1 s).
+    #[test]
+    fn a_line_search_stopped_by_the_time_limit_is_a_timeout() {
+        let opts = SolveOptions {
+            time_limit: Some(Duration::from_millis(20)),
+            max_iter: 10,
+            ..SolveOptions::default()
+        };
+        let s = solve_least_squares(Slow, GaussNewtonLs::default(), vec![3.0], &opts).unwrap();
+        assert_eq!(s.status, Status::Timeout, "{s:?}");
+        // Without a limit the same backtracking finds its step: the one iteration allowed
+        // lowers the merit from its start, 2.
+        let free = SolveOptions {
+            max_iter: 1,
+            ..SolveOptions::default()
+        };
+        let s = solve_least_squares(Slow, GaussNewtonLs::default(), vec![3.0], &free).unwrap();
+        assert_eq!(s.status, Status::MaxIterations, "{s:?}");
+        assert!(s.merit < 2.0, "{s:?}");
     }
 }
