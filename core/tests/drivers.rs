@@ -447,6 +447,48 @@ fn a_tiny_timeout_gives_timeout() {
     }
 }
 
+/// `F(x) = x - 1` with a Jacobian a billion times too small, each evaluation taking 3 ms: the
+/// first Gauss-Newton step overshoots by 1e9 and the backtracking needs some 30 halvings, 90 ms
+/// of evaluations.
+struct Overshooting;
+
+impl Residual for Overshooting {
+    fn num_unknowns(&self) -> usize {
+        1
+    }
+    fn num_residuals(&self) -> usize {
+        1
+    }
+    fn residual(&self, x: &[f64], out: &mut [f64]) {
+        std::thread::sleep(Duration::from_millis(3));
+        out[0] = x[0] - 1.0;
+    }
+    fn jacobian(&self, _x: &[f64], mut out: MatMut<'_, f64>) {
+        out[(0, 0)] = 1e-9;
+    }
+}
+
+/// A backtracking cut short by the time limit (20 ms) reports the time limit, not a failed
+/// line search (the pile's MNCP steps said `line_search_failed` after 1 s); without a limit the
+/// same backtracking finds its step, and the one iteration allowed lowers the merit from 2.
+#[test]
+fn a_line_search_stopped_by_the_time_limit_is_a_timeout() {
+    let limited = SolveOptions {
+        time_limit: Some(Duration::from_millis(20)),
+        max_iter: 10,
+        ..SolveOptions::default()
+    };
+    let s = solve_least_squares(Overshooting, GaussNewtonLs::default(), vec![3.0], &limited);
+    assert_eq!(s.as_ref().unwrap().status, Status::Timeout, "{s:?}");
+    let free = SolveOptions {
+        max_iter: 1,
+        ..SolveOptions::default()
+    };
+    let s = solve_least_squares(Overshooting, GaussNewtonLs::default(), vec![3.0], &free).unwrap();
+    assert_eq!(s.status, Status::MaxIterations, "{s:?}");
+    assert!(s.merit < 2.0, "{s:?}");
+}
+
 // ---------------------------------------------------------------------------------------------
 // Projected Levenberg-Marquardt on constrained problems.
 
