@@ -1057,7 +1057,6 @@ mod tests {
             .num("config.pile.sweep.count.0", 20.0, Fmt::int())
             .num("config.pile.sweep.count.1", 50.0, Fmt::int())
             .num("config.pile.scene.params.stop_overlap", 0.05, Fmt::fixed(2))
-            .num("config.pile.every_pair.time_limit", 1.0, Fmt::int())
             .num("config.pile.scene.params.duration", 2.0, Fmt::fixed(1))
             .list(
                 "config.threshold.sweep.slope_deg",
