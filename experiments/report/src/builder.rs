@@ -292,7 +292,7 @@ pub struct Report {
 
 /// Refuses a study whose harness ran through a stale extension: `stale` is the harness's
 /// reason (empty when the extension was built from the run's code).
-fn stale_refused(paper: &str, stale: &str) -> Result<(), ReportError> {
+pub(crate) fn stale_refused(paper: &str, stale: &str) -> Result<(), ReportError> {
     if stale.is_empty() {
         return Ok(());
     }

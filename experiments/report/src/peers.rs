@@ -18,6 +18,7 @@
 //! listed with their values in the generated `facts.md`.
 
 mod common;
+mod fresh;
 mod pinocchio;
 mod speed;
 mod stages;
@@ -62,6 +63,8 @@ struct Sections {
     speed: speed::Part,
     /// The section beside Pinocchio.
     pinocchio: pinocchio::Part,
+    /// The section on fresh clutter, timed interleaved.
+    fresh: fresh::Part,
     /// The whole steps' section, when our sweeps have run.
     steps: Option<StepsPart>,
 }
@@ -134,6 +137,7 @@ pub fn generate(root: &Path) -> Result<(), ReportError> {
     sections.gains_fastest = gain_table(&mut r, &solves, &sets)?;
     problems_table(&mut r, &solves, &mujoco)?;
     sections.speed = speed::section(&mut r, root, &mujoco)?;
+    sections.fresh = fresh::section(&mut r, root)?;
     sections.pinocchio = pinocchio::section(&mut r, root)?;
     sections.steps = whole_step_section(&mut r, root)?;
     r.show("sections", sections)?;
@@ -730,12 +734,14 @@ mod tests {
     use std::path::Path;
 
     /// Every table the module can show.
-    const TABLES: [&str; 8] = [
+    const TABLES: [&str; 10] = [
         "sets",
         "gains",
         "gains_fastest",
         "speed_sets",
         "speed",
+        "fresh_sets",
+        "fresh",
         "pinocchio",
         "steps",
         "stages",
@@ -768,6 +774,10 @@ mod tests {
                 run: "speed".into(),
                 ratios: true,
             },
+            fresh: fresh::Part {
+                ran: true,
+                skipped: None,
+            },
             pinocchio: pinocchio::Part {
                 ran: true,
                 skipped: None,
@@ -795,8 +805,11 @@ mod tests {
             "Pinocchio's repeats run back to back, and each of ours under 2 ms follows an \
              untimed one of the same solver.",
             "### Where a whole step's time goes\n\nThe same steps, stage by stage.",
+            "One MuJoCo solve and one of SAP's alternate, each after an untimed solve of its \
+             own, so that a change in the machine's load moves both sides alike;",
             ", `speed_sets.csv` and `speed.csv` (SAP's speed protocol, per set and per problem), \
-             `pinocchio.csv` (our ADMM and PGS beside Pinocchio's), `steps.csv` (whole steps, \
+             `fresh_sets.csv` and `fresh.csv` (SAP beside MuJoCo on fresh clutter, timed \
+             interleaved, per set and per problem), `pinocchio.csv` (our ADMM and PGS beside Pinocchio's), `steps.csv` (whole steps, \
              per scene and engine) and `stages.csv` (where their time goes, stage by stage).",
         ] {
             assert!(page.contains(want), "`{want}` in\n{page}");
@@ -811,6 +824,7 @@ mod tests {
     fn the_shipped_templates_say_what_a_peers_run_could_not_measure() {
         let mut sections = all_measured();
         sections.pinocchio.skipped = Some(Skipped::new("pinocchio_engines", "no pin".into()));
+        sections.fresh.skipped = Some(Skipped::new("fresh_engines", "no mujoco".into()));
         sections.steps = Some(StepsPart {
             staged: false,
             notes: vec![
@@ -824,8 +838,16 @@ mod tests {
                 },
             ],
         });
-        let page = page(sections, &TABLES[..7]);
+        // A skipped fresh run computes none of its tables; no stages without the staged run.
+        let shown: Vec<&str> = TABLES
+            .into_iter()
+            .filter(|t| !["fresh_sets", "fresh", "stages"].contains(t))
+            .collect();
+        let page = page(sections, &shown);
         for want in [
+            "**The fresh clutter was not measured in this run** (`fresh_engines`: no mujoco); \
+             with Python's `mujoco` and the contactlab package installed, `just peers` measures \
+             it.",
             "**Pinocchio's solvers were not measured in this run** (`pinocchio_engines`: no \
              pin); with `pip install pin h5py`",
             "\n\n`clutter_n40` failed in `clutter_engines`: boom.\n\nDrake did not run in \
@@ -836,5 +858,6 @@ mod tests {
             assert!(page.contains(want), "`{want}` in\n{page}");
         }
         assert!(!page.contains("Where a whole step's time goes"), "{page}");
+        assert!(!page.contains("fresh_sets.csv"), "{page}");
     }
 }

@@ -81,6 +81,8 @@ fn a_cut_down_reproduction_reports_without_mujoco_and_says_why() {
         );
     });
     root.config("pinocchio_engines.toml", |_| {});
+    // The fresh clutter (skipped here: it needs MuJoCo).
+    root.config("fresh_engines.toml", |_| {});
     root.config("balls.toml", |t| {
         set(t, "sweep", "mu", floats(&[0.5]));
         set(t, "sweep", "n_balls", ints(&[5]));
@@ -116,9 +118,18 @@ fn a_cut_down_reproduction_reports_without_mujoco_and_says_why() {
         "speed",
         "pinocchio",
         "pinocchio_engines",
+        "fresh_engines",
     ] {
         assert!(log.contains(&format!("peers/{run}:")), "{run} ran:\n{log}");
     }
+    // Without MuJoCo the fresh clutter's section says why it has no numbers.
+    assert!(
+        root.read("README.md").contains(
+            "**The fresh clutter was not measured in this run** (`fresh_engines`: \
+             CONTACTLAB_NO_PEERS is set)"
+        ),
+        "the fresh clutter's section says it was not measured"
+    );
     // Without Pinocchio, its section keeps our side and says why the other is missing.
     let page = root.read("README.md");
     assert!(

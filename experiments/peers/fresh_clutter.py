@@ -1,0 +1,276 @@
+"""SAP's Newton beside MuJoCo's Newton on clutter states the repository never stored, timed
+interleaved in one process (issue 45's fresh problems and one protocol).
+
+Usage:
+  python3 fresh_clutter.py [--rounds 20] [--min-contacts 80] [--small] [--out FILE]
+
+The problems:
+- `fresh`: the clutter scene of `scenes.py` (spheres and cubes dropped in four columns into an
+  open box, Castro et al. 2022 Sec. VI-C) at sizes, friction coefficients and seeds the export
+  of `data/mujoco/` did not use (`SCENES`; the stored clutter is seed 7, friction 1), stepped by
+  MuJoCo (Newton, elliptic cones, the export's `mj_newton_elliptic` configuration). Every
+  `STRIDE`-th step from `FIRST_STEP` with at least `--min-contacts` contacts is a problem, at
+  most `PER_SCENE` of them a scene.
+- `repository`: the five stored steps with 80 or more contacts (`speed.toml`'s
+  `mujoco_clutter_80plus`), replayed to the same state as `solver_times.py` replays them; the
+  problem is the stored file, and `replay_rel_diff` says how far the replayed state's problem
+  is from it (contact-space `W` and `q`, relative).
+
+Each state is the problem MuJoCo's `mj_fwdConstraint` solves: `M v = J' r + M v*`, `u = J v`,
+`v* = v + h qacc_smooth` (`data/mujoco/README.md`'s export: `H = J'`, `f = M v*`, `w = 0`), built
+from the dense-Jacobian model as the export was, handed to `contactlab.solve` as a
+`GeneralizedProblem` (SAP at its defaults: its regularisation from the Delassus estimate).
+
+The protocol (`reports/peers/`' speed protocol, timed interleaved): per round, the problems in a
+new seeded order; per problem, MuJoCo's `mj_fwdConstraint` with its default Jacobian
+(`jacobian="auto"`), warm start disabled (`mjDSBL_WARMSTART`) and `opt.tolerance` = `REL_TOL`,
+then SAP's Newton from zero (`tol` 1e-14, eq. 26's `rel_tol` = `REL_TOL`, the build inside the
+time: `Solution.seconds`). Each timed solve follows an untimed one of the same solver on the same
+problem, so both meet their own code in cache; garbage collection is off while timing. One
+MuJoCo solve and one of ours alternate, so a change in the machine's load moves both sides.
+
+The script refuses an extension built from other code than the tree's (an install outlives the
+code it was built from) and, but for `--small`, one that is not a release build.
+
+Output (JSON, `records`): one record per problem with both sides' median times over the rounds,
+iterations (SAP's summed over its islands, as MuJoCo's are), SAP's status, and
+the ratio of the medians.
+"""
+import argparse
+import gc
+import importlib.util
+import math
+import os
+import statistics
+import sys
+
+import numpy as np
+import mujoco
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import scenes as S  # noqa: E402
+import solver_times as T  # noqa: E402
+from extension import _changed, _extension, _head, stale_extension, write_result  # noqa: E402
+
+#: The fresh scenes `(bodies, friction, seed)`: sizes and friction the export did not store,
+#: seeds other than its 7.
+SCENES = [(n, mu, seed) for n in (40, 60, 80) for mu in (0.5, 1.0) for seed in (11, 12)]
+#: The CI version's scenes.
+SMALL_SCENES = [(20, 0.5, 11)]
+FIRST_STEP = 100   # the drop has reached the floor (h = 0.01 s)
+STRIDE = 100       # steps between sampled states of one run
+LAST_STEP = 600
+PER_SCENE = 3
+REL_TOL = 1e-6     # eq. 26's relative tolerance and MuJoCo's opt.tolerance (speed.toml)
+ABS_TOL = 1e-14    # eq. 26's absolute tolerance (Drake's default)
+MAX_ITER = 100
+TIME_LIMIT = 2.0
+SEED = 0           # the rounds' order
+REPOSITORY = ["clutter_n40_seed7_step0090_nc83", "clutter_n40_seed7_step0400_nc110",
+              "clutter_n40_seed7_step0599_nc110", "clutter_n80_seed7_step0120_nc146",
+              "clutter_n80_seed7_step0180_nc206"]
+
+
+def log(*a):
+    print(*a, file=sys.stderr, flush=True)
+
+
+def problem_of(m, d):
+    """The state's problem (after `mj_fwdConstraint` on the dense-Jacobian model `m`): the
+    contacts' rows `[n, t1, t2]` as the export ordered them, `H = J'`, `f = M v*`, `w = 0`."""
+    import contactlab
+
+    Q = T.solve_quantities(m, d, T.contact_rows(d))
+    M = np.zeros((m.nv, m.nv))
+    mujoco.mj_fullM(m, d, M)
+    f = M @ (d.qvel + m.opt.timestep * d.qacc_smooth)
+    return contactlab.GeneralizedProblem(M, Q["J"].T.copy(), f, np.zeros(Q["J"].shape[0]),
+                                         Q["mu"])
+
+
+class State:
+    """One problem: MuJoCo's pre-solve data on the default-Jacobian model, and ours."""
+
+    def __init__(self, name, set_name, scene, step, m_auto, d_auto, problem):
+        self.name, self.set, self.scene, self.step = name, set_name, scene, step
+        self.model = m_auto
+        self.pre = T.snapshot_before_solve(m_auto, d_auto)
+        self.work = mujoco.MjData(m_auto)
+        self.problem = problem
+        self.contacts = problem.num_contacts
+        self.replay_rel_diff = None
+
+
+def auto_twin(sc, d):
+    """The same state in the scene built with MuJoCo's default Jacobian (`jacobian="auto"`)."""
+    m_auto = mujoco.MjModel.from_xml_string(S.to_mjcf(sc, T.CONFIG, jacobian="auto"))
+    d_auto = mujoco.MjData(m_auto)
+    d_auto.time = d.time
+    d_auto.qpos[:] = d.qpos
+    d_auto.qvel[:] = d.qvel
+    return m_auto, d_auto
+
+
+def fresh_states(scenes, min_contacts):
+    """The sampled states of the fresh scenes (see the module documentation)."""
+    out = []
+    for n, mu, seed in scenes:
+        sc = S.clutter(n, mu=mu, seed=seed)
+        m, d = S.mj_build(sc, T.CONFIG, jacobian=T.JACOBIAN)
+        taken = 0
+        for k in range(LAST_STEP + 1):
+            if k >= FIRST_STEP and (k - FIRST_STEP) % STRIDE == 0 and taken < PER_SCENE:
+                T.snapshot_before_solve(m, d)
+                mujoco.mj_fwdConstraint(m, d)
+                if d.ncon >= min_contacts and not T.structure_problems(m, d):
+                    name = f"clutter_n{n}_mu{mu:g}_seed{seed}_step{k:04d}_nc{d.ncon}"
+                    out.append(State(name, "fresh", sc["name"], k, *auto_twin(sc, d),
+                                     problem_of(m, d)))
+                    taken += 1
+            mujoco.mj_step(m, d)
+        log(f"fresh clutter n={n} mu={mu:g} seed={seed}: {taken} states")
+    return out
+
+
+def repository_states(names):
+    """The stored steps, replayed to their state; the problem read from its file."""
+    import contactlab
+
+    out = []
+    for name in names:
+        p = T.parse_name(name)
+        sc = T.make_scene(p["key"])
+        m, d = S.mj_build(sc, T.CONFIG, jacobian=T.JACOBIAN)
+        for _ in range(p["step"]):
+            mujoco.mj_step(m, d)
+        T.snapshot_before_solve(m, d)
+        mujoco.mj_fwdConstraint(m, d)
+        stored = contactlab.read(os.path.join(T.DATA, "global", name + ".json"))
+        s = State(name, "repository", sc["name"], p["step"], *auto_twin(sc, d), stored)
+        s.replay_rel_diff = local_rel_diff(problem_of(m, d), stored)
+        out.append(s)
+    return out
+
+
+def local_rel_diff(a, b):
+    """The largest difference of two problems' contact-space `W` and `q`, relative to `b`'s."""
+    la, lb = a.to_local(), b.to_local()
+    if la.W.shape != lb.W.shape:
+        return math.inf
+    return max(float(np.abs(la.W - lb.W).max() / np.abs(lb.W).max()),
+               float(np.abs(la.q - lb.q).max() / max(np.abs(lb.q).max(), 1e-300)))
+
+
+def mujoco_solve(s):
+    """One cold `mj_fwdConstraint` on a fresh copy of the state: (seconds, iterations)."""
+    mujoco.mj_copyData(s.work, s.model, s.pre)
+    with T.settings(s.model, cold=True, tolerance=REL_TOL):
+        t0 = _clock()
+        mujoco.mj_fwdConstraint(s.model, s.work)
+        t1 = _clock()
+    return (t1 - t0) * 1e-9, int(s.work.solver_niter[:max(1, s.work.nisland)].sum())
+
+
+def _clock():
+    import time
+
+    return time.perf_counter_ns()
+
+
+def sap_solve(s):
+    """One SAP solve from zero, the build inside its `seconds`."""
+    import contactlab
+
+    return contactlab.solve(s.problem, "sap", "newton-merit", tol=ABS_TOL, rel_tol=REL_TOL,
+                            max_iter=MAX_ITER, time_limit=TIME_LIMIT)
+
+
+def time_interleaved(states, rounds):
+    """Per state, both sides' timed solves, alternating (see the module documentation)."""
+    rng = np.random.default_rng(SEED)
+    times = {s.name: {"mujoco": [], "sap": []} for s in states}
+    last = {}
+    gc_was = gc.isenabled()
+    gc.disable()
+    try:
+        for _ in range(rounds):
+            for i in rng.permutation(len(states)):
+                s = states[i]
+                mujoco_solve(s)
+                mj_s, mj_it = mujoco_solve(s)
+                sap_solve(s)
+                sol = sap_solve(s)
+                times[s.name]["mujoco"].append(mj_s)
+                times[s.name]["sap"].append(float(sol.seconds))
+                last[s.name] = (mj_it, sol)
+    finally:
+        if gc_was:
+            gc.enable()
+    return times, last
+
+
+def record(s, times, last):
+    """The state's record."""
+    mj_it, sol = last[s.name]
+    mj, ours = statistics.median(times["mujoco"]), statistics.median(times["sap"])
+    return {"set": s.set, "problem": s.name, "scene": s.scene, "step": s.step,
+            "contacts": s.contacts, "dofs": int(s.model.nv), "rounds": len(times["sap"]),
+            "mujoco_seconds": mj, "mujoco_iterations": mj_it,
+            "sap_seconds": ours, "sap_status": sol.status,
+            "sap_iterations": int(sol.counters.get("island_iterations", sol.iterations)),
+            "sap_newton_steps": int(sol.iterations), "replay_rel_diff": s.replay_rel_diff,
+            "ratio": ours / mj}
+
+
+def finite(x):
+    """JSON has no NaN: non-finite floats become null."""
+    if isinstance(x, float):
+        return x if math.isfinite(x) else None
+    if isinstance(x, dict):
+        return {k: finite(v) for k, v in x.items()}
+    return x
+
+
+def main():
+    """Parse the command line, build the states, time them, write the JSON."""
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--rounds", type=int, default=20)
+    ap.add_argument("--min-contacts", type=int, default=80)
+    ap.add_argument("--small", action="store_true",
+                    help="the CI version: one small scene, no repository steps")
+    ap.add_argument("--out", help="write the JSON here instead of stdout")
+    ap.add_argument("--allow-stale-extension", action="store_true",
+                    help="time an extension built from other code than the tree's")
+    a = ap.parse_args()
+    if a.rounds < 1:
+        ap.error("--rounds must be at least 1")
+    if importlib.util.find_spec("contactlab") is None:
+        log("the contactlab package is not installed (pip install ./python)")
+        sys.exit(1)
+    built, head = _extension("BUILD_COMMIT"), _head()
+    stale = stale_extension(built, head, _changed(built, head))
+    if stale and not a.allow_stale_extension:
+        sys.exit(f"fresh_clutter.py: {stale} (or pass --allow-stale-extension)")
+    profile = _extension("BUILD_PROFILE")
+    if profile != "release" and not a.small:
+        sys.exit(f"fresh_clutter.py: the installed contactlab extension is a {profile} build; "
+                 "times need a release build (pip install ./python)")
+    states = fresh_states(SMALL_SCENES if a.small else SCENES, a.min_contacts)
+    if not a.small:
+        states += repository_states(REPOSITORY)
+    times, last = time_interleaved(states, a.rounds)
+    records = [record(s, times[s.name], last) for s in states]
+    for r in records:
+        log(f"{r['problem']:44s} nc {r['contacts']:4d} MuJoCo {r['mujoco_seconds'] * 1e3:7.3f} ms "
+            f"({r['mujoco_iterations']:3d} it)  SAP {r['sap_seconds'] * 1e3:7.3f} ms "
+            f"({r['sap_iterations']:3d} it, {r['sap_status']})  ratio {r['ratio']:.2f}")
+    out = {"mujoco_version": mujoco.__version__, "contactlab_build": profile,
+           "contactlab_commit": built, "contactlab_stale": stale or "",
+           "rel_tol": REL_TOL, "abs_tol": ABS_TOL, "rounds": a.rounds,
+           "min_contacts": a.min_contacts, "scenes": [list(x) for x in SCENES],
+           "records": [finite(r) for r in records]}
+    write_result(out, a.out)
+
+
+if __name__ == "__main__":
+    main()
