@@ -670,6 +670,16 @@ fn step_facts(r: &mut Report, steps: &Steps, sets: &[SetSummary]) {
                 format!("{k}.ratio"),
                 s.ratio_to_mujoco,
                 Fmt::fixed(1).unit("x"),
+            )
+            .num(
+                format!("{k}.ratio_min"),
+                s.ratio_min,
+                Fmt::fixed(1).unit("x"),
+            )
+            .num(
+                format!("{k}.ratio_max"),
+                s.ratio_max,
+                Fmt::fixed(1).unit("x"),
             );
     }
 }
@@ -684,7 +694,9 @@ fn steps_table(r: &mut Report, sets: &[SetSummary]) -> Result<(), ReportError> {
         .md_col("our ms per step")
         .md_col("MuJoCo ms per step")
         .md_col("Drake ms per step")
-        .md_col("ratio to MuJoCo");
+        .md_col("ratio to MuJoCo")
+        .md_col("smallest")
+        .md_col("largest");
     for s in sets {
         t.row(vec![
             C::text(&s.set),
@@ -695,6 +707,8 @@ fn steps_table(r: &mut Report, sets: &[SetSummary]) -> Result<(), ReportError> {
             C::same(s.mujoco_median_seconds * 1e3, &ms()),
             C::same(s.drake_median_seconds * 1e3, &ms()),
             C::same(s.ratio_to_mujoco, &Fmt::fixed(1)),
+            C::same(s.ratio_min, &Fmt::fixed(1)),
+            C::same(s.ratio_max, &Fmt::fixed(1)),
         ])?;
     }
     r.show_table("steps", &t)
@@ -734,7 +748,7 @@ mod tests {
     use std::path::Path;
 
     /// Every table the module can show.
-    const TABLES: [&str; 10] = [
+    const TABLES: [&str; 11] = [
         "sets",
         "gains",
         "gains_fastest",
@@ -744,6 +758,7 @@ mod tests {
         "fresh",
         "pinocchio",
         "steps",
+        "stages_sets",
         "stages",
     ];
 
@@ -805,12 +820,16 @@ mod tests {
             "Pinocchio's repeats run back to back, and each of ours under 2 ms follows an \
              untimed one of the same solver.",
             "### Where a whole step's time goes\n\nThe same steps, stage by stage.",
+            "Per scene set, each stage's median over the set's scenes (our time, MuJoCo's and \
+             the ratio), with the smallest and largest of the per-scene ratios:",
+            "Scene by scene:",
             "One MuJoCo solve and one of SAP's alternate, each after an untimed solve of its \
              own, so that a change in the machine's load moves both sides alike;",
             ", `speed_sets.csv` and `speed.csv` (SAP's speed protocol, per set and per problem), \
              `fresh_sets.csv` and `fresh.csv` (SAP beside MuJoCo on fresh clutter, timed \
              interleaved, per set and per problem), `pinocchio.csv` (our ADMM and PGS beside Pinocchio's), `steps.csv` (whole steps, \
-             per scene and engine) and `stages.csv` (where their time goes, stage by stage).",
+             per scene and engine), `stages_sets.csv` and `stages.csv` (where their time goes, \
+             stage by stage, per scene set and per scene).",
         ] {
             assert!(page.contains(want), "`{want}` in\n{page}");
             assert!(committed.contains(want), "`{want}` in the committed page");
@@ -841,7 +860,7 @@ mod tests {
         // A skipped fresh run computes none of its tables; no stages without the staged run.
         let shown: Vec<&str> = TABLES
             .into_iter()
-            .filter(|t| !["fresh_sets", "fresh", "stages"].contains(t))
+            .filter(|t| !["fresh_sets", "fresh", "stages_sets", "stages"].contains(t))
             .collect();
         let page = page(sections, &shown);
         for want in [

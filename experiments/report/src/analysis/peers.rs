@@ -750,11 +750,13 @@ pub fn peer_steps(df: &DataFrame) -> Result<PeerSteps, AnalysisError> {
     Ok(PeerSteps { rows, errors })
 }
 
-/// The set a scene belongs to: the twelve cells of the balls in a box form `balls_in_box`,
-/// any other scene is a set of its own.
+/// The set a scene belongs to: the twelve cells of the balls in a box form `balls_in_box`, the
+/// clutter's sizes form `clutter`, any other scene is a set of its own.
 pub fn scene_set(scene: &str) -> &str {
     if scene.starts_with("balls_in_box") {
         "balls_in_box"
+    } else if scene.starts_with("clutter_n") {
+        "clutter"
     } else {
         scene
     }
@@ -779,10 +781,15 @@ pub struct SetSummary {
     pub drake_median_seconds: f64,
     /// Median over the set's scenes of our step time over MuJoCo's.
     pub ratio_to_mujoco: f64,
+    /// The smallest of those per-scene ratios.
+    pub ratio_min: f64,
+    /// The largest.
+    pub ratio_max: f64,
 }
 
 /// Per scene set ([`scene_set`], in order of first appearance) and our solver, our median step
-/// beside MuJoCo's and Drake's, and the median of the per-scene ratios to MuJoCo.
+/// beside MuJoCo's and Drake's, and the median of the per-scene ratios to MuJoCo with their
+/// extremes.
 pub fn summary(rows: &[WholeStep]) -> Vec<SetSummary> {
     let ours = || rows.iter().filter(|r| r.engine == "contactlab");
     let sets = first_seen(ours().map(|r| scene_set(&r.scene)));
@@ -802,6 +809,7 @@ pub fn summary(rows: &[WholeStep]) -> Vec<SetSummary> {
             let collect = |f: &dyn Fn(&WholeStep) -> Option<f64>| -> Vec<f64> {
                 mine.iter().filter_map(|r| f(r)).collect()
             };
+            let ratios = collect(&|r| peer("mujoco", &r.scene).map(|m| r.median_seconds / m));
             out.push(SetSummary {
                 set: set.clone(),
                 solver,
@@ -810,9 +818,9 @@ pub fn summary(rows: &[WholeStep]) -> Vec<SetSummary> {
                 median_seconds: median(&collect(&|r| Some(r.median_seconds))),
                 mujoco_median_seconds: median(&collect(&|r| peer("mujoco", &r.scene))),
                 drake_median_seconds: median(&collect(&|r| peer("drake-sap", &r.scene))),
-                ratio_to_mujoco: median(&collect(&|r| {
-                    peer("mujoco", &r.scene).map(|m| r.median_seconds / m)
-                })),
+                ratio_to_mujoco: median(&ratios),
+                ratio_min: quantile(&ratios, 0.0),
+                ratio_max: quantile(&ratios, 1.0),
             });
         }
     }
@@ -1180,6 +1188,14 @@ mod tests {
     }
 
     #[test]
+    fn the_clutters_sizes_form_one_set_and_other_scenes_their_own() {
+        assert_eq!(scene_set("balls_in_box_n5_mu0.5"), "balls_in_box");
+        assert_eq!(scene_set("clutter_n20"), "clutter");
+        assert_eq!(scene_set("clutter_n80"), "clutter");
+        assert_eq!(scene_set("sphere_on_plane"), "sphere_on_plane");
+    }
+
+    #[test]
     fn the_summary_takes_ratios_per_scene_then_their_median() {
         let rows = vec![
             row("balls_in_box_n5_mu0.5", "contactlab", "pgs", 4.0),
@@ -1194,9 +1210,10 @@ mod tests {
         assert_eq!(s.len(), 2);
         assert_eq!((s[0].set.as_str(), s[0].scenes), ("balls_in_box", 2));
         assert_eq!(s[0].ratio_to_mujoco, 3.5); // median of 4 and 3
+        assert_eq!((s[0].ratio_min, s[0].ratio_max), (3.0, 4.0));
         assert_eq!(s[0].median_seconds, 6.5);
         assert!(s[0].drake_median_seconds.is_nan());
-        assert_eq!(s[1].set, "clutter_n40");
+        assert_eq!((s[1].set.as_str(), s[1].scenes), ("clutter", 1));
         assert_eq!(s[1].ratio_to_mujoco, 4.0);
         assert_eq!(s[1].drake_median_seconds, 4.0);
         // Without the peers' rows, their columns are NaN.

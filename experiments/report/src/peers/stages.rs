@@ -2,13 +2,16 @@
 //! the scenes that both sides timed stage by stage ([`Stages`]: ours from the runner's and the
 //! scene's clocks, MuJoCo's from `bench.py --stages`, its stages called one by one), as ms and
 //! as us per contact (the engines find different numbers of contacts on the same scene), with
-//! the ratio to MuJoCo per stage. Its facts are `steps.<scene>.<slug>.stage.*` (`facts.md`
-//! lists them).
+//! the ratio to MuJoCo per stage, and per scene set (the clutter's sizes) each stage's median
+//! over the set's scenes with the ratio's extremes. Its facts are `steps.<scene>.<slug>.stage.*`
+//! and `steps.<set>.<slug>.stage.*` (`facts.md` lists them).
 
 use contactlab_runs::schema::steps;
 
 use super::common::{ms, slug};
-use crate::analysis::peers::{Stages, WholeStep};
+use crate::analysis::first_seen;
+use crate::analysis::peers::{median, scene_set, Stages, WholeStep};
+use crate::analysis::quantile;
 use crate::builder::Report;
 use crate::error::ReportError;
 use crate::findings::Fmt;
@@ -57,7 +60,97 @@ pub fn section(
         stage_facts(r, o, mine, mj, aim);
     }
     stages_table(r, &rows)?;
+    sets_table(r, &rows, aim)?;
     Ok(true)
+}
+
+/// One stage over a set's scenes: medians of our time, MuJoCo's and the ratio, its extremes.
+struct SetStage {
+    set: String,
+    solver: String,
+    scenes: usize,
+    stage: &'static str,
+    ms: f64,
+    mujoco_ms: f64,
+    ratio: f64,
+    ratio_min: f64,
+    ratio_max: f64,
+}
+
+/// Per scene set ([`scene_set`]) and our solver, each stage over the set's scenes.
+fn set_stages(rows: &[(&WholeStep, Stages, &WholeStep, Stages)]) -> Vec<SetStage> {
+    let key = |o: &WholeStep| format!("{}\u{0}{}", scene_set(&o.scene), o.solver);
+    let keys = first_seen(rows.iter().map(|(o, ..)| key(o)).collect::<Vec<_>>().iter());
+    let mut out = Vec::new();
+    for k in keys {
+        let of: Vec<_> = rows.iter().filter(|(o, ..)| key(o) == k).collect();
+        let (o, first, ..) = of[0];
+        for (i, (stage, _)) in first.named().into_iter().enumerate() {
+            let pick = |f: &dyn Fn(&(&WholeStep, Stages, &WholeStep, Stages)) -> f64| -> Vec<f64> {
+                of.iter().map(|x| f(x)).collect()
+            };
+            let ours = pick(&|(_, m, _, _)| m.named()[i].1);
+            let theirs = pick(&|(_, _, _, j)| j.named()[i].1);
+            let ratios = pick(&|(_, m, _, j)| m.named()[i].1 / j.named()[i].1);
+            out.push(SetStage {
+                set: scene_set(&o.scene).to_string(),
+                solver: o.solver.clone(),
+                scenes: of.len(),
+                stage,
+                ms: median(&ours) * 1e3,
+                mujoco_ms: median(&theirs) * 1e3,
+                ratio: median(&ratios),
+                ratio_min: quantile(&ratios, 0.0),
+                ratio_max: quantile(&ratios, 1.0),
+            });
+        }
+    }
+    out
+}
+
+/// `stages_sets.csv` (`tables.stages_sets`) and its facts `steps.<set>.<slug>.stage.*`, with
+/// the median after collision against the aim.
+fn sets_table(
+    r: &mut Report,
+    rows: &[(&WholeStep, Stages, &WholeStep, Stages)],
+    aim: Option<f64>,
+) -> Result<(), ReportError> {
+    let mut t = Table::new(Some("stages_sets.csv"))
+        .col("scene set", "set")
+        .col("our solver", steps::SOLVER)
+        .col("scenes", "scenes")
+        .col("stage", "stage")
+        .col("our ms", "ms")
+        .col("MuJoCo ms", "mujoco_ms")
+        .col("ratio", "ratio")
+        .col("smallest", "ratio_min")
+        .col("largest", "ratio_max");
+    let x = Fmt::fixed(1).unit("x");
+    for s in set_stages(rows) {
+        let k = format!("steps.{}.{}.stage.{}", s.set, slug(&s.solver), s.stage);
+        r.facts()
+            .num(format!("{k}.ms"), s.ms, ms().unit(" ms"))
+            .num(format!("{k}.mujoco_ms"), s.mujoco_ms, ms().unit(" ms"))
+            .num(format!("{k}.ratio"), s.ratio, x.clone())
+            .num(format!("{k}.ratio_min"), s.ratio_min, x.clone())
+            .num(format!("{k}.ratio_max"), s.ratio_max, x.clone());
+        if let (Some(aim), "after_collision") = (aim, s.stage) {
+            let word = if s.ratio <= aim { "within" } else { "over" };
+            r.facts().text(format!("{k}.aim"), word);
+        }
+        t.row(vec![
+            C::text(&s.set),
+            C::text(&s.solver),
+            C::int(s.scenes as u64),
+            C::text(label(s.stage)),
+            C::same(s.ms, &ms()),
+            C::same(s.mujoco_ms, &ms()),
+            C::same(s.ratio, &Fmt::fixed(2)),
+            C::same(s.ratio_min, &Fmt::fixed(2)),
+            C::same(s.ratio_max, &Fmt::fixed(2)),
+        ])?;
+    }
+    r.show_table("stages_sets", &t)
 }
 
 /// Per stage of our step `o` (stages `mine`) beside MuJoCo's (`mj`): times, ratio and aim.
