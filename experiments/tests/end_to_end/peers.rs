@@ -306,17 +306,15 @@ fn a_cut_down_reproduction_reports_without_mujoco_and_says_why() {
             "median_seconds"
         ]
     );
-    assert_eq!(
-        column(&steps, "scene"),
-        [
-            "balls_in_box_n5_mu0.5",
-            "balls_in_box_n5_mu0.5",
-            "clutter_n40",
-            "clutter_n40"
-        ]
-    );
+    // The clutter at its five sizes, once per driver.
+    let clutter = ["clutter_n20", "clutter_n30", "clutter_n40", "clutter_n60", "clutter_n80"];
+    let mut scenes = vec!["balls_in_box_n5_mu0.5"; 2];
+    scenes.extend(clutter.iter().chain(&clutter));
+    assert_eq!(column(&steps, "scene"), scenes);
     assert!(column(&steps, "engine").iter().all(|e| *e == "contactlab"));
-    assert_eq!(column(&steps, "steps"), ["5", "5", "3", "3"]);
+    let mut counts = vec!["5"; 2];
+    counts.extend(["3"; 10]);
+    assert_eq!(column(&steps, "steps"), counts);
     assert!(
         readme.contains("| balls_in_box | implicit-ncp+todorov | 1 |"),
         "{readme}"

@@ -29,11 +29,11 @@ fn label(stage: &str) -> &'static str {
     }
 }
 
+/// Our step on a scene with its stages, beside MuJoCo's step on the same scene with its own.
+type Paired<'a> = (&'a WholeStep, Stages, &'a WholeStep, Stages);
+
 /// Our steps with their stages beside MuJoCo's step on the same scene.
-fn pairs<'a>(
-    ours: &'a [WholeStep],
-    theirs: &'a [WholeStep],
-) -> Vec<(&'a WholeStep, Stages, &'a WholeStep, Stages)> {
+fn pairs<'a>(ours: &'a [WholeStep], theirs: &'a [WholeStep]) -> Vec<Paired<'a>> {
     ours.iter()
         .filter_map(|o| {
             let mj = theirs
@@ -78,7 +78,7 @@ struct SetStage {
 }
 
 /// Per scene set ([`scene_set`]) and our solver, each stage over the set's scenes.
-fn set_stages(rows: &[(&WholeStep, Stages, &WholeStep, Stages)]) -> Vec<SetStage> {
+fn set_stages(rows: &[Paired<'_>]) -> Vec<SetStage> {
     let key = |o: &WholeStep| format!("{}\u{0}{}", scene_set(&o.scene), o.solver);
     let keys = first_seen(rows.iter().map(|(o, ..)| key(o)).collect::<Vec<_>>().iter());
     let mut out = Vec::new();
@@ -86,9 +86,8 @@ fn set_stages(rows: &[(&WholeStep, Stages, &WholeStep, Stages)]) -> Vec<SetStage
         let of: Vec<_> = rows.iter().filter(|(o, ..)| key(o) == k).collect();
         let (o, first, ..) = of[0];
         for (i, (stage, _)) in first.named().into_iter().enumerate() {
-            let pick = |f: &dyn Fn(&(&WholeStep, Stages, &WholeStep, Stages)) -> f64| -> Vec<f64> {
-                of.iter().map(|x| f(x)).collect()
-            };
+            let pick =
+                |f: &dyn Fn(&Paired<'_>) -> f64| -> Vec<f64> { of.iter().map(|x| f(x)).collect() };
             let ours = pick(&|(_, m, _, _)| m.named()[i].1);
             let theirs = pick(&|(_, _, _, j)| j.named()[i].1);
             let ratios = pick(&|(_, m, _, j)| m.named()[i].1 / j.named()[i].1);
@@ -110,11 +109,7 @@ fn set_stages(rows: &[(&WholeStep, Stages, &WholeStep, Stages)]) -> Vec<SetStage
 
 /// `stages_sets.csv` (`tables.stages_sets`) and its facts `steps.<set>.<slug>.stage.*`, with
 /// the median after collision against the aim.
-fn sets_table(
-    r: &mut Report,
-    rows: &[(&WholeStep, Stages, &WholeStep, Stages)],
-    aim: Option<f64>,
-) -> Result<(), ReportError> {
+fn sets_table(r: &mut Report, rows: &[Paired<'_>], aim: Option<f64>) -> Result<(), ReportError> {
     let mut t = Table::new(Some("stages_sets.csv"))
         .col("scene set", "set")
         .col("our solver", steps::SOLVER)
@@ -170,10 +165,7 @@ fn stage_facts(r: &mut Report, o: &WholeStep, mine: &Stages, mj: &Stages, aim: O
 }
 
 /// `stages.csv`: per scene and stage, ours beside MuJoCo's.
-fn stages_table(
-    r: &mut Report,
-    rows: &[(&WholeStep, Stages, &WholeStep, Stages)],
-) -> Result<(), ReportError> {
+fn stages_table(r: &mut Report, rows: &[Paired<'_>]) -> Result<(), ReportError> {
     let mut t = Table::new(Some("stages.csv"))
         .col("scene", "scene")
         .col("our solver", steps::SOLVER)
