@@ -307,7 +307,13 @@ fn a_cut_down_reproduction_reports_without_mujoco_and_says_why() {
         ]
     );
     // The clutter at its five sizes, once per driver.
-    let clutter = ["clutter_n20", "clutter_n30", "clutter_n40", "clutter_n60", "clutter_n80"];
+    let clutter = [
+        "clutter_n20",
+        "clutter_n30",
+        "clutter_n40",
+        "clutter_n60",
+        "clutter_n80",
+    ];
     let mut scenes = vec!["balls_in_box_n5_mu0.5"; 2];
     scenes.extend(clutter.iter().chain(&clutter));
     assert_eq!(column(&steps, "scene"), scenes);
