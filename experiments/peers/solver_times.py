@@ -27,7 +27,10 @@ Two more timings of the same state, under `variants`: "dense_cold" (warm start d
 mjDSBL_WARMSTART, so MuJoCo starts from qacc_smooth) and "auto_warm" (the same qpos, qvel and
 qacc_warmstart in the scene built with MuJoCo's default jacobian="auto", sparse from nv = 60, as
 bench.py runs it). The export's dense Jacobian is not what MuJoCo would choose for the larger
-scenes and costs it up to several times its sparse solve time.
+scenes and costs it up to several times its sparse solve time. Two cold ones with that default
+Jacobian: "auto_cold" (its `opt.tolerance` set by --cold-tolerance, the speed protocol's
+reference) and "auto_cold_own" (the model's own tolerance: the solver-against-solver tables'
+reference, since each of our solves there starts from zero too).
 """
 import argparse
 import gc
@@ -248,7 +251,9 @@ def replay_scene(key, probs, exported_steps, cold_tolerance):
                             "dense_cold": variant(m, pre, cold=True),
                             "auto_warm": variant(m_auto, snapshot_before_solve(m_auto, d_auto)),
                             "auto_cold": variant(m_auto, snapshot_before_solve(m_auto, d_auto),
-                                                 cold=True, tolerance=cold_tolerance)},
+                                                 cold=True, tolerance=cold_tolerance),
+                            "auto_cold_own": variant(m_auto, snapshot_before_solve(m_auto, d_auto),
+                                                     cold=True)},
                "auto_sparse": bool(mujoco.mj_isSparse(m_auto))}
         rec["variants"]["dense_warm"]["efc_force_run"] = d.efc_force[:d.nefc].copy()
         mujoco.mj_step(m, d)  # reruns mj_forward on the same state (same solve), then integrates
@@ -463,7 +468,11 @@ def run(names, repeats, data_dir, index_names, cold_tolerance=None):
             "auto_cold": "auto_warm with the warm start disabled (mjDSBL_WARMSTART) and opt.tolerance "
                          "set to the run's --cold-tolerance: the reference of the speed protocol "
                          "(each timed solve starts fresh, MuJoCo's default Jacobian, the shared "
-                         "tolerance in each solver's own stopping test)"},
+                         "tolerance in each solver's own stopping test)",
+            "auto_cold_own": "auto_warm with the warm start disabled (mjDSBL_WARMSTART) at the "
+                             "model's own opt.tolerance: MuJoCo's solve as a user runs it, from "
+                             "scratch as each of ours starts; the reference of the "
+                             "solver-against-solver tables"},
         "replay_match_tolerance": MATCH_TOL,
         "problems": rows,
     }

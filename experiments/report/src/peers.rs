@@ -334,8 +334,15 @@ fn mujoco_facts(
     let measured = not_measured.as_ref().map_or(MEASURED.to_string(), |why| {
         format!("{NOT_MEASURED} ({why})")
     });
+    // The solver-against-solver tables' MuJoCo times: cold as ours, or warm in older runs.
+    let start = if mj.iter().all(|m| m.cold) {
+        "cold"
+    } else {
+        "warm-started"
+    };
     r.facts()
         .text("mujoco.measured", measured)
+        .text("mujoco.start", start)
         .text("mujoco.version", version)
         .num("mujoco.problems", count, Fmt::int())
         .num("mujoco.replayed", replayed, Fmt::int())

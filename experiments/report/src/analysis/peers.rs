@@ -207,10 +207,14 @@ pub fn skipped(df: &DataFrame) -> Result<Option<String>, AnalysisError> {
 pub struct MujocoSolve {
     /// The problem's name (its file stem).
     pub problem: String,
-    /// Median seconds of `mj_fwdConstraint`.
+    /// Median seconds of `mj_fwdConstraint`: cold (the `auto_cold_own` variant: MuJoCo's
+    /// default Jacobian, warm start disabled, its own tolerance), as each of our solves starts
+    /// from zero; warm-started as the run was in runs from before that variant ([`Self::cold`]).
     pub seconds: f64,
-    /// Iterations, summed over MuJoCo's islands.
+    /// Iterations, summed over MuJoCo's islands, of the same solves.
     pub iterations: f64,
+    /// Whether [`Self::seconds`] are cold solves.
+    pub cold: bool,
     /// Timed repeats.
     pub repeats: f64,
     /// `abs_residual_inf` (m/s): the accuracy MuJoCo reached on its own problem.
@@ -253,6 +257,16 @@ pub fn mujoco_solves(df: &DataFrame) -> Result<BTreeMap<String, MujocoSolve>, An
         optional("variants_auto_cold_iterations")?,
         optional("variants_auto_cold_tolerance")?,
     );
+    // Runs from before the cold solve at MuJoCo's own tolerance keep their warm-started times.
+    let own = df.column("variants_auto_cold_own_seconds_median").is_ok();
+    let (seconds, iterations) = if own {
+        (
+            f64s(df, "variants_auto_cold_own_seconds_median")?,
+            f64s(df, "variants_auto_cold_own_iterations")?,
+        )
+    } else {
+        (seconds, iterations)
+    };
     Ok((0..df.height())
         .map(|i| {
             (
@@ -261,6 +275,7 @@ pub fn mujoco_solves(df: &DataFrame) -> Result<BTreeMap<String, MujocoSolve>, An
                     problem: problem[i].clone(),
                     seconds: seconds[i],
                     iterations: iterations[i],
+                    cold: own,
                     repeats: repeats[i],
                     abs_residual: residual[i],
                     replay_matches: replay[i] == "true",
@@ -880,6 +895,7 @@ mod tests {
                 problem: problem.into(),
                 seconds,
                 iterations: 4.0,
+                cold: true,
                 repeats: 50.0,
                 abs_residual: 1e-6,
                 replay_matches: true,
@@ -1082,6 +1098,19 @@ mod tests {
         let m = mujoco_solves(&mj).unwrap();
         assert!(m["a"].replay_matches && !m["b"].replay_matches);
         assert_eq!((m["b"].seconds, m["b"].version.as_str()), (2e-5, "4.0.0"));
+        // A run without the cold solve at MuJoCo's own tolerance keeps the warm-started times.
+        assert!(!m["a"].cold);
+        // With it, the tables' times and iterations are the cold solves'.
+        let mut cold = mj.clone();
+        for (name, values) in [
+            ("variants_auto_cold_own_seconds_median", [3e-5, 4e-5]),
+            ("variants_auto_cold_own_iterations", [9.0, 11.0]),
+        ] {
+            cold.with_column(Column::new(name.into(), values)).unwrap();
+        }
+        let m = mujoco_solves(&cold).unwrap();
+        assert!(m["a"].cold && m["b"].cold);
+        assert_eq!((m["b"].seconds, m["b"].iterations), (4e-5, 11.0));
         let bench = df!(
             "engine" => [Some("mujoco 4.0.0"), Some("drake 1.51.1"), None],
             "config" => ["mj_newton_elliptic", "drake_sap_point", "drake_sap_hydro"],

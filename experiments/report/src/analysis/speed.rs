@@ -161,6 +161,7 @@ mod tests {
                 problem: problem.into(),
                 seconds: cold / 2.0,
                 iterations,
+                cold: true,
                 repeats: 50.0,
                 abs_residual: 1e-6,
                 replay_matches: true,

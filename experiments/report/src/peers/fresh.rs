@@ -8,6 +8,7 @@
 use std::path::Path;
 
 use contactlab_runs::engines::EnginesConfig;
+use contactlab_runs::schema::common;
 use contactlab_runs::RunConfig;
 use polars::prelude::DataFrame;
 
@@ -57,10 +58,8 @@ pub(super) fn section(r: &mut Report, root: &Path) -> Result<Part, ReportError> 
     }
     let (df, _) = r.load_data(&cfg.name, &cfg.data_path(root))?;
     if let Some(why) = skipped(&df)? {
-        r.facts().absent(
-            "fresh.",
-            format!("the fresh clutter was not measured, {why}"),
-        );
+        r.facts()
+            .absent("fresh.", format!("fresh clutter not measured, {why}"));
         return Ok(Part {
             ran: true,
             skipped: Some(Skipped::new(&cfg.name, why)),
@@ -82,7 +81,7 @@ pub(super) fn section(r: &mut Report, root: &Path) -> Result<Part, ReportError> 
 fn read_rows(df: &DataFrame) -> Result<Vec<Row>, ReportError> {
     let (set, problem, status) = (
         strs(df, "set")?,
-        strs(df, "problem")?,
+        strs(df, common::PROBLEM)?,
         strs(df, "sap_status")?,
     );
     let num = |c: &str| f64s(df, c);
@@ -120,8 +119,11 @@ fn settings_facts(r: &mut Report, df: &DataFrame) -> Result<(), ReportError> {
             .find(|v| v.is_finite())
             .unwrap_or(f64::NAN))
     };
-    let (rounds, rel_tol, min_contacts) =
-        (first("rounds")?, first("rel_tol")?, first("min_contacts")?);
+    let (rounds, rel_tol, min_contacts) = (
+        first(common::ROUNDS)?,
+        first("rel_tol")?,
+        first("min_contacts")?,
+    );
     let version = strs(df, "mujoco_version")?
         .into_iter()
         .find(|v| !v.is_empty())
@@ -221,7 +223,7 @@ fn sets_table(r: &mut Report, rows: &[Row]) -> Result<(), ReportError> {
 fn problems_table(r: &mut Report, rows: &[Row]) -> Result<(), ReportError> {
     let mut t = Table::new(Some("fresh.csv"))
         .col("problem set", "set")
-        .col("problem", "problem")
+        .col(common::PROBLEM, common::PROBLEM)
         .col("contacts", "contacts")
         .col("MuJoCo ms", "mujoco_ms")
         .col("MuJoCo iterations", "mujoco_iterations")

@@ -113,7 +113,7 @@ fn sets_table(r: &mut Report, rows: &[Paired<'_>], aim: Option<f64>) -> Result<(
     let mut t = Table::new(Some("stages_sets.csv"))
         .col("scene set", "set")
         .col("our solver", steps::SOLVER)
-        .col("scenes", "scenes")
+        .col("scenes in the set", "scene_count")
         .col("stage", "stage")
         .col("our ms", "ms")
         .col("MuJoCo ms", "mujoco_ms")
