@@ -57,6 +57,18 @@ def stale_extension(built, head, changed):
     return None
 
 
+def not_release(profile, small):
+    """Why a study cannot time solves through an extension built with `profile`, or None. A
+    debug build (what `just test` installs) sweeps tens of times slower than a release one, so
+    its solves meet the studies' time limits and their times say nothing of the solvers.
+    `small` (a study's CI version, which times nothing it reports) runs with any build;
+    `unknown` or `absent` cannot be checked and pass."""
+    if small or profile in ("release", "unknown", "absent"):
+        return None
+    return (f"the installed contactlab extension is a {profile} build; the study times its "
+            f"solves and needs a release build (pip install ./python)")
+
+
 def _git(*args):
     """`git args` in the repository: its stripped output, or None when it fails."""
     import subprocess

@@ -50,7 +50,8 @@ import mujoco
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import scenes as S  # noqa: E402
 import solver_times as T  # noqa: E402
-from extension import _changed, _extension, _head, stale_extension, write_result  # noqa: E402
+from extension import (  # noqa: E402
+    _changed, _extension, _head, not_release, stale_extension, write_result)
 
 #: The fresh scenes `(bodies, friction, seed)`: sizes and friction the export did not store,
 #: seeds other than its 7.
@@ -252,9 +253,9 @@ def main():
     if stale and not a.allow_stale_extension:
         sys.exit(f"fresh_clutter.py: {stale} (or pass --allow-stale-extension)")
     profile = _extension("BUILD_PROFILE")
-    if profile != "release" and not a.small:
-        sys.exit(f"fresh_clutter.py: the installed contactlab extension is a {profile} build; "
-                 "times need a release build (pip install ./python)")
+    slow = not_release(profile, a.small)
+    if slow:
+        sys.exit(f"fresh_clutter.py: {slow}")
     states = fresh_states(SMALL_SCENES if a.small else SCENES, a.min_contacts)
     if not a.small:
         states += repository_states(REPOSITORY)

@@ -56,7 +56,8 @@ ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "python" / "scripts"))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from extension import _changed, _extension, _head, stale_extension, write_result  # noqa: E402
+from extension import (  # noqa: E402
+    _changed, _extension, _head, not_release, stale_extension, write_result)
 
 #: The Newton-type pair's tolerance on the shared ruler (the issue's "solved to 1e-12").
 TOL = 1e-12
@@ -554,6 +555,9 @@ def main():
     stale = stale_extension(built, head, _changed(built, head))
     if stale and not a.allow_stale_extension:
         sys.exit(f"gradients.py: {stale} (or pass --allow-stale-extension)")
+    slow = not_release(_extension("BUILD_PROFILE"), a.small)
+    if slow:
+        sys.exit(f"gradients.py: {slow}")
     rng = np.random.default_rng(43)
     # Maximum dissipation's directions come from their own generator, so that adding its
     # records left every other derivative's directions (and numbers) as they were.

@@ -41,7 +41,8 @@ import mujoco
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import robot_scenes as rs  # noqa: E402
-from extension import _changed, _extension, _head, stale_extension, write_result  # noqa: E402,F401
+from extension import (  # noqa: E402,F401
+    _changed, _extension, _head, not_release, stale_extension, write_result)
 
 #: The pairs that step every scene for its whole duration: SAP (Castro et al.), the natural map
 #: with a Newton-type driver, PGS and ADMM. The natural map's driver is the projected
@@ -338,6 +339,9 @@ def main():
     stale = stale_extension(built, head, _changed(built, head)) if groups else None
     if stale and not a.allow_stale_extension:
         sys.exit(f"robots.py: {stale} (or pass --allow-stale-extension)")
+    slow = not_release(_extension("BUILD_PROFILE"), a.small) if groups else None
+    if slow:
+        sys.exit(f"robots.py: {slow}")
 
     def duration(scene):
         full = scene.ci_duration if a.small else scene.duration

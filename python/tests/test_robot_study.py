@@ -109,3 +109,13 @@ def test_the_installed_extension_names_its_commit():
     import contactlab
 
     assert re.fullmatch(r"[0-9a-f]{40}(-dirty)?|unknown", contactlab.BUILD_COMMIT)
+
+
+def test_a_debug_extension_is_refused_where_the_study_times_its_solves():
+    assert robots.not_release("release", small=False) is None
+    # CI's versions time nothing they report: any build runs them.
+    assert robots.not_release("debug", small=True) is None
+    why = robots.not_release("debug", small=False)
+    assert "debug build" in why and "release build" in why
+    # A build that does not say cannot be checked.
+    assert robots.not_release("unknown", small=False) is None
