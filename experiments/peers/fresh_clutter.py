@@ -43,6 +43,7 @@ import math
 import os
 import statistics
 import sys
+import time
 
 import numpy as np
 import mujoco
@@ -102,22 +103,13 @@ class State:
         self.replay_rel_diff = None
 
 
-def auto_twin(sc, d):
-    """The same state in the scene built with MuJoCo's default Jacobian (`jacobian="auto"`)."""
-    m_auto = mujoco.MjModel.from_xml_string(S.to_mjcf(sc, T.CONFIG, jacobian="auto"))
-    d_auto = mujoco.MjData(m_auto)
-    d_auto.time = d.time
-    d_auto.qpos[:] = d.qpos
-    d_auto.qvel[:] = d.qvel
-    return m_auto, d_auto
-
-
 def fresh_states(scenes, min_contacts):
     """The sampled states of the fresh scenes (see the module documentation)."""
     out = []
     for n, mu, seed in scenes:
         sc = S.clutter(n, mu=mu, seed=seed)
         m, d = S.mj_build(sc, T.CONFIG, jacobian=T.JACOBIAN)
+        m_auto = T.auto_model(sc)
         taken = 0
         for k in range(LAST_STEP + 1):
             if k >= FIRST_STEP and (k - FIRST_STEP) % STRIDE == 0 and taken < PER_SCENE:
@@ -125,8 +117,8 @@ def fresh_states(scenes, min_contacts):
                 mujoco.mj_fwdConstraint(m, d)
                 if d.ncon >= min_contacts and not T.structure_problems(m, d):
                     name = f"clutter_n{n}_mu{mu:g}_seed{seed}_step{k:04d}_nc{d.ncon}"
-                    out.append(State(name, "fresh", sc["name"], k, *auto_twin(sc, d),
-                                     problem_of(m, d)))
+                    out.append(State(name, "fresh", sc["name"], k, m_auto,
+                                     T.same_state(m_auto, d), problem_of(m, d)))
                     taken += 1
             mujoco.mj_step(m, d)
         log(f"fresh clutter n={n} mu={mu:g} seed={seed}: {taken} states")
@@ -147,7 +139,9 @@ def repository_states(names):
         T.snapshot_before_solve(m, d)
         mujoco.mj_fwdConstraint(m, d)
         stored = contactlab.read(os.path.join(T.DATA, "global", name + ".json"))
-        s = State(name, "repository", sc["name"], p["step"], *auto_twin(sc, d), stored)
+        m_auto = T.auto_model(sc)
+        s = State(name, "repository", sc["name"], p["step"], m_auto, T.same_state(m_auto, d),
+                  stored)
         s.replay_rel_diff = local_rel_diff(problem_of(m, d), stored)
         out.append(s)
     return out
@@ -166,16 +160,10 @@ def mujoco_solve(s):
     """One cold `mj_fwdConstraint` on a fresh copy of the state: (seconds, iterations)."""
     mujoco.mj_copyData(s.work, s.model, s.pre)
     with T.settings(s.model, cold=True, tolerance=REL_TOL):
-        t0 = _clock()
+        t0 = time.perf_counter_ns()
         mujoco.mj_fwdConstraint(s.model, s.work)
-        t1 = _clock()
+        t1 = time.perf_counter_ns()
     return (t1 - t0) * 1e-9, int(s.work.solver_niter[:max(1, s.work.nisland)].sum())
-
-
-def _clock():
-    import time
-
-    return time.perf_counter_ns()
 
 
 def sap_solve(s):
@@ -211,8 +199,8 @@ def time_interleaved(states, rounds):
 
 
 def record(s, times, last):
-    """The state's record."""
-    mj_it, sol = last[s.name]
+    """The state's record from its timings and its last round's iterations and answer."""
+    mj_it, sol = last
     mj, ours = statistics.median(times["mujoco"]), statistics.median(times["sap"])
     return {"set": s.set, "problem": s.name, "scene": s.scene, "step": s.step,
             "contacts": s.contacts, "dofs": int(s.model.nv), "rounds": len(times["sap"]),
@@ -221,15 +209,6 @@ def record(s, times, last):
             "sap_iterations": int(sol.counters.get("island_iterations", sol.iterations)),
             "sap_newton_steps": int(sol.iterations), "replay_rel_diff": s.replay_rel_diff,
             "ratio": ours / mj}
-
-
-def finite(x):
-    """JSON has no NaN: non-finite floats become null."""
-    if isinstance(x, float):
-        return x if math.isfinite(x) else None
-    if isinstance(x, dict):
-        return {k: finite(v) for k, v in x.items()}
-    return x
 
 
 def main():
@@ -260,7 +239,7 @@ def main():
     if not a.small:
         states += repository_states(REPOSITORY)
     times, last = time_interleaved(states, a.rounds)
-    records = [record(s, times[s.name], last) for s in states]
+    records = [record(s, times[s.name], last[s.name]) for s in states]
     for r in records:
         log(f"{r['problem']:44s} nc {r['contacts']:4d} MuJoCo {r['mujoco_seconds'] * 1e3:7.3f} ms "
             f"({r['mujoco_iterations']:3d} it)  SAP {r['sap_seconds'] * 1e3:7.3f} ms "
@@ -269,7 +248,7 @@ def main():
            "contactlab_commit": built, "contactlab_stale": stale or "",
            "rel_tol": REL_TOL, "abs_tol": ABS_TOL, "rounds": a.rounds,
            "min_contacts": a.min_contacts, "scenes": [list(x) for x in SCENES],
-           "records": [finite(r) for r in records]}
+           "records": [T.finite(r) for r in records]}
     write_result(out, a.out)
 
 

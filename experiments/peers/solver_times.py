@@ -219,12 +219,27 @@ class settings:
         self.m.opt.disableflags, self.m.opt.tolerance = self.old
 
 
+def auto_model(sc):
+    """The scene built with MuJoCo's default Jacobian choice (`jacobian="auto"`: sparse from
+    nv = 60), as bench.py runs it."""
+    return mujoco.MjModel.from_xml_string(S.to_mjcf(sc, CONFIG, jacobian="auto"))
+
+
+def same_state(m_auto, d):
+    """A new `MjData` of `m_auto` in `d`'s state: time, positions, velocities, warm start."""
+    d_auto = mujoco.MjData(m_auto)
+    d_auto.time = d.time
+    d_auto.qpos[:] = d.qpos
+    d_auto.qvel[:] = d.qvel
+    d_auto.qacc_warmstart[:] = d.qacc_warmstart
+    return d_auto
+
+
 def replay_scene(key, probs, exported_steps, cold_tolerance):
     """Replay one scene run to each of probs' steps; return {name: record} with the pre-solve data."""
     sc = make_scene(key)
     m, d = S.mj_build(sc, CONFIG, jacobian=JACOBIAN)
-    # the same scene with MuJoCo's default Jacobian choice (sparse from nv = 60), for the "auto" variant
-    m_auto = mujoco.MjModel.from_xml_string(S.to_mjcf(sc, CONFIG, jacobian="auto"))
+    m_auto = auto_model(sc)  # for the "auto" variants
     targets = {p["step"]: p for p in probs}
     out = {}
     for k in range(max(targets) + 1):
@@ -234,12 +249,7 @@ def replay_scene(key, probs, exported_steps, cold_tolerance):
             mujoco.mj_step(m, d)
             continue
         p = targets[k]
-        # the "auto" model starts from the same state: positions, velocities, warm start, time
-        d_auto = mujoco.MjData(m_auto)
-        d_auto.time = d.time
-        d_auto.qpos[:] = d.qpos
-        d_auto.qvel[:] = d.qvel
-        d_auto.qacc_warmstart[:] = d.qacc_warmstart
+        d_auto = same_state(m_auto, d)
         pre = snapshot_before_solve(m, d)
         mujoco.mj_fwdConstraint(m, d)
         rows = contact_rows(d)
