@@ -292,13 +292,20 @@ pub struct Report {
 
 /// Refuses a study whose harness ran through a stale extension: `stale` is the harness's
 /// reason (empty when the extension was built from the run's code).
-pub(crate) fn stale_refused(paper: &str, stale: &str) -> Result<(), ReportError> {
+fn stale_refused(paper: &str, stale: &str) -> Result<(), ReportError> {
     if stale.is_empty() {
         return Ok(());
     }
     Err(ReportError::StaleExtension(format!(
         "the {paper} study ran with a stale extension: {stale}"
     )))
+}
+
+/// Refuses a harness's run made through a stale extension (its `contactlab_stale` column,
+/// non-empty, says why; a run without the column passes).
+pub(crate) fn refuse_stale_run(paper: &str, df: &DataFrame) -> Result<(), ReportError> {
+    let stale = crate::analysis::texts_or_empty(df, "contactlab_stale")?;
+    stale_refused(paper, stale.first().map_or("", String::as_str))
 }
 
 /// An engines study's run as [`Report::load_study`] reads it.
@@ -410,8 +417,7 @@ impl Report {
                 .absent(".", format!("the study did not run, {why}"));
             return Ok(StudyRun::Skipped(why));
         }
-        let stale = crate::analysis::texts_or_empty(&df, "contactlab_stale")?;
-        stale_refused(&self.paper, stale.first().map_or("", String::as_str))?;
+        refuse_stale_run(&self.paper, &df)?;
         Ok(StudyRun::Ran(df))
     }
 

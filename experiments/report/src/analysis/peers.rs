@@ -236,9 +236,20 @@ pub struct MujocoSolve {
 /// MuJoCo's solves by problem, from a run of `solver_times.py` (records `problems`).
 pub fn mujoco_solves(df: &DataFrame) -> Result<BTreeMap<String, MujocoSolve>, AnalysisError> {
     let problem = strs(df, "problem")?;
+    // The cold solve at MuJoCo's own tolerance; runs from before that variant keep their
+    // warm-started times.
+    let own = df.column("variants_auto_cold_own_seconds_median").is_ok();
+    let (seconds_col, iterations_col) = if own {
+        (
+            "variants_auto_cold_own_seconds_median",
+            "variants_auto_cold_own_iterations",
+        )
+    } else {
+        ("mujoco_constraint_seconds_median", "mujoco_iterations")
+    };
     let (seconds, iterations, repeats, residual) = (
-        f64s(df, "mujoco_constraint_seconds_median")?,
-        f64s(df, "mujoco_iterations")?,
+        f64s(df, seconds_col)?,
+        f64s(df, iterations_col)?,
         f64s(df, "repeats")?,
         f64s(df, "accuracy_abs_residual_inf")?,
     );
@@ -257,16 +268,6 @@ pub fn mujoco_solves(df: &DataFrame) -> Result<BTreeMap<String, MujocoSolve>, An
         optional("variants_auto_cold_iterations")?,
         optional("variants_auto_cold_tolerance")?,
     );
-    // Runs from before the cold solve at MuJoCo's own tolerance keep their warm-started times.
-    let own = df.column("variants_auto_cold_own_seconds_median").is_ok();
-    let (seconds, iterations) = if own {
-        (
-            f64s(df, "variants_auto_cold_own_seconds_median")?,
-            f64s(df, "variants_auto_cold_own_iterations")?,
-        )
-    } else {
-        (seconds, iterations)
-    };
     Ok((0..df.height())
         .map(|i| {
             (

@@ -65,8 +65,7 @@ pub(super) fn section(r: &mut Report, root: &Path) -> Result<Part, ReportError> 
             skipped: Some(Skipped::new(&cfg.name, why)),
         });
     }
-    let stale = crate::analysis::texts_or_empty(&df, "contactlab_stale")?;
-    crate::builder::stale_refused("peers", stale.first().map_or("", String::as_str))?;
+    crate::builder::refuse_stale_run("peers", &df)?;
     let rows = read_rows(&df)?;
     settings_facts(r, &df)?;
     sets_table(r, &rows)?;

@@ -9,7 +9,6 @@
 use contactlab_runs::schema::steps;
 
 use super::common::{ms, slug};
-use crate::analysis::first_seen;
 use crate::analysis::peers::{median, scene_set, Stages, WholeStep};
 use crate::analysis::quantile;
 use crate::builder::Report;
@@ -79,8 +78,13 @@ struct SetStage {
 
 /// Per scene set ([`scene_set`]) and our solver, each stage over the set's scenes.
 fn set_stages(rows: &[Paired<'_>]) -> Vec<SetStage> {
-    let key = |o: &WholeStep| format!("{}\u{0}{}", scene_set(&o.scene), o.solver);
-    let keys = first_seen(rows.iter().map(|(o, ..)| key(o)).collect::<Vec<_>>().iter());
+    let key = |o: &'_ WholeStep| (scene_set(&o.scene).to_string(), o.solver.clone());
+    let mut keys = Vec::new();
+    for (o, ..) in rows {
+        if !keys.contains(&key(o)) {
+            keys.push(key(o));
+        }
+    }
     let mut out = Vec::new();
     for k in keys {
         let of: Vec<_> = rows.iter().filter(|(o, ..)| key(o) == k).collect();
