@@ -149,9 +149,15 @@ pub fn metrics_of(mu: &[f64], q: &[f64], r: &[f64], u: &[f64]) -> LocalMetrics {
     m
 }
 
-/// The natural-map residual alone (see the module docs).
+/// The natural-map residual alone (see the module docs): on Coulomb contacts the same sum
+/// as [`metrics_of`]'s, without the other metrics (a sweep's stopping test calls this every
+/// iteration).
 pub fn natural_map_residual(p: &LocalProblem, r: &[f64]) -> f64 {
-    local_metrics(p, r).natural_map
+    let u = p.velocity(r);
+    if p.constraints.coulomb_only() {
+        return natural_map_of(p.constraints.mu(), free_velocity_norm(&p.q), r, &u);
+    }
+    metrics_for(&p.constraints, &p.q, r, &u).natural_map
 }
 
 #[cfg(test)]
