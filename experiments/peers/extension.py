@@ -69,6 +69,27 @@ def not_release(profile, small):
             f"solves and needs a release build (pip install ./python)")
 
 
+def timing_extension(script, allow_stale, small):
+    """The installed extension a timing study may use: `(commit, profile, stale)`, where
+    `stale` is why it is stale when `allow_stale` lets it pass (else ""). Exits naming `script`
+    when the package is missing, stale (unless `allow_stale`) or, but for `small`, not a
+    release build."""
+    import importlib.util
+    import sys
+
+    if importlib.util.find_spec("contactlab") is None:
+        sys.exit(f"{script}: the contactlab package is not installed (pip install ./python)")
+    built, head = _extension("BUILD_COMMIT"), _head()
+    stale = stale_extension(built, head, _changed(built, head))
+    if stale and not allow_stale:
+        sys.exit(f"{script}: {stale} (or pass --allow-stale-extension)")
+    profile = _extension("BUILD_PROFILE")
+    slow = not_release(profile, small)
+    if slow:
+        sys.exit(f"{script}: {slow}")
+    return built, profile, stale or ""
+
+
 def _git(*args):
     """`git args` in the repository: its stripped output, or None when it fails."""
     import subprocess

@@ -38,7 +38,6 @@ the ratio of the medians.
 """
 import argparse
 import gc
-import importlib.util
 import math
 import os
 import statistics
@@ -51,8 +50,7 @@ import mujoco
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import scenes as S  # noqa: E402
 import solver_times as T  # noqa: E402
-from extension import (  # noqa: E402
-    _changed, _extension, _head, not_release, stale_extension, write_result)
+from extension import timing_extension, write_result  # noqa: E402
 
 #: The fresh scenes `(bodies, friction, seed)`: sizes and friction the export did not store,
 #: seeds other than its 7.
@@ -224,17 +222,7 @@ def main():
     a = ap.parse_args()
     if a.rounds < 1:
         ap.error("--rounds must be at least 1")
-    if importlib.util.find_spec("contactlab") is None:
-        log("the contactlab package is not installed (pip install ./python)")
-        sys.exit(1)
-    built, head = _extension("BUILD_COMMIT"), _head()
-    stale = stale_extension(built, head, _changed(built, head))
-    if stale and not a.allow_stale_extension:
-        sys.exit(f"fresh_clutter.py: {stale} (or pass --allow-stale-extension)")
-    profile = _extension("BUILD_PROFILE")
-    slow = not_release(profile, a.small)
-    if slow:
-        sys.exit(f"fresh_clutter.py: {slow}")
+    built, profile, stale = timing_extension("fresh_clutter.py", a.allow_stale_extension, a.small)
     states = fresh_states(SMALL_SCENES if a.small else SCENES, a.min_contacts)
     if not a.small:
         states += repository_states(REPOSITORY)
@@ -245,7 +233,7 @@ def main():
             f"({r['mujoco_iterations']:3d} it)  SAP {r['sap_seconds'] * 1e3:7.3f} ms "
             f"({r['sap_iterations']:3d} it, {r['sap_status']})  ratio {r['ratio']:.2f}")
     out = {"mujoco_version": mujoco.__version__, "contactlab_build": profile,
-           "contactlab_commit": built, "contactlab_stale": stale or "",
+           "contactlab_commit": built, "contactlab_stale": stale,
            "rel_tol": REL_TOL, "abs_tol": ABS_TOL, "rounds": a.rounds,
            "min_contacts": a.min_contacts, "scenes": [list(x) for x in SCENES],
            "records": [T.finite(r) for r in records]}

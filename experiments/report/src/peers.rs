@@ -19,6 +19,7 @@
 
 mod common;
 mod fresh;
+mod pgs;
 mod pinocchio;
 mod speed;
 mod stages;
@@ -65,6 +66,8 @@ struct Sections {
     pinocchio: pinocchio::Part,
     /// The section on fresh clutter, timed interleaved.
     fresh: fresh::Part,
+    /// Our PGS beside MuJoCo's at the same residual.
+    pgs: pgs::Part,
     /// The whole steps' section, when our sweeps have run.
     steps: Option<StepsPart>,
 }
@@ -138,6 +141,7 @@ pub fn generate(root: &Path) -> Result<(), ReportError> {
     problems_table(&mut r, &solves, &mujoco)?;
     sections.speed = speed::section(&mut r, root, &mujoco)?;
     sections.fresh = fresh::section(&mut r, root)?;
+    sections.pgs = pgs::section(&mut r, root)?;
     sections.pinocchio = pinocchio::section(&mut r, root)?;
     sections.steps = whole_step_section(&mut r, root)?;
     r.show("sections", sections)?;
@@ -755,7 +759,7 @@ mod tests {
     use std::path::Path;
 
     /// Every table the module can show.
-    const TABLES: [&str; 11] = [
+    const TABLES: [&str; 13] = [
         "sets",
         "gains",
         "gains_fastest",
@@ -763,6 +767,8 @@ mod tests {
         "speed",
         "fresh_sets",
         "fresh",
+        "pgs_levels",
+        "pgs_problems",
         "pinocchio",
         "steps",
         "stages_sets",
@@ -800,6 +806,10 @@ mod tests {
                 ran: true,
                 skipped: None,
             },
+            pgs: pgs::Part {
+                ran: true,
+                skipped: None,
+            },
             pinocchio: pinocchio::Part {
                 ran: true,
                 skipped: None,
@@ -834,7 +844,9 @@ mod tests {
              own, so that a change in the machine's load moves both sides alike;",
             ", `speed_sets.csv` and `speed.csv` (SAP's speed protocol, per set and per problem), \
              `fresh_sets.csv` and `fresh.csv` (SAP beside MuJoCo on fresh clutter, timed \
-             interleaved, per set and per problem), `pinocchio.csv` (our ADMM and PGS beside Pinocchio's), `steps.csv` (whole steps, \
+             interleaved, per set and per problem), `pgs_levels.csv` and `pgs_problems.csv` \
+             (our PGS beside MuJoCo's at the same residual, per level and per problem), \
+             `pinocchio.csv` (our ADMM and PGS beside Pinocchio's), `steps.csv` (whole steps, \
              per scene and engine), `stages_sets.csv` and `stages.csv` (where their time goes, \
              stage by stage, per scene set and per scene).",
         ] {
@@ -851,6 +863,7 @@ mod tests {
         let mut sections = all_measured();
         sections.pinocchio.skipped = Some(Skipped::new("pinocchio_engines", "no pin".into()));
         sections.fresh.skipped = Some(Skipped::new("fresh_engines", "no mujoco".into()));
+        sections.pgs.skipped = Some(Skipped::new("pgs_engines", "no mujoco".into()));
         sections.steps = Some(StepsPart {
             staged: false,
             notes: vec![
@@ -867,7 +880,17 @@ mod tests {
         // A skipped fresh run computes none of its tables; no stages without the staged run.
         let shown: Vec<&str> = TABLES
             .into_iter()
-            .filter(|t| !["fresh_sets", "fresh", "stages_sets", "stages"].contains(t))
+            .filter(|t| {
+                ![
+                    "fresh_sets",
+                    "fresh",
+                    "pgs_levels",
+                    "pgs_problems",
+                    "stages_sets",
+                    "stages",
+                ]
+                .contains(t)
+            })
             .collect();
         let page = page(sections, &shown);
         for want in [
@@ -885,5 +908,13 @@ mod tests {
         }
         assert!(!page.contains("Where a whole step's time goes"), "{page}");
         assert!(!page.contains("fresh_sets.csv"), "{page}");
+        assert!(
+            page.contains(
+                "**Our PGS was not measured beside MuJoCo's in this run** (`pgs_engines`: no \
+                 mujoco); with Python's `mujoco` and the contactlab package installed, `just \
+                 peers` measures it."
+            ) && !page.contains("pgs_levels.csv"),
+            "{page}"
+        );
     }
 }

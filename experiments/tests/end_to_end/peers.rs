@@ -83,6 +83,8 @@ fn a_cut_down_reproduction_reports_without_mujoco_and_says_why() {
     root.config("pinocchio_engines.toml", |_| {});
     // The fresh clutter (skipped here: it needs MuJoCo).
     root.config("fresh_engines.toml", |_| {});
+    // Our PGS beside MuJoCo's (skipped here: it needs MuJoCo).
+    root.config("pgs_engines.toml", |_| {});
     root.config("balls.toml", |t| {
         set(t, "sweep", "mu", floats(&[0.5]));
         set(t, "sweep", "n_balls", ints(&[5]));
@@ -119,9 +121,17 @@ fn a_cut_down_reproduction_reports_without_mujoco_and_says_why() {
         "pinocchio",
         "pinocchio_engines",
         "fresh_engines",
+        "pgs_engines",
     ] {
         assert!(log.contains(&format!("peers/{run}:")), "{run} ran:\n{log}");
     }
+    assert!(
+        root.read("README.md").contains(
+            "**Our PGS was not measured beside MuJoCo's in this run** (`pgs_engines`: \
+             CONTACTLAB_NO_PEERS is set)"
+        ),
+        "the PGS section says it was not measured"
+    );
     // Without MuJoCo the fresh clutter's section says why it has no numbers.
     assert!(
         root.read("README.md").contains(

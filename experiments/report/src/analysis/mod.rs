@@ -137,6 +137,50 @@ pub fn quantile(values: &[f64], q: f64) -> f64 {
     }
 }
 
+/// Spearman's rank correlation of the pairs `(x_i, y_i)` whose two values are finite: the
+/// Pearson correlation of their ranks, ties given their mean rank (NaN for fewer than three
+/// pairs or a constant side).
+pub fn rank_correlation(x: &[f64], y: &[f64]) -> f64 {
+    let pairs: Vec<(f64, f64)> = x
+        .iter()
+        .zip(y)
+        .filter(|(a, b)| a.is_finite() && b.is_finite())
+        .map(|(a, b)| (*a, *b))
+        .collect();
+    if pairs.len() < 3 {
+        return f64::NAN;
+    }
+    let ranks = |v: Vec<f64>| -> Vec<f64> {
+        let mut order: Vec<usize> = (0..v.len()).collect();
+        order.sort_by(|&i, &j| v[i].total_cmp(&v[j]));
+        let mut r = vec![0.0; v.len()];
+        let mut k = 0;
+        while k < order.len() {
+            let mut end = k + 1;
+            while end < order.len() && v[order[end]] == v[order[k]] {
+                end += 1;
+            }
+            let mean = (k + end - 1) as f64 / 2.0 + 1.0;
+            for &i in &order[k..end] {
+                r[i] = mean;
+            }
+            k = end;
+        }
+        r
+    };
+    let rx = ranks(pairs.iter().map(|p| p.0).collect());
+    let ry = ranks(pairs.iter().map(|p| p.1).collect());
+    let n = rx.len() as f64;
+    let (mx, my) = (rx.iter().sum::<f64>() / n, ry.iter().sum::<f64>() / n);
+    let (mut sxy, mut sxx, mut syy) = (0.0, 0.0, 0.0);
+    for (a, b) in rx.iter().zip(&ry) {
+        sxy += (a - mx) * (b - my);
+        sxx += (a - mx) * (a - mx);
+        syy += (b - my) * (b - my);
+    }
+    sxy / (sxx * syy).sqrt()
+}
+
 /// Resamples of [`bootstrap_mean_interval`] in the reports.
 pub const BOOTSTRAP_RESAMPLES: usize = 2000;
 
@@ -167,6 +211,20 @@ pub fn bootstrap_mean_interval(
 mod tests {
     use super::*;
     use polars::prelude::df;
+
+    #[test]
+    fn rank_correlation_is_one_for_any_increasing_map_and_handles_ties() {
+        let x = [1.0, 2.0, 3.0, 4.0, 5.0];
+        let y: Vec<f64> = x.iter().map(|v: &f64| v.powi(3) + 7.0).collect();
+        assert!((rank_correlation(&x, &y) - 1.0).abs() < 1e-15);
+        let down: Vec<f64> = x.iter().map(|v| -v.exp()).collect();
+        assert!((rank_correlation(&x, &down) + 1.0).abs() < 1e-15);
+        // scipy.stats.spearmanr([1, 2, 2, 3], [1, 3, 2, 4]) = 0.9486832980505138 (ties: mean
+        // ranks 2.5); a NaN pair is left out.
+        let r = rank_correlation(&[1.0, 2.0, 2.0, 3.0, f64::NAN], &[1.0, 3.0, 2.0, 4.0, 0.0]);
+        assert!((r - 0.9486832980505138).abs() < 1e-12, "{r}");
+        assert!(rank_correlation(&[1.0, 2.0], &[2.0, 1.0]).is_nan());
+    }
 
     #[test]
     fn counters_read_zeros_when_absent() {

@@ -2,6 +2,13 @@
 //! part, milliseconds, a number of `quoted_published.csv`, and an engines run that did not
 //! measure.
 
+use std::path::Path;
+
+use contactlab_runs::engines::EnginesConfig;
+use contactlab_runs::RunConfig;
+use polars::prelude::DataFrame;
+
+use crate::analysis::peers::skipped;
 use crate::builder::{Report, QUOTED};
 use crate::csv::{number, read_csv_with_header};
 use crate::error::ReportError;
@@ -58,6 +65,52 @@ impl Skipped {
             why,
         }
     }
+}
+
+/// What the templates see of a section with one engines run.
+#[derive(Debug, Default, serde::Serialize)]
+pub(super) struct RunPart {
+    /// Whether the section is written (the run is there).
+    pub(super) ran: bool,
+    /// The run, when it could not measure.
+    pub(super) skipped: Option<Skipped>,
+}
+
+/// The run of the engines config `config` (of this report's configs), as a section reads it:
+/// the section's part, and the run's data when it measured (refused when stale,
+/// [`crate::builder::refuse_stale_run`]). A run that could not measure marks the facts
+/// starting `prefix` absent (`what` not measured, and why).
+pub(super) fn engines_run(
+    r: &mut Report,
+    root: &Path,
+    config: &str,
+    prefix: &str,
+    what: &str,
+) -> Result<(RunPart, Option<DataFrame>), ReportError> {
+    let file = r.config_file(config);
+    if !file.exists() {
+        return Ok((RunPart::default(), None));
+    }
+    let cfg = EnginesConfig::load(&file)?;
+    if !contactlab_runs::store::run_exists(&cfg.data_path(root)) {
+        return Ok((RunPart::default(), None));
+    }
+    let (df, _) = r.load_data(&cfg.name, &cfg.data_path(root))?;
+    if let Some(why) = skipped(&df)? {
+        r.facts()
+            .absent(prefix, format!("{what} not measured, {why}"));
+        let part = RunPart {
+            ran: true,
+            skipped: Some(Skipped::new(&cfg.name, why)),
+        };
+        return Ok((part, None));
+    }
+    crate::builder::refuse_stale_run("peers", &df)?;
+    let part = RunPart {
+        ran: true,
+        skipped: None,
+    };
+    Ok((part, Some(df)))
 }
 
 #[cfg(test)]

@@ -7,13 +7,11 @@
 
 use std::path::Path;
 
-use contactlab_runs::engines::EnginesConfig;
 use contactlab_runs::schema::common;
-use contactlab_runs::RunConfig;
 use polars::prelude::DataFrame;
 
-use super::common::{ms, quoted, Skipped};
-use crate::analysis::peers::{median, skipped};
+use super::common::{engines_run, ms, quoted, RunPart};
+use crate::analysis::peers::median;
 use crate::analysis::{f64s, first_seen, quantile, strs};
 use crate::builder::Report;
 use crate::error::ReportError;
@@ -24,13 +22,7 @@ use crate::table::{Cell as C, Table};
 pub const FRESH: &str = "fresh_engines.toml";
 
 /// What the templates see of the section.
-#[derive(Debug, Default, serde::Serialize)]
-pub(super) struct Part {
-    /// Whether the section is written (the run is there).
-    pub(super) ran: bool,
-    /// The run, when it could not measure.
-    pub(super) skipped: Option<Skipped>,
-}
+pub(super) type Part = RunPart;
 
 /// One problem's record.
 struct Row {
@@ -48,32 +40,15 @@ struct Row {
 
 /// The section's facts and tables when the run is there.
 pub(super) fn section(r: &mut Report, root: &Path) -> Result<Part, ReportError> {
-    let file = r.config_file(FRESH);
-    if !file.exists() {
-        return Ok(Part::default());
-    }
-    let cfg = EnginesConfig::load(&file)?;
-    if !contactlab_runs::store::run_exists(&cfg.data_path(root)) {
-        return Ok(Part::default());
-    }
-    let (df, _) = r.load_data(&cfg.name, &cfg.data_path(root))?;
-    if let Some(why) = skipped(&df)? {
-        r.facts()
-            .absent("fresh.", format!("fresh clutter not measured, {why}"));
-        return Ok(Part {
-            ran: true,
-            skipped: Some(Skipped::new(&cfg.name, why)),
-        });
-    }
-    crate::builder::refuse_stale_run("peers", &df)?;
+    let (part, df) = engines_run(r, root, FRESH, "fresh.", "fresh clutter")?;
+    let Some(df) = df else {
+        return Ok(part);
+    };
     let rows = read_rows(&df)?;
     settings_facts(r, &df)?;
     sets_table(r, &rows)?;
     problems_table(r, &rows)?;
-    Ok(Part {
-        ran: true,
-        skipped: None,
-    })
+    Ok(part)
 }
 
 /// The run's records.

@@ -1,0 +1,290 @@
+"""Our PGS beside MuJoCo's PGS (`solver=PGS`) on the same clutter states, each judged by the
+natural-map residual of the problem it solves, relative to that residual at zero (issue 45: "PGS
+within 5x MuJoCo's solver=PGS at the same natural-map residual").
+
+Usage:
+  python3 pgs_levels.py [--rounds 7] [--fresh] [--small] [--out FILE]
+
+The states are the five stored clutter steps of 80 or more contacts replayed to their state
+(`fresh_clutter.repository_states`; with `--fresh`, also `fresh_clutter`'s fresh states). Each
+side solves its own problem from zero:
+- ours, the rigid Coulomb problem `(W, q, mu)` in contact space (`W` formed before the clock
+  starts, as MuJoCo forms its `efc_AR` in `mj_fwdPosition`), by `contactlab.solve(...,
+  "coulomb", "pgs")`: sweeps of the natural-map local solve with De Saxce's velocity;
+- MuJoCo's, its soft dual `min 1/2 f'(A + R) f + f' b` over the elliptic cones
+  `mu f_n >= |f_t|` (`A = J M^-1 J'`, `R = efc_R`, `b = J qacc_smooth - aref = efc_b`), by
+  `mj_fwdConstraint` with `opt.solver = PGS`, warm start disabled.
+
+The ruler: per contact `F_a(x) = x_a - P_K(x_a - y_a)` with `y = W r + q` plus De Saxce's
+`mu |y_t| e_n` on ours, `y = (A + R) f + b` on MuJoCo's (a convex program: no De Saxce term);
+`rho(x) = |F(x)| / |F(0)|`, the residual relative to the common cold start. For each level
+`L` of `LEVELS` and each side, the fewest iterations `k_L` (sweeps; MuJoCo's `opt.iterations`,
+a cap per island as ours is) whose answer meets `rho <= L`: doubling from 1 up to `MAX_SWEEPS`,
+then halving the bracket to within 2%. A side that does not meet `L` within `MAX_SWEEPS` did
+not reach it (MuJoCo's elliptic PGS updates a contact's normal and friction one after the other
+and can stop short of its optimum, where its Newton solver does not). The time at a level is
+that of a solve capped at `k_L` (ours: `max_iter = k_L`; MuJoCo: `opt.iterations = k_L`,
+`opt.tolerance = 0`), median over `--rounds` rounds, the two sides interleaved as in
+`fresh_clutter.py` (each timed solve after an untimed one of the same solve).
+
+The script refuses an extension built from other code than the tree's and, but for `--small`,
+one that is not a release build.
+
+Output (JSON, `records`): one record per problem and level: each side's `k_L` (or none), median
+time, reached residual (the best seen when it did not reach the level), the ratio of the two
+times where both reached it, and the two problems' conditioning, which bears on how many sweeps a
+Gauss-Seidel method needs: `mujoco_condition` = `lambda_max / lambda_min` of `A + R` (positive
+definite: `R` bounds it), `ours_condition` the same of `W` over its range (a rigid `W` with more
+contact rows than velocities is singular); and `mujoco_newton_residual`, the same ruler on
+MuJoCo's Newton solver's answer to the same problem (cold, `opt.tolerance` 1e-10), which says
+whether a PGS that stops short stops short of an optimum that exists.
+"""
+import argparse
+import gc
+import os
+import statistics
+import sys
+import time
+
+import numpy as np
+import mujoco
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import fresh_clutter as F  # noqa: E402
+import solver_times as T  # noqa: E402
+from extension import timing_extension, write_result  # noqa: E402
+
+#: The relative natural-map residuals each side is asked to reach.
+LEVELS = [1e-3, 1e-4, 1e-5, 1e-6]
+#: The most iterations (sweeps) either side is given to reach a level.
+MAX_SWEEPS = 8192
+#: The CI version: one stored step and two levels.
+SMALL_PROBLEMS = ["clutter_n40_seed7_step0400_nc110"]
+SMALL_LEVELS = [1e-2, 1e-3]
+#: The stopping tolerance handed to our PGS so that only `max_iter` stops it.
+NO_STOP = 1e-300
+#: MuJoCo's Newton solver's tolerance for the reference optimum of its problem.
+NEWTON_TOL = 1e-10
+#: Fresh states need this many contacts (`fresh_clutter.py`'s default).
+MIN_CONTACTS = 80
+SEED = 0
+
+
+def log(*a):
+    print(*a, file=sys.stderr, flush=True)
+
+
+def cone_project(x, mu):
+    """Rows `(n, t1, t2)` of `x` projected on `{mu n >= |t|}` (Euclidean), row by row."""
+    n, t = x[:, 0], x[:, 1:]
+    tn = np.linalg.norm(t, axis=1)
+    out = np.zeros_like(x)
+    inside = tn <= mu * n
+    out[inside] = x[inside]
+    side = ~inside & (mu * tn > -n)
+    a = (n[side] + mu[side] * tn[side]) / (1.0 + mu[side] ** 2)
+    out[side, 0] = a
+    out[side, 1:] = (mu[side] * a / tn[side])[:, None] * t[side]
+    return out
+
+
+def condition(A, singular):
+    """`lambda_max / lambda_min` of `A`'s symmetric part; with `singular`, over the eigenvalues
+    above `1e-10 lambda_max` (a rigid `W` with more rows than the bodies have velocities is
+    singular, and Gauss-Seidel works on its range)."""
+    e = np.linalg.eigvalsh(0.5 * (A + A.T))
+    low = e[e > 1e-10 * e[-1]][0] if singular else e[0]
+    return float(e[-1] / low)
+
+
+def natural_map_norm(x, W, q, mu, de_saxce):
+    """`|F(x)|`, `F_a = x_a - P_K(x_a - y_a)`, `y = W x + q` (plus `mu |y_t| e_n` if
+    `de_saxce`)."""
+    y = (W @ x + q).reshape(-1, 3)
+    if de_saxce:
+        y[:, 0] += mu * np.linalg.norm(y[:, 1:], axis=1)
+    xb = x.reshape(-1, 3)
+    return float(np.linalg.norm(xb - cone_project(xb - y, mu)))
+
+
+class Sides:
+    """One state's two problems and their capped solves."""
+
+    def __init__(self, state):
+        import contactlab
+
+        self.name, self.set, self.contacts = state.name, state.set, state.contacts
+        local = state.problem.to_local()
+        self.ours = local
+        self.W, self.q, self.mu = np.asarray(local.W), np.asarray(local.q), np.asarray(local.mu)
+        self.our0 = natural_map_norm(np.zeros_like(self.q), self.W, self.q, self.mu, True)
+        m = state.model
+        self.model = m
+        w = mujoco.MjData(m)
+        mujoco.mj_copyData(w, m, state.pre)
+        self.old_solver = m.opt.solver
+        m.opt.solver = mujoco.mjtSolver.mjSOL_PGS
+        # The pre-solve stages again: mj_fwdPosition forms efc_AR only for PGS.
+        self.pre = T.snapshot_before_solve(m, w)
+        self.work = w
+        nefc = w.nefc
+        if nefc != 3 * w.ncon or any(int(c) != 3 for c in w.contact.dim[:w.ncon]):
+            raise ValueError(f"{self.name}: expected condim-3 contacts only")
+        J = np.zeros((nefc, m.nv))
+        if mujoco.mj_isSparse(m):
+            mujoco.mju_sparse2dense(J, w.efc_J, w.efc_J_rownnz, w.efc_J_rowadr, w.efc_J_colind)
+        else:
+            J[:] = w.efc_J.reshape(nefc, m.nv)
+        M = np.zeros((m.nv, m.nv))
+        mujoco.mj_fullM(m, w, M)
+        self.AR = J @ np.linalg.solve(M, J.T) + np.diag(w.efc_R[:nefc])
+        mujoco.mj_fwdConstraint(m, w)  # efc_b is formed inside the solve
+        self.b = w.efc_b[:nefc].copy()
+        self.mu_mj = np.array([w.contact[i].friction[0] for i in range(w.ncon)])
+        self.mj0 = natural_map_norm(np.zeros(nefc), self.AR, self.b, self.mu_mj, False)
+        self.nefc = nefc
+        self.contactlab = contactlab
+        self.rows, self.dofs = int(nefc), int(m.nv)
+        self.ours_condition = condition(self.W, singular=True)
+        self.mujoco_condition = condition(self.AR, singular=False)
+        self.newton_residual = self.mujoco_newton()
+
+    def restore(self):
+        self.model.opt.solver = self.old_solver
+
+    def mujoco(self, k):
+        """MuJoCo's PGS capped at `k` iterations from zero: (seconds, relative residual)."""
+        m, w = self.model, self.work
+        mujoco.mj_copyData(w, m, self.pre)
+        old = m.opt.iterations
+        m.opt.iterations = k
+        with T.settings(m, cold=True, tolerance=0.0):
+            t0 = time.perf_counter_ns()
+            mujoco.mj_fwdConstraint(m, w)
+            t1 = time.perf_counter_ns()
+        m.opt.iterations = old
+        f = w.efc_force[:self.nefc].copy()
+        return (t1 - t0) * 1e-9, natural_map_norm(f, self.AR, self.b, self.mu_mj, False) / self.mj0
+
+    def mujoco_newton(self):
+        """The relative residual of MuJoCo's Newton solver on the same problem (cold,
+        `opt.tolerance` `NEWTON_TOL`): the optimum PGS is after."""
+        m, w = self.model, self.work
+        mujoco.mj_copyData(w, m, self.pre)
+        m.opt.solver = mujoco.mjtSolver.mjSOL_NEWTON
+        try:
+            with T.settings(m, cold=True, tolerance=NEWTON_TOL):
+                mujoco.mj_fwdConstraint(m, w)
+        finally:
+            m.opt.solver = mujoco.mjtSolver.mjSOL_PGS
+        f = w.efc_force[:self.nefc].copy()
+        return natural_map_norm(f, self.AR, self.b, self.mu_mj, False) / self.mj0
+
+    def our(self, k):
+        """Our PGS capped at `k` sweeps from zero: (seconds, relative residual)."""
+        s = self.contactlab.solve(self.ours, "coulomb", "pgs", tol=NO_STOP, max_iter=k)
+        r = np.asarray(s.r)
+        return float(s.seconds), natural_map_norm(r, self.W, self.q, self.mu, True) / self.our0
+
+
+def fewest(run, level, cap):
+    """The fewest iterations `k <= cap` whose solve meets `level` (see the module docs), with
+    its residual; `(None, best residual seen)` if none does."""
+    k, lo, best = 1, 0, np.inf
+    while True:
+        res = run(k)[1]
+        best = min(best, res)
+        if res <= level:
+            break
+        if k >= cap:
+            return None, best
+        lo, k = k, min(2 * k, cap)
+    hi, at = k, res
+    while hi - lo > max(1, hi // 50):
+        mid = (lo + hi) // 2
+        res = run(mid)[1]
+        if res <= level:
+            hi, at = mid, res
+        else:
+            lo = mid
+    return hi, at
+
+
+def time_interleaved(jobs, rounds):
+    """Per job `(sides, level, k_mujoco, k_ours)`, both capped solves' medians over the rounds."""
+    rng = np.random.default_rng(SEED)
+    times = [{"mujoco": [], "ours": []} for _ in jobs]
+    gc_was = gc.isenabled()
+    gc.disable()
+    try:
+        for _ in range(rounds):
+            for i in rng.permutation(len(jobs)):
+                s, _, km, ko = jobs[i]
+                s.mujoco(km)
+                times[i]["mujoco"].append(s.mujoco(km)[0])
+                s.our(ko)
+                times[i]["ours"].append(s.our(ko)[0])
+    finally:
+        if gc_was:
+            gc.enable()
+    return [(statistics.median(t["mujoco"]), statistics.median(t["ours"])) for t in times]
+
+
+def measure(sides, levels, rounds, cap):
+    """Every (problem, level) record."""
+    records, jobs = [], []
+    for s in sides:
+        for level in levels:
+            km, rm = fewest(s.mujoco, level, cap)
+            ko, ro = fewest(s.our, level, cap)
+            rec = {"set": s.set, "problem": s.name, "contacts": s.contacts, "level": level,
+                   "rows": s.rows, "dofs": s.dofs, "ours_condition": s.ours_condition,
+                   "mujoco_condition": s.mujoco_condition,
+                   "mujoco_newton_residual": s.newton_residual,
+                   "mujoco_iterations": km, "mujoco_residual": rm,
+                   "ours_sweeps": ko, "ours_residual": ro,
+                   "mujoco_seconds": None, "ours_seconds": None, "ratio": None}
+            records.append(rec)
+            if km is not None and ko is not None:
+                jobs.append((s, level, km, ko, rec))
+            log(f"{s.name:44s} L {level:g}: MuJoCo {km} it ({rm:.1e}), ours {ko} sweeps "
+                f"({ro:.1e})")
+    medians = time_interleaved([j[:4] for j in jobs], rounds)
+    for (_, _, _, _, rec), (tm, to) in zip(jobs, medians):
+        rec.update(mujoco_seconds=tm, ours_seconds=to, ratio=to / tm)
+    return records
+
+
+def main():
+    """Parse the command line, build the states, measure, write the JSON."""
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--rounds", type=int, default=7)
+    ap.add_argument("--fresh", action="store_true", help="also fresh_clutter.py's fresh states")
+    ap.add_argument("--small", action="store_true",
+                    help="the CI version: one small stored step, two levels")
+    ap.add_argument("--out", help="write the JSON here instead of stdout")
+    ap.add_argument("--allow-stale-extension", action="store_true",
+                    help="time an extension built from other code than the tree's")
+    a = ap.parse_args()
+    if a.rounds < 1:
+        ap.error("--rounds must be at least 1")
+    built, profile, stale = timing_extension("pgs_levels.py", a.allow_stale_extension, a.small)
+    states = F.repository_states(SMALL_PROBLEMS if a.small else F.REPOSITORY)
+    if a.fresh and not a.small:
+        states = F.fresh_states(F.SCENES, MIN_CONTACTS) + states
+    sides = [Sides(s) for s in states]
+    levels = SMALL_LEVELS if a.small else LEVELS
+    try:
+        records = measure(sides, levels, a.rounds, MAX_SWEEPS)
+    finally:
+        for s in sides:
+            s.restore()
+    out = {"mujoco_version": mujoco.__version__, "contactlab_build": profile,
+           "contactlab_commit": built, "contactlab_stale": stale,
+           "rounds": a.rounds, "levels": levels, "max_sweeps": MAX_SWEEPS,
+           "records": [T.finite(r) for r in records]}
+    write_result(out, a.out)
+
+
+if __name__ == "__main__":
+    main()
