@@ -76,7 +76,7 @@ list *ARGS:
     cargo run --release -j2 -q -p contactlab-experiments --bin contactlab -- list {{ARGS}}
 
 # Every formulation beside MuJoCo's constraint solver on the MuJoCo problem set, and whole steps
-# beside MuJoCo's and Drake's: `reproduce peers` (release, about 11 min) runs the configs of
+# beside MuJoCo's and Drake's: `reproduce peers` (release, about 14 min) runs the configs of
 # experiments/configs/peers/ and writes reports/peers/. MuJoCo's side needs Python's mujoco
 # (installed here if missing; without it the report says MuJoCo was not measured).
 peers *ARGS:
