@@ -32,9 +32,16 @@ MuJoCo solve and one of ours alternate, so a change in the machine's load moves 
 The script refuses an extension built from other code than the tree's (an install outlives the
 code it was built from) and, but for `--small`, one that is not a release build.
 
+What sets the iterations (untimed, after the rounds): per problem, MuJoCo's iterations with
+`opt.tolerance` = `TIGHT_TOL` (whether its count is low because its own stop is loose) and SAP's
+with its friction regularisation `sigma` (eq. 30, the paper's 1e-3) at each of `SIGMAS`, the
+stopping rule unchanged (whether its count is set by how stiff its stiction is). These answers
+are other models' and are not timed or compared with MuJoCo's.
+
 Output (JSON, `records`): one record per problem with both sides' median times over the rounds,
-iterations (SAP's summed over its islands, as MuJoCo's are), SAP's status, and
-the ratio of the medians.
+iterations (SAP's summed over its islands, as MuJoCo's are), SAP's status, the ratio of the
+medians, and the untimed iterations above (`mujoco_iterations_tight`,
+`sap_iterations_sigma_<sigma>`, None where SAP did not converge).
 """
 import argparse
 import gc
@@ -62,6 +69,9 @@ STRIDE = 100       # steps between sampled states of one run
 LAST_STEP = 600
 PER_SCENE = 3
 REL_TOL = 1e-6     # eq. 26's relative tolerance and MuJoCo's opt.tolerance (speed.toml)
+TIGHT_TOL = 1e-10  # MuJoCo's opt.tolerance for its iterations at a tighter stop (untimed)
+SIGMAS = [1e-4, 1e-2]  # SAP's sigma beside the paper's 1e-3 (untimed iterations)
+SIGMA_MAX_ITER = 500   # their Newton steps (a stiffer stiction takes more)
 ABS_TOL = 1e-14    # eq. 26's absolute tolerance (Drake's default)
 MAX_ITER = 100
 TIME_LIMIT = 2.0
@@ -154,22 +164,38 @@ def local_rel_diff(a, b):
                float(np.abs(la.q - lb.q).max() / max(np.abs(lb.q).max(), 1e-300)))
 
 
-def mujoco_solve(s):
+def mujoco_solve(s, tolerance=REL_TOL):
     """One cold `mj_fwdConstraint` on a fresh copy of the state: (seconds, iterations)."""
     mujoco.mj_copyData(s.work, s.model, s.pre)
-    with T.settings(s.model, cold=True, tolerance=REL_TOL):
+    with T.settings(s.model, cold=True, tolerance=tolerance):
         t0 = time.perf_counter_ns()
         mujoco.mj_fwdConstraint(s.model, s.work)
         t1 = time.perf_counter_ns()
     return (t1 - t0) * 1e-9, int(s.work.solver_niter[:max(1, s.work.nisland)].sum())
 
 
-def sap_solve(s):
-    """One SAP solve from zero, the build inside its `seconds`."""
+def sap_solve(s, max_iter=MAX_ITER, **options):
+    """One SAP solve from zero, the build inside its `seconds` (`options`: SAP's `sigma`)."""
     import contactlab
 
     return contactlab.solve(s.problem, "sap", "newton-merit", tol=ABS_TOL, rel_tol=REL_TOL,
-                            max_iter=MAX_ITER, time_limit=TIME_LIMIT)
+                            max_iter=max_iter, time_limit=TIME_LIMIT, **options)
+
+
+def island_iterations(sol):
+    """A SAP solve's Newton steps summed over its islands."""
+    return int(sol.counters.get("island_iterations", sol.iterations))
+
+
+def what_sets_the_iterations(s):
+    """Untimed: MuJoCo's iterations at `TIGHT_TOL` and SAP's at each of `SIGMAS`, the same
+    stopping rules otherwise (see the module documentation)."""
+    out = {"mujoco_iterations_tight": mujoco_solve(s, TIGHT_TOL)[1]}
+    for sigma in SIGMAS:
+        sol = sap_solve(s, max_iter=SIGMA_MAX_ITER, sigma=sigma)
+        out[f"sap_iterations_sigma_{sigma:g}"] = (
+            island_iterations(sol) if sol.status == "converged" else None)
+    return out
 
 
 def time_interleaved(states, rounds):
@@ -204,7 +230,7 @@ def record(s, times, last):
             "contacts": s.contacts, "dofs": int(s.model.nv), "rounds": len(times["sap"]),
             "mujoco_seconds": mj, "mujoco_iterations": mj_it,
             "sap_seconds": ours, "sap_status": sol.status,
-            "sap_iterations": int(sol.counters.get("island_iterations", sol.iterations)),
+            "sap_iterations": island_iterations(sol),
             "sap_newton_steps": int(sol.iterations), "replay_rel_diff": s.replay_rel_diff,
             "ratio": ours / mj}
 
@@ -227,14 +253,16 @@ def main():
     if not a.small:
         states += repository_states(REPOSITORY)
     times, last = time_interleaved(states, a.rounds)
-    records = [record(s, times[s.name], last[s.name]) for s in states]
+    records = [record(s, times[s.name], last[s.name]) | what_sets_the_iterations(s)
+               for s in states]
     for r in records:
         log(f"{r['problem']:44s} nc {r['contacts']:4d} MuJoCo {r['mujoco_seconds'] * 1e3:7.3f} ms "
             f"({r['mujoco_iterations']:3d} it)  SAP {r['sap_seconds'] * 1e3:7.3f} ms "
             f"({r['sap_iterations']:3d} it, {r['sap_status']})  ratio {r['ratio']:.2f}")
     out = {"mujoco_version": mujoco.__version__, "contactlab_build": profile,
            "contactlab_commit": built, "contactlab_stale": stale,
-           "rel_tol": REL_TOL, "abs_tol": ABS_TOL, "rounds": a.rounds,
+           "rel_tol": REL_TOL, "abs_tol": ABS_TOL, "tight_tol": TIGHT_TOL, "sigmas": SIGMAS,
+           "rounds": a.rounds,
            "min_contacts": a.min_contacts, "scenes": [list(x) for x in SCENES],
            "records": [T.finite(r) for r in records]}
     write_result(out, a.out)

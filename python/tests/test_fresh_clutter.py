@@ -47,3 +47,9 @@ def test_the_small_run_times_both_sides_of_each_problem(tmp_path):
         assert r["mujoco_seconds"] > 0 and r["sap_seconds"] > 0
         assert r["mujoco_iterations"] > 0 and r["sap_iterations"] >= r["sap_newton_steps"] > 0
         assert np.isclose(r["ratio"], r["sap_seconds"] / r["mujoco_seconds"])
+        # The untimed iterations: MuJoCo's path is the same up to its stop, so a tighter
+        # tolerance stops no earlier; SAP converges at every sigma on these small steps.
+        assert r["mujoco_iterations_tight"] >= r["mujoco_iterations"]
+        for sigma in fresh_clutter.SIGMAS:
+            assert r[f"sap_iterations_sigma_{sigma:g}"] > 0
+    assert result["tight_tol"] < result["rel_tol"] and result["sigmas"] == fresh_clutter.SIGMAS

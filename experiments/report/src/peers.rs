@@ -19,6 +19,7 @@
 
 mod common;
 mod fresh;
+mod iterations;
 mod pgs;
 mod pinocchio;
 mod speed;
@@ -759,13 +760,14 @@ mod tests {
     use std::path::Path;
 
     /// Every table the module can show.
-    const TABLES: [&str; 13] = [
+    const TABLES: [&str; 14] = [
         "sets",
         "gains",
         "gains_fastest",
         "speed_sets",
         "speed",
         "fresh_sets",
+        "fresh_iterations",
         "fresh",
         "pgs_levels",
         "pgs_problems",
@@ -883,6 +885,7 @@ mod tests {
             .filter(|t| {
                 ![
                     "fresh_sets",
+                    "fresh_iterations",
                     "fresh",
                     "pgs_levels",
                     "pgs_problems",

@@ -47,6 +47,7 @@ pub(super) fn section(r: &mut Report, root: &Path) -> Result<Part, ReportError> 
     let rows = read_rows(&df)?;
     settings_facts(r, &df)?;
     sets_table(r, &rows)?;
+    super::iterations::table(r, &df)?;
     problems_table(r, &rows)?;
     Ok(part)
 }
