@@ -11,6 +11,8 @@ side solves its own problem from zero:
 - ours, the rigid Coulomb problem `(W, q, mu)` in contact space (`W` formed before the clock
   starts, as MuJoCo forms its `efc_AR` in `mj_fwdPosition`), by `contactlab.solve(...,
   "coulomb", "pgs")`: sweeps of the natural-map local solve with De Saxce's velocity;
+- ours again with the nonsmooth nonlinear conjugate gradient on (`nncg=True`: Silcowitz, Niebe
+  and Erleben 2010), the same sweeps combined, off by default as the papers' PGS has it;
 - MuJoCo's, its soft dual `min 1/2 f'(A + R) f + f' b` over the elliptic cones
   `mu f_n >= |f_t|` (`A = J M^-1 J'`, `R = efc_R`, `b = J qacc_smooth - aref = efc_b`), by
   `mj_fwdConstraint` with `opt.solver = PGS`, warm start disabled.
@@ -24,15 +26,16 @@ then halving the bracket to within 2%. A side that does not meet `L` within `MAX
 not reach it (MuJoCo's elliptic PGS updates a contact's normal and friction one after the other
 and can stop short of its optimum, where its Newton solver does not). The time at a level is
 that of a solve capped at `k_L` (ours: `max_iter = k_L`; MuJoCo: `opt.iterations = k_L`,
-`opt.tolerance = 0`), median over `--rounds` rounds, the two sides interleaved as in
+`opt.tolerance = 0`), median over `--rounds` rounds, the sides interleaved as in
 `fresh_clutter.py` (each timed solve after an untimed one of the same solve).
 
 The script refuses an extension built from other code than the tree's and, but for `--small`,
 one that is not a release build.
 
-Output (JSON, `records`): one record per problem and level: each side's `k_L` (or none), median
-time, reached residual (the best seen when it did not reach the level), the ratio of the two
-times where both reached it, and the two problems' conditioning, which bears on how many sweeps a
+Output (JSON, `records`): one record per problem and level: each side's `k_L` (or none:
+`mujoco_iterations`, `ours_sweeps`, `ours_nncg_sweeps`), median time, reached residual (the best
+seen when it did not reach the level), our times over MuJoCo's where both reached it (`ratio`,
+`ratio_nncg`), and the two problems' conditioning, which bears on how many sweeps a
 Gauss-Seidel method needs: `mujoco_condition` = `lambda_max / lambda_min` of `A + R` (positive
 definite: `R` bounds it), `ours_condition` the same of `W` over its range (a rigid `W` with more
 contact rows than velocities is singular); and `mujoco_newton_residual`, the same ruler on
@@ -180,11 +183,23 @@ class Sides:
         f = w.efc_force[:self.nefc].copy()
         return natural_map_norm(f, self.AR, self.b, self.mu_mj, False) / self.mj0
 
-    def our(self, k):
-        """Our PGS capped at `k` sweeps from zero: (seconds, relative residual)."""
-        s = self.contactlab.solve(self.ours, "coulomb", "pgs", tol=NO_STOP, max_iter=k)
+    def our(self, k, nncg=False):
+        """Our PGS capped at `k` sweeps from zero (with NNCG if `nncg`): (seconds, relative
+        residual)."""
+        s = self.contactlab.solve(self.ours, "coulomb", "pgs", tol=NO_STOP, max_iter=k,
+                                  nncg=nncg)
         r = np.asarray(s.r)
         return float(s.seconds), natural_map_norm(r, self.W, self.q, self.mu, True) / self.our0
+
+    def ours_nncg(self, k):
+        """`Sides.our` with NNCG."""
+        return self.our(k, nncg=True)
+
+
+#: The sides: record prefix, the iterations' column, and the capped solve of a `Sides`.
+SIDES = [("mujoco", "mujoco_iterations", Sides.mujoco),
+         ("ours", "ours_sweeps", Sides.our),
+         ("ours_nncg", "ours_nncg_sweeps", Sides.ours_nncg)]
 
 
 def fewest(run, level, cap):
@@ -211,23 +226,24 @@ def fewest(run, level, cap):
 
 
 def time_interleaved(jobs, rounds):
-    """Per job `(sides, level, k_mujoco, k_ours)`, both capped solves' medians over the rounds."""
+    """Per job `(sides, {side: k})`, each side's capped solve's median over the rounds, the
+    sides interleaved (see the module docs)."""
     rng = np.random.default_rng(SEED)
-    times = [{"mujoco": [], "ours": []} for _ in jobs]
+    solve = {name: run for name, _, run in SIDES}
+    times = [{name: [] for name in ks} for _, ks in jobs]
     gc_was = gc.isenabled()
     gc.disable()
     try:
         for _ in range(rounds):
             for i in rng.permutation(len(jobs)):
-                s, _, km, ko = jobs[i]
-                s.mujoco(km)
-                times[i]["mujoco"].append(s.mujoco(km)[0])
-                s.our(ko)
-                times[i]["ours"].append(s.our(ko)[0])
+                s, ks = jobs[i]
+                for name, k in ks.items():
+                    solve[name](s, k)
+                    times[i][name].append(solve[name](s, k)[0])
     finally:
         if gc_was:
             gc.enable()
-    return [(statistics.median(t["mujoco"]), statistics.median(t["ours"])) for t in times]
+    return [{name: statistics.median(v) for name, v in t.items()} for t in times]
 
 
 def measure(sides, levels, rounds, cap):
@@ -235,24 +251,36 @@ def measure(sides, levels, rounds, cap):
     records, jobs = [], []
     for s in sides:
         for level in levels:
-            km, rm = fewest(s.mujoco, level, cap)
-            ko, ro = fewest(s.our, level, cap)
             rec = {"set": s.set, "problem": s.name, "contacts": s.contacts, "level": level,
                    "rows": s.rows, "dofs": s.dofs, "ours_condition": s.ours_condition,
                    "mujoco_condition": s.mujoco_condition,
-                   "mujoco_newton_residual": s.newton_residual,
-                   "mujoco_iterations": km, "mujoco_residual": rm,
-                   "ours_sweeps": ko, "ours_residual": ro,
-                   "mujoco_seconds": None, "ours_seconds": None, "ratio": None}
+                   "mujoco_newton_residual": s.newton_residual}
+            ks = {}
+            for name, column, run in SIDES:
+                k, res = fewest(lambda k: run(s, k), level, cap)
+                rec.update({column: k, f"{name}_residual": res, f"{name}_seconds": None})
+                if k is not None:
+                    ks[name] = k
+            for name, _, _ in SIDES[1:]:
+                rec[ratio_column(name)] = None
             records.append(rec)
-            if km is not None and ko is not None:
-                jobs.append((s, level, km, ko, rec))
-            log(f"{s.name:44s} L {level:g}: MuJoCo {km} it ({rm:.1e}), ours {ko} sweeps "
-                f"({ro:.1e})")
-    medians = time_interleaved([j[:4] for j in jobs], rounds)
-    for (_, _, _, _, rec), (tm, to) in zip(jobs, medians):
-        rec.update(mujoco_seconds=tm, ours_seconds=to, ratio=to / tm)
+            if "mujoco" in ks and len(ks) > 1:
+                jobs.append((s, ks, rec))
+            log(f"{s.name:44s} L {level:g}: " + ", ".join(
+                f"{name} {rec[column]} ({rec[name + '_residual']:.1e})"
+                for name, column, _ in SIDES))
+    medians = time_interleaved([j[:2] for j in jobs], rounds)
+    for (_, ks, rec), t in zip(jobs, medians):
+        for name, seconds in t.items():
+            rec[f"{name}_seconds"] = seconds
+            if name != "mujoco":
+                rec[ratio_column(name)] = seconds / t["mujoco"]
     return records
+
+
+def ratio_column(side):
+    """The column of `side`'s time over MuJoCo's: `ratio` for ours, `ratio_<side>` else."""
+    return "ratio" if side == "ours" else f"ratio_{side.removeprefix('ours_')}"
 
 
 def main():

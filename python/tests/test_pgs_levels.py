@@ -65,15 +65,20 @@ def test_the_small_run_finds_each_sides_iterations_and_times_them(tmp_path):
     assert len(records) == len(pgs_levels.SMALL_PROBLEMS) * len(pgs_levels.SMALL_LEVELS)
     for r in records:
         assert r["rows"] == 3 * r["contacts"] and r["dofs"] > 0
-        for side, k in (("mujoco", "mujoco_iterations"), ("ours", "ours_sweeps")):
+        for side, k in (("mujoco", "mujoco_iterations"), ("ours", "ours_sweeps"),
+                        ("ours_nncg", "ours_nncg_sweeps")):
             if r[k] is None:
                 assert r[f"{side}_residual"] > r["level"]
             else:
                 assert 1 <= r[k] <= result["max_sweeps"] and r[f"{side}_residual"] <= r["level"]
         if r["ratio"] is not None:
             assert np.isclose(r["ratio"], r["ours_seconds"] / r["mujoco_seconds"])
+        if r["ratio_nncg"] is not None:
+            assert np.isclose(r["ratio_nncg"], r["ours_nncg_seconds"] / r["mujoco_seconds"])
     # The step both sides reach at the coarse level, in more iterations at the finer one.
     coarse, fine = records[0], records[1]
     assert coarse["ratio"] is not None
     assert coarse["ours_sweeps"] <= fine["ours_sweeps"]
     assert coarse["mujoco_iterations"] <= fine["mujoco_iterations"]
+    # NNCG combines the same sweeps: it reaches both levels on this step too.
+    assert coarse["ratio_nncg"] is not None and fine["ours_nncg_sweeps"] is not None

@@ -36,6 +36,8 @@ struct Row {
     mujoco_residual: f64,
     ours_sweeps: f64,
     ratio: f64,
+    nncg_sweeps: f64,
+    ratio_nncg: f64,
     ours_condition: f64,
     mujoco_condition: f64,
     newton_residual: f64,
@@ -70,11 +72,26 @@ fn read_rows(df: &DataFrame) -> Result<Vec<Row>, ReportError> {
         "ours_condition",
         "mujoco_condition",
         "mujoco_newton_residual",
+        "ours_nncg_sweeps",
+        "ratio_nncg",
     ]
     .map(num);
-    let [contacts, rows, dofs, level, mj_it, mj_res, ours, ratio, k_ours, k_mj, newton] = cols;
-    let [contacts, rows, dofs, level, mj_it, mj_res, ours, ratio, k_ours, k_mj, newton] = [
-        contacts?, rows?, dofs?, level?, mj_it?, mj_res?, ours?, ratio?, k_ours?, k_mj?, newton?,
+    let [contacts, rows, dofs, level, mj_it, mj_res, ours, ratio, k_ours, k_mj, newton, nncg, ratio_nncg] =
+        cols;
+    let [contacts, rows, dofs, level, mj_it, mj_res, ours, ratio, k_ours, k_mj, newton, nncg, ratio_nncg] = [
+        contacts?,
+        rows?,
+        dofs?,
+        level?,
+        mj_it?,
+        mj_res?,
+        ours?,
+        ratio?,
+        k_ours?,
+        k_mj?,
+        newton?,
+        nncg?,
+        ratio_nncg?,
     ];
     Ok((0..df.height())
         .map(|k| Row {
@@ -91,6 +108,8 @@ fn read_rows(df: &DataFrame) -> Result<Vec<Row>, ReportError> {
             ours_condition: k_ours[k],
             mujoco_condition: k_mj[k],
             newton_residual: newton[k],
+            nncg_sweeps: nncg[k],
+            ratio_nncg: ratio_nncg[k],
         })
         .collect())
 }
@@ -197,6 +216,8 @@ struct LevelStats {
     ours: Vec<f64>,
     ratios: Vec<f64>,
     corr: f64,
+    nncg: Vec<f64>,
+    nncg_ratios: Vec<f64>,
 }
 
 impl LevelStats {
@@ -208,17 +229,20 @@ impl LevelStats {
             mujoco: of.iter().map(|x| x.mujoco_iterations).collect(),
             corr: rank_correlation(&ours, &k_ours),
             ours,
-            ratios: of
-                .iter()
-                .map(|x| x.ratio)
-                .filter(|v| v.is_finite())
-                .collect(),
+            ratios: finite(of.iter().map(|x| x.ratio)),
+            nncg: of.iter().map(|x| x.nncg_sweeps).collect(),
+            nncg_ratios: finite(of.iter().map(|x| x.ratio_nncg)),
         }
     }
 
     fn reached(v: &[f64]) -> usize {
         v.iter().filter(|k| k.is_finite()).count()
     }
+}
+
+/// The finite values of `v`.
+fn finite(v: impl Iterator<Item = f64>) -> Vec<f64> {
+    v.filter(|x| x.is_finite()).collect()
 }
 
 /// `pgs_levels.csv` (`tables.pgs_levels`) and per level its facts ([`level_facts`]).
@@ -238,7 +262,11 @@ fn levels_table(r: &mut Report, rows: &[Row]) -> Result<(), ReportError> {
         .col("largest", "ratio_max")
         .col("within the aim", "within_aim")
         .col("MuJoCo iterations", "mujoco_iterations")
-        .col("our sweeps", "ours_sweeps");
+        .col("our sweeps", "ours_sweeps")
+        .col("NNCG reached", "nncg_reached")
+        .col("NNCG ratio", "nncg_ratio_median")
+        .col("NNCG quartiles", "nncg_ratio_quartiles")
+        .col("NNCG within the aim", "nncg_within_aim");
     let span = |v: &[f64]| {
         format!(
             "{} - {}",
@@ -250,8 +278,11 @@ fn levels_table(r: &mut Report, rows: &[Row]) -> Result<(), ReportError> {
         let of: Vec<&Row> = rows.iter().filter(|x| x.level == level).collect();
         let st = LevelStats::of(&of);
         let within = st.ratios.iter().filter(|&&v| v <= aim).count();
+        let nncg_within = st.nncg_ratios.iter().filter(|&&v| v <= aim).count();
         level_facts(r, level, &st, within);
+        nncg_facts(r, level, &st, nncg_within);
         let q = |p: f64| quantile(&st.ratios, p);
+        let qn = |p: f64| quantile(&st.nncg_ratios, p);
         t.row(vec![
             C::text(level_name(level)),
             C::int(st.problems as i64),
@@ -265,6 +296,10 @@ fn levels_table(r: &mut Report, rows: &[Row]) -> Result<(), ReportError> {
             C::int(within as i64),
             C::text(span(&st.mujoco)),
             C::text(span(&st.ours)),
+            C::int(LevelStats::reached(&st.nncg) as i64),
+            C::num(median(&st.nncg_ratios), &x, &Fmt::sci(4)),
+            C::text(format!("{} - {}", x.number(qn(0.25)), x.number(qn(0.75)))),
+            C::int(nncg_within as i64),
         ])?;
     }
     r.show_table("pgs_levels", &t)
@@ -322,6 +357,47 @@ fn level_facts(r: &mut Report, level: f64, st: &LevelStats, within: usize) {
         .num(format!("{k}.sweeps_condition_corr"), st.corr, Fmt::fixed(2));
 }
 
+/// Level `L`'s facts of our PGS with NNCG, `pgs.<L>.nncg_*`: how many it reached, and where
+/// MuJoCo did too, how many, the ratio of its time to MuJoCo's (median, quartiles) and how
+/// many are within the aim; its sweeps (extremes).
+fn nncg_facts(r: &mut Report, level: f64, st: &LevelStats, within: usize) {
+    let x = Fmt::fixed(2).unit("x");
+    let q = |p: f64| quantile(&st.nncg_ratios, p);
+    let k = format!("pgs.{}.nncg", level_name(level));
+    let count = |v: usize| v as f64;
+    r.facts()
+        .num(
+            format!("{k}_reached"),
+            count(LevelStats::reached(&st.nncg)),
+            Fmt::int(),
+        )
+        .num(format!("{k}_both"), count(st.nncg_ratios.len()), Fmt::int())
+        .num(format!("{k}_ratio"), q(0.5), x.clone())
+        .num(format!("{k}_ratio_q1"), q(0.25), x.clone())
+        .num(format!("{k}_ratio_q3"), q(0.75), x)
+        .num(format!("{k}_within_aim"), count(within), Fmt::int())
+        .num(
+            format!("{k}_sweeps_min"),
+            quantile(&st.nncg, 0.0),
+            Fmt::int(),
+        )
+        .num(
+            format!("{k}_sweeps_max"),
+            quantile(&st.nncg, 1.0),
+            Fmt::int(),
+        );
+}
+
+/// One problem's cell at one level: our time over MuJoCo's, or which side did not reach it.
+fn ratio_cell(mujoco: f64, ours: f64, ratio: f64) -> C {
+    match (mujoco.is_nan(), ours.is_nan()) {
+        (false, false) => C::num(ratio, &Fmt::fixed(2), &Fmt::sci(4)),
+        (true, false) => C::text("MuJoCo short"),
+        (false, true) => C::text("ours short"),
+        (true, true) => C::text("both short"),
+    }
+}
+
 /// `pgs_problems.csv` (`tables.pgs_problems`): per problem its size, the two problems'
 /// conditioning, and per level our time over MuJoCo's, or which side did not reach it.
 fn problems_table(r: &mut Report, rows: &[Row]) -> Result<(), ReportError> {
@@ -337,6 +413,10 @@ fn problems_table(r: &mut Report, rows: &[Row]) -> Result<(), ReportError> {
         let name = level_name(level);
         t = t.col(&name, &format!("ratio_{name}"));
     }
+    for &level in &levels {
+        let name = level_name(level);
+        t = t.col(&format!("{name}, NNCG"), &format!("ratio_nncg_{name}"));
+    }
     let sci = Fmt::sci(1);
     for p in problems(rows) {
         let mut cells = vec![
@@ -347,22 +427,19 @@ fn problems_table(r: &mut Report, rows: &[Row]) -> Result<(), ReportError> {
             C::num(p.ours_condition, &sci, &Fmt::sci(4)),
             C::num(p.mujoco_condition, &sci, &Fmt::sci(4)),
         ];
-        for &level in &levels {
-            let Some(x) = rows
-                .iter()
+        let at = |level: f64| {
+            rows.iter()
                 .find(|x| x.problem == p.problem && x.level == level)
-            else {
-                cells.push(C::text("-"));
-                continue;
-            };
-            cells.push(
-                match (x.mujoco_iterations.is_nan(), x.ours_sweeps.is_nan()) {
-                    (false, false) => C::num(x.ratio, &Fmt::fixed(2), &Fmt::sci(4)),
-                    (true, false) => C::text("MuJoCo short"),
-                    (false, true) => C::text("ours short"),
-                    (true, true) => C::text("both short"),
-                },
-            );
+        };
+        for &level in &levels {
+            cells.push(at(level).map_or(C::text("-"), |x| {
+                ratio_cell(x.mujoco_iterations, x.ours_sweeps, x.ratio)
+            }));
+        }
+        for &level in &levels {
+            cells.push(at(level).map_or(C::text("-"), |x| {
+                ratio_cell(x.mujoco_iterations, x.nncg_sweeps, x.ratio_nncg)
+            }));
         }
         t.row(cells)?;
     }
