@@ -733,9 +733,14 @@ impl LocalProblem {
     /// `u = W r + q`.
     pub fn velocity(&self, r: &[f64]) -> Vec<f64> {
         let mut u = vec![0.0; self.q.len()];
-        self.w.mul_vec(r, &mut u);
-        u.iter_mut().zip(&self.q).for_each(|(ui, qi)| *ui += qi);
+        self.velocity_into(r, &mut u);
         u
+    }
+
+    /// [`LocalProblem::velocity`] into `u` (as long as `q`), for loops that keep their buffer.
+    pub fn velocity_into(&self, r: &[f64], u: &mut [f64]) {
+        self.w.mul_vec(r, u);
+        u.iter_mut().zip(&self.q).for_each(|(ui, qi)| *ui += qi);
     }
 }
 

@@ -56,8 +56,7 @@ ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "python" / "scripts"))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from extension import (  # noqa: E402
-    _changed, _extension, _head, not_release, stale_extension, write_result)
+from extension import timing_extension, write_result  # noqa: E402
 
 #: The Newton-type pair's tolerance on the shared ruler (the issue's "solved to 1e-12").
 TOL = 1e-12
@@ -551,13 +550,7 @@ def main():
                "records": []}
         write_result(out, a.out)
         return
-    built, head = _extension("BUILD_COMMIT"), _head()
-    stale = stale_extension(built, head, _changed(built, head))
-    if stale and not a.allow_stale_extension:
-        sys.exit(f"gradients.py: {stale} (or pass --allow-stale-extension)")
-    slow = not_release(_extension("BUILD_PROFILE"), a.small)
-    if slow:
-        sys.exit(f"gradients.py: {slow}")
+    built, profile, stale = timing_extension("gradients.py", a.allow_stale_extension, a.small)
     rng = np.random.default_rng(43)
     # Maximum dissipation's directions come from their own generator, so that adding its
     # records left every other derivative's directions (and numbers) as they were.
@@ -591,9 +584,9 @@ def main():
         print(f"rollout: {rolled}", file=sys.stderr)
     out = {
         **rolled,
-        "contactlab_build": _extension("BUILD_PROFILE"),
+        "contactlab_build": profile,
         "contactlab_commit": built,
-        "contactlab_stale": stale or "",
+        "contactlab_stale": stale,
         "small": a.small,
         "tol": TOL,
         "first_order_tol": FIRST_ORDER_TOL,

@@ -165,14 +165,6 @@ impl<'a> BlockRows<'a> {
         }
     }
 
-    /// `u = W r + q` into `u`, as [`LocalProblem::velocity`] forms it.
-    pub fn velocity_into(&self, r: &[f64], u: &mut [f64]) {
-        self.problem.w.mul_vec(r, u);
-        u.iter_mut()
-            .zip(&self.problem.q)
-            .for_each(|(ui, qi)| *ui += qi);
-    }
-
     /// `u <- u + W e_a delta`: the contact velocities after contact `a`'s impulse moved by
     /// `delta` (column `a` of `W`, the same blocks as the rows').
     fn carry(&self, a: usize, delta: &Vector3<f64>, u: &mut [f64]) {
@@ -638,7 +630,7 @@ impl<'a, S: ContactSolver> Solver<BlockRows<'a>, SweepState> for BlockSweep<S> {
             *cg = Conjugate::default();
         }
         self.u = vec![0.0; r.len()];
-        b.velocity_into(&r, &mut self.u);
+        b.problem.velocity_into(&r, &mut self.u);
         self.q_norm = free_velocity_norm(&b.problem.q);
         // No sweep has changed anything yet: the start's measure has no impulse change.
         let res = match self.stop {
@@ -673,17 +665,17 @@ impl<'a, S: ContactSolver> Solver<BlockRows<'a>, SweepState> for BlockSweep<S> {
             .filter(|_| !out.cut && out.failed.is_none())
         {
             cg.extrapolate(&mut r);
-            b.velocity_into(&r, &mut u);
+            b.problem.velocity_into(&r, &mut u);
             exact = true;
         }
         if !exact && (state.get_iter() + 1).is_multiple_of(REFORM_EVERY) {
-            b.velocity_into(&r, &mut u);
+            b.problem.velocity_into(&r, &mut u);
             exact = true;
         }
         let mut res = self.measure(b, &r, &u, out.sum_change);
         if !exact && res <= self.stop_tol {
             // Carried rounding must not decide convergence: the test is repeated on `W r + q`.
-            b.velocity_into(&r, &mut u);
+            b.problem.velocity_into(&r, &mut u);
             res = self.measure(b, &r, &u, out.sum_change);
         }
         self.u = u;

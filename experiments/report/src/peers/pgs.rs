@@ -60,39 +60,25 @@ pub(super) fn section(r: &mut Report, root: &Path) -> Result<Part, ReportError> 
 fn read_rows(df: &DataFrame) -> Result<Vec<Row>, ReportError> {
     let (set, problem) = (strs(df, "set")?, strs(df, common::PROBLEM)?);
     let num = |c: &str| f64s(df, c);
-    let cols = [
-        "contacts",
-        gradients::ROWS,
-        problem_runs::DOFS,
-        "level",
-        "mujoco_iterations",
-        "mujoco_residual",
-        "ours_sweeps",
-        "ratio",
-        "ours_condition",
-        "mujoco_condition",
-        "mujoco_newton_residual",
-        "ours_nncg_sweeps",
-        "ratio_nncg",
-    ]
-    .map(num);
-    let [contacts, rows, dofs, level, mj_it, mj_res, ours, ratio, k_ours, k_mj, newton, nncg, ratio_nncg] =
-        cols;
-    let [contacts, rows, dofs, level, mj_it, mj_res, ours, ratio, k_ours, k_mj, newton, nncg, ratio_nncg] = [
-        contacts?,
-        rows?,
-        dofs?,
-        level?,
-        mj_it?,
-        mj_res?,
-        ours?,
-        ratio?,
-        k_ours?,
-        k_mj?,
-        newton?,
-        nncg?,
-        ratio_nncg?,
-    ];
+    let (contacts, rows, dofs, level) = (
+        num("contacts")?,
+        num(gradients::ROWS)?,
+        num(problem_runs::DOFS)?,
+        num("level")?,
+    );
+    let (mj_it, mj_res, newton, k_mj) = (
+        num("mujoco_iterations")?,
+        num("mujoco_residual")?,
+        num("mujoco_newton_residual")?,
+        num("mujoco_condition")?,
+    );
+    let (ours, ratio, nncg, ratio_nncg, k_ours) = (
+        num("ours_sweeps")?,
+        num("ratio")?,
+        num("ours_nncg_sweeps")?,
+        num("ratio_nncg")?,
+        num("ours_condition")?,
+    );
     Ok((0..df.height())
         .map(|k| Row {
             set: set[k].clone(),
@@ -105,11 +91,11 @@ fn read_rows(df: &DataFrame) -> Result<Vec<Row>, ReportError> {
             mujoco_residual: mj_res[k],
             ours_sweeps: ours[k],
             ratio: ratio[k],
+            nncg_sweeps: nncg[k],
+            ratio_nncg: ratio_nncg[k],
             ours_condition: k_ours[k],
             mujoco_condition: k_mj[k],
             newton_residual: newton[k],
-            nncg_sweeps: nncg[k],
-            ratio_nncg: ratio_nncg[k],
         })
         .collect())
 }
@@ -208,41 +194,57 @@ fn settings_facts(r: &mut Report, df: &DataFrame, rows: &[Row]) -> Result<(), Re
     Ok(())
 }
 
-/// One level's numbers over the problems (`of`): how many each side reached, the ratios
-/// where both did, and each side's iterations.
+/// One of our solvers at one level: its sweeps per problem (NaN where it did not reach the
+/// level) and its time over MuJoCo's where both reached it.
+struct SideStats {
+    sweeps: Vec<f64>,
+    ratios: Vec<f64>,
+}
+
+impl SideStats {
+    fn of(of: &[&Row], sweeps: impl Fn(&Row) -> f64, ratio: impl Fn(&Row) -> f64) -> SideStats {
+        SideStats {
+            sweeps: of.iter().map(|x| sweeps(x)).collect(),
+            ratios: of
+                .iter()
+                .map(|x| ratio(x))
+                .filter(|v| v.is_finite())
+                .collect(),
+        }
+    }
+
+    /// How many of the ratios are at most `aim`.
+    fn within(&self, aim: f64) -> usize {
+        self.ratios.iter().filter(|&&v| v <= aim).count()
+    }
+}
+
+/// One level's numbers over the problems (`of`): MuJoCo's iterations, each of our solvers'
+/// ([`SideStats`]: plain sweeps and NNCG), and how plain sweeps rank with `W`'s conditioning.
 struct LevelStats {
     problems: usize,
     mujoco: Vec<f64>,
-    ours: Vec<f64>,
-    ratios: Vec<f64>,
+    plain: SideStats,
+    nncg: SideStats,
     corr: f64,
-    nncg: Vec<f64>,
-    nncg_ratios: Vec<f64>,
 }
 
 impl LevelStats {
     fn of(of: &[&Row]) -> LevelStats {
-        let ours: Vec<f64> = of.iter().map(|x| x.ours_sweeps).collect();
+        let plain = SideStats::of(of, |x| x.ours_sweeps, |x| x.ratio);
         let k_ours: Vec<f64> = of.iter().map(|x| x.ours_condition).collect();
         LevelStats {
             problems: of.len(),
             mujoco: of.iter().map(|x| x.mujoco_iterations).collect(),
-            corr: rank_correlation(&ours, &k_ours),
-            ours,
-            ratios: finite(of.iter().map(|x| x.ratio)),
-            nncg: of.iter().map(|x| x.nncg_sweeps).collect(),
-            nncg_ratios: finite(of.iter().map(|x| x.ratio_nncg)),
+            corr: rank_correlation(&plain.sweeps, &k_ours),
+            plain,
+            nncg: SideStats::of(of, |x| x.nncg_sweeps, |x| x.ratio_nncg),
         }
     }
 
     fn reached(v: &[f64]) -> usize {
         v.iter().filter(|k| k.is_finite()).count()
     }
-}
-
-/// The finite values of `v`.
-fn finite(v: impl Iterator<Item = f64>) -> Vec<f64> {
-    v.filter(|x| x.is_finite()).collect()
 }
 
 /// `pgs_levels.csv` (`tables.pgs_levels`) and per level its facts ([`level_facts`]).
@@ -277,63 +279,45 @@ fn levels_table(r: &mut Report, rows: &[Row]) -> Result<(), ReportError> {
     for level in levels(rows) {
         let of: Vec<&Row> = rows.iter().filter(|x| x.level == level).collect();
         let st = LevelStats::of(&of);
-        let within = st.ratios.iter().filter(|&&v| v <= aim).count();
-        let nncg_within = st.nncg_ratios.iter().filter(|&&v| v <= aim).count();
-        level_facts(r, level, &st, within);
-        nncg_facts(r, level, &st, nncg_within);
-        let q = |p: f64| quantile(&st.ratios, p);
-        let qn = |p: f64| quantile(&st.nncg_ratios, p);
+        level_facts(r, level, &st, aim);
+        let (plain, nncg) = (&st.plain, &st.nncg);
+        let q = |p: f64| quantile(&plain.ratios, p);
+        let qn = |p: f64| quantile(&nncg.ratios, p);
         t.row(vec![
             C::text(level_name(level)),
             C::int(st.problems as i64),
             C::int(LevelStats::reached(&st.mujoco) as i64),
-            C::int(LevelStats::reached(&st.ours) as i64),
-            C::int(st.ratios.len() as i64),
-            C::num(median(&st.ratios), &x, &Fmt::sci(4)),
+            C::int(LevelStats::reached(&plain.sweeps) as i64),
+            C::int(plain.ratios.len() as i64),
+            C::num(median(&plain.ratios), &x, &Fmt::sci(4)),
             C::text(format!("{} - {}", x.number(q(0.25)), x.number(q(0.75)))),
             C::num(q(0.0), &x, &Fmt::sci(4)),
             C::num(q(1.0), &x, &Fmt::sci(4)),
-            C::int(within as i64),
+            C::int(plain.within(aim) as i64),
             C::text(span(&st.mujoco)),
-            C::text(span(&st.ours)),
-            C::int(LevelStats::reached(&st.nncg) as i64),
-            C::num(median(&st.nncg_ratios), &x, &Fmt::sci(4)),
+            C::text(span(&plain.sweeps)),
+            C::int(LevelStats::reached(&nncg.sweeps) as i64),
+            C::num(median(&nncg.ratios), &x, &Fmt::sci(4)),
             C::text(format!("{} - {}", x.number(qn(0.25)), x.number(qn(0.75)))),
-            C::int(nncg_within as i64),
+            C::int(nncg.within(aim) as i64),
         ])?;
     }
     r.show_table("pgs_levels", &t)
 }
 
-/// Level `L`'s facts `pgs.<L>.*`: problems, how many each side reached and both, the ratio of
-/// our time to MuJoCo's over the problems both reached (median, quartiles, extremes), how many
-/// are within the aim (`pgs_aim` of `quoted_published.csv`), each side's iterations
-/// (extremes), and the rank correlation of our sweeps with our `W`'s conditioning over the
-/// problems we reached.
-fn level_facts(r: &mut Report, level: f64, st: &LevelStats, within: usize) {
-    let x = Fmt::fixed(2).unit("x");
-    let q = |p: f64| quantile(&st.ratios, p);
+/// Level `L`'s facts `pgs.<L>.*`: problems, how many MuJoCo reached and its iterations
+/// (extremes), each of our solvers' ([`side_facts`]: plain sweeps as `ours_*` with unprefixed
+/// ratios, NNCG as `nncg_*`), and the rank correlation of our plain sweeps with our `W`'s
+/// conditioning over the problems we reached.
+fn level_facts(r: &mut Report, level: f64, st: &LevelStats, aim: f64) {
     let k = format!("pgs.{}", level_name(level));
-    let count = |v: usize| v as f64;
     r.facts()
-        .num(format!("{k}.problems"), count(st.problems), Fmt::int())
+        .num(format!("{k}.problems"), st.problems as f64, Fmt::int())
         .num(
             format!("{k}.mujoco_reached"),
-            count(LevelStats::reached(&st.mujoco)),
+            LevelStats::reached(&st.mujoco) as f64,
             Fmt::int(),
         )
-        .num(
-            format!("{k}.ours_reached"),
-            count(LevelStats::reached(&st.ours)),
-            Fmt::int(),
-        )
-        .num(format!("{k}.both"), count(st.ratios.len()), Fmt::int())
-        .num(format!("{k}.ratio"), median(&st.ratios), x.clone())
-        .num(format!("{k}.ratio_q1"), q(0.25), x.clone())
-        .num(format!("{k}.ratio_q3"), q(0.75), x.clone())
-        .num(format!("{k}.ratio_min"), q(0.0), x.clone())
-        .num(format!("{k}.ratio_max"), q(1.0), x)
-        .num(format!("{k}.within_aim"), count(within), Fmt::int())
         .num(
             format!("{k}.mujoco_iterations_min"),
             quantile(&st.mujoco, 0.0),
@@ -344,47 +328,49 @@ fn level_facts(r: &mut Report, level: f64, st: &LevelStats, within: usize) {
             quantile(&st.mujoco, 1.0),
             Fmt::int(),
         )
-        .num(
-            format!("{k}.ours_sweeps_min"),
-            quantile(&st.ours, 0.0),
-            Fmt::int(),
-        )
-        .num(
-            format!("{k}.ours_sweeps_max"),
-            quantile(&st.ours, 1.0),
-            Fmt::int(),
-        )
         .num(format!("{k}.sweeps_condition_corr"), st.corr, Fmt::fixed(2));
+    side_facts(r, &k, "ours", "", &st.plain, aim);
+    side_facts(r, &k, "nncg", "nncg_", &st.nncg, aim);
 }
 
-/// Level `L`'s facts of our PGS with NNCG, `pgs.<L>.nncg_*`: how many it reached, and where
-/// MuJoCo did too, how many, the ratio of its time to MuJoCo's (median, quartiles) and how
-/// many are within the aim; its sweeps (extremes).
-fn nncg_facts(r: &mut Report, level: f64, st: &LevelStats, within: usize) {
+/// One solver's facts at a level (`k`, `pgs.<L>`): `<name>_reached` and
+/// `<name>_sweeps_min`/`_max`; where MuJoCo reached the level too, `<ratios>both`, the ratio of
+/// its time to MuJoCo's (`<ratios>ratio`, `_q1`, `_q3`, `_min`, `_max`) and how many are within
+/// the aim (`<ratios>within_aim`, `pgs_aim` of `quoted_published.csv`).
+fn side_facts(r: &mut Report, k: &str, name: &str, ratios: &str, side: &SideStats, aim: f64) {
     let x = Fmt::fixed(2).unit("x");
-    let q = |p: f64| quantile(&st.nncg_ratios, p);
-    let k = format!("pgs.{}.nncg", level_name(level));
-    let count = |v: usize| v as f64;
+    let q = |p: f64| quantile(&side.ratios, p);
+    let int = Fmt::int();
     r.facts()
         .num(
-            format!("{k}_reached"),
-            count(LevelStats::reached(&st.nncg)),
-            Fmt::int(),
-        )
-        .num(format!("{k}_both"), count(st.nncg_ratios.len()), Fmt::int())
-        .num(format!("{k}_ratio"), q(0.5), x.clone())
-        .num(format!("{k}_ratio_q1"), q(0.25), x.clone())
-        .num(format!("{k}_ratio_q3"), q(0.75), x)
-        .num(format!("{k}_within_aim"), count(within), Fmt::int())
-        .num(
-            format!("{k}_sweeps_min"),
-            quantile(&st.nncg, 0.0),
-            Fmt::int(),
+            format!("{k}.{name}_reached"),
+            LevelStats::reached(&side.sweeps) as f64,
+            int.clone(),
         )
         .num(
-            format!("{k}_sweeps_max"),
-            quantile(&st.nncg, 1.0),
-            Fmt::int(),
+            format!("{k}.{name}_sweeps_min"),
+            quantile(&side.sweeps, 0.0),
+            int.clone(),
+        )
+        .num(
+            format!("{k}.{name}_sweeps_max"),
+            quantile(&side.sweeps, 1.0),
+            int.clone(),
+        )
+        .num(
+            format!("{k}.{ratios}both"),
+            side.ratios.len() as f64,
+            int.clone(),
+        )
+        .num(format!("{k}.{ratios}ratio"), q(0.5), x.clone())
+        .num(format!("{k}.{ratios}ratio_q1"), q(0.25), x.clone())
+        .num(format!("{k}.{ratios}ratio_q3"), q(0.75), x.clone())
+        .num(format!("{k}.{ratios}ratio_min"), q(0.0), x.clone())
+        .num(format!("{k}.{ratios}ratio_max"), q(1.0), x)
+        .num(
+            format!("{k}.{ratios}within_aim"),
+            side.within(aim) as f64,
+            int,
         );
 }
 
