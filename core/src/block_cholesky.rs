@@ -20,6 +20,12 @@
 //!   the analysis, so a factorization allocates nothing.
 //! - Storage: one flat buffer; each block column-major; the diagonal blocks in full (only
 //!   their lower triangle is read), each off-diagonal block once, in the orientation `L` has.
+//! - Reuse: the analysis depends on the block graph alone, so a caller stepping a simulation
+//!   keeps it across steps while the graph repeats ([`AnalysisMemo`], [`with_memo`]): the
+//!   ordering is most of a small factorization's analysis, and the factor does not change.
+
+use std::cell::RefCell;
+use std::sync::Arc;
 
 use crate::error::CoreError;
 
@@ -78,9 +84,12 @@ struct Column {
     updates: std::ops::Range<usize>,
 }
 
-/// The symbolic analysis and numeric storage of a block Cholesky factorization.
-#[derive(Debug, Clone)]
-pub struct BlockCholesky {
+/// The symbolic analysis of a block Cholesky factorization: the ordering, the factor's layout
+/// and every trailing update resolved. It is a pure function of the block sizes and the set of
+/// coupled pairs, so one analysis serves every matrix on the same block graph
+/// ([`AnalysisMemo`]).
+#[derive(Debug)]
+struct Analysis {
     /// First unknown of each block; block `b` is `start[b]..start[b + 1]`.
     start: Vec<usize>,
     /// Elimination position of each block.
@@ -91,6 +100,14 @@ pub struct BlockCholesky {
     /// Per block, its off-diagonal neighbours in `L` and their block offsets, sorted by block:
     /// the lookup behind [`BlockCholesky::slot`].
     lookup: Vec<Vec<(usize, usize)>>,
+    /// Stored values, fill included.
+    num_values: usize,
+}
+
+/// The symbolic analysis (shared) and numeric storage of a block Cholesky factorization.
+#[derive(Debug, Clone)]
+pub struct BlockCholesky {
+    analysis: Arc<Analysis>,
     values: Vec<f64>,
 }
 
@@ -150,18 +167,23 @@ impl BlockCholesky {
         for row in &mut lookup {
             row.sort_unstable();
         }
-        let mut chol = BlockCholesky {
+        let mut analysis = Analysis {
             start,
             position,
             columns,
             updates: Vec::new(),
             lookup,
-            values: vec![0.0; offset],
+            num_values: offset,
         };
-        chol.resolve_updates(sizes);
-        Ok(chol)
+        analysis.resolve_updates(sizes);
+        Ok(BlockCholesky {
+            analysis: Arc::new(analysis),
+            values: vec![0.0; offset],
+        })
     }
+}
 
+impl Analysis {
     /// Resolves every trailing update's blocks (the fill makes every target exist).
     fn resolve_updates(&mut self, sizes: &[usize]) {
         let mut updates = Vec::new();
@@ -206,15 +228,17 @@ impl BlockCholesky {
             .ok()
             .map(|p| row[p].1)
     }
+}
 
+impl BlockCholesky {
     /// Number of blocks.
     pub fn num_blocks(&self) -> usize {
-        self.start.len() - 1
+        self.analysis.start.len() - 1
     }
 
     /// Number of unknowns.
     pub fn dim(&self) -> usize {
-        self.start.last().copied().unwrap_or(0)
+        self.analysis.start.last().copied().unwrap_or(0)
     }
 
     /// Number of stored values (the factor's size, fill included).
@@ -224,25 +248,25 @@ impl BlockCholesky {
 
     /// The unknowns of block `b`.
     pub fn range(&self, b: usize) -> std::ops::Range<usize> {
-        self.start[b]..self.start[b + 1]
+        self.analysis.start[b]..self.analysis.start[b + 1]
     }
 
     /// Where block `(a, b)` of `H` is stored (rows of `a`, columns of `b`); `None` for two
     /// blocks the graph does not couple. Of a diagonal block only the lower triangle is read;
     /// of the pair `(a, b)`, `(b, a)` only one is stored: add each coupling once.
     pub fn slot(&self, a: usize, b: usize) -> Option<BlockSlot> {
-        let na = self.start[a + 1] - self.start[a];
-        let nb = self.start[b + 1] - self.start[b];
+        let na = self.analysis.start[a + 1] - self.analysis.start[a];
+        let nb = self.analysis.start[b + 1] - self.analysis.start[b];
         if a == b {
             return Some(BlockSlot {
-                offset: self.columns[self.position[a]].diag,
+                offset: self.analysis.columns[self.analysis.position[a]].diag,
                 ld: na,
                 transposed: false,
             });
         }
-        let offset = self.stored_offset(a, b)?;
+        let offset = self.analysis.stored_offset(a, b)?;
         // The block is stored with the later-eliminated block's rows.
-        Some(if self.position[a] > self.position[b] {
+        Some(if self.analysis.position[a] > self.analysis.position[b] {
             BlockSlot {
                 offset,
                 ld: na,
@@ -277,7 +301,7 @@ impl BlockCholesky {
     /// of [`BlockCholesky::values_mut`], kept by the caller across factorizations) and factors
     /// them ([`BlockCholesky::factor_where`]): the other blocks keep their factor.
     pub fn factor_from(&mut self, h: &[f64], keep: impl Fn(usize) -> bool) -> Result<(), usize> {
-        for col in self.columns.iter().filter(|c| keep(c.block)) {
+        for col in self.analysis.columns.iter().filter(|c| keep(c.block)) {
             self.values[col.diag..col.end].copy_from_slice(&h[col.diag..col.end]);
         }
         self.factor_where(keep)
@@ -289,13 +313,13 @@ impl BlockCholesky {
     /// make, and the others' values are left as they were.
     pub fn factor_where(&mut self, keep: impl Fn(usize) -> bool) -> Result<(), usize> {
         let v = &mut self.values;
-        for col in self.columns.iter().filter(|c| keep(c.block)) {
-            let nk = self.start[col.block + 1] - self.start[col.block];
+        for col in self.analysis.columns.iter().filter(|c| keep(c.block)) {
+            let nk = self.analysis.start[col.block + 1] - self.analysis.start[col.block];
             if dense_llt(&mut v[col.diag..col.diag + nk * nk], nk).is_err() {
                 return Err(col.block);
             }
             for &(i, off) in &col.below {
-                let ni = self.start[i + 1] - self.start[i];
+                let ni = self.analysis.start[i + 1] - self.analysis.start[i];
                 let (head, tail) = v.split_at_mut(off);
                 solve_below(
                     &head[col.diag..col.diag + nk * nk],
@@ -304,7 +328,7 @@ impl BlockCholesky {
                     ni,
                 );
             }
-            for u in &self.updates[col.updates.clone()] {
+            for u in &self.analysis.updates[col.updates.clone()] {
                 apply_update(v, u);
             }
         }
@@ -321,7 +345,7 @@ impl BlockCholesky {
     pub fn solve_in_place_where(&self, rhs: &mut [f64], keep: impl Fn(usize) -> bool) {
         let v = &self.values;
         // L y = rhs, column by column in elimination order.
-        for col in self.columns.iter().filter(|c| keep(c.block)) {
+        for col in self.analysis.columns.iter().filter(|c| keep(c.block)) {
             let r = self.range(col.block);
             let nk = r.len();
             dense_forward(&v[col.diag..col.diag + nk * nk], nk, &mut rhs[r.clone()]);
@@ -338,7 +362,7 @@ impl BlockCholesky {
             }
         }
         // L' x = y, in reverse.
-        for col in self.columns.iter().rev().filter(|c| keep(c.block)) {
+        for col in self.analysis.columns.iter().rev().filter(|c| keep(c.block)) {
             let r = self.range(col.block);
             let nk = r.len();
             for &(i, off) in &col.below {
@@ -356,6 +380,89 @@ impl BlockCholesky {
             dense_backward(&v[col.diag..col.diag + nk * nk], nk, &mut rhs[r]);
         }
     }
+}
+
+/// The last analysis made and the graph it was made for, reused while the graph repeats: a
+/// scene's contacts join mostly the same pairs of bodies from one step to the next, and the
+/// ordering is the costly part of a small factorization. Since the analysis is a pure function
+/// of `(sizes, edges)` (edges as a set), reusing it cannot change a factor.
+#[derive(Debug, Default)]
+pub struct AnalysisMemo {
+    sizes: Vec<usize>,
+    /// The edges as a set: each pair `(low, high)`, sorted, self-pairs dropped.
+    edges: Vec<(usize, usize)>,
+    scratch: Vec<(usize, usize)>,
+    analysis: Option<Arc<Analysis>>,
+}
+
+impl AnalysisMemo {
+    /// [`BlockCholesky::new`] for `sizes` and `edges`, values zero, with the analysis reused when
+    /// the graph is the last one's; the flag says whether it was.
+    pub fn factorization(
+        &mut self,
+        sizes: &[usize],
+        edges: &[(usize, usize)],
+    ) -> Result<(BlockCholesky, bool), CoreError> {
+        self.scratch.clear();
+        self.scratch.extend(
+            edges
+                .iter()
+                .filter(|(a, b)| a != b)
+                .map(|&(a, b)| (a.min(b), a.max(b))),
+        );
+        self.scratch.sort_unstable();
+        self.scratch.dedup();
+        if let Some(analysis) = &self.analysis {
+            if self.sizes == sizes && self.scratch == self.edges {
+                let values = vec![0.0; analysis.num_values];
+                let analysis = Arc::clone(analysis);
+                return Ok((BlockCholesky { analysis, values }, true));
+            }
+        }
+        let chol = BlockCholesky::new(sizes, &self.scratch)?;
+        self.sizes.clear();
+        self.sizes.extend_from_slice(sizes);
+        std::mem::swap(&mut self.edges, &mut self.scratch);
+        self.analysis = Some(Arc::clone(&chol.analysis));
+        Ok((chol, false))
+    }
+}
+
+thread_local! {
+    /// The memo [`with_memo`] puts in force on this thread, else `None`.
+    static MEMO: RefCell<Option<AnalysisMemo>> = const { RefCell::new(None) };
+}
+
+/// Runs `f` with `memo` in force for [`analysed`] on this thread. For a sequence of related
+/// problems, one memo each (a simulation's steps, solver by solver); not for repeated solves of
+/// one problem that are timed from scratch (the speed protocol's "cold"), which pass none.
+pub fn with_memo<R>(memo: &mut AnalysisMemo, f: impl FnOnce() -> R) -> R {
+    /// Puts the caller's memo back, and the outer one in force, also when `f` unwinds.
+    struct Restore<'a> {
+        memo: &'a mut AnalysisMemo,
+        outer: Option<AnalysisMemo>,
+    }
+    impl Drop for Restore<'_> {
+        fn drop(&mut self) {
+            let inner = MEMO.with_borrow_mut(|m| std::mem::replace(m, self.outer.take()));
+            *self.memo = inner.unwrap_or_default();
+        }
+    }
+    let outer = MEMO.with_borrow_mut(|m| m.replace(std::mem::take(memo)));
+    let _restore = Restore { memo, outer };
+    f()
+}
+
+/// [`BlockCholesky::new`], through the memo [`with_memo`] put in force on this thread, if any;
+/// the flag says whether the analysis was reused.
+pub fn analysed(
+    sizes: &[usize],
+    edges: &[(usize, usize)],
+) -> Result<(BlockCholesky, bool), CoreError> {
+    MEMO.with_borrow_mut(|m| match m {
+        Some(memo) => memo.factorization(sizes, edges),
+        None => BlockCholesky::new(sizes, edges).map(|c| (c, false)),
+    })
 }
 
 /// `L_ik <- H_ik L_kk^-T` in place (`lik`: `ni x nk`, column-major), row by row `L_kk x = h`:
@@ -633,6 +740,76 @@ mod tests {
                 .collect();
             check(seed, &sizes, &edges);
         }
+    }
+
+    /// A factor of `h` on `(sizes, edges)` from `chol`, and its solution of `h x = rhs`.
+    fn factored(
+        mut chol: BlockCholesky,
+        h: &Mat<f64>,
+        sizes: &[usize],
+        edges: &[(usize, usize)],
+        rhs: &[f64],
+    ) -> (Vec<f64>, Vec<f64>) {
+        assemble(&mut chol, h, sizes, edges);
+        chol.factor().unwrap();
+        let mut x = rhs.to_vec();
+        chol.solve_in_place(&mut x);
+        (chol.values, x)
+    }
+
+    /// The memo hands back the analysis of the same graph however its edges are listed
+    /// (reordered, reversed, repeated, with self-pairs), and the factor and solution it gives
+    /// are bit for bit those of a fresh analysis; another graph gets a fresh one.
+    #[test]
+    fn a_memo_reuses_the_analysis_of_the_same_graph_and_factors_alike() {
+        let sizes = [6, 6, 6, 3, 6];
+        let edges = [(0, 1), (1, 2), (2, 0), (3, 4), (1, 4)];
+        let listed_otherwise = [(4, 1), (2, 1), (1, 1), (0, 2), (1, 0), (4, 3), (2, 1)];
+        let mut rng = ChaCha8Rng::seed_from_u64(11);
+        let h = random_problem(&mut rng, &sizes, &edges);
+        let rhs: Vec<f64> = (0..h.nrows()).map(|i| (i as f64 * 0.3).cos()).collect();
+        let fresh = factored(
+            BlockCholesky::new(&sizes, &edges).unwrap(),
+            &h,
+            &sizes,
+            &edges,
+            &rhs,
+        );
+        let mut memo = AnalysisMemo::default();
+        let (first, reused) = memo.factorization(&sizes, &edges).unwrap();
+        assert!(!reused);
+        assert_eq!(factored(first, &h, &sizes, &edges, &rhs), fresh);
+        let (again, reused) = memo.factorization(&sizes, &listed_otherwise).unwrap();
+        assert!(reused);
+        assert_eq!(factored(again, &h, &sizes, &edges, &rhs), fresh);
+        // One edge fewer, then other sizes: each a new analysis, which then serves again.
+        let fewer = &edges[..4];
+        let (_, reused) = memo.factorization(&sizes, fewer).unwrap();
+        assert!(!reused);
+        let (_, reused) = memo.factorization(&[6, 6, 6, 3, 5], fewer).unwrap();
+        assert!(!reused);
+        let (_, reused) = memo.factorization(&[6, 6, 6, 3, 5], fewer).unwrap();
+        assert!(reused);
+        assert!(memo.factorization(&sizes, &[(0, 5)]).is_err());
+    }
+
+    /// `analysed` reuses only inside `with_memo`, the memo outlives the call, and a call that
+    /// unwinds leaves the thread with no memo in force.
+    #[test]
+    fn analyses_are_reused_only_where_a_memo_is_in_force() {
+        let (sizes, edges) = ([6, 6], [(0, 1)]);
+        let reused = || analysed(&sizes, &edges).unwrap().1;
+        assert!(!reused() && !reused());
+        let mut memo = AnalysisMemo::default();
+        assert_eq!(with_memo(&mut memo, || (reused(), reused())), (false, true));
+        assert!(with_memo(&mut memo, reused));
+        assert!(!reused());
+        let unwound = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            with_memo(&mut memo, || panic!("inside"))
+        }));
+        assert!(unwound.is_err());
+        assert!(!reused() && !reused());
+        assert!(with_memo(&mut memo, reused));
     }
 
     /// Two components, {0, 1, 3} and {2, 4}: factoring and solving one of them gives its part

@@ -12,6 +12,7 @@
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::time::Instant;
 
+use contactlab_core::block_cholesky::{with_memo, AnalysisMemo};
 use contactlab_core::ProblemError;
 use contactlab_runs::config::{ConfigError, ExperimentConfig, OutputSection, RunSpec};
 use contactlab_runs::schema::{steps, traces};
@@ -297,6 +298,7 @@ pub fn run_one(plan: &ExperimentPlan, planned: &PlannedRun) -> Result<RunOutput,
         .map(|(s, role)| (&s.solver, role, s.model))
         .collect();
     let mut warm: Vec<WarmMap> = vec![HashMap::new(); solvers.len()];
+    let mut memos: Vec<AnalysisMemo> = solvers.iter().map(|_| AnalysisMemo::default()).collect();
     let mut kept = KeptTraces::default();
     let mut rows = Vec::with_capacity(cfg.scene.steps * solvers.len());
     for step in 0..cfg.scene.steps {
@@ -313,7 +315,7 @@ pub fn run_one(plan: &ExperimentPlan, planned: &PlannedRun) -> Result<RunOutput,
             Err(e) => return Err(scene_err(e)),
         };
         let contact_seconds = clock.elapsed().as_secs_f64();
-        let solved = solve_step(&solvers, &cs, &mut warm, run, step)?;
+        let solved = solve_step(&solvers, &cs, (&mut warm, &mut memos), run, step)?;
         let driver_iterations = solved.rows.first().map_or(0, |r| r.iterations);
         kept.keep(&cfg.output, step, solved.traces, driver_iterations);
         let clock = Instant::now();
@@ -358,11 +360,12 @@ struct SolvedStep {
     driver_r: Vec<f64>,
 }
 
-/// Every solver on the step problem `cs`, warm started from its own previous step.
+/// Every solver on the step problem `cs`, warm started from its own previous step and with its
+/// own memo of block analyses (`block_cholesky::with_memo`).
 fn solve_step(
     solvers: &[RunSolver<'_>],
     cs: &ContactStep,
-    warm: &mut [WarmMap],
+    (warm, memos): (&mut [WarmMap], &mut [AnalysisMemo]),
     run: usize,
     step: usize,
 ) -> Result<SolvedStep, RunError> {
@@ -376,7 +379,11 @@ fn solve_step(
             step_rows.push(empty_row(run, step, &solver.label, role, model));
             continue;
         }
-        let s = solve_warm(solver, cs, &mut warm[i], run, step)?;
+        // A run's steps are related problems: each solver reuses its block analysis while the
+        // contacts join the same pairs of bodies, as its warm start carries its impulses.
+        let s = with_memo(&mut memos[i], || {
+            solve_warm(solver, cs, &mut warm[i], run, step)
+        })?;
         let to_driver = if i == 0 {
             (f64::NAN, f64::NAN)
         } else {

@@ -39,7 +39,7 @@
 
 use std::sync::Mutex;
 
-use contactlab_core::block_cholesky::BlockCholesky;
+use contactlab_core::block_cholesky::{self, BlockCholesky};
 use contactlab_core::generalized::{sparse_mul_add, GeneralizedProblem};
 use contactlab_core::{
     Cholesky, CoreError, LinePoint, Matrix, Merit, MeritEval, MeritHessian, Optimality, OwnNewton,
@@ -319,12 +319,12 @@ impl SapCost {
             HessianFactorization::TreeBlocks => true,
             HessianFactorization::Sparse => false,
         };
-        let (structure, map, chol) = match blocks.then(|| tree_blocks(&a, &rows, &layout)) {
-            Some(Some((chol, map))) => (Structure::Blocks, map, Some(chol)),
+        let (structure, map, chol, reused) = match blocks.then(|| tree_blocks(&a, &rows, &layout)) {
+            Some(Some((chol, reused, map))) => (Structure::Blocks, map, Some(chol), reused),
             // An analysis that fails (it cannot for edges from J) falls back to sparse.
             _ => {
                 let (pattern, map) = scalar_pattern(&a, &rows);
-                (Structure::Sparse(pattern), map, None)
+                (Structure::Sparse(pattern), map, None, false)
             }
         };
         let nc = regs.len();
@@ -365,6 +365,8 @@ impl SapCost {
             line_z: vec![Vector3::zeros(); nc],
             line_dz: vec![Vector3::zeros(); nc],
             chol,
+            // A reused analysis was not made for this problem: no direction reports one.
+            analysis_reported: reused,
             ..Work::default()
         };
         debug_assert_eq!(nv, problem.v_star.len());
@@ -504,7 +506,21 @@ impl SapCost {
 
     /// The impulses, normal first: `gamma(v) = P_F(y(v))`, or `sigma` of a primal pair.
     pub fn impulses(&self, x: &[f64]) -> Vec<f64> {
-        self.primal_pair(x).1
+        self.kept_impulses(x)
+            .unwrap_or_else(|| self.primal_pair(x).1)
+    }
+
+    /// `gamma(v)` from the last evaluation when it was at `v` (a driver's last act is to
+    /// evaluate its answer): the same projections of the same `y`, not recomputed.
+    fn kept_impulses(&self, v: &[f64]) -> Option<Vec<f64>> {
+        let w = self.lock();
+        let kept = w.evaluated && v.len() == self.v_star.len() && w.x == v;
+        kept.then(|| {
+            w.projections
+                .iter()
+                .flat_map(|p| [p.gamma[0], p.gamma[1], p.gamma[2]])
+                .collect()
+        })
     }
 
     /// Each contact's region at `x`.
@@ -1192,7 +1208,7 @@ fn tree_blocks(
     a: &SparseColMat<usize, f64>,
     rows: &ContactRows,
     layout: &BlockLayout,
-) -> Option<(BlockCholesky, HessianMap)> {
+) -> Option<(BlockCholesky, bool, HessianMap)> {
     let sizes: Vec<usize> = layout.start.windows(2).map(|w| w[1] - w[0]).collect();
     let mut edges = Vec::new();
     let mut blocks: Vec<usize> = Vec::new();
@@ -1216,7 +1232,8 @@ fn tree_blocks(
             }
         }
     }
-    let chol = BlockCholesky::new(&sizes, &edges).ok()?;
+    // Reused where a stepping caller put its memo in force (`block_cholesky::with_memo`).
+    let (chol, reused) = block_cholesky::analysed(&sizes, &edges).ok()?;
     // Consecutive entries mostly fall in the same pair of blocks: keep the last slot found.
     let last = std::cell::Cell::new((usize::MAX, usize::MAX, None));
     let entry = |r: usize, c: usize| -> usize {
@@ -1245,6 +1262,7 @@ fn tree_blocks(
     let (pair_start, pairs) = contact_pairs(rows, layout, &chol)?;
     Some((
         chol,
+        reused,
         HessianMap {
             a_pos,
             entry_start: Vec::new(),

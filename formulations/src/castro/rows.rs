@@ -49,15 +49,21 @@ impl ContactRows {
         let mut fill = start[..nc].to_vec();
         last.fill(usize::MAX);
         for c in 0..j.ncols() {
-            for e in jcp[c]..jcp[c + 1] {
-                let (i, row) = (jri[e] / 3, jri[e] % 3);
+            let (mut e, end) = (jcp[c], jcp[c + 1]);
+            // A contact's rows in a column mostly come together: one lookup per run of them.
+            while e < end {
+                let i = jri[e] / 3;
                 if last[i] != c {
                     last[i] = c;
                     cols[fill[i]] = c;
                     fill[i] += 1;
                 }
                 let (s, m) = (start[i], start[i + 1] - start[i]);
-                vals[3 * s + row * m + (fill[i] - 1 - s)] += jv[e];
+                let at = 3 * s + (fill[i] - 1 - s);
+                while e < end && jri[e] / 3 == i {
+                    vals[at + (jri[e] % 3) * m] += jv[e];
+                    e += 1;
+                }
             }
         }
         ContactRows { start, cols, vals }

@@ -4,6 +4,7 @@
 
 use std::path::PathBuf;
 
+use contactlab_core::block_cholesky;
 use contactlab_core::drivers::newton_merit::{Backtracking, SearchKind};
 use contactlab_core::drivers::{solve_merit, Clarabel, Lbfgs, NewtonMerit};
 use contactlab_core::generalized::{ContactModel, GeneralizedProblem, StepContext};
@@ -488,6 +489,47 @@ fn one_driver_keeps_its_symbolic_analysis_across_steps_with_the_same_pattern() {
             .unwrap_or(0);
     }
     assert_eq!(symbolic, 1, "one analysis for three steps of one pattern");
+}
+
+/// Tree blocks analyse per cost; a stepping caller's memo (`block_cholesky::with_memo`) keeps
+/// the analysis across steps of one block graph. The answers are bit for bit those without it,
+/// and the impulses a solve reports (kept from its last evaluation) are those recomputed from
+/// its answer.
+#[test]
+fn tree_blocks_keep_their_analysis_across_steps_under_a_memo_with_the_same_answers() {
+    let p = random_problem(21, 4, 3, 5);
+    let f = SapFormulation::default();
+    let mut memo = block_cholesky::AnalysisMemo::default();
+    let mut symbolic = Vec::new();
+    for shift in [0.0, 0.3, -0.2] {
+        let mut q = p.clone();
+        q.v_star.iter_mut().for_each(|v| *v += shift);
+        let step = StepProblem::from(q);
+        let solve = || {
+            solve_formulation(&f, &step, Init::Default, &sap_options(), |b, x0, o| {
+                NewtonMerit::default().solve(b, x0, o)
+            })
+            .unwrap()
+        };
+        let (alone, memoized) = (solve(), block_cholesky::with_memo(&mut memo, solve));
+        assert_eq!(memoized.x, alone.x);
+        assert_eq!(memoized.r, alone.r);
+        let recomputed = contacts_cost(f.build(&step).unwrap()).impulses(&alone.x);
+        assert_eq!(alone.r, recomputed);
+        let analyses = |o: &contactlab_core::plugin::Outcome| {
+            o.counters
+                .get("symbolic_factorizations")
+                .copied()
+                .unwrap_or(0)
+        };
+        assert_eq!(analyses(&alone), 1);
+        symbolic.push(analyses(&memoized));
+    }
+    assert_eq!(
+        symbolic,
+        [1, 0, 0],
+        "one analysis for three steps of one graph"
+    );
 }
 
 #[test]
