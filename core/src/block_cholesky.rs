@@ -24,6 +24,7 @@
 //!   keeps it across steps while the graph repeats ([`AnalysisMemo`], [`with_memo`]): the
 //!   ordering is most of a small factorization's analysis, and the factor does not change.
 
+use std::any::Any;
 use std::cell::RefCell;
 use std::sync::Arc;
 
@@ -382,22 +383,55 @@ impl BlockCholesky {
     }
 }
 
-/// The last analysis made and the graph it was made for, reused while the graph repeats: a
-/// scene's contacts join mostly the same pairs of bodies from one step to the next, and the
-/// ordering is the costly part of a small factorization. Since the analysis is a pure function
-/// of `(sizes, edges)` (edges as a set), reusing it cannot change a factor.
-#[derive(Debug, Default)]
+/// How many analyses, and how many of a caller's structures, a memo keeps: a step solved
+/// island by island makes one per island, and the islands of one step mostly come back in the
+/// next.
+pub const MEMO_ENTRIES: usize = 32;
+
+/// The last analyses made ([`MEMO_ENTRIES`] of them) and the graphs they were made for, each
+/// reused while its graph repeats: a scene's contacts join mostly the same pairs of bodies from
+/// one step to the next, and the ordering is the costly part of a small factorization. Since an
+/// analysis is a pure function of `(sizes, edges)` (edges as a set), reusing it cannot change a
+/// factor. Beside them, a caller may keep its own structures of the last problems
+/// ([`AnalysisMemo::kept`]). The oldest entry makes way for a new one.
+#[derive(Default)]
 pub struct AnalysisMemo {
-    sizes: Vec<usize>,
-    /// The edges as a set: each pair `(low, high)`, sorted, self-pairs dropped.
-    edges: Vec<(usize, usize)>,
+    analyses: Vec<MemoEntry>,
+    /// Where the next new analysis goes once `analyses` is full.
+    next_analysis: usize,
     scratch: Vec<(usize, usize)>,
-    analysis: Option<Arc<Analysis>>,
+    /// A caller's own structures, of its own types.
+    kept: Vec<Box<dyn Any + Send>>,
+    next_kept: usize,
+}
+
+/// An analysis and its graph: the block sizes, and the edges as a set (each pair `(low, high)`,
+/// sorted, self-pairs dropped).
+type MemoEntry = (Vec<usize>, Vec<(usize, usize)>, Arc<Analysis>);
+
+impl std::fmt::Debug for AnalysisMemo {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("AnalysisMemo")
+            .field("analyses", &self.analyses.len())
+            .field("kept", &self.kept.len())
+            .finish()
+    }
+}
+
+/// Puts `item` in the first free place of `entries` (at most [`MEMO_ENTRIES`]), else in place
+/// of the entry at `next`, which moves on round the ring.
+fn ring_push<T>(entries: &mut Vec<T>, next: &mut usize, item: T) {
+    if entries.len() < MEMO_ENTRIES {
+        entries.push(item);
+    } else {
+        entries[*next] = item;
+        *next = (*next + 1) % MEMO_ENTRIES;
+    }
 }
 
 impl AnalysisMemo {
     /// [`BlockCholesky::new`] for `sizes` and `edges`, values zero, with the analysis reused when
-    /// the graph is the last one's; the flag says whether it was.
+    /// the memo holds one of the same graph; the flag says whether it did.
     pub fn factorization(
         &mut self,
         sizes: &[usize],
@@ -412,19 +446,33 @@ impl AnalysisMemo {
         );
         self.scratch.sort_unstable();
         self.scratch.dedup();
-        if let Some(analysis) = &self.analysis {
-            if self.sizes == sizes && self.scratch == self.edges {
-                let values = vec![0.0; analysis.num_values];
-                let analysis = Arc::clone(analysis);
-                return Ok((BlockCholesky { analysis, values }, true));
-            }
+        let same = |(s, e, _): &&MemoEntry| s.as_slice() == sizes && *e == self.scratch;
+        if let Some((_, _, analysis)) = self.analyses.iter().find(same) {
+            let values = vec![0.0; analysis.num_values];
+            let analysis = Arc::clone(analysis);
+            return Ok((BlockCholesky { analysis, values }, true));
         }
         let chol = BlockCholesky::new(sizes, &self.scratch)?;
-        self.sizes.clear();
-        self.sizes.extend_from_slice(sizes);
-        std::mem::swap(&mut self.edges, &mut self.scratch);
-        self.analysis = Some(Arc::clone(&chol.analysis));
+        let entry = (
+            sizes.to_vec(),
+            std::mem::take(&mut self.scratch),
+            Arc::clone(&chol.analysis),
+        );
+        ring_push(&mut self.analyses, &mut self.next_analysis, entry);
         Ok((chol, false))
+    }
+
+    /// The kept structure of type `T` that `matches`, if any ([`AnalysisMemo::keep`]).
+    pub fn kept<T: Any>(&mut self, matches: impl Fn(&T) -> bool) -> Option<&mut T> {
+        self.kept
+            .iter_mut()
+            .filter_map(|k| k.downcast_mut::<T>())
+            .find(|k| matches(k))
+    }
+
+    /// Keeps `t` (in place of the oldest kept structure once the memo is full).
+    pub fn keep<T: Any + Send>(&mut self, t: T) {
+        ring_push(&mut self.kept, &mut self.next_kept, Box::new(t));
     }
 }
 
@@ -459,10 +507,16 @@ pub fn analysed(
     sizes: &[usize],
     edges: &[(usize, usize)],
 ) -> Result<(BlockCholesky, bool), CoreError> {
-    MEMO.with_borrow_mut(|m| match m {
+    in_force(|m| match m {
         Some(memo) => memo.factorization(sizes, edges),
         None => BlockCholesky::new(sizes, edges).map(|c| (c, false)),
     })
+}
+
+/// Runs `f` on the memo [`with_memo`] put in force on this thread (`None`: none is). `f` must
+/// not call [`analysed`] or [`in_force`] itself (the memo is lent to it).
+pub fn in_force<R>(f: impl FnOnce(Option<&mut AnalysisMemo>) -> R) -> R {
+    MEMO.with_borrow_mut(|m| f(m.as_mut()))
 }
 
 /// `L_ik <- H_ik L_kk^-T` in place (`lik`: `ni x nk`, column-major), row by row `L_kk x = h`:
@@ -791,6 +845,34 @@ mod tests {
         let (_, reused) = memo.factorization(&[6, 6, 6, 3, 5], fewer).unwrap();
         assert!(reused);
         assert!(memo.factorization(&sizes, &[(0, 5)]).is_err());
+        // The memo holds its last MEMO_ENTRIES graphs: the first is still there after three
+        // others, and gone after MEMO_ENTRIES more.
+        assert!(memo.factorization(&sizes, &edges).unwrap().1);
+        for k in 0..MEMO_ENTRIES {
+            let chain: Vec<(usize, usize)> = (0..k % 4).map(|b| (b, b + 1)).collect();
+            let sizes = [1 + k / 4, 6, 6, 6, 6];
+            memo.factorization(&sizes, &chain).unwrap();
+        }
+        assert!(!memo.factorization(&sizes, &edges).unwrap().1);
+    }
+
+    /// A caller's kept structures are found by type and by their own test, the oldest making
+    /// way once the memo is full.
+    #[test]
+    fn a_memo_keeps_a_callers_structures_by_type_and_test() {
+        let mut memo = AnalysisMemo::default();
+        memo.keep(7usize);
+        memo.keep("seven");
+        assert_eq!(memo.kept(|&k: &usize| k == 7).copied(), Some(7));
+        assert_eq!(memo.kept(|&k: &usize| k == 8), None);
+        assert_eq!(memo.kept(|_: &&str| true).copied(), Some("seven"));
+        for k in 0..MEMO_ENTRIES {
+            memo.keep(100 + k);
+        }
+        assert_eq!(memo.kept(|&k: &usize| k == 7), None);
+        assert!(memo
+            .kept(|&k: &usize| k == 100 + MEMO_ENTRIES - 1)
+            .is_some());
     }
 
     /// `analysed` reuses only inside `with_memo`, the memo outlives the call, and a call that

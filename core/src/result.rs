@@ -233,7 +233,8 @@ impl Trace {
     pub fn row_from_kv(iter: u64, seconds: f64, kv: &KV) -> TraceRow {
         let float = |k: &str| kv.get(k).and_then(|v| v.get_float()).unwrap_or(f64::NAN);
         let mut extra = BTreeMap::new();
-        for (key, _) in kv.keys() {
+        // Straight over the map: `KV::keys` clones every key on every iteration.
+        for (key, v) in &kv.kv {
             if matches!(
                 key.as_str(),
                 "merit"
@@ -246,15 +247,13 @@ impl Trace {
             ) {
                 continue;
             }
-            if let Some(v) = kv.get(&key) {
-                let x = v
-                    .get_float()
-                    .or_else(|| v.get_int().map(|i| i as f64))
-                    .or_else(|| v.get_uint().map(|i| i as f64))
-                    .or_else(|| v.get_bool().map(|b| if b { 1.0 } else { 0.0 }));
-                if let Some(x) = x {
-                    extra.insert(key, x);
-                }
+            let x = v
+                .get_float()
+                .or_else(|| v.get_int().map(|i| i as f64))
+                .or_else(|| v.get_uint().map(|i| i as f64))
+                .or_else(|| v.get_bool().map(|b| if b { 1.0 } else { 0.0 }));
+            if let Some(x) = x {
+                extra.insert(key.clone(), x);
             }
         }
         TraceRow {

@@ -98,6 +98,9 @@ pub mod steps {
     pub const DISTANCE_TO_DRIVER: &str = "distance_to_driver";
     /// A shadow's largest velocity gap to the driver's answer.
     pub const VELOCITY_GAP_TO_DRIVER: &str = "velocity_gap_to_driver";
+    /// Symbolic analyses the solve made (a driver's counter; none where it kept the last
+    /// step's).
+    pub const SYMBOLIC_FACTORIZATIONS: &str = "symbolic_factorizations";
 }
 
 /// The traces frame of an experiment sweep (`<name>_traces.parquet`): one row per iteration of

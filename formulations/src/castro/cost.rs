@@ -39,7 +39,7 @@
 
 use std::sync::Mutex;
 
-use contactlab_core::block_cholesky::{self, BlockCholesky};
+use contactlab_core::block_cholesky::{AnalysisMemo, BlockCholesky};
 use contactlab_core::generalized::{sparse_mul_add, GeneralizedProblem};
 use contactlab_core::{
     Cholesky, CoreError, LinePoint, Matrix, Merit, MeritEval, MeritHessian, Optimality, OwnNewton,
@@ -52,8 +52,11 @@ use serde::{Deserialize, Serialize};
 use super::projection::{ContactRegularization, Projection, Projector, SapRegion};
 use super::rows::ContactRows;
 use layout::BlockLayout;
+use shape::{shape_of, Shaped};
+pub(in crate::castro) use shape::{turned_around, Pattern};
 
 mod layout;
+mod shape;
 
 /// Which factorization solves SAP's Newton system `H d = -grad`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
@@ -290,63 +293,31 @@ impl SapCost {
         v_hat: &[f64],
         factorization: HessianFactorization,
     ) -> SapCost {
-        let rows = ContactRows::of_jacobian(&problem.j);
-        SapCost::from_rows(problem, rows, regs, v_hat, factorization)
+        let turned = turned_around(problem, factorization);
+        SapCost::from_rows(problem, turned, regs, v_hat, factorization)
     }
 
     /// [`SapCost::with_factorization`] from `J` already turned around contact by contact
-    /// (the build shares it with the regularisation).
+    /// (the build shares it with the regularisation), with what the memo in force keeps of its
+    /// patterns ([`Pattern`]).
     pub(super) fn from_rows(
         problem: &GeneralizedProblem,
-        mut rows: ContactRows,
+        (mut rows, pattern): (ContactRows, Pattern),
         regs: Vec<ContactRegularization>,
         v_hat: &[f64],
         factorization: HessianFactorization,
     ) -> SapCost {
         let nv = problem.num_dofs();
-        let layout = BlockLayout::touched(problem, &rows);
+        let Shaped { shape, a, reused } = shape_of(problem, &mut rows, factorization, pattern);
+        let layout = shape.layout;
         let n = layout.dofs.len();
-        let a = restrict_a(&problem.a, &layout);
-        // Every column of a contact is a touched velocity, so every column has an unknown.
-        rows.rename_columns(&layout.map);
         let v_star: Vec<f64> = layout.dofs.iter().map(|&c| problem.v_star[c]).collect();
         let mut a_v_star = vec![0.0; n];
         sparse_mul_add(&a, &v_star, &mut a_v_star);
         let offset: Vec<f64> = problem.b.iter().zip(v_hat).map(|(b, v)| b - v).collect();
         let d = diag_inv_sqrt(&a);
-        let blocks = match factorization {
-            HessianFactorization::Auto => layout.largest() <= TREE_BLOCK_MAX,
-            HessianFactorization::TreeBlocks => true,
-            HessianFactorization::Sparse => false,
-        };
-        let (structure, map, chol, reused) = match blocks.then(|| tree_blocks(&a, &rows, &layout)) {
-            Some(Some((chol, reused, map))) => (Structure::Blocks, map, Some(chol), reused),
-            // An analysis that fails (it cannot for edges from J) falls back to sparse.
-            _ => {
-                let (pattern, map) = scalar_pattern(&a, &rows);
-                (Structure::Sparse(pattern), map, None, false)
-            }
-        };
         let nc = regs.len();
         let ni = layout.islands.len();
-        let mut island_start = vec![0; ni + 1];
-        for &k in &layout.contact_island {
-            island_start[k + 1] += 1;
-        }
-        for k in 0..ni {
-            island_start[k + 1] += island_start[k];
-        }
-        let mut fill = island_start.clone();
-        let mut island_contacts = vec![0; nc];
-        for (i, &k) in layout.contact_island.iter().enumerate() {
-            island_contacts[fill[k]] = i;
-            fill[k] += 1;
-        }
-        let island_of_block = layout
-            .start
-            .windows(2)
-            .map(|w| layout.islands.partition_point(|r| r.end <= w[0]))
-            .collect();
         let work = Work {
             e: vec![0.0; n],
             ae: vec![0.0; n],
@@ -364,7 +335,7 @@ impl SapCost {
             refactor: vec![false; ni],
             line_z: vec![Vector3::zeros(); nc],
             line_dz: vec![Vector3::zeros(); nc],
-            chol,
+            chol: shape.chol,
             // A reused analysis was not made for this problem: no direction reports one.
             analysis_reported: reused,
             ..Work::default()
@@ -381,13 +352,13 @@ impl SapCost {
             projectors: regs.iter().copied().map(Projector::new).collect(),
             regs,
             d,
-            structure,
-            map,
+            structure: shape.structure,
+            map: shape.map,
             b: problem.b.clone(),
             islands: layout.islands,
-            island_start,
-            island_contacts,
-            island_of_block,
+            island_start: shape.island_start,
+            island_contacts: shape.island_contacts,
+            island_of_block: shape.island_of_block,
             work: Mutex::new(work),
         }
     }
@@ -1208,6 +1179,7 @@ fn tree_blocks(
     a: &SparseColMat<usize, f64>,
     rows: &ContactRows,
     layout: &BlockLayout,
+    memo: Option<&mut AnalysisMemo>,
 ) -> Option<(BlockCholesky, bool, HessianMap)> {
     let sizes: Vec<usize> = layout.start.windows(2).map(|w| w[1] - w[0]).collect();
     let mut edges = Vec::new();
@@ -1233,7 +1205,11 @@ fn tree_blocks(
         }
     }
     // Reused where a stepping caller put its memo in force (`block_cholesky::with_memo`).
-    let (chol, reused) = block_cholesky::analysed(&sizes, &edges).ok()?;
+    let (chol, reused) = match memo {
+        Some(memo) => memo.factorization(&sizes, &edges),
+        None => BlockCholesky::new(&sizes, &edges).map(|c| (c, false)),
+    }
+    .ok()?;
     // Consecutive entries mostly fall in the same pair of blocks: keep the last slot found.
     let last = std::cell::Cell::new((usize::MAX, usize::MAX, None));
     let entry = |r: usize, c: usize| -> usize {

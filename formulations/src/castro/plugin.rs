@@ -14,9 +14,8 @@ use faer::MatMut;
 use serde::{Deserialize, Serialize};
 
 use super::blocks::SapBlockCost;
-use super::cost::{HessianFactorization, SapCost};
+use super::cost::{turned_around, HessianFactorization, SapCost};
 use super::params::{regularization_of, RegularizationParams};
-use super::rows::ContactRows;
 
 /// SAP's formulation and its options (eqs. 29-30).
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
@@ -180,8 +179,9 @@ impl Formulation for SapFormulation {
         if !g.coulomb_only() {
             return Ok(SapBuilt::Blocks(Box::new(SapBlockCost::new(g, &params)?)));
         }
-        // J turned around once, for the regularisation and the cost.
-        let rows = ContactRows::of_jacobian(&g.j);
+        // J turned around once, for the regularisation and the cost (in one pass where a
+        // stepping caller's memo keeps the last step's patterns).
+        let (rows, pattern) = turned_around(g, self.hessian);
         let r = regularization_of(g, &rows, &params).map_err(|e| match problem.generalized() {
             Some(_) => e,
             // W passed its Cholesky test but is so close to singular that W^-1 fails its own.
@@ -193,7 +193,7 @@ impl Formulation for SapFormulation {
         let v_hat: Vec<f64> = r.v_hat.iter().flat_map(|&vn| [vn, 0.0, 0.0]).collect();
         Ok(SapBuilt::Contacts(Box::new(SapCost::from_rows(
             g,
-            rows,
+            (rows, pattern),
             r.contacts,
             &v_hat,
             self.hessian,

@@ -25,6 +25,36 @@ impl ContactRows {
     /// entries, one to count each contact's columns and one to fill them. Columns come out
     /// ascending, since `J`'s columns are visited in order.
     pub fn of_jacobian(j: &SparseColMat<usize, f64>) -> ContactRows {
+        Self::turned::<false>(j).0
+    }
+
+    /// [`ContactRows::of_jacobian`], and where each of `J`'s stored entries went in `vals`: with
+    /// those places, [`ContactRows::placed`] turns around the next `J` of the same pattern in
+    /// one pass.
+    pub fn of_jacobian_placed(j: &SparseColMat<usize, f64>) -> (ContactRows, Vec<usize>) {
+        Self::turned::<true>(j)
+    }
+
+    /// `J` turned around by the places [`ContactRows::of_jacobian_placed`] found for a `J` of
+    /// the same pattern, whose rows' `start` and `cols` these are.
+    pub fn placed(
+        j: &SparseColMat<usize, f64>,
+        (start, cols): (&[usize], &[usize]),
+        places: &[usize],
+    ) -> ContactRows {
+        let mut vals = vec![0.0; 3 * cols.len()];
+        for (&at, &v) in places.iter().zip(j.val()) {
+            vals[at] += v;
+        }
+        ContactRows {
+            start: start.to_vec(),
+            cols: cols.to_vec(),
+            vals,
+        }
+    }
+
+    /// The two passes of [`ContactRows::of_jacobian`], keeping each entry's place when `PLACES`.
+    fn turned<const PLACES: bool>(j: &SparseColMat<usize, f64>) -> (ContactRows, Vec<usize>) {
         let nc = j.nrows() / 3;
         let (jcp, jri, jv) = (j.symbolic().col_ptr(), j.symbolic().row_idx(), j.val());
         // The last column counted per contact: a column holds up to three rows of a contact.
@@ -45,6 +75,11 @@ impl ContactRows {
         let total = start[nc];
         let mut cols = vec![0; total];
         let mut vals = vec![0.0; 3 * total];
+        let mut places = if PLACES {
+            vec![0; jv.len()]
+        } else {
+            Vec::new()
+        };
         // The next free column per contact; `last` again marks the column being filled.
         let mut fill = start[..nc].to_vec();
         last.fill(usize::MAX);
@@ -61,12 +96,16 @@ impl ContactRows {
                 let (s, m) = (start[i], start[i + 1] - start[i]);
                 let at = 3 * s + (fill[i] - 1 - s);
                 while e < end && jri[e] / 3 == i {
-                    vals[at + (jri[e] % 3) * m] += jv[e];
+                    let place = at + (jri[e] % 3) * m;
+                    vals[place] += jv[e];
+                    if PLACES {
+                        places[e] = place;
+                    }
                     e += 1;
                 }
             }
         }
-        ContactRows { start, cols, vals }
+        (ContactRows { start, cols, vals }, places)
     }
 
     /// Number of contacts.

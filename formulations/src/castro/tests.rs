@@ -492,17 +492,18 @@ fn one_driver_keeps_its_symbolic_analysis_across_steps_with_the_same_pattern() {
 }
 
 /// Tree blocks analyse per cost; a stepping caller's memo (`block_cholesky::with_memo`) keeps
-/// the analysis across steps of one block graph. The answers are bit for bit those without it,
+/// the shape and its analysis across steps of one pattern, also when another pattern comes
+/// between them. The answers are bit for bit those without it,
 /// and the impulses a solve reports (kept from its last evaluation) are those recomputed from
 /// its answer.
 #[test]
-fn tree_blocks_keep_their_analysis_across_steps_under_a_memo_with_the_same_answers() {
-    let p = random_problem(21, 4, 3, 5);
+fn tree_blocks_keep_their_shape_across_steps_under_a_memo_with_the_same_answers() {
+    let (p, other) = (random_problem(21, 4, 3, 5), random_problem(22, 5, 3, 6));
     let f = SapFormulation::default();
     let mut memo = block_cholesky::AnalysisMemo::default();
     let mut symbolic = Vec::new();
-    for shift in [0.0, 0.3, -0.2] {
-        let mut q = p.clone();
+    for (base, shift) in [(&p, 0.0), (&p, 0.3), (&other, 0.0), (&p, -0.2)] {
+        let mut q = base.clone();
         q.v_star.iter_mut().for_each(|v| *v += shift);
         let step = StepProblem::from(q);
         let solve = || {
@@ -527,8 +528,8 @@ fn tree_blocks_keep_their_analysis_across_steps_under_a_memo_with_the_same_answe
     }
     assert_eq!(
         symbolic,
-        [1, 0, 0],
-        "one analysis for three steps of one graph"
+        [1, 0, 1, 0],
+        "one analysis per pattern, kept across the steps"
     );
 }
 

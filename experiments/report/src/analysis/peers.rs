@@ -534,6 +534,9 @@ pub struct WholeStep {
     pub median_seconds: f64,
     /// Where the step's time goes, when the run timed its stages apart.
     pub stages: Option<Stages>,
+    /// The share of the steps with contacts whose solve made a symbolic analysis, when the
+    /// run counted them (the others kept the previous step's).
+    pub analysed_share: Option<f64>,
 }
 
 /// Where a whole step's time goes (s, each the median over the steps of its own part): collision
@@ -614,8 +617,14 @@ pub fn whole_steps(df: &DataFrame) -> Result<Vec<WholeStep>, AnalysisError> {
     } else {
         (nan.clone(), nan)
     };
-    // ((scene, solver), [(step seconds, contacts, stage parts)]) in order of first appearance.
-    type Group = ((String, String), Vec<(f64, f64, [f64; 5])>);
+    let analysed = if has(steps::SYMBOLIC_FACTORIZATIONS) {
+        f64s(df, steps::SYMBOLIC_FACTORIZATIONS)?
+    } else {
+        vec![f64::NAN; df.height()]
+    };
+    // ((scene, solver), [(step seconds, contacts, stage parts, analyses)]) in order of first
+    // appearance.
+    type Group = ((String, String), Vec<(f64, f64, [f64; 5], f64)>);
     let mut groups: Vec<Group> = Vec::new();
     for i in 0..df.height() {
         if role[i] != steps::ROLE_DRIVER {
@@ -629,7 +638,12 @@ pub fn whole_steps(df: &DataFrame) -> Result<Vec<WholeStep>, AnalysisError> {
             seconds[i],
             build[i],
         ];
-        let point = (seconds[i] + scene_seconds[i], contacts[i], parts);
+        let point = (
+            seconds[i] + scene_seconds[i],
+            contacts[i],
+            parts,
+            analysed[i],
+        );
         match groups.iter_mut().find(|(k, _)| *k == key) {
             Some((_, v)) => v.push(point),
             None => groups.push((key, vec![point])),
@@ -641,6 +655,9 @@ pub fn whole_steps(df: &DataFrame) -> Result<Vec<WholeStep>, AnalysisError> {
             let times: Vec<f64> = v.iter().map(|p| p.0).collect();
             let contacts: Vec<f64> = v.iter().map(|p| p.1).collect();
             let parts: Vec<[f64; 5]> = v.iter().map(|p| p.2).collect();
+            let solved: Vec<f64> = v.iter().filter(|p| p.1 > 0.0).map(|p| p.3).collect();
+            let analysed_share = (!solved.is_empty() && solved.iter().all(|a| a.is_finite()))
+                .then(|| solved.iter().filter(|&&a| a > 0.0).count() as f64 / solved.len() as f64);
             WholeStep {
                 scene,
                 engine: "contactlab".into(),
@@ -649,6 +666,7 @@ pub fn whole_steps(df: &DataFrame) -> Result<Vec<WholeStep>, AnalysisError> {
                 contacts_median: median(&contacts),
                 median_seconds: median(&times),
                 stages: our_stages(&parts),
+                analysed_share,
             }
         })
         .collect())
@@ -761,6 +779,7 @@ pub fn peer_steps(df: &DataFrame) -> Result<PeerSteps, AnalysisError> {
                 total: stage_ms[4][i] * 1e-3,
                 after_collision: stage_ms[5][i] * 1e-3,
             }),
+            analysed_share: None,
         });
     }
     Ok(PeerSteps { rows, errors })
@@ -1152,6 +1171,7 @@ mod tests {
             contacts_median: 3.0,
             median_seconds: s,
             stages: None,
+            analysed_share: None,
         }
     }
 

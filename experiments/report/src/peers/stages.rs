@@ -58,9 +58,46 @@ pub fn section(
     for (o, mine, _, mj) in &rows {
         stage_facts(r, o, mine, mj, aim);
     }
+    analysed_facts(r, &rows);
     stages_table(r, &rows)?;
     sets_table(r, &rows, aim)?;
     Ok(true)
+}
+
+/// How often our build made a new symbolic analysis rather than keep the previous step's:
+/// `steps.<scene>.<slug>.analysed_pct` per scene and, per scene set, its extremes
+/// `steps.<set>.<slug>.analysed_pct_min` and `_max` (where the run counted analyses).
+fn analysed_facts(r: &mut Report, rows: &[Paired<'_>]) {
+    let pct = Fmt::fixed(0).unit("%");
+    let mut sets: Vec<(String, Vec<f64>)> = Vec::new();
+    for (o, ..) in rows {
+        let Some(share) = o.analysed_share else {
+            continue;
+        };
+        let key = format!("steps.{}.{}", scene_set(&o.scene), slug(&o.solver));
+        r.facts().num(
+            format!("steps.{}.{}.analysed_pct", o.scene, slug(&o.solver)),
+            100.0 * share,
+            pct.clone(),
+        );
+        match sets.iter_mut().find(|(k, _)| *k == key) {
+            Some((_, v)) => v.push(100.0 * share),
+            None => sets.push((key, vec![100.0 * share])),
+        }
+    }
+    for (key, v) in sets {
+        r.facts()
+            .num(
+                format!("{key}.analysed_pct_min"),
+                quantile(&v, 0.0),
+                pct.clone(),
+            )
+            .num(
+                format!("{key}.analysed_pct_max"),
+                quantile(&v, 1.0),
+                pct.clone(),
+            );
+    }
 }
 
 /// One stage over a set's scenes: medians of our time, MuJoCo's and the ratio, its extremes.

@@ -25,10 +25,8 @@ pub struct Clutter {
     pub config: ClutterConfig,
     /// Simulated time (s).
     pub time: f64,
-    /// Mean slip of the last step's pressed contacts (`NaN` before the first or without any).
-    pub(super) mean_slip: f64,
-    /// Contacts pressed (positive normal impulse) in the last step.
-    pub(super) pressed: usize,
+    /// What the last step's slip is read from, after the step (its time is not the step's).
+    pub(super) last: LastStep,
     /// The contacts of the current state, found once (contact step and observables share them),
     /// and the seconds their detection took.
     pub(super) contacts: OnceLock<(Vec<ClutterContact>, f64)>,
@@ -115,8 +113,7 @@ impl Clutter {
             obstacles: container(&config),
             config,
             time: 0.0,
-            mean_slip: f64::NAN,
-            pressed: 0,
+            last: LastStep::default(),
             contacts: OnceLock::new(),
         }
     }
@@ -161,10 +158,46 @@ impl Clutter {
         (s.sum::<f64>() / self.bodies.len() as f64, max)
     }
 
-    /// Mean tangential speed of the last step's pressed contacts (module doc; `NaN` if none).
+    /// Mean tangential speed of the last step's pressed contacts (module doc; `NaN` if none):
+    /// `|(J_i v)_t|` with the step's contacts and the new velocities, the bodies where they
+    /// were at the start of the step.
     pub fn mean_slip(&self) -> f64 {
-        self.mean_slip
+        let last = &self.last;
+        let (mut slip, mut pressed) = (0.0, 0);
+        for (c, _) in last
+            .contacts
+            .iter()
+            .zip(&last.normal)
+            .filter(|(_, &n)| n > 0.0)
+        {
+            let at = |body: usize| {
+                let b = &self.bodies[body];
+                b.v + b.w.cross(&(c.point - last.x[body]))
+            };
+            let relative = at(c.a) - c.b.map_or(Vector3::zeros(), at);
+            let u = c.frame * relative;
+            slip += u[1].hypot(u[2]);
+            pressed += 1;
+        }
+        if pressed > 0 {
+            slip / pressed as f64
+        } else {
+            f64::NAN
+        }
     }
+
+    /// Contacts pressed (positive normal impulse) in the last step.
+    pub fn pressed(&self) -> usize {
+        self.last.normal.iter().filter(|&&n| n > 0.0).count()
+    }
+}
+
+/// The last step's contacts, normal impulses and body positions at its start.
+#[derive(Debug, Clone, Default)]
+pub(super) struct LastStep {
+    pub(super) contacts: Vec<ClutterContact>,
+    pub(super) normal: Vec<f64>,
+    pub(super) x: Vec<Vector3<f64>>,
 }
 
 impl Scene for Clutter {
@@ -196,10 +229,10 @@ impl Scene for Clutter {
             ("potential_energy", self.potential_energy()),
             ("max_penetration", self.max_penetration()),
             ("contacts", self.contacts().len() as f64),
-            ("pressed_contacts", self.pressed as f64),
+            ("pressed_contacts", self.pressed() as f64),
             ("mean_speed", mean_speed),
             ("max_speed", max_speed),
-            ("mean_slip", self.mean_slip),
+            ("mean_slip", self.mean_slip()),
         ]
     }
 }

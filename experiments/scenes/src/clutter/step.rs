@@ -3,13 +3,13 @@
 
 use std::sync::OnceLock;
 
-use contactlab_core::generalized::{sparse_mul_add, sparse_transpose_mul_add};
+use contactlab_core::generalized::sparse_transpose_mul_add;
 use contactlab_core::{ContactModel, GeneralizedProblem, ProblemError};
 use faer::sparse::{SparseColMat, SymbolicSparseColMat};
 use nalgebra::{UnitQuaternion, Vector3};
 
 use super::contacts::ClutterContact;
-use super::scene::Clutter;
+use super::scene::{Clutter, LastStep};
 use crate::error::SceneError;
 use crate::scene::{Contact, ContactStep};
 
@@ -108,28 +108,38 @@ impl Clutter {
         let n = self.bodies.len();
         let nv = 6 * n;
         // Column by column: each body's contacts in contact order (so rows are sorted), three
-        // rows each in each of the body's six columns.
-        let mut touching: Vec<Vec<(usize, [[f64; 3]; 6])>> = vec![Vec::new(); n];
-        for (ci, c) in contacts.iter().enumerate() {
-            touching[c.a].push((ci, self.jacobian_block(c, c.a, 1.0)));
+        // rows each in each of the body's six columns. Counted first, then filled in place.
+        let mut count = vec![0usize; n];
+        for c in contacts {
+            count[c.a] += 1;
             if let Some(b) = c.b {
-                touching[b].push((ci, self.jacobian_block(c, b, -1.0)));
+                count[b] += 1;
             }
         }
-        let nnz_j: usize = touching.iter().map(|t| 18 * t.len()).sum();
         let mut j_ptr = Vec::with_capacity(nv + 1);
-        let mut j_rows = Vec::with_capacity(nnz_j);
-        let mut j_vals = Vec::with_capacity(nnz_j);
-        for blocks in &touching {
-            for m in 0..6 {
-                j_ptr.push(j_rows.len());
-                for (ci, block) in blocks {
-                    j_rows.extend([3 * ci, 3 * ci + 1, 3 * ci + 2]);
-                    j_vals.extend(block[m]);
-                }
+        j_ptr.push(0);
+        for &k in &count {
+            for _ in 0..6 {
+                j_ptr.push(j_ptr[j_ptr.len() - 1] + 3 * k);
             }
         }
-        j_ptr.push(j_rows.len());
+        let nnz = j_ptr[nv];
+        let (mut j_rows, mut j_vals) = (vec![0; nnz], vec![0.0; nnz]);
+        // The next free entry of each body's first column; its other columns follow at strides
+        // of `3 count`.
+        let mut next: Vec<usize> = (0..n).map(|i| j_ptr[6 * i]).collect();
+        for (ci, c) in contacts.iter().enumerate() {
+            let sides = [(c.a, 1.0), (c.b.unwrap_or(usize::MAX), -1.0)];
+            for (body, sign) in sides.into_iter().filter(|&(b, _)| b != usize::MAX) {
+                let block = self.jacobian_block(c, body, sign);
+                for (m, column) in block.iter().enumerate() {
+                    let at = next[body] + m * 3 * count[body];
+                    j_rows[at..at + 3].copy_from_slice(&[3 * ci, 3 * ci + 1, 3 * ci + 2]);
+                    j_vals[at..at + 3].copy_from_slice(column);
+                }
+                next[body] += 3;
+            }
+        }
         csc(3 * contacts.len(), nv, j_ptr, j_rows, j_vals)
     }
 
@@ -195,24 +205,24 @@ impl Clutter {
                 return Err(SceneError::NonFinite("velocities"));
             }
         }
-        // Slip of the pressed contacts with the new velocities, before the bodies move.
-        let (mut slip, mut pressed) = (0.0, 0);
-        if let (Some(g), true) = (g, nc > 0) {
-            let mut u = vec![0.0; 3 * nc];
-            sparse_mul_add(&g.j, &v, &mut u);
-            for c in 0..nc {
-                if r[3 * c] > 0.0 {
-                    slip += u[3 * c + 1].hypot(u[3 * c + 2]);
-                    pressed += 1;
-                }
-            }
-        }
-        self.mean_slip = if pressed > 0 {
-            slip / pressed as f64
+        // The slip is read after the step ([`Clutter::mean_slip`]) from the step's contacts, its
+        // normal impulses and where the bodies were.
+        let contacts = std::mem::take(&mut self.contacts)
+            .into_inner()
+            .map(|(found, _)| found)
+            .filter(|found| found.len() == nc)
+            .unwrap_or_default();
+        let normal = if contacts.is_empty() {
+            Vec::new()
         } else {
-            f64::NAN
+            r.iter().step_by(3).copied().collect()
         };
-        self.pressed = pressed;
+        let x = self.bodies.iter().map(|b| b.x).collect();
+        self.last = LastStep {
+            contacts,
+            normal,
+            x,
+        };
         let dt = self.config.dt;
         for b in &mut self.bodies {
             b.x += dt * b.v;

@@ -17,6 +17,7 @@ use crate::castro::rows::ContactRows;
 /// "trees" of `A`, yet every contact on the body touches all six; and a contact on an arm's
 /// third link touches its first three joints only. `A`'s couplings between blocks become
 /// edges of the block graph like the contacts'.
+#[derive(Debug, Clone)]
 pub(super) struct BlockLayout {
     /// Unknown -> velocity index of the full problem.
     pub(super) dofs: Vec<usize>,
