@@ -481,7 +481,7 @@ thread_local! {
     static MEMO: RefCell<Option<AnalysisMemo>> = const { RefCell::new(None) };
 }
 
-/// Runs `f` with `memo` in force for [`analysed`] on this thread. For a sequence of related
+/// Runs `f` with `memo` in force on this thread ([`in_force`] lends it). For a sequence of related
 /// problems, one memo each (a simulation's steps, solver by solver); not for repeated solves of
 /// one problem that are timed from scratch (the speed protocol's "cold"), which pass none.
 pub fn with_memo<R>(memo: &mut AnalysisMemo, f: impl FnOnce() -> R) -> R {
@@ -501,20 +501,8 @@ pub fn with_memo<R>(memo: &mut AnalysisMemo, f: impl FnOnce() -> R) -> R {
     f()
 }
 
-/// [`BlockCholesky::new`], through the memo [`with_memo`] put in force on this thread, if any;
-/// the flag says whether the analysis was reused.
-pub fn analysed(
-    sizes: &[usize],
-    edges: &[(usize, usize)],
-) -> Result<(BlockCholesky, bool), CoreError> {
-    in_force(|m| match m {
-        Some(memo) => memo.factorization(sizes, edges),
-        None => BlockCholesky::new(sizes, edges).map(|c| (c, false)),
-    })
-}
-
 /// Runs `f` on the memo [`with_memo`] put in force on this thread (`None`: none is). `f` must
-/// not call [`analysed`] or [`in_force`] itself (the memo is lent to it).
+/// not call [`in_force`] itself (the memo is lent to it).
 pub fn in_force<R>(f: impl FnOnce(Option<&mut AnalysisMemo>) -> R) -> R {
     MEMO.with_borrow_mut(|m| f(m.as_mut()))
 }
@@ -875,12 +863,18 @@ mod tests {
             .is_some());
     }
 
-    /// `analysed` reuses only inside `with_memo`, the memo outlives the call, and a call that
+    /// A memo is in force only inside `with_memo`, it outlives the call, and a call that
     /// unwinds leaves the thread with no memo in force.
     #[test]
     fn analyses_are_reused_only_where_a_memo_is_in_force() {
         let (sizes, edges) = ([6, 6], [(0, 1)]);
-        let reused = || analysed(&sizes, &edges).unwrap().1;
+        // A build's analysis: through the memo in force, else anew.
+        let reused = || {
+            in_force(|m| match m {
+                Some(memo) => memo.factorization(&sizes, &edges).unwrap().1,
+                None => BlockCholesky::new(&sizes, &edges).map(|_| false).unwrap(),
+            })
+        };
         assert!(!reused() && !reused());
         let mut memo = AnalysisMemo::default();
         assert_eq!(with_memo(&mut memo, || (reused(), reused())), (false, true));

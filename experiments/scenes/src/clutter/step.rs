@@ -129,8 +129,8 @@ impl Clutter {
         // of `3 count`.
         let mut next: Vec<usize> = (0..n).map(|i| j_ptr[6 * i]).collect();
         for (ci, c) in contacts.iter().enumerate() {
-            let sides = [(c.a, 1.0), (c.b.unwrap_or(usize::MAX), -1.0)];
-            for (body, sign) in sides.into_iter().filter(|&(b, _)| b != usize::MAX) {
+            let sides = std::iter::once((c.a, 1.0)).chain(c.b.map(|b| (b, -1.0)));
+            for (body, sign) in sides {
                 let block = self.jacobian_block(c, body, sign);
                 for (m, column) in block.iter().enumerate() {
                     let at = next[body] + m * 3 * count[body];
