@@ -16,7 +16,7 @@
 //! time step: [`GeneralizedProblem::from_global`] makes them rigid contacts (`k = inf`,
 //! `phi0 = 0`, `tau_d = 0`) with the offset `b = w`, and no time step.
 
-use std::sync::OnceLock;
+use std::sync::{Arc, OnceLock};
 
 use faer::sparse::{SparseColMat, Triplet};
 use faer::Mat;
@@ -742,7 +742,8 @@ fn components(a: &SparseColMat<usize, f64>) -> Vec<usize> {
 /// velocities with the contact-space form derived on demand (once).
 #[derive(Debug, Clone)]
 pub struct StepProblem {
-    generalized: Option<GeneralizedProblem>,
+    // Shared: an island of every contact solves the problem itself in its own storage.
+    generalized: Option<Arc<GeneralizedProblem>>,
     local: OnceLock<Result<LocalProblem, CoreError>>,
     storage: Storage,
 }
@@ -775,7 +776,7 @@ impl StepProblem {
     /// A problem in generalized velocities.
     pub fn from_generalized(g: GeneralizedProblem) -> StepProblem {
         StepProblem {
-            generalized: Some(g),
+            generalized: Some(Arc::new(g)),
             local: OnceLock::new(),
             storage: Storage::Dense,
         }
@@ -789,7 +790,7 @@ impl StepProblem {
         let cell = OnceLock::new();
         let _ = cell.set(Ok(local));
         StepProblem {
-            generalized: Some(g),
+            generalized: Some(Arc::new(g)),
             local: cell,
             storage: Storage::Dense,
         }
@@ -799,10 +800,20 @@ impl StepProblem {
     /// in `storage` (dense, or 3x3 blocks built tree by tree).
     pub fn from_generalized_in(g: GeneralizedProblem, storage: Storage) -> StepProblem {
         StepProblem {
-            generalized: Some(g),
+            generalized: Some(Arc::new(g)),
             local: OnceLock::new(),
             storage,
         }
+    }
+
+    /// The same generalized problem, shared rather than copied, its contact-space form derived
+    /// in `storage` when asked for (`None` for a contact-space problem).
+    pub fn sharing_in(&self, storage: Storage) -> Option<StepProblem> {
+        self.generalized.as_ref().map(|g| StepProblem {
+            generalized: Some(Arc::clone(g)),
+            local: OnceLock::new(),
+            storage,
+        })
     }
 
     /// The contact-space form if it has been given or derived already (no work).
@@ -812,7 +823,7 @@ impl StepProblem {
 
     /// The generalized form, when the problem has one.
     pub fn generalized(&self) -> Option<&GeneralizedProblem> {
-        self.generalized.as_ref()
+        self.generalized.as_deref()
     }
 
     /// The contact-space form `u = W r + q` (derived from the generalized one the first time it

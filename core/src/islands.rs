@@ -213,9 +213,16 @@ impl Islands {
                 let l = local
                     .zip(w.as_ref())
                     .map(|(l, w)| sub_local(l, w, contacts, storage));
-                // One island of every contact: the problem itself, without copying it apart.
+                // One island of every contact: the problem itself, shared rather than copied
+                // apart (copied only to carry a contact-space form already at hand).
+                let whole = contacts.len() == problem.num_contacts();
+                if whole && l.is_none() {
+                    if let Some(shared) = problem.sharing_in(storage) {
+                        return Ok(shared);
+                    }
+                }
                 let sub = |g: &GeneralizedProblem| {
-                    if contacts.len() == g.num_contacts() {
+                    if whole {
                         Ok(g.clone())
                     } else {
                         sub_generalized(g, contacts)

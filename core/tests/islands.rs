@@ -182,6 +182,42 @@ fn warm_starts_are_split_and_put_back_by_contact() {
     );
 }
 
+/// One island of every contact (the whole step) is the problem itself, shared and not
+/// copied, whose contact-space form is derived in the storage asked for; islands of some
+/// contacts are copies of their part.
+#[test]
+fn the_island_of_every_contact_shares_the_problem() {
+    let p = StepProblem::from_generalized(mujoco(CLUTTER_40));
+    let parts = Islands::whole(p.num_contacts())
+        .split(&p, Storage::Blocks)
+        .unwrap();
+    assert_eq!(parts.len(), 1);
+    assert!(std::ptr::eq(
+        parts[0].generalized().unwrap(),
+        p.generalized().unwrap()
+    ));
+    assert!(parts[0].local_if_formed().is_none());
+    assert!(matches!(parts[0].local().unwrap().w, Matrix::Blocks(_)));
+    assert!(
+        p.local_if_formed().is_none(),
+        "the parent's form stays unformed"
+    );
+    let islands = Islands::of(&p).unwrap();
+    assert!(islands.len() > 1);
+    for (i, part) in islands
+        .split(&p, Storage::Blocks)
+        .unwrap()
+        .iter()
+        .enumerate()
+    {
+        assert!(!std::ptr::eq(
+            part.generalized().unwrap(),
+            p.generalized().unwrap()
+        ));
+        assert_eq!(part.num_contacts(), islands.contacts(i).len());
+    }
+}
+
 #[test]
 fn an_expired_time_limit_stops_every_island() {
     let opts = SolveOptions {

@@ -53,7 +53,14 @@ pub struct ManifoldPoint {
 /// the contact plane, the one spanning the largest triangle with those two, and the one adding
 /// the most area outside that triangle (none if all the rest lie inside it).
 pub fn reduce_manifold(points: &[ManifoldPoint], n: &Vector3<f64>) -> Vec<ManifoldPoint> {
-    let mut pts: Vec<ManifoldPoint> = Vec::with_capacity(points.len());
+    let mut kept = Vec::new();
+    reduce_into(points, n, &mut kept);
+    kept
+}
+
+/// [`reduce_manifold`] into `pts` (cleared first), allocating only when `pts` must grow.
+fn reduce_into(points: &[ManifoldPoint], n: &Vector3<f64>, pts: &mut Vec<ManifoldPoint>) {
+    pts.clear();
     for p in points {
         match pts
             .iter_mut()
@@ -65,7 +72,7 @@ pub fn reduce_manifold(points: &[ManifoldPoint], n: &Vector3<f64>) -> Vec<Manifo
         }
     }
     if pts.len() <= MANIFOLD_POINTS {
-        return pts;
+        return;
     }
     // In-plane vectors and areas: the normal component does not matter for the spread.
     let flat = |d: Vector3<f64>| d - n * n.dot(&d);
@@ -85,7 +92,7 @@ pub fn reduce_manifold(points: &[ManifoldPoint], n: &Vector3<f64>) -> Vec<Manifo
     let p1 = pts[i1].point;
     let i2 = argmax(&|p| n.dot(&(p1 - p0).cross(&(p.point - p0))).abs()).0;
     let p2 = pts[i2].point;
-    let mut keep = vec![i0, i1, i2];
+    let mut keep = [i0, i1, i2, usize::MAX];
     // Orientation of the triangle about n; a point outside edge (e0, e1) has a cross product of
     // the opposite sign.
     let sign = n.dot(&(p1 - p0).cross(&(p2 - p0))).signum();
@@ -97,11 +104,19 @@ pub fn reduce_manifold(points: &[ManifoldPoint], n: &Vector3<f64>) -> Vec<Manifo
     };
     let (i3, area) = argmax(&outside);
     if area > 0.0 {
-        keep.push(i3);
+        keep[3] = i3;
     }
     keep.sort_unstable();
-    keep.dedup();
-    keep.into_iter().map(|i| pts[i]).collect()
+    let mut last = usize::MAX;
+    let mut k = 0;
+    for &i in keep.iter().filter(|&&i| i != usize::MAX) {
+        if i != last {
+            pts[k] = pts[i];
+            k += 1;
+            last = i;
+        }
+    }
+    pts.truncate(k);
 }
 
 /// A shape as parry sees it.
@@ -120,9 +135,21 @@ fn pack(f1: PackedFeatureId, f2: PackedFeatureId) -> u64 {
     (u64::from(f1.0) << 32) | u64::from(f2.0)
 }
 
+/// The narrow phase's buffers, reused from one pair to the next so that a pair allocates
+/// nothing.
+#[derive(Default)]
+pub(super) struct Narrow {
+    /// parry's manifold, cleared before each pair (parry's routines otherwise update the
+    /// previous pair's points in place, persistent-manifold style).
+    manifold: ContactManifold<(), ()>,
+    /// The last pair's points (world), unreduced.
+    pub(super) points: Vec<ManifoldPoint>,
+}
+
 /// The contact manifold of `g1` at `pose1` against `g2` at `pose2` within `prediction`: the
 /// normal (world, from shape 1 towards shape 2) and the points (midpoint, signed distance,
-/// features of shape 1 then shape 2), unreduced.
+/// features of shape 1 then shape 2), unreduced (the tests' view of [`Narrow`]).
+#[cfg(test)]
 pub(super) fn manifold(
     g1: Geom,
     pose1: &Pose,
@@ -130,64 +157,80 @@ pub(super) fn manifold(
     pose2: &Pose,
     prediction: f64,
 ) -> Option<(Vector3<f64>, Vec<ManifoldPoint>)> {
-    // Cases with the ball or the box second are answered by swapping the shapes and flipping
-    // the answer back, so each of parry's routines is called the way round it is written.
-    let swap = |g1, pose1, g2, pose2| {
-        manifold(g2, pose2, g1, pose1, prediction).map(|(n, pts)| {
-            let pts = pts
-                .into_iter()
-                .map(|p| ManifoldPoint {
-                    feature: p.feature.rotate_left(32),
-                    ..p
-                })
-                .collect();
-            (-n, pts)
-        })
-    };
-    let pos12 = pose1.inv_mul(pose2);
-    let mut m = ContactManifold::<(), ()>::new();
-    let none = None::<&dyn NormalConstraints>;
-    match (g1, g2) {
-        (Geom::Ball(b1), Geom::Ball(b2)) => {
-            contact_manifold_ball_ball(&pos12, &b1, &b2, prediction, &mut m)
+    let mut narrow = Narrow::default();
+    let n = narrow.pair(g1, pose1, g2, pose2, prediction)?;
+    Some((n, narrow.points))
+}
+
+impl Narrow {
+    /// [`manifold`] into `self.points`, returning the normal (`None`: no points).
+    pub(super) fn pair(
+        &mut self,
+        g1: Geom,
+        pose1: &Pose,
+        g2: Geom,
+        pose2: &Pose,
+        prediction: f64,
+    ) -> Option<Vector3<f64>> {
+        // Cases with the ball or the box second are answered by swapping the shapes and
+        // flipping the answer back, so each of parry's routines is called the way round it is
+        // written.
+        if matches!(
+            (g1, g2),
+            (Geom::Ball(_), Geom::Cuboid(_) | Geom::Ground(_)) | (Geom::Cuboid(_), Geom::Ground(_))
+        ) {
+            let n = self.pair(g2, pose2, g1, pose1, prediction)?;
+            for p in &mut self.points {
+                p.feature = p.feature.rotate_left(32);
+            }
+            return Some(-n);
         }
-        (Geom::Cuboid(c1), Geom::Cuboid(c2)) => {
-            contact_manifold_cuboid_cuboid(&pos12, &c1, &c2, prediction, &mut m)
+        let pos12 = pose1.inv_mul(pose2);
+        let m = &mut self.manifold;
+        m.clear();
+        let none = None::<&dyn NormalConstraints>;
+        match (g1, g2) {
+            (Geom::Ball(b1), Geom::Ball(b2)) => {
+                contact_manifold_ball_ball(&pos12, &b1, &b2, prediction, m)
+            }
+            (Geom::Cuboid(c1), Geom::Cuboid(c2)) => {
+                contact_manifold_cuboid_cuboid(&pos12, &c1, &c2, prediction, m)
+            }
+            (Geom::Cuboid(c1), Geom::Ball(b2)) => {
+                contact_manifold_convex_ball(&pos12, &c1, &b2, none, none, prediction, m, false)
+            }
+            (Geom::Ground(h1), Geom::Ball(b2)) => {
+                contact_manifold_convex_ball(&pos12, &h1, &b2, none, none, prediction, m, false)
+            }
+            (Geom::Ground(h1), Geom::Cuboid(c2)) => {
+                contact_manifold_halfspace_pfm(&pos12, &h1, &c2, 0.0, prediction, m, false)
+            }
+            // Two grounds; the swapped cases were answered above.
+            _ => return None,
         }
-        (Geom::Cuboid(c1), Geom::Ball(b2)) => {
-            contact_manifold_convex_ball(&pos12, &c1, &b2, none, none, prediction, &mut m, false)
+        if m.points.is_empty() {
+            return None;
         }
-        (Geom::Ground(h1), Geom::Ball(b2)) => {
-            contact_manifold_convex_ball(&pos12, &h1, &b2, none, none, prediction, &mut m, false)
+        let n = from_parry(pose1.rotation * m.local_n1);
+        if !(n.iter().all(|c| c.is_finite()) && (n.norm() - 1.0).abs() < 1e-9) {
+            // parry has no direction to give (coincident centres): no usable contact.
+            return None;
         }
-        (Geom::Ground(h1), Geom::Cuboid(c2)) => {
-            contact_manifold_halfspace_pfm(&pos12, &h1, &c2, 0.0, prediction, &mut m, false)
-        }
-        (Geom::Ball(_), Geom::Cuboid(_) | Geom::Ground(_)) | (Geom::Cuboid(_), Geom::Ground(_)) => {
-            return swap(g1, pose1, g2, pose2)
-        }
-        (Geom::Ground(_), Geom::Ground(_)) => return None,
+        self.points.clear();
+        self.points.extend(
+            m.points
+                .iter()
+                // Face clipping returns the whole clipped polygon; keep what is within reach.
+                .filter(|c| c.dist <= prediction)
+                .map(|c| ManifoldPoint {
+                    point: 0.5
+                        * (from_parry(*pose1 * c.local_p1) + from_parry(*pose2 * c.local_p2)),
+                    phi: c.dist,
+                    feature: pack(c.fid1, c.fid2),
+                }),
+        );
+        (!self.points.is_empty()).then_some(n)
     }
-    if m.points.is_empty() {
-        return None;
-    }
-    let n = from_parry(pose1.rotation * m.local_n1);
-    if !(n.iter().all(|c| c.is_finite()) && (n.norm() - 1.0).abs() < 1e-9) {
-        // parry has no direction to give (coincident centres): no usable contact.
-        return None;
-    }
-    let pts = m
-        .points
-        .iter()
-        // Face clipping returns the whole clipped polygon; keep what is within reach.
-        .filter(|c| c.dist <= prediction)
-        .map(|c| ManifoldPoint {
-            point: 0.5 * (from_parry(*pose1 * c.local_p1) + from_parry(*pose2 * c.local_p2)),
-            phi: c.dist,
-            feature: pack(c.fid1, c.fid2),
-        })
-        .collect::<Vec<_>>();
-    (!pts.is_empty()).then_some((n, pts))
 }
 
 /// Per body, how far its surface can move in one step (the speculative widening).
@@ -208,18 +251,22 @@ fn reach(bodies: &[RigidBody], cfg: &ClutterConfig) -> Vec<f64> {
 /// widened by their `reach`), `a < b`, sorted: sweep and prune along `x`.
 fn candidate_pairs(bodies: &[RigidBody], margin: f64, reach: &[f64]) -> Vec<(usize, usize)> {
     let half_margin = 0.5 * margin;
-    let interval = |i: usize| {
-        let b = &bodies[i];
-        let r = b.bounding_radius() + reach[i] + half_margin;
-        (b.x.x - r, b.x.x + r)
-    };
+    let interval: Vec<(f64, f64)> = bodies
+        .iter()
+        .zip(reach)
+        .map(|(b, reach)| {
+            let r = b.bounding_radius() + reach + half_margin;
+            (b.x.x - r, b.x.x + r)
+        })
+        .collect();
     let mut order: Vec<usize> = (0..bodies.len()).collect();
-    order.sort_by(|&i, &j| interval(i).0.total_cmp(&interval(j).0).then(i.cmp(&j)));
+    // Ties broken by index: a total order, so the unstable sort is deterministic.
+    order.sort_unstable_by(|&i, &j| interval[i].0.total_cmp(&interval[j].0).then(i.cmp(&j)));
     let mut pairs = Vec::new();
     for (k, &i) in order.iter().enumerate() {
-        let hi = interval(i).1;
+        let hi = interval[i].1;
         for &j in &order[k + 1..] {
-            if interval(j).0 > hi {
+            if interval[j].0 > hi {
                 break;
             }
             let (a, b) = (i.min(j), i.max(j));
@@ -252,7 +299,10 @@ pub(super) fn detect(
 ) -> Vec<ClutterContact> {
     let reach = reach(bodies, cfg);
     let poses: Vec<Pose> = bodies.iter().map(RigidBody::pose).collect();
-    let mut out = Vec::new();
+    let mut narrow = Narrow::default();
+    let mut kept = Vec::with_capacity(MANIFOLD_POINTS);
+    // Room for a settled pile's contacts (about three per body) without growing.
+    let mut out = Vec::with_capacity(4 * bodies.len());
     for (i, body) in bodies.iter().enumerate() {
         let prediction = cfg.margin + reach[i];
         for (k, obstacle) in obstacles.iter().enumerate() {
@@ -266,38 +316,33 @@ pub(super) fn detect(
                 ),
                 Obstacle::Ground => (Geom::Ground(HalfSpace::new(Vector::Z)), Pose::identity()),
             };
-            if let Some((n12, pts)) = manifold(geom(body), &poses[i], g2, &pose2, prediction) {
-                push_manifold(&mut out, i, None, k, -n12, &pts);
+            if let Some(n12) = narrow.pair(geom(body), &poses[i], g2, &pose2, prediction) {
+                reduce_into(&narrow.points, &-n12, &mut kept);
+                push_manifold(&mut out, (i, None, k), -n12, &kept);
             }
         }
     }
     for (a, b) in candidate_pairs(bodies, cfg.margin, &reach) {
         let prediction = cfg.margin + reach[a] + reach[b];
-        if let Some((n12, pts)) = manifold(
-            geom(&bodies[a]),
-            &poses[a],
-            geom(&bodies[b]),
-            &poses[b],
-            prediction,
-        ) {
-            push_manifold(&mut out, a, Some(b), 0, -n12, &pts);
+        let (ga, gb) = (geom(&bodies[a]), geom(&bodies[b]));
+        if let Some(n12) = narrow.pair(ga, &poses[a], gb, &poses[b], prediction) {
+            reduce_into(&narrow.points, &-n12, &mut kept);
+            push_manifold(&mut out, (a, Some(b), 0), -n12, &kept);
         }
     }
     out
 }
 
-/// Appends one manifold (normal `n` towards body `a`) as contacts, reduced to
-/// [`MANIFOLD_POINTS`], keyed by the bodies (or the obstacle) and the features.
+/// Appends one manifold's points `kept` (normal `n` towards body `a`, already reduced to
+/// [`MANIFOLD_POINTS`]) as contacts of `a` and `b` (or `a` and obstacle `obstacle`), keyed by
+/// the bodies (or the obstacle) and the features.
 fn push_manifold(
     out: &mut Vec<ClutterContact>,
-    a: usize,
-    b: Option<usize>,
-    obstacle: usize,
+    (a, b, obstacle): (usize, Option<usize>, usize),
     n: Vector3<f64>,
-    pts: &[ManifoldPoint],
+    kept: &[ManifoldPoint],
 ) {
     let frame = contact_frame(n);
-    let kept = reduce_manifold(pts, &n);
     for (k, p) in kept.iter().enumerate() {
         // Features are distinct within one manifold from parry's clipping; if two ever agree,
         // the later one gets a key no feature pair can have, so keys stay unique.

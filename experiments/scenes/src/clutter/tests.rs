@@ -3,7 +3,7 @@
 
 use std::sync::OnceLock;
 
-use super::contacts::{geom, manifold};
+use super::contacts::{geom, manifold, Geom, Narrow};
 use super::*;
 use approx::assert_relative_eq;
 use contactlab_core::drivers::pgs::{solve_pgs, ProjectedGaussSeidel};
@@ -847,6 +847,54 @@ fn manifolds_reduce_to_the_four_that_span_them() {
     assert_eq!(features, vec![99, 2, 4, 6]);
     // Four or fewer are kept as they are.
     assert_eq!(reduce_manifold(&pts[..4], &n), pts[..4].to_vec());
+}
+
+/// The narrow phase keeps one parry manifold from pair to pair, and parry's routines update a
+/// manifold's points in place (persistent manifolds): a pair answered after others, of every
+/// kind and either way round, equals the same pair answered first, bit for bit.
+#[test]
+fn a_reused_narrow_phase_answers_each_pair_as_a_fresh_one() {
+    let id = UnitQuaternion::identity();
+    let q = turned([0.2, 1.0, -0.4], 0.7);
+    let bodies = [
+        cube([0.0, 0.0, 0.5], id),
+        cube([0.01, 0.02, 0.6 - 1e-4], turned([0.0, 0.0, 1.0], 0.4)),
+        ball([0.02, 0.01, 0.6 - 1e-4]),
+        ball([0.02 + 2.0 * H - 3e-4, 0.01, 0.6 - 1e-4]),
+        cube([0.0, 0.0, H - 2e-4], q),
+    ];
+    let ground = (
+        Geom::Ground(parry3d_f64::shape::HalfSpace::new(
+            parry3d_f64::math::Vector::Z,
+        )),
+        parry3d_f64::math::Pose::identity(),
+    );
+    let shape = |i: usize| (geom(&bodies[i]), bodies[i].pose());
+    // Box-box (eight clipped points), box-ball, ball-box (swapped), ball-ball, ground-box,
+    // box-ground (swapped), ball-ground, and the first again.
+    let pairs = [
+        (shape(0), shape(1)),
+        (shape(0), shape(2)),
+        (shape(2), shape(0)),
+        (shape(2), shape(3)),
+        (ground, shape(4)),
+        (shape(4), ground),
+        (shape(3), ground),
+        (shape(0), shape(1)),
+    ];
+    let mut narrow = Narrow::default();
+    let mut found = 0;
+    for ((g1, p1), (g2, p2)) in pairs {
+        let fresh = manifold(g1, &p1, g2, &p2, 1e-3);
+        let reused = narrow.pair(g1, &p1, g2, &p2, 1e-3);
+        assert_eq!(reused, fresh.as_ref().map(|(n, _)| *n));
+        if let Some((_, points)) = fresh {
+            assert_eq!(narrow.points, points);
+            found += 1;
+        }
+    }
+    // Every pair touches but the ball in the air and the ground.
+    assert_eq!(found, 7);
 }
 
 /// A sphere resting on the floor, with walls (the floor box) and without (the ground): one
