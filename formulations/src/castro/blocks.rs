@@ -40,7 +40,7 @@
 
 use contactlab_core::constraint::Constraint;
 use contactlab_core::generalized::{sparse_mul_add, sparse_transpose_mul_add};
-use contactlab_core::{CoreError, GeneralizedProblem, Merit, Optimality, OwnNewton};
+use contactlab_core::{CoreError, GeneralizedProblem, LinePoint, Merit, Optimality, OwnNewton};
 use faer::linalg::solvers::Solve;
 use faer::{Mat, MatMut, Side};
 
@@ -48,6 +48,9 @@ use super::cost::{diag_inv_sqrt, eq26_optimality};
 use super::params::{
     bias, compliant_regularization, near_rigid_regularization, RegularizationParams,
 };
+
+/// The most rows a contact block has (`condim` 6).
+const MAX_CONTACT_ROWS: usize = 6;
 
 /// A block's impulse set, with what its projection needs.
 #[derive(Debug, Clone, PartialEq)]
@@ -168,14 +171,29 @@ impl Block {
                 0.5 * self.r[0] * (y[0] * y[0] - excess * excess)
             }
             Set::Cone { slope, active } => {
-                // The rows in S's coordinates `z = R^1/2 y`, the inactive ones left out.
-                let rows: Vec<usize> = (0..m).filter(|&i| i == 0 || active[i - 1]).collect();
-                let k = rows.len();
-                let sq: Vec<f64> = rows.iter().map(|&i| self.r[i].sqrt()).collect();
-                let z: Vec<f64> = rows.iter().zip(&sq).map(|(&i, s)| s * y[i]).collect();
-                let mut p = vec![0.0; k];
-                let mut dp = vec![0.0; k * k];
-                project_soc(*slope, &z, &mut p, want_g.then_some(&mut dp[..]));
+                // The rows in S's coordinates `z = R^1/2 y`, the inactive ones left out; on
+                // the stack, as a contact has at most `MAX_CONTACT_ROWS` (the cost refuses
+                // larger ones).
+                let mut rows = [0usize; MAX_CONTACT_ROWS];
+                let mut k = 0;
+                for i in (0..m).filter(|&i| i == 0 || active[i - 1]) {
+                    rows[k] = i;
+                    k += 1;
+                }
+                let rows = &rows[..k];
+                let (mut sq, mut z) = ([0.0; MAX_CONTACT_ROWS], [0.0; MAX_CONTACT_ROWS]);
+                for (a, &i) in rows.iter().enumerate() {
+                    sq[a] = self.r[i].sqrt();
+                    z[a] = sq[a] * y[i];
+                }
+                let mut p = [0.0; MAX_CONTACT_ROWS];
+                let mut dp = [0.0; MAX_CONTACT_ROWS * MAX_CONTACT_ROWS];
+                project_soc(
+                    *slope,
+                    &z[..k],
+                    &mut p[..k],
+                    want_g.then_some(&mut dp[..k * k]),
+                );
                 gamma.fill(0.0);
                 for (a, &i) in rows.iter().enumerate() {
                     gamma[i] = p[a] / sq[a];
@@ -183,7 +201,7 @@ impl Block {
                         set_g(i, jc, dp[a * k + c] / (sq[a] * sq[c]));
                     }
                 }
-                0.5 * p.iter().map(|x| x * x).sum::<f64>()
+                0.5 * p[..k].iter().map(|x| x * x).sum::<f64>()
             }
         }
     }
@@ -275,6 +293,11 @@ impl SapBlockCost {
             let name = |why: String| {
                 CoreError::Unsupported(format!("SAP: block {i} ({}) {why}", c.kind()))
             };
+            if matches!(c, Constraint::Contact { .. }) && m > MAX_CONTACT_ROWS {
+                return Err(name(format!(
+                    "has {m} rows: a contact has at most {MAX_CONTACT_ROWS} (condim 6)"
+                )));
+            }
             let compliant = compliant_regularization(g.dt, k, tau_d).map_err(name)?;
             // Eq. 29 for a row of Delassus estimate `wi`.
             let rigid_r = |wi: f64| near_rigid_regularization(wi, params).max(compliant);
@@ -340,20 +363,34 @@ impl SapBlockCost {
     }
 
     /// The impulses `gamma(v)`, the regularisation's part of the cost, and (with `hessian`)
-    /// each block's `G`.
-    fn impulses_at(&self, v: &[f64], hessian: bool) -> (Vec<f64>, f64, Vec<Vec<f64>>) {
+    /// each block's `G`, row-major, one after the other in block order ([`Self::g_blocks`]).
+    fn impulses_at(&self, v: &[f64], hessian: bool) -> (Vec<f64>, f64, Vec<f64>) {
         let z = self.rows_at(v, &self.offset);
         let mut gamma = vec![0.0; z.len()];
-        let (mut cost, mut gs) = (0.0, Vec::new());
+        let mut cost = 0.0;
+        let mut gs = Vec::new();
+        let mut y = Vec::new();
         for b in &self.blocks {
             let m = b.r.len();
-            let y: Vec<f64> = (0..m).map(|k| -z[b.start + k] / b.r[k]).collect();
-            let mut g = vec![0.0; if hessian { m * m } else { 0 }];
+            y.clear();
+            y.extend((0..m).map(|k| -z[b.start + k] / b.r[k]));
+            let at = gs.len();
+            if hessian {
+                gs.resize(at + m * m, 0.0);
+            }
             let out = &mut gamma[b.start..b.start + m];
-            cost += b.project(&y, out, hessian.then_some(&mut g[..]));
-            gs.push(g);
+            cost += b.project(&y, out, hessian.then_some(&mut gs[at..]));
         }
         (gamma, cost, gs)
+    }
+
+    /// Each block beside its `G` in `gs` as [`Self::impulses_at`] lays them out.
+    fn g_blocks<'a>(&'a self, gs: &'a [f64]) -> impl Iterator<Item = (&'a Block, &'a [f64])> {
+        self.blocks.iter().scan(0, move |at, b| {
+            let m = b.r.len();
+            *at += m * m;
+            Some((b, &gs[*at - m * m..*at]))
+        })
     }
 
     /// The impulses at `v` (SAP's Theorem 1: `gamma = P(y(v))`).
@@ -364,6 +401,17 @@ impl SapBlockCost {
     /// The row velocities the problem's conditions read on, `J v + b - t`.
     pub fn contact_velocities(&self, v: &[f64]) -> Vec<f64> {
         self.rows_at(v, &self.reported)
+    }
+
+    /// `(v - v*)' A (v - v*) / 2` from `ae = A (v - v*)`.
+    fn half_quadratic(&self, v: &[f64], ae: &[f64]) -> f64 {
+        let quad: f64 = v
+            .iter()
+            .zip(&self.v_star)
+            .zip(ae)
+            .map(|((a, b), c)| (a - b) * c)
+            .sum();
+        0.5 * quad
     }
 
     /// `A (v - v*)`.
@@ -381,14 +429,7 @@ impl Merit for SapBlockCost {
     }
 
     fn value(&self, x: &[f64]) -> f64 {
-        let ae = self.a_e(x);
-        let quad: f64 = x
-            .iter()
-            .zip(&self.v_star)
-            .zip(&ae)
-            .map(|((a, b), c)| (a - b) * c)
-            .sum();
-        0.5 * quad + self.impulses_at(x, false).1
+        self.half_quadratic(x, &self.a_e(x)) + self.impulses_at(x, false).1
     }
 
     fn gradient(&self, x: &[f64], g: &mut [f64]) {
@@ -413,7 +454,7 @@ impl Merit for SapBlockCost {
             }
         }
         // J' G J block by block, over the nonzeros of J's rows only.
-        for (b, g) in self.blocks.iter().zip(&gs) {
+        for (b, g) in self.g_blocks(&gs) {
             let m = b.r.len();
             for (p, q) in (0..m).flat_map(|p| (0..m).map(move |q| (p, q))) {
                 let gpq = g[p * m + q];
@@ -426,6 +467,36 @@ impl Merit for SapBlockCost {
                     }
                 }
             }
+        }
+    }
+
+    /// Section IV-C's line without forming the Hessian: at `v = x + alpha dx`, the quadratic
+    /// part reads `A (v - v*)` and `A dx`, and each block `gamma_b` and `G_b` on its rows of
+    /// `J dx`: `dl/dalpha = dx' A (v - v*) - gamma' J dx` and
+    /// `d2l/dalpha2 = dx' A dx + sum_b (J_b dx)' G_b (J_b dx)`.
+    fn along_line(&self, x: &[f64], dx: &[f64], alpha: f64) -> LinePoint {
+        let v: Vec<f64> = x.iter().zip(dx).map(|(a, d)| a + alpha * d).collect();
+        let ae = self.a_e(&v);
+        let mut a_dx = vec![0.0; dx.len()];
+        sparse_mul_add(&self.a, dx, &mut a_dx);
+        let mut j_dx = vec![0.0; self.offset.len()];
+        sparse_mul_add(&self.j, dx, &mut j_dx);
+        let (gamma, cost, gs) = self.impulses_at(&v, true);
+        let dot = |a: &[f64], b: &[f64]| a.iter().zip(b).map(|(p, q)| p * q).sum::<f64>();
+        let blocks_curvature: f64 = self
+            .g_blocks(&gs)
+            .map(|(b, g)| {
+                let m = b.r.len();
+                let w = &j_dx[b.start..b.start + m];
+                (0..m)
+                    .map(|p| w[p] * (0..m).map(|q| g[p * m + q] * w[q]).sum::<f64>())
+                    .sum::<f64>()
+            })
+            .sum();
+        LinePoint {
+            value: self.half_quadratic(&v, &ae) + cost,
+            slope: dot(dx, &ae) - dot(&gamma, &j_dx),
+            curvature: dot(dx, &a_dx) + blocks_curvature,
         }
     }
 

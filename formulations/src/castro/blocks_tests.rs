@@ -252,6 +252,54 @@ fn the_costs_gradient_and_hessian_match_finite_differences_on_every_kind() {
     }
 }
 
+/// The line's value, slope and curvature (section IV-C, without forming the Hessian) are the
+/// cost's value at the trial point, its gradient along `dx` and `dx' H dx`, on every kind,
+/// at points on either side of the sets' kinks; and a contact block of more rows than
+/// condim 6 is refused by name.
+#[test]
+fn the_line_is_the_costs_value_slope_and_curvature_on_every_kind() {
+    for seed in 0..5 {
+        let g = every_kind(seed);
+        let cost = SapBlockCost::new(&g, &PARAMS).unwrap();
+        let mut rng = ChaCha8Rng::seed_from_u64(200 + seed);
+        let n = g.v_star.len();
+        let x: Vec<f64> = g
+            .v_star
+            .iter()
+            .map(|v| v + 0.1 * rng.random_range(-1.0..1.0))
+            .collect();
+        let dx: Vec<f64> = (0..n).map(|_| rng.random_range(-1.0..1.0)).collect();
+        for alpha in [0.0, 0.05, 0.3, 1.0, 1.25] {
+            let line = cost.along_line(&x, &dx, alpha);
+            let xa: Vec<f64> = x.iter().zip(&dx).map(|(a, d)| a + alpha * d).collect();
+            let mut grad = vec![0.0; n];
+            cost.gradient(&xa, &mut grad);
+            let mut hess = faer::Mat::<f64>::zeros(n, n);
+            cost.hessian(&xa, hess.as_mut());
+            let slope: f64 = grad.iter().zip(&dx).map(|(a, b)| a * b).sum();
+            let curvature: f64 = (0..n)
+                .flat_map(|r| (0..n).map(move |c| (r, c)))
+                .map(|(r, c)| dx[r] * hess[(r, c)] * dx[c])
+                .sum();
+            let close = |a: f64, b: f64| (a - b).abs() <= 1e-12 * (1.0 + b.abs());
+            assert!(
+                close(line.value, cost.value(&xa)),
+                "seed {seed} alpha {alpha}"
+            );
+            assert!(close(line.slope, slope), "seed {seed} alpha {alpha}: slope");
+            assert!(
+                close(line.curvature, curvature) && curvature > 0.0,
+                "seed {seed} alpha {alpha}: curvature {} against {curvature}",
+                line.curvature
+            );
+        }
+    }
+    let mut g = every_kind(0);
+    g.others[0].constraint = Constraint::Contact { mu: vec![0.5; 6] };
+    let err = SapBlockCost::new(&g, &PARAMS).unwrap_err().to_string();
+    assert!(err.contains("has 7 rows"), "{err}");
+}
+
 #[test]
 fn on_coulomb_contacts_the_block_cost_is_eq_24s() {
     // The same problem through both paths: eq. 24's sparse cost and the constraint-agnostic one.
