@@ -40,7 +40,9 @@
 
 use contactlab_core::constraint::Constraint;
 use contactlab_core::generalized::{sparse_mul_add, sparse_transpose_mul_add};
-use contactlab_core::{CoreError, GeneralizedProblem, LinePoint, Merit, Optimality, OwnNewton};
+use contactlab_core::{
+    CoreError, GeneralizedProblem, LinePoint, Merit, MeritEval, MeritHessian, Optimality, OwnNewton,
+};
 use faer::linalg::solvers::Solve;
 use faer::{Mat, MatMut, Side};
 
@@ -467,6 +469,28 @@ impl Merit for SapBlockCost {
                     }
                 }
             }
+        }
+    }
+
+    /// The value and gradient from one `A (v - v*)` and one projection of every block (the
+    /// trait's default makes each twice); the Hessian, when asked, as [`Merit::hessian`].
+    fn evaluate(&self, x: &[f64], hessian: bool) -> MeritEval {
+        let ae = self.a_e(x);
+        let (gamma, cost, _) = self.impulses_at(x, false);
+        let value = self.half_quadratic(x, &ae) + cost;
+        let mut gradient = ae;
+        let neg: Vec<f64> = gamma.iter().map(|v| -v).collect();
+        sparse_transpose_mul_add(&self.j, &neg, &mut gradient);
+        let hessian = hessian.then(|| {
+            let n = self.dim();
+            let mut h = Mat::zeros(n, n);
+            self.hessian(x, h.as_mut());
+            MeritHessian::Dense(h)
+        });
+        MeritEval {
+            value,
+            gradient,
+            hessian,
         }
     }
 

@@ -253,7 +253,8 @@ fn the_costs_gradient_and_hessian_match_finite_differences_on_every_kind() {
 }
 
 /// The line's value, slope and curvature (section IV-C, without forming the Hessian) are the
-/// cost's value at the trial point, its gradient along `dx` and `dx' H dx`, on every kind,
+/// cost's value at the trial point, its gradient along `dx` and `dx' H dx`, and one
+/// evaluation is the value and gradient apart, on every kind,
 /// at points on either side of the sets' kinks; and a contact block of more rows than
 /// condim 6 is refused by name.
 #[test]
@@ -281,6 +282,10 @@ fn the_line_is_the_costs_value_slope_and_curvature_on_every_kind() {
                 .flat_map(|r| (0..n).map(move |c| (r, c)))
                 .map(|(r, c)| dx[r] * hess[(r, c)] * dx[c])
                 .sum();
+            // One evaluation gives the same bits as the value and the gradient apart.
+            let e = cost.evaluate(&xa, true);
+            assert_eq!((e.value, &e.gradient), (cost.value(&xa), &grad));
+            assert!(e.hessian.is_some());
             let close = |a: f64, b: f64| (a - b).abs() <= 1e-12 * (1.0 + b.abs());
             assert!(
                 close(line.value, cost.value(&xa)),
