@@ -149,7 +149,8 @@ impl FormulationPlugin for MlcpFbFormulation {
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct MncpFormulation {
-    /// Relative cutoff of the pseudoinverse in the sticking start (Todorov section III-F).
+    /// Relative cutoff of the pseudoinverse in the sticking start (Todorov section III-F), as
+    /// `implicit-ncp`'s `rcond`.
     pub rcond: f64,
 }
 

@@ -39,14 +39,16 @@ mod kinds;
 mod ncp;
 pub(crate) use ncp::block;
 pub mod plugin;
+mod pseudo_inverse;
 pub mod solver;
 
 pub use kinds::BlockMap;
 pub use ncp::{
     contact_crossings, edge_at, edge_normal, edge_tangent_basis, impulse, project_on_cone_edge,
-    pseudo_inverse_solve, region_along, velocity, EdgeKind, ImplicitNcp, Region,
+    region_along, velocity, EdgeKind, ImplicitNcp, Region,
 };
 pub use plugin::ImplicitNcpFormulation;
+pub use pseudo_inverse::{eigen_pseudo_inverse_solve, pseudo_inverse_solve};
 pub use solver::{solve_todorov, Todorov, TodorovSolver};
 
 #[cfg(test)]

@@ -9,7 +9,10 @@ use contactlab_core::{
     BDerivative, Constraints, Edge, EdgeMix, LocalProblem, NonSmoothResidual, NormalEquations,
     ProblemError, Residual,
 };
-use faer::{Col, Mat, MatMut};
+use faer::linalg::matmul::triangular::{self, BlockStructure};
+use faer::{Accum, Col, Mat, MatMut, Par};
+
+use super::pseudo_inverse::pseudo_inverse_solve;
 use nalgebra::{Matrix3, Vector3};
 
 /// The smooth piece a contact's `x_k` lies in (paper Fig. 1C).
@@ -191,6 +194,59 @@ pub(super) struct NormalProducts {
     pub(super) mtm: Mat<f64>,
     /// `D M = D^2 (A - I)`.
     pub(super) dm: Mat<f64>,
+}
+
+/// A contact's `df/dx` block as [`ImplicitNcp::normal_matrix`] multiplies by it: a separating
+/// contact's is zero and a sticking one's `-I` (eq. 10, [`Region::df_dx`]), so most of `J'J`'s
+/// block products on a pile are a sign or nothing.
+#[derive(Debug, Clone, Copy)]
+enum Piece<'a> {
+    Zero,
+    MinusIdentity,
+    General(&'a Matrix3<f64>),
+}
+
+impl<'a> Piece<'a> {
+    fn of(f: &'a Matrix3<f64>) -> Piece<'a> {
+        if *f == Matrix3::zeros() {
+            Piece::Zero
+        } else if *f == -Matrix3::identity() {
+            Piece::MinusIdentity
+        } else {
+            Piece::General(f)
+        }
+    }
+
+    fn is_zero(self) -> bool {
+        matches!(self, Piece::Zero)
+    }
+
+    /// `m F`.
+    fn right_of(self, m: &Matrix3<f64>) -> Matrix3<f64> {
+        match self {
+            Piece::Zero => Matrix3::zeros(),
+            Piece::MinusIdentity => -m,
+            Piece::General(f) => m * f,
+        }
+    }
+
+    /// `F' m`.
+    fn transpose_times(self, m: &Matrix3<f64>) -> Matrix3<f64> {
+        match self {
+            Piece::Zero => Matrix3::zeros(),
+            Piece::MinusIdentity => -m,
+            Piece::General(f) => f.transpose() * m,
+        }
+    }
+}
+
+/// The 3x3 block `(k, l)` of a matrix over contacts, read from its columns.
+fn block3(m: &Mat<f64>, k: usize, l: usize) -> Matrix3<f64> {
+    let col = |j: usize| &m.col_as_slice(3 * l + j)[3 * k..3 * k + 3];
+    let (c0, c1, c2) = (col(0), col(1), col(2));
+    Matrix3::new(
+        c0[0], c1[0], c2[0], c0[1], c1[1], c2[1], c0[2], c1[2], c2[2],
+    )
 }
 
 /// Contact `k`'s three entries of a stacked vector.
@@ -406,50 +462,40 @@ impl ImplicitNcp {
 
     /// `J'J` for block-diagonal `F'` given by `blocks`, in O(n^2): with `M = D (A - I)`,
     /// `J = M F' - D`, so `J'J = F''(M'M)F' - (DMF')' - DMF' + D^2`, where the
-    /// problem-constant `M'M` and `DM` are formed once (one O(n^3) product per problem).
+    /// problem-constant `M'M` and `DM` are formed once (one O(n^3) product per problem). Block
+    /// `(k, l)` is `F_k'(M'M)_kl F_l - (DM)_kl F_l - ((DM)_lk F_k)' (+ D_k^2 on the diagonal)`,
+    /// formed for `k >= l` and mirrored: `J'J` is symmetric.
     pub fn normal_matrix(&self, blocks: &[Matrix3<f64>]) -> Mat<f64> {
         let n = self.v0.len();
         let pr = self.products();
-        // Right-multiplies column block l of `src` by F'_l.
-        let times_f = |src: &Mat<f64>| {
-            let mut out = Mat::<f64>::zeros(n, n);
-            for (l, fb) in blocks.iter().enumerate() {
-                for i in 0..n {
-                    let row = nalgebra::RowVector3::new(
-                        src[(i, 3 * l)],
-                        src[(i, 3 * l + 1)],
-                        src[(i, 3 * l + 2)],
-                    );
-                    let v = row * fb;
-                    for c in 0..3 {
-                        out[(i, 3 * l + c)] = v[c];
-                    }
-                }
-            }
-            out
-        };
-        let mtm_f = times_f(&pr.mtm);
-        let dm_f = times_f(&pr.dm);
+        let pieces: Vec<Piece> = blocks.iter().map(Piece::of).collect();
         let mut jtj = Mat::<f64>::zeros(n, n);
-        for (k, fb) in blocks.iter().enumerate() {
-            let ft = fb.transpose();
-            for j in 0..n {
-                let col = Vector3::new(
-                    mtm_f[(3 * k, j)],
-                    mtm_f[(3 * k + 1, j)],
-                    mtm_f[(3 * k + 2, j)],
-                );
-                let v = ft * col;
-                for r in 0..3 {
-                    jtj[(3 * k + r, j)] = v[r];
+        for (l, &fl) in pieces.iter().enumerate() {
+            for (k, &fk) in pieces.iter().enumerate().skip(l) {
+                let mut b = Matrix3::zeros();
+                if !(fk.is_zero() || fl.is_zero()) {
+                    b += fk.transpose_times(&fl.right_of(&block3(&pr.mtm, k, l)));
+                }
+                if !fl.is_zero() {
+                    b -= fl.right_of(&block3(&pr.dm, k, l));
+                }
+                if !fk.is_zero() {
+                    b -= fk.right_of(&block3(&pr.dm, l, k)).transpose();
+                }
+                if k == l {
+                    for i in 0..3 {
+                        b[(i, i)] += self.d[3 * k + i] * self.d[3 * k + i];
+                    }
+                } else if fk.is_zero() && fl.is_zero() {
+                    continue;
+                }
+                for j in 0..3 {
+                    jtj.col_as_slice_mut(3 * l + j)[3 * k..3 * k + 3]
+                        .copy_from_slice(b.column(j).as_slice());
+                    jtj.col_as_slice_mut(3 * k + j)[3 * l..3 * l + 3]
+                        .copy_from_slice(b.row(j).transpose().as_slice());
                 }
             }
-        }
-        for j in 0..n {
-            for i in 0..n {
-                jtj[(i, j)] -= dm_f[(i, j)] + dm_f[(j, i)];
-            }
-            jtj[(j, j)] += self.d[j] * self.d[j];
         }
         jtj
     }
@@ -461,8 +507,27 @@ impl ImplicitNcp {
             let m = Mat::from_fn(n, n, |i, j| {
                 self.d[i] * (self.a[(i, j)] - if i == j { 1.0 } else { 0.0 })
             });
+            // M'M is symmetric: its lower triangle by one triangular product (half a dense
+            // product's flops), mirrored.
+            let mut mtm = Mat::<f64>::zeros(n, n);
+            triangular::matmul(
+                mtm.as_mut(),
+                BlockStructure::TriangularLower,
+                Accum::Replace,
+                m.transpose(),
+                BlockStructure::Rectangular,
+                &m,
+                BlockStructure::Rectangular,
+                1.0,
+                Par::Seq,
+            );
+            for j in 1..n {
+                for i in 0..j {
+                    mtm[(i, j)] = mtm[(j, i)];
+                }
+            }
             NormalProducts {
-                mtm: m.transpose() * &m,
+                mtm,
                 dm: Mat::from_fn(n, n, |i, j| self.d[i] * m[(i, j)]),
             }
         })
@@ -479,9 +544,10 @@ impl ImplicitNcp {
     }
 
     /// Section III-F: all contacts sticking, `v = b e_n` per contact (`v = 0` for `b = 0`),
-    /// `f = A^+ (v - v0)`, `x = v - f`. The pseudoinverse drops singular values below
-    /// `rcond * sigma_max`: resting piles make `A` singular, and without a relative cutoff
-    /// the impulses blow up along the null space. Off the Coulomb path every block starts
+    /// `f = A^+ (v - v0)`, `x = v - f`. The pseudoinverse drops the directions whose pivot is
+    /// at most `rcond` times `A`'s largest diagonal ([`pseudo_inverse_solve`]): resting piles
+    /// make `A` singular, and without a relative cutoff the impulses blow up along the null
+    /// space. Off the Coulomb path every block starts
     /// in its stick region the same way: `v = b` on the normal row of a limit or a contact,
     /// `v = 0` on the rows of an equality, a friction loss and the contacts' friction.
     pub fn sticking_start(&self, rcond: f64) -> Vec<f64> {
@@ -511,30 +577,6 @@ fn sticking_velocity(c: &Constraints, b: &[f64]) -> Vec<f64> {
         }
     }
     v
-}
-
-/// `A^+ y` for symmetric `A` by its eigendecomposition, dropping eigenvalues with
-/// `|lambda| <= rcond * max |lambda|`.
-pub fn pseudo_inverse_solve(a: &Mat<f64>, y: &[f64], rcond: f64) -> Vec<f64> {
-    let n = y.len();
-    let sym = Mat::from_fn(n, n, |i, j| 0.5 * (a[(i, j)] + a[(j, i)]));
-    let Ok(eig) = sym.self_adjoint_eigen(faer::Side::Lower) else {
-        return vec![0.0; n];
-    };
-    let (u, s) = (eig.U(), eig.S());
-    let smax = (0..n).map(|i| s[i].abs()).fold(0.0, f64::max);
-    let mut out = vec![0.0; n];
-    for k in 0..n {
-        let lam = s[k];
-        if lam.abs() <= rcond * smax || lam == 0.0 {
-            continue;
-        }
-        let c: f64 = (0..n).map(|i| u[(i, k)] * y[i]).sum::<f64>() / lam;
-        for (i, o) in out.iter_mut().enumerate() {
-            *o += c * u[(i, k)];
-        }
-    }
-    out
 }
 
 impl Residual for ImplicitNcp {
@@ -936,9 +978,15 @@ mod tests {
             let plain = ImplicitNcp::new(&p);
             for r in [plain.clone(), plain.with_row_sum_scaling()] {
                 let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(50 + seed);
-                // Arbitrary 3x3 blocks: the identity must hold for any block-diagonal F'.
-                let blocks: Vec<Matrix3<f64>> = (0..4)
-                    .map(|_| Matrix3::from_fn(|_, _| rng.random_range(-1.0..1.0)))
+                // Arbitrary 3x3 blocks: the identity must hold for any block-diagonal F'; the
+                // break and stick pieces' zero and `-I`, which `normal_matrix` takes apart,
+                // among them (contacts 0 and 3 share a kind, so every pair of kinds meets).
+                let blocks: Vec<Matrix3<f64>> = (0..4u64)
+                    .map(|k| match (k + seed) % 3 {
+                        0 => Matrix3::zeros(),
+                        1 => -Matrix3::identity(),
+                        _ => Matrix3::from_fn(|_, _| rng.random_range(-1.0..1.0)),
+                    })
                     .collect();
                 let y: Vec<f64> = (0..12).map(|_| rng.random_range(-1.0..1.0)).collect();
                 let mut j = Mat::<f64>::zeros(12, 12);

@@ -17,7 +17,8 @@ pub struct ImplicitNcpFormulation {
     pub row_sum_scaling: bool,
     /// Restarts from a perturbed point after a local minimum (section V-A), at most this many.
     pub restarts: u32,
-    /// Relative cutoff of the pseudoinverse in the sticking start (section III-F).
+    /// Relative cutoff of the pseudoinverse in the sticking start (section III-F): pivots of
+    /// `A`'s pivoted Cholesky at most `rcond` times its largest diagonal are dropped.
     pub rcond: f64,
 }
 

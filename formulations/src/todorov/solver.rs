@@ -415,22 +415,27 @@ impl TodorovSolver {
                 cuts.extend(ks.into_iter().filter(|&a| a > 1e-12 && a < 1.0 - 1e-12));
             }
             cuts.push(1.0);
+            // Each cut's residual once: a crossing ends one sub-segment and starts the next.
+            let mut start = CutPoint::at(f, pa, &dir, cuts[0]);
             for w in cuts.windows(2) {
                 if deadline.expired() {
                     return best;
                 }
                 let (a0, a1) = (w[0], w[1]);
                 if a1 - a0 <= 1e-14 {
+                    if a1 != a0 {
+                        start = CutPoint::at(f, pa, &dir, a1);
+                    }
                     continue;
                 }
-                let p0 = axpy(pa, a0, &dir);
-                let p1 = axpy(pa, a1, &dir);
+                let end = CutPoint::at(f, pa, &dir, a1);
                 let sub: Vec<f64> = dir.iter().map(|d| d * (a1 - a0)).collect();
-                let (m0, s0) = merit_and_slope(f, &p0, &sub, 1.0);
-                let (m1, s1) = merit_and_slope(f, &p1, &sub, -1.0);
+                let s0 = start.slope(f, &sub, 1.0);
+                let s1 = end.slope(f, &sub, -1.0);
+                let (p0, m0, m1) = (start.x.clone(), start.merit, end.merit);
                 // Interior crossings are edge points; the segment's own ends are not.
                 consider(PathPoint {
-                    x: p1,
+                    x: end.x.clone(),
                     merit: m1,
                     on_edge: self.params.edge_aware && a1 < 1.0,
                     position: leg as f64 + a1,
@@ -445,6 +450,7 @@ impl TodorovSolver {
                         position: leg as f64 + a0 + t * (a1 - a0),
                     });
                 }
+                start = end;
             }
         }
         best
@@ -540,20 +546,32 @@ struct PathPoint {
     position: f64,
 }
 
-/// `l(p)` and the one-sided slope of `t -> l(p + t sub)` at `t = 0`, taken on the piece entered
-/// along `side * sub` (`side = -1` gives the slope at the end of a sub-segment, from inside):
-/// `side * r' F'(p; side * sub)`.
-fn merit_and_slope<R: NonSmoothResidual + ?Sized>(
-    f: &R,
-    p: &[f64],
-    sub: &[f64],
-    side: f64,
-) -> (f64, f64) {
-    let r = eval(f, p);
-    let probe: Vec<f64> = sub.iter().map(|d| side * d).collect();
-    let mut jd = vec![0.0; r.len()];
-    f.derivative_along(p, &probe, &mut jd);
-    (kit::merit_of(&r), side * dot(&r, &jd))
+/// A cut of the line search's path (a leg's end or a kink crossing): the point, its residual
+/// and merit, evaluated once for the two sub-segments it bounds.
+struct CutPoint {
+    x: Vec<f64>,
+    r: Vec<f64>,
+    merit: f64,
+}
+
+impl CutPoint {
+    /// The point `p + a dir`.
+    fn at<R: NonSmoothResidual + ?Sized>(f: &R, p: &[f64], dir: &[f64], a: f64) -> CutPoint {
+        let x = axpy(p, a, dir);
+        let r = eval(f, &x);
+        let merit = kit::merit_of(&r);
+        CutPoint { x, r, merit }
+    }
+
+    /// The one-sided slope of `t -> l(x + t sub)` at `t = 0`, taken on the piece entered along
+    /// `side * sub` (`side = -1` gives the slope at the end of a sub-segment, from inside):
+    /// `side * r' F'(x; side * sub)`.
+    fn slope<R: NonSmoothResidual + ?Sized>(&self, f: &R, sub: &[f64], side: f64) -> f64 {
+        let probe: Vec<f64> = sub.iter().map(|d| side * d).collect();
+        let mut jd = vec![0.0; self.r.len()];
+        f.derivative_along(&self.x, &probe, &mut jd);
+        side * dot(&self.r, &jd)
+    }
 }
 
 /// The basis `B` (n x m) of eq. 28: identity columns off the active edges, the orthonormal
@@ -633,41 +651,44 @@ impl Basis {
         out
     }
 
-    /// Column `c` of `M B` for a matrix given by its columns.
-    fn right_column(&self, col: &dyn Fn(usize) -> Vec<f64>, c: usize) -> Vec<f64> {
-        match self.columns[c] {
-            Column::Unit(i) => col(i),
-            Column::Edge(k, j) => {
-                let (s, q) = &self.blocks[k];
-                let mut out = col(*s);
-                out.iter_mut().for_each(|v| *v *= q[(0, j)]);
-                for l in 1..q.nrows() {
-                    let cl = col(s + l);
-                    out.iter_mut()
-                        .zip(cl)
-                        .for_each(|(o, v)| *o += q[(l, j)] * v);
-                }
-                out
-            }
-        }
-    }
-
-    /// `B' H B` (m x m) for a symmetric `H` (n x n).
+    /// `B' H B` (m x m) for a symmetric `H` (n x n): `H B` column by column (an identity
+    /// column copies one of `H`'s, an edge's column combines its block's), then `B'` on the
+    /// rows the same way, over contiguous columns.
     fn restrict(&self, h: &Mat<f64>) -> Mat<f64> {
         let m = self.columns.len();
         let n = h.nrows();
-        let hcol = |i: usize| (0..n).map(|r| h[(r, i)]).collect::<Vec<f64>>();
-        let hb: Vec<Vec<f64>> = (0..m).map(|c| self.right_column(&hcol, c)).collect();
-        Mat::from_fn(m, m, |i, j| {
-            // (B' (HB))_{ij} = column i of B dotted with column j of HB.
-            match self.columns[i] {
-                Column::Unit(r) => hb[j][r],
-                Column::Edge(k, c) => {
+        let mut hb = Mat::<f64>::zeros(n, m);
+        for (c, col) in self.columns.iter().enumerate() {
+            match *col {
+                Column::Unit(i) => hb.col_as_slice_mut(c).copy_from_slice(h.col_as_slice(i)),
+                Column::Edge(k, j) => {
                     let (s, q) = &self.blocks[k];
-                    (0..q.nrows()).map(|l| q[(l, c)] * hb[j][s + l]).sum()
+                    for l in 0..q.nrows() {
+                        let w = q[(l, j)];
+                        let src = h.col_as_slice(s + l);
+                        hb.col_as_slice_mut(c)
+                            .iter_mut()
+                            .zip(src)
+                            .for_each(|(o, v)| *o += w * v);
+                    }
                 }
             }
-        })
+        }
+        let mut out = Mat::<f64>::zeros(m, m);
+        for c in 0..m {
+            let src = hb.col_as_slice(c);
+            let dst = out.col_as_slice_mut(c);
+            for (r, row) in self.columns.iter().enumerate() {
+                dst[r] = match *row {
+                    Column::Unit(i) => src[i],
+                    Column::Edge(k, j) => {
+                        let (s, q) = &self.blocks[k];
+                        (0..q.nrows()).map(|l| q[(l, j)] * src[s + l]).sum()
+                    }
+                };
+            }
+        }
+        out
     }
 }
 
