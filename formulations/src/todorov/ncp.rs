@@ -5,12 +5,12 @@
 use std::sync::OnceLock;
 
 use contactlab_core::constraint::Constraint;
+use contactlab_core::drivers::kit::gram;
 use contactlab_core::{
     BDerivative, Constraints, Edge, EdgeMix, LocalProblem, NonSmoothResidual, NormalEquations,
     ProblemError, Residual,
 };
-use faer::linalg::matmul::triangular::{self, BlockStructure};
-use faer::{Accum, Col, Mat, MatMut, Par};
+use faer::{Col, Mat, MatMut};
 
 use super::pseudo_inverse::pseudo_inverse_solve;
 use nalgebra::{Matrix3, Vector3};
@@ -507,27 +507,8 @@ impl ImplicitNcp {
             let m = Mat::from_fn(n, n, |i, j| {
                 self.d[i] * (self.a[(i, j)] - if i == j { 1.0 } else { 0.0 })
             });
-            // M'M is symmetric: its lower triangle by one triangular product (half a dense
-            // product's flops), mirrored.
-            let mut mtm = Mat::<f64>::zeros(n, n);
-            triangular::matmul(
-                mtm.as_mut(),
-                BlockStructure::TriangularLower,
-                Accum::Replace,
-                m.transpose(),
-                BlockStructure::Rectangular,
-                &m,
-                BlockStructure::Rectangular,
-                1.0,
-                Par::Seq,
-            );
-            for j in 1..n {
-                for i in 0..j {
-                    mtm[(i, j)] = mtm[(j, i)];
-                }
-            }
             NormalProducts {
-                mtm,
+                mtm: gram(m.as_ref()),
                 dm: Mat::from_fn(n, n, |i, j| self.d[i] * m[(i, j)]),
             }
         })

@@ -12,6 +12,7 @@
 //! than the eigendecomposition this replaced, which made the start a third of a solve on
 //! clutter islands.
 
+use contactlab_core::drivers::kit::gram;
 use faer::dyn_stack::{MemBuffer, MemStack};
 use faer::linalg::cholesky::llt_pivoting::factor::{cholesky_in_place, cholesky_in_place_scratch};
 use faer::linalg::solvers::Solve;
@@ -28,7 +29,7 @@ pub fn pseudo_inverse_solve(a: &Mat<f64>, y: &[f64], rcond: f64) -> Vec<f64> {
 /// The module's solve; `None` where the pivoted factorization or the `r x r` one fails.
 fn pivoted_cholesky_solve(a: &Mat<f64>, y: &[f64], rcond: f64) -> Option<Vec<f64>> {
     let n = y.len();
-    let mut l = Mat::from_fn(n, n, |i, j| 0.5 * (a[(i, j)] + a[(j, i)]));
+    let mut l = symmetric_part(a);
     let top = (0..n).map(|i| l[(i, i)]).fold(0.0, f64::max);
     if top == 0.0 {
         return Some(vec![0.0; n]);
@@ -53,8 +54,7 @@ fn pivoted_cholesky_solve(a: &Mat<f64>, y: &[f64], rcond: f64) -> Option<Vec<f64
         .count();
     // B = P' L_r: row perm[i] of B is row i of L_r.
     let b = Mat::from_fn(n, rank, |i, j| if i >= j { l[(i, j)] } else { 0.0 });
-    let gram = b.transpose() * &b;
-    let llt = gram.llt(Side::Lower).ok()?;
+    let llt = gram(b.as_ref()).llt(Side::Lower).ok()?;
     let bty = b.transpose() * Col::from_fn(n, |i| y[perm[i]]);
     let z = llt.solve(llt.solve(&bty));
     let fp = &b * &z;
@@ -65,12 +65,17 @@ fn pivoted_cholesky_solve(a: &Mat<f64>, y: &[f64], rcond: f64) -> Option<Vec<f64
     out.iter().all(|v| v.is_finite()).then_some(out)
 }
 
+/// `(A + A') / 2`.
+fn symmetric_part(a: &Mat<f64>) -> Mat<f64> {
+    let n = a.nrows();
+    Mat::from_fn(n, n, |i, j| 0.5 * (a[(i, j)] + a[(j, i)]))
+}
+
 /// `A^+ y` for symmetric `A` by its eigendecomposition, dropping eigenvalues with
 /// `|lambda| <= rcond * max |lambda|`: the fallback for a matrix that is not semidefinite.
 pub fn eigen_pseudo_inverse_solve(a: &Mat<f64>, y: &[f64], rcond: f64) -> Vec<f64> {
     let n = y.len();
-    let sym = Mat::from_fn(n, n, |i, j| 0.5 * (a[(i, j)] + a[(j, i)]));
-    let Ok(eig) = sym.self_adjoint_eigen(faer::Side::Lower) else {
+    let Ok(eig) = symmetric_part(a).self_adjoint_eigen(faer::Side::Lower) else {
         return vec![0.0; n];
     };
     let (u, s) = (eig.U(), eig.S());

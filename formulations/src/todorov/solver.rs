@@ -432,7 +432,7 @@ impl TodorovSolver {
                 let sub: Vec<f64> = dir.iter().map(|d| d * (a1 - a0)).collect();
                 let s0 = start.slope(f, &sub, 1.0);
                 let s1 = end.slope(f, &sub, -1.0);
-                let (p0, m0, m1) = (start.x.clone(), start.merit, end.merit);
+                let (m0, m1) = (start.merit, end.merit);
                 // Interior crossings are edge points; the segment's own ends are not.
                 consider(PathPoint {
                     x: end.x.clone(),
@@ -441,7 +441,7 @@ impl TodorovSolver {
                     position: leg as f64 + a1,
                 });
                 if let Some(t) = cubic_minimizer(m0, s0, m1, s1) {
-                    let pt = axpy(&p0, t, &sub);
+                    let pt = axpy(&start.x, t, &sub);
                     let mt = kit::merit_of(&eval(f, &pt));
                     consider(PathPoint {
                         x: pt,
@@ -676,17 +676,8 @@ impl Basis {
         }
         let mut out = Mat::<f64>::zeros(m, m);
         for c in 0..m {
-            let src = hb.col_as_slice(c);
-            let dst = out.col_as_slice_mut(c);
-            for (r, row) in self.columns.iter().enumerate() {
-                dst[r] = match *row {
-                    Column::Unit(i) => src[i],
-                    Column::Edge(k, j) => {
-                        let (s, q) = &self.blocks[k];
-                        (0..q.nrows()).map(|l| q[(l, j)] * src[s + l]).sum()
-                    }
-                };
-            }
+            out.col_as_slice_mut(c)
+                .copy_from_slice(&self.t_times(hb.col_as_slice(c)));
         }
         out
     }
