@@ -82,7 +82,7 @@ def test_pair_groups_name_the_pairs_and_their_lengths():
     # The core ADMM is equilibrated at a constant rho and the core PGS combines its sweeps by
     # NNCG; the paper's defaults of both run beside them.
     assert ("coulomb", "admm", robots.ADMM_OPTIONS) in robots.CORE
-    assert ("coulomb", "pgs", {"nncg": True}) in robots.CORE
+    assert ("coulomb", "pgs", {"nncg": True, "nncg_restart": 1.5}) in robots.CORE
     assert robots.DEFAULT_PAIRS == [("coulomb", "pgs"), ("coulomb", "admm")]
 
 

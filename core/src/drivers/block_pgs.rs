@@ -47,7 +47,7 @@ use faer::linalg::solvers::{Llt, Solve};
 use faer::{Mat, Side};
 
 use super::execute::{execute_with_clock, Clock};
-use super::nncg::Conjugate;
+use super::nncg::{Conjugate, PAPER_RESTART};
 use crate::cone_scaling::ConeScaling;
 use crate::constraint::Constraint;
 use crate::deadline::Deadline;
@@ -186,8 +186,9 @@ pub struct BlockPgsOptions {
     pub isotropic_cones: bool,
     /// Try a cone block's opening and sticking answers before its fixed point.
     pub closed_forms: bool,
-    /// Combine successive sweeps by NNCG ([`super::nncg`]).
-    pub conjugate: bool,
+    /// Combine successive sweeps by NNCG ([`super::nncg`]), restarted when `beta` exceeds the
+    /// number given.
+    pub conjugate: Option<f64>,
 }
 
 /// Block Gauss-Seidel over constraint blocks: an argmin solver on [`BlockProblem`].
@@ -211,7 +212,7 @@ impl BlockPgs {
             step_tol: 1e-14,
             deadline: Deadline::none(),
             status: None,
-            conjugate: Conjugate::default(),
+            conjugate: Conjugate::new(options.conjugate.unwrap_or(PAPER_RESTART)),
         }
     }
 
@@ -360,12 +361,13 @@ impl<'a> Solver<BlockProblem<'a>, BlockPgsState> for BlockPgs {
             .problem
             .as_ref()
             .ok_or_else(|| ArgminError::msg("block sweep problem missing"))?;
-        if self.options.conjugate {
+        if self.options.conjugate.is_some() {
             self.conjugate.remember(&r);
         }
         let change = self.sweep(b, &mut r);
-        if self.options.conjugate && change.is_some() {
-            self.conjugate.extrapolate(&mut r);
+        if self.options.conjugate.is_some() && change.is_some() {
+            self.conjugate
+                .extrapolate(&mut r, b.scaling.map(ConeScaling::d));
         }
         let (res, r_max) = b.measure(&r);
         self.status = match change {
@@ -464,7 +466,7 @@ mod tests {
             omega: 1.0,
             isotropic_cones: true,
             closed_forms: true,
-            conjugate: false,
+            conjugate: None,
         }
     }
 
@@ -538,28 +540,52 @@ mod tests {
         assert!(s.merit > 1e-6, "{}", s.merit);
     }
 
+    /// `data/problems/kinds/<name>.json` and the ruler's tolerance 1e-8 with `sweeps` at most.
+    fn kinds_problem(name: &str, sweeps: u64) -> (LocalProblem, SolveOptions) {
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join(format!("../data/problems/kinds/{name}.json"));
+        let opts = SolveOptions {
+            stop_tol: 1e-8,
+            max_iter: sweeps,
+            ..Default::default()
+        };
+        (crate::io::read_local(&path).unwrap(), opts)
+    }
+
     /// The Jaco hand's grasp (`data/problems/kinds/jaco_grasp_step.json`: five condim-4 contacts
     /// and three friction losses on nine dofs, the grasp's squeeze not fixed by `W`): plain PGS
     /// ends 2 000 sweeps above 1e-4 on the ruler, drifting along the squeeze; NNCG converges
     /// within them, and the ruler accepts its answer.
     #[test]
     fn nncg_takes_pgs_through_a_grasp_it_crawls_on() {
-        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-            .join("../data/problems/kinds/jaco_grasp_step.json");
-        let p = crate::io::read_local(&path).unwrap();
-        let opts = SolveOptions {
-            stop_tol: 1e-8,
-            max_iter: 2_000,
-            ..Default::default()
-        };
+        let (p, opts) = kinds_problem("jaco_grasp_step", 2_000);
         let plain = solve_block_pgs(&p, defaults(), None, &opts).unwrap();
         assert_eq!(plain.status, Status::MaxIterations);
         assert!(plain.merit > 1e-4, "{}", plain.merit);
         let nncg = BlockPgsOptions {
-            conjugate: true,
+            conjugate: Some(PAPER_RESTART),
             ..defaults()
         };
         let s = solve_block_pgs(&p, nncg, None, &opts).unwrap();
+        assert_eq!(s.status, Status::Converged, "{}", s.merit);
+        assert!(local_metrics(&p, &s.x).natural_map <= 1e-8);
+    }
+
+    /// A Jaco grasp step whose sweeps drift along the squeeze
+    /// (`data/problems/kinds/jaco_grasp_drift_step.json`): from zero, NNCG with the paper's
+    /// restart (`beta > 1`), which the drift's nearly equal steps keep firing, ends 5 000 sweeps
+    /// far above the tolerance; restarted only where `beta > 1.5` it converges within them.
+    #[test]
+    fn nncg_restarted_above_one_follows_a_drift_the_papers_restart_breaks() {
+        let (p, opts) = kinds_problem("jaco_grasp_drift_step", 5_000);
+        let with = |restart| BlockPgsOptions {
+            conjugate: Some(restart),
+            ..defaults()
+        };
+        let paper = solve_block_pgs(&p, with(PAPER_RESTART), None, &opts).unwrap();
+        assert_eq!(paper.status, Status::MaxIterations);
+        assert!(paper.merit > 1e-6, "{}", paper.merit);
+        let s = solve_block_pgs(&p, with(1.5), None, &opts).unwrap();
         assert_eq!(s.status, Status::Converged, "{}", s.merit);
         assert!(local_metrics(&p, &s.x).natural_map <= 1e-8);
     }

@@ -59,6 +59,9 @@ pub struct ProjectedGaussSeidel {
     /// Combine successive sweeps by the nonsmooth nonlinear conjugate gradient (NNCG) of
     /// Silcowitz, Niebe and Erleben (2010), [`super::nncg`].
     pub nncg: bool,
+    /// NNCG restarts when a sweep's squared step exceeds the last one's by this factor
+    /// (`beta` above it; the paper's 1, [`super::nncg::PAPER_RESTART`]).
+    pub nncg_restart: f64,
 }
 
 impl Default for ProjectedGaussSeidel {
@@ -69,6 +72,7 @@ impl Default for ProjectedGaussSeidel {
             closed_forms: true,
             isotropic_cones: true,
             nncg: false,
+            nncg_restart: super::nncg::PAPER_RESTART,
         }
     }
 }
@@ -177,7 +181,7 @@ impl ProjectedGaussSeidel {
             StopRule::NaturalMap,
         );
         if self.nncg {
-            sweep.conjugate()
+            sweep.conjugate(self.nncg_restart)
         } else {
             sweep
         }
@@ -199,7 +203,7 @@ pub fn solve_pgs(
             omega: solver.omega,
             isotropic_cones: solver.isotropic_cones,
             closed_forms: solver.closed_forms,
-            conjugate: solver.nncg,
+            conjugate: solver.nncg.then_some(solver.nncg_restart),
         };
         return super::block_pgs::solve_block_pgs(problem, options, r0, opts);
     }
@@ -228,6 +232,12 @@ impl crate::plugin::DriverPlugin for ProjectedGaussSeidel {
             return Err(CoreError::BadOption(format!(
                 "pgs option omega must be in (0, 2), got {}",
                 self.omega
+            )));
+        }
+        if !(self.nncg_restart >= 1.0 && self.nncg_restart.is_finite()) {
+            return Err(CoreError::BadOption(format!(
+                "pgs option nncg_restart must be finite and at least 1, got {}",
+                self.nncg_restart
             )));
         }
         Ok(())
@@ -460,5 +470,27 @@ pub(crate) mod tests {
         assert_eq!(s.status, Status::Converged, "{}", s.merit);
         assert!(s.iterations < 1_000, "{}", s.iterations);
         assert!(local_metrics(&p, &s.x).natural_map <= 1e-8);
+    }
+
+    /// An NNCG restart threshold below the paper's 1 (a restart on shrinking steps) or not
+    /// finite is refused by name; 1 and above pass.
+    #[test]
+    fn an_nncg_restart_below_one_is_refused_by_name() {
+        use crate::plugin::DriverPlugin;
+        for bad in [0.5, f64::NAN, f64::INFINITY] {
+            let pgs = ProjectedGaussSeidel {
+                nncg_restart: bad,
+                ..Default::default()
+            };
+            let err = pgs.check().unwrap_err().to_string();
+            assert!(err.contains("nncg_restart"), "{err}");
+        }
+        for good in [1.0, 1.5] {
+            let pgs = ProjectedGaussSeidel {
+                nncg_restart: good,
+                ..Default::default()
+            };
+            assert!(pgs.check().is_ok());
+        }
     }
 }

@@ -525,9 +525,10 @@ impl<S: ContactSolver> BlockSweep<S> {
         }
     }
 
-    /// The same sweep with successive sweeps combined by NNCG ([`super::nncg`]).
-    pub fn conjugate(mut self) -> BlockSweep<S> {
-        self.conjugate = Some(Conjugate::default());
+    /// The same sweep with successive sweeps combined by NNCG ([`super::nncg`]), restarted
+    /// when `beta > restart_above`.
+    pub fn conjugate(mut self, restart_above: f64) -> BlockSweep<S> {
+        self.conjugate = Some(Conjugate::new(restart_above));
         self
     }
 
@@ -627,7 +628,7 @@ impl<'a, S: ContactSolver> Solver<BlockRows<'a>, SweepState> for BlockSweep<S> {
             .collect();
         self.alpha = self.relaxation.start;
         if let Some(cg) = self.conjugate.as_mut() {
-            *cg = Conjugate::default();
+            cg.reset();
         }
         self.u = vec![0.0; r.len()];
         b.problem.velocity_into(&r, &mut self.u);
@@ -664,7 +665,7 @@ impl<'a, S: ContactSolver> Solver<BlockRows<'a>, SweepState> for BlockSweep<S> {
             .as_mut()
             .filter(|_| !out.cut && out.failed.is_none())
         {
-            cg.extrapolate(&mut r);
+            cg.extrapolate(&mut r, None);
             b.problem.velocity_into(&r, &mut u);
             exact = true;
         }
