@@ -35,6 +35,17 @@ pub enum MeritHessian {
     Sparse(SparseColMat<usize, f64>),
 }
 
+impl MeritHessian {
+    /// `merit`'s Hessian at `x`, formed dense by [`Merit::hessian`]: what a merit without a
+    /// sparse layout of its own hands a driver that asked for one.
+    pub fn dense_of<M: Merit + ?Sized>(merit: &M, x: &[f64]) -> MeritHessian {
+        let n = merit.dim();
+        let mut h = Mat::zeros(n, n);
+        merit.hessian(x, h.as_mut());
+        MeritHessian::Dense(h)
+    }
+}
+
 /// One evaluation of a merit: value, gradient and, when asked, Hessian.
 #[derive(Debug, Clone)]
 pub struct MeritEval {
@@ -101,11 +112,7 @@ pub trait Merit {
         let n = self.dim();
         let mut g = vec![0.0; n];
         self.gradient(x, &mut g);
-        let h = hessian.then(|| {
-            let mut h = Mat::zeros(n, n);
-            self.hessian(x, h.as_mut());
-            MeritHessian::Dense(h)
-        });
+        let h = hessian.then(|| MeritHessian::dense_of(self, x));
         MeritEval {
             value: self.value(x),
             gradient: g,

@@ -481,12 +481,7 @@ impl Merit for SapBlockCost {
         let mut gradient = ae;
         let neg: Vec<f64> = gamma.iter().map(|v| -v).collect();
         sparse_transpose_mul_add(&self.j, &neg, &mut gradient);
-        let hessian = hessian.then(|| {
-            let n = self.dim();
-            let mut h = Mat::zeros(n, n);
-            self.hessian(x, h.as_mut());
-            MeritHessian::Dense(h)
-        });
+        let hessian = hessian.then(|| MeritHessian::dense_of(self, x));
         MeritEval {
             value,
             gradient,

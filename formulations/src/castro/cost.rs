@@ -908,12 +908,7 @@ impl Merit for SapCost {
             Structure::Sparse(pattern) => {
                 MeritHessian::Sparse(self.sparse_hessian(pattern, &self.lock()))
             }
-            Structure::Blocks => {
-                let n = x.len();
-                let mut h = Mat::zeros(n, n);
-                self.hessian(x, h.as_mut());
-                MeritHessian::Dense(h)
-            }
+            Structure::Blocks => MeritHessian::dense_of(self, x),
         });
         MeritEval {
             value,
