@@ -622,16 +622,23 @@ impl Basis {
 
     /// `B' v` (length m).
     fn t_times(&self, v: &[f64]) -> Vec<f64> {
-        self.columns
-            .iter()
-            .map(|c| match *c {
+        let mut out = vec![0.0; self.columns.len()];
+        self.t_times_into(v, &mut out);
+        out
+    }
+
+    /// `B' v` written into `out` (length m): [`Basis::restrict`] calls it once per column of
+    /// `H B` on every Newton iteration, so it does not allocate.
+    fn t_times_into(&self, v: &[f64], out: &mut [f64]) {
+        for (o, c) in out.iter_mut().zip(&self.columns) {
+            *o = match *c {
                 Column::Unit(i) => v[i],
                 Column::Edge(k, j) => {
                     let (s, q) = &self.blocks[k];
                     (0..q.nrows()).map(|l| q[(l, j)] * v[s + l]).sum()
                 }
-            })
-            .collect()
+            };
+        }
     }
 
     /// `B y` (length n).
@@ -676,8 +683,7 @@ impl Basis {
         }
         let mut out = Mat::<f64>::zeros(m, m);
         for c in 0..m {
-            out.col_as_slice_mut(c)
-                .copy_from_slice(&self.t_times(hb.col_as_slice(c)));
+            self.t_times_into(hb.col_as_slice(c), out.col_as_slice_mut(c));
         }
         out
     }
