@@ -65,19 +65,13 @@ impl Conjugate {
     /// the steps' lengths, and so `beta`, are measured with `r` mapped by the diagonal `to_own`
     /// (the problem's own coordinates, when the sweep runs in scaled ones).
     pub(crate) fn extrapolate(&mut self, r: &mut [f64], to_own: Option<&[f64]>) {
-        let grad_sq: f64 = match to_own {
-            Some(d) => r
-                .iter()
-                .zip(&self.before)
-                .zip(d)
-                .map(|((a, b), d)| (d * (a - b)).powi(2))
-                .sum(),
-            None => r
-                .iter()
-                .zip(&self.before)
-                .map(|(a, b)| (a - b) * (a - b))
-                .sum(),
-        };
+        // Multiplying by 1.0 is exact, so the sum without `to_own` is the plain one.
+        let grad_sq: f64 = r
+            .iter()
+            .zip(&self.before)
+            .enumerate()
+            .map(|(i, (a, b))| (to_own.map_or(1.0, |d| d[i]) * (a - b)).powi(2))
+            .sum();
         let beta = grad_sq / self.grad_sq;
         // `beta` is NaN after a sweep that moved nothing (0 / 0): restart then too.
         let restart = self.p.len() != r.len() || beta.is_nan() || beta > self.restart_above;
