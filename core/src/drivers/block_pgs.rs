@@ -47,7 +47,7 @@ use faer::linalg::solvers::{Llt, Solve};
 use faer::{Mat, Side};
 
 use super::execute::{execute_with_clock, Clock};
-use super::nncg::{Conjugate, PAPER_RESTART};
+use super::nncg::Conjugate;
 use crate::cone_scaling::ConeScaling;
 use crate::constraint::Constraint;
 use crate::deadline::Deadline;
@@ -199,8 +199,8 @@ pub struct BlockPgs {
     step_tol: f64,
     deadline: Deadline,
     status: Option<Status>,
-    /// NNCG's memory (used with `options.conjugate`).
-    conjugate: Conjugate,
+    /// NNCG's memory, present when `options.conjugate` asks for it.
+    conjugate: Option<Conjugate>,
 }
 
 impl BlockPgs {
@@ -212,7 +212,7 @@ impl BlockPgs {
             step_tol: 1e-14,
             deadline: Deadline::none(),
             status: None,
-            conjugate: Conjugate::new(options.conjugate.unwrap_or(PAPER_RESTART)),
+            conjugate: options.conjugate.map(Conjugate::new),
         }
     }
 
@@ -361,13 +361,12 @@ impl<'a> Solver<BlockProblem<'a>, BlockPgsState> for BlockPgs {
             .problem
             .as_ref()
             .ok_or_else(|| ArgminError::msg("block sweep problem missing"))?;
-        if self.options.conjugate.is_some() {
-            self.conjugate.remember(&r);
+        if let Some(cg) = self.conjugate.as_mut() {
+            cg.remember(&r);
         }
         let change = self.sweep(b, &mut r);
-        if self.options.conjugate.is_some() && change.is_some() {
-            self.conjugate
-                .extrapolate(&mut r, b.scaling.map(ConeScaling::d));
+        if let (Some(cg), Some(_)) = (self.conjugate.as_mut(), change) {
+            cg.extrapolate(&mut r, b.scaling.map(ConeScaling::d));
         }
         let (res, r_max) = b.measure(&r);
         self.status = match change {
@@ -422,6 +421,7 @@ pub fn solve_block_pgs(
 mod tests {
     use super::*;
     use crate::constraint::Constraints;
+    use crate::drivers::nncg::PAPER_RESTART;
     use crate::metrics::local_metrics;
     use crate::problem::Matrix;
     use rand::{Rng, SeedableRng};
