@@ -20,7 +20,7 @@
 mod common;
 mod fresh;
 mod iterations;
-mod pgs;
+mod levels;
 mod pinocchio;
 mod speed;
 mod stages;
@@ -68,7 +68,9 @@ struct Sections {
     /// The section on fresh clutter, timed interleaved.
     fresh: fresh::Part,
     /// Our PGS beside MuJoCo's at the same residual.
-    pgs: pgs::Part,
+    pgs: levels::Part,
+    /// Todorov's driver beside MuJoCo's Newton at the same residual.
+    newton: levels::Part,
     /// The whole steps' section, when our sweeps have run.
     steps: Option<StepsPart>,
 }
@@ -142,7 +144,8 @@ pub fn generate(root: &Path) -> Result<(), ReportError> {
     problems_table(&mut r, &solves, &mujoco)?;
     sections.speed = speed::section(&mut r, root, &mujoco)?;
     sections.fresh = fresh::section(&mut r, root)?;
-    sections.pgs = pgs::section(&mut r, root)?;
+    sections.pgs = levels::section(&mut r, root, &levels::PGS)?;
+    sections.newton = levels::section(&mut r, root, &levels::NEWTON)?;
     sections.pinocchio = pinocchio::section(&mut r, root)?;
     sections.steps = whole_step_section(&mut r, root)?;
     r.show("sections", sections)?;
@@ -760,7 +763,7 @@ mod tests {
     use std::path::Path;
 
     /// Every table the module can show.
-    const TABLES: [&str; 14] = [
+    const TABLES: [&str; 16] = [
         "sets",
         "gains",
         "gains_fastest",
@@ -771,6 +774,8 @@ mod tests {
         "fresh",
         "pgs_levels",
         "pgs_problems",
+        "newton_levels",
+        "newton_problems",
         "pinocchio",
         "steps",
         "stages_sets",
@@ -808,7 +813,11 @@ mod tests {
                 ran: true,
                 skipped: None,
             },
-            pgs: pgs::Part {
+            pgs: levels::Part {
+                ran: true,
+                skipped: None,
+            },
+            newton: levels::Part {
                 ran: true,
                 skipped: None,
             },
@@ -848,7 +857,8 @@ mod tests {
              `fresh_sets.csv` and `fresh.csv` (SAP beside MuJoCo on fresh clutter, timed \
              interleaved, per set and per problem), `pgs_levels.csv` and `pgs_problems.csv` \
              (our PGS beside MuJoCo's at the same residual, per level and per problem), \
-             `pinocchio.csv` (our ADMM and PGS beside Pinocchio's), `steps.csv` (whole steps, \
+             `newton_levels.csv` and `newton_problems.csv` (Todorov's driver beside MuJoCo's \
+             Newton at the same residual, per level and per problem), `pinocchio.csv` (our ADMM and PGS beside Pinocchio's), `steps.csv` (whole steps, \
              per scene and engine), `stages_sets.csv` and `stages.csv` (where their time goes, \
              stage by stage, per scene set and per scene).",
         ] {
@@ -866,6 +876,7 @@ mod tests {
         sections.pinocchio.skipped = Some(Skipped::new("pinocchio_engines", "no pin".into()));
         sections.fresh.skipped = Some(Skipped::new("fresh_engines", "no mujoco".into()));
         sections.pgs.skipped = Some(Skipped::new("pgs_engines", "no mujoco".into()));
+        sections.newton.skipped = Some(Skipped::new("newton_engines", "no mujoco".into()));
         sections.steps = Some(StepsPart {
             staged: false,
             notes: vec![
@@ -889,6 +900,8 @@ mod tests {
                     "fresh",
                     "pgs_levels",
                     "pgs_problems",
+                    "newton_levels",
+                    "newton_problems",
                     "stages_sets",
                     "stages",
                 ]
@@ -917,6 +930,14 @@ mod tests {
                  mujoco); with Python's `mujoco` and the contactlab package installed, `just \
                  peers` measures it."
             ) && !page.contains("pgs_levels.csv"),
+            "{page}"
+        );
+        assert!(
+            page.contains(
+                "**Todorov's driver was not measured beside MuJoCo's Newton in this run** \
+                 (`newton_engines`: no mujoco); with Python's `mujoco` and the contactlab package \
+                 installed, `just peers` measures it."
+            ) && !page.contains("newton_levels.csv"),
             "{page}"
         );
     }

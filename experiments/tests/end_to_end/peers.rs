@@ -85,6 +85,8 @@ fn a_cut_down_reproduction_reports_without_mujoco_and_says_why() {
     root.config("fresh_engines.toml", |_| {});
     // Our PGS beside MuJoCo's (skipped here: it needs MuJoCo).
     root.config("pgs_engines.toml", |_| {});
+    // Todorov's driver beside MuJoCo's Newton (skipped here: it needs MuJoCo).
+    root.config("newton_engines.toml", |_| {});
     root.config("balls.toml", |t| {
         set(t, "sweep", "mu", floats(&[0.5]));
         set(t, "sweep", "n_balls", ints(&[5]));
@@ -122,6 +124,7 @@ fn a_cut_down_reproduction_reports_without_mujoco_and_says_why() {
         "pinocchio_engines",
         "fresh_engines",
         "pgs_engines",
+        "newton_engines",
     ] {
         assert!(log.contains(&format!("peers/{run}:")), "{run} ran:\n{log}");
     }
@@ -131,6 +134,13 @@ fn a_cut_down_reproduction_reports_without_mujoco_and_says_why() {
              CONTACTLAB_NO_PEERS is set)"
         ),
         "the PGS section says it was not measured"
+    );
+    assert!(
+        root.read("README.md").contains(
+            "**Todorov's driver was not measured beside MuJoCo's Newton in this run** \
+             (`newton_engines`: CONTACTLAB_NO_PEERS is set)"
+        ),
+        "the Newton section says it was not measured"
     );
     // Without MuJoCo the fresh clutter's section says why it has no numbers.
     assert!(
