@@ -105,6 +105,8 @@ struct Row {
     level: f64,
     mujoco_iterations: f64,
     mujoco_residual: f64,
+    /// The first of our solvers' residual at the level, or the best it reached short of it.
+    ours_residual: f64,
     /// Per side of the study: its iterations and its time over MuJoCo's.
     ours: Vec<(f64, f64)>,
     ours_condition: f64,
@@ -136,9 +138,10 @@ fn read_rows(df: &DataFrame, study: &Study) -> Result<Vec<Row>, ReportError> {
         num(problem_runs::DOFS)?,
         num("level")?,
     );
-    let (mj_it, mj_res, newton, k_mj, k_ours) = (
+    let (mj_it, mj_res, our_res, newton, k_mj, k_ours) = (
         num("mujoco_iterations")?,
         num("mujoco_residual")?,
+        num("ours_residual")?,
         num("mujoco_newton_residual")?,
         num("mujoco_condition")?,
         num("ours_condition")?,
@@ -158,6 +161,7 @@ fn read_rows(df: &DataFrame, study: &Study) -> Result<Vec<Row>, ReportError> {
             level: level[k],
             mujoco_iterations: mj_it[k],
             mujoco_residual: mj_res[k],
+            ours_residual: our_res[k],
             ours: ours.iter().map(|(it, ratio)| (it[k], ratio[k])).collect(),
             ours_condition: k_ours[k],
             mujoco_condition: k_mj[k],
@@ -191,9 +195,11 @@ fn problems(rows: &[Row]) -> Vec<&Row> {
 }
 
 /// `<p>.rounds`, `<p>.max_sweeps` (the cap on either side's iterations), `<p>.mujoco_version`,
-/// the problems and their sets, and the two problems' conditioning (`<p>.ours_condition_min`/
+/// the problems and their sets, their contact rows and velocities (`<p>.rows_min`/`_max`,
+/// `<p>.dofs_min`/`_max`), and the two problems' conditioning (`<p>.ours_condition_min`/
 /// `_max`, `<p>.mujoco_condition_min`/`_max`); MuJoCo's stalls: `<p>.mujoco_stalled` problems
 /// on which its solver reached no level, the residual it stopped at (`<p>.mujoco_stall_min`/
+/// `_max`), the same of the first of our solvers (`<p>.ours_stalled`, `<p>.ours_stall_min`/
 /// `_max`), and the largest residual of MuJoCo's Newton solver on the same problems
 /// (`<p>.mujoco_newton_residual_max`); `<p>` is the study's prefix.
 fn settings_facts(
@@ -216,16 +222,21 @@ fn settings_facts(
     let fresh = each.iter().filter(|x| x.set == "fresh").count();
     let k_ours: Vec<f64> = each.iter().map(|x| x.ours_condition).collect();
     let k_mj: Vec<f64> = each.iter().map(|x| x.mujoco_condition).collect();
-    let stalled: Vec<f64> = each
-        .iter()
-        .filter(|p| {
-            rows.iter()
-                .filter(|x| x.problem == p.problem)
-                .all(|x| x.mujoco_iterations.is_nan())
-        })
-        .map(|p| p.mujoco_residual)
-        .collect();
+    let stalled = |reached: fn(&Row) -> f64, residual: fn(&Row) -> f64| -> Vec<f64> {
+        each.iter()
+            .filter(|p| {
+                rows.iter()
+                    .filter(|x| x.problem == p.problem)
+                    .all(|x| reached(x).is_nan())
+            })
+            .map(|p| residual(p))
+            .collect()
+    };
+    let mj_stalled = stalled(|x| x.mujoco_iterations, |x| x.mujoco_residual);
+    let our_stalled = stalled(|x| x.ours[0].0, |x| x.ours_residual);
     let newton: Vec<f64> = each.iter().map(|x| x.newton_residual).collect();
+    let rows_of: Vec<f64> = each.iter().map(|x| x.rows).collect();
+    let dofs_of: Vec<f64> = each.iter().map(|x| x.dofs).collect();
     let p = study.prefix;
     let sci = Fmt::sci(1);
     r.facts()
@@ -234,10 +245,16 @@ fn settings_facts(
         .text(format!("{p}.mujoco_version"), version)
         .num(format!("{p}.problems"), each.len() as f64, Fmt::int())
         .num(format!("{p}.fresh_problems"), fresh as f64, Fmt::int());
+    for (name, v) in [("rows", &rows_of), ("dofs", &dofs_of)] {
+        r.facts()
+            .num(format!("{p}.{name}_min"), quantile(v, 0.0), Fmt::int())
+            .num(format!("{p}.{name}_max"), quantile(v, 1.0), Fmt::int());
+    }
     for (name, v) in [
         ("ours_condition", &k_ours),
         ("mujoco_condition", &k_mj),
-        ("mujoco_stall", &stalled),
+        ("mujoco_stall", &mj_stalled),
+        ("ours_stall", &our_stalled),
     ] {
         r.facts()
             .num(format!("{p}.{name}_min"), quantile(v, 0.0), sci.clone())
@@ -246,7 +263,12 @@ fn settings_facts(
     r.facts()
         .num(
             format!("{p}.mujoco_stalled"),
-            stalled.len() as f64,
+            mj_stalled.len() as f64,
+            Fmt::int(),
+        )
+        .num(
+            format!("{p}.ours_stalled"),
+            our_stalled.len() as f64,
             Fmt::int(),
         )
         .num(
