@@ -82,7 +82,7 @@ pub(super) const NEWTON: Study = Study {
     prefix: "newton",
     what: "Todorov's driver beside MuJoCo's Newton",
     aim: "newton_aim",
-    unit: "iterations",
+    unit: common::ITERATIONS,
     sides: &[Side {
         iterations: "ours_iterations",
         ratio: "ratio",
@@ -245,7 +245,7 @@ fn settings_facts(
         .text(format!("{p}.mujoco_version"), version)
         .num(format!("{p}.problems"), each.len() as f64, Fmt::int())
         .num(format!("{p}.fresh_problems"), fresh as f64, Fmt::int());
-    for (name, v) in [("rows", &rows_of), ("dofs", &dofs_of)] {
+    for (name, v) in [(gradients::ROWS, &rows_of), (problem_runs::DOFS, &dofs_of)] {
         r.facts()
             .num(format!("{p}.{name}_min"), quantile(v, 0.0), Fmt::int())
             .num(format!("{p}.{name}_max"), quantile(v, 1.0), Fmt::int());
