@@ -97,6 +97,16 @@ pub struct NormalEquations {
     pub gradient: Vec<f64>,
 }
 
+impl Default for NormalEquations {
+    /// Empty (`0 x 0`): the storage [`NonSmoothResidual::normal_equations_into`] fills.
+    fn default() -> Self {
+        NormalEquations {
+            jtj: Mat::new(),
+            gradient: Vec::new(),
+        }
+    }
+}
+
 /// The hooks a non-smooth driver needs: where the kinks are along a segment, which Jacobian to
 /// take on a kink, and (optionally) the edges a point lies on. Every hook but the first two has
 /// a default built on them, so a formulation written in a notebook implements two methods; the
@@ -171,6 +181,21 @@ pub trait NonSmoothResidual: Residual {
             jtj: dense::gram(j.as_ref()),
             gradient: dense::mat_t_vec(j.as_ref(), f),
         }
+    }
+
+    /// [`Self::normal_equations`] written into `out`, whose storage a residual may reuse (as
+    /// `Clone::clone_from` reuses a value's): a driver that linearises every iteration keeps
+    /// one `out` so that an `n x n` `J'J` is not allocated, zeroed and page-faulted in each time.
+    /// The default assigns the owned result.
+    fn normal_equations_into(
+        &self,
+        x: &[f64],
+        f: &[f64],
+        edges: &[Edge],
+        mixes: &[EdgeMix],
+        out: &mut NormalEquations,
+    ) {
+        *out = self.normal_equations(x, f, edges, mixes);
     }
 }
 
@@ -286,6 +311,9 @@ macro_rules! forward {
             fn normal_equations(&self, x: &[f64], f: &[f64], edges: &[Edge], mixes: &[EdgeMix]) -> NormalEquations {
                 (**self).normal_equations(x, f, edges, mixes)
             }
+            fn normal_equations_into(&self, x: &[f64], f: &[f64], edges: &[Edge], mixes: &[EdgeMix], out: &mut NormalEquations) {
+                (**self).normal_equations_into(x, f, edges, mixes, out)
+            }
         }
         impl<R: BDerivative + ?Sized> BDerivative for $ptr {
             fn newton_system(&self, x: &[f64], f: &[f64], how: &SquareSolve, reduced: bool) -> NewtonSystem {
@@ -382,5 +410,13 @@ mod tests {
         );
         assert!((ne.jtj[(0, 0)] - 0.25).abs() < 1e-15 && ne.jtj[(1, 1)] == 1.0);
         assert_eq!(ne.gradient, vec![0.0, 2.0]);
+        let mut into = NormalEquations::default();
+        let mixes = [EdgeMix {
+            edge: 0,
+            plus: 0.25,
+            minus: 0.75,
+        }];
+        (&Abs as &dyn NonSmoothResidual).normal_equations_into(&x, &f, &edges, &mixes, &mut into);
+        assert_eq!((into.jtj, into.gradient), (ne.jtj, ne.gradient));
     }
 }

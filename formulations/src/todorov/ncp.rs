@@ -466,10 +466,20 @@ impl ImplicitNcp {
     /// `(k, l)` is `F_k'(M'M)_kl F_l - (DM)_kl F_l - ((DM)_lk F_k)' (+ D_k^2 on the diagonal)`,
     /// formed for `k >= l` and mirrored: `J'J` is symmetric.
     pub fn normal_matrix(&self, blocks: &[Matrix3<f64>]) -> Mat<f64> {
+        let mut jtj = Mat::new();
+        self.normal_matrix_into(blocks, &mut jtj);
+        jtj
+    }
+
+    /// [`Self::normal_matrix`] written into `jtj`, resized to `n x n` and reusing its storage;
+    /// every block is written (zero blocks too), so its previous entries do not matter.
+    pub fn normal_matrix_into(&self, blocks: &[Matrix3<f64>], jtj: &mut Mat<f64>) {
         let n = self.v0.len();
         let pr = self.products();
         let pieces: Vec<Piece> = blocks.iter().map(Piece::of).collect();
-        let mut jtj = Mat::<f64>::zeros(n, n);
+        if jtj.nrows() != n || jtj.ncols() != n {
+            *jtj = Mat::zeros(n, n);
+        }
         for (l, &fl) in pieces.iter().enumerate() {
             for (k, &fk) in pieces.iter().enumerate().skip(l) {
                 let mut b = Matrix3::zeros();
@@ -486,8 +496,6 @@ impl ImplicitNcp {
                     for i in 0..3 {
                         b[(i, i)] += self.d[3 * k + i] * self.d[3 * k + i];
                     }
-                } else if fk.is_zero() && fl.is_zero() {
-                    continue;
                 }
                 for j in 0..3 {
                     jtj.col_as_slice_mut(3 * l + j)[3 * k..3 * k + 3]
@@ -497,7 +505,6 @@ impl ImplicitNcp {
                 }
             }
         }
-        jtj
     }
 
     /// `M'M` and `DM`, formed on first use.
@@ -707,8 +714,24 @@ impl NonSmoothResidual for ImplicitNcp {
         edges: &[Edge],
         mixes: &[EdgeMix],
     ) -> NormalEquations {
+        let mut out = NormalEquations::default();
+        self.normal_equations_into(x, f, edges, mixes, &mut out);
+        out
+    }
+
+    /// On the Coulomb path `J'J` is written into `out`'s storage ([`ImplicitNcp::normal_matrix_into`]);
+    /// the general path assigns its owned result.
+    fn normal_equations_into(
+        &self,
+        x: &[f64],
+        f: &[f64],
+        edges: &[Edge],
+        mixes: &[EdgeMix],
+        out: &mut NormalEquations,
+    ) {
         if let Some(c) = &self.kinds {
-            return self.general_normal_equations(c, x, f, edges, mixes);
+            *out = self.general_normal_equations(c, x, f, edges, mixes);
+            return;
         }
         let mut blocks = self.df_dx_blocks(x, &self.regions(x));
         for m in mixes {
@@ -717,10 +740,8 @@ impl NonSmoothResidual for ImplicitNcp {
             blocks[e.tag] = m.plus * f1 + m.minus * f2;
         }
         let pull = self.pullback(f);
-        NormalEquations {
-            gradient: self.jacobian_transpose_from_pullback(&blocks, &pull, f),
-            jtj: self.normal_matrix(&blocks),
-        }
+        out.gradient = self.jacobian_transpose_from_pullback(&blocks, &pull, f);
+        self.normal_matrix_into(&blocks, &mut out.jtj);
     }
 }
 
@@ -974,6 +995,14 @@ mod tests {
                 r.jacobian_from_blocks(&blocks, j.as_mut());
                 let jtj = j.transpose() * &j;
                 let fast = r.normal_matrix(&blocks);
+                // Into a buffer a previous iteration left full (the zero blocks of this F'
+                // must be written, not inherited).
+                let mut reused = Mat::<f64>::from_fn(12, 12, |_, _| 7.0);
+                r.normal_matrix_into(&blocks, &mut reused);
+                assert_eq!(
+                    reused, fast,
+                    "seed {seed}: a reused buffer gives the same J'J"
+                );
                 let jty = j.transpose() * Col::from_fn(12, |i| y[i]);
                 let fast_g = r.jacobian_transpose_times(&blocks, &y);
                 let jd = &j * Col::from_fn(12, |i| y[i]);

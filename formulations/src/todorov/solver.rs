@@ -32,8 +32,10 @@
 //! The iteration count is the number of steps taken (a start that already satisfies the
 //! tolerance takes 0), which is how the ball-drop test can take "one iteration".
 
-use faer::linalg::solvers::Solve;
-use faer::{Mat, Side};
+use faer::dyn_stack::{MemBuffer, MemStack};
+use faer::linalg::cholesky::llt::factor::{cholesky_in_place, cholesky_in_place_scratch};
+use faer::linalg::cholesky::llt::solve::solve_in_place;
+use faer::{Mat, Par};
 use serde::{Deserialize, Serialize};
 
 use argmin::core::{
@@ -45,7 +47,7 @@ use contactlab_core::drivers::execute::execute;
 use contactlab_core::drivers::kit::{self, axpy, cubic_minimizer, dot};
 use contactlab_core::plugin::{Driver, DriverPlugin, NeedsNonSmooth};
 use contactlab_core::{
-    CoreError, Edge, EdgeMix, NonSmoothResidual, Solution, SolveOptions, Status,
+    CoreError, Edge, EdgeMix, NonSmoothResidual, NormalEquations, Solution, SolveOptions, Status,
 };
 
 /// Todorov's driver and its parameters (the typed options of `--optimizer todorov`).
@@ -188,6 +190,36 @@ pub struct TodorovSolver {
     lambda: Option<f64>,
     /// Mean diagonal of `J'J` at the first iteration: the scale of `lambda`.
     scale: f64,
+    /// The `n x n` buffers one iteration fills, kept between iterations.
+    scratch: Scratch,
+}
+
+/// The dense buffers of one iteration, handed from one to the next: on a pile of a hundred
+/// contacts `J'J` and the factored `H` are ~1 MB each, and allocating them afresh every
+/// iteration cost a fifth of its time in page faults and zeroing (perf, clutter with 110
+/// contacts).
+#[derive(Debug, Clone)]
+struct Scratch {
+    /// `J'J` and `g` ([`NonSmoothResidual::normal_equations_into`]).
+    normal: NormalEquations,
+    /// `H = J'J + lambda I`, factored in place.
+    h: Mat<f64>,
+    /// `H B` on a step restricted to active edges.
+    hb: Mat<f64>,
+    /// `B'HB`, factored in place.
+    bhb: Mat<f64>,
+}
+
+impl Default for Scratch {
+    /// Empty buffers: the first iteration sizes them.
+    fn default() -> Self {
+        Scratch {
+            normal: NormalEquations::default(),
+            h: Mat::new(),
+            hb: Mat::new(),
+            bhb: Mat::new(),
+        }
+    }
 }
 
 impl Default for TodorovSolver {
@@ -197,13 +229,24 @@ impl Default for TodorovSolver {
     }
 }
 
-/// What the linearisation at `x` gives: residual, `J'J`, `g`, and the active edges.
+/// What the linearisation at `x` gives: residual, `J'J` and `g`, and the active edges.
 struct Linearization {
     merit: f64,
-    jtj: Mat<f64>,
-    g: Vec<f64>,
+    normal: NormalEquations,
     /// The edges where the Jacobians were mixed and the step is restricted.
     active: Vec<Edge>,
+}
+
+impl Linearization {
+    /// `J'J`.
+    fn jtj(&self) -> &Mat<f64> {
+        &self.normal.jtj
+    }
+
+    /// `g = J'r`.
+    fn g(&self) -> &[f64] {
+        &self.normal.gradient
+    }
 }
 
 /// `r(x)`.
@@ -220,6 +263,7 @@ impl TodorovSolver {
             params,
             lambda: None,
             scale: 1.0,
+            scratch: Scratch::default(),
         }
     }
 
@@ -230,7 +274,7 @@ impl TodorovSolver {
 
     /// Eq. 25-26: one-sided slopes on each edge pick a side or, when neither side descends,
     /// mix the two Jacobians and make the edge active.
-    fn linearize<R: NonSmoothResidual + ?Sized>(&self, f: &R, x: &[f64]) -> Linearization {
+    fn linearize<R: NonSmoothResidual + ?Sized>(&mut self, f: &R, x: &[f64]) -> Linearization {
         let r = eval(f, x);
         let mut edges = Vec::new();
         if self.params.edge_aware {
@@ -263,11 +307,11 @@ impl TodorovSolver {
                 active.push(edges[k].clone());
             }
         }
-        let ne = f.normal_equations(x, &r, &edges, &mixes);
+        let mut normal = std::mem::take(&mut self.scratch.normal);
+        f.normal_equations_into(x, &r, &edges, &mixes, &mut normal);
         Linearization {
             merit: kit::merit_of(&r),
-            jtj: ne.jtj,
-            g: ne.gradient,
+            normal,
             active,
         }
     }
@@ -289,11 +333,26 @@ impl TodorovSolver {
         deadline: Deadline,
     ) -> (Vec<f64>, IterationReport) {
         let lin = self.linearize(f, x);
-        let lambda = self.current_lambda(&lin.jtj, x.len());
-        let mut model = Model::new(lin, x.len());
+        let lambda = self.current_lambda(lin.jtj(), x.len());
+        let scratch = std::mem::take(&mut self.scratch);
+        let mut model = Model::new(lin, x.len(), scratch);
+        let out = self.iterate_on(f, x, &mut model, lambda, deadline);
+        self.scratch = model.into_scratch();
+        out
+    }
+
+    /// [`Self::iterate`] on the model of the linearisation at `x`, from `lambda`.
+    fn iterate_on<R: NonSmoothResidual + ?Sized>(
+        &mut self,
+        f: &R,
+        x: &[f64],
+        model: &mut Model,
+        lambda: f64,
+        deadline: Deadline,
+    ) -> (Vec<f64>, IterationReport) {
         let merit0 = model.lin.merit;
         let mut lam = lambda;
-        let Some(x_n) = self.newton_point(f, x, &mut model, &mut lam, deadline) else {
+        let Some(x_n) = self.newton_point(f, x, model, &mut lam, deadline) else {
             let report = model.report(StepKind::Timeout, lam, merit0, &[], None);
             return (x.to_vec(), report);
         };
@@ -361,13 +420,12 @@ impl TodorovSolver {
         deadline: Deadline,
     ) -> Option<Vec<f64>> {
         loop {
-            let lin = &model.lin;
-            let (step, nanos) = newton_step(&lin.jtj, &lin.g, *lam, model.basis.as_ref());
+            let (step, nanos) = model.newton_step(*lam);
             model.linear_solves += 1;
             model.linear_solve_nanoseconds += nanos;
             if let Some(step) = step {
                 let mut xn = axpy(x, 1.0, &step);
-                Self::project_active(f, lin, &mut xn);
+                Self::project_active(f, &model.lin, &mut xn);
                 return Some(xn);
             }
             *lam *= self.params.lambda_up;
@@ -458,10 +516,11 @@ impl TodorovSolver {
 }
 
 /// One iteration's quadratic model (23) around `x`: the linearisation, the basis of the step
-/// restricted to the active edges, and the linear solves spent so far.
+/// restricted to the active edges, the linear solves spent so far, and the buffers they use.
 struct Model {
     lin: Linearization,
     basis: Option<Basis>,
+    scratch: Scratch,
     /// `|g|` at `x`.
     grad_norm: f64,
     linear_solves: u64,
@@ -470,38 +529,72 @@ struct Model {
 
 impl Model {
     /// The model of the linearisation `lin` at a point of `n` unknowns.
-    fn new(lin: Linearization, n: usize) -> Model {
+    fn new(lin: Linearization, n: usize, scratch: Scratch) -> Model {
         let basis = (!lin.active.is_empty()).then(|| Basis::new(n, &lin.active));
-        let grad_norm = dot(&lin.g, &lin.g).sqrt();
+        let grad_norm = dot(lin.g(), lin.g()).sqrt();
         Model {
             lin,
             basis,
+            scratch,
             grad_norm,
             linear_solves: 0,
             linear_solve_nanoseconds: 0,
         }
     }
 
+    /// The buffers, back for the next iteration (`J'J`'s among them).
+    fn into_scratch(self) -> Scratch {
+        Scratch {
+            normal: self.lin.normal,
+            ..self.scratch
+        }
+    }
+
+    /// The restricted Newton step `B (B'HB)^-1 B'(-g)` (eq. 28), `H = J'J + lambda I`, formed
+    /// and factored in the scratch buffers; `None` when the factorization fails. Also returns
+    /// the nanoseconds the factorization and the solve took (forming `H` and `B'HB` excluded:
+    /// that is the residual's kernel, not the linear solve).
+    fn newton_step(&mut self, lambda: f64) -> (Option<Vec<f64>>, u64) {
+        let (jtj, g) = (self.lin.jtj(), self.lin.g());
+        let n = g.len();
+        let h = &mut self.scratch.h;
+        h.clone_from(jtj);
+        for i in 0..n {
+            h[(i, i)] += lambda;
+        }
+        let (out, nanos) = match &self.basis {
+            None => kit::timed(|| llt_solve(h, g.iter().map(|v| -v).collect())),
+            Some(b) => {
+                b.restrict_into(h, &mut self.scratch.hb, &mut self.scratch.bhb);
+                let rhs = b.t_times(g).iter().map(|v| -v).collect();
+                let bhb = &mut self.scratch.bhb;
+                let (xi, nanos) = kit::timed(|| llt_solve(bhb, rhs));
+                (xi.map(|xi| b.times(&xi)), nanos)
+            }
+        };
+        (out.filter(|o| o.iter().all(|v| v.is_finite())), nanos)
+    }
+
     /// `(J'J + lam I) e`.
     fn h_times(&self, e: &[f64], lam: f64) -> Vec<f64> {
         let n = e.len();
         let ecol = faer::Col::from_fn(n, |i| e[i]);
-        let he = &self.lin.jtj * &ecol;
+        let he = self.lin.jtj() * &ecol;
         (0..n).map(|i| he[i] + lam * e[i]).collect()
     }
 
     /// The decrease of the merit the model predicts for a step `e`: `-(e'g + e'He/2)`.
     fn predicted(&self, e: &[f64], lam: f64) -> f64 {
-        -(dot(e, &self.lin.g) + 0.5 * dot(e, &self.h_times(e, lam)))
+        -(dot(e, self.lin.g()) + 0.5 * dot(e, &self.h_times(e, lam)))
     }
 
     /// The Cauchy point (eq. 28) from `x` on the restricted model with `lam`, projected onto
     /// the active curved edges (`x` itself where the model has no positive curvature).
     fn cauchy_point<R: NonSmoothResidual + ?Sized>(&self, f: &R, x: &[f64], lam: f64) -> Vec<f64> {
-        let g = &self.lin.g;
+        let g = self.lin.g();
         let bg = match &self.basis {
             Some(b) => b.times(&b.t_times(g)),
-            None => g.clone(),
+            None => g.to_vec(),
         };
         let curvature = dot(&bg, &self.h_times(&bg, lam));
         let mut x_c = if curvature > 0.0 {
@@ -658,13 +751,14 @@ impl Basis {
         out
     }
 
-    /// `B' H B` (m x m) for a symmetric `H` (n x n): `H B` column by column (an identity
-    /// column copies one of `H`'s, an edge's column combines its block's), then `B'` on the
-    /// rows the same way, over contiguous columns.
-    fn restrict(&self, h: &Mat<f64>) -> Mat<f64> {
+    /// `B' H B` (m x m) for a symmetric `H` (n x n), into `out`, through `hb` (both resized,
+    /// their storage reused): `H B` column by column (an identity column copies one of `H`'s,
+    /// an edge's column combines its block's), then `B'` on the rows the same way, over
+    /// contiguous columns.
+    fn restrict_into(&self, h: &Mat<f64>, hb: &mut Mat<f64>, out: &mut Mat<f64>) {
         let m = self.columns.len();
         let n = h.nrows();
-        let mut hb = Mat::<f64>::zeros(n, m);
+        zeroed(hb, n, m);
         for (c, col) in self.columns.iter().enumerate() {
             match *col {
                 Column::Unit(i) => hb.col_as_slice_mut(c).copy_from_slice(h.col_as_slice(i)),
@@ -681,47 +775,45 @@ impl Basis {
                 }
             }
         }
-        let mut out = Mat::<f64>::zeros(m, m);
+        zeroed(out, m, m);
         for c in 0..m {
             self.t_times_into(hb.col_as_slice(c), out.col_as_slice_mut(c));
         }
-        out
     }
 }
 
-/// The restricted Newton step `B (B'HB)^-1 B'(-g)` (eq. 28), `H = J'J + lambda I`; `None` when
-/// the factorization fails. Also returns the nanoseconds the factorization and the solve took
-/// (forming `H` and `B'HB` excluded: that is the residual's kernel, not the linear solve).
-fn newton_step(
-    jtj: &Mat<f64>,
-    g: &[f64],
-    lambda: f64,
-    b: Option<&Basis>,
-) -> (Option<Vec<f64>>, u64) {
-    let n = g.len();
-    let mut h = jtj.clone();
-    for i in 0..n {
-        h[(i, i)] += lambda;
-    }
-    let (out, nanos) = match b {
-        None => {
-            let gcol = faer::Col::from_fn(n, |i| -g[i]);
-            let (step, nanos) = kit::timed(|| Some(h.llt(Side::Lower).ok()?.solve(&gcol)));
-            (
-                step.map(|s| (0..n).map(|i| s[i]).collect::<Vec<f64>>()),
-                nanos,
-            )
-        }
-        Some(b) => {
-            let bhb = b.restrict(&h);
-            let btg = b.t_times(g);
-            let rhs = faer::Col::from_fn(btg.len(), |i| -btg[i]);
-            let (xi, nanos) = kit::timed(|| Some(bhb.llt(Side::Lower).ok()?.solve(&rhs)));
-            let step = xi.map(|xi| b.times(&(0..xi.nrows()).map(|i| xi[i]).collect::<Vec<f64>>()));
-            (step, nanos)
-        }
-    };
-    (out.filter(|o| o.iter().all(|v| v.is_finite())), nanos)
+/// `m` resized to `rows x cols` and zeroed, its storage reused.
+fn zeroed(m: &mut Mat<f64>, rows: usize, cols: usize) {
+    m.truncate(m.nrows().min(rows), m.ncols().min(cols));
+    m.resize_with(rows, cols, |_, _| 0.0);
+    m.fill(0.0);
+}
+
+/// `H^-1 rhs` by Cholesky of the symmetric `h` in place (its lower triangle; faer's kernel and
+/// parameters, as `Llt::new` uses them); `None` when `h` is not numerically positive definite.
+fn llt_solve(h: &mut Mat<f64>, rhs: Vec<f64>) -> Option<Vec<f64>> {
+    let n = h.nrows();
+    let mut buffer = MemBuffer::new(cholesky_in_place_scratch::<f64>(
+        n,
+        Par::Seq,
+        Default::default(),
+    ));
+    cholesky_in_place(
+        h.as_mut(),
+        Default::default(),
+        Par::Seq,
+        MemStack::new(&mut buffer),
+        Default::default(),
+    )
+    .ok()?;
+    let mut x = faer::Col::from_fn(n, |i| rhs[i]);
+    solve_in_place(
+        h.as_ref(),
+        x.as_mat_mut(),
+        Par::Seq,
+        MemStack::new(&mut buffer),
+    );
+    Some(x.iter().copied().collect())
 }
 
 /// Argmin state of Todorov's driver: `x` and the merit `|r|^2/2` as cost.
@@ -921,10 +1013,16 @@ mod tests {
         let l = Mat::<f64>::from_fn(n, n, |_, _| rng.random_range(-1.0..1.0));
         let h = &l * l.transpose();
         let expected = dense.transpose() * &h * &dense;
-        let got = b.restrict(&h);
-        for i in 0..m {
-            for j in 0..m {
-                assert!((got[(i, j)] - expected[(i, j)]).abs() < 1e-12, "({i}, {j})");
+        // Buffers of the wrong shape and stale entries, as the previous iteration leaves them.
+        let mut hb = Mat::<f64>::from_fn(3, n + 4, |_, _| 9.0);
+        let mut got = Mat::<f64>::from_fn(m + 2, 1, |_, _| -5.0);
+        for _ in 0..2 {
+            b.restrict_into(&h, &mut hb, &mut got);
+            assert_eq!((got.nrows(), got.ncols()), (m, m));
+            for i in 0..m {
+                for j in 0..m {
+                    assert!((got[(i, j)] - expected[(i, j)]).abs() < 1e-12, "({i}, {j})");
+                }
             }
         }
         let v: Vec<f64> = (0..n).map(|_| rng.random_range(-1.0..1.0)).collect();
