@@ -107,6 +107,21 @@ impl Default for NormalEquations {
     }
 }
 
+/// [`NonSmoothResidual::slopes_through`] from two one-sided directional derivatives.
+pub fn slopes_by_derivatives<R: NonSmoothResidual + ?Sized>(
+    r: &R,
+    x: &[f64],
+    f: &[f64],
+    d: &[f64],
+) -> (f64, f64) {
+    let mut jd = vec![0.0; r.num_residuals()];
+    r.derivative_along(x, d, &mut jd);
+    let after = dense::dot(f, &jd);
+    let back: Vec<f64> = d.iter().map(|v| -v).collect();
+    r.derivative_along(x, &back, &mut jd);
+    (-dense::dot(f, &jd), after)
+}
+
 /// The hooks a non-smooth driver needs: where the kinks are along a segment, which Jacobian to
 /// take on a kink, and (optionally) the edges a point lies on. Every hook but the first two has
 /// a default built on them, so a formulation written in a notebook implements two methods; the
@@ -128,6 +143,14 @@ pub trait NonSmoothResidual: Residual {
         self.jacobian_along(x, dx, j.as_mut());
         let v = dense::mat_vec(j.as_ref(), dx);
         out.copy_from_slice(&v);
+    }
+
+    /// The slopes of `t -> |F(x + t d)|^2 / 2` at `t = 0` from before and after `x`,
+    /// `(f' J(-d) d, f' J(+d) d)` with `f = F(x)`: what a line search along `d` needs at each
+    /// kink it cuts its segment at. The default takes two [`Self::derivative_along`]s
+    /// ([`slopes_by_derivatives`]).
+    fn slopes_through(&self, x: &[f64], f: &[f64], d: &[f64]) -> (f64, f64) {
+        slopes_by_derivatives(self, x, f, d)
     }
 
     /// Appends the edges `x` lies on. The default declares none: a driver then treats every
@@ -300,6 +323,9 @@ macro_rules! forward {
             }
             fn derivative_along(&self, x: &[f64], dx: &[f64], out: &mut [f64]) {
                 (**self).derivative_along(x, dx, out)
+            }
+            fn slopes_through(&self, x: &[f64], f: &[f64], d: &[f64]) -> (f64, f64) {
+                (**self).slopes_through(x, f, d)
             }
             fn edges_at(&self, x: &[f64], out: &mut Vec<Edge>) { (**self).edges_at(x, out) }
             fn project_onto_edge(&self, edge: &Edge, x: &mut [f64]) {

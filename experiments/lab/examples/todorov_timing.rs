@@ -46,9 +46,10 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     seconds.sort_by(f64::total_cmp);
     let bits = s.r.iter().fold(0u64, |h, v| h.rotate_left(5) ^ v.to_bits());
     println!(
-        "{rows} rows: {} iterations, {}, answer bits {bits:016x}, median {:.3} ms",
+        "{rows} rows: {} iterations, {}, natural map {:.6e}, answer bits {bits:016x}, median {:.3} ms",
         s.iterations,
         s.status.as_str(),
+        s.metrics.natural_map,
         seconds[seconds.len() / 2] * 1e3
     );
     Ok(())

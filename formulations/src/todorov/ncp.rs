@@ -6,6 +6,7 @@ use std::sync::OnceLock;
 
 use contactlab_core::constraint::Constraint;
 use contactlab_core::drivers::kit::gram;
+use contactlab_core::residual::slopes_by_derivatives;
 use contactlab_core::{
     BDerivative, Constraints, Edge, EdgeMix, LocalProblem, NonSmoothResidual, NormalEquations,
     ProblemError, Residual,
@@ -649,6 +650,29 @@ impl NonSmoothResidual for ImplicitNcp {
         out.copy_from_slice(&self.jacobian_times(&blocks, dx));
     }
 
+    /// Both slopes from one pull-back `p = (A - I)' D r` (one product with `A` where the two
+    /// [`Self::derivative_along`]s take two): `r' J(s d) d = p' F'(s d) d - (D r)' d`, with
+    /// `F'(s d)` the pieces entered along `s d`, block by block in O(n).
+    fn slopes_through(&self, x: &[f64], f: &[f64], d: &[f64]) -> (f64, f64) {
+        if self.kinds.is_some() {
+            return slopes_by_derivatives(self, x, f, d);
+        }
+        let pull = self.pullback(f);
+        let (mut before, mut after) = (0.0, 0.0);
+        for k in 0..self.num_contacts() {
+            let (mu, b, xk, dk) = (self.mu[k], self.b[k], block(x, k), block(d, k));
+            let pk = block(&pull, k);
+            let drk = block(f, k).component_mul(&block(&self.d, k)).dot(&dk);
+            let slope = |side: Vector3<f64>| {
+                let fd = region_along(mu, b, xk, side).df_dx(mu, b, xk) * dk;
+                pk.dot(&fd) - drk
+            };
+            after += slope(dk);
+            before += slope(-dk);
+        }
+        (before, after)
+    }
+
     /// The plane `x_n = b` and the cone `mu (b - x_n) = |x_F|` of each contact, within
     /// round-off of an analytic crossing (section III-C).
     fn edges_at(&self, x: &[f64], out: &mut Vec<Edge>) {
@@ -1062,6 +1086,53 @@ mod tests {
                 assert!(
                     (fd - jd).abs() < 1e-5 * (1.0 + fd.abs()),
                     "dir {dir:?} row {i}: {fd} vs {jd}"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn slopes_through_a_point_from_the_pullback_equal_the_directional_derivatives_and_differences()
+    {
+        let p = random_problem(3, 11);
+        for r in [
+            ImplicitNcp::new(&p),
+            ImplicitNcp::new(&p).with_row_sum_scaling(),
+        ] {
+            let mu0 = p.mu()[0];
+            // Contact 0 on its cone, contact 1 on its plane (b = 0), contact 2 sliding: the
+            // two sides differ on the first two.
+            let x = vec![-1.0, 0.6 * mu0, 0.8 * mu0, 0.0, 0.3, -0.1, -0.2, 3.0, 0.5];
+            let mut f = vec![0.0; 9];
+            r.residual(&x, &mut f);
+            for d in [
+                vec![0.3, -0.2, 0.1, 0.5, 0.1, 0.0, 0.2, -0.1, 0.3],
+                vec![-0.3, 0.4, 0.4, -0.5, 0.0, 0.2, 0.0, 0.0, -0.4],
+            ] {
+                let (before, after) = r.slopes_through(&x, &f, &d);
+                let (b0, a0) = slopes_by_derivatives(&r, &x, &f, &d);
+                assert!((before - b0).abs() < 1e-12 && (after - a0).abs() < 1e-12);
+                // One-sided differences of the merit |r|^2 / 2 along d.
+                let merit = |t: f64| {
+                    let xt: Vec<f64> = x.iter().zip(&d).map(|(a, v)| a + t * v).collect();
+                    let mut ft = vec![0.0; 9];
+                    r.residual(&xt, &mut ft);
+                    0.5 * ft.iter().map(|v| v * v).sum::<f64>()
+                };
+                let h = 1e-7;
+                let (fd_after, fd_before) =
+                    ((merit(h) - merit(0.0)) / h, (merit(0.0) - merit(-h)) / h);
+                assert!(
+                    (fd_after - after).abs() < 1e-5 * (1.0 + after.abs()),
+                    "{fd_after} vs {after}"
+                );
+                assert!(
+                    (fd_before - before).abs() < 1e-5 * (1.0 + before.abs()),
+                    "{fd_before} vs {before}"
+                );
+                assert!(
+                    (before - after).abs() > 1e-6,
+                    "the point is on a kink of this direction"
                 );
             }
         }

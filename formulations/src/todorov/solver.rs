@@ -488,8 +488,8 @@ impl TodorovSolver {
                 }
                 let end = CutPoint::at(f, pa, &dir, a1);
                 let sub: Vec<f64> = dir.iter().map(|d| d * (a1 - a0)).collect();
-                let s0 = start.slope(f, &sub, 1.0);
-                let s1 = end.slope(f, &sub, -1.0);
+                // The slopes of t -> l(x + t sub) on [0, 1], from inside the sub-segment.
+                let (s0, s1) = (start.after * (a1 - a0), end.before * (a1 - a0));
                 let (m0, m1) = (start.merit, end.merit);
                 // Interior crossings are edge points; the segment's own ends are not.
                 consider(PathPoint {
@@ -639,12 +639,16 @@ struct PathPoint {
     position: f64,
 }
 
-/// A cut of the line search's path (a leg's end or a kink crossing): the point, its residual
-/// and merit, evaluated once for the two sub-segments it bounds.
+/// A cut of the line search's path (a leg's end or a kink crossing): the point, its merit and
+/// the merit's slopes along the leg's direction from before and after it
+/// ([`NonSmoothResidual::slopes_through`]), evaluated once for the two sub-segments it bounds.
 struct CutPoint {
     x: Vec<f64>,
-    r: Vec<f64>,
     merit: f64,
+    /// `r' J(-dir) dir`: the slope at the end of the sub-segment that ends here, per unit `a`.
+    before: f64,
+    /// `r' J(+dir) dir`: the slope at the start of the sub-segment that starts here.
+    after: f64,
 }
 
 impl CutPoint {
@@ -652,18 +656,13 @@ impl CutPoint {
     fn at<R: NonSmoothResidual + ?Sized>(f: &R, p: &[f64], dir: &[f64], a: f64) -> CutPoint {
         let x = axpy(p, a, dir);
         let r = eval(f, &x);
-        let merit = kit::merit_of(&r);
-        CutPoint { x, r, merit }
-    }
-
-    /// The one-sided slope of `t -> l(x + t sub)` at `t = 0`, taken on the piece entered along
-    /// `side * sub` (`side = -1` gives the slope at the end of a sub-segment, from inside):
-    /// `side * r' F'(x; side * sub)`.
-    fn slope<R: NonSmoothResidual + ?Sized>(&self, f: &R, sub: &[f64], side: f64) -> f64 {
-        let probe: Vec<f64> = sub.iter().map(|d| side * d).collect();
-        let mut jd = vec![0.0; self.r.len()];
-        f.derivative_along(&self.x, &probe, &mut jd);
-        side * dot(&self.r, &jd)
+        let (before, after) = f.slopes_through(&x, &r, dir);
+        CutPoint {
+            merit: kit::merit_of(&r),
+            x,
+            before,
+            after,
+        }
     }
 }
 
