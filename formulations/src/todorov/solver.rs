@@ -558,7 +558,8 @@ impl Model {
         let (jtj, g) = (self.lin.jtj(), self.lin.g());
         let n = g.len();
         let h = &mut self.scratch.h;
-        h.clone_from(jtj);
+        // The Cholesky reads the lower triangle; the restriction reads whole columns.
+        copy_into(h, jtj, self.basis.is_none());
         for i in 0..n {
             h[(i, i)] += lambda;
         }
@@ -778,6 +779,20 @@ impl Basis {
         for c in 0..m {
             self.t_times_into(hb.col_as_slice(c), out.col_as_slice_mut(c));
         }
+    }
+}
+
+/// `src` copied into `dst` (resized, its storage reused): its lower triangle only when
+/// `lower_only`, and `dst`'s strict upper triangle is then left as it was.
+fn copy_into(dst: &mut Mat<f64>, src: &Mat<f64>, lower_only: bool) {
+    if (dst.nrows(), dst.ncols()) != (src.nrows(), src.ncols()) {
+        dst.truncate(dst.nrows().min(src.nrows()), dst.ncols().min(src.ncols()));
+        dst.resize_with(src.nrows(), src.ncols(), |_, _| 0.0);
+    }
+    if lower_only {
+        dst.as_mut().copy_from_triangular_lower(src);
+    } else {
+        dst.as_mut().copy_from(src);
     }
 }
 
