@@ -77,6 +77,20 @@ pub fn mat_t_vec(j: MatRef<'_, f64>, v: &[f64]) -> Vec<f64> {
         .collect()
 }
 
+/// `m` resized to `rows x cols` with its storage reused, as `Vec::resize` reuses a vector's:
+/// entries where the old and new shapes overlap kept, new ones zero. A driver that forms an
+/// `n x n` matrix every iteration keeps one this way instead of allocating it afresh.
+pub fn resize(m: &mut Mat<f64>, rows: usize, cols: usize) {
+    m.truncate(m.nrows().min(rows), m.ncols().min(cols));
+    m.resize_with(rows, cols, |_, _| 0.0);
+}
+
+/// `m` resized to `rows x cols` ([`resize`]) and zeroed.
+pub fn resize_zeroed(m: &mut Mat<f64>, rows: usize, cols: usize) {
+    resize(m, rows, cols);
+    m.fill(0.0);
+}
+
 /// `J' J`, symmetric by construction: its lower triangle by one triangular product (half a
 /// dense product's flops), mirrored.
 pub fn gram(j: MatRef<'_, f64>) -> Mat<f64> {

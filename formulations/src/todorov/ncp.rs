@@ -6,6 +6,7 @@ use std::sync::OnceLock;
 
 use contactlab_core::blocks::BlockMatrix;
 use contactlab_core::constraint::Constraint;
+use contactlab_core::dense::resize_zeroed;
 use contactlab_core::drivers::kit::gram;
 use contactlab_core::residual::slopes_by_derivatives;
 use contactlab_core::{
@@ -479,16 +480,31 @@ impl ImplicitNcp {
         }
     }
 
-    /// `A v`: by blocks when `A` is sparse ([`SPARSE_A`]), else by faer's dense kernel.
+    /// `A v`.
     fn a_times(&self, v: &[f64]) -> Vec<f64> {
+        self.a_product(v, false)
+    }
+
+    /// `A v`, or `A' v` when `transposed`: by blocks when `A` is sparse ([`SPARSE_A`]), else
+    /// by faer's dense kernel.
+    fn a_product(&self, v: &[f64], transposed: bool) -> Vec<f64> {
         match &self.a_blocks {
             Some(b) => {
                 let mut out = vec![0.0; v.len()];
-                b.mul_vec(v, &mut out);
+                if transposed {
+                    b.mul_transpose_vec(v, &mut out);
+                } else {
+                    b.mul_vec(v, &mut out);
+                }
                 out
             }
             None => {
-                let av = &self.a * Col::from_fn(v.len(), |i| v[i]);
+                let vc = Col::from_fn(v.len(), |i| v[i]);
+                let av = if transposed {
+                    self.a.transpose() * vc
+                } else {
+                    &self.a * vc
+                };
                 av.iter().copied().collect()
             }
         }
@@ -499,17 +515,7 @@ impl ImplicitNcp {
     pub fn pullback(&self, y: &[f64]) -> Vec<f64> {
         let n = y.len();
         let dy: Vec<f64> = (0..n).map(|i| y[i] * self.d[i]).collect();
-        let atdy: Vec<f64> = match &self.a_blocks {
-            Some(b) => {
-                let mut out = vec![0.0; n];
-                b.mul_transpose_vec(&dy, &mut out);
-                out
-            }
-            None => {
-                let v = self.a.transpose() * Col::from_fn(n, |i| dy[i]);
-                v.iter().copied().collect()
-            }
-        };
+        let atdy = self.a_product(&dy, true);
         (0..n).map(|j| atdy[j] - dy[j]).collect()
     }
 
@@ -569,11 +575,7 @@ impl ImplicitNcp {
         let n = self.v0.len();
         let pr = self.products();
         let pieces: Vec<Piece> = blocks.iter().map(Piece::of).collect();
-        if jtj.nrows() != n || jtj.ncols() != n {
-            *jtj = Mat::zeros(n, n);
-        } else {
-            jtj.fill(0.0);
-        }
+        resize_zeroed(jtj, n, n);
         for &(k, l) in &pr.pairs {
             let (fk, fl) = (pieces[k], pieces[l]);
             if k != l && fk.is_zero() && fl.is_zero() {
@@ -1040,10 +1042,27 @@ mod tests {
         let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(seed);
         let n = 3 * nc;
         let l: Vec<f64> = (0..n * n).map(|_| rng.random_range(-1.0..1.0)).collect();
+        factored_problem(&l, nc, n, n as f64, &mut rng)
+    }
+
+    /// `W = K K' / div` for the row-major `3 nc x cols` factor `k`, with `q` in `[-1, 1]` and `mu`
+    /// in `[0.1, 2]` drawn from `rng` after it.
+    fn factored_problem(
+        k: &[f64],
+        nc: usize,
+        cols: usize,
+        div: f64,
+        rng: &mut rand_chacha::ChaCha8Rng,
+    ) -> LocalProblem {
+        use rand::Rng;
+        let n = 3 * nc;
         let w: Vec<f64> = (0..n * n)
             .map(|ij| {
                 let (i, j) = (ij / n, ij % n);
-                (0..n).map(|k| l[i * n + k] * l[j * n + k]).sum::<f64>() / n as f64
+                (0..cols)
+                    .map(|d| k[i * cols + d] * k[j * cols + d])
+                    .sum::<f64>()
+                    / div
             })
             .collect();
         LocalProblem::coulomb(
@@ -1070,21 +1089,7 @@ mod tests {
                 }
             }
         }
-        let w: Vec<f64> = (0..n * n)
-            .map(|ij| {
-                let (i, j) = (ij / n, ij % n);
-                (0..dofs)
-                    .map(|d| k[i * dofs + d] * k[j * dofs + d])
-                    .sum::<f64>()
-            })
-            .collect();
-        LocalProblem::coulomb(
-            Matrix::from_row_major("W", n, n, &w).unwrap(),
-            (0..n).map(|_| rng.random_range(-1.0..1.0)).collect(),
-            &(0..nc)
-                .map(|_| rng.random_range(0.1..2.0))
-                .collect::<Vec<f64>>(),
-        )
+        factored_problem(&k, nc, dofs, 1.0, &mut rng)
     }
 
     #[test]

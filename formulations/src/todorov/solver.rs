@@ -43,6 +43,7 @@ use argmin::core::{
 };
 use argmin::kv;
 use contactlab_core::deadline::Deadline;
+use contactlab_core::dense::{resize, resize_zeroed};
 use contactlab_core::drivers::execute::execute;
 use contactlab_core::drivers::kit::{self, axpy, cubic_minimizer, dot};
 use contactlab_core::plugin::{Driver, DriverPlugin, NeedsNonSmooth};
@@ -758,7 +759,7 @@ impl Basis {
     fn restrict_into(&self, h: &Mat<f64>, hb: &mut Mat<f64>, out: &mut Mat<f64>) {
         let m = self.columns.len();
         let n = h.nrows();
-        zeroed(hb, n, m);
+        resize_zeroed(hb, n, m);
         for (c, col) in self.columns.iter().enumerate() {
             match *col {
                 Column::Unit(i) => hb.col_as_slice_mut(c).copy_from_slice(h.col_as_slice(i)),
@@ -775,7 +776,7 @@ impl Basis {
                 }
             }
         }
-        zeroed(out, m, m);
+        resize_zeroed(out, m, m);
         for c in 0..m {
             self.t_times_into(hb.col_as_slice(c), out.col_as_slice_mut(c));
         }
@@ -785,22 +786,12 @@ impl Basis {
 /// `src` copied into `dst` (resized, its storage reused): its lower triangle only when
 /// `lower_only`, and `dst`'s strict upper triangle is then left as it was.
 fn copy_into(dst: &mut Mat<f64>, src: &Mat<f64>, lower_only: bool) {
-    if (dst.nrows(), dst.ncols()) != (src.nrows(), src.ncols()) {
-        dst.truncate(dst.nrows().min(src.nrows()), dst.ncols().min(src.ncols()));
-        dst.resize_with(src.nrows(), src.ncols(), |_, _| 0.0);
-    }
+    resize(dst, src.nrows(), src.ncols());
     if lower_only {
         dst.as_mut().copy_from_triangular_lower(src);
     } else {
         dst.as_mut().copy_from(src);
     }
-}
-
-/// `m` resized to `rows x cols` and zeroed, its storage reused.
-fn zeroed(m: &mut Mat<f64>, rows: usize, cols: usize) {
-    m.truncate(m.nrows().min(rows), m.ncols().min(cols));
-    m.resize_with(rows, cols, |_, _| 0.0);
-    m.fill(0.0);
 }
 
 /// `H^-1 rhs` by Cholesky of the symmetric `h` in place (its lower triangle; faer's kernel and
