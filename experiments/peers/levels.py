@@ -4,7 +4,8 @@ MuJoCo's solver=PGS, and Todorov's driver within 5x MuJoCo's Newton, at the same
 residual on the same clutter steps"). Two studies, `--study`:
 - `pgs`: our projected Gauss-Seidel (plain, and combined by NNCG) beside MuJoCo's `solver=PGS`;
 - `newton`: Todorov's driver on the implicit NCP (Todorov 2010, the paper's Gauss-Newton with
-  its dogleg and edge-aware line search) beside MuJoCo's `solver=Newton`.
+  its dogleg and edge-aware line search) beside MuJoCo's `solver=Newton`, on our rigid problem
+  and on MuJoCo's regularised one.
 
 Usage:
   python3 levels.py [--study pgs|newton] [--rounds 7] [--fresh] [--small] [--out FILE]
@@ -18,13 +19,23 @@ side solves its own problem from zero:
   same with the nonsmooth nonlinear conjugate gradient on (`nncg=True`: Silcowitz, Niebe and
   Erleben 2010), off by default as the papers' PGS has it; or `("implicit-ncp", "todorov")`,
   the paper's defaults (no restarts);
+- in the Newton study, also Todorov's driver on MuJoCo's problem (`ours_soft`): the local
+  problem `(A + R, b, mu)` with MuJoCo's `A + R` and `b` below, under Coulomb's law as on ours
+  (De Saxce's velocity: a sliding contact keeps `v_n = 0`, where MuJoCo's convex problem lets it
+  lift off by `mu |v_t|`). A rigid `W` with more contact rows than velocities is singular, and
+  the paper's Gauss-Newton can stop at a local minimum of its merit there ("this can only occur
+  when J(x) is singular", section V-A); `R` makes the matrix positive definite as MuJoCo's solvers
+  have it, so this side says what of the gap is the problem and what the method. (Scaling `b`
+  by the step to impulse units changes neither the driver's iterates, up to the same scaling,
+  nor the relative ruler.)
 - MuJoCo's, its soft dual `min 1/2 f'(A + R) f + f' b` over the elliptic cones
   `mu f_n >= |f_t|` (`A = J M^-1 J'`, `R = efc_R`, `b = J qacc_smooth - aref = efc_b`), by
   `mj_fwdConstraint` with the study's `opt.solver`, warm start disabled. (Newton solves the
   same problem in its primal form, over accelerations.)
 
 The ruler: per contact `F_a(x) = x_a - P_K(x_a - y_a)` with `y = W r + q` plus De Saxce's
-`mu |y_t| e_n` on ours, `y = (A + R) f + b` on MuJoCo's (a convex program: no De Saxce term);
+`mu |y_t| e_n` on ours, `y = (A + R) f + b` on MuJoCo's (a convex program: no De Saxce term),
+`y = (A + R) f + b` plus De Saxce's term on `ours_soft`;
 `rho(x) = |F(x)| / |F(0)|`, the residual relative to the common cold start. For each level
 `L` of `LEVELS` and each side, the fewest iterations `k_L` (sweeps or Newton iterations;
 MuJoCo's `opt.iterations`, a cap per island as ours is) whose answer meets `rho <= L`: doubling
@@ -41,8 +52,9 @@ one that is not a release build.
 
 Output (JSON, `records`): one record per problem and level: each side's `k_L` (or none: the
 study's iterations columns, `mujoco_iterations`, `ours_sweeps`, `ours_nncg_sweeps`,
-`ours_iterations`), median time, reached residual (the best seen when it did not reach the
-level), our times over MuJoCo's where both reached it (`ratio`, `ratio_nncg`), and the two
+`ours_iterations`, `ours_soft_iterations`), median time, reached residual (the best seen when it
+did not reach the level), our times over MuJoCo's where both reached it (`ratio`, `ratio_nncg`,
+`ratio_soft`), and the two
 problems' conditioning, which bears on how many iterations a method needs: `mujoco_condition`
 = `lambda_max / lambda_min` of `A + R` (positive definite: `R` bounds it), `ours_condition` the
 same of `W` over its range (a rigid `W` with more contact rows than velocities is singular);
@@ -158,6 +170,10 @@ class Sides:
         self.b = w.efc_b[:nefc].copy()
         self.mu_mj = np.array([w.contact[i].friction[0] for i in range(w.ncon)])
         self.mj0 = natural_map_norm(np.zeros(nefc), self.AR, self.b, self.mu_mj, False)
+        # MuJoCo's problem as a local one for our solvers (symmetrised: `J M^-1 J'` formed in
+        # floating point is symmetric only to round-off).
+        self.soft = contactlab.LocalProblem(0.5 * (self.AR + self.AR.T), self.b, self.mu_mj)
+        self.soft0 = natural_map_norm(np.zeros(nefc), self.AR, self.b, self.mu_mj, True)
         self.nefc = nefc
         self.contactlab = contactlab
         self.rows, self.dofs = int(nefc), int(m.nv)
@@ -216,6 +232,15 @@ class Sides:
         r = np.asarray(s.r)
         return float(s.seconds), natural_map_norm(r, self.W, self.q, self.mu, True) / self.our0
 
+    def todorov_soft(self, k):
+        """`Sides.todorov` on MuJoCo's problem `(A + R, b, mu)` under Coulomb's law (see the
+        module docs): (seconds, relative residual)."""
+        s = self.contactlab.solve(self.soft, "implicit-ncp", "todorov", tol=NO_STOP,
+                                  max_iter=k)
+        r = np.asarray(s.r)
+        return (float(s.seconds),
+                natural_map_norm(r, self.AR, self.b, self.mu_mj, True) / self.soft0)
+
 
 #: MuJoCo's solver of each study.
 MUJOCO_SOLVERS = {"pgs": mujoco.mjtSolver.mjSOL_PGS, "newton": mujoco.mjtSolver.mjSOL_NEWTON}
@@ -227,7 +252,8 @@ STUDIES = {
             ("ours", "ours_sweeps", Sides.our),
             ("ours_nncg", "ours_nncg_sweeps", Sides.ours_nncg)],
     "newton": [("mujoco", "mujoco_iterations", Sides.mujoco),
-               ("ours", "ours_iterations", Sides.todorov)],
+               ("ours", "ours_iterations", Sides.todorov),
+               ("ours_soft", "ours_soft_iterations", Sides.todorov_soft)],
 }
 #: Each study's cap on the iterations.
 CAPS = {"pgs": MAX_SWEEPS, "newton": MAX_NEWTON}

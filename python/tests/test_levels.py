@@ -91,6 +91,14 @@ def test_a_capped_todorov_solve_stops_at_its_cap_and_moves_the_residual_down():
         _, one = sides.todorov(1)
         _, many = sides.todorov(50)
         assert many < one < 1.0
+        # On MuJoCo's problem: its `A + R` (positive definite, as MuJoCo's `R` makes it) and `b`.
+        W = np.asarray(sides.soft.W)
+        assert np.allclose(W, sides.AR, rtol=0, atol=1e-12 * np.abs(W).max())
+        assert np.allclose(np.asarray(sides.soft.q), sides.b)
+        assert np.linalg.eigvalsh(W)[0] > 0.0
+        _, soft_one = sides.todorov_soft(1)
+        _, soft_many = sides.todorov_soft(50)
+        assert soft_many < soft_one < 1.0 and soft_many < 1e-6
         # MuJoCo's Newton, capped at one iteration and at its cap, from the same zero.
         _, mj_one = sides.mujoco(1)
         _, mj_many = sides.mujoco(100)
@@ -109,16 +117,19 @@ def test_the_small_newton_run_finds_each_sides_iterations_and_times_them(tmp_pat
     assert len(records) == len(levels.SMALL_PROBLEMS) * len(levels.SMALL_LEVELS)
     for r in records:
         assert "ours_sweeps" not in r and "ratio_nncg" not in r
-        for side, k in (("mujoco", "mujoco_iterations"), ("ours", "ours_iterations")):
+        for side, k in (("mujoco", "mujoco_iterations"), ("ours", "ours_iterations"),
+                        ("ours_soft", "ours_soft_iterations")):
             if r[k] is None:
                 assert r[f"{side}_residual"] > r["level"]
             else:
                 assert 1 <= r[k] <= levels.MAX_NEWTON and r[f"{side}_residual"] <= r["level"]
-        if r["ratio"] is not None:
-            assert np.isclose(r["ratio"], r["ours_seconds"] / r["mujoco_seconds"])
+        for ours, ratio in (("ours", "ratio"), ("ours_soft", "ratio_soft")):
+            if r[ratio] is not None:
+                assert np.isclose(r[ratio], r[f"{ours}_seconds"] / r["mujoco_seconds"])
     coarse, fine = records[0], records[1]
-    # Both Newton-type sides reach this step's coarse and fine levels, the fine in as many
+    # All three Newton-type sides reach this step's coarse and fine levels, the fine in as many
     # iterations or more.
-    assert coarse["ratio"] is not None and fine["ratio"] is not None
-    assert coarse["ours_iterations"] <= fine["ours_iterations"]
+    for ratio, k in (("ratio", "ours_iterations"), ("ratio_soft", "ours_soft_iterations")):
+        assert coarse[ratio] is not None and fine[ratio] is not None
+        assert coarse[k] <= fine[k]
     assert coarse["mujoco_iterations"] <= fine["mujoco_iterations"]

@@ -26,6 +26,9 @@ pub(super) struct Side {
     iterations: &'static str,
     /// The run's column of its time over MuJoCo's (`ratio`).
     ratio: &'static str,
+    /// The run's column of its residual at the level, or the best it reached short of it
+    /// (`ours_residual`).
+    residual: &'static str,
     /// The prefix of its facts at a level (`ours`, `nncg`).
     name: &'static str,
     /// The prefix of its ratio facts and table columns (empty for the study's first solver).
@@ -62,6 +65,7 @@ pub(super) const PGS: Study = Study {
         Side {
             iterations: "ours_sweeps",
             ratio: "ratio",
+            residual: "ours_residual",
             name: "ours",
             ratios: "",
             label: "",
@@ -69,6 +73,7 @@ pub(super) const PGS: Study = Study {
         Side {
             iterations: "ours_nncg_sweeps",
             ratio: "ratio_nncg",
+            residual: "ours_nncg_residual",
             name: "nncg",
             ratios: "nncg_",
             label: "NNCG",
@@ -76,20 +81,32 @@ pub(super) const PGS: Study = Study {
     ],
 };
 
-/// Todorov's driver on the implicit NCP beside MuJoCo's `solver=Newton`.
+/// Todorov's driver on the implicit NCP beside MuJoCo's `solver=Newton`: on our rigid problem,
+/// and on MuJoCo's regularised `(A + R, b)` under Coulomb's law (`soft`).
 pub(super) const NEWTON: Study = Study {
     config: "newton_engines.toml",
     prefix: "newton",
     what: "Todorov's driver beside MuJoCo's Newton",
     aim: "newton_aim",
     unit: common::ITERATIONS,
-    sides: &[Side {
-        iterations: "ours_iterations",
-        ratio: "ratio",
-        name: "ours",
-        ratios: "",
-        label: "",
-    }],
+    sides: &[
+        Side {
+            iterations: "ours_iterations",
+            ratio: "ratio",
+            residual: "ours_residual",
+            name: "ours",
+            ratios: "",
+            label: "",
+        },
+        Side {
+            iterations: "ours_soft_iterations",
+            ratio: "ratio_soft",
+            residual: "ours_soft_residual",
+            name: "soft",
+            ratios: "soft_",
+            label: "on A + R",
+        },
+    ],
 };
 
 /// What the templates see of a section.
@@ -105,10 +122,9 @@ struct Row {
     level: f64,
     mujoco_iterations: f64,
     mujoco_residual: f64,
-    /// The first of our solvers' residual at the level, or the best it reached short of it.
-    ours_residual: f64,
-    /// Per side of the study: its iterations and its time over MuJoCo's.
-    ours: Vec<(f64, f64)>,
+    /// Per side of the study: its iterations, its time over MuJoCo's, and its residual at the
+    /// level (or the best it reached short of it).
+    ours: Vec<(f64, f64, f64)>,
     ours_condition: f64,
     mujoco_condition: f64,
     newton_residual: f64,
@@ -138,10 +154,9 @@ fn read_rows(df: &DataFrame, study: &Study) -> Result<Vec<Row>, ReportError> {
         num(problem_runs::DOFS)?,
         num("level")?,
     );
-    let (mj_it, mj_res, our_res, newton, k_mj, k_ours) = (
+    let (mj_it, mj_res, newton, k_mj, k_ours) = (
         num("mujoco_iterations")?,
         num("mujoco_residual")?,
-        num("ours_residual")?,
         num("mujoco_newton_residual")?,
         num("mujoco_condition")?,
         num("ours_condition")?,
@@ -149,7 +164,7 @@ fn read_rows(df: &DataFrame, study: &Study) -> Result<Vec<Row>, ReportError> {
     let ours = study
         .sides
         .iter()
-        .map(|s| Ok((num(s.iterations)?, num(s.ratio)?)))
+        .map(|s| Ok((num(s.iterations)?, num(s.ratio)?, num(s.residual)?)))
         .collect::<Result<Vec<_>, ReportError>>()?;
     Ok((0..df.height())
         .map(|k| Row {
@@ -161,8 +176,10 @@ fn read_rows(df: &DataFrame, study: &Study) -> Result<Vec<Row>, ReportError> {
             level: level[k],
             mujoco_iterations: mj_it[k],
             mujoco_residual: mj_res[k],
-            ours_residual: our_res[k],
-            ours: ours.iter().map(|(it, ratio)| (it[k], ratio[k])).collect(),
+            ours: ours
+                .iter()
+                .map(|(it, ratio, res)| (it[k], ratio[k], res[k]))
+                .collect(),
             ours_condition: k_ours[k],
             mujoco_condition: k_mj[k],
             newton_residual: newton[k],
@@ -199,8 +216,8 @@ fn problems(rows: &[Row]) -> Vec<&Row> {
 /// `<p>.dofs_min`/`_max`), and the two problems' conditioning (`<p>.ours_condition_min`/
 /// `_max`, `<p>.mujoco_condition_min`/`_max`); MuJoCo's stalls: `<p>.mujoco_stalled` problems
 /// on which its solver reached no level, the residual it stopped at (`<p>.mujoco_stall_min`/
-/// `_max`), the same of the first of our solvers (`<p>.ours_stalled`, `<p>.ours_stall_min`/
-/// `_max`), and the largest residual of MuJoCo's Newton solver on the same problems
+/// `_max`), the same of each of our solvers (`<p>.<name>_stalled`, `<p>.<name>_stall_min`/
+/// `_max`: `ours` for the first), and the largest residual of MuJoCo's Newton solver on the same problems
 /// (`<p>.mujoco_newton_residual_max`); `<p>` is the study's prefix.
 fn settings_facts(
     r: &mut Report,
@@ -222,18 +239,29 @@ fn settings_facts(
     let fresh = each.iter().filter(|x| x.set == "fresh").count();
     let k_ours: Vec<f64> = each.iter().map(|x| x.ours_condition).collect();
     let k_mj: Vec<f64> = each.iter().map(|x| x.mujoco_condition).collect();
-    let stalled = |reached: fn(&Row) -> f64, residual: fn(&Row) -> f64| -> Vec<f64> {
+    // The residual each problem stopped at where a solver reached no level (`None`: MuJoCo).
+    let stalled = |side: Option<usize>| -> Vec<f64> {
+        let of = |x: &Row| match side {
+            None => (x.mujoco_iterations, x.mujoco_residual),
+            Some(k) => (x.ours[k].0, x.ours[k].2),
+        };
         each.iter()
             .filter(|p| {
                 rows.iter()
                     .filter(|x| x.problem == p.problem)
-                    .all(|x| reached(x).is_nan())
+                    .all(|x| of(x).0.is_nan())
             })
-            .map(|p| residual(p))
+            .map(|p| of(p).1)
             .collect()
     };
-    let mj_stalled = stalled(|x| x.mujoco_iterations, |x| x.mujoco_residual);
-    let our_stalled = stalled(|x| x.ours[0].0, |x| x.ours_residual);
+    let mut stalls = vec![("mujoco", stalled(None))];
+    stalls.extend(
+        study
+            .sides
+            .iter()
+            .enumerate()
+            .map(|(k, s)| (s.name, stalled(Some(k)))),
+    );
     let newton: Vec<f64> = each.iter().map(|x| x.newton_residual).collect();
     let rows_of: Vec<f64> = each.iter().map(|x| x.rows).collect();
     let dofs_of: Vec<f64> = each.iter().map(|x| x.dofs).collect();
@@ -250,32 +278,30 @@ fn settings_facts(
             .num(format!("{p}.{name}_min"), quantile(v, 0.0), Fmt::int())
             .num(format!("{p}.{name}_max"), quantile(v, 1.0), Fmt::int());
     }
-    for (name, v) in [
-        ("ours_condition", &k_ours),
-        ("mujoco_condition", &k_mj),
-        ("mujoco_stall", &mj_stalled),
-        ("ours_stall", &our_stalled),
-    ] {
+    for (name, v) in [("ours_condition", &k_ours), ("mujoco_condition", &k_mj)] {
         r.facts()
             .num(format!("{p}.{name}_min"), quantile(v, 0.0), sci.clone())
             .num(format!("{p}.{name}_max"), quantile(v, 1.0), sci.clone());
     }
-    r.facts()
-        .num(
-            format!("{p}.mujoco_stalled"),
-            mj_stalled.len() as f64,
-            Fmt::int(),
-        )
-        .num(
-            format!("{p}.ours_stalled"),
-            our_stalled.len() as f64,
-            Fmt::int(),
-        )
-        .num(
-            format!("{p}.mujoco_newton_residual_max"),
-            quantile(&newton, 1.0),
-            sci,
-        );
+    for (name, v) in &stalls {
+        r.facts()
+            .num(format!("{p}.{name}_stalled"), v.len() as f64, Fmt::int())
+            .num(
+                format!("{p}.{name}_stall_min"),
+                quantile(v, 0.0),
+                sci.clone(),
+            )
+            .num(
+                format!("{p}.{name}_stall_max"),
+                quantile(v, 1.0),
+                sci.clone(),
+            );
+    }
+    r.facts().num(
+        format!("{p}.mujoco_newton_residual_max"),
+        quantile(&newton, 1.0),
+        sci,
+    );
     Ok(())
 }
 
@@ -559,4 +585,62 @@ fn problems_table(r: &mut Report, rows: &[Row], study: &Study) -> Result<(), Rep
         t.row(cells)?;
     }
     r.show_table(&format!("{p}_problems"), &t)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use polars::prelude::*;
+
+    /// Two problems at two levels: MuJoCo reaches everything; our rigid run reaches nothing
+    /// on `b`, the run on `A + R` everything but `b`'s finer level.
+    fn newton_run() -> DataFrame {
+        let nan = f64::NAN;
+        df!(
+            "set" => ["fresh"; 4],
+            common::PROBLEM => ["a", "a", "b", "b"],
+            "contacts" => [100.0; 4],
+            gradients::ROWS => [300.0; 4],
+            problem_runs::DOFS => [240.0; 4],
+            "level" => [1e-3, 1e-6, 1e-3, 1e-6],
+            "mujoco_iterations" => [2.0, 4.0, 3.0, 6.0],
+            "mujoco_residual" => [1e-4, 1e-7, 1e-4, 1e-7],
+            "mujoco_newton_residual" => [1e-12; 4],
+            "mujoco_condition" => [1e3; 4],
+            "ours_condition" => [1e2; 4],
+            "ours_iterations" => [4.0, 8.0, nan, nan],
+            "ratio" => [10.0, 12.0, nan, nan],
+            "ours_residual" => [1e-4, 1e-7, 3e-2, 2e-2],
+            "ours_soft_iterations" => [2.0, 4.0, 3.0, nan],
+            "ratio_soft" => [4.0, 6.0, 5.0, nan],
+            "ours_soft_residual" => [1e-4, 1e-7, 1e-4, 4e-5],
+            common::ROUNDS => [7.0; 4],
+            "max_sweeps" => [512.0; 4],
+            "mujoco_version" => ["4.0.0"; 4],
+        )
+        .unwrap()
+    }
+
+    #[test]
+    fn each_side_has_its_own_stalls_and_ratios() {
+        let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+        let mut r = Report::new(&root, "peers").unwrap();
+        let df = newton_run();
+        let rows = read_rows(&df, &NEWTON).unwrap();
+        settings_facts(&mut r, &df, &rows, &NEWTON).unwrap();
+        levels_table(&mut r, &rows, &NEWTON).unwrap();
+        let f = r.facts_ref();
+        // The rigid run stalls on `b` at the best residual it saw (the first level's record).
+        assert_eq!(f.value("newton.ours_stalled"), 1.0);
+        assert_eq!(f.value("newton.ours_stall_max"), 3e-2);
+        // The run on `A + R` reaches `b`'s coarse level: no stall.
+        assert_eq!(f.value("newton.soft_stalled"), 0.0);
+        assert_eq!(f.value("newton.mujoco_stalled"), 0.0);
+        assert_eq!(f.value("newton.1e-6.soft_reached"), 1.0);
+        assert_eq!(f.value("newton.1e-3.soft_reached"), 2.0);
+        assert_eq!(f.value("newton.1e-3.soft_ratio"), 4.5);
+        assert_eq!(f.value("newton.1e-3.soft_iterations_ratio"), 1.0);
+        assert_eq!(f.value("newton.1e-6.ratio"), 12.0);
+        assert_eq!(f.value("newton.1e-6.per_iteration_ratio"), 6.0);
+    }
 }
