@@ -8,7 +8,8 @@
 //! the count of pivots above `rcond` times the first (the largest diagonal of `A`), and
 //! `B = P' L_r` (`n x r`, full column rank) gives `A`'s range part as `B B'`, whose
 //! pseudoinverse is `B (B'B)^-2 B'` (with `B = U S V'`, both are `U S^-2 U'`). That is one
-//! pivoted Cholesky, one `r x r` product and one `r x r` Cholesky, several times fewer flops
+//! pivoted Cholesky, one `r x r` product and one `r x r` Cholesky (at full rank `r = n`, two
+//! triangular solves with `L` instead), several times fewer flops
 //! than the eigendecomposition this replaced, which made the start a third of a solve on
 //! clutter islands.
 
@@ -16,7 +17,10 @@ use contactlab_core::drivers::kit::gram;
 use faer::dyn_stack::{MemBuffer, MemStack};
 use faer::linalg::cholesky::llt_pivoting::factor::{cholesky_in_place, cholesky_in_place_scratch};
 use faer::linalg::solvers::Solve;
-use faer::{Col, Mat, Par, Side};
+use faer::linalg::triangular_solve::{
+    solve_lower_triangular_in_place, solve_upper_triangular_in_place,
+};
+use faer::{Col, Mat, MatRef, Par, Side};
 
 /// `A^+ y` for symmetric positive semidefinite `A` (module docs), the directions whose pivot
 /// is at most `rcond` times the largest diagonal dropped. A matrix the pivoted factorization
@@ -52,6 +56,9 @@ fn pivoted_cholesky_solve(a: &Mat<f64>, y: &[f64], rcond: f64) -> Option<Vec<f64
     let rank = (0..info.rank)
         .take_while(|&j| l[(j, j)] * l[(j, j)] > rcond * top)
         .count();
+    if rank == n {
+        return full_rank_solve(l.as_ref(), &perm, y);
+    }
     // B = P' L_r: row perm[i] of B is row i of L_r.
     let b = Mat::from_fn(n, rank, |i, j| if i >= j { l[(i, j)] } else { 0.0 });
     let llt = gram(b.as_ref()).llt(Side::Lower).ok()?;
@@ -61,6 +68,21 @@ fn pivoted_cholesky_solve(a: &Mat<f64>, y: &[f64], rcond: f64) -> Option<Vec<f64
     let mut out = vec![0.0; n];
     for (i, &p) in perm.iter().enumerate() {
         out[p] = fp[i];
+    }
+    out.iter().all(|v| v.is_finite()).then_some(out)
+}
+
+/// `A^-1 y = P' L^-T L^-1 P y` where every pivot passed the cutoff: the pseudoinverse is the
+/// inverse, and two triangular solves replace the `r x r` product and factorization (a regularised
+/// `A + R` is never singular, and there they were two thirds of the start's flops).
+fn full_rank_solve(l: MatRef<'_, f64>, perm: &[usize], y: &[f64]) -> Option<Vec<f64>> {
+    let n = y.len();
+    let mut z = Mat::from_fn(n, 1, |i, _| y[perm[i]]);
+    solve_lower_triangular_in_place(l, z.as_mut(), Par::Seq);
+    solve_upper_triangular_in_place(l.transpose(), z.as_mut(), Par::Seq);
+    let mut out = vec![0.0; n];
+    for (i, &p) in perm.iter().enumerate() {
+        out[p] = z[(i, 0)];
     }
     out.iter().all(|v| v.is_finite()).then_some(out)
 }
