@@ -10,8 +10,8 @@ use contactlab_core::dense::resize_zeroed;
 use contactlab_core::drivers::kit::gram;
 use contactlab_core::residual::slopes_by_derivatives;
 use contactlab_core::{
-    BDerivative, Constraints, Edge, EdgeMix, LocalProblem, NonSmoothResidual, NormalEquations,
-    ProblemError, Residual,
+    BDerivative, Constraints, Edge, EdgeMix, LocalProblem, Matrix, NonSmoothResidual,
+    NormalEquations, ProblemError, Residual,
 };
 use faer::{Col, Mat, MatMut};
 
@@ -313,6 +313,33 @@ fn coupled_pairs(mtm: &Mat<f64>, dm: &Mat<f64>) -> Vec<(usize, usize)> {
         .collect()
 }
 
+/// [`NormalProducts::pairs`] from `A`'s block pattern alone, in [`coupled_pairs`]' order:
+/// `DM` has `A`'s blocks and the diagonal, and `M'M`'s block `(k, l)` can be nonzero only if
+/// some block row of `M` holds both `k` and `l` ([`block_gram`]). A superset of the numerically
+/// nonzero pairs (a block that cancels to zero is formed as zeros), found without scanning the
+/// dense products' `n^2` entries.
+fn structural_pairs(a: &BlockMatrix) -> Vec<(usize, usize)> {
+    let nc = a.num_block_rows();
+    let mut coupled = vec![false; nc * nc];
+    let mut row: Vec<usize> = Vec::new();
+    for j in 0..nc {
+        row.clear();
+        row.extend(a.row(j).map(|(b, _)| b));
+        if !row.contains(&j) {
+            row.push(j);
+        }
+        for &k in &row {
+            for &l in &row {
+                coupled[k * nc + l] = true;
+            }
+        }
+    }
+    (0..nc)
+        .flat_map(|l| (l..nc).map(move |k| (k, l)))
+        .filter(|&(k, l)| coupled[k * nc + l])
+        .collect()
+}
+
 /// Contact `k`'s three entries of a stacked vector.
 pub(crate) fn block(v: &[f64], k: usize) -> Vector3<f64> {
     Vector3::new(v[3 * k], v[3 * k + 1], v[3 * k + 2])
@@ -327,9 +354,13 @@ impl ImplicitNcp {
         let kinds = (!c.coulomb_only()).then(|| c.clone());
         let a = problem.w.to_dense();
         let nc = c.len() as f64;
+        // An island of a split problem comes with its `W` in blocks already: no dense scan.
         let a_blocks = kinds
             .is_none()
-            .then(|| BlockMatrix::from_dense(a.as_ref()))
+            .then(|| match &problem.w {
+                Matrix::Blocks(b) => b.clone(),
+                _ => BlockMatrix::from_dense(a.as_ref()),
+            })
             .filter(|b| b.num_blocks() as f64 <= SPARSE_A * nc * nc);
         ImplicitNcp {
             a,
@@ -610,18 +641,17 @@ impl ImplicitNcp {
     pub(super) fn products(&self) -> &NormalProducts {
         let n = self.v0.len();
         self.products.get_or_init(|| {
-            let m = Mat::from_fn(n, n, |i, j| {
-                self.d[i] * (self.a[(i, j)] - if i == j { 1.0 } else { 0.0 })
-            });
+            let m =
+                |i: usize, j: usize| self.d[i] * (self.a[(i, j)] - if i == j { 1.0 } else { 0.0 });
             let mtm = match &self.a_blocks {
                 Some(a) => block_gram(a, &self.d),
-                None => gram(m.as_ref()),
+                None => gram(Mat::from_fn(n, n, m).as_ref()),
             };
-            let dm = Mat::from_fn(n, n, |i, j| self.d[i] * m[(i, j)]);
-            let pairs = if self.kinds.is_none() {
-                coupled_pairs(&mtm, &dm)
-            } else {
-                Vec::new()
+            let dm = Mat::from_fn(n, n, |i, j| self.d[i] * m(i, j));
+            let pairs = match (&self.kinds, &self.a_blocks) {
+                (Some(_), _) => Vec::new(),
+                (None, Some(a)) => structural_pairs(a),
+                (None, None) => coupled_pairs(&mtm, &dm),
             };
             NormalProducts { mtm, dm, pairs }
         })
@@ -1100,8 +1130,11 @@ mod tests {
         let plain = ImplicitNcp::new(&p);
         for r in [plain.clone(), plain.with_row_sum_scaling()] {
             assert!(r.a_blocks.is_some(), "a chain's W is 10% blocks");
-            // (k, l), k >= l, |k - l| <= 2: 30 + 29 + 28.
-            assert_eq!(r.products().pairs.len(), 87);
+            // (k, l), k >= l, |k - l| <= 2: 30 + 29 + 28; found from A's block pattern, they
+            // are the pairs a scan of the dense products finds.
+            let pr = r.products();
+            assert_eq!(pr.pairs.len(), 87);
+            assert_eq!(pr.pairs, coupled_pairs(&pr.mtm, &pr.dm));
             let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(9);
             let blocks: Vec<Matrix3<f64>> = (0..nc)
                 .map(|k| match k % 3 {
