@@ -214,6 +214,21 @@ pub(super) struct NormalProducts {
     /// fewer (5% of `W`'s blocks and 9% of `W^2`'s with 110 contacts). Empty off the Coulomb
     /// path.
     pub(super) pairs: Vec<(usize, usize)>,
+    /// Per pair of `pairs`, its blocks of `M'M` and `DM`, copied out once: read from the
+    /// dense products every iteration they cost a tenth of a solve in cache misses (three
+    /// strided columns each) on a pile of 200 contacts.
+    pub(super) pair_blocks: Vec<PairBlocks>,
+}
+
+/// The problem-constant blocks one pair `(k, l)` of [`NormalProducts::pairs`] reads.
+#[derive(Debug, Clone)]
+pub(super) struct PairBlocks {
+    /// `(M'M)_kl`.
+    mtm: Matrix3<f64>,
+    /// `(DM)_kl`.
+    dm_kl: Matrix3<f64>,
+    /// `(DM)_lk`.
+    dm_lk: Matrix3<f64>,
 }
 
 /// A contact's `df/dx` block as [`ImplicitNcp::normal_matrix`] multiplies by it: a separating
@@ -269,13 +284,25 @@ fn block3(m: &Mat<f64>, k: usize, l: usize) -> Matrix3<f64> {
     )
 }
 
-/// `M'M` with `M = D (A - I)` from `A`'s nonzero 3x3 blocks: `(M'M)_kl = sum_j M_jk' M_jl`
-/// over the block rows `j` that hold both `k` and `l`, so the cost is the sum of the squared
-/// block counts of the rows (about 4,000 3x3 products with 110 contacts) where the dense
-/// product costs `n^3` (36 million multiplications).
-fn block_gram(a: &BlockMatrix, d: &[f64]) -> Mat<f64> {
+/// [`NormalProducts`] from `A`'s nonzero 3x3 blocks, straight into the pairs' blocks with no
+/// dense `n x n` product: `(M'M)_kl = sum_j M_jk' M_jl` over the block rows `j` that hold both
+/// `k` and `l` (`M = D (A - I)`), so the cost is the sum of the squared block counts of the rows
+/// (about 4,000 3x3 products with 110 contacts) where the dense product costs `n^3`, and
+/// `(DM)_kl = D_k^2 (A_kl - I [k = l])`. The dense `M'M` and `DM` are left empty: zeroing and
+/// faulting in two `n x n` matrices was a fifth of a one-iteration solve at 618 rows.
+fn sparse_products(a: &BlockMatrix, d: &[f64]) -> NormalProducts {
     let nc = a.num_block_rows();
-    let mut out = Mat::<f64>::zeros(3 * nc, 3 * nc);
+    let pairs = structural_pairs(a);
+    let mut index = vec![usize::MAX; nc * nc];
+    for (i, &(k, l)) in pairs.iter().enumerate() {
+        index[k * nc + l] = i;
+    }
+    let zero = PairBlocks {
+        mtm: Matrix3::zeros(),
+        dm_kl: Matrix3::zeros(),
+        dm_lk: Matrix3::zeros(),
+    };
+    let mut blocks = vec![zero; pairs.len()];
     let mut row: Vec<(usize, Matrix3<f64>)> = Vec::new();
     for j in 0..nc {
         let dj = Matrix3::from_diagonal(&block(d, j));
@@ -288,18 +315,27 @@ fn block_gram(a: &BlockMatrix, d: &[f64]) -> Mat<f64> {
             row.push((j, -dj));
         }
         for &(k, mk) in &row {
-            for &(l, ml) in &row {
-                let p = mk.transpose() * ml;
-                for c in 0..3 {
-                    let col = &mut out.col_as_slice_mut(3 * l + c)[3 * k..3 * k + 3];
-                    col.iter_mut()
-                        .zip(p.column(c).iter())
-                        .for_each(|(o, v)| *o += v);
-                }
+            // `D_j M_jk`, as the dense `DM` formed it entry by entry.
+            let dm = Matrix3::from_fn(|r, c| d[3 * j + r] * mk[(r, c)]);
+            // Pair `(j, k)` reads it as its `(DM)_kl`, pair `(k, j)` as its `(DM)_lk` (both
+            // on the diagonal).
+            if j >= k {
+                blocks[index[j * nc + k]].dm_kl = dm;
+            }
+            if j <= k {
+                blocks[index[k * nc + j]].dm_lk = dm;
+            }
+            for &(l, ml) in row.iter().filter(|&&(l, _)| l <= k) {
+                blocks[index[k * nc + l]].mtm += mk.transpose() * ml;
             }
         }
     }
-    out
+    NormalProducts {
+        mtm: Mat::new(),
+        dm: Mat::new(),
+        pairs,
+        pair_blocks: blocks,
+    }
 }
 
 /// [`NormalProducts::pairs`]: the contact pairs `(k, l)`, `k >= l`, column by column, where
@@ -315,7 +351,7 @@ fn coupled_pairs(mtm: &Mat<f64>, dm: &Mat<f64>) -> Vec<(usize, usize)> {
 
 /// [`NormalProducts::pairs`] from `A`'s block pattern alone, in [`coupled_pairs`]' order:
 /// `DM` has `A`'s blocks and the diagonal, and `M'M`'s block `(k, l)` can be nonzero only if
-/// some block row of `M` holds both `k` and `l` ([`block_gram`]). A superset of the numerically
+/// some block row of `M` holds both `k` and `l` ([`sparse_products`]). A superset of the numerically
 /// nonzero pairs (a block that cancels to zero is formed as zeros), found without scanning the
 /// dense products' `n^2` entries.
 fn structural_pairs(a: &BlockMatrix) -> Vec<(usize, usize)> {
@@ -372,6 +408,15 @@ impl ImplicitNcp {
             kinds,
             products: OnceLock::new(),
         }
+    }
+
+    /// The same residual with `A` dense, on the Coulomb path (for tests comparing the sparse
+    /// products with the dense ones).
+    #[cfg(test)]
+    pub(super) fn with_dense_a(mut self) -> ImplicitNcp {
+        self.a_blocks = None;
+        self.products = OnceLock::new();
+        self
     }
 
     /// The same residual taken through the general block path (for tests comparing the two
@@ -607,20 +652,20 @@ impl ImplicitNcp {
         let pr = self.products();
         let pieces: Vec<Piece> = blocks.iter().map(Piece::of).collect();
         resize_zeroed(jtj, n, n);
-        for &(k, l) in &pr.pairs {
+        for (&(k, l), blocks) in pr.pairs.iter().zip(&pr.pair_blocks) {
             let (fk, fl) = (pieces[k], pieces[l]);
             if k != l && fk.is_zero() && fl.is_zero() {
                 continue;
             }
             let mut b = Matrix3::zeros();
             if !(fk.is_zero() || fl.is_zero()) {
-                b += fk.transpose_times(&fl.right_of(&block3(&pr.mtm, k, l)));
+                b += fk.transpose_times(&fl.right_of(&blocks.mtm));
             }
             if !fl.is_zero() {
-                b -= fl.right_of(&block3(&pr.dm, k, l));
+                b -= fl.right_of(&blocks.dm_kl);
             }
             if !fk.is_zero() {
-                b -= fk.right_of(&block3(&pr.dm, l, k)).transpose();
+                b -= fk.right_of(&blocks.dm_lk).transpose();
             }
             if k == l {
                 for i in 0..3 {
@@ -637,23 +682,36 @@ impl ImplicitNcp {
     }
 
     /// `M'M` and `DM`, formed on first use (`M'M` by blocks when `A` is sparse:
-    /// [`block_gram`]).
+    /// [`sparse_products`]).
     pub(super) fn products(&self) -> &NormalProducts {
         let n = self.v0.len();
         self.products.get_or_init(|| {
+            if let Some(a) = &self.a_blocks {
+                return sparse_products(a, &self.d);
+            }
             let m =
                 |i: usize, j: usize| self.d[i] * (self.a[(i, j)] - if i == j { 1.0 } else { 0.0 });
-            let mtm = match &self.a_blocks {
-                Some(a) => block_gram(a, &self.d),
-                None => gram(Mat::from_fn(n, n, m).as_ref()),
-            };
+            let mtm = gram(Mat::from_fn(n, n, m).as_ref());
             let dm = Mat::from_fn(n, n, |i, j| self.d[i] * m(i, j));
-            let pairs = match (&self.kinds, &self.a_blocks) {
-                (Some(_), _) => Vec::new(),
-                (None, Some(a)) => structural_pairs(a),
-                (None, None) => coupled_pairs(&mtm, &dm),
+            let pairs = if self.kinds.is_none() {
+                coupled_pairs(&mtm, &dm)
+            } else {
+                Vec::new()
             };
-            NormalProducts { mtm, dm, pairs }
+            let pair_blocks = pairs
+                .iter()
+                .map(|&(k, l)| PairBlocks {
+                    mtm: block3(&mtm, k, l),
+                    dm_kl: block3(&dm, k, l),
+                    dm_lk: block3(&dm, l, k),
+                })
+                .collect();
+            NormalProducts {
+                mtm,
+                dm,
+                pairs,
+                pair_blocks,
+            }
         })
     }
 
@@ -1134,7 +1192,13 @@ mod tests {
             // are the pairs a scan of the dense products finds.
             let pr = r.products();
             assert_eq!(pr.pairs.len(), 87);
-            assert_eq!(pr.pairs, coupled_pairs(&pr.mtm, &pr.dm));
+            let dense = r.clone().with_dense_a();
+            let dp = dense.products();
+            assert_eq!(pr.pairs, dp.pairs);
+            for (s, d) in pr.pair_blocks.iter().zip(&dp.pair_blocks) {
+                assert!((s.mtm - d.mtm).amax() < 1e-12 * (1.0 + d.mtm.amax()));
+                assert_eq!((s.dm_kl, s.dm_lk), (d.dm_kl, d.dm_lk));
+            }
             let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(9);
             let blocks: Vec<Matrix3<f64>> = (0..nc)
                 .map(|k| match k % 3 {
