@@ -170,10 +170,12 @@ class Sides:
         self.b = w.efc_b[:nefc].copy()
         self.mu_mj = np.array([w.contact[i].friction[0] for i in range(w.ncon)])
         self.mj0 = natural_map_norm(np.zeros(nefc), self.AR, self.b, self.mu_mj, False)
-        # MuJoCo's problem as a local one for our solvers (symmetrised: `J M^-1 J'` formed in
-        # floating point is symmetric only to round-off).
-        self.soft = contactlab.LocalProblem(0.5 * (self.AR + self.AR.T), self.b, self.mu_mj)
-        self.soft0 = natural_map_norm(np.zeros(nefc), self.AR, self.b, self.mu_mj, True)
+        # MuJoCo's problem as a local one for our solvers, in the Newton study that solves it
+        # (symmetrised: `J M^-1 J'` formed in floating point is symmetric only to round-off;
+        # the problem's build checks `W`'s definiteness, work the PGS study need not do).
+        if solver == "newton":
+            self.soft = contactlab.LocalProblem(0.5 * (self.AR + self.AR.T), self.b, self.mu_mj)
+            self.soft0 = natural_map_norm(np.zeros(nefc), self.AR, self.b, self.mu_mj, True)
         self.nefc = nefc
         self.contactlab = contactlab
         self.rows, self.dofs = int(nefc), int(m.nv)

@@ -10,8 +10,8 @@
 //! pseudoinverse is `B (B'B)^-2 B'` (with `B = U S V'`, both are `U S^-2 U'`). That is one
 //! pivoted Cholesky, one `r x r` product and one `r x r` Cholesky (at full rank `r = n`, two
 //! triangular solves with `L` instead; and a matrix that the blocked Cholesky without pivoting
-//! factors with every pivot above the cutoff is solved by that factor alone), several times fewer flops
-//! than the eigendecomposition this replaced, which made the start a third of a solve on
+//! factors with every pivot above the cutoff is solved by that factor alone), several times
+//! fewer flops than the eigendecomposition this replaced, which made the start a third of a solve on
 //! clutter islands.
 
 use contactlab_core::drivers::kit::gram;
@@ -31,21 +31,23 @@ use faer::{Col, Mat, MatRef, Par, Side};
 /// refuses (a negative or non-finite diagonal: not semidefinite) is solved by
 /// [`eigen_pseudo_inverse_solve`] with the same `rcond` on its eigenvalues.
 pub fn pseudo_inverse_solve(a: &Mat<f64>, y: &[f64], rcond: f64) -> Vec<f64> {
-    unpivoted_solve(a, y, rcond)
-        .or_else(|| pivoted_cholesky_solve(a, y, rcond))
+    // Formed once: a singular pile's `W` goes on from the unpivoted attempt to the pivoted one.
+    let s = symmetric_part(a);
+    unpivoted_solve(&s, y, rcond)
+        .or_else(|| pivoted_cholesky_solve(&s, y, rcond))
         .unwrap_or_else(|| eigen_pseudo_inverse_solve(a, y, rcond))
 }
 
-/// `A^-1 y` by faer's blocked Cholesky without pivoting, where it runs through with every
-/// pivot above `rcond` times the largest diagonal: then `A` is taken as regular under the same
-/// cutoff, and its inverse is its pseudoinverse. `None` otherwise (a singular pile's `W` stops
+/// `S^-1 y` for `S` the symmetric part of `A`, by faer's blocked Cholesky without pivoting,
+/// where it runs through with every pivot above `rcond` times the largest diagonal: then `S` is
+/// taken as regular under the same cutoff, and its inverse is its pseudoinverse. `None` otherwise (a singular pile's `W` stops
 /// it at a pivot of round-off size), and the pivoted factorization decides the rank. The
 /// blocked factorization runs at the speed of matrix products, several times the pivoted
 /// one's column-by-column updates (3 of 5 ms of the start at 618 rows); the two tests can
 /// disagree only on a matrix whose conditioning is near `1 / rcond`.
-fn unpivoted_solve(a: &Mat<f64>, y: &[f64], rcond: f64) -> Option<Vec<f64>> {
+fn unpivoted_solve(s: &Mat<f64>, y: &[f64], rcond: f64) -> Option<Vec<f64>> {
     let n = y.len();
-    let mut l = symmetric_part(a);
+    let mut l = s.clone();
     let top = (0..n).map(|i| l[(i, i)]).fold(0.0, f64::max);
     if !(top > 0.0 && top.is_finite()) {
         return None;
@@ -66,10 +68,11 @@ fn unpivoted_solve(a: &Mat<f64>, y: &[f64], rcond: f64) -> Option<Vec<f64>> {
     full_rank_solve(l.as_ref(), &identity, y)
 }
 
-/// The module's solve; `None` where the pivoted factorization or the `r x r` one fails.
-fn pivoted_cholesky_solve(a: &Mat<f64>, y: &[f64], rcond: f64) -> Option<Vec<f64>> {
+/// The module's solve on `S`, the symmetric part of `A`; `None` where the pivoted
+/// factorization or the `r x r` one fails.
+fn pivoted_cholesky_solve(s: &Mat<f64>, y: &[f64], rcond: f64) -> Option<Vec<f64>> {
     let n = y.len();
-    let mut l = symmetric_part(a);
+    let mut l = s.clone();
     let top = (0..n).map(|i| l[(i, i)]).fold(0.0, f64::max);
     if top == 0.0 {
         return Some(vec![0.0; n]);
@@ -109,8 +112,8 @@ fn pivoted_cholesky_solve(a: &Mat<f64>, y: &[f64], rcond: f64) -> Option<Vec<f64
 }
 
 /// `A^-1 y = P' L^-T L^-1 P y` where every pivot passed the cutoff: the pseudoinverse is the
-/// inverse, and two triangular solves replace the `r x r` product and factorization (a regularised
-/// `A + R` is never singular, and there they were two thirds of the start's flops).
+/// inverse, and two triangular solves replace the `r x r` product and factorization (a
+/// regularised `A + R` is never singular, and there they were two thirds of the start's flops).
 fn full_rank_solve(l: MatRef<'_, f64>, perm: &[usize], y: &[f64]) -> Option<Vec<f64>> {
     let n = y.len();
     let mut z = Mat::from_fn(n, 1, |i, _| y[perm[i]]);

@@ -37,6 +37,21 @@ pub(super) struct Side {
     label: &'static str,
 }
 
+impl Side {
+    /// A study's first solver, the one its tables lead with: its columns `ratio` and
+    /// `ours_residual`, its facts `ours*`, and no label of its own.
+    const fn first(iterations: &'static str) -> Side {
+        Side {
+            iterations,
+            ratio: "ratio",
+            residual: "ours_residual",
+            name: "ours",
+            ratios: "",
+            label: "",
+        }
+    }
+}
+
 /// One comparison of our solvers with one of MuJoCo's at the same residual.
 pub(super) struct Study {
     /// The study's config.
@@ -62,14 +77,7 @@ pub(super) const PGS: Study = Study {
     aim: "pgs_aim",
     unit: "sweeps",
     sides: &[
-        Side {
-            iterations: "ours_sweeps",
-            ratio: "ratio",
-            residual: "ours_residual",
-            name: "ours",
-            ratios: "",
-            label: "",
-        },
+        Side::first("ours_sweeps"),
         Side {
             iterations: "ours_nncg_sweeps",
             ratio: "ratio_nncg",
@@ -90,14 +98,7 @@ pub(super) const NEWTON: Study = Study {
     aim: "newton_aim",
     unit: common::ITERATIONS,
     sides: &[
-        Side {
-            iterations: "ours_iterations",
-            ratio: "ratio",
-            residual: "ours_residual",
-            name: "ours",
-            ratios: "",
-            label: "",
-        },
+        Side::first("ours_iterations"),
         Side {
             iterations: "ours_soft_iterations",
             ratio: "ratio_soft",
@@ -217,8 +218,8 @@ fn problems(rows: &[Row]) -> Vec<&Row> {
 /// `_max`, `<p>.mujoco_condition_min`/`_max`); MuJoCo's stalls: `<p>.mujoco_stalled` problems
 /// on which its solver reached no level, the residual it stopped at (`<p>.mujoco_stall_min`/
 /// `_max`), the same of each of our solvers (`<p>.<name>_stalled`, `<p>.<name>_stall_min`/
-/// `_max`: `ours` for the first), and the largest residual of MuJoCo's Newton solver on the same problems
-/// (`<p>.mujoco_newton_residual_max`); `<p>` is the study's prefix.
+/// `_max`: `ours` for the first), and the largest residual of MuJoCo's Newton solver on the
+/// same problems (`<p>.mujoco_newton_residual_max`); `<p>` is the study's prefix.
 fn settings_facts(
     r: &mut Report,
     df: &DataFrame,
